@@ -1,0 +1,25 @@
+# acco_add_module(NAME m SOURCES ... DEPS ... PRIVATE_DEPS ... TESTS ... [TEST_DEPS ...])
+# One module = one folder = one target acco_<m> (alias acco::<m>) = one namespace acco::<m>.
+function(acco_add_module)
+  cmake_parse_arguments(ARG "" "NAME" "SOURCES;DEPS;PRIVATE_DEPS;TESTS;TEST_DEPS" ${ARGN})
+  set(lib acco_${ARG_NAME})
+  add_library(${lib} ${ARG_SOURCES})
+  add_library(acco::${ARG_NAME} ALIAS ${lib})
+  set_target_properties(${lib} PROPERTIES EXPORT_NAME ${ARG_NAME} OUTPUT_NAME acco_${ARG_NAME})
+  target_include_directories(${lib}
+    PRIVATE src
+    PUBLIC $<BUILD_INTERFACE:${CMAKE_CURRENT_SOURCE_DIR}/include>
+           $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
+  target_link_libraries(${lib} PUBLIC ${ARG_DEPS} PRIVATE $<BUILD_INTERFACE:acco_warnings>
+                                                          ${ARG_PRIVATE_DEPS})
+  install(TARGETS ${lib} EXPORT accoTargets)
+  install(DIRECTORY include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+  if(ACCO_BUILD_TESTS AND ARG_TESTS)
+    add_executable(${lib}_test ${ARG_TESTS})
+    target_include_directories(${lib}_test PRIVATE src)
+    target_link_libraries(${lib}_test PRIVATE ${lib} ${ARG_TEST_DEPS} GTest::gmock GTest::gtest_main
+                                              acco_warnings)
+    gtest_discover_tests(${lib}_test TEST_PREFIX "${ARG_NAME}." PROPERTIES LABELS unit
+                         DISCOVERY_TIMEOUT 60)
+  endif()
+endfunction()

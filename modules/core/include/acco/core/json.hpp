@@ -1,0 +1,26 @@
+// JSON helpers: nlohmann::json throws, acco returns errors. Parsing, reading and writing files
+// happen here so every caller gets the same one-line messages and atomic writes.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "acco/core/result.hpp"
+
+namespace acco::core {
+
+// Parses `text`; `what` names the input in the error ("snapshot.json: line 3, column 7: ...").
+[[nodiscard]] Result<nlohmann::json> parse_json(std::string_view text, std::string_view what);
+// Reads and parses a whole file from the real file system (not a sysroot).
+[[nodiscard]] Result<nlohmann::json> read_json_file(const std::string& path);
+// Reads a whole file from the real file system; kNotFound when absent.
+[[nodiscard]] Result<std::string> read_text_file(const std::string& path);
+// Writes `content` to `path` atomically: a temporary file in the same directory, fsync, rename.
+// Nothing is left behind on failure.
+[[nodiscard]] Status write_file_atomic(const std::string& path, std::string_view content);
+
+[[nodiscard]] Result<Errc> errc_from_string(std::string_view text);
+
+}  // namespace acco::core

@@ -1,0 +1,33 @@
+// Units and their text form. Everything inside acco is in base units (bytes, bytes per second,
+// seconds); these helpers parse what sysfs prints and format what users read.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "acco/core/result.hpp"
+
+namespace acco::units {
+
+// "1.5 GB/s" style, decimal SI prefixes as link and benchmark tools print them (1 GB = 1e9 B).
+[[nodiscard]] std::string format_rate(double bytes_per_second);
+// "80 GiB" style, binary prefixes as memory sizes are printed.
+[[nodiscard]] std::string format_bytes(std::uint64_t bytes);
+// "400 Gb/s" for network rates given in bits per second.
+[[nodiscard]] std::string format_bit_rate(double bits_per_second);
+
+// Strict integer parsing of a whole trimmed string; base 0 accepts "0x" prefixes.
+[[nodiscard]] Result<std::int64_t> parse_int(std::string_view text, int base = 10);
+[[nodiscard]] Result<double> parse_double(std::string_view text);
+// Linux cpulist format: "0-3,8,10-11"; an empty string is an empty list.
+[[nodiscard]] Result<std::vector<int>> parse_cpulist(std::string_view text);
+// Inverse of parse_cpulist, in canonical compressed form.
+[[nodiscard]] std::string format_cpulist(const std::vector<int>& cpus);
+
+[[nodiscard]] std::string_view trim(std::string_view text);
+[[nodiscard]] std::vector<std::string> split(std::string_view text, char sep);
+
+}  // namespace acco::units

@@ -1,0 +1,109 @@
+#include "acco/core/json.hpp"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+namespace acco::core {
+
+Result<nlohmann::json> parse_json(std::string_view text, std::string_view what) {
+  try {
+    return nlohmann::json::parse(text.begin(), text.end());
+  } catch (const nlohmann::json::parse_error& e) {
+    // e.what() is "[json.exception.parse_error.101] parse error at line 1, column 2: ..."; keep
+    // the part after the bracketed id.
+    std::string message = e.what();
+    if (const auto pos = message.find("] "); pos != std::string::npos) {
+      message.erase(0, pos + 2);
+    }
+    return fail(Errc::kInvalidArgument, fmt::format("{}: not valid JSON: {}", what, message));
+  }
+}
+
+Result<std::string> read_text_file(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) {
+    return fail(Errc::kNotFound, fmt::format("{}: no such file", path));
+  }
+  if (std::filesystem::is_directory(path, ec)) {
+    return fail(Errc::kInvalidArgument, fmt::format("{}: is a directory, expected a file", path));
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return fail(Errc::kUnavailable, fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
+  }
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+Result<nlohmann::json> read_json_file(const std::string& path) {
+  auto text = read_text_file(path);
+  if (!text) {
+    return tl::unexpected(text.error());
+  }
+  return parse_json(*text, path);
+}
+
+Status write_file_atomic(const std::string& path, std::string_view content) {
+  namespace stdfs = std::filesystem;
+  const stdfs::path target(path);
+  const auto dir = target.has_parent_path() ? target.parent_path() : stdfs::path(".");
+  std::error_code ec;
+  if (!stdfs::is_directory(dir, ec)) {
+    return fail(Errc::kNotFound, fmt::format("{}: directory '{}' does not exist", path, dir.string()));
+  }
+  std::string tmp = (dir / ("." + target.filename().string() + ".XXXXXX")).string();
+  const int fd = ::mkstemp(tmp.data());
+  if (fd < 0) {
+    return fail(Errc::kUnavailable, fmt::format("{}: cannot create: {}", path, std::strerror(errno)));
+  }
+  const auto cleanup_fail = [&](int err) {
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    return fail(Errc::kUnavailable, fmt::format("{}: cannot write: {}", path, std::strerror(err)));
+  };
+  std::size_t written = 0;
+  while (written < content.size()) {
+    const auto n = ::write(fd, content.data() + written, content.size() - written);
+    if (n < 0) {
+      if (errno == EINTR) {
+        continue;
+      }
+      return cleanup_fail(errno);
+    }
+    written += static_cast<std::size_t>(n);
+  }
+  // mkstemp creates 0600; a report or snapshot is meant to be shared, so use the usual 0644.
+  if (::fchmod(fd, 0644) != 0 || ::fsync(fd) != 0) {
+    return cleanup_fail(errno);
+  }
+  ::close(fd);
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int err = errno;
+    ::unlink(tmp.c_str());
+    return fail(Errc::kUnavailable, fmt::format("{}: cannot write: {}", path, std::strerror(err)));
+  }
+  return {};
+}
+
+Result<Errc> errc_from_string(std::string_view text) {
+  for (const auto code : {Errc::kInvalidArgument, Errc::kNotFound, Errc::kUnavailable,
+                          Errc::kUnsupported, Errc::kDeviceError, Errc::kInternal}) {
+    if (to_string(code) == text) {
+      return code;
+    }
+  }
+  return fail(Errc::kInvalidArgument, fmt::format("unknown error code '{}'", text));
+}
+
+}  // namespace acco::core

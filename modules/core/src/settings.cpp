@@ -1,0 +1,104 @@
+#include "acco/core/settings.hpp"
+
+#include <cctype>
+
+#include <fmt/format.h>
+
+#include "acco/core/json.hpp"
+
+namespace acco::core {
+
+std::string_view to_string(SetBy source) {
+  switch (source) {
+    case SetBy::kDefault:
+      return "default";
+    case SetBy::kFile:
+      return "file";
+    case SetBy::kEnv:
+      return "env";
+    case SetBy::kFlag:
+      return "flag";
+  }
+  return "default";
+}
+
+std::string env_name(std::string_view key) {
+  std::string name = "ACCO_";
+  for (const char c : key) {
+    name += c == '-' ? '_' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  }
+  return name;
+}
+
+void Settings::define(std::string key, std::string default_value, std::string description) {
+  Setting s{key, default_value, default_value, std::move(description), SetBy::kDefault};
+  settings_.insert_or_assign(std::move(key), std::move(s));
+}
+
+Status Settings::set(std::string_view key, std::string value, SetBy source) {
+  const auto it = settings_.find(key);
+  if (it == settings_.end()) {
+    return fail(Errc::kInvalidArgument, fmt::format("unknown setting '{}'", key));
+  }
+  // A lower-precedence source never overrides a higher one, whatever the call order.
+  if (static_cast<int>(source) >= static_cast<int>(it->second.set_by)) {
+    it->second.value = std::move(value);
+    it->second.set_by = source;
+  }
+  return {};
+}
+
+Status Settings::load_file(const std::string& path) {
+  auto j = read_json_file(path);
+  if (!j) {
+    return tl::unexpected(std::move(j.error()).with_context("config file"));
+  }
+  if (!j->is_object()) {
+    return fail(Errc::kInvalidArgument,
+                fmt::format("config file {}: expected a JSON object of setting: value", path));
+  }
+  for (const auto& [key, value] : j->items()) {
+    std::string text;
+    if (value.is_string()) {
+      text = value.get<std::string>();
+    } else if (value.is_number() || value.is_boolean()) {
+      text = value.dump();
+    } else {
+      return fail(Errc::kInvalidArgument,
+                  fmt::format("config file {}: '{}': expected a string, number or boolean", path,
+                              key));
+    }
+    ACCO_RETURN_IF_ERROR(set(key, std::move(text), SetBy::kFile), "config file " + path);
+  }
+  return {};
+}
+
+void Settings::load_env(const std::function<const char*(const char*)>& getenv) {
+  for (auto& [key, setting] : settings_) {
+    if (const char* value = getenv(env_name(key).c_str()); value != nullptr) {
+      (void)set(key, value, SetBy::kEnv);
+    }
+  }
+}
+
+std::string Settings::get(std::string_view key) const {
+  const auto* s = find(key);
+  ACCO_CHECK(s != nullptr);
+  return s->value;
+}
+
+const Setting* Settings::find(std::string_view key) const {
+  const auto it = settings_.find(key);
+  return it == settings_.end() ? nullptr : &it->second;
+}
+
+std::vector<Setting> Settings::all() const {
+  std::vector<Setting> out;
+  out.reserve(settings_.size());
+  for (const auto& [key, s] : settings_) {
+    out.push_back(s);
+  }
+  return out;
+}
+
+}  // namespace acco::core

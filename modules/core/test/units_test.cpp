@@ -1,0 +1,48 @@
+#include "acco/core/units.hpp"
+
+#include <gtest/gtest.h>
+
+namespace acco::units {
+namespace {
+
+TEST(UnitsTest, FormatsRatesWithDecimalPrefixes) {
+  EXPECT_EQ(format_rate(31.5e9), "31.5 GB/s");
+  EXPECT_EQ(format_rate(3.938e9), "3.94 GB/s");
+  EXPECT_EQ(format_rate(500), "500 B/s");
+}
+
+TEST(UnitsTest, FormatsBytesWithBinaryPrefixes) {
+  EXPECT_EQ(format_bytes(80ULL << 30), "80.0 GiB");
+  EXPECT_EQ(format_bytes(4096), "4.00 KiB");
+}
+
+TEST(UnitsTest, FormatsBitRates) { EXPECT_EQ(format_bit_rate(400e9), "400.0 Gb/s"); }
+
+TEST(UnitsTest, ParsesIntegersStrictly) {
+  EXPECT_EQ(parse_int(" 16\n").value(), 16);
+  EXPECT_EQ(parse_int("-1").value(), -1);
+  EXPECT_EQ(parse_int("0x10de", 16).value(), 0x10de);
+  EXPECT_EQ(parse_int("0x030200", 0).value(), 0x030200);
+  EXPECT_FALSE(parse_int("16x").has_value());
+  EXPECT_FALSE(parse_int("").has_value());
+  EXPECT_EQ(parse_int("fast").error().code, Errc::kInvalidArgument);
+}
+
+TEST(UnitsTest, ParsesCpuLists) {
+  EXPECT_EQ(parse_cpulist("0-3,8,10-11\n").value(), (std::vector<int>{0, 1, 2, 3, 8, 10, 11}));
+  EXPECT_TRUE(parse_cpulist("").value().empty());
+  EXPECT_FALSE(parse_cpulist("3-1").has_value());
+  EXPECT_FALSE(parse_cpulist("a-b").has_value());
+}
+
+TEST(UnitsTest, CpuListRoundTripsInCompressedForm) {
+  EXPECT_EQ(format_cpulist({0, 1, 2, 3, 8, 10, 11}), "0-3,8,10-11");
+  EXPECT_EQ(format_cpulist({}), "");
+}
+
+TEST(UnitsTest, SplitKeepsEmptyFields) {
+  EXPECT_EQ(split("a,,b", ','), (std::vector<std::string>{"a", "", "b"}));
+}
+
+}  // namespace
+}  // namespace acco::units

@@ -1,0 +1,205 @@
+// The machine model: what a probe found (NUMA nodes, the PCIe tree, GPUs, NICs, InfiniBand ports,
+// NVMe, IOMMU, NVML facts) as plain values. Sources fill it, the link model annotates it, checks
+// read it, reporters print it. Bandwidths are bytes per second, one direction.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace acco::topo {
+
+enum class DeviceKind {
+  kGpu,          // PCI class 0x03xx (display, 3D controller)
+  kAccelerator,  // class 0x1200 (processing accelerator)
+  kNic,          // class 0x02xx
+  kNvme,         // class 0x010802
+  kStorage,      // other class 0x01xx
+  kBridge,       // class 0x0604 (root ports, switch ports)
+  kNvSwitch,     // class 0x0680 from NVIDIA
+  kHostBridge,   // class 0x0600
+  kOther,
+};
+[[nodiscard]] const char* to_string(DeviceKind kind);
+
+// A PCIe link as sysfs reports it. Zero means unknown (no PCIe capability, VM, link down).
+struct PcieLink {
+  double speed_gts = 0;  // giga-transfers per second per lane: 2.5, 5, 8, 16, 32, 64
+  int width = 0;         // lanes
+  [[nodiscard]] bool known() const { return speed_gts > 0 && width > 0; }
+  bool operator==(const PcieLink&) const = default;
+};
+
+// Where a fact came from, so a user can check it: a file and what it held.
+struct Evidence {
+  std::string source;  // "/sys/bus/pci/devices/0000:41:00.0/current_link_width" or "nvml:..."
+  std::string value;
+  bool operator==(const Evidence&) const = default;
+};
+
+struct PciDevice {
+  std::string address;   // "0000:41:00.0"
+  std::string parent;    // upstream bridge's address; empty when on a root bus
+  std::string root_bus;  // "pci0000:40", the host bridge this device hangs under
+  std::string sysfs_path;  // canonical: "/sys/devices/pci0000:40/0000:40:01.1/0000:41:00.0"
+  std::uint32_t class_code = 0;  // 24-bit: 0x030200
+  std::uint16_t vendor_id = 0;
+  std::uint16_t device_id = 0;
+  std::uint16_t subsystem_vendor_id = 0;
+  std::uint16_t subsystem_device_id = 0;
+  DeviceKind kind = DeviceKind::kOther;
+  std::string driver;  // bound driver's name; empty when none
+  int numa_node = -1;  // -1: the kernel does not know
+  std::vector<int> local_cpus;
+  PcieLink current;  // current_link_speed / current_link_width
+  PcieLink max;      // max_link_speed / max_link_width
+  std::optional<int> iommu_group;
+  std::string slot;  // physical slot name from /sys/bus/pci/slots, empty when unknown
+  // ACS control register (ext cap 0x000D + 6) when extended config space was readable (root).
+  std::optional<std::uint16_t> acs_control;
+  bool config_extended_readable = false;
+
+  // Filled by the link model (annotate_links); 0 when unknown.
+  double capable_bytes_per_second = 0;  // min(device max, parent port max)
+  double current_bytes_per_second = 0;  // this device's current link
+  double path_bytes_per_second = 0;     // narrowest current link from here to the root
+  std::string path_limited_by;          // address of the device whose link is narrowest
+
+  bool operator==(const PciDevice&) const = default;
+};
+
+struct NumaNode {
+  int id = 0;
+  std::vector<int> cpus;
+  std::vector<int> distances;  // to node i, in node-id order as the kernel lists them
+  int package = -1;            // socket of its CPUs; -1 when it has none
+  std::uint64_t memory_bytes = 0;
+  bool operator==(const NumaNode&) const = default;
+};
+
+struct NetInterface {
+  std::string name;                       // "eth0", "ens1f0np0", "ib0"
+  std::string pci;                        // owning PCI function; empty for virtual interfaces
+  std::optional<std::int64_t> speed_mbps;  // absent when the kernel reports -1 or cannot tell
+  std::string operstate;                  // "up", "down", "unknown"
+  bool operator==(const NetInterface&) const = default;
+};
+
+struct IbPort {
+  std::string device;  // "mlx5_0"
+  int port = 1;
+  std::string pci;
+  int state = 0;  // 1 DOWN, 2 INIT, 3 ARMED, 4 ACTIVE, 5 ACTIVE_DEFER
+  std::string state_text;       // "4: ACTIVE"
+  int phys_state = 0;           // 5 LinkUp, 2 Polling, 3 Disabled
+  std::string phys_state_text;  // "5: LinkUp"
+  double rate_gbps = 0;         // signalling rate in Gb/s from "400 Gb/sec (4X NDR)"
+  int lanes = 0;                // 4 from "4X"
+  std::string rate_text;
+  std::string link_layer;  // "InfiniBand" or "Ethernet" (RoCE)
+  bool operator==(const IbPort&) const = default;
+};
+
+struct NvmeController {
+  std::string name;  // "nvme0"
+  std::string pci;   // empty for fabrics-attached controllers
+  std::string model;
+  std::string transport;  // "pcie", "rdma", "tcp", "fc"
+  std::vector<std::string> namespaces;  // "nvme0n1"
+  bool operator==(const NvmeController&) const = default;
+};
+
+struct IommuGroup {
+  int id = 0;
+  std::string type;  // "DMA", "DMA-FQ", "identity", "blocked", "unmanaged"; empty when unreadable
+  std::vector<std::string> devices;
+  bool operator==(const IommuGroup&) const = default;
+};
+
+struct Iommu {
+  bool enabled = false;  // any group exists
+  std::vector<IommuGroup> groups;
+  std::string cmdline;  // /proc/cmdline
+  bool operator==(const Iommu&) const = default;
+};
+
+struct GpuDirect {
+  bool rdma_loaded = false;
+  std::string evidence;  // the file that proved it, or the files looked at
+  bool operator==(const GpuDirect&) const = default;
+};
+
+// NVML's answers for one GPU. Optional fields are absent when NVML did not support the query.
+struct NvLink {
+  int link = 0;
+  bool active = false;
+  std::string remote_pci;  // peer GPU or NVSwitch address
+  int version = 0;         // nvmlDeviceGetNvLinkVersion: 4 = NVLink 3.0 (A100), 5 = 4.0 (H100)
+  bool operator==(const NvLink&) const = default;
+};
+
+struct P2pStatus {
+  std::string peer_pci;
+  std::string read;   // "OK", "CNS", "GNS", "TNS", "DR", "NS", "U"
+  std::string write;
+  bool operator==(const P2pStatus&) const = default;
+};
+
+struct NvmlGpu {
+  int index = 0;
+  std::string pci;  // normalised to "0000:41:00.0"
+  std::string name;
+  std::string uuid;
+  std::uint64_t memory_total_bytes = 0;
+  std::optional<int> pstate;  // 0 (P0, busy) .. 15; absent when unknown
+  std::optional<bool> persistence_mode;
+  std::optional<bool> mig_enabled;
+  int mig_instances = 0;
+  std::optional<int> pcie_current_gen;
+  std::optional<int> pcie_current_width;
+  std::optional<int> pcie_max_gen;
+  std::optional<int> pcie_max_width;
+  std::vector<NvLink> nvlinks;
+  std::vector<P2pStatus> p2p;
+  bool operator==(const NvmlGpu&) const = default;
+};
+
+struct NvmlReport {
+  bool available = false;
+  std::string reason;  // why not available: "libnvidia-ml.so.1: cannot open shared object file"
+  std::string library;
+  std::string driver_version;
+  std::vector<NvmlGpu> gpus;
+  bool operator==(const NvmlReport&) const = default;
+};
+
+// A file that exists but could not be understood. Checks turn these into `input-unreadable`.
+struct InputIssue {
+  std::string path;
+  std::string problem;
+  bool operator==(const InputIssue&) const = default;
+};
+
+struct Machine {
+  std::string origin;  // "/" , "sysroot /tmp/x" or "snapshot file.json"
+  std::string hostname;
+  std::string kernel;
+  bool hypervisor = false;  // "hypervisor" CPU flag in /proc/cpuinfo
+  std::vector<NumaNode> numa_nodes;
+  std::vector<PciDevice> pci_devices;  // sorted by address
+  std::vector<NetInterface> net_interfaces;
+  std::vector<IbPort> ib_ports;
+  std::vector<NvmeController> nvme_controllers;
+  Iommu iommu;
+  GpuDirect gpudirect;
+  NvmlReport nvml;
+  std::vector<InputIssue> input_issues;
+
+  [[nodiscard]] const PciDevice* find(const std::string& address) const;
+  [[nodiscard]] const NvmlGpu* nvml_gpu(const std::string& address) const;
+  [[nodiscard]] int package_of_node(int numa_node) const;  // -1 when unknown
+  bool operator==(const Machine&) const = default;
+};
+
+}  // namespace acco::topo
