@@ -1,0 +1,17 @@
+// acco: thin entry point. Parsing and running live in acco::cli; this prints and exits.
+#include <cstdlib>
+#include <exception>
+#include <iostream>
+
+#include "acco/cli/app.hpp"
+
+int main(int argc, char** argv) try {
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  const auto outcome = acco::cli::main_outcome(args, [](const char* name) { return std::getenv(name); });
+  std::cout << outcome.out << std::flush;
+  std::cerr << outcome.err << std::flush;
+  return outcome.exit_code;
+} catch (const std::exception& e) {
+  std::cerr << "acco: internal error: " << e.what() << "\n";
+  return acco::cli::kExitInternal;
+}

@@ -1,0 +1,62 @@
+// The acco command line as a library: parsing is a pure function of the arguments and the
+// environment, and running a command returns what to print and the exit code, so every
+// subcommand is tested without spawning a process. main() only prints.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "acco/core/result.hpp"
+#include "acco/core/settings.hpp"
+#include "acco/topo/checks.hpp"
+
+namespace acco::cli {
+
+// Exit codes (docs/cli.md); the sysexits.h values where one fits.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFindings = 1;     // a finding at or above --fail-on
+inline constexpr int kExitUsage = 64;       // bad flag or argument
+inline constexpr int kExitDataError = 65;   // an input file is malformed
+inline constexpr int kExitNoInput = 66;     // a named file or directory does not exist
+inline constexpr int kExitUnavailable = 69;  // a library, driver or device is missing
+inline constexpr int kExitInternal = 70;    // a bug in acco
+inline constexpr int kExitCantCreate = 73;  // an output file cannot be written
+
+enum class Command { kProbe, kDoctor, kConfig, kRules, kVersion, kHelp };
+enum class Format { kText, kJson };
+
+struct Options {
+  Command command = Command::kHelp;
+  Format format = Format::kText;
+  core::Settings settings;  // sysroot, nvml, nvml-library, with who set each
+  std::string snapshot;     // probe --snapshot FILE
+  std::string from;         // probe/doctor --from FILE
+  std::optional<topo::Severity> fail_on;
+  std::string help_text;  // for kHelp: what --help printed
+};
+
+using Getenv = std::function<const char*(const char*)>;
+
+// Parses argv[1..] (without the program name). Errors are kInvalidArgument with a one-line
+// message naming the flag and what was expected.
+[[nodiscard]] Result<Options> parse_args(const std::vector<std::string>& args,
+                                         const Getenv& getenv);
+
+struct Outcome {
+  std::string out;  // standard output
+  std::string err;  // standard error (one line per problem)
+  int exit_code = kExitOk;
+};
+
+// Runs a parsed command. Never throws.
+[[nodiscard]] Outcome run(const Options& options);
+
+// parse_args then run; usage errors become exit code 64 with "acco: <message>" on stderr.
+[[nodiscard]] Outcome main_outcome(const std::vector<std::string>& args, const Getenv& getenv);
+
+// Maps an error from running a command to its exit code.
+[[nodiscard]] int exit_code_for(const Error& error);
+
+}  // namespace acco::cli

@@ -1,0 +1,139 @@
+#include <map>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "acco/cli/app.hpp"
+#include "acco/topo/nvml.hpp"
+#include "acco/topo/probe.hpp"
+
+namespace acco::cli {
+namespace {
+
+core::Settings default_settings() {
+  core::Settings s;
+  s.define("sysroot", "/", "directory whose sys/ and proc/ replace the live /sys and /proc");
+  s.define("nvml", "auto",
+           "query NVML: auto (for the live root or a named library), on, off");
+  s.define("nvml-library", topo::kNvmlLibrary, "NVML library to dlopen (name or path)");
+  return s;
+}
+
+}  // namespace
+
+Result<Options> parse_args(const std::vector<std::string>& args, const Getenv& getenv) {
+  Options o;
+  o.settings = default_settings();
+
+  CLI::App app{"acco: find, measure and remove the bottlenecks between hosts and accelerators",
+               "acco"};
+  app.set_version_flag("--version", std::string(ACCO_VERSION));
+  app.require_subcommand(0, 1);
+  std::string config;
+  std::map<std::string, std::string> flags;
+  std::string fail_on;
+  bool json = false;
+
+  const auto add_machine_flags = [&](CLI::App* cmd, bool snapshot) {
+    cmd->add_option("--sysroot", flags["sysroot"],
+                    "read DIR/sys and DIR/proc instead of /sys and /proc (env ACCO_SYSROOT)");
+    cmd->add_option("--from", o.from, "replay a snapshot written by --snapshot instead of probing");
+    if (snapshot) {
+      cmd->add_option("--snapshot", o.snapshot,
+                      "record everything read (sysfs, procfs, NVML) into FILE for --from");
+    }
+    cmd->add_option("--nvml", flags["nvml"], "query NVML: auto, on, off (env ACCO_NVML)");
+    cmd->add_option("--nvml-library", flags["nvml-library"],
+                    "NVML library to load (env ACCO_NVML_LIBRARY)");
+    cmd->add_option("--fail-on", fail_on,
+                    "exit 1 when a finding of this severity or worse exists: warning, critical");
+    cmd->add_flag("--json", json, "print JSON (schema acco.probe/1) instead of text");
+    cmd->add_option("--config", config, "JSON file of settings (env ACCO_CONFIG)");
+  };
+  auto* probe = app.add_subcommand("probe", "discover the machine's links and report what is wrong");
+  add_machine_flags(probe, true);
+  auto* doctor =
+      app.add_subcommand("doctor", "assess this machine and say what to fix first (the main job)");
+  add_machine_flags(doctor, false);
+  auto* config_cmd = app.add_subcommand("config", "print every setting, its value and who set it");
+  config_cmd->add_option("--config", config, "JSON file of settings (env ACCO_CONFIG)");
+  config_cmd->add_flag("--json", json, "print JSON");
+  auto* rules_cmd = app.add_subcommand("rules", "list the rules checks can report");
+  rules_cmd->add_flag("--json", json, "print JSON");
+
+  std::vector<std::string> argv_storage = {"acco"};
+  argv_storage.insert(argv_storage.end(), args.begin(), args.end());
+  std::vector<const char*> argv;
+  for (const auto& a : argv_storage) {
+    argv.push_back(a.c_str());
+  }
+  try {
+    app.parse(static_cast<int>(argv.size()), argv.data());
+  } catch (const CLI::CallForHelp&) {
+    o.command = Command::kHelp;
+    o.help_text = app.help();
+    for (const auto* sub : app.get_subcommands()) {
+      o.help_text = sub->help();
+    }
+    return o;
+  } catch (const CLI::CallForVersion&) {
+    o.command = Command::kVersion;
+    return o;
+  } catch (const CLI::ParseError& e) {
+    return fail(Errc::kInvalidArgument, e.what());
+  }
+
+  if (probe->parsed()) {
+    o.command = Command::kProbe;
+  } else if (doctor->parsed()) {
+    o.command = Command::kDoctor;
+  } else if (config_cmd->parsed()) {
+    o.command = Command::kConfig;
+  } else if (rules_cmd->parsed()) {
+    o.command = Command::kRules;
+  } else {
+    o.command = Command::kHelp;
+    o.help_text = app.help();
+    return o;
+  }
+  o.format = json ? Format::kJson : Format::kText;
+
+  if (config.empty()) {
+    if (const char* env = getenv("ACCO_CONFIG"); env != nullptr) {
+      config = env;
+    }
+  }
+  if (!config.empty()) {
+    ACCO_RETURN_IF_ERROR(o.settings.load_file(config), "--config");
+  }
+  o.settings.load_env(getenv);
+  for (const auto& [key, value] : flags) {
+    if (!value.empty()) {
+      ACCO_RETURN_IF_ERROR(o.settings.set(key, value, core::SetBy::kFlag), "--" + key);
+    }
+  }
+  const auto nvml = o.settings.get("nvml");
+  if (nvml != "auto" && nvml != "on" && nvml != "off") {
+    return fail(Errc::kInvalidArgument,
+                fmt::format("--nvml: '{}' is not one of auto, on, off", nvml));
+  }
+  if (!fail_on.empty()) {
+    topo::Severity s{};
+    if (!topo::parse_severity(fail_on, s) || s == topo::Severity::kInfo) {
+      return fail(Errc::kInvalidArgument,
+                  fmt::format("--fail-on: '{}' is not one of warning, critical", fail_on));
+    }
+    o.fail_on = s;
+  }
+  if (!o.from.empty() && !o.snapshot.empty()) {
+    return fail(Errc::kInvalidArgument,
+                "--from and --snapshot cannot be combined (a replay reads no live files)");
+  }
+  if (!o.from.empty() && o.settings.find("sysroot")->set_by == core::SetBy::kFlag) {
+    return fail(Errc::kInvalidArgument,
+                "--from and --sysroot cannot be combined (the snapshot replaces the sysroot)");
+  }
+  return o;
+}
+
+}  // namespace acco::cli

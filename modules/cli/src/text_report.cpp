@@ -1,0 +1,242 @@
+#include "text_report.hpp"
+
+#include <algorithm>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "acco/core/units.hpp"
+#include "acco/topo/json.hpp"
+#include "acco/topo/link_model.hpp"
+
+namespace acco::cli {
+namespace {
+
+using topo::DeviceKind;
+
+std::string rate(double bytes_per_second) {
+  return bytes_per_second > 0 ? units::format_rate(bytes_per_second) : "-";
+}
+
+std::string label_prefix(DeviceKind kind) {
+  switch (kind) {
+    case DeviceKind::kGpu:
+      return "GPU";
+    case DeviceKind::kAccelerator:
+      return "ACC";
+    case DeviceKind::kNic:
+      return "NIC";
+    case DeviceKind::kNvme:
+      return "NVME";
+    default:
+      return "DEV";
+  }
+}
+
+// Labels in nvidia-smi style: GPU0.., NIC0.., numbered per kind in address order.
+std::vector<std::pair<std::string, const topo::PciDevice*>> labelled(const topo::Machine& m) {
+  std::map<std::string, int> next;
+  std::vector<std::pair<std::string, const topo::PciDevice*>> out;
+  for (const auto* d : topo::endpoints(m)) {
+    const auto prefix = label_prefix(d->kind);
+    out.emplace_back(fmt::format("{}{}", prefix, next[prefix]++), d);
+  }
+  return out;
+}
+
+std::string name_of(const topo::Machine& m, const topo::PciDevice& d) {
+  if (const auto* g = m.nvml_gpu(d.address); g != nullptr && !g->name.empty()) {
+    return g->name;
+  }
+  std::string name = fmt::format("{:04x}:{:04x}", d.vendor_id, d.device_id);
+  for (const auto& n : m.net_interfaces) {
+    if (n.pci == d.address) {
+      name += " " + n.name;
+    }
+  }
+  for (const auto& p : m.ib_ports) {
+    if (p.pci == d.address && name.find(p.device) == std::string::npos) {
+      name += " " + p.device;
+    }
+  }
+  for (const auto& c : m.nvme_controllers) {
+    if (c.pci == d.address) {
+      name += " " + c.name;
+    }
+  }
+  return name;
+}
+
+std::string table(const std::vector<std::vector<std::string>>& rows) {
+  std::vector<std::size_t> widths;
+  for (const auto& row : rows) {
+    widths.resize(std::max(widths.size(), row.size()));
+    for (std::size_t i = 0; i < row.size(); ++i) {
+      widths[i] = std::max(widths[i], row[i].size());
+    }
+  }
+  std::string out;
+  for (const auto& row : rows) {
+    std::string line;
+    for (std::size_t i = 0; i < row.size(); ++i) {
+      line += i + 1 == row.size() ? row[i] : fmt::format("{:<{}}  ", row[i], widths[i]);
+    }
+    while (!line.empty() && line.back() == ' ') {
+      line.pop_back();
+    }
+    out += "  " + line + "\n";
+  }
+  return out;
+}
+
+std::string header(const topo::Machine& m) {
+  std::string out = fmt::format("acco probe: {} (kernel {}), read from {}{}\n",
+                                m.hostname.empty() ? "unknown host" : m.hostname,
+                                m.kernel.empty() ? "unknown" : m.kernel, m.origin,
+                                m.hypervisor ? ", virtual machine" : "");
+  std::map<int, std::vector<const topo::NumaNode*>> sockets;
+  for (const auto& n : m.numa_nodes) {
+    sockets[n.package].push_back(&n);
+  }
+  out += fmt::format("NUMA: {} node(s) on {} socket(s)\n", m.numa_nodes.size(), sockets.size());
+  for (const auto& n : m.numa_nodes) {
+    out += fmt::format("  node {}: socket {}, CPUs {}, {}\n", n.id,
+                       n.package < 0 ? std::string("?") : std::to_string(n.package),
+                       n.cpus.empty() ? std::string("none") : units::format_cpulist(n.cpus),
+                       n.memory_bytes > 0 ? units::format_bytes(n.memory_bytes) : "memory unknown");
+  }
+  int bridges = 0;
+  for (const auto& d : m.pci_devices) {
+    bridges += d.kind == DeviceKind::kBridge ? 1 : 0;
+  }
+  out += fmt::format("PCI: {} function(s), {} bridge(s); IOMMU {}; GPUDirect RDMA {}\n",
+                     m.pci_devices.size(), bridges,
+                     m.iommu.enabled ? fmt::format("on ({} groups)", m.iommu.groups.size())
+                                     : std::string("off"),
+                     m.gpudirect.rdma_loaded ? "loaded" : "not loaded");
+  if (m.nvml.available) {
+    out += fmt::format("NVML: driver {}, {} GPU(s)\n", m.nvml.driver_version, m.nvml.gpus.size());
+  } else {
+    out += fmt::format("NVML: unavailable ({})\n", m.nvml.reason);
+  }
+  return out;
+}
+
+std::string devices_section(const topo::Machine& m,
+                            const std::vector<std::pair<std::string, const topo::PciDevice*>>& eps) {
+  if (eps.empty()) {
+    return "\nDevices: no GPU, accelerator, NIC or NVMe found on PCI\n";
+  }
+  std::vector<std::vector<std::string>> rows = {{"ID", "PCI", "KIND", "NUMA", "NAME", "LINK NOW",
+                                                 "LINK MAX", "CAPABLE", "PATH", "LIMITED BY"}};
+  for (const auto& [label, d] : eps) {
+    rows.push_back({label, d->address, topo::to_string(d->kind),
+                    d->numa_node < 0 ? "-1" : std::to_string(d->numa_node), name_of(m, *d),
+                    topo::describe(d->current), topo::describe(d->max),
+                    rate(d->capable_bytes_per_second), rate(d->path_bytes_per_second),
+                    d->path_limited_by.empty() || d->path_limited_by == d->address
+                        ? "-"
+                        : d->path_limited_by});
+  }
+  return "\nDevices (bandwidth per direction: capable = min(device, port) maximum; path = "
+         "narrowest current link to the CPU)\n" +
+         table(rows);
+}
+
+std::string matrix_section(const topo::Machine& m,
+                           const std::vector<std::pair<std::string, const topo::PciDevice*>>& eps) {
+  if (eps.size() < 2) {
+    return {};
+  }
+  std::vector<std::vector<std::string>> rows;
+  std::vector<std::string> head = {""};
+  for (const auto& e : eps) {
+    head.push_back(e.first);
+  }
+  head.push_back("CPU Affinity");
+  head.push_back("NUMA");
+  rows.push_back(head);
+  for (const auto& [label, a] : eps) {
+    std::vector<std::string> row = {label};
+    for (const auto& e : eps) {
+      row.push_back(topo::to_string(topo::classify_path(m, a->address, e.second->address)));
+    }
+    row.push_back(a->local_cpus.empty() ? "-" : units::format_cpulist(a->local_cpus));
+    row.push_back(a->numa_node < 0 ? "N/A" : std::to_string(a->numa_node));
+    rows.push_back(row);
+  }
+  std::string out = "\nTopology matrix\n" + table(rows);
+  out +=
+      "\n  Legend:\n"
+      "    X    = Self\n"
+      "    SYS  = Connection traversing PCIe as well as the SMP interconnect between NUMA nodes\n"
+      "    NODE = Connection traversing PCIe as well as the interconnect between PCIe Host "
+      "Bridges within a NUMA node\n"
+      "    PHB  = Connection traversing PCIe as well as a PCIe Host Bridge (typically the CPU)\n"
+      "    PXB  = Connection traversing multiple PCIe bridges (without traversing the PCIe Host "
+      "Bridge)\n"
+      "    PIX  = Connection traversing at most a single PCIe bridge\n"
+      "    NV#  = Connection traversing a bonded set of # NVLinks\n";
+  return out;
+}
+
+std::string findings_section(const std::vector<topo::Finding>& findings) {
+  std::map<topo::Severity, int> counts;
+  for (const auto& f : findings) {
+    ++counts[f.severity];
+  }
+  std::string out =
+      fmt::format("\nFindings: {} critical, {} warning, {} info\n", counts[topo::Severity::kCritical],
+                  counts[topo::Severity::kWarning], counts[topo::Severity::kInfo]);
+  if (findings.empty()) {
+    return out + "  none: every check passed\n";
+  }
+  for (const auto& f : findings) {
+    std::string devices;
+    for (const auto& d : f.devices) {
+      devices += " " + d;
+    }
+    if (f.devices.size() > 4) {
+      devices = fmt::format(" {} {} {} and {} more", f.devices[0], f.devices[1], f.devices[2],
+                            f.devices.size() - 3);
+    }
+    out += fmt::format("\n  [{}] {}{}\n", topo::to_string(f.severity), f.rule, devices);
+    out += fmt::format("    {}\n", f.message);
+    for (const auto& e : f.evidence) {
+      out += fmt::format("    evidence: {} = {}\n", e.source, e.value);
+    }
+    out += fmt::format("    fix: {}\n", f.recommendation);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string probe_text(const topo::Machine& machine, const std::vector<topo::Finding>& findings) {
+  const auto eps = labelled(machine);
+  return header(machine) + devices_section(machine, eps) + matrix_section(machine, eps) +
+         findings_section(findings);
+}
+
+std::string doctor_summary_text(const std::vector<topo::Finding>& findings) {
+  std::string out = "\nDoctor's summary\n";
+  std::vector<const topo::Finding*> actionable;
+  for (const auto& f : findings) {
+    if (f.severity != topo::Severity::kInfo) {
+      actionable.push_back(&f);
+    }
+  }
+  if (actionable.empty()) {
+    return out + "  Nothing to fix: no warning or critical finding.\n";
+  }
+  out += fmt::format("  {} problem(s) to fix; start with:\n", actionable.size());
+  const std::size_t shown = std::min<std::size_t>(actionable.size(), 3);
+  for (std::size_t i = 0; i < shown; ++i) {
+    out += fmt::format("  {}. [{}] {}: {}\n     fix: {}\n", i + 1,
+                       topo::to_string(actionable[i]->severity), actionable[i]->rule,
+                       actionable[i]->message, actionable[i]->recommendation);
+  }
+  return out;
+}
+
+}  // namespace acco::cli

@@ -1,0 +1,18 @@
+// Human-readable probe and doctor reports: devices table, nvidia-smi-style path matrix and
+// findings sorted by severity.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "acco/topo/checks.hpp"
+#include "acco/topo/machine.hpp"
+
+namespace acco::cli {
+
+[[nodiscard]] std::string probe_text(const topo::Machine& machine,
+                                     const std::vector<topo::Finding>& findings);
+// The doctor's closing summary: counts and the few findings to fix first.
+[[nodiscard]] std::string doctor_summary_text(const std::vector<topo::Finding>& findings);
+
+}  // namespace acco::cli

@@ -1,0 +1,56 @@
+// One probe end to end: read a machine (live sysroot plus NVML, or a snapshot), annotate its
+// links, run the checks, and optionally record everything read into a snapshot file.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "acco/core/fs.hpp"
+#include "acco/core/result.hpp"
+#include "acco/topo/checks.hpp"
+#include "acco/topo/machine.hpp"
+
+namespace acco::topo {
+
+inline constexpr const char* kSnapshotSchema = "acco.snapshot/1";
+
+enum class NvmlMode {
+  kAuto,  // query NVML for the live root "/" or when a library was named explicitly
+  kOn,    // always query
+  kOff,   // never query
+};
+
+struct ProbeRequest {
+  std::string sysroot = "/";
+  std::string from_snapshot;    // replay this file instead of reading a sysroot
+  std::string write_snapshot;   // record everything read into this file
+  std::string nvml_library = "libnvidia-ml.so.1";
+  bool nvml_library_explicit = false;
+  NvmlMode nvml = NvmlMode::kAuto;
+};
+
+struct ProbeResult {
+  Machine machine;
+  std::vector<Finding> findings;
+};
+
+// What a snapshot file holds: every file-system answer and NVML's report.
+struct Snapshot {
+  std::string created;  // ISO 8601 UTC
+  std::string origin;   // sysroot it was taken from
+  std::string acco_version;
+  core::FsRecord fs;
+  NvmlReport nvml;
+};
+
+[[nodiscard]] nlohmann::json to_json(const Snapshot& snapshot);
+// kInvalidArgument naming the field when the file is not an acco snapshot.
+[[nodiscard]] Result<Snapshot> snapshot_from_json(const nlohmann::json& j);
+
+// Errors: kNotFound (no sysroot, no snapshot file), kInvalidArgument (malformed snapshot),
+// kUnavailable/kNotFound when the snapshot cannot be written (nothing half-written is left).
+[[nodiscard]] Result<ProbeResult> probe(const ProbeRequest& request);
+
+}  // namespace acco::topo

@@ -1,0 +1,546 @@
+#include "machines.hpp"
+
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "sysroot_builder.hpp"
+
+namespace acco::testing {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr std::string_view kDriverVersion = "580.95.05";
+
+constexpr std::string_view kSapphireRapidsFlags =
+    "fpu vme de pse tsc msr pae mce cx8 apic sep mtrr pge mca cmov pat pse36 clflush dts acpi mmx "
+    "fxsr sse sse2 ss ht tm pbe syscall nx pdpe1gb rdtscp lm constant_tsc art arch_perfmon pebs "
+    "bts rep_good nopl xtopology nonstop_tsc cpuid aperfmperf tsc_known_freq pni pclmulqdq dtes64 "
+    "monitor ds_cpl vmx smx est tm2 ssse3 sdbg fma cx16 xtpr pdcm pcid dca sse4_1 sse4_2 x2apic "
+    "movbe popcnt tsc_deadline_timer aes xsave avx f16c rdrand lahf_lm abm 3dnowprefetch "
+    "cpuid_fault epb cat_l3 cat_l2 cdp_l3 invpcid_single intel_ppin cdp_l2 ssbd mba ibrs ibpb "
+    "stibp ibrs_enhanced tpr_shadow flexpriority ept vpid ept_ad fsgsbase tsc_adjust bmi1 avx2 "
+    "smep bmi2 erms invpcid cqm rdt_a avx512f avx512dq rdseed adx smap avx512ifma clflushopt clwb "
+    "intel_pt avx512cd sha_ni avx512bw avx512vl xsaveopt xsavec xgetbv1 xsaves split_lock_detect "
+    "avx_vnni avx512_bf16 wbnoinvd dtherm ida arat pln pts avx512vbmi umip pku ospke waitpkg "
+    "avx512_vbmi2 gfni vaes vpclmulqdq avx512_vnni avx512_bitalg tme avx512_vpopcntdq la57 rdpid "
+    "bus_lock_detect cldemote movdiri movdir64b enqcmd fsrm md_clear serialize tsxldtrk pconfig "
+    "arch_lbr ibt amx_bf16 avx512_fp16 amx_tile amx_int8 flush_l1d arch_capabilities";
+
+// What QEMU passes through of a Sapphire Rapids host: no host-only features, plus "hypervisor".
+constexpr std::string_view kSapphireRapidsGuestFlags =
+    "fpu vme de pse tsc msr pae mce cx8 apic sep mtrr pge mca cmov pat pse36 clflush mmx fxsr sse "
+    "sse2 ss syscall nx pdpe1gb rdtscp lm constant_tsc arch_perfmon rep_good nopl xtopology cpuid "
+    "tsc_known_freq pni pclmulqdq ssse3 fma cx16 pdcm pcid sse4_1 sse4_2 x2apic movbe popcnt "
+    "tsc_deadline_timer aes xsave avx f16c rdrand hypervisor lahf_lm abm 3dnowprefetch "
+    "cpuid_fault ssbd ibrs ibpb stibp ibrs_enhanced fsgsbase tsc_adjust bmi1 avx2 smep bmi2 erms "
+    "invpcid avx512f avx512dq rdseed adx smap avx512ifma clflushopt clwb avx512cd sha_ni avx512bw "
+    "avx512vl xsaveopt xsavec xgetbv1 xsaves avx_vnni avx512_bf16 wbnoinvd arat avx512vbmi umip "
+    "pku ospke waitpkg avx512_vbmi2 gfni vaes vpclmulqdq avx512_vnni avx512_bitalg "
+    "avx512_vpopcntdq la57 rdpid bus_lock_detect cldemote movdiri movdir64b fsrm md_clear "
+    "serialize tsxldtrk amx_bf16 avx512_fp16 amx_tile amx_int8 arch_capabilities";
+
+constexpr std::string_view kMilanFlags =
+    "fpu vme de pse tsc msr pae mce cx8 apic sep mtrr pge mca cmov pat pse36 clflush mmx fxsr sse "
+    "sse2 ht syscall nx mmxext fxsr_opt pdpe1gb rdtscp lm constant_tsc rep_good nopl nonstop_tsc "
+    "cpuid extd_apicid aperfmperf rapl pni pclmulqdq monitor ssse3 fma cx16 pcid sse4_1 sse4_2 "
+    "x2apic movbe popcnt aes xsave avx f16c rdrand lahf_lm cmp_legacy svm extapic cr8_legacy abm "
+    "sse4a misalignsse 3dnowprefetch osvw ibs skinit wdt tce topoext perfctr_core perfctr_nb bpext "
+    "perfctr_llc mwaitx cpb cat_l3 cdp_l3 invpcid_single hw_pstate ssbd mba ibrs ibpb stibp "
+    "vmmcall fsgsbase bmi1 avx2 smep bmi2 erms invpcid cqm rdt_a rdseed adx smap clflushopt clwb "
+    "sha_ni xsaveopt xsavec xgetbv1 xsaves cqm_llc cqm_occup_llc cqm_mbm_total cqm_mbm_local "
+    "clzero irperf xsaveerptr rdpru wbnoinvd amd_ppin brs arat npt lbrv svm_lock nrip_save "
+    "tsc_scale vmcb_clean flushbyasid decodeassists pausefilter pfthreshold v_vmsave_vmload vgif "
+    "v_spec_ctrl umip pku ospke vaes vpclmulqdq rdpid overflow_recov succor smca fsrm";
+
+constexpr std::string_view kEpycGuestFlags =
+    "fpu vme de pse tsc msr pae mce cx8 apic sep mtrr pge mca cmov pat pse36 clflush mmx fxsr sse "
+    "sse2 ht syscall nx mmxext fxsr_opt pdpe1gb rdtscp lm constant_tsc rep_good nopl cpuid "
+    "extd_apicid tsc_known_freq pni pclmulqdq ssse3 fma cx16 pcid sse4_1 sse4_2 x2apic movbe "
+    "popcnt tsc_deadline_timer aes xsave avx f16c rdrand hypervisor lahf_lm cmp_legacy cr8_legacy "
+    "abm sse4a misalignsse 3dnowprefetch osvw topoext ssbd ibrs ibpb stibp vmmcall fsgsbase bmi1 "
+    "avx2 smep bmi2 erms invpcid rdseed adx smap clflushopt clwb sha_ni xsaveopt xsavec xgetbv1 "
+    "xsaves clzero xsaveerptr wbnoinvd arat umip pku ospke vaes vpclmulqdq rdpid fsrm "
+    "arch_capabilities";
+
+const NetSpec kLoopback{.speed_mbps = std::nullopt, .operstate = "unknown", .mtu = 65536};
+
+// PCI IDs as `lspci -nn` shows them on the machines these stand for.
+FunctionSpec h100(Link max) {
+  return {{0x030200, 0x10de, 0x2330, 0x10de, 0x16c1}, max, "nvidia"};
+}
+FunctionSpec nvswitch() {
+  return {{0x068000, 0x10de, 0x22a3, 0x10de, 0x1796}, Link{4, 4}, "nvidia-nvswitch"};
+}
+FunctionSpec rtx6000_ada() {
+  return {{0x030000, 0x10de, 0x26b1, 0x10de, 0x16a1}, Link{4, 16}, "nvidia"};
+}
+FunctionSpec connectx7(Link max) {
+  return {{0x020700, 0x15b3, 0x1021, 0x15b3, 0x0041}, max, "mlx5_core"};
+}
+FunctionSpec connectx6_dx() {
+  return {{0x020000, 0x15b3, 0x101d, 0x15b3, 0x0016}, Link{4, 16}, "mlx5_core"};
+}
+FunctionSpec pm9a3() {
+  return {{0x010802, 0x144d, 0xa80a, 0x144d, 0xa812}, Link{4, 4}, "nvme"};
+}
+FunctionSpec samsung_990_pro() {
+  return {{0x010802, 0x144d, 0xa80c, 0x144d, 0xa801}, Link{4, 4}, "nvme"};
+}
+FunctionSpec broadcom_pex(Link max) {
+  return {{0x060400, 0x1000, 0xc030, 0x1000, 0x100b}, max, "pcieport"};
+}
+FunctionSpec sapphire_rapids_root_port(Link max) {
+  return {{0x060400, 0x8086, 0x352a, 0x8086, 0x0000}, max, "pcieport"};
+}
+FunctionSpec amd_gpp_bridge(Link max) {
+  return {{0x060400, 0x1022, 0x1483, 0x1022, 0x1453}, max, "pcieport"};
+}
+FunctionSpec qemu_root_port() {
+  // QEMU's pcie-root-port advertises 16 GT/s x32 by default (x-speed, x-width since QEMU 4.0).
+  return {{0x060400, 0x1b36, 0x000c, 0x1b36, 0x0000}, Link{4, 32}, "pcieport"};
+}
+FunctionSpec host_bridge(std::uint16_t vendor, std::uint16_t device) {
+  return {{0x060000, vendor, device, vendor, 0x0000}, std::nullopt, ""};
+}
+FunctionSpec virtio(std::uint16_t device, std::uint32_t class_code) {
+  return {{class_code, 0x1af4, device, 0x1af4, 0x1100}, std::nullopt, "virtio-pci"};
+}
+
+std::string bus_name(int bus) {
+  return fmt::format("0000:{:02x}", bus);
+}
+
+int bus_of(std::string_view bdf) {
+  return std::stoi(std::string(bdf.substr(5, 2)), nullptr, 16);
+}
+
+void check_index(const std::optional<int>& index, int count, std::string_view option) {
+  if (index && (*index < 0 || *index >= count)) {
+    throw std::invalid_argument(fmt::format("{} = {}: must be 0-{}", option, *index, count - 1));
+  }
+}
+
+bool is(const std::optional<int>& index, int i) {
+  return index && *index == i;
+}
+
+IbPortSpec dgx_ib_port(const DgxH100Options& o, int i) {
+  IbPortSpec port;
+  if (is(o.ib_port_polling, i) || is(o.ib_port_disabled, i)) {
+    port.state = "1: DOWN";
+    port.phys_state = is(o.ib_port_polling, i) ? "2: Polling" : "3: Disabled";
+  }
+  if (is(o.ib_rate_hdr, i)) {
+    port.rate = "200 Gb/sec (4X HDR)";
+  }
+  if (is(o.ib_rate_2x, i)) {
+    port.rate = "100 Gb/sec (2X HDR)";
+  }
+  return port;
+}
+
+// One GPU, its NIC and their Broadcom PEX switch, as HGX H100 baseboards wire them: root port
+// XX:01.0, switch upstream port on bus XX+1, downstream ports on XX+2, GPU on XX+3, NIC on XX+4.
+void write_dgx_gpu_tray(SysrootBuilder& b, const DgxH100Options& o, int i, int numa_node) {
+  const int gpu_bus = bus_of(kDgxH100Gpus[static_cast<std::size_t>(i)]);
+  const int root = gpu_bus - 3;
+  auto rp = b.root_bus(bus_name(root), numa_node)
+                .add(fmt::format("{}:01.0", bus_name(root)), sapphire_rapids_root_port({5, 16}));
+  auto up = rp.add(fmt::format("{}:00.0", bus_name(root + 1)),
+                   broadcom_pex(is(o.switch_uplink_x4, i) ? Link{5, 4} : Link{5, 16}));
+  auto gpu_port = up.add(fmt::format("{}:00.0", bus_name(root + 2)),
+                         broadcom_pex(is(o.gpu_in_gen4_slot, i) ? Link{4, 16} : Link{5, 16}));
+  auto nic_port = up.add(fmt::format("{}:01.0", bus_name(root + 2)), broadcom_pex({5, 16}));
+  auto gpu = gpu_port.add(kDgxH100Gpus[static_cast<std::size_t>(i)], h100({5, 16}));
+  auto nic = nic_port.add(kDgxH100Nics[static_cast<std::size_t>(i)],
+                          connectx7(is(o.nic_gen4_x8, i) ? Link{4, 8} : Link{5, 16}));
+
+  if (is(o.gpu_width_x8, i) || is(o.gpu_speed_2_5gt, i)) {
+    gpu.current_link({is(o.gpu_speed_2_5gt, i) ? 1 : (is(o.gpu_in_gen4_slot, i) ? 4 : 5),
+                      is(o.gpu_width_x8, i) ? 8 : 16});
+  }
+  if (is(o.acs_redirect, i)) {
+    gpu_port.full_config(0x001d);
+  }
+  // ACS is off on the switch's downstream ports, so the kernel puts everything below the
+  // upstream port in one IOMMU group.
+  nic_port.same_iommu_group_as(gpu_port);
+  nic.same_iommu_group_as(gpu_port);
+  if (!is(o.iommu_group_split, i)) {
+    gpu.same_iommu_group_as(gpu_port);
+  }
+
+  const int nic_bus = bus_of(kDgxH100Nics[static_cast<std::size_t>(i)]);
+  const IbPortSpec port = dgx_ib_port(o, i);
+  nic.infiniband(fmt::format("mlx5_{}", i),
+                 {.node_guid = fmt::format("946d:ae03:00c4:{:04x}", 0x5f20 + i * 8),
+                  .fw_ver = "28.39.1002",
+                  .ports = {port}})
+      .netdev(fmt::format("ibp{}s0", nic_bus),
+              {.speed_mbps = 400000,
+               .operstate = port.state == "4: ACTIVE" ? "up" : "down",
+               .mtu = 4092});
+}
+
+}  // namespace
+
+void write_dgx_h100(const fs::path& dir, const DgxH100Options& o) {
+  const std::pair<std::optional<int>, std::string_view> indexed[] = {
+      {o.gpu_width_x8, "gpu_width_x8"},
+      {o.gpu_speed_2_5gt, "gpu_speed_2_5gt"},
+      {o.gpu_in_gen4_slot, "gpu_in_gen4_slot"},
+      {o.switch_uplink_x4, "switch_uplink_x4"},
+      {o.ib_port_polling, "ib_port_polling"},
+      {o.ib_port_disabled, "ib_port_disabled"},
+      {o.ib_rate_hdr, "ib_rate_hdr"},
+      {o.ib_rate_2x, "ib_rate_2x"},
+      {o.nic_gen4_x8, "nic_gen4_x8"},
+      {o.acs_redirect, "acs_redirect"},
+      {o.iommu_group_split, "iommu_group_split"}};
+  for (const auto& [index, name] : indexed) {
+    check_index(index, 8, name);
+  }
+  const int node0 = o.numa_unknown ? -1 : 0;
+  const int node1 = o.numa_unknown ? -1 : 1;
+
+  SysrootBuilder b(dir);
+  b.numa_node({.id = 0, .cpus = "0-55,112-167", .distances = {10, 21}, .memory_kib = 1056508412})
+      .numa_node(
+          {.id = 1, .cpus = "56-111,168-223", .distances = {21, 10}, .memory_kib = 1056946044})
+      .cpuinfo({.vendor_id = "GenuineIntel",
+                .family = 6,
+                .model = 143,
+                .model_name = "Intel(R) Xeon(R) Platinum 8480C",
+                .flags = std::string(kSapphireRapidsFlags)})
+      .hostname("dgx-h100-01")
+      .osrelease("5.15.0-1063-nvidia")
+      .cmdline(fmt::format(
+          "BOOT_IMAGE=/boot/vmlinuz-5.15.0-1063-nvidia root=UUID=8c1f3a52-6d0e-4b7a-9f2d-"
+          "3e5a7c9b1d44 ro quiet splash intel_iommu=on{}",
+          o.iommu_dma_fq ? "" : " iommu=pt"))
+      .nvidia_driver(kDriverVersion)
+      .iommu(o.iommu_dma_fq ? "DMA-FQ" : "identity")
+      .virtual_netdev("lo", kLoopback);
+  if (!o.no_peermem) {
+    b.nvidia_peermem(kDriverVersion);
+  }
+  if (o.config_as_root) {
+    b.config_as_root();
+  }
+
+  auto bus0 = b.root_bus("0000:00", node0);
+  bus0.add("0000:00:00.0", host_bridge(0x8086, 0x09a2));
+  auto mgmt_port = bus0.add("0000:00:01.0", sapphire_rapids_root_port({5, 16}));
+  auto nvme0_port = bus0.add("0000:00:03.0", sapphire_rapids_root_port({5, 4}));
+  auto nvswitch_port = bus0.add("0000:00:05.0", sapphire_rapids_root_port({5, 16}));
+
+  // The management NIC: dual-port 100 GbE, RoCE devices mlx5_8 and mlx5_9.
+  auto mgmt0 = mgmt_port.add("0000:01:00.0", connectx6_dx());
+  auto mgmt1 = mgmt_port.add("0000:01:00.1", connectx6_dx());
+  mgmt1.same_iommu_group_as(mgmt0);
+  const IbPortSpec roce{.rate = "100 Gb/sec (4X EDR)", .link_layer = "Ethernet"};
+  mgmt0.netdev("enp1s0f0np0", {.speed_mbps = 100000})
+      .infiniband("mlx5_8",
+                  {.node_guid = "b83f:d203:00a1:7c40", .fw_ver = "22.39.1002", .ports = {roce}});
+  mgmt1.netdev("enp1s0f1np1", {.speed_mbps = 100000})
+      .infiniband("mlx5_9",
+                  {.node_guid = "b83f:d203:00a1:7c41", .fw_ver = "22.39.1002", .ports = {roce}});
+
+  nvme0_port.add("0000:02:00.0", pm9a3())
+      .nvme("nvme0", {.model = "SAMSUNG MZQL23T8HCLS-00A07",
+                      .serial = "S64HNE0T700001",
+                      .firmware_rev = "GDC5602Q",
+                      .namespace_sectors = {7501476528}});
+
+  auto nvswitch_up = nvswitch_port.add("0000:03:00.0", broadcom_pex({5, 16}));
+  for (std::size_t k = 0; k < kDgxH100NvSwitches.size(); ++k) {
+    nvswitch_up.add(fmt::format("0000:04:{:02x}.0", k), broadcom_pex({5, 4}))
+        .add(kDgxH100NvSwitches[k], nvswitch());
+  }
+
+  for (int i = 0; i < 8; ++i) {
+    write_dgx_gpu_tray(b, o, i, i < 4 ? node0 : node1);
+  }
+
+  b.root_bus("0000:c0", node1)
+      .add("0000:c0:01.0", sapphire_rapids_root_port({5, 4}))
+      .add("0000:c1:00.0", pm9a3())
+      .nvme("nvme1", {.model = "SAMSUNG MZQL23T8HCLS-00A07",
+                      .serial = "S64HNE0T700002",
+                      .firmware_rev = "GDC5602Q",
+                      .namespace_sectors = {7501476528}});
+}
+
+void write_workstation(const fs::path& dir, const WorkstationOptions& o) {
+  SysrootBuilder b(dir);
+  b.numa_node({.id = 0, .cpus = "0-31,64-95", .distances = {10, 32}, .memory_kib = 263921340})
+      .numa_node({.id = 1, .cpus = "32-63,96-127", .distances = {32, 10}, .memory_kib = 264193732})
+      .cpuinfo({.vendor_id = "AuthenticAMD",
+                .family = 25,
+                .model = 1,
+                .model_name = "AMD EPYC 7543 32-Core Processor",
+                .flags = std::string(kMilanFlags)})
+      .hostname("ws-01")
+      .osrelease("6.1.0-28-amd64")
+      .cmdline(
+          "BOOT_IMAGE=/vmlinuz-6.1.0-28-amd64 root=UUID=2f5b7c4e-91a3-4d7a-8a62-0c1d9e3f4b21 ro "
+          "quiet")
+      .nvidia_driver(kDriverVersion)
+      .virtual_netdev("lo", kLoopback);
+
+  const std::array<std::string_view, 4> slots = {"1", "2", "5", "6"};
+  for (std::size_t i = 0; i < kWorkstationGpus.size(); ++i) {
+    const int root = bus_of(kWorkstationGpus[i]) - 1;
+    auto bus = b.root_bus(bus_name(root), i < 2 ? 0 : 1);
+    if (root == 0) {
+      bus.add("0000:00:00.0", host_bridge(0x1022, 0x1480));
+    }
+    auto gpu = bus.add(fmt::format("{}:01.1", bus_name(root)), amd_gpp_bridge({4, 16}))
+                   .add(kWorkstationGpus[i], rtx6000_ada())
+                   .slot(slots[i]);
+    if (kWorkstationGpus[i] == "0000:41:00.0" && !o.full_width) {
+      gpu.current_link({4, 8});
+    }
+  }
+
+  const IbPortSpec roce{.rate = "100 Gb/sec (4X EDR)", .link_layer = "Ethernet"};
+  if (o.nic_on_each_socket) {
+    b.root_bus("0000:30", 0)
+        .add("0000:30:01.1", amd_gpp_bridge({4, 16}))
+        .add("0000:31:00.0", connectx6_dx())
+        .slot("4")
+        .netdev("ens4f0np0", {.speed_mbps = 100000})
+        .infiniband("mlx5_1",
+                    {.node_guid = "0c42:a103:0065:2f11", .fw_ver = "22.39.1002", .ports = {roce}});
+  }
+  b.root_bus("0000:a0", 1)
+      .add("0000:a0:01.1", amd_gpp_bridge({4, 16}))
+      .add("0000:a1:00.0", connectx6_dx())
+      .slot("3")
+      .netdev("ens3f0np0", {.speed_mbps = 100000})
+      .infiniband("mlx5_0",
+                  {.node_guid = "0c42:a103:0065:2f10", .fw_ver = "22.39.1002", .ports = {roce}});
+  b.root_bus("0000:c0", 1)
+      .add("0000:c0:01.1", amd_gpp_bridge({4, 4}))
+      .add("0000:c1:00.0", samsung_990_pro())
+      .nvme("nvme0", {.model = "Samsung SSD 990 PRO 2TB",
+                      .serial = "S73WNJ0W123456X",
+                      .firmware_rev = "4B2QJXD7",
+                      .namespace_sectors = {3907029168}});
+}
+
+void write_flattened_vm(const fs::path& dir, const FlattenedVmOptions& o) {
+  SysrootBuilder b(dir);
+  if (o.single_numa_node) {
+    b.numa_node({.id = 0, .cpus = "0-95", .distances = {10}, .memory_kib = 1980760064});
+  } else {
+    b.numa_node({.id = 0, .cpus = "0-47", .distances = {10, 20}, .memory_kib = 990380032})
+        .numa_node({.id = 1, .cpus = "48-95", .distances = {20, 10}, .memory_kib = 990380032});
+  }
+  b.cpuinfo({.vendor_id = "GenuineIntel",
+             .family = 6,
+             .model = 143,
+             .model_name = "Intel Xeon Processor (SapphireRapids)",
+             .flags = std::string(kSapphireRapidsGuestFlags)})
+      .hostname("gpu-vm")
+      .osrelease("6.8.0-45-generic")
+      .cmdline(
+          "BOOT_IMAGE=/vmlinuz-6.8.0-45-generic root=UUID=5d0c9e1a-27b4-4f83-b6e9-71a2c4d8f306 ro "
+          "console=ttyS0,115200")
+      .nvidia_driver(kDriverVersion)
+      .virtual_netdev("lo", kLoopback);
+
+  // Without vNUMA the guest firmware gives no proximity, so every device reads -1.
+  auto bus = b.root_bus("0000:00", -1);
+  bus.add("0000:00:00.0", host_bridge(0x8086, 0x29c0));
+  bus.add("0000:00:03.0", virtio(0x1041, 0x020000)).virtio_netdev("virtio0", "enp0s3");
+  // Passthrough shows a Gen5 H100 at 16 GT/s (nccl-tests#256).
+  for (int i = 0; i < 4; ++i) {
+    if (o.qemu_root_ports) {
+      bus.add(fmt::format("0000:00:1c.{}", i), qemu_root_port())
+          .add(fmt::format("0000:{:02x}:00.0", i + 1), h100({4, 16}));
+    } else {
+      bus.add(fmt::format("0000:00:{:02x}.0", 5 + i), h100({4, 16}));
+    }
+  }
+}
+
+void write_ci_vm(const fs::path& dir, const CiVmOptions& /*options*/) {
+  SysrootBuilder b(dir);
+  b.numa_node({.id = 0, .cpus = "0-1", .distances = {10}, .memory_kib = 4028880})
+      .cpuinfo({.vendor_id = "AuthenticAMD",
+                .family = 25,
+                .model = 1,
+                .model_name = "AMD EPYC",
+                .flags = std::string(kEpycGuestFlags),
+                .processors = 2})
+      .hostname("localhost")
+      .osrelease("6.18.44-fc-v657")
+      .cmdline("console=ttyS0 reboot=k panic=1 root=/dev/vda rw")
+      .virtual_netdev("lo", kLoopback);
+
+  // Firecracker's virtio devices are plain PCI functions on the root bus: no PCIe capability,
+  // no link files, no NUMA information (see the topology reference, section b).
+  auto bus = b.root_bus("0000:00", -1);
+  bus.add("0000:00:00.0", host_bridge(0x8086, 0x0d57));
+  bus.add("0000:00:01.0", virtio(0x1042, 0x018000)).virtio("virtio0");
+  bus.add("0000:00:02.0", virtio(0x1045, 0xffff00)).virtio("virtio1");
+  bus.add("0000:00:03.0", virtio(0x1041, 0x020000)).virtio_netdev("virtio2", "eth0");
+  bus.add("0000:00:04.0", virtio(0x1044, 0xffff00)).virtio("virtio3");
+  bus.add("0000:00:05.0", virtio(0x1053, 0xffff00)).virtio("virtio4");
+}
+
+// ---- by name ----
+
+namespace {
+
+template <class Options>
+struct Fault {
+  FaultInfo info;
+  void (*apply)(Options&, int index);
+};
+
+template <class Options>
+std::vector<FaultInfo> infos(const std::vector<Fault<Options>>& faults) {
+  std::vector<FaultInfo> out;
+  for (const auto& f : faults) {
+    out.push_back(f.info);
+  }
+  return out;
+}
+
+template <class Options>
+std::string fault_names(const std::vector<Fault<Options>>& faults) {
+  std::string out;
+  for (const auto& f : faults) {
+    out +=
+        fmt::format("{}{}{}", out.empty() ? "" : ", ", f.info.name, f.info.indexed ? "[=N]" : "");
+  }
+  return out.empty() ? "none" : out;
+}
+
+template <class Options>
+Options options_from(std::string_view machine, const std::vector<Fault<Options>>& faults,
+                     const std::vector<std::string>& names) {
+  Options options;
+  for (const auto& text : names) {
+    const std::size_t eq = text.find('=');
+    const std::string name = text.substr(0, eq);
+    const Fault<Options>* fault = nullptr;
+    for (const auto& f : faults) {
+      if (f.info.name == name) {
+        fault = &f;
+      }
+    }
+    if (fault == nullptr) {
+      throw std::invalid_argument(fmt::format("unknown fault '{}' for {} (faults: {})", text,
+                                              machine, fault_names(faults)));
+    }
+    int index = 0;
+    if (eq != std::string::npos) {
+      const std::string digits = text.substr(eq + 1);
+      const bool numeric =
+          fault->info.indexed && digits.size() == 1 && digits[0] >= '0' && digits[0] <= '7';
+      if (!numeric) {
+        throw std::invalid_argument(fmt::format(
+            "fault '{}' for {}: {}", text, machine,
+            fault->info.indexed ? "the index must be 0-7" : "this fault takes no index"));
+      }
+      index = digits[0] - '0';
+    }
+    fault->apply(options, index);
+  }
+  return options;
+}
+
+const std::vector<Fault<DgxH100Options>>& dgx_faults() {
+  using O = DgxH100Options;
+  static const std::vector<Fault<O>> faults = {
+      {{"gpu-width-x8", true, "GPU N trained at x8 of x16"},
+       [](O& o, int i) { o.gpu_width_x8 = i; }},
+      {{"gpu-speed-2.5gt", true, "GPU N's link at 2.5 GT/s, as when idle"},
+       [](O& o, int i) { o.gpu_speed_2_5gt = i; }},
+      {{"gpu-in-gen4-slot", true, "GPU N (Gen5) below a Gen4 switch port"},
+       [](O& o, int i) { o.gpu_in_gen4_slot = i; }},
+      {{"switch-uplink-x4", true, "switch N's uplink is Gen5 x4"},
+       [](O& o, int i) { o.switch_uplink_x4 = i; }},
+      {{"numa-unknown", false, "numa_node -1 on every device"},
+       [](O& o, int) { o.numa_unknown = true; }},
+      {{"ib-port-polling", true, "mlx5_N port DOWN, Polling"},
+       [](O& o, int i) { o.ib_port_polling = i; }},
+      {{"ib-port-disabled", true, "mlx5_N port DOWN, Disabled"},
+       [](O& o, int i) { o.ib_port_disabled = i; }},
+      {{"ib-rate-hdr", true, "mlx5_N at 200 Gb/sec (4X HDR)"},
+       [](O& o, int i) { o.ib_rate_hdr = i; }},
+      {{"ib-rate-2x", true, "mlx5_N at 100 Gb/sec (2X HDR)"},
+       [](O& o, int i) { o.ib_rate_2x = i; }},
+      {{"nic-gen4-x8", true, "NIC N is a Gen4 x8 device"}, [](O& o, int i) { o.nic_gen4_x8 = i; }},
+      {{"iommu-dma-fq", false, "IOMMU groups DMA-FQ, no iommu=pt"},
+       [](O& o, int) { o.iommu_dma_fq = true; }},
+      {{"no-peermem", false, "nvidia_peermem not loaded"}, [](O& o, int) { o.no_peermem = true; }},
+      {{"acs-redirect", true, "ACSCtl 0x001d on GPU N's switch downstream port"},
+       [](O& o, int i) { o.acs_redirect = i; }},
+      {{"config-as-root", false, "4096-byte config everywhere, ACS off"},
+       [](O& o, int) { o.config_as_root = true; }},
+      {{"iommu-group-split", true, "GPU N in an IOMMU group apart from its NIC"},
+       [](O& o, int i) { o.iommu_group_split = i; }},
+  };
+  return faults;
+}
+
+const std::vector<Fault<WorkstationOptions>>& workstation_faults() {
+  using O = WorkstationOptions;
+  static const std::vector<Fault<O>> faults = {
+      {{"full-width", false, "fix: 0000:41:00.0 at x16"}, [](O& o, int) { o.full_width = true; }},
+      {{"nic-on-each-socket", false, "fix: a second NIC on NUMA 0"},
+       [](O& o, int) { o.nic_on_each_socket = true; }},
+  };
+  return faults;
+}
+
+const std::vector<Fault<FlattenedVmOptions>>& flattened_vm_faults() {
+  using O = FlattenedVmOptions;
+  static const std::vector<Fault<O>> faults = {
+      {{"single-numa-node", false, "one vNUMA node"}, [](O& o, int) { o.single_numa_node = true; }},
+      {{"qemu-root-ports", false, "GPUs behind QEMU root ports"},
+       [](O& o, int) { o.qemu_root_ports = true; }},
+  };
+  return faults;
+}
+
+const std::vector<Fault<CiVmOptions>>& ci_vm_faults() {
+  static const std::vector<Fault<CiVmOptions>> faults;
+  return faults;
+}
+
+}  // namespace
+
+const std::vector<CannedMachine>& canned_machines() {
+  static const std::vector<CannedMachine> machines = {
+      {"dgx_h100", "8x H100 SXM, 8x ConnectX-7 NDR behind PEX switches, 4 NVSwitches",
+       infos(dgx_faults()),
+       [](const fs::path& dir, const std::vector<std::string>& names) {
+         write_dgx_h100(dir, options_from("dgx_h100", dgx_faults(), names));
+       }},
+      {"workstation", "2 sockets, 4x RTX 6000 Ada on root ports, one 100G NIC on NUMA 1",
+       infos(workstation_faults()),
+       [](const fs::path& dir, const std::vector<std::string>& names) {
+         write_workstation(dir, options_from("workstation", workstation_faults(), names));
+       }},
+      {"flattened_vm", "KVM guest, 4x H100 flat on the root bus, numa_node -1",
+       infos(flattened_vm_faults()),
+       [](const fs::path& dir, const std::vector<std::string>& names) {
+         write_flattened_vm(dir, options_from("flattened_vm", flattened_vm_faults(), names));
+       }},
+      {"ci_vm", "2-vCPU Firecracker VM: virtio only, nothing knowable", infos(ci_vm_faults()),
+       [](const fs::path& dir, const std::vector<std::string>& names) {
+         write_ci_vm(dir, options_from("ci_vm", ci_vm_faults(), names));
+       }},
+  };
+  return machines;
+}
+
+}  // namespace acco::testing

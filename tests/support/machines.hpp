@@ -1,0 +1,97 @@
+// Canned machines written as sysroots: a healthy DGX H100, a two-socket workstation, a flattened
+// KVM guest and the CI VM. Each options struct injects one fault at a time (or a fix), so every
+// check has a sysroot that triggers it and a healthy twin that does not. `dir` must not exist or
+// be empty; errors throw as in SysrootBuilder.
+#pragma once
+
+#include <array>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace acco::testing {
+
+// GPU i, its ConnectX-7 (mlx5_i) and its PCIe switch belong together; the options below that
+// take an index pick one of these.
+inline constexpr std::array<std::string_view, 8> kDgxH100Gpus = {
+    "0000:18:00.0", "0000:2a:00.0", "0000:3a:00.0", "0000:5d:00.0",
+    "0000:9a:00.0", "0000:ab:00.0", "0000:ba:00.0", "0000:db:00.0"};
+inline constexpr std::array<std::string_view, 8> kDgxH100Nics = {
+    "0000:19:00.0", "0000:2b:00.0", "0000:3b:00.0", "0000:5e:00.0",
+    "0000:9b:00.0", "0000:ac:00.0", "0000:bb:00.0", "0000:dc:00.0"};
+inline constexpr std::array<std::string_view, 4> kDgxH100NvSwitches = {
+    "0000:05:00.0", "0000:06:00.0", "0000:07:00.0", "0000:08:00.0"};
+
+struct DgxH100Options {
+  std::optional<int> gpu_width_x8 = std::nullopt;  // GPU i trained at x8 (both ends of its link)
+  std::optional<int> gpu_speed_2_5gt =
+      std::nullopt;  // GPU i's link at 2.5 GT/s, as an idle GPU shows
+  std::optional<int> gpu_in_gen4_slot =
+      std::nullopt;  // GPU i's switch downstream port is Gen4 (max and link)
+  std::optional<int> switch_uplink_x4 =
+      std::nullopt;           // switch i's upstream port is x4 (max and link)
+  bool numa_unknown = false;  // numa_node -1 on every device, local_cpulist all CPUs
+  std::optional<int> ib_port_polling =
+      std::nullopt;  // mlx5_i "1: DOWN" / "2: Polling", netdev down
+  std::optional<int> ib_port_disabled =
+      std::nullopt;                               // mlx5_i "1: DOWN" / "3: Disabled", netdev down
+  std::optional<int> ib_rate_hdr = std::nullopt;  // mlx5_i at "200 Gb/sec (4X HDR)"
+  std::optional<int> ib_rate_2x = std::nullopt;   // mlx5_i at "100 Gb/sec (2X HDR)"
+  std::optional<int> nic_gen4_x8 = std::nullopt;  // NIC i is a Gen4 x8 device (max and link)
+  bool iommu_dma_fq = false;                      // groups DMA-FQ and no iommu=pt on the cmdline
+  bool no_peermem = false;                        // nvidia_peermem not loaded
+  // GPU i's switch downstream port has ACSCtl 0x001d (SrcValid ReqRedir CmpltRedir UpstreamFwd)
+  // in a 4096-byte config.
+  std::optional<int> acs_redirect = std::nullopt;
+  // Config as root reads it: 4096 bytes on every PCIe function, ACS capability with control 0 on
+  // root and downstream ports. The healthy twin of acs_redirect.
+  bool config_as_root = false;
+  // GPU i in an IOMMU group of its own, apart from its NIC: what ACS isolation looks like
+  // without root.
+  std::optional<int> iommu_group_split = std::nullopt;
+};
+void write_dgx_h100(const std::filesystem::path& dir, const DgxH100Options& options = {});
+
+// GPUs in slots at 0000:01:00.0 and 0000:21:00.0 (NUMA 0), 0000:41:00.0 and 0000:61:00.0
+// (NUMA 1); the ConnectX-6 Dx at 0000:a1:00.0 (ens3f0np0, mlx5_0 RoCE) and the NVMe at
+// 0000:c1:00.0 on NUMA 1.
+inline constexpr std::array<std::string_view, 4> kWorkstationGpus = {
+    "0000:01:00.0", "0000:21:00.0", "0000:41:00.0", "0000:61:00.0"};
+struct WorkstationOptions {
+  bool full_width = false;          // 0000:41:00.0 trained at x16 instead of x8
+  bool nic_on_each_socket = false;  // adds a ConnectX-6 Dx at 0000:31:00.0 (ens4f0np0) on NUMA 0
+};
+void write_workstation(const std::filesystem::path& dir, const WorkstationOptions& options = {});
+
+// GPUs at 0000:00:05.0..0000:00:08.0 on the root bus, or 0000:01:00.0..0000:04:00.0 behind QEMU
+// root ports; virtio-net at 0000:00:03.0 with enp0s3 under virtio0.
+struct FlattenedVmOptions {
+  bool single_numa_node = false;  // one vNUMA node, where numa_node -1 is harmless
+  bool qemu_root_ports = false;   // each GPU behind a QEMU root port 1b36:000c (16 GT/s x32)
+};
+void write_flattened_vm(const std::filesystem::path& dir, const FlattenedVmOptions& options = {});
+
+// The 2-vCPU Firecracker VM acco's CI runs on: nothing is knowable, so nothing may be reported.
+struct CiVmOptions {};
+void write_ci_vm(const std::filesystem::path& dir, const CiVmOptions& options = {});
+
+// Every canned machine by name, with its option names, for acco-make-sysroot and table-driven
+// tests.
+struct FaultInfo {
+  std::string_view name;  // "gpu-width-x8"; takes "=N" when `indexed`
+  bool indexed = false;   // picks a GPU/NIC/switch 0-7, 0 unless given
+  std::string_view what;
+};
+struct CannedMachine {
+  std::string_view name;  // "dgx_h100"
+  std::string_view what;
+  std::vector<FaultInfo> faults;
+  // Writes the machine with the named faults ("gpu-width-x8", "gpu-width-x8=3").
+  // Throws std::invalid_argument naming the valid faults for an unknown name or index.
+  void (*write)(const std::filesystem::path& dir, const std::vector<std::string>& faults);
+};
+[[nodiscard]] const std::vector<CannedMachine>& canned_machines();
+
+}  // namespace acco::testing

@@ -1,0 +1,262 @@
+// Writes a fake Linux sysroot (a directory holding sys/ and proc/) in the kernel's real layout, so
+// the probe can be tested on machines we do not have. Every file is written as soon as it is
+// described; every link is relative, so the tree can be copied or tarred. Test code only: errors
+// throw (std::invalid_argument for a bad description, std::filesystem::filesystem_error or
+// std::runtime_error for a failed write).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace acco::testing {
+
+// A PCIe link: generation 1-6 (2.5, 5, 8, 16, 32, 64 GT/s) and lanes. Gen 0 is "Unknown" (no
+// link trained), which the kernel prints for an empty slot.
+struct Link {
+  int gen = 0;
+  int width = 0;
+  bool operator==(const Link&) const = default;
+};
+
+// The kernel's pci_speed_string() text for a generation: "32.0 GT/s PCIe", "Unknown" for 0.
+[[nodiscard]] std::string link_speed_text(int gen);
+
+struct PciIds {
+  std::uint32_t class_code = 0;  // 24-bit: 0x030200
+  std::uint16_t vendor = 0;
+  std::uint16_t device = 0;
+  std::uint16_t subsystem_vendor = 0;
+  std::uint16_t subsystem_device = 0;
+};
+
+// What a PCI function is before the fluent setters refine it.
+struct FunctionSpec {
+  PciIds ids = {};
+  // Absent: no PCIe capability (VM virtio, host bridge), so no *_link_* files at all.
+  std::optional<Link> max_link = {};
+  std::string driver = {};  // empty: no driver bound
+};
+
+struct NumaNodeSpec {
+  int id = 0;
+  std::string cpus = {};            // "0-55,112-167"
+  std::vector<int> distances = {};  // {10, 21}
+  std::uint64_t memory_kib = 0;
+  int package = -1;  // socket of its CPUs; -1 means the same number as the node
+};
+
+struct CpuInfoSpec {
+  std::string vendor_id = {};  // "GenuineIntel", "AuthenticAMD"
+  int family = 6;
+  int model = 0;
+  std::string model_name = {};
+  std::string flags = {};  // space-separated; a VM's include "hypervisor"
+  // Blocks written, for the lowest-numbered CPUs. The real file has one per CPU; readers look
+  // at the first few, so big machines need not write hundreds.
+  int processors = 4;
+};
+
+struct NetSpec {
+  // Mb/s. -1 is what virtual NICs report; absent writes no file, as for lo (read gives EINVAL).
+  std::optional<std::int64_t> speed_mbps = -1;
+  std::string operstate = "up";
+  int mtu = 1500;
+};
+
+struct IbPortSpec {
+  std::string state = "4: ACTIVE";
+  std::string phys_state = "5: LinkUp";
+  std::string rate = "400 Gb/sec (4X NDR)";
+  std::string link_layer = "InfiniBand";  // "Ethernet" for RoCE
+};
+
+struct IbSpec {
+  std::string node_guid = {};                      // "946d:ae03:00c4:5f20"
+  std::string fw_ver = {};                         // "28.39.1002"
+  std::vector<IbPortSpec> ports = {IbPortSpec{}};  // port numbers count from 1
+};
+
+struct NvmeSpec {
+  std::string model = {};
+  std::string serial = {};
+  std::string firmware_rev = {};
+  std::string state = "live";
+  std::vector<std::uint64_t> namespace_sectors = {};  // one namespace per entry, 512-byte sectors
+};
+
+class SysrootBuilder;
+
+// A handle on one PCI function in a SysrootBuilder; cheap to copy, valid while the builder lives.
+// Setters rewrite the affected files at once and return *this.
+class PciFunction {
+ public:
+  [[nodiscard]] const std::string& bdf() const { return bdf_; }
+  // Absolute path of the function's directory under sys/devices.
+  [[nodiscard]] std::filesystem::path dir() const;
+
+  // Adds a function below this bridge (class 0x0604). The role (switch upstream or downstream
+  // port, endpoint) follows from the nesting. All children of a bridge share one bus number.
+  PciFunction add(std::string_view bdf, const FunctionSpec& spec) const;
+
+  // The device's own capability. The trained link of a device below a root or downstream port
+  // is min(device max, port max) unless current_link overrides it; both ends report it.
+  PciFunction& max_link(Link link);
+  // Overrides the trained link this function sits on; on a root or downstream port, the link
+  // to its first child. Both ends of the link report it.
+  PciFunction& current_link(Link link);
+  PciFunction& slot(std::string_view name);
+  // Writes config as root reads it (4096 bytes: header, PCI Express capability at 0x40 and,
+  // when acs_control is given, an ACS extended capability at 0x100 with that control word).
+  // Without this call config holds the 64 bytes an unprivileged read returns.
+  PciFunction& full_config(std::optional<std::uint16_t> acs_control = std::nullopt);
+  // Moves this function into the IOMMU group of `other` (as when no ACS isolates them).
+  PciFunction& same_iommu_group_as(const PciFunction& other);
+  PciFunction& netdev(std::string_view name, const NetSpec& spec = {});
+  // A virtio child device (sys/devices/.../<BDF>/<child>), as virtio-pci creates.
+  PciFunction& virtio(std::string_view child);
+  // A netdev below a virtio child, as virtio-net registers it.
+  PciFunction& virtio_netdev(std::string_view child, std::string_view name,
+                             const NetSpec& spec = {});
+  PciFunction& infiniband(std::string_view name, const IbSpec& spec);
+  PciFunction& nvme(std::string_view name, const NvmeSpec& spec);
+  // Writes one attribute file ("<value>\n"), for cases the setters do not cover.
+  PciFunction& attr(std::string_view name, std::string_view value);
+
+ private:
+  friend class SysrootBuilder;
+  friend class PciBus;
+  PciFunction(SysrootBuilder* builder, std::string bdf) : builder_(builder), bdf_(std::move(bdf)) {}
+  SysrootBuilder* builder_;
+  std::string bdf_ = {};
+};
+
+// A root bus (sys/devices/pciDDDD:BB) behind a host bridge, local to one NUMA node.
+class PciBus {
+ public:
+  // Adds a function on this bus: a root port when it is a bridge, else a root-complex device
+  // (what a flattened VM shows). Its bus number must be this bus.
+  PciFunction add(std::string_view bdf, const FunctionSpec& spec) const;
+
+ private:
+  friend class SysrootBuilder;
+  PciBus(SysrootBuilder* builder, std::string name) : builder_(builder), name_(std::move(name)) {}
+  SysrootBuilder* builder_;
+  std::string name_ = {};
+};
+
+class SysrootBuilder {
+ public:
+  // `root` must not exist or be empty; it gets sys/ and proc/ with the directories every
+  // machine has (sys/kernel/iommu_groups is there, and empty, until iommu() is called).
+  explicit SysrootBuilder(std::filesystem::path root);
+
+  [[nodiscard]] const std::filesystem::path& root() const { return root_; }
+
+  // NUMA nodes and their CPUs. Declare all of them before any PCI function, since masks and
+  // local_cpulist are written from them.
+  SysrootBuilder& numa_node(const NumaNodeSpec& spec);
+  // proc/cpuinfo; after the NUMA nodes, which give each CPU's package.
+  SysrootBuilder& cpuinfo(const CpuInfoSpec& spec);
+  SysrootBuilder& cmdline(std::string_view cmdline);
+  SysrootBuilder& hostname(std::string_view name);
+  SysrootBuilder& osrelease(std::string_view release);
+  // sys/module/nvidia/version and proc/driver/nvidia/version.
+  SysrootBuilder& nvidia_driver(std::string_view version);
+  // sys/module/nvidia_peermem/version: GPUDirect RDMA available.
+  SysrootBuilder& nvidia_peermem(std::string_view version);
+  // Turns the IOMMU on: each function added from now on gets a group of its own of this type
+  // ("identity", "DMA-FQ", "DMA").
+  SysrootBuilder& iommu(std::string_view group_type);
+  // From now on every function with a PCIe capability gets the 4096-byte config root reads, and
+  // root and downstream ports an ACS capability with control 0 (PCIe ports that do not redirect).
+  SysrootBuilder& config_as_root();
+  // A netdev with no device behind it (sys/devices/virtual/net/<name>), such as lo.
+  SysrootBuilder& virtual_netdev(std::string_view name, const NetSpec& spec = {});
+  // Writes any file, path relative to the root ("proc/sys/kernel/foo"), content as given.
+  SysrootBuilder& file(std::string_view relative_path, std::string_view content);
+
+  // A root bus, "0000:15"; numa_node -1 when firmware does not say (local_cpulist is then every
+  // CPU, as the kernel reports).
+  PciBus root_bus(std::string_view name, int numa_node);
+  // A handle on a function added earlier.
+  [[nodiscard]] PciFunction function(std::string_view bdf);
+
+ private:
+  friend class PciFunction;
+  friend class PciBus;
+  enum class Role {
+    kRootPort,
+    kUpstreamPort,
+    kDownstreamPort,
+    kEndpoint,
+  };
+  struct Function {
+    std::string bdf;
+    std::filesystem::path dir;  // absolute
+    std::string parent;         // empty on a root bus
+    std::string root_bus;
+    std::vector<std::string> children;
+    FunctionSpec spec;
+    Role role = Role::kEndpoint;
+    std::optional<Link> link_override;  // the link towards the parent
+    int numa_node = -1;
+    std::optional<int> iommu_group;
+    bool full_config = false;
+    std::optional<std::uint16_t> acs_control;
+  };
+  struct Bus {
+    int numa_node = -1;
+    std::filesystem::path dir;
+  };
+  struct IommuGroup {
+    std::string type;
+    std::set<std::string> devices;
+  };
+
+  PciFunction add_function(const std::string& bus, const std::string& parent, std::string_view bdf,
+                           const FunctionSpec& spec);
+  Function& at(const std::string& bdf);
+  [[nodiscard]] std::optional<Link> upstream_link(const Function& f) const;
+  [[nodiscard]] std::optional<Link> current_link(const Function& f) const;
+  [[nodiscard]] std::vector<std::uint8_t> config_bytes(const Function& f) const;
+  [[nodiscard]] int subordinate_bus(const Function& f) const;
+  void refresh(const std::string& bdf);
+  void refresh_around(const std::string& bdf);
+  void join_iommu_group(Function& f, int group);
+  void write_netdev(const std::filesystem::path& parent_dir, std::string_view name,
+                    const NetSpec& spec, const std::filesystem::path& device);
+  [[nodiscard]] std::string cpu_mask(const std::vector<int>& cpus) const;
+  [[nodiscard]] std::vector<int> all_cpus() const;
+
+  std::filesystem::path root_;
+  std::map<int, NumaNodeSpec> nodes_;
+  std::map<int, std::vector<int>> node_cpus_;
+  std::map<std::string, Bus> buses_;
+  std::map<std::string, Function> functions_;
+  std::optional<std::string> iommu_type_;
+  bool config_as_root_ = false;
+  std::map<int, IommuGroup> iommu_groups_;
+  int next_iommu_group_ = 0;
+};
+
+// A fresh directory, removed with everything in it on destruction: under $TMPDIR when set,
+// else /dev/shm when writable, else the system temp directory.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  [[nodiscard]] const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+}  // namespace acco::testing
