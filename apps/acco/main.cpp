@@ -7,7 +7,8 @@
 
 int main(int argc, char** argv) try {
   const std::vector<std::string> args(argv + 1, argv + argc);
-  const auto outcome = acco::cli::main_outcome(args, [](const char* name) { return std::getenv(name); });
+  const auto outcome =
+      acco::cli::main_outcome(args, [](const char* name) { return std::getenv(name); });
   std::cout << outcome.out << std::flush;
   std::cerr << outcome.err << std::flush;
   return outcome.exit_code;

@@ -28,7 +28,7 @@ void print_help() {
   for (const auto& m : acco::testing::canned_machines()) {
     text += fmt::format("  {:<14}{}\n", m.name, m.what);
     for (const auto& f : m.faults) {
-      text += fmt::format("      --fault {:<22}{}\n",
+      text += fmt::format("      --fault {:<24}{}\n",
                           fmt::format("{}{}", f.name, f.indexed ? "[=N]" : ""), f.what);
     }
   }

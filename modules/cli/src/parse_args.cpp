@@ -1,7 +1,8 @@
 #include <map>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
 
 #include "acco/cli/app.hpp"
 #include "acco/topo/nvml.hpp"
@@ -13,8 +14,7 @@ namespace {
 core::Settings default_settings() {
   core::Settings s;
   s.define("sysroot", "/", "directory whose sys/ and proc/ replace the live /sys and /proc");
-  s.define("nvml", "auto",
-           "query NVML: auto (for the live root or a named library), on, off");
+  s.define("nvml", "auto", "query NVML: auto (for the live root or a named library), on, off");
   s.define("nvml-library", topo::kNvmlLibrary, "NVML library to dlopen (name or path)");
   return s;
 }
@@ -50,7 +50,8 @@ Result<Options> parse_args(const std::vector<std::string>& args, const Getenv& g
     cmd->add_flag("--json", json, "print JSON (schema acco.probe/1) instead of text");
     cmd->add_option("--config", config, "JSON file of settings (env ACCO_CONFIG)");
   };
-  auto* probe = app.add_subcommand("probe", "discover the machine's links and report what is wrong");
+  auto* probe =
+      app.add_subcommand("probe", "discover the machine's links and report what is wrong");
   add_machine_flags(probe, true);
   auto* doctor =
       app.add_subcommand("doctor", "assess this machine and say what to fix first (the main job)");

@@ -7,6 +7,7 @@
 #include "acco/cli/app.hpp"
 #include "acco/topo/json.hpp"
 #include "acco/topo/probe.hpp"
+
 #include "text_report.hpp"
 
 namespace acco::cli {
@@ -20,8 +21,9 @@ topo::ProbeRequest request_from(const Options& o) {
   r.nvml_library = o.settings.get("nvml-library");
   r.nvml_library_explicit = o.settings.find("nvml-library")->set_by != core::SetBy::kDefault;
   const auto nvml = o.settings.get("nvml");
-  r.nvml = nvml == "on" ? topo::NvmlMode::kOn : nvml == "off" ? topo::NvmlMode::kOff
-                                                              : topo::NvmlMode::kAuto;
+  r.nvml = nvml == "on"    ? topo::NvmlMode::kOn
+           : nvml == "off" ? topo::NvmlMode::kOff
+                           : topo::NvmlMode::kAuto;
   return r;
 }
 
@@ -29,9 +31,8 @@ int findings_exit(const Options& o, const std::vector<topo::Finding>& findings) 
   if (!o.fail_on) {
     return kExitOk;
   }
-  const bool hit = std::any_of(findings.begin(), findings.end(), [&](const topo::Finding& f) {
-    return f.severity >= *o.fail_on;
-  });
+  const bool hit = std::any_of(findings.begin(), findings.end(),
+                               [&](const topo::Finding& f) { return f.severity >= *o.fail_on; });
   return hit ? kExitFindings : kExitOk;
 }
 

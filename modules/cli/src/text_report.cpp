@@ -37,7 +37,12 @@ std::string label_prefix(DeviceKind kind) {
 std::vector<std::pair<std::string, const topo::PciDevice*>> labelled(const topo::Machine& m) {
   std::map<std::string, int> next;
   std::vector<std::pair<std::string, const topo::PciDevice*>> out;
-  for (const auto* d : topo::endpoints(m)) {
+  auto eps = topo::endpoints(m);
+  // nvidia-smi lists GPUs first, then NICs; keep address order within a kind.
+  std::stable_sort(eps.begin(), eps.end(), [](const topo::PciDevice* a, const topo::PciDevice* b) {
+    return static_cast<int>(a->kind) < static_cast<int>(b->kind);
+  });
+  for (const auto* d : eps) {
     const auto prefix = label_prefix(d->kind);
     out.emplace_back(fmt::format("{}{}", prefix, next[prefix]++), d);
   }
@@ -109,11 +114,11 @@ std::string header(const topo::Machine& m) {
   for (const auto& d : m.pci_devices) {
     bridges += d.kind == DeviceKind::kBridge ? 1 : 0;
   }
-  out += fmt::format("PCI: {} function(s), {} bridge(s); IOMMU {}; GPUDirect RDMA {}\n",
-                     m.pci_devices.size(), bridges,
-                     m.iommu.enabled ? fmt::format("on ({} groups)", m.iommu.groups.size())
-                                     : std::string("off"),
-                     m.gpudirect.rdma_loaded ? "loaded" : "not loaded");
+  out += fmt::format(
+      "PCI: {} function(s), {} bridge(s); IOMMU {}; GPUDirect RDMA {}\n", m.pci_devices.size(),
+      bridges,
+      m.iommu.enabled ? fmt::format("on ({} groups)", m.iommu.groups.size()) : std::string("off"),
+      m.gpudirect.rdma_loaded ? "loaded" : "not loaded");
   if (m.nvml.available) {
     out += fmt::format("NVML: driver {}, {} GPU(s)\n", m.nvml.driver_version, m.nvml.gpus.size());
   } else {
@@ -122,8 +127,9 @@ std::string header(const topo::Machine& m) {
   return out;
 }
 
-std::string devices_section(const topo::Machine& m,
-                            const std::vector<std::pair<std::string, const topo::PciDevice*>>& eps) {
+std::string devices_section(
+    const topo::Machine& m,
+    const std::vector<std::pair<std::string, const topo::PciDevice*>>& eps) {
   if (eps.empty()) {
     return "\nDevices: no GPU, accelerator, NIC or NVMe found on PCI\n";
   }
@@ -185,9 +191,9 @@ std::string findings_section(const std::vector<topo::Finding>& findings) {
   for (const auto& f : findings) {
     ++counts[f.severity];
   }
-  std::string out =
-      fmt::format("\nFindings: {} critical, {} warning, {} info\n", counts[topo::Severity::kCritical],
-                  counts[topo::Severity::kWarning], counts[topo::Severity::kInfo]);
+  std::string out = fmt::format("\nFindings: {} critical, {} warning, {} info\n",
+                                counts[topo::Severity::kCritical], counts[topo::Severity::kWarning],
+                                counts[topo::Severity::kInfo]);
   if (findings.empty()) {
     return out + "  none: every check passed\n";
   }

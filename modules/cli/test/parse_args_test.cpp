@@ -47,9 +47,10 @@ TEST(ParseArgsTest, UnknownFlagIsAnError) {
 }
 
 TEST(ParseArgsTest, FromAndSnapshotCannotBeCombined) {
-  EXPECT_FALSE(parse_args({"probe", "--from", "a.json", "--snapshot", "b.json"}, env_of({}))
-                   .has_value());
-  EXPECT_FALSE(parse_args({"probe", "--from", "a.json", "--sysroot", "/x"}, env_of({})).has_value());
+  EXPECT_FALSE(
+      parse_args({"probe", "--from", "a.json", "--snapshot", "b.json"}, env_of({})).has_value());
+  EXPECT_FALSE(
+      parse_args({"probe", "--from", "a.json", "--sysroot", "/x"}, env_of({})).has_value());
 }
 
 TEST(ParseArgsTest, BadNvmlModeIsRejected) {

@@ -6,9 +6,8 @@
 #include <system_error>
 
 #include <fcntl.h>
-#include <unistd.h>
-
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include "acco/core/fs.hpp"
 
@@ -146,9 +145,10 @@ class DiskFs final : public Fs {
 Result<std::unique_ptr<Fs>> make_disk_fs(const std::string& sysroot) {
   std::error_code ec;
   if (sysroot.empty() || !stdfs::is_directory(sysroot, ec)) {
-    return fail(Errc::kNotFound,
-                fmt::format("sysroot '{}': not a directory (expected a tree holding sys/ and proc/)",
-                            sysroot));
+    return fail(
+        Errc::kNotFound,
+        fmt::format("sysroot '{}': not a directory (expected a tree holding sys/ and proc/)",
+                    sysroot));
   }
   return std::unique_ptr<Fs>(std::make_unique<DiskFs>(stdfs::path(sysroot)));
 }

@@ -8,10 +8,9 @@
 #include <sstream>
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#include <fmt/format.h>
 
 namespace acco::core {
 
@@ -60,12 +59,14 @@ Status write_file_atomic(const std::string& path, std::string_view content) {
   const auto dir = target.has_parent_path() ? target.parent_path() : stdfs::path(".");
   std::error_code ec;
   if (!stdfs::is_directory(dir, ec)) {
-    return fail(Errc::kNotFound, fmt::format("{}: directory '{}' does not exist", path, dir.string()));
+    return fail(Errc::kNotFound,
+                fmt::format("{}: directory '{}' does not exist", path, dir.string()));
   }
   std::string tmp = (dir / ("." + target.filename().string() + ".XXXXXX")).string();
   const int fd = ::mkstemp(tmp.data());
   if (fd < 0) {
-    return fail(Errc::kUnavailable, fmt::format("{}: cannot create: {}", path, std::strerror(errno)));
+    return fail(Errc::kUnavailable,
+                fmt::format("{}: cannot create: {}", path, std::strerror(errno)));
   }
   const auto cleanup_fail = [&](int err) {
     ::close(fd);

@@ -64,9 +64,9 @@ Status Settings::load_file(const std::string& path) {
     } else if (value.is_number() || value.is_boolean()) {
       text = value.dump();
     } else {
-      return fail(Errc::kInvalidArgument,
-                  fmt::format("config file {}: '{}': expected a string, number or boolean", path,
-                              key));
+      return fail(
+          Errc::kInvalidArgument,
+          fmt::format("config file {}: '{}': expected a string, number or boolean", path, key));
     }
     ACCO_RETURN_IF_ERROR(set(key, std::move(text), SetBy::kFile), "config file " + path);
   }

@@ -16,7 +16,9 @@ TEST(UnitsTest, FormatsBytesWithBinaryPrefixes) {
   EXPECT_EQ(format_bytes(4096), "4.00 KiB");
 }
 
-TEST(UnitsTest, FormatsBitRates) { EXPECT_EQ(format_bit_rate(400e9), "400.0 Gb/s"); }
+TEST(UnitsTest, FormatsBitRates) {
+  EXPECT_EQ(format_bit_rate(400e9), "400.0 Gb/s");
+}
 
 TEST(UnitsTest, ParsesIntegersStrictly) {
   EXPECT_EQ(parse_int(" 16\n").value(), 16);

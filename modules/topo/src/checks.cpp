@@ -18,14 +18,21 @@ std::string attr(const std::string& address, const char* file) {
   return fmt::format("/sys/bus/pci/devices/{}/{}", address, file);
 }
 
-std::string speed_text(double gts) { return fmt::format("{:.1f} GT/s PCIe", gts); }
+std::string speed_text(double gts) {
+  return fmt::format("{:.1f} GT/s PCIe", gts);
+}
 
 bool is_endpoint_of_interest(const PciDevice& d) {
   return d.kind == DeviceKind::kGpu || d.kind == DeviceKind::kAccelerator ||
          d.kind == DeviceKind::kNic || d.kind == DeviceKind::kNvme;
 }
 
-enum class PortRole { kNone, kRoot, kUpstream, kDownstream };
+enum class PortRole {
+  kNone,
+  kRoot,
+  kUpstream,
+  kDownstream
+};
 
 // Without root the PCIe capability's port type is unreadable, so infer it from the nesting: a
 // bridge on a root bus is a root port; below a root or downstream port sits an upstream port;
@@ -77,12 +84,13 @@ void check_downtrained(const Machine& m, std::vector<Finding>& out) {
                   {attr(d.address, "max_link_speed"), speed_text(d.max.speed_gts)},
                   {attr(d.address, "max_link_width"), std::to_string(d.max.width)}};
     if (port != nullptr && port->max.known()) {
-      f.evidence.push_back({attr(port->address, "max_link_width"), std::to_string(port->max.width)});
+      f.evidence.push_back(
+          {attr(port->address, "max_link_width"), std::to_string(port->max.width)});
     }
-    const auto summary = fmt::format("{} runs at {} of a possible {} ({} of {})", name_of(d),
-                                     describe(d.current), describe(capable),
-                                     format_rate(d.current_bytes_per_second),
-                                     format_rate(link_bytes_per_second(capable)));
+    const auto summary =
+        fmt::format("{} runs at {} of a possible {} ({} of {})", name_of(d), describe(d.current),
+                    describe(capable), format_rate(d.current_bytes_per_second),
+                    format_rate(link_bytes_per_second(capable)));
     if (narrow) {
       // Width never changes with power state, so a narrow link is a physical problem.
       f.severity = d.current.width * 2 <= capable.width ? Severity::kCritical : Severity::kWarning;
@@ -119,9 +127,10 @@ void check_downtrained(const Machine& m, std::vector<Finding>& out) {
     } else {
       f.severity = Severity::kWarning;
       f.message = summary + ": the link trained at a lower speed than both ends support";
-      f.recommendation = "Check the slot and the BIOS PCIe speed setting for this port; confirm "
-                         "with `lspci -vv -s " +
-                         d.address + " | grep -E 'LnkCap|LnkSta'`";
+      f.recommendation =
+          "Check the slot and the BIOS PCIe speed setting for this port; confirm "
+          "with `lspci -vv -s " +
+          d.address + " | grep -E 'LnkCap|LnkSta'`";
     }
     out.push_back(std::move(f));
   }
@@ -153,9 +162,10 @@ void check_slot_limited(const Machine& m, std::vector<Finding>& out) {
         d.slot.empty()
             ? "Move the card to a slot wired for its full generation and width (see the board "
               "manual), or check the BIOS link speed and bifurcation settings for this port"
-            : fmt::format("Move the card out of slot {} to a slot wired for {}, or check the BIOS "
-                          "link speed and bifurcation settings for this port",
-                          d.slot, describe(d.max));
+            : fmt::format(
+                  "Move the card out of slot {} to a slot wired for {}, or check the BIOS "
+                  "link speed and bifurcation settings for this port",
+                  d.slot, describe(d.max));
     out.push_back(std::move(f));
   }
 }
@@ -166,8 +176,8 @@ void check_path_bottleneck(const Machine& m, std::vector<Finding>& out) {
         d.path_limited_by == d.address || d.path_limited_by.empty()) {
       continue;
     }
-    const double own = d.capable_bytes_per_second > 0 ? d.capable_bytes_per_second
-                                                      : d.current_bytes_per_second;
+    const double own =
+        d.capable_bytes_per_second > 0 ? d.capable_bytes_per_second : d.current_bytes_per_second;
     if (d.path_bytes_per_second >= own * 0.999) {
       continue;
     }
@@ -228,8 +238,8 @@ void check_oversubscription(const Machine& m, std::vector<Finding>& out) {
     }
     std::string what;
     for (const auto& [kind, n] : counts) {
-      what += fmt::format("{}{} {}{}", what.empty() ? "" : " + ", n, to_string(kind),
-                          n > 1 ? "s" : "");
+      what +=
+          fmt::format("{}{} {}{}", what.empty() ? "" : " + ", n, to_string(kind), n > 1 ? "s" : "");
     }
     Finding f;
     f.rule = "pcie-uplink-oversubscribed";
@@ -249,7 +259,9 @@ void check_oversubscription(const Machine& m, std::vector<Finding>& out) {
   }
 }
 
-int rank(const Path& p) { return static_cast<int>(p.path_class); }
+int rank(const Path& p) {
+  return static_cast<int>(p.path_class);
+}
 
 void check_remote(const Machine& m, DeviceKind peer_kind, const char* rule,
                   std::vector<Finding>& out) {
@@ -360,7 +372,8 @@ void check_ib(const Machine& m, std::vector<Finding>& out) {
       f.rule = "ib-port-down";
       f.severity = Severity::kCritical;
       f.devices = devices;
-      f.evidence = {{ib_attr(p, "state"), p.state_text}, {ib_attr(p, "phys_state"), p.phys_state_text}};
+      f.evidence = {{ib_attr(p, "state"), p.state_text},
+                    {ib_attr(p, "phys_state"), p.phys_state_text}};
       const char* cause = p.phys_state == 2   ? "no peer or cable detected (Polling)"
                           : p.phys_state == 3 ? "the port is disabled"
                           : p.phys_state == 5 ? "the physical link is up but no subnet manager "
@@ -389,9 +402,9 @@ void check_ib(const Machine& m, std::vector<Finding>& out) {
               ? fmt::format("{} runs at {} while other active {} ports here run at {} Gb/s", who,
                             p.rate_text, p.link_layer, best)
               : fmt::format("{} runs at {} with only {} lane(s)", who, p.rate_text, p.lanes);
-      f.recommendation =
-          "Check the cable type and the switch port configuration; `ibstat " + p.device +
-          "` shows the negotiated rate and `mlxlink -d " + p.device + "` the cable";
+      f.recommendation = "Check the cable type and the switch port configuration; `ibstat " +
+                         p.device + "` shows the negotiated rate and `mlxlink -d " + p.device +
+                         "` the cable";
       out.push_back(std::move(f));
     }
   }
@@ -419,8 +432,8 @@ void check_nic_pcie(const Machine& m, std::vector<Finding>& out) {
     if (d == nullptr) {
       continue;
     }
-    const double pcie = d->path_bytes_per_second > 0 ? d->path_bytes_per_second
-                                                     : d->current_bytes_per_second;
+    const double pcie =
+        d->path_bytes_per_second > 0 ? d->path_bytes_per_second : d->current_bytes_per_second;
     const double needed = entry.first / 8;
     if (pcie <= 0 || pcie >= needed) {
       continue;
@@ -616,11 +629,11 @@ void check_nvlink(const Machine& m, std::vector<Finding>& out) {
       list += (list.empty() ? "" : ",") + std::to_string(l);
       f.evidence.push_back({fmt::format("nvml:nvmlDeviceGetNvLinkState(link {})", l), "inactive"});
     }
-    f.message = fmt::format("gpu {} ({}): {} of {} NVLinks are down (links {}), so GPU-to-GPU "
-                            "bandwidth drops by {:.0f}%",
-                            g.pci, g.name, down.size(), g.nvlinks.size(), list,
-                            100.0 * static_cast<double>(down.size()) /
-                                static_cast<double>(g.nvlinks.size()));
+    f.message = fmt::format(
+        "gpu {} ({}): {} of {} NVLinks are down (links {}), so GPU-to-GPU "
+        "bandwidth drops by {:.0f}%",
+        g.pci, g.name, down.size(), g.nvlinks.size(), list,
+        100.0 * static_cast<double>(down.size()) / static_cast<double>(g.nvlinks.size()));
     f.recommendation =
         "Check `nvidia-smi nvlink -s -i " + std::to_string(g.index) +
         "` and the fabric manager (`systemctl status nvidia-fabricmanager`); reset the GPU or "

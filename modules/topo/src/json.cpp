@@ -10,7 +10,8 @@ namespace acco::topo {
 namespace {
 
 nlohmann::ordered_json rate_or_null(double bytes_per_second) {
-  return bytes_per_second > 0 ? nlohmann::ordered_json(bytes_per_second) : nlohmann::ordered_json(nullptr);
+  return bytes_per_second > 0 ? nlohmann::ordered_json(bytes_per_second)
+                              : nlohmann::ordered_json(nullptr);
 }
 
 nlohmann::ordered_json link_json(const PcieLink& link) {
@@ -24,7 +25,9 @@ nlohmann::ordered_json link_json(const PcieLink& link) {
           {"bytes_per_second", rate_or_null(link_bytes_per_second(link))}};
 }
 
-std::string hex(unsigned value, int digits) { return fmt::format("0x{:0{}x}", value, digits); }
+std::string hex(unsigned value, int digits) {
+  return fmt::format("0x{:0{}x}", value, digits);
+}
 
 }  // namespace
 
@@ -46,23 +49,26 @@ nlohmann::ordered_json to_json(const PciDevice& d, const Machine& machine) {
       {"class", hex(d.class_code, 6)},
       {"vendor_id", hex(d.vendor_id, 4)},
       {"device_id", hex(d.device_id, 4)},
-      {"driver", d.driver.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(d.driver)},
-      {"parent", d.parent.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(d.parent)},
+      {"driver",
+       d.driver.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(d.driver)},
+      {"parent",
+       d.parent.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(d.parent)},
       {"root_bus", d.root_bus},
       {"numa_node", d.numa_node},
       {"local_cpus", units::format_cpulist(d.local_cpus)},
-      {"link",
-       {{"current", link_json(d.current)}, {"max", link_json(d.max)}}},
+      {"link", {{"current", link_json(d.current)}, {"max", link_json(d.max)}}},
       {"capable_bytes_per_second", rate_or_null(d.capable_bytes_per_second)},
       {"current_bytes_per_second", rate_or_null(d.current_bytes_per_second)},
       {"path_bytes_per_second", rate_or_null(d.path_bytes_per_second)},
-      {"path_limited_by",
-       d.path_limited_by.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(d.path_limited_by)},
-      {"iommu_group", d.iommu_group ? nlohmann::ordered_json(*d.iommu_group) : nlohmann::ordered_json(nullptr)},
+      {"path_limited_by", d.path_limited_by.empty() ? nlohmann::ordered_json(nullptr)
+                                                    : nlohmann::ordered_json(d.path_limited_by)},
+      {"iommu_group",
+       d.iommu_group ? nlohmann::ordered_json(*d.iommu_group) : nlohmann::ordered_json(nullptr)},
       {"slot", d.slot.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(d.slot)},
   };
   if (const NvmlGpu* g = machine.nvml_gpu(d.address)) {
-    nlohmann::ordered_json gpu = nlohmann::ordered_json(to_json(NvmlReport{true, "", "", "", {*g}}))["gpus"][0];
+    nlohmann::ordered_json gpu =
+        nlohmann::ordered_json(to_json(NvmlReport{true, "", "", "", {*g}}))["gpus"][0];
     j["nvml"] = gpu;
   }
   std::vector<std::string> nets;
@@ -82,12 +88,9 @@ nlohmann::ordered_json to_json(const Finding& f) {
   for (const auto& e : f.evidence) {
     evidence.push_back({{"source", e.source}, {"value", e.value}});
   }
-  return {{"rule", f.rule},
-          {"severity", to_string(f.severity)},
-          {"devices", f.devices},
-          {"evidence", evidence},
-          {"message", f.message},
-          {"recommendation", f.recommendation}};
+  return {{"rule", f.rule},       {"severity", to_string(f.severity)},
+          {"devices", f.devices}, {"evidence", evidence},
+          {"message", f.message}, {"recommendation", f.recommendation}};
 }
 
 nlohmann::ordered_json paths_json(const Machine& machine) {
@@ -96,12 +99,13 @@ nlohmann::ordered_json paths_json(const Machine& machine) {
   for (std::size_t i = 0; i < eps.size(); ++i) {
     for (std::size_t k = i + 1; k < eps.size(); ++k) {
       const auto p = classify_path(machine, eps[i]->address, eps[k]->address);
-      out.push_back({{"a", eps[i]->address},
-                     {"b", eps[k]->address},
-                     {"class", to_string(p)},
-                     {"bottleneck_bytes_per_second", rate_or_null(p.bottleneck_bytes_per_second)},
-                     {"bottleneck_at", p.bottleneck_at.empty() ? nlohmann::ordered_json(nullptr)
-                                                               : nlohmann::ordered_json(p.bottleneck_at)}});
+      out.push_back(
+          {{"a", eps[i]->address},
+           {"b", eps[k]->address},
+           {"class", to_string(p)},
+           {"bottleneck_bytes_per_second", rate_or_null(p.bottleneck_bytes_per_second)},
+           {"bottleneck_at", p.bottleneck_at.empty() ? nlohmann::ordered_json(nullptr)
+                                                     : nlohmann::ordered_json(p.bottleneck_at)}});
     }
   }
   return out;
@@ -118,30 +122,33 @@ nlohmann::ordered_json probe_json(const Machine& m, const std::vector<Finding>& 
   }
   nlohmann::ordered_json nets = nlohmann::ordered_json::array();
   for (const auto& n : m.net_interfaces) {
-    nets.push_back({{"name", n.name},
-                    {"pci", n.pci.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(n.pci)},
-                    {"speed_bits_per_second",
-                     n.speed_mbps ? nlohmann::ordered_json(*n.speed_mbps * 1000000) : nlohmann::ordered_json(nullptr)},
-                    {"operstate", n.operstate}});
+    nets.push_back(
+        {{"name", n.name},
+         {"pci", n.pci.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(n.pci)},
+         {"speed_bits_per_second", n.speed_mbps ? nlohmann::ordered_json(*n.speed_mbps * 1000000)
+                                                : nlohmann::ordered_json(nullptr)},
+         {"operstate", n.operstate}});
   }
   nlohmann::ordered_json ib = nlohmann::ordered_json::array();
   for (const auto& p : m.ib_ports) {
-    ib.push_back({{"device", p.device},
-                  {"port", p.port},
-                  {"pci", p.pci.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(p.pci)},
-                  {"state", p.state_text},
-                  {"phys_state", p.phys_state_text},
-                  {"rate_bits_per_second", p.rate_gbps * 1e9},
-                  {"rate", p.rate_text},
-                  {"link_layer", p.link_layer}});
+    ib.push_back(
+        {{"device", p.device},
+         {"port", p.port},
+         {"pci", p.pci.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(p.pci)},
+         {"state", p.state_text},
+         {"phys_state", p.phys_state_text},
+         {"rate_bits_per_second", p.rate_gbps * 1e9},
+         {"rate", p.rate_text},
+         {"link_layer", p.link_layer}});
   }
   nlohmann::ordered_json nvme = nlohmann::ordered_json::array();
   for (const auto& c : m.nvme_controllers) {
-    nvme.push_back({{"name", c.name},
-                    {"pci", c.pci.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(c.pci)},
-                    {"model", c.model},
-                    {"transport", c.transport},
-                    {"namespaces", c.namespaces}});
+    nvme.push_back(
+        {{"name", c.name},
+         {"pci", c.pci.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(c.pci)},
+         {"model", c.model},
+         {"transport", c.transport},
+         {"namespaces", c.namespaces}});
   }
   nlohmann::ordered_json groups = nlohmann::ordered_json::array();
   for (const auto& g : m.iommu.groups) {
@@ -161,23 +168,25 @@ nlohmann::ordered_json probe_json(const Machine& m, const std::vector<Finding>& 
   }
   nlohmann::ordered_json nvml = nlohmann::ordered_json(to_json(m.nvml));
   nvml.erase("gpus");  // per-GPU answers are under each device
-  return {{"schema", kProbeSchema},
-          {"machine",
-           {{"origin", m.origin},
-            {"hostname", m.hostname},
-            {"kernel", m.kernel},
-            {"hypervisor", m.hypervisor},
-            {"numa_nodes", numa},
-            {"net_interfaces", nets},
-            {"ib_ports", ib},
-            {"nvme_controllers", nvme},
-            {"iommu", {{"enabled", m.iommu.enabled}, {"cmdline", m.iommu.cmdline}, {"groups", groups}}},
-            {"gpudirect_rdma", {{"loaded", m.gpudirect.rdma_loaded}, {"evidence", m.gpudirect.evidence}}},
-            {"nvml", nvml},
-            {"input_issues", issues}}},
-          {"devices", devices},
-          {"paths", paths_json(m)},
-          {"findings", found}};
+  return {
+      {"schema", kProbeSchema},
+      {"machine",
+       {{"origin", m.origin},
+        {"hostname", m.hostname},
+        {"kernel", m.kernel},
+        {"hypervisor", m.hypervisor},
+        {"numa_nodes", numa},
+        {"net_interfaces", nets},
+        {"ib_ports", ib},
+        {"nvme_controllers", nvme},
+        {"iommu", {{"enabled", m.iommu.enabled}, {"cmdline", m.iommu.cmdline}, {"groups", groups}}},
+        {"gpudirect_rdma",
+         {{"loaded", m.gpudirect.rdma_loaded}, {"evidence", m.gpudirect.evidence}}},
+        {"nvml", nvml},
+        {"input_issues", issues}}},
+      {"devices", devices},
+      {"paths", paths_json(m)},
+      {"findings", found}};
 }
 
 }  // namespace acco::topo

@@ -44,7 +44,9 @@ double pcie_lane_bytes_per_second(double speed_gts) {
   return i < 0 ? 0.0 : kGenerations[static_cast<std::size_t>(i)].lane_bytes_per_second;
 }
 
-int pcie_generation(double speed_gts) { return generation_index(speed_gts) + 1; }
+int pcie_generation(double speed_gts) {
+  return generation_index(speed_gts) + 1;
+}
 
 double pcie_speed_of_generation(int generation) {
   if (generation < 1 || generation > static_cast<int>(kGenerations.size())) {
@@ -224,7 +226,8 @@ Path classify_path(const Machine& machine, const std::string& a, const std::stri
   const auto bb = narrowest(*db, up_b, common ? ib : up_b.size());
   const bool a_first = bb.first == 0 || (ba.first > 0 && ba.first <= bb.first);
   path.bottleneck_bytes_per_second = a_first ? ba.first : bb.first;
-  path.bottleneck_at = path.bottleneck_bytes_per_second > 0 ? (a_first ? ba.second : bb.second) : "";
+  path.bottleneck_at =
+      path.bottleneck_bytes_per_second > 0 ? (a_first ? ba.second : bb.second) : "";
 
   if (common) {
     // A switch is an upstream port over downstream ports: devices meeting at an upstream port

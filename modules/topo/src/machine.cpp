@@ -32,9 +32,9 @@ const PciDevice* Machine::find(const std::string& address) const {
   if (address.empty()) {
     return nullptr;
   }
-  const auto it = std::lower_bound(
-      pci_devices.begin(), pci_devices.end(), address,
-      [](const PciDevice& d, const std::string& a) { return d.address < a; });
+  const auto it =
+      std::lower_bound(pci_devices.begin(), pci_devices.end(), address,
+                       [](const PciDevice& d, const std::string& a) { return d.address < a; });
   if (it != pci_devices.end() && it->address == address) {
     return &*it;
   }

@@ -40,12 +40,9 @@ Result<ProbeResult> finish(Result<Machine> machine, NvmlReport nvml, std::string
 }  // namespace
 
 nlohmann::json to_json(const Snapshot& snapshot) {
-  return {{"schema", kSnapshotSchema},
-          {"created", snapshot.created},
-          {"origin", snapshot.origin},
-          {"acco_version", snapshot.acco_version},
-          {"fs", core::to_json(snapshot.fs)},
-          {"nvml", to_json(snapshot.nvml)}};
+  return {{"schema", kSnapshotSchema},        {"created", snapshot.created},
+          {"origin", snapshot.origin},        {"acco_version", snapshot.acco_version},
+          {"fs", core::to_json(snapshot.fs)}, {"nvml", to_json(snapshot.nvml)}};
 }
 
 Result<Snapshot> snapshot_from_json(const nlohmann::json& j) {
@@ -54,8 +51,9 @@ Result<Snapshot> snapshot_from_json(const nlohmann::json& j) {
   }
   if (!j.contains("schema") || !j["schema"].is_string() ||
       j["schema"].get<std::string>() != kSnapshotSchema) {
-    return fail(Errc::kInvalidArgument,
-                fmt::format("'schema' must be \"{}\" (is this an acco snapshot?)", kSnapshotSchema));
+    return fail(
+        Errc::kInvalidArgument,
+        fmt::format("'schema' must be \"{}\" (is this an acco snapshot?)", kSnapshotSchema));
   }
   Snapshot s;
   const auto text = [&](const char* key) {
@@ -90,7 +88,8 @@ Result<ProbeResult> probe(const ProbeRequest& request) {
     }
     auto snapshot = snapshot_from_json(*j);
     if (!snapshot) {
-      return tl::unexpected(std::move(snapshot.error()).with_context("snapshot " + request.from_snapshot));
+      return tl::unexpected(
+          std::move(snapshot.error()).with_context("snapshot " + request.from_snapshot));
     }
     core::ReplayFs fs(snapshot->fs);
     return finish(discover_sysfs(fs), snapshot->nvml,
@@ -107,8 +106,9 @@ Result<ProbeResult> probe(const ProbeRequest& request) {
 
   NvmlReport nvml;
   const bool live_root = request.sysroot == "/";
-  const bool query = request.nvml == NvmlMode::kOn ||
-                     (request.nvml == NvmlMode::kAuto && (live_root || request.nvml_library_explicit));
+  const bool query =
+      request.nvml == NvmlMode::kOn ||
+      (request.nvml == NvmlMode::kAuto && (live_root || request.nvml_library_explicit));
   if (query) {
     nvml = query_nvml(request.nvml_library);
   } else {

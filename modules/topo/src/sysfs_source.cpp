@@ -156,7 +156,9 @@ void read_numa(Reader& in, Machine& m) {
       // "Node 0 MemTotal:       1056508412 kB"
       const auto line = units::split(*meminfo, '\n').front();
       const auto pos = line.find("MemTotal:");
-      const auto rest = pos == std::string::npos ? std::string_view() : units::trim(std::string_view(line).substr(pos + 9));
+      const auto rest = pos == std::string::npos
+                            ? std::string_view()
+                            : units::trim(std::string_view(line).substr(pos + 9));
       auto kb = units::parse_int(rest.substr(0, rest.find(' ')));
       if (kb) {
         node.memory_bytes = static_cast<std::uint64_t>(*kb) * 1024;

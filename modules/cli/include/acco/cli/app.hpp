@@ -16,16 +16,26 @@ namespace acco::cli {
 
 // Exit codes (docs/cli.md); the sysexits.h values where one fits.
 inline constexpr int kExitOk = 0;
-inline constexpr int kExitFindings = 1;     // a finding at or above --fail-on
-inline constexpr int kExitUsage = 64;       // bad flag or argument
-inline constexpr int kExitDataError = 65;   // an input file is malformed
-inline constexpr int kExitNoInput = 66;     // a named file or directory does not exist
+inline constexpr int kExitFindings = 1;      // a finding at or above --fail-on
+inline constexpr int kExitUsage = 64;        // bad flag or argument
+inline constexpr int kExitDataError = 65;    // an input file is malformed
+inline constexpr int kExitNoInput = 66;      // a named file or directory does not exist
 inline constexpr int kExitUnavailable = 69;  // a library, driver or device is missing
-inline constexpr int kExitInternal = 70;    // a bug in acco
-inline constexpr int kExitCantCreate = 73;  // an output file cannot be written
+inline constexpr int kExitInternal = 70;     // a bug in acco
+inline constexpr int kExitCantCreate = 73;   // an output file cannot be written
 
-enum class Command { kProbe, kDoctor, kConfig, kRules, kVersion, kHelp };
-enum class Format { kText, kJson };
+enum class Command {
+  kProbe,
+  kDoctor,
+  kConfig,
+  kRules,
+  kVersion,
+  kHelp
+};
+enum class Format {
+  kText,
+  kJson
+};
 
 struct Options {
   Command command = Command::kHelp;

@@ -24,7 +24,8 @@ class Fs {
   // Whole file content, at most 1 MiB (sysfs attributes are one page).
   [[nodiscard]] virtual Result<std::string> read_file(const std::string& path) const = 0;
   // Entry names, sorted, without "." and "..".
-  [[nodiscard]] virtual Result<std::vector<std::string>> list_dir(const std::string& path) const = 0;
+  [[nodiscard]] virtual Result<std::vector<std::string>> list_dir(
+      const std::string& path) const = 0;
   // The raw target of a symbolic link, as readlink(2) returns it.
   [[nodiscard]] virtual Result<std::string> read_link(const std::string& path) const = 0;
   // The canonical absolute path with every link resolved, inside the sysroot's namespace.
@@ -40,7 +41,7 @@ class Fs {
 struct FsRecord {
   struct Answer {
     bool ok = false;
-    std::string value;                // file content, link target or real path
+    std::string value;                 // file content, link target or real path
     std::vector<std::string> entries;  // directory listing
     Errc error = Errc::kNotFound;
     std::string error_message;

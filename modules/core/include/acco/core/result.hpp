@@ -47,17 +47,17 @@ using Status = Result<void>;
 }  // namespace acco
 
 // Returns the error of `expr` (a Result) from the current function, prefixed with `where`.
-#define ACCO_RETURN_IF_ERROR(expr, where)                                          \
-  do {                                                                             \
-    if (auto acco_result_ = (expr); !acco_result_.has_value()) {                   \
+#define ACCO_RETURN_IF_ERROR(expr, where) \
+  do { \
+    if (auto acco_result_ = (expr); !acco_result_.has_value()) { \
       return tl::unexpected(std::move(acco_result_.error()).with_context(where)); \
-    }                                                                              \
+    } \
   } while (false)
 
 // A broken invariant is a bug: abort with file and line.
-#define ACCO_CHECK(cond)                          \
-  do {                                            \
-    if (!(cond)) {                                \
+#define ACCO_CHECK(cond) \
+  do { \
+    if (!(cond)) { \
       ::acco::check_failed(#cond, __FILE__, __LINE__); \
-    }                                             \
+    } \
   } while (false)

@@ -13,7 +13,12 @@
 
 namespace acco::core {
 
-enum class SetBy { kDefault, kFile, kEnv, kFlag };
+enum class SetBy {
+  kDefault,
+  kFile,
+  kEnv,
+  kFlag
+};
 [[nodiscard]] std::string_view to_string(SetBy source);
 
 struct Setting {

@@ -11,7 +11,11 @@
 
 namespace acco::topo {
 
-enum class Severity { kInfo, kWarning, kCritical };
+enum class Severity {
+  kInfo,
+  kWarning,
+  kCritical
+};
 [[nodiscard]] const char* to_string(Severity severity);
 // "info", "warning", "critical"; nullopt-like false on anything else.
 [[nodiscard]] bool parse_severity(std::string_view text, Severity& out);

@@ -20,7 +20,7 @@ inline constexpr const char* kProbeSchema = "acco.probe/1";
 [[nodiscard]] nlohmann::ordered_json paths_json(const Machine& machine);
 // {"schema", "machine", "devices", "paths", "findings"}.
 [[nodiscard]] nlohmann::ordered_json probe_json(const Machine& machine,
-                                        const std::vector<Finding>& findings);
+                                                const std::vector<Finding>& findings);
 
 // The devices shown in path matrices: GPUs, accelerators, NICs, NVMe, in address order.
 [[nodiscard]] std::vector<const PciDevice*> endpoints(const Machine& machine);

@@ -35,11 +35,19 @@ namespace acco::topo {
 void annotate_links(Machine& machine);
 
 // Ordered from best to worst, as nvidia-smi topo -m prints them.
-enum class PathClass { kSelf, kNvlink, kPix, kPxb, kPhb, kNode, kSys };
+enum class PathClass {
+  kSelf,
+  kNvlink,
+  kPix,
+  kPxb,
+  kPhb,
+  kNode,
+  kSys
+};
 
 struct Path {
   PathClass path_class = PathClass::kSys;
-  int nvlinks = 0;  // bonded NVLinks for kNvlink
+  int nvlinks = 0;                         // bonded NVLinks for kNvlink
   double bottleneck_bytes_per_second = 0;  // narrowest link crossed; 0 when unknown
   std::string bottleneck_at;               // device whose link is narrowest
   bool operator==(const Path&) const = default;

@@ -39,10 +39,10 @@ struct Evidence {
 };
 
 struct PciDevice {
-  std::string address;   // "0000:41:00.0"
-  std::string parent;    // upstream bridge's address; empty when on a root bus
-  std::string root_bus;  // "pci0000:40", the host bridge this device hangs under
-  std::string sysfs_path;  // canonical: "/sys/devices/pci0000:40/0000:40:01.1/0000:41:00.0"
+  std::string address;           // "0000:41:00.0"
+  std::string parent;            // upstream bridge's address; empty when on a root bus
+  std::string root_bus;          // "pci0000:40", the host bridge this device hangs under
+  std::string sysfs_path;        // canonical: "/sys/devices/pci0000:40/0000:40:01.1/0000:41:00.0"
   std::uint32_t class_code = 0;  // 24-bit: 0x030200
   std::uint16_t vendor_id = 0;
   std::uint16_t device_id = 0;
@@ -79,10 +79,10 @@ struct NumaNode {
 };
 
 struct NetInterface {
-  std::string name;                       // "eth0", "ens1f0np0", "ib0"
-  std::string pci;                        // owning PCI function; empty for virtual interfaces
+  std::string name;                        // "eth0", "ens1f0np0", "ib0"
+  std::string pci;                         // owning PCI function; empty for virtual interfaces
   std::optional<std::int64_t> speed_mbps;  // absent when the kernel reports -1 or cannot tell
-  std::string operstate;                  // "up", "down", "unknown"
+  std::string operstate;                   // "up", "down", "unknown"
   bool operator==(const NetInterface&) const = default;
 };
 
@@ -90,7 +90,7 @@ struct IbPort {
   std::string device;  // "mlx5_0"
   int port = 1;
   std::string pci;
-  int state = 0;  // 1 DOWN, 2 INIT, 3 ARMED, 4 ACTIVE, 5 ACTIVE_DEFER
+  int state = 0;                // 1 DOWN, 2 INIT, 3 ARMED, 4 ACTIVE, 5 ACTIVE_DEFER
   std::string state_text;       // "4: ACTIVE"
   int phys_state = 0;           // 5 LinkUp, 2 Polling, 3 Disabled
   std::string phys_state_text;  // "5: LinkUp"
@@ -105,7 +105,7 @@ struct NvmeController {
   std::string name;  // "nvme0"
   std::string pci;   // empty for fabrics-attached controllers
   std::string model;
-  std::string transport;  // "pcie", "rdma", "tcp", "fc"
+  std::string transport;                // "pcie", "rdma", "tcp", "fc"
   std::vector<std::string> namespaces;  // "nvme0n1"
   bool operator==(const NvmeController&) const = default;
 };
@@ -141,7 +141,7 @@ struct NvLink {
 
 struct P2pStatus {
   std::string peer_pci;
-  std::string read;   // "OK", "CNS", "GNS", "TNS", "DR", "NS", "U"
+  std::string read;  // "OK", "CNS", "GNS", "TNS", "DR", "NS", "U"
   std::string write;
   bool operator==(const P2pStatus&) const = default;
 };

@@ -24,8 +24,8 @@ enum class NvmlMode {
 
 struct ProbeRequest {
   std::string sysroot = "/";
-  std::string from_snapshot;    // replay this file instead of reading a sysroot
-  std::string write_snapshot;   // record everything read into this file
+  std::string from_snapshot;   // replay this file instead of reading a sysroot
+  std::string write_snapshot;  // record everything read into this file
   std::string nvml_library = "libnvidia-ml.so.1";
   bool nvml_library_explicit = false;
   NvmlMode nvml = NvmlMode::kAuto;

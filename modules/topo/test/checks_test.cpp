@@ -1,0 +1,342 @@
+// Every rule has a machine that triggers it and a healthy twin that stays quiet. Machines are
+// generated sysroots (tests/support) read through the real sysfs source.
+#include "acco/topo/checks.hpp"
+
+#include <algorithm>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "acco/core/fs.hpp"
+#include "acco/topo/link_model.hpp"
+#include "acco/topo/sysfs_source.hpp"
+
+#include "machines.hpp"
+#include "sysroot_builder.hpp"
+
+namespace acco::topo {
+namespace {
+
+using acco::testing::DgxH100Options;
+using acco::testing::TempDir;
+using ::testing::Contains;
+using ::testing::Not;
+
+struct Probed {
+  Machine machine;
+  std::vector<Finding> findings;
+};
+
+Probed probe_dir(const std::filesystem::path& dir, NvmlReport nvml = {}) {
+  auto fs = core::make_disk_fs(dir.string());
+  EXPECT_TRUE(fs.has_value());
+  auto m = discover_sysfs(**fs);
+  EXPECT_TRUE(m.has_value()) << m.error().message;
+  m->nvml = std::move(nvml);
+  annotate_links(*m);
+  return {*m, check(*m)};
+}
+
+Probed dgx(const DgxH100Options& options = {}) {
+  TempDir dir;
+  acco::testing::write_dgx_h100(dir.path(), options);
+  return probe_dir(dir.path());
+}
+
+std::vector<std::string> rules_of(const std::vector<Finding>& findings) {
+  std::vector<std::string> out;
+  for (const auto& f : findings) {
+    out.push_back(f.rule);
+  }
+  return out;
+}
+
+const Finding* find_rule(const std::vector<Finding>& findings, const std::string& rule) {
+  const auto it = std::find_if(findings.begin(), findings.end(),
+                               [&](const Finding& f) { return f.rule == rule; });
+  return it == findings.end() ? nullptr : &*it;
+}
+
+std::string gpu(int i) {
+  return std::string(acco::testing::kDgxH100Gpus[static_cast<std::size_t>(i)]);
+}
+std::string nic(int i) {
+  return std::string(acco::testing::kDgxH100Nics[static_cast<std::size_t>(i)]);
+}
+
+NvmlGpu nvml_gpu(const std::string& pci, std::optional<int> pstate, int links, int active) {
+  NvmlGpu g;
+  g.pci = pci;
+  g.name = "NVIDIA H100 80GB HBM3";
+  g.pstate = pstate;
+  for (int i = 0; i < links; ++i) {
+    g.nvlinks.push_back({i, i < active, "0000:05:00.0", 5});
+  }
+  return g;
+}
+
+TEST(ChecksTest, HealthyDgxH100HasNoWarnings) {
+  const auto p = dgx();
+  for (const auto& f : p.findings) {
+    EXPECT_EQ(f.severity, Severity::kInfo) << f.rule << ": " << f.message;
+  }
+  EXPECT_THAT(rules_of(p.findings), Not(Contains("pcie-link-downtrained")));
+}
+
+TEST(ChecksTest, DgxDiscoveryFindsEveryDevice) {
+  const auto p = dgx();
+  int gpus = 0;
+  int nics = 0;
+  int nvme = 0;
+  for (const auto& d : p.machine.pci_devices) {
+    gpus += d.kind == DeviceKind::kGpu ? 1 : 0;
+    nics += d.kind == DeviceKind::kNic ? 1 : 0;
+    nvme += d.kind == DeviceKind::kNvme ? 1 : 0;
+  }
+  EXPECT_EQ(gpus, 8);
+  EXPECT_GE(nics, 8);
+  EXPECT_EQ(nvme, 2);
+  EXPECT_EQ(p.machine.numa_nodes.size(), 2U);
+  EXPECT_EQ(p.machine.package_of_node(1), 1);
+  EXPECT_GE(p.machine.ib_ports.size(), 8U);
+  EXPECT_TRUE(p.machine.gpudirect.rdma_loaded);
+  EXPECT_TRUE(p.machine.input_issues.empty());
+  const auto* g = p.machine.find(gpu(0));
+  ASSERT_NE(g, nullptr);
+  EXPECT_EQ(g->driver, "nvidia");
+  EXPECT_NEAR(g->path_bytes_per_second, 63.0e9, 0.1e9);
+  EXPECT_EQ(to_string(classify_path(p.machine, gpu(0), nic(0))), "PIX");
+  EXPECT_EQ(to_string(classify_path(p.machine, gpu(0), nic(4))), "SYS");
+}
+
+TEST(ChecksTest, NarrowGpuLinkIsCriticalDowntrain) {
+  const auto p = dgx({.gpu_width_x8 = 2});
+  const auto* f = find_rule(p.findings, "pcie-link-downtrained");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->severity, Severity::kCritical);
+  EXPECT_EQ(f->devices.front(), gpu(2));
+  EXPECT_FALSE(f->evidence.empty());
+}
+
+TEST(ChecksTest, SlowGpuWithoutLoadEvidenceIsPossiblyIdle) {
+  const auto p = dgx({.gpu_speed_2_5gt = 1});
+  const auto* f = find_rule(p.findings, "pcie-link-downtrained");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->severity, Severity::kInfo);
+  EXPECT_NE(f->message.find("idle"), std::string::npos);
+}
+
+TEST(ChecksTest, SlowGpuInP0IsAWarning) {
+  TempDir dir;
+  acco::testing::write_dgx_h100(dir.path(), {.gpu_speed_2_5gt = 1});
+  NvmlReport nvml;
+  nvml.available = true;
+  nvml.gpus = {nvml_gpu(gpu(1), 0, 18, 18)};
+  const auto p = probe_dir(dir.path(), nvml);
+  const auto* f = find_rule(p.findings, "pcie-link-downtrained");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->severity, Severity::kWarning);
+}
+
+TEST(ChecksTest, Gen5GpuInGen4SlotIsSlotLimited) {
+  const auto p = dgx({.gpu_in_gen4_slot = 3});
+  const auto* f = find_rule(p.findings, "pcie-slot-limited");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->devices.front(), gpu(3));
+  EXPECT_THAT(rules_of(dgx().findings), Not(Contains("pcie-slot-limited")));
+}
+
+TEST(ChecksTest, NarrowSwitchUplinkIsPathBottleneckAndOversubscribed) {
+  const auto p = dgx({.switch_uplink_x4 = 0});
+  const auto* f = find_rule(p.findings, "pcie-path-bottleneck");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->devices.front(), gpu(0));
+  EXPECT_THAT(rules_of(p.findings), Contains("pcie-uplink-oversubscribed"));
+  const auto healthy = rules_of(dgx().findings);
+  EXPECT_THAT(healthy, Not(Contains("pcie-path-bottleneck")));
+  EXPECT_THAT(healthy, Not(Contains("pcie-uplink-oversubscribed")));
+}
+
+TEST(ChecksTest, WithoutGpuDirectNicTrafficOversubscribesTheSwitch) {
+  const auto p = dgx({.no_peermem = true});
+  EXPECT_THAT(rules_of(p.findings), Contains("pcie-uplink-oversubscribed"));
+  EXPECT_THAT(rules_of(p.findings), Contains("gpudirect-rdma-missing"));
+  EXPECT_THAT(rules_of(dgx().findings), Not(Contains("gpudirect-rdma-missing")));
+}
+
+TEST(ChecksTest, UnknownNumaOnTwoSocketHostIsReported) {
+  const auto p = dgx({.numa_unknown = true});
+  const auto* f = find_rule(p.findings, "numa-unknown");
+  ASSERT_NE(f, nullptr);
+  EXPECT_GE(f->devices.size(), 8U);
+  EXPECT_THAT(rules_of(dgx().findings), Not(Contains("numa-unknown")));
+}
+
+TEST(ChecksTest, PollingIbPortIsDownAndCritical) {
+  const auto p = dgx({.ib_port_polling = 5});
+  const auto* f = find_rule(p.findings, "ib-port-down");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->severity, Severity::kCritical);
+  EXPECT_NE(f->message.find("Polling"), std::string::npos);
+  EXPECT_THAT(rules_of(dgx().findings), Not(Contains("ib-port-down")));
+}
+
+TEST(ChecksTest, DisabledIbPortSaysDisabled) {
+  const auto p = dgx({.ib_port_disabled = 2});
+  const auto* f = find_rule(p.findings, "ib-port-down");
+  ASSERT_NE(f, nullptr);
+  EXPECT_NE(f->message.find("disabled"), std::string::npos);
+}
+
+TEST(ChecksTest, HdrPortAmongNdrPortsIsRateLow) {
+  const auto p = dgx({.ib_rate_hdr = 4});
+  const auto* f = find_rule(p.findings, "ib-rate-low");
+  ASSERT_NE(f, nullptr);
+  EXPECT_THAT(f->devices, Contains(nic(4)));
+  EXPECT_THAT(rules_of(dgx().findings), Not(Contains("ib-rate-low")));
+}
+
+TEST(ChecksTest, TwoLanePortIsRateLow) {
+  EXPECT_THAT(rules_of(dgx({.ib_rate_2x = 6}).findings), Contains("ib-rate-low"));
+}
+
+TEST(ChecksTest, NdrNicOnGen4x8CannotCarryItsPort) {
+  const auto p = dgx({.nic_gen4_x8 = 7});
+  const auto* f = find_rule(p.findings, "nic-pcie-limited");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->devices.front(), nic(7));
+  EXPECT_THAT(rules_of(dgx().findings), Not(Contains("nic-pcie-limited")));
+}
+
+TEST(ChecksTest, TranslatingIommuGroupsAreReported) {
+  const auto p = dgx({.iommu_dma_fq = true});
+  const auto* f = find_rule(p.findings, "iommu-translated");
+  ASSERT_NE(f, nullptr);
+  EXPECT_NE(f->recommendation.find("iommu=pt"), std::string::npos);
+  EXPECT_THAT(rules_of(dgx().findings), Not(Contains("iommu-translated")));
+}
+
+TEST(ChecksTest, AcsRedirectReadAsRootIsAWarning) {
+  const auto p = dgx({.acs_redirect = 1});
+  const auto it = std::find_if(p.findings.begin(), p.findings.end(), [](const Finding& f) {
+    return f.rule == "acs-p2p-redirect" && f.severity == Severity::kWarning;
+  });
+  ASSERT_NE(it, p.findings.end());
+  EXPECT_NE(it->recommendation.find("setpci"), std::string::npos);
+}
+
+TEST(ChecksTest, AcsClearReadAsRootIsQuiet) {
+  const auto p = dgx({.config_as_root = true});
+  EXPECT_THAT(rules_of(p.findings), Not(Contains("acs-p2p-redirect")));
+}
+
+TEST(ChecksTest, AcsWithoutRootSaysItCouldNotCheck) {
+  const auto* f = find_rule(dgx().findings, "acs-p2p-redirect");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->severity, Severity::kInfo);
+  EXPECT_NE(f->message.find("root"), std::string::npos);
+}
+
+TEST(ChecksTest, InactiveNvlinksAreReported) {
+  TempDir dir;
+  acco::testing::write_dgx_h100(dir.path());
+  NvmlReport nvml;
+  nvml.available = true;
+  nvml.gpus = {nvml_gpu(gpu(0), 0, 18, 16), nvml_gpu(gpu(1), 0, 18, 18),
+               nvml_gpu(gpu(2), 0, 18, 0)};
+  const auto p = probe_dir(dir.path(), nvml);
+  std::vector<const Finding*> nvlink;
+  for (const auto& f : p.findings) {
+    if (f.rule == "nvlink-down") {
+      nvlink.push_back(&f);
+    }
+  }
+  ASSERT_EQ(nvlink.size(), 2U);
+  EXPECT_EQ(nvlink[0]->severity, Severity::kCritical);
+  EXPECT_EQ(nvlink[0]->devices.front(), gpu(2));
+  EXPECT_EQ(nvlink[1]->severity, Severity::kWarning);
+  EXPECT_EQ(to_string(classify_path(p.machine, gpu(0), gpu(1))), "NV16");
+}
+
+TEST(ChecksTest, WorkstationHasDowntrainAndRemoteNicAndNvme) {
+  TempDir dir;
+  acco::testing::write_workstation(dir.path());
+  const auto p = probe_dir(dir.path());
+  const auto rules = rules_of(p.findings);
+  EXPECT_THAT(rules, Contains("pcie-link-downtrained"));
+  EXPECT_THAT(rules, Contains("gpu-nic-remote"));
+  EXPECT_THAT(rules, Contains("nvme-gpu-remote"));
+  const auto* f = find_rule(p.findings, "gpu-nic-remote");
+  EXPECT_EQ(f->devices.front(), "0000:01:00.0");
+}
+
+TEST(ChecksTest, HealthyWorkstationHasNoDowntrainOrRemoteNic) {
+  TempDir dir;
+  acco::testing::write_workstation(dir.path(), {.full_width = true, .nic_on_each_socket = true});
+  const auto rules = rules_of(probe_dir(dir.path()).findings);
+  EXPECT_THAT(rules, Not(Contains("pcie-link-downtrained")));
+  EXPECT_THAT(rules, Not(Contains("gpu-nic-remote")));
+}
+
+TEST(ChecksTest, FlattenedVmIsReportedAsVirtualizedWithUnknownNuma) {
+  TempDir dir;
+  acco::testing::write_flattened_vm(dir.path());
+  const auto p = probe_dir(dir.path());
+  const auto* f = find_rule(p.findings, "virtualized-topology");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->severity, Severity::kWarning);
+  EXPECT_EQ(f->devices.size(), 4U);
+  EXPECT_THAT(rules_of(p.findings), Contains("numa-unknown"));
+  EXPECT_THAT(rules_of(dgx().findings), Not(Contains("virtualized-topology")));
+}
+
+TEST(ChecksTest, SingleNodeVmDoesNotReportUnknownNuma) {
+  TempDir dir;
+  acco::testing::write_flattened_vm(dir.path(), {.single_numa_node = true});
+  EXPECT_THAT(rules_of(probe_dir(dir.path()).findings), Not(Contains("numa-unknown")));
+}
+
+TEST(ChecksTest, CiVmReportsOnlyThatItIsAVirtualMachine) {
+  TempDir dir;
+  acco::testing::write_ci_vm(dir.path());
+  const auto p = probe_dir(dir.path());
+  ASSERT_EQ(p.findings.size(), 1U) << p.findings.front().rule;
+  EXPECT_EQ(p.findings.front().rule, "virtualized-topology");
+  EXPECT_EQ(p.findings.front().severity, Severity::kInfo);
+  EXPECT_EQ(p.machine.pci_devices.size(), 6U);
+}
+
+TEST(ChecksTest, NvidiaGpusWithoutNvmlSayWhatWasSkipped) {
+  TempDir dir;
+  acco::testing::write_dgx_h100(dir.path());
+  NvmlReport nvml;
+  nvml.reason = "libnvidia-ml.so.1: cannot open shared object file";
+  const auto p = probe_dir(dir.path(), nvml);
+  const auto* f = find_rule(p.findings, "nvml-unavailable");
+  ASSERT_NE(f, nullptr);
+  EXPECT_NE(f->message.find("cannot open"), std::string::npos);
+}
+
+TEST(ChecksTest, FindingsAreSortedBySeverityThenRule) {
+  const auto p = dgx({.gpu_width_x8 = 0, .ib_rate_hdr = 3, .no_peermem = true});
+  for (std::size_t i = 1; i < p.findings.size(); ++i) {
+    EXPECT_GE(p.findings[i - 1].severity, p.findings[i].severity);
+  }
+}
+
+TEST(ChecksTest, EveryRuleIsDocumentedInTheRuleList) {
+  std::vector<std::string> ids;
+  for (const auto& r : rules()) {
+    ids.push_back(r.id);
+  }
+  for (const auto* rule :
+       {"pcie-link-downtrained", "pcie-slot-limited", "pcie-path-bottleneck",
+        "pcie-uplink-oversubscribed", "gpu-nic-remote", "nvme-gpu-remote", "numa-unknown",
+        "ib-port-down", "ib-rate-low", "nic-pcie-limited", "iommu-translated",
+        "gpudirect-rdma-missing", "acs-p2p-redirect", "nvlink-down", "virtualized-topology"}) {
+    EXPECT_THAT(ids, Contains(rule));
+  }
+}
+
+}  // namespace
+}  // namespace acco::topo
