@@ -1,0 +1,335 @@
+// Drives the built `acco` binary end to end on generated machines and on this machine: exit
+// codes, text output against golden files, JSON against docs/schemas/probe.schema.json,
+// snapshots, NVML through the fake libnvidia-ml, and bad input.
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <nlohmann/json.hpp>
+
+#include "json_schema.hpp"
+#include "machines.hpp"
+#include "sysroot_builder.hpp"
+
+namespace acco::testing {
+namespace {
+
+namespace stdfs = std::filesystem;
+using ::testing::HasSubstr;
+
+struct CommandResult {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string slurp(const stdfs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::string quote(const std::string& s) {
+  std::string q = "'";
+  for (const char c : s) {
+    q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  }
+  return q + "'";
+}
+
+// Runs acco with `args` and extra environment; ACCO_* variables of the caller are cleared so a
+// developer's settings cannot change results.
+CommandResult acco(const std::vector<std::string>& args,
+                   const std::map<std::string, std::string>& env = {}) {
+  TempDir io;
+  std::string cmd = "env -u ACCO_SYSROOT -u ACCO_NVML -u ACCO_NVML_LIBRARY -u ACCO_CONFIG";
+  for (const auto& [k, v] : env) {
+    cmd += " " + k + "=" + quote(v);
+  }
+  cmd += " " + quote(ACCO_BINARY);
+  for (const auto& a : args) {
+    cmd += " " + quote(a);
+  }
+  cmd += " >" + quote((io.path() / "out").string()) + " 2>" + quote((io.path() / "err").string());
+  const int status = std::system(cmd.c_str());
+  CommandResult r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.out = slurp(io.path() / "out");
+  r.err = slurp(io.path() / "err");
+  return r;
+}
+
+std::map<std::string, std::string> fake_nvml(const std::string& config) {
+  return {{"ACCO_NVML_LIBRARY", ACCO_FAKE_NVML_PATH},
+          {"ACCO_FAKE_NVML_CONFIG", std::string(ACCO_SOURCE_DIR) + "/tests/data/nvml/" + config}};
+}
+
+nlohmann::json schema() {
+  return nlohmann::json::parse(
+      slurp(stdfs::path(ACCO_SOURCE_DIR) / "docs/schemas/probe.schema.json"));
+}
+
+void expect_conforms(const std::string& json_text) {
+  const auto j = nlohmann::json::parse(json_text);
+  const auto errors = validate(schema(), j);
+  EXPECT_TRUE(errors.empty()) << ::testing::PrintToString(errors);
+}
+
+std::string replace_all(std::string s, const std::string& from, const std::string& to) {
+  for (auto pos = s.find(from); pos != std::string::npos; pos = s.find(from, pos + to.size())) {
+    s.replace(pos, from.size(), to);
+  }
+  return s;
+}
+
+// Compares with tests/data/golden/NAME; ACCO_UPDATE_GOLDEN=1 rewrites the file instead.
+void expect_golden(const std::string& name, const std::string& actual) {
+  const auto path = stdfs::path(ACCO_SOURCE_DIR) / "tests/data/golden" / name;
+  if (const char* update = std::getenv("ACCO_UPDATE_GOLDEN"); update != nullptr && *update == '1') {
+    std::ofstream(path, std::ios::binary) << actual;
+    return;
+  }
+  ASSERT_TRUE(stdfs::exists(path)) << path << " missing; run with ACCO_UPDATE_GOLDEN=1";
+  EXPECT_EQ(actual, slurp(path)) << "golden " << name
+                                 << " differs; review and rerun with ACCO_UPDATE_GOLDEN=1";
+}
+
+struct GeneratedMachine {
+  const char* name;
+  void (*write)(const stdfs::path&);
+  const char* nvml_config;  // nullptr: no NVML
+};
+
+const std::vector<GeneratedMachine>& machines() {
+  static const std::vector<GeneratedMachine> kMachines = {
+      {"dgx_h100", [](const stdfs::path& d) { write_dgx_h100(d); }, "dgx_h100.json"},
+      {"workstation", [](const stdfs::path& d) { write_workstation(d); }, "workstation.json"},
+      {"flattened_vm", [](const stdfs::path& d) { write_flattened_vm(d); }, nullptr},
+      {"ci_vm", [](const stdfs::path& d) { write_ci_vm(d); }, nullptr},
+  };
+  return kMachines;
+}
+
+class GeneratedMachineTest : public ::testing::TestWithParam<GeneratedMachine> {
+ protected:
+  CommandResult probe(std::vector<std::string> extra = {}, const char* command = "probe") {
+    std::vector<std::string> args = {command, "--sysroot", dir_.path().string()};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const auto& m = GetParam();
+    return acco(args, m.nvml_config != nullptr ? fake_nvml(m.nvml_config)
+                                               : std::map<std::string, std::string>{});
+  }
+  std::string normalise(const std::string& text) const {
+    auto t = replace_all(text, dir_.path().string(), "<SYSROOT>");
+    return replace_all(t, ACCO_FAKE_NVML_PATH, "<FAKE_NVML>");
+  }
+  void SetUp() override { GetParam().write(dir_.path()); }
+  TempDir dir_;
+};
+
+TEST_P(GeneratedMachineTest, TextReportMatchesGolden) {
+  const auto r = probe();
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  expect_golden(std::string(GetParam().name) + ".probe.txt", normalise(r.out));
+}
+
+TEST_P(GeneratedMachineTest, DoctorReportMatchesGolden) {
+  const auto r = probe({}, "doctor");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  expect_golden(std::string(GetParam().name) + ".doctor.txt", normalise(r.out));
+}
+
+TEST_P(GeneratedMachineTest, JsonConformsToTheSchema) {
+  const auto r = probe({"--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  expect_conforms(r.out);
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["schema"], "acco.probe/1");
+  EXPECT_FALSE(j["devices"].empty());
+}
+
+TEST_P(GeneratedMachineTest, DoctorJsonConformsAndNamesWhatToFixFirst) {
+  const auto r = probe({"--json"}, "doctor");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  expect_conforms(r.out);
+  EXPECT_TRUE(nlohmann::json::parse(r.out).contains("fix_first"));
+}
+
+TEST_P(GeneratedMachineTest, SnapshotReplaysToTheSameReport) {
+  TempDir out;
+  const auto snap = (out.path() / "snap.json").string();
+  const auto live = probe({"--json", "--snapshot", snap});
+  ASSERT_EQ(live.exit_code, 0) << live.err;
+  EXPECT_THAT(live.err, HasSubstr("snapshot written"));
+  // Replay without the fake NVML in the environment: NVML's answers come from the file.
+  const auto replay = acco({"probe", "--json", "--from", snap});
+  ASSERT_EQ(replay.exit_code, 0) << replay.err;
+  auto a = nlohmann::json::parse(live.out);
+  auto b = nlohmann::json::parse(replay.out);
+  a["machine"].erase("origin");
+  b["machine"].erase("origin");
+  EXPECT_EQ(a, b);
+}
+
+INSTANTIATE_TEST_SUITE_P(Machines, GeneratedMachineTest, ::testing::ValuesIn(machines()),
+                         [](const auto& param_info) { return std::string(param_info.param.name); });
+
+TEST(CliTest, ProbeOnThisMachineExitsZeroWithAReport) {
+  const auto r = acco({"probe"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("acco probe: "));
+  EXPECT_THAT(r.out, HasSubstr("Findings: "));
+}
+
+TEST(CliTest, ProbeJsonOnThisMachineConformsToTheSchema) {
+  const auto r = acco({"probe", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  expect_conforms(r.out);
+}
+
+TEST(CliTest, DoctorOnThisMachineEndsWithASummary) {
+  const auto r = acco({"doctor"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("Doctor's summary"));
+}
+
+TEST(CliTest, FailOnTurnsFindingsIntoExitOne) {
+  TempDir dir;
+  write_workstation(dir.path());  // x8 of x16: a critical downtrain
+  EXPECT_EQ(acco({"probe", "--sysroot", dir.path().string(), "--fail-on", "critical"}).exit_code,
+            1);
+  EXPECT_EQ(acco({"probe", "--sysroot", dir.path().string(), "--fail-on", "warning"}).exit_code, 1);
+  TempDir healthy;
+  write_dgx_h100(healthy.path());
+  EXPECT_EQ(acco({"probe", "--sysroot", healthy.path().string(), "--fail-on", "warning"}).exit_code,
+            0);
+}
+
+TEST(CliTest, SysrootFromEnvironmentIsUsed) {
+  TempDir dir;
+  write_ci_vm(dir.path());
+  const auto r = acco({"probe", "--json"}, {{"ACCO_SYSROOT", dir.path().string()}});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["devices"].size(), 6U);
+}
+
+TEST(CliTest, NvlinkDownFromNvmlIsReported) {
+  TempDir dir;
+  write_dgx_h100(dir.path());
+  TempDir cfg;
+  auto config =
+      nlohmann::json::parse(slurp(stdfs::path(ACCO_SOURCE_DIR) / "tests/data/nvml/dgx_h100.json"));
+  config["gpus"][3]["nvlinks"][7]["active"] = false;
+  const auto path = (cfg.path() / "nvml.json").string();
+  std::ofstream(path) << config.dump();
+  const auto r =
+      acco({"probe", "--json", "--sysroot", dir.path().string()},
+           {{"ACCO_NVML_LIBRARY", ACCO_FAKE_NVML_PATH}, {"ACCO_FAKE_NVML_CONFIG", path}});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  bool found = false;
+  const auto report = nlohmann::json::parse(r.out);
+  for (const auto& f : report["findings"]) {
+    found = found || (f["rule"] == "nvlink-down" && f["devices"][0] == "0000:5d:00.0");
+  }
+  EXPECT_TRUE(found) << report["findings"].dump();
+}
+
+TEST(CliTest, NvmlInitFailureIsReportedNotFatal) {
+  TempDir dir;
+  write_dgx_h100(dir.path());
+  TempDir cfg;
+  const auto path = (cfg.path() / "nvml.json").string();
+  std::ofstream(path) << R"({"init_error": 9})";
+  const auto r =
+      acco({"probe", "--sysroot", dir.path().string()},
+           {{"ACCO_NVML_LIBRARY", ACCO_FAKE_NVML_PATH}, {"ACCO_FAKE_NVML_CONFIG", path}});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("Driver Not Loaded"));
+  EXPECT_THAT(r.out, HasSubstr("nvml-unavailable"));
+}
+
+void expect_one_line_error(const CommandResult& r, int code, const std::string& needle) {
+  EXPECT_EQ(r.exit_code, code) << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err.rfind("acco: ", 0), 0U) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_THAT(r.err, HasSubstr(needle));
+}
+
+TEST(CliTest, MissingSysrootExits66) {
+  expect_one_line_error(acco({"probe", "--sysroot", "/nonexistent/acco"}), 66, "/nonexistent/acco");
+}
+
+TEST(CliTest, UnknownFlagExits64) {
+  expect_one_line_error(acco({"probe", "--frobnicate"}), 64, "frobnicate");
+}
+
+TEST(CliTest, BadFailOnValueExits64) {
+  expect_one_line_error(acco({"probe", "--fail-on", "loud"}), 64, "--fail-on");
+}
+
+TEST(CliTest, MalformedSnapshotExits65) {
+  TempDir dir;
+  const auto path = (dir.path() / "bad.json").string();
+  std::ofstream(path) << R"({"schema": "acco.snapshot/1", "fs": )";
+  expect_one_line_error(acco({"probe", "--from", path}), 65, path);
+  std::ofstream(path) << R"({"schema": "something-else"})";
+  expect_one_line_error(acco({"probe", "--from", path}), 65, "schema");
+}
+
+TEST(CliTest, MissingSnapshotExits66) {
+  expect_one_line_error(acco({"probe", "--from", "/nonexistent/snap.json"}), 66,
+                        "/nonexistent/snap.json");
+}
+
+TEST(CliTest, UnwritableSnapshotExits73AndLeavesNothing) {
+  TempDir dir;
+  write_ci_vm(dir.path());
+  TempDir out;
+  const auto target = out.path() / "missing-dir" / "snap.json";
+  expect_one_line_error(
+      acco({"probe", "--sysroot", dir.path().string(), "--snapshot", target.string()}), 73,
+      target.string());
+  EXPECT_FALSE(stdfs::exists(target.parent_path()));
+}
+
+TEST(CliTest, BadConfigFileExits65) {
+  TempDir dir;
+  const auto path = (dir.path() / "acco.json").string();
+  std::ofstream(path) << R"({"sysroot": ["not", "a", "string"]})";
+  expect_one_line_error(acco({"probe", "--config", path}), 65, "sysroot");
+}
+
+TEST(CliTest, RulesListsEveryRule) {
+  const auto r = acco({"rules"});
+  EXPECT_EQ(r.exit_code, 0);
+  for (const auto* rule : {"pcie-link-downtrained", "gpu-nic-remote", "nvlink-down",
+                           "virtualized-topology", "acs-p2p-redirect"}) {
+    EXPECT_THAT(r.out, HasSubstr(rule));
+  }
+}
+
+TEST(CliTest, ConfigShowsWhoSetEachSetting) {
+  const auto r = acco({"config"}, {{"ACCO_SYSROOT", "/srv/x"}});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_THAT(r.out, HasSubstr("sysroot = /srv/x  (set by env"));
+}
+
+TEST(CliTest, HelpAndVersionExitZero) {
+  EXPECT_EQ(acco({"--help"}).exit_code, 0);
+  const auto v = acco({"--version"});
+  EXPECT_EQ(v.exit_code, 0);
+  EXPECT_THAT(v.out, HasSubstr("acco"));
+  EXPECT_THAT(acco({"probe", "--help"}).out, HasSubstr("--snapshot"));
+}
+
+}  // namespace
+}  // namespace acco::testing
