@@ -36,19 +36,26 @@ Result<Options> parse_args(const std::vector<std::string>& args, const Getenv& g
 
   const auto add_machine_flags = [&](CLI::App* cmd, bool snapshot) {
     cmd->add_option("--sysroot", flags["sysroot"],
-                    "read DIR/sys and DIR/proc instead of /sys and /proc (env ACCO_SYSROOT)");
-    cmd->add_option("--from", o.from, "replay a snapshot written by --snapshot instead of probing");
+                    "read DIR/sys and DIR/proc instead of /sys and /proc (env ACCO_SYSROOT)")
+        ->type_name("DIR");
+    cmd->add_option("--from", o.from, "replay a snapshot written by --snapshot instead of probing")
+        ->type_name("FILE");
     if (snapshot) {
       cmd->add_option("--snapshot", o.snapshot,
-                      "record everything read (sysfs, procfs, NVML) into FILE for --from");
+                      "record everything read (sysfs, procfs, NVML) into FILE for --from")
+          ->type_name("FILE");
     }
-    cmd->add_option("--nvml", flags["nvml"], "query NVML: auto, on, off (env ACCO_NVML)");
+    cmd->add_option("--nvml", flags["nvml"], "query NVML: auto, on, off (env ACCO_NVML)")
+        ->type_name("MODE");
     cmd->add_option("--nvml-library", flags["nvml-library"],
-                    "NVML library to load (env ACCO_NVML_LIBRARY)");
+                    "NVML library to load (env ACCO_NVML_LIBRARY)")
+        ->type_name("LIB");
     cmd->add_option("--fail-on", fail_on,
-                    "exit 1 when a finding of this severity or worse exists: warning, critical");
+                    "exit 1 when a finding of this severity or worse exists: warning, critical")
+        ->type_name("SEVERITY");
     cmd->add_flag("--json", json, "print JSON (schema acco.probe/1) instead of text");
-    cmd->add_option("--config", config, "JSON file of settings (env ACCO_CONFIG)");
+    cmd->add_option("--config", config, "JSON file of settings (env ACCO_CONFIG)")
+        ->type_name("FILE");
   };
   auto* probe =
       app.add_subcommand("probe", "discover the machine's links and report what is wrong");
@@ -57,7 +64,8 @@ Result<Options> parse_args(const std::vector<std::string>& args, const Getenv& g
       app.add_subcommand("doctor", "assess this machine and say what to fix first (the main job)");
   add_machine_flags(doctor, false);
   auto* config_cmd = app.add_subcommand("config", "print every setting, its value and who set it");
-  config_cmd->add_option("--config", config, "JSON file of settings (env ACCO_CONFIG)");
+  config_cmd->add_option("--config", config, "JSON file of settings (env ACCO_CONFIG)")
+      ->type_name("FILE");
   config_cmd->add_flag("--json", json, "print JSON");
   auto* rules_cmd = app.add_subcommand("rules", "list the rules checks can report");
   rules_cmd->add_flag("--json", json, "print JSON");
