@@ -149,6 +149,38 @@ std::string devices_section(
          table(rows);
 }
 
+std::string nvml_section(const topo::Machine& m) {
+  if (!m.nvml.available || m.nvml.gpus.empty()) {
+    return {};
+  }
+  const auto opt = [](const auto& v, auto format) -> std::string {
+    return v ? format(*v) : std::string("-");
+  };
+  const auto on_off = [](bool b) { return std::string(b ? "on" : "off"); };
+  std::vector<std::vector<std::string>> rows = {
+      {"GPU", "PCI", "NAME", "MEMORY", "PSTATE", "PERSIST", "MIG", "NVLINK UP", "PCIE (NVML)"}};
+  for (const auto& g : m.nvml.gpus) {
+    int up = 0;
+    for (const auto& l : g.nvlinks) {
+      up += l.active ? 1 : 0;
+    }
+    rows.push_back({std::to_string(g.index), g.pci, g.name.empty() ? "-" : g.name,
+                    g.memory_total_bytes > 0 ? units::format_bytes(g.memory_total_bytes) : "-",
+                    opt(g.pstate, [](int p) { return fmt::format("P{}", p); }),
+                    opt(g.persistence_mode, on_off),
+                    g.mig_enabled
+                        ? (*g.mig_enabled ? fmt::format("on ({} instances)", g.mig_instances)
+                                          : std::string("off"))
+                        : std::string("-"),
+                    g.nvlinks.empty() ? "-" : fmt::format("{}/{}", up, g.nvlinks.size()),
+                    g.pcie_current_gen && g.pcie_current_width && g.pcie_max_gen && g.pcie_max_width
+                        ? fmt::format("Gen{} x{} of Gen{} x{}", *g.pcie_current_gen,
+                                      *g.pcie_current_width, *g.pcie_max_gen, *g.pcie_max_width)
+                        : std::string("-")});
+  }
+  return "\nGPUs (NVML)\n" + table(rows);
+}
+
 std::string matrix_section(const topo::Machine& m,
                            const std::vector<std::pair<std::string, const topo::PciDevice*>>& eps) {
   if (eps.size() < 2) {
@@ -220,8 +252,8 @@ std::string findings_section(const std::vector<topo::Finding>& findings) {
 
 std::string probe_text(const topo::Machine& machine, const std::vector<topo::Finding>& findings) {
   const auto eps = labelled(machine);
-  return header(machine) + devices_section(machine, eps) + matrix_section(machine, eps) +
-         findings_section(findings);
+  return header(machine) + devices_section(machine, eps) + nvml_section(machine) +
+         matrix_section(machine, eps) + findings_section(findings);
 }
 
 std::string doctor_summary_text(const std::vector<topo::Finding>& findings) {

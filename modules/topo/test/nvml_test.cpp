@@ -90,15 +90,15 @@ TEST(NvmlTest, FakeDgxH100ReportsEveryField) {
   }
 }
 
-TEST(NvmlTest, WorkstationReportsIdlePstateNoNvLinkAndCrossSocketP2p) {
+TEST(NvmlTest, WorkstationReportsNarrowGpuNoNvLinkAndCrossSocketP2p) {
   const NvmlReport report = query_fake(load_config("workstation.json"));
 
   ASSERT_TRUE(report.available) << report.reason;
   ASSERT_EQ(report.gpus.size(), 4U);
   EXPECT_EQ(report.gpus[0].pstate, 0);
   EXPECT_EQ(report.gpus[2].pci, "0000:41:00.0");
-  EXPECT_EQ(report.gpus[2].pstate, 8);
-  EXPECT_EQ(report.gpus[2].pcie_current_gen, 1);
+  EXPECT_EQ(report.gpus[2].pstate, 0);
+  EXPECT_EQ(report.gpus[2].pcie_current_width, 8);
   EXPECT_EQ(report.gpus[2].pcie_max_gen, 4);
   for (const NvmlGpu& gpu : report.gpus) {
     EXPECT_TRUE(gpu.nvlinks.empty()) << gpu.pci;
@@ -219,7 +219,7 @@ TEST(NvmlTest, LostGpuKeepsItsIndexAndDropsOutOfP2p) {
   lost.index = 1;
   EXPECT_EQ(report.gpus[1], lost);
   EXPECT_EQ(report.gpus[0].p2p.size(), 2U);
-  EXPECT_EQ(report.gpus[2].pstate, 8);
+  EXPECT_EQ(report.gpus[2].pcie_current_width, 8);
 }
 
 TEST(NvmlTest, PciDomainsAboveFourDigitsKeepAllTheirDigits) {
