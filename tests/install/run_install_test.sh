@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Installs a built acco tree into a fresh prefix, then configures, builds and runs the consumer
+# project against it with find_package(acco). Checks the consumer prints the Gen4 x16 link rate.
+#
+# Usage: run_install_test.sh <cmake> <build dir> <consumer source dir> <generator> <initial cache>
+# The initial cache (written by tests/install/CMakeLists.txt) carries the build's compiler, build
+# type and flags.
+set -euo pipefail
+
+if [[ $# -ne 5 ]]; then
+  echo "usage: $0 <cmake> <build dir> <consumer source dir> <generator> <initial cache>" >&2
+  exit 2
+fi
+cmake=$1 build_dir=$2 consumer_src=$3 generator=$4 initial_cache=$5
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/acco-install-test.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+
+# Run a step quietly; show its output only when it fails.
+step() {
+  local name=$1
+  shift
+  if ! "$@" >"$work/$name.log" 2>&1; then
+    echo "FAILED: $name: $*" >&2
+    cat "$work/$name.log" >&2
+    exit 1
+  fi
+}
+
+step install "$cmake" --install "$build_dir" --prefix "$work/prefix"
+# acco_ROOT: the initial cache already holds the build's CMAKE_PREFIX_PATH for the dependencies.
+step configure "$cmake" -S "$consumer_src" -B "$work/build" -G "$generator" -C "$initial_cache" \
+  -Dacco_ROOT="$work/prefix"
+step build "$cmake" --build "$work/build" --verbose
+
+# Warnings are acco's own business: they must not reach the consumer.
+if grep -q acco_warnings "$work/build.log" "$work/prefix"/lib*/cmake/acco/*.cmake; then
+  echo "FAILED: acco_warnings leaked into the installed package or the consumer's build" >&2
+  exit 1
+fi
+# Test helpers are never installed.
+if find "$work/prefix" -name '*test_support*' -o -name '*fake_nvml*' -o -name 'libnvidia-ml*' |
+  grep -q .; then
+  echo "FAILED: test helpers were installed:" >&2
+  find "$work/prefix" -name '*test_support*' -o -name '*fake_nvml*' -o -name 'libnvidia-ml*' >&2
+  exit 1
+fi
+
+output=$("$work/build/acco_consumer")
+echo "consumer printed: $output"
+# Gen4 x16: 16 GT/s * 16 lanes * 128/130 / 8 bits = 31507692307.69 bytes/s.
+if ! awk -v got="$output" 'BEGIN {
+       want = 31507692307.69
+       if (got !~ /^[0-9.eE+-]+$/) exit 1
+       diff = got - want; if (diff < 0) diff = -diff
+       exit !(diff <= want * 1e-9)
+     }'; then
+  echo "FAILED: expected about 31507692307.69 (31.5 GB/s), got '$output'" >&2
+  exit 1
+fi
+echo "PASSED"
