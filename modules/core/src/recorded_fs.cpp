@@ -124,7 +124,13 @@ Result<Answer> answer_from_json(const nlohmann::json& j) {
       a.value = j.value("value", "");
     }
   } catch (const nlohmann::json::exception& e) {
-    return fail(Errc::kInvalidArgument, e.what());
+    // e.what() opens with "[json.exception.type_error.302] "; keep what follows, as parse_json
+    // does.
+    std::string message = e.what();
+    if (const auto pos = message.find("] "); pos != std::string::npos) {
+      message.erase(0, pos + 2);
+    }
+    return fail(Errc::kInvalidArgument, message);
   }
   return a;
 }

@@ -37,6 +37,8 @@ enum class PortRole {
 // Without root the PCIe capability's port type is unreadable, so infer it from the nesting: a
 // bridge on a root bus is a root port; below a root or downstream port sits an upstream port;
 // below an upstream port sit downstream ports.
+PortRole role_of(const Machine& m, const PciDevice* d, int depth = 0);
+
 PortRole role_of(const Machine& m, const PciDevice& d, int depth = 0) {
   if (d.kind != DeviceKind::kBridge) {
     return PortRole::kNone;
@@ -47,6 +49,11 @@ PortRole role_of(const Machine& m, const PciDevice& d, int depth = 0) {
   }
   const auto parent_role = role_of(m, *parent, depth + 1);
   return parent_role == PortRole::kUpstream ? PortRole::kDownstream : PortRole::kUpstream;
+}
+
+// A device that is not in the machine (a snapshot edited by hand) has no role.
+PortRole role_of(const Machine& m, const PciDevice* d, int depth) {
+  return d == nullptr ? PortRole::kNone : role_of(m, *d, depth);
 }
 
 // Devices whose own link reading describes a physical link to their parent port: endpoints and
@@ -556,7 +563,7 @@ void check_acs(const Machine& m, std::vector<Finding>& out) {
     const auto chain = ancestors(m, d.address);
     bool on_shared = below[d.address] >= 2;
     for (const auto& up : chain) {
-      on_shared = on_shared || (below[up] >= 2 && role_of(m, *m.find(up)) != PortRole::kRoot);
+      on_shared = on_shared || (below[up] >= 2 && role_of(m, m.find(up)) != PortRole::kRoot);
     }
     if (on_shared && below[d.address] >= 1 && role_of(m, d) != PortRole::kRoot) {
       shared.push_back(&d);
@@ -656,7 +663,7 @@ void check_virtualized(const Machine& m, std::vector<Finding>& out) {
     }
     if (d.kind == DeviceKind::kGpu || d.kind == DeviceKind::kAccelerator) {
       ++accelerators;
-      if (d.parent.empty() || role_of(m, *m.find(d.parent)) == PortRole::kRoot) {
+      if (d.parent.empty() || role_of(m, m.find(d.parent)) == PortRole::kRoot) {
         flat.push_back(d.address);
       }
       numa_unknown = numa_unknown || d.numa_node < 0;

@@ -103,8 +103,11 @@ std::vector<std::string> ancestors(const Machine& machine, const std::string& ad
   const PciDevice* d = machine.find(address);
   // The depth bound guards against a malformed snapshot whose parents form a cycle.
   while (d != nullptr && !d->parent.empty() && chain.size() < 64) {
-    chain.push_back(d->parent);
     d = machine.find(d->parent);
+    if (d == nullptr) {
+      break;  // a parent missing from the model (hand-edited input) ends the chain
+    }
+    chain.push_back(d->address);
   }
   return chain;
 }

@@ -92,7 +92,12 @@ Result<ProbeResult> probe(const ProbeRequest& request) {
           std::move(snapshot.error()).with_context("snapshot " + request.from_snapshot));
     }
     core::ReplayFs fs(snapshot->fs);
-    return finish(discover_sysfs(fs), snapshot->nvml,
+    auto machine = discover_sysfs(fs);
+    if (!machine) {
+      return tl::unexpected(
+          std::move(machine.error()).with_context("snapshot " + request.from_snapshot));
+    }
+    return finish(std::move(machine), snapshot->nvml,
                   fmt::format("snapshot {} (taken {} from {})", request.from_snapshot,
                               snapshot->created, snapshot->origin));
   }
@@ -119,7 +124,7 @@ Result<ProbeResult> probe(const ProbeRequest& request) {
 
   auto machine = discover_sysfs(fs);
   if (!machine) {
-    return tl::unexpected(machine.error());
+    return tl::unexpected(std::move(machine.error()).with_context("sysroot " + request.sysroot));
   }
   if (!request.write_snapshot.empty()) {
     Snapshot snapshot;

@@ -1,7 +1,9 @@
 #include "acco/topo/sysfs_source.hpp"
 
 #include <algorithm>
+#include <bitset>
 #include <cctype>
+#include <limits>
 #include <set>
 
 #include <fmt/format.h>
@@ -123,7 +125,12 @@ void read_numa(Reader& in, Machine& m) {
   for (const auto& name : in.list(base)) {
     if (name.rfind("node", 0) == 0 && name.size() > 4 &&
         std::all_of(name.begin() + 4, name.end(), [](char c) { return std::isdigit(c) != 0; })) {
-      ids.push_back(std::stoi(name.substr(4)));
+      const auto id = units::parse_int(name.substr(4));
+      if (id && *id <= std::numeric_limits<int>::max()) {
+        ids.push_back(static_cast<int>(*id));
+      } else {
+        in.issue(base + "/" + name, "NUMA node number out of range");
+      }
     }
   }
   std::sort(ids.begin(), ids.end());
@@ -224,18 +231,28 @@ std::uint32_t read_u32(const std::string& bytes, std::size_t offset) {
 // Walks the PCIe extended capability list (from 0x100; only readable as root, when the kernel
 // returns all 4096 bytes) and returns the ACS control register.
 void read_acs(Reader& in, const std::string& dir, PciDevice& d) {
-  auto config = in.fs().read_file(dir + "/config");
+  const auto path = dir + "/config";
+  auto config = in.fs().read_file(path);
   if (!config || config->size() < 4096) {
     return;
   }
   d.config_extended_readable = true;
+  // A next pointer of 0 ends the list; any other must be at 0x100 or above (PCIe base spec
+  // 7.6.3) and, as capabilities do not overlap, visited once.
+  std::bitset<1024> visited;
   std::size_t offset = 0x100;
-  for (int guard = 0; guard < 64 && offset >= 0x100 && offset + 8 <= config->size(); ++guard) {
+  while (offset != 0) {
+    if (offset < 0x100 || visited[offset / 4]) {
+      in.issue(path, fmt::format("extended capability list is malformed: next pointer 0x{:03x} {}",
+                                 offset, offset < 0x100 ? "is below 0x100" : "loops back"));
+      return;
+    }
+    visited[offset / 4] = true;
     const std::uint32_t header = read_u32(*config, offset);
     if (header == 0 || header == 0xffffffff) {
       return;
     }
-    if ((header & 0xffff) == 0x000d) {
+    if ((header & 0xffff) == 0x000d && offset + 8 <= config->size()) {
       d.acs_control = read_u16(*config, offset + 6);
       return;
     }
@@ -282,15 +299,22 @@ void read_pci(Reader& in, Machine& m) {
         static_cast<std::uint16_t>(in.integer(link + "/subsystem_device", 16).value_or(0));
     d.kind = classify_pci(d.class_code, d.vendor_id);
     d.driver = in.link_name(link + "/driver");
-    d.numa_node = static_cast<int>(in.integer(link + "/numa_node").value_or(-1));
-    if (d.numa_node < -1) {
-      d.numa_node = -1;
-    }
+    const auto numa = in.integer(link + "/numa_node");
+    d.numa_node = std::max(static_cast<int>(numa.value_or(-1)), -1);
     if (auto cpus = in.text(link + "/local_cpulist")) {
       if (auto parsed = units::parse_cpulist(*cpus)) {
         d.local_cpus = *parsed;
       } else {
         in.issue(link + "/local_cpulist", parsed.error().message);
+      }
+    }
+    if (!numa && in.fs().exists(link + "/numa_node")) {
+      // The kernel prints local_cpulist from the same node, so it names the node when
+      // numa_node is unreadable; -1 would claim that firmware did not say.
+      for (const auto& node : m.numa_nodes) {
+        if (!d.local_cpus.empty() && node.cpus == d.local_cpus) {
+          d.numa_node = node.id;
+        }
       }
     }
     d.current = read_link(in, link, "current_link_speed", "current_link_width");
@@ -305,6 +329,22 @@ void read_pci(Reader& in, Machine& m) {
   }
   std::sort(m.pci_devices.begin(), m.pci_devices.end(),
             [](const PciDevice& a, const PciDevice& b) { return a.address < b.address; });
+  // The link model and the checks walk up through every parent, so a device below a bridge that
+  // could not be read hangs off unknown links and is left out too.
+  for (bool dropped = true; dropped;) {
+    std::set<std::string> present;
+    for (const auto& d : m.pci_devices) {
+      present.insert(d.address);
+    }
+    dropped = std::erase_if(m.pci_devices, [&](const PciDevice& d) {
+                if (d.parent.empty() || present.count(d.parent) != 0) {
+                  return false;
+                }
+                in.issue(bus + "/" + d.address,
+                         fmt::format("its upstream bridge {} is missing or unreadable", d.parent));
+                return true;
+              }) != 0;
+  }
 
   const std::string slots = "/sys/bus/pci/slots";
   for (const auto& name : in.list(slots)) {
@@ -343,12 +383,12 @@ void read_net(Reader& in, Machine& m) {
 }
 
 // "4: ACTIVE" -> 4.
-int leading_number(Reader& in, const std::string& path, const std::string& text) {
+std::optional<int> leading_number(Reader& in, const std::string& path, const std::string& text) {
   const auto colon = text.find(':');
   auto v = units::parse_int(text.substr(0, colon));
   if (!v) {
     in.issue(path, fmt::format("cannot parse '{}' (expected e.g. '4: ACTIVE')", text));
-    return 0;
+    return std::nullopt;
   }
   return static_cast<int>(*v);
 }
@@ -364,13 +404,18 @@ void read_infiniband(Reader& in, Machine& m) {
       p.device = dev;
       p.pci = pci;
       p.port = static_cast<int>(units::parse_int(port_name).value_or(0));
+      // A port whose state or rate does not parse is left out: the checks would take the
+      // unknown state for a down port and the unknown rate for a slow one.
+      bool readable = true;
       if (auto s = in.text(pdir + "/state")) {
         p.state_text = *s;
-        p.state = leading_number(in, pdir + "/state", *s);
+        const auto state = leading_number(in, pdir + "/state", *s);
+        readable = state.has_value();
+        p.state = state.value_or(0);
       }
       if (auto s = in.text(pdir + "/phys_state")) {
         p.phys_state_text = *s;
-        p.phys_state = leading_number(in, pdir + "/phys_state", *s);
+        p.phys_state = leading_number(in, pdir + "/phys_state", *s).value_or(0);
       }
       if (auto rate = in.text(pdir + "/rate")) {
         // "400 Gb/sec (4X NDR)", "2.5 Gb/sec (1X SDR)"
@@ -385,13 +430,16 @@ void read_infiniband(Reader& in, Machine& m) {
         if (gb == std::string::npos || !value || !lanes) {
           in.issue(pdir + "/rate",
                    fmt::format("cannot parse '{}' (expected e.g. '400 Gb/sec (4X NDR)')", *rate));
+          readable = false;
         } else {
           p.rate_gbps = *value;
           p.lanes = static_cast<int>(*lanes);
         }
       }
       p.link_layer = in.text(pdir + "/link_layer").value_or("");
-      m.ib_ports.push_back(std::move(p));
+      if (readable) {
+        m.ib_ports.push_back(std::move(p));
+      }
     }
   }
 }

@@ -231,7 +231,8 @@ TEST(ChecksTest, AcsClearReadAsRootIsQuiet) {
 }
 
 TEST(ChecksTest, AcsWithoutRootSaysItCouldNotCheck) {
-  const auto* f = find_rule(dgx().findings, "acs-p2p-redirect");
+  const auto p = dgx();
+  const auto* f = find_rule(p.findings, "acs-p2p-redirect");
   ASSERT_NE(f, nullptr);
   EXPECT_EQ(f->severity, Severity::kInfo);
   EXPECT_NE(f->message.find("root"), std::string::npos);
