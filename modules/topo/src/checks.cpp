@@ -67,6 +67,16 @@ std::string name_of(const PciDevice& d) {
   return fmt::format("{} {}", to_string(d.kind), d.address);
 }
 
+std::vector<std::string> nvidia_gpus(const Machine& m) {
+  std::vector<std::string> gpus;
+  for (const auto& d : m.pci_devices) {
+    if (d.kind == DeviceKind::kGpu && d.vendor_id == 0x10de) {
+      gpus.push_back(d.address);
+    }
+  }
+  return gpus;
+}
+
 void check_downtrained(const Machine& m, std::vector<Finding>& out) {
   for (const auto& d : m.pci_devices) {
     if (!d.current.known() || !d.max.known() || !owns_its_link(m, d)) {
@@ -509,13 +519,8 @@ void check_gpudirect(const Machine& m, std::vector<Finding>& out) {
   if (m.gpudirect.rdma_loaded) {
     return;
   }
-  std::vector<std::string> gpus;
+  const auto gpus = nvidia_gpus(m);
   std::vector<std::string> rdma_nics;
-  for (const auto& d : m.pci_devices) {
-    if (d.kind == DeviceKind::kGpu && d.vendor_id == 0x10de) {
-      gpus.push_back(d.address);
-    }
-  }
   for (const auto& p : m.ib_ports) {
     if (!p.pci.empty() && std::find(rdma_nics.begin(), rdma_nics.end(), p.pci) == rdma_nics.end()) {
       rdma_nics.push_back(p.pci);
@@ -698,12 +703,7 @@ void check_nvml(const Machine& m, std::vector<Finding>& out) {
   if (m.nvml.available) {
     return;
   }
-  std::vector<std::string> gpus;
-  for (const auto& d : m.pci_devices) {
-    if (d.kind == DeviceKind::kGpu && d.vendor_id == 0x10de) {
-      gpus.push_back(d.address);
-    }
-  }
+  const auto gpus = nvidia_gpus(m);
   if (gpus.empty()) {
     return;
   }

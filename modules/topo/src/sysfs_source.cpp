@@ -119,6 +119,17 @@ void read_system(Reader& in, Machine& m) {
   }
 }
 
+// The socket of a node is the package of its first CPU; -1 for memory-only nodes.
+int package_of(Reader& in, const std::vector<int>& cpus) {
+  if (cpus.empty()) {
+    return -1;
+  }
+  return static_cast<int>(
+      in.integer(
+            fmt::format("/sys/devices/system/cpu/cpu{}/topology/physical_package_id", cpus.front()))
+          .value_or(-1));
+}
+
 void read_numa(Reader& in, Machine& m) {
   const std::string base = "/sys/devices/system/node";
   std::vector<int> ids;
@@ -173,12 +184,7 @@ void read_numa(Reader& in, Machine& m) {
         in.issue(dir + "/meminfo", "cannot find 'MemTotal: N kB'");
       }
     }
-    if (!node.cpus.empty()) {
-      node.package = static_cast<int>(
-          in.integer(fmt::format("/sys/devices/system/cpu/cpu{}/topology/physical_package_id",
-                                 node.cpus.front()))
-              .value_or(-1));
-    }
+    node.package = package_of(in, node.cpus);
     m.numa_nodes.push_back(std::move(node));
   }
   if (m.numa_nodes.empty()) {
@@ -188,12 +194,7 @@ void read_numa(Reader& in, Machine& m) {
       node.cpus = units::parse_cpulist(*online).value_or(std::vector<int>{});
     }
     node.distances = {10};
-    if (!node.cpus.empty()) {
-      node.package = static_cast<int>(
-          in.integer(fmt::format("/sys/devices/system/cpu/cpu{}/topology/physical_package_id",
-                                 node.cpus.front()))
-              .value_or(-1));
-    }
+    node.package = package_of(in, node.cpus);
     m.numa_nodes.push_back(std::move(node));
   }
 }
