@@ -7,8 +7,10 @@
 
 int main(int argc, char** argv) try {
   const std::vector<std::string> args(argv + 1, argv + argc);
-  const auto outcome =
-      acco::cli::main_outcome(args, [](const char* name) { return std::getenv(name); });
+  const auto outcome = acco::cli::main_outcome(
+      args, [](const char* name) { return std::getenv(name); },
+      [](std::string_view line) { std::cerr << line << "\n"
+                                            << std::flush; });
   std::cout << outcome.out << std::flush;
   std::cerr << outcome.err << std::flush;
   return outcome.exit_code;

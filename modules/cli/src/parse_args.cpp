@@ -63,6 +63,41 @@ Result<Options> parse_args(const std::vector<std::string>& args, const Getenv& g
   auto* doctor =
       app.add_subcommand("doctor", "assess this machine and say what to fix first (the main job)");
   add_machine_flags(doctor, false);
+  doctor->add_flag("--no-bench", o.bench.skip, "skip the quick measurement of the data paths");
+  auto* bench = app.add_subcommand(
+      "bench", "measure host<->device, device<->device and host bandwidth against the link peak");
+  bench
+      ->add_option("--backend", o.bench.backend,
+                   "auto (CUDA when a GPU is usable, else host), host, cuda")
+      ->type_name("NAME");
+  bench->add_option("--devices", o.bench.devices, "host backend: number of emulated devices")
+      ->type_name("N");
+  bench
+      ->add_option("--link", o.bench.link,
+                   "host backend: emulated link, e.g. pcie4x16, pcie5x16, 25GB/s,2us, unlimited")
+      ->type_name("SPEC");
+  bench->add_option("--cases", o.bench.cases, "only cases matching these patterns (h2d_*,sweep_*)")
+      ->delimiter(',')
+      ->type_name("PATTERNS");
+  bench->add_option("--bytes", o.bench.bytes, "buffer size of bandwidth cases (default 256MiB)")
+      ->type_name("SIZE");
+  bench->add_option("--reps", o.bench.reps, "timed samples per case (default 5)")->type_name("N");
+  bench->add_flag("--quick", o.bench.quick, "small buffers and few repetitions (a quick look)");
+  bench->add_flag("--list", o.bench.list, "list the cases and exit");
+  bench->add_flag("--json", json, "print JSON (schema acco.bench/1)");
+  bench->add_option("--html", o.bench.html, "write a self-contained HTML report with plots")
+      ->type_name("FILE");
+  bench->add_flag("--compare", o.bench.compare,
+                  "compare with the last run on this machine and flag regressions");
+  bench
+      ->add_option("--history", o.bench.history,
+                   "history database (default $XDG_STATE_HOME/acco/history.sqlite)")
+      ->type_name("FILE");
+  bench->add_flag("--no-history", o.bench.no_history, "do not read or write the history");
+  bench->add_option("--sysroot", flags["sysroot"], "topology from DIR/sys (for link peaks)")
+      ->type_name("DIR");
+  bench->add_option("--config", config, "JSON file of settings (env ACCO_CONFIG)")
+      ->type_name("FILE");
   auto* config_cmd = app.add_subcommand("config", "print every setting, its value and who set it");
   config_cmd->add_option("--config", config, "JSON file of settings (env ACCO_CONFIG)")
       ->type_name("FILE");
@@ -96,6 +131,8 @@ Result<Options> parse_args(const std::vector<std::string>& args, const Getenv& g
     o.command = Command::kProbe;
   } else if (doctor->parsed()) {
     o.command = Command::kDoctor;
+  } else if (bench->parsed()) {
+    o.command = Command::kBench;
   } else if (config_cmd->parsed()) {
     o.command = Command::kConfig;
   } else if (rules_cmd->parsed()) {
@@ -133,6 +170,19 @@ Result<Options> parse_args(const std::vector<std::string>& args, const Getenv& g
                   fmt::format("--fail-on: '{}' is not one of warning, critical", fail_on));
     }
     o.fail_on = s;
+  }
+  if (o.command == Command::kBench) {
+    if (o.bench.devices < 1 || o.bench.devices > 64) {
+      return fail(Errc::kInvalidArgument,
+                  fmt::format("--devices: {} is not between 1 and 64", o.bench.devices));
+    }
+    if (o.bench.reps < 1 || o.bench.reps > 1000) {
+      return fail(Errc::kInvalidArgument,
+                  fmt::format("--reps: {} is not between 1 and 1000", o.bench.reps));
+    }
+    if (o.bench.compare && o.bench.no_history) {
+      return fail(Errc::kInvalidArgument, "--compare needs the history; drop --no-history");
+    }
   }
   if (!o.from.empty() && !o.snapshot.empty()) {
     return fail(Errc::kInvalidArgument,

@@ -1,13 +1,16 @@
 #include <algorithm>
+#include <optional>
 
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
 
+#include "acco/bench/report.hpp"
 #include "acco/cli/app.hpp"
 #include "acco/topo/json.hpp"
 #include "acco/topo/probe.hpp"
 
+#include "bench_command.hpp"
 #include "text_report.hpp"
 
 namespace acco::cli {
@@ -50,9 +53,26 @@ Outcome run_probe(const Options& o, bool doctor) {
     return failed;
   }
   Outcome out;
+  // The doctor measures only the machine it runs on: a sysroot or a snapshot is someone else's.
+  std::optional<bench::BenchRun> measured;
+  std::string bench_note;
+  if (doctor) {
+    if (o.bench.skip) {
+      bench_note = "skipped (--no-bench)";
+    } else if (!o.from.empty() || o.settings.get("sysroot") != "/") {
+      bench_note = "skipped (not the live machine)";
+    } else if (auto run = quick_bench(o, result->machine, bench_note); run) {
+      measured = std::move(*run);
+    } else {
+      bench_note = "failed: " + run.error().message;
+    }
+  }
   if (o.format == Format::kJson) {
     auto j = topo::probe_json(result->machine, result->findings);
     if (doctor) {
+      j["quick_bench"] = {{"note", bench_note},
+                          {"results", measured ? bench::to_json(*measured)["results"]
+                                               : nlohmann::ordered_json::array()}};
       nlohmann::ordered_json first = nlohmann::ordered_json::array();
       for (const auto& f : result->findings) {
         if (f.severity != topo::Severity::kInfo && first.size() < 3) {
@@ -65,6 +85,10 @@ Outcome run_probe(const Options& o, bool doctor) {
   } else {
     out.out = probe_text(result->machine, result->findings);
     if (doctor) {
+      out.out += fmt::format("\nMeasured paths (quick bench): {}\n", bench_note);
+      if (measured) {
+        out.out += bench::text_table(measured->results);
+      }
       out.out += doctor_summary_text(result->findings);
     }
   }
@@ -139,6 +163,8 @@ Outcome run(const Options& options) {
         return run_probe(options, false);
       case Command::kDoctor:
         return run_probe(options, true);
+      case Command::kBench:
+        return run_bench(options);
       case Command::kConfig:
         return run_config(options);
       case Command::kRules:
@@ -154,8 +180,12 @@ Outcome run(const Options& options) {
   return {"", "acco: internal error: unknown command\n", kExitInternal};
 }
 
-Outcome main_outcome(const std::vector<std::string>& args, const Getenv& getenv) {
+Outcome main_outcome(const std::vector<std::string>& args, const Getenv& getenv,
+                     const std::function<void(std::string_view)>& progress) {
   auto options = parse_args(args, getenv);
+  if (options) {
+    options->progress = progress;
+  }
   if (!options) {
     const bool usage = options.error().message.rfind("--config", 0) != 0;
     return {"", fmt::format("acco: {}\n", options.error().message),

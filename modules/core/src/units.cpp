@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <set>
 
 #include <fmt/format.h>
@@ -96,6 +98,53 @@ Result<double> parse_double(std::string_view text) {
     return fail(Errc::kInvalidArgument, fmt::format("cannot parse '{}' as a number", t));
   }
   return value;
+}
+
+Result<std::uint64_t> parse_bytes(std::string_view text) {
+  const auto t = trim(text);
+  std::size_t digits = 0;
+  while (digits < t.size() && (std::isdigit(static_cast<unsigned char>(t[digits])) != 0)) {
+    ++digits;
+  }
+  const auto bad = [&] {
+    return fail(
+        Errc::kInvalidArgument,
+        fmt::format("cannot parse '{}' as a size (expected e.g. 4096, 64KiB, 256MiB, 1GiB)", t));
+  };
+  if (digits == 0) {
+    return bad();
+  }
+  auto value = parse_int(t.substr(0, digits));
+  if (!value) {
+    return bad();
+  }
+  static const std::array<std::pair<std::string_view, std::uint64_t>, 14> kUnits = {{
+      {"", 1},
+      {"B", 1},
+      {"K", 1ULL << 10},
+      {"KiB", 1ULL << 10},
+      {"kB", 1000},
+      {"KB", 1000},
+      {"M", 1ULL << 20},
+      {"MiB", 1ULL << 20},
+      {"MB", 1000000},
+      {"G", 1ULL << 30},
+      {"GiB", 1ULL << 30},
+      {"GB", 1000000000},
+      {"T", 1ULL << 40},
+      {"TiB", 1ULL << 40},
+  }};
+  const auto unit = trim(t.substr(digits));
+  for (const auto& [name, factor] : kUnits) {
+    if (unit == name) {
+      const auto v = static_cast<std::uint64_t>(*value);
+      if (v > UINT64_MAX / factor) {
+        return bad();
+      }
+      return v * factor;
+    }
+  }
+  return bad();
 }
 
 Result<std::vector<int>> parse_cpulist(std::string_view text) {

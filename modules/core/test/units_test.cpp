@@ -30,6 +30,17 @@ TEST(UnitsTest, ParsesIntegersStrictly) {
   EXPECT_EQ(parse_int("fast").error().code, Errc::kInvalidArgument);
 }
 
+TEST(UnitsTest, ParsesByteSizesWithBinaryAndDecimalPrefixes) {
+  EXPECT_EQ(parse_bytes("4096").value(), 4096U);
+  EXPECT_EQ(parse_bytes("64KiB").value(), 64U << 10);
+  EXPECT_EQ(parse_bytes("256MiB").value(), 256U << 20);
+  EXPECT_EQ(parse_bytes("1GiB").value(), 1ULL << 30);
+  EXPECT_EQ(parse_bytes("2GB").value(), 2000000000ULL);
+  EXPECT_FALSE(parse_bytes("lots").has_value());
+  EXPECT_FALSE(parse_bytes("12 parsecs").has_value());
+  EXPECT_FALSE(parse_bytes("").has_value());
+}
+
 TEST(UnitsTest, ParsesCpuLists) {
   EXPECT_EQ(parse_cpulist("0-3,8,10-11\n").value(), (std::vector<int>{0, 1, 2, 3, 8, 10, 11}));
   EXPECT_TRUE(parse_cpulist("").value().empty());

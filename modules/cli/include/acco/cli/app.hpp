@@ -6,6 +6,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "acco/core/result.hpp"
@@ -27,6 +28,7 @@ inline constexpr int kExitCantCreate = 73;   // an output file cannot be written
 enum class Command {
   kProbe,
   kDoctor,
+  kBench,
   kConfig,
   kRules,
   kVersion,
@@ -37,6 +39,23 @@ enum class Format {
   kJson
 };
 
+// `acco bench` and the doctor's quick bench.
+struct BenchOptions {
+  std::string backend = "auto";    // auto, host, cuda
+  int devices = 1;                 // host backend: emulated devices
+  std::string link = "pcie4x16";   // host backend: emulated link (dev::parse_link)
+  std::vector<std::string> cases;  // patterns; empty = all
+  std::string bytes = "256MiB";
+  int reps = 5;
+  bool quick = false;  // 64 MiB buffers, 3 repetitions, sweep to 64 MiB, 2,000 small copies
+  bool list = false;
+  std::string html;      // write the HTML report here
+  bool compare = false;  // compare with the last run on this machine
+  std::string history;   // history file; empty = the default path
+  bool no_history = false;
+  bool skip = false;  // doctor --no-bench
+};
+
 struct Options {
   Command command = Command::kHelp;
   Format format = Format::kText;
@@ -45,6 +64,9 @@ struct Options {
   std::string from;         // probe/doctor --from FILE
   std::optional<topo::Severity> fail_on;
   std::string help_text;  // for kHelp: what --help printed
+  BenchOptions bench;
+  // Live progress for long runs (bench); main() writes it to stderr at once.
+  std::function<void(std::string_view)> progress;
 };
 
 using Getenv = std::function<const char*(const char*)>;
@@ -64,7 +86,9 @@ struct Outcome {
 [[nodiscard]] Outcome run(const Options& options);
 
 // parse_args then run; usage errors become exit code 64 with "acco: <message>" on stderr.
-[[nodiscard]] Outcome main_outcome(const std::vector<std::string>& args, const Getenv& getenv);
+// `progress`, when set, receives progress lines of long runs as they happen.
+[[nodiscard]] Outcome main_outcome(const std::vector<std::string>& args, const Getenv& getenv,
+                                   const std::function<void(std::string_view)>& progress = {});
 
 // Maps an error from running a command to its exit code.
 [[nodiscard]] int exit_code_for(const Error& error);

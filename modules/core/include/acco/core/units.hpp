@@ -22,6 +22,9 @@ namespace acco::units {
 // Strict integer parsing of a whole trimmed string; base 0 accepts "0x" prefixes.
 [[nodiscard]] Result<std::int64_t> parse_int(std::string_view text, int base = 10);
 [[nodiscard]] Result<double> parse_double(std::string_view text);
+// A byte count: "4096", "64KiB", "256MiB", "1GiB", "2GB" (binary and decimal prefixes, B optional
+// after them). kInvalidArgument otherwise.
+[[nodiscard]] Result<std::uint64_t> parse_bytes(std::string_view text);
 // Linux cpulist format: "0-3,8,10-11"; an empty string is an empty list.
 [[nodiscard]] Result<std::vector<int>> parse_cpulist(std::string_view text);
 // Inverse of parse_cpulist, in canonical compressed form.

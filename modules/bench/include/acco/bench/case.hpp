@@ -1,0 +1,58 @@
+// Benchmark cases in the nvbandwidth shape: a stable key, a one-line description, a check of
+// whether the case applies to this device and machine (a case that does not apply is reported
+// as waived with the reason), and run(). A new case is one class plus one registry line.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "acco/bench/expectations.hpp"
+#include "acco/bench/result.hpp"
+#include "acco/dev/device.hpp"
+#include "acco/topo/machine.hpp"
+#include "acco/xfer/profile.hpp"
+
+namespace acco::bench {
+
+struct CaseContext {
+  dev::Device* device = nullptr;           // the device under test
+  std::vector<dev::Device*> devices;       // every device of the backend (peer cases)
+  const topo::Machine* machine = nullptr;  // the probed machine; may be null
+  // Peak per direction of the link between host and `device`, bytes per second: the emulated
+  // link on the host backend, the topology's path bandwidth on a GPU; 0 when unknown.
+  double peak_bytes_per_second = 0;
+  PathKind link_kind = PathKind::kPcieCopyEngine;  // kEmulatedLink on the host backend
+  std::uint64_t bytes = std::uint64_t{256} << 20;  // buffer size of bandwidth cases
+  int warmup = 2;                                  // untimed copies before measuring
+  int reps = 5;                                    // timed samples
+  int copies_per_sample = 4;                       // copies inside one timed sample
+  std::uint64_t sweep_max_bytes = std::uint64_t{1} << 30;
+  int small_copies = 10000;  // items of the batched/one-by-one cases
+  xfer::Profile profile;
+  // The device's name in results: its PCI address, or its name when it has none.
+  [[nodiscard]] std::string device_name() const;
+};
+
+class Case {
+ public:
+  virtual ~Case() = default;
+  [[nodiscard]] virtual std::string key() const = 0;
+  [[nodiscard]] virtual std::string description() const = 0;
+  // Empty when the case applies here; otherwise why not.
+  [[nodiscard]] virtual std::string applies_to(const CaseContext& context) const = 0;
+  // One or more results (peer cases give one per pair). Failures become kStatusError results;
+  // never throws.
+  [[nodiscard]] virtual std::vector<BenchResult> run(const CaseContext& context) = 0;
+};
+
+// Every case, in report order. Built once; not thread-safe to mutate (nobody does).
+[[nodiscard]] const std::vector<std::unique_ptr<Case>>& cases();
+
+// Shell-style patterns ("h2d_*,sweep_*"): true when `key` matches one. An empty list matches all.
+[[nodiscard]] bool matches(std::string_view key, const std::vector<std::string>& patterns);
+
+}  // namespace acco::bench

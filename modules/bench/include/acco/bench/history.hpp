@@ -1,0 +1,69 @@
+// The bench history: every run saved in an embedded SQLite file, keyed by machine fingerprint and
+// time, so `acco bench --compare` can set a run against the last one on the same machine. The
+// file is versioned (PRAGMA user_version) and marked as acco's (PRAGMA application_id); a file
+// that is corrupt, someone else's or from a newer acco is reported and never overwritten.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "acco/bench/result.hpp"
+#include "acco/core/result.hpp"
+
+namespace acco::bench {
+
+// The layout this acco reads and writes.
+inline constexpr int kHistorySchemaVersion = 1;
+// PRAGMA application_id of a history file: "acco" in ASCII.
+inline constexpr int kHistoryApplicationId = 0x6163636f;
+
+// $XDG_STATE_HOME/acco/history.sqlite when XDG_STATE_HOME is an absolute path (the XDG base
+// directory rules ignore a relative one), else $HOME/.local/state/acco/history.sqlite. Creates
+// the missing directories. kUnavailable when neither variable gives a place or a directory
+// cannot be created.
+[[nodiscard]] Result<std::string> default_history_path();
+// The same from given values (empty = unset), for tests and callers with their own environment.
+[[nodiscard]] Result<std::string> default_history_path(std::string_view xdg_state_home,
+                                                       std::string_view home);
+
+// One open history file. Move-only. Not thread-safe: use one History per thread; several
+// processes may use the same file (SQLite locks it; a writer waits up to 5 s for another).
+// Every error message starts with the file's path.
+class History {
+ public:
+  // Opens `path`, creating the file and its tables when absent (the directory must exist).
+  // Errors:
+  // - kNotFound: the directory does not exist.
+  // - kUnavailable: the file cannot be opened or created (permissions, a full disk, locked).
+  // - kInvalidArgument: `path` is a directory; the file is not an SQLite database or is corrupt;
+  //   it is another program's database; it was written by a newer acco (a higher schema
+  //   version). The file is left exactly as it was.
+  [[nodiscard]] static Result<History> open(const std::string& path);
+
+  History(History&& other) noexcept;
+  History& operator=(History&& other) noexcept;
+  History(const History&) = delete;
+  History& operator=(const History&) = delete;
+  ~History();
+
+  // Appends `run` in one transaction. kInvalidArgument when the run does not validate (the
+  // rules of run_from_json) or has no fingerprint; kUnavailable when the file cannot be written
+  // (read-only, full disk, locked past the timeout).
+  [[nodiscard]] Status save(const BenchRun& run);
+
+  // The latest saved run with this fingerprint (by `created`, then by save order); nullopt when
+  // there is none. Call it before saving the current run to get the one to compare with.
+  // kInvalidArgument when the stored data is corrupt.
+  [[nodiscard]] Result<std::optional<BenchRun>> last_run(std::string_view fingerprint);
+
+  [[nodiscard]] const std::string& path() const;
+
+ private:
+  struct Impl;
+  explicit History(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace acco::bench

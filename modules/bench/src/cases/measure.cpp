@@ -1,0 +1,153 @@
+#include "measure.hpp"
+
+#include <cstring>
+
+#include <fmt/format.h>
+
+namespace acco::bench::detail {
+namespace {
+
+std::uint64_t word_at(std::size_t index, std::uint64_t seed) {
+  // splitmix64 of (index, seed): cheap, and every word differs from its neighbours.
+  std::uint64_t z = (static_cast<std::uint64_t>(index) + 1) * 0x9e3779b97f4a7c15ULL + seed;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+}  // namespace
+
+Result<HostMemory> host_memory(dev::Device& device, dev::MemoryKind kind, std::size_t bytes) {
+  HostMemory m;
+  const auto alloc_kind = kind == dev::MemoryKind::kRegistered ? dev::MemoryKind::kPageable : kind;
+  auto buffer = device.allocate_host(bytes, alloc_kind);
+  if (!buffer) {
+    return tl::unexpected(buffer.error());
+  }
+  m.buffer = std::move(*buffer);
+  if (kind == dev::MemoryKind::kRegistered) {
+    auto reg = device.register_host(m.buffer->data(), bytes);
+    if (!reg) {
+      return tl::unexpected(reg.error());
+    }
+    m.registration = std::move(*reg);
+  }
+  return m;
+}
+
+void fill_pattern(void* data, std::size_t bytes, std::uint64_t seed) {
+  auto* out = static_cast<unsigned char*>(data);
+  for (std::size_t i = 0; i < bytes; i += 8) {
+    const std::uint64_t w = word_at(i / 8, seed);
+    std::memcpy(out + i, &w, std::min<std::size_t>(8, bytes - i));
+  }
+}
+
+bool check_pattern(const void* data, std::size_t bytes, std::uint64_t seed) {
+  const auto* in = static_cast<const unsigned char*>(data);
+  for (std::size_t i = 0; i < bytes; i += 8) {
+    const std::uint64_t w = word_at(i / 8, seed);
+    if (std::memcmp(in + i, &w, std::min<std::size_t>(8, bytes - i)) != 0) {
+      return false;
+    }
+  }
+  return true;
+}
+
+Status fill_device(dev::Device& device, dev::Buffer& buffer, std::uint64_t seed) {
+  if (buffer.host_accessible()) {
+    fill_pattern(buffer.data(), buffer.size(), seed);
+    return {};
+  }
+  auto bounce = device.allocate_host(buffer.size(), dev::MemoryKind::kPinned);
+  if (!bounce) {
+    return tl::unexpected(bounce.error());
+  }
+  fill_pattern((*bounce)->data(), buffer.size(), seed);
+  return device.copy(buffer.data(), (*bounce)->data(), buffer.size());
+}
+
+Status check_device(dev::Device& device, const dev::Buffer& buffer, std::uint64_t seed,
+                    const std::string& what) {
+  const void* data = buffer.data();
+  std::unique_ptr<dev::Buffer> bounce;
+  if (!buffer.host_accessible()) {
+    auto b = device.allocate_host(buffer.size(), dev::MemoryKind::kPinned);
+    if (!b) {
+      return tl::unexpected(b.error());
+    }
+    bounce = std::move(*b);
+    ACCO_RETURN_IF_ERROR(device.copy(bounce->data(), buffer.data(), buffer.size()), what);
+    data = bounce->data();
+  }
+  if (!check_pattern(data, buffer.size(), seed)) {
+    return fail(
+        Errc::kDeviceError,
+        fmt::format("{}: data verification failed: the copy did not deliver the pattern", what));
+  }
+  return {};
+}
+
+Result<std::vector<std::chrono::nanoseconds>> time_with_events(
+    dev::Queue& queue, int warmup, int reps, int copies, const std::function<Status()>& submit) {
+  for (int i = 0; i < warmup; ++i) {
+    ACCO_RETURN_IF_ERROR(submit(), "warm-up");
+  }
+  ACCO_RETURN_IF_ERROR(queue.synchronize(), "warm-up");
+  std::vector<std::chrono::nanoseconds> samples;
+  for (int r = 0; r < reps; ++r) {
+    auto start = queue.record();
+    if (!start) {
+      return tl::unexpected(start.error());
+    }
+    for (int c = 0; c < copies; ++c) {
+      ACCO_RETURN_IF_ERROR(submit(), "copy");
+    }
+    auto end = queue.record();
+    if (!end) {
+      return tl::unexpected(end.error());
+    }
+    ACCO_RETURN_IF_ERROR((*end)->wait(), "copy");
+    auto elapsed = (*end)->since(**start);
+    if (!elapsed) {
+      return tl::unexpected(elapsed.error());
+    }
+    samples.push_back(*elapsed);
+  }
+  return samples;
+}
+
+Result<std::vector<std::chrono::nanoseconds>> time_with_host_clock(
+    int warmup, int reps, int copies, const std::function<Status()>& run_one) {
+  for (int i = 0; i < warmup; ++i) {
+    ACCO_RETURN_IF_ERROR(run_one(), "warm-up");
+  }
+  std::vector<std::chrono::nanoseconds> samples;
+  for (int r = 0; r < reps; ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int c = 0; c < copies; ++c) {
+      ACCO_RETURN_IF_ERROR(run_one(), "copy");
+    }
+    samples.push_back(std::chrono::duration_cast<std::chrono::nanoseconds>(
+        std::chrono::steady_clock::now() - t0));
+  }
+  return samples;
+}
+
+Status finish(BenchResult& result, std::uint64_t bytes_per_sample,
+              const std::vector<std::chrono::nanoseconds>& samples, double peak, PathKind kind) {
+  auto rates = bytes_per_second(bytes_per_sample, samples);
+  if (!rates) {
+    return tl::unexpected(rates.error());
+  }
+  auto summary = summarize(*rates);
+  if (!summary) {
+    return tl::unexpected(summary.error());
+  }
+  set_rates(result, *summary);
+  result.peak_bytes_per_second = peak;
+  assess(result, kind);
+  return {};
+}
+
+}  // namespace acco::bench::detail

@@ -1,0 +1,57 @@
+#include <fnmatch.h>
+
+#include "acco/bench/case.hpp"
+
+#include "cases.hpp"
+
+namespace acco::bench {
+
+std::string CaseContext::device_name() const {
+  if (device == nullptr) {
+    return {};
+  }
+  return device->info().pci.empty() ? device->info().name : device->info().pci;
+}
+
+const std::vector<std::unique_ptr<Case>>& cases() {
+  static const std::vector<std::unique_ptr<Case>> kCases = [] {
+    using detail::CopyDirection;
+    using detail::CopyPath;
+    using dev::MemoryKind;
+    std::vector<std::unique_ptr<Case>> v;
+    for (const auto direction : {CopyDirection::kHostToDevice, CopyDirection::kDeviceToHost}) {
+      for (const auto kind : {MemoryKind::kPageable, MemoryKind::kPinned, MemoryKind::kRegistered,
+                              MemoryKind::kMapped}) {
+        for (const auto path : {CopyPath::kPlain, CopyPath::kEngine}) {
+          v.push_back(detail::host_device_case(direction, kind, path));
+        }
+      }
+    }
+    v.push_back(detail::bidirectional_case());
+    v.push_back(detail::device_local_case());
+    v.push_back(detail::peer_matrix_case());
+    v.push_back(detail::latency_case(CopyDirection::kHostToDevice));
+    v.push_back(detail::latency_case(CopyDirection::kDeviceToHost));
+    v.push_back(detail::sweep_case());
+    v.push_back(detail::small_copies_case(false));
+    v.push_back(detail::small_copies_case(true));
+    v.push_back(detail::host_memcpy_case());
+    return v;
+  }();
+  return kCases;
+}
+
+bool matches(std::string_view key, const std::vector<std::string>& patterns) {
+  if (patterns.empty()) {
+    return true;
+  }
+  const std::string k(key);
+  for (const auto& p : patterns) {
+    if (::fnmatch(p.c_str(), k.c_str(), 0) == 0) {
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace acco::bench

@@ -1,0 +1,147 @@
+#include "acco/bench/compare.hpp"
+
+#include <algorithm>
+#include <map>
+#include <utility>
+
+namespace acco::bench {
+namespace {
+
+using Key = std::pair<std::string, std::string>;
+
+Key key_of(const BenchResult& r) {
+  return {r.case_key, r.device};
+}
+
+bool measured(const BenchResult& r) {
+  return r.status == kStatusOk;
+}
+
+// The metric both sides can be compared on: the median rate when both have one, else the median
+// latency when both have one. Higher-is-better tells which way is a regression.
+struct Metric {
+  const char* name = "median_bytes_per_second";
+  double previous = 0;
+  double current = 0;
+  bool higher_is_better = true;
+};
+
+Metric metric_of(const BenchResult& before, const BenchResult& now) {
+  if (before.median_bytes_per_second > 0 && now.median_bytes_per_second > 0) {
+    return {"median_bytes_per_second", before.median_bytes_per_second, now.median_bytes_per_second,
+            true};
+  }
+  if (before.latency_seconds && now.latency_seconds && *before.latency_seconds > 0) {
+    return {"latency_seconds", *before.latency_seconds, *now.latency_seconds, false};
+  }
+  return {"median_bytes_per_second", before.median_bytes_per_second, now.median_bytes_per_second,
+          true};
+}
+
+const char* headline_metric(const BenchResult& r) {
+  return r.median_bytes_per_second <= 0 && r.latency_seconds ? "latency_seconds"
+                                                             : "median_bytes_per_second";
+}
+
+double headline_value(const BenchResult& r) {
+  return r.median_bytes_per_second <= 0 && r.latency_seconds ? *r.latency_seconds
+                                                             : r.median_bytes_per_second;
+}
+
+}  // namespace
+
+const char* to_string(Change change) {
+  switch (change) {
+    case Change::kUnchanged:
+      return "unchanged";
+    case Change::kImproved:
+      return "improved";
+    case Change::kRegressed:
+      return "regressed";
+    case Change::kNew:
+      return "new";
+    case Change::kMissing:
+      return "missing";
+  }
+  return "unchanged";
+}
+
+double change_threshold(double previous_cov, double current_cov) {
+  return std::max(kNoiseMultiple * std::max(previous_cov, current_cov), kMinSignificantChange);
+}
+
+std::vector<Comparison> compare(const BenchRun& previous, const BenchRun& current) {
+  std::map<Key, const BenchResult*> before;
+  for (const auto& r : previous.results) {
+    if (measured(r)) {
+      before.emplace(key_of(r), &r);
+    }
+  }
+  std::map<Key, bool> seen;
+  std::vector<Comparison> out;
+  for (const auto& now : current.results) {
+    const auto key = key_of(now);
+    if (seen.contains(key)) {
+      continue;  // a duplicate key compares once, with its first result
+    }
+    seen[key] = true;
+    const auto it = before.find(key);
+    if (!measured(now)) {
+      if (it != before.end()) {
+        out.push_back({now.case_key, now.device, Change::kMissing, headline_metric(*it->second),
+                       headline_value(*it->second), 0, 0, 0});
+      }
+      continue;
+    }
+    if (it == before.end()) {
+      out.push_back({now.case_key, now.device, Change::kNew, headline_metric(now), 0,
+                     headline_value(now), 0, 0});
+      continue;
+    }
+    const auto m = metric_of(*it->second, now);
+    Comparison c{now.case_key,
+                 now.device,
+                 Change::kUnchanged,
+                 m.name,
+                 m.previous,
+                 m.current,
+                 0,
+                 change_threshold(it->second->cov, now.cov)};
+    if (m.previous > 0) {
+      c.relative_change = (m.current - m.previous) / m.previous;
+      const double better = m.higher_is_better ? c.relative_change : -c.relative_change;
+      if (better < -c.threshold) {
+        c.change = Change::kRegressed;
+      } else if (better > c.threshold) {
+        c.change = Change::kImproved;
+      }
+    }
+    out.push_back(std::move(c));
+  }
+  for (const auto& r : previous.results) {
+    if (measured(r) && !seen.contains(key_of(r))) {
+      seen[key_of(r)] = true;
+      out.push_back(
+          {r.case_key, r.device, Change::kMissing, headline_metric(r), headline_value(r), 0, 0, 0});
+    }
+  }
+  return out;
+}
+
+nlohmann::ordered_json to_json(const std::vector<Comparison>& comparisons) {
+  using ojson = nlohmann::ordered_json;
+  ojson out = ojson::array();
+  for (const auto& c : comparisons) {
+    out.push_back({{"case", c.case_key},
+                   {"device", c.device},
+                   {"change", to_string(c.change)},
+                   {"metric", c.metric},
+                   {"previous", c.change == Change::kNew ? ojson(nullptr) : ojson(c.previous)},
+                   {"current", c.change == Change::kMissing ? ojson(nullptr) : ojson(c.current)},
+                   {"relative_change", c.relative_change},
+                   {"threshold", c.threshold}});
+  }
+  return out;
+}
+
+}  // namespace acco::bench

@@ -1,0 +1,183 @@
+#include <fmt/format.h>
+
+#include "acco/bench/report.hpp"
+#include "acco/core/units.hpp"
+
+#include "format.hpp"
+#include "svg_plot.hpp"
+
+namespace acco::bench {
+namespace {
+
+using detail::escape;
+
+// Inline and small: the page must open anywhere, offline, with nothing fetched.
+constexpr const char* kStyle = R"css(
+body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1100px; color: #1d2430;
+       padding: 0 1em; }
+h1 { font-size: 1.6em; margin-bottom: 0.2em; }
+h2 { font-size: 1.2em; margin-top: 1.8em; border-bottom: 1px solid #d0d7de; }
+.meta { color: #57606a; margin-top: 0; }
+table { border-collapse: collapse; font-size: 0.9em; }
+th, td { padding: 0.3em 0.7em; border-bottom: 1px solid #e5e8eb; text-align: left; }
+th { background: #f3f5f7; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
+.v-ok { color: #116329; font-weight: 600; }
+.v-low { color: #9a6700; font-weight: 600; }
+.v-very-low { color: #cf222e; font-weight: 600; }
+.v-unknown { color: #6e7781; }
+.c-regressed { color: #cf222e; font-weight: 600; }
+.c-improved { color: #116329; font-weight: 600; }
+.c-new, .c-missing { color: #9a6700; }
+.s-waived, .s-error { color: #6e7781; }
+figure { margin: 1.2em 0; }
+figcaption { font-size: 0.9em; color: #57606a; }
+svg.plot { background: #fff; max-width: 100%; height: auto; }
+svg .frame { fill: none; stroke: #8c959f; }
+svg .grid { stroke: #eaeef2; }
+svg .tick { stroke: #8c959f; }
+svg text { font-size: 11px; fill: #424a53; }
+svg .xt { text-anchor: middle; }
+svg .yt { text-anchor: end; }
+svg .axis { text-anchor: middle; font-size: 12px; }
+svg .curve { fill: none; stroke: #0969da; stroke-width: 2; }
+svg .point { fill: #0969da; }
+svg .peak { stroke: #cf222e; stroke-width: 1.5; }
+svg .peak-label { fill: #cf222e; text-anchor: end; }
+svg .half { stroke: #8250df; }
+svg .half-label { fill: #8250df; }
+svg .note { fill: #6e7781; text-anchor: end; }
+)css";
+
+std::string css_class(std::string_view prefix, std::string_view value) {
+  std::string out(prefix);
+  for (const char c : value) {
+    out += (c == ' ') ? '-' : c;
+  }
+  return escape(out);
+}
+
+std::string cell(std::string_view text, bool numeric = false) {
+  return fmt::format("<td{}>{}</td>", numeric ? " class=\"num\"" : "", escape(text));
+}
+
+std::string rate_or_dash(double bytes_per_second) {
+  return bytes_per_second > 0 ? units::format_rate(bytes_per_second) : "-";
+}
+
+std::string results_table(const BenchRun& run) {
+  std::string out =
+      "<table class=\"results\">\n<thead><tr><th>case</th><th>device</th><th>size</th>"
+      "<th>median</th><th>min</th><th>max</th><th>CoV</th><th>link peak</th><th>efficiency</th>"
+      "<th>verdict</th><th>strategy</th><th>timer</th></tr></thead>\n<tbody>\n";
+  for (const auto& r : run.results) {
+    out += "<tr>" + cell(r.case_key) + cell(r.device);
+    if (r.status != kStatusOk) {
+      out +=
+          fmt::format("<td colspan=\"10\" class=\"{}\">{}{}</td></tr>\n", css_class("s-", r.status),
+                      escape(r.status), r.reason.empty() ? "" : ": " + escape(r.reason));
+      continue;
+    }
+    const std::string size = r.sweep.empty() ? (r.bytes > 0 ? detail::size_text(r.bytes) : "-")
+                                             : fmt::format("sweep, {} sizes", r.sweep.size());
+    out += cell(size, true) + cell(detail::median_text(r), true) +
+           cell(rate_or_dash(r.min_bytes_per_second), true) +
+           cell(rate_or_dash(r.max_bytes_per_second), true) +
+           cell(detail::percent_text(r.cov, 1), true) +
+           cell(rate_or_dash(r.peak_bytes_per_second), true) +
+           cell(r.efficiency > 0 ? detail::percent_text(r.efficiency) : "-", true) +
+           fmt::format("<td class=\"{}\">{}</td>", css_class("v-", r.verdict), escape(r.verdict)) +
+           cell(r.strategy.empty() ? "-" : r.strategy) + cell(r.timer.empty() ? "-" : r.timer) +
+           "</tr>\n";
+  }
+  return out + "</tbody>\n</table>\n";
+}
+
+std::string comparison_table(std::span<const Comparison> comparisons) {
+  std::string out =
+      "<table class=\"compare\">\n<thead><tr><th>case</th><th>device</th><th>change</th>"
+      "<th>before</th><th>now</th><th>change %</th><th>threshold</th></tr></thead>\n<tbody>\n";
+  for (const auto& c : comparisons) {
+    const auto value = [&](double v) {
+      return c.metric == "latency_seconds" ? detail::seconds_text(v) : units::format_rate(v);
+    };
+    const bool both = c.change != Change::kNew && c.change != Change::kMissing;
+    out += "<tr>" + cell(c.case_key) + cell(c.device) +
+           fmt::format("<td class=\"{}\">{}</td>", css_class("c-", to_string(c.change)),
+                       to_string(c.change)) +
+           cell(c.change == Change::kNew ? "-" : value(c.previous), true) +
+           cell(c.change == Change::kMissing ? "-" : value(c.current), true) +
+           cell(both ? fmt::format("{:+.1f}%", c.relative_change * 100) : "-", true) +
+           cell(both ? detail::percent_text(c.threshold, 1) : "-", true) + "</tr>\n";
+  }
+  return out + "</tbody>\n</table>\n";
+}
+
+std::string machine_line(const BenchRun& run) {
+  std::string text;
+  if (const auto it = run.machine.find("kernel"); it != run.machine.end() && it->is_string()) {
+    text += "kernel " + it->get<std::string>();
+  }
+  if (const auto it = run.machine.find("accelerators"); it != run.machine.end() && it->is_array()) {
+    for (const auto& a : *it) {
+      const auto name = a.value("name", std::string("?"));
+      const auto pci = a.value("pci", std::string("?"));
+      const auto link = a.value("link_current", std::string("unknown"));
+      text += fmt::format("{}{} at {} ({})", text.empty() ? "" : "; ", name, pci, link);
+    }
+  }
+  return escape(text);
+}
+
+}  // namespace
+
+std::string html_report(const BenchRun& run, std::span<const Comparison> comparisons) {
+  std::string out = fmt::format(
+      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+      "<title>acco bench: {}</title>\n<style>{}</style>\n</head>\n<body>\n"
+      "<h1>acco bench</h1>\n<p class=\"meta\">{} &middot; {} &middot; machine {}</p>\n"
+      "<p class=\"meta\">{}</p>\n",
+      escape(run.host), kStyle, escape(run.host), escape(run.created), escape(run.fingerprint),
+      machine_line(run));
+
+  out += "<h2>Results</h2>\n" + results_table(run);
+  out +=
+      "<p class=\"meta\">Rates are bytes copied per second in one direction (1 GB/s = 10<sup>9"
+      "</sup> B/s), the median over repetitions. Efficiency is the median over the peak of the "
+      "link crossed; the verdict compares it with published measurements of the same kind of "
+      "path (docs/bench.md).</p>\n";
+
+  if (!comparisons.empty()) {
+    out += "<h2>Change since the last run</h2>\n" + comparison_table(comparisons);
+    out +=
+        "<p class=\"meta\">A change is flagged when it exceeds max(3 &times; the larger CoV, "
+        "5%).</p>\n";
+  }
+
+  bool any_sweep = false;
+  for (const auto& r : run.results) {
+    if (r.status != kStatusOk || r.sweep.empty()) {
+      continue;
+    }
+    if (!any_sweep) {
+      out += "<h2>Bandwidth against size</h2>\n";
+      any_sweep = true;
+    }
+    const double reference = detail::sweep_reference(r);
+    const auto half = half_peak_bytes(r.sweep, reference);
+    out += "<figure>\n" + detail::svg_plot(r) +
+           fmt::format("<figcaption>{} on {}: {}; half of the {} ({}) {}.</figcaption>\n",
+                       escape(r.case_key), escape(r.device),
+                       escape(r.strategy.empty() ? std::string("-") : r.strategy),
+                       r.peak_bytes_per_second > 0 ? "link's peak" : "best rate",
+                       escape(units::format_rate(reference)),
+                       half ? "reached at " + escape(units::format_bytes(*half))
+                            : std::string("never reached")) +
+           "</figure>\n";
+  }
+  out += "</body>\n</html>\n";
+  return out;
+}
+
+}  // namespace acco::bench

@@ -1,0 +1,120 @@
+#include "acco/bench/runner.hpp"
+
+#include <chrono>
+
+#include <fmt/format.h>
+
+#include "acco/bench/machine_summary.hpp"
+#include "acco/dev/cuda_backend.hpp"
+
+#include "cases/cases.hpp"
+
+namespace acco::bench {
+namespace {
+
+Result<std::unique_ptr<dev::Backend>> open_backend(const RunOptions& o, std::string& note) {
+  if (o.backend != "auto" && o.backend != "host" && o.backend != "cuda") {
+    return fail(Errc::kInvalidArgument,
+                fmt::format("--backend: '{}' is not one of auto, host, cuda", o.backend));
+  }
+  if (o.backend != "host") {
+    auto cuda = dev::make_cuda_backend();
+    if (cuda && !(*cuda)->devices().empty()) {
+      return std::move(*cuda);
+    }
+    if (o.backend == "cuda") {
+      return fail(Errc::kUnavailable, cuda ? std::string("no CUDA device found")
+                                           : "CUDA backend: " + cuda.error().message);
+    }
+    note = cuda ? "no CUDA device found" : cuda.error().message;
+  }
+  return dev::make_host_backend(o.host);
+}
+
+// The topology's path bandwidth of the device's PCI function: what its link can carry.
+double topology_peak(const topo::Machine* machine, const std::string& pci) {
+  if (machine == nullptr || pci.empty()) {
+    return 0;
+  }
+  const auto* d = machine->find(pci);
+  if (d == nullptr) {
+    return 0;
+  }
+  return d->path_bytes_per_second > 0 ? d->path_bytes_per_second : d->capable_bytes_per_second;
+}
+
+}  // namespace
+
+Result<BenchRun> run_benchmarks(const RunOptions& options, const topo::Machine* machine,
+                                const Progress& progress) {
+  std::vector<Case*> selected;
+  for (const auto& c : cases()) {
+    if (matches(c->key(), options.patterns)) {
+      selected.push_back(c.get());
+    }
+  }
+  if (selected.empty()) {
+    return fail(Errc::kInvalidArgument, "--cases: no case matches (see acco bench --list)");
+  }
+  std::string note;
+  auto backend = open_backend(options, note);
+  if (!backend) {
+    return tl::unexpected(backend.error());
+  }
+  const auto devices = (*backend)->devices();
+  const bool emulated = (*backend)->name() == "host";
+  if (!note.empty() && progress) {
+    progress(fmt::format("acco bench: {}; using the host backend with an emulated {} link", note,
+                         options.host.link.name.empty() ? "unlimited" : options.host.link.name));
+  }
+
+  BenchRun run;
+  run.created = utc_timestamp(std::chrono::system_clock::now());
+  if (machine != nullptr) {
+    run.host = machine->hostname;
+    run.machine = machine_summary(*machine);
+    run.fingerprint = machine_fingerprint(*machine);
+  }
+  run.machine["backend"] = (*backend)->name();
+  if (emulated) {
+    // Emulated runs compare only with runs of the same emulation.
+    run.machine["emulated_link"] = options.host.link.name;
+    run.fingerprint += fmt::format("|host:{}x{}", devices.size(), options.host.link.name);
+  }
+
+  std::size_t total = 0;
+  for (const auto* c : selected) {
+    total += detail::runs_once_per_backend(*c) ? 1 : devices.size();
+  }
+  std::size_t done = 0;
+  for (auto* c : selected) {
+    const std::size_t rounds = detail::runs_once_per_backend(*c) ? 1 : devices.size();
+    for (std::size_t i = 0; i < rounds; ++i) {
+      CaseContext ctx = options.defaults;
+      ctx.device = devices[i];
+      ctx.devices = devices;
+      ctx.machine = machine;
+      if (emulated) {
+        ctx.peak_bytes_per_second = devices[i]->info().link_bytes_per_second;
+        ctx.link_kind = PathKind::kEmulatedLink;
+      } else {
+        ctx.peak_bytes_per_second = topology_peak(machine, devices[i]->info().pci);
+        ctx.link_kind = PathKind::kPcieCopyEngine;
+      }
+      ++done;
+      if (progress) {
+        progress(fmt::format("[{}/{}] {} on {}", done, total, c->key(), ctx.device_name()));
+      }
+      if (auto why = c->applies_to(ctx); !why.empty()) {
+        run.results.push_back(waived(c->key(), ctx.device_name(), why));
+        continue;
+      }
+      for (auto& r : c->run(ctx)) {
+        run.results.push_back(std::move(r));
+      }
+    }
+  }
+  return run;
+}
+
+}  // namespace acco::bench

@@ -1,0 +1,119 @@
+#include <algorithm>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "acco/bench/report.hpp"
+#include "acco/core/units.hpp"
+
+#include "format.hpp"
+
+namespace acco::bench {
+namespace {
+
+using Row = std::vector<std::string>;
+
+// Left-aligned columns two spaces apart. A row shorter than the header ends with one free text
+// cell (a waived case's reason) that is not padded and does not widen the column it starts in.
+std::string render(const Row& header, const std::vector<Row>& rows) {
+  std::vector<std::size_t> widths(header.size());
+  for (std::size_t c = 0; c < header.size(); ++c) {
+    widths[c] = header[c].size();
+  }
+  for (const auto& row : rows) {
+    if (row.size() == header.size()) {
+      for (std::size_t c = 0; c < row.size(); ++c) {
+        widths[c] = std::max(widths[c], row[c].size());
+      }
+    }
+  }
+  std::string out;
+  const auto line = [&](const Row& row) {
+    std::string text;
+    for (std::size_t c = 0; c < row.size(); ++c) {
+      const bool last = c + 1 == row.size();
+      text += last ? row[c] : fmt::format("{:<{}}  ", row[c], widths[c]);
+    }
+    text.erase(text.find_last_not_of(' ') + 1);
+    out += text + "\n";
+  };
+  line(header);
+  for (const auto& row : rows) {
+    line(row);
+  }
+  return out;
+}
+
+std::string rate_or_dash(double bytes_per_second) {
+  return bytes_per_second > 0 ? units::format_rate(bytes_per_second) : "-";
+}
+
+std::string size_column(const BenchResult& r) {
+  if (!r.sweep.empty()) {
+    const auto [lo, hi] = std::minmax_element(
+        r.sweep.begin(), r.sweep.end(),
+        [](const SweepPoint& a, const SweepPoint& b) { return a.bytes < b.bytes; });
+    return fmt::format("{}-{}", detail::size_text(lo->bytes), detail::size_text(hi->bytes));
+  }
+  return r.bytes > 0 ? detail::size_text(r.bytes) : "-";
+}
+
+}  // namespace
+
+std::string text_table(std::span<const BenchResult> results) {
+  const Row header = {"case", "device", "size", "median",  "min",     "max",
+                      "CoV",  "peak",   "eff.", "verdict", "strategy"};
+  std::vector<Row> rows;
+  for (const auto& r : results) {
+    if (r.status != kStatusOk) {
+      rows.push_back({r.case_key, r.device,
+                      r.reason.empty() ? r.status : fmt::format("{}: {}", r.status, r.reason)});
+      continue;
+    }
+    rows.push_back({r.case_key, r.device, size_column(r), detail::median_text(r),
+                    rate_or_dash(r.min_bytes_per_second), rate_or_dash(r.max_bytes_per_second),
+                    detail::percent_text(r.cov, 1), rate_or_dash(r.peak_bytes_per_second),
+                    r.efficiency > 0 ? detail::percent_text(r.efficiency) : "-", r.verdict,
+                    r.strategy.empty() ? "-" : r.strategy});
+  }
+  return render(header, rows);
+}
+
+std::string text_report(const BenchRun& run) {
+  std::string out =
+      fmt::format("acco bench on {} at {} (machine {})\n", run.host, run.created, run.fingerprint);
+  out += text_table(run.results);
+  for (const auto& r : run.results) {
+    if (r.status != kStatusOk || r.sweep.empty()) {
+      continue;
+    }
+    const double reference = detail::sweep_reference(r);
+    const bool link = r.peak_bytes_per_second > 0;
+    const auto half = half_peak_bytes(r.sweep, reference);
+    out += fmt::format("{} on {}: {} points; half of the {} ({}) {}\n", r.case_key, r.device,
+                       r.sweep.size(), link ? "link's peak" : "best rate",
+                       units::format_rate(reference),
+                       half ? fmt::format("reached at {}", units::format_bytes(*half))
+                            : std::string("never reached"));
+  }
+  return out;
+}
+
+std::string text_comparison(std::span<const Comparison> comparisons) {
+  const Row header = {"case", "device", "change", "before", "now", "change %", "threshold"};
+  const auto value = [](const Comparison& c, double v) {
+    return c.metric == "latency_seconds" ? detail::seconds_text(v) : units::format_rate(v);
+  };
+  std::vector<Row> rows;
+  for (const auto& c : comparisons) {
+    const bool both = c.change != Change::kNew && c.change != Change::kMissing;
+    rows.push_back({c.case_key, c.device, to_string(c.change),
+                    c.change == Change::kNew ? "-" : value(c, c.previous),
+                    c.change == Change::kMissing ? "-" : value(c, c.current),
+                    both ? fmt::format("{:+.1f}%", c.relative_change * 100) : "-",
+                    both ? detail::percent_text(c.threshold, 1) : "-"});
+  }
+  return render(header, rows);
+}
+
+}  // namespace acco::bench

@@ -1,0 +1,110 @@
+// Every case runs on the host backend and delivers verified data; results carry the fields the
+// report and the history need. Sizes are small: these tests check correctness, not speed.
+#include <set>
+
+#include <gtest/gtest.h>
+
+#include "acco/bench/case.hpp"
+#include "acco/bench/runner.hpp"
+
+namespace acco::bench {
+namespace {
+
+RunOptions small_run(int devices, std::vector<std::string> patterns = {}) {
+  RunOptions o;
+  o.backend = "host";
+  o.host.devices = devices;
+  o.host.link = dev::parse_link("pcie4x16").value();
+  o.patterns = std::move(patterns);
+  o.defaults.bytes = 1 << 20;
+  o.defaults.reps = 2;
+  o.defaults.warmup = 1;
+  o.defaults.copies_per_sample = 1;
+  o.defaults.sweep_max_bytes = 256 << 10;
+  o.defaults.small_copies = 64;
+  o.defaults.profile.chunk_bytes = 256 << 10;
+  return o;
+}
+
+TEST(CasesTest, KeysAreUniqueAndStable) {
+  std::set<std::string> keys;
+  for (const auto& c : cases()) {
+    EXPECT_TRUE(keys.insert(c->key()).second) << c->key();
+    EXPECT_FALSE(c->description().empty()) << c->key();
+  }
+  EXPECT_TRUE(keys.count("h2d_pageable_engine"));
+  EXPECT_TRUE(keys.count("d2h_pinned_plain"));
+  EXPECT_TRUE(keys.count("sweep_h2d_pinned"));
+  EXPECT_TRUE(keys.count("small_copies_batched"));
+}
+
+TEST(CasesTest, PatternsSelectCases) {
+  EXPECT_TRUE(matches("h2d_pinned_plain", {"h2d_*"}));
+  EXPECT_FALSE(matches("d2h_pinned_plain", {"h2d_*"}));
+  EXPECT_TRUE(matches("anything", {}));
+}
+
+TEST(CasesTest, EveryCaseRunsOnTheHostBackendWithVerifiedData) {
+  auto run = run_benchmarks(small_run(2), nullptr, {});
+  ASSERT_TRUE(run.has_value()) << run.error().message;
+  ASSERT_FALSE(run->results.empty());
+  for (const auto& r : run->results) {
+    EXPECT_EQ(r.status, kStatusOk) << r.case_key << " " << r.device << ": " << r.reason;
+    if (!r.latency_seconds) {
+      EXPECT_GT(r.median_bytes_per_second, 0) << r.case_key;
+    }
+    EXPECT_FALSE(r.timer.empty()) << r.case_key;
+  }
+  EXPECT_EQ(run->machine["backend"], "host");
+}
+
+TEST(CasesTest, LinkCasesCarryTheEmulatedPeakAndAVerdict) {
+  auto run = run_benchmarks(small_run(1, {"h2d_pinned_plain"}), nullptr, {});
+  ASSERT_TRUE(run.has_value());
+  ASSERT_EQ(run->results.size(), 1U);
+  const auto& r = run->results.front();
+  EXPECT_NEAR(r.peak_bytes_per_second, 31.5e9, 0.1e9);
+  EXPECT_GT(r.efficiency, 0);
+  EXPECT_NE(r.verdict, "");
+}
+
+TEST(CasesTest, PeerCaseIsWaivedWithOneDevice) {
+  auto run = run_benchmarks(small_run(1, {"p2p"}), nullptr, {});
+  ASSERT_TRUE(run.has_value());
+  ASSERT_EQ(run->results.size(), 1U);
+  EXPECT_EQ(run->results.front().status, kStatusWaived);
+  EXPECT_FALSE(run->results.front().reason.empty());
+}
+
+TEST(CasesTest, SweepRecordsEverySizeAndEngineCasesTheirStrategy) {
+  auto run = run_benchmarks(small_run(1, {"sweep_*", "h2d_pageable_engine"}), nullptr, {});
+  ASSERT_TRUE(run.has_value());
+  for (const auto& r : run->results) {
+    if (r.case_key == "sweep_h2d_pinned") {
+      EXPECT_EQ(r.sweep.size(), 4U);  // 4, 16, 64 and 256 KiB
+    } else {
+      EXPECT_NE(r.strategy.find("pipelined"), std::string::npos) << r.strategy;
+    }
+  }
+}
+
+TEST(CasesTest, UnknownBackendAndEmptySelectionAreErrors) {
+  auto o = small_run(1);
+  o.backend = "quantum";
+  EXPECT_EQ(run_benchmarks(o, nullptr, {}).error().code, Errc::kInvalidArgument);
+  EXPECT_EQ(run_benchmarks(small_run(1, {"nothing*"}), nullptr, {}).error().code,
+            Errc::kInvalidArgument);
+}
+
+TEST(CasesTest, CudaBackendRequestedWithoutGpuIsUnavailable) {
+  auto o = small_run(1);
+  o.backend = "cuda";
+  auto run = run_benchmarks(o, nullptr, {});
+  if (run.has_value()) {
+    GTEST_SKIP() << "a GPU is present";
+  }
+  EXPECT_EQ(run.error().code, Errc::kUnavailable);
+}
+
+}  // namespace
+}  // namespace acco::bench

@@ -1,0 +1,294 @@
+#include "acco/bench/history.hpp"
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+#include "runs.hpp"
+#include "sqlite.hpp"
+
+namespace acco::bench {
+namespace {
+
+namespace stdfs = std::filesystem;
+
+// A fresh directory per test, removed afterwards.
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern = (stdfs::temp_directory_path() / "acco-history-XXXXXX").string();
+    path_ = ::mkdtemp(pattern.data());
+  }
+  ~TempDir() {
+    std::error_code ec;
+    stdfs::remove_all(path_, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  [[nodiscard]] std::string file(const std::string& name) const { return (path_ / name).string(); }
+  [[nodiscard]] const stdfs::path& path() const { return path_; }
+
+ private:
+  stdfs::path path_;
+};
+
+std::string contents(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+BenchRun run_at(std::string created, std::string fingerprint = "node-a") {
+  auto run = testing::sample_run();
+  run.created = std::move(created);
+  run.fingerprint = std::move(fingerprint);
+  return run;
+}
+
+History open_ok(const std::string& path) {
+  auto h = History::open(path);
+  EXPECT_TRUE(h.has_value()) << h.error().message;
+  return std::move(*h);
+}
+
+void exec(const std::string& path, const char* sql) {
+  auto db = sqlite::Database::open(path);
+  ASSERT_TRUE(db.has_value()) << db.error().message;
+  ASSERT_TRUE(db->exec(sql, "test").has_value());
+}
+
+TEST(HistoryTest, ANewFileHasNoRuns) {
+  TempDir dir;
+  auto h = open_ok(dir.file("history.sqlite"));
+  EXPECT_TRUE(stdfs::exists(dir.file("history.sqlite")));
+  EXPECT_EQ(h.path(), dir.file("history.sqlite"));
+  const auto last = h.last_run("node-a");
+  ASSERT_TRUE(last.has_value()) << last.error().message;
+  EXPECT_FALSE(last->has_value());
+}
+
+TEST(HistoryTest, ASavedRunReadsBackEqual) {
+  TempDir dir;
+  auto h = open_ok(dir.file("history.sqlite"));
+  const auto run = run_at("2025-03-01T12:00:00Z");
+  ASSERT_TRUE(h.save(run).has_value());
+  const auto last = h.last_run("node-a");
+  ASSERT_TRUE(last.has_value()) << last.error().message;
+  ASSERT_TRUE(last->has_value());
+  EXPECT_EQ(**last, run);
+}
+
+TEST(HistoryTest, LastRunIsTheLatestOfThatMachine) {
+  TempDir dir;
+  auto h = open_ok(dir.file("history.sqlite"));
+  ASSERT_TRUE(h.save(run_at("2025-03-02T00:00:00Z")).has_value());
+  ASSERT_TRUE(h.save(run_at("2025-03-01T00:00:00Z")).has_value());  // saved later, older
+  ASSERT_TRUE(h.save(run_at("2025-03-09T00:00:00Z", "node-b")).has_value());
+  EXPECT_EQ((*h.last_run("node-a"))->created, "2025-03-02T00:00:00Z");
+  EXPECT_EQ((*h.last_run("node-b"))->created, "2025-03-09T00:00:00Z");
+  EXPECT_FALSE(h.last_run("node-c")->has_value());
+}
+
+TEST(HistoryTest, RunsInTheSameSecondOrderBySaveOrder) {
+  TempDir dir;
+  auto h = open_ok(dir.file("history.sqlite"));
+  auto first = run_at("2025-03-01T00:00:00Z");
+  auto second = first;
+  second.results.pop_back();
+  ASSERT_TRUE(h.save(first).has_value());
+  ASSERT_TRUE(h.save(second).has_value());
+  EXPECT_EQ(**h.last_run("node-a"), second);
+}
+
+TEST(HistoryTest, RunsSurviveReopeningAndAreSeenByAnotherConnection) {
+  TempDir dir;
+  const auto path = dir.file("history.sqlite");
+  auto writer = open_ok(path);
+  auto reader = open_ok(path);
+  ASSERT_TRUE(writer.save(run_at("2025-03-01T00:00:00Z")).has_value());
+  EXPECT_TRUE(reader.last_run("node-a")->has_value());
+  { History moved = std::move(writer); }
+  EXPECT_TRUE(open_ok(path).last_run("node-a")->has_value());
+}
+
+TEST(HistoryTest, AnEmptyFileBecomesAHistory) {
+  TempDir dir;
+  const auto path = dir.file("history.sqlite");
+  std::ofstream(path).close();
+  auto h = open_ok(path);
+  EXPECT_TRUE(h.save(run_at("2025-03-01T00:00:00Z")).has_value());
+}
+
+TEST(HistoryTest, AFileThatIsNotADatabaseIsRejectedAndLeftAlone) {
+  TempDir dir;
+  const auto path = dir.file("history.sqlite");
+  const std::string garbage(4096, 'x');
+  std::ofstream(path) << garbage;
+  const auto h = History::open(path);
+  ASSERT_FALSE(h.has_value());
+  EXPECT_EQ(h.error().code, Errc::kInvalidArgument);
+  EXPECT_EQ(h.error().message.rfind(path + ": ", 0), 0U) << h.error().message;
+  EXPECT_EQ(h.error().message.find('\n'), std::string::npos);
+  EXPECT_EQ(contents(path), garbage);
+  EXPECT_EQ(std::distance(stdfs::directory_iterator(dir.path()), stdfs::directory_iterator()), 1);
+}
+
+TEST(HistoryTest, DamagedPagesAreReportedAsCorrupt) {
+  TempDir dir;
+  const auto path = dir.file("history.sqlite");
+  {
+    auto h = open_ok(path);
+    for (int i = 0; i < 8; ++i) {
+      ASSERT_TRUE(h.save(run_at("2025-03-01T00:00:00Z")).has_value());
+    }
+  }
+  const auto size = stdfs::file_size(path);
+  ASSERT_GT(size, 4 * 4096U);
+  {
+    // Page 1 (the schema) stays readable; every later page becomes noise.
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(4096);
+    const std::string noise(size - 4096, '\xa5');
+    f.write(noise.data(), static_cast<std::streamsize>(noise.size()));
+  }
+  const auto damaged = contents(path);
+  auto h = History::open(path);
+  Error error;
+  if (!h.has_value()) {
+    error = h.error();
+  } else {
+    const auto last = h->last_run("node-a");
+    ASSERT_FALSE(last.has_value());
+    error = last.error();
+  }
+  EXPECT_EQ(error.code, Errc::kInvalidArgument);
+  EXPECT_EQ(error.message.rfind(path + ": ", 0), 0U) << error.message;
+  EXPECT_EQ(contents(path), damaged);
+}
+
+TEST(HistoryTest, ANewerSchemaVersionIsRejectedAndLeftAlone) {
+  TempDir dir;
+  const auto path = dir.file("history.sqlite");
+  { (void)open_ok(path); }
+  exec(path, "PRAGMA user_version = 2");
+  const auto before = contents(path);
+  const auto h = History::open(path);
+  ASSERT_FALSE(h.has_value());
+  EXPECT_EQ(h.error().code, Errc::kInvalidArgument);
+  EXPECT_EQ(h.error().message,
+            path +
+                ": history schema version 2 is newer than this acco reads (1); use a newer "
+                "acco or another file");
+  EXPECT_EQ(contents(path), before);
+}
+
+TEST(HistoryTest, AnotherProgramsDatabaseIsRejected) {
+  TempDir dir;
+  const auto path = dir.file("other.sqlite");
+  exec(path, "CREATE TABLE notes (text TEXT)");
+  const auto h = History::open(path);
+  ASSERT_FALSE(h.has_value());
+  EXPECT_EQ(h.error().code, Errc::kInvalidArgument);
+  EXPECT_NE(h.error().message.find("not an acco history"), std::string::npos);
+
+  const auto versioned = dir.file("versioned.sqlite");
+  exec(versioned, "CREATE TABLE notes (text TEXT); PRAGMA user_version = 1");
+  const auto h2 = History::open(versioned);
+  ASSERT_FALSE(h2.has_value());
+  EXPECT_EQ(h2.error().message,
+            versioned +
+                ": an SQLite database but not an acco history (application_id 0x0); "
+                "left as it is, choose another file");
+}
+
+TEST(HistoryTest, PathErrorsNameThePath) {
+  TempDir dir;
+  EXPECT_EQ(History::open("").error().code, Errc::kInvalidArgument);
+  const auto is_dir = History::open(dir.path().string());
+  EXPECT_EQ(is_dir.error().code, Errc::kInvalidArgument);
+  EXPECT_EQ(is_dir.error().message, dir.path().string() + ": is a directory, expected a file");
+  const auto missing = History::open(dir.file("no/such/dir/history.sqlite"));
+  EXPECT_EQ(missing.error().code, Errc::kNotFound);
+  EXPECT_EQ(missing.error().message, dir.file("no/such/dir/history.sqlite") + ": directory '" +
+                                         dir.file("no/such/dir") + "' does not exist");
+}
+
+TEST(HistoryTest, AnUncreatableFileIsUnavailable) {
+  // Even root cannot create files in /proc, so this holds in containers running as root.
+  if (!stdfs::is_directory("/proc/self")) {
+    GTEST_SKIP() << "no /proc here";
+  }
+  const auto h = History::open("/proc/acco-history.sqlite");
+  ASSERT_FALSE(h.has_value());
+  EXPECT_EQ(h.error().code, Errc::kUnavailable);
+  EXPECT_EQ(h.error().message.rfind("/proc/acco-history.sqlite: open: ", 0), 0U)
+      << h.error().message;
+}
+
+TEST(HistoryTest, InvalidRunsAreNotSaved) {
+  TempDir dir;
+  const auto path = dir.file("history.sqlite");
+  auto h = open_ok(path);
+  auto no_fingerprint = run_at("2025-03-01T00:00:00Z", "");
+  const auto s = h.save(no_fingerprint);
+  ASSERT_FALSE(s.has_value());
+  EXPECT_EQ(s.error().code, Errc::kInvalidArgument);
+  EXPECT_EQ(s.error().message, path + ": save: the run has no machine fingerprint");
+
+  auto nan = run_at("2025-03-01T00:00:00Z");
+  nan.results[0].cov = std::nan("");
+  EXPECT_EQ(h.save(nan).error().message,
+            path + ": save: results[0].cov: expected a non-negative number, got nan");
+  auto bad_time = run_at("yesterday");
+  EXPECT_EQ(h.save(bad_time).error().code, Errc::kInvalidArgument);
+  EXPECT_FALSE(h.last_run("node-a")->has_value());
+}
+
+TEST(DefaultHistoryPathTest, PrefersAnAbsoluteXdgStateHome) {
+  TempDir dir;
+  const auto path = default_history_path(dir.file("state"), dir.file("home"));
+  ASSERT_TRUE(path.has_value()) << path.error().message;
+  EXPECT_EQ(*path, dir.file("state/acco/history.sqlite"));
+  EXPECT_TRUE(stdfs::is_directory(dir.file("state/acco")));
+}
+
+TEST(DefaultHistoryPathTest, FallsBackToHomeForAnUnsetOrRelativeXdgStateHome) {
+  TempDir dir;
+  EXPECT_EQ(*default_history_path("", dir.file("home")),
+            dir.file("home/.local/state/acco/history.sqlite"));
+  EXPECT_EQ(*default_history_path("relative/state", dir.file("home")),
+            dir.file("home/.local/state/acco/history.sqlite"));
+  EXPECT_TRUE(stdfs::is_directory(dir.file("home/.local/state/acco")));
+}
+
+TEST(DefaultHistoryPathTest, NoPlaceOrNoDirectoryIsUnavailable) {
+  EXPECT_EQ(default_history_path("", "").error().code, Errc::kUnavailable);
+  TempDir dir;
+  std::ofstream(dir.file("home")) << "a file, not a directory";
+  const auto path = default_history_path("", dir.file("home"));
+  ASSERT_FALSE(path.has_value());
+  EXPECT_EQ(path.error().code, Errc::kUnavailable);
+  EXPECT_EQ(path.error().message.rfind(dir.file("home/.local/state/acco") + ": ", 0), 0U)
+      << path.error().message;
+}
+
+TEST(DefaultHistoryPathTest, ReadsTheEnvironment) {
+  TempDir dir;
+  const char* old_xdg = std::getenv("XDG_STATE_HOME");
+  const std::string saved = old_xdg == nullptr ? "" : old_xdg;
+  ::setenv("XDG_STATE_HOME", dir.file("xdg").c_str(), 1);
+  EXPECT_EQ(*default_history_path(), dir.file("xdg/acco/history.sqlite"));
+  if (old_xdg == nullptr) {
+    ::unsetenv("XDG_STATE_HOME");
+  } else {
+    ::setenv("XDG_STATE_HOME", saved.c_str(), 1);
+  }
+}
+
+}  // namespace
+}  // namespace acco::bench

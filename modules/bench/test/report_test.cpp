@@ -1,0 +1,219 @@
+#include "acco/bench/report.hpp"
+
+#include <regex>
+#include <set>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "format.hpp"
+#include "runs.hpp"
+
+namespace acco::bench {
+namespace {
+
+using testing::sample_run;
+
+std::size_t count(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (auto pos = text.find(what); pos != std::string::npos; pos = text.find(what, pos + 1)) {
+    ++n;
+  }
+  return n;
+}
+
+// Every opened element is closed, in order. Self-closing tags and HTML void elements stand
+// alone; <!DOCTYPE> is skipped. Returns the first problem, or "" when balanced.
+std::string unbalanced(const std::string& html) {
+  static const std::set<std::string> kVoid = {"meta", "br", "hr", "img", "input", "link"};
+  static const std::regex kTag(R"(<(/?)([a-zA-Z][a-zA-Z0-9-]*)[^>]*?(/?)>)");
+  std::vector<std::string> open;
+  for (auto it = std::sregex_iterator(html.begin(), html.end(), kTag); it != std::sregex_iterator();
+       ++it) {
+    const auto& m = *it;
+    const std::string name = m[2];
+    if (m[3] == "/" || kVoid.contains(name)) {
+      continue;
+    }
+    if (m[1] == "/") {
+      if (open.empty() || open.back() != name) {
+        return "unexpected </" + name + "> with " + (open.empty() ? "nothing" : open.back()) +
+               " open";
+      }
+      open.pop_back();
+    } else {
+      open.push_back(name);
+    }
+  }
+  return open.empty() ? "" : "<" + open.back() + "> never closed";
+}
+
+BenchRun two_sweeps() {
+  auto run = sample_run();
+  auto unknown_peak = testing::measured("host_memcpy_sweep", 12e9, 0, "host");
+  unknown_peak.sweep = {{4096, 2e9}, {1 << 20, 10e9}, {1 << 30, 12e9}};
+  unknown_peak.strategy = "";
+  run.results.push_back(unknown_peak);
+  return run;
+}
+
+TEST(TextReportTest, TableMatchesGolden) {
+  EXPECT_EQ(text_table(sample_run().results),
+            "case              device        size         median     min        max        CoV   "
+            "peak       eff.  verdict  strategy\n"
+            "h2d_pinned_ce     0000:18:00.0  512 MiB      55.3 GB/s  54.7 GB/s  55.9 GB/s  0.5%  "
+            "63.0 GB/s  88%   ok       direct\n"
+            "h2d_pinned_sweep  0000:18:00.0  4 KiB-1 GiB  54.9 GB/s  54.4 GB/s  55.4 GB/s  0.5%  "
+            "63.0 GB/s  87%   ok       direct\n"
+            "h2d_latency       0000:18:00.0  4 B          2.40 us    -          -          0.5%  "
+            "-          -     unknown  direct\n"
+            "p2p_read_ce       0000:18:00.0  waived: needs two GPUs, found one\n");
+}
+
+TEST(TextReportTest, ReportHasHeaderTableAndSweepLine) {
+  const auto text = text_report(sample_run());
+  EXPECT_EQ(text.rfind("acco bench on gpu-node-7 at 2025-03-01T12:00:00Z (machine "
+                       "gpu-node-7-00000000deadbeef)\n",
+                       0),
+            0U);
+  EXPECT_NE(text.find(text_table(sample_run().results)), std::string::npos);
+  EXPECT_NE(text.find("h2d_pinned_sweep on 0000:18:00.0: 19 points; half of the link's peak "
+                      "(63.0 GB/s) reached at "),
+            std::string::npos)
+      << text;
+}
+
+TEST(TextReportTest, EmptyTableIsTheHeader) {
+  EXPECT_EQ(text_table({}),
+            "case  device  size  median  min  max  CoV  peak  eff.  verdict  strategy\n");
+}
+
+TEST(TextReportTest, ComparisonMatchesGolden) {
+  auto before = sample_run();
+  before.results[0].median_bytes_per_second = 60e9;
+  before.results.push_back(testing::measured("d2h_pinned_ce", 50e9));
+  EXPECT_EQ(text_comparison(compare(before, sample_run())),
+            "case              device        change     before     now        change %  threshold\n"
+            "h2d_pinned_ce     0000:18:00.0  regressed  60.0 GB/s  55.3 GB/s  -7.8%     5.0%\n"
+            "h2d_pinned_sweep  0000:18:00.0  unchanged  54.9 GB/s  54.9 GB/s  +0.0%     5.0%\n"
+            "h2d_latency       0000:18:00.0  unchanged  2.40 us    2.40 us    +0.0%     5.0%\n"
+            "d2h_pinned_ce     0000:18:00.0  missing    50.0 GB/s  -          -         -\n");
+}
+
+TEST(FormatTest, SizesLatenciesAndPercentages) {
+  EXPECT_EQ(detail::size_text(4096), "4 KiB");
+  EXPECT_EQ(detail::size_text(1ULL << 30), "1 GiB");
+  EXPECT_EQ(detail::size_text(512), "512 B");
+  EXPECT_EQ(detail::size_text(3 << 20), "3.00 MiB");
+  EXPECT_EQ(detail::seconds_text(850e-9), "850 ns");
+  EXPECT_EQ(detail::seconds_text(5.2e-6), "5.20 us");
+  EXPECT_EQ(detail::seconds_text(1.3e-3), "1.30 ms");
+  EXPECT_EQ(detail::percent_text(0.8254), "83%");
+  EXPECT_EQ(detail::percent_text(0.0051, 1), "0.5%");
+  EXPECT_EQ(detail::escape("<a href=\"x\">'&'</a>"),
+            "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;");
+}
+
+TEST(HtmlReportTest, IsOneBalancedDocument) {
+  const auto html = html_report(two_sweeps(), {});
+  EXPECT_EQ(html.rfind("<!DOCTYPE html>\n<html lang=\"en\">", 0), 0U);
+  EXPECT_EQ(html.substr(html.size() - 8), "</html>\n");
+  EXPECT_EQ(unbalanced(html), "");
+  EXPECT_EQ(count(html, "<html"), 1U);
+  EXPECT_EQ(count(html, "<style>"), 1U);
+}
+
+TEST(HtmlReportTest, OneSvgPerSweptCase) {
+  const auto html = html_report(two_sweeps(), {});
+  EXPECT_EQ(count(html, "<svg"), 2U);
+  EXPECT_EQ(count(html, "</svg>"), 2U);
+  EXPECT_EQ(count(html, "<figure>"), 2U);
+  EXPECT_EQ(count(html_report(sample_run(), {}), "<svg"), 1U);
+  auto no_sweeps = sample_run();
+  no_sweeps.results.erase(no_sweeps.results.begin() + 1);
+  EXPECT_EQ(count(html_report(no_sweeps, {}), "<svg"), 0U);
+  EXPECT_EQ(count(html_report(no_sweeps, {}), "Bandwidth against size"), 0U);
+}
+
+TEST(HtmlReportTest, PlotHasAxesPeakLineAndHalfPeakMark) {
+  const auto html = html_report(sample_run(), {});
+  EXPECT_EQ(count(html, "<line class=\"peak\""), 1U);
+  EXPECT_NE(html.find("stroke-dasharray=\"8 5\"/>\n<text class=\"peak-label\""), std::string::npos);
+  EXPECT_NE(html.find(">link peak 63.0 GB/s</text>"), std::string::npos);
+  EXPECT_EQ(count(html, "<line class=\"half\""), 1U);
+  EXPECT_NE(html.find(">half of peak at "), std::string::npos);
+  EXPECT_NE(html.find("<text class=\"xt\" x=\"72.0\" y=\"364.0\">4 KiB</text>"), std::string::npos);
+  EXPECT_NE(html.find(">1 GiB</text>"), std::string::npos);
+  EXPECT_NE(html.find(">transfer size (log2 scale)</text>"), std::string::npos);
+  EXPECT_NE(html.find(">bandwidth (GB/s)</text>"), std::string::npos);
+  EXPECT_EQ(count(html, "<circle class=\"point\""), 19U);
+  EXPECT_EQ(count(html, "<polyline class=\"curve\""), 1U);
+}
+
+TEST(HtmlReportTest, UnknownPeakIsSaidAndHalfOfBestIsMarked) {
+  const auto html = html_report(two_sweeps(), {});
+  EXPECT_EQ(count(html, "<line class=\"peak\""), 1U);  // only the case with a known peak
+  EXPECT_NE(html.find(">link peak unknown</text>"), std::string::npos);
+  EXPECT_NE(html.find(">half of best at "), std::string::npos);
+}
+
+TEST(HtmlReportTest, SweepsBelow4KiBOrAbove1GiBWidenTheAxis) {
+  auto run = sample_run();
+  run.results[1].sweep = {{1, 1e6}, {4ULL << 30, 50e9}};
+  const auto html = html_report(run, {});
+  EXPECT_NE(html.find(">1 B</text>"), std::string::npos);
+  EXPECT_NE(html.find(">4 GiB</text>"), std::string::npos);
+  EXPECT_EQ(unbalanced(html), "");
+}
+
+TEST(HtmlReportTest, NoScriptsAndNoUrlsButTheSvgNamespace) {
+  auto before = sample_run();
+  before.results[0].median_bytes_per_second = 60e9;
+  const auto html = html_report(two_sweeps(), compare(before, two_sweeps()));
+  EXPECT_EQ(count(html, "<script"), 0U);
+  EXPECT_EQ(count(html, "http"), count(html, "xmlns=\"http://www.w3.org/2000/svg\""));
+  EXPECT_EQ(count(html, "url("), 0U);
+  EXPECT_EQ(count(html, "@import"), 0U);
+}
+
+TEST(HtmlReportTest, ComparisonTableOnlyWithComparisons) {
+  auto before = sample_run();
+  before.results[0].median_bytes_per_second = 60e9;
+  const auto with = html_report(sample_run(), compare(before, sample_run()));
+  EXPECT_EQ(count(with, "<table"), 2U);
+  EXPECT_EQ(count(with, "</table>"), 2U);
+  EXPECT_NE(with.find("<td class=\"c-regressed\">regressed</td>"), std::string::npos);
+  EXPECT_EQ(unbalanced(with), "");
+  const auto without = html_report(sample_run(), {});
+  EXPECT_EQ(count(without, "<table"), 1U);
+  EXPECT_EQ(count(without, "Change since the last run"), 0U);
+}
+
+TEST(HtmlReportTest, VerdictsAndWaivedCasesAreShown) {
+  const auto html = html_report(sample_run(), {});
+  EXPECT_NE(html.find("<td class=\"v-ok\">ok</td>"), std::string::npos);
+  EXPECT_NE(html.find("<td colspan=\"10\" class=\"s-waived\">waived: needs two GPUs, found "
+                      "one</td>"),
+            std::string::npos);
+  EXPECT_NE(html.find("NVIDIA H200 at 0000:18:00.0 (Gen5 x16)"), std::string::npos);
+}
+
+TEST(HtmlReportTest, EscapesEveryTextFromTheRun) {
+  auto run = two_sweeps();
+  run.host = "a&b";
+  run.results[1].case_key = "<script>alert(1)</script>";
+  run.results[1].strategy = "\"quoted\"";
+  run.results[3].reason = "<b>bold</b>";
+  run.machine["kernel"] = "<i>6.1</i>";
+  const auto html = html_report(run, compare(sample_run(), run));
+  EXPECT_EQ(count(html, "<script"), 0U);
+  EXPECT_EQ(count(html, "<b>"), 0U);
+  EXPECT_EQ(count(html, "<i>"), 0U);
+  EXPECT_NE(html.find("&lt;script&gt;alert(1)&lt;/script&gt;"), std::string::npos);
+  EXPECT_NE(html.find("<title>acco bench: a&amp;b</title>"), std::string::npos);
+  EXPECT_NE(html.find("&quot;quoted&quot;"), std::string::npos);
+  EXPECT_EQ(unbalanced(html), "");
+}
+
+}  // namespace
+}  // namespace acco::bench

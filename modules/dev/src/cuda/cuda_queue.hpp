@@ -1,0 +1,19 @@
+// Queues and events of the CUDA backend: a Queue is one non-blocking stream, an Event one CUDA
+// event recorded in it.
+#pragma once
+
+#include <memory>
+
+#include "acco/core/result.hpp"
+#include "acco/dev/device.hpp"
+
+#include "cuda/allocation_table.hpp"
+
+namespace acco::dev::detail {
+
+// A stream on device `device`, which the caller has made current. kDeviceError when the runtime
+// refuses.
+[[nodiscard]] Result<std::unique_ptr<Queue>> create_cuda_queue(
+    int device, std::shared_ptr<const AllocationTable> table);
+
+}  // namespace acco::dev::detail

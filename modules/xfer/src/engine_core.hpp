@@ -1,0 +1,93 @@
+// What every strategy of the engine shares: its device, queues, staging pool, device-side staging
+// for batches, host copy threads and the registrations it made. Private to the xfer module.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "acco/core/result.hpp"
+#include "acco/dev/device.hpp"
+#include "acco/xfer/engine.hpp"
+
+#include "host_copier.hpp"
+
+namespace acco::xfer::detail {
+
+using Events = std::vector<std::shared_ptr<dev::Event>>;
+
+// User buffers the engine has seen (pageable host ends of copies) and those it pinned in place.
+class RegistrationCache {
+ public:
+  // Counts one more use of the buffer at `ptr` and returns the count (1 on first sight); a use
+  // with a different size starts the count again.
+  int note_use(const void* ptr, std::size_t bytes);
+  // Pins [ptr, ptr + bytes) and keeps it pinned; returns what pinning cost. A failure is
+  // remembered so the buffer is not tried again.
+  [[nodiscard]] Result<std::chrono::nanoseconds> pin(dev::Device& device, void* ptr,
+                                                     std::size_t bytes);
+  // True when `ptr` starts a registration of this cache; `covered` says whether it spans `bytes`.
+  [[nodiscard]] bool registered(const void* ptr, std::size_t bytes, bool* covered) const;
+  void forget(const void* ptr);
+  [[nodiscard]] std::size_t registrations() const;
+
+ private:
+  struct Entry {
+    std::size_t bytes = 0;
+    int uses = 0;
+    bool failed = false;
+    std::unique_ptr<dev::Registration> registration;
+  };
+  std::unordered_map<std::uintptr_t, Entry> entries_;
+};
+
+// Records the queues a copy used, so it can mark their ends with events, or drain them when a
+// copy fails part-way and nothing may stay queued that points at the caller's memory.
+class QueueSet {
+ public:
+  void use(dev::Queue& queue);
+  [[nodiscard]] Result<Events> record();
+  // Waits for every used queue; returns the first error of the drain itself.
+  Status drain();
+  [[nodiscard]] int size() const { return static_cast<int>(used_.size()); }
+
+ private:
+  std::vector<dev::Queue*> used_;
+};
+
+struct EngineCore {
+  EngineCore(dev::Device& dev, const Profile& prof) : device(dev), profile(prof) {}
+
+  // Round robin, so independent copies land on different queues and can run at once.
+  dev::Queue& next_queue();
+  // The device-side twin of staging slot `index`, allocated on first use. kDeviceError when the
+  // device is out of memory.
+  [[nodiscard]] Result<std::byte*> device_slot(int index);
+  // Returns `index` to the pool once everything queued on `queue` so far is done. When the
+  // release cannot be queued, drains the queue and releases at once, so no slot is ever lost.
+  [[nodiscard]] Status release_after(dev::Queue& queue, int index);
+
+  dev::Device& device;
+  const Profile profile;
+  EngineInfo info;
+  std::unique_ptr<StagingPool> pool;
+  std::unique_ptr<HostCopier> copier;
+  std::vector<std::unique_ptr<dev::Buffer>> device_slots;
+  RegistrationCache registrations;
+  // Last, so they are destroyed first: a queue drains when destroyed, and its pending work
+  // releases staging slots and reads device slots.
+  std::vector<std::unique_ptr<dev::Queue>> queues;
+  std::size_t next_queue_index = 0;
+};
+
+// Strategy bodies. Each fills the record's strategy-specific fields and returns the events that
+// complete the copy; on an error nothing it queued is still pending.
+[[nodiscard]] Result<Events> copy_direct(EngineCore& core, void* dst, const void* src,
+                                         std::size_t bytes, int queues, CopyRecord& record);
+[[nodiscard]] Result<Events> copy_pipelined(EngineCore& core, void* dst, const void* src,
+                                            std::size_t bytes, CopyRecord& record);
+
+}  // namespace acco::xfer::detail

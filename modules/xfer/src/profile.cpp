@@ -1,0 +1,150 @@
+#include "acco/xfer/profile.hpp"
+
+#include <array>
+#include <cstdint>
+#include <variant>
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "acco/core/json.hpp"
+
+namespace acco::xfer {
+namespace {
+
+constexpr std::uint64_t kGiB = std::uint64_t{1} << 30;
+
+// One row per field: JSON name, member and accepted range. validate, to_json and
+// profile_from_json all walk this table, so a new field is one line here.
+struct SizeField {
+  const char* name;
+  std::size_t Profile::*member;
+  std::uint64_t min;
+  std::uint64_t max;
+};
+struct IntField {
+  const char* name;
+  int Profile::*member;
+  int min;
+  int max;
+};
+using Field = std::variant<SizeField, IntField>;
+
+// A staging buffer stays at or below 1 GiB (transfer.md idea 11: larger pinned buffers fail on
+// some drivers and hold RLIMIT_MEMLOCK for little gain).
+const std::array<Field, 8> kFields = {
+    Field{SizeField{"chunk_bytes", &Profile::chunk_bytes, 4096, kGiB}},
+    Field{IntField{"slots", &Profile::slots, 1, 64}},
+    Field{IntField{"queues", &Profile::queues, 1, 16}},
+    Field{IntField{"host_copy_threads", &Profile::host_copy_threads, 0, 64}},
+    Field{SizeField{"batch_below_bytes", &Profile::batch_below_bytes, 0, kGiB}},
+    Field{SizeField{"split_above_bytes", &Profile::split_above_bytes, 0, std::uint64_t{1} << 50}},
+    Field{SizeField{"zero_copy_below_bytes", &Profile::zero_copy_below_bytes, 0, kGiB}},
+    Field{IntField{"register_after_uses", &Profile::register_after_uses, 0, 1'000'000}},
+};
+
+const char* name_of(const Field& field) {
+  return std::visit([](const auto& f) { return f.name; }, field);
+}
+
+tl::unexpected<Error> out_of_range(const char* name, auto min, auto max, auto got) {
+  return fail(Errc::kInvalidArgument,
+              fmt::format("profile: {}: must be between {} and {}, got {}", name, min, max, got));
+}
+
+}  // namespace
+
+Status validate(const Profile& profile) {
+  for (const Field& field : kFields) {
+    if (const auto* f = std::get_if<SizeField>(&field)) {
+      const std::uint64_t value = profile.*(f->member);
+      if (value < f->min || value > f->max) {
+        return out_of_range(f->name, f->min, f->max, value);
+      }
+    } else {
+      const auto& i = std::get<IntField>(field);
+      const int value = profile.*(i.member);
+      if (value < i.min || value > i.max) {
+        return out_of_range(i.name, i.min, i.max, value);
+      }
+    }
+  }
+  return {};
+}
+
+nlohmann::json to_json(const Profile& profile) {
+  nlohmann::json j = {{"schema", kProfileSchema}};
+  for (const Field& field : kFields) {
+    std::visit([&](const auto& f) { j[f.name] = profile.*(f.member); }, field);
+  }
+  return j;
+}
+
+Result<Profile> profile_from_json(const nlohmann::json& j) {
+  if (!j.is_object()) {
+    return fail(Errc::kInvalidArgument,
+                fmt::format("profile: expected a JSON object, got {}", j.type_name()));
+  }
+  Profile profile;
+  for (const auto& [key, value] : j.items()) {
+    if (key == "schema") {
+      if (!value.is_string() || value.get<std::string>() != kProfileSchema) {
+        return fail(Errc::kInvalidArgument, fmt::format("profile: schema: expected \"{}\", got {}",
+                                                        kProfileSchema, value.dump()));
+      }
+      continue;
+    }
+    const Field* field = nullptr;
+    for (const Field& candidate : kFields) {
+      if (key == name_of(candidate)) {
+        field = &candidate;
+      }
+    }
+    if (field == nullptr) {
+      return fail(Errc::kInvalidArgument, fmt::format("profile: unknown field '{}'", key));
+    }
+    if (!value.is_number_integer()) {
+      return fail(Errc::kInvalidArgument,
+                  fmt::format("profile: {}: expected an integer, got {}", key, value.dump()));
+    }
+    if (const auto* f = std::get_if<SizeField>(field)) {
+      if (value.is_number_unsigned()) {
+        const auto v = value.get<std::uint64_t>();
+        if (v < f->min || v > f->max) {
+          return out_of_range(f->name, f->min, f->max, v);
+        }
+        profile.*(f->member) = static_cast<std::size_t>(v);
+      } else {
+        return out_of_range(f->name, f->min, f->max, value.get<std::int64_t>());
+      }
+    } else {
+      const auto& i = std::get<IntField>(*field);
+      const auto v = value.get<std::int64_t>();
+      if (v < i.min || v > i.max) {
+        return out_of_range(i.name, i.min, i.max, v);
+      }
+      profile.*(i.member) = static_cast<int>(v);
+    }
+  }
+  return profile;
+}
+
+Result<Profile> load_profile(const std::string& path) {
+  auto j = core::read_json_file(path);
+  if (!j) {
+    return tl::unexpected(j.error());
+  }
+  auto profile = profile_from_json(*j);
+  if (!profile) {
+    return tl::unexpected(std::move(profile.error()).with_context(path));
+  }
+  return profile;
+}
+
+Status save_profile(const std::string& path, const Profile& profile) {
+  ACCO_RETURN_IF_ERROR(validate(profile), path);
+  return core::write_file_atomic(path, to_json(profile).dump(2) + "\n");
+}
+
+}  // namespace acco::xfer
