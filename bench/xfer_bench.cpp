@@ -176,16 +176,16 @@ class Bench {
     rows_.push_back(std::move(row));
   }
 
-  // Sets the engine's strategy and record on the row just added.
-  void note_engine(const std::string& strategy, const nlohmann::json& record) {
+  // Puts what the engine did in its last copy on the row just added. Kept as a plain record while
+  // timing: converting it to JSON per copy would cost more than a small copy does.
+  void note_engine() {
     if (status_ && !rows_.empty()) {
-      rows_.back().strategy = strategy;
-      rows_.back().record = record;
+      rows_.back().strategy = std::string(acco::xfer::to_string(last_.strategy));
+      rows_.back().record = acco::xfer::to_json(last_);
     }
   }
 
-  Status engine_copy(void* dst, const void* src, std::size_t bytes, std::string& strategy,
-                     nlohmann::json& record,
+  Status engine_copy(void* dst, const void* src, std::size_t bytes,
                      std::optional<acco::xfer::Strategy> force = std::nullopt) {
     auto transfer = engine_.copy(dst, src, bytes, {force});
     if (!transfer) {
@@ -195,8 +195,7 @@ class Bench {
     if (!done) {
       return tl::unexpected(done.error());
     }
-    strategy = std::string(acco::xfer::to_string(done->strategy));
-    record = acco::xfer::to_json(*done);
+    last_ = *done;
     return {};
   }
 
@@ -236,8 +235,6 @@ class Bench {
 
     // Host to device.
     Row base("pageable-h2d", "", "host-to-device", n);
-    std::string strategy;
-    nlohmann::json record;
     // The DMA alone, from pinned memory: the ceiling every pageable path is measured against.
     add_row(
         Row("pinned-h2d", "pinned-dma", "host-to-device", n),
@@ -261,9 +258,8 @@ class Bench {
     r.path = "engine";
     r.baseline = "stage-then-copy";
     add_row(
-        r, [&] { return engine_copy(dev, source.data(), n, strategy, record); },
-        device_matches_source, clear_device);
-    note_engine(strategy, record);
+        r, [&] { return engine_copy(dev, source.data(), n); }, device_matches_source, clear_device);
+    note_engine();
 
     // Device to host: the device holds `source` now.
     if (!device_.copy(dev, source.data(), n)) {
@@ -291,9 +287,8 @@ class Bench {
     r.path = "engine";
     r.baseline = "stage-then-copy";
     add_row(
-        r, [&] { return engine_copy(sink.data(), dev, n, strategy, record); }, sink_matches_source,
-        clear_sink);
-    note_engine(strategy, record);
+        r, [&] { return engine_copy(sink.data(), dev, n); }, sink_matches_source, clear_sink);
+    note_engine();
     return {};
   }
 
@@ -338,8 +333,6 @@ class Bench {
     };
     const auto clear_sink = [&] { std::fill(sink.begin(), sink.end(), std::byte{0}); };
 
-    std::string strategy;
-    nlohmann::json record;
     for (const bool to_device : {true, false}) {
       const std::string key = to_device ? "small-h2d" : "small-d2h";
       if (!to_device) {
@@ -380,12 +373,12 @@ class Bench {
           r,
           [&]() -> Status {
             for (std::size_t i = 0; i < count; ++i) {
-              ACCO_RETURN_IF_ERROR(engine_copy(dst(i), src(i), item, strategy, record), "copy");
+              ACCO_RETURN_IF_ERROR(engine_copy(dst(i), src(i), item), "copy");
             }
             return {};
           },
           verify, reset);
-      note_engine(strategy, record);
+      note_engine();
       // Each copy through a queue and the link, as on a GPU without a host mapping.
       r = base;
       r.path = "engine-one-by-one-queued";
@@ -394,14 +387,13 @@ class Bench {
           r,
           [&]() -> Status {
             for (std::size_t i = 0; i < count; ++i) {
-              ACCO_RETURN_IF_ERROR(engine_copy(dst(i), src(i), item, strategy, record,
-                                               acco::xfer::Strategy::kPipelined),
-                                   "copy");
+              ACCO_RETURN_IF_ERROR(
+                  engine_copy(dst(i), src(i), item, acco::xfer::Strategy::kPipelined), "copy");
             }
             return {};
           },
           verify, reset);
-      note_engine(strategy, record);
+      note_engine();
       r = base;
       r.path = "engine-batched";
       r.baseline = "plain-one-by-one";
@@ -420,12 +412,11 @@ class Bench {
             if (!done) {
               return tl::unexpected(done.error());
             }
-            strategy = std::string(acco::xfer::to_string(done->strategy));
-            record = acco::xfer::to_json(*done);
+            last_ = *done;
             return {};
           },
           verify, reset);
-      note_engine(strategy, record);
+      note_engine();
     }
     return {};
   }
@@ -435,6 +426,7 @@ class Bench {
   acco::xfer::Engine& engine_;
   std::vector<Row> rows_;
   Status status_;
+  acco::xfer::CopyRecord last_;
 };
 
 double rate(const Row& row) {

@@ -313,16 +313,17 @@ Result<Transfer> Engine::copy(void* dst, const void* src, std::size_t bytes,
   if (bytes == 0) {
     return Transfer(record, {});
   }
-  const auto context = fmt::format("copy of {} bytes", bytes);
+  // Formatted only on an error path: small copies are microseconds, a format is a good part of one.
+  const auto context = [bytes] { return fmt::format("copy of {} bytes", bytes); };
   if (dst == nullptr || src == nullptr) {
     return fail(Errc::kInvalidArgument,
-                fmt::format("{}: null {}", context, dst == nullptr ? "destination" : "source"));
+                fmt::format("{}: null {}", context(), dst == nullptr ? "destination" : "source"));
   }
   const auto d = reinterpret_cast<std::uintptr_t>(dst);
   const auto s = reinterpret_cast<std::uintptr_t>(src);
   if ((d >= s ? d - s : s - d) < bytes) {
     return fail(Errc::kInvalidArgument,
-                fmt::format("{}: source {} and destination {} overlap", context, src, dst));
+                fmt::format("{}: source {} and destination {} overlap", context(), src, dst));
   }
 
   record.dst_kind = core.device.kind_of(dst);
@@ -351,7 +352,7 @@ Result<Transfer> Engine::copy(void* dst, const void* src, std::size_t bytes,
   CopyPlan plan;
   if (options.strategy) {
     ACCO_RETURN_IF_ERROR(
-        check_forced(*options.strategy, shape.dst, shape.src, bytes, core.info.traits), context);
+        check_forced(*options.strategy, shape.dst, shape.src, bytes, core.info.traits), context());
     plan = plan_copy(shape, core.profile, core.info.traits);
     plan.strategy = *options.strategy;
     plan.register_host = false;
@@ -385,7 +386,7 @@ Result<Transfer> Engine::copy(void* dst, const void* src, std::size_t bytes,
       if (core.device.kind_of(device_end + bytes - 1) != dev::MemoryKind::kDevice) {
         return fail(
             Errc::kInvalidArgument,
-            fmt::format("{}: the device range runs past the end of device memory", context));
+            fmt::format("{}: the device range runs past the end of device memory", context()));
       }
       std::memcpy(dst, src, bytes);
       record.host_threads = 1;
@@ -401,7 +402,7 @@ Result<Transfer> Engine::copy(void* dst, const void* src, std::size_t bytes,
       return fail(Errc::kInternal, "batched plan for a single copy");
   }
   if (!events) {
-    return tl::unexpected(std::move(events.error()).with_context(context));
+    return tl::unexpected(std::move(events.error()).with_context(context()));
   }
   return Transfer(record, std::move(*events));
 }

@@ -21,7 +21,10 @@ enum class Strategy {
   kDirect,     // one Queue::copy per part: device memory or DMA-capable host memory
   kPipelined,  // pageable host memory staged through pinned slots, host copies overlapping DMA
   kBatched,    // many small copies packed into one staging buffer and moved as one transfer
-  kZeroCopy,   // the CPU loads/stores device memory through its host mapping, no DMA
+  // The CPU loads/stores device memory through its host mapping, no DMA and no queue. On the
+  // host backend that mapping is plain RAM, so these bytes bypass the emulated link; a GPU needs
+  // a BAR1 mapping (gdrcopy), which the CUDA backend does not offer, so it never takes this path.
+  kZeroCopy,
 };
 [[nodiscard]] std::string_view to_string(Strategy strategy);
 // kInvalidArgument listing the names ("none", "host-copy", "direct", ...) otherwise.
