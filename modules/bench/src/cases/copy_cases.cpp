@@ -16,22 +16,6 @@ namespace {
 
 using dev::MemoryKind;
 
-const char* kind_key(MemoryKind kind) {
-  switch (kind) {
-    case MemoryKind::kPageable:
-      return "pageable";
-    case MemoryKind::kPinned:
-      return "pinned";
-    case MemoryKind::kRegistered:
-      return "registered";
-    case MemoryKind::kMapped:
-      return "mapped";
-    case MemoryKind::kDevice:
-      return "device";
-  }
-  return "pageable";
-}
-
 std::string describe(const xfer::CopyRecord& r) {
   std::string s(xfer::to_string(r.strategy));
   if (r.chunk_bytes > 0 && r.chunks > 1) {
@@ -69,13 +53,13 @@ class HostDeviceCase final : public Case {
 
   std::string key() const override {
     return fmt::format("{}_{}_{}", direction_ == CopyDirection::kHostToDevice ? "h2d" : "d2h",
-                       kind_key(kind_), path_ == CopyPath::kPlain ? "plain" : "engine");
+                       dev::to_string(kind_), path_ == CopyPath::kPlain ? "plain" : "engine");
   }
   std::string description() const override {
     return fmt::format(
         "{} from {} host memory {} {}",
         direction_ == CopyDirection::kHostToDevice ? "host-to-device" : "device-to-host",
-        kind_key(kind_),
+        dev::to_string(kind_),
         direction_ == CopyDirection::kHostToDevice ? "to device memory" : "from device memory",
         path_ == CopyPath::kPlain ? "with the plain copy API" : "through acco's transfer engine");
   }
