@@ -48,8 +48,9 @@ CREATE TABLE results (
 ) WITHOUT ROWID;
 )sql";
 
-Result<std::int64_t> pragma(sqlite::Database& db, const char* name) {
-  auto stmt = sqlite::Statement::prepare(db, fmt::format("PRAGMA {}", name));
+// The single integer a one-row query returns (0 when it returns no row).
+Result<std::int64_t> query_integer(sqlite::Database& db, const std::string& sql) {
+  auto stmt = sqlite::Statement::prepare(db, sql);
   if (!stmt) {
     return tl::unexpected(stmt.error());
   }
@@ -60,16 +61,12 @@ Result<std::int64_t> pragma(sqlite::Database& db, const char* name) {
   return *row ? stmt->integer(0) : 0;
 }
 
+Result<std::int64_t> pragma(sqlite::Database& db, const char* name) {
+  return query_integer(db, fmt::format("PRAGMA {}", name));
+}
+
 Result<std::int64_t> table_count(sqlite::Database& db) {
-  auto stmt = sqlite::Statement::prepare(db, "SELECT count(*) FROM sqlite_master");
-  if (!stmt) {
-    return tl::unexpected(stmt.error());
-  }
-  auto row = stmt->step();
-  if (!row) {
-    return tl::unexpected(row.error());
-  }
-  return *row ? stmt->integer(0) : 0;
+  return query_integer(db, "SELECT count(*) FROM sqlite_master");
 }
 
 // Checks that `db` is an acco history of a version we read, creating the tables in an empty

@@ -12,7 +12,10 @@
 namespace acco::bench {
 namespace {
 
-Result<std::unique_ptr<dev::Backend>> open_backend(const RunOptions& o, std::string& note) {
+Result<std::shared_ptr<dev::Backend>> open_backend(const RunOptions& o, std::string& note) {
+  if (o.opened) {
+    return o.opened;
+  }
   if (o.backend != "auto" && o.backend != "host" && o.backend != "cuda") {
     return fail(Errc::kInvalidArgument,
                 fmt::format("--backend: '{}' is not one of auto, host, cuda", o.backend));
@@ -20,7 +23,7 @@ Result<std::unique_ptr<dev::Backend>> open_backend(const RunOptions& o, std::str
   if (o.backend != "host") {
     auto cuda = dev::make_cuda_backend();
     if (cuda && !(*cuda)->devices().empty()) {
-      return std::move(*cuda);
+      return std::shared_ptr<dev::Backend>(std::move(*cuda));
     }
     if (o.backend == "cuda") {
       return fail(Errc::kUnavailable, cuda ? std::string("no CUDA device found")
@@ -28,7 +31,11 @@ Result<std::unique_ptr<dev::Backend>> open_backend(const RunOptions& o, std::str
     }
     note = cuda ? "no CUDA device found" : cuda.error().message;
   }
-  return dev::make_host_backend(o.host);
+  auto host = dev::make_host_backend(o.host);
+  if (!host) {
+    return tl::unexpected(host.error());
+  }
+  return std::shared_ptr<dev::Backend>(std::move(*host));
 }
 
 // The topology's path bandwidth of the device's PCI function: what its link can carry.

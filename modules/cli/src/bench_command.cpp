@@ -158,7 +158,9 @@ Result<bench::BenchRun> quick_bench(const Options& o, const topo::Machine& machi
   b.bytes = "64MiB";
   b.reps = 3;
   auto cuda = dev::make_cuda_backend();
+  std::shared_ptr<dev::Backend> gpus;
   if (cuda && !(*cuda)->devices().empty()) {
+    gpus = std::move(*cuda);
     b.backend = "cuda";
     b.cases = {"h2d_pinned_plain", "d2h_pinned_plain", "h2d_pageable_plain", "h2d_pageable_engine"};
     note = "pinned and pageable copies on every GPU, 64 MiB, 3 samples";
@@ -173,6 +175,7 @@ Result<bench::BenchRun> quick_bench(const Options& o, const topo::Machine& machi
   if (!options) {
     return tl::unexpected(options.error());
   }
+  options->opened = gpus;  // initialising CUDA once is enough
   return bench::run_benchmarks(*options, &machine, [&](std::string_view line) {
     if (o.progress) {
       o.progress(line);

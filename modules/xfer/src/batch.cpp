@@ -65,14 +65,22 @@ Status abandon_round(EngineCore& core, dev::Queue& queue, int slot, Error error)
   return tl::unexpected(std::move(error));
 }
 
+// The device-side twin of a staging slot; on failure the slot goes back to the pool.
+Result<std::byte*> device_slot_of(EngineCore& core, const StagingPool::Slot& slot) {
+  auto device_slot = core.device_slot(slot.index);
+  if (!device_slot) {
+    core.pool->release(slot.index);
+  }
+  return device_slot;
+}
+
 // Pack on the host (the caller), one DMA into the device slot, scatter on the device.
 Status round_to_device(EngineCore& core, const Round& round, QueueSet& used) {
   dev::Queue& queue = core.next_queue();
   used.use(queue);
   const StagingPool::Slot slot = core.pool->acquire();
-  auto device_slot = core.device_slot(slot.index);
+  auto device_slot = device_slot_of(core, slot);
   if (!device_slot) {
-    core.pool->release(slot.index);
     return tl::unexpected(std::move(device_slot.error()));
   }
   for (const Segment& segment : round.segments) {
@@ -96,9 +104,8 @@ Status round_to_host(EngineCore& core, const Round& round, QueueSet& used) {
   dev::Queue& queue = core.next_queue();
   used.use(queue);
   const StagingPool::Slot slot = core.pool->acquire();
-  auto device_slot = core.device_slot(slot.index);
+  auto device_slot = device_slot_of(core, slot);
   if (!device_slot) {
-    core.pool->release(slot.index);
     return tl::unexpected(std::move(device_slot.error()));
   }
   for (const Segment& segment : round.segments) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -16,7 +17,9 @@
 namespace acco::bench {
 
 struct RunOptions {
-  std::string backend = "auto";       // "auto", "host", "cuda"
+  std::string backend = "auto";  // "auto", "host", "cuda"
+  // A backend the caller has opened already (it then decides `backend`); null = open one.
+  std::shared_ptr<dev::Backend> opened;
   dev::HostBackendOptions host;       // devices and emulated link of the host backend
   std::vector<std::string> patterns;  // case filter; empty = all
   CaseContext defaults;               // sizes, repetitions, profile (device fields ignored)
