@@ -1,0 +1,98 @@
+// What a run did, as plain values: one record per task (where it ran, how long it waited,
+// what it moved and why it was placed there) and per-device totals. The runtime fills them; the
+// Chrome trace writer, `acco schedule` and the benchmarks read them.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace acco::sched {
+
+// Memory nodes: 0 is host memory, device d is node d + 1.
+using NodeId = int;
+inline constexpr NodeId kHostNode = 0;
+
+// Times are nanoseconds since the runtime started.
+struct TransferRecord {
+  std::size_t handle = 0;
+  NodeId from = kHostNode;
+  NodeId to = kHostNode;
+  std::uint64_t bytes = 0;
+  std::chrono::nanoseconds start{0};
+  std::chrono::nanoseconds end{0};
+  bool prefetch = false;  // started before the task was next in line
+  bool eviction = false;  // a write-back to host forced by the memory budget
+  bool operator==(const TransferRecord&) const = default;
+};
+
+enum class TaskStatus {
+  kPending,
+  kDone,
+  kFailed
+};
+
+struct TaskRecord {
+  std::size_t id = 0;
+  std::string type;
+  std::string name;
+  int device = -1;  // -1 if it never ran
+  int priority = 0;
+  TaskStatus status = TaskStatus::kPending;
+  std::string error;  // why it failed
+  std::chrono::nanoseconds submitted{0};
+  std::chrono::nanoseconds ready{0};          // every dependency done
+  std::chrono::nanoseconds started{0};        // implementation entered
+  std::chrono::nanoseconds finished{0};       // implementation returned
+  std::chrono::nanoseconds predicted{0};      // the model's run time at placement (0 = unknown)
+  std::uint64_t transfer_bytes = 0;           // moved to this device for this task
+  std::chrono::nanoseconds transfer_time{0};  // time spent waiting for them before starting
+  std::string reason;                         // placement explanation (policy and its terms)
+  bool stolen = false;
+  bool operator==(const TaskRecord&) const = default;
+};
+
+struct DeviceRecord {
+  int device = 0;
+  std::string name;  // "host:0 (gpu x8)"
+  std::string kind;
+  std::chrono::nanoseconds busy{0};  // time inside implementations
+  std::size_t tasks = 0;
+  bool drained = false;
+  bool failed = false;
+  bool operator==(const DeviceRecord&) const = default;
+};
+
+struct LinkRecord {
+  NodeId from = kHostNode;
+  NodeId to = kHostNode;
+  std::uint64_t bytes = 0;
+  std::size_t transfers = 0;
+  bool operator==(const LinkRecord&) const = default;
+};
+
+struct RunRecord {
+  std::string policy;
+  std::chrono::nanoseconds elapsed{0};  // first submit to last completion
+  std::vector<TaskRecord> tasks;
+  std::vector<DeviceRecord> devices;
+  std::vector<TransferRecord> transfers;
+  std::vector<LinkRecord> links;  // non-zero pairs, ordered by (from, to)
+};
+
+[[nodiscard]] const char* to_string(TaskStatus status);  // "pending", "done", "failed"
+
+// Chrome trace event format (JSON object form), readable by Perfetto and chrome://tracing:
+// process 1 "devices" with one thread per device (task slices, args: id, type, priority,
+// queue_wait_us, transfer_bytes, transfer_us, predicted_us, reason, status), process 2
+// "transfers" with one thread per destination node (slices named "<from> -> <to>", args bytes,
+// handle, prefetch, eviction), thread and process names as metadata events, times in
+// microseconds; otherData holds "schema": "acco.trace/1", the policy and elapsed_us. Tasks that
+// never started are left out.
+[[nodiscard]] nlohmann::json chrome_trace(const RunRecord& run);
+
+}  // namespace acco::sched

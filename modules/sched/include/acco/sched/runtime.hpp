@@ -1,0 +1,177 @@
+// The task runtime: register host data, submit tasks that name their implementations per device
+// kind and their data accesses, and the runtime infers dependencies, places each ready task with
+// the current policy, moves missing inputs through the transfer engine (prefetching for queued
+// tasks), keeps each device within its memory budget, learns per-device performance models, and
+// records what it did. Devices come from the device layer, so the same code drives emulated host
+// devices in CI and GPUs where there are some.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "acco/core/result.hpp"
+#include "acco/dev/device.hpp"
+#include "acco/sched/access.hpp"
+#include "acco/sched/perf_model.hpp"
+#include "acco/sched/policy.hpp"
+#include "acco/sched/record.hpp"
+#include "acco/xfer/profile.hpp"
+
+namespace acco::sched {
+
+namespace detail {
+class RuntimeCore;
+}  // namespace detail
+
+using TaskId = std::size_t;
+
+// Registered host data. Copyable; valid until unregistered or the runtime is destroyed.
+struct DataHandle {
+  std::size_t id = 0;
+  bool operator==(const DataHandle&) const = default;
+};
+
+// What an implementation gets: where it runs and its data there, in the order of Task::accesses.
+class TaskContext {
+ public:
+  [[nodiscard]] int device() const { return device_; }
+  [[nodiscard]] const std::string& kind() const { return *kind_; }
+  [[nodiscard]] dev::Device& dev() const { return *dev_; }
+  // Device memory (or host memory on the host backend, where device memory is RAM) of access i.
+  [[nodiscard]] void* data(std::size_t i) const { return buffers_.at(i).first; }
+  [[nodiscard]] std::size_t bytes(std::size_t i) const { return buffers_.at(i).second; }
+  [[nodiscard]] std::size_t accesses() const { return buffers_.size(); }
+
+ private:
+  friend class detail::RuntimeCore;
+  int device_ = -1;
+  const std::string* kind_ = nullptr;
+  dev::Device* dev_ = nullptr;
+  std::vector<std::pair<void*, std::size_t>> buffers_;
+};
+
+using Implementation = std::function<void(TaskContext&)>;
+
+// Thrown by an implementation to say the *device* failed (lost, ECC error), not the task: the
+// runtime retires the device and runs the task and the device's queue elsewhere.
+class DeviceFailure : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// What a kind of task is, shared by many tasks (StarPU's codelet): its type name for the
+// performance models and its implementations per device kind ("cpu", "gpu", "host", "cuda").
+struct Codelet {
+  std::string type;
+  std::vector<std::pair<std::string, Implementation>> implementations;
+};
+
+struct Task {
+  std::shared_ptr<const Codelet> codelet;
+  std::string name;  // for traces; the type when empty
+  std::vector<std::pair<DataHandle, Access>> accesses;
+  std::vector<TaskId> depends_on;  // tasks already submitted
+  std::vector<std::size_t> after;  // submit_graph only: indices of tasks of the same graph
+  int priority = 0;                // higher runs first among ready tasks of one queue
+  CostHint cost;                   // for the prior before the model is calibrated
+};
+
+struct DeviceSpec {
+  dev::Device* device = nullptr;          // must outlive the runtime
+  std::string kind;                       // implementation key; the backend's name when empty
+  DevicePeak peak;                        // for the prior
+  std::uint64_t memory_budget_bytes = 0;  // 0: the device's memory
+};
+
+struct RuntimeOptions {
+  PolicyKind policy = PolicyKind::kDmda;
+  PolicyKnobs knobs;
+  xfer::Profile transfer_profile;
+  ModelOptions models;
+  std::optional<std::filesystem::path> model_file;  // loaded at create, written by save_models
+  int prefetch_depth = 2;  // queued tasks per device whose inputs are fetched ahead
+  // Data ids in records, so traces and statistics join names; false keeps memory flat for
+  // millions of tasks (records() then has no per-task entries).
+  bool keep_task_records = true;
+};
+
+struct TaskFailure {
+  TaskId task = 0;
+  std::string name;
+  std::string error;
+  bool operator==(const TaskFailure&) const = default;
+};
+
+// Thread-safe: every method may be called from any thread.
+class Runtime {
+ public:
+  // kInvalidArgument for no devices, a null device or a bad option; errors of the model file
+  // (see PerfModels::load); kDeviceError when a transfer engine cannot start.
+  [[nodiscard]] static Result<std::unique_ptr<Runtime>> create(std::vector<DeviceSpec> devices,
+                                                               RuntimeOptions options = {});
+  // Waits for every task, then stops the devices' threads and frees device memory. Data still
+  // registered is not written back: call write_back or unregister first.
+  ~Runtime();
+  Runtime(const Runtime&) = delete;
+  Runtime& operator=(const Runtime&) = delete;
+
+  // The memory must stay valid and untouched by the caller until write_back/unregister.
+  // kInvalidArgument for a null pointer, 0 bytes or overlap with registered data.
+  [[nodiscard]] Result<DataHandle> register_data(void* host_ptr, std::size_t bytes);
+  // Waits for the tasks submitted so far that write it, then makes the host copy valid.
+  // kInvalidArgument for an unknown handle; kDeviceError when the data was lost with a device
+  // or its writer failed (the host copy is then left as it was).
+  [[nodiscard]] Status write_back(DataHandle handle);
+  // write_back, then frees its device replicas and forgets it.
+  [[nodiscard]] Status unregister(DataHandle handle);
+
+  // Errors, all one line naming the task: kInvalidArgument for no codelet, an unknown handle,
+  // a dependency on an unknown task or itself, a data set larger than every device able to run
+  // it; kUnsupported when no available device has an implementation of its kind.
+  [[nodiscard]] Result<TaskId> submit(Task task);
+  // A whole graph at once: `after` may point forward; ids are consecutive in vector order.
+  // kInvalidArgument naming a task on a cycle. Under kHeft the graph is planned with HEFT on the
+  // current models and links and each task runs where the plan puts it; under the other
+  // policies tasks without a priority get their upward rank as priority.
+  [[nodiscard]] Result<std::vector<TaskId>> submit_graph(std::vector<Task> tasks);
+
+  // Blocks until every task submitted so far has finished or failed. Ok when none failed since
+  // the last wait_all; otherwise kInternal listing each failure (failures() has them as values).
+  [[nodiscard]] Status wait_all();
+  [[nodiscard]] std::vector<TaskFailure> failures() const;
+
+  // Takes effect for the next placement.
+  void set_policy(PolicyKind kind);
+  [[nodiscard]] PolicyKind policy() const;
+  void set_knobs(const PolicyKnobs& knobs);
+  // Governor inputs. weight in (0, 1] (kInvalidArgument otherwise): predicted run times there
+  // are divided by it. A drained device gets no new tasks and its queued ones move elsewhere
+  // (they stay if no other device can run them). kInvalidArgument for an unknown device.
+  [[nodiscard]] Status set_weight(int device, double weight);
+  [[nodiscard]] Status set_drained(int device, bool drained);
+
+  [[nodiscard]] int devices() const;
+  // Everything recorded since create (or since the last reset_records).
+  [[nodiscard]] RunRecord records() const;
+  void reset_records();
+  // The placement reason of a task ("dmda: dev2 ends at ..."); kNotFound for an unknown id.
+  [[nodiscard]] Result<std::string> explain(TaskId task) const;
+  [[nodiscard]] PerfModels models() const;
+  // Writes the models to RuntimeOptions::model_file (or `path`). kInvalidArgument when neither.
+  [[nodiscard]] Status save_models(const std::optional<std::filesystem::path>& path = {}) const;
+
+ private:
+  explicit Runtime(std::unique_ptr<detail::RuntimeCore> core);
+  std::unique_ptr<detail::RuntimeCore> core_;
+};
+
+}  // namespace acco::sched

@@ -1,0 +1,58 @@
+// Runs a Workload on the runtime with emulated kernels: each task holds its device for the
+// workload's cost there (the way StarPU's SimGrid mode replaces kernels by their modelled time)
+// and touches its data, so placement, transfers, eviction and models are the real ones while
+// compute is not. What `acco schedule` and the scheduler benchmarks measure.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "acco/core/result.hpp"
+#include "acco/sched/record.hpp"
+#include "acco/sched/runtime.hpp"
+#include "acco/sched/schedule_math.hpp"
+#include "acco/sched/workload.hpp"
+
+namespace acco::sched {
+
+// The explicit DAG of a workload: cost[i][d] = task i's seconds on device d; edge costs are the
+// bytes read over `link_bytes_per_second` (0: free communication, as the bounds assume).
+[[nodiscard]] Dag workload_dag(const Workload& workload, double link_bytes_per_second = 0);
+
+struct DeviceOutcome {
+  int device = 0;
+  std::string name;
+  std::string kind;
+  double busy_ratio = 0;  // busy time / makespan
+  std::size_t tasks = 0;
+  bool operator==(const DeviceOutcome&) const = default;
+};
+
+struct WorkloadOutcome {
+  std::string policy;
+  double makespan_seconds = 0;  // first submit to last completion of the measured run
+  Bounds bounds;                // from the workload's nominal costs
+  double efficiency = 0;        // bounds.best() / makespan
+  std::size_t tasks = 0;
+  std::size_t failed = 0;
+  std::uint64_t bytes_transferred = 0;  // every copy between memory nodes, evictions included
+  std::vector<DeviceOutcome> devices;
+  RunRecord record;
+};
+
+struct WorkloadRunOptions {
+  int calibration_runs = 1;  // unmeasured runs first, so the models are calibrated
+  bool as_graph = true;      // submit_graph (HEFT plan, upward-rank priorities) vs task by task
+};
+
+// Creates the runtime on `devices` (their kinds must be the workload's DeviceModel kinds, in the
+// same order), registers the data in fresh host memory, runs, and reports. kInvalidArgument
+// when the device count differs from the workload's; runtime errors as they come; a run with
+// failed tasks is reported (failed > 0), not an error.
+[[nodiscard]] Result<WorkloadOutcome> run_workload(const Workload& workload,
+                                                   std::vector<DeviceSpec> devices,
+                                                   RuntimeOptions options,
+                                                   const WorkloadRunOptions& run = {});
+
+}  // namespace acco::sched

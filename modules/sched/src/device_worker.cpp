@@ -1,0 +1,547 @@
+// Each device's thread: take the next task (own queue, the shared queue under eager, or a steal
+// that pays under ws), make its inputs valid there (waiting for prefetches, copying from the
+// host or another device through the transfer engine, evicting to stay within the budget),
+// start the next tasks' prefetches, run the implementation without the lock, then publish what
+// it wrote and release its dependants.
+#include <algorithm>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "runtime_core.hpp"
+
+namespace acco::sched::detail {
+
+namespace {
+
+std::chrono::nanoseconds scaled(std::chrono::nanoseconds t, double factor) {
+  return std::chrono::nanoseconds(
+      static_cast<std::int64_t>(static_cast<double>(t.count()) * factor));
+}
+
+}  // namespace
+
+void RuntimeCore::worker(int device) {
+  Lock lock(mu_);
+  TaskId id = 0;
+  while (next_task(device, id, lock)) {
+    run_task(device, id, lock);
+  }
+  drain_inflight(device, lock);
+  DeviceState& d = *devices_[static_cast<std::size_t>(device)];
+  std::unique_ptr<xfer::Engine> engine = std::move(d.engine);
+  lock.unlock();
+  engine.reset();  // waits for its queues, in the thread that used them
+}
+
+bool RuntimeCore::next_task(int device, TaskId& out, Lock& lock) {
+  DeviceState& d = *devices_[static_cast<std::size_t>(device)];
+  for (;;) {
+    if (!d.failed && !d.queue.empty()) {
+      out = d.queue.front();
+      d.queue.pop_front();
+      d.queued_s = d.queue.empty() ? 0 : std::max(0.0, d.queued_s - tasks_[out].predicted_s);
+      return true;
+    }
+    if (!d.failed && !d.drained && policy_ == PolicyKind::kEager) {
+      auto it = std::find_if(shared_queue_.begin(), shared_queue_.end(),
+                             [&](TaskId id) { return eligible(device, tasks_[id]); });
+      if (it != shared_queue_.end()) {
+        out = *it;
+        shared_queue_.erase(it);
+        tasks_[out].device = device;
+        return true;
+      }
+    }
+    if (!d.failed && !d.drained && policy_ == PolicyKind::kWorkStealing && try_steal(device, out)) {
+      return true;
+    }
+    if (stop_) {
+      return false;
+    }
+    d.sleeping = true;
+    d.cv.wait(lock);
+    d.sleeping = false;
+  }
+}
+
+bool RuntimeCore::try_steal(int device, TaskId& out) {
+  const double now = now_s();
+  std::vector<std::size_t> victims;
+  for (std::size_t v = 0; v < devices_.size(); ++v) {
+    if (static_cast<int>(v) != device && !devices_[v]->queue.empty()) {
+      victims.push_back(v);
+    }
+  }
+  // The most loaded first: that is where a steal saves the most.
+  std::sort(victims.begin(), victims.end(), [&](std::size_t a, std::size_t b) {
+    return devices_[a]->running_end_s + devices_[a]->queued_s >
+           devices_[b]->running_end_s + devices_[b]->queued_s;
+  });
+  constexpr int kCandidatesPerVictim = 4;
+  for (std::size_t v : victims) {
+    DeviceState& victim = *devices_[v];
+    int looked = 0;
+    for (auto it = victim.queue.rbegin();
+         it != victim.queue.rend() && looked < kCandidatesPerVictim; ++it, ++looked) {
+      TaskState& t = tasks_[*it];
+      if (t.prefetched_on >= 0 || t.planned >= 0 || !eligible(device, t)) {
+        continue;
+      }
+      const DeviceView victim_view = view_of(static_cast<int>(v), t, now);
+      const DeviceView thief_view = view_of(device, t, now);
+      if (!steal_pays(victim_view, thief_view, now)) {
+        continue;
+      }
+      out = *it;
+      victim.queue.erase(std::next(it).base());
+      victim.queued_s = victim.queue.empty() ? 0 : std::max(0.0, victim.queued_s - t.predicted_s);
+      t.stolen = true;
+      t.device = device;
+      if (thief_view.predicted) {
+        t.predicted_s = *thief_view.predicted / thief_view.weight;
+      }
+      if (options_.keep_task_records) {
+        t.reason += fmt::format("; stolen by dev{} from dev{} (dev{} free at +{:.3g}ms)", device, v,
+                                v, (victim_view.available_at - now) * 1e3);
+      }
+      return true;
+    }
+  }
+  return false;
+}
+
+int RuntimeCore::pick_source(std::size_t handle, int device, bool allow_host) const {
+  const HandleState& h = handles_[handle];
+  if (allow_host && h.host_valid) {
+    return -1;
+  }
+  int best = -2;
+  int best_pins = 0;
+  for (std::size_t s = 0; s < h.replicas.size(); ++s) {
+    if (static_cast<int>(s) == device || devices_[s]->failed || !h.replicas[s].valid) {
+      continue;
+    }
+    if (best == -2 || h.replicas[s].pins < best_pins) {
+      best = static_cast<int>(s);
+      best_pins = h.replicas[s].pins;
+    }
+  }
+  return best;
+}
+
+void RuntimeCore::note_transfer(NodeId from, NodeId to, const InflightCopy& copy, bool prefetch,
+                                bool eviction) {
+  const std::chrono::nanoseconds end = now();
+  LinkRecord& link = links_[{from, to}];
+  link.from = from;
+  link.to = to;
+  link.bytes += copy.bytes;
+  ++link.transfers;
+  if (options_.keep_task_records) {
+    transfers_.push_back({copy.handle, from, to, copy.bytes, copy.start, end, prefetch, eviction});
+  }
+  if (to != kHostNode && !prefetch) {
+    // Prefetches queue behind each other, so only demand copies tell the link's rate.
+    DeviceState& d = *devices_[static_cast<std::size_t>(to - 1)];
+    const double seconds = std::chrono::duration<double>(end - copy.start).count();
+    if (seconds > 0) {
+      const double rate = static_cast<double>(copy.bytes) / seconds;
+      d.measured_bytes_per_second =
+          d.measured_bytes_per_second == 0 ? rate : 0.8 * d.measured_bytes_per_second + 0.2 * rate;
+    }
+  }
+}
+
+Status RuntimeCore::make_room(int device, std::uint64_t bytes, Lock& lock) {
+  DeviceState& d = *devices_[static_cast<std::size_t>(device)];
+  const auto dev_index = static_cast<std::size_t>(device);
+  while (d.used + bytes > d.budget) {
+    // Victim: not pinned; not needed by the next queued tasks if possible (a look-ahead in the
+    // spirit of Belady); stale before duplicated before sole copies; least recently used.
+    std::vector<std::size_t> soon;
+    for (std::size_t q = 0; q < d.queue.size() && q < 8; ++q) {
+      for (const auto& a : tasks_[d.queue[q]].accesses) {
+        soon.push_back(a.first);
+      }
+    }
+    std::optional<std::size_t> victim;
+    std::tuple<int, int, std::uint64_t> best{};
+    for (std::size_t h = 0; h < handles_.size(); ++h) {
+      const Replica& r = handles_[h].replicas[dev_index];
+      if (!r.buffer || r.pins > 0 || r.fetching) {
+        continue;
+      }
+      const bool needed = std::find(soon.begin(), soon.end(), h) != soon.end();
+      const int category = !r.valid ? 0 : pick_source(h, device, true) != -2 ? 1 : 2;
+      const std::tuple<int, int, std::uint64_t> score{needed ? 1 : 0, category, r.last_use};
+      if (!victim || score < best) {
+        victim = h;
+        best = score;
+      }
+    }
+    if (!victim) {
+      if (!d.inflight.empty()) {
+        drain_inflight(device, lock);
+      } else {
+        // Only other devices' copies out of this device (or a write_back) hold pins now; they
+        // end on their own.
+        pins_released_.wait(lock);
+      }
+      continue;
+    }
+    HandleState& h = handles_[*victim];
+    Replica& r = h.replicas[dev_index];
+    if (std::get<1>(best) == 2) {
+      // The only valid copy: write it back to host memory first.
+      const std::uint64_t version = h.version;
+      ++r.pins;
+      InflightCopy copy{*victim, device, h.host, r.buffer->data(), h.bytes, {}, false, now()};
+      lock.unlock();
+      Status status;
+      auto transfer = d.engine->copy(copy.dst, copy.src, copy.bytes);
+      if (transfer) {
+        auto done = transfer->wait();
+        if (!done) {
+          status = tl::unexpected(done.error());
+        }
+      } else {
+        status = tl::unexpected(transfer.error());
+      }
+      lock.lock();
+      --r.pins;
+      pins_released_.notify_all();
+      if (!status) {
+        return tl::unexpected(
+            std::move(status.error()).with_context(fmt::format("evicting data {}", *victim)));
+      }
+      note_transfer(static_cast<NodeId>(device + 1), kHostNode, copy, false, true);
+      if (h.version == version) {
+        h.host_valid = true;
+      }
+      continue;  // re-evaluate: it may have been pinned meanwhile
+    }
+    d.used -= r.buffer->size();
+    r = Replica{};
+  }
+  return {};
+}
+
+Status RuntimeCore::allocate_replica(int device, std::size_t handle, Lock& lock) {
+  DeviceState& d = *devices_[static_cast<std::size_t>(device)];
+  const std::size_t bytes = handles_[handle].bytes;
+  ACCO_RETURN_IF_ERROR(make_room(device, bytes, lock), fmt::format("dev{}", device));
+  auto buffer = d.spec.device->allocate(bytes);
+  if (!buffer) {
+    return tl::unexpected(
+        std::move(buffer.error())
+            .with_context(fmt::format("dev{}: allocating data {}", device, handle)));
+  }
+  d.used += bytes;
+  handles_[handle].replicas[static_cast<std::size_t>(device)].buffer = std::move(*buffer);
+  return {};
+}
+
+Status RuntimeCore::wait_inflight(int device, std::size_t handle, Lock& lock) {
+  DeviceState& d = *devices_[static_cast<std::size_t>(device)];
+  auto it = std::find_if(d.inflight.begin(), d.inflight.end(),
+                         [&](const InflightCopy& c) { return c.handle == handle; });
+  ACCO_CHECK(it != d.inflight.end());
+  InflightCopy copy = std::move(*it);
+  d.inflight.erase(it);
+  lock.unlock();
+  auto done = copy.transfer.wait();
+  lock.lock();
+  HandleState& h = handles_[handle];
+  Replica& r = h.replicas[static_cast<std::size_t>(device)];
+  if (copy.source >= 0) {
+    --h.replicas[static_cast<std::size_t>(copy.source)].pins;
+  }
+  r.fetching = false;
+  --r.pins;
+  pins_released_.notify_all();
+  if (!done) {
+    return tl::unexpected(
+        std::move(done.error())
+            .with_context(fmt::format("prefetching data {} to dev{}", handle, device)));
+  }
+  r.valid = true;
+  note_transfer(copy.source < 0 ? kHostNode : copy.source + 1, device + 1, copy, true, false);
+  return {};
+}
+
+void RuntimeCore::drain_inflight(int device, Lock& lock) {
+  DeviceState& d = *devices_[static_cast<std::size_t>(device)];
+  while (!d.inflight.empty()) {
+    // A failed prefetch only means the task fetches again when it runs.
+    (void)wait_inflight(device, d.inflight.front().handle, lock);
+  }
+}
+
+Status RuntimeCore::acquire_data(int device, TaskId id, Lock& lock) {
+  TaskState& t = tasks_[id];
+  DeviceState& d = *devices_[static_cast<std::size_t>(device)];
+  const auto dev_index = static_cast<std::size_t>(device);
+  for (const auto& [h, mode] : t.accesses) {
+    if (reads(mode) && !handles_[h].lost.empty()) {
+      return fail(Errc::kNotFound, fmt::format("data {}: {}", h, handles_[h].lost));
+    }
+    if (handles_[h].replicas[dev_index].fetching) {
+      // A failed prefetch is retried below as an ordinary copy.
+      (void)wait_inflight(device, h, lock);
+    }
+    if (!handles_[h].replicas[dev_index].buffer) {
+      ACCO_RETURN_IF_ERROR(allocate_replica(device, h, lock), "");
+    }
+    ++handles_[h].replicas[dev_index].pins;
+  }
+  std::vector<InflightCopy> copies;
+  for (const auto& [h, mode] : t.accesses) {
+    HandleState& hs = handles_[h];
+    if (!reads(mode) || hs.replicas[dev_index].valid) {
+      continue;
+    }
+    const int source = pick_source(h, device, true);
+    if (source == -2) {
+      return fail(Errc::kNotFound, fmt::format("data {}: no valid copy left", h));
+    }
+    const void* src = hs.host;
+    if (source >= 0) {
+      Replica& from = hs.replicas[static_cast<std::size_t>(source)];
+      ++from.pins;
+      src = from.buffer->data();
+    }
+    copies.push_back(
+        {h, source, hs.replicas[dev_index].buffer->data(), src, hs.bytes, {}, false, now()});
+  }
+  if (copies.empty()) {
+    return {};
+  }
+  lock.unlock();
+  Status status;
+  for (InflightCopy& c : copies) {
+    auto transfer = d.engine->copy(c.dst, c.src, c.bytes);
+    if (!transfer) {
+      status = tl::unexpected(transfer.error());
+      break;
+    }
+    c.transfer = std::move(*transfer);
+    c.issued = true;
+  }
+  for (InflightCopy& c : copies) {
+    if (c.issued) {
+      auto done = c.transfer.wait();
+      if (!done && status) {
+        status = tl::unexpected(done.error());
+      }
+    }
+  }
+  lock.lock();
+  for (const InflightCopy& c : copies) {
+    HandleState& hs = handles_[c.handle];
+    if (c.source >= 0) {
+      --hs.replicas[static_cast<std::size_t>(c.source)].pins;
+    }
+    if (status) {
+      hs.replicas[dev_index].valid = true;
+      t.transfer_bytes += c.bytes;
+      note_transfer(c.source < 0 ? kHostNode : c.source + 1, device + 1, c, false, false);
+    }
+  }
+  pins_released_.notify_all();
+  if (!status) {
+    return tl::unexpected(
+        std::move(status.error()).with_context(fmt::format("moving data to dev{}", device)));
+  }
+  return {};
+}
+
+void RuntimeCore::prefetch(int device, Lock& lock) {
+  DeviceState& d = *devices_[static_cast<std::size_t>(device)];
+  const auto dev_index = static_cast<std::size_t>(device);
+  std::vector<InflightCopy> copies;
+  const std::size_t depth = static_cast<std::size_t>(options_.prefetch_depth);
+  for (std::size_t q = 0; q < d.queue.size() && q < depth; ++q) {
+    TaskState& u = tasks_[d.queue[q]];
+    for (const auto& [h, mode] : u.accesses) {
+      HandleState& hs = handles_[h];
+      Replica& r = hs.replicas[dev_index];
+      if (!reads(mode) || !hs.lost.empty() || r.valid || r.fetching) {
+        continue;
+      }
+      const int source = pick_source(h, device, true);
+      if (source == -2) {
+        continue;
+      }
+      if (!r.buffer) {
+        // Prefetching never evicts: it only uses free room.
+        if (d.used + hs.bytes > d.budget) {
+          continue;
+        }
+        auto buffer = d.spec.device->allocate(hs.bytes);
+        if (!buffer) {
+          continue;
+        }
+        d.used += hs.bytes;
+        r.buffer = std::move(*buffer);
+      }
+      const void* src = hs.host;
+      if (source >= 0) {
+        Replica& from = hs.replicas[static_cast<std::size_t>(source)];
+        ++from.pins;
+        src = from.buffer->data();
+      }
+      r.fetching = true;
+      ++r.pins;
+      u.prefetched_on = device;
+      copies.push_back({h, source, r.buffer->data(), src, hs.bytes, {}, false, now()});
+    }
+  }
+  if (copies.empty()) {
+    return;
+  }
+  lock.unlock();
+  for (InflightCopy& c : copies) {
+    auto transfer = d.engine->copy(c.dst, c.src, c.bytes);
+    if (transfer) {
+      c.transfer = std::move(*transfer);
+      c.issued = true;
+    }
+  }
+  lock.lock();
+  for (InflightCopy& c : copies) {
+    if (c.issued) {
+      d.inflight.push_back(std::move(c));
+      continue;
+    }
+    HandleState& hs = handles_[c.handle];
+    if (c.source >= 0) {
+      --hs.replicas[static_cast<std::size_t>(c.source)].pins;
+    }
+    --hs.replicas[dev_index].pins;
+    hs.replicas[dev_index].fetching = false;
+  }
+  pins_released_.notify_all();
+}
+
+void RuntimeCore::fail_device(int device, const std::string& why, Lock& lock) {
+  DeviceState& d = *devices_[static_cast<std::size_t>(device)];
+  d.failed = true;
+  drain_inflight(device, lock);
+  for (std::size_t h = 0; h < handles_.size(); ++h) {
+    HandleState& hs = handles_[h];
+    Replica& r = hs.replicas[static_cast<std::size_t>(device)];
+    // Buffers stay allocated (other devices may be reading them); they are never valid again.
+    const bool was_valid = r.valid;
+    r.valid = false;
+    if (was_valid && hs.registered && hs.lost.empty() && pick_source(h, device, true) == -2) {
+      hs.lost = fmt::format("its only valid copy was on dev{}, which failed: {}", device, why);
+    }
+  }
+  requeue_from(device);
+}
+
+void RuntimeCore::run_task(int device, TaskId id, Lock& lock) {
+  DeviceState& d = *devices_[static_cast<std::size_t>(device)];
+  const auto dev_index = static_cast<std::size_t>(device);
+  TaskState& t = tasks_[id];
+  t.phase = TaskPhase::kRunning;
+  t.device = device;
+  t.prefetched_on = -1;
+  const std::chrono::nanoseconds fetch_start = now();
+  d.running_end_s = now_s() + t.predicted_s;
+
+  const auto unpin = [&] {
+    for (const auto& [h, mode] : t.accesses) {
+      Replica& r = handles_[h].replicas[dev_index];
+      if (r.pins > 0 && r.buffer) {
+        --r.pins;
+        r.last_use = ++use_tick_;
+      }
+    }
+    pins_released_.notify_all();
+  };
+
+  Status fetched = acquire_data(device, id, lock);
+  if (!fetched) {
+    unpin();
+    d.running_end_s = 0;
+    if (fetched.error().code == Errc::kNotFound) {
+      finish(id, fetched.error().message, device);
+    } else {
+      // The device could not hold or receive the data: retire it, run the task elsewhere.
+      fail_device(device, fetched.error().message, lock);
+      t.phase = TaskPhase::kQueued;
+      place(id, -1);
+    }
+    return;
+  }
+  t.transfer_time = now() - fetch_start;
+  prefetch(device, lock);
+
+  TaskContext context;
+  context.device_ = device;
+  context.kind_ = &d.kind;
+  context.dev_ = d.spec.device;
+  context.buffers_.reserve(t.access_handles.size());
+  for (std::size_t h : t.access_handles) {
+    const Replica& r = handles_[h].replicas[dev_index];
+    context.buffers_.emplace_back(r.buffer->data(), handles_[h].bytes);
+  }
+  const int impl = codelets_.at(t.codelet.get()).impl[dev_index];
+  const Implementation& run = t.codelet->implementations[static_cast<std::size_t>(impl)].second;
+  const double weight = d.weight;
+
+  lock.unlock();
+  std::string error;
+  std::string device_error;
+  const std::chrono::nanoseconds started = now();
+  try {
+    run(context);
+  } catch (const DeviceFailure& e) {
+    device_error = e.what();
+  } catch (const std::exception& e) {
+    error = e.what();
+    if (error.empty()) {
+      error = "an exception without a message";
+    }
+  } catch (...) {
+    error = "an exception that is not a std::exception";
+  }
+  const std::chrono::nanoseconds finished = now();
+  lock.lock();
+
+  t.started = started;
+  unpin();
+  d.running_end_s = 0;
+  if (!device_error.empty()) {
+    fail_device(device, device_error, lock);
+    t.phase = TaskPhase::kQueued;
+    place(id, -1);
+    return;
+  }
+  d.busy += finished - started;
+  ++d.tasks_run;
+  if (!error.empty()) {
+    finish(id, fmt::format("threw on dev{}: {}", device, error), device);
+    return;
+  }
+  for (const auto& [h, mode] : t.accesses) {
+    if (!writes(mode)) {
+      continue;
+    }
+    HandleState& hs = handles_[h];
+    for (std::size_t r = 0; r < hs.replicas.size(); ++r) {
+      hs.replicas[r].valid = r == dev_index;
+    }
+    hs.host_valid = false;
+    hs.lost.clear();
+    ++hs.version;
+  }
+  // Normalised to full weight, so a slowed device's model stays the device's own.
+  models_.record(ModelKey{t.codelet->type, d.instance, t.size_class},
+                 scaled(finished - started, weight));
+  finish(id, "", device);
+}
+
+}  // namespace acco::sched::detail

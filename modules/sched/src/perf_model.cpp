@@ -1,0 +1,328 @@
+#include "acco/sched/perf_model.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "acco/core/json.hpp"
+
+namespace acco::sched {
+namespace {
+
+constexpr std::string_view kSchema = "acco.perfmodel/1";
+
+// Scale factor that makes the median absolute deviation a consistent estimator of the standard
+// deviation for normally distributed samples (1 / Phi^-1(3/4)).
+constexpr double kMadToSigma = 1.4826;
+
+double median_of(std::vector<double> values) {
+  ACCO_CHECK(!values.empty());
+  const auto mid = values.size() / 2;
+  std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(mid), values.end());
+  const double upper = values[mid];
+  if (values.size() % 2 == 1) {
+    return upper;
+  }
+  const double lower =
+      *std::max_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(mid));
+  return (lower + upper) / 2;
+}
+
+double median_of(const std::vector<std::int64_t>& samples) {
+  return median_of(std::vector<double>(samples.begin(), samples.end()));
+}
+
+// The window's median, and whether `x` lies further from it than the spread allows. MAD is 0
+// when most samples are identical, so the floor keeps ordinary jitter from counting as outliers.
+bool is_outlier(const std::vector<std::int64_t>& window, std::int64_t x,
+                const ModelOptions& options) {
+  const double median = median_of(window);
+  std::vector<double> deviations;
+  deviations.reserve(window.size());
+  for (const auto s : window) {
+    deviations.push_back(std::abs(static_cast<double>(s) - median));
+  }
+  const double mad = median_of(std::move(deviations));
+  const double allowed =
+      std::max(options.outlier_mads * kMadToSigma * mad, options.outlier_floor * median);
+  return std::abs(static_cast<double>(x) - median) > allowed;
+}
+
+void keep_newest(std::vector<std::int64_t>& samples, std::size_t n) {
+  if (samples.size() > n) {
+    samples.erase(samples.begin(), samples.end() - static_cast<std::ptrdiff_t>(n));
+  }
+}
+
+std::chrono::nanoseconds rounded_median(const std::vector<std::int64_t>& samples) {
+  return std::chrono::nanoseconds(std::llround(median_of(samples)));
+}
+
+// The non-negative int64 in `v`, or nullopt.
+std::optional<std::int64_t> non_negative_int(const nlohmann::json& v) {
+  if (v.is_number_unsigned()) {
+    const auto u = v.get<std::uint64_t>();
+    if (u <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+      return static_cast<std::int64_t>(u);
+    }
+    return std::nullopt;
+  }
+  if (v.is_number_integer() && v.get<std::int64_t>() >= 0) {
+    return v.get<std::int64_t>();
+  }
+  return std::nullopt;
+}
+
+// Reads the fields of one entry and keeps the first problem, as "perfmodel entry 3:
+// samples_ns: ...", so entry_from_json states each field once and checks status() at the end.
+class EntryReader {
+ public:
+  EntryReader(const nlohmann::json& entry, std::size_t index) : entry_(entry), index_(index) {}
+
+  std::string name(std::string_view key) {
+    const auto* v = find(key);
+    if (v == nullptr) {
+      return {};
+    }
+    if (!v->is_string() || v->get_ref<const std::string&>().empty()) {
+      bad(key, "expected a non-empty string");
+      return {};
+    }
+    return v->get<std::string>();
+  }
+
+  std::int64_t count(std::string_view key, std::int64_t max, std::string_view expected) {
+    const auto* v = find(key);
+    if (v == nullptr) {
+      return 0;
+    }
+    const auto value = non_negative_int(*v);
+    if (!value || *value > max) {
+      bad(key, expected);
+      return 0;
+    }
+    return *value;
+  }
+
+  std::vector<std::int64_t> counts(std::string_view key) {
+    constexpr std::string_view kExpected = "expected an array of non-negative integers";
+    const auto* v = find(key);
+    if (v == nullptr) {
+      return {};
+    }
+    if (!v->is_array()) {
+      bad(key, kExpected);
+      return {};
+    }
+    std::vector<std::int64_t> out;
+    out.reserve(v->size());
+    for (const auto& item : *v) {
+      const auto value = non_negative_int(item);
+      if (!value) {
+        bad(key, kExpected);
+        return {};
+      }
+      out.push_back(*value);
+    }
+    return out;
+  }
+
+  [[nodiscard]] Status status() const {
+    if (error_) {
+      return tl::unexpected(*error_);
+    }
+    return {};
+  }
+
+ private:
+  const nlohmann::json* find(std::string_view key) {
+    if (error_) {
+      return nullptr;
+    }
+    const auto it = entry_.find(key);
+    if (it == entry_.end()) {
+      bad(key, "missing");
+      return nullptr;
+    }
+    return &*it;
+  }
+
+  void bad(std::string_view key, std::string_view problem) {
+    error_ = Error{Errc::kInvalidArgument,
+                   fmt::format("perfmodel entry {}: {}: {}", index_, key, problem)};
+  }
+
+  const nlohmann::json& entry_;
+  std::size_t index_;
+  std::optional<Error> error_;
+};
+
+Result<std::pair<ModelKey, ModelEntry>> entry_from_json(const nlohmann::json& j,
+                                                        std::size_t index) {
+  if (!j.is_object()) {
+    return fail(Errc::kInvalidArgument,
+                fmt::format("perfmodel entry {}: expected an object", index));
+  }
+  constexpr std::int64_t kMaxSizeClass = 63;  // size_class() of a 64-bit byte count
+  EntryReader read(j, index);
+  ModelKey key;
+  key.type = read.name("type");
+  key.device = read.name("device");
+  key.size_class =
+      static_cast<int>(read.count("size_class", kMaxSizeClass, "expected an integer from 0 to 63"));
+  ModelEntry entry;
+  entry.samples_ns = read.counts("samples_ns");
+  entry.rejected = static_cast<std::size_t>(read.count(
+      "rejected", std::numeric_limits<std::int64_t>::max(), "expected a non-negative integer"));
+  if (auto status = read.status(); !status) {
+    return tl::unexpected(std::move(status.error()));
+  }
+  return std::pair{std::move(key), std::move(entry)};
+}
+
+}  // namespace
+
+int size_class(std::uint64_t bytes) {
+  return bytes <= 1 ? 0 : static_cast<int>(std::bit_width(bytes)) - 1;
+}
+
+std::optional<std::chrono::nanoseconds> prior_estimate(const CostHint& hint,
+                                                       const DevicePeak& peak) {
+  std::optional<double> seconds;
+  const auto term = [&](double amount, double rate) {
+    if (amount > 0 && rate > 0) {
+      seconds = std::max(seconds.value_or(0), amount / rate);
+    }
+  };
+  term(hint.flops, peak.flops_per_second);
+  term(hint.bytes, peak.memory_bytes_per_second);
+  if (!seconds) {
+    return std::nullopt;
+  }
+  return std::chrono::nanoseconds(std::llround(*seconds * 1e9));
+}
+
+bool PerfModels::record(const ModelKey& key, std::chrono::nanoseconds time) {
+  ACCO_CHECK(time.count() >= 0);
+  ACCO_CHECK(options_.window > 0);
+  auto& entry = entries_[key];
+  const std::int64_t x = time.count();
+  // Until there are enough samples to know the spread, every sample is taken.
+  if (!entry.samples_ns.empty() && entry.samples_ns.size() >= options_.calibrated_after &&
+      is_outlier(entry.samples_ns, x, options_)) {
+    ++entry.rejected;
+    ++entry.consecutive_outliers;
+    entry.recent_outliers_ns.push_back(x);
+    if (options_.regime_change_after == 0 ||
+        entry.consecutive_outliers < options_.regime_change_after) {
+      keep_newest(entry.recent_outliers_ns, std::max<std::size_t>(options_.regime_change_after, 1));
+      return false;
+    }
+    // A run of outliers this long is the device's new normal (throttling, a co-tenant), not a
+    // spike: relearn from it rather than predicting the old speed for ever.
+    entry.rejected -= std::min(entry.rejected, entry.recent_outliers_ns.size());
+    entry.samples_ns = std::move(entry.recent_outliers_ns);
+    entry.recent_outliers_ns.clear();
+    entry.consecutive_outliers = 0;
+    keep_newest(entry.samples_ns, options_.window);
+    return true;
+  }
+  entry.consecutive_outliers = 0;
+  entry.recent_outliers_ns.clear();
+  entry.samples_ns.push_back(x);
+  keep_newest(entry.samples_ns, options_.window);
+  return true;
+}
+
+std::optional<Prediction> PerfModels::predict(const ModelKey& key, const CostHint& hint,
+                                              const DevicePeak& peak) const {
+  const auto it = entries_.find(key);
+  const std::size_t n = it == entries_.end() ? 0 : it->second.samples_ns.size();
+  if (n > 0 && n >= options_.calibrated_after) {
+    return Prediction{rounded_median(it->second.samples_ns), true, n};
+  }
+  if (const auto prior = prior_estimate(hint, peak)) {
+    return Prediction{*prior, false, n};
+  }
+  if (n > 0) {
+    return Prediction{rounded_median(it->second.samples_ns), false, n};
+  }
+  return std::nullopt;
+}
+
+nlohmann::json PerfModels::to_json() const {
+  auto entries = nlohmann::json::array();
+  for (const auto& [key, entry] : entries_) {
+    entries.push_back({{"type", key.type},
+                       {"device", key.device},
+                       {"size_class", key.size_class},
+                       {"samples_ns", entry.samples_ns},
+                       {"rejected", entry.rejected}});
+  }
+  return {{"schema", kSchema}, {"entries", std::move(entries)}};
+}
+
+Result<PerfModels> PerfModels::from_json(const nlohmann::json& json, ModelOptions options) {
+  if (!json.is_object()) {
+    return fail(Errc::kInvalidArgument, "expected a JSON object (an acco.perfmodel document)");
+  }
+  const auto schema = json.find("schema");
+  if (schema == json.end() || !schema->is_string() || schema->get<std::string>() != kSchema) {
+    return fail(Errc::kInvalidArgument,
+                fmt::format("schema: expected {}, got {}", kSchema,
+                            schema == json.end() ? "nothing" : schema->dump()));
+  }
+  const auto entries = json.find("entries");
+  if (entries == json.end() || !entries->is_array()) {
+    return fail(Errc::kInvalidArgument, "entries: expected an array");
+  }
+  PerfModels models(options);
+  for (std::size_t i = 0; i < entries->size(); ++i) {
+    auto parsed = entry_from_json((*entries)[i], i);
+    if (!parsed) {
+      return tl::unexpected(std::move(parsed.error()));
+    }
+    auto& [key, entry] = *parsed;
+    // A file written with a larger window keeps its newest samples.
+    keep_newest(entry.samples_ns, options.window);
+    if (!models.entries_.emplace(std::move(key), std::move(entry)).second) {
+      return fail(Errc::kInvalidArgument,
+                  fmt::format("perfmodel entry {}: duplicate of an earlier entry with the same "
+                              "type, device and size_class",
+                              i));
+    }
+  }
+  return models;
+}
+
+Status PerfModels::save(const std::filesystem::path& path) const {
+  return core::write_file_atomic(path.string(), to_json().dump(2) + "\n");
+}
+
+Result<PerfModels> PerfModels::load(const std::filesystem::path& path, ModelOptions options) {
+  auto text = core::read_text_file(path.string());
+  if (!text) {
+    if (text.error().code == Errc::kNotFound) {
+      return PerfModels(options);
+    }
+    return tl::unexpected(std::move(text.error()));
+  }
+  auto json = core::parse_json(*text, path.string());
+  if (!json) {
+    return tl::unexpected(std::move(json.error()));
+  }
+  auto models = from_json(*json, options);
+  if (!models) {
+    return tl::unexpected(std::move(models.error()).with_context(path.string()));
+  }
+  return models;
+}
+
+}  // namespace acco::sched

@@ -1,0 +1,188 @@
+#include "acco/sched/policy.hpp"
+
+#include <limits>
+#include <string>
+
+#include <fmt/format.h>
+
+namespace acco::sched {
+
+namespace {
+
+struct Named {
+  PolicyKind kind;
+  std::string_view name;
+};
+constexpr Named kNames[] = {
+    {PolicyKind::kEager, "eager"},
+    {PolicyKind::kRoundRobin, "round-robin"},
+    {PolicyKind::kLeastLoaded, "least-loaded"},
+    {PolicyKind::kDmda, "dmda"},
+    {PolicyKind::kWorkStealing, "ws"},
+    {PolicyKind::kHeft, "heft"},
+};
+
+std::string ms(double seconds) {
+  return fmt::format("{:.3g}ms", seconds * 1e3);
+}
+
+Decision least_loaded(const SystemView& view, std::string_view label) {
+  Decision best;
+  double best_load = std::numeric_limits<double>::infinity();
+  for (std::size_t d = 0; d < view.devices.size(); ++d) {
+    const DeviceView& dv = view.devices[d];
+    if (!dv.eligible) {
+      continue;
+    }
+    const double load = static_cast<double>(dv.queued) / (dv.weight * dv.relative_speed);
+    if (load < best_load) {
+      best_load = load;
+      best.device = static_cast<int>(d);
+    }
+  }
+  if (best.device >= 0) {
+    best.reason = fmt::format("{}: dev{} has the lightest queue ({:.3g} tasks per unit speed)",
+                              label, best.device, best_load);
+  }
+  return best;
+}
+
+Decision round_robin(const SystemView& view) {
+  Decision out;
+  const std::size_t n = view.devices.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::size_t d = (view.round_robin_next + i) % n;
+    if (view.devices[d].eligible) {
+      out.device = static_cast<int>(d);
+      out.reason = fmt::format("round-robin: dev{} is next in turn", d);
+      return out;
+    }
+  }
+  return out;
+}
+
+Decision dmda(const SystemView& view, const PolicyKnobs& knobs) {
+  const std::size_t n = view.devices.size();
+  std::vector<double> end(n, std::numeric_limits<double>::infinity());
+  std::vector<double> start(n, 0);
+  std::vector<double> len(n, 0);
+  double best_end = std::numeric_limits<double>::infinity();
+  bool any_unknown = false;
+  for (std::size_t d = 0; d < n; ++d) {
+    const DeviceView& dv = view.devices[d];
+    if (!dv.eligible) {
+      continue;
+    }
+    if (!dv.predicted) {
+      any_unknown = true;
+      continue;
+    }
+    len[d] = *dv.predicted / dv.weight;
+    const double free_at = dv.available_at > view.now ? dv.available_at : view.now;
+    start[d] = free_at > view.now + dv.transfer ? free_at : view.now + dv.transfer;
+    end[d] = start[d] + len[d];
+    best_end = end[d] < best_end ? end[d] : best_end;
+  }
+  if (best_end == std::numeric_limits<double>::infinity()) {
+    // StarPU's fallback when no model knows the task (b1): fewest queued tasks per unit of speed.
+    return any_unknown ? least_loaded(view, "dmda (no model yet)") : Decision{};
+  }
+  Decision out;
+  double best_fit = std::numeric_limits<double>::infinity();
+  int runner_up = -1;
+  double runner_fit = std::numeric_limits<double>::infinity();
+  for (std::size_t d = 0; d < n; ++d) {
+    if (end[d] == std::numeric_limits<double>::infinity()) {
+      continue;
+    }
+    const double fit = knobs.alpha * (end[d] - best_end) + knobs.beta * view.devices[d].transfer;
+    if (fit < best_fit) {
+      runner_up = out.device;
+      runner_fit = best_fit;
+      best_fit = fit;
+      out.device = static_cast<int>(d);
+    } else if (fit < runner_fit) {
+      runner_up = static_cast<int>(d);
+      runner_fit = fit;
+    }
+  }
+  const auto d = static_cast<std::size_t>(out.device);
+  out.expected_start = start[d];
+  out.expected_end = end[d];
+  out.predicted = len[d];
+  out.transfer = view.devices[d].transfer;
+  const double now = view.now;
+  out.reason = fmt::format("dmda: dev{} ends at +{} (starts +{}, runs {}{}, transfer {})",
+                           out.device, ms(end[d] - now), ms(start[d] - now), ms(len[d]),
+                           view.devices[d].calibrated ? "" : " from the prior",
+                           ms(view.devices[d].transfer));
+  if (runner_up >= 0) {
+    const auto r = static_cast<std::size_t>(runner_up);
+    out.reason += fmt::format("; next best dev{} ends at +{} (fitness +{})", runner_up,
+                              ms(end[r] - now), ms(runner_fit - best_fit));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string_view to_string(PolicyKind kind) {
+  for (const Named& n : kNames) {
+    if (n.kind == kind) {
+      return n.name;
+    }
+  }
+  return "?";
+}
+
+Result<PolicyKind> policy_from_string(std::string_view name) {
+  for (const Named& n : kNames) {
+    if (n.name == name) {
+      return n.kind;
+    }
+  }
+  return fail(Errc::kInvalidArgument,
+              fmt::format("policy '{}': expected eager, round-robin, least-loaded, dmda, ws or "
+                          "heft",
+                          name));
+}
+
+const std::vector<PolicyKind>& all_policies() {
+  static const std::vector<PolicyKind> kAll = {PolicyKind::kEager,        PolicyKind::kRoundRobin,
+                                               PolicyKind::kLeastLoaded,  PolicyKind::kDmda,
+                                               PolicyKind::kWorkStealing, PolicyKind::kHeft};
+  return kAll;
+}
+
+Decision select_device(PolicyKind kind, const SystemView& view, const PolicyKnobs& knobs) {
+  switch (kind) {
+    case PolicyKind::kEager: {
+      Decision out;
+      out.reason = "eager: shared queue, first idle device that can run it";
+      return out;
+    }
+    case PolicyKind::kRoundRobin:
+      return round_robin(view);
+    case PolicyKind::kLeastLoaded:
+      return least_loaded(view, "least-loaded");
+    case PolicyKind::kWorkStealing:
+      return least_loaded(view, "ws (initial placement)");
+    case PolicyKind::kDmda:
+    case PolicyKind::kHeft:
+      return dmda(view, knobs);
+  }
+  return {};
+}
+
+bool steal_pays(const DeviceView& victim, const DeviceView& thief, double now) {
+  if (!thief.eligible) {
+    return false;
+  }
+  if (!thief.predicted || !victim.predicted) {
+    return victim.queued >= 2;
+  }
+  const double thief_end = now + thief.transfer + *thief.predicted / thief.weight;
+  return victim.available_at - thief_end > 0;
+}
+
+}  // namespace acco::sched

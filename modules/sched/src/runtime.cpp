@@ -1,0 +1,988 @@
+#include "acco/sched/runtime.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <numeric>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "acco/sched/schedule_math.hpp"
+
+#include "runtime_core.hpp"
+
+namespace acco::sched {
+
+namespace detail {
+
+namespace {
+
+// Assumed per-direction link rate when neither the device nor a measurement knows one: a
+// PCIe 4.0 x16 link's usual achieved rate (../shared/reference/transfer.md).
+constexpr double kDefaultLinkBytesPerSecond = 24e9;
+
+std::string device_instance(const dev::DeviceInfo& info) {
+  if (!info.pci.empty()) {
+    return fmt::format("{}:{}", info.backend, info.pci);
+  }
+  return fmt::format("{}:{}", info.backend, info.index);
+}
+
+}  // namespace
+
+RuntimeCore::RuntimeCore(std::vector<DeviceSpec> specs, RuntimeOptions options, PerfModels models)
+    : options_(std::move(options)),
+      start_(std::chrono::steady_clock::now()),
+      policy_(options_.policy),
+      knobs_(options_.knobs),
+      models_(std::move(models)) {
+  for (DeviceSpec& spec : specs) {
+    auto d = std::make_unique<DeviceState>();
+    const dev::DeviceInfo& info = spec.device->info();
+    d->kind = spec.kind.empty() ? info.backend : spec.kind;
+    d->instance = device_instance(info);
+    d->name = fmt::format("dev{} {} ({})", devices_.size(), d->instance, d->kind);
+    d->budget = spec.memory_budget_bytes != 0 ? spec.memory_budget_bytes : info.memory_bytes;
+    d->link_bytes_per_second = info.link_bytes_per_second;
+    d->latency_s = std::chrono::duration<double>(info.link_latency).count();
+    d->relative_speed = info.speed_factor > 0 ? info.speed_factor : 1;
+    d->spec = std::move(spec);
+    devices_.push_back(std::move(d));
+  }
+}
+
+Status RuntimeCore::start() {
+  for (std::size_t i = 0; i < devices_.size(); ++i) {
+    auto engine = xfer::Engine::create(*devices_[i]->spec.device, options_.transfer_profile);
+    if (!engine) {
+      return tl::unexpected(
+          std::move(engine.error()).with_context(fmt::format("device {}", devices_[i]->name)));
+    }
+    devices_[i]->engine = std::move(*engine);
+  }
+  for (std::size_t i = 0; i < devices_.size(); ++i) {
+    devices_[i]->thread = std::thread([this, i] { worker(static_cast<int>(i)); });
+  }
+  return {};
+}
+
+RuntimeCore::~RuntimeCore() {
+  Lock lock(mu_);
+  all_done_.wait(lock, [&] { return unfinished_ == 0; });
+  stop_ = true;
+  for (auto& d : devices_) {
+    d->cv.notify_all();
+  }
+  lock.unlock();
+  for (auto& d : devices_) {
+    if (d->thread.joinable()) {
+      d->thread.join();
+    }
+  }
+  // Replicas before engines and devices' queues: buffers keep what they use alive.
+  handles_.clear();
+}
+
+std::chrono::nanoseconds RuntimeCore::now() const {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() -
+                                                              start_);
+}
+
+double RuntimeCore::now_s() const {
+  return std::chrono::duration<double>(now()).count();
+}
+
+Result<DataHandle> RuntimeCore::register_data(void* host_ptr, std::size_t bytes) {
+  if (host_ptr == nullptr || bytes == 0) {
+    return fail(Errc::kInvalidArgument,
+                fmt::format("register_data: expected a non-null pointer and a non-zero size, "
+                            "got {} and {} bytes",
+                            host_ptr, bytes));
+  }
+  Lock lock(mu_);
+  const auto* lo = static_cast<const std::byte*>(host_ptr);
+  for (std::size_t i = 0; i < handles_.size(); ++i) {
+    const HandleState& h = handles_[i];
+    const auto* hlo = static_cast<const std::byte*>(h.host);
+    if (h.registered && lo < hlo + h.bytes && hlo < lo + bytes) {
+      return fail(Errc::kInvalidArgument,
+                  fmt::format("register_data: [{}, +{}) overlaps data {} already registered",
+                              host_ptr, bytes, i));
+    }
+  }
+  HandleState h;
+  h.host = host_ptr;
+  h.bytes = bytes;
+  h.registered = true;
+  h.replicas.resize(devices_.size());
+  handles_.push_back(std::move(h));
+  return DataHandle{handles_.size() - 1};
+}
+
+Status RuntimeCore::write_back(DataHandle handle, bool forget) {
+  Lock lock(mu_);
+  if (handle.id >= handles_.size() || !handles_[handle.id].registered) {
+    return fail(Errc::kInvalidArgument, fmt::format("data {}: not registered", handle.id));
+  }
+  const auto settled = [&](TaskId t) {
+    return tasks_[t].phase == TaskPhase::kDone || tasks_[t].phase == TaskPhase::kFailed;
+  };
+  all_done_.wait(lock, [&] {
+    const HandleState& h = handles_[handle.id];
+    if (h.last_writer && !settled(*h.last_writer)) {
+      return false;
+    }
+    return !forget || std::all_of(h.readers_since.begin(), h.readers_since.end(), settled);
+  });
+  HandleState& h = handles_[handle.id];
+  Status status;
+  if (h.last_writer && tasks_[*h.last_writer].phase == TaskPhase::kFailed) {
+    status = fail(Errc::kDeviceError, fmt::format("data {}: its last writer, task {}, failed",
+                                                  handle.id, *h.last_writer));
+  } else if (!h.lost.empty()) {
+    status = fail(Errc::kDeviceError, fmt::format("data {}: {}", handle.id, h.lost));
+  } else if (!h.host_valid) {
+    const int source = pick_source(handle.id, -1, false);
+    ACCO_CHECK(source >= 0);
+    Replica& r = h.replicas[static_cast<std::size_t>(source)];
+    ++r.pins;
+    dev::Device& device = *devices_[static_cast<std::size_t>(source)]->spec.device;
+    void* src = r.buffer->data();
+    lock.unlock();
+    status = device.copy(h.host, src, h.bytes);
+    lock.lock();
+    --r.pins;
+    pins_released_.notify_all();
+    if (status) {
+      h.host_valid = true;
+    } else {
+      status = tl::unexpected(
+          std::move(status.error()).with_context(fmt::format("data {}: write back", handle.id)));
+    }
+  }
+  if (forget) {
+    all_done_.wait(lock, [&] {
+      return std::all_of(h.replicas.begin(), h.replicas.end(),
+                         [](const Replica& r) { return r.pins == 0; });
+    });
+    for (std::size_t d = 0; d < h.replicas.size(); ++d) {
+      if (h.replicas[d].buffer) {
+        devices_[d]->used -= h.replicas[d].buffer->size();
+        h.replicas[d] = Replica{};
+      }
+    }
+    h.registered = false;
+  }
+  return status;
+}
+
+const CodeletInfo& RuntimeCore::codelet_info(const std::shared_ptr<const Codelet>& codelet) {
+  auto it = codelets_.find(codelet.get());
+  if (it != codelets_.end()) {
+    return it->second;
+  }
+  CodeletInfo info;
+  info.keep_alive = codelet;
+  info.impl.assign(devices_.size(), -1);
+  for (std::size_t d = 0; d < devices_.size(); ++d) {
+    for (std::size_t i = 0; i < codelet->implementations.size(); ++i) {
+      if (codelet->implementations[i].first == devices_[d]->kind &&
+          codelet->implementations[i].second) {
+        info.impl[d] = static_cast<int>(i);
+        break;
+      }
+    }
+  }
+  return codelets_.emplace(codelet.get(), std::move(info)).first->second;
+}
+
+Status RuntimeCore::validate(const Task& task, std::size_t id, std::size_t graph_end) const {
+  const std::string who =
+      fmt::format("task {} ({})", id,
+                  task.name.empty() ? (task.codelet ? task.codelet->type : "?") : task.name);
+  if (!task.codelet) {
+    return fail(Errc::kInvalidArgument, who + ": no codelet");
+  }
+  std::uint64_t bytes = 0;
+  std::set<std::size_t> seen;
+  for (const auto& [handle, mode] : task.accesses) {
+    if (handle.id >= handles_.size() || !handles_[handle.id].registered) {
+      return fail(Errc::kInvalidArgument,
+                  fmt::format("{}: data {} is not registered", who, handle.id));
+    }
+    if (seen.insert(handle.id).second) {
+      bytes += handles_[handle.id].bytes;
+    }
+  }
+  for (TaskId dep : task.depends_on) {
+    if (dep >= id) {
+      return fail(Errc::kInvalidArgument,
+                  fmt::format("{}: depends on task {}, which is not submitted before it (a task "
+                              "cannot depend on itself or a later task)",
+                              who, dep));
+    }
+  }
+  for (std::size_t a : task.after) {
+    if (graph_end == 0) {
+      return fail(Errc::kInvalidArgument,
+                  who + ": 'after' is for submit_graph; use depends_on with submit");
+    }
+    if (a >= graph_end) {
+      return fail(Errc::kInvalidArgument,
+                  fmt::format("{}: 'after' index {} is outside the graph", who, a));
+    }
+  }
+  std::vector<std::string> kinds;
+  bool runnable = false;
+  std::uint64_t largest = 0;
+  for (const auto& d : devices_) {
+    if (d->failed) {
+      continue;
+    }
+    kinds.push_back(d->kind);
+    for (const auto& [kind, fn] : task.codelet->implementations) {
+      if (kind == d->kind && fn) {
+        runnable = true;
+        largest = std::max(largest, d->budget);
+      }
+    }
+  }
+  if (!runnable) {
+    std::vector<std::string> has;
+    for (const auto& impl : task.codelet->implementations) {
+      has.push_back(impl.first);
+    }
+    std::sort(kinds.begin(), kinds.end());
+    kinds.erase(std::unique(kinds.begin(), kinds.end()), kinds.end());
+    return fail(Errc::kUnsupported,
+                fmt::format("{}: no implementation for any available device (devices: {}; "
+                            "task has: {})",
+                            who, fmt::join(kinds, ", "),
+                            has.empty() ? "none" : fmt::format("{}", fmt::join(has, ", "))));
+  }
+  if (bytes > largest) {
+    return fail(Errc::kInvalidArgument,
+                fmt::format("{}: its data ({} bytes) is larger than the memory budget of every "
+                            "device that can run it (largest {} bytes)",
+                            who, bytes, largest));
+  }
+  return {};
+}
+
+void RuntimeCore::add_edge(TaskId from, TaskId to) {
+  TaskState& f = tasks_[from];
+  TaskState& t = tasks_[to];
+  if (f.phase == TaskPhase::kDone) {
+    return;
+  }
+  if (f.phase == TaskPhase::kFailed) {
+    if (t.dependency_error.empty()) {
+      t.dependency_error = fmt::format("dependency task {} failed", from);
+    }
+    return;
+  }
+  f.dependents.push_back(to);
+  ++t.pending;
+}
+
+void RuntimeCore::add_task(TaskId id, Task task) {
+  TaskState& t = tasks_[id];
+  t.codelet = std::move(task.codelet);
+  t.name = std::move(task.name);
+  t.priority = task.priority;
+  t.cost = task.cost;
+  t.submitted = now();
+  if (first_submit_.count() < 0) {
+    first_submit_ = t.submitted;
+  }
+  // One entry per handle, with the union of its modes.
+  for (const auto& [handle, mode] : task.accesses) {
+    t.access_handles.push_back(handle.id);
+    auto it = std::find_if(t.accesses.begin(), t.accesses.end(),
+                           [&](const auto& a) { return a.first == handle.id; });
+    if (it == t.accesses.end()) {
+      t.accesses.emplace_back(handle.id, mode);
+      t.bytes += handles_[handle.id].bytes;
+    } else if (it->second != mode) {
+      it->second = Access::kReadWrite;
+    }
+  }
+  t.size_class = size_class(t.bytes);
+  for (TaskId dep : task.depends_on) {
+    add_edge(dep, id);
+  }
+  // Sequential consistency per handle: RAW on the last writer, WAR on readers since, WAW.
+  for (const auto& [h, mode] : t.accesses) {
+    HandleState& hs = handles_[h];
+    if (reads(mode) && hs.last_writer) {
+      add_edge(*hs.last_writer, id);
+    }
+    if (writes(mode)) {
+      for (TaskId r : hs.readers_since) {
+        if (r != id) {
+          add_edge(r, id);
+        }
+      }
+      if (hs.last_writer && !reads(mode) && hs.readers_since.empty()) {
+        add_edge(*hs.last_writer, id);
+      }
+      hs.last_writer = id;
+      hs.readers_since.clear();
+    } else {
+      // Keep the list short: finished readers no longer order anything.
+      std::erase_if(hs.readers_since,
+                    [&](TaskId r) { return tasks_[r].phase == TaskPhase::kDone; });
+      hs.readers_since.push_back(id);
+    }
+  }
+  ++unfinished_;
+}
+
+Result<TaskId> RuntimeCore::submit(Task task) {
+  Lock lock(mu_);
+  const TaskId id = tasks_.size();
+  ACCO_RETURN_IF_ERROR(validate(task, id, 0), "submit");
+  codelet_info(task.codelet);
+  tasks_.emplace_back();
+  add_task(id, std::move(task));
+  if (tasks_[id].pending == 0) {
+    make_ready(id, -1);
+  }
+  return id;
+}
+
+Result<std::vector<TaskId>> RuntimeCore::submit_graph(std::vector<Task> graph) {
+  Lock lock(mu_);
+  const TaskId first = tasks_.size();
+  const std::size_t n = graph.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    ACCO_RETURN_IF_ERROR(validate(graph[i], first + i, n), "submit_graph");
+  }
+  // Kahn's algorithm on the explicit `after` edges, lowest index first, so data dependencies
+  // are inferred in an order that agrees with them.
+  std::vector<std::vector<std::size_t>> succ(n);
+  std::vector<std::size_t> indegree(n, 0);
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t a : graph[i].after) {
+      succ[a].push_back(i);
+      ++indegree[i];
+    }
+  }
+  std::set<std::size_t> ready;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (indegree[i] == 0) {
+      ready.insert(i);
+    }
+  }
+  std::vector<std::size_t> order;
+  while (!ready.empty()) {
+    const std::size_t i = *ready.begin();
+    ready.erase(ready.begin());
+    order.push_back(i);
+    for (std::size_t s : succ[i]) {
+      if (--indegree[s] == 0) {
+        ready.insert(s);
+      }
+    }
+  }
+  if (order.size() != n) {
+    for (std::size_t i = 0; i < n; ++i) {
+      if (indegree[i] != 0) {
+        return fail(Errc::kInvalidArgument,
+                    fmt::format("submit_graph: task {} ({}) is on a dependency cycle", first + i,
+                                graph[i].name.empty() ? graph[i].codelet->type : graph[i].name));
+      }
+    }
+  }
+  tasks_.resize(first + n);
+  std::vector<TaskId> ids(n);
+  for (std::size_t i : order) {
+    for (std::size_t a : graph[i].after) {
+      graph[i].depends_on.push_back(first + a);
+    }
+    codelet_info(graph[i].codelet);
+    add_task(first + i, std::move(graph[i]));
+    ids[i] = first + i;
+  }
+  plan_graph(first, first + n);
+  for (std::size_t i : order) {
+    if (tasks_[first + i].pending == 0 && tasks_[first + i].phase == TaskPhase::kWaiting) {
+      make_ready(first + i, -1);
+    }
+  }
+  return ids;
+}
+
+// HEFT plan (kHeft) or upward-rank priorities (others) for a graph, from the current models.
+void RuntimeCore::plan_graph(TaskId first, TaskId end) {
+  const std::size_t n = end - first;
+  const std::size_t p = devices_.size();
+  if (n == 0) {
+    return;
+  }
+  Dag dag;
+  dag.cost.assign(n, std::vector<double>(p, std::numeric_limits<double>::infinity()));
+  for (std::size_t i = 0; i < n; ++i) {
+    const TaskState& t = tasks_[first + i];
+    std::vector<double> known;
+    for (std::size_t d = 0; d < p; ++d) {
+      if (!eligible(static_cast<int>(d), t)) {
+        continue;
+      }
+      if (auto pred = predict(static_cast<int>(d), t)) {
+        dag.cost[i][d] = std::chrono::duration<double>(pred->time).count() / devices_[d]->weight;
+        known.push_back(dag.cost[i][d] * devices_[d]->relative_speed);
+      }
+    }
+    // Unknown somewhere: the other devices' figure scaled by relative speed, or 1 ms.
+    const double base = known.empty() ? 1e-3
+                                      : std::accumulate(known.begin(), known.end(), 0.0) /
+                                            static_cast<double>(known.size());
+    for (std::size_t d = 0; d < p; ++d) {
+      if (eligible(static_cast<int>(d), t) &&
+          dag.cost[i][d] == std::numeric_limits<double>::infinity()) {
+        dag.cost[i][d] = base / devices_[d]->relative_speed;
+      }
+    }
+    if (std::all_of(dag.cost[i].begin(), dag.cost[i].end(),
+                    [](double c) { return c == std::numeric_limits<double>::infinity(); })) {
+      // Every device able to run it is drained: plan it on the first capable one.
+      for (std::size_t d = 0; d < p; ++d) {
+        if (codelets_.at(t.codelet.get()).impl[d] >= 0 && !devices_[d]->failed) {
+          dag.cost[i][d] = 1e-3;
+          break;
+        }
+      }
+    }
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    for (TaskId s : tasks_[first + i].dependents) {
+      if (s >= first && s < end) {
+        // Bytes it reads from this task's writes, over the average link.
+        double bytes = 0;
+        for (const auto& [h, mode] : tasks_[s].accesses) {
+          if (reads(mode) &&
+              std::any_of(tasks_[first + i].accesses.begin(), tasks_[first + i].accesses.end(),
+                          [&](const auto& a) { return a.first == h && writes(a.second); })) {
+            bytes += static_cast<double>(handles_[h].bytes);
+          }
+        }
+        double rate = 0;
+        double latency = 0;
+        for (const auto& d : devices_) {
+          rate +=
+              d->link_bytes_per_second > 0 ? d->link_bytes_per_second : kDefaultLinkBytesPerSecond;
+          latency += d->latency_s;
+        }
+        rate /= static_cast<double>(p);
+        latency /= static_cast<double>(p);
+        dag.edges.push_back({i, s - first, bytes > 0 ? latency + bytes / rate : 0});
+      }
+    }
+  }
+  std::vector<double> rank;
+  if (policy_ == PolicyKind::kHeft) {
+    auto plan = heft(dag);
+    if (!plan) {
+      return;  // validated above; a plan that cannot be made leaves dmda in charge
+    }
+    std::vector<std::size_t> by_start(n);
+    std::iota(by_start.begin(), by_start.end(), 0);
+    std::stable_sort(by_start.begin(), by_start.end(), [&](std::size_t a, std::size_t b) {
+      return plan->tasks[a].start < plan->tasks[b].start;
+    });
+    for (std::size_t k = 0; k < n; ++k) {
+      TaskState& t = tasks_[first + by_start[k]];
+      t.planned = static_cast<int>(plan->tasks[by_start[k]].processor);
+      t.priority = static_cast<int>(n - k);
+    }
+    return;
+  }
+  auto ranks = upward_ranks(dag);
+  if (!ranks) {
+    return;
+  }
+  std::vector<std::size_t> by_rank(n);
+  std::iota(by_rank.begin(), by_rank.end(), 0);
+  std::stable_sort(by_rank.begin(), by_rank.end(),
+                   [&](std::size_t a, std::size_t b) { return (*ranks)[a] > (*ranks)[b]; });
+  for (std::size_t k = 0; k < n; ++k) {
+    TaskState& t = tasks_[first + by_rank[k]];
+    if (t.priority == 0) {
+      t.priority = static_cast<int>(n - k);
+    }
+  }
+}
+
+bool RuntimeCore::eligible(int device, const TaskState& task) const {
+  const DeviceState& d = *devices_[static_cast<std::size_t>(device)];
+  return !d.failed && !d.drained && task.bytes <= d.budget &&
+         codelets_.at(task.codelet.get()).impl[static_cast<std::size_t>(device)] >= 0;
+}
+
+std::optional<Prediction> RuntimeCore::predict(int device, const TaskState& task) const {
+  const DeviceState& d = *devices_[static_cast<std::size_t>(device)];
+  return models_.predict(ModelKey{task.codelet->type, d.instance, task.size_class}, task.cost,
+                         d.spec.peak);
+}
+
+double RuntimeCore::transfer_estimate(int device, const TaskState& task) const {
+  const DeviceState& d = *devices_[static_cast<std::size_t>(device)];
+  double seconds = 0;
+  for (const auto& [h, mode] : task.accesses) {
+    if (!reads(mode) || handles_[h].replicas[static_cast<std::size_t>(device)].valid) {
+      continue;
+    }
+    const double rate = d.measured_bytes_per_second > 0 ? d.measured_bytes_per_second
+                        : d.link_bytes_per_second > 0   ? d.link_bytes_per_second
+                                                        : kDefaultLinkBytesPerSecond;
+    seconds += d.latency_s + static_cast<double>(handles_[h].bytes) / rate;
+  }
+  return seconds;
+}
+
+DeviceView RuntimeCore::view_of(int device, const TaskState& task, double now) const {
+  const DeviceState& d = *devices_[static_cast<std::size_t>(device)];
+  DeviceView v;
+  v.eligible = eligible(device, task);
+  v.weight = d.weight;
+  v.queued = d.queue.size();
+  v.available_at = std::max(now, d.running_end_s) + d.queued_s;
+  v.relative_speed = d.relative_speed;
+  if (v.eligible) {
+    if (auto p = predict(device, task)) {
+      v.predicted = std::chrono::duration<double>(p->time).count();
+      v.calibrated = p->calibrated;
+    }
+    v.transfer = transfer_estimate(device, task);
+  }
+  return v;
+}
+
+void RuntimeCore::make_ready(TaskId id, int releasing_device) {
+  TaskState& t = tasks_[id];
+  t.ready = now();
+  if (!t.dependency_error.empty()) {
+    finish(id, t.dependency_error, releasing_device);
+    return;
+  }
+  place(id, releasing_device);
+}
+
+void RuntimeCore::place(TaskId id, int releasing_device) {
+  TaskState& t = tasks_[id];
+  t.phase = TaskPhase::kQueued;
+  const int n = static_cast<int>(devices_.size());
+  int target = -1;
+  if (t.planned >= 0 && eligible(t.planned, t)) {
+    target = t.planned;
+    if (options_.keep_task_records) {
+      t.reason = fmt::format("heft: dev{} by the plan made at submit", target);
+    }
+    if (auto p = predict(target, t)) {
+      t.predicted_s = std::chrono::duration<double>(p->time).count() /
+                      devices_[static_cast<std::size_t>(target)]->weight;
+    }
+  } else if (policy_ == PolicyKind::kWorkStealing && releasing_device >= 0 &&
+             eligible(releasing_device, t)) {
+    target = releasing_device;
+    if (options_.keep_task_records) {
+      t.reason = fmt::format("ws: dev{} produced its input", target);
+    }
+  } else {
+    SystemView view;
+    view.now = now_s();
+    view.round_robin_next = round_robin_next_;
+    view.devices.reserve(devices_.size());
+    for (int d = 0; d < n; ++d) {
+      view.devices.push_back(view_of(d, t, view.now));
+    }
+    const bool any = std::any_of(view.devices.begin(), view.devices.end(),
+                                 [](const DeviceView& v) { return v.eligible; });
+    if (!any) {
+      bool all_failed = true;
+      for (std::size_t d = 0; d < devices_.size(); ++d) {
+        all_failed =
+            all_failed && (devices_[d]->failed || codelets_.at(t.codelet.get()).impl[d] < 0);
+      }
+      if (all_failed) {
+        finish(id, "no device left that can run it", -1);
+      } else {
+        t.phase = TaskPhase::kWaiting;
+        parked_.push_back(id);
+      }
+      return;
+    }
+    Decision decision = select_device(policy_, view, knobs_);
+    if (options_.keep_task_records) {
+      t.reason = std::move(decision.reason);
+    }
+    if (policy_ == PolicyKind::kEager) {
+      auto pos = std::find_if(shared_queue_.begin(), shared_queue_.end(),
+                              [&](TaskId o) { return tasks_[o].priority < t.priority; });
+      shared_queue_.insert(pos, id);
+      for (int d = 0; d < n; ++d) {
+        DeviceState& ds = *devices_[static_cast<std::size_t>(d)];
+        if (ds.sleeping && eligible(d, t)) {
+          ds.sleeping = false;
+          ds.cv.notify_one();
+          break;
+        }
+      }
+      return;
+    }
+    target = decision.device;
+    if (policy_ == PolicyKind::kRoundRobin) {
+      round_robin_next_ = static_cast<std::size_t>(target + 1) % devices_.size();
+    }
+    const DeviceView& chosen = view.devices[static_cast<std::size_t>(target)];
+    t.predicted_s = chosen.predicted ? *chosen.predicted / chosen.weight : 0;
+    t.calibrated = chosen.calibrated;
+  }
+  enqueue(target, id);
+  if (policy_ == PolicyKind::kWorkStealing) {
+    // Wake one idle device: it may steal.
+    for (auto& d : devices_) {
+      if (d->sleeping && !d->failed && !d->drained) {
+        d->sleeping = false;
+        d->cv.notify_one();
+        break;
+      }
+    }
+  }
+}
+
+void RuntimeCore::enqueue(int device, TaskId id) {
+  DeviceState& d = *devices_[static_cast<std::size_t>(device)];
+  TaskState& t = tasks_[id];
+  t.device = device;
+  auto pos = d.queue.end();
+  while (pos != d.queue.begin() && tasks_[*std::prev(pos)].priority < t.priority) {
+    --pos;
+  }
+  d.queue.insert(pos, id);
+  d.queued_s += t.predicted_s;
+  if (d.sleeping) {
+    d.sleeping = false;
+    d.cv.notify_one();
+  }
+}
+
+void RuntimeCore::finish(TaskId id, std::string error, int releasing_device) {
+  TaskState& t = tasks_[id];
+  t.finished = now();
+  last_finish_ = std::max(last_finish_, t.finished);
+  const bool failed = !error.empty();
+  if (failed) {
+    t.phase = TaskPhase::kFailed;
+    t.error = std::move(error);
+    failures_.push_back({id, t.name.empty() ? t.codelet->type : t.name, t.error});
+  } else {
+    t.phase = TaskPhase::kDone;
+  }
+  const std::vector<TaskId> dependents = std::move(t.dependents);
+  for (TaskId s : dependents) {
+    TaskState& st = tasks_[s];
+    if (failed && st.dependency_error.empty()) {
+      st.dependency_error = fmt::format("dependency task {} failed", id);
+    }
+    if (--st.pending == 0) {
+      make_ready(s, releasing_device);
+    }
+  }
+  --unfinished_;
+  // wait_all waits for all tasks, write_back for one handle's writers.
+  all_done_.notify_all();
+}
+
+void RuntimeCore::requeue_from(int device) {
+  DeviceState& d = *devices_[static_cast<std::size_t>(device)];
+  std::deque<TaskId> keep;
+  std::vector<TaskId> move;
+  for (TaskId id : d.queue) {
+    if (tasks_[id].prefetched_on == device && !d.failed) {
+      keep.push_back(id);
+    } else {
+      move.push_back(id);
+    }
+  }
+  d.queue = std::move(keep);
+  d.queued_s = 0;
+  for (TaskId id : d.queue) {
+    d.queued_s += tasks_[id].predicted_s;
+  }
+  for (TaskId id : move) {
+    tasks_[id].planned = -1;
+    tasks_[id].prefetched_on = -1;
+    place(id, -1);
+  }
+}
+
+Status RuntimeCore::wait_all() {
+  Lock lock(mu_);
+  all_done_.wait(lock, [&] { return unfinished_ == 0; });
+  if (failures_.empty()) {
+    return {};
+  }
+  std::string message =
+      fmt::format("{} task{} failed:", failures_.size(), failures_.size() == 1 ? "" : "s");
+  for (const TaskFailure& f : failures_) {
+    message += fmt::format(" task {} ({}): {};", f.task, f.name, f.error);
+  }
+  message.pop_back();
+  failures_.clear();
+  return fail(Errc::kInternal, message);
+}
+
+std::vector<TaskFailure> RuntimeCore::failures() const {
+  Lock lock(mu_);
+  std::vector<TaskFailure> out;
+  for (TaskId id = 0; id < tasks_.size(); ++id) {
+    if (tasks_[id].phase == TaskPhase::kFailed) {
+      out.push_back({id, tasks_[id].name.empty() ? tasks_[id].codelet->type : tasks_[id].name,
+                     tasks_[id].error});
+    }
+  }
+  return out;
+}
+
+void RuntimeCore::set_policy(PolicyKind kind) {
+  Lock lock(mu_);
+  policy_ = kind;
+  if (kind != PolicyKind::kEager) {
+    std::deque<TaskId> shared = std::move(shared_queue_);
+    shared_queue_.clear();
+    for (TaskId id : shared) {
+      place(id, -1);
+    }
+  }
+}
+
+PolicyKind RuntimeCore::policy() const {
+  Lock lock(mu_);
+  return policy_;
+}
+
+void RuntimeCore::set_knobs(const PolicyKnobs& knobs) {
+  Lock lock(mu_);
+  knobs_ = knobs;
+}
+
+Status RuntimeCore::set_weight(int device, double weight) {
+  if (device < 0 || device >= devices()) {
+    return fail(Errc::kInvalidArgument,
+                fmt::format("set_weight: device {}: expected 0..{}", device, devices() - 1));
+  }
+  if (!(weight > 0 && weight <= 1)) {
+    return fail(Errc::kInvalidArgument,
+                fmt::format("set_weight: weight {}: expected a value in (0, 1]", weight));
+  }
+  Lock lock(mu_);
+  devices_[static_cast<std::size_t>(device)]->weight = weight;
+  return {};
+}
+
+Status RuntimeCore::set_drained(int device, bool drained) {
+  if (device < 0 || device >= devices()) {
+    return fail(Errc::kInvalidArgument,
+                fmt::format("set_drained: device {}: expected 0..{}", device, devices() - 1));
+  }
+  Lock lock(mu_);
+  DeviceState& d = *devices_[static_cast<std::size_t>(device)];
+  d.drained = drained;
+  if (drained) {
+    requeue_from(device);
+  } else {
+    std::vector<TaskId> parked = std::move(parked_);
+    parked_.clear();
+    for (TaskId id : parked) {
+      place(id, -1);
+    }
+    d.cv.notify_one();
+  }
+  return {};
+}
+
+RunRecord RuntimeCore::records() const {
+  Lock lock(mu_);
+  RunRecord run;
+  run.policy = std::string(to_string(policy_));
+  if (first_submit_.count() >= 0) {
+    run.elapsed = last_finish_ - first_submit_;
+  }
+  if (options_.keep_task_records) {
+    for (TaskId id = records_from_; id < tasks_.size(); ++id) {
+      const TaskState& t = tasks_[id];
+      TaskRecord r;
+      r.id = id;
+      r.type = t.codelet ? t.codelet->type : "";
+      r.name = t.name.empty() ? r.type : t.name;
+      r.device = t.phase == TaskPhase::kDone || t.phase == TaskPhase::kFailed ||
+                         t.phase == TaskPhase::kRunning
+                     ? t.device
+                     : -1;
+      if (t.started.count() == 0 && t.phase == TaskPhase::kFailed) {
+        r.device = -1;  // failed before running (a dependency)
+      }
+      r.priority = t.priority;
+      r.status = t.phase == TaskPhase::kDone     ? TaskStatus::kDone
+                 : t.phase == TaskPhase::kFailed ? TaskStatus::kFailed
+                                                 : TaskStatus::kPending;
+      r.error = t.error;
+      r.submitted = t.submitted;
+      r.ready = t.ready;
+      r.started = t.started;
+      r.finished = t.finished;
+      r.predicted = std::chrono::nanoseconds(static_cast<std::int64_t>(t.predicted_s * 1e9));
+      r.transfer_bytes = t.transfer_bytes;
+      r.transfer_time = t.transfer_time;
+      r.reason = t.reason;
+      r.stolen = t.stolen;
+      run.tasks.push_back(std::move(r));
+    }
+    run.transfers = transfers_;
+  }
+  for (std::size_t d = 0; d < devices_.size(); ++d) {
+    const DeviceState& ds = *devices_[d];
+    run.devices.push_back(
+        {static_cast<int>(d), ds.name, ds.kind, ds.busy, ds.tasks_run, ds.drained, ds.failed});
+  }
+  for (const auto& [key, link] : links_) {
+    run.links.push_back(link);
+  }
+  return run;
+}
+
+void RuntimeCore::reset_records() {
+  Lock lock(mu_);
+  records_from_ = tasks_.size();
+  transfers_.clear();
+  links_.clear();
+  first_submit_ = std::chrono::nanoseconds(-1);
+  last_finish_ = std::chrono::nanoseconds(0);
+  for (auto& d : devices_) {
+    d->busy = std::chrono::nanoseconds(0);
+    d->tasks_run = 0;
+  }
+}
+
+Result<std::string> RuntimeCore::explain(TaskId task) const {
+  Lock lock(mu_);
+  if (task >= tasks_.size()) {
+    return fail(Errc::kNotFound, fmt::format("explain: task {} was not submitted", task));
+  }
+  if (!options_.keep_task_records) {
+    return fail(
+        Errc::kNotFound,
+        fmt::format("explain: task {}: reasons are not kept (keep_task_records=false)", task));
+  }
+  return tasks_[task].reason;
+}
+
+PerfModels RuntimeCore::models() const {
+  Lock lock(mu_);
+  return models_;
+}
+
+Status RuntimeCore::save_models(const std::optional<std::filesystem::path>& path) const {
+  const auto target = path ? path : options_.model_file;
+  if (!target) {
+    return fail(Errc::kInvalidArgument,
+                "save_models: no path given and RuntimeOptions::model_file is not set");
+  }
+  const PerfModels snapshot = models();
+  return snapshot.save(*target);
+}
+
+}  // namespace detail
+
+Result<std::unique_ptr<Runtime>> Runtime::create(std::vector<DeviceSpec> devices,
+                                                 RuntimeOptions options) {
+  if (devices.empty()) {
+    return fail(Errc::kInvalidArgument, "runtime: expected at least one device");
+  }
+  for (std::size_t i = 0; i < devices.size(); ++i) {
+    if (devices[i].device == nullptr) {
+      return fail(Errc::kInvalidArgument, fmt::format("runtime: device {} is null", i));
+    }
+  }
+  if (options.prefetch_depth < 0) {
+    return fail(Errc::kInvalidArgument,
+                fmt::format("runtime: prefetch_depth {}: expected >= 0", options.prefetch_depth));
+  }
+  if (!(options.knobs.alpha >= 0) || !(options.knobs.beta >= 0)) {
+    return fail(Errc::kInvalidArgument, "runtime: dmda alpha and beta must be >= 0");
+  }
+  PerfModels models(options.models);
+  if (options.model_file) {
+    auto loaded = PerfModels::load(*options.model_file, options.models);
+    if (!loaded) {
+      return tl::unexpected(std::move(loaded.error()).with_context("runtime"));
+    }
+    models = std::move(*loaded);
+  }
+  auto core = std::make_unique<detail::RuntimeCore>(std::move(devices), std::move(options),
+                                                    std::move(models));
+  ACCO_RETURN_IF_ERROR(core->start(), "runtime");
+  return std::unique_ptr<Runtime>(new Runtime(std::move(core)));
+}
+
+Runtime::Runtime(std::unique_ptr<detail::RuntimeCore> core) : core_(std::move(core)) {}
+Runtime::~Runtime() = default;
+
+Result<DataHandle> Runtime::register_data(void* host_ptr, std::size_t bytes) {
+  return core_->register_data(host_ptr, bytes);
+}
+Status Runtime::write_back(DataHandle handle) {
+  return core_->write_back(handle, false);
+}
+Status Runtime::unregister(DataHandle handle) {
+  return core_->write_back(handle, true);
+}
+Result<TaskId> Runtime::submit(Task task) {
+  return core_->submit(std::move(task));
+}
+Result<std::vector<TaskId>> Runtime::submit_graph(std::vector<Task> tasks) {
+  return core_->submit_graph(std::move(tasks));
+}
+Status Runtime::wait_all() {
+  return core_->wait_all();
+}
+std::vector<TaskFailure> Runtime::failures() const {
+  return core_->failures();
+}
+void Runtime::set_policy(PolicyKind kind) {
+  core_->set_policy(kind);
+}
+PolicyKind Runtime::policy() const {
+  return core_->policy();
+}
+void Runtime::set_knobs(const PolicyKnobs& knobs) {
+  core_->set_knobs(knobs);
+}
+Status Runtime::set_weight(int device, double weight) {
+  return core_->set_weight(device, weight);
+}
+Status Runtime::set_drained(int device, bool drained) {
+  return core_->set_drained(device, drained);
+}
+int Runtime::devices() const {
+  return core_->devices();
+}
+RunRecord Runtime::records() const {
+  return core_->records();
+}
+void Runtime::reset_records() {
+  core_->reset_records();
+}
+Result<std::string> Runtime::explain(TaskId task) const {
+  return core_->explain(task);
+}
+PerfModels Runtime::models() const {
+  return core_->models();
+}
+Status Runtime::save_models(const std::optional<std::filesystem::path>& path) const {
+  return core_->save_models(path);
+}
+
+}  // namespace acco::sched

@@ -1,0 +1,214 @@
+// The runtime's shared state and the two halves that work on it: the submitting side
+// (runtime.cpp: dependencies, placement, completion) and each device's thread
+// (device_worker.cpp: taking tasks, moving data, running, evicting). One mutex guards it all;
+// data moves and implementations run with it released.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "acco/sched/runtime.hpp"
+#include "acco/xfer/engine.hpp"
+
+namespace acco::sched::detail {
+
+struct Replica {
+  std::unique_ptr<dev::Buffer> buffer;  // null until first needed there
+  bool valid = false;
+  int pins = 0;           // running task, in-flight copy into or out of it, prefetch
+  bool fetching = false;  // a prefetch into it is in flight
+  std::uint64_t last_use = 0;
+};
+
+struct HandleState {
+  void* host = nullptr;
+  std::size_t bytes = 0;
+  bool registered = false;
+  bool host_valid = true;
+  std::string lost;               // why no valid copy exists any more
+  std::uint64_t version = 0;      // bumped by every completed write
+  std::vector<Replica> replicas;  // one per device
+  std::optional<TaskId> last_writer;
+  std::vector<TaskId> readers_since;  // readers after last_writer
+};
+
+enum class TaskPhase {
+  kWaiting,
+  kQueued,
+  kRunning,
+  kDone,
+  kFailed
+};
+
+struct TaskState {
+  std::shared_ptr<const Codelet> codelet;
+  std::string name;
+  std::vector<std::pair<std::size_t, Access>> accesses;  // distinct handles, merged modes
+  std::vector<std::size_t> access_handles;               // as submitted, for TaskContext
+  int priority = 0;
+  CostHint cost;
+  std::uint64_t bytes = 0;
+  int size_class = 0;
+  std::size_t pending = 0;
+  std::vector<TaskId> dependents;
+  std::string dependency_error;  // set when a dependency failed
+  TaskPhase phase = TaskPhase::kWaiting;
+  int device = -1;
+  int planned = -1;        // heft: the plan's device
+  int prefetched_on = -1;  // inputs being fetched there ahead of time: stays there
+  bool stolen = false;
+  double predicted_s = 0;  // counted in its device's queue load
+  bool calibrated = false;
+  std::string reason;
+  std::string error;
+  std::chrono::nanoseconds submitted{0}, ready{0}, started{0}, finished{0};
+  std::uint64_t transfer_bytes = 0;
+  std::chrono::nanoseconds transfer_time{0};
+};
+
+// One copy into a device replica: pointers captured under the lock, moved without it.
+struct InflightCopy {
+  std::size_t handle = 0;
+  int source = -1;  // device whose replica is read, -1 for host
+  void* dst = nullptr;
+  const void* src = nullptr;
+  std::size_t bytes = 0;
+  xfer::Transfer transfer;
+  bool issued = false;
+  std::chrono::nanoseconds start{0};
+};
+
+struct DeviceState {
+  DeviceSpec spec;
+  std::string kind;
+  std::string instance;  // model key: "host:0", "cuda:0000:18:00.0"
+  std::string name;
+  std::uint64_t budget = 0;
+  std::uint64_t used = 0;
+  double link_bytes_per_second = 0;      // modelled, per direction
+  double measured_bytes_per_second = 0;  // EWMA of this runtime's copies into the device
+  double latency_s = 0;
+  double relative_speed = 1;
+  std::deque<TaskId> queue;  // priority order, FIFO among equals
+  double queued_s = 0;       // predicted run time of the queue
+  double running_end_s = 0;  // expected end of the running task
+  double weight = 1;
+  bool drained = false;
+  bool failed = false;
+  bool sleeping = false;
+  std::condition_variable cv;
+  std::unique_ptr<xfer::Engine> engine;  // used by the device's thread only
+  std::vector<InflightCopy> inflight;    // prefetches, worker thread only
+  std::chrono::nanoseconds busy{0};
+  std::size_t tasks_run = 0;
+  std::thread thread;
+};
+
+// Per-codelet facts computed once: the implementation index for every device.
+struct CodeletInfo {
+  std::shared_ptr<const Codelet> keep_alive;
+  std::vector<int> impl;  // per device, -1 = none
+};
+
+class RuntimeCore {
+ public:
+  RuntimeCore(std::vector<DeviceSpec> specs, RuntimeOptions options, PerfModels models);
+  ~RuntimeCore();
+  Status start();
+
+  Result<DataHandle> register_data(void* host_ptr, std::size_t bytes);
+  Status write_back(DataHandle handle, bool forget);
+  Result<TaskId> submit(Task task);
+  Result<std::vector<TaskId>> submit_graph(std::vector<Task> tasks);
+  Status wait_all();
+  std::vector<TaskFailure> failures() const;
+  void set_policy(PolicyKind kind);
+  PolicyKind policy() const;
+  void set_knobs(const PolicyKnobs& knobs);
+  Status set_weight(int device, double weight);
+  Status set_drained(int device, bool drained);
+  int devices() const { return static_cast<int>(devices_.size()); }
+  RunRecord records() const;
+  void reset_records();
+  Result<std::string> explain(TaskId task) const;
+  PerfModels models() const;
+  Status save_models(const std::optional<std::filesystem::path>& path) const;
+
+ private:
+  using Lock = std::unique_lock<std::mutex>;
+
+  // runtime.cpp
+  std::chrono::nanoseconds now() const;
+  double now_s() const;
+  const CodeletInfo& codelet_info(const std::shared_ptr<const Codelet>& codelet);
+  Status validate(const Task& task, std::size_t id, std::size_t graph_end) const;
+  void add_task(TaskId id, Task task);
+  void add_edge(TaskId from, TaskId to);
+  void make_ready(TaskId id, int releasing_device);
+  void place(TaskId id, int releasing_device);
+  void enqueue(int device, TaskId id);
+  bool eligible(int device, const TaskState& task) const;
+  DeviceView view_of(int device, const TaskState& task, double now) const;
+  double transfer_estimate(int device, const TaskState& task) const;
+  std::optional<Prediction> predict(int device, const TaskState& task) const;
+  void finish(TaskId id, std::string error, int releasing_device);
+  void fail_device(int device, const std::string& why, Lock& lock);
+  void requeue_from(int device);
+  void plan_graph(TaskId first, TaskId end);
+
+  // device_worker.cpp
+  void worker(int device);
+  bool next_task(int device, TaskId& out, Lock& lock);
+  bool try_steal(int device, TaskId& out);
+  void run_task(int device, TaskId id, Lock& lock);
+  Status acquire_data(int device, TaskId id, Lock& lock);
+  void prefetch(int device, Lock& lock);
+  Status wait_inflight(int device, std::size_t handle, Lock& lock);
+  void drain_inflight(int device, Lock& lock);
+  Status make_room(int device, std::uint64_t bytes, Lock& lock);
+  Status allocate_replica(int device, std::size_t handle, Lock& lock);
+  // A device holding a valid replica (>= 0), -1 for host memory (only when allow_host), -2 none.
+  int pick_source(std::size_t handle, int device, bool allow_host) const;
+  void note_transfer(NodeId from, NodeId to, const InflightCopy& copy, bool prefetch,
+                     bool eviction);
+
+  std::vector<std::unique_ptr<DeviceState>> devices_;
+  RuntimeOptions options_;
+  const std::chrono::steady_clock::time_point start_;
+
+  mutable std::mutex mu_;
+  std::condition_variable all_done_;
+  std::condition_variable pins_released_;
+  bool stop_ = false;
+  PolicyKind policy_;
+  PolicyKnobs knobs_;
+  PerfModels models_;
+  std::deque<TaskState> tasks_;
+  TaskId records_from_ = 0;  // reset_records moves this
+  std::deque<HandleState> handles_;
+  std::deque<TaskId> shared_queue_;  // eager
+  std::vector<TaskId> parked_;       // no eligible device now (all drained)
+  std::unordered_map<const Codelet*, CodeletInfo> codelets_;
+  std::size_t unfinished_ = 0;
+  std::vector<TaskFailure> failures_;
+  std::vector<TransferRecord> transfers_;
+  std::map<std::pair<NodeId, NodeId>, LinkRecord> links_;
+  std::size_t round_robin_next_ = 0;
+  std::uint64_t use_tick_ = 0;
+  std::chrono::nanoseconds first_submit_{-1};
+  std::chrono::nanoseconds last_finish_{0};
+};
+
+}  // namespace acco::sched::detail

@@ -1,0 +1,172 @@
+#include "acco/sched/workload_run.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <memory>
+#include <thread>
+
+#include <fmt/format.h>
+
+namespace acco::sched {
+
+namespace {
+
+// Holds the device for `seconds` without burning a core: the emulated devices share the host's
+// few CPUs with the runtime and the copy threads.
+void hold(double seconds) {
+  std::this_thread::sleep_until(std::chrono::steady_clock::now() +
+                                std::chrono::duration<double>(seconds));
+}
+
+// Reads and writes one byte per page of each buffer so a wrong replica shows up as a fault
+// under the sanitizers, and the runtime's data movement is exercised for real. Only where the
+// host can address device memory (the host backend); a GPU's memory is left alone.
+void touch(TaskContext& ctx) {
+  if (ctx.dev().info().backend != "host") {
+    return;
+  }
+  for (std::size_t i = 0; i < ctx.accesses(); ++i) {
+    auto* p = static_cast<volatile unsigned char*>(ctx.data(i));
+    for (std::size_t b = 0; b < ctx.bytes(i); b += 4096) {
+      p[b] = static_cast<unsigned char>(p[b] + 1);
+    }
+  }
+}
+
+std::vector<Task> make_tasks(const Workload& workload, const std::vector<DataHandle>& handles,
+                             const std::vector<std::string>& kinds) {
+  std::vector<Task> tasks;
+  tasks.reserve(workload.tasks.size());
+  for (const WorkTask& w : workload.tasks) {
+    auto codelet = std::make_shared<Codelet>();
+    codelet->type = w.type;
+    const std::vector<double> seconds = w.seconds;
+    for (const std::string& kind : kinds) {
+      codelet->implementations.emplace_back(kind, [seconds](TaskContext& ctx) {
+        touch(ctx);
+        hold(seconds.at(static_cast<std::size_t>(ctx.device())));
+      });
+    }
+    Task t;
+    t.codelet = std::move(codelet);
+    t.name = w.name;
+    t.cost.flops = w.flops;
+    for (const auto& [data, mode] : w.accesses) {
+      t.accesses.emplace_back(handles[data], mode);
+    }
+    tasks.push_back(std::move(t));
+  }
+  return tasks;
+}
+
+}  // namespace
+
+Dag workload_dag(const Workload& workload, double link_bytes_per_second) {
+  Dag dag;
+  for (const WorkTask& t : workload.tasks) {
+    dag.cost.push_back(t.seconds);
+  }
+  for (const Edge& e : infer_edges(workload)) {
+    const double comm =
+        link_bytes_per_second > 0 ? static_cast<double>(e.bytes) / link_bytes_per_second : 0;
+    dag.edges.push_back({e.from, e.to, comm});
+  }
+  return dag;
+}
+
+Result<WorkloadOutcome> run_workload(const Workload& workload, std::vector<DeviceSpec> devices,
+                                     RuntimeOptions options, const WorkloadRunOptions& run) {
+  if (!workload.tasks.empty() && workload.tasks.front().seconds.size() != devices.size()) {
+    return fail(Errc::kInvalidArgument,
+                fmt::format("workload {}: costs are for {} devices, {} given", workload.name,
+                            workload.tasks.front().seconds.size(), devices.size()));
+  }
+  auto bounds_or = bounds(workload_dag(workload));
+  if (!bounds_or) {
+    return tl::unexpected(
+        std::move(bounds_or.error()).with_context(fmt::format("workload {}", workload.name)));
+  }
+  std::vector<std::string> kinds;
+  for (const DeviceSpec& d : devices) {
+    const std::string kind = d.kind.empty() ? d.device->info().backend : d.kind;
+    if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) {
+      kinds.push_back(kind);
+    }
+  }
+  const std::string policy(to_string(options.policy));
+  auto runtime_or = Runtime::create(std::move(devices), std::move(options));
+  if (!runtime_or) {
+    return tl::unexpected(std::move(runtime_or.error()));
+  }
+  Runtime& runtime = **runtime_or;
+
+  std::vector<std::unique_ptr<unsigned char[]>> memory;
+  for (std::size_t bytes : workload.data_bytes) {
+    memory.push_back(std::make_unique<unsigned char[]>(bytes));
+  }
+  // Every run starts with the data in host memory only, as a fresh application would: the data
+  // is registered before and unregistered (written back, device copies freed) after.
+  const auto run_once = [&]() -> Status {
+    std::vector<DataHandle> handles;
+    Status status;
+    for (std::size_t i = 0; i < memory.size() && status; ++i) {
+      auto h = runtime.register_data(memory[i].get(), workload.data_bytes[i]);
+      if (h) {
+        handles.push_back(*h);
+      } else {
+        status = tl::unexpected(std::move(h.error()));
+      }
+    }
+    if (status) {
+      std::vector<Task> tasks = make_tasks(workload, handles, kinds);
+      if (run.as_graph) {
+        auto ids = runtime.submit_graph(std::move(tasks));
+        if (!ids) {
+          status = tl::unexpected(std::move(ids.error()));
+        }
+      } else {
+        for (Task& t : tasks) {
+          auto id = runtime.submit(std::move(t));
+          if (!id) {
+            status = tl::unexpected(std::move(id.error()));
+            break;
+          }
+        }
+      }
+    }
+    (void)runtime.wait_all();  // failed tasks are counted from the records
+    for (DataHandle h : handles) {
+      (void)runtime.unregister(h);  // the data of a failed writer stays as it was
+    }
+    return status;
+  };
+
+  for (int i = 0; i < run.calibration_runs; ++i) {
+    ACCO_RETURN_IF_ERROR(run_once(), fmt::format("calibration run {}", i + 1));
+    runtime.reset_records();
+  }
+  ACCO_RETURN_IF_ERROR(run_once(), "measured run");
+  RunRecord record = runtime.records();
+
+  WorkloadOutcome out;
+  out.policy = policy;
+  out.bounds = *bounds_or;
+  out.makespan_seconds = std::chrono::duration<double>(record.elapsed).count();
+  out.efficiency = out.makespan_seconds > 0 ? out.bounds.best() / out.makespan_seconds : 0;
+  out.tasks = record.tasks.size();
+  out.failed = static_cast<std::size_t>(
+      std::count_if(record.tasks.begin(), record.tasks.end(),
+                    [](const TaskRecord& t) { return t.status == TaskStatus::kFailed; }));
+  for (const LinkRecord& l : record.links) {
+    out.bytes_transferred += l.bytes;
+  }
+  for (const DeviceRecord& d : record.devices) {
+    const double busy = std::chrono::duration<double>(d.busy).count();
+    out.devices.push_back({d.device, d.name, d.kind,
+                           out.makespan_seconds > 0 ? busy / out.makespan_seconds : 0, d.tasks});
+  }
+  out.record = std::move(record);
+  return out;
+}
+
+}  // namespace acco::sched

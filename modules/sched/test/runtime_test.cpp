@@ -1,0 +1,494 @@
+#include "acco/sched/runtime.hpp"
+
+#include <atomic>
+#include <cstring>
+#include <filesystem>
+#include <mutex>
+#include <numeric>
+#include <thread>
+
+#include <fmt/format.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "acco/dev/host_backend.hpp"
+
+namespace acco::sched {
+namespace {
+
+using ::testing::HasSubstr;
+
+struct Fixture {
+  std::unique_ptr<dev::Backend> backend;
+  std::unique_ptr<Runtime> runtime;
+};
+
+Fixture make(int devices, RuntimeOptions options = {}, std::uint64_t budget = 0,
+             std::vector<std::string> kinds = {}) {
+  dev::HostBackendOptions host;
+  host.devices = devices;
+  auto backend = dev::make_host_backend(host);
+  EXPECT_TRUE(backend.has_value());
+  std::vector<DeviceSpec> specs;
+  for (dev::Device* d : (*backend)->devices()) {
+    DeviceSpec spec;
+    spec.device = d;
+    spec.memory_budget_bytes = budget;
+    if (!kinds.empty()) {
+      spec.kind = kinds[specs.size()];
+    }
+    specs.push_back(spec);
+  }
+  auto runtime = Runtime::create(std::move(specs), std::move(options));
+  EXPECT_TRUE(runtime.has_value()) << runtime.error().message;
+  return {std::move(*backend), std::move(*runtime)};
+}
+
+std::shared_ptr<const Codelet> codelet(std::string type, Implementation fn,
+                                       std::vector<std::string> kinds = {"host"}) {
+  auto c = std::make_shared<Codelet>();
+  c->type = std::move(type);
+  for (auto& k : kinds) {
+    c->implementations.emplace_back(k, fn);
+  }
+  return c;
+}
+
+// Adds `value` to every int of its one RW access.
+Implementation add(int value) {
+  return [value](TaskContext& ctx) {
+    auto* p = static_cast<int*>(ctx.data(0));
+    for (std::size_t i = 0; i < ctx.bytes(0) / sizeof(int); ++i) {
+      p[i] += value;
+    }
+  };
+}
+
+TEST(RuntimeTest, CreateRejectsNoDevicesAndNullDevices) {
+  auto none = Runtime::create({});
+  ASSERT_FALSE(none.has_value());
+  EXPECT_EQ(none.error().code, Errc::kInvalidArgument);
+  auto null = Runtime::create({DeviceSpec{}});
+  ASSERT_FALSE(null.has_value());
+  EXPECT_THAT(null.error().message, HasSubstr("device 0 is null"));
+}
+
+TEST(RuntimeTest, EveryIndependentTaskRunsExactlyOnceUnderEveryPolicy) {
+  for (PolicyKind policy : all_policies()) {
+    RuntimeOptions options;
+    options.policy = policy;
+    Fixture f = make(3, options);
+    std::vector<std::atomic<int>> runs(200);
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+      Task t;
+      t.codelet = codelet("empty", [&runs, i](TaskContext&) { runs[i].fetch_add(1); });
+      ASSERT_TRUE(f.runtime->submit(std::move(t)).has_value());
+    }
+    ASSERT_TRUE(f.runtime->wait_all().has_value()) << to_string(policy);
+    for (auto& r : runs) {
+      EXPECT_EQ(r.load(), 1) << to_string(policy);
+    }
+    const RunRecord rec = f.runtime->records();
+    EXPECT_EQ(rec.tasks.size(), runs.size());
+    EXPECT_EQ(rec.policy, to_string(policy));
+  }
+}
+
+TEST(RuntimeTest, AReadWriteChainRunsInOrderAcrossDevicesAndWritesBack) {
+  for (PolicyKind policy : {PolicyKind::kRoundRobin, PolicyKind::kDmda, PolicyKind::kEager,
+                            PolicyKind::kWorkStealing}) {
+    RuntimeOptions options;
+    options.policy = policy;
+    Fixture f = make(3, options);
+    std::vector<int> data(1024, 0);
+    auto h = f.runtime->register_data(data.data(), data.size() * sizeof(int));
+    ASSERT_TRUE(h.has_value());
+    // Each task checks it sees the previous value, then adds one.
+    std::atomic<int> order_errors{0};
+    for (int i = 0; i < 50; ++i) {
+      Task t;
+      t.codelet = codelet("step", [i, &order_errors](TaskContext& ctx) {
+        auto* p = static_cast<int*>(ctx.data(0));
+        if (p[0] != i || p[1023] != i) {
+          order_errors.fetch_add(1);
+        }
+        for (int k = 0; k < 1024; ++k) {
+          p[k] += 1;
+        }
+      });
+      t.accesses = {{*h, Access::kReadWrite}};
+      ASSERT_TRUE(f.runtime->submit(std::move(t)).has_value());
+    }
+    ASSERT_TRUE(f.runtime->wait_all().has_value());
+    EXPECT_EQ(order_errors.load(), 0) << to_string(policy);
+    ASSERT_TRUE(f.runtime->unregister(*h).has_value());
+    EXPECT_EQ(data[0], 50);
+    EXPECT_EQ(data[1023], 50);
+  }
+}
+
+TEST(RuntimeTest, ReadersSeeTheLastWriteAndTheNextWriterWaitsForThem) {
+  RuntimeOptions options;
+  options.policy = PolicyKind::kRoundRobin;
+  Fixture f = make(4, options);
+  std::vector<int> data(256, 7);
+  auto h = f.runtime->register_data(data.data(), data.size() * sizeof(int));
+  ASSERT_TRUE(h.has_value());
+  std::atomic<int> wrong{0};
+  Task write;
+  write.codelet = codelet("write", [](TaskContext& ctx) {
+    std::memset(ctx.data(0), 0, ctx.bytes(0));
+    static_cast<int*>(ctx.data(0))[0] = 42;
+  });
+  write.accesses = {{*h, Access::kWrite}};
+  ASSERT_TRUE(f.runtime->submit(write).has_value());
+  for (int i = 0; i < 8; ++i) {
+    Task read;
+    read.codelet = codelet("read", [&wrong](TaskContext& ctx) {
+      if (static_cast<int*>(ctx.data(0))[0] != 42) {
+        wrong.fetch_add(1);
+      }
+    });
+    read.accesses = {{*h, Access::kRead}};
+    ASSERT_TRUE(f.runtime->submit(std::move(read)).has_value());
+  }
+  Task rewrite;
+  rewrite.codelet =
+      codelet("write", [](TaskContext& ctx) { static_cast<int*>(ctx.data(0))[0] = 43; });
+  rewrite.accesses = {{*h, Access::kReadWrite}};
+  ASSERT_TRUE(f.runtime->submit(rewrite).has_value());
+  ASSERT_TRUE(f.runtime->wait_all().has_value());
+  EXPECT_EQ(wrong.load(), 0);
+  ASSERT_TRUE(f.runtime->write_back(*h).has_value());
+  EXPECT_EQ(data[0], 43);
+  EXPECT_EQ(data[1], 0);
+  const RunRecord rec = f.runtime->records();
+  EXPECT_FALSE(rec.links.empty());
+  std::uint64_t moved = 0;
+  for (const LinkRecord& l : rec.links) {
+    moved += l.bytes;
+  }
+  EXPECT_GT(moved, 0U);
+}
+
+TEST(RuntimeTest, AThrowingTaskFailsItsDependantsAndLeavesIndependentWorkRunning) {
+  Fixture f = make(2);
+  std::vector<int> a(16, 0);
+  std::vector<int> b(16, 0);
+  auto ha = f.runtime->register_data(a.data(), a.size() * sizeof(int));
+  auto hb = f.runtime->register_data(b.data(), b.size() * sizeof(int));
+  ASSERT_TRUE(ha && hb);
+  Task boom;
+  boom.codelet = codelet("boom", [](TaskContext&) { throw std::runtime_error("kernel exploded"); });
+  boom.name = "boom";
+  boom.accesses = {{*ha, Access::kReadWrite}};
+  auto boom_id = f.runtime->submit(boom);
+  Task after;
+  after.codelet = codelet("add", add(1));
+  after.name = "after-boom";
+  after.accesses = {{*ha, Access::kReadWrite}};
+  auto after_id = f.runtime->submit(after);
+  Task independent;
+  independent.codelet = codelet("add", add(5));
+  independent.accesses = {{*hb, Access::kReadWrite}};
+  ASSERT_TRUE(boom_id && after_id && f.runtime->submit(independent));
+  auto status = f.runtime->wait_all();
+  ASSERT_FALSE(status.has_value());
+  EXPECT_THAT(status.error().message, HasSubstr("2 tasks failed"));
+  EXPECT_THAT(status.error().message, HasSubstr("kernel exploded"));
+  EXPECT_THAT(status.error().message,
+              HasSubstr(fmt::format("dependency task {} failed", *boom_id)));
+  ASSERT_EQ(f.runtime->failures().size(), 2U);
+  ASSERT_TRUE(f.runtime->write_back(*hb).has_value());
+  EXPECT_EQ(b[0], 5);
+  auto lost = f.runtime->write_back(*ha);
+  ASSERT_FALSE(lost.has_value());
+  EXPECT_THAT(lost.error().message, HasSubstr("failed"));
+  // A second wait_all reports nothing new.
+  EXPECT_TRUE(f.runtime->wait_all().has_value());
+}
+
+TEST(RuntimeTest, SubmitRejectsBadTasksWithOneLineErrors) {
+  Fixture f = make(2, {}, 1 << 20);
+  Task none;
+  auto r = f.runtime->submit(none);
+  ASSERT_FALSE(r.has_value());
+  EXPECT_THAT(r.error().message, HasSubstr("no codelet"));
+
+  Task wrong_kind;
+  wrong_kind.codelet = codelet("fpga-only", add(1), {"fpga"});
+  r = f.runtime->submit(wrong_kind);
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().code, Errc::kUnsupported);
+  EXPECT_THAT(r.error().message, HasSubstr("no implementation for any available device"));
+  EXPECT_THAT(r.error().message, HasSubstr("fpga"));
+
+  Task unknown_data;
+  unknown_data.codelet = codelet("x", add(1));
+  unknown_data.accesses = {{DataHandle{99}, Access::kRead}};
+  r = f.runtime->submit(unknown_data);
+  ASSERT_FALSE(r.has_value());
+  EXPECT_THAT(r.error().message, HasSubstr("data 99 is not registered"));
+
+  Task self;
+  self.codelet = codelet("x", add(1));
+  self.depends_on = {0};
+  r = f.runtime->submit(self);
+  ASSERT_FALSE(r.has_value());
+  EXPECT_THAT(r.error().message, HasSubstr("cannot depend on itself or a later task"));
+
+  std::vector<char> big(2 << 20);
+  auto h = f.runtime->register_data(big.data(), big.size());
+  ASSERT_TRUE(h.has_value());
+  Task too_big;
+  too_big.codelet = codelet("x", [](TaskContext&) {});
+  too_big.accesses = {{*h, Access::kRead}};
+  r = f.runtime->submit(too_big);
+  ASSERT_FALSE(r.has_value());
+  EXPECT_THAT(r.error().message, HasSubstr("larger than the memory budget of every device"));
+
+  auto overlap = f.runtime->register_data(big.data() + 10, 10);
+  ASSERT_FALSE(overlap.has_value());
+  EXPECT_THAT(overlap.error().message, HasSubstr("overlaps"));
+  EXPECT_FALSE(f.runtime->register_data(nullptr, 10).has_value());
+  EXPECT_FALSE(f.runtime->write_back(DataHandle{42}).has_value());
+  EXPECT_TRUE(f.runtime->wait_all().has_value());
+}
+
+TEST(RuntimeTest, SubmitGraphRejectsCyclesAndHonoursForwardEdges) {
+  Fixture f = make(2);
+  std::vector<Task> cycle(3);
+  for (auto& t : cycle) {
+    t.codelet = codelet("x", [](TaskContext&) {});
+  }
+  cycle[0].after = {2};
+  cycle[1].after = {0};
+  cycle[2].after = {1};
+  auto r = f.runtime->submit_graph(cycle);
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().code, Errc::kInvalidArgument);
+  EXPECT_THAT(r.error().message, HasSubstr("cycle"));
+
+  std::mutex mu;
+  std::vector<int> order;
+  std::vector<Task> graph(3);
+  for (int i = 0; i < 3; ++i) {
+    graph[static_cast<std::size_t>(i)].codelet = codelet("x", [&, i](TaskContext&) {
+      std::lock_guard<std::mutex> lock(mu);
+      order.push_back(i);
+    });
+  }
+  graph[0].after = {2};  // 1 -> 2 -> 0
+  graph[2].after = {1};
+  auto ids = f.runtime->submit_graph(graph);
+  ASSERT_TRUE(ids.has_value()) << ids.error().message;
+  ASSERT_TRUE(f.runtime->wait_all().has_value());
+  EXPECT_EQ(order, (std::vector<int>{1, 2, 0}));
+}
+
+TEST(RuntimeTest, ADeviceThatFailsHasItsTasksRunElsewhere) {
+  RuntimeOptions options;
+  options.policy = PolicyKind::kRoundRobin;
+  Fixture f = make(2, options);
+  std::atomic<int> done{0};
+  std::atomic<bool> failed_once{false};
+  auto c = codelet("work", [&](TaskContext& ctx) {
+    if (ctx.device() == 0 && !failed_once.exchange(true)) {
+      throw DeviceFailure("uncorrectable ECC error");
+    }
+    done.fetch_add(1);
+  });
+  for (int i = 0; i < 20; ++i) {
+    Task t;
+    t.codelet = c;
+    ASSERT_TRUE(f.runtime->submit(std::move(t)).has_value());
+  }
+  ASSERT_TRUE(f.runtime->wait_all().has_value());
+  EXPECT_EQ(done.load(), 20);
+  const RunRecord rec = f.runtime->records();
+  EXPECT_TRUE(rec.devices[0].failed);
+  EXPECT_FALSE(rec.devices[1].failed);
+  // Nothing new goes to the failed device.
+  Task later;
+  later.codelet = c;
+  auto id = f.runtime->submit(later);
+  ASSERT_TRUE(id.has_value());
+  ASSERT_TRUE(f.runtime->wait_all().has_value());
+  EXPECT_EQ(f.runtime->records().tasks.back().device, 1);
+}
+
+TEST(RuntimeTest, DataWhoseOnlyCopyDiedWithADeviceFailsItsReadersClearly) {
+  RuntimeOptions options;
+  options.policy = PolicyKind::kRoundRobin;
+  Fixture f = make(2, options, 0, {"a", "b"});
+  std::vector<int> data(64, 0);
+  auto h = f.runtime->register_data(data.data(), data.size() * sizeof(int));
+  ASSERT_TRUE(h.has_value());
+  Task produce;  // only device 0 (kind a) can produce it
+  produce.codelet = codelet("produce", add(1), {"a"});
+  produce.accesses = {{*h, Access::kReadWrite}};
+  ASSERT_TRUE(f.runtime->submit(produce).has_value());
+  ASSERT_TRUE(f.runtime->wait_all().has_value());
+  Task die;  // then device 0 dies running something else
+  die.codelet =
+      codelet("die", [](TaskContext&) { throw DeviceFailure("fell off the bus"); }, {"a"});
+  ASSERT_TRUE(f.runtime->submit(die).has_value());
+  auto status = f.runtime->wait_all();
+  ASSERT_FALSE(status.has_value());
+  EXPECT_THAT(status.error().message, HasSubstr("no device left"));
+  Task consume;
+  consume.codelet = codelet("consume", add(1), {"b"});
+  consume.accesses = {{*h, Access::kRead}};
+  ASSERT_TRUE(f.runtime->submit(consume).has_value());
+  status = f.runtime->wait_all();
+  ASSERT_FALSE(status.has_value());
+  EXPECT_THAT(status.error().message, HasSubstr("only valid copy was on dev0"));
+  EXPECT_THAT(status.error().message, HasSubstr("fell off the bus"));
+}
+
+TEST(RuntimeTest, ATightMemoryBudgetEvictsAndStillComputesEverything) {
+  RuntimeOptions options;
+  options.policy = PolicyKind::kRoundRobin;
+  constexpr std::size_t kInts = 64 * 1024;                        // 256 KiB per handle
+  Fixture f = make(2, options, 3 * kInts * sizeof(int) / 2 * 2);  // room for 3 handles
+  std::vector<std::vector<int>> data(8, std::vector<int>(kInts, 0));
+  std::vector<DataHandle> handles;
+  for (auto& d : data) {
+    auto h = f.runtime->register_data(d.data(), d.size() * sizeof(int));
+    ASSERT_TRUE(h.has_value());
+    handles.push_back(*h);
+  }
+  // Each round touches every handle (one RW task each, 2 handles per task for pressure).
+  for (int round = 0; round < 4; ++round) {
+    for (std::size_t i = 0; i < handles.size(); ++i) {
+      Task t;
+      t.codelet = codelet("pair", [](TaskContext& ctx) {
+        auto* a = static_cast<int*>(ctx.data(0));
+        const auto* b = static_cast<const int*>(ctx.data(1));
+        for (std::size_t k = 0; k < ctx.bytes(0) / sizeof(int); ++k) {
+          a[k] += 1 + 0 * b[k];
+        }
+      });
+      t.accesses = {{handles[i], Access::kReadWrite},
+                    {handles[(i + 1) % handles.size()], Access::kRead}};
+      ASSERT_TRUE(f.runtime->submit(std::move(t)).has_value());
+    }
+  }
+  ASSERT_TRUE(f.runtime->wait_all().has_value());
+  for (std::size_t i = 0; i < handles.size(); ++i) {
+    ASSERT_TRUE(f.runtime->unregister(handles[i]).has_value());
+    EXPECT_EQ(data[i][0], 4);
+    EXPECT_EQ(data[i][kInts - 1], 4);
+  }
+  const RunRecord rec = f.runtime->records();
+  EXPECT_TRUE(std::any_of(rec.transfers.begin(), rec.transfers.end(),
+                          [](const TransferRecord& t) { return t.eviction; }));
+}
+
+TEST(RuntimeTest, ADrainedDeviceGetsNoNewTasksAndWeightsAreValidated) {
+  Fixture f = make(3);
+  ASSERT_TRUE(f.runtime->set_drained(1, true).has_value());
+  for (int i = 0; i < 60; ++i) {
+    Task t;
+    t.codelet = codelet("x", [](TaskContext&) {});
+    ASSERT_TRUE(f.runtime->submit(std::move(t)).has_value());
+  }
+  ASSERT_TRUE(f.runtime->wait_all().has_value());
+  for (const TaskRecord& t : f.runtime->records().tasks) {
+    EXPECT_NE(t.device, 1);
+  }
+  EXPECT_FALSE(f.runtime->set_drained(7, true).has_value());
+  EXPECT_FALSE(f.runtime->set_weight(0, 0).has_value());
+  EXPECT_FALSE(f.runtime->set_weight(0, 1.5).has_value());
+  EXPECT_TRUE(f.runtime->set_weight(0, 0.5).has_value());
+}
+
+TEST(RuntimeTest, TasksWaitWhileEveryCapableDeviceIsDrainedAndRunWhenOneReturns) {
+  Fixture f = make(1);
+  ASSERT_TRUE(f.runtime->set_drained(0, true).has_value());
+  std::atomic<int> ran{0};
+  Task t;
+  t.codelet = codelet("x", [&](TaskContext&) { ran.fetch_add(1); });
+  ASSERT_TRUE(f.runtime->submit(t).has_value());
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_EQ(ran.load(), 0);
+  ASSERT_TRUE(f.runtime->set_drained(0, false).has_value());
+  ASSERT_TRUE(f.runtime->wait_all().has_value());
+  EXPECT_EQ(ran.load(), 1);
+}
+
+TEST(RuntimeTest, DmdaLearnsModelsAndExplainsItsPlacements) {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("acco-sched-models-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  RuntimeOptions options;
+  options.model_file = dir / "models.json";
+  {
+    Fixture f = make(2, options);
+    std::vector<TaskId> ids;
+    for (int i = 0; i < 20; ++i) {
+      Task t;
+      t.codelet = codelet("sleepy", [](TaskContext&) {
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
+      });
+      auto id = f.runtime->submit(std::move(t));
+      ASSERT_TRUE(id.has_value());
+      ids.push_back(*id);
+    }
+    ASSERT_TRUE(f.runtime->wait_all().has_value());
+    auto why = f.runtime->explain(ids.back());
+    ASSERT_TRUE(why.has_value());
+    EXPECT_THAT(*why, HasSubstr("dmda"));
+    EXPECT_FALSE(f.runtime->explain(999).has_value());
+    EXPECT_FALSE(f.runtime->models().entries().empty());
+    ASSERT_TRUE(f.runtime->save_models().has_value());
+  }
+  {
+    Fixture again = make(2, options);
+    EXPECT_FALSE(again.runtime->models().entries().empty());
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST(RuntimeTest, HeftFollowsThePlanMadeAtSubmit) {
+  RuntimeOptions options;
+  options.policy = PolicyKind::kHeft;
+  Fixture f = make(2, options);
+  std::vector<Task> graph(6);
+  for (std::size_t i = 0; i < graph.size(); ++i) {
+    graph[i].codelet = codelet("x", [](TaskContext&) {});
+    if (i > 0) {
+      graph[i].after = {i - 1};
+    }
+  }
+  auto ids = f.runtime->submit_graph(graph);
+  ASSERT_TRUE(ids.has_value());
+  ASSERT_TRUE(f.runtime->wait_all().has_value());
+  for (TaskId id : *ids) {
+    auto why = f.runtime->explain(id);
+    ASSERT_TRUE(why.has_value());
+    EXPECT_THAT(*why, HasSubstr("heft"));
+  }
+}
+
+TEST(RuntimeTest, PolicyCanChangeWhileTasksAreQueued) {
+  RuntimeOptions options;
+  options.policy = PolicyKind::kEager;
+  Fixture f = make(2, options);
+  std::atomic<int> ran{0};
+  auto c = codelet("x", [&](TaskContext&) { ran.fetch_add(1); });
+  for (int i = 0; i < 100; ++i) {
+    Task t;
+    t.codelet = c;
+    ASSERT_TRUE(f.runtime->submit(std::move(t)).has_value());
+    if (i == 50) {
+      f.runtime->set_policy(PolicyKind::kDmda);
+    }
+  }
+  ASSERT_TRUE(f.runtime->wait_all().has_value());
+  EXPECT_EQ(ran.load(), 100);
+  EXPECT_EQ(f.runtime->policy(), PolicyKind::kDmda);
+}
+
+}  // namespace
+}  // namespace acco::sched
