@@ -1,10 +1,12 @@
 // Drives the built `acco` binary end to end on generated machines and on this machine: exit
-// codes, text output against golden files, JSON against docs/schemas/probe.schema.json,
-// snapshots, NVML through the fake libnvidia-ml, and bad input.
+// codes, text output against golden files, JSON against docs/schemas/probe.schema.json and
+// schedule.schema.json, snapshots, NVML through the fake libnvidia-ml, `acco schedule` on
+// emulated devices, and bad input.
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include <gmock/gmock.h>
@@ -71,14 +73,13 @@ std::map<std::string, std::string> fake_nvml(const std::string& config) {
           {"ACCO_FAKE_NVML_CONFIG", std::string(ACCO_SOURCE_DIR) + "/tests/data/nvml/" + config}};
 }
 
-nlohmann::json schema() {
-  return nlohmann::json::parse(
-      slurp(stdfs::path(ACCO_SOURCE_DIR) / "docs/schemas/probe.schema.json"));
+nlohmann::json schema(const std::string& file = "probe.schema.json") {
+  return nlohmann::json::parse(slurp(stdfs::path(ACCO_SOURCE_DIR) / "docs/schemas" / file));
 }
 
-void expect_conforms(const std::string& json_text) {
+void expect_conforms(const std::string& json_text, const std::string& file = "probe.schema.json") {
   const auto j = nlohmann::json::parse(json_text);
-  const auto errors = validate(schema(), j);
+  const auto errors = validate(schema(file), j);
   EXPECT_TRUE(errors.empty()) << ::testing::PrintToString(errors);
 }
 
@@ -306,6 +307,158 @@ TEST(CliTest, BadConfigFileExits65) {
   const auto path = (dir.path() / "acco.json").string();
   std::ofstream(path) << R"({"sysroot": ["not", "a", "string"]})";
   expect_one_line_error(acco({"probe", "--config", path}), 65, "sysroot");
+}
+
+// A small Cholesky (4 x 4 tiles, 20 tasks) at 1% of the kernels' times, no calibration runs:
+// well under a second on the emulated devices.
+std::vector<std::string> small_schedule(std::vector<std::string> extra = {}) {
+  std::vector<std::string> args = {"schedule", "--tiles",     "4", "--time-scale",
+                                   "0.01",     "--calibrate", "0"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return args;
+}
+
+TEST(ScheduleTest, SmallCholeskyPrintsTheHeaderAndOneRowPerPolicy) {
+  const auto r = acco(small_schedule({"--speeds", "1,2,8,8"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("acco schedule: cholesky, 20 tasks (4x4 tiles, sirocco kernels"));
+  EXPECT_THAT(r.out,
+              HasSubstr("dev0 gpu x1, dev1 gpu x2, dev2 gpu x8, dev3 gpu x8; link pcie3x16"));
+  EXPECT_THAT(r.out, HasSubstr("dev3 busy"));
+  EXPECT_THAT(r.out, HasSubstr("\n  dmda "));
+  EXPECT_THAT(r.out, ::testing::Not(HasSubstr("best:")));
+}
+
+TEST(ScheduleTest, SmallCholeskyJsonConformsToTheSchema) {
+  const auto r = acco(small_schedule({"--json", "--kinds", "cpu,gpu,gpu,gpu"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  expect_conforms(r.out, "schedule.schema.json");
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["schema"], "acco.schedule/1");
+  EXPECT_EQ(j["workload"]["name"], "cholesky");
+  EXPECT_EQ(j["workload"]["tiles"], 4);
+  EXPECT_EQ(j["workload"]["tasks"], 20);
+  EXPECT_EQ(j["policy"], "dmda");
+  EXPECT_EQ(j["tasks"], 20);
+  EXPECT_EQ(j["failed_tasks"], 0);
+  EXPECT_GT(j["bound_seconds"].get<double>(), 0);
+  EXPECT_GT(j["efficiency"].get<double>(), 0);
+  EXPECT_LE(j["efficiency"].get<double>(), 1.05);
+  ASSERT_EQ(j["devices"].size(), 4U);
+  EXPECT_EQ(j["devices"][0]["kind"], "cpu");
+  EXPECT_EQ(j["devices"][1]["link"], "pcie3x16");
+  EXPECT_EQ(j["busy"].size(), 4U);
+  ASSERT_EQ(j["runs"].size(), 1U);
+  EXPECT_EQ(j["runs"][0]["makespan_seconds"], j["makespan_seconds"]);
+}
+
+TEST(ScheduleTest, PolicyAllRunsEveryPolicyOnce) {
+  // 3 x 3 tiles (10 tasks): six runtimes in turn stay well under a second.
+  const auto r = acco({"schedule", "--tiles", "3", "--time-scale", "0.01", "--calibrate", "0",
+                       "--json", "--policy", "all"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  expect_conforms(r.out, "schedule.schema.json");
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["runs"].size(), 6U);
+  std::set<std::string> policies;
+  for (const auto& run : j["runs"]) {
+    policies.insert(run["policy"].get<std::string>());
+    EXPECT_EQ(run["tasks"], 10);
+  }
+  EXPECT_EQ(policies,
+            (std::set<std::string>{"eager", "round-robin", "least-loaded", "dmda", "ws", "heft"}));
+  EXPECT_EQ(j["policy"], j["runs"][0]["policy"]);
+}
+
+TEST(ScheduleTest, TwoPoliciesInTextNameTheBest) {
+  const auto r = acco(small_schedule({"--policy", "eager,heft"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("\n  eager "));
+  EXPECT_THAT(r.out, HasSubstr("\n  heft "));
+  EXPECT_THAT(r.out, HasSubstr("\nbest: "));
+}
+
+TEST(ScheduleTest, OtherWorkloadsRun) {
+  for (const auto& w : std::vector<std::vector<std::string>>{
+           {"--workload", "lu", "--tiles", "3"},
+           {"--workload", "independent", "--tasks", "20", "--skew", "8"},
+           {"--workload", "chain", "--tasks", "10"},
+           {"--workload", "random", "--tasks", "30", "--seed", "3", "--ccr", "0.1"}}) {
+    std::vector<std::string> args = {"schedule",    "--json", "--time-scale", "0.01",
+                                     "--calibrate", "0",      "--devices",    "host:2"};
+    args.insert(args.end(), w.begin(), w.end());
+    const auto r = acco(args);
+    ASSERT_EQ(r.exit_code, 0) << w[1] << ": " << r.err;
+    expect_conforms(r.out, "schedule.schema.json");
+    EXPECT_EQ(nlohmann::json::parse(r.out)["workload"]["name"], w[1]);
+  }
+}
+
+TEST(ScheduleTest, TraceIsChromeTraceJson) {
+  TempDir dir;
+  const auto path = (dir.path() / "trace.json").string();
+  const auto r = acco(small_schedule({"--trace", path}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("trace of dmda written to " + path));
+  const auto text = slurp(path);
+  expect_conforms(text, "trace.schema.json");
+  const auto trace = nlohmann::json::parse(text);
+  ASSERT_TRUE(trace.contains("traceEvents"));
+  EXPECT_FALSE(trace["traceEvents"].empty());
+}
+
+TEST(ScheduleTest, ModelsFileIsLoadedAndWrittenBack) {
+  TempDir dir;
+  const auto path = (dir.path() / "models.json").string();
+  const auto first = acco(small_schedule({"--models", path}));
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  ASSERT_TRUE(stdfs::exists(path));
+  expect_conforms(slurp(path), "perfmodel.schema.json");
+  // A second run starts from what the first one saved.
+  const auto second = acco(small_schedule({"--models", path}));
+  ASSERT_EQ(second.exit_code, 0) << second.err;
+}
+
+TEST(ScheduleTest, MalformedModelsFileExits65) {
+  TempDir dir;
+  const auto path = (dir.path() / "models.json").string();
+  std::ofstream(path) << R"({"schema": "acco.perfmodel/1", "entries": [)";
+  expect_one_line_error(acco(small_schedule({"--models", path})), 65, "--models");
+}
+
+TEST(ScheduleTest, UnwritableTraceExits73AndLeavesNothing) {
+  TempDir out;
+  const auto target = out.path() / "missing-dir" / "trace.json";
+  expect_one_line_error(acco(small_schedule({"--trace", target.string()})), 73, target.string());
+  EXPECT_FALSE(stdfs::exists(target.parent_path()));
+}
+
+TEST(ScheduleTest, BadValuesExit64NamingTheFlag) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--workload", "qr"}, "--workload"},
+      {{"--tiles", "0"}, "--tiles"},
+      {{"--workload", "chain", "--tasks", "0"}, "--tasks"},
+      {{"--speeds", "1,2"}, "--speeds"},
+      {{"--speeds", "0"}, "--speeds"},
+      {{"--kinds", "cpu,gpu,gpu"}, "--kinds"},
+      {{"--policy", "fifo"}, "--policy"},
+      {{"--kernels", "fast"}, "--kernels"},
+      {{"--link", "pcie9x99"}, "--link"},
+      {{"--memory", "lots"}, "--memory"},
+      {{"--memory", "1MiB"}, "--memory"},  // smaller than the tiles one gemm touches
+  };
+  for (const auto& [extra, flag] : cases) {
+    SCOPED_TRACE(flag);
+    expect_one_line_error(acco(small_schedule(extra)), 64, flag);
+  }
+}
+
+TEST(ScheduleTest, CudaWithoutAGpuExits69) {
+  const auto r = acco(small_schedule({"--devices", "cuda"}));
+  if (r.exit_code == 0) {
+    GTEST_SKIP() << "this machine has a usable GPU; the schedule ran on it";
+  }
+  expect_one_line_error(r, 69, "--devices cuda");
 }
 
 TEST(CliTest, RulesListsEveryRule) {

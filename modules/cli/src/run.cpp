@@ -11,6 +11,7 @@
 #include "acco/topo/probe.hpp"
 
 #include "bench_command.hpp"
+#include "schedule_command.hpp"
 #include "text_report.hpp"
 
 namespace acco::cli {
@@ -165,6 +166,8 @@ Outcome run(const Options& options) {
         return run_probe(options, true);
       case Command::kBench:
         return run_bench(options);
+      case Command::kSchedule:
+        return run_schedule(options);
       case Command::kConfig:
         return run_config(options);
       case Command::kRules:

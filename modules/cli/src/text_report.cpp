@@ -72,28 +72,6 @@ std::string name_of(const topo::Machine& m, const topo::PciDevice& d) {
   return name;
 }
 
-std::string table(const std::vector<std::vector<std::string>>& rows) {
-  std::vector<std::size_t> widths;
-  for (const auto& row : rows) {
-    widths.resize(std::max(widths.size(), row.size()));
-    for (std::size_t i = 0; i < row.size(); ++i) {
-      widths[i] = std::max(widths[i], row[i].size());
-    }
-  }
-  std::string out;
-  for (const auto& row : rows) {
-    std::string line;
-    for (std::size_t i = 0; i < row.size(); ++i) {
-      line += i + 1 == row.size() ? row[i] : fmt::format("{:<{}}  ", row[i], widths[i]);
-    }
-    while (!line.empty() && line.back() == ' ') {
-      line.pop_back();
-    }
-    out += "  " + line + "\n";
-  }
-  return out;
-}
-
 std::string header(const topo::Machine& m) {
   std::string out = fmt::format("acco probe: {} (kernel {}), read from {}{}\n",
                                 m.hostname.empty() ? "unknown host" : m.hostname,
@@ -146,7 +124,7 @@ std::string devices_section(
   }
   return "\nDevices (bandwidth per direction: capable = min(device, port) maximum; path = "
          "narrowest current link to the CPU)\n" +
-         table(rows);
+         aligned_table(rows);
 }
 
 std::string nvml_section(const topo::Machine& m) {
@@ -178,7 +156,7 @@ std::string nvml_section(const topo::Machine& m) {
                                       *g.pcie_current_width, *g.pcie_max_gen, *g.pcie_max_width)
                         : std::string("-")});
   }
-  return "\nGPUs (NVML)\n" + table(rows);
+  return "\nGPUs (NVML)\n" + aligned_table(rows);
 }
 
 std::string matrix_section(const topo::Machine& m,
@@ -203,7 +181,7 @@ std::string matrix_section(const topo::Machine& m,
     row.push_back(a->numa_node < 0 ? "N/A" : std::to_string(a->numa_node));
     rows.push_back(row);
   }
-  std::string out = "\nTopology matrix\n" + table(rows);
+  std::string out = "\nTopology matrix\n" + aligned_table(rows);
   out +=
       "\n  Legend:\n"
       "    X    = Self\n"
@@ -249,6 +227,28 @@ std::string findings_section(const std::vector<topo::Finding>& findings) {
 }
 
 }  // namespace
+
+std::string aligned_table(const std::vector<std::vector<std::string>>& rows) {
+  std::vector<std::size_t> widths;
+  for (const auto& row : rows) {
+    widths.resize(std::max(widths.size(), row.size()));
+    for (std::size_t i = 0; i < row.size(); ++i) {
+      widths[i] = std::max(widths[i], row[i].size());
+    }
+  }
+  std::string out;
+  for (const auto& row : rows) {
+    std::string line;
+    for (std::size_t i = 0; i < row.size(); ++i) {
+      line += i + 1 == row.size() ? row[i] : fmt::format("{:<{}}  ", row[i], widths[i]);
+    }
+    while (!line.empty() && line.back() == ' ') {
+      line.pop_back();
+    }
+    out += "  " + line + "\n";
+  }
+  return out;
+}
 
 std::string probe_text(const topo::Machine& machine, const std::vector<topo::Finding>& findings) {
   const auto eps = labelled(machine);

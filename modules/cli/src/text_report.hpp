@@ -1,5 +1,5 @@
 // Human-readable probe and doctor reports: devices table, nvidia-smi-style path matrix and
-// findings sorted by severity.
+// findings sorted by severity; the aligned tables the other text reports share.
 #pragma once
 
 #include <string>
@@ -9,6 +9,10 @@
 #include "acco/topo/machine.hpp"
 
 namespace acco::cli {
+
+// Rows of cells as columns two spaces apart, each line indented by two; the first row is the
+// header. Trailing spaces are trimmed.
+[[nodiscard]] std::string aligned_table(const std::vector<std::vector<std::string>>& rows);
 
 [[nodiscard]] std::string probe_text(const topo::Machine& machine,
                                      const std::vector<topo::Finding>& findings);

@@ -1,8 +1,10 @@
+#include <algorithm>
 #include <map>
 
 #include <gtest/gtest.h>
 
 #include "acco/cli/app.hpp"
+#include "acco/dev/cuda_backend.hpp"
 
 namespace acco::cli {
 namespace {
@@ -78,6 +80,192 @@ TEST(ParseArgsTest, MissingSysrootExitsWith66AndOneLine) {
   EXPECT_EQ(outcome.exit_code, kExitNoInput);
   EXPECT_NE(outcome.err.find("/does/not/exist"), std::string::npos);
   EXPECT_EQ(std::count(outcome.err.begin(), outcome.err.end(), '\n'), 1);
+}
+
+TEST(ParseArgsTest, ScheduleDefaultsAreCholeskyOnFourHostGpusUnderDmda) {
+  auto o = parse_args({"schedule"}, env_of({}));
+  ASSERT_TRUE(o.has_value()) << o.error().message;
+  EXPECT_EQ(o->command, Command::kSchedule);
+  const auto& s = o->schedule;
+  EXPECT_EQ(s.workload.name, "cholesky");
+  EXPECT_EQ(s.workload.tiles, 8);
+  EXPECT_EQ(s.workload.tasks, 1000);
+  EXPECT_EQ(s.workload.kernels, "sirocco");
+  EXPECT_EQ(s.workload.time_scale, 1);
+  EXPECT_FALSE(s.cuda);
+  EXPECT_EQ(s.devices, 4);
+  EXPECT_TRUE(s.kinds.empty());
+  EXPECT_TRUE(s.speeds.empty());
+  EXPECT_EQ(s.link, "pcie3x16");
+  EXPECT_EQ(s.memory_bytes, 0U);
+  EXPECT_EQ(s.policies, std::vector<sched::PolicyKind>{sched::PolicyKind::kDmda});
+  EXPECT_EQ(s.calibrate, 1);
+  EXPECT_EQ(s.models, "");
+  EXPECT_EQ(s.trace, "");
+  EXPECT_EQ(o->format, Format::kText);
+}
+
+TEST(ParseArgsTest, ScheduleTakesEveryFlag) {
+  auto o = parse_args({"schedule",
+                       "--workload",
+                       "random",
+                       "--tiles",
+                       "3",
+                       "--tasks",
+                       "50",
+                       "--seed",
+                       "7",
+                       "--skew",
+                       "8",
+                       "--ccr",
+                       "0.5",
+                       "--alpha",
+                       "2",
+                       "--out-degree",
+                       "4",
+                       "--beta",
+                       "1.5",
+                       "--kernels",
+                       "mirage",
+                       "--time-scale",
+                       "0.01",
+                       "--devices",
+                       "host:3",
+                       "--kinds",
+                       "cpu,gpu,gpu",
+                       "--speeds",
+                       "1,2,8",
+                       "--link",
+                       "25GB/s,2us",
+                       "--memory",
+                       "512MiB",
+                       "--policy",
+                       "eager,heft",
+                       "--calibrate",
+                       "2",
+                       "--models",
+                       "m.json",
+                       "--trace",
+                       "t.json",
+                       "--json",
+                       "--tile-bytes",
+                       "64KiB",
+                       "--task-bytes",
+                       "2MiB"},
+                      env_of({}));
+  ASSERT_TRUE(o.has_value()) << o.error().message;
+  const auto& s = o->schedule;
+  EXPECT_EQ(s.workload.name, "random");
+  EXPECT_EQ(s.workload.tiles, 3);
+  EXPECT_EQ(s.workload.tasks, 50);
+  EXPECT_EQ(s.workload.seed, 7U);
+  EXPECT_EQ(s.workload.skew, 8);
+  EXPECT_EQ(s.workload.ccr, 0.5);
+  EXPECT_EQ(s.workload.alpha, 2);
+  EXPECT_EQ(s.workload.out_degree, 4);
+  EXPECT_EQ(s.workload.beta, 1.5);
+  EXPECT_EQ(s.workload.kernels, "mirage");
+  EXPECT_EQ(s.workload.time_scale, 0.01);
+  EXPECT_EQ(s.devices, 3);
+  EXPECT_EQ(s.kinds, (std::vector<std::string>{"cpu", "gpu", "gpu"}));
+  EXPECT_EQ(s.speeds, (std::vector<double>{1, 2, 8}));
+  EXPECT_EQ(s.link, "25GB/s,2us");
+  EXPECT_EQ(s.memory_bytes, 512U << 20);
+  EXPECT_EQ(s.workload.tile_bytes, 64U << 10);
+  EXPECT_EQ(s.workload.task_bytes, 2U << 20);
+  EXPECT_EQ(s.policies,
+            (std::vector<sched::PolicyKind>{sched::PolicyKind::kEager, sched::PolicyKind::kHeft}));
+  EXPECT_EQ(s.calibrate, 2);
+  EXPECT_EQ(s.models, "m.json");
+  EXPECT_EQ(s.trace, "t.json");
+  EXPECT_EQ(o->format, Format::kJson);
+}
+
+TEST(ParseArgsTest, ScheduleOneKindOrSpeedAppliesToEveryDevice) {
+  auto o = parse_args({"schedule", "--devices", "host:2", "--kinds", "cpu", "--speeds", "3"},
+                      env_of({}));
+  ASSERT_TRUE(o.has_value()) << o.error().message;
+  EXPECT_EQ(o->schedule.kinds, std::vector<std::string>{"cpu"});
+  EXPECT_EQ(o->schedule.speeds, std::vector<double>{3});
+}
+
+TEST(ParseArgsTest, SchedulePolicyAllIsEveryPolicyInOrder) {
+  auto o = parse_args({"schedule", "--policy", "all"}, env_of({}));
+  ASSERT_TRUE(o.has_value()) << o.error().message;
+  EXPECT_EQ(o->schedule.policies, sched::all_policies());
+  EXPECT_EQ(o->schedule.policies.size(), 6U);
+}
+
+TEST(ParseArgsTest, ScheduleDevicesCudaAndPlainHost) {
+  auto cuda = parse_args({"schedule", "--devices", "cuda", "--speeds", "1,2"}, env_of({}));
+  ASSERT_TRUE(cuda.has_value()) << cuda.error().message;
+  EXPECT_TRUE(cuda->schedule.cuda);
+  auto host = parse_args({"schedule", "--devices", "host"}, env_of({}));
+  ASSERT_TRUE(host.has_value()) << host.error().message;
+  EXPECT_FALSE(host->schedule.cuda);
+  EXPECT_EQ(host->schedule.devices, 4);
+}
+
+struct BadSchedule {
+  std::vector<std::string> args;
+  std::string flag;  // the error must name it
+};
+
+class ScheduleBadValueTest : public ::testing::TestWithParam<BadSchedule> {};
+
+TEST_P(ScheduleBadValueTest, IsAOneLineUsageErrorNamingTheFlag) {
+  std::vector<std::string> args = {"schedule"};
+  args.insert(args.end(), GetParam().args.begin(), GetParam().args.end());
+  auto o = parse_args(args, env_of({}));
+  ASSERT_FALSE(o.has_value());
+  EXPECT_EQ(o.error().code, Errc::kInvalidArgument);
+  EXPECT_NE(o.error().message.find(GetParam().flag), std::string::npos) << o.error().message;
+  EXPECT_EQ(o.error().message.find('\n'), std::string::npos) << o.error().message;
+  const auto outcome = main_outcome(args, env_of({}));
+  EXPECT_EQ(outcome.exit_code, kExitUsage);
+  EXPECT_EQ(std::count(outcome.err.begin(), outcome.err.end(), '\n'), 1) << outcome.err;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Values, ScheduleBadValueTest,
+    ::testing::Values(
+        BadSchedule{{"--workload", "qr"}, "--workload"}, BadSchedule{{"--tiles", "0"}, "--tiles"},
+        BadSchedule{{"--tiles", "101"}, "--tiles"}, BadSchedule{{"--tiles", "many"}, "--tiles"},
+        BadSchedule{{"--tasks", "0"}, "--tasks"}, BadSchedule{{"--seed", "x"}, "--seed"},
+        BadSchedule{{"--skew", "0.5"}, "--skew"}, BadSchedule{{"--ccr", "-1"}, "--ccr"},
+        BadSchedule{{"--alpha", "0"}, "--alpha"},
+        BadSchedule{{"--out-degree", "0"}, "--out-degree"}, BadSchedule{{"--beta", "2"}, "--beta"},
+        BadSchedule{{"--kernels", "fast"}, "--kernels"},
+        BadSchedule{{"--time-scale", "0"}, "--time-scale"},
+        BadSchedule{{"--time-scale", "inf"}, "--time-scale"},
+        BadSchedule{{"--devices", "host:0"}, "--devices"},
+        BadSchedule{{"--devices", "host:65"}, "--devices"},
+        BadSchedule{{"--devices", "tpu"}, "--devices"},
+        BadSchedule{{"--kinds", "cpu,gpu"}, "--kinds"}, BadSchedule{{"--kinds", "fpga"}, "--kinds"},
+        BadSchedule{{"--devices", "cuda", "--kinds", "gpu"}, "--kinds"},
+        BadSchedule{{"--speeds", "1,2,3"}, "--speeds"}, BadSchedule{{"--speeds", "0"}, "--speeds"},
+        BadSchedule{{"--speeds", "1,-2,1,1"}, "--speeds"},
+        BadSchedule{{"--speeds", "fast"}, "--speeds"},
+        BadSchedule{{"--link", "pcie9x99"}, "--link"},
+        BadSchedule{{"--devices", "cuda", "--link", "pcie4x16"}, "--link"},
+        BadSchedule{{"--memory", "lots"}, "--memory"},
+        BadSchedule{{"--tile-bytes", "big"}, "--tile-bytes"},
+        BadSchedule{{"--task-bytes", "0"}, "--task-bytes"},
+        BadSchedule{{"--memory", "0"}, "--memory"}, BadSchedule{{"--policy", "fifo"}, "--policy"},
+        BadSchedule{{"--policy", "dmda,dmda"}, "--policy"},
+        BadSchedule{{"--policy", "all,dmda"}, "--policy"},
+        BadSchedule{{"--calibrate", "-1"}, "--calibrate"},
+        BadSchedule{{"--calibrate", "101"}, "--calibrate"}));
+
+TEST(ParseArgsTest, ScheduleWithCudaUnavailableExits69WithOneLine) {
+  // This test machine has no GPU; a machine with one runs the schedule instead.
+  if (auto cuda = dev::make_cuda_backend(); cuda && !(*cuda)->devices().empty()) {
+    GTEST_SKIP() << "a GPU is present";
+  }
+  const auto outcome = main_outcome({"schedule", "--devices", "cuda"}, env_of({}));
+  EXPECT_EQ(outcome.exit_code, kExitUnavailable);
+  EXPECT_NE(outcome.err.find("--devices cuda"), std::string::npos) << outcome.err;
+  EXPECT_EQ(std::count(outcome.err.begin(), outcome.err.end(), '\n'), 1) << outcome.err;
 }
 
 }  // namespace

@@ -174,6 +174,9 @@ Status RuntimeCore::make_room(int device, std::uint64_t bytes, Lock& lock) {
       }
       const bool needed = std::find(soon.begin(), soon.end(), h) != soon.end();
       const int category = !r.valid ? 0 : pick_source(h, device, true) != -2 ? 1 : 2;
+      if (category == 2 && handles_[h].host_writing) {
+        continue;  // wait for the write-back in flight
+      }
       const std::tuple<int, int, std::uint64_t> score{needed ? 1 : 0, category, r.last_use};
       if (!victim || score < best) {
         victim = h;
@@ -196,6 +199,7 @@ Status RuntimeCore::make_room(int device, std::uint64_t bytes, Lock& lock) {
       // The only valid copy: write it back to host memory first.
       const std::uint64_t version = h.version;
       ++r.pins;
+      h.host_writing = true;
       InflightCopy copy{*victim, device, h.host, r.buffer->data(), h.bytes, {}, false, now()};
       lock.unlock();
       Status status;
@@ -210,6 +214,8 @@ Status RuntimeCore::make_room(int device, std::uint64_t bytes, Lock& lock) {
       }
       lock.lock();
       --r.pins;
+      h.host_writing = false;
+      all_done_.notify_all();  // write_back waits for host_writing too
       pins_released_.notify_all();
       if (!status) {
         return tl::unexpected(

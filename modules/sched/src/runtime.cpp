@@ -129,7 +129,7 @@ Status RuntimeCore::write_back(DataHandle handle, bool forget) {
   };
   all_done_.wait(lock, [&] {
     const HandleState& h = handles_[handle.id];
-    if (h.last_writer && !settled(*h.last_writer)) {
+    if (h.host_writing || (h.last_writer && !settled(*h.last_writer))) {
       return false;
     }
     return !forget || std::all_of(h.readers_since.begin(), h.readers_since.end(), settled);
@@ -146,22 +146,26 @@ Status RuntimeCore::write_back(DataHandle handle, bool forget) {
     ACCO_CHECK(source >= 0);
     Replica& r = h.replicas[static_cast<std::size_t>(source)];
     ++r.pins;
+    h.host_writing = true;
+    const std::uint64_t version = h.version;
     dev::Device& device = *devices_[static_cast<std::size_t>(source)]->spec.device;
     void* src = r.buffer->data();
     lock.unlock();
     status = device.copy(h.host, src, h.bytes);
     lock.lock();
     --r.pins;
+    h.host_writing = false;
     pins_released_.notify_all();
+    all_done_.notify_all();
     if (status) {
-      h.host_valid = true;
+      h.host_valid = h.version == version;  // a writer that slipped in keeps it stale
     } else {
       status = tl::unexpected(
           std::move(status.error()).with_context(fmt::format("data {}: write back", handle.id)));
     }
   }
   if (forget) {
-    all_done_.wait(lock, [&] {
+    pins_released_.wait(lock, [&] {
       return std::all_of(h.replicas.begin(), h.replicas.end(),
                          [](const Replica& r) { return r.pins == 0; });
     });
@@ -588,6 +592,10 @@ void RuntimeCore::place(TaskId id, int releasing_device) {
     target = releasing_device;
     if (options_.keep_task_records) {
       t.reason = fmt::format("ws: dev{} produced its input", target);
+    }
+    if (auto p = predict(target, t)) {
+      t.predicted_s = std::chrono::duration<double>(p->time).count() /
+                      devices_[static_cast<std::size_t>(target)]->weight;
     }
   } else {
     SystemView view;

@@ -37,8 +37,11 @@ struct HandleState {
   std::size_t bytes = 0;
   bool registered = false;
   bool host_valid = true;
-  std::string lost;               // why no valid copy exists any more
-  std::uint64_t version = 0;      // bumped by every completed write
+  std::string lost;           // why no valid copy exists any more
+  std::uint64_t version = 0;  // bumped by every completed write
+  // A copy into host memory is in flight. Only one at a time: a stale write-back finishing after
+  // a newer one would otherwise overwrite host memory already marked valid.
+  bool host_writing = false;
   std::vector<Replica> replicas;  // one per device
   std::optional<TaskId> last_writer;
   std::vector<TaskId> readers_since;  // readers after last_writer

@@ -80,8 +80,8 @@ class TiledBuilder {
   double b3_ = 0;
 };
 
-std::size_t tile_bytes(const KernelTable& table) {
-  return table.tile * table.tile * sizeof(float);
+std::size_t tile_bytes(const WorkloadSpec& spec, const KernelTable& table) {
+  return spec.tile_bytes != 0 ? spec.tile_bytes : table.tile * table.tile * sizeof(float);
 }
 
 Result<Workload> cholesky(const WorkloadSpec& spec, const std::vector<DeviceModel>& devices,
@@ -90,7 +90,7 @@ Result<Workload> cholesky(const WorkloadSpec& spec, const std::vector<DeviceMode
   Workload w;
   w.name = "cholesky";
   w.data_bytes.assign(static_cast<std::size_t>(t) * static_cast<std::size_t>(t + 1) / 2,
-                      tile_bytes(table));
+                      tile_bytes(spec, table));
   // Lower-triangle tile (i, j), i >= j, stored row by row.
   auto tile = [](int i, int j) {
     return static_cast<std::size_t>(i) * static_cast<std::size_t>(i + 1) / 2 +
@@ -127,7 +127,8 @@ Result<Workload> lu(const WorkloadSpec& spec, const std::vector<DeviceModel>& de
   const int t = spec.tiles;
   Workload w;
   w.name = "lu";
-  w.data_bytes.assign(static_cast<std::size_t>(t) * static_cast<std::size_t>(t), tile_bytes(table));
+  w.data_bytes.assign(static_cast<std::size_t>(t) * static_cast<std::size_t>(t),
+                      tile_bytes(spec, table));
   auto tile = [t](int i, int j) {
     return static_cast<std::size_t>(i) * static_cast<std::size_t>(t) + static_cast<std::size_t>(j);
   };

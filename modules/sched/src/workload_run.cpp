@@ -147,6 +147,7 @@ Result<WorkloadOutcome> run_workload(const Workload& workload, std::vector<Devic
   }
   ACCO_RETURN_IF_ERROR(run_once(), "measured run");
   RunRecord record = runtime.records();
+  PerfModels models = runtime.models();
 
   WorkloadOutcome out;
   out.policy = policy;
@@ -166,6 +167,7 @@ Result<WorkloadOutcome> run_workload(const Workload& workload, std::vector<Devic
                            out.makespan_seconds > 0 ? busy / out.makespan_seconds : 0, d.tasks});
   }
   out.record = std::move(record);
+  out.models = std::move(models);
   return out;
 }
 

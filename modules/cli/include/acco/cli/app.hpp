@@ -3,6 +3,7 @@
 // subcommand is tested without spawning a process. main() only prints.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -11,6 +12,8 @@
 
 #include "acco/core/result.hpp"
 #include "acco/core/settings.hpp"
+#include "acco/sched/policy.hpp"
+#include "acco/sched/workload.hpp"
 #include "acco/topo/checks.hpp"
 
 namespace acco::cli {
@@ -18,6 +21,7 @@ namespace acco::cli {
 // Exit codes (docs/cli.md); the sysexits.h values where one fits.
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitFindings = 1;      // a finding at or above --fail-on
+inline constexpr int kExitTasksFailed = 1;   // schedule: a task of a measured run failed
 inline constexpr int kExitUsage = 64;        // bad flag or argument
 inline constexpr int kExitDataError = 65;    // an input file is malformed
 inline constexpr int kExitNoInput = 66;      // a named file or directory does not exist
@@ -29,6 +33,7 @@ enum class Command {
   kProbe,
   kDoctor,
   kBench,
+  kSchedule,
   kConfig,
   kRules,
   kVersion,
@@ -56,6 +61,23 @@ struct BenchOptions {
   bool skip = false;  // doctor --no-bench
 };
 
+// `acco schedule`: a named workload on chosen devices under one or more policies. parse_args
+// validates every value; what depends on the devices found (the GPU count) is checked at run.
+struct ScheduleOptions {
+  sched::WorkloadSpec workload{.name = "cholesky"};
+  bool cuda = false;  // --devices cuda: every GPU; otherwise emulated host devices
+  int devices = 4;    // host: emulated devices
+  // Per device, or one entry for every device; empty: "gpu" and speed 1 for every device.
+  std::vector<std::string> kinds;
+  std::vector<double> speeds;
+  std::string link = "pcie3x16";   // host: emulated link (dev::parse_link)
+  std::uint64_t memory_bytes = 0;  // per-device budget; 0: the device's memory
+  std::vector<sched::PolicyKind> policies = {sched::PolicyKind::kDmda};
+  int calibrate = 1;   // unmeasured runs before the measured one, per policy
+  std::string models;  // performance models loaded before each run and saved after
+  std::string trace;   // Chrome trace of the first policy's measured run
+};
+
 struct Options {
   Command command = Command::kHelp;
   Format format = Format::kText;
@@ -65,7 +87,8 @@ struct Options {
   std::optional<topo::Severity> fail_on;
   std::string help_text;  // for kHelp: what --help printed
   BenchOptions bench;
-  // Live progress for long runs (bench); main() writes it to stderr at once.
+  ScheduleOptions schedule;
+  // Live progress for long runs (bench, schedule); main() writes it to stderr at once.
   std::function<void(std::string_view)> progress;
 };
 

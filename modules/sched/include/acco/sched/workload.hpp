@@ -64,6 +64,9 @@ struct WorkloadSpec {
   double skew = 4;                   // independent: costs drawn log-uniform in [1, skew] x base
   double base_seconds = 1e-3;        // independent, chain, random: mean task time at speed 1
   std::size_t task_bytes = 1 << 20;  // independent, chain, random: bytes each task's data has
+  // cholesky, lu: bytes of one tile; 0 = b x b single-precision floats of the kernel table.
+  // Smaller tiles keep the kernel times but move less data (an emulation on a slow host).
+  std::size_t tile_bytes = 0;
   // random (Topcuoglu et al. 2002): shape alpha, out-degree, communication-to-computation
   // ratio, heterogeneity beta.
   double alpha = 1;

@@ -39,6 +39,7 @@ struct WorkloadOutcome {
   std::uint64_t bytes_transferred = 0;  // every copy between memory nodes, evictions included
   std::vector<DeviceOutcome> devices;
   RunRecord record;
+  PerfModels models;  // what the runtime had learnt at the end (for --models)
 };
 
 struct WorkloadRunOptions {
