@@ -4,6 +4,7 @@
 // start the next tasks' prefetches, run the implementation without the lock, then publish what
 // it wrote and release its dependants.
 #include <algorithm>
+#include <thread>
 #include <tuple>
 
 #include <fmt/format.h>
@@ -21,8 +22,22 @@ std::chrono::nanoseconds scaled(std::chrono::nanoseconds t, double factor) {
 
 }  // namespace
 
+void spin_lock(std::unique_lock<std::mutex>& lock) {
+  constexpr int kSpins = 200;
+  for (int i = 0; i < kSpins; ++i) {
+    if (lock.try_lock()) {
+      return;
+    }
+    if (i % 32 == 31) {
+      std::this_thread::yield();  // the holder may be waiting for this CPU
+    }
+  }
+  lock.lock();
+}
+
 void RuntimeCore::worker(int device) {
-  Lock lock(mu_);
+  Lock lock(mu_, std::defer_lock);
+  spin_lock(lock);
   TaskId id = 0;
   while (next_task(device, id, lock)) {
     run_task(device, id, lock);
@@ -59,10 +74,37 @@ bool RuntimeCore::next_task(int device, TaskId& out, Lock& lock) {
     if (stop_) {
       return false;
     }
+    if (poll_for_work(device, lock)) {
+      continue;
+    }
     d.sleeping = true;
     d.cv.wait(lock);
     d.sleeping = false;
   }
+}
+
+bool RuntimeCore::poll_for_work(int device, Lock& lock) {
+  // 50 us: longer than a futex wake-up and a context switch (10-50 us on a busy VM), short
+  // enough that idle devices give the CPU back quickly.
+  constexpr auto kPoll = std::chrono::microseconds(50);
+  const std::atomic<std::uint64_t>& mine = devices_[static_cast<std::size_t>(device)]->epoch;
+  const std::uint64_t global = work_epoch_.load(std::memory_order_acquire);
+  const std::uint64_t own = mine.load(std::memory_order_acquire);
+  const auto unchanged = [&] {
+    return work_epoch_.load(std::memory_order_acquire) == global &&
+           mine.load(std::memory_order_acquire) == own;
+  };
+  lock.unlock();
+  const auto until = std::chrono::steady_clock::now() + kPoll;
+  for (int i = 0; unchanged(); ++i) {
+    std::this_thread::yield();
+    if (i % 8 == 7 && std::chrono::steady_clock::now() >= until) {
+      break;
+    }
+  }
+  spin_lock(lock);
+  // Every bump happens under the lock, so this check cannot miss one made after the last poll.
+  return !unchanged();
 }
 
 bool RuntimeCore::try_steal(int device, TaskId& out) {
@@ -212,7 +254,7 @@ Status RuntimeCore::make_room(int device, std::uint64_t bytes, Lock& lock) {
       } else {
         status = tl::unexpected(transfer.error());
       }
-      lock.lock();
+      spin_lock(lock);
       --r.pins;
       h.host_writing = false;
       all_done_.notify_all();  // write_back waits for host_writing too
@@ -257,7 +299,7 @@ Status RuntimeCore::wait_inflight(int device, std::size_t handle, Lock& lock) {
   d.inflight.erase(it);
   lock.unlock();
   auto done = copy.transfer.wait();
-  lock.lock();
+  spin_lock(lock);
   HandleState& h = handles_[handle];
   Replica& r = h.replicas[static_cast<std::size_t>(device)];
   if (copy.source >= 0) {
@@ -342,7 +384,7 @@ Status RuntimeCore::acquire_data(int device, TaskId id, Lock& lock) {
       }
     }
   }
-  lock.lock();
+  spin_lock(lock);
   for (const InflightCopy& c : copies) {
     HandleState& hs = handles_[c.handle];
     if (c.source >= 0) {
@@ -414,7 +456,7 @@ void RuntimeCore::prefetch(int device, Lock& lock) {
       c.issued = true;
     }
   }
-  lock.lock();
+  spin_lock(lock);
   for (InflightCopy& c : copies) {
     if (c.issued) {
       d.inflight.push_back(std::move(c));
@@ -455,7 +497,7 @@ void RuntimeCore::run_task(int device, TaskId id, Lock& lock) {
   t.device = device;
   t.prefetched_on = -1;
   const std::chrono::nanoseconds fetch_start = now();
-  d.running_end_s = now_s() + t.predicted_s;
+  d.running_end_s = std::chrono::duration<double>(fetch_start).count() + t.predicted_s;
 
   const auto unpin = [&] {
     for (const auto& [h, mode] : t.accesses) {
@@ -482,7 +524,9 @@ void RuntimeCore::run_task(int device, TaskId id, Lock& lock) {
     }
     return;
   }
-  t.transfer_time = now() - fetch_start;
+  if (!t.accesses.empty()) {
+    t.transfer_time = now() - fetch_start;
+  }
   prefetch(device, lock);
 
   TaskContext context;
@@ -515,7 +559,7 @@ void RuntimeCore::run_task(int device, TaskId id, Lock& lock) {
     error = "an exception that is not a std::exception";
   }
   const std::chrono::nanoseconds finished = now();
-  lock.lock();
+  spin_lock(lock);
 
   t.started = started;
   unpin();
@@ -545,9 +589,8 @@ void RuntimeCore::run_task(int device, TaskId id, Lock& lock) {
     ++hs.version;
   }
   // Normalised to full weight, so a slowed device's model stays the device's own.
-  models_.record(ModelKey{t.codelet->type, d.instance, t.size_class},
-                 scaled(finished - started, weight));
-  finish(id, "", device);
+  learn(device, t, scaled(finished - started, weight));
+  finish(id, "", device, finished);
 }
 
 }  // namespace acco::sched::detail

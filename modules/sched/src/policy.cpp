@@ -1,5 +1,6 @@
 #include "acco/sched/policy.hpp"
 
+#include <algorithm>
 #include <limits>
 #include <string>
 
@@ -26,7 +27,7 @@ std::string ms(double seconds) {
   return fmt::format("{:.3g}ms", seconds * 1e3);
 }
 
-Decision least_loaded(const SystemView& view, std::string_view label) {
+Decision least_loaded(const SystemView& view, std::string_view label, bool explain) {
   Decision best;
   double best_load = std::numeric_limits<double>::infinity();
   for (std::size_t d = 0; d < view.devices.size(); ++d) {
@@ -40,62 +41,69 @@ Decision least_loaded(const SystemView& view, std::string_view label) {
       best.device = static_cast<int>(d);
     }
   }
-  if (best.device >= 0) {
+  if (best.device >= 0 && explain) {
     best.reason = fmt::format("{}: dev{} has the lightest queue ({:.3g} tasks per unit speed)",
                               label, best.device, best_load);
   }
   return best;
 }
 
-Decision round_robin(const SystemView& view) {
+Decision round_robin(const SystemView& view, bool explain) {
   Decision out;
   const std::size_t n = view.devices.size();
   for (std::size_t i = 0; i < n; ++i) {
     const std::size_t d = (view.round_robin_next + i) % n;
     if (view.devices[d].eligible) {
       out.device = static_cast<int>(d);
-      out.reason = fmt::format("round-robin: dev{} is next in turn", d);
+      if (explain) {
+        out.reason = fmt::format("round-robin: dev{} is next in turn", d);
+      }
       return out;
     }
   }
   return out;
 }
 
-Decision dmda(const SystemView& view, const PolicyKnobs& knobs) {
+Decision dmda(const SystemView& view, const PolicyKnobs& knobs, bool explain) {
+  // Recomputed per pass rather than stored: no allocation on the per-task path.
+  struct Eft {
+    double start = 0;
+    double end = std::numeric_limits<double>::infinity();
+    double len = 0;
+  };
+  const auto eft = [&](std::size_t d) {
+    const DeviceView& dv = view.devices[d];
+    Eft e;
+    if (!dv.eligible || !dv.predicted) {
+      return e;
+    }
+    e.len = *dv.predicted / dv.weight;
+    const double free_at = dv.available_at > view.now ? dv.available_at : view.now;
+    e.start = free_at > view.now + dv.transfer ? free_at : view.now + dv.transfer;
+    e.end = e.start + e.len;
+    return e;
+  };
   const std::size_t n = view.devices.size();
-  std::vector<double> end(n, std::numeric_limits<double>::infinity());
-  std::vector<double> start(n, 0);
-  std::vector<double> len(n, 0);
   double best_end = std::numeric_limits<double>::infinity();
   bool any_unknown = false;
   for (std::size_t d = 0; d < n; ++d) {
-    const DeviceView& dv = view.devices[d];
-    if (!dv.eligible) {
-      continue;
-    }
-    if (!dv.predicted) {
-      any_unknown = true;
-      continue;
-    }
-    len[d] = *dv.predicted / dv.weight;
-    const double free_at = dv.available_at > view.now ? dv.available_at : view.now;
-    start[d] = free_at > view.now + dv.transfer ? free_at : view.now + dv.transfer;
-    end[d] = start[d] + len[d];
-    best_end = end[d] < best_end ? end[d] : best_end;
+    any_unknown = any_unknown || (view.devices[d].eligible && !view.devices[d].predicted);
+    best_end = std::min(best_end, eft(d).end);
   }
   if (best_end == std::numeric_limits<double>::infinity()) {
     // StarPU's fallback when no model knows the task (b1): fewest queued tasks per unit of speed.
-    return any_unknown ? least_loaded(view, "dmda (no model yet)") : Decision{};
+    return any_unknown ? least_loaded(view, "dmda (no model yet)", explain) : Decision{};
   }
   Decision out;
   double best_fit = std::numeric_limits<double>::infinity();
   int runner_up = -1;
   double runner_fit = std::numeric_limits<double>::infinity();
   for (std::size_t d = 0; d < n; ++d) {
-    if (end[d] == std::numeric_limits<double>::infinity()) {
+    const Eft e = eft(d);
+    if (e.end == std::numeric_limits<double>::infinity()) {
       continue;
     }
-    const double fit = knobs.alpha * (end[d] - best_end) + knobs.beta * view.devices[d].transfer;
+    const double fit = knobs.alpha * (e.end - best_end) + knobs.beta * view.devices[d].transfer;
     if (fit < best_fit) {
       runner_up = out.device;
       runner_fit = best_fit;
@@ -107,19 +115,23 @@ Decision dmda(const SystemView& view, const PolicyKnobs& knobs) {
     }
   }
   const auto d = static_cast<std::size_t>(out.device);
-  out.expected_start = start[d];
-  out.expected_end = end[d];
-  out.predicted = len[d];
+  const Eft chosen = eft(d);
+  out.expected_start = chosen.start;
+  out.expected_end = chosen.end;
+  out.predicted = chosen.len;
   out.transfer = view.devices[d].transfer;
   const double now = view.now;
+  if (!explain) {
+    return out;
+  }
   out.reason = fmt::format("dmda: dev{} ends at +{} (starts +{}, runs {}{}, transfer {})",
-                           out.device, ms(end[d] - now), ms(start[d] - now), ms(len[d]),
+                           out.device, ms(chosen.end - now), ms(chosen.start - now), ms(chosen.len),
                            view.devices[d].calibrated ? "" : " from the prior",
                            ms(view.devices[d].transfer));
   if (runner_up >= 0) {
     const auto r = static_cast<std::size_t>(runner_up);
     out.reason += fmt::format("; next best dev{} ends at +{} (fitness +{})", runner_up,
-                              ms(end[r] - now), ms(runner_fit - best_fit));
+                              ms(eft(r).end - now), ms(runner_fit - best_fit));
   }
   return out;
 }
@@ -154,22 +166,25 @@ const std::vector<PolicyKind>& all_policies() {
   return kAll;
 }
 
-Decision select_device(PolicyKind kind, const SystemView& view, const PolicyKnobs& knobs) {
+Decision select_device(PolicyKind kind, const SystemView& view, const PolicyKnobs& knobs,
+                       bool explain) {
   switch (kind) {
     case PolicyKind::kEager: {
       Decision out;
-      out.reason = "eager: shared queue, first idle device that can run it";
+      if (explain) {
+        out.reason = "eager: shared queue, first idle device that can run it";
+      }
       return out;
     }
     case PolicyKind::kRoundRobin:
-      return round_robin(view);
+      return round_robin(view, explain);
     case PolicyKind::kLeastLoaded:
-      return least_loaded(view, "least-loaded");
+      return least_loaded(view, "least-loaded", explain);
     case PolicyKind::kWorkStealing:
-      return least_loaded(view, "ws (initial placement)");
+      return least_loaded(view, "ws (initial placement)", explain);
     case PolicyKind::kDmda:
     case PolicyKind::kHeft:
-      return dmda(view, knobs);
+      return dmda(view, knobs, explain);
   }
   return {};
 }

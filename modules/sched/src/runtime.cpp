@@ -4,6 +4,7 @@
 #include <limits>
 #include <numeric>
 #include <set>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -67,9 +68,11 @@ Status RuntimeCore::start() {
 }
 
 RuntimeCore::~RuntimeCore() {
-  Lock lock(mu_);
+  Lock lock(mu_, std::defer_lock);
+  spin_lock(lock);
   all_done_.wait(lock, [&] { return unfinished_ == 0; });
   stop_ = true;
+  work_epoch_.fetch_add(1, std::memory_order_release);
   for (auto& d : devices_) {
     d->cv.notify_all();
   }
@@ -99,7 +102,8 @@ Result<DataHandle> RuntimeCore::register_data(void* host_ptr, std::size_t bytes)
                             "got {} and {} bytes",
                             host_ptr, bytes));
   }
-  Lock lock(mu_);
+  Lock lock(mu_, std::defer_lock);
+  spin_lock(lock);
   const auto* lo = static_cast<const std::byte*>(host_ptr);
   for (std::size_t i = 0; i < handles_.size(); ++i) {
     const HandleState& h = handles_[i];
@@ -120,7 +124,8 @@ Result<DataHandle> RuntimeCore::register_data(void* host_ptr, std::size_t bytes)
 }
 
 Status RuntimeCore::write_back(DataHandle handle, bool forget) {
-  Lock lock(mu_);
+  Lock lock(mu_, std::defer_lock);
+  spin_lock(lock);
   if (handle.id >= handles_.size() || !handles_[handle.id].registered) {
     return fail(Errc::kInvalidArgument, fmt::format("data {}: not registered", handle.id));
   }
@@ -152,7 +157,7 @@ Status RuntimeCore::write_back(DataHandle handle, bool forget) {
     void* src = r.buffer->data();
     lock.unlock();
     status = device.copy(h.host, src, h.bytes);
-    lock.lock();
+    spin_lock(lock);
     --r.pins;
     h.host_writing = false;
     pins_released_.notify_all();
@@ -187,6 +192,7 @@ const CodeletInfo& RuntimeCore::codelet_info(const std::shared_ptr<const Codelet
   }
   CodeletInfo info;
   info.keep_alive = codelet;
+  info.id = codelets_.size();
   info.impl.assign(devices_.size(), -1);
   for (std::size_t d = 0; d < devices_.size(); ++d) {
     for (std::size_t i = 0; i < codelet->implementations.size(); ++i) {
@@ -201,21 +207,24 @@ const CodeletInfo& RuntimeCore::codelet_info(const std::shared_ptr<const Codelet
 }
 
 Status RuntimeCore::validate(const Task& task, std::size_t id, std::size_t graph_end) const {
-  const std::string who =
-      fmt::format("task {} ({})", id,
-                  task.name.empty() ? (task.codelet ? task.codelet->type : "?") : task.name);
+  // Messages are built only on failure: submit is on the per-task hot path.
+  const auto who = [&] {
+    return fmt::format("task {} ({})", id,
+                       task.name.empty() ? (task.codelet ? task.codelet->type : "?") : task.name);
+  };
   if (!task.codelet) {
-    return fail(Errc::kInvalidArgument, who + ": no codelet");
+    return fail(Errc::kInvalidArgument, who() + ": no codelet");
   }
   std::uint64_t bytes = 0;
-  std::set<std::size_t> seen;
-  for (const auto& [handle, mode] : task.accesses) {
-    if (handle.id >= handles_.size() || !handles_[handle.id].registered) {
-      return fail(Errc::kInvalidArgument,
-                  fmt::format("{}: data {} is not registered", who, handle.id));
+  for (std::size_t i = 0; i < task.accesses.size(); ++i) {
+    const std::size_t h = task.accesses[i].first.id;
+    if (h >= handles_.size() || !handles_[h].registered) {
+      return fail(Errc::kInvalidArgument, fmt::format("{}: data {} is not registered", who(), h));
     }
-    if (seen.insert(handle.id).second) {
-      bytes += handles_[handle.id].bytes;
+    const bool repeated = std::any_of(task.accesses.begin(), task.accesses.begin() + i,
+                                      [&](const auto& a) { return a.first.id == h; });
+    if (!repeated) {
+      bytes += handles_[h].bytes;
     }
   }
   for (TaskId dep : task.depends_on) {
@@ -223,35 +232,39 @@ Status RuntimeCore::validate(const Task& task, std::size_t id, std::size_t graph
       return fail(Errc::kInvalidArgument,
                   fmt::format("{}: depends on task {}, which is not submitted before it (a task "
                               "cannot depend on itself or a later task)",
-                              who, dep));
+                              who(), dep));
     }
   }
   for (std::size_t a : task.after) {
     if (graph_end == 0) {
       return fail(Errc::kInvalidArgument,
-                  who + ": 'after' is for submit_graph; use depends_on with submit");
+                  who() + ": 'after' is for submit_graph; use depends_on with submit");
     }
     if (a >= graph_end) {
       return fail(Errc::kInvalidArgument,
-                  fmt::format("{}: 'after' index {} is outside the graph", who, a));
+                  fmt::format("{}: 'after' index {} is outside the graph", who(), a));
     }
   }
-  std::vector<std::string> kinds;
   bool runnable = false;
   std::uint64_t largest = 0;
   for (const auto& d : devices_) {
     if (d->failed) {
       continue;
     }
-    kinds.push_back(d->kind);
     for (const auto& [kind, fn] : task.codelet->implementations) {
-      if (kind == d->kind && fn) {
+      if (fn && kind == d->kind) {
         runnable = true;
         largest = std::max(largest, d->budget);
       }
     }
   }
   if (!runnable) {
+    std::vector<std::string> kinds;
+    for (const auto& d : devices_) {
+      if (!d->failed) {
+        kinds.push_back(d->kind);
+      }
+    }
     std::vector<std::string> has;
     for (const auto& impl : task.codelet->implementations) {
       has.push_back(impl.first);
@@ -261,14 +274,14 @@ Status RuntimeCore::validate(const Task& task, std::size_t id, std::size_t graph
     return fail(Errc::kUnsupported,
                 fmt::format("{}: no implementation for any available device (devices: {}; "
                             "task has: {})",
-                            who, fmt::join(kinds, ", "),
+                            who(), fmt::join(kinds, ", "),
                             has.empty() ? "none" : fmt::format("{}", fmt::join(has, ", "))));
   }
   if (bytes > largest) {
     return fail(Errc::kInvalidArgument,
                 fmt::format("{}: its data ({} bytes) is larger than the memory budget of every "
                             "device that can run it (largest {} bytes)",
-                            who, bytes, largest));
+                            who(), bytes, largest));
   }
   return {};
 }
@@ -291,11 +304,16 @@ void RuntimeCore::add_edge(TaskId from, TaskId to) {
 
 void RuntimeCore::add_task(TaskId id, Task task) {
   TaskState& t = tasks_[id];
+  t.codelet_id = codelets_.at(task.codelet.get()).id;
   t.codelet = std::move(task.codelet);
   t.name = std::move(task.name);
   t.priority = task.priority;
   t.cost = task.cost;
-  t.submitted = now();
+  // Timestamps only feed records and the run's span: the clock is read once per event that
+  // needs it, not on every step of every task.
+  if (options_.keep_task_records || first_submit_.count() < 0) {
+    t.submitted = now();
+  }
   if (first_submit_.count() < 0) {
     first_submit_ = t.submitted;
   }
@@ -343,7 +361,8 @@ void RuntimeCore::add_task(TaskId id, Task task) {
 }
 
 Result<TaskId> RuntimeCore::submit(Task task) {
-  Lock lock(mu_);
+  Lock lock(mu_, std::defer_lock);
+  spin_lock(lock);
   const TaskId id = tasks_.size();
   ACCO_RETURN_IF_ERROR(validate(task, id, 0), "submit");
   codelet_info(task.codelet);
@@ -356,7 +375,8 @@ Result<TaskId> RuntimeCore::submit(Task task) {
 }
 
 Result<std::vector<TaskId>> RuntimeCore::submit_graph(std::vector<Task> graph) {
-  Lock lock(mu_);
+  Lock lock(mu_, std::defer_lock);
+  spin_lock(lock);
   const TaskId first = tasks_.size();
   const std::size_t n = graph.size();
   for (std::size_t i = 0; i < n; ++i) {
@@ -526,8 +546,48 @@ bool RuntimeCore::eligible(int device, const TaskState& task) const {
 
 std::optional<Prediction> RuntimeCore::predict(int device, const TaskState& task) const {
   const DeviceState& d = *devices_[static_cast<std::size_t>(device)];
-  return models_.predict(ModelKey{task.codelet->type, d.instance, task.size_class}, task.cost,
-                         d.spec.peak);
+  ModelSlot& slot = model_slot(device, task);
+  if (slot.cached && slot.cached->calibrated) {
+    return slot.cached;
+  }
+  flush(slot);
+  auto p = models_.predict(slot.key, task.cost, d.spec.peak);
+  if (p && p->calibrated) {
+    slot.cached = p;
+  }
+  return p;
+}
+
+RuntimeCore::ModelSlot& RuntimeCore::model_slot(int device, const TaskState& task) const {
+  const std::uint64_t key = (static_cast<std::uint64_t>(task.codelet_id) << 8) |
+                            static_cast<std::uint64_t>(task.size_class);
+  auto [it, inserted] = model_slots_.try_emplace(key);
+  if (inserted) {
+    it->second.resize(devices_.size());
+    for (std::size_t d = 0; d < devices_.size(); ++d) {
+      it->second[d].key = ModelKey{task.codelet->type, devices_[d]->instance, task.size_class};
+    }
+  }
+  return it->second[static_cast<std::size_t>(device)];
+}
+
+void RuntimeCore::flush(ModelSlot& slot) const {
+  for (std::chrono::nanoseconds t : slot.pending) {
+    models_.record(slot.key, t);
+  }
+  slot.pending.clear();
+}
+
+void RuntimeCore::learn(int device, const TaskState& task, std::chrono::nanoseconds time) {
+  ModelSlot& slot = model_slot(device, task);
+  slot.pending.push_back(time);
+  // Calibrated predictions are refreshed every kModelBatch samples: recomputing a median per
+  // task would cost more than the scheduling decision itself.
+  constexpr std::size_t kModelBatch = 16;
+  if (!slot.cached || slot.pending.size() >= kModelBatch) {
+    flush(slot);
+    slot.cached.reset();
+  }
 }
 
 double RuntimeCore::transfer_estimate(int device, const TaskState& task) const {
@@ -565,7 +625,9 @@ DeviceView RuntimeCore::view_of(int device, const TaskState& task, double now) c
 
 void RuntimeCore::make_ready(TaskId id, int releasing_device) {
   TaskState& t = tasks_[id];
-  t.ready = now();
+  if (options_.keep_task_records) {
+    t.ready = now();
+  }
   if (!t.dependency_error.empty()) {
     finish(id, t.dependency_error, releasing_device);
     return;
@@ -598,12 +660,12 @@ void RuntimeCore::place(TaskId id, int releasing_device) {
                       devices_[static_cast<std::size_t>(target)]->weight;
     }
   } else {
-    SystemView view;
+    SystemView& view = scratch_view_;  // reused: no allocation per placement
     view.now = now_s();
     view.round_robin_next = round_robin_next_;
-    view.devices.reserve(devices_.size());
+    view.devices.resize(devices_.size());
     for (int d = 0; d < n; ++d) {
-      view.devices.push_back(view_of(d, t, view.now));
+      view.devices[static_cast<std::size_t>(d)] = view_of(d, t, view.now);
     }
     const bool any = std::any_of(view.devices.begin(), view.devices.end(),
                                  [](const DeviceView& v) { return v.eligible; });
@@ -621,7 +683,7 @@ void RuntimeCore::place(TaskId id, int releasing_device) {
       }
       return;
     }
-    Decision decision = select_device(policy_, view, knobs_);
+    Decision decision = select_device(policy_, view, knobs_, options_.keep_task_records);
     if (options_.keep_task_records) {
       t.reason = std::move(decision.reason);
     }
@@ -629,6 +691,7 @@ void RuntimeCore::place(TaskId id, int releasing_device) {
       auto pos = std::find_if(shared_queue_.begin(), shared_queue_.end(),
                               [&](TaskId o) { return tasks_[o].priority < t.priority; });
       shared_queue_.insert(pos, id);
+      work_epoch_.fetch_add(1, std::memory_order_release);
       for (int d = 0; d < n; ++d) {
         DeviceState& ds = *devices_[static_cast<std::size_t>(d)];
         if (ds.sleeping && eligible(d, t)) {
@@ -670,15 +733,20 @@ void RuntimeCore::enqueue(int device, TaskId id) {
   }
   d.queue.insert(pos, id);
   d.queued_s += t.predicted_s;
+  d.epoch.fetch_add(1, std::memory_order_release);
+  if (policy_ == PolicyKind::kWorkStealing) {
+    work_epoch_.fetch_add(1, std::memory_order_release);
+  }
   if (d.sleeping) {
     d.sleeping = false;
     d.cv.notify_one();
   }
 }
 
-void RuntimeCore::finish(TaskId id, std::string error, int releasing_device) {
+void RuntimeCore::finish(TaskId id, std::string error, int releasing_device,
+                         std::chrono::nanoseconds at) {
   TaskState& t = tasks_[id];
-  t.finished = now();
+  t.finished = at.count() >= 0 ? at : now();
   last_finish_ = std::max(last_finish_, t.finished);
   const bool failed = !error.empty();
   if (failed) {
@@ -727,7 +795,8 @@ void RuntimeCore::requeue_from(int device) {
 }
 
 Status RuntimeCore::wait_all() {
-  Lock lock(mu_);
+  Lock lock(mu_, std::defer_lock);
+  spin_lock(lock);
   all_done_.wait(lock, [&] { return unfinished_ == 0; });
   if (failures_.empty()) {
     return {};
@@ -743,7 +812,8 @@ Status RuntimeCore::wait_all() {
 }
 
 std::vector<TaskFailure> RuntimeCore::failures() const {
-  Lock lock(mu_);
+  Lock lock(mu_, std::defer_lock);
+  spin_lock(lock);
   std::vector<TaskFailure> out;
   for (TaskId id = 0; id < tasks_.size(); ++id) {
     if (tasks_[id].phase == TaskPhase::kFailed) {
@@ -755,7 +825,8 @@ std::vector<TaskFailure> RuntimeCore::failures() const {
 }
 
 void RuntimeCore::set_policy(PolicyKind kind) {
-  Lock lock(mu_);
+  Lock lock(mu_, std::defer_lock);
+  spin_lock(lock);
   policy_ = kind;
   if (kind != PolicyKind::kEager) {
     std::deque<TaskId> shared = std::move(shared_queue_);
@@ -767,12 +838,14 @@ void RuntimeCore::set_policy(PolicyKind kind) {
 }
 
 PolicyKind RuntimeCore::policy() const {
-  Lock lock(mu_);
+  Lock lock(mu_, std::defer_lock);
+  spin_lock(lock);
   return policy_;
 }
 
 void RuntimeCore::set_knobs(const PolicyKnobs& knobs) {
-  Lock lock(mu_);
+  Lock lock(mu_, std::defer_lock);
+  spin_lock(lock);
   knobs_ = knobs;
 }
 
@@ -785,7 +858,8 @@ Status RuntimeCore::set_weight(int device, double weight) {
     return fail(Errc::kInvalidArgument,
                 fmt::format("set_weight: weight {}: expected a value in (0, 1]", weight));
   }
-  Lock lock(mu_);
+  Lock lock(mu_, std::defer_lock);
+  spin_lock(lock);
   devices_[static_cast<std::size_t>(device)]->weight = weight;
   return {};
 }
@@ -795,7 +869,8 @@ Status RuntimeCore::set_drained(int device, bool drained) {
     return fail(Errc::kInvalidArgument,
                 fmt::format("set_drained: device {}: expected 0..{}", device, devices() - 1));
   }
-  Lock lock(mu_);
+  Lock lock(mu_, std::defer_lock);
+  spin_lock(lock);
   DeviceState& d = *devices_[static_cast<std::size_t>(device)];
   d.drained = drained;
   if (drained) {
@@ -806,13 +881,15 @@ Status RuntimeCore::set_drained(int device, bool drained) {
     for (TaskId id : parked) {
       place(id, -1);
     }
+    work_epoch_.fetch_add(1, std::memory_order_release);
     d.cv.notify_one();
   }
   return {};
 }
 
 RunRecord RuntimeCore::records() const {
-  Lock lock(mu_);
+  Lock lock(mu_, std::defer_lock);
+  spin_lock(lock);
   RunRecord run;
   run.policy = std::string(to_string(policy_));
   if (first_submit_.count() >= 0) {
@@ -862,7 +939,8 @@ RunRecord RuntimeCore::records() const {
 }
 
 void RuntimeCore::reset_records() {
-  Lock lock(mu_);
+  Lock lock(mu_, std::defer_lock);
+  spin_lock(lock);
   records_from_ = tasks_.size();
   transfers_.clear();
   links_.clear();
@@ -875,7 +953,8 @@ void RuntimeCore::reset_records() {
 }
 
 Result<std::string> RuntimeCore::explain(TaskId task) const {
-  Lock lock(mu_);
+  Lock lock(mu_, std::defer_lock);
+  spin_lock(lock);
   if (task >= tasks_.size()) {
     return fail(Errc::kNotFound, fmt::format("explain: task {} was not submitted", task));
   }
@@ -888,7 +967,13 @@ Result<std::string> RuntimeCore::explain(TaskId task) const {
 }
 
 PerfModels RuntimeCore::models() const {
-  Lock lock(mu_);
+  Lock lock(mu_, std::defer_lock);
+  spin_lock(lock);
+  for (auto& [key, slots] : model_slots_) {
+    for (ModelSlot& slot : slots) {
+      flush(slot);
+    }
+  }
   return models_;
 }
 

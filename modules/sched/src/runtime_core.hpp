@@ -4,6 +4,7 @@
 // data moves and implementations run with it released.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
@@ -57,6 +58,7 @@ enum class TaskPhase {
 
 struct TaskState {
   std::shared_ptr<const Codelet> codelet;
+  std::size_t codelet_id = 0;
   std::string name;
   std::vector<std::pair<std::size_t, Access>> accesses;  // distinct handles, merged modes
   std::vector<std::size_t> access_handles;               // as submitted, for TaskContext
@@ -111,6 +113,7 @@ struct DeviceState {
   bool drained = false;
   bool failed = false;
   bool sleeping = false;
+  std::atomic<std::uint64_t> epoch{0};  // bumped when work is pushed to this device
   std::condition_variable cv;
   std::unique_ptr<xfer::Engine> engine;  // used by the device's thread only
   std::vector<InflightCopy> inflight;    // prefetches, worker thread only
@@ -122,8 +125,14 @@ struct DeviceState {
 // Per-codelet facts computed once: the implementation index for every device.
 struct CodeletInfo {
   std::shared_ptr<const Codelet> keep_alive;
+  std::size_t id = 0;     // dense, for model slots
   std::vector<int> impl;  // per device, -1 = none
 };
+
+// Takes `lock`'s mutex, spinning briefly before blocking: the runtime's critical sections last
+// well under a microsecond, so a waiter that sleeps in the kernel (futex wait, then a wake-up
+// and a context switch for the holder's unlock) pays tens of times more than the wait itself.
+void spin_lock(std::unique_lock<std::mutex>& lock);
 
 class RuntimeCore {
  public:
@@ -165,8 +174,20 @@ class RuntimeCore {
   bool eligible(int device, const TaskState& task) const;
   DeviceView view_of(int device, const TaskState& task, double now) const;
   double transfer_estimate(int device, const TaskState& task) const;
+  // The model behind one (codelet, size class, device): the calibrated prediction cached, and
+  // samples waiting to be recorded in batches.
+  struct ModelSlot {
+    ModelKey key;
+    std::optional<Prediction> cached;
+    std::vector<std::chrono::nanoseconds> pending;
+  };
   std::optional<Prediction> predict(int device, const TaskState& task) const;
-  void finish(TaskId id, std::string error, int releasing_device);
+  ModelSlot& model_slot(int device, const TaskState& task) const;
+  void flush(ModelSlot& slot) const;
+  void learn(int device, const TaskState& task, std::chrono::nanoseconds time);
+  // `at`: when it finished, if the caller already read the clock.
+  void finish(TaskId id, std::string error, int releasing_device,
+              std::chrono::nanoseconds at = std::chrono::nanoseconds(-1));
   void fail_device(int device, const std::string& why, Lock& lock);
   void requeue_from(int device);
   void plan_graph(TaskId first, TaskId end);
@@ -174,6 +195,9 @@ class RuntimeCore {
   // device_worker.cpp
   void worker(int device);
   bool next_task(int device, TaskId& out, Lock& lock);
+  // Releases the lock and polls work_epoch_ and the device's epoch briefly; true when work
+  // may have appeared for it.
+  bool poll_for_work(int device, Lock& lock);
   bool try_steal(int device, TaskId& out);
   void run_task(int device, TaskId id, Lock& lock);
   Status acquire_data(int device, TaskId id, Lock& lock);
@@ -195,9 +219,20 @@ class RuntimeCore {
   std::condition_variable all_done_;
   std::condition_variable pins_released_;
   bool stop_ = false;
+  // Bumped whenever work appears for any device (the shared queue, a push under ws where
+  // anyone may steal, an undrain, stop); pushes to one device bump its own epoch. An idle device
+  // polls both for a short while before sleeping, so a steady stream of small tasks does not pay
+  // a futex wake-up and a context switch per task, and idle devices do not all wake for work
+  // that is not theirs.
+  std::atomic<std::uint64_t> work_epoch_{0};
   PolicyKind policy_;
   PolicyKnobs knobs_;
-  PerfModels models_;
+  // Mutable: predictions are cached and batched samples flushed from const queries, always
+  // under mu_.
+  mutable PerfModels models_;
+  // (codelet, size class) -> one slot per device: one lookup per placement.
+  mutable std::unordered_map<std::uint64_t, std::vector<ModelSlot>> model_slots_;
+  SystemView scratch_view_;
   std::deque<TaskState> tasks_;
   TaskId records_from_ = 0;  // reset_records moves this
   std::deque<HandleState> handles_;

@@ -67,8 +67,9 @@ struct Decision {
 // runtime pushes released tasks to the releasing device itself); kHeft places like kDmda (the
 // runtime follows a plan instead when the task came in a graph). device -1 when no device is
 // eligible.
+// `explain` false leaves Decision::reason empty (it costs more than the decision).
 [[nodiscard]] Decision select_device(PolicyKind kind, const SystemView& view,
-                                     const PolicyKnobs& knobs);
+                                     const PolicyKnobs& knobs, bool explain = true);
 
 // Work stealing: may `thief` take a task queued on `victim`? Only when it is expected to finish
 // sooner there, transfers included: victim.available_at - (now + thief.transfer +
