@@ -90,9 +90,18 @@ Decision dmda(const SystemView& view, const PolicyKnobs& knobs, bool explain) {
     any_unknown = any_unknown || (view.devices[d].eligible && !view.devices[d].predicted);
     best_end = std::min(best_end, eft(d).end);
   }
+  if (any_unknown) {
+    // A device that has never run this kind of task gets it, so its model calibrates (StarPU
+    // does the same, b1); among several, the lightest queue. Calibration runs pay for this once:
+    // models are persisted.
+    SystemView unknown = view;
+    for (DeviceView& dv : unknown.devices) {
+      dv.eligible = dv.eligible && !dv.predicted;
+    }
+    return least_loaded(unknown, "dmda (calibrating: no model there yet)", explain);
+  }
   if (best_end == std::numeric_limits<double>::infinity()) {
-    // StarPU's fallback when no model knows the task (b1): fewest queued tasks per unit of speed.
-    return any_unknown ? least_loaded(view, "dmda (no model yet)", explain) : Decision{};
+    return {};
   }
   Decision out;
   double best_fit = std::numeric_limits<double>::infinity();
@@ -181,7 +190,7 @@ Decision select_device(PolicyKind kind, const SystemView& view, const PolicyKnob
     case PolicyKind::kLeastLoaded:
       return least_loaded(view, "least-loaded", explain);
     case PolicyKind::kWorkStealing:
-      return least_loaded(view, "ws (initial placement)", explain);
+      return dmda(view, knobs, explain);
     case PolicyKind::kDmda:
     case PolicyKind::kHeft:
       return dmda(view, knobs, explain);

@@ -605,13 +605,29 @@ double RuntimeCore::transfer_estimate(int device, const TaskState& task) const {
   return seconds;
 }
 
+// StarPU's "sorted decision" (dmdasd): a task waits only for the queued tasks that will run
+// before it, those of higher or equal priority (the queue is sorted by priority, highest first).
+double RuntimeCore::queued_ahead(const DeviceState& d, int priority) const {
+  if (d.queue.empty() || priority <= tasks_[d.queue.back()].priority) {
+    return d.queued_s;
+  }
+  double ahead = 0;
+  for (TaskId q : d.queue) {
+    if (tasks_[q].priority < priority) {
+      break;
+    }
+    ahead += tasks_[q].predicted_s;
+  }
+  return ahead;
+}
+
 DeviceView RuntimeCore::view_of(int device, const TaskState& task, double now) const {
   const DeviceState& d = *devices_[static_cast<std::size_t>(device)];
   DeviceView v;
   v.eligible = eligible(device, task);
   v.weight = d.weight;
   v.queued = d.queue.size();
-  v.available_at = std::max(now, d.running_end_s) + d.queued_s;
+  v.available_at = std::max(now, d.running_end_s) + queued_ahead(d, task.priority);
   v.relative_speed = d.relative_speed;
   if (v.eligible) {
     if (auto p = predict(device, task)) {
@@ -644,16 +660,6 @@ void RuntimeCore::place(TaskId id, int releasing_device) {
     target = t.planned;
     if (options_.keep_task_records) {
       t.reason = fmt::format("heft: dev{} by the plan made at submit", target);
-    }
-    if (auto p = predict(target, t)) {
-      t.predicted_s = std::chrono::duration<double>(p->time).count() /
-                      devices_[static_cast<std::size_t>(target)]->weight;
-    }
-  } else if (policy_ == PolicyKind::kWorkStealing && releasing_device >= 0 &&
-             eligible(releasing_device, t)) {
-    target = releasing_device;
-    if (options_.keep_task_records) {
-      t.reason = fmt::format("ws: dev{} produced its input", target);
     }
     if (auto p = predict(target, t)) {
       t.predicted_s = std::chrono::duration<double>(p->time).count() /
@@ -703,6 +709,22 @@ void RuntimeCore::place(TaskId id, int releasing_device) {
       return;
     }
     target = decision.device;
+    if (policy_ == PolicyKind::kWorkStealing && releasing_device >= 0 &&
+        view.devices[static_cast<std::size_t>(releasing_device)].eligible &&
+        target != releasing_device) {
+      // Locality first: the device that produced the input keeps the task unless it would end
+      // more than 20 % later than the best one (PaRSEC's owner rule, reference b6).
+      const DeviceView& own = view.devices[static_cast<std::size_t>(releasing_device)];
+      const double own_end = std::max(own.available_at, view.now + own.transfer) +
+                             (own.predicted ? *own.predicted / own.weight : 0);
+      if (!own.predicted || own_end - view.now <= 1.2 * (decision.expected_end - view.now)) {
+        target = releasing_device;
+        if (options_.keep_task_records) {
+          t.reason =
+              fmt::format("ws: dev{} produced its input and ends within 20 % of the best", target);
+        }
+      }
+    }
     if (policy_ == PolicyKind::kRoundRobin) {
       round_robin_next_ = static_cast<std::size_t>(target + 1) % devices_.size();
     }

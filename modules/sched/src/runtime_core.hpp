@@ -173,6 +173,7 @@ class RuntimeCore {
   void enqueue(int device, TaskId id);
   bool eligible(int device, const TaskState& task) const;
   DeviceView view_of(int device, const TaskState& task, double now) const;
+  double queued_ahead(const DeviceState& d, int priority) const;
   double transfer_estimate(int device, const TaskState& task) const;
   // The model behind one (codelet, size class, device): the calibrated prediction cached, and
   // samples waiting to be recorded in batches.

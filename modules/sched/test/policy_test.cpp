@@ -96,7 +96,15 @@ TEST(PolicyTest, DmdaWithoutAnyModelFallsBackToTheLightestQueue) {
   view.devices[1].queued = 1;
   const Decision d = select_device(PolicyKind::kDmda, view, {});
   EXPECT_EQ(d.device, 1);
-  EXPECT_NE(d.reason.find("no model yet"), std::string::npos);
+  EXPECT_NE(d.reason.find("no model there yet"), std::string::npos);
+}
+
+TEST(PolicyTest, DmdaSendsATaskWhereNoModelKnowsItSoTheModelCalibrates) {
+  SystemView view{0, {device(0, 0.001), device(0, std::nullopt), device(0, std::nullopt)}, 0};
+  view.devices[1].queued = 3;
+  const Decision d = select_device(PolicyKind::kDmda, view, {});
+  EXPECT_EQ(d.device, 2);
+  EXPECT_NE(d.reason.find("calibrating"), std::string::npos);
 }
 
 TEST(PolicyTest, AStealPaysOnlyWhenTheThiefFinishesFirstTransfersIncluded) {

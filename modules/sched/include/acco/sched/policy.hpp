@@ -63,8 +63,9 @@ struct Decision {
       reason;  // "dmda: end 1.2ms (free 0.9ms + run 0.3ms), transfer 0.1ms; next best dev2 1.5ms"
 };
 
-// Pure. kEager answers device -1 (shared queue); kWorkStealing places like kLeastLoaded (the
-// runtime pushes released tasks to the releasing device itself); kHeft places like kDmda (the
+// Pure. kEager answers device -1 (shared queue); kWorkStealing places like kDmda (the runtime
+// then keeps a released task on the device that produced its input when that ends within 20 %
+// of the best); kHeft places like kDmda (the
 // runtime follows a plan instead when the task came in a graph). device -1 when no device is
 // eligible.
 // `explain` false leaves Decision::reason empty (it costs more than the decision).
