@@ -225,6 +225,16 @@ Json run_json(const sched::WorkloadOutcome& r) {
     busy.push_back(
         {{"device", d.device}, {"kind", d.kind}, {"busy_ratio", d.busy_ratio}, {"tasks", d.tasks}});
   }
+  const auto node = [](sched::NodeId n) {
+    return n == sched::kHostNode ? std::string("host") : fmt::format("dev{}", n - 1);
+  };
+  Json links = Json::array();
+  for (const sched::LinkRecord& l : r.record.links) {
+    links.push_back({{"from", node(l.from)},
+                     {"to", node(l.to)},
+                     {"bytes", l.bytes},
+                     {"transfers", l.transfers}});
+  }
   return {{"policy", r.policy},
           {"makespan_seconds", r.makespan_seconds},
           {"bound_seconds", r.bounds.best()},
@@ -235,7 +245,8 @@ Json run_json(const sched::WorkloadOutcome& r) {
           {"tasks", r.tasks},
           {"failed_tasks", r.failed},
           {"bytes_transferred", r.bytes_transferred},
-          {"busy", busy}};
+          {"busy", busy},
+          {"links", links}};
 }
 
 std::string json_report(const ScheduleOptions& s, const sched::Workload& w, const Devices& d,
