@@ -20,19 +20,6 @@ std::string size_text(std::uint64_t bytes) {
   return fmt::format("{} {}", std::uint64_t{1} << (exponent % 10), kNames[exponent / 10]);
 }
 
-std::string seconds_text(double seconds) {
-  if (seconds < 1e-6) {
-    return fmt::format("{:.0f} ns", seconds * 1e9);
-  }
-  if (seconds < 1e-3) {
-    return fmt::format("{:.2f} us", seconds * 1e6);
-  }
-  if (seconds < 1) {
-    return fmt::format("{:.2f} ms", seconds * 1e3);
-  }
-  return fmt::format("{:.2f} s", seconds);
-}
-
 std::string percent_text(double fraction, int decimals) {
   return fmt::format("{:.{}f}%", fraction * 100, decimals);
 }
@@ -42,7 +29,7 @@ std::string median_text(const BenchResult& r) {
     return units::format_rate(r.median_bytes_per_second);
   }
   if (r.latency_seconds) {
-    return seconds_text(*r.latency_seconds);
+    return units::format_seconds(*r.latency_seconds);
   }
   return "-";
 }

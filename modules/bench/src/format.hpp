@@ -12,8 +12,6 @@ namespace acco::bench::detail {
 
 // "4 KiB", "1 GiB" for powers of two; format_bytes ("1.50 MiB") otherwise.
 [[nodiscard]] std::string size_text(std::uint64_t bytes);
-// "850 ns", "5.20 us", "1.30 ms", "2.00 s". ASCII, so terminal columns line up.
-[[nodiscard]] std::string seconds_text(double seconds);
 // "83%" for 0.83.
 [[nodiscard]] std::string percent_text(double fraction, int decimals = 0);
 // The median column: the rate, or the latency for a latency-only case, or "-".

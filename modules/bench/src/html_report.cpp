@@ -99,7 +99,7 @@ std::string comparison_table(std::span<const Comparison> comparisons) {
       "<th>before</th><th>now</th><th>change %</th><th>threshold</th></tr></thead>\n<tbody>\n";
   for (const auto& c : comparisons) {
     const auto value = [&](double v) {
-      return c.metric == "latency_seconds" ? detail::seconds_text(v) : units::format_rate(v);
+      return c.metric == "latency_seconds" ? units::format_seconds(v) : units::format_rate(v);
     };
     const bool both = c.change != Change::kNew && c.change != Change::kMissing;
     out += "<tr>" + cell(c.case_key) + cell(c.device) +

@@ -102,7 +102,7 @@ std::string text_report(const BenchRun& run) {
 std::string text_comparison(std::span<const Comparison> comparisons) {
   const Row header = {"case", "device", "change", "before", "now", "change %", "threshold"};
   const auto value = [](const Comparison& c, double v) {
-    return c.metric == "latency_seconds" ? detail::seconds_text(v) : units::format_rate(v);
+    return c.metric == "latency_seconds" ? units::format_seconds(v) : units::format_rate(v);
   };
   std::vector<Row> rows;
   for (const auto& c : comparisons) {

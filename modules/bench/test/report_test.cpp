@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include "acco/core/units.hpp"
+
 #include "format.hpp"
 #include "runs.hpp"
 
@@ -105,9 +107,9 @@ TEST(FormatTest, SizesLatenciesAndPercentages) {
   EXPECT_EQ(detail::size_text(1ULL << 30), "1 GiB");
   EXPECT_EQ(detail::size_text(512), "512 B");
   EXPECT_EQ(detail::size_text(3 << 20), "3.00 MiB");
-  EXPECT_EQ(detail::seconds_text(850e-9), "850 ns");
-  EXPECT_EQ(detail::seconds_text(5.2e-6), "5.20 us");
-  EXPECT_EQ(detail::seconds_text(1.3e-3), "1.30 ms");
+  EXPECT_EQ(units::format_seconds(850e-9), "850 ns");
+  EXPECT_EQ(units::format_seconds(5.2e-6), "5.20 us");
+  EXPECT_EQ(units::format_seconds(1.3e-3), "1.30 ms");
   EXPECT_EQ(detail::percent_text(0.8254), "83%");
   EXPECT_EQ(detail::percent_text(0.0051, 1), "0.5%");
   EXPECT_EQ(detail::escape("<a href=\"x\">'&'</a>"),

@@ -157,19 +157,6 @@ bool critical_path_bound(const sched::Bounds& b) {
   return b.critical_path >= b.area;
 }
 
-std::string seconds_text(double seconds) {
-  if (seconds < 1e-6) {
-    return fmt::format("{:.0f} ns", seconds * 1e9);
-  }
-  if (seconds < 1e-3) {
-    return fmt::format("{:.2f} us", seconds * 1e6);
-  }
-  if (seconds < 1) {
-    return fmt::format("{:.2f} ms", seconds * 1e3);
-  }
-  return fmt::format("{:.2f} s", seconds);
-}
-
 std::string percent_text(double fraction) {
   return fmt::format("{:.0f}%", fraction * 100);
 }
@@ -294,8 +281,8 @@ std::string text_report(const ScheduleOptions& s, const sched::Workload& w, cons
   for (const auto& r : runs) {
     std::vector<std::string> row = {
         r.policy,
-        seconds_text(r.makespan_seconds),
-        fmt::format("{} ({})", seconds_text(r.bounds.best()),
+        units::format_seconds(r.makespan_seconds),
+        fmt::format("{} ({})", units::format_seconds(r.bounds.best()),
                     critical_path_bound(r.bounds) ? "cp" : "area"),
         percent_text(r.efficiency),
         r.failed > 0 ? fmt::format("{} ({} failed)", r.tasks, r.failed) : std::to_string(r.tasks),
@@ -313,12 +300,13 @@ std::string text_report(const ScheduleOptions& s, const sched::Workload& w, cons
     const auto eager =
         std::find_if(runs.begin(), runs.end(), [](const auto& r) { return r.policy == "eager"; });
     if (eager != runs.end() && eager != best && best->makespan_seconds > 0) {
-      out +=
-          fmt::format("best: {}, {:.2f}x faster than eager ({} vs {})\n", best->policy,
-                      eager->makespan_seconds / best->makespan_seconds,
-                      seconds_text(best->makespan_seconds), seconds_text(eager->makespan_seconds));
+      out += fmt::format("best: {}, {:.2f}x faster than eager ({} vs {})\n", best->policy,
+                         eager->makespan_seconds / best->makespan_seconds,
+                         units::format_seconds(best->makespan_seconds),
+                         units::format_seconds(eager->makespan_seconds));
     } else {
-      out += fmt::format("best: {} ({})\n", best->policy, seconds_text(best->makespan_seconds));
+      out += fmt::format("best: {} ({})\n", best->policy,
+                         units::format_seconds(best->makespan_seconds));
     }
   }
   return out;

@@ -56,6 +56,19 @@ std::string format_rate(double bytes_per_second) {
   return scaled(bytes_per_second, {"B/s", "kB/s", "MB/s", "GB/s", "TB/s", "PB/s"}, 1000.0);
 }
 
+std::string format_seconds(double seconds) {
+  if (seconds < 1e-6) {
+    return fmt::format("{:.0f} ns", seconds * 1e9);
+  }
+  if (seconds < 1e-3) {
+    return fmt::format("{:.2f} us", seconds * 1e6);
+  }
+  if (seconds < 1) {
+    return fmt::format("{:.2f} ms", seconds * 1e3);
+  }
+  return fmt::format("{:.2f} s", seconds);
+}
+
 std::string format_bytes(std::uint64_t bytes) {
   return scaled(static_cast<double>(bytes), {"B", "KiB", "MiB", "GiB", "TiB", "PiB"}, 1024.0);
 }

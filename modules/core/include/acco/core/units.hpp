@@ -16,6 +16,8 @@ namespace acco::units {
 [[nodiscard]] std::string format_rate(double bytes_per_second);
 // "80 GiB" style, binary prefixes as memory sizes are printed.
 [[nodiscard]] std::string format_bytes(std::uint64_t bytes);
+// "850 ns", "5.20 us", "1.30 ms", "2.00 s". ASCII, so terminal columns line up.
+[[nodiscard]] std::string format_seconds(double seconds);
 // "400 Gb/s" for network rates given in bits per second.
 [[nodiscard]] std::string format_bit_rate(double bits_per_second);
 
