@@ -538,7 +538,7 @@ void RuntimeCore::run_task(int device, TaskId id, Lock& lock) {
     const Replica& r = handles_[h].replicas[dev_index];
     context.buffers_.emplace_back(r.buffer->data(), handles_[h].bytes);
   }
-  const int impl = codelets_.at(t.codelet.get()).impl[dev_index];
+  const int impl = t.info->impl[dev_index];
   const Implementation& run = t.codelet->implementations[static_cast<std::size_t>(impl)].second;
   const double weight = d.weight;
 

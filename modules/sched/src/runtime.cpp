@@ -70,7 +70,30 @@ Status RuntimeCore::start() {
 RuntimeCore::~RuntimeCore() {
   Lock lock(mu_, std::defer_lock);
   spin_lock(lock);
-  all_done_.wait(lock, [&] { return unfinished_ == 0; });
+  // Tasks parked because every device able to run them is drained would wait forever: once
+  // nothing else can make progress, they (and so their dependants) fail instead.
+  const auto idle = [&] {
+    if (!shared_queue_.empty()) {
+      return false;
+    }
+    for (const auto& d : devices_) {
+      if (!d->queue.empty() || d->running_end_s != 0) {
+        return false;
+      }
+    }
+    return true;
+  };
+  for (;;) {
+    all_done_.wait(lock, [&] { return unfinished_ == 0 || (!parked_.empty() && idle()); });
+    if (unfinished_ == 0) {
+      break;
+    }
+    std::vector<TaskId> parked = std::move(parked_);
+    parked_.clear();
+    for (TaskId id : parked) {
+      finish(id, "the runtime was destroyed while every device able to run it was drained", -1);
+    }
+  }
   stop_ = true;
   work_epoch_.fetch_add(1, std::memory_order_release);
   for (auto& d : devices_) {
@@ -247,15 +270,20 @@ Status RuntimeCore::validate(const Task& task, std::size_t id, std::size_t graph
   }
   bool runnable = false;
   std::uint64_t largest = 0;
-  for (const auto& d : devices_) {
-    if (d->failed) {
+  const auto known = codelets_.find(task.codelet.get());
+  for (std::size_t d = 0; d < devices_.size(); ++d) {
+    if (devices_[d]->failed) {
       continue;
     }
-    for (const auto& [kind, fn] : task.codelet->implementations) {
-      if (fn && kind == d->kind) {
-        runnable = true;
-        largest = std::max(largest, d->budget);
-      }
+    const bool has = known != codelets_.end()
+                         ? known->second.impl[d] >= 0
+                         : std::any_of(task.codelet->implementations.begin(),
+                                       task.codelet->implementations.end(), [&](const auto& impl) {
+                                         return impl.second && impl.first == devices_[d]->kind;
+                                       });
+    if (has) {
+      runnable = true;
+      largest = std::max(largest, devices_[d]->budget);
     }
   }
   if (!runnable) {
@@ -330,6 +358,8 @@ void RuntimeCore::add_task(TaskId id, Task task) {
     }
   }
   t.size_class = size_class(t.bytes);
+  t.info = &codelets_.at(t.codelet.get());
+  t.slots = &model_slots(t);
   for (TaskId dep : task.depends_on) {
     add_edge(dep, id);
   }
@@ -541,7 +571,7 @@ void RuntimeCore::plan_graph(TaskId first, TaskId end) {
 bool RuntimeCore::eligible(int device, const TaskState& task) const {
   const DeviceState& d = *devices_[static_cast<std::size_t>(device)];
   return !d.failed && !d.drained && task.bytes <= d.budget &&
-         codelets_.at(task.codelet.get()).impl[static_cast<std::size_t>(device)] >= 0;
+         task.info->impl[static_cast<std::size_t>(device)] >= 0;
 }
 
 std::optional<Prediction> RuntimeCore::predict(int device, const TaskState& task) const {
@@ -558,7 +588,7 @@ std::optional<Prediction> RuntimeCore::predict(int device, const TaskState& task
   return p;
 }
 
-RuntimeCore::ModelSlot& RuntimeCore::model_slot(int device, const TaskState& task) const {
+std::vector<ModelSlot>& RuntimeCore::model_slots(const TaskState& task) const {
   const std::uint64_t key = (static_cast<std::uint64_t>(task.codelet_id) << 8) |
                             static_cast<std::uint64_t>(task.size_class);
   auto [it, inserted] = model_slots_.try_emplace(key);
@@ -568,7 +598,7 @@ RuntimeCore::ModelSlot& RuntimeCore::model_slot(int device, const TaskState& tas
       it->second[d].key = ModelKey{task.codelet->type, devices_[d]->instance, task.size_class};
     }
   }
-  return it->second[static_cast<std::size_t>(device)];
+  return it->second;
 }
 
 void RuntimeCore::flush(ModelSlot& slot) const {

@@ -56,9 +56,23 @@ enum class TaskPhase {
   kFailed
 };
 
+// The model behind one (codelet, size class, device): the calibrated prediction cached, and
+// samples waiting to be recorded in batches.
+struct ModelSlot {
+  ModelKey key;
+  std::optional<Prediction> cached;
+  std::vector<std::chrono::nanoseconds> pending;
+};
+
+struct CodeletInfo;
+
 struct TaskState {
   std::shared_ptr<const Codelet> codelet;
   std::size_t codelet_id = 0;
+  // Looked up once at submit: the implementation per device, and the model slots of this
+  // (codelet, size class). Both point into node-based maps whose entries never move.
+  const CodeletInfo* info = nullptr;
+  std::vector<ModelSlot>* slots = nullptr;  // one per device
   std::string name;
   std::vector<std::pair<std::size_t, Access>> accesses;  // distinct handles, merged modes
   std::vector<std::size_t> access_handles;               // as submitted, for TaskContext
@@ -175,15 +189,11 @@ class RuntimeCore {
   DeviceView view_of(int device, const TaskState& task, double now) const;
   double queued_ahead(const DeviceState& d, int priority) const;
   double transfer_estimate(int device, const TaskState& task) const;
-  // The model behind one (codelet, size class, device): the calibrated prediction cached, and
-  // samples waiting to be recorded in batches.
-  struct ModelSlot {
-    ModelKey key;
-    std::optional<Prediction> cached;
-    std::vector<std::chrono::nanoseconds> pending;
-  };
   std::optional<Prediction> predict(int device, const TaskState& task) const;
-  ModelSlot& model_slot(int device, const TaskState& task) const;
+  ModelSlot& model_slot(int device, const TaskState& task) const {
+    return (*task.slots)[static_cast<std::size_t>(device)];
+  }
+  std::vector<ModelSlot>& model_slots(const TaskState& task) const;
   void flush(ModelSlot& slot) const;
   void learn(int device, const TaskState& task, std::chrono::nanoseconds time);
   // `at`: when it finished, if the caller already read the clock.

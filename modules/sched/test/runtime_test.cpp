@@ -417,6 +417,19 @@ TEST(RuntimeTest, TasksWaitWhileEveryCapableDeviceIsDrainedAndRunWhenOneReturns)
   EXPECT_EQ(ran.load(), 1);
 }
 
+TEST(RuntimeTest, DestroyingTheRuntimeWithEveryDeviceDrainedFailsParkedTasksInsteadOfHanging) {
+  Fixture f = make(2);
+  ASSERT_TRUE(f.runtime->set_drained(0, true).has_value());
+  ASSERT_TRUE(f.runtime->set_drained(1, true).has_value());
+  std::atomic<int> ran{0};
+  Task t;
+  t.codelet = codelet("x", [&](TaskContext&) { ran.fetch_add(1); });
+  ASSERT_TRUE(f.runtime->submit(t).has_value());
+  ASSERT_TRUE(f.runtime->submit(t).has_value());
+  f.runtime.reset();  // returns: the parked tasks fail
+  EXPECT_EQ(ran.load(), 0);
+}
+
 TEST(RuntimeTest, DmdaLearnsModelsAndExplainsItsPlacements) {
   const auto dir =
       std::filesystem::temp_directory_path() / ("acco-sched-models-" + std::to_string(::getpid()));
