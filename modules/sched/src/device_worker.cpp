@@ -36,8 +36,7 @@ void spin_lock(std::unique_lock<std::mutex>& lock) {
 }
 
 void RuntimeCore::worker(int device) {
-  Lock lock(mu_, std::defer_lock);
-  spin_lock(lock);
+  Lock lock = acquire();
   TaskId id = 0;
   while (next_task(device, id, lock)) {
     run_task(device, id, lock);

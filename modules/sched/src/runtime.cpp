@@ -68,8 +68,7 @@ Status RuntimeCore::start() {
 }
 
 RuntimeCore::~RuntimeCore() {
-  Lock lock(mu_, std::defer_lock);
-  spin_lock(lock);
+  Lock lock = acquire();
   // Tasks parked because every device able to run them is drained would wait forever: once
   // nothing else can make progress, they (and so their dependants) fail instead.
   const auto idle = [&] {
@@ -125,8 +124,7 @@ Result<DataHandle> RuntimeCore::register_data(void* host_ptr, std::size_t bytes)
                             "got {} and {} bytes",
                             host_ptr, bytes));
   }
-  Lock lock(mu_, std::defer_lock);
-  spin_lock(lock);
+  Lock lock = acquire();
   const auto* lo = static_cast<const std::byte*>(host_ptr);
   for (std::size_t i = 0; i < handles_.size(); ++i) {
     const HandleState& h = handles_[i];
@@ -147,8 +145,7 @@ Result<DataHandle> RuntimeCore::register_data(void* host_ptr, std::size_t bytes)
 }
 
 Status RuntimeCore::write_back(DataHandle handle, bool forget) {
-  Lock lock(mu_, std::defer_lock);
-  spin_lock(lock);
+  Lock lock = acquire();
   if (handle.id >= handles_.size() || !handles_[handle.id].registered) {
     return fail(Errc::kInvalidArgument, fmt::format("data {}: not registered", handle.id));
   }
@@ -229,7 +226,7 @@ const CodeletInfo& RuntimeCore::codelet_info(const std::shared_ptr<const Codelet
   return codelets_.emplace(codelet.get(), std::move(info)).first->second;
 }
 
-Status RuntimeCore::validate(const Task& task, std::size_t id, std::size_t graph_end) const {
+Status RuntimeCore::validate(const Task& task, std::size_t id, std::size_t graph_end) {
   // Messages are built only on failure: submit is on the per-task hot path.
   const auto who = [&] {
     return fmt::format("task {} ({})", id,
@@ -270,17 +267,10 @@ Status RuntimeCore::validate(const Task& task, std::size_t id, std::size_t graph
   }
   bool runnable = false;
   std::uint64_t largest = 0;
-  const auto known = codelets_.find(task.codelet.get());
+  // The cache is filled even for a task refused below: it only depends on the codelet.
+  const CodeletInfo& info = codelet_info(task.codelet);
   for (std::size_t d = 0; d < devices_.size(); ++d) {
-    if (devices_[d]->failed) {
-      continue;
-    }
-    const bool has = known != codelets_.end()
-                         ? known->second.impl[d] >= 0
-                         : std::any_of(task.codelet->implementations.begin(),
-                                       task.codelet->implementations.end(), [&](const auto& impl) {
-                                         return impl.second && impl.first == devices_[d]->kind;
-                                       });
+    const bool has = !devices_[d]->failed && info.impl[d] >= 0;
     if (has) {
       runnable = true;
       largest = std::max(largest, devices_[d]->budget);
@@ -314,19 +304,19 @@ Status RuntimeCore::validate(const Task& task, std::size_t id, std::size_t graph
   return {};
 }
 
-void RuntimeCore::add_edge(TaskId from, TaskId to) {
+void RuntimeCore::add_edge(TaskId from, TaskId to, bool inherits_failure) {
   TaskState& f = tasks_[from];
   TaskState& t = tasks_[to];
   if (f.phase == TaskPhase::kDone) {
     return;
   }
   if (f.phase == TaskPhase::kFailed) {
-    if (t.dependency_error.empty()) {
+    if (inherits_failure && t.dependency_error.empty()) {
       t.dependency_error = fmt::format("dependency task {} failed", from);
     }
     return;
   }
-  f.dependents.push_back(to);
+  f.dependents.push_back({to, inherits_failure});
   ++t.pending;
 }
 
@@ -372,7 +362,7 @@ void RuntimeCore::add_task(TaskId id, Task task) {
     if (writes(mode)) {
       for (TaskId r : hs.readers_since) {
         if (r != id) {
-          add_edge(r, id);
+          add_edge(r, id, /*inherits_failure=*/false);
         }
       }
       if (hs.last_writer && !reads(mode) && hs.readers_since.empty()) {
@@ -381,9 +371,10 @@ void RuntimeCore::add_task(TaskId id, Task task) {
       hs.last_writer = id;
       hs.readers_since.clear();
     } else {
-      // Keep the list short: finished readers no longer order anything.
-      std::erase_if(hs.readers_since,
-                    [&](TaskId r) { return tasks_[r].phase == TaskPhase::kDone; });
+      // Keep the list short: settled readers no longer order anything.
+      std::erase_if(hs.readers_since, [&](TaskId r) {
+        return tasks_[r].phase == TaskPhase::kDone || tasks_[r].phase == TaskPhase::kFailed;
+      });
       hs.readers_since.push_back(id);
     }
   }
@@ -391,11 +382,9 @@ void RuntimeCore::add_task(TaskId id, Task task) {
 }
 
 Result<TaskId> RuntimeCore::submit(Task task) {
-  Lock lock(mu_, std::defer_lock);
-  spin_lock(lock);
+  Lock lock = acquire();
   const TaskId id = tasks_.size();
   ACCO_RETURN_IF_ERROR(validate(task, id, 0), "submit");
-  codelet_info(task.codelet);
   tasks_.emplace_back();
   add_task(id, std::move(task));
   if (tasks_[id].pending == 0) {
@@ -405,8 +394,7 @@ Result<TaskId> RuntimeCore::submit(Task task) {
 }
 
 Result<std::vector<TaskId>> RuntimeCore::submit_graph(std::vector<Task> graph) {
-  Lock lock(mu_, std::defer_lock);
-  spin_lock(lock);
+  Lock lock = acquire();
   const TaskId first = tasks_.size();
   const std::size_t n = graph.size();
   for (std::size_t i = 0; i < n; ++i) {
@@ -454,7 +442,6 @@ Result<std::vector<TaskId>> RuntimeCore::submit_graph(std::vector<Task> graph) {
     for (std::size_t a : graph[i].after) {
       graph[i].depends_on.push_back(first + a);
     }
-    codelet_info(graph[i].codelet);
     add_task(first + i, std::move(graph[i]));
     ids[i] = first + i;
   }
@@ -510,7 +497,7 @@ void RuntimeCore::plan_graph(TaskId first, TaskId end) {
     }
   }
   for (std::size_t i = 0; i < n; ++i) {
-    for (TaskId s : tasks_[first + i].dependents) {
+    for (const auto& [s, inherits_failure] : tasks_[first + i].dependents) {
       if (s >= first && s < end) {
         // Bytes it reads from this task's writes, over the average link.
         double bytes = 0;
@@ -808,10 +795,10 @@ void RuntimeCore::finish(TaskId id, std::string error, int releasing_device,
   } else {
     t.phase = TaskPhase::kDone;
   }
-  const std::vector<TaskId> dependents = std::move(t.dependents);
-  for (TaskId s : dependents) {
+  const std::vector<TaskState::Dependent> dependents = std::move(t.dependents);
+  for (const auto& [s, inherits_failure] : dependents) {
     TaskState& st = tasks_[s];
-    if (failed && st.dependency_error.empty()) {
+    if (failed && inherits_failure && st.dependency_error.empty()) {
       st.dependency_error = fmt::format("dependency task {} failed", id);
     }
     if (--st.pending == 0) {
@@ -847,8 +834,7 @@ void RuntimeCore::requeue_from(int device) {
 }
 
 Status RuntimeCore::wait_all() {
-  Lock lock(mu_, std::defer_lock);
-  spin_lock(lock);
+  Lock lock = acquire();
   all_done_.wait(lock, [&] { return unfinished_ == 0; });
   if (failures_.empty()) {
     return {};
@@ -864,8 +850,7 @@ Status RuntimeCore::wait_all() {
 }
 
 std::vector<TaskFailure> RuntimeCore::failures() const {
-  Lock lock(mu_, std::defer_lock);
-  spin_lock(lock);
+  Lock lock = acquire();
   std::vector<TaskFailure> out;
   for (TaskId id = 0; id < tasks_.size(); ++id) {
     if (tasks_[id].phase == TaskPhase::kFailed) {
@@ -877,8 +862,7 @@ std::vector<TaskFailure> RuntimeCore::failures() const {
 }
 
 void RuntimeCore::set_policy(PolicyKind kind) {
-  Lock lock(mu_, std::defer_lock);
-  spin_lock(lock);
+  Lock lock = acquire();
   policy_ = kind;
   if (kind != PolicyKind::kEager) {
     std::deque<TaskId> shared = std::move(shared_queue_);
@@ -890,14 +874,12 @@ void RuntimeCore::set_policy(PolicyKind kind) {
 }
 
 PolicyKind RuntimeCore::policy() const {
-  Lock lock(mu_, std::defer_lock);
-  spin_lock(lock);
+  Lock lock = acquire();
   return policy_;
 }
 
 void RuntimeCore::set_knobs(const PolicyKnobs& knobs) {
-  Lock lock(mu_, std::defer_lock);
-  spin_lock(lock);
+  Lock lock = acquire();
   knobs_ = knobs;
 }
 
@@ -910,8 +892,7 @@ Status RuntimeCore::set_weight(int device, double weight) {
     return fail(Errc::kInvalidArgument,
                 fmt::format("set_weight: weight {}: expected a value in (0, 1]", weight));
   }
-  Lock lock(mu_, std::defer_lock);
-  spin_lock(lock);
+  Lock lock = acquire();
   devices_[static_cast<std::size_t>(device)]->weight = weight;
   return {};
 }
@@ -921,8 +902,7 @@ Status RuntimeCore::set_drained(int device, bool drained) {
     return fail(Errc::kInvalidArgument,
                 fmt::format("set_drained: device {}: expected 0..{}", device, devices() - 1));
   }
-  Lock lock(mu_, std::defer_lock);
-  spin_lock(lock);
+  Lock lock = acquire();
   DeviceState& d = *devices_[static_cast<std::size_t>(device)];
   d.drained = drained;
   if (drained) {
@@ -940,8 +920,7 @@ Status RuntimeCore::set_drained(int device, bool drained) {
 }
 
 RunRecord RuntimeCore::records() const {
-  Lock lock(mu_, std::defer_lock);
-  spin_lock(lock);
+  Lock lock = acquire();
   RunRecord run;
   run.policy = std::string(to_string(policy_));
   if (first_submit_.count() >= 0) {
@@ -991,8 +970,7 @@ RunRecord RuntimeCore::records() const {
 }
 
 void RuntimeCore::reset_records() {
-  Lock lock(mu_, std::defer_lock);
-  spin_lock(lock);
+  Lock lock = acquire();
   records_from_ = tasks_.size();
   transfers_.clear();
   links_.clear();
@@ -1005,8 +983,7 @@ void RuntimeCore::reset_records() {
 }
 
 Result<std::string> RuntimeCore::explain(TaskId task) const {
-  Lock lock(mu_, std::defer_lock);
-  spin_lock(lock);
+  Lock lock = acquire();
   if (task >= tasks_.size()) {
     return fail(Errc::kNotFound, fmt::format("explain: task {} was not submitted", task));
   }
@@ -1019,8 +996,7 @@ Result<std::string> RuntimeCore::explain(TaskId task) const {
 }
 
 PerfModels RuntimeCore::models() const {
-  Lock lock(mu_, std::defer_lock);
-  spin_lock(lock);
+  Lock lock = acquire();
   for (auto& [key, slots] : model_slots_) {
     for (ModelSlot& slot : slots) {
       flush(slot);

@@ -81,7 +81,13 @@ struct TaskState {
   std::uint64_t bytes = 0;
   int size_class = 0;
   std::size_t pending = 0;
-  std::vector<TaskId> dependents;
+  // Tasks waiting for this one; `inherits_failure` is false for write-after-read edges: a reader
+  // that fails leaves the data as it was, so the next writer still runs.
+  struct Dependent {
+    TaskId task = 0;
+    bool inherits_failure = true;
+  };
+  std::vector<Dependent> dependents;
   std::string dependency_error;  // set when a dependency failed
   TaskPhase phase = TaskPhase::kWaiting;
   int device = -1;
@@ -179,9 +185,15 @@ class RuntimeCore {
   std::chrono::nanoseconds now() const;
   double now_s() const;
   const CodeletInfo& codelet_info(const std::shared_ptr<const Codelet>& codelet);
-  Status validate(const Task& task, std::size_t id, std::size_t graph_end) const;
+  // Also fills the codelet cache (codelet_info) for the task's codelet.
+  Status validate(const Task& task, std::size_t id, std::size_t graph_end);
+  Lock acquire() const {
+    Lock lock(mu_, std::defer_lock);
+    spin_lock(lock);
+    return lock;
+  }
   void add_task(TaskId id, Task task);
-  void add_edge(TaskId from, TaskId to);
+  void add_edge(TaskId from, TaskId to, bool inherits_failure = true);
   void make_ready(TaskId id, int releasing_device);
   void place(TaskId id, int releasing_device);
   void enqueue(int device, TaskId id);

@@ -208,6 +208,26 @@ TEST(RuntimeTest, AThrowingTaskFailsItsDependantsAndLeavesIndependentWorkRunning
   EXPECT_TRUE(f.runtime->wait_all().has_value());
 }
 
+TEST(RuntimeTest, AFailedReaderDoesNotFailTheNextWriter) {
+  Fixture f = make(2);
+  std::vector<int> data(16, 0);
+  auto h = f.runtime->register_data(data.data(), data.size() * sizeof(int));
+  ASSERT_TRUE(h.has_value());
+  Task reader;
+  reader.codelet = codelet("read", [](TaskContext&) { throw std::runtime_error("bad read"); });
+  reader.accesses = {{*h, Access::kRead}};
+  ASSERT_TRUE(f.runtime->submit(reader).has_value());
+  Task writer;  // ordered after the reader (write after read), but the data is intact
+  writer.codelet = codelet("add", add(3));
+  writer.accesses = {{*h, Access::kReadWrite}};
+  ASSERT_TRUE(f.runtime->submit(writer).has_value());
+  auto status = f.runtime->wait_all();
+  ASSERT_FALSE(status.has_value());
+  EXPECT_THAT(status.error().message, HasSubstr("1 task failed"));
+  ASSERT_TRUE(f.runtime->write_back(*h).has_value());
+  EXPECT_EQ(data[0], 3);
+}
+
 TEST(RuntimeTest, SubmitRejectsBadTasksWithOneLineErrors) {
   Fixture f = make(2, {}, 1 << 20);
   Task none;

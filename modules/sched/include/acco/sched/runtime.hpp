@@ -147,6 +147,7 @@ class Runtime {
   // Blocks until every task submitted so far has finished or failed. Ok when none failed since
   // the last wait_all; otherwise kInternal listing each failure (failures() has them as values).
   [[nodiscard]] Status wait_all();
+  // Every task that failed since create, reported by wait_all or not.
   [[nodiscard]] std::vector<TaskFailure> failures() const;
 
   // Takes effect for the next placement.
