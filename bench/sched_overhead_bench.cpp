@@ -322,8 +322,9 @@ void fill_ratios(std::vector<Row>& rows) {
     if (row.runtime != "acco") {
       continue;
     }
+    // Same policy and the same number of workers: StarPU runs with 2.
     const Row* peer = find_row(rows, row.workload, "starpu", row.policy);
-    if (peer != nullptr && peer->stats.median > 0) {
+    if (peer != nullptr && peer->devices == row.devices && peer->stats.median > 0) {
       row.ratio = row.stats.median / peer->stats.median;
     }
   }

@@ -15,6 +15,7 @@
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <numeric>
 #include <optional>
 #include <string>
 #include <thread>
@@ -305,8 +306,13 @@ class Bench {
       return tl::unexpected(device_buffer.error());
     }
     auto* dev = static_cast<std::byte*>((*device_buffer)->data());
-    // Items land in a scattered order so nothing can coalesce them by accident.
-    const auto slot = [&](std::size_t i) { return ((i * 7919) % count) * item; };
+    // Items land in a scattered order so nothing can coalesce them by accident: a stride
+    // coprime with the count visits every slot once.
+    std::size_t stride = 7919;
+    while (std::gcd(stride, count) != 1) {
+      ++stride;
+    }
+    const auto slot = [&](std::size_t i) { return ((i * stride) % count) * item; };
 
     const auto device_ok = [&] {
       if (!device_.copy(scratch.data(), dev, n)) {

@@ -201,8 +201,8 @@ Status parse_schedule(const ScheduleText& text, const CLI::App& cmd, ScheduleOpt
       continue;
     }
     auto bytes = units::parse_bytes(*value);
-    if (!bytes || *bytes == 0) {
-      return bad_value(flag, *value, "a size such as 64KiB or 4MiB");
+    if (!bytes || *bytes == 0 || *bytes > (std::uint64_t{1} << 40)) {
+      return bad_value(flag, *value, "a size from 1 B to 1 TiB, such as 64KiB or 4MiB");
     }
     *field = static_cast<std::size_t>(*bytes);
   }

@@ -250,6 +250,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadSchedule{{"--devices", "cuda", "--link", "pcie4x16"}, "--link"},
         BadSchedule{{"--memory", "lots"}, "--memory"},
         BadSchedule{{"--tile-bytes", "big"}, "--tile-bytes"},
+        BadSchedule{{"--tile-bytes", "2TiB"}, "--tile-bytes"},
         BadSchedule{{"--task-bytes", "0"}, "--task-bytes"},
         BadSchedule{{"--memory", "0"}, "--memory"}, BadSchedule{{"--policy", "fifo"}, "--policy"},
         BadSchedule{{"--policy", "dmda,dmda"}, "--policy"},

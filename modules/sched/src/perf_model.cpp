@@ -129,6 +129,11 @@ class EntryReader {
         bad(key, kExpected);
         return {};
       }
+      // Medians are taken in double: beyond 2^53 ns (104 days) samples would not round-trip.
+      if (*value > (std::int64_t{1} << 53)) {
+        bad(key, "expected sample times of at most 2^53 ns");
+        return {};
+      }
       out.push_back(*value);
     }
     return out;
@@ -206,7 +211,10 @@ std::optional<std::chrono::nanoseconds> prior_estimate(const CostHint& hint,
   if (!seconds) {
     return std::nullopt;
   }
-  return std::chrono::nanoseconds(std::llround(*seconds * 1e9));
+  // A prior of more than a year is as good as "never": clamp before converting so a huge or
+  // infinite hint cannot overflow the nanosecond count.
+  constexpr double kMaxSeconds = 365.0 * 24 * 3600;
+  return std::chrono::nanoseconds(std::llround(std::min(*seconds, kMaxSeconds) * 1e9));
 }
 
 bool PerfModels::record(const ModelKey& key, std::chrono::nanoseconds time) {

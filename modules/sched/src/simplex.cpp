@@ -117,6 +117,12 @@ Result<LpSolution> solve_lp(const LinearProgram& lp) {
                                             " constraint rows but " + std::to_string(lp.b.size()) +
                                             " right-hand sides");
   }
+  const auto finite = [](const std::vector<double>& v) {
+    return std::all_of(v.begin(), v.end(), [](double x) { return std::isfinite(x); });
+  };
+  if (!finite(lp.b) || !finite(lp.c) || !std::all_of(lp.a.begin(), lp.a.end(), finite)) {
+    return fail(Errc::kInvalidArgument, "linear program: every coefficient must be finite");
+  }
   for (std::size_t i = 0; i < m; ++i) {
     if (lp.a[i].size() != n) {
       return fail(Errc::kInvalidArgument, "linear program: row " + std::to_string(i) + " has " +

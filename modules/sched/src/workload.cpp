@@ -261,6 +261,9 @@ Workload random_dag(const WorkloadSpec& spec, const std::vector<DeviceModel>& de
   return w;
 }
 
+constexpr int kMaxTiles = 1000;
+constexpr int kMaxTasks = 10'000'000;
+
 Status check_spec(const WorkloadSpec& spec, const std::vector<DeviceModel>& devices) {
   auto bad = [](const std::string& what) { return fail(Errc::kInvalidArgument, what); };
   if (devices.empty()) {
@@ -276,8 +279,9 @@ Status check_spec(const WorkloadSpec& spec, const std::vector<DeviceModel>& devi
   }
   const bool tiled = spec.name == "cholesky" || spec.name == "lu";
   if (tiled) {
-    if (spec.tiles < 1) {
-      return bad("tiles must be at least 1, got " + std::to_string(spec.tiles));
+    if (spec.tiles < 1 || spec.tiles > kMaxTiles) {
+      return bad("tiles must be in 1.." + std::to_string(kMaxTiles) + ", got " +
+                 std::to_string(spec.tiles));
     }
     return {};
   }
@@ -285,8 +289,9 @@ Status check_spec(const WorkloadSpec& spec, const std::vector<DeviceModel>& devi
     return bad("unknown workload '" + spec.name +
                "' (known: cholesky, lu, independent, chain, random)");
   }
-  if (spec.tasks < 1) {
-    return bad("tasks must be at least 1, got " + std::to_string(spec.tasks));
+  if (spec.tasks < 1 || spec.tasks > kMaxTasks) {
+    return bad("tasks must be in 1.." + std::to_string(kMaxTasks) + ", got " +
+               std::to_string(spec.tasks));
   }
   if (!(spec.base_seconds > 0) || std::isinf(spec.base_seconds)) {
     return bad("base_seconds must be positive and finite");
@@ -295,14 +300,18 @@ Status check_spec(const WorkloadSpec& spec, const std::vector<DeviceModel>& devi
     return bad("skew must be finite and at least 1");
   }
   if (spec.name == "random") {
-    if (!(spec.alpha > 0) || std::isinf(spec.alpha)) {
-      return bad("alpha must be positive and finite");
+    // Bounds keep every derived size (level widths, predecessor lists, output bytes) far from
+    // overflow and memory exhaustion; the paper's parameter sets sit well inside them.
+    if (!(spec.alpha > 0 && spec.alpha <= 100)) {
+      return bad("alpha must be in (0, 100]");
     }
-    if (spec.out_degree < 1) {
-      return bad("out_degree must be at least 1, got " + std::to_string(spec.out_degree));
+    if (spec.out_degree < 1 || spec.out_degree > 1000) {
+      return bad("out_degree must be in 1..1000, got " + std::to_string(spec.out_degree));
     }
-    if (!(spec.ccr >= 0) || std::isinf(spec.ccr)) {
-      return bad("ccr must be finite and non-negative");
+    if (!(spec.ccr >= 0 && spec.ccr * spec.base_seconds * 1e10 <= 1e12)) {
+      return bad(
+          "ccr must be non-negative and give outputs of at most 1 TB (ccr x base_seconds "
+          "x 10 GB/s)");
     }
     if (!(spec.beta >= 0 && spec.beta < 2)) {
       return bad("beta must be in [0, 2)");

@@ -91,10 +91,18 @@ Dag workload_dag(const Workload& workload, double link_bytes_per_second) {
 
 Result<WorkloadOutcome> run_workload(const Workload& workload, std::vector<DeviceSpec> devices,
                                      RuntimeOptions options, const WorkloadRunOptions& run) {
-  if (!workload.tasks.empty() && workload.tasks.front().seconds.size() != devices.size()) {
-    return fail(Errc::kInvalidArgument,
-                fmt::format("workload {}: costs are for {} devices, {} given", workload.name,
-                            workload.tasks.front().seconds.size(), devices.size()));
+  if (devices.empty() ||
+      std::any_of(devices.begin(), devices.end(), [](const DeviceSpec& d) { return !d.device; })) {
+    return fail(
+        Errc::kInvalidArgument,
+        fmt::format("workload {}: expected at least one device and no null device", workload.name));
+  }
+  for (std::size_t i = 0; i < workload.tasks.size(); ++i) {
+    if (workload.tasks[i].seconds.size() != devices.size()) {
+      return fail(Errc::kInvalidArgument,
+                  fmt::format("workload {}: task {} has costs for {} devices, {} given",
+                              workload.name, i, workload.tasks[i].seconds.size(), devices.size()));
+    }
   }
   auto bounds_or = bounds(workload_dag(workload));
   if (!bounds_or) {
@@ -109,10 +117,7 @@ Result<WorkloadOutcome> run_workload(const Workload& workload, std::vector<Devic
     }
   }
   const std::string policy(to_string(options.policy));
-  dev::Device* pin_on = devices.empty() ? nullptr : devices.front().device;
-  if (pin_on == nullptr) {
-    return fail(Errc::kInvalidArgument, fmt::format("workload {}: no devices", workload.name));
-  }
+  dev::Device* pin_on = devices.front().device;
   auto runtime_or = Runtime::create(std::move(devices), std::move(options));
   if (!runtime_or) {
     return tl::unexpected(std::move(runtime_or.error()));

@@ -521,4 +521,16 @@ TEST(PerfModelFileTest, ADirectoryIsNotAModelFile) {
 }
 
 }  // namespace
+TEST(PerfModelTest, SamplesTooLargeForADoubleMedianAreRejected) {
+  nlohmann::json j = sample_json();
+  j["entries"][0]["samples_ns"] = {100, std::int64_t{1} << 62};
+  EXPECT_NE(error_of(j).find("at most 2^53 ns"), std::string::npos);
+}
+
+TEST(PriorTest, AHugeHintIsClampedInsteadOfOverflowing) {
+  const auto p = prior_estimate(CostHint{1e300, 0}, DevicePeak{1, 0});
+  ASSERT_TRUE(p.has_value());
+  EXPECT_GT(p->count(), 0);
+}
+
 }  // namespace acco::sched

@@ -475,6 +475,17 @@ TEST(ScheduleMathErrorTest, NegativeOrNanCommunicationIsRejected) {
   expect_invalid(dag, "communication cost must be finite");
 }
 
+TEST(ScheduleSimplexTest, RejectsNonFiniteCoefficients) {
+  detail::LinearProgram lp;
+  lp.a = {{1, 1}};
+  lp.b = {std::numeric_limits<double>::infinity()};
+  lp.c = {1, 1};
+  auto s = detail::solve_lp(lp);
+  ASSERT_FALSE(s.has_value());
+  EXPECT_EQ(s.error().code, Errc::kInvalidArgument);
+  EXPECT_NE(s.error().message.find("finite"), std::string::npos);
+}
+
 TEST(ScheduleSimplexTest, SolvesASmallLinearProgram) {
   // min -x - y s.t. x + 2y + s1 = 4, 3x + y + s2 = 6: optimum at x = 8/5, y = 6/5.
   detail::LinearProgram lp;

@@ -459,4 +459,22 @@ TEST(InferEdgesTest, UniformCholeskyCriticalPathIsNineTMinusTenPotrfs) {
 }
 
 }  // namespace
+TEST(WorkloadTest, RandomSpecsThatWouldExhaustMemoryAreRejected) {
+  WorkloadSpec spec = spec_named("random");
+  spec.out_degree = 1'000'000;
+  auto w = make_workload(spec, kCpuGpu);
+  ASSERT_FALSE(w.has_value());
+  EXPECT_NE(w.error().message.find("out_degree"), std::string::npos);
+  spec = spec_named("random");
+  spec.ccr = 1e300;
+  w = make_workload(spec, kCpuGpu);
+  ASSERT_FALSE(w.has_value());
+  EXPECT_NE(w.error().message.find("ccr"), std::string::npos);
+  spec = spec_named("cholesky");
+  spec.tiles = 1'000'000;
+  w = make_workload(spec, kCpuGpu);
+  ASSERT_FALSE(w.has_value());
+  EXPECT_NE(w.error().message.find("tiles"), std::string::npos);
+}
+
 }  // namespace acco::sched
