@@ -58,6 +58,8 @@ struct Options {
   int reps = 3;
   std::string json;
   bool skip_starpu = false;
+  std::string workload;              // empty: both
+  std::vector<std::string> configs;  // "policy:devices"; empty: the default set
 };
 
 enum class Workload {
@@ -429,6 +431,33 @@ nlohmann::json to_json(const Row& row) {
   };
 }
 
+Result<std::vector<AccoConfig>> parse_configs(const std::vector<std::string>& texts) {
+  std::vector<AccoConfig> out;
+  for (const std::string& text : texts) {
+    const std::size_t colon = text.find(':');
+    const std::string policy = text.substr(0, colon);
+    auto kind = acco::sched::policy_from_string(policy);
+    int devices = 0;
+    bool ok = colon != std::string::npos && kind.has_value();
+    if (ok) {
+      const std::string count = text.substr(colon + 1);
+      char* end = nullptr;
+      errno = 0;
+      const long n = std::strtol(count.c_str(), &end, 10);
+      ok = !count.empty() && *end == '\0' && errno == 0 && n >= 1 && n <= 64;
+      devices = static_cast<int>(n);
+    }
+    if (!ok) {
+      return acco::fail(Errc::kInvalidArgument,
+                        fmt::format("--config {}: expected POLICY:DEVICES with a policy name and "
+                                    "1..64 devices, e.g. dmda:8",
+                                    text));
+    }
+    out.push_back({*kind, devices});
+  }
+  return out;
+}
+
 Result<Options> parse(int argc, char** argv) {
   Options options;
   CLI::App app{
@@ -442,6 +471,11 @@ Result<Options> parse(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--json", options.json, "write results to FILE");
   app.add_flag("--skip-starpu", options.skip_starpu, "run acco only");
+  app.add_option("--workload", options.workload, "run one workload only")
+      ->check(CLI::IsMember({"independent", "rw-chain"}));
+  app.add_option("--config", options.configs,
+                 "acco configurations as POLICY:DEVICES (repeatable; default eager:2 dmda:2 "
+                 "dmda:8 ws:2)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
@@ -490,10 +524,18 @@ int run(int argc, char** argv) {
   std::fflush(stdout);  // before the progress lines on stderr
 
   using acco::sched::PolicyKind;
-  const std::vector<AccoConfig> acco_configs = {{PolicyKind::kEager, 2},
-                                                {PolicyKind::kDmda, 2},
-                                                {PolicyKind::kDmda, 8},
-                                                {PolicyKind::kWorkStealing, 2}};
+  std::vector<AccoConfig> acco_configs = {{PolicyKind::kEager, 2},
+                                          {PolicyKind::kDmda, 2},
+                                          {PolicyKind::kDmda, 8},
+                                          {PolicyKind::kWorkStealing, 2}};
+  if (!options->configs.empty()) {
+    auto parsed = parse_configs(options->configs);
+    if (!parsed) {
+      std::fprintf(stderr, "acco-sched-overhead-bench: %s\n", parsed.error().message.c_str());
+      return 2;
+    }
+    acco_configs = std::move(*parsed);
+  }
 
 #ifdef ACCO_BENCH_WITH_STARPU
   const std::vector<std::string> starpu_policies = {"eager", "dmda"};
@@ -510,6 +552,9 @@ int run(int argc, char** argv) {
 
   std::vector<Row> rows;
   for (Workload workload : {Workload::kIndependent, Workload::kRwChain}) {
+    if (!options->workload.empty() && options->workload != to_string(workload)) {
+      continue;
+    }
 #ifdef ACCO_BENCH_WITH_STARPU
     if (!options->skip_starpu) {
       for (const std::string& policy : starpu_policies) {

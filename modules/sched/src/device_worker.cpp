@@ -20,26 +20,37 @@ std::chrono::nanoseconds scaled(std::chrono::nanoseconds t, double factor) {
       static_cast<std::int64_t>(static_cast<double>(t.count()) * factor));
 }
 
+// EWMA of the runtime's own costs. A thread that lost its CPU for a whole time slice gives one
+// sample hundreds of times the usual; it may raise the estimate only tenfold at a time, so a
+// lasting change is still followed within a few samples.
+double smoothed(double estimate, double sample, double weight) {
+  return (1 - weight) * estimate + weight * std::min(sample, 10 * estimate + 1e-6);
+}
+
 }  // namespace
 
 void spin_lock(std::unique_lock<std::mutex>& lock) {
-  constexpr int kSpins = 200;
-  for (int i = 0; i < kSpins; ++i) {
+  for (int i = 0;; ++i) {
     if (lock.try_lock()) {
       return;
     }
     if (i % 32 == 31) {
-      std::this_thread::yield();  // the holder may be waiting for this CPU
+      std::this_thread::yield();
     }
   }
-  lock.lock();
 }
 
 void RuntimeCore::worker(int device) {
   Lock lock = acquire();
   TaskId id = 0;
+  std::vector<TaskId> batch;
   while (next_task(device, id, lock)) {
-    run_task(device, id, lock);
+    // Short tasks whose data is already here run several per lock hand-off.
+    if (take_batch(device, id, batch) > 0) {
+      run_batch(device, batch, lock);
+    } else {
+      run_task(device, id, lock);
+    }
   }
   drain_inflight(device, lock);
   DeviceState& d = *devices_[static_cast<std::size_t>(device)];
@@ -50,12 +61,25 @@ void RuntimeCore::worker(int device) {
 
 bool RuntimeCore::next_task(int device, TaskId& out, Lock& lock) {
   DeviceState& d = *devices_[static_cast<std::size_t>(device)];
+  // Taking a task after being idle: how long the push waited for this thread.
+  const auto took = [&] {
+    if (!d.active) {
+      d.active = true;
+      if (d.idle_push.count() >= 0) {
+        const double latency = std::chrono::duration<double>(now() - d.idle_push).count();
+        double& estimate = d.idle_push_woke ? d.wake_latency_s : d.poll_latency_s;
+        estimate = smoothed(estimate, latency, 0.1);
+        d.idle_push = std::chrono::nanoseconds(-1);
+      }
+    }
+    return true;
+  };
   for (;;) {
     if (!d.failed && !d.queue.empty()) {
       out = d.queue.front();
       d.queue.pop_front();
-      d.queued_s = d.queue.empty() ? 0 : std::max(0.0, d.queued_s - tasks_[out].predicted_s);
-      return true;
+      d.queued_s = d.queue.empty() ? 0 : std::max(0.0, d.queued_s - tasks_[out].queued_cost_s);
+      return took();
     }
     if (!d.failed && !d.drained && policy_ == PolicyKind::kEager) {
       auto it = std::find_if(shared_queue_.begin(), shared_queue_.end(),
@@ -64,15 +88,17 @@ bool RuntimeCore::next_task(int device, TaskId& out, Lock& lock) {
         out = *it;
         shared_queue_.erase(it);
         tasks_[out].device = device;
-        return true;
+        return took();
       }
     }
     if (!d.failed && !d.drained && policy_ == PolicyKind::kWorkStealing && try_steal(device, out)) {
-      return true;
+      return took();
     }
     if (stop_) {
       return false;
     }
+    d.active = false;
+    d.previous_end = std::chrono::nanoseconds(-1);
     if (poll_for_work(device, lock)) {
       continue;
     }
@@ -136,7 +162,7 @@ bool RuntimeCore::try_steal(int device, TaskId& out) {
       }
       out = *it;
       victim.queue.erase(std::next(it).base());
-      victim.queued_s = victim.queue.empty() ? 0 : std::max(0.0, victim.queued_s - t.predicted_s);
+      victim.queued_s = victim.queue.empty() ? 0 : std::max(0.0, victim.queued_s - t.queued_cost_s);
       t.stolen = true;
       t.device = device;
       if (thief_view.predicted) {
@@ -488,9 +514,100 @@ void RuntimeCore::fail_device(int device, const std::string& why, Lock& lock) {
   requeue_from(device);
 }
 
-void RuntimeCore::run_task(int device, TaskId id, Lock& lock) {
+TaskContext RuntimeCore::context_for(int device, const TaskState& t) const {
+  const DeviceState& d = *devices_[static_cast<std::size_t>(device)];
+  TaskContext context;
+  context.device_ = device;
+  context.kind_ = &d.kind;
+  context.dev_ = d.spec.device;
+  context.buffers_.reserve(t.access_handles.size());
+  for (std::size_t h : t.access_handles) {
+    const Replica& r = handles_[h].replicas[static_cast<std::size_t>(device)];
+    context.buffers_.emplace_back(r.buffer->data(), handles_[h].bytes);
+  }
+  return context;
+}
+
+RuntimeCore::Outcome RuntimeCore::execute(const TaskState& t, int device, TaskContext& context) {
+  const int impl = t.info->impl[static_cast<std::size_t>(device)];
+  const Implementation& run = t.codelet->implementations[static_cast<std::size_t>(impl)].second;
+  Outcome out;
+  out.started = now();
+  try {
+    run(context);
+  } catch (const DeviceFailure& e) {
+    out.device_error = e.what();
+  } catch (const std::exception& e) {
+    out.error = e.what();
+    if (out.error.empty()) {
+      out.error = "an exception without a message";
+    }
+  } catch (...) {
+    out.error = "an exception that is not a std::exception";
+  }
+  out.finished = now();
+  return out;
+}
+
+void RuntimeCore::unpin(int device, const TaskState& t) {
+  const auto dev_index = static_cast<std::size_t>(device);
+  for (const auto& [h, mode] : t.accesses) {
+    Replica& r = handles_[h].replicas[dev_index];
+    if (r.pins > 0 && r.buffer) {
+      --r.pins;
+      r.last_use = ++use_tick_;
+    }
+  }
+}
+
+bool RuntimeCore::complete(int device, TaskId id, Outcome outcome, double weight, Lock& lock) {
   DeviceState& d = *devices_[static_cast<std::size_t>(device)];
   const auto dev_index = static_cast<std::size_t>(device);
+  TaskState& t = tasks_[id];
+  t.started = outcome.started;
+  unpin(device, t);
+  if (!outcome.device_error.empty()) {
+    fail_device(device, outcome.device_error, lock);
+    t.phase = TaskPhase::kQueued;
+    place(id, -1);
+    return false;
+  }
+  d.busy += outcome.finished - outcome.started;
+  ++d.tasks_run;
+  if (!outcome.error.empty()) {
+    finish(id, fmt::format("threw on dev{}: {}", device, outcome.error), device);
+    return true;
+  }
+  for (const auto& [h, mode] : t.accesses) {
+    if (!writes(mode)) {
+      continue;
+    }
+    HandleState& hs = handles_[h];
+    for (std::size_t r = 0; r < hs.replicas.size(); ++r) {
+      hs.replicas[r].valid = r == dev_index;
+    }
+    hs.host_valid = false;
+    hs.lost.clear();
+    ++hs.version;
+  }
+  // Normalised to full weight, so a slowed device's model stays the device's own.
+  learn(device, t, scaled(outcome.finished - outcome.started, weight));
+  finish(id, "", device, outcome.finished);
+  return true;
+}
+
+void RuntimeCore::note_overhead(DeviceState& d, std::chrono::nanoseconds gap, std::size_t tasks) {
+  const double per_task = std::chrono::duration<double>(gap).count() /
+                          static_cast<double>(std::max<std::size_t>(tasks, 1));
+  // A low quantile rather than the mean: gaps where the thread lost its CPU to another device's
+  // thread say how crowded the CPUs are, not what one more task on this device costs; falls
+  // quickly, rises slowly.
+  const double sample = std::max(0.0, per_task);
+  d.overhead_s = smoothed(d.overhead_s, sample, sample < d.overhead_s ? 0.2 : 0.02);
+}
+
+void RuntimeCore::run_task(int device, TaskId id, Lock& lock) {
+  DeviceState& d = *devices_[static_cast<std::size_t>(device)];
   TaskState& t = tasks_[id];
   t.phase = TaskPhase::kRunning;
   t.device = device;
@@ -498,20 +615,10 @@ void RuntimeCore::run_task(int device, TaskId id, Lock& lock) {
   const std::chrono::nanoseconds fetch_start = now();
   d.running_end_s = std::chrono::duration<double>(fetch_start).count() + t.predicted_s;
 
-  const auto unpin = [&] {
-    for (const auto& [h, mode] : t.accesses) {
-      Replica& r = handles_[h].replicas[dev_index];
-      if (r.pins > 0 && r.buffer) {
-        --r.pins;
-        r.last_use = ++use_tick_;
-      }
-    }
-    pins_released_.notify_all();
-  };
-
   Status fetched = acquire_data(device, id, lock);
   if (!fetched) {
-    unpin();
+    unpin(device, t);
+    pins_released_.notify_all();
     d.running_end_s = 0;
     if (fetched.error().code == Errc::kNotFound) {
       finish(id, fetched.error().message, device);
@@ -527,69 +634,130 @@ void RuntimeCore::run_task(int device, TaskId id, Lock& lock) {
     t.transfer_time = now() - fetch_start;
   }
   prefetch(device, lock);
-
-  TaskContext context;
-  context.device_ = device;
-  context.kind_ = &d.kind;
-  context.dev_ = d.spec.device;
-  context.buffers_.reserve(t.access_handles.size());
-  for (std::size_t h : t.access_handles) {
-    const Replica& r = handles_[h].replicas[dev_index];
-    context.buffers_.emplace_back(r.buffer->data(), handles_[h].bytes);
-  }
-  const int impl = t.info->impl[dev_index];
-  const Implementation& run = t.codelet->implementations[static_cast<std::size_t>(impl)].second;
+  TaskContext context = context_for(device, t);
   const double weight = d.weight;
+  const std::chrono::nanoseconds previous_end = d.previous_end;
 
   lock.unlock();
-  std::string error;
-  std::string device_error;
-  const std::chrono::nanoseconds started = now();
-  try {
-    run(context);
-  } catch (const DeviceFailure& e) {
-    device_error = e.what();
-  } catch (const std::exception& e) {
-    error = e.what();
-    if (error.empty()) {
-      error = "an exception without a message";
-    }
-  } catch (...) {
-    error = "an exception that is not a std::exception";
-  }
-  const std::chrono::nanoseconds finished = now();
+  Outcome outcome = execute(t, device, context);
   spin_lock(lock);
 
-  t.started = started;
-  unpin();
+  if (previous_end.count() >= 0) {
+    note_overhead(d, outcome.started - previous_end - t.transfer_time, 1);
+  }
   d.running_end_s = 0;
-  if (!device_error.empty()) {
-    fail_device(device, device_error, lock);
-    t.phase = TaskPhase::kQueued;
-    place(id, -1);
-    return;
+  const std::chrono::nanoseconds finished = outcome.finished;
+  const bool ran = complete(device, id, std::move(outcome), weight, lock);
+  pins_released_.notify_all();
+  // The next task, if one is waiting now (perhaps released just above), starts back to back.
+  d.previous_end = ran && !d.queue.empty() ? finished : std::chrono::nanoseconds(-1);
+}
+
+bool RuntimeCore::batchable(int device, const TaskState& t) const {
+  // Short, calibrated, and every datum already usable here: no copy, no allocation, no wait.
+  constexpr double kShortTask = 20e-6;
+  if (!t.calibrated || t.predicted_s > kShortTask) {
+    return false;
   }
-  d.busy += finished - started;
-  ++d.tasks_run;
-  if (!error.empty()) {
-    finish(id, fmt::format("threw on dev{}: {}", device, error), device);
-    return;
-  }
+  const auto dev_index = static_cast<std::size_t>(device);
   for (const auto& [h, mode] : t.accesses) {
-    if (!writes(mode)) {
-      continue;
+    const HandleState& hs = handles_[h];
+    const Replica& r = hs.replicas[dev_index];
+    if (!r.buffer || r.fetching || (reads(mode) && (!r.valid || !hs.lost.empty()))) {
+      return false;
     }
-    HandleState& hs = handles_[h];
-    for (std::size_t r = 0; r < hs.replicas.size(); ++r) {
-      hs.replicas[r].valid = r == dev_index;
-    }
-    hs.host_valid = false;
-    hs.lost.clear();
-    ++hs.version;
   }
-  // Normalised to full weight, so a slowed device's model stays the device's own.
-  learn(device, t, scaled(finished - started, weight));
-  finish(id, "", device, finished);
+  return true;
+}
+
+std::size_t RuntimeCore::take_batch(int device, TaskId first, std::vector<TaskId>& batch) {
+  DeviceState& d = *devices_[static_cast<std::size_t>(device)];
+  // Bounded so that the first task's dependants wait at most this long for its completion.
+  constexpr std::size_t kMaxBatch = 64;
+  constexpr double kMaxBatchSeconds = 50e-6;
+  batch.clear();
+  if (d.queue.empty() || !batchable(device, tasks_[first])) {
+    return 0;
+  }
+  batch.push_back(first);
+  double total = tasks_[first].predicted_s;
+  while (!d.queue.empty() && batch.size() < kMaxBatch) {
+    const TaskState& next = tasks_[d.queue.front()];
+    if (!batchable(device, next) || total + next.predicted_s > kMaxBatchSeconds) {
+      break;
+    }
+    total += next.predicted_s;
+    batch.push_back(d.queue.front());
+    d.queue.pop_front();
+    d.queued_s = d.queue.empty() ? 0 : std::max(0.0, d.queued_s - next.queued_cost_s);
+  }
+  if (batch.size() == 1) {
+    batch.clear();
+    return 0;
+  }
+  return batch.size();
+}
+
+void RuntimeCore::run_batch(int device, const std::vector<TaskId>& batch, Lock& lock) {
+  DeviceState& d = *devices_[static_cast<std::size_t>(device)];
+  const auto dev_index = static_cast<std::size_t>(device);
+  std::vector<TaskContext> contexts;
+  contexts.reserve(batch.size());
+  std::vector<const TaskState*> states;  // tasks_ is not indexed without the lock
+  states.reserve(batch.size());
+  double predicted = 0;
+  for (TaskId id : batch) {
+    TaskState& t = tasks_[id];
+    t.phase = TaskPhase::kRunning;
+    t.device = device;
+    t.prefetched_on = -1;
+    for (const auto& [h, mode] : t.accesses) {
+      ++handles_[h].replicas[dev_index].pins;
+    }
+    contexts.push_back(context_for(device, t));
+    states.push_back(&t);
+    predicted += t.predicted_s;
+  }
+  d.running_end_s = now_s() + predicted;
+  prefetch(device, lock);
+  const double weight = d.weight;
+  const std::chrono::nanoseconds previous_end = d.previous_end;
+
+  lock.unlock();
+  std::vector<Outcome> outcomes;
+  outcomes.reserve(batch.size());
+  for (std::size_t i = 0; i < batch.size(); ++i) {
+    outcomes.push_back(execute(*states[i], device, contexts[i]));
+    if (!outcomes.back().device_error.empty()) {
+      break;  // the rest go elsewhere
+    }
+  }
+  spin_lock(lock);
+
+  std::chrono::nanoseconds gaps{0};
+  for (std::size_t i = 1; i < outcomes.size(); ++i) {
+    gaps += outcomes[i].started - outcomes[i - 1].finished;
+  }
+  if (previous_end.count() >= 0) {
+    note_overhead(d, outcomes.front().started - previous_end + gaps, outcomes.size());
+  }
+  d.running_end_s = 0;
+  const std::chrono::nanoseconds finished = outcomes.back().finished;
+  bool ran = true;
+  for (std::size_t i = 0; i < outcomes.size(); ++i) {
+    const bool completed = complete(device, batch[i], std::move(outcomes[i]), weight, lock);
+    d.tasks_batched += completed ? 1 : 0;
+    ran = completed && ran;
+  }
+  for (std::size_t i = outcomes.size(); i < batch.size(); ++i) {
+    // Not started: its device failed during an earlier task of the batch.
+    TaskState& t = tasks_[batch[i]];
+    unpin(device, t);
+    t.phase = TaskPhase::kQueued;
+    place(batch[i], -1);
+  }
+  pins_released_.notify_all();
+  d.previous_end = ran && !d.queue.empty() ? finished : std::chrono::nanoseconds(-1);
 }
 
 }  // namespace acco::sched::detail

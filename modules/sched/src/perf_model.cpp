@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <limits>
+#include <span>
 #include <utility>
 
 #include <fmt/format.h>
@@ -39,10 +40,17 @@ double median_of(const std::vector<std::int64_t>& samples) {
   return median_of(std::vector<double>(samples.begin(), samples.end()));
 }
 
-// The window's median, and whether `x` lies further from it than the spread allows. MAD is 0
-// when most samples are identical, so the floor keeps ordinary jitter from counting as outliers.
-bool is_outlier(const std::vector<std::int64_t>& window, std::int64_t x,
-                const ModelOptions& options) {
+// The window's median and how far from it a sample may lie. MAD is 0 when most samples are
+// identical, so the floor keeps ordinary jitter from counting as outliers.
+struct Spread {
+  double median = 0;
+  double allowed = 0;
+  bool is_outlier(std::int64_t x) const {
+    return std::abs(static_cast<double>(x) - median) > allowed;
+  }
+};
+
+Spread spread_of(const std::vector<std::int64_t>& window, const ModelOptions& options) {
   const double median = median_of(window);
   std::vector<double> deviations;
   deviations.reserve(window.size());
@@ -50,9 +58,8 @@ bool is_outlier(const std::vector<std::int64_t>& window, std::int64_t x,
     deviations.push_back(std::abs(static_cast<double>(s) - median));
   }
   const double mad = median_of(std::move(deviations));
-  const double allowed =
-      std::max(options.outlier_mads * kMadToSigma * mad, options.outlier_floor * median);
-  return std::abs(static_cast<double>(x) - median) > allowed;
+  return {median,
+          std::max(options.outlier_mads * kMadToSigma * mad, options.outlier_floor * median)};
 }
 
 void keep_newest(std::vector<std::int64_t>& samples, std::size_t n) {
@@ -218,35 +225,52 @@ std::optional<std::chrono::nanoseconds> prior_estimate(const CostHint& hint,
 }
 
 bool PerfModels::record(const ModelKey& key, std::chrono::nanoseconds time) {
-  ACCO_CHECK(time.count() >= 0);
+  return record_batch(key, std::span(&time, 1)) == 1;
+}
+
+std::size_t PerfModels::record_batch(const ModelKey& key,
+                                     std::span<const std::chrono::nanoseconds> times) {
   ACCO_CHECK(options_.window > 0);
   auto& entry = entries_[key];
-  const std::int64_t x = time.count();
-  // Until there are enough samples to know the spread, every sample is taken.
-  if (!entry.samples_ns.empty() && entry.samples_ns.size() >= options_.calibrated_after &&
-      is_outlier(entry.samples_ns, x, options_)) {
-    ++entry.rejected;
-    ++entry.consecutive_outliers;
-    entry.recent_outliers_ns.push_back(x);
-    if (options_.regime_change_after == 0 ||
-        entry.consecutive_outliers < options_.regime_change_after) {
-      keep_newest(entry.recent_outliers_ns, std::max<std::size_t>(options_.regime_change_after, 1));
-      return false;
+  std::optional<Spread> spread;
+  std::size_t taken = 0;
+  for (const std::chrono::nanoseconds time : times) {
+    ACCO_CHECK(time.count() >= 0);
+    const std::int64_t x = time.count();
+    // Until there are enough samples to know the spread, every sample is taken.
+    const bool checked =
+        !entry.samples_ns.empty() && entry.samples_ns.size() >= options_.calibrated_after;
+    if (checked && !spread) {
+      spread = spread_of(entry.samples_ns, options_);
     }
-    // A run of outliers this long is the device's new normal (throttling, a co-tenant), not a
-    // spike: relearn from it rather than predicting the old speed for ever.
-    entry.rejected -= std::min(entry.rejected, entry.recent_outliers_ns.size());
-    entry.samples_ns = std::move(entry.recent_outliers_ns);
-    entry.recent_outliers_ns.clear();
+    if (checked && spread->is_outlier(x)) {
+      ++entry.rejected;
+      ++entry.consecutive_outliers;
+      entry.recent_outliers_ns.push_back(x);
+      if (options_.regime_change_after == 0 ||
+          entry.consecutive_outliers < options_.regime_change_after) {
+        keep_newest(entry.recent_outliers_ns,
+                    std::max<std::size_t>(options_.regime_change_after, 1));
+        continue;
+      }
+      // A run of outliers this long is the device's new normal (throttling, a co-tenant), not a
+      // spike: relearn from it rather than predicting the old speed for ever.
+      entry.rejected -= std::min(entry.rejected, entry.recent_outliers_ns.size());
+      entry.samples_ns = std::move(entry.recent_outliers_ns);
+      entry.recent_outliers_ns.clear();
+      entry.consecutive_outliers = 0;
+      keep_newest(entry.samples_ns, options_.window);
+      spread.reset();  // a new window: a new spread
+      ++taken;
+      continue;
+    }
     entry.consecutive_outliers = 0;
+    entry.recent_outliers_ns.clear();
+    entry.samples_ns.push_back(x);
     keep_newest(entry.samples_ns, options_.window);
-    return true;
+    ++taken;
   }
-  entry.consecutive_outliers = 0;
-  entry.recent_outliers_ns.clear();
-  entry.samples_ns.push_back(x);
-  keep_newest(entry.samples_ns, options_.window);
-  return true;
+  return taken;
 }
 
 std::optional<Prediction> PerfModels::predict(const ModelKey& key, const CostHint& hint,

@@ -152,6 +152,7 @@ Status RuntimeCore::write_back(DataHandle handle, bool forget) {
   const auto settled = [&](TaskId t) {
     return tasks_[t].phase == TaskPhase::kDone || tasks_[t].phase == TaskPhase::kFailed;
   };
+  ++settle_waiters_;
   all_done_.wait(lock, [&] {
     const HandleState& h = handles_[handle.id];
     if (h.host_writing || (h.last_writer && !settled(*h.last_writer))) {
@@ -159,6 +160,7 @@ Status RuntimeCore::write_back(DataHandle handle, bool forget) {
     }
     return !forget || std::all_of(h.readers_since.begin(), h.readers_since.end(), settled);
   });
+  --settle_waiters_;
   HandleState& h = handles_[handle.id];
   Status status;
   if (h.last_writer && tasks_[*h.last_writer].phase == TaskPhase::kFailed) {
@@ -589,10 +591,10 @@ std::vector<ModelSlot>& RuntimeCore::model_slots(const TaskState& task) const {
 }
 
 void RuntimeCore::flush(ModelSlot& slot) const {
-  for (std::chrono::nanoseconds t : slot.pending) {
-    models_.record(slot.key, t);
+  if (!slot.pending.empty()) {
+    models_.record_batch(slot.key, slot.pending);
+    slot.pending.clear();
   }
-  slot.pending.clear();
 }
 
 void RuntimeCore::learn(int device, const TaskState& task, std::chrono::nanoseconds time) {
@@ -633,7 +635,7 @@ double RuntimeCore::queued_ahead(const DeviceState& d, int priority) const {
     if (tasks_[q].priority < priority) {
       break;
     }
-    ahead += tasks_[q].predicted_s;
+    ahead += tasks_[q].queued_cost_s;
   }
   return ahead;
 }
@@ -644,7 +646,12 @@ DeviceView RuntimeCore::view_of(int device, const TaskState& task, double now) c
   v.eligible = eligible(device, task);
   v.weight = d.weight;
   v.queued = d.queue.size();
-  v.available_at = std::max(now, d.running_end_s) + queued_ahead(d, task.priority);
+  // An idle device's thread must be scheduled before it starts anything; every task costs its
+  // device the dispatch overhead on top of its run time.
+  const double start = d.active     ? now
+                       : d.sleeping ? now + d.wake_latency_s
+                                    : now + d.poll_latency_s;
+  v.available_at = std::max(start, d.running_end_s) + queued_ahead(d, task.priority) + d.overhead_s;
   v.relative_speed = d.relative_speed;
   if (v.eligible) {
     if (auto p = predict(device, task)) {
@@ -771,7 +778,12 @@ void RuntimeCore::enqueue(int device, TaskId id) {
     --pos;
   }
   d.queue.insert(pos, id);
-  d.queued_s += t.predicted_s;
+  t.queued_cost_s = t.predicted_s + d.overhead_s;
+  d.queued_s += t.queued_cost_s;
+  if (!d.active && d.idle_push.count() < 0) {
+    d.idle_push = now();
+    d.idle_push_woke = d.sleeping;
+  }
   d.epoch.fetch_add(1, std::memory_order_release);
   if (policy_ == PolicyKind::kWorkStealing) {
     work_epoch_.fetch_add(1, std::memory_order_release);
@@ -806,8 +818,12 @@ void RuntimeCore::finish(TaskId id, std::string error, int releasing_device,
     }
   }
   --unfinished_;
-  // wait_all waits for all tasks, write_back for one handle's writers.
-  all_done_.notify_all();
+  // wait_all waits for all tasks, write_back for one handle's writers, the destructor for parked
+  // tasks to become hopeless. Nobody else is woken: a waiter woken per task would cost a
+  // context switch per task.
+  if (unfinished_ == 0 || settle_waiters_ > 0 || !parked_.empty()) {
+    all_done_.notify_all();
+  }
 }
 
 void RuntimeCore::requeue_from(int device) {
@@ -824,7 +840,7 @@ void RuntimeCore::requeue_from(int device) {
   d.queue = std::move(keep);
   d.queued_s = 0;
   for (TaskId id : d.queue) {
-    d.queued_s += tasks_[id].predicted_s;
+    d.queued_s += tasks_[id].queued_cost_s;
   }
   for (TaskId id : move) {
     tasks_[id].planned = -1;
@@ -960,8 +976,12 @@ RunRecord RuntimeCore::records() const {
   }
   for (std::size_t d = 0; d < devices_.size(); ++d) {
     const DeviceState& ds = *devices_[d];
-    run.devices.push_back(
-        {static_cast<int>(d), ds.name, ds.kind, ds.busy, ds.tasks_run, ds.drained, ds.failed});
+    const auto ns = [](double seconds) {
+      return std::chrono::nanoseconds(static_cast<std::int64_t>(seconds * 1e9));
+    };
+    run.devices.push_back({static_cast<int>(d), ds.name, ds.kind, ds.busy, ds.tasks_run,
+                           ds.tasks_batched, ns(ds.overhead_s), ns(ds.poll_latency_s),
+                           ns(ds.wake_latency_s), ds.drained, ds.failed});
   }
   for (const auto& [key, link] : links_) {
     run.links.push_back(link);
@@ -979,6 +999,7 @@ void RuntimeCore::reset_records() {
   for (auto& d : devices_) {
     d->busy = std::chrono::nanoseconds(0);
     d->tasks_run = 0;
+    d->tasks_batched = 0;
   }
 }
 

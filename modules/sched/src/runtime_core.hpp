@@ -94,7 +94,8 @@ struct TaskState {
   int planned = -1;        // heft: the plan's device
   int prefetched_on = -1;  // inputs being fetched there ahead of time: stays there
   bool stolen = false;
-  double predicted_s = 0;  // counted in its device's queue load
+  double predicted_s = 0;    // its run time on its device
+  double queued_cost_s = 0;  // what it adds to its device's queue: run time plus dispatch overhead
   bool calibrated = false;
   std::string reason;
   std::string error;
@@ -127,8 +128,21 @@ struct DeviceState {
   double latency_s = 0;
   double relative_speed = 1;
   std::deque<TaskId> queue;  // priority order, FIFO among equals
-  double queued_s = 0;       // predicted run time of the queue
+  double queued_s = 0;       // predicted run time of the queue, dispatch overhead included
   double running_end_s = 0;  // expected end of the running task
+  // The runtime's own cost, measured on this device (EWMA), so that expected completion times
+  // include it: `overhead_s` is the gap between one task's end and the start of the next when
+  // the next was already waiting (bookkeeping, lock hand-offs, context switches; transfers
+  // excluded); the start latencies the delay between a push to an idle device thread (polling,
+  // or asleep) and the moment it takes the task. Where threads are scarce (more devices than CPUs)
+  // both are large and dmda keeps short tasks on devices already awake.
+  double overhead_s = 1e-6;
+  double poll_latency_s = 5e-6;   // start latency while its thread polls
+  double wake_latency_s = 20e-6;  // ... and once it sleeps (a futex wake and a context switch)
+  bool active = true;             // its thread will look at its queue again without being woken
+  std::chrono::nanoseconds idle_push{-1};     // first push since it went idle
+  bool idle_push_woke = false;                // that push found the thread asleep
+  std::chrono::nanoseconds previous_end{-1};  // last task's end, when the next one was waiting
   double weight = 1;
   bool drained = false;
   bool failed = false;
@@ -139,6 +153,7 @@ struct DeviceState {
   std::vector<InflightCopy> inflight;    // prefetches, worker thread only
   std::chrono::nanoseconds busy{0};
   std::size_t tasks_run = 0;
+  std::size_t tasks_batched = 0;
   std::thread thread;
 };
 
@@ -149,9 +164,12 @@ struct CodeletInfo {
   std::vector<int> impl;  // per device, -1 = none
 };
 
-// Takes `lock`'s mutex, spinning briefly before blocking: the runtime's critical sections last
-// well under a microsecond, so a waiter that sleeps in the kernel (futex wait, then a wake-up
-// and a context switch for the holder's unlock) pays tens of times more than the wait itself.
+// Takes `lock`'s mutex by spinning on try_lock, yielding the CPU now and then (the holder may be
+// waiting for it when there are more threads than CPUs), never sleeping in the kernel: the
+// runtime's critical sections last well under a microsecond, and a waiter that slept (futex
+// wait, then a wake-up syscall in the holder's unlock and a context switch) would pay tens of
+// times more than the wait itself. Measured: 25 % of all CPU time went to futex wait and wake
+// with 200 spins before blocking (../docs/scheduler.md).
 void spin_lock(std::unique_lock<std::mutex>& lock);
 
 class RuntimeCore {
@@ -222,7 +240,25 @@ class RuntimeCore {
   // may have appeared for it.
   bool poll_for_work(int device, Lock& lock);
   bool try_steal(int device, TaskId& out);
+  // What running one implementation gave: times, and an error or a device failure.
+  struct Outcome {
+    std::chrono::nanoseconds started{0}, finished{0};
+    std::string error;
+    std::string device_error;
+  };
   void run_task(int device, TaskId id, Lock& lock);
+  // A short task whose data is valid here (no copy, no allocation): batched with its
+  // successors in the queue. take_batch fills `batch` (first included) and returns its size,
+  // 0 when `first` runs alone.
+  bool batchable(int device, const TaskState& t) const;
+  std::size_t take_batch(int device, TaskId first, std::vector<TaskId>& batch);
+  void run_batch(int device, const std::vector<TaskId>& batch, Lock& lock);
+  TaskContext context_for(int device, const TaskState& t) const;
+  Outcome execute(const TaskState& t, int device, TaskContext& context);
+  void unpin(int device, const TaskState& t);
+  // Publishes an outcome under the lock; false when the device failed (the task was re-placed).
+  bool complete(int device, TaskId id, Outcome outcome, double weight, Lock& lock);
+  static void note_overhead(DeviceState& d, std::chrono::nanoseconds gap, std::size_t tasks);
   Status acquire_data(int device, TaskId id, Lock& lock);
   void prefetch(int device, Lock& lock);
   Status wait_inflight(int device, std::size_t handle, Lock& lock);
@@ -240,6 +276,7 @@ class RuntimeCore {
 
   mutable std::mutex mu_;
   std::condition_variable all_done_;
+  std::size_t settle_waiters_ = 0;  // write_back calls waiting on all_done_
   std::condition_variable pins_released_;
   bool stop_ = false;
   // Bumped whenever work appears for any device (the shared queue, a push under ws where

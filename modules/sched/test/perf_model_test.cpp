@@ -259,6 +259,56 @@ TEST(PerfModelTest, ANormalRunBetweenOutliersRestartsTheCount) {
   EXPECT_EQ(models.entries().at(kGemm).rejected, 4U);
 }
 
+TEST(PerfModelBatchTest, ABatchRejectsTheSameSpikesAsOneByOneRecording) {
+  PerfModels one_by_one;
+  PerfModels batched;
+  record_all(one_by_one, kGemm, {190us, 192us, 188us});
+  record_all(batched, kGemm, {190us, 192us, 188us});
+  const std::vector<std::chrono::nanoseconds> runs = {191us, 90ms, 189us, 1us, 190us};
+  std::size_t taken = 0;
+  for (const auto t : runs) {
+    taken += one_by_one.record(kGemm, t) ? 1 : 0;
+  }
+  EXPECT_EQ(taken, 3U);
+  EXPECT_EQ(batched.record_batch(kGemm, runs), 3U);
+  EXPECT_EQ(batched.entries().at(kGemm), one_by_one.entries().at(kGemm));
+}
+
+TEST(PerfModelBatchTest, SamplesAreJudgedAgainstTheWindowAtTheStartOfTheBatch) {
+  // One by one, three 124 us runs move the median to 112 us and widen the spread, so 140 us is
+  // taken. In one batch every run is judged against the 100 us window (floor 25 %): 140 us is not.
+  const std::vector<std::chrono::nanoseconds> runs = {124us, 124us, 124us, 140us};
+  PerfModels one_by_one;
+  record_all(one_by_one, kGemm, {100us, 100us, 100us});
+  std::size_t taken = 0;
+  for (const auto t : runs) {
+    taken += one_by_one.record(kGemm, t) ? 1 : 0;
+  }
+  EXPECT_EQ(taken, 4U);
+  PerfModels batched;
+  record_all(batched, kGemm, {100us, 100us, 100us});
+  EXPECT_EQ(batched.record_batch(kGemm, runs), 3U);
+  EXPECT_EQ(batched.entries().at(kGemm).rejected, 1U);
+}
+
+TEST(PerfModelBatchTest, ARegimeChangeInsideABatchJudgesTheRestAgainstTheNewWindow) {
+  PerfModels models;
+  record_all(models, kGemm, {100us, 100us, 100us, 100us});
+  const std::vector<std::chrono::nanoseconds> runs = {200us, 201us, 199us, 202us, 100us};
+  // Three outliers become the window; 202 us then fits it and 100 us is the outlier.
+  EXPECT_EQ(models.record_batch(kGemm, runs), 2U);
+  EXPECT_EQ(models.entries().at(kGemm).samples_ns,
+            (std::vector<std::int64_t>{200'000, 201'000, 199'000, 202'000}));
+  EXPECT_EQ(models.entries().at(kGemm).rejected, 1U);
+}
+
+TEST(PerfModelBatchTest, SamplesBeforeCalibrationAreTakenAndTheEmptyBatchIsANoOp) {
+  PerfModels models;
+  EXPECT_EQ(models.record_batch(kGemm, {}), 0U);
+  const std::vector<std::chrono::nanoseconds> runs = {100us, 5ms, 1us};
+  EXPECT_EQ(models.record_batch(kGemm, runs), 3U);
+}
+
 TEST(PerfModelTest, RegimeChangeAfterZeroNeverAdoptsOutliers) {
   PerfModels models(ModelOptions{.regime_change_after = 0});
   record_all(models, kGemm, {100us, 100us, 100us});

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -86,6 +87,11 @@ class PerfModels {
   // rejected as an outlier; the outlier that completes a regime change is taken (true), and the
   // outliers it adopts no longer count as rejected.
   bool record(const ModelKey& key, std::chrono::nanoseconds time);
+  // Records several run times of one key, in order; returns how many were taken. Each is judged
+  // against the window's median and spread as they were at the start of the batch (or at the
+  // last regime change within it), which costs one median per batch instead of one per sample;
+  // a batch of one is exactly record().
+  std::size_t record_batch(const ModelKey& key, std::span<const std::chrono::nanoseconds> times);
   // The median of the window once calibrated; otherwise the prior when known, else the median
   // of the few samples there are (both with calibrated = false); nullopt when none of these.
   [[nodiscard]] std::optional<Prediction> predict(const ModelKey& key, const CostHint& hint,

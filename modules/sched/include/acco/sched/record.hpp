@@ -62,6 +62,13 @@ struct DeviceRecord {
   std::string kind;
   std::chrono::nanoseconds busy{0};  // time inside implementations
   std::size_t tasks = 0;
+  std::size_t batched = 0;  // of `tasks`, those run in a batch of short tasks (one lock hand-off)
+  // The runtime's own measured cost on this device (see docs/scheduler.md, "Overhead"): the gap
+  // between back-to-back tasks, and the delay before an idle device thread takes a task while it
+  // polls and once it sleeps.
+  std::chrono::nanoseconds overhead{0};
+  std::chrono::nanoseconds poll_latency{0};
+  std::chrono::nanoseconds wake_latency{0};
   bool drained = false;
   bool failed = false;
   bool operator==(const DeviceRecord&) const = default;
