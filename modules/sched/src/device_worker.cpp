@@ -30,14 +30,16 @@ double smoothed(double estimate, double sample, double weight) {
 }  // namespace
 
 void spin_lock(std::unique_lock<std::mutex>& lock) {
-  for (int i = 0;; ++i) {
+  constexpr int kSpins = 200;
+  for (int i = 0; i < kSpins; ++i) {
     if (lock.try_lock()) {
       return;
     }
     if (i % 32 == 31) {
-      std::this_thread::yield();
+      std::this_thread::yield();  // the holder may be waiting for this CPU
     }
   }
+  lock.lock();
 }
 
 void RuntimeCore::worker(int device) {

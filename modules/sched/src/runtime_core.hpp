@@ -164,12 +164,11 @@ struct CodeletInfo {
   std::vector<int> impl;  // per device, -1 = none
 };
 
-// Takes `lock`'s mutex by spinning on try_lock, yielding the CPU now and then (the holder may be
-// waiting for it when there are more threads than CPUs), never sleeping in the kernel: the
-// runtime's critical sections last well under a microsecond, and a waiter that slept (futex
-// wait, then a wake-up syscall in the holder's unlock and a context switch) would pay tens of
-// times more than the wait itself. Measured: 25 % of all CPU time went to futex wait and wake
-// with 200 spins before blocking (../docs/scheduler.md).
+// Takes `lock`'s mutex, spinning briefly before blocking: the runtime's critical sections last
+// well under a microsecond, so a waiter that sleeps in the kernel (futex wait, then a wake-up
+// and a context switch for the holder's unlock) pays tens of times more than the wait itself.
+// Never blocking at all was tried: with several threads per CPU, spinners then starve a
+// preempted holder (eager went from 1.3 to 2-16 us per task).
 void spin_lock(std::unique_lock<std::mutex>& lock);
 
 class RuntimeCore {
