@@ -566,13 +566,17 @@ bool RuntimeCore::eligible(int device, const TaskState& task) const {
 std::optional<Prediction> RuntimeCore::predict(int device, const TaskState& task) const {
   const DeviceState& d = *devices_[static_cast<std::size_t>(device)];
   ModelSlot& slot = model_slot(device, task);
-  if (slot.cached && slot.cached->calibrated) {
+  const bool hintless = !(task.cost.flops > 0) && !(task.cost.bytes > 0);
+  if (slot.cached_valid && (hintless || (slot.cached && slot.cached->calibrated))) {
     return slot.cached;
   }
   flush(slot);
   auto p = models_.predict(slot.key, task.cost, d.spec.peak);
-  if (p && p->calibrated) {
+  // A prediction from the prior depends on the task's own hint: only the others are shared by
+  // every task of the slot.
+  if ((p && p->calibrated) || hintless) {
     slot.cached = p;
+    slot.cached_valid = true;
   }
   return p;
 }
@@ -603,9 +607,10 @@ void RuntimeCore::learn(int device, const TaskState& task, std::chrono::nanoseco
   // Calibrated predictions are refreshed every kModelBatch samples: recomputing a median per
   // task would cost more than the scheduling decision itself.
   constexpr std::size_t kModelBatch = 16;
-  if (!slot.cached || slot.pending.size() >= kModelBatch) {
+  if (!slot.cached || !slot.cached->calibrated || slot.pending.size() >= kModelBatch) {
     flush(slot);
     slot.cached.reset();
+    slot.cached_valid = false;
   }
 }
 
@@ -624,10 +629,11 @@ double RuntimeCore::transfer_estimate(int device, const TaskState& task) const {
   return seconds;
 }
 
-// StarPU's "sorted decision" (dmdasd): a task waits only for the queued tasks that will run
-// before it, those of higher or equal priority (the queue is sorted by priority, highest first).
+// The queued work a task waits for on `d`: the whole queue (StarPU's dmda), or with the sorted
+// decision knob (dmdasd) only the tasks that will run before it, those of higher or equal
+// priority (the queue is sorted by priority, highest first).
 double RuntimeCore::queued_ahead(const DeviceState& d, int priority) const {
-  if (d.queue.empty() || priority <= tasks_[d.queue.back()].priority) {
+  if (!knobs_.sorted_decision || d.queue.empty() || priority <= tasks_[d.queue.back()].priority) {
     return d.queued_s;
   }
   double ahead = 0;

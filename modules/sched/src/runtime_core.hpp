@@ -60,6 +60,10 @@ enum class TaskPhase {
 // samples waiting to be recorded in batches.
 struct ModelSlot {
   ModelKey key;
+  // The last prediction, valid while `cached_valid`: a calibrated one until the next batch of
+  // samples is recorded; an uncalibrated one (few samples, or none) for tasks without a cost
+  // hint (no prior can apply) until the next sample.
+  bool cached_valid = false;
   std::optional<Prediction> cached;
   std::vector<std::chrono::nanoseconds> pending;
 };

@@ -560,6 +560,62 @@ TEST(RuntimeTest, DmdaLearnsModelsAndExplainsItsPlacements) {
   std::filesystem::remove_all(dir);
 }
 
+// Where an urgent task goes when the fast device has a queue of low-priority work: plain dmda
+// (StarPU's) counts the whole queue and sends it to the slow device; the sorted decision
+// (dmdasd) counts only the queued tasks that run before it and keeps it on the fast one.
+int urgent_task_device(bool sorted_decision) {
+  RuntimeOptions options;
+  options.knobs.sorted_decision = sorted_decision;
+  Fixture f = make(2, options, 0, {"fast", "slow"});
+  const auto sleeper = [](int fast_ms, int slow_ms) {
+    return [fast_ms, slow_ms](TaskContext& ctx) {
+      std::this_thread::sleep_for(
+          std::chrono::milliseconds(ctx.kind() == "fast" ? fast_ms : slow_ms));
+    };
+  };
+  auto low = codelet("low", sleeper(5, 60), {"fast", "slow"});
+  auto urgent = codelet("urgent", sleeper(2, 8), {"fast", "slow"});
+  // One run of each on each device, one at a time (dmda sends a task to a device that has no
+  // model for it yet): every device has a prediction for both.
+  for (int i = 0; i < 2; ++i) {
+    for (const auto& c : {low, urgent}) {
+      Task t;
+      t.codelet = c;
+      EXPECT_TRUE(f.runtime->submit(std::move(t)).has_value());
+      EXPECT_TRUE(f.runtime->wait_all().has_value());
+    }
+  }
+  f.runtime->reset_records();
+  for (int i = 0; i < 4; ++i) {  // 20 ms of low-priority work, all on the fast device
+    Task t;
+    t.codelet = low;
+    EXPECT_TRUE(f.runtime->submit(std::move(t)).has_value());
+  }
+  Task t;
+  t.codelet = urgent;
+  t.priority = 10;
+  auto id = f.runtime->submit(std::move(t));
+  EXPECT_TRUE(id.has_value());
+  EXPECT_TRUE(f.runtime->wait_all().has_value());
+  const RunRecord rec = f.runtime->records();
+  for (const TaskRecord& r : rec.tasks) {
+    if (r.type == "low") {
+      EXPECT_EQ(r.device, 0) << "low-priority work belongs on the fast device: " << r.reason;
+    }
+  }
+  for (const TaskRecord& r : rec.tasks) {
+    if (r.id == *id) {
+      return r.device;
+    }
+  }
+  return -1;
+}
+
+TEST(RuntimeTest, DmdaCountsTheWholeQueueAndTheSortedDecisionOnlyWhatRunsFirst) {
+  EXPECT_EQ(urgent_task_device(false), 1);
+  EXPECT_EQ(urgent_task_device(true), 0);
+}
+
 TEST(RuntimeTest, HeftFollowsThePlanMadeAtSubmit) {
   RuntimeOptions options;
   options.policy = PolicyKind::kHeft;

@@ -50,6 +50,11 @@ struct SystemView {
 struct PolicyKnobs {
   double alpha = 1;
   double beta = 1;
+  // StarPU's dmdasd "sorted decision": a device is free for a task once the queued tasks of
+  // higher or equal priority have run, rather than its whole queue (StarPU's dmda). Off by
+  // default: on tiled Cholesky it keeps low-priority work off the CPU-like device (see
+  // docs/scheduler.md).
+  bool sorted_decision = false;
   bool operator==(const PolicyKnobs&) const = default;
 };
 
