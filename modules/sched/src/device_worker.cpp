@@ -56,9 +56,13 @@ void RuntimeCore::worker(int device) {
   }
   drain_inflight(device, lock);
   DeviceState& d = *devices_[static_cast<std::size_t>(device)];
-  std::unique_ptr<xfer::Engine> engine = std::move(d.engine);
+  std::unique_ptr<xfer::Engine> engine;
+  {
+    const std::lock_guard<std::mutex> guard(d.engine_mu);
+    engine = std::move(d.engine);
+  }
   lock.unlock();
-  engine.reset();  // waits for its queues, in the thread that used them
+  engine.reset();  // waits for its queues
 }
 
 bool RuntimeCore::next_task(int device, TaskId& out, Lock& lock) {
@@ -180,6 +184,32 @@ bool RuntimeCore::try_steal(int device, TaskId& out) {
   return false;
 }
 
+Result<xfer::Transfer> RuntimeCore::issue(DeviceState& d, const InflightCopy& copy) {
+  const std::lock_guard<std::mutex> guard(d.engine_mu);
+  if (!d.engine) {
+    return fail(Errc::kUnavailable, fmt::format("{}: its device thread has stopped", d.name));
+  }
+  return d.engine->copy(copy.dst, copy.src, copy.bytes);
+}
+
+void RuntimeCore::prefetch_pushed(Lock& lock) {
+  if (options_.prefetch_depth <= 0) {
+    return;
+  }
+  // Each pass may release the lock; a push made meanwhile sets its flag again.
+  for (bool again = true; again && !stop_;) {
+    again = false;
+    for (std::size_t d = 0; d < devices_.size(); ++d) {
+      DeviceState& ds = *devices_[d];
+      if (ds.prefetch_wanted && !ds.failed) {
+        ds.prefetch_wanted = false;
+        prefetch(static_cast<int>(d), lock);
+        again = true;
+      }
+    }
+  }
+}
+
 int RuntimeCore::pick_source(std::size_t handle, int device, bool allow_host) const {
   const HandleState& h = handles_[handle];
   if (allow_host && h.host_valid) {
@@ -272,7 +302,7 @@ Status RuntimeCore::make_room(int device, std::uint64_t bytes, Lock& lock) {
       InflightCopy copy{*victim, device, h.host, r.buffer->data(), h.bytes, {}, false, now()};
       lock.unlock();
       Status status;
-      auto transfer = d.engine->copy(copy.dst, copy.src, copy.bytes);
+      auto transfer = issue(d, copy);
       if (transfer) {
         auto done = transfer->wait();
         if (!done) {
@@ -306,6 +336,9 @@ Status RuntimeCore::allocate_replica(int device, std::size_t handle, Lock& lock)
   DeviceState& d = *devices_[static_cast<std::size_t>(device)];
   const std::size_t bytes = handles_[handle].bytes;
   ACCO_RETURN_IF_ERROR(make_room(device, bytes, lock), fmt::format("dev{}", device));
+  if (handles_[handle].replicas[static_cast<std::size_t>(device)].buffer) {
+    return {};  // a prefetch allocated it while make_room had released the lock
+  }
   auto buffer = d.spec.device->allocate(bytes);
   if (!buffer) {
     return tl::unexpected(
@@ -319,14 +352,32 @@ Status RuntimeCore::allocate_replica(int device, std::size_t handle, Lock& lock)
 
 Status RuntimeCore::wait_inflight(int device, std::size_t handle, Lock& lock) {
   DeviceState& d = *devices_[static_cast<std::size_t>(device)];
-  auto it = std::find_if(d.inflight.begin(), d.inflight.end(),
-                         [&](const InflightCopy& c) { return c.handle == handle; });
-  ACCO_CHECK(it != d.inflight.end());
+  const auto find = [&] {
+    return std::find_if(d.inflight.begin(), d.inflight.end(),
+                        [&](const InflightCopy& c) { return c.handle == handle; });
+  };
+  auto it = find();
+  while (it == d.inflight.end()) {
+    // Another thread marked it and is issuing it without the lock: it lists the copy (or clears
+    // `fetching` if the copy could not be issued) and then notifies.
+    if (!handles_[handle].replicas[static_cast<std::size_t>(device)].fetching) {
+      return {};  // nothing in flight: the caller copies if the replica is not valid
+    }
+    pins_released_.wait(lock);
+    it = find();
+  }
   InflightCopy copy = std::move(*it);
   d.inflight.erase(it);
-  lock.unlock();
+  // A prefetch that has landed is taken without releasing the lock: a hand-off to another thread
+  // costs more than the bookkeeping.
+  const bool landed = copy.transfer.ready();
+  if (!landed) {
+    lock.unlock();
+  }
   auto done = copy.transfer.wait();
-  spin_lock(lock);
+  if (!landed) {
+    spin_lock(lock);
+  }
   HandleState& h = handles_[handle];
   Replica& r = h.replicas[static_cast<std::size_t>(device)];
   if (copy.source >= 0) {
@@ -357,16 +408,24 @@ Status RuntimeCore::acquire_data(int device, TaskId id, Lock& lock) {
   TaskState& t = tasks_[id];
   DeviceState& d = *devices_[static_cast<std::size_t>(device)];
   const auto dev_index = static_cast<std::size_t>(device);
+  // Pin every replica the task uses. Waiting for a prefetch and making room release the lock, and
+  // meanwhile another thread may start a prefetch into a replica not pinned yet (prefetches
+  // skip pinned ones) or allocate its buffer: so each replica is re-examined until it can be
+  // pinned as it is.
   for (const auto& [h, mode] : t.accesses) {
     if (reads(mode) && !handles_[h].lost.empty()) {
       return fail(Errc::kNotFound, fmt::format("data {}: {}", h, handles_[h].lost));
     }
-    if (handles_[h].replicas[dev_index].fetching) {
-      // A failed prefetch is retried below as an ordinary copy.
-      (void)wait_inflight(device, h, lock);
-    }
-    if (!handles_[h].replicas[dev_index].buffer) {
-      ACCO_RETURN_IF_ERROR(allocate_replica(device, h, lock), "");
+    for (;;) {
+      const Replica& r = handles_[h].replicas[dev_index];
+      if (r.fetching) {
+        // A failed prefetch is retried below as an ordinary copy.
+        (void)wait_inflight(device, h, lock);
+      } else if (!r.buffer) {
+        ACCO_RETURN_IF_ERROR(allocate_replica(device, h, lock), "");
+      } else {
+        break;
+      }
     }
     ++handles_[h].replicas[dev_index].pins;
   }
@@ -395,7 +454,7 @@ Status RuntimeCore::acquire_data(int device, TaskId id, Lock& lock) {
   lock.unlock();
   Status status;
   for (InflightCopy& c : copies) {
-    auto transfer = d.engine->copy(c.dst, c.src, c.bytes);
+    auto transfer = issue(d, c);
     if (!transfer) {
       status = tl::unexpected(transfer.error());
       break;
@@ -441,7 +500,8 @@ void RuntimeCore::prefetch(int device, Lock& lock) {
     for (const auto& [h, mode] : u.accesses) {
       HandleState& hs = handles_[h];
       Replica& r = hs.replicas[dev_index];
-      if (!reads(mode) || !hs.lost.empty() || r.valid || r.fetching) {
+      // A pinned replica that is not valid is being filled by the task that pinned it.
+      if (!reads(mode) || !hs.lost.empty() || r.valid || r.fetching || r.pins > 0) {
         continue;
       }
       const int source = pick_source(h, device, true);
@@ -477,7 +537,7 @@ void RuntimeCore::prefetch(int device, Lock& lock) {
   }
   lock.unlock();
   for (InflightCopy& c : copies) {
-    auto transfer = d.engine->copy(c.dst, c.src, c.bytes);
+    auto transfer = issue(d, c);
     if (transfer) {
       c.transfer = std::move(*transfer);
       c.issued = true;
@@ -651,6 +711,7 @@ void RuntimeCore::run_task(int device, TaskId id, Lock& lock) {
   const std::chrono::nanoseconds finished = outcome.finished;
   const bool ran = complete(device, id, std::move(outcome), weight, lock);
   pins_released_.notify_all();
+  prefetch_pushed(lock);
   // The next task, if one is waiting now (perhaps released just above), starts back to back.
   d.previous_end = ran && !d.queue.empty() ? finished : std::chrono::nanoseconds(-1);
 }
@@ -759,6 +820,7 @@ void RuntimeCore::run_batch(int device, const std::vector<TaskId>& batch, Lock& 
     place(batch[i], -1);
   }
   pins_released_.notify_all();
+  prefetch_pushed(lock);
   d.previous_end = ran && !d.queue.empty() ? finished : std::chrono::nanoseconds(-1);
 }
 

@@ -391,6 +391,7 @@ Result<TaskId> RuntimeCore::submit(Task task) {
   add_task(id, std::move(task));
   if (tasks_[id].pending == 0) {
     make_ready(id, -1);
+    prefetch_pushed(lock);
   }
   return id;
 }
@@ -453,6 +454,7 @@ Result<std::vector<TaskId>> RuntimeCore::submit_graph(std::vector<Task> graph) {
       make_ready(first + i, -1);
     }
   }
+  prefetch_pushed(lock);
   return ids;
 }
 
@@ -786,6 +788,7 @@ void RuntimeCore::enqueue(int device, TaskId id) {
   d.queue.insert(pos, id);
   t.queued_cost_s = t.predicted_s + d.overhead_s;
   d.queued_s += t.queued_cost_s;
+  d.prefetch_wanted = d.prefetch_wanted || !t.accesses.empty();
   if (!d.active && d.idle_push.count() < 0) {
     d.idle_push = now();
     d.idle_push_woke = d.sleeping;

@@ -153,8 +153,14 @@ struct DeviceState {
   bool sleeping = false;
   std::atomic<std::uint64_t> epoch{0};  // bumped when work is pushed to this device
   std::condition_variable cv;
-  std::unique_ptr<xfer::Engine> engine;  // used by the device's thread only
-  std::vector<InflightCopy> inflight;    // prefetches, worker thread only
+  // Copies into or out of this device are issued through its engine by any thread: its own
+  // (inputs of the task it starts, evictions) and whichever thread pushed a task to it
+  // (prefetch at push time). `engine_mu` serialises them; `engine` is null once the device's
+  // thread has stopped. Transfers are waited on without it.
+  std::mutex engine_mu;
+  std::unique_ptr<xfer::Engine> engine;
+  std::vector<InflightCopy> inflight;  // prefetches in flight into this device (under mu_)
+  bool prefetch_wanted = false;        // a task was pushed since its last prefetch pass
   std::chrono::nanoseconds busy{0};
   std::size_t tasks_run = 0;
   std::size_t tasks_batched = 0;
@@ -264,6 +270,10 @@ class RuntimeCore {
   static void note_overhead(DeviceState& d, std::chrono::nanoseconds gap, std::size_t tasks);
   Status acquire_data(int device, TaskId id, Lock& lock);
   void prefetch(int device, Lock& lock);
+  // Prefetches for the devices that were pushed tasks (StarPU prefetches at push time): called
+  // where the pushing thread may release the lock, after a completion and after a submit.
+  void prefetch_pushed(Lock& lock);
+  Result<xfer::Transfer> issue(DeviceState& d, const InflightCopy& copy);
   Status wait_inflight(int device, std::size_t handle, Lock& lock);
   void drain_inflight(int device, Lock& lock);
   Status make_room(int device, std::uint64_t bytes, Lock& lock);

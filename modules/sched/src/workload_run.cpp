@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <memory>
 #include <thread>
 
@@ -65,18 +66,25 @@ std::vector<Task> make_tasks(const Workload& workload, const std::vector<DataHan
                              const std::vector<std::string>& kinds) {
   std::vector<Task> tasks;
   tasks.reserve(workload.tasks.size());
+  // One codelet per (type, costs), as an application has one per kernel: the runtime caches its
+  // decisions per codelet (a tiled Cholesky has four; a random DAG one per task).
+  std::map<std::pair<std::string, std::vector<double>>, std::shared_ptr<const Codelet>> codelets;
   for (const WorkTask& w : workload.tasks) {
-    auto codelet = std::make_shared<Codelet>();
-    codelet->type = w.type;
-    const std::vector<double> seconds = w.seconds;
-    for (const std::string& kind : kinds) {
-      codelet->implementations.emplace_back(kind, [seconds](TaskContext& ctx) {
-        touch(ctx);
-        hold(seconds.at(static_cast<std::size_t>(ctx.device())));
-      });
+    std::shared_ptr<const Codelet>& shared = codelets[{w.type, w.seconds}];
+    if (!shared) {
+      auto codelet = std::make_shared<Codelet>();
+      codelet->type = w.type;
+      const std::vector<double> seconds = w.seconds;
+      for (const std::string& kind : kinds) {
+        codelet->implementations.emplace_back(kind, [seconds](TaskContext& ctx) {
+          touch(ctx);
+          hold(seconds.at(static_cast<std::size_t>(ctx.device())));
+        });
+      }
+      shared = std::move(codelet);
     }
     Task t;
-    t.codelet = std::move(codelet);
+    t.codelet = shared;
     t.name = w.name;
     t.cost.flops = w.flops;
     for (const auto& [data, mode] : w.accesses) {
