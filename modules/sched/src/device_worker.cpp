@@ -74,7 +74,10 @@ bool RuntimeCore::next_task(int device, TaskId& out, Lock& lock) {
       if (d.idle_push.count() >= 0) {
         const double latency = std::chrono::duration<double>(now() - d.idle_push).count();
         double& estimate = d.idle_push_woke ? d.wake_latency_s : d.poll_latency_s;
-        estimate = smoothed(estimate, latency, 0.1);
+        // Capped: an estimate inflated by a thread that lost its CPU for whole time slices would
+        // keep the device idle, and an idle device is measured again only when it gets work.
+        constexpr double kMaxStartLatency = 200e-6;
+        estimate = std::min(smoothed(estimate, latency, 0.1), kMaxStartLatency);
         d.idle_push = std::chrono::nanoseconds(-1);
       }
     }
