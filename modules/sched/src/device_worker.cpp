@@ -53,6 +53,7 @@ void RuntimeCore::worker(int device) {
     } else {
       run_task(device, id, lock);
     }
+    reclaim();
   }
   drain_inflight(device, lock);
   DeviceState& d = *devices_[static_cast<std::size_t>(device)];
@@ -87,16 +88,16 @@ bool RuntimeCore::next_task(int device, TaskId& out, Lock& lock) {
     if (!d.failed && !d.queue.empty()) {
       out = d.queue.front();
       d.queue.pop_front();
-      d.queued_s = d.queue.empty() ? 0 : std::max(0.0, d.queued_s - tasks_[out].queued_cost_s);
+      d.queued_s = d.queue.empty() ? 0 : std::max(0.0, d.queued_s - state(out).queued_cost_s);
       return took();
     }
     if (!d.failed && !d.drained && policy_ == PolicyKind::kEager) {
       auto it = std::find_if(shared_queue_.begin(), shared_queue_.end(),
-                             [&](TaskId id) { return eligible(device, tasks_[id]); });
+                             [&](TaskId id) { return eligible(device, state(id)); });
       if (it != shared_queue_.end()) {
         out = *it;
         shared_queue_.erase(it);
-        tasks_[out].device = device;
+        state(out).device = device;
         return took();
       }
     }
@@ -160,7 +161,7 @@ bool RuntimeCore::try_steal(int device, TaskId& out) {
     int looked = 0;
     for (auto it = victim.queue.rbegin();
          it != victim.queue.rend() && looked < kCandidatesPerVictim; ++it, ++looked) {
-      TaskState& t = tasks_[*it];
+      TaskState& t = state(*it);
       if (t.prefetched_on >= 0 || t.planned >= 0 || !eligible(device, t)) {
         continue;
       }
@@ -263,7 +264,7 @@ Status RuntimeCore::make_room(int device, std::uint64_t bytes, Lock& lock) {
     // spirit of Belady); stale before duplicated before sole copies; least recently used.
     std::vector<std::size_t> soon;
     for (std::size_t q = 0; q < d.queue.size() && q < 8; ++q) {
-      for (const auto& a : tasks_[d.queue[q]].accesses) {
+      for (const auto& a : state(d.queue[q]).accesses) {
         soon.push_back(a.first);
       }
     }
@@ -408,7 +409,7 @@ void RuntimeCore::drain_inflight(int device, Lock& lock) {
 }
 
 Status RuntimeCore::acquire_data(int device, TaskId id, Lock& lock) {
-  TaskState& t = tasks_[id];
+  TaskState& t = state(id);
   DeviceState& d = *devices_[static_cast<std::size_t>(device)];
   const auto dev_index = static_cast<std::size_t>(device);
   // Pin every replica the task uses. Waiting for a prefetch and making room release the lock, and
@@ -499,7 +500,7 @@ void RuntimeCore::prefetch(int device, Lock& lock) {
   std::vector<InflightCopy> copies;
   const std::size_t depth = static_cast<std::size_t>(options_.prefetch_depth);
   for (std::size_t q = 0; q < d.queue.size() && q < depth; ++q) {
-    TaskState& u = tasks_[d.queue[q]];
+    TaskState& u = state(d.queue[q]);
     for (const auto& [h, mode] : u.accesses) {
       HandleState& hs = handles_[h];
       Replica& r = hs.replicas[dev_index];
@@ -628,7 +629,7 @@ void RuntimeCore::unpin(int device, const TaskState& t) {
 bool RuntimeCore::complete(int device, TaskId id, Outcome outcome, double weight, Lock& lock) {
   DeviceState& d = *devices_[static_cast<std::size_t>(device)];
   const auto dev_index = static_cast<std::size_t>(device);
-  TaskState& t = tasks_[id];
+  TaskState& t = state(id);
   t.started = outcome.started;
   unpin(device, t);
   if (!outcome.device_error.empty()) {
@@ -673,7 +674,7 @@ void RuntimeCore::note_overhead(DeviceState& d, std::chrono::nanoseconds gap, st
 
 void RuntimeCore::run_task(int device, TaskId id, Lock& lock) {
   DeviceState& d = *devices_[static_cast<std::size_t>(device)];
-  TaskState& t = tasks_[id];
+  TaskState& t = state(id);
   t.phase = TaskPhase::kRunning;
   t.device = device;
   t.prefetched_on = -1;
@@ -742,13 +743,13 @@ std::size_t RuntimeCore::take_batch(int device, TaskId first, std::vector<TaskId
   constexpr std::size_t kMaxBatch = 64;
   constexpr double kMaxBatchSeconds = 50e-6;
   batch.clear();
-  if (d.queue.empty() || !batchable(device, tasks_[first])) {
+  if (d.queue.empty() || !batchable(device, state(first))) {
     return 0;
   }
   batch.push_back(first);
-  double total = tasks_[first].predicted_s;
+  double total = state(first).predicted_s;
   while (!d.queue.empty() && batch.size() < kMaxBatch) {
-    const TaskState& next = tasks_[d.queue.front()];
+    const TaskState& next = state(d.queue.front());
     if (!batchable(device, next) || total + next.predicted_s > kMaxBatchSeconds) {
       break;
     }
@@ -773,7 +774,7 @@ void RuntimeCore::run_batch(int device, const std::vector<TaskId>& batch, Lock& 
   states.reserve(batch.size());
   double predicted = 0;
   for (TaskId id : batch) {
-    TaskState& t = tasks_[id];
+    TaskState& t = state(id);
     t.phase = TaskPhase::kRunning;
     t.device = device;
     t.prefetched_on = -1;
@@ -817,7 +818,7 @@ void RuntimeCore::run_batch(int device, const std::vector<TaskId>& batch, Lock& 
   }
   for (std::size_t i = outcomes.size(); i < batch.size(); ++i) {
     // Not started: its device failed during an earlier task of the batch.
-    TaskState& t = tasks_[batch[i]];
+    TaskState& t = state(batch[i]);
     unpin(device, t);
     t.phase = TaskPhase::kQueued;
     place(batch[i], -1);

@@ -117,6 +117,37 @@ double RuntimeCore::now_s() const {
   return std::chrono::duration<double>(now()).count();
 }
 
+bool RuntimeCore::settled(TaskId id) const {
+  if (id < task_base_) {
+    return true;
+  }
+  const TaskPhase phase = state(id).phase;
+  return phase == TaskPhase::kDone || phase == TaskPhase::kFailed;
+}
+
+bool RuntimeCore::failed_task(TaskId id) const {
+  if (id < task_base_) {
+    return std::binary_search(forgotten_failed_.begin(), forgotten_failed_.end(), id);
+  }
+  return state(id).phase == TaskPhase::kFailed;
+}
+
+void RuntimeCore::reclaim() {
+  if (options_.keep_task_records) {
+    return;  // records() and explain() need every task
+  }
+  while (!tasks_.empty() && settled(task_base_)) {
+    const TaskState& t = tasks_.front();
+    if (t.phase == TaskPhase::kFailed) {
+      forgotten_failed_.push_back(task_base_);
+      forgotten_failures_.push_back(
+          {task_base_, t.name.empty() ? t.codelet->type : t.name, t.error});
+    }
+    tasks_.pop_front();
+    ++task_base_;
+  }
+}
+
 Result<DataHandle> RuntimeCore::register_data(void* host_ptr, std::size_t bytes) {
   if (host_ptr == nullptr || bytes == 0) {
     return fail(Errc::kInvalidArgument,
@@ -149,21 +180,19 @@ Status RuntimeCore::write_back(DataHandle handle, bool forget) {
   if (handle.id >= handles_.size() || !handles_[handle.id].registered) {
     return fail(Errc::kInvalidArgument, fmt::format("data {}: not registered", handle.id));
   }
-  const auto settled = [&](TaskId t) {
-    return tasks_[t].phase == TaskPhase::kDone || tasks_[t].phase == TaskPhase::kFailed;
-  };
   ++settle_waiters_;
   all_done_.wait(lock, [&] {
     const HandleState& h = handles_[handle.id];
     if (h.host_writing || (h.last_writer && !settled(*h.last_writer))) {
       return false;
     }
-    return !forget || std::all_of(h.readers_since.begin(), h.readers_since.end(), settled);
+    return !forget || std::all_of(h.readers_since.begin(), h.readers_since.end(),
+                                  [&](TaskId t) { return settled(t); });
   });
   --settle_waiters_;
   HandleState& h = handles_[handle.id];
   Status status;
-  if (h.last_writer && tasks_[*h.last_writer].phase == TaskPhase::kFailed) {
+  if (h.last_writer && failed_task(*h.last_writer)) {
     status = fail(Errc::kDeviceError, fmt::format("data {}: its last writer, task {}, failed",
                                                   handle.id, *h.last_writer));
   } else if (!h.lost.empty()) {
@@ -307,23 +336,22 @@ Status RuntimeCore::validate(const Task& task, std::size_t id, std::size_t graph
 }
 
 void RuntimeCore::add_edge(TaskId from, TaskId to, bool inherits_failure) {
-  TaskState& f = tasks_[from];
-  TaskState& t = tasks_[to];
-  if (f.phase == TaskPhase::kDone) {
-    return;
-  }
-  if (f.phase == TaskPhase::kFailed) {
+  TaskState& t = state(to);
+  if (settled(from)) {
+    if (!failed_task(from)) {
+      return;
+    }
     if (inherits_failure && t.dependency_error.empty()) {
       t.dependency_error = fmt::format("dependency task {} failed", from);
     }
     return;
   }
-  f.dependents.push_back({to, inherits_failure});
+  state(from).dependents.push_back({to, inherits_failure});
   ++t.pending;
 }
 
 void RuntimeCore::add_task(TaskId id, Task task) {
-  TaskState& t = tasks_[id];
+  TaskState& t = state(id);
   t.codelet_id = codelets_.at(task.codelet.get()).id;
   t.codelet = std::move(task.codelet);
   t.name = std::move(task.name);
@@ -374,9 +402,7 @@ void RuntimeCore::add_task(TaskId id, Task task) {
       hs.readers_since.clear();
     } else {
       // Keep the list short: settled readers no longer order anything.
-      std::erase_if(hs.readers_since, [&](TaskId r) {
-        return tasks_[r].phase == TaskPhase::kDone || tasks_[r].phase == TaskPhase::kFailed;
-      });
+      std::erase_if(hs.readers_since, [&](TaskId r) { return settled(r); });
       hs.readers_since.push_back(id);
     }
   }
@@ -385,20 +411,21 @@ void RuntimeCore::add_task(TaskId id, Task task) {
 
 Result<TaskId> RuntimeCore::submit(Task task) {
   Lock lock = acquire();
-  const TaskId id = tasks_.size();
+  const TaskId id = next_id();
   ACCO_RETURN_IF_ERROR(validate(task, id, 0), "submit");
   tasks_.emplace_back();
   add_task(id, std::move(task));
-  if (tasks_[id].pending == 0) {
+  if (state(id).pending == 0) {
     make_ready(id, -1);
     prefetch_pushed(lock);
   }
+  reclaim();
   return id;
 }
 
 Result<std::vector<TaskId>> RuntimeCore::submit_graph(std::vector<Task> graph) {
   Lock lock = acquire();
-  const TaskId first = tasks_.size();
+  const TaskId first = next_id();
   const std::size_t n = graph.size();
   for (std::size_t i = 0; i < n; ++i) {
     ACCO_RETURN_IF_ERROR(validate(graph[i], first + i, n), "submit_graph");
@@ -439,7 +466,7 @@ Result<std::vector<TaskId>> RuntimeCore::submit_graph(std::vector<Task> graph) {
       }
     }
   }
-  tasks_.resize(first + n);
+  tasks_.resize(first + n - task_base_);
   std::vector<TaskId> ids(n);
   for (std::size_t i : order) {
     for (std::size_t a : graph[i].after) {
@@ -450,11 +477,12 @@ Result<std::vector<TaskId>> RuntimeCore::submit_graph(std::vector<Task> graph) {
   }
   plan_graph(first, first + n);
   for (std::size_t i : order) {
-    if (tasks_[first + i].pending == 0 && tasks_[first + i].phase == TaskPhase::kWaiting) {
+    if (state(first + i).pending == 0 && state(first + i).phase == TaskPhase::kWaiting) {
       make_ready(first + i, -1);
     }
   }
   prefetch_pushed(lock);
+  reclaim();
   return ids;
 }
 
@@ -468,7 +496,7 @@ void RuntimeCore::plan_graph(TaskId first, TaskId end) {
   Dag dag;
   dag.cost.assign(n, std::vector<double>(p, std::numeric_limits<double>::infinity()));
   for (std::size_t i = 0; i < n; ++i) {
-    const TaskState& t = tasks_[first + i];
+    const TaskState& t = state(first + i);
     std::vector<double> known;
     for (std::size_t d = 0; d < p; ++d) {
       if (!eligible(static_cast<int>(d), t)) {
@@ -501,13 +529,13 @@ void RuntimeCore::plan_graph(TaskId first, TaskId end) {
     }
   }
   for (std::size_t i = 0; i < n; ++i) {
-    for (const auto& [s, inherits_failure] : tasks_[first + i].dependents) {
+    for (const auto& [s, inherits_failure] : state(first + i).dependents) {
       if (s >= first && s < end) {
         // Bytes it reads from this task's writes, over the average link.
         double bytes = 0;
-        for (const auto& [h, mode] : tasks_[s].accesses) {
+        for (const auto& [h, mode] : state(s).accesses) {
           if (reads(mode) &&
-              std::any_of(tasks_[first + i].accesses.begin(), tasks_[first + i].accesses.end(),
+              std::any_of(state(first + i).accesses.begin(), state(first + i).accesses.end(),
                           [&](const auto& a) { return a.first == h && writes(a.second); })) {
             bytes += static_cast<double>(handles_[h].bytes);
           }
@@ -537,7 +565,7 @@ void RuntimeCore::plan_graph(TaskId first, TaskId end) {
       return plan->tasks[a].start < plan->tasks[b].start;
     });
     for (std::size_t k = 0; k < n; ++k) {
-      TaskState& t = tasks_[first + by_start[k]];
+      TaskState& t = state(first + by_start[k]);
       t.planned = static_cast<int>(plan->tasks[by_start[k]].processor);
       t.priority = static_cast<int>(n - k);
     }
@@ -552,7 +580,7 @@ void RuntimeCore::plan_graph(TaskId first, TaskId end) {
   std::stable_sort(by_rank.begin(), by_rank.end(),
                    [&](std::size_t a, std::size_t b) { return (*ranks)[a] > (*ranks)[b]; });
   for (std::size_t k = 0; k < n; ++k) {
-    TaskState& t = tasks_[first + by_rank[k]];
+    TaskState& t = state(first + by_rank[k]);
     if (t.priority == 0) {
       t.priority = static_cast<int>(n - k);
     }
@@ -635,15 +663,15 @@ double RuntimeCore::transfer_estimate(int device, const TaskState& task) const {
 // decision knob (dmdasd) only the tasks that will run before it, those of higher or equal
 // priority (the queue is sorted by priority, highest first).
 double RuntimeCore::queued_ahead(const DeviceState& d, int priority) const {
-  if (!knobs_.sorted_decision || d.queue.empty() || priority <= tasks_[d.queue.back()].priority) {
+  if (!knobs_.sorted_decision || d.queue.empty() || priority <= state(d.queue.back()).priority) {
     return d.queued_s;
   }
   double ahead = 0;
   for (TaskId q : d.queue) {
-    if (tasks_[q].priority < priority) {
+    if (state(q).priority < priority) {
       break;
     }
-    ahead += tasks_[q].queued_cost_s;
+    ahead += state(q).queued_cost_s;
   }
   return ahead;
 }
@@ -672,7 +700,7 @@ DeviceView RuntimeCore::view_of(int device, const TaskState& task, double now) c
 }
 
 void RuntimeCore::make_ready(TaskId id, int releasing_device) {
-  TaskState& t = tasks_[id];
+  TaskState& t = state(id);
   if (options_.keep_task_records) {
     t.ready = now();
   }
@@ -684,7 +712,7 @@ void RuntimeCore::make_ready(TaskId id, int releasing_device) {
 }
 
 void RuntimeCore::place(TaskId id, int releasing_device) {
-  TaskState& t = tasks_[id];
+  TaskState& t = state(id);
   t.phase = TaskPhase::kQueued;
   const int n = static_cast<int>(devices_.size());
   int target = -1;
@@ -727,7 +755,7 @@ void RuntimeCore::place(TaskId id, int releasing_device) {
     }
     if (policy_ == PolicyKind::kEager) {
       auto pos = std::find_if(shared_queue_.begin(), shared_queue_.end(),
-                              [&](TaskId o) { return tasks_[o].priority < t.priority; });
+                              [&](TaskId o) { return state(o).priority < t.priority; });
       shared_queue_.insert(pos, id);
       work_epoch_.fetch_add(1, std::memory_order_release);
       for (int d = 0; d < n; ++d) {
@@ -779,10 +807,10 @@ void RuntimeCore::place(TaskId id, int releasing_device) {
 
 void RuntimeCore::enqueue(int device, TaskId id) {
   DeviceState& d = *devices_[static_cast<std::size_t>(device)];
-  TaskState& t = tasks_[id];
+  TaskState& t = state(id);
   t.device = device;
   auto pos = d.queue.end();
-  while (pos != d.queue.begin() && tasks_[*std::prev(pos)].priority < t.priority) {
+  while (pos != d.queue.begin() && state(*std::prev(pos)).priority < t.priority) {
     --pos;
   }
   d.queue.insert(pos, id);
@@ -805,7 +833,7 @@ void RuntimeCore::enqueue(int device, TaskId id) {
 
 void RuntimeCore::finish(TaskId id, std::string error, int releasing_device,
                          std::chrono::nanoseconds at) {
-  TaskState& t = tasks_[id];
+  TaskState& t = state(id);
   t.finished = at.count() >= 0 ? at : now();
   last_finish_ = std::max(last_finish_, t.finished);
   const bool failed = !error.empty();
@@ -818,7 +846,7 @@ void RuntimeCore::finish(TaskId id, std::string error, int releasing_device,
   }
   const std::vector<TaskState::Dependent> dependents = std::move(t.dependents);
   for (const auto& [s, inherits_failure] : dependents) {
-    TaskState& st = tasks_[s];
+    TaskState& st = state(s);
     if (failed && inherits_failure && st.dependency_error.empty()) {
       st.dependency_error = fmt::format("dependency task {} failed", id);
     }
@@ -840,7 +868,7 @@ void RuntimeCore::requeue_from(int device) {
   std::deque<TaskId> keep;
   std::vector<TaskId> move;
   for (TaskId id : d.queue) {
-    if (tasks_[id].prefetched_on == device && !d.failed) {
+    if (state(id).prefetched_on == device && !d.failed) {
       keep.push_back(id);
     } else {
       move.push_back(id);
@@ -849,11 +877,11 @@ void RuntimeCore::requeue_from(int device) {
   d.queue = std::move(keep);
   d.queued_s = 0;
   for (TaskId id : d.queue) {
-    d.queued_s += tasks_[id].queued_cost_s;
+    d.queued_s += state(id).queued_cost_s;
   }
   for (TaskId id : move) {
-    tasks_[id].planned = -1;
-    tasks_[id].prefetched_on = -1;
+    state(id).planned = -1;
+    state(id).prefetched_on = -1;
     place(id, -1);
   }
 }
@@ -861,6 +889,7 @@ void RuntimeCore::requeue_from(int device) {
 Status RuntimeCore::wait_all() {
   Lock lock = acquire();
   all_done_.wait(lock, [&] { return unfinished_ == 0; });
+  reclaim();
   if (failures_.empty()) {
     return {};
   }
@@ -876,11 +905,11 @@ Status RuntimeCore::wait_all() {
 
 std::vector<TaskFailure> RuntimeCore::failures() const {
   Lock lock = acquire();
-  std::vector<TaskFailure> out;
-  for (TaskId id = 0; id < tasks_.size(); ++id) {
-    if (tasks_[id].phase == TaskPhase::kFailed) {
-      out.push_back({id, tasks_[id].name.empty() ? tasks_[id].codelet->type : tasks_[id].name,
-                     tasks_[id].error});
+  std::vector<TaskFailure> out = forgotten_failures_;
+  for (TaskId id = task_base_; id < next_id(); ++id) {
+    if (state(id).phase == TaskPhase::kFailed) {
+      out.push_back(
+          {id, state(id).name.empty() ? state(id).codelet->type : state(id).name, state(id).error});
     }
   }
   return out;
@@ -952,8 +981,8 @@ RunRecord RuntimeCore::records() const {
     run.elapsed = last_finish_ - first_submit_;
   }
   if (options_.keep_task_records) {
-    for (TaskId id = records_from_; id < tasks_.size(); ++id) {
-      const TaskState& t = tasks_[id];
+    for (TaskId id = std::max(records_from_, task_base_); id < next_id(); ++id) {
+      const TaskState& t = state(id);
       TaskRecord r;
       r.id = id;
       r.type = t.codelet ? t.codelet->type : "";
@@ -995,12 +1024,13 @@ RunRecord RuntimeCore::records() const {
   for (const auto& [key, link] : links_) {
     run.links.push_back(link);
   }
+  run.tasks_held = tasks_.size();
   return run;
 }
 
 void RuntimeCore::reset_records() {
   Lock lock = acquire();
-  records_from_ = tasks_.size();
+  records_from_ = next_id();
   transfers_.clear();
   links_.clear();
   first_submit_ = std::chrono::nanoseconds(-1);
@@ -1014,7 +1044,7 @@ void RuntimeCore::reset_records() {
 
 Result<std::string> RuntimeCore::explain(TaskId task) const {
   Lock lock = acquire();
-  if (task >= tasks_.size()) {
+  if (task >= next_id()) {
     return fail(Errc::kNotFound, fmt::format("explain: task {} was not submitted", task));
   }
   if (!options_.keep_task_records) {
@@ -1022,7 +1052,7 @@ Result<std::string> RuntimeCore::explain(TaskId task) const {
         Errc::kNotFound,
         fmt::format("explain: task {}: reasons are not kept (keep_task_records=false)", task));
   }
-  return tasks_[task].reason;
+  return state(task).reason;
 }
 
 PerfModels RuntimeCore::models() const {

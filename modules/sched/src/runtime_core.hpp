@@ -20,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "acco/core/result.hpp"
 #include "acco/sched/runtime.hpp"
 #include "acco/xfer/engine.hpp"
 
@@ -209,6 +210,18 @@ class RuntimeCore {
   using Lock = std::unique_lock<std::mutex>;
 
   // runtime.cpp
+  TaskId next_id() const { return task_base_ + tasks_.size(); }
+  TaskState& state(TaskId id) {
+    ACCO_CHECK(id >= task_base_);
+    return tasks_[id - task_base_];
+  }
+  const TaskState& state(TaskId id) const {
+    ACCO_CHECK(id >= task_base_);
+    return tasks_[id - task_base_];
+  }
+  bool settled(TaskId id) const;      // done or failed (every dropped task is)
+  bool failed_task(TaskId id) const;  // failed, dropped or not
+  void reclaim();
   std::chrono::nanoseconds now() const;
   double now_s() const;
   const CodeletInfo& codelet_info(const std::shared_ptr<const Codelet>& codelet);
@@ -306,7 +319,13 @@ class RuntimeCore {
   // (codelet, size class) -> one slot per device: one lookup per placement.
   mutable std::unordered_map<std::uint64_t, std::vector<ModelSlot>> model_slots_;
   SystemView scratch_view_;
+  // Tasks from `task_base_` on; settled tasks at the front are dropped when records are off
+  // (reclaim), so a long-running runtime holds only the window of unsettled work. A dropped
+  // task that failed is remembered by id (dependants and write_back need it) and in failures().
   std::deque<TaskState> tasks_;
+  TaskId task_base_ = 0;
+  std::vector<TaskId> forgotten_failed_;  // ascending
+  std::vector<TaskFailure> forgotten_failures_;
   TaskId records_from_ = 0;  // reset_records moves this
   std::deque<HandleState> handles_;
   std::deque<TaskId> shared_queue_;  // eager

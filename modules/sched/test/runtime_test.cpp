@@ -90,6 +90,7 @@ TEST(RuntimeTest, EveryIndependentTaskRunsExactlyOnceUnderEveryPolicy) {
     }
     const RunRecord rec = f.runtime->records();
     EXPECT_EQ(rec.tasks.size(), runs.size());
+    EXPECT_EQ(rec.tasks_held, runs.size());  // records kept: nothing is dropped
     EXPECT_EQ(rec.policy, to_string(policy));
   }
 }
@@ -303,6 +304,74 @@ TEST(RuntimeTest, ShortTasksWhoseDataIsHereRunInBatchesWithTheSameResults) {
   EXPECT_GT(rec.devices[0].batched, 0U);
   EXPECT_LE(rec.devices[0].batched, rec.devices[0].tasks);
   EXPECT_GT(rec.devices[0].overhead.count(), 0);
+}
+
+TEST(RuntimeTest, WithoutRecordsSettledTasksAreDroppedYetStillOrderAndReportFailures) {
+  // Records off: the runtime forgets settled tasks (a long run holds only unsettled work). Ids
+  // keep counting, dependencies on forgotten tasks resolve by their outcome, and failures of
+  // forgotten tasks are still reported.
+  RuntimeOptions options;
+  options.keep_task_records = false;
+  Fixture f = make(2, options);
+  std::vector<int> data(16, 0);
+  auto h = f.runtime->register_data(data.data(), data.size() * sizeof(int));
+  ASSERT_TRUE(h.has_value());
+  for (int i = 0; i < 500; ++i) {
+    Task t;
+    t.codelet = codelet("add", add(1));
+    t.accesses = {{*h, Access::kReadWrite}};
+    ASSERT_TRUE(f.runtime->submit(std::move(t)).has_value());
+  }
+  Task boom;
+  boom.codelet = codelet("boom", [](TaskContext&) { throw std::runtime_error("forgotten boom"); });
+  boom.name = "boom";
+  auto boom_id = f.runtime->submit(std::move(boom));
+  ASSERT_TRUE(boom_id.has_value());
+  EXPECT_EQ(*boom_id, 500U);
+  auto first = f.runtime->wait_all();
+  ASSERT_FALSE(first.has_value());
+  EXPECT_THAT(first.error().message, HasSubstr("forgotten boom"));
+  ASSERT_TRUE(f.runtime->write_back(*h).has_value());
+  EXPECT_EQ(data[0], 500);
+  EXPECT_EQ(data[15], 500);
+  EXPECT_EQ(f.runtime->records().tasks_held, 0U);
+
+  // Both are long settled (and dropped): one dependant fails, the other runs.
+  Task after_boom;
+  after_boom.codelet = codelet("add", add(1));
+  after_boom.depends_on = {*boom_id};
+  after_boom.accesses = {{*h, Access::kReadWrite}};
+  auto failed_id = f.runtime->submit(std::move(after_boom));
+  std::atomic<int> ran{0};
+  Task after_ok;
+  after_ok.codelet = codelet("count", [&ran](TaskContext&) { ran.fetch_add(1); });
+  after_ok.depends_on = {0, 499};
+  auto ok_id = f.runtime->submit(std::move(after_ok));
+  ASSERT_TRUE(failed_id && ok_id);
+  EXPECT_EQ(*ok_id, 502U);
+  auto second = f.runtime->wait_all();
+  ASSERT_FALSE(second.has_value());
+  EXPECT_THAT(second.error().message,
+              HasSubstr(fmt::format("dependency task {} failed", *boom_id)));
+  EXPECT_EQ(ran.load(), 1);
+  const auto failures = f.runtime->failures();
+  ASSERT_EQ(failures.size(), 2U);
+  EXPECT_EQ(failures[0].task, *boom_id);
+  EXPECT_EQ(failures[0].name, "boom");
+  EXPECT_EQ(failures[1].task, *failed_id);
+  // Datum h's last writer failed: write_back says so, even though that task is forgotten too.
+  for (int i = 0; i < 50; ++i) {
+    Task t;
+    t.codelet = codelet("empty", [](TaskContext&) {});
+    ASSERT_TRUE(f.runtime->submit(std::move(t)).has_value());
+  }
+  ASSERT_TRUE(f.runtime->wait_all().has_value());
+  auto lost = f.runtime->write_back(*h);
+  ASSERT_FALSE(lost.has_value());
+  EXPECT_THAT(lost.error().message, HasSubstr(fmt::format("last writer, task {}", *failed_id)));
+  auto why = f.runtime->explain(*ok_id);
+  ASSERT_FALSE(why.has_value());
+  EXPECT_THAT(why.error().message, HasSubstr("not kept"));
 }
 
 TEST(RuntimeTest, SubmitRejectsBadTasksWithOneLineErrors) {

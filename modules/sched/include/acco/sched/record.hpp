@@ -89,6 +89,9 @@ struct RunRecord {
   std::vector<DeviceRecord> devices;
   std::vector<TransferRecord> transfers;
   std::vector<LinkRecord> links;  // non-zero pairs, ordered by (from, to)
+  // Tasks whose state the runtime still holds: all of them with records kept; without, only
+  // from the oldest unsettled task on (settled tasks before it are dropped).
+  std::size_t tasks_held = 0;
 };
 
 [[nodiscard]] const char* to_string(TaskStatus status);  // "pending", "done", "failed"
