@@ -53,7 +53,6 @@ void RuntimeCore::worker(int device) {
     } else {
       run_task(device, id, lock);
     }
-    reclaim();
   }
   drain_inflight(device, lock);
   DeviceState& d = *devices_[static_cast<std::size_t>(device)];

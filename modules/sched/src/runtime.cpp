@@ -419,7 +419,6 @@ Result<TaskId> RuntimeCore::submit(Task task) {
     make_ready(id, -1);
     prefetch_pushed(lock);
   }
-  reclaim();
   return id;
 }
 
@@ -482,7 +481,6 @@ Result<std::vector<TaskId>> RuntimeCore::submit_graph(std::vector<Task> graph) {
     }
   }
   prefetch_pushed(lock);
-  reclaim();
   return ids;
 }
 

@@ -89,8 +89,8 @@ struct RunRecord {
   std::vector<DeviceRecord> devices;
   std::vector<TransferRecord> transfers;
   std::vector<LinkRecord> links;  // non-zero pairs, ordered by (from, to)
-  // Tasks whose state the runtime still holds: all of them with records kept; without, only
-  // from the oldest unsettled task on (settled tasks before it are dropped).
+  // Tasks whose state the runtime still holds: all of them with records kept; without, those
+  // submitted since the settled prefix was last dropped (by wait_all).
   std::size_t tasks_held = 0;
 };
 
