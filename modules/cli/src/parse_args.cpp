@@ -80,6 +80,9 @@ void add_schedule_flags(CLI::App* cmd, ScheduleOptions& s, ScheduleText& text) {
   cmd->add_option("--policy", text.policy,
                   "dmda (default), eager, round-robin, least-loaded, ws, heft; a list, or all")
       ->type_name("NAMES");
+  cmd->add_flag("--sorted-decision", s.sorted_decision,
+                "dmda, ws: a device is free once its queued tasks of higher or equal priority have "
+                "run (StarPU's dmdasd), not its whole queue");
   cmd->add_option("--calibrate", s.calibrate,
                   "unmeasured runs before the measured one, per policy (default 1)")
       ->type_name("N");

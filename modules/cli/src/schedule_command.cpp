@@ -240,7 +240,8 @@ std::string json_report(const ScheduleOptions& s, const sched::Workload& w, cons
                         const std::vector<sched::WorkloadOutcome>& runs) {
   Json j = {{"schema", "acco.schedule/1"},
             {"workload", workload_json(s, w)},
-            {"devices", devices_json(d)}};
+            {"devices", devices_json(d)},
+            {"sorted_decision", s.sorted_decision}};
   const Json first = run_json(runs.front());
   for (const auto& [key, value] : first.items()) {
     j[key] = value;
@@ -265,9 +266,10 @@ std::string header_text(const ScheduleOptions& s, const sched::Workload& w, cons
   for (std::size_t i = 0; i < d.devices.size(); ++i) {
     devices.push_back(fmt::format("dev{} {} x{:g}", i, d.models[i].kind, d.models[i].speed));
   }
-  return fmt::format("acco schedule: {}, {} tasks ({}time scale {:g}); {} devices: {}; link {}\n",
+  return fmt::format("acco schedule: {}, {} tasks ({}time scale {:g}); {} devices: {}; link {}{}\n",
                      w.name, w.tasks.size(), shape, spec.time_scale, d.devices.size(),
-                     fmt::join(devices, ", "), d.link.empty() ? "as found" : d.link);
+                     fmt::join(devices, ", "), d.link.empty() ? "as found" : d.link,
+                     s.sorted_decision ? "; sorted decision" : "");
 }
 
 std::string text_report(const ScheduleOptions& s, const sched::Workload& w, const Devices& d,
@@ -368,6 +370,7 @@ Outcome run_schedule(const Options& o) {
     }
     sched::RuntimeOptions options;
     options.policy = s.policies[i];
+    options.knobs.sorted_decision = s.sorted_decision;
     if (!s.models.empty()) {
       options.model_file = s.models;
     }

@@ -100,57 +100,36 @@ TEST(ParseArgsTest, ScheduleDefaultsAreCholeskyOnFourHostGpusUnderDmda) {
   EXPECT_EQ(s.memory_bytes, 0U);
   EXPECT_EQ(s.policies, std::vector<sched::PolicyKind>{sched::PolicyKind::kDmda});
   EXPECT_EQ(s.calibrate, 1);
+  EXPECT_FALSE(s.sorted_decision);
   EXPECT_EQ(s.models, "");
   EXPECT_EQ(s.trace, "");
   EXPECT_EQ(o->format, Format::kText);
 }
 
 TEST(ParseArgsTest, ScheduleTakesEveryFlag) {
-  auto o = parse_args({"schedule",
-                       "--workload",
-                       "random",
-                       "--tiles",
-                       "3",
-                       "--tasks",
-                       "50",
-                       "--seed",
-                       "7",
-                       "--skew",
-                       "8",
-                       "--ccr",
-                       "0.5",
-                       "--alpha",
-                       "2",
-                       "--out-degree",
-                       "4",
-                       "--beta",
-                       "1.5",
-                       "--kernels",
-                       "mirage",
-                       "--time-scale",
-                       "0.01",
-                       "--devices",
-                       "host:3",
-                       "--kinds",
-                       "cpu,gpu,gpu",
-                       "--speeds",
-                       "1,2,8",
-                       "--link",
-                       "25GB/s,2us",
-                       "--memory",
-                       "512MiB",
-                       "--policy",
-                       "eager,heft",
-                       "--calibrate",
-                       "2",
-                       "--models",
-                       "m.json",
-                       "--trace",
-                       "t.json",
-                       "--json",
-                       "--tile-bytes",
-                       "64KiB",
-                       "--task-bytes",
+  auto o = parse_args({"schedule",    "--workload",
+                       "random",      "--tiles",
+                       "3",           "--tasks",
+                       "50",          "--seed",
+                       "7",           "--skew",
+                       "8",           "--ccr",
+                       "0.5",         "--alpha",
+                       "2",           "--out-degree",
+                       "4",           "--beta",
+                       "1.5",         "--kernels",
+                       "mirage",      "--time-scale",
+                       "0.01",        "--devices",
+                       "host:3",      "--kinds",
+                       "cpu,gpu,gpu", "--speeds",
+                       "1,2,8",       "--link",
+                       "25GB/s,2us",  "--memory",
+                       "512MiB",      "--policy",
+                       "eager,heft",  "--calibrate",
+                       "2",           "--sorted-decision",
+                       "--models",    "m.json",
+                       "--trace",     "t.json",
+                       "--json",      "--tile-bytes",
+                       "64KiB",       "--task-bytes",
                        "2MiB"},
                       env_of({}));
   ASSERT_TRUE(o.has_value()) << o.error().message;
@@ -176,6 +155,7 @@ TEST(ParseArgsTest, ScheduleTakesEveryFlag) {
   EXPECT_EQ(s.policies,
             (std::vector<sched::PolicyKind>{sched::PolicyKind::kEager, sched::PolicyKind::kHeft}));
   EXPECT_EQ(s.calibrate, 2);
+  EXPECT_TRUE(s.sorted_decision);
   EXPECT_EQ(s.models, "m.json");
   EXPECT_EQ(s.trace, "t.json");
   EXPECT_EQ(o->format, Format::kJson);

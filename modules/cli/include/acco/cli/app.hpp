@@ -73,7 +73,9 @@ struct ScheduleOptions {
   std::string link = "pcie3x16";   // host: emulated link (dev::parse_link)
   std::uint64_t memory_bytes = 0;  // per-device budget; 0: the device's memory
   std::vector<sched::PolicyKind> policies = {sched::PolicyKind::kDmda};
-  int calibrate = 1;   // unmeasured runs before the measured one, per policy
+  int calibrate = 1;  // unmeasured runs before the measured one, per policy
+  // dmda, ws: count only the queued tasks of higher or equal priority (StarPU's dmdasd)
+  bool sorted_decision = false;
   std::string models;  // performance models loaded before each run and saved after
   std::string trace;   // Chrome trace of the first policy's measured run
 };
