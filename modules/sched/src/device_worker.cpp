@@ -48,7 +48,7 @@ void RuntimeCore::worker(int device) {
   std::vector<TaskId> batch;
   while (next_task(device, id, lock)) {
     // Short tasks whose data is already here run several per lock hand-off.
-    if (take_batch(device, id, batch) > 0) {
+    if (take_batch(device, id, batch)) {
       run_batch(device, batch, lock);
     } else {
       run_task(device, id, lock);
@@ -87,7 +87,7 @@ bool RuntimeCore::next_task(int device, TaskId& out, Lock& lock) {
     if (!d.failed && !d.queue.empty()) {
       out = d.queue.front();
       d.queue.pop_front();
-      d.queued_s = d.queue.empty() ? 0 : std::max(0.0, d.queued_s - state(out).queued_cost_s);
+      unqueued(d, state(out));
       return took();
     }
     if (!d.failed && !d.drained && policy_ == PolicyKind::kEager) {
@@ -171,7 +171,7 @@ bool RuntimeCore::try_steal(int device, TaskId& out) {
       }
       out = *it;
       victim.queue.erase(std::next(it).base());
-      victim.queued_s = victim.queue.empty() ? 0 : std::max(0.0, victim.queued_s - t.queued_cost_s);
+      unqueued(victim, t);
       t.stolen = true;
       t.device = device;
       if (thief_view.predicted) {
@@ -205,12 +205,16 @@ void RuntimeCore::prefetch_pushed(Lock& lock) {
     for (std::size_t d = 0; d < devices_.size(); ++d) {
       DeviceState& ds = *devices_[d];
       if (ds.prefetch_wanted && !ds.failed) {
-        ds.prefetch_wanted = false;
         prefetch(static_cast<int>(d), lock);
         again = true;
       }
     }
   }
+}
+
+void RuntimeCore::unqueued(DeviceState& d, const TaskState& t) {
+  // Rounding never leaves an empty queue with a residue, nor a negative load.
+  d.queued_s = d.queue.empty() ? 0 : std::max(0.0, d.queued_s - t.queued_cost_s);
 }
 
 int RuntimeCore::pick_source(std::size_t handle, int device, bool allow_host) const {
@@ -496,6 +500,7 @@ Status RuntimeCore::acquire_data(int device, TaskId id, Lock& lock) {
 void RuntimeCore::prefetch(int device, Lock& lock) {
   DeviceState& d = *devices_[static_cast<std::size_t>(device)];
   const auto dev_index = static_cast<std::size_t>(device);
+  d.prefetch_wanted = false;  // this pass covers every push so far, whoever makes it
   std::vector<InflightCopy> copies;
   const std::size_t depth = static_cast<std::size_t>(options_.prefetch_depth);
   for (std::size_t q = 0; q < d.queue.size() && q < depth; ++q) {
@@ -736,14 +741,14 @@ bool RuntimeCore::batchable(int device, const TaskState& t) const {
   return true;
 }
 
-std::size_t RuntimeCore::take_batch(int device, TaskId first, std::vector<TaskId>& batch) {
+bool RuntimeCore::take_batch(int device, TaskId first, std::vector<TaskId>& batch) {
   DeviceState& d = *devices_[static_cast<std::size_t>(device)];
   // Bounded so that the first task's dependants wait at most this long for its completion.
   constexpr std::size_t kMaxBatch = 64;
   constexpr double kMaxBatchSeconds = 50e-6;
   batch.clear();
   if (d.queue.empty() || !batchable(device, state(first))) {
-    return 0;
+    return false;
   }
   batch.push_back(first);
   double total = state(first).predicted_s;
@@ -755,13 +760,9 @@ std::size_t RuntimeCore::take_batch(int device, TaskId first, std::vector<TaskId
     total += next.predicted_s;
     batch.push_back(d.queue.front());
     d.queue.pop_front();
-    d.queued_s = d.queue.empty() ? 0 : std::max(0.0, d.queued_s - next.queued_cost_s);
+    unqueued(d, next);
   }
-  if (batch.size() == 1) {
-    batch.clear();
-    return 0;
-  }
-  return batch.size();
+  return batch.size() > 1;
 }
 
 void RuntimeCore::run_batch(int device, const std::vector<TaskId>& batch, Lock& lock) {

@@ -273,10 +273,12 @@ class RuntimeCore {
   };
   void run_task(int device, TaskId id, Lock& lock);
   // A short task whose data is valid here (no copy, no allocation): batched with its
-  // successors in the queue. take_batch fills `batch` (first included) and returns its size,
-  // 0 when `first` runs alone.
+  // successors in the queue. take_batch fills `batch` (first included) and says whether there
+  // is more than `first`; false leaves the queue as it was.
   bool batchable(int device, const TaskState& t) const;
-  std::size_t take_batch(int device, TaskId first, std::vector<TaskId>& batch);
+  bool take_batch(int device, TaskId first, std::vector<TaskId>& batch);
+  // `t` left `d`'s queue (already removed): its predicted cost leaves the queue's load.
+  static void unqueued(DeviceState& d, const TaskState& t);
   void run_batch(int device, const std::vector<TaskId>& batch, Lock& lock);
   TaskContext context_for(int device, const TaskState& t) const;
   Outcome execute(const TaskState& t, int device, TaskContext& context);
