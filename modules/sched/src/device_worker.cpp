@@ -584,18 +584,16 @@ void RuntimeCore::fail_device(int device, const std::string& why, Lock& lock) {
   requeue_from(device);
 }
 
-TaskContext RuntimeCore::context_for(int device, const TaskState& t) const {
+void RuntimeCore::fill_context(int device, const TaskState& t, TaskContext& context) const {
   const DeviceState& d = *devices_[static_cast<std::size_t>(device)];
-  TaskContext context;
   context.device_ = device;
   context.kind_ = &d.kind;
   context.dev_ = d.spec.device;
-  context.buffers_.reserve(t.access_handles.size());
+  context.buffers_.clear();
   for (std::size_t h : t.access_handles) {
     const Replica& r = handles_[h].replicas[static_cast<std::size_t>(device)];
     context.buffers_.emplace_back(r.buffer->data(), handles_[h].bytes);
   }
-  return context;
 }
 
 RuntimeCore::Outcome RuntimeCore::execute(const TaskState& t, int device, TaskContext& context) {
@@ -704,7 +702,8 @@ void RuntimeCore::run_task(int device, TaskId id, Lock& lock) {
     t.transfer_time = now() - fetch_start;
   }
   prefetch(device, lock);
-  TaskContext context = context_for(device, t);
+  TaskContext& context = d.contexts.front();
+  fill_context(device, t, context);
   const double weight = d.weight;
   const std::chrono::nanoseconds previous_end = d.previous_end;
 
@@ -768,8 +767,10 @@ bool RuntimeCore::take_batch(int device, TaskId first, std::vector<TaskId>& batc
 void RuntimeCore::run_batch(int device, const std::vector<TaskId>& batch, Lock& lock) {
   DeviceState& d = *devices_[static_cast<std::size_t>(device)];
   const auto dev_index = static_cast<std::size_t>(device);
-  std::vector<TaskContext> contexts;
-  contexts.reserve(batch.size());
+  std::vector<TaskContext>& contexts = d.contexts;
+  if (contexts.size() < batch.size()) {
+    contexts.resize(batch.size());
+  }
   std::vector<const TaskState*> states;  // tasks_ is not indexed without the lock
   states.reserve(batch.size());
   double predicted = 0;
@@ -781,7 +782,7 @@ void RuntimeCore::run_batch(int device, const std::vector<TaskId>& batch, Lock& 
     for (const auto& [h, mode] : t.accesses) {
       ++handles_[h].replicas[dev_index].pins;
     }
-    contexts.push_back(context_for(device, t));
+    fill_context(device, t, contexts[states.size()]);
     states.push_back(&t);
     predicted += t.predicted_s;
   }

@@ -118,7 +118,7 @@ double RuntimeCore::now_s() const {
 }
 
 bool RuntimeCore::settled(TaskId id) const {
-  if (id < task_base_) {
+  if (id < tasks_.base()) {
     return true;
   }
   const TaskPhase phase = state(id).phase;
@@ -126,7 +126,7 @@ bool RuntimeCore::settled(TaskId id) const {
 }
 
 bool RuntimeCore::failed_task(TaskId id) const {
-  if (id < task_base_) {
+  if (id < tasks_.base()) {
     return std::binary_search(forgotten_failed_.begin(), forgotten_failed_.end(), id);
   }
   return state(id).phase == TaskPhase::kFailed;
@@ -136,15 +136,64 @@ void RuntimeCore::reclaim() {
   if (options_.keep_task_records) {
     return;  // records() and explain() need every task
   }
-  while (!tasks_.empty() && settled(task_base_)) {
-    const TaskState& t = tasks_.front();
+  TaskId id = tasks_.base();
+  for (; id < tasks_.end() && settled(id); ++id) {
+    const TaskState& t = state(id);
     if (t.phase == TaskPhase::kFailed) {
-      forgotten_failed_.push_back(task_base_);
-      forgotten_failures_.push_back(
-          {task_base_, t.name.empty() ? t.codelet->type : t.name, t.error});
+      forgotten_failed_.push_back(id);
+      forgotten_failures_.push_back({id, t.name.empty() ? t.codelet->type : t.name, t.error});
     }
-    tasks_.pop_front();
-    ++task_base_;
+  }
+  tasks_.drop_before(id);
+}
+
+void RuntimeCore::grow_tasks(std::size_t n) {
+  if (tasks_.at_chunk_start()) {
+    reclaim();
+  }
+  tasks_.grow(n);
+}
+
+void TaskTable::reset(TaskState& t) {
+  // Everything back to its initial value, the vectors' buffers kept.
+  std::vector<std::pair<std::size_t, Access>> accesses = std::move(t.accesses);
+  std::vector<std::size_t> access_handles = std::move(t.access_handles);
+  std::vector<TaskState::Dependent> dependents = std::move(t.dependents);
+  t = TaskState{};
+  accesses.clear();
+  access_handles.clear();
+  dependents.clear();
+  t.accesses = std::move(accesses);
+  t.access_handles = std::move(access_handles);
+  t.dependents = std::move(dependents);
+}
+
+void TaskTable::grow(std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i, ++end_) {
+    if (end_ % kChunk == 0) {
+      if (chunks_.empty()) {
+        first_chunk_ = end_ / kChunk;
+      }
+      if (spare_.empty()) {
+        chunks_.push_back(std::make_unique<TaskState[]>(kChunk));
+      } else {
+        chunks_.push_back(std::move(spare_.back()));
+        spare_.pop_back();
+      }
+    }
+    reset(slot(end_));
+  }
+}
+
+void TaskTable::drop_before(TaskId id) {
+  ACCO_CHECK(id >= base_ && id <= end_);
+  base_ = id;
+  while (!chunks_.empty() && (first_chunk_ + 1) * kChunk <= base_) {
+    if (spare_.size() < kMaxSpare) {
+      spare_.push_back(std::move(chunks_.front()));
+    }
+    chunks_.pop_front();
+    ++first_chunk_;
   }
 }
 
@@ -413,7 +462,7 @@ Result<TaskId> RuntimeCore::submit(Task task) {
   Lock lock = acquire();
   const TaskId id = next_id();
   ACCO_RETURN_IF_ERROR(validate(task, id, 0), "submit");
-  tasks_.emplace_back();
+  grow_tasks(1);
   add_task(id, std::move(task));
   if (state(id).pending == 0) {
     make_ready(id, -1);
@@ -465,7 +514,7 @@ Result<std::vector<TaskId>> RuntimeCore::submit_graph(std::vector<Task> graph) {
       }
     }
   }
-  tasks_.resize(first + n - task_base_);
+  grow_tasks(n);
   std::vector<TaskId> ids(n);
   for (std::size_t i : order) {
     for (std::size_t a : graph[i].after) {
@@ -842,8 +891,10 @@ void RuntimeCore::finish(TaskId id, std::string error, int releasing_device,
   } else {
     t.phase = TaskPhase::kDone;
   }
-  const std::vector<TaskState::Dependent> dependents = std::move(t.dependents);
-  for (const auto& [s, inherits_failure] : dependents) {
+  // In place, by index (the buffer is kept for the slot's next task): releasing a dependant
+  // never adds a dependant to a settled task.
+  for (std::size_t i = 0; i < t.dependents.size(); ++i) {
+    const auto [s, inherits_failure] = t.dependents[i];
     TaskState& st = state(s);
     if (failed && inherits_failure && st.dependency_error.empty()) {
       st.dependency_error = fmt::format("dependency task {} failed", id);
@@ -852,6 +903,7 @@ void RuntimeCore::finish(TaskId id, std::string error, int releasing_device,
       make_ready(s, releasing_device);
     }
   }
+  t.dependents.clear();
   --unfinished_;
   // wait_all waits for all tasks, write_back for one handle's writers, the destructor for parked
   // tasks to become hopeless. Nobody else is woken: a waiter woken per task would cost a
@@ -904,7 +956,7 @@ Status RuntimeCore::wait_all() {
 std::vector<TaskFailure> RuntimeCore::failures() const {
   Lock lock = acquire();
   std::vector<TaskFailure> out = forgotten_failures_;
-  for (TaskId id = task_base_; id < next_id(); ++id) {
+  for (TaskId id = tasks_.base(); id < next_id(); ++id) {
     if (state(id).phase == TaskPhase::kFailed) {
       out.push_back(
           {id, state(id).name.empty() ? state(id).codelet->type : state(id).name, state(id).error});
@@ -979,7 +1031,7 @@ RunRecord RuntimeCore::records() const {
     run.elapsed = last_finish_ - first_submit_;
   }
   if (options_.keep_task_records) {
-    for (TaskId id = std::max(records_from_, task_base_); id < next_id(); ++id) {
+    for (TaskId id = std::max(records_from_, tasks_.base()); id < next_id(); ++id) {
       const TaskState& t = state(id);
       TaskRecord r;
       r.id = id;

@@ -109,6 +109,43 @@ struct TaskState {
   std::chrono::nanoseconds transfer_time{0};
 };
 
+// Tasks by id, from `base()` (the oldest still held) to `end()` (the next id), in chunks of
+// kChunk that never move, so a TaskState& stays valid while the lock is released. Chunks of
+// dropped tasks are kept for reuse and a reused TaskState is reset in place, keeping its vectors'
+// capacity: a steady stream of tasks allocates nothing per task (one malloc and free per task
+// and per vector was a fifth of an empty task's cost, and freeing 200k tasks in wait_all a tenth).
+class TaskTable {
+ public:
+  static constexpr std::size_t kChunk = 1024;
+  // Spare chunks kept beyond those in use (about 25 MiB); more are freed.
+  static constexpr std::size_t kMaxSpare = 64;
+
+  TaskId base() const { return base_; }
+  TaskId end() const { return end_; }
+  std::size_t size() const { return static_cast<std::size_t>(end_ - base_); }
+  TaskState& operator[](TaskId id) { return slot(id); }
+  const TaskState& operator[](TaskId id) const { return const_cast<TaskTable*>(this)->slot(id); }
+  // Appends `n` tasks in their initial state.
+  void grow(std::size_t n);
+  // Whether the next grow starts a chunk (the moment to drop settled tasks: at most once per
+  // kChunk tasks).
+  bool at_chunk_start() const { return end_ % kChunk == 0; }
+  // Forgets the tasks below `id` (base() <= id <= end()); chunks wholly below it are recycled.
+  void drop_before(TaskId id);
+
+ private:
+  TaskState& slot(TaskId id) {
+    return chunks_[static_cast<std::size_t>(id / kChunk - first_chunk_)][id % kChunk];
+  }
+  static void reset(TaskState& t);
+
+  std::deque<std::unique_ptr<TaskState[]>> chunks_;  // chunks_[0] holds ids from first_chunk_
+  std::vector<std::unique_ptr<TaskState[]>> spare_;
+  TaskId first_chunk_ = 0;
+  TaskId base_ = 0;
+  TaskId end_ = 0;
+};
+
 // One copy into a device replica: pointers captured under the lock, moved without it.
 struct InflightCopy {
   std::size_t handle = 0;
@@ -165,6 +202,9 @@ struct DeviceState {
   std::chrono::nanoseconds busy{0};
   std::size_t tasks_run = 0;
   std::size_t tasks_batched = 0;
+  // The contexts handed to implementations: reused by this device's thread, one per task of a
+  // batch (at least one).
+  std::vector<TaskContext> contexts = std::vector<TaskContext>(1);
   std::thread thread;
 };
 
@@ -210,21 +250,23 @@ class RuntimeCore {
   using Lock = std::unique_lock<std::mutex>;
 
   // runtime.cpp
-  TaskId next_id() const { return task_base_ + tasks_.size(); }
+  TaskId next_id() const { return tasks_.end(); }
   TaskState& state(TaskId id) {
-    ACCO_CHECK(id >= task_base_);
-    return tasks_[id - task_base_];
+    ACCO_CHECK(id >= tasks_.base());
+    return tasks_[id];
   }
   const TaskState& state(TaskId id) const {
-    ACCO_CHECK(id >= task_base_);
-    return tasks_[id - task_base_];
+    ACCO_CHECK(id >= tasks_.base());
+    return tasks_[id];
   }
   bool settled(TaskId id) const;      // done or failed (every dropped task is)
   bool failed_task(TaskId id) const;  // failed, dropped or not
-  // Drops the settled prefix (records off). Called by wait_all only: freeing tasks on the hot
-  // path, a few per submit, made an RW chain 30-100 % slower per task (cache lines pulled from
-  // the CPU that ran them, allocator traffic under the lock); after wait_all nobody waits.
+  // Drops the settled prefix (records off): in wait_all, and when a submit starts a new chunk of
+  // the task table, so a stream of tasks without any wait_all stays bounded too. Dropped tasks'
+  // chunks are recycled, not freed (freeing them per submit made an RW chain 30-100 % slower).
   void reclaim();
+  // Appends `n` tasks to the table (reclaiming first when a chunk starts).
+  void grow_tasks(std::size_t n);
   std::chrono::nanoseconds now() const;
   double now_s() const;
   const CodeletInfo& codelet_info(const std::shared_ptr<const Codelet>& codelet);
@@ -280,7 +322,8 @@ class RuntimeCore {
   // `t` left `d`'s queue (already removed): its predicted cost leaves the queue's load.
   static void unqueued(DeviceState& d, const TaskState& t);
   void run_batch(int device, const std::vector<TaskId>& batch, Lock& lock);
-  TaskContext context_for(int device, const TaskState& t) const;
+  // Fills `context` (a buffer of the device's `contexts`, reused: no allocation per task).
+  void fill_context(int device, const TaskState& t, TaskContext& context) const;
   Outcome execute(const TaskState& t, int device, TaskContext& context);
   void unpin(int device, const TaskState& t);
   // Publishes an outcome under the lock; false when the device failed (the task was re-placed).
@@ -324,11 +367,10 @@ class RuntimeCore {
   // (codelet, size class) -> one slot per device: one lookup per placement.
   mutable std::unordered_map<std::uint64_t, std::vector<ModelSlot>> model_slots_;
   SystemView scratch_view_;
-  // Tasks from `task_base_` on; with records off, wait_all drops the settled tasks at the front
-  // (reclaim), so a long run that waits now and then holds only the tasks since. A dropped
-  // task that failed is remembered by id (dependants and write_back need it) and in failures().
-  std::deque<TaskState> tasks_;
-  TaskId task_base_ = 0;
+  // With records off, the settled tasks at the front are dropped (reclaim), so a long run holds
+  // only the tasks not yet settled (and the rest of their chunk). A dropped task that failed is
+  // remembered by id (dependants and write_back need it) and in failures().
+  TaskTable tasks_;
   std::vector<TaskId> forgotten_failed_;  // ascending
   std::vector<TaskFailure> forgotten_failures_;
   TaskId records_from_ = 0;  // reset_records moves this

@@ -306,6 +306,81 @@ TEST(RuntimeTest, ShortTasksWhoseDataIsHereRunInBatchesWithTheSameResults) {
   EXPECT_GT(rec.devices[0].overhead.count(), 0);
 }
 
+TEST(RuntimeTest, WithoutRecordsAStreamStaysBoundedAndRecycledTasksStartClean) {
+  // Records off and no wait_all: a submit that starts a new chunk of the task table drops the
+  // settled tasks before it. Their slots are reused; a reused slot must not keep anything of the
+  // task before (its error, its dependants, a failed dependency).
+  RuntimeOptions options;
+  options.keep_task_records = false;
+  Fixture f = make(2, options);
+  std::vector<int> data(4, 0);
+  auto h = f.runtime->register_data(data.data(), data.size() * sizeof(int));
+  ASSERT_TRUE(h.has_value());
+  auto adder = codelet("add", add(1));
+  auto boom = codelet("boom", [](TaskContext&) { throw std::runtime_error("recycled boom"); });
+  auto empty = codelet("empty", [](TaskContext&) {});
+  constexpr int kFirst = 2048;  // two chunks
+  for (int i = 0; i < kFirst; ++i) {
+    Task t;
+    switch (i % 4) {
+      case 0:
+        t.codelet = adder;
+        t.accesses = {{*h, Access::kReadWrite}};
+        break;
+      case 1:
+        t.codelet = boom;
+        break;
+      case 2:
+        t.codelet = empty;
+        t.depends_on = {static_cast<TaskId>(i - 1)};  // fails: its dependency did
+        break;
+      default:
+        t.codelet = empty;
+        break;
+    }
+    ASSERT_TRUE(f.runtime->submit(std::move(t)).has_value());
+  }
+  // Until every one of them has settled (run or failed), without wait_all.
+  const auto all_settled = [&] {
+    std::size_t ran = 0;
+    for (const DeviceRecord& d : f.runtime->records().devices) {
+      ran += d.tasks;
+    }
+    return ran == 3 * kFirst / 4 && f.runtime->failures().size() == kFirst / 2;
+  };
+  for (int i = 0; i < 10'000 && !all_settled(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ASSERT_TRUE(all_settled());
+  // Settled, yet held: only a submit that starts a chunk drops them.
+  EXPECT_GT(f.runtime->records().tasks_held, 1U);
+  Task next;
+  next.codelet = adder;
+  next.accesses = {{*h, Access::kReadWrite}};
+  auto next_id = f.runtime->submit(std::move(next));
+  ASSERT_TRUE(next_id.has_value());
+  EXPECT_EQ(*next_id, static_cast<TaskId>(kFirst));
+  EXPECT_LE(f.runtime->records().tasks_held, 1U);  // only the one just submitted
+  auto first = f.runtime->wait_all();
+  ASSERT_FALSE(first.has_value());
+  EXPECT_THAT(first.error().message, HasSubstr(fmt::format("{} tasks failed", kFirst / 2)));
+
+  // The recycled slots run a plain chain: nothing fails, nothing is lost.
+  constexpr int kSecond = 3000;
+  for (int i = 0; i < kSecond; ++i) {
+    Task t;
+    t.codelet = adder;
+    t.accesses = {{*h, Access::kReadWrite}};
+    ASSERT_TRUE(f.runtime->submit(std::move(t)).has_value());
+  }
+  ASSERT_TRUE(f.runtime->wait_all().has_value());
+  ASSERT_TRUE(f.runtime->write_back(*h).has_value());
+  EXPECT_EQ(data[0], kFirst / 4 + 1 + kSecond);
+  EXPECT_EQ(data[3], kFirst / 4 + 1 + kSecond);
+  EXPECT_EQ(f.runtime->failures().size(), static_cast<std::size_t>(kFirst / 2));
+  EXPECT_EQ(f.runtime->records().tasks_held, 0U);
+}
+
 TEST(RuntimeTest, WithoutRecordsSettledTasksAreDroppedYetStillOrderAndReportFailures) {
   // Records off: the runtime forgets settled tasks (a long run holds only unsettled work). Ids
   // keep counting, dependencies on forgotten tasks resolve by their outcome, and failures of
