@@ -411,7 +411,7 @@ void RuntimeCore::drain_inflight(int device, Lock& lock) {
   }
 }
 
-Status RuntimeCore::acquire_data(int device, TaskId id, Lock& lock) {
+Status RuntimeCore::acquire_data(int device, TaskId id, Lock& lock, bool& moved) {
   TaskState& t = state(id);
   DeviceState& d = *devices_[static_cast<std::size_t>(device)];
   const auto dev_index = static_cast<std::size_t>(device);
@@ -427,8 +427,10 @@ Status RuntimeCore::acquire_data(int device, TaskId id, Lock& lock) {
       const Replica& r = handles_[h].replicas[dev_index];
       if (r.fetching) {
         // A failed prefetch is retried below as an ordinary copy.
+        moved = true;
         (void)wait_inflight(device, h, lock);
       } else if (!r.buffer) {
+        moved = true;
         ACCO_RETURN_IF_ERROR(allocate_replica(device, h, lock), "");
       } else {
         break;
@@ -458,6 +460,7 @@ Status RuntimeCore::acquire_data(int device, TaskId id, Lock& lock) {
   if (copies.empty()) {
     return {};
   }
+  moved = true;
   lock.unlock();
   Status status;
   for (InflightCopy& c : copies) {
@@ -683,7 +686,8 @@ void RuntimeCore::run_task(int device, TaskId id, Lock& lock) {
   const std::chrono::nanoseconds fetch_start = now();
   d.running_end_s = std::chrono::duration<double>(fetch_start).count() + t.predicted_s;
 
-  Status fetched = acquire_data(device, id, lock);
+  bool moved = false;  // data was copied, waited for or allocated
+  Status fetched = acquire_data(device, id, lock, moved);
   if (!fetched) {
     unpin(device, t);
     pins_released_.notify_all();
@@ -698,7 +702,7 @@ void RuntimeCore::run_task(int device, TaskId id, Lock& lock) {
     }
     return;
   }
-  if (!t.accesses.empty()) {
+  if (moved) {
     t.transfer_time = now() - fetch_start;
   }
   prefetch(device, lock);

@@ -286,8 +286,12 @@ Status RuntimeCore::write_back(DataHandle handle, bool forget) {
 }
 
 const CodeletInfo& RuntimeCore::codelet_info(const std::shared_ptr<const Codelet>& codelet) {
+  if (last_codelet_ != nullptr && last_codelet_->keep_alive == codelet) {
+    return *last_codelet_;
+  }
   auto it = codelets_.find(codelet.get());
   if (it != codelets_.end()) {
+    last_codelet_ = &it->second;
     return it->second;
   }
   CodeletInfo info;
@@ -303,7 +307,8 @@ const CodeletInfo& RuntimeCore::codelet_info(const std::shared_ptr<const Codelet
       }
     }
   }
-  return codelets_.emplace(codelet.get(), std::move(info)).first->second;
+  last_codelet_ = &codelets_.emplace(codelet.get(), std::move(info)).first->second;
+  return *last_codelet_;
 }
 
 Status RuntimeCore::validate(const Task& task, std::size_t id, std::size_t graph_end) {
@@ -401,7 +406,9 @@ void RuntimeCore::add_edge(TaskId from, TaskId to, bool inherits_failure) {
 
 void RuntimeCore::add_task(TaskId id, Task task) {
   TaskState& t = state(id);
-  t.codelet_id = codelets_.at(task.codelet.get()).id;
+  const CodeletInfo& info = codelet_info(task.codelet);  // filled by validate
+  t.codelet_id = info.id;
+  t.info = &info;
   t.codelet = std::move(task.codelet);
   t.name = std::move(task.name);
   t.priority = task.priority;
@@ -427,7 +434,6 @@ void RuntimeCore::add_task(TaskId id, Task task) {
     }
   }
   t.size_class = size_class(t.bytes);
-  t.info = &codelets_.at(t.codelet.get());
   t.slots = &model_slots(t);
   for (TaskId dep : task.depends_on) {
     add_edge(dep, id);
@@ -661,7 +667,12 @@ std::optional<Prediction> RuntimeCore::predict(int device, const TaskState& task
 std::vector<ModelSlot>& RuntimeCore::model_slots(const TaskState& task) const {
   const std::uint64_t key = (static_cast<std::uint64_t>(task.codelet_id) << 8) |
                             static_cast<std::uint64_t>(task.size_class);
+  if (key == last_slots_key_) {
+    return *last_slots_;
+  }
   auto [it, inserted] = model_slots_.try_emplace(key);
+  last_slots_key_ = key;
+  last_slots_ = &it->second;
   if (inserted) {
     it->second.resize(devices_.size());
     for (std::size_t d = 0; d < devices_.size(); ++d) {

@@ -329,7 +329,9 @@ class RuntimeCore {
   // Publishes an outcome under the lock; false when the device failed (the task was re-placed).
   bool complete(int device, TaskId id, Outcome outcome, double weight, Lock& lock);
   static void note_overhead(DeviceState& d, std::chrono::nanoseconds gap, std::size_t tasks);
-  Status acquire_data(int device, TaskId id, Lock& lock);
+  // Pins the task's replicas on `device`, copying what is not valid there; `moved` is set when
+  // anything had to be copied, waited for or allocated (the lock was released).
+  Status acquire_data(int device, TaskId id, Lock& lock, bool& moved);
   void prefetch(int device, Lock& lock);
   // Prefetches for the devices that were pushed tasks (StarPU prefetches at push time): called
   // where the pushing thread may release the lock, after a completion and after a submit.
@@ -378,6 +380,11 @@ class RuntimeCore {
   std::deque<TaskId> shared_queue_;  // eager
   std::vector<TaskId> parked_;       // no eligible device now (all drained)
   std::unordered_map<const Codelet*, CodeletInfo> codelets_;
+  // The last codelet and model slots looked up: streams of one kind of task skip the hash
+  // lookups (map nodes never move; codelets are kept alive by their CodeletInfo).
+  const CodeletInfo* last_codelet_ = nullptr;
+  mutable std::uint64_t last_slots_key_ = ~std::uint64_t{0};
+  mutable std::vector<ModelSlot>* last_slots_ = nullptr;
   std::size_t unfinished_ = 0;
   std::vector<TaskFailure> failures_;
   std::vector<TransferRecord> transfers_;
