@@ -333,10 +333,45 @@ Status RuntimeCore::make_room(int device, std::uint64_t bytes, Lock& lock) {
       }
       continue;  // re-evaluate: it may have been pinned meanwhile
     }
-    d.used -= r.buffer->size();
+    drop_buffer(d, std::move(r.buffer));
     r = Replica{};
   }
   return {};
+}
+
+Result<std::unique_ptr<dev::Buffer>> RuntimeCore::take_buffer(DeviceState& d, std::size_t bytes) {
+  if (auto it = d.spare.find(bytes); it != d.spare.end()) {
+    std::unique_ptr<dev::Buffer> buffer = std::move(it->second);
+    d.spare.erase(it);
+    d.spare_bytes -= bytes;
+    d.used += bytes;
+    ++d.buffers_reused;
+    return buffer;
+  }
+  // Cached buffers of other sizes give way to a new one, largest first.
+  while (!d.spare.empty() && d.used + d.spare_bytes + bytes > d.budget) {
+    auto largest = std::prev(d.spare.end());
+    d.spare_bytes -= largest->first;
+    d.spare.erase(largest);
+  }
+  auto buffer = d.spec.device->allocate(bytes);
+  if (buffer) {
+    d.used += bytes;
+    ++d.buffers_allocated;
+  }
+  return buffer;
+}
+
+void RuntimeCore::drop_buffer(DeviceState& d, std::unique_ptr<dev::Buffer> buffer) {
+  if (!buffer) {
+    return;
+  }
+  const std::size_t bytes = buffer->size();
+  d.used -= bytes;
+  if (d.spare_bytes + bytes <= options_.buffer_cache_bytes) {
+    d.spare.emplace(bytes, std::move(buffer));
+    d.spare_bytes += bytes;
+  }
 }
 
 Status RuntimeCore::allocate_replica(int device, std::size_t handle, Lock& lock) {
@@ -346,13 +381,12 @@ Status RuntimeCore::allocate_replica(int device, std::size_t handle, Lock& lock)
   if (handles_[handle].replicas[static_cast<std::size_t>(device)].buffer) {
     return {};  // a prefetch allocated it while make_room had released the lock
   }
-  auto buffer = d.spec.device->allocate(bytes);
+  auto buffer = take_buffer(d, bytes);
   if (!buffer) {
     return tl::unexpected(
         std::move(buffer.error())
             .with_context(fmt::format("dev{}: allocating data {}", device, handle)));
   }
-  d.used += bytes;
   handles_[handle].replicas[static_cast<std::size_t>(device)].buffer = std::move(*buffer);
   return {};
 }
@@ -524,11 +558,10 @@ void RuntimeCore::prefetch(int device, Lock& lock) {
         if (d.used + hs.bytes > d.budget) {
           continue;
         }
-        auto buffer = d.spec.device->allocate(hs.bytes);
+        auto buffer = take_buffer(d, hs.bytes);
         if (!buffer) {
           continue;
         }
-        d.used += hs.bytes;
         r.buffer = std::move(*buffer);
       }
       const void* src = hs.host;

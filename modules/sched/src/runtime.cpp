@@ -276,7 +276,7 @@ Status RuntimeCore::write_back(DataHandle handle, bool forget) {
     });
     for (std::size_t d = 0; d < h.replicas.size(); ++d) {
       if (h.replicas[d].buffer) {
-        devices_[d]->used -= h.replicas[d].buffer->size();
+        drop_buffer(*devices_[d], std::move(h.replicas[d].buffer));
         h.replicas[d] = Replica{};
       }
     }
@@ -1080,7 +1080,8 @@ RunRecord RuntimeCore::records() const {
     };
     run.devices.push_back({static_cast<int>(d), ds.name, ds.kind, ds.busy, ds.tasks_run,
                            ds.tasks_batched, ns(ds.overhead_s), ns(ds.poll_latency_s),
-                           ns(ds.wake_latency_s), ds.drained, ds.failed});
+                           ns(ds.wake_latency_s), ds.drained, ds.failed, ds.buffers_allocated,
+                           ds.buffers_reused});
   }
   for (const auto& [key, link] : links_) {
     run.links.push_back(link);
@@ -1100,6 +1101,8 @@ void RuntimeCore::reset_records() {
     d->busy = std::chrono::nanoseconds(0);
     d->tasks_run = 0;
     d->tasks_batched = 0;
+    d->buffers_allocated = 0;
+    d->buffers_reused = 0;
   }
 }
 

@@ -164,7 +164,13 @@ struct DeviceState {
   std::string instance;  // model key: "host:0", "cuda:0000:18:00.0"
   std::string name;
   std::uint64_t budget = 0;
-  std::uint64_t used = 0;
+  std::uint64_t used = 0;  // by replicas (the buffer cache is counted apart)
+  // Buffers of dropped replicas, by size, for reuse (RuntimeOptions::buffer_cache_bytes); with
+  // `used`, within the budget.
+  std::multimap<std::size_t, std::unique_ptr<dev::Buffer>> spare;
+  std::uint64_t spare_bytes = 0;
+  std::size_t buffers_allocated = 0;
+  std::size_t buffers_reused = 0;
   double link_bytes_per_second = 0;      // modelled, per direction
   double measured_bytes_per_second = 0;  // EWMA of this runtime's copies into the device
   double latency_s = 0;
@@ -341,6 +347,12 @@ class RuntimeCore {
   void drain_inflight(int device, Lock& lock);
   Status make_room(int device, std::uint64_t bytes, Lock& lock);
   Status allocate_replica(int device, std::size_t handle, Lock& lock);
+  // A buffer for a replica of `bytes` on `d` (the caller checked used + bytes against the
+  // budget): a cached one of that size, else a new one, after freeing cached buffers as needed
+  // to keep used + cached within the budget. Counted in `used`.
+  Result<std::unique_ptr<dev::Buffer>> take_buffer(DeviceState& d, std::size_t bytes);
+  // A replica's buffer is no longer needed: kept for reuse within the cache's limit, or freed.
+  void drop_buffer(DeviceState& d, std::unique_ptr<dev::Buffer> buffer);
   // A device holding a valid replica (>= 0), -1 for host memory (only when allow_host), -2 none.
   int pick_source(std::size_t handle, int device, bool allow_host) const;
   void note_transfer(NodeId from, NodeId to, const InflightCopy& copy, bool prefetch,

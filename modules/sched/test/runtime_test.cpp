@@ -306,6 +306,67 @@ TEST(RuntimeTest, ShortTasksWhoseDataIsHereRunInBatchesWithTheSameResults) {
   EXPECT_GT(rec.devices[0].overhead.count(), 0);
 }
 
+// Runs one "add 1" task on each of `n` fresh 4-KiB data, then unregisters them (their device
+// buffers are dropped). Returns false if a result is wrong.
+bool round_of_adds(Runtime& runtime, std::size_t n, std::size_t ints) {
+  std::vector<std::vector<int>> data(n, std::vector<int>(ints, 7));
+  std::vector<DataHandle> handles;
+  for (auto& d : data) {
+    auto h = runtime.register_data(d.data(), d.size() * sizeof(int));
+    EXPECT_TRUE(h.has_value());
+    handles.push_back(*h);
+  }
+  auto adder = codelet("add", add(1));
+  for (DataHandle h : handles) {
+    Task t;
+    t.codelet = adder;
+    t.accesses = {{h, Access::kReadWrite}};
+    EXPECT_TRUE(runtime.submit(std::move(t)).has_value());
+  }
+  EXPECT_TRUE(runtime.wait_all().has_value());
+  bool right = true;
+  for (std::size_t i = 0; i < n; ++i) {
+    EXPECT_TRUE(runtime.unregister(handles[i]).has_value());
+    right = right && data[i].front() == 8 && data[i].back() == 8;
+  }
+  return right;
+}
+
+TEST(RuntimeTest, DroppedReplicaBuffersAreReusedWithinTheCacheAndTheBudget) {
+  constexpr std::size_t kInts = 1024;  // 4 KiB
+  {
+    Fixture f = make(1);
+    ASSERT_TRUE(round_of_adds(*f.runtime, 4, kInts));
+    ASSERT_TRUE(round_of_adds(*f.runtime, 4, kInts));  // the same sizes: all four reused
+    const DeviceRecord d = f.runtime->records().devices[0];
+    EXPECT_EQ(d.buffers_allocated, 4U);
+    EXPECT_EQ(d.buffers_reused, 4U);
+  }
+  {
+    RuntimeOptions options;
+    options.buffer_cache_bytes = 0;  // no cache: every buffer is freed and allocated again
+    Fixture f = make(1, options);
+    ASSERT_TRUE(round_of_adds(*f.runtime, 4, kInts));
+    ASSERT_TRUE(round_of_adds(*f.runtime, 4, kInts));
+    const DeviceRecord d = f.runtime->records().devices[0];
+    EXPECT_EQ(d.buffers_allocated, 8U);
+    EXPECT_EQ(d.buffers_reused, 0U);
+  }
+  {
+    // A 16-KiB device: four cached 4-KiB buffers fill it. Two 8-KiB data then need new buffers,
+    // and the cached ones give way (freed) rather than the data being refused or evicted.
+    Fixture f = make(1, {}, 16 * 1024);
+    ASSERT_TRUE(round_of_adds(*f.runtime, 4, kInts));
+    ASSERT_TRUE(round_of_adds(*f.runtime, 2, 2 * kInts));
+    const DeviceRecord d = f.runtime->records().devices[0];
+    EXPECT_EQ(d.buffers_allocated, 6U);
+    EXPECT_EQ(d.buffers_reused, 0U);
+    // Back to 4 KiB: nothing of that size is cached any more; the two 8-KiB ones make room.
+    ASSERT_TRUE(round_of_adds(*f.runtime, 4, kInts));
+    EXPECT_EQ(f.runtime->records().devices[0].buffers_allocated, 10U);
+  }
+}
+
 TEST(RuntimeTest, WithoutRecordsAStreamStaysBoundedAndRecycledTasksStartClean) {
   // Records off and no wait_all: a submit that starts a new chunk of the task table drops the
   // settled tasks before it. Their slots are reused; a reused slot must not keep anything of the

@@ -71,6 +71,9 @@ struct DeviceRecord {
   std::chrono::nanoseconds wake_latency{0};
   bool drained = false;
   bool failed = false;
+  // Replica buffers allocated on the device, and taken from its cache of dropped ones instead.
+  std::size_t buffers_allocated = 0;
+  std::size_t buffers_reused = 0;
   bool operator==(const DeviceRecord&) const = default;
 };
 

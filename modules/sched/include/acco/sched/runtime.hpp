@@ -99,6 +99,11 @@ struct RuntimeOptions {
   ModelOptions models;
   std::optional<std::filesystem::path> model_file;  // loaded at create, written by save_models
   int prefetch_depth = 2;  // queued tasks per device whose inputs are fetched ahead
+  // Per device, the bytes of dropped replica buffers (evicted, unregistered) kept for reuse by
+  // tasks needing a buffer of the same size, within the device's memory budget: allocating
+  // costs a page-aligned malloc and page faults on the host backend, a cudaMalloc on a GPU
+  // (and cudaFree synchronises the device). 0 frees them at once.
+  std::uint64_t buffer_cache_bytes = std::uint64_t{256} << 20;
   // Data ids in records, so traces and statistics join names; false keeps memory flat for
   // millions of tasks (records() then has no per-task entries).
   bool keep_task_records = true;
