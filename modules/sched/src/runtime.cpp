@@ -655,6 +655,7 @@ std::optional<Prediction> RuntimeCore::predict(int device, const TaskState& task
   }
   flush(slot);
   auto p = models_.predict(slot.key, task.cost, d.spec.peak);
+  slot.calibrated = p && p->calibrated;
   // A prediction from the prior depends on the task's own hint: only the others are shared by
   // every task of the slot.
   if ((p && p->calibrated) || hintless) {
@@ -695,26 +696,51 @@ void RuntimeCore::learn(int device, const TaskState& task, std::chrono::nanoseco
   // Calibrated predictions are refreshed every kModelBatch samples: recomputing a median per
   // task would cost more than the scheduling decision itself.
   constexpr std::size_t kModelBatch = 16;
-  if (!slot.cached || !slot.cached->calibrated || slot.pending.size() >= kModelBatch) {
+  // `calibrated` outlives the cache: a device that completes a batch of tasks in a row, with no
+  // prediction in between, must not record each sample alone once the cache is reset.
+  if (!slot.calibrated || slot.pending.size() >= kModelBatch) {
     flush(slot);
     slot.cached.reset();
     slot.cached_valid = false;
   }
 }
 
+namespace {
+
+// Modelled time of one copy of `bytes` into `d`: its measured rate once known, else the link's.
+double copy_seconds(const DeviceState& d, std::size_t bytes) {
+  const double rate = d.measured_bytes_per_second > 0 ? d.measured_bytes_per_second
+                      : d.link_bytes_per_second > 0   ? d.link_bytes_per_second
+                                                      : kDefaultLinkBytesPerSecond;
+  return d.latency_s + static_cast<double>(bytes) / rate;
+}
+
+}  // namespace
+
 double RuntimeCore::transfer_estimate(int device, const TaskState& task) const {
   const DeviceState& d = *devices_[static_cast<std::size_t>(device)];
   double seconds = 0;
   for (const auto& [h, mode] : task.accesses) {
-    if (!reads(mode) || handles_[h].replicas[static_cast<std::size_t>(device)].valid) {
-      continue;
+    if (reads(mode) && !handles_[h].replicas[static_cast<std::size_t>(device)].valid) {
+      seconds += copy_seconds(d, handles_[h].bytes);
     }
-    const double rate = d.measured_bytes_per_second > 0 ? d.measured_bytes_per_second
-                        : d.link_bytes_per_second > 0   ? d.link_bytes_per_second
-                                                        : kDefaultLinkBytesPerSecond;
-    seconds += d.latency_s + static_cast<double>(handles_[h].bytes) / rate;
   }
   return seconds;
+}
+
+void RuntimeCore::transfer_estimates(const TaskState& task, std::vector<double>& out) const {
+  out.assign(devices_.size(), 0.0);
+  for (const auto& [h, mode] : task.accesses) {
+    if (!reads(mode)) {
+      continue;
+    }
+    const HandleState& hs = handles_[h];
+    for (std::size_t d = 0; d < out.size(); ++d) {
+      if (!hs.replicas[d].valid) {
+        out[d] += copy_seconds(*devices_[d], hs.bytes);
+      }
+    }
+  }
 }
 
 // The queued work a task waits for on `d`: the whole queue (StarPU's dmda), or with the sorted
@@ -735,6 +761,11 @@ double RuntimeCore::queued_ahead(const DeviceState& d, int priority) const {
 }
 
 DeviceView RuntimeCore::view_of(int device, const TaskState& task, double now) const {
+  return view_of(device, task, now, transfer_estimate(device, task));
+}
+
+DeviceView RuntimeCore::view_of(int device, const TaskState& task, double now,
+                                double transfer) const {
   const DeviceState& d = *devices_[static_cast<std::size_t>(device)];
   DeviceView v;
   v.eligible = eligible(device, task);
@@ -752,7 +783,7 @@ DeviceView RuntimeCore::view_of(int device, const TaskState& task, double now) c
       v.predicted = std::chrono::duration<double>(p->time).count();
       v.calibrated = p->calibrated;
     }
-    v.transfer = transfer_estimate(device, task);
+    v.transfer = transfer;
   }
   return v;
 }
@@ -788,8 +819,10 @@ void RuntimeCore::place(TaskId id, int releasing_device) {
     view.now = now_s();
     view.round_robin_next = round_robin_next_;
     view.devices.resize(devices_.size());
+    transfer_estimates(t, scratch_transfer_);
     for (int d = 0; d < n; ++d) {
-      view.devices[static_cast<std::size_t>(d)] = view_of(d, t, view.now);
+      const auto i = static_cast<std::size_t>(d);
+      view.devices[i] = view_of(d, t, view.now, scratch_transfer_[i]);
     }
     const bool any = std::any_of(view.devices.begin(), view.devices.end(),
                                  [](const DeviceView& v) { return v.eligible; });

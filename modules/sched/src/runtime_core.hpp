@@ -66,6 +66,7 @@ struct ModelSlot {
   // hint (no prior can apply) until the next sample.
   bool cached_valid = false;
   std::optional<Prediction> cached;
+  bool calibrated = false;  // the model's last prediction was calibrated (samples go in batches)
   std::vector<std::chrono::nanoseconds> pending;
 };
 
@@ -290,8 +291,12 @@ class RuntimeCore {
   void enqueue(int device, TaskId id);
   bool eligible(int device, const TaskState& task) const;
   DeviceView view_of(int device, const TaskState& task, double now) const;
+  // With the transfer time already known (place computes every device's in one pass).
+  DeviceView view_of(int device, const TaskState& task, double now, double transfer) const;
   double queued_ahead(const DeviceState& d, int priority) const;
   double transfer_estimate(int device, const TaskState& task) const;
+  // The same for every device, in one pass over the task's data (`out` is resized).
+  void transfer_estimates(const TaskState& task, std::vector<double>& out) const;
   std::optional<Prediction> predict(int device, const TaskState& task) const;
   ModelSlot& model_slot(int device, const TaskState& task) const {
     return (*task.slots)[static_cast<std::size_t>(device)];
@@ -381,6 +386,7 @@ class RuntimeCore {
   // (codelet, size class) -> one slot per device: one lookup per placement.
   mutable std::unordered_map<std::uint64_t, std::vector<ModelSlot>> model_slots_;
   SystemView scratch_view_;
+  std::vector<double> scratch_transfer_;
   // With records off, the settled tasks at the front are dropped (reclaim), so a long run holds
   // only the tasks not yet settled (and the rest of their chunk). A dropped task that failed is
   // remembered by id (dependants and write_back need it) and in failures().
