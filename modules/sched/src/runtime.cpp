@@ -640,19 +640,19 @@ void RuntimeCore::plan_graph(TaskId first, TaskId end) {
   }
 }
 
-bool RuntimeCore::eligible(int device, const TaskState& task) const {
-  const DeviceState& d = *devices_[static_cast<std::size_t>(device)];
-  return !d.failed && !d.drained && task.bytes <= d.budget &&
-         task.info->impl[static_cast<std::size_t>(device)] >= 0;
-}
-
 std::optional<Prediction> RuntimeCore::predict(int device, const TaskState& task) const {
-  const DeviceState& d = *devices_[static_cast<std::size_t>(device)];
-  ModelSlot& slot = model_slot(device, task);
+  const ModelSlot& slot = model_slot(device, task);
   const bool hintless = !(task.cost.flops > 0) && !(task.cost.bytes > 0);
   if (slot.cached_valid && (hintless || (slot.cached && slot.cached->calibrated))) {
     return slot.cached;
   }
+  return predict_uncached(device, task);
+}
+
+std::optional<Prediction> RuntimeCore::predict_uncached(int device, const TaskState& task) const {
+  const DeviceState& d = *devices_[static_cast<std::size_t>(device)];
+  ModelSlot& slot = model_slot(device, task);
+  const bool hintless = !(task.cost.flops > 0) && !(task.cost.bytes > 0);
   flush(slot);
   auto p = models_.predict(slot.key, task.cost, d.spec.peak);
   slot.calibrated = p && p->calibrated;
@@ -847,7 +847,11 @@ void RuntimeCore::place(TaskId id, int releasing_device) {
     if (policy_ == PolicyKind::kEager) {
       auto pos = std::find_if(shared_queue_.begin(), shared_queue_.end(),
                               [&](TaskId o) { return state(o).priority < t.priority; });
-      shared_queue_.insert(pos, id);
+      if (pos == shared_queue_.end()) {
+        shared_queue_.push_back(id);  // see enqueue
+      } else {
+        shared_queue_.insert(pos, id);
+      }
       work_epoch_.fetch_add(1, std::memory_order_release);
       for (int d = 0; d < n; ++d) {
         DeviceState& ds = *devices_[static_cast<std::size_t>(d)];
@@ -904,7 +908,14 @@ void RuntimeCore::enqueue(int device, TaskId id) {
   while (pos != d.queue.begin() && state(*std::prev(pos)).priority < t.priority) {
     --pos;
   }
-  d.queue.insert(pos, id);
+  // push_back at the end: deque::insert at the position of an empty deque is a push_front,
+  // which allocates a node that the next pop_front frees (a malloc and a free per task when a
+  // queue holds one task at a time).
+  if (pos == d.queue.end()) {
+    d.queue.push_back(id);
+  } else {
+    d.queue.insert(pos, id);
+  }
   t.queued_cost_s = t.predicted_s + d.overhead_s;
   d.queued_s += t.queued_cost_s;
   d.prefetch_wanted = d.prefetch_wanted || !t.accesses.empty();
