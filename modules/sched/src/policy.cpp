@@ -87,7 +87,8 @@ Decision dmda(const SystemView& view, const PolicyKnobs& knobs, bool explain) {
   const std::size_t n = view.devices.size();
   // Each device's end, computed once (on the stack for up to 32 devices).
   constexpr std::size_t kOnStack = 32;
-  std::array<double, kOnStack> ends_on_stack{};
+  std::array<double, kOnStack>
+      ends_on_stack;  // NOLINT(cppcoreguidelines-pro-type-member-init): written before read
   std::vector<double> ends_on_heap(n > kOnStack ? n : 0);
   double* ends = n > kOnStack ? ends_on_heap.data() : ends_on_stack.data();
   double best_end = std::numeric_limits<double>::infinity();
