@@ -23,7 +23,8 @@ constexpr std::string_view kSchema = "acco.perfmodel/1";
 // deviation for normally distributed samples (1 / Phi^-1(3/4)).
 constexpr double kMadToSigma = 1.4826;
 
-double median_of(std::vector<double> values) {
+// The median of `values`, which it reorders.
+double median_in_place(std::span<double> values) {
   ACCO_CHECK(!values.empty());
   const auto mid = values.size() / 2;
   std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(mid), values.end());
@@ -36,8 +37,17 @@ double median_of(std::vector<double> values) {
   return (lower + upper) / 2;
 }
 
+// Working space for medians, per thread: the runtime computes one per batch of samples and per
+// prediction, and a vector allocated each time cost more than the median itself.
+std::vector<double>& scratch() {
+  thread_local std::vector<double> values;
+  return values;
+}
+
 double median_of(const std::vector<std::int64_t>& samples) {
-  return median_of(std::vector<double>(samples.begin(), samples.end()));
+  std::vector<double>& values = scratch();
+  values.assign(samples.begin(), samples.end());
+  return median_in_place(values);
 }
 
 // The window's median and how far from it a sample may lie. MAD is 0 when most samples are
@@ -52,12 +62,12 @@ struct Spread {
 
 Spread spread_of(const std::vector<std::int64_t>& window, const ModelOptions& options) {
   const double median = median_of(window);
-  std::vector<double> deviations;
-  deviations.reserve(window.size());
+  std::vector<double>& deviations = scratch();
+  deviations.clear();
   for (const auto s : window) {
     deviations.push_back(std::abs(static_cast<double>(s) - median));
   }
-  const double mad = median_of(std::move(deviations));
+  const double mad = median_in_place(deviations);
   return {median,
           std::max(options.outlier_mads * kMadToSigma * mad, options.outlier_floor * median)};
 }

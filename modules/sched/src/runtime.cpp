@@ -926,6 +926,14 @@ void RuntimeCore::place(TaskId id, int releasing_device) {
   }
 }
 
+bool RuntimeCore::missing_input(int device, const TaskState& t) const {
+  const auto dev_index = static_cast<std::size_t>(device);
+  return std::any_of(t.accesses.begin(), t.accesses.end(), [&](const auto& access) {
+    const Replica& r = handles_[access.first].replicas[dev_index];
+    return reads(access.second) && !r.valid && !r.fetching;
+  });
+}
+
 void RuntimeCore::enqueue(int device, TaskId id) {
   DeviceState& d = *devices_[static_cast<std::size_t>(device)];
   TaskState& t = state(id);
@@ -934,6 +942,7 @@ void RuntimeCore::enqueue(int device, TaskId id) {
   while (pos != d.queue.begin() && state(*std::prev(pos)).priority < t.priority) {
     --pos;
   }
+  const auto index = static_cast<std::size_t>(pos - d.queue.begin());
   // push_back at the end: deque::insert at the position of an empty deque is a push_front,
   // which allocates a node that the next pop_front frees (a malloc and a free per task when a
   // queue holds one task at a time).
@@ -944,7 +953,11 @@ void RuntimeCore::enqueue(int device, TaskId id) {
   }
   t.queued_cost_s = t.predicted_s + d.overhead_s;
   d.queued_s += t.queued_cost_s;
-  d.prefetch_wanted = d.prefetch_wanted || !t.accesses.empty();
+  // A prefetch pass only looks at the first prefetch_depth tasks of the queue, and only inputs
+  // missing here need one: most pushes (a task released where its data already is) need none.
+  d.prefetch_wanted =
+      d.prefetch_wanted ||
+      (index < static_cast<std::size_t>(options_.prefetch_depth) && missing_input(device, t));
   if (!d.active && d.idle_push.count() < 0) {
     d.idle_push = now();
     d.idle_push_woke = d.sleeping;

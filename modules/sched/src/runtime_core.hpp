@@ -289,6 +289,8 @@ class RuntimeCore {
   void make_ready(TaskId id, int releasing_device);
   void place(TaskId id, int releasing_device);
   void enqueue(int device, TaskId id);
+  // `t` reads data not valid on `device` and not being fetched there.
+  bool missing_input(int device, const TaskState& t) const;
   // The per-device steps of a placement are forced inline: called once per device per task,
   // their calls cost as much as their bodies (callgrind).
   [[gnu::always_inline]] inline bool eligible(int device, const TaskState& task) const;
