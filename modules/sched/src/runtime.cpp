@@ -158,7 +158,7 @@ void TaskTable::reset(TaskState& t) {
   // Field by field (assigning a fresh TaskState cost ~480 instructions a task, callgrind): every
   // field back to its initial value, the vectors' and strings' buffers kept.
 #if defined(__GLIBCXX__) && defined(__x86_64__)
-  static_assert(sizeof(TaskState) == 384, "a field was added to TaskState: reset it here");
+  static_assert(sizeof(TaskState) == 456, "a field was added to TaskState: reset it here");
 #endif
   t.codelet.reset();
   t.codelet_id = 0;
@@ -183,6 +183,8 @@ void TaskTable::reset(TaskState& t) {
   t.queued_cost_s = 0;
   t.calibrated = false;
   t.reason.clear();
+  t.placement.set = false;
+  t.placement.view.devices.clear();
   t.error.clear();
   t.submitted = t.ready = t.started = t.finished = std::chrono::nanoseconds{0};
   t.transfer_bytes = 0;
@@ -834,6 +836,7 @@ void RuntimeCore::place(TaskId id, int releasing_device) {
   if (t.planned >= 0 && eligible(t.planned, t)) {
     target = t.planned;
     if (options_.keep_task_records) {
+      t.placement.set = false;
       t.reason = fmt::format("heft: dev{} by the plan made at submit", target);
     }
     if (auto p = predict(target, t)) {
@@ -866,9 +869,17 @@ void RuntimeCore::place(TaskId id, int releasing_device) {
       }
       return;
     }
-    Decision decision = select_device(policy_, view, knobs_, options_.keep_task_records);
+    const Decision decision = select_device(policy_, view, knobs_, /*explain=*/false);
     if (options_.keep_task_records) {
-      t.reason = std::move(decision.reason);
+      // The reason is formatted on request from what the decision saw (select_device is pure):
+      // formatting it here cost more than deciding.
+      t.placement.set = true;
+      t.placement.policy = policy_;
+      t.placement.knobs = knobs_;
+      t.placement.view.now = view.now;
+      t.placement.view.round_robin_next = view.round_robin_next;
+      t.placement.view.devices.assign(view.devices.begin(), view.devices.end());
+      t.reason.clear();
     }
     if (policy_ == PolicyKind::kEager) {
       auto pos = std::find_if(shared_queue_.begin(), shared_queue_.end(),
@@ -901,6 +912,7 @@ void RuntimeCore::place(TaskId id, int releasing_device) {
       if (!own.predicted || own_end - view.now <= 1.2 * (decision.expected_end - view.now)) {
         target = releasing_device;
         if (options_.keep_task_records) {
+          t.placement.set = false;
           t.reason =
               fmt::format("ws: dev{} produced its input and ends within 20 % of the best", target);
         }
@@ -1150,7 +1162,7 @@ RunRecord RuntimeCore::records() const {
       r.predicted = std::chrono::nanoseconds(static_cast<std::int64_t>(t.predicted_s * 1e9));
       r.transfer_bytes = t.transfer_bytes;
       r.transfer_time = t.transfer_time;
-      r.reason = t.reason;
+      r.reason = reason_of(t);
       r.stolen = t.stolen;
       run.tasks.push_back(std::move(r));
     }
@@ -1199,7 +1211,15 @@ Result<std::string> RuntimeCore::explain(TaskId task) const {
         Errc::kNotFound,
         fmt::format("explain: task {}: reasons are not kept (keep_task_records=false)", task));
   }
-  return state(task).reason;
+  return reason_of(state(task));
+}
+
+std::string RuntimeCore::reason_of(const TaskState& t) const {
+  if (!t.placement.set) {
+    return t.reason;
+  }
+  return select_device(t.placement.policy, t.placement.view, t.placement.knobs, true).reason +
+         t.reason;
 }
 
 PerfModels RuntimeCore::models() const {

@@ -103,6 +103,17 @@ struct TaskState {
   double predicted_s = 0;    // its run time on its device
   double queued_cost_s = 0;  // what it adds to its device's queue: run time plus dispatch overhead
   bool calibrated = false;
+  // Why it was placed where it is, with records on: `placement` holds what a policy decision
+  // saw, and its reason is formatted on request (records(), explain) by asking the pure
+  // select_device again (formatting at every placement cost more than deciding); `reason` holds
+  // what is appended to it (a steal) or, when `placement` is not set, the whole reason (a HEFT
+  // plan, the ws owner rule).
+  struct Placement {
+    bool set = false;
+    PolicyKind policy = PolicyKind::kDmda;
+    PolicyKnobs knobs;
+    SystemView view;
+  } placement;
   std::string reason;
   std::string error;
   std::chrono::nanoseconds submitted{0}, ready{0}, started{0}, finished{0};
@@ -262,6 +273,7 @@ class RuntimeCore {
     ACCO_CHECK(id >= tasks_.base());
     return tasks_[id];
   }
+  std::string reason_of(const TaskState& t) const;
   const TaskState& state(TaskId id) const {
     ACCO_CHECK(id >= tasks_.base());
     return tasks_[id];

@@ -842,6 +842,51 @@ TEST(RuntimeTest, HeftFollowsThePlanMadeAtSubmit) {
   }
 }
 
+TEST(RuntimeTest, PlacementReasonsAreThoseOfTheDecisionEvenAfterPolicyAndKnobsChange) {
+  // Reasons are formatted on request from what each decision saw: changing the policy or its
+  // knobs afterwards must not change them.
+  Fixture f = make(2);
+  auto sleepy = codelet("sleepy", [](TaskContext&) {
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  });
+  std::vector<TaskId> ids;
+  // Two rounds: the first calibrates both devices, the second is placed by their models.
+  for (int round = 0; round < 2; ++round) {
+    for (int i = 0; i < 24; ++i) {
+      Task t;
+      t.codelet = sleepy;
+      auto id = f.runtime->submit(std::move(t));
+      ASSERT_TRUE(id.has_value());
+      ids.push_back(*id);
+    }
+    ASSERT_TRUE(f.runtime->wait_all().has_value());
+  }
+  std::vector<std::string> before;
+  for (TaskId id : ids) {
+    auto why = f.runtime->explain(id);
+    ASSERT_TRUE(why.has_value());
+    before.push_back(*why);
+  }
+  f.runtime->set_policy(PolicyKind::kEager);
+  PolicyKnobs knobs;
+  knobs.alpha = 5;
+  knobs.beta = 0;
+  f.runtime->set_knobs(knobs);
+  const RunRecord rec = f.runtime->records();
+  ASSERT_EQ(rec.tasks.size(), ids.size());
+  bool calibrated_reason = false;
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    auto why = f.runtime->explain(ids[i]);
+    ASSERT_TRUE(why.has_value());
+    EXPECT_EQ(*why, before[i]);
+    EXPECT_EQ(rec.tasks[i].reason, before[i]);
+    EXPECT_THAT(*why, HasSubstr("dmda"));
+    calibrated_reason = calibrated_reason || (why->find("ends at +") != std::string::npos &&
+                                              why->find("; next best dev") != std::string::npos);
+  }
+  EXPECT_TRUE(calibrated_reason) << "no placement made with models on both devices";
+}
+
 TEST(RuntimeTest, PolicyCanChangeWhileTasksAreQueued) {
   RuntimeOptions options;
   options.policy = PolicyKind::kEager;
