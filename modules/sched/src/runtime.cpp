@@ -665,8 +665,10 @@ void RuntimeCore::plan_graph(TaskId first, TaskId end) {
 
 std::optional<Prediction> RuntimeCore::predict(int device, const TaskState& task) const {
   const ModelSlot& slot = model_slot(device, task);
-  const bool hintless = !(task.cost.flops > 0) && !(task.cost.bytes > 0);
-  if (slot.cached_valid && (hintless || (slot.cached && slot.cached->calibrated))) {
+  // A calibrated prediction serves every task of the slot; one from the prior only tasks with
+  // the same cost hint (tasks of one kind and size usually have the same).
+  if (slot.cached_valid &&
+      ((slot.cached && slot.cached->calibrated) || slot.cached_cost == task.cost)) {
     return slot.cached;
   }
   return predict_uncached(device, task);
@@ -675,16 +677,12 @@ std::optional<Prediction> RuntimeCore::predict(int device, const TaskState& task
 std::optional<Prediction> RuntimeCore::predict_uncached(int device, const TaskState& task) const {
   const DeviceState& d = *devices_[static_cast<std::size_t>(device)];
   ModelSlot& slot = model_slot(device, task);
-  const bool hintless = !(task.cost.flops > 0) && !(task.cost.bytes > 0);
   flush(slot);
   auto p = models_.predict(slot.key, task.cost, d.spec.peak);
   slot.calibrated = p && p->calibrated;
-  // A prediction from the prior depends on the task's own hint: only the others are shared by
-  // every task of the slot.
-  if ((p && p->calibrated) || hintless) {
-    slot.cached = p;
-    slot.cached_valid = true;
-  }
+  slot.cached = p;
+  slot.cached_cost = task.cost;  // what an uncalibrated prediction (the prior) depended on
+  slot.cached_valid = true;
   return p;
 }
 

@@ -66,6 +66,7 @@ struct ModelSlot {
   // hint (no prior can apply) until the next sample.
   bool cached_valid = false;
   std::optional<Prediction> cached;
+  CostHint cached_cost;     // the hint `cached` was computed for
   bool calibrated = false;  // the model's last prediction was calibrated (samples go in batches)
   std::vector<std::chrono::nanoseconds> pending;
 };

@@ -846,9 +846,8 @@ TEST(RuntimeTest, PlacementReasonsAreThoseOfTheDecisionEvenAfterPolicyAndKnobsCh
   // Reasons are formatted on request from what each decision saw: changing the policy or its
   // knobs afterwards must not change them.
   Fixture f = make(2);
-  auto sleepy = codelet("sleepy", [](TaskContext&) {
-    std::this_thread::sleep_for(std::chrono::microseconds(100));
-  });
+  auto sleepy = codelet(
+      "sleepy", [](TaskContext&) { std::this_thread::sleep_for(std::chrono::microseconds(100)); });
   std::vector<TaskId> ids;
   // Two rounds: the first calibrates both devices, the second is placed by their models.
   for (int round = 0; round < 2; ++round) {
@@ -885,6 +884,46 @@ TEST(RuntimeTest, PlacementReasonsAreThoseOfTheDecisionEvenAfterPolicyAndKnobsCh
                                               why->find("; next best dev") != std::string::npos);
   }
   EXPECT_TRUE(calibrated_reason) << "no placement made with models on both devices";
+}
+
+TEST(RuntimeTest, PriorPredictionsFollowEachTasksOwnCostHint) {
+  // Uncalibrated predictions come from the cost hint and the device peak; they are cached per
+  // hint, so tasks of one kind with different hints keep their own predictions.
+  dev::HostBackendOptions host;
+  host.devices = 1;
+  auto backend = dev::make_host_backend(host);
+  ASSERT_TRUE(backend.has_value());
+  DeviceSpec spec;
+  spec.device = (*backend)->devices()[0];
+  spec.peak.flops_per_second = 1e12;
+  auto runtime = Runtime::create({spec});
+  ASSERT_TRUE(runtime.has_value());
+  // The device is held by a gate task while two of each hint are placed, alternating, so none
+  // of them can have calibrated the model (3 samples) when the others are placed.
+  std::atomic<bool> open{false};
+  Task gate;
+  gate.codelet = codelet("gate", [&open](TaskContext&) {
+    while (!open.load()) {
+      std::this_thread::yield();
+    }
+  });
+  ASSERT_TRUE((*runtime)->submit(std::move(gate)).has_value());
+  auto kernel = codelet("hinted", [](TaskContext&) {});
+  const double flops[] = {1e6, 4e6, 1e6, 4e6};
+  for (double f : flops) {
+    Task t;
+    t.codelet = kernel;
+    t.cost.flops = f;
+    ASSERT_TRUE((*runtime)->submit(std::move(t)).has_value());
+  }
+  open.store(true);
+  ASSERT_TRUE((*runtime)->wait_all().has_value());
+  const RunRecord rec = (*runtime)->records();
+  ASSERT_EQ(rec.tasks.size(), 5U);
+  EXPECT_EQ(rec.tasks[1].predicted, std::chrono::microseconds(1));
+  EXPECT_EQ(rec.tasks[2].predicted, std::chrono::microseconds(4));
+  EXPECT_EQ(rec.tasks[3].predicted, std::chrono::microseconds(1));
+  EXPECT_EQ(rec.tasks[4].predicted, std::chrono::microseconds(4));
 }
 
 TEST(RuntimeTest, PolicyCanChangeWhileTasksAreQueued) {
