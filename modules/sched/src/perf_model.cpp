@@ -248,8 +248,7 @@ std::size_t PerfModels::record_batch(const ModelKey& key,
     ACCO_CHECK(time.count() >= 0);
     const std::int64_t x = time.count();
     // Until there are enough samples to know the spread, every sample is taken.
-    const bool checked =
-        !entry.samples_ns.empty() && entry.samples_ns.size() >= options_.calibrated_after;
+    const bool checked = enough_samples(entry.samples_ns.size());
     if (checked && !spread) {
       spread = spread_of(entry.samples_ns, options_);
     }
@@ -283,11 +282,20 @@ std::size_t PerfModels::record_batch(const ModelKey& key,
   return taken;
 }
 
+std::size_t PerfModels::samples(const ModelKey& key) const {
+  const auto it = entries_.find(key);
+  return it == entries_.end() ? 0 : it->second.samples_ns.size();
+}
+
+bool PerfModels::calibrated(const ModelKey& key) const {
+  return enough_samples(samples(key));
+}
+
 std::optional<Prediction> PerfModels::predict(const ModelKey& key, const CostHint& hint,
                                               const DevicePeak& peak) const {
   const auto it = entries_.find(key);
   const std::size_t n = it == entries_.end() ? 0 : it->second.samples_ns.size();
-  if (n > 0 && n >= options_.calibrated_after) {
+  if (enough_samples(n)) {
     return Prediction{rounded_median(it->second.samples_ns), true, n};
   }
   if (const auto prior = prior_estimate(hint, peak)) {

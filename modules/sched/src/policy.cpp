@@ -1,7 +1,6 @@
 #include "acco/sched/policy.hpp"
 
 #include <algorithm>
-#include <array>
 #include <limits>
 #include <string>
 
@@ -85,18 +84,11 @@ Decision dmda(const SystemView& view, const PolicyKnobs& knobs, bool explain) {
     return e;
   };
   const std::size_t n = view.devices.size();
-  // Each device's end, computed once (on the stack for up to 32 devices).
-  constexpr std::size_t kOnStack = 32;
-  std::array<double, kOnStack>
-      ends_on_stack;  // NOLINT(cppcoreguidelines-pro-type-member-init): written before read
-  std::vector<double> ends_on_heap(n > kOnStack ? n : 0);
-  double* ends = n > kOnStack ? ends_on_heap.data() : ends_on_stack.data();
   double best_end = std::numeric_limits<double>::infinity();
   bool any_unknown = false;
   for (std::size_t d = 0; d < n; ++d) {
     any_unknown = any_unknown || (view.devices[d].eligible && !view.devices[d].predicted);
-    ends[d] = eft(d).end;
-    best_end = std::min(best_end, ends[d]);
+    best_end = std::min(best_end, eft(d).end);
   }
   if (any_unknown) {
     // A device that has never run this kind of task gets it, so its model calibrates (StarPU
@@ -116,10 +108,11 @@ Decision dmda(const SystemView& view, const PolicyKnobs& knobs, bool explain) {
   int runner_up = -1;
   double runner_fit = std::numeric_limits<double>::infinity();
   for (std::size_t d = 0; d < n; ++d) {
-    if (ends[d] == std::numeric_limits<double>::infinity()) {
+    const Eft e = eft(d);
+    if (e.end == std::numeric_limits<double>::infinity()) {
       continue;
     }
-    const double fit = knobs.alpha * (ends[d] - best_end) + knobs.beta * view.devices[d].transfer;
+    const double fit = knobs.alpha * (e.end - best_end) + knobs.beta * view.devices[d].transfer;
     if (fit < best_fit) {
       runner_up = out.device;
       runner_fit = best_fit;

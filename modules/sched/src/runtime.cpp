@@ -117,6 +117,14 @@ double RuntimeCore::now_s() const {
   return std::chrono::duration<double>(now()).count();
 }
 
+namespace {
+
+TaskFailure failure_of(TaskId id, const TaskState& t) {
+  return {id, t.name.empty() ? t.codelet->type : t.name, t.error};
+}
+
+}  // namespace
+
 bool RuntimeCore::settled(TaskId id) const {
   if (id < tasks_.base()) {
     return true;
@@ -127,7 +135,8 @@ bool RuntimeCore::settled(TaskId id) const {
 
 bool RuntimeCore::failed_task(TaskId id) const {
   if (id < tasks_.base()) {
-    return std::binary_search(forgotten_failed_.begin(), forgotten_failed_.end(), id);
+    // Dropped failures are kept in id order.
+    return std::ranges::binary_search(forgotten_failures_, id, {}, &TaskFailure::task);
   }
   return state(id).phase == TaskPhase::kFailed;
 }
@@ -140,8 +149,7 @@ void RuntimeCore::reclaim() {
   for (; id < tasks_.end() && settled(id); ++id) {
     const TaskState& t = state(id);
     if (t.phase == TaskPhase::kFailed) {
-      forgotten_failed_.push_back(id);
-      forgotten_failures_.push_back({id, t.name.empty() ? t.codelet->type : t.name, t.error});
+      forgotten_failures_.push_back(failure_of(id, t));
     }
   }
   tasks_.drop_before(id);
@@ -710,9 +718,7 @@ void RuntimeCore::flush(ModelSlot& slot) const {
     slot.pending.clear();
     // Known here, not only at the next prediction: a device may complete many tasks before
     // anyone predicts again (all placed at submit), and learn batches only calibrated samples.
-    const auto it = models_.entries().find(slot.key);
-    const std::size_t n = it == models_.entries().end() ? 0 : it->second.samples_ns.size();
-    slot.calibrated = n > 0 && n >= models_.options().calibrated_after;
+    slot.calibrated = models_.calibrated(slot.key);
   }
 }
 
@@ -991,7 +997,7 @@ void RuntimeCore::finish(TaskId id, std::string error, int releasing_device,
   if (failed) {
     t.phase = TaskPhase::kFailed;
     t.error = std::move(error);
-    failures_.push_back({id, t.name.empty() ? t.codelet->type : t.name, t.error});
+    failures_.push_back(failure_of(id, t));
   } else {
     t.phase = TaskPhase::kDone;
   }
@@ -1062,8 +1068,7 @@ std::vector<TaskFailure> RuntimeCore::failures() const {
   std::vector<TaskFailure> out = forgotten_failures_;
   for (TaskId id = tasks_.base(); id < next_id(); ++id) {
     if (state(id).phase == TaskPhase::kFailed) {
-      out.push_back(
-          {id, state(id).name.empty() ? state(id).codelet->type : state(id).name, state(id).error});
+      out.push_back(failure_of(id, state(id)));
     }
   }
   return out;

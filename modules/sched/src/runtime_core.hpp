@@ -61,9 +61,9 @@ enum class TaskPhase {
 // samples waiting to be recorded in batches.
 struct ModelSlot {
   ModelKey key;
-  // The last prediction, valid while `cached_valid`: a calibrated one until the next batch of
-  // samples is recorded; an uncalibrated one (few samples, or none) for tasks without a cost
-  // hint (no prior can apply) until the next sample.
+  // The last prediction, valid while `cached_valid` (until samples are next recorded): a
+  // calibrated one serves every task of the slot, an uncalibrated one (the prior, or the few
+  // samples there are) the tasks with the cost hint it was computed for.
   bool cached_valid = false;
   std::optional<Prediction> cached;
   CostHint cached_cost;     // the hint `cached` was computed for
@@ -137,7 +137,7 @@ class TaskTable {
   TaskId end() const { return end_; }
   std::size_t size() const { return static_cast<std::size_t>(end_ - base_); }
   TaskState& operator[](TaskId id) { return slot(id); }
-  const TaskState& operator[](TaskId id) const { return const_cast<TaskTable*>(this)->slot(id); }
+  const TaskState& operator[](TaskId id) const { return slot(id); }
   // Appends `n` tasks in their initial state.
   void grow(std::size_t n);
   // Whether the next grow starts a chunk (the moment to drop settled tasks: at most once per
@@ -147,7 +147,8 @@ class TaskTable {
   void drop_before(TaskId id);
 
  private:
-  TaskState& slot(TaskId id) {
+  // Chunks are owned through pointers, so a const table still hands out its slots.
+  TaskState& slot(TaskId id) const {
     return chunks_[static_cast<std::size_t>(id / kChunk - first_chunk_)][id % kChunk];
   }
   static void reset(TaskState& t);
@@ -274,11 +275,12 @@ class RuntimeCore {
     ACCO_CHECK(id >= tasks_.base());
     return tasks_[id];
   }
-  std::string reason_of(const TaskState& t) const;
   const TaskState& state(TaskId id) const {
     ACCO_CHECK(id >= tasks_.base());
     return tasks_[id];
   }
+  // Its placement reason, formatted now (see TaskState::placement).
+  std::string reason_of(const TaskState& t) const;
   bool settled(TaskId id) const;      // done or failed (every dropped task is)
   bool failed_task(TaskId id) const;  // failed, dropped or not
   // Drops the settled prefix (records off): in wait_all, and when a submit starts a new chunk of
@@ -410,11 +412,10 @@ class RuntimeCore {
   std::vector<double> scratch_transfer_;
   // With records off, the settled tasks at the front are dropped (reclaim), so a long run holds
   // only the tasks not yet settled (and the rest of their chunk). A dropped task that failed is
-  // remembered by id (dependants and write_back need it) and in failures().
+  // remembered (dependants, write_back and failures() need it).
   TaskTable tasks_;
-  std::vector<TaskId> forgotten_failed_;  // ascending
-  std::vector<TaskFailure> forgotten_failures_;
-  TaskId records_from_ = 0;  // reset_records moves this
+  std::vector<TaskFailure> forgotten_failures_;  // of dropped tasks, in id order
+  TaskId records_from_ = 0;                      // reset_records moves this
   std::deque<HandleState> handles_;
   std::deque<TaskId> shared_queue_;  // eager
   std::vector<TaskId> parked_;       // no eligible device now (all drained)

@@ -96,6 +96,8 @@ class PerfModels {
   // of the few samples there are (both with calibrated = false); nullopt when none of these.
   [[nodiscard]] std::optional<Prediction> predict(const ModelKey& key, const CostHint& hint,
                                                   const DevicePeak& peak) const;
+  // Whether `key` has enough samples for predict() to answer from them (calibrated = true).
+  [[nodiscard]] bool calibrated(const ModelKey& key) const;
   [[nodiscard]] const std::map<ModelKey, ModelEntry>& entries() const { return entries_; }
   [[nodiscard]] const ModelOptions& options() const { return options_; }
 
@@ -110,6 +112,11 @@ class PerfModels {
                                                ModelOptions options = {});
 
  private:
+  [[nodiscard]] std::size_t samples(const ModelKey& key) const;
+  [[nodiscard]] bool enough_samples(std::size_t n) const {
+    return n > 0 && n >= options_.calibrated_after;
+  }
+
   ModelOptions options_;
   std::map<ModelKey, ModelEntry> entries_;
 };
