@@ -42,11 +42,111 @@ void spin_lock(std::unique_lock<std::mutex>& lock) {
   lock.lock();
 }
 
+namespace {
+
+// The first of several errors of one task's work is the one reported.
+void keep_first(std::mutex& mu, std::string& slot, const char* what) {
+  const std::lock_guard<std::mutex> guard(mu);
+  if (slot.empty()) {
+    slot = *what != '\0' ? what : "an exception without a message";
+  }
+}
+
+}  // namespace
+
+Status TaskQueue::copy(void* dst, const void* src, std::size_t bytes) {
+  return inner->copy(dst, src, bytes);
+}
+
+Status TaskQueue::host_task(std::function<void()> task) {
+  if (!task) {
+    return inner->host_task(std::move(task));  // the queue's own error for an empty function
+  }
+  return inner->host_task([task = std::move(task), errors = errors] {
+    try {
+      task();
+    } catch (const DeviceFailure& e) {
+      keep_first(errors->mu, errors->device_error, e.what());
+    } catch (const std::exception& e) {
+      keep_first(errors->mu, errors->error, e.what());
+    } catch (...) {
+      keep_first(errors->mu, errors->error, "an exception that is not a std::exception");
+    }
+  });
+}
+
+Status AsyncLaunch::ensure() {
+  if (queue) {
+    return {};
+  }
+  auto made = device->create_queue();
+  if (!made) {
+    return tl::unexpected(std::move(made.error()));
+  }
+  const auto before = std::chrono::steady_clock::now();
+  auto event = (*made)->record();
+  if (!event) {
+    return tl::unexpected(std::move(event.error()));
+  }
+  if (Status done = (*event)->wait(); !done) {
+    return done;
+  }
+  const auto after = std::chrono::steady_clock::now();
+  reference_at = std::chrono::duration_cast<std::chrono::nanoseconds>(before - origin) +
+                 std::chrono::duration_cast<std::chrono::nanoseconds>(after - before) / 2;
+  reference = std::move(*event);
+  queue = std::move(*made);
+  facade.inner = queue.get();
+  return {};
+}
+
+}  // namespace acco::sched::detail
+
+namespace acco::sched {
+
+dev::Queue& TaskContext::queue() {
+  if (async_ == nullptr) {
+    throw DeviceFailure("TaskContext::queue: this context belongs to no running task");
+  }
+  detail::AsyncLaunch& a = *async_;
+  if (!a.start) {
+    if (Status made = a.ensure(); !made) {
+      throw DeviceFailure(fmt::format("{}: cannot make a queue for the task: {}", dev_->info().name,
+                                      made.error().message));
+    }
+    auto start = a.queue->record();
+    if (!start) {
+      throw DeviceFailure(fmt::format("{}: {}", dev_->info().name, start.error().message));
+    }
+    a.facade.errors = std::make_shared<detail::AsyncErrors>();
+    a.start = std::move(*start);
+  }
+  return a.facade;
+}
+
+}  // namespace acco::sched
+
+namespace acco::sched::detail {
+
 void RuntimeCore::worker(int device) {
+  DeviceState& d = *devices_[static_cast<std::size_t>(device)];
   Lock lock = acquire();
   TaskId id = 0;
   std::vector<TaskId> batch;
-  while (next_task(device, id, lock)) {
+  for (;;) {
+    if (!d.launched.empty()) {
+      // Asynchronous tasks in flight: launch the next behind them while there is room, else
+      // complete the oldest.
+      if (d.launched.size() < kPipelineDepth && next_launchable(device, id)) {
+        run_task(device, id, lock);
+      } else {
+        complete_launched(device, lock);
+      }
+      continue;
+    }
+    if (!next_task(device, id, lock)) {
+      break;
+    }
     // Short tasks whose data is already here run several per lock hand-off.
     if (take_batch(device, id, batch)) {
       run_batch(device, batch, lock);
@@ -55,14 +155,96 @@ void RuntimeCore::worker(int device) {
     }
   }
   drain_inflight(device, lock);
-  DeviceState& d = *devices_[static_cast<std::size_t>(device)];
   std::unique_ptr<xfer::Engine> engine;
   {
     const std::lock_guard<std::mutex> guard(d.engine_mu);
     engine = std::move(d.engine);
   }
+  std::unique_ptr<dev::Queue> compute = std::move(d.async.queue);
+  d.async.reference.reset();
   lock.unlock();
-  engine.reset();  // waits for its queues
+  compute.reset();  // idle: every launched task has completed
+  engine.reset();   // waits for its queues
+}
+
+bool RuntimeCore::next_launchable(int device, TaskId& out) {
+  DeviceState& d = *devices_[static_cast<std::size_t>(device)];
+  const auto dev_index = static_cast<std::size_t>(device);
+  if (d.failed || d.queue.empty()) {
+    return false;
+  }
+  const TaskState& t = state(d.queue.front());
+  if (t.info->launches[dev_index] != CodeletInfo::kAsync) {
+    return false;
+  }
+  std::uint64_t missing = 0;
+  for (const auto& [h, mode] : t.accesses) {
+    if (!handles_[h].replicas[dev_index].buffer) {
+      missing += handles_[h].bytes;
+    }
+  }
+  if (d.used + missing > d.budget) {
+    return false;
+  }
+  out = d.queue.front();
+  d.queue.pop_front();
+  unqueued(d, t);
+  return true;
+}
+
+void RuntimeCore::settle(DeviceState& d, Outcome& out) const {
+  Status done = out.end->wait();
+  if (!done && out.device_error.empty()) {
+    out.device_error = done.error().message;
+  }
+  // The run time from the task's own two events (exact); its start through the reference (a
+  // GPU's elapsed times are single-precision milliseconds, coarser the longer the run).
+  auto from = out.start->since(*d.async.reference);
+  auto run = out.end->since(*out.start);
+  if (done && from && run) {
+    out.started = d.async.reference_at + *from;
+    out.finished = out.started + *run;
+  } else {
+    out.finished = now();
+  }
+  {
+    const std::lock_guard<std::mutex> guard(out.errors->mu);
+    if (out.device_error.empty()) {
+      out.device_error = out.errors->device_error;
+    }
+    if (out.error.empty()) {
+      out.error = out.errors->error;
+    }
+  }
+  out.start.reset();
+  out.end.reset();
+  out.errors.reset();
+}
+
+void RuntimeCore::complete_launched(int device, Lock& lock) {
+  DeviceState& d = *devices_[static_cast<std::size_t>(device)];
+  Launched l = std::move(d.launched.front());
+  d.launched.pop_front();
+  lock.unlock();
+  settle(d, l.outcome);
+  spin_lock(lock);
+  if (d.failed && l.outcome.device_error.empty()) {
+    // An earlier task's failure retired the device: what this one wrote there is not kept.
+    l.outcome.device_error = "its device failed while it ran";
+  }
+  const TaskState& t = state(l.id);
+  if (d.previous_end.count() >= 0) {
+    note_overhead(d, l.outcome.started - d.previous_end - t.transfer_time, 1);
+  }
+  if (d.launched.empty()) {
+    d.running_end_s = 0;
+  }
+  const std::chrono::nanoseconds finished = l.outcome.finished;
+  const bool ran = complete(device, l.id, std::move(l.outcome), l.weight, lock);
+  pins_released_.notify_all();
+  prefetch_pushed(lock);
+  d.previous_end =
+      ran && (!d.queue.empty() || !d.launched.empty()) ? finished : std::chrono::nanoseconds(-1);
 }
 
 bool RuntimeCore::next_task(int device, TaskId& out, Lock& lock) {
@@ -292,6 +474,8 @@ Status RuntimeCore::make_room(int device, std::uint64_t bytes, Lock& lock) {
     if (!victim) {
       if (!d.inflight.empty()) {
         drain_inflight(device, lock);
+      } else if (!d.launched.empty()) {
+        complete_launched(device, lock);  // its pins are this thread's to release
       } else {
         // Only other devices' copies out of this device (or a write_back) hold pins now; they
         // end on their own.
@@ -620,9 +804,10 @@ void RuntimeCore::fail_device(int device, const std::string& why, Lock& lock) {
   requeue_from(device);
 }
 
-void RuntimeCore::fill_context(int device, const TaskState& t, TaskContext& context) const {
-  const DeviceState& d = *devices_[static_cast<std::size_t>(device)];
+void RuntimeCore::fill_context(int device, const TaskState& t, TaskContext& context) {
+  DeviceState& d = *devices_[static_cast<std::size_t>(device)];
   context.device_ = device;
+  context.async_ = &d.async;
   context.kind_ = &d.kind;
   context.dev_ = d.spec.device;
   context.buffers_.clear();
@@ -632,7 +817,7 @@ void RuntimeCore::fill_context(int device, const TaskState& t, TaskContext& cont
   }
 }
 
-RuntimeCore::Outcome RuntimeCore::execute(const TaskState& t, int device, TaskContext& context) {
+Outcome RuntimeCore::execute(const TaskState& t, int device, TaskContext& context) {
   const int impl = t.info->impl[static_cast<std::size_t>(device)];
   const Implementation& run = t.codelet->implementations[static_cast<std::size_t>(impl)].second;
   Outcome out;
@@ -650,6 +835,20 @@ RuntimeCore::Outcome RuntimeCore::execute(const TaskState& t, int device, TaskCo
     out.error = "an exception that is not a std::exception";
   }
   out.finished = now();
+  AsyncLaunch& a = devices_[static_cast<std::size_t>(device)]->async;
+  if (a.start) {
+    // Work was submitted to the device's queue: the task ends when it does.
+    out.start = std::move(a.start);
+    out.errors = a.facade.errors;
+    auto end = a.queue->record();
+    if (end) {
+      out.end = std::move(*end);
+    } else {
+      (void)a.queue->synchronize();  // nothing may still use the task's buffers
+      out.start.reset();
+      out.device_error = end.error().message;
+    }
+  }
   return out;
 }
 
@@ -717,14 +916,17 @@ void RuntimeCore::run_task(int device, TaskId id, Lock& lock) {
   t.device = device;
   t.prefetched_on = -1;
   const std::chrono::nanoseconds fetch_start = now();
-  d.running_end_s = std::chrono::duration<double>(fetch_start).count() + t.predicted_s;
+  // Behind launched tasks, it starts when the last of them ends.
+  const double running_end = d.running_end_s;
+  d.running_end_s =
+      std::max(std::chrono::duration<double>(fetch_start).count(), running_end) + t.predicted_s;
 
   bool moved = false;  // data was copied, waited for or allocated
   Status fetched = acquire_data(device, id, lock, moved);
   if (!fetched) {
     unpin(device, t);
     pins_released_.notify_all();
-    d.running_end_s = 0;
+    d.running_end_s = d.launched.empty() ? 0 : running_end;
     if (fetched.error().code == Errc::kNotFound) {
       finish(id, fetched.error().message, device);
     } else {
@@ -748,10 +950,16 @@ void RuntimeCore::run_task(int device, TaskId id, Lock& lock) {
   Outcome outcome = execute(t, device, context);
   spin_lock(lock);
 
+  t.info->launches[static_cast<std::size_t>(device)] =
+      outcome.end ? CodeletInfo::kAsync : CodeletInfo::kSync;
+  if (outcome.end) {
+    d.launched.push_back({id, weight, std::move(outcome)});
+    return;  // complete_launched completes it
+  }
   if (previous_end.count() >= 0) {
     note_overhead(d, outcome.started - previous_end - t.transfer_time, 1);
   }
-  d.running_end_s = 0;
+  d.running_end_s = d.launched.empty() ? 0 : running_end;
   const std::chrono::nanoseconds finished = outcome.finished;
   const bool ran = complete(device, id, std::move(outcome), weight, lock);
   pins_released_.notify_all();
@@ -833,6 +1041,9 @@ void RuntimeCore::run_batch(int device, const std::vector<TaskId>& batch, Lock& 
   outcomes.reserve(batch.size());
   for (std::size_t i = 0; i < batch.size(); ++i) {
     outcomes.push_back(execute(*states[i], device, contexts[i]));
+    if (outcomes.back().end) {
+      settle(d, outcomes.back());  // batched tasks run one after another
+    }
     if (!outcomes.back().device_error.empty()) {
       break;  // the rest go elsewhere
     }

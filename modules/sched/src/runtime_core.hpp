@@ -172,6 +172,61 @@ struct InflightCopy {
   std::chrono::nanoseconds start{0};
 };
 
+// What the work a task submitted through TaskContext::queue() threw, kept for that task: the
+// queue's own error would stick and fail every task launched behind it.
+struct AsyncErrors {
+  std::mutex mu;
+  std::string error;         // a host task threw
+  std::string device_error;  // a host task threw DeviceFailure
+};
+
+// The queue an implementation sees: forwards to the device's compute queue, wrapping host tasks
+// so that what they throw goes to the task's AsyncErrors.
+class TaskQueue final : public dev::Queue {
+ public:
+  Status copy(void* dst, const void* src, std::size_t bytes) override;
+  Status host_task(std::function<void()> task) override;
+  Result<std::shared_ptr<dev::Event>> record() override { return inner->record(); }
+  Status wait(std::shared_ptr<dev::Event> event) override { return inner->wait(std::move(event)); }
+  Status synchronize() override { return inner->synchronize(); }
+
+  dev::Queue* inner = nullptr;
+  std::shared_ptr<AsyncErrors> errors;
+};
+
+// A device's compute queue for asynchronous implementations, made on first use by its thread,
+// and the launch in progress (what TaskContext::queue() started for the current task).
+struct AsyncLaunch {
+  dev::Device* device = nullptr;
+  std::chrono::steady_clock::time_point origin;  // the runtime's clock
+  std::unique_ptr<dev::Queue> queue;
+  // Device-clock times are placed on the runtime's clock through an event completed at a known
+  // time (within half the round trip that waited for it).
+  std::shared_ptr<dev::Event> reference;
+  std::chrono::nanoseconds reference_at{0};
+  TaskQueue facade;
+  std::shared_ptr<dev::Event> start;  // of the current task; null until queue() is called
+  Status ensure();                    // makes the queue and the reference event
+};
+
+// What running one implementation gave: times, and an error or a device failure.
+struct Outcome {
+  std::chrono::nanoseconds started{0}, finished{0};
+  std::string error;
+  std::string device_error;
+  // Set when the implementation submitted work to TaskContext::queue(): the task was launched
+  // and completes when `end` does (RuntimeCore::settle fills the rest then).
+  std::shared_ptr<dev::Event> start, end;
+  std::shared_ptr<AsyncErrors> errors;
+};
+
+// An asynchronous task between its launch and its completion.
+struct Launched {
+  TaskId id = 0;
+  double weight = 1;  // the device's when it was launched
+  Outcome outcome;
+};
+
 struct DeviceState {
   DeviceSpec spec;
   std::string kind;
@@ -225,6 +280,10 @@ struct DeviceState {
   // The contexts handed to implementations: reused by this device's thread, one per task of a
   // batch (at least one).
   std::vector<TaskContext> contexts = std::vector<TaskContext>(1);
+  AsyncLaunch async;
+  // Asynchronous tasks launched and not completed yet, oldest first (at most kPipelineDepth):
+  // pinned, not in the queue; `running_end_s` is the expected end of the last one.
+  std::deque<Launched> launched;
   std::thread thread;
 };
 
@@ -233,6 +292,15 @@ struct CodeletInfo {
   std::shared_ptr<const Codelet> keep_alive;
   std::size_t id = 0;     // dense, for model slots
   std::vector<int> impl;  // per device, -1 = none
+  // Per device, what its implementation did when it last ran (under the lock): kSync, or
+  // kAsync when it submitted its work to TaskContext::queue(); only kAsync tasks are launched
+  // behind others (a synchronous one would run beside them on the same device).
+  enum Launch : std::uint8_t {
+    kUnknown,
+    kSync,
+    kAsync
+  };
+  mutable std::vector<Launch> launches;
 };
 
 // Takes `lock`'s mutex, spinning briefly before blocking: the runtime's critical sections last
@@ -341,13 +409,18 @@ class RuntimeCore {
   // may have appeared for it.
   bool poll_for_work(int device, Lock& lock);
   bool try_steal(int device, TaskId& out);
-  // What running one implementation gave: times, and an error or a device failure.
-  struct Outcome {
-    std::chrono::nanoseconds started{0}, finished{0};
-    std::string error;
-    std::string device_error;
-  };
+  // Asynchronous tasks in flight per device: the one running and the next, submitted behind it
+  // so that the device goes from one to the next without waiting for its thread.
+  static constexpr std::size_t kPipelineDepth = 2;
+  // Runs the task, or launches it (complete_launched completes it).
   void run_task(int device, TaskId id, Lock& lock);
+  // The next queued task, if it can be launched behind the ones in flight without waiting for
+  // them: its data need no eviction (which could wait for their pins).
+  bool next_launchable(int device, TaskId& out);
+  // Waits for the oldest launched task (without the lock) and completes it.
+  void complete_launched(int device, Lock& lock);
+  // Without the lock: waits for an asynchronous outcome's end and fills its times and errors.
+  void settle(DeviceState& d, Outcome& out) const;
   // A short task whose data is valid here (no copy, no allocation): batched with its
   // successors in the queue. take_batch fills `batch` (first included) and says whether there
   // is more than `first`; false leaves the queue as it was.
@@ -357,7 +430,7 @@ class RuntimeCore {
   static void unqueued(DeviceState& d, const TaskState& t);
   void run_batch(int device, const std::vector<TaskId>& batch, Lock& lock);
   // Fills `context` (a buffer of the device's `contexts`, reused: no allocation per task).
-  void fill_context(int device, const TaskState& t, TaskContext& context) const;
+  void fill_context(int device, const TaskState& t, TaskContext& context);
   Outcome execute(const TaskState& t, int device, TaskContext& context);
   void unpin(int device, const TaskState& t);
   // Publishes an outcome under the lock; false when the device failed (the task was re-placed).

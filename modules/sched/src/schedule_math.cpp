@@ -149,16 +149,29 @@ Result<Graph> analyse(const Dag& dag) {
   return g;
 }
 
-std::vector<double> rank_upward(const Graph& g) {
+// `cost` per task: the mean over the processors (HEFT) or the fastest one's.
+std::vector<double> rank_upward(const Graph& g, const std::vector<double>& cost) {
   std::vector<double> rank(g.tasks, 0);
   for (auto it = g.topo.rbegin(); it != g.topo.rend(); ++it) {
     double tail = 0;
     for (const Arc& a : g.succ[*it]) {
       tail = std::max(tail, a.comm + rank[a.task]);
     }
-    rank[*it] = g.mean_cost[*it] + tail;
+    rank[*it] = cost[*it] + tail;
   }
   return rank;
+}
+std::vector<double> rank_upward(const Graph& g) {
+  return rank_upward(g, g.mean_cost);
+}
+
+std::vector<double> best_costs(const Dag& dag) {
+  std::vector<double> best;
+  best.reserve(dag.cost.size());
+  for (const std::vector<double>& row : dag.cost) {
+    best.push_back(*std::min_element(row.begin(), row.end()));  // analyse: one is finite
+  }
+  return best;
 }
 
 std::vector<double> rank_downward(const Graph& g) {
@@ -425,8 +438,10 @@ Result<Bounds> bounds(const Dag& dag) {
   return b;
 }
 
-Result<std::vector<double>> upward_ranks(const Dag& dag) {
-  return analyse(dag).transform([](const Graph& g) { return rank_upward(g); });
+Result<std::vector<double>> upward_ranks(const Dag& dag, RankCost cost) {
+  return analyse(dag).transform([&](const Graph& g) {
+    return cost == RankCost::kMean ? rank_upward(g) : rank_upward(g, best_costs(dag));
+  });
 }
 
 Result<StaticSchedule> heft(const Dag& dag) {

@@ -50,15 +50,40 @@ void hold(double seconds) {
 // Reads and writes one byte per page of each buffer so a wrong replica shows up as a fault
 // under the sanitizers, and the runtime's data movement is exercised for real. Only where the
 // host can address device memory (the host backend); a GPU's memory is left alone.
-void touch(TaskContext& ctx) {
-  if (ctx.dev().info().backend != "host") {
-    return;
+using Spans = std::vector<std::pair<void*, std::size_t>>;
+Spans host_addressable(const TaskContext& ctx) {
+  Spans spans;
+  if (ctx.dev().info().backend == "host") {
+    for (std::size_t i = 0; i < ctx.accesses(); ++i) {
+      spans.emplace_back(ctx.data(i), ctx.bytes(i));
+    }
   }
-  for (std::size_t i = 0; i < ctx.accesses(); ++i) {
-    auto* p = static_cast<volatile unsigned char*>(ctx.data(i));
-    for (std::size_t b = 0; b < ctx.bytes(i); b += 4096) {
+  return spans;
+}
+void touch(const Spans& spans) {
+  for (const auto& [data, bytes] : spans) {
+    auto* p = static_cast<volatile unsigned char*>(data);
+    for (std::size_t b = 0; b < bytes; b += 4096) {
       p[b] = static_cast<unsigned char>(p[b] + 1);
     }
+  }
+}
+
+// A kernel of `seconds` on the task's device. A CPU worker runs it itself; an accelerator runs
+// it on its queue, asynchronously, as a GPU runs a kernel, so the device thread prepares and
+// launches the next task meanwhile (TaskContext::queue).
+void run_kernel(TaskContext& ctx, double seconds) {
+  if (ctx.kind() == "cpu") {
+    touch(host_addressable(ctx));
+    hold(seconds);
+    return;
+  }
+  Status launched = ctx.queue().host_task([spans = host_addressable(ctx), seconds] {
+    touch(spans);
+    hold(seconds);
+  });
+  if (!launched) {
+    throw DeviceFailure(launched.error().message);
   }
 }
 
@@ -77,8 +102,7 @@ std::vector<Task> make_tasks(const Workload& workload, const std::vector<DataHan
       const std::vector<double> seconds = w.seconds;
       for (const std::string& kind : kinds) {
         codelet->implementations.emplace_back(kind, [seconds](TaskContext& ctx) {
-          touch(ctx);
-          hold(seconds.at(static_cast<std::size_t>(ctx.device())));
+          run_kernel(ctx, seconds.at(static_cast<std::size_t>(ctx.device())));
         });
       }
       shared = std::move(codelet);

@@ -306,6 +306,214 @@ TEST(RuntimeTest, ShortTasksWhoseDataIsHereRunInBatchesWithTheSameResults) {
   EXPECT_GT(rec.devices[0].overhead.count(), 0);
 }
 
+// The same step as add(1), submitted to the device's queue and run there after the
+// implementation has returned, as a GPU kernel is. `in_flight` counts tasks launched and not
+// finished; `most` keeps its largest value seen at a launch.
+Implementation add_on_queue(std::atomic<int>& in_flight, std::atomic<int>& most,
+                            std::chrono::microseconds hold = std::chrono::microseconds(0)) {
+  return [&in_flight, &most, hold](TaskContext& ctx) {
+    auto* p = static_cast<int*>(ctx.data(0));
+    const std::size_t n = ctx.bytes(0) / sizeof(int);
+    const int now = in_flight.fetch_add(1) + 1;
+    int seen = most.load();
+    while (now > seen && !most.compare_exchange_weak(seen, now)) {
+    }
+    Status launched = ctx.queue().host_task([p, n, hold, &in_flight] {
+      std::this_thread::sleep_for(hold);
+      for (std::size_t i = 0; i < n; ++i) {
+        p[i] += 1;
+      }
+      in_flight.fetch_sub(1);
+    });
+    if (!launched) {
+      throw std::runtime_error(launched.error().message);
+    }
+  };
+}
+
+TEST(RuntimeTest, AsynchronousTasksRunOnTheDeviceQueueInOrderOneLaunchedBehindTheOther) {
+  // One device; a gate task (asynchronous too) holds its queue while 40 steps on 4 data queue
+  // up behind it: each is launched while the one before runs, never more than two at a time,
+  // and the results are those of running them one by one.
+  Fixture f = make(1);
+  std::vector<std::vector<int>> data(4, std::vector<int>(256, 0));
+  std::vector<DataHandle> handles;
+  for (auto& d : data) {
+    auto h = f.runtime->register_data(d.data(), d.size() * sizeof(int));
+    ASSERT_TRUE(h.has_value());
+    handles.push_back(*h);
+  }
+  std::atomic<int> in_flight{0};
+  std::atomic<int> most{0};
+  auto step = codelet("step", add_on_queue(in_flight, most, std::chrono::microseconds(200)));
+  std::atomic<bool> open{false};
+  Task gate;
+  gate.codelet = codelet("gate", [&open](TaskContext& ctx) {
+    ASSERT_TRUE(ctx.queue()
+                    .host_task([&open] {
+                      while (!open.load()) {
+                        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+                      }
+                    })
+                    .has_value());
+  });
+  ASSERT_TRUE(f.runtime->submit(std::move(gate)).has_value());
+  for (int round = 0; round < 10; ++round) {
+    for (DataHandle h : handles) {
+      Task t;
+      t.codelet = step;
+      t.accesses = {{h, Access::kReadWrite}};
+      ASSERT_TRUE(f.runtime->submit(std::move(t)).has_value());
+    }
+  }
+  open.store(true);
+  ASSERT_TRUE(f.runtime->wait_all().has_value());
+  EXPECT_EQ(in_flight.load(), 0);
+  EXPECT_EQ(most.load(), 2);  // launched behind the running one: the pipeline's depth
+  for (std::size_t i = 0; i < handles.size(); ++i) {
+    ASSERT_TRUE(f.runtime->unregister(handles[i]).has_value());
+    EXPECT_EQ(data[i][0], 10) << i;
+    EXPECT_EQ(data[i][255], 10) << i;
+  }
+  // Run times are the queue's: each step holds it at least 200 us, and they do not overlap.
+  const RunRecord rec = f.runtime->records();
+  ASSERT_EQ(rec.tasks.size(), 41U);
+  std::vector<TaskRecord> steps(rec.tasks.begin() + 1, rec.tasks.end());
+  std::sort(steps.begin(), steps.end(),
+            [](const TaskRecord& a, const TaskRecord& b) { return a.started < b.started; });
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    EXPECT_GE(steps[i].finished - steps[i].started, std::chrono::microseconds(200)) << i;
+    if (i > 0) {
+      EXPECT_GE(steps[i].started, steps[i - 1].finished) << i;
+    }
+  }
+}
+
+TEST(RuntimeTest, AsynchronousChainsAcrossDevicesSeeEveryWriteInOrder) {
+  // Tasks short enough to be batched too: every policy, three devices, RW chains that move
+  // between devices; a task that finds the wrong value counts an error.
+  for (PolicyKind policy : {PolicyKind::kRoundRobin, PolicyKind::kDmda, PolicyKind::kEager,
+                            PolicyKind::kWorkStealing}) {
+    Fixture f = make(3, [&] {
+      RuntimeOptions o;
+      o.policy = policy;
+      return o;
+    }());
+    std::vector<std::vector<int>> data(3, std::vector<int>(64, 0));
+    std::vector<DataHandle> handles;
+    for (auto& d : data) {
+      auto h = f.runtime->register_data(d.data(), d.size() * sizeof(int));
+      ASSERT_TRUE(h.has_value());
+      handles.push_back(*h);
+    }
+    std::atomic<int> order_errors{0};
+    for (int i = 0; i < 60; ++i) {
+      Task t;
+      t.codelet = codelet("step", [i, &order_errors](TaskContext& ctx) {
+        auto* p = static_cast<int*>(ctx.data(0));
+        const auto* q = static_cast<const int*>(ctx.data(1));
+        (void)ctx.queue().host_task([p, q, i, &order_errors] {
+          if (p[0] != i / 3 || p[63] != i / 3 || q[0] > i / 3 + 1) {
+            order_errors.fetch_add(1);
+          }
+          for (int k = 0; k < 64; ++k) {
+            p[k] += 1;
+          }
+        });
+      });
+      t.accesses = {{handles[static_cast<std::size_t>(i % 3)], Access::kReadWrite},
+                    {handles[static_cast<std::size_t>((i + 1) % 3)], Access::kRead}};
+      ASSERT_TRUE(f.runtime->submit(std::move(t)).has_value());
+    }
+    ASSERT_TRUE(f.runtime->wait_all().has_value()) << to_string(policy);
+    EXPECT_EQ(order_errors.load(), 0) << to_string(policy);
+    for (std::size_t i = 0; i < handles.size(); ++i) {
+      ASSERT_TRUE(f.runtime->unregister(handles[i]).has_value());
+      EXPECT_EQ(data[i][0], 20) << to_string(policy);
+      EXPECT_EQ(data[i][63], 20) << to_string(policy);
+    }
+  }
+}
+
+TEST(RuntimeTest, WhatAnAsynchronousTaskThrowsFailsItAndItsDependantsOnly) {
+  // The failing task's queue keeps running the task launched behind it, which succeeds.
+  Fixture f = make(1);
+  std::vector<int> a(16, 0);
+  std::vector<int> b(16, 0);
+  auto ha = f.runtime->register_data(a.data(), a.size() * sizeof(int));
+  auto hb = f.runtime->register_data(b.data(), b.size() * sizeof(int));
+  ASSERT_TRUE(ha && hb);
+  std::atomic<int> in_flight{0};
+  std::atomic<int> most{0};
+  auto step = codelet("step", add_on_queue(in_flight, most));
+  Task warm;  // the codelet is known to be asynchronous before the rest is submitted
+  warm.codelet = step;
+  warm.accesses = {{*hb, Access::kReadWrite}};
+  ASSERT_TRUE(f.runtime->submit(warm).has_value());
+  ASSERT_TRUE(f.runtime->wait_all().has_value());
+  Task boom;
+  boom.codelet = codelet("boom", [](TaskContext& ctx) {
+    (void)ctx.queue().host_task([] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      throw std::runtime_error("kernel exploded on the queue");
+    });
+  });
+  boom.accesses = {{*ha, Access::kReadWrite}};
+  auto boom_id = f.runtime->submit(boom);
+  Task after;
+  after.codelet = step;
+  after.accesses = {{*ha, Access::kReadWrite}};
+  ASSERT_TRUE(boom_id && f.runtime->submit(after));
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_TRUE(f.runtime->submit(warm).has_value());
+  }
+  auto status = f.runtime->wait_all();
+  ASSERT_FALSE(status.has_value());
+  EXPECT_THAT(status.error().message, HasSubstr("2 tasks failed"));
+  EXPECT_THAT(status.error().message, HasSubstr("kernel exploded on the queue"));
+  EXPECT_THAT(status.error().message,
+              HasSubstr(fmt::format("dependency task {} failed", *boom_id)));
+  ASSERT_TRUE(f.runtime->write_back(*hb).has_value());
+  EXPECT_EQ(b[0], 6);
+  EXPECT_FALSE(f.runtime->records().devices[0].failed);
+}
+
+TEST(RuntimeTest, AnAsynchronousDeviceFailureRetiresTheDeviceAndItsTasksRunElsewhere) {
+  RuntimeOptions options;
+  options.policy = PolicyKind::kRoundRobin;
+  Fixture f = make(2, options);
+  std::atomic<int> done{0};
+  std::atomic<bool> failed_once{false};
+  auto c = codelet("work", [&](TaskContext& ctx) {
+    const bool fail = ctx.device() == 0 && !failed_once.exchange(true);
+    (void)ctx.queue().host_task([fail, &done] {
+      if (fail) {
+        throw DeviceFailure("uncorrectable ECC error in a kernel");
+      }
+      done.fetch_add(1);
+    });
+  });
+  for (int i = 0; i < 20; ++i) {
+    Task t;
+    t.codelet = c;
+    ASSERT_TRUE(f.runtime->submit(std::move(t)).has_value());
+  }
+  ASSERT_TRUE(f.runtime->wait_all().has_value());
+  // A task launched behind the failing one may have run on the failed device too: what it wrote
+  // there is lost with the device, so it runs again elsewhere (at most one: the pipeline's
+  // depth is two).
+  EXPECT_GE(done.load(), 20);
+  EXPECT_LE(done.load(), 21);
+  const RunRecord rec = f.runtime->records();
+  EXPECT_TRUE(rec.devices[0].failed);
+  EXPECT_FALSE(rec.devices[1].failed);
+  ASSERT_EQ(rec.tasks.size(), 20U);
+  for (const TaskRecord& t : rec.tasks) {
+    EXPECT_EQ(t.status, TaskStatus::kDone);
+    EXPECT_EQ(t.device, 1);
+  }
+}
+
 // Runs one "add 1" task on each of `n` fresh 4-KiB data, then unregisters them (their device
 // buffers are dropped). Returns false if a result is wrong.
 bool round_of_adds(Runtime& runtime, std::size_t n, std::size_t ints) {

@@ -94,6 +94,27 @@ TEST(HeftTest, UpwardRanksMatchThePaper) {
   }
 }
 
+TEST(HeftTest, BestCostRanksFollowTheFastestProcessorsCriticalPath) {
+  // Processor 0 is a CPU, 1 a GPU. Task 0 is a GEMM-like task (40 on the CPU, 1 on the GPU);
+  // tasks 1 -> 2 a chain the CPU runs slightly faster (7 vs 8); task 3 joins them, task 4 runs
+  // on the GPU only; the chain's edge costs 0.5. Mean costs rank the GEMM first (20.5 + 1 >
+  // 7.5 + 0.5 + 7.5 + 1); on the fastest processor's costs the chain is the critical path
+  // (7 + 0.5 + 7 + 1 = 15.5 > 1 + 1).
+  Dag dag;
+  const double inf = std::numeric_limits<double>::infinity();
+  dag.cost = {{40, 1}, {7, 8}, {7, 8}, {1, 1}, {inf, 3}};
+  dag.edges = {{0, 3, 0}, {1, 2, 0.5}, {2, 3, 0}, {4, 3, 0}};
+  auto mean = upward_ranks(dag);
+  auto best = upward_ranks(dag, RankCost::kBest);
+  ASSERT_TRUE(mean.has_value() && best.has_value());
+  EXPECT_GT((*mean)[0], (*mean)[1]);
+  const std::vector<double> expected = {2, 15.5, 8, 1, 4};
+  ASSERT_EQ(best->size(), expected.size());
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    EXPECT_DOUBLE_EQ((*best)[i], expected[i]) << i;
+  }
+}
+
 TEST(HeftTest, PaperExampleMakespanIs80) {
   const Dag dag = paper_dag();
   auto s = heft(dag);
@@ -404,6 +425,9 @@ void expect_invalid(const Dag& dag, const std::string& what) {
   auto r = upward_ranks(dag);
   ASSERT_FALSE(r.has_value());
   EXPECT_EQ(r.error(), b.error());
+  auto best = upward_ranks(dag, RankCost::kBest);
+  ASSERT_FALSE(best.has_value());
+  EXPECT_EQ(best.error(), b.error());
 }
 
 TEST(ScheduleMathErrorTest, EmptyCostMatrixIsRejected) {

@@ -30,6 +30,7 @@ namespace acco::sched {
 
 namespace detail {
 class RuntimeCore;
+struct AsyncLaunch;
 }  // namespace detail
 
 using TaskId = std::size_t;
@@ -50,9 +51,18 @@ class TaskContext {
   [[nodiscard]] void* data(std::size_t i) const { return buffers_.at(i).first; }
   [[nodiscard]] std::size_t bytes(std::size_t i) const { return buffers_.at(i).second; }
   [[nodiscard]] std::size_t accesses() const { return buffers_.size(); }
+  // The device's in-order queue, for work that runs asynchronously as a GPU's kernels do. An
+  // implementation that submits its work here and returns lets the device thread prepare and
+  // start the next task while this one runs (StarPU's CUDA pipeline); the task completes, and
+  // its run time is measured with the queue's events, when the work submitted here has finished.
+  // An exception thrown by a host task submitted here fails the task (a DeviceFailure, the
+  // device); an error the queue itself reports fails the device. Submit from the implementation
+  // only. Throws DeviceFailure when the device cannot make a queue.
+  [[nodiscard]] dev::Queue& queue();
 
  private:
   friend class detail::RuntimeCore;
+  detail::AsyncLaunch* async_ = nullptr;  // the device's, owned by the runtime
   int device_ = -1;
   const std::string* kind_ = nullptr;
   dev::Device* dev_ = nullptr;

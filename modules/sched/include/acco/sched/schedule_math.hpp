@@ -54,7 +54,16 @@ struct StaticSchedule {
 // CPOP: critical-path tasks on the one processor that runs them fastest in total (a path task
 // that processor cannot run goes to its earliest-finish processor). Same ties and errors.
 [[nodiscard]] Result<StaticSchedule> cpop(const Dag& dag);
-// Upward ranks alone (mean cost over the processors that can run a task, mean comm).
-[[nodiscard]] Result<std::vector<double>> upward_ranks(const Dag& dag);
+// Upward ranks alone: the longest path to an exit, each task counted at its mean cost over the
+// processors that can run it (kMean, HEFT's rank_u) or at its fastest processor's (kBest, the
+// bottom level when every task runs where it is fastest), with the edges' comm. On machines
+// whose processors differ widely per task type, mean costs rank a chain of tasks that one slow
+// processor would run badly (a CPU's GEMMs) above the real critical path; kBest does not.
+enum class RankCost {
+  kMean,
+  kBest
+};
+[[nodiscard]] Result<std::vector<double>> upward_ranks(const Dag& dag,
+                                                       RankCost cost = RankCost::kMean);
 
 }  // namespace acco::sched
