@@ -429,16 +429,6 @@ void RuntimeCore::note_transfer(NodeId from, NodeId to, const InflightCopy& copy
   if (options_.keep_task_records) {
     transfers_.push_back({copy.handle, from, to, copy.bytes, copy.start, end, prefetch, eviction});
   }
-  if (to != kHostNode && !prefetch) {
-    // Prefetches queue behind each other, so only demand copies tell the link's rate.
-    DeviceState& d = *devices_[static_cast<std::size_t>(to - 1)];
-    const double seconds = std::chrono::duration<double>(end - copy.start).count();
-    if (seconds > 0) {
-      const double rate = static_cast<double>(copy.bytes) / seconds;
-      d.measured_bytes_per_second =
-          d.measured_bytes_per_second == 0 ? rate : 0.8 * d.measured_bytes_per_second + 0.2 * rate;
-    }
-  }
 }
 
 Status RuntimeCore::make_room(int device, std::uint64_t bytes, Lock& lock) {
@@ -698,7 +688,17 @@ Status RuntimeCore::acquire_data(int device, TaskId id, Lock& lock, bool& moved)
       }
     }
   }
+  const std::chrono::nanoseconds copied = now();
   spin_lock(lock);
+  if (status) {
+    // Prefetches queue behind each other, so only demand copies say what a copy costs; these
+    // were issued together, so they make one sample.
+    std::uint64_t bytes = 0;
+    for (const InflightCopy& c : copies) {
+      bytes += c.bytes;
+    }
+    note_copies(d, copies.size(), bytes, copied - copies.front().start);
+  }
   for (const InflightCopy& c : copies) {
     HandleState& hs = handles_[c.handle];
     if (c.source >= 0) {
@@ -907,6 +907,21 @@ void RuntimeCore::note_overhead(DeviceState& d, std::chrono::nanoseconds gap, st
   // quickly, rises slowly.
   const double sample = std::max(0.0, per_task);
   d.overhead_s = smoothed(d.overhead_s, sample, sample < d.overhead_s ? 0.2 : 0.02);
+}
+
+void RuntimeCore::note_copies(DeviceState& d, std::size_t copies, std::uint64_t bytes,
+                              std::chrono::nanoseconds took) {
+  if (copies == 0) {
+    return;
+  }
+  const double n = static_cast<double>(copies);
+  const double modelled = n * d.latency_s + static_cast<double>(bytes) / d.link_rate();
+  const double sample = std::max(0.0, std::chrono::duration<double>(took).count() - modelled) / n;
+  // Falls quickly, rises slowly (see note_overhead); the first sample sets it.
+  d.copy_extra_s = d.copies_noted == 0
+                       ? sample
+                       : smoothed(d.copy_extra_s, sample, sample < d.copy_extra_s ? 0.2 : 0.02);
+  ++d.copies_noted;
 }
 
 void RuntimeCore::run_task(int device, TaskId id, Lock& lock) {

@@ -18,10 +18,6 @@ namespace detail {
 
 namespace {
 
-// Assumed per-direction link rate when neither the device nor a measurement knows one: a
-// PCIe 4.0 x16 link's usual achieved rate (../shared/reference/transfer.md).
-constexpr double kDefaultLinkBytesPerSecond = 24e9;
-
 std::string device_instance(const dev::DeviceInfo& info) {
   if (!info.pci.empty()) {
     return fmt::format("{}:{}", info.backend, info.pci);
@@ -630,8 +626,7 @@ void RuntimeCore::plan_graph(TaskId first, TaskId end) {
         double rate = 0;
         double latency = 0;
         for (const auto& d : devices_) {
-          rate +=
-              d->link_bytes_per_second > 0 ? d->link_bytes_per_second : kDefaultLinkBytesPerSecond;
+          rate += d->link_rate();
           latency += d->latency_s;
         }
         rate /= static_cast<double>(p);
@@ -747,12 +742,10 @@ void RuntimeCore::learn(int device, const TaskState& task, std::chrono::nanoseco
 
 namespace {
 
-// Modelled time of one copy of `bytes` into `d`: its measured rate once known, else the link's.
+// Modelled time of one copy of `bytes` into `d`: the link's latency and rate, and what copies
+// into it were measured to take beyond them.
 double copy_seconds(const DeviceState& d, std::size_t bytes) {
-  const double rate = d.measured_bytes_per_second > 0 ? d.measured_bytes_per_second
-                      : d.link_bytes_per_second > 0   ? d.link_bytes_per_second
-                                                      : kDefaultLinkBytesPerSecond;
-  return d.latency_s + static_cast<double>(bytes) / rate;
+  return d.latency_s + d.copy_extra_s + static_cast<double>(bytes) / d.link_rate();
 }
 
 }  // namespace

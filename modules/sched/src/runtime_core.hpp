@@ -172,6 +172,10 @@ struct InflightCopy {
   std::chrono::nanoseconds start{0};
 };
 
+// Assumed per-direction link rate when the device does not know its link's: a PCIe 4.0 x16
+// link's usual achieved rate (../shared/reference/transfer.md).
+constexpr double kDefaultLinkBytesPerSecond = 24e9;
+
 // What the work a task submitted through TaskContext::queue() threw, kept for that task: the
 // queue's own error would stick and fail every task launched behind it.
 struct AsyncErrors {
@@ -240,9 +244,17 @@ struct DeviceState {
   std::uint64_t spare_bytes = 0;
   std::size_t buffers_allocated = 0;
   std::size_t buffers_reused = 0;
-  double link_bytes_per_second = 0;      // modelled, per direction
-  double measured_bytes_per_second = 0;  // EWMA of this runtime's copies into the device
+  double link_bytes_per_second = 0;  // modelled, per direction
   double latency_s = 0;
+  // What a demand copy into the device takes beyond latency + bytes / link rate (issuing it,
+  // the copy thread's wake-up, a slower link than modelled), learned as a low quantile: a
+  // sample that waited behind other copies or for a CPU says how busy things were, not what the
+  // next copy costs.
+  double copy_extra_s = 0;
+  std::size_t copies_noted = 0;
+  double link_rate() const {
+    return link_bytes_per_second > 0 ? link_bytes_per_second : kDefaultLinkBytesPerSecond;
+  }
   double relative_speed = 1;
   std::deque<TaskId> queue;  // priority order, FIFO among equals
   double queued_s = 0;       // predicted run time of the queue, dispatch overhead included
@@ -436,6 +448,9 @@ class RuntimeCore {
   // Publishes an outcome under the lock; false when the device failed (the task was re-placed).
   bool complete(int device, TaskId id, Outcome outcome, double weight, Lock& lock);
   static void note_overhead(DeviceState& d, std::chrono::nanoseconds gap, std::size_t tasks);
+  // `copies` demand copies of `bytes` in all into `d`, issued together, took `took`.
+  static void note_copies(DeviceState& d, std::size_t copies, std::uint64_t bytes,
+                          std::chrono::nanoseconds took);
   // Pins the task's replicas on `device`, copying what is not valid there; `moved` is set when
   // anything had to be copied, waited for or allocated (the lock was released).
   Status acquire_data(int device, TaskId id, Lock& lock, bool& moved);
