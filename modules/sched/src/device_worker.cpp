@@ -4,6 +4,7 @@
 // start the next tasks' prefetches, run the implementation without the lock, then publish what
 // it wrote and release its dependants.
 #include <algorithm>
+#include <array>
 #include <thread>
 #include <tuple>
 
@@ -917,11 +918,19 @@ void RuntimeCore::note_copies(DeviceState& d, std::size_t copies, std::uint64_t 
   const double n = static_cast<double>(copies);
   const double modelled = n * d.latency_s + static_cast<double>(bytes) / d.link_rate();
   const double sample = std::max(0.0, std::chrono::duration<double>(took).count() - modelled) / n;
-  // Falls quickly, rises slowly (see note_overhead); the first sample sets it.
-  d.copy_extra_s = d.copies_noted == 0
-                       ? sample
-                       : smoothed(d.copy_extra_s, sample, sample < d.copy_extra_s ? 0.2 : 0.02);
+  // The median of the last samples, once there are three (before, the link's figures alone): a
+  // copy that waited behind others or for a CPU is one sample among several, and no single slow
+  // one (the first ones pay for the engine's warm-up) can keep the device from the tasks whose
+  // copies would correct it.
+  d.copy_samples[d.copies_noted % d.copy_samples.size()] = sample;
   ++d.copies_noted;
+  if (d.copies_noted >= 3) {
+    const std::size_t n_samples = std::min(d.copies_noted, d.copy_samples.size());
+    std::array<double, DeviceState::kCopySamples> sorted{};
+    std::copy_n(d.copy_samples.begin(), n_samples, sorted.begin());
+    std::nth_element(sorted.begin(), sorted.begin() + n_samples / 2, sorted.begin() + n_samples);
+    d.copy_extra_s = sorted[n_samples / 2];
+  }
 }
 
 void RuntimeCore::run_task(int device, TaskId id, Lock& lock) {

@@ -4,6 +4,7 @@
 // data moves and implementations run with it released.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -251,6 +252,8 @@ struct DeviceState {
   // sample that waited behind other copies or for a CPU says how busy things were, not what the
   // next copy costs.
   double copy_extra_s = 0;
+  static constexpr std::size_t kCopySamples = 15;
+  std::array<double, kCopySamples> copy_samples{};
   std::size_t copies_noted = 0;
   double link_rate() const {
     return link_bytes_per_second > 0 ? link_bytes_per_second : kDefaultLinkBytesPerSecond;
