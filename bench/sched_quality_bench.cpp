@@ -30,6 +30,7 @@ struct Options {
   std::vector<std::string> kinds = {"cpu", "gpu", "gpu", "gpu"};
   std::string link = "pcie3x16";
   double time_scale = 1;
+  bool async_kernels = false;
   std::string tile_bytes = "1MiB";
   int calibrate = 1;
   int reps = 3;
@@ -76,6 +77,7 @@ Result<Row> measure(acco::sched::PolicyKind policy, const acco::sched::Workload&
     options.policy = policy;
     acco::sched::WorkloadRunOptions run;
     run.calibration_runs = o.calibrate;
+    run.async_kernels = o.async_kernels;
     auto out = acco::sched::run_workload(workload, std::move(specs), options, run);
     if (!out) {
       return tl::unexpected(out.error());
@@ -112,6 +114,8 @@ int main(int argc, char** argv) {
   app.add_option("--reps", o.reps, "measured runs per policy (default 3)")
       ->check(CLI::Range(1, 100));
   app.add_option("--policies", o.policies, "only these policies (default all)")->delimiter(',');
+  app.add_flag("--async-kernels", o.async_kernels,
+               "GPU-like kernels launched on the device queue, one behind the other");
   app.add_option("--json", o.json, "write results to FILE");
   try {
     app.parse(argc, argv);
@@ -152,10 +156,11 @@ int main(int argc, char** argv) {
   }
   std::printf(
       "tiled Cholesky t=%d (%zu tasks), kernels %s x %.3g, devices %s, link %s, "
-      "tiles of %s\n",
+      "tiles of %s%s\n",
       o.tiles, workload->tasks.size(), o.kernels.c_str(), o.time_scale,
       fmt::format("{}", fmt::join(o.kinds, ",")).c_str(), o.link.c_str(),
-      acco::units::format_bytes(*tile_bytes).c_str());
+      acco::units::format_bytes(*tile_bytes).c_str(),
+      o.async_kernels ? ", asynchronous kernels" : "");
   std::printf(
       "bound: critical path %.1f ms, area %.1f ms -> %.1f ms; offline HEFT plan on the "
       "nominal costs: %.1f ms\n\n",
@@ -251,7 +256,8 @@ int main(int argc, char** argv) {
           {"tasks", workload->tasks.size()},
           {"kernels", o.kernels},
           {"time_scale", o.time_scale},
-          {"tile_bytes", *tile_bytes}}},
+          {"tile_bytes", *tile_bytes},
+          {"async_kernels", o.async_kernels}}},
         {"devices", o.kinds},
         {"link", o.link},
         {"bound_seconds", bounds->best()},

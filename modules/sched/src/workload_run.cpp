@@ -69,11 +69,11 @@ void touch(const Spans& spans) {
   }
 }
 
-// A kernel of `seconds` on the task's device. A CPU worker runs it itself; an accelerator runs
-// it on its queue, asynchronously, as a GPU runs a kernel, so the device thread prepares and
-// launches the next task meanwhile (TaskContext::queue).
-void run_kernel(TaskContext& ctx, double seconds) {
-  if (ctx.kind() == "cpu") {
+// A kernel of `seconds` on the task's device, run by the device thread; with `async` (and not
+// on a CPU worker) on the device's queue instead, as a GPU runs a kernel, so the device thread
+// prepares and launches the next task meanwhile (TaskContext::queue).
+void run_kernel(TaskContext& ctx, double seconds, bool async) {
+  if (!async || ctx.kind() == "cpu") {
     touch(host_addressable(ctx));
     hold(seconds);
     return;
@@ -88,7 +88,7 @@ void run_kernel(TaskContext& ctx, double seconds) {
 }
 
 std::vector<Task> make_tasks(const Workload& workload, const std::vector<DataHandle>& handles,
-                             const std::vector<std::string>& kinds) {
+                             const std::vector<std::string>& kinds, bool async) {
   std::vector<Task> tasks;
   tasks.reserve(workload.tasks.size());
   // One codelet per (type, costs), as an application has one per kernel: the runtime caches its
@@ -101,8 +101,8 @@ std::vector<Task> make_tasks(const Workload& workload, const std::vector<DataHan
       codelet->type = w.type;
       const std::vector<double> seconds = w.seconds;
       for (const std::string& kind : kinds) {
-        codelet->implementations.emplace_back(kind, [seconds](TaskContext& ctx) {
-          run_kernel(ctx, seconds.at(static_cast<std::size_t>(ctx.device())));
+        codelet->implementations.emplace_back(kind, [seconds, async](TaskContext& ctx) {
+          run_kernel(ctx, seconds.at(static_cast<std::size_t>(ctx.device())), async);
         });
       }
       shared = std::move(codelet);
@@ -194,7 +194,7 @@ Result<WorkloadOutcome> run_workload(const Workload& workload, std::vector<Devic
       }
     }
     if (status) {
-      std::vector<Task> tasks = make_tasks(workload, handles, kinds);
+      std::vector<Task> tasks = make_tasks(workload, handles, kinds, run.async_kernels);
       if (run.as_graph) {
         auto ids = runtime.submit_graph(std::move(tasks));
         if (!ids) {

@@ -45,6 +45,10 @@ struct WorkloadOutcome {
 struct WorkloadRunOptions {
   int calibration_runs = 1;  // unmeasured runs first, so the models are calibrated
   bool as_graph = true;      // submit_graph (HEFT plan, upward-rank priorities) vs task by task
+  // Kernels of devices other than `cpu` submitted to the device's queue (TaskContext::queue),
+  // as a GPU kernel launch is, so each is launched while the one before runs; off: run by the
+  // device thread itself. Off by default: see docs/scheduler.md, "Asynchronous implementations".
+  bool async_kernels = false;
 };
 
 // Creates the runtime on `devices` (their kinds must be the workload's DeviceModel kinds, in the
