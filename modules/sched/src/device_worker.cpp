@@ -620,7 +620,8 @@ void RuntimeCore::drain_inflight(int device, Lock& lock) {
   }
 }
 
-Status RuntimeCore::acquire_data(int device, TaskId id, Lock& lock, bool& moved) {
+Status RuntimeCore::acquire_data(int device, TaskId id, Lock& lock,
+                                 std::chrono::nanoseconds& moved_at) {
   TaskState& t = state(id);
   DeviceState& d = *devices_[static_cast<std::size_t>(device)];
   const auto dev_index = static_cast<std::size_t>(device);
@@ -636,10 +637,10 @@ Status RuntimeCore::acquire_data(int device, TaskId id, Lock& lock, bool& moved)
       const Replica& r = handles_[h].replicas[dev_index];
       if (r.fetching) {
         // A failed prefetch is retried below as an ordinary copy.
-        moved = true;
+        moved_at = moved_at.count() < 0 ? now() : moved_at;
         (void)wait_inflight(device, h, lock);
       } else if (!r.buffer) {
-        moved = true;
+        moved_at = moved_at.count() < 0 ? now() : moved_at;
         ACCO_RETURN_IF_ERROR(allocate_replica(device, h, lock), "");
       } else {
         break;
@@ -669,7 +670,7 @@ Status RuntimeCore::acquire_data(int device, TaskId id, Lock& lock, bool& moved)
   if (copies.empty()) {
     return {};
   }
-  moved = true;
+  moved_at = moved_at.count() < 0 ? copies.front().start : moved_at;
   lock.unlock();
   Status status;
   for (InflightCopy& c : copies) {
@@ -939,14 +940,14 @@ void RuntimeCore::run_task(int device, TaskId id, Lock& lock) {
   t.phase = TaskPhase::kRunning;
   t.device = device;
   t.prefetched_on = -1;
-  const std::chrono::nanoseconds fetch_start = now();
-  // Behind launched tasks, it starts when the last of them ends.
+  // Behind launched tasks, it starts when the last of them ends. An estimate: the clock's
+  // latest reading will do.
   const double running_end = d.running_end_s;
   d.running_end_s =
-      std::max(std::chrono::duration<double>(fetch_start).count(), running_end) + t.predicted_s;
+      std::max(std::chrono::duration<double>(recent()).count(), running_end) + t.predicted_s;
 
-  bool moved = false;  // data was copied, waited for or allocated
-  Status fetched = acquire_data(device, id, lock, moved);
+  std::chrono::nanoseconds moved_at{-1};  // data was copied, waited for or allocated
+  Status fetched = acquire_data(device, id, lock, moved_at);
   if (!fetched) {
     unpin(device, t);
     pins_released_.notify_all();
@@ -961,8 +962,8 @@ void RuntimeCore::run_task(int device, TaskId id, Lock& lock) {
     }
     return;
   }
-  if (moved) {
-    t.transfer_time = now() - fetch_start;
+  if (moved_at.count() >= 0) {
+    t.transfer_time = now() - moved_at;
   }
   prefetch(device, lock);
   TaskContext& context = d.contexts.front();
@@ -1055,7 +1056,7 @@ void RuntimeCore::run_batch(int device, const std::vector<TaskId>& batch, Lock& 
     states.push_back(&t);
     predicted += t.predicted_s;
   }
-  d.running_end_s = now_s() + predicted;
+  d.running_end_s = std::chrono::duration<double>(recent()).count() + predicted;
   prefetch(device, lock);
   const double weight = d.weight;
   const std::chrono::nanoseconds previous_end = d.previous_end;

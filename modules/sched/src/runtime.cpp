@@ -107,8 +107,10 @@ RuntimeCore::~RuntimeCore() {
 }
 
 std::chrono::nanoseconds RuntimeCore::now() const {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() -
-                                                              start_);
+  const auto t = std::chrono::duration_cast<std::chrono::nanoseconds>(
+      std::chrono::steady_clock::now() - start_);
+  clock_ns_.store(t.count(), std::memory_order_relaxed);
+  return t;
 }
 
 double RuntimeCore::now_s() const {
@@ -821,19 +823,19 @@ DeviceView RuntimeCore::view_of(int device, const TaskState& task, double now,
   return v;
 }
 
-void RuntimeCore::make_ready(TaskId id, int releasing_device) {
+void RuntimeCore::make_ready(TaskId id, int releasing_device, std::chrono::nanoseconds at) {
   TaskState& t = state(id);
   if (options_.keep_task_records) {
-    t.ready = now();
+    t.ready = at.count() >= 0 ? at : now();
   }
   if (!t.dependency_error.empty()) {
     finish(id, t.dependency_error, releasing_device);
     return;
   }
-  place(id, releasing_device);
+  place(id, releasing_device, at);
 }
 
-void RuntimeCore::place(TaskId id, int releasing_device) {
+void RuntimeCore::place(TaskId id, int releasing_device, std::chrono::nanoseconds at) {
   TaskState& t = state(id);
   t.phase = TaskPhase::kQueued;
   const int n = static_cast<int>(devices_.size());
@@ -850,7 +852,7 @@ void RuntimeCore::place(TaskId id, int releasing_device) {
     }
   } else {
     SystemView& view = scratch_view_;  // reused: no allocation per placement
-    view.now = now_s();
+    view.now = std::chrono::duration<double>(at.count() >= 0 ? at : now()).count();
     view.round_robin_next = round_robin_next_;
     view.devices.resize(devices_.size());
     transfer_estimates(t, scratch_transfer_);
@@ -1011,7 +1013,7 @@ void RuntimeCore::finish(TaskId id, std::string error, int releasing_device,
       st.dependency_error = fmt::format("dependency task {} failed", id);
     }
     if (--st.pending == 0) {
-      make_ready(s, releasing_device);
+      make_ready(s, releasing_device, t.finished);  // read just now, or just before the call
     }
   }
   t.dependents.clear();

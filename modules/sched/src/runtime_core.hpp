@@ -374,6 +374,11 @@ class RuntimeCore {
   void grow_tasks(std::size_t n);
   std::chrono::nanoseconds now() const;
   double now_s() const;
+  // The latest clock reading of any thread (now() keeps it): as old as the last event the
+  // runtime timed. For estimates that tolerate that (a device's expected end), not measurements.
+  std::chrono::nanoseconds recent() const {
+    return std::chrono::nanoseconds(clock_ns_.load(std::memory_order_relaxed));
+  }
   const CodeletInfo& codelet_info(const std::shared_ptr<const Codelet>& codelet);
   // Also fills the codelet cache (codelet_info) for the task's codelet.
   Status validate(const Task& task, std::size_t id, std::size_t graph_end);
@@ -384,8 +389,12 @@ class RuntimeCore {
   }
   void add_task(TaskId id, Task task);
   void add_edge(TaskId from, TaskId to, bool inherits_failure = true);
-  void make_ready(TaskId id, int releasing_device);
-  void place(TaskId id, int releasing_device);
+  // `at`: the time now, if the caller has just read the clock (a clock read costs 25-40 ns,
+  // several times a task).
+  void make_ready(TaskId id, int releasing_device,
+                  std::chrono::nanoseconds at = std::chrono::nanoseconds(-1));
+  void place(TaskId id, int releasing_device,
+             std::chrono::nanoseconds at = std::chrono::nanoseconds(-1));
   void enqueue(int device, TaskId id);
   // `t` reads data not valid on `device` and not being fetched there.
   bool missing_input(int device, const TaskState& t) const;
@@ -454,9 +463,10 @@ class RuntimeCore {
   // `copies` demand copies of `bytes` in all into `d`, issued together, took `took`.
   static void note_copies(DeviceState& d, std::size_t copies, std::uint64_t bytes,
                           std::chrono::nanoseconds took);
-  // Pins the task's replicas on `device`, copying what is not valid there; `moved` is set when
-  // anything had to be copied, waited for or allocated (the lock was released).
-  Status acquire_data(int device, TaskId id, Lock& lock, bool& moved);
+  // Pins the task's replicas on `device`, copying what is not valid there; `moved_at` is set to
+  // when it first had to copy, wait for or allocate anything (the lock was released), and left
+  // as it was otherwise.
+  Status acquire_data(int device, TaskId id, Lock& lock, std::chrono::nanoseconds& moved_at);
   void prefetch(int device, Lock& lock);
   // Prefetches for the devices that were pushed tasks (StarPU prefetches at push time): called
   // where the pushing thread may release the lock, after a completion and after a submit.
@@ -480,6 +490,7 @@ class RuntimeCore {
   std::vector<std::unique_ptr<DeviceState>> devices_;
   RuntimeOptions options_;
   const std::chrono::steady_clock::time_point start_;
+  mutable std::atomic<std::int64_t> clock_ns_{0};  // see recent()
 
   mutable std::mutex mu_;
   std::condition_variable all_done_;
