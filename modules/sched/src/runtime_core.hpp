@@ -248,9 +248,8 @@ struct DeviceState {
   double link_bytes_per_second = 0;  // modelled, per direction
   double latency_s = 0;
   // What a demand copy into the device takes beyond latency + bytes / link rate (issuing it,
-  // the copy thread's wake-up, a slower link than modelled), learned as a low quantile: a
-  // sample that waited behind other copies or for a CPU says how busy things were, not what the
-  // next copy costs.
+  // the copy thread's wake-up, a slower link than modelled): the median of the last samples
+  // (note_copies), so that one copy that waited behind others or for a CPU does not set it.
   double copy_extra_s = 0;
   static constexpr std::size_t kCopySamples = 15;
   std::array<double, kCopySamples> copy_samples{};
