@@ -5,11 +5,13 @@
 // it wrote and release its dependants.
 #include <algorithm>
 #include <array>
+#include <span>
 #include <thread>
 #include <tuple>
 
 #include <fmt/format.h>
 
+#include "median.hpp"
 #include "runtime_core.hpp"
 
 namespace acco::sched::detail {
@@ -629,6 +631,11 @@ Status RuntimeCore::acquire_data(int device, TaskId id, Lock& lock,
   // meanwhile another thread may start a prefetch into a replica not pinned yet (prefetches
   // skip pinned ones) or allocate its buffer: so each replica is re-examined until it can be
   // pinned as it is.
+  const auto mark_moved = [&] {
+    if (moved_at.count() < 0) {
+      moved_at = now();
+    }
+  };
   for (const auto& [h, mode] : t.accesses) {
     if (reads(mode) && !handles_[h].lost.empty()) {
       return fail(Errc::kNotFound, fmt::format("data {}: {}", h, handles_[h].lost));
@@ -637,10 +644,10 @@ Status RuntimeCore::acquire_data(int device, TaskId id, Lock& lock,
       const Replica& r = handles_[h].replicas[dev_index];
       if (r.fetching) {
         // A failed prefetch is retried below as an ordinary copy.
-        moved_at = moved_at.count() < 0 ? now() : moved_at;
+        mark_moved();
         (void)wait_inflight(device, h, lock);
       } else if (!r.buffer) {
-        moved_at = moved_at.count() < 0 ? now() : moved_at;
+        mark_moved();
         ACCO_RETURN_IF_ERROR(allocate_replica(device, h, lock), "");
       } else {
         break;
@@ -670,7 +677,7 @@ Status RuntimeCore::acquire_data(int device, TaskId id, Lock& lock,
   if (copies.empty()) {
     return {};
   }
-  moved_at = moved_at.count() < 0 ? copies.front().start : moved_at;
+  mark_moved();
   lock.unlock();
   Status status;
   for (InflightCopy& c : copies) {
@@ -837,6 +844,7 @@ Outcome RuntimeCore::execute(const TaskState& t, int device, TaskContext& contex
     out.error = "an exception that is not a std::exception";
   }
   out.finished = now();
+  context.async_ = nullptr;  // queue() after the implementation has returned is an error
   AsyncLaunch& a = devices_[static_cast<std::size_t>(device)]->async;
   if (a.start) {
     // Work was submitted to the device's queue: the task ends when it does.
@@ -926,11 +934,9 @@ void RuntimeCore::note_copies(DeviceState& d, std::size_t copies, std::uint64_t 
   d.copy_samples[d.copies_noted % d.copy_samples.size()] = sample;
   ++d.copies_noted;
   if (d.copies_noted >= 3) {
-    const std::size_t n_samples = std::min(d.copies_noted, d.copy_samples.size());
-    std::array<double, DeviceState::kCopySamples> sorted{};
-    std::copy_n(d.copy_samples.begin(), n_samples, sorted.begin());
-    std::nth_element(sorted.begin(), sorted.begin() + n_samples / 2, sorted.begin() + n_samples);
-    d.copy_extra_s = sorted[n_samples / 2];
+    std::array<double, DeviceState::kCopySamples> values = d.copy_samples;
+    d.copy_extra_s =
+        median_in_place(std::span(values).first(std::min(d.copies_noted, d.copy_samples.size())));
   }
 }
 

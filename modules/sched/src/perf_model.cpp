@@ -14,28 +14,18 @@
 
 #include "acco/core/json.hpp"
 
+#include "median.hpp"
+
 namespace acco::sched {
 namespace {
+
+using detail::median_in_place;
 
 constexpr std::string_view kSchema = "acco.perfmodel/1";
 
 // Scale factor that makes the median absolute deviation a consistent estimator of the standard
 // deviation for normally distributed samples (1 / Phi^-1(3/4)).
 constexpr double kMadToSigma = 1.4826;
-
-// The median of `values`, which it reorders.
-double median_in_place(std::span<double> values) {
-  ACCO_CHECK(!values.empty());
-  const auto mid = values.size() / 2;
-  std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(mid), values.end());
-  const double upper = values[mid];
-  if (values.size() % 2 == 1) {
-    return upper;
-  }
-  const double lower =
-      *std::max_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(mid));
-  return (lower + upper) / 2;
-}
 
 // Working space for medians, per thread: the runtime computes one per batch of samples and per
 // prediction, and a vector allocated each time cost more than the median itself.

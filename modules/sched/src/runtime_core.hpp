@@ -394,6 +394,9 @@ class RuntimeCore {
                   std::chrono::nanoseconds at = std::chrono::nanoseconds(-1));
   void place(TaskId id, int releasing_device,
              std::chrono::nanoseconds at = std::chrono::nanoseconds(-1));
+  // Inserts `id` after every task of higher or equal priority (FIFO among equals); returns its
+  // position.
+  std::size_t insert_by_priority(std::deque<TaskId>& queue, TaskId id) const;
   void enqueue(int device, TaskId id);
   // `t` reads data not valid on `device` and not being fetched there.
   bool missing_input(int device, const TaskState& t) const;
@@ -489,9 +492,11 @@ class RuntimeCore {
   std::vector<std::unique_ptr<DeviceState>> devices_;
   RuntimeOptions options_;
   const std::chrono::steady_clock::time_point start_;
-  mutable std::atomic<std::int64_t> clock_ns_{0};  // see recent()
+  // See recent(). Written by every thread that reads the clock: on a cache line of its own, not
+  // the mutex's.
+  alignas(64) mutable std::atomic<std::int64_t> clock_ns_{0};
 
-  mutable std::mutex mu_;
+  alignas(64) mutable std::mutex mu_;
   std::condition_variable all_done_;
   std::size_t settle_waiters_ = 0;  // write_back calls waiting on all_done_
   std::condition_variable pins_released_;

@@ -64,6 +64,19 @@ Implementation add(int value) {
   };
 }
 
+// Registers each vector as one datum; the handles of those that registered, in order.
+std::vector<DataHandle> register_all(Runtime& runtime, std::vector<std::vector<int>>& data) {
+  std::vector<DataHandle> handles;
+  for (auto& d : data) {
+    auto h = runtime.register_data(d.data(), d.size() * sizeof(int));
+    EXPECT_TRUE(h.has_value()) << h.error().message;
+    if (h) {
+      handles.push_back(*h);
+    }
+  }
+  return handles;
+}
+
 TEST(RuntimeTest, CreateRejectsNoDevicesAndNullDevices) {
   auto none = Runtime::create({});
   ASSERT_FALSE(none.has_value());
@@ -236,12 +249,8 @@ TEST(RuntimeTest, ShortTasksWhoseDataIsHereRunInBatchesWithTheSameResults) {
   Fixture f = make(1);
   std::vector<std::vector<int>> data(8, std::vector<int>(16, 0));
   data[7].resize(17, 0);  // its step throws on seeing 20
-  std::vector<DataHandle> handles;
-  for (auto& d : data) {
-    auto h = f.runtime->register_data(d.data(), d.size() * sizeof(int));
-    ASSERT_TRUE(h.has_value());
-    handles.push_back(*h);
-  }
+  const std::vector<DataHandle> handles = register_all(*f.runtime, data);
+  ASSERT_EQ(handles.size(), data.size());
   auto step = codelet("step", [](TaskContext& ctx) {
     if (ctx.bytes(0) == 17 * sizeof(int) && static_cast<int*>(ctx.data(0))[0] == 20) {
       throw std::runtime_error("batch boom");
@@ -337,12 +346,8 @@ TEST(RuntimeTest, AsynchronousTasksRunOnTheDeviceQueueInOrderOneLaunchedBehindTh
   // and the results are those of running them one by one.
   Fixture f = make(1);
   std::vector<std::vector<int>> data(4, std::vector<int>(256, 0));
-  std::vector<DataHandle> handles;
-  for (auto& d : data) {
-    auto h = f.runtime->register_data(d.data(), d.size() * sizeof(int));
-    ASSERT_TRUE(h.has_value());
-    handles.push_back(*h);
-  }
+  const std::vector<DataHandle> handles = register_all(*f.runtime, data);
+  ASSERT_EQ(handles.size(), data.size());
   std::atomic<int> in_flight{0};
   std::atomic<int> most{0};
   auto step = codelet("step", add_on_queue(in_flight, most, std::chrono::microseconds(200)));
@@ -389,6 +394,24 @@ TEST(RuntimeTest, AsynchronousTasksRunOnTheDeviceQueueInOrderOneLaunchedBehindTh
   }
 }
 
+TEST(RuntimeTest, AContextsQueueIsOnlyForTheRunningImplementation) {
+  // An implementation that keeps its context and asks for the queue after returning gets a
+  // clear error, not another task's queue.
+  Fixture f = make(1);
+  TaskContext* kept = nullptr;
+  Task t;
+  t.codelet = codelet("keep", [&kept](TaskContext& ctx) { kept = &ctx; });
+  ASSERT_TRUE(f.runtime->submit(std::move(t)).has_value());
+  ASSERT_TRUE(f.runtime->wait_all().has_value());
+  ASSERT_NE(kept, nullptr);
+  try {
+    (void)kept->queue();
+    ADD_FAILURE() << "queue() outside a running implementation returned";
+  } catch (const DeviceFailure& e) {
+    EXPECT_THAT(e.what(), HasSubstr("belongs to no running task"));
+  }
+}
+
 TEST(RuntimeTest, AsynchronousChainsAcrossDevicesSeeEveryWriteInOrder) {
   // Tasks short enough to be batched too: every policy, three devices, RW chains that move
   // between devices; a task that finds the wrong value counts an error.
@@ -400,12 +423,8 @@ TEST(RuntimeTest, AsynchronousChainsAcrossDevicesSeeEveryWriteInOrder) {
       return o;
     }());
     std::vector<std::vector<int>> data(3, std::vector<int>(64, 0));
-    std::vector<DataHandle> handles;
-    for (auto& d : data) {
-      auto h = f.runtime->register_data(d.data(), d.size() * sizeof(int));
-      ASSERT_TRUE(h.has_value());
-      handles.push_back(*h);
-    }
+    const std::vector<DataHandle> handles = register_all(*f.runtime, data);
+    ASSERT_EQ(handles.size(), data.size());
     std::atomic<int> order_errors{0};
     for (int i = 0; i < 60; ++i) {
       Task t;
@@ -482,11 +501,9 @@ TEST(RuntimeTest, WhatAnAsynchronousTaskThrowsFailsItAndItsDependantsOnly) {
 // buffers are dropped). Returns false if a result is wrong.
 bool round_of_adds(Runtime& runtime, std::size_t n, std::size_t ints) {
   std::vector<std::vector<int>> data(n, std::vector<int>(ints, 7));
-  std::vector<DataHandle> handles;
-  for (auto& d : data) {
-    auto h = runtime.register_data(d.data(), d.size() * sizeof(int));
-    EXPECT_TRUE(h.has_value());
-    handles.push_back(*h);
+  const std::vector<DataHandle> handles = register_all(runtime, data);
+  if (handles.size() != n) {
+    return false;
   }
   auto adder = codelet("add", add(1));
   for (DataHandle h : handles) {
@@ -847,12 +864,8 @@ TEST(RuntimeTest, ATightMemoryBudgetEvictsAndStillComputesEverything) {
   constexpr std::size_t kInts = 64 * 1024;                        // 256 KiB per handle
   Fixture f = make(2, options, 3 * kInts * sizeof(int) / 2 * 2);  // room for 3 handles
   std::vector<std::vector<int>> data(8, std::vector<int>(kInts, 0));
-  std::vector<DataHandle> handles;
-  for (auto& d : data) {
-    auto h = f.runtime->register_data(d.data(), d.size() * sizeof(int));
-    ASSERT_TRUE(h.has_value());
-    handles.push_back(*h);
-  }
+  const std::vector<DataHandle> handles = register_all(*f.runtime, data);
+  ASSERT_EQ(handles.size(), data.size());
   // Each round touches every handle (one RW task each, 2 handles per task for pressure).
   for (int round = 0; round < 4; ++round) {
     for (std::size_t i = 0; i < handles.size(); ++i) {
