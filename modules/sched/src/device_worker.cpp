@@ -937,6 +937,7 @@ void RuntimeCore::note_copies(DeviceState& d, std::size_t copies, std::uint64_t 
     std::array<double, DeviceState::kCopySamples> values = d.copy_samples;
     d.copy_extra_s =
         median_in_place(std::span(values).first(std::min(d.copies_noted, d.copy_samples.size())));
+    d.copy_fixed_s = d.latency_s + d.copy_extra_s;
   }
 }
 

@@ -83,12 +83,35 @@ Decision dmda(const SystemView& view, const PolicyKnobs& knobs, bool explain) {
     e.end = e.start + e.len;
     return e;
   };
+  // One pass (this runs for every task over every device): fitness is alpha * (end - best_end)
+  // + beta * transfer, and best_end is the same for every device, so the device with the least
+  // alpha * end + beta * transfer is the fittest, and fitness differences are key differences.
+  constexpr double kNone = std::numeric_limits<double>::infinity();
   const std::size_t n = view.devices.size();
-  double best_end = std::numeric_limits<double>::infinity();
   bool any_unknown = false;
+  Decision out;
+  double best_key = kNone;
+  int runner_up = -1;
+  double runner_key = kNone;
   for (std::size_t d = 0; d < n; ++d) {
-    any_unknown = any_unknown || (view.devices[d].eligible && !view.devices[d].predicted);
-    best_end = std::min(best_end, eft(d).end);
+    const DeviceView& dv = view.devices[d];
+    if (!dv.eligible) {
+      continue;
+    }
+    if (!dv.predicted) {
+      any_unknown = true;
+      continue;
+    }
+    const double key = knobs.alpha * eft(d).end + knobs.beta * dv.transfer;
+    if (key < best_key) {
+      runner_up = out.device;
+      runner_key = best_key;
+      best_key = key;
+      out.device = static_cast<int>(d);
+    } else if (key < runner_key) {
+      runner_up = static_cast<int>(d);
+      runner_key = key;
+    }
   }
   if (any_unknown) {
     // A device that has never run this kind of task gets it, so its model calibrates (StarPU
@@ -100,28 +123,8 @@ Decision dmda(const SystemView& view, const PolicyKnobs& knobs, bool explain) {
     }
     return least_loaded(unknown, "dmda (calibrating: no model there yet)", explain);
   }
-  if (best_end == std::numeric_limits<double>::infinity()) {
+  if (out.device < 0) {
     return {};
-  }
-  Decision out;
-  double best_fit = std::numeric_limits<double>::infinity();
-  int runner_up = -1;
-  double runner_fit = std::numeric_limits<double>::infinity();
-  for (std::size_t d = 0; d < n; ++d) {
-    const Eft e = eft(d);
-    if (e.end == std::numeric_limits<double>::infinity()) {
-      continue;
-    }
-    const double fit = knobs.alpha * (e.end - best_end) + knobs.beta * view.devices[d].transfer;
-    if (fit < best_fit) {
-      runner_up = out.device;
-      runner_fit = best_fit;
-      best_fit = fit;
-      out.device = static_cast<int>(d);
-    } else if (fit < runner_fit) {
-      runner_up = static_cast<int>(d);
-      runner_fit = fit;
-    }
   }
   const auto d = static_cast<std::size_t>(out.device);
   const Eft chosen = eft(d);
@@ -140,7 +143,7 @@ Decision dmda(const SystemView& view, const PolicyKnobs& knobs, bool explain) {
   if (runner_up >= 0) {
     const auto r = static_cast<std::size_t>(runner_up);
     out.reason += fmt::format("; next best dev{} ends at +{} (fitness +{})", runner_up,
-                              ms(eft(r).end - now), ms(runner_fit - best_fit));
+                              ms(eft(r).end - now), ms(runner_key - best_key));
   }
   return out;
 }

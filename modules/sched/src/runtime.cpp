@@ -42,6 +42,8 @@ RuntimeCore::RuntimeCore(std::vector<DeviceSpec> specs, RuntimeOptions options, 
     d->budget = spec.memory_budget_bytes != 0 ? spec.memory_budget_bytes : info.memory_bytes;
     d->link_bytes_per_second = info.link_bytes_per_second;
     d->latency_s = std::chrono::duration<double>(info.link_latency).count();
+    d->copy_fixed_s = d->latency_s;
+    d->seconds_per_byte = 1 / d->link_rate();
     d->relative_speed = info.speed_factor > 0 ? info.speed_factor : 1;
     d->async.device = spec.device;
     d->async.origin = start_;
@@ -678,10 +680,7 @@ void RuntimeCore::plan_graph(TaskId first, TaskId end) {
 
 std::optional<Prediction> RuntimeCore::predict(int device, const TaskState& task) const {
   const ModelSlot& slot = model_slot(device, task);
-  // A calibrated prediction serves every task of the slot; one from the prior only tasks with
-  // the same cost hint (tasks of one kind and size usually have the same).
-  if (slot.cached_valid &&
-      ((slot.cached && slot.cached->calibrated) || slot.cached_cost == task.cost)) {
+  if (cached_prediction_serves(slot, task)) {
     return slot.cached;
   }
   return predict_uncached(device, task);
@@ -694,6 +693,7 @@ std::optional<Prediction> RuntimeCore::predict_uncached(int device, const TaskSt
   auto p = models_.predict(slot.key, task.cost, d.spec.peak);
   slot.calibrated = p && p->calibrated;
   slot.cached = p;
+  slot.cached_s = p ? std::chrono::duration<double>(p->time).count() : 0;
   slot.cached_cost = task.cost;  // what an uncalibrated prediction (the prior) depended on
   slot.cached_valid = true;
   return p;
@@ -747,7 +747,7 @@ namespace {
 // Modelled time of one copy of `bytes` into `d`: the link's latency and rate, and what copies
 // into it were measured to take beyond them.
 double copy_seconds(const DeviceState& d, std::size_t bytes) {
-  return d.latency_s + d.copy_extra_s + static_cast<double>(bytes) / d.link_rate();
+  return d.copy_fixed_s + static_cast<double>(bytes) * d.seconds_per_byte;
 }
 
 }  // namespace
@@ -796,13 +796,14 @@ double RuntimeCore::queued_ahead(const DeviceState& d, int priority) const {
 }
 
 DeviceView RuntimeCore::view_of(int device, const TaskState& task, double now) const {
-  return view_of(device, task, now, transfer_estimate(device, task));
+  DeviceView v;
+  fill_view(device, task, now, transfer_estimate(device, task), v);
+  return v;
 }
 
-DeviceView RuntimeCore::view_of(int device, const TaskState& task, double now,
-                                double transfer) const {
+void RuntimeCore::fill_view(int device, const TaskState& task, double now, double transfer,
+                            DeviceView& v) const {
   const DeviceState& d = *devices_[static_cast<std::size_t>(device)];
-  DeviceView v;
   v.eligible = eligible(device, task);
   v.weight = d.weight;
   v.queued = d.queue.size();
@@ -813,14 +814,20 @@ DeviceView RuntimeCore::view_of(int device, const TaskState& task, double now,
                                     : now + d.poll_latency_s;
   v.available_at = std::max(start, d.running_end_s) + queued_ahead(d, task.priority) + d.overhead_s;
   v.relative_speed = d.relative_speed;
+  v.predicted.reset();
+  v.calibrated = false;
+  v.transfer = 0;
   if (v.eligible) {
-    if (auto p = predict(device, task)) {
-      v.predicted = std::chrono::duration<double>(p->time).count();
-      v.calibrated = p->calibrated;
+    const ModelSlot& slot = model_slot(device, task);
+    if (!cached_prediction_serves(slot, task)) {
+      predict_uncached(device, task);
+    }
+    if (slot.cached) {
+      v.predicted = slot.cached_s;
+      v.calibrated = slot.cached->calibrated;
     }
     v.transfer = transfer;
   }
-  return v;
 }
 
 void RuntimeCore::make_ready(TaskId id, int releasing_device, std::chrono::nanoseconds at) {
@@ -856,12 +863,12 @@ void RuntimeCore::place(TaskId id, int releasing_device, std::chrono::nanosecond
     view.round_robin_next = round_robin_next_;
     view.devices.resize(devices_.size());
     transfer_estimates(t, scratch_transfer_);
+    bool any = false;
     for (int d = 0; d < n; ++d) {
       const auto i = static_cast<std::size_t>(d);
-      view.devices[i] = view_of(d, t, view.now, scratch_transfer_[i]);
+      fill_view(d, t, view.now, scratch_transfer_[i], view.devices[i]);  // in place: no copy
+      any = any || view.devices[i].eligible;
     }
-    const bool any = std::any_of(view.devices.begin(), view.devices.end(),
-                                 [](const DeviceView& v) { return v.eligible; });
     if (!any) {
       bool all_failed = true;
       for (std::size_t d = 0; d < devices_.size(); ++d) {

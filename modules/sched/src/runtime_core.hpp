@@ -69,6 +69,7 @@ struct ModelSlot {
   std::optional<Prediction> cached;
   CostHint cached_cost;     // the hint `cached` was computed for
   bool calibrated = false;  // the model's last prediction was calibrated (samples go in batches)
+  double cached_s = 0;      // cached->time in seconds (placement reads it for every device)
   std::vector<std::chrono::nanoseconds> pending;
 };
 
@@ -257,6 +258,11 @@ struct DeviceState {
   double link_rate() const {
     return link_bytes_per_second > 0 ? link_bytes_per_second : kDefaultLinkBytesPerSecond;
   }
+  // A demand copy of b bytes into it is expected to take copy_fixed_s + b * seconds_per_byte:
+  // latency_s + copy_extra_s and 1 / link_rate(), kept so that placement, which estimates it
+  // for every device and task, needs no division.
+  double copy_fixed_s = 0;
+  double seconds_per_byte = 1 / kDefaultLinkBytesPerSecond;
   double relative_speed = 1;
   std::deque<TaskId> queue;  // priority order, FIFO among equals
   double queued_s = 0;       // predicted run time of the queue, dispatch overhead included
@@ -404,15 +410,22 @@ class RuntimeCore {
   // their calls cost as much as their bodies (callgrind).
   [[gnu::always_inline]] inline bool eligible(int device, const TaskState& task) const;
   DeviceView view_of(int device, const TaskState& task, double now) const;
-  // With the transfer time already known (place computes every device's in one pass).
-  [[gnu::always_inline]] inline DeviceView view_of(int device, const TaskState& task, double now,
-                                                   double transfer) const;
+  // The same into `v`, every field written, with the transfer time already known (place
+  // computes every device's in one pass and fills its reused view in place).
+  [[gnu::always_inline]] inline void fill_view(int device, const TaskState& task, double now,
+                                               double transfer, DeviceView& v) const;
   [[gnu::always_inline]] inline double queued_ahead(const DeviceState& d, int priority) const;
   double transfer_estimate(int device, const TaskState& task) const;
   // The same for every device, in one pass over the task's data (`out` is resized).
   void transfer_estimates(const TaskState& task, std::vector<double>& out) const;
   [[gnu::always_inline]] inline std::optional<Prediction> predict(int device,
                                                                   const TaskState& task) const;
+  // A calibrated prediction serves every task of the slot; one from the prior only tasks with
+  // the same cost hint (tasks of one kind and size usually have the same).
+  static bool cached_prediction_serves(const ModelSlot& slot, const TaskState& task) {
+    return slot.cached_valid &&
+           ((slot.cached && slot.cached->calibrated) || slot.cached_cost == task.cost);
+  }
   // predict() when the slot's cached prediction cannot be used.
   std::optional<Prediction> predict_uncached(int device, const TaskState& task) const;
   ModelSlot& model_slot(int device, const TaskState& task) const {
