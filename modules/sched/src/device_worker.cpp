@@ -139,8 +139,17 @@ void RuntimeCore::worker(int device) {
   for (;;) {
     if (!d.launched.empty()) {
       // Asynchronous tasks in flight: launch the next behind them while there is room, else
-      // complete the oldest.
-      if (d.launched.size() < kPipelineDepth && next_launchable(device, id)) {
+      // complete the oldest. Not at once: shortly before the running work is expected to end
+      // (launch_wait), so that a task of higher priority pushed meanwhile goes first.
+      if (d.launched.size() < kPipelineDepth && front_launchable(device) &&
+          !releases_higher_priority(device)) {
+        if (const double wait = launch_wait(device); wait > 0) {
+          lock.unlock();
+          std::this_thread::sleep_for(std::chrono::duration<double>(wait));
+          spin_lock(lock);
+          continue;  // the queue may have changed
+        }
+        take_front(device, id);
         run_task(device, id, lock);
       } else {
         complete_launched(device, lock);
@@ -170,8 +179,8 @@ void RuntimeCore::worker(int device) {
   engine.reset();   // waits for its queues
 }
 
-bool RuntimeCore::next_launchable(int device, TaskId& out) {
-  DeviceState& d = *devices_[static_cast<std::size_t>(device)];
+bool RuntimeCore::front_launchable(int device) const {
+  const DeviceState& d = *devices_[static_cast<std::size_t>(device)];
   const auto dev_index = static_cast<std::size_t>(device);
   if (d.failed || d.queue.empty()) {
     return false;
@@ -186,13 +195,40 @@ bool RuntimeCore::next_launchable(int device, TaskId& out) {
       missing += handles_[h].bytes;
     }
   }
-  if (d.used + missing > d.budget) {
-    return false;
+  return d.used + missing <= d.budget;
+}
+
+bool RuntimeCore::releases_higher_priority(int device) const {
+  const DeviceState& d = *devices_[static_cast<std::size_t>(device)];
+  const int front = state(d.queue.front()).priority;
+  const TaskState& running = state(d.launched.back().id);
+  return std::any_of(running.dependents.begin(), running.dependents.end(),
+                     [&](const TaskState::Dependent& dep) {
+                       const TaskState& t = state(dep.task);
+                       return t.pending == 1 && t.priority > front;
+                     });
+}
+
+double RuntimeCore::launch_wait(int device) const {
+  const DeviceState& d = *devices_[static_cast<std::size_t>(device)];
+  const Launched& running = d.launched.front();
+  if (running.outcome.end->ready()) {
+    return 0;  // ended: launch now, complete it after
   }
+  // The launch itself (taking the task, its inputs' copies, the implementation's submission)
+  // and this thread's wake-up from the sleep must both fit before the running work ends.
+  const TaskState& next = state(d.queue.front());
+  const double lead = kLaunchLead + transfer_estimate(device, next);
+  const double wait = d.running_end_s - lead - now_s();
+  // In slices, so that a task that ends early is noticed soon.
+  return wait > 0 ? std::min(wait, kLaunchWaitSlice) : 0;
+}
+
+void RuntimeCore::take_front(int device, TaskId& out) {
+  DeviceState& d = *devices_[static_cast<std::size_t>(device)];
   out = d.queue.front();
   d.queue.pop_front();
-  unqueued(d, t);
-  return true;
+  unqueued(d, state(out));
 }
 
 void RuntimeCore::settle(DeviceState& d, Outcome& out) const {

@@ -394,6 +394,81 @@ TEST(RuntimeTest, AsynchronousTasksRunOnTheDeviceQueueInOrderOneLaunchedBehindTh
   }
 }
 
+// One device and asynchronous tasks, each on a datum holding its id: the work it submits to
+// the device's queue holds the queue for 100 ms (id 1) or 1 ms and notes the order the work
+// ran in. Task 1 runs once first, so the codelet is known to be asynchronous and its time is
+// measured (100 ms), as the launch rules need.
+struct LaunchOrder {
+  Fixture f = make(1);
+  std::vector<int> ids = {1, 2, 3};
+  std::vector<DataHandle> handles;
+  std::mutex mu;
+  std::vector<int> order;
+  std::shared_ptr<const Codelet> hold;
+
+  LaunchOrder() {
+    for (int& id : ids) {
+      auto h = f.runtime->register_data(&id, sizeof(id));
+      EXPECT_TRUE(h.has_value());
+      handles.push_back(*h);
+    }
+    hold = codelet("hold", [this](TaskContext& ctx) {
+      const int id = *static_cast<const int*>(ctx.data(0));
+      ASSERT_TRUE(ctx.queue()
+                      .host_task([this, id] {
+                        {
+                          const std::lock_guard<std::mutex> guard(mu);
+                          order.push_back(id);
+                        }
+                        std::this_thread::sleep_for(std::chrono::milliseconds(id == 1 ? 100 : 1));
+                      })
+                      .has_value());
+    });
+    submit(1, Access::kRead, 0);
+    EXPECT_TRUE(f.runtime->wait_all().has_value());
+    order.clear();
+  }
+  void submit(int id, Access mode, int priority) {
+    Task t;
+    t.codelet = hold;
+    t.accesses = {{handles[static_cast<std::size_t>(id - 1)], mode}};
+    t.priority = priority;
+    ASSERT_TRUE(f.runtime->submit(std::move(t)).has_value());
+  }
+  std::vector<int> finish() {
+    EXPECT_TRUE(f.runtime->wait_all().has_value());
+    for (DataHandle h : handles) {
+      EXPECT_TRUE(f.runtime->unregister(h).has_value());
+    }
+    return order;
+  }
+};
+
+TEST(RuntimeTest, ATaskIsLaunchedBehindTheRunningOneOnlyNearItsEndSoPriorityStillCounts) {
+  // While task 1 runs, a low-priority task (2) waits behind it and a high-priority one (3) is
+  // pushed 5 ms later: the next task is launched only shortly before the running work's
+  // expected end, by when task 3 heads the queue, so 3 runs before 2. (Launched at once, 2
+  // would have gone first.)
+  LaunchOrder run;
+  run.submit(1, Access::kRead, 0);
+  run.submit(2, Access::kRead, 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  run.submit(3, Access::kRead, 10);
+  EXPECT_EQ(run.finish(), (std::vector<int>{1, 3, 2}));
+}
+
+TEST(RuntimeTest, NothingIsLaunchedAheadOfATaskThatTheRunningOneReleasesWithHigherPriority) {
+  // Task 1 runs; a high-priority task that writes its datum waits for it (and, reading id 1
+  // there, holds the queue 100 ms too), and a low-priority task (2) is queued. Launched behind
+  // task 1, task 2 would delay the released one by its whole run: it waits for task 1 to
+  // complete instead, and the released task goes first.
+  LaunchOrder run;
+  run.submit(1, Access::kRead, 0);
+  run.submit(1, Access::kReadWrite, 10);
+  run.submit(2, Access::kRead, 0);
+  EXPECT_EQ(run.finish(), (std::vector<int>{1, 1, 2}));
+}
+
 TEST(RuntimeTest, AContextsQueueIsOnlyForTheRunningImplementation) {
   // An implementation that keeps its context and asks for the queue after returning gets a
   // clear error, not another task's queue.
