@@ -201,17 +201,24 @@ bool RuntimeCore::front_launchable(int device) const {
 bool RuntimeCore::releases_higher_priority(int device) const {
   const DeviceState& d = *devices_[static_cast<std::size_t>(device)];
   const int front = state(d.queue.front()).priority;
-  const TaskState& running = state(d.launched.back().id);
-  return std::any_of(running.dependents.begin(), running.dependents.end(),
-                     [&](const TaskState::Dependent& dep) {
-                       const TaskState& t = state(dep.task);
-                       return t.pending == 1 && t.priority > front;
-                     });
+  const auto& dependents = state(d.launched.back().id).dependents;
+  return std::any_of(dependents.begin(), dependents.end(), [&](const TaskState::Dependent& dep) {
+    const TaskState& t = state(dep.task);
+    if (t.priority <= front) {
+      return false;
+    }
+    // Its last dependency, counting every edge from it (two data it writes, or data and an
+    // explicit dependency, are two edges).
+    const auto edges =
+        std::count_if(dependents.begin(), dependents.end(),
+                      [&](const TaskState::Dependent& e) { return e.task == dep.task; });
+    return t.pending == static_cast<std::size_t>(edges);
+  });
 }
 
 double RuntimeCore::launch_wait(int device) const {
   const DeviceState& d = *devices_[static_cast<std::size_t>(device)];
-  const Launched& running = d.launched.front();
+  const Launched& running = d.launched.back();  // the work the front task would follow
   if (running.outcome.end->ready()) {
     return 0;  // ended: launch now, complete it after
   }

@@ -395,9 +395,9 @@ TEST(RuntimeTest, AsynchronousTasksRunOnTheDeviceQueueInOrderOneLaunchedBehindTh
 }
 
 // One device and asynchronous tasks, each on a datum holding its id: the work it submits to
-// the device's queue holds the queue for 100 ms (id 1) or 1 ms and notes the order the work
+// the device's queue holds the queue for 200 ms (id 1) or 1 ms and notes the order the work
 // ran in. Task 1 runs once first, so the codelet is known to be asynchronous and its time is
-// measured (100 ms), as the launch rules need.
+// measured (200 ms), as the launch rules need.
 struct LaunchOrder {
   Fixture f = make(1);
   std::vector<int> ids = {1, 2, 3};
@@ -420,7 +420,7 @@ struct LaunchOrder {
                           const std::lock_guard<std::mutex> guard(mu);
                           order.push_back(id);
                         }
-                        std::this_thread::sleep_for(std::chrono::milliseconds(id == 1 ? 100 : 1));
+                        std::this_thread::sleep_for(std::chrono::milliseconds(id == 1 ? 200 : 1));
                       })
                       .has_value());
     });
@@ -428,12 +428,28 @@ struct LaunchOrder {
     EXPECT_TRUE(f.runtime->wait_all().has_value());
     order.clear();
   }
-  void submit(int id, Access mode, int priority) {
+  TaskId submit(int id, Access mode, int priority, std::vector<TaskId> depends_on = {}) {
     Task t;
     t.codelet = hold;
     t.accesses = {{handles[static_cast<std::size_t>(id - 1)], mode}};
     t.priority = priority;
-    ASSERT_TRUE(f.runtime->submit(std::move(t)).has_value());
+    t.depends_on = std::move(depends_on);
+    auto submitted = f.runtime->submit(std::move(t));
+    EXPECT_TRUE(submitted.has_value());
+    return submitted.value_or(0);
+  }
+  // Until the work of the first task has started on the device (at most 10 s).
+  bool started() {
+    for (int i = 0; i < 10000; ++i) {
+      {
+        const std::lock_guard<std::mutex> guard(mu);
+        if (!order.empty()) {
+          return true;
+        }
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return false;
   }
   std::vector<int> finish() {
     EXPECT_TRUE(f.runtime->wait_all().has_value());
@@ -446,25 +462,26 @@ struct LaunchOrder {
 
 TEST(RuntimeTest, ATaskIsLaunchedBehindTheRunningOneOnlyNearItsEndSoPriorityStillCounts) {
   // While task 1 runs, a low-priority task (2) waits behind it and a high-priority one (3) is
-  // pushed 5 ms later: the next task is launched only shortly before the running work's
-  // expected end, by when task 3 heads the queue, so 3 runs before 2. (Launched at once, 2
-  // would have gone first.)
+  // pushed once task 1's work has started: the next task is launched only shortly before the
+  // running work's expected end, by when task 3 heads the queue, so 3 runs before 2.
+  // (Launched at once, 2 would have gone first.)
   LaunchOrder run;
   run.submit(1, Access::kRead, 0);
   run.submit(2, Access::kRead, 0);
-  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ASSERT_TRUE(run.started());
   run.submit(3, Access::kRead, 10);
   EXPECT_EQ(run.finish(), (std::vector<int>{1, 3, 2}));
 }
 
 TEST(RuntimeTest, NothingIsLaunchedAheadOfATaskThatTheRunningOneReleasesWithHigherPriority) {
-  // Task 1 runs; a high-priority task that writes its datum waits for it (and, reading id 1
-  // there, holds the queue 100 ms too), and a low-priority task (2) is queued. Launched behind
-  // task 1, task 2 would delay the released one by its whole run: it waits for task 1 to
-  // complete instead, and the released task goes first.
+  // Task 1 runs; a high-priority task that writes its datum, and names it as a dependency too
+  // (two edges from one task), waits for it (reading id 1 there, it holds the queue 200 ms
+  // too), and a low-priority task (2) is queued. Launched behind task 1, task 2 would delay the
+  // released one by its whole run: it waits for task 1 to complete instead, and the released
+  // task goes first.
   LaunchOrder run;
-  run.submit(1, Access::kRead, 0);
-  run.submit(1, Access::kReadWrite, 10);
+  const TaskId first = run.submit(1, Access::kRead, 0);
+  run.submit(1, Access::kReadWrite, 10, {first});
   run.submit(2, Access::kRead, 0);
   EXPECT_EQ(run.finish(), (std::vector<int>{1, 1, 2}));
 }
