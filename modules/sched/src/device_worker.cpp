@@ -968,7 +968,7 @@ void RuntimeCore::note_copies(DeviceState& d, std::size_t copies, std::uint64_t 
     return;
   }
   const double n = static_cast<double>(copies);
-  const double modelled = n * d.latency_s + static_cast<double>(bytes) / d.link_rate();
+  const double modelled = n * d.latency_s + static_cast<double>(bytes) * d.seconds_per_byte;
   const double sample = std::max(0.0, std::chrono::duration<double>(took).count() - modelled) / n;
   // The median of the last samples, once there are three (before, the link's figures alone): a
   // copy that waited behind others or for a CPU is one sample among several, and no single slow
@@ -978,9 +978,9 @@ void RuntimeCore::note_copies(DeviceState& d, std::size_t copies, std::uint64_t 
   ++d.copies_noted;
   if (d.copies_noted >= 3) {
     std::array<double, DeviceState::kCopySamples> values = d.copy_samples;
-    d.copy_extra_s =
+    d.copy_fixed_s =
+        d.latency_s +
         median_in_place(std::span(values).first(std::min(d.copies_noted, d.copy_samples.size())));
-    d.copy_fixed_s = d.latency_s + d.copy_extra_s;
   }
 }
 

@@ -248,21 +248,20 @@ struct DeviceState {
   std::size_t buffers_reused = 0;
   double link_bytes_per_second = 0;  // modelled, per direction
   double latency_s = 0;
-  // What a demand copy into the device takes beyond latency + bytes / link rate (issuing it,
-  // the copy thread's wake-up, a slower link than modelled): the median of the last samples
-  // (note_copies), so that one copy that waited behind others or for a CPU does not set it.
-  double copy_extra_s = 0;
-  static constexpr std::size_t kCopySamples = 15;
-  std::array<double, kCopySamples> copy_samples{};
-  std::size_t copies_noted = 0;
   double link_rate() const {
     return link_bytes_per_second > 0 ? link_bytes_per_second : kDefaultLinkBytesPerSecond;
   }
-  // A demand copy of b bytes into it is expected to take copy_fixed_s + b * seconds_per_byte:
-  // latency_s + copy_extra_s and 1 / link_rate(), kept so that placement, which estimates it
-  // for every device and task, needs no division.
+  // A demand copy of b bytes into it is expected to take copy_fixed_s + b * seconds_per_byte
+  // (kept so that placement, which estimates it for every device and task, needs no division):
+  // 1 / link_rate() per byte, and latency_s plus what copies were measured to take beyond the
+  // link's figures (issuing them, the copy thread's wake-up, a slower link than modelled), the
+  // median of the last kCopySamples (note_copies), so that one copy that waited behind others
+  // or for a CPU does not set it.
   double copy_fixed_s = 0;
   double seconds_per_byte = 1 / kDefaultLinkBytesPerSecond;
+  static constexpr std::size_t kCopySamples = 15;
+  std::array<double, kCopySamples> copy_samples{};
+  std::size_t copies_noted = 0;
   double relative_speed = 1;
   std::deque<TaskId> queue;  // priority order, FIFO among equals
   double queued_s = 0;       // predicted run time of the queue, dispatch overhead included

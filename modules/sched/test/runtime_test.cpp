@@ -549,17 +549,18 @@ TEST(RuntimeTest, AsynchronousChainsAcrossDevicesSeeEveryWriteInOrder) {
 TEST(RuntimeTest, WhatAnAsynchronousTaskThrowsFailsItAndItsDependantsOnly) {
   // The failing task's queue keeps running the task launched behind it, which succeeds.
   Fixture f = make(1);
-  std::vector<int> a(16, 0);
-  std::vector<int> b(16, 0);
-  auto ha = f.runtime->register_data(a.data(), a.size() * sizeof(int));
-  auto hb = f.runtime->register_data(b.data(), b.size() * sizeof(int));
-  ASSERT_TRUE(ha && hb);
+  std::vector<std::vector<int>> data(2, std::vector<int>(16, 0));
+  const std::vector<DataHandle> handles = register_all(*f.runtime, data);
+  ASSERT_EQ(handles.size(), 2U);
+  const DataHandle ha = handles[0];
+  const DataHandle hb = handles[1];
+  const std::vector<int>& b = data[1];
   std::atomic<int> in_flight{0};
   std::atomic<int> most{0};
   auto step = codelet("step", add_on_queue(in_flight, most));
   Task warm;  // the codelet is known to be asynchronous before the rest is submitted
   warm.codelet = step;
-  warm.accesses = {{*hb, Access::kReadWrite}};
+  warm.accesses = {{hb, Access::kReadWrite}};
   ASSERT_TRUE(f.runtime->submit(warm).has_value());
   ASSERT_TRUE(f.runtime->wait_all().has_value());
   Task boom;
@@ -569,11 +570,11 @@ TEST(RuntimeTest, WhatAnAsynchronousTaskThrowsFailsItAndItsDependantsOnly) {
       throw std::runtime_error("kernel exploded on the queue");
     });
   });
-  boom.accesses = {{*ha, Access::kReadWrite}};
+  boom.accesses = {{ha, Access::kReadWrite}};
   auto boom_id = f.runtime->submit(boom);
   Task after;
   after.codelet = step;
-  after.accesses = {{*ha, Access::kReadWrite}};
+  after.accesses = {{ha, Access::kReadWrite}};
   ASSERT_TRUE(boom_id && f.runtime->submit(after));
   for (int i = 0; i < 5; ++i) {
     ASSERT_TRUE(f.runtime->submit(warm).has_value());
@@ -584,7 +585,7 @@ TEST(RuntimeTest, WhatAnAsynchronousTaskThrowsFailsItAndItsDependantsOnly) {
   EXPECT_THAT(status.error().message, HasSubstr("kernel exploded on the queue"));
   EXPECT_THAT(status.error().message,
               HasSubstr(fmt::format("dependency task {} failed", *boom_id)));
-  ASSERT_TRUE(f.runtime->write_back(*hb).has_value());
+  ASSERT_TRUE(f.runtime->write_back(hb).has_value());
   EXPECT_EQ(b[0], 6);
   EXPECT_FALSE(f.runtime->records().devices[0].failed);
 }
