@@ -17,8 +17,8 @@ function(acco_add_module)
   if(ACCO_BUILD_TESTS AND ARG_TESTS)
     add_executable(${lib}_test ${ARG_TESTS})
     target_include_directories(${lib}_test PRIVATE src)
-    target_link_libraries(${lib}_test PRIVATE ${lib} ${ARG_TEST_DEPS} GTest::gmock GTest::gtest_main
-                                              acco_warnings)
+    target_link_libraries(${lib}_test PRIVATE ${lib} ${ARG_TEST_DEPS} acco_testing GTest::gmock
+                                              GTest::gtest_main acco_warnings)
     gtest_discover_tests(${lib}_test TEST_PREFIX "${ARG_NAME}." PROPERTIES LABELS unit
                          DISCOVERY_TIMEOUT 60)
   endif()

@@ -46,13 +46,42 @@ using Status = Result<void>;
 
 }  // namespace acco
 
-// Returns the error of `expr` (a Result) from the current function, prefixed with `where`.
-#define ACCO_RETURN_IF_ERROR(expr, where) \
+namespace acco::detail {
+
+[[nodiscard]] inline tl::unexpected<Error> propagate(Error&& error) {
+  return tl::unexpected<Error>(std::move(error));
+}
+[[nodiscard]] inline tl::unexpected<Error> propagate(Error&& error, std::string_view where) {
+  return tl::unexpected<Error>(std::move(error).with_context(where));
+}
+
+}  // namespace acco::detail
+
+#define ACCO_CONCAT_INNER_(a, b) a##b
+#define ACCO_CONCAT_(a, b) ACCO_CONCAT_INNER_(a, b)
+
+// Returns the error of `expr` (a Result or Status) from the current function, prefixed with
+// `where` when one is given: ACCO_RETURN_IF_ERROR(load(path), "--config").
+#define ACCO_RETURN_IF_ERROR(expr, ...) \
   do { \
     if (auto acco_result_ = (expr); !acco_result_.has_value()) { \
-      return tl::unexpected(std::move(acco_result_.error()).with_context(where)); \
+      return ::acco::detail::propagate( \
+          std::move(acco_result_).error() __VA_OPT__(, ) __VA_ARGS__); \
     } \
   } while (false)
+
+// Evaluates `expr` (a Result<T>); on a value, moves it into `lhs` (a declaration such as `auto x`
+// or an existing variable), else returns the error, prefixed with `where` when one is given:
+//   ACCO_ASSIGN_OR_RETURN(auto machine, source.discover());
+#define ACCO_ASSIGN_OR_RETURN(lhs, expr, ...) \
+  ACCO_ASSIGN_OR_RETURN_IMPL_(ACCO_CONCAT_(acco_result_, __LINE__), lhs, \
+                              expr __VA_OPT__(, ) __VA_ARGS__)
+#define ACCO_ASSIGN_OR_RETURN_IMPL_(tmp, lhs, expr, ...) \
+  auto tmp = (expr); \
+  if (!tmp.has_value()) { \
+    return ::acco::detail::propagate(std::move(tmp).error() __VA_OPT__(, ) __VA_ARGS__); \
+  } \
+  lhs = std::move(*tmp)
 
 // A broken invariant is a bug: abort with file and line.
 #define ACCO_CHECK(cond) \
