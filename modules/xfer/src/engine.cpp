@@ -377,21 +377,11 @@ Result<Transfer> Engine::copy(void* dst, const void* src, std::size_t bytes,
     case Strategy::kNone:
       break;
     case Strategy::kHostCopy:
-      core.copier->copy(dst, src, bytes);
-      record.host_threads = bytes >= (std::size_t{1} << 20) ? core.copier->threads() : 1;
+      events = detail::copy_host(core, dst, src, bytes, record);
       break;
-    case Strategy::kZeroCopy: {
-      // No device layer call checks this range, so check here that it ends in device memory.
-      const auto* device_end = static_cast<const std::byte*>(to_device ? dst : src);
-      if (core.device.kind_of(device_end + bytes - 1) != dev::MemoryKind::kDevice) {
-        return fail(
-            Errc::kInvalidArgument,
-            fmt::format("{}: the device range runs past the end of device memory", context()));
-      }
-      std::memcpy(dst, src, bytes);
-      record.host_threads = 1;
+    case Strategy::kZeroCopy:
+      events = detail::copy_zero_copy(core, dst, src, bytes, record);
       break;
-    }
     case Strategy::kDirect:
       events = detail::copy_direct(core, dst, src, bytes, plan.queues, record);
       break;
