@@ -143,9 +143,7 @@ Status Batch::add(void* dst, const void* src, std::size_t bytes) {
                 fmt::format("batch item {} ({} bytes): null {}", items_.size(), bytes,
                             dst == nullptr ? "destination" : "source"));
   }
-  const auto d = reinterpret_cast<std::uintptr_t>(dst);
-  const auto s = reinterpret_cast<std::uintptr_t>(src);
-  if ((d >= s ? d - s : s - d) < bytes) {
+  if (detail::ranges_overlap(dst, src, bytes)) {
     return fail(Errc::kInvalidArgument,
                 fmt::format("batch item {} ({} bytes): source {} and destination {} overlap",
                             items_.size(), bytes, src, dst));

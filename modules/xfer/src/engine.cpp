@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "copy_steps.hpp"
 #include "engine_core.hpp"
 #include "host_memory.hpp"
 
@@ -76,48 +77,6 @@ int auto_copy_threads(double link_bytes_per_second, double memcpy_bytes_per_seco
   return std::clamp(needed, 1, std::max(1, cores - 1));
 }
 
-// kInvalidArgument when `strategy` cannot move a copy between these kinds.
-Status check_forced(Strategy strategy, dev::MemoryKind dst, dev::MemoryKind src, std::size_t bytes,
-                    const DeviceTraits& traits) {
-  const Direction direction = direction_of(dst, src);
-  const bool one_device_end =
-      direction == Direction::kHostToDevice || direction == Direction::kDeviceToHost;
-  const dev::MemoryKind host = dst == dev::MemoryKind::kDevice ? src : dst;
-  const char* problem = nullptr;
-  switch (strategy) {
-    case Strategy::kNone:
-      problem = bytes > 0 ? "moves nothing" : nullptr;
-      break;
-    case Strategy::kHostCopy:
-      problem = direction != Direction::kHostToHost ? "needs host memory at both ends" : nullptr;
-      break;
-    case Strategy::kDirect:
-      problem = one_device_end && host == dev::MemoryKind::kPageable
-                    ? "cannot DMA pageable memory (use pipelined)"
-                    : (direction == Direction::kHostToHost ? "needs a device end" : nullptr);
-      break;
-    case Strategy::kPipelined:
-      problem = one_device_end ? nullptr : "needs exactly one device end";
-      break;
-    case Strategy::kZeroCopy:
-      problem = !one_device_end ? "needs exactly one device end"
-                : !traits.device_memory_host_accessible
-                    ? "needs a host mapping of device memory, which this device lacks"
-                    : nullptr;
-      break;
-    case Strategy::kBatched:
-      problem = "is for Engine::batch()";
-      break;
-  }
-  if (problem != nullptr) {
-    return fail(
-        Errc::kInvalidArgument,
-        fmt::format("strategy {} for a {} copy ({} to {}): {}", to_string(strategy),
-                    to_string(direction), dev::to_string(src), dev::to_string(dst), problem));
-  }
-  return {};
-}
-
 }  // namespace
 
 Result<std::unique_ptr<Engine>> Engine::create(dev::Device& device, const Profile& profile) {
@@ -184,95 +143,16 @@ std::size_t Engine::registrations() const {
 
 Result<Transfer> Engine::copy(void* dst, const void* src, std::size_t bytes,
                               const CopyOptions& options) {
-  detail::EngineCore& core = *core_;
-  CopyRecord record;
-  record.bytes = bytes;
-  record.items = 1;
   if (bytes == 0) {
+    CopyRecord record;
+    record.items = 1;
     return Transfer(record, {});
   }
-  // Formatted only on an error path: small copies are microseconds, a format is a good part of one.
-  const auto context = [bytes] { return fmt::format("copy of {} bytes", bytes); };
-  if (dst == nullptr || src == nullptr) {
-    return fail(Errc::kInvalidArgument,
-                fmt::format("{}: null {}", context(), dst == nullptr ? "destination" : "source"));
-  }
-  const auto d = reinterpret_cast<std::uintptr_t>(dst);
-  const auto s = reinterpret_cast<std::uintptr_t>(src);
-  if ((d >= s ? d - s : s - d) < bytes) {
-    return fail(Errc::kInvalidArgument,
-                fmt::format("{}: source {} and destination {} overlap", context(), src, dst));
-  }
-
-  record.dst_kind = core.device.kind_of(dst);
-  record.src_kind = core.device.kind_of(src);
-  record.direction = direction_of(record.dst_kind, record.src_kind);
-  const bool to_device = record.direction == Direction::kHostToDevice;
-  const bool to_host = record.direction == Direction::kDeviceToHost;
-  void* host_end = to_device ? const_cast<void*>(src) : dst;
-  dev::MemoryKind& host_kind = to_device ? record.src_kind : record.dst_kind;
-
-  CopyShape shape{record.dst_kind, record.src_kind, bytes, 0};
-  if (to_device || to_host) {
-    bool covered = false;
-    if (core.registrations.registered(host_end, bytes, &covered)) {
-      record.registered = covered;
-      if (!covered) {
-        // Our registration is shorter than this copy; the rest is pageable, so stage it all.
-        (to_device ? shape.src : shape.dst) = dev::MemoryKind::kPageable;
-      }
-    } else if (host_kind == dev::MemoryKind::kPageable && core.profile.register_after_uses > 0 &&
-               !options.strategy) {
-      shape.host_buffer_uses = core.registrations.note_use(host_end, bytes);
-    }
-  }
-
-  CopyPlan plan;
-  if (options.strategy) {
-    ACCO_RETURN_IF_ERROR(
-        check_forced(*options.strategy, shape.dst, shape.src, bytes, core.info.traits), context());
-    plan = plan_copy(shape, core.profile, core.info.traits);
-    plan.strategy = *options.strategy;
-    plan.register_host = false;
-    plan.queues = std::max(plan.queues, 1);
-  } else {
-    plan = plan_copy(shape, core.profile, core.info.traits);
-  }
-  if (plan.register_host) {
-    auto pin_time = core.registrations.pin(core.device, host_end, bytes);
-    if (pin_time) {
-      record.registered = true;
-      record.pin_time = *pin_time;
-      host_kind = dev::MemoryKind::kRegistered;
-    } else {
-      plan.strategy = Strategy::kPipelined;  // could not pin (limit, overlap): stage it instead
-    }
-  }
-  record.strategy = plan.strategy;
-
-  Result<detail::Events> events = detail::Events{};
-  switch (plan.strategy) {
-    case Strategy::kNone:
-      break;
-    case Strategy::kHostCopy:
-      events = detail::copy_host(core, dst, src, bytes, record);
-      break;
-    case Strategy::kZeroCopy:
-      events = detail::copy_zero_copy(core, dst, src, bytes, record);
-      break;
-    case Strategy::kDirect:
-      events = detail::copy_direct(core, dst, src, bytes, plan.queues, record);
-      break;
-    case Strategy::kPipelined:
-      events = detail::copy_pipelined(core, dst, src, bytes, record);
-      break;
-    case Strategy::kBatched:
-      return fail(Errc::kInternal, "batched plan for a single copy");
-  }
-  if (!events) {
-    return tl::unexpected(std::move(events.error()).with_context(context()));
-  }
-  return Transfer(record, std::move(*events));
+  ACCO_RETURN_IF_ERROR(detail::validate_copy(dst, src, bytes));
+  detail::PendingCopy pending = detail::classify_copy(*core_, dst, src, bytes, options);
+  ACCO_RETURN_IF_ERROR(detail::choose_plan(*core_, pending, options));
+  ACCO_ASSIGN_OR_RETURN(detail::Events events, detail::dispatch_copy(*core_, pending));
+  return Transfer(pending.record, std::move(events));
 }
 
 }  // namespace acco::xfer

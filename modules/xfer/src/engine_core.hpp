@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -16,6 +17,13 @@
 namespace acco::xfer::detail {
 
 using Events = std::vector<std::shared_ptr<dev::Event>>;
+
+// True when [a, a + bytes) and [b, b + bytes) share a byte.
+[[nodiscard]] inline bool ranges_overlap(const void* a, const void* b, std::size_t bytes) {
+  const auto x = reinterpret_cast<std::uintptr_t>(a);
+  const auto y = reinterpret_cast<std::uintptr_t>(b);
+  return (x >= y ? x - y : y - x) < bytes;
+}
 
 // Records the queues a copy used, so it can mark their ends with events, or drain them when a
 // copy fails part-way and nothing may stay queued that points at the caller's memory.
