@@ -18,12 +18,8 @@ namespace acco::xfer {
 
 Result<CopyRecord> Transfer::wait() {
   for (const auto& event : events_) {
-    if (Status status = event->wait(); !status) {
-      return tl::unexpected(
-          std::move(status.error())
-              .with_context(
-                  fmt::format("{} copy of {} bytes", to_string(record_.strategy), record_.bytes)));
-    }
+    ACCO_RETURN_IF_ERROR(event->wait(), fmt::format("{} copy of {} bytes",
+                                                    to_string(record_.strategy), record_.bytes));
   }
   return record_;
 }
@@ -83,17 +79,11 @@ Result<std::unique_ptr<Engine>> Engine::create(dev::Device& device, const Profil
   ACCO_RETURN_IF_ERROR(validate(profile), "engine");
   auto core = std::make_unique<detail::EngineCore>(device, profile);
   for (int i = 0; i < profile.queues; ++i) {
-    auto queue = device.create_queue();
-    if (!queue) {
-      return tl::unexpected(std::move(queue.error()).with_context("engine: create queue"));
-    }
-    core->queues.push_back(std::move(*queue));
+    ACCO_ASSIGN_OR_RETURN(auto queue, device.create_queue(), "engine: create queue");
+    core->queues.push_back(std::move(queue));
   }
-  auto pool = StagingPool::create(device, {profile.chunk_bytes, profile.slots});
-  if (!pool) {
-    return tl::unexpected(std::move(pool.error()).with_context("engine"));
-  }
-  core->pool = std::move(*pool);
+  ACCO_ASSIGN_OR_RETURN(
+      core->pool, (StagingPool::create(device, {profile.chunk_bytes, profile.slots})), "engine");
   core->device_slots.resize(static_cast<std::size_t>(profile.slots));
 
   EngineInfo& info = core->info;

@@ -17,11 +17,8 @@ void QueueSet::use(dev::Queue& queue) {
 Result<Events> QueueSet::record() {
   Events events;
   for (dev::Queue* queue : used_) {
-    auto event = queue->record();
-    if (!event) {
-      return tl::unexpected(std::move(event.error()));
-    }
-    events.push_back(std::move(*event));
+    ACCO_ASSIGN_OR_RETURN(auto event, queue->record());
+    events.push_back(std::move(event));
   }
   return events;
 }
@@ -45,13 +42,8 @@ dev::Queue& EngineCore::next_queue() {
 Result<std::byte*> EngineCore::device_slot(int index) {
   auto& slot = device_slots[static_cast<std::size_t>(index)];
   if (!slot) {
-    auto buffer = device.allocate(pool->info().slot_bytes);
-    if (!buffer) {
-      return tl::unexpected(std::move(buffer.error())
-                                .with_context(fmt::format("device staging slot of {} bytes",
-                                                          pool->info().slot_bytes)));
-    }
-    slot = std::move(*buffer);
+    ACCO_ASSIGN_OR_RETURN(slot, device.allocate(pool->info().slot_bytes),
+                          fmt::format("device staging slot of {} bytes", pool->info().slot_bytes));
   }
   return static_cast<std::byte*>(slot->data());
 }
