@@ -133,7 +133,7 @@ std::size_t Engine::registrations() const {
 
 Result<Transfer> Engine::copy(void* dst, const void* src, std::size_t bytes,
                               const CopyOptions& options) {
-  if (bytes == 0) {
+  if (bytes == 0) {  // complete at once, whatever the pointers
     CopyRecord record;
     record.items = 1;
     return Transfer(record, {});

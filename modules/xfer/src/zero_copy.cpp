@@ -1,6 +1,6 @@
 // Zero-copy: the CPU loads and stores device memory through its host mapping, with no DMA and no
-// queue, so a small copy is done before a DMA would have been set up (see Strategy::kZeroCopy for
-// where that mapping exists).
+// queue, so a small copy does not pay the setup and latency every DMA pays (Strategy::kZeroCopy
+// says where that mapping exists).
 #include <cstring>
 
 #include "engine_core.hpp"
