@@ -258,6 +258,35 @@ TEST(JsonReaderTest, RawFieldsForTheCallersOwnRules) {
   EXPECT_EQ(problem_of(in), "absent: missing");
 }
 
+TEST(JsonReaderTest, OptionalNestedValuesAndCounts) {
+  const json j = {{"machine", nullptr}, {"bytes", nullptr}, {"sweep", nullptr}, {"n", 3U}};
+  JsonReader in(j, "");
+  EXPECT_EQ(in.optional_object("machine"), nullptr);
+  EXPECT_EQ(in.optional_array("sweep"), nullptr);
+  EXPECT_EQ(in.optional_count("bytes"), std::nullopt);
+  EXPECT_THAT(in.optional_count("n"), Optional(Eq(3U)));
+  EXPECT_THAT(in.status(), IsOk());
+  EXPECT_EQ(in.optional_count("absent"), std::nullopt);
+  EXPECT_EQ(problem_of(in), "absent: missing");
+}
+
+TEST(JsonReaderTest, ANumberOutsideItsRange) {
+  const json j = {{"ratio", 1.5}};
+  JsonReader expected(j, "");
+  EXPECT_EQ(expected.number("ratio", {0, 1}, "expected a number from 0 to 1"), 0);
+  EXPECT_EQ(problem_of(expected), "ratio: expected a number from 0 to 1, got 1.5");
+  JsonReader outside(j, "", {.show_value = false, .range = RangeWording::kIsOutside});
+  EXPECT_EQ(outside.optional_number("ratio", {0, 1}, "expected a number"), std::nullopt);
+  EXPECT_EQ(problem_of(outside), "ratio: 1.5 is outside 0..1");
+}
+
+TEST(JsonReaderTest, AddKeepsTheCodeOfAnotherError) {
+  const json j = json::object();
+  JsonReader in(j, "");
+  in.add(Status(fail(Errc::kNotFound, "elsewhere: no such file")));
+  EXPECT_THAT(in.status(), StatusIs(Errc::kNotFound));
+}
+
 TEST(JsonReaderTest, Int64OfAcceptsOnlyIntegersThatFit) {
   EXPECT_EQ(JsonReader::int64_of(json(-5)), -5);
   EXPECT_EQ(JsonReader::int64_of(json(5U)), 5);

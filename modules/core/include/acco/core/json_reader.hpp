@@ -52,7 +52,8 @@ struct NumberRange {
 // "", nullopt, nullptr) once there is a problem: the first problem is kept, later reads are
 // skipped, so a reader states every field and checks status() once at the end. Messages are
 // "<path>.<key>: <problem>", or "<key>: <problem>" when the path is empty; a caller adds context
-// such as "profile: " with Error::with_context.
+// such as "profile: " with Error::with_context. Every problem the reader finds is
+// Errc::kInvalidArgument; add() keeps whatever code it is given.
 //
 // Required accessors (`string`, `integer`, ...) report an absent key as "<key>: missing";
 // `optional_*` accessors return nullopt for null (and for an absent key under absent_means_null).
@@ -72,7 +73,8 @@ class JsonReader {
   std::optional<std::string> optional_one_of(std::string_view key,
                                              std::span<const std::string_view> allowed);
 
-  // A finite number in `range`; `expected` words both a wrong type and a value out of range.
+  // A finite number in `range`; `expected` words a wrong type or a non-finite value, and a value
+  // out of range when the wording is kExpected.
   double number(std::string_view key, NumberRange range, std::string_view expected);
   std::optional<double> optional_number(std::string_view key, NumberRange range,
                                         std::string_view expected);
