@@ -68,6 +68,7 @@ Result<Options> parse_args(const std::vector<std::string>& args, const Getenv& g
   std::vector<std::string> argv_storage = {"acco"};
   argv_storage.insert(argv_storage.end(), args.begin(), args.end());
   std::vector<const char*> argv;
+  argv.reserve(argv_storage.size());
   for (const auto& a : argv_storage) {
     argv.push_back(a.c_str());
   }

@@ -59,8 +59,8 @@ namespace acco::detail {
 
 }  // namespace acco::detail
 
-#define ACCO_CONCAT_INNER_(a, b) a##b
-#define ACCO_CONCAT_(a, b) ACCO_CONCAT_INNER_(a, b)
+#define ACCO_DETAIL_CONCAT_INNER(a, b) a##b
+#define ACCO_DETAIL_CONCAT(a, b) ACCO_DETAIL_CONCAT_INNER(a, b)
 
 // Returns the error of `expr` (a Result or Status) from the current function, prefixed with
 // `where` when one is given: ACCO_RETURN_IF_ERROR(load(path), "--config").
@@ -76,9 +76,9 @@ namespace acco::detail {
 // or an existing variable), else returns the error, prefixed with `where` when one is given:
 //   ACCO_ASSIGN_OR_RETURN(auto machine, source.discover());
 #define ACCO_ASSIGN_OR_RETURN(lhs, expr, ...) \
-  ACCO_ASSIGN_OR_RETURN_IMPL_(ACCO_CONCAT_(acco_result_, __LINE__), lhs, \
+  ACCO_DETAIL_ASSIGN_OR_RETURN(ACCO_DETAIL_CONCAT(acco_result_, __LINE__), lhs, \
                               expr __VA_OPT__(, ) __VA_ARGS__)
-#define ACCO_ASSIGN_OR_RETURN_IMPL_(tmp, lhs, expr, ...) \
+#define ACCO_DETAIL_ASSIGN_OR_RETURN(tmp, lhs, expr, ...) \
   auto tmp = (expr); \
   if (!tmp.has_value()) { \
     return ::acco::detail::propagate(std::move(tmp).error() __VA_OPT__(, ) __VA_ARGS__); \
