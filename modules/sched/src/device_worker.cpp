@@ -318,7 +318,7 @@ bool RuntimeCore::next_task(int device, TaskId& out, Lock& lock) {
       unqueued(d, state(out));
       return took();
     }
-    if (!d.failed && !d.drained && policy_ == PolicyKind::kEager) {
+    if (!d.failed && !d.drained && policy_->shared_queue()) {
       auto it = std::find_if(shared_queue_.begin(), shared_queue_.end(),
                              [&](TaskId id) { return eligible(device, state(id)); });
       if (it != shared_queue_.end()) {
@@ -328,7 +328,7 @@ bool RuntimeCore::next_task(int device, TaskId& out, Lock& lock) {
         return took();
       }
     }
-    if (!d.failed && !d.drained && policy_ == PolicyKind::kWorkStealing && try_steal(device, out)) {
+    if (!d.failed && !d.drained && policy_->steals() && try_steal(device, out)) {
       return took();
     }
     if (stop_) {

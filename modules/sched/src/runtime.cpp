@@ -30,9 +30,12 @@ std::string device_instance(const dev::DeviceInfo& info) {
 RuntimeCore::RuntimeCore(std::vector<DeviceSpec> specs, RuntimeOptions options, PerfModels models)
     : options_(std::move(options)),
       start_(std::chrono::steady_clock::now()),
-      policy_(options_.policy),
       knobs_(options_.knobs),
       models_(std::move(models)) {
+  for (PolicyKind kind : all_policies()) {
+    policies_.push_back(make_policy(kind));
+  }
+  policy_ = policy_of(options_.policy);
   for (DeviceSpec& spec : specs) {
     auto d = std::make_unique<DeviceState>();
     const dev::DeviceInfo& info = spec.device->info();
@@ -126,6 +129,16 @@ TaskFailure failure_of(TaskId id, const TaskState& t) {
 }
 
 }  // namespace
+
+Policy* RuntimeCore::policy_of(PolicyKind kind) const {
+  for (const auto& p : policies_) {
+    if (p->kind() == kind) {
+      return p.get();
+    }
+  }
+  ACCO_CHECK(false);
+  return nullptr;
+}
 
 bool RuntimeCore::settled(TaskId id) const {
   if (id < tasks_.base()) {
@@ -640,7 +653,7 @@ void RuntimeCore::plan_graph(TaskId first, TaskId end) {
     }
   }
   std::vector<double> rank;
-  if (policy_ == PolicyKind::kHeft) {
+  if (policy_->plans_graphs()) {
     auto plan = heft(dag);
     if (!plan) {
       return;  // validated above; a plan that cannot be made leaves dmda in charge
@@ -860,7 +873,6 @@ void RuntimeCore::place(TaskId id, int releasing_device, std::chrono::nanosecond
   } else {
     SystemView& view = scratch_view_;  // reused: no allocation per placement
     view.now = std::chrono::duration<double>(at.count() >= 0 ? at : now()).count();
-    view.round_robin_next = round_robin_next_;
     view.devices.resize(devices_.size());
     transfer_estimates(t, scratch_transfer_);
     bool any = false;
@@ -883,19 +895,24 @@ void RuntimeCore::place(TaskId id, int releasing_device, std::chrono::nanosecond
       }
       return;
     }
-    const Decision decision = select_device(policy_, view, knobs_, /*explain=*/false);
-    if (options_.keep_task_records) {
-      // The reason is formatted on request from what the decision saw (select_device is pure):
-      // formatting it here cost more than deciding.
-      t.placement.set = true;
-      t.placement.policy = policy_;
-      t.placement.knobs = knobs_;
-      t.placement.view.now = view.now;
-      t.placement.view.round_robin_next = view.round_robin_next;
-      t.placement.view.devices.assign(view.devices.begin(), view.devices.end());
+    const bool records = options_.keep_task_records;
+    if (records) {
       t.reason.clear();
     }
-    if (policy_ == PolicyKind::kEager) {
+    target = policy_->place(view, knobs_, releasing_device, records ? &t.reason : nullptr);
+    if (records) {
+      // Unless a rule of the policy gave its own, the reason is formatted on request from what
+      // the decision saw (select_device is pure): formatting it here cost more than deciding.
+      t.placement.set = t.reason.empty();
+      if (t.placement.set) {
+        t.placement.policy = policy_->kind();
+        t.placement.knobs = knobs_;
+        t.placement.view.now = view.now;
+        t.placement.view.round_robin_next = view.round_robin_next;
+        t.placement.view.devices.assign(view.devices.begin(), view.devices.end());
+      }
+    }
+    if (policy_->shared_queue()) {
       insert_by_priority(shared_queue_, id);
       work_epoch_.fetch_add(1, std::memory_order_release);
       for (int d = 0; d < n; ++d) {
@@ -908,33 +925,12 @@ void RuntimeCore::place(TaskId id, int releasing_device, std::chrono::nanosecond
       }
       return;
     }
-    target = decision.device;
-    if (policy_ == PolicyKind::kWorkStealing && releasing_device >= 0 &&
-        view.devices[static_cast<std::size_t>(releasing_device)].eligible &&
-        target != releasing_device) {
-      // Locality first: the device that produced the input keeps the task unless it would end
-      // more than 20 % later than the best one (PaRSEC's owner rule, reference b6).
-      const DeviceView& own = view.devices[static_cast<std::size_t>(releasing_device)];
-      const double own_end = std::max(own.available_at, view.now + own.transfer) +
-                             (own.predicted ? *own.predicted / own.weight : 0);
-      if (!own.predicted || own_end - view.now <= 1.2 * (decision.expected_end - view.now)) {
-        target = releasing_device;
-        if (options_.keep_task_records) {
-          t.placement.set = false;
-          t.reason =
-              fmt::format("ws: dev{} produced its input and ends within 20 % of the best", target);
-        }
-      }
-    }
-    if (policy_ == PolicyKind::kRoundRobin) {
-      round_robin_next_ = static_cast<std::size_t>(target + 1) % devices_.size();
-    }
     const DeviceView& chosen = view.devices[static_cast<std::size_t>(target)];
     t.predicted_s = chosen.predicted ? *chosen.predicted / chosen.weight : 0;
     t.calibrated = chosen.calibrated;
   }
   enqueue(target, id);
-  if (policy_ == PolicyKind::kWorkStealing) {
+  if (policy_->steals()) {
     // Wake one idle device: it may steal.
     for (auto& d : devices_) {
       if (d->sleeping && !d->failed && !d->drained) {
@@ -989,7 +985,7 @@ void RuntimeCore::enqueue(int device, TaskId id) {
     d.idle_push_woke = d.sleeping;
   }
   d.epoch.fetch_add(1, std::memory_order_release);
-  if (policy_ == PolicyKind::kWorkStealing) {
+  if (policy_->steals()) {
     work_epoch_.fetch_add(1, std::memory_order_release);
   }
   if (d.sleeping) {
@@ -1086,8 +1082,8 @@ std::vector<TaskFailure> RuntimeCore::failures() const {
 
 void RuntimeCore::set_policy(PolicyKind kind) {
   Lock lock = acquire();
-  policy_ = kind;
-  if (kind != PolicyKind::kEager) {
+  policy_ = policy_of(kind);
+  if (!policy_->shared_queue()) {
     std::deque<TaskId> shared = std::move(shared_queue_);
     shared_queue_.clear();
     for (TaskId id : shared) {
@@ -1098,7 +1094,7 @@ void RuntimeCore::set_policy(PolicyKind kind) {
 
 PolicyKind RuntimeCore::policy() const {
   Lock lock = acquire();
-  return policy_;
+  return policy_->kind();
 }
 
 void RuntimeCore::set_knobs(const PolicyKnobs& knobs) {
@@ -1145,7 +1141,7 @@ Status RuntimeCore::set_drained(int device, bool drained) {
 RunRecord RuntimeCore::records() const {
   Lock lock = acquire();
   RunRecord run;
-  run.policy = std::string(to_string(policy_));
+  run.policy = std::string(to_string(policy_->kind()));
   if (first_submit_.count() >= 0) {
     run.elapsed = last_finish_ - first_submit_;
   }

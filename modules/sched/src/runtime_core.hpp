@@ -1,7 +1,8 @@
 // The runtime's shared state and the two halves that work on it: the submitting side
 // (runtime.cpp: dependencies, placement, completion) and each device's thread
-// (device_worker.cpp: taking tasks, moving data, running, evicting). One mutex guards it all;
-// data moves and implementations run with it released.
+// (device_worker.cpp: taking tasks, moving data, running, evicting). Where a task goes is the
+// current Policy's (policy.hpp, policies/). One mutex guards it all; data moves and
+// implementations run with it released.
 #pragma once
 
 #include <array>
@@ -368,6 +369,7 @@ class RuntimeCore {
   }
   // Its placement reason, formatted now (see TaskState::placement).
   std::string reason_of(const TaskState& t) const;
+  Policy* policy_of(PolicyKind kind) const;
   bool settled(TaskId id) const;      // done or failed (every dropped task is)
   bool failed_task(TaskId id) const;  // failed, dropped or not
   // Drops the settled prefix (records off): in wait_all, and when a submit starts a new chunk of
@@ -534,7 +536,10 @@ class RuntimeCore {
   // a futex wake-up and a context switch per task, and idle devices do not all wake for work
   // that is not theirs.
   std::atomic<std::uint64_t> work_epoch_{0};
-  PolicyKind policy_;
+  // One policy object per kind, so that each keeps its state (round-robin's turn) across
+  // set_policy; `policy_` is the current one.
+  std::vector<std::unique_ptr<Policy>> policies_;
+  Policy* policy_ = nullptr;
   PolicyKnobs knobs_;
   // Mutable: predictions are cached and batched samples flushed from const queries, always
   // under mu_.
@@ -562,7 +567,6 @@ class RuntimeCore {
   std::vector<TaskFailure> failures_;
   std::vector<TransferRecord> transfers_;
   std::map<std::pair<NodeId, NodeId>, LinkRecord> links_;
-  std::size_t round_robin_next_ = 0;
   std::uint64_t use_tick_ = 0;
   std::chrono::nanoseconds first_submit_{-1};
   std::chrono::nanoseconds last_finish_{0};
