@@ -31,6 +31,7 @@
 #include <nlohmann/json.hpp>
 
 #include "acco/core/json.hpp"
+#include "acco/core/stats.hpp"
 #include "acco/dev/host_backend.hpp"
 #include "acco/sched/runtime.hpp"
 
@@ -78,14 +79,14 @@ struct Stats {
   double max = 0;
 };
 
-Stats summarise(std::vector<double> ns_per_task) {
+Stats summarize(std::vector<double> ns_per_task) {
   Stats s;
-  s.ns_per_task = ns_per_task;
-  std::sort(ns_per_task.begin(), ns_per_task.end());
-  const std::size_t n = ns_per_task.size();
-  s.min = ns_per_task.front();
-  s.max = ns_per_task.back();
-  s.median = n % 2 == 1 ? ns_per_task[n / 2] : (ns_per_task[n / 2 - 1] + ns_per_task[n / 2]) / 2;
+  if (auto summary = acco::core::stats::summarize(ns_per_task)) {
+    s.median = summary->median;
+    s.min = summary->min;
+    s.max = summary->max;
+  }
+  s.ns_per_task = std::move(ns_per_task);
   return s;
 }
 
@@ -115,7 +116,7 @@ Result<Stats> time_batches(const Options& options,
     }
     ns.push_back(*seconds * 1e9 / static_cast<double>(options.tasks));
   }
-  return summarise(std::move(ns));
+  return summarize(std::move(ns));
 }
 
 // ---- acco ----------------------------------------------------------------------------------

@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "acco/core/json.hpp"
+#include "acco/core/stats.hpp"
 #include "acco/core/units.hpp"
 #include "acco/dev/host_backend.hpp"
 #include "acco/sched/workload_run.hpp"
@@ -52,12 +53,6 @@ struct Row {
   std::vector<double> busy;  // of the last measured run
   std::size_t failed = 0;
 };
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 Result<Row> measure(acco::sched::PolicyKind policy, const acco::sched::Workload& workload,
                     const Options& o, const acco::dev::EmulatedLink& link, double bound) {
@@ -95,7 +90,9 @@ Result<Row> measure(acco::sched::PolicyKind policy, const acco::sched::Workload&
       row.busy.push_back(d.busy_ratio);
     }
   }
-  row.median = median(row.makespans);
+  if (auto summary = acco::core::stats::summarize(row.makespans)) {
+    row.median = summary->median;
+  }
   row.efficiency = row.median > 0 ? bound / row.median : 0;
   return row;
 }

@@ -27,6 +27,7 @@
 #include <nlohmann/json.hpp>
 
 #include "acco/core/json.hpp"
+#include "acco/core/stats.hpp"
 #include "acco/core/units.hpp"
 #include "acco/dev/host_backend.hpp"
 #include "acco/xfer/engine.hpp"
@@ -60,24 +61,16 @@ struct Stats {
   double cov = 0;  // standard deviation over mean
 };
 
-Stats summarise(std::vector<double> seconds) {
+Stats summarize(std::vector<double> seconds) {
   Stats s;
-  s.seconds = seconds;
-  std::sort(seconds.begin(), seconds.end());
-  const std::size_t n = seconds.size();
-  s.min = seconds.front();
-  s.max = seconds.back();
-  s.median = n % 2 == 1 ? seconds[n / 2] : (seconds[n / 2 - 1] + seconds[n / 2]) / 2;
-  double mean = 0;
-  for (double x : seconds) {
-    mean += x;
+  // Clock differences are finite and non-negative, so only an empty set has no summary.
+  if (auto summary = acco::core::stats::summarize(seconds)) {
+    s.median = summary->median;
+    s.min = summary->min;
+    s.max = summary->max;
+    s.cov = summary->cov;
   }
-  mean /= static_cast<double>(n);
-  double var = 0;
-  for (double x : seconds) {
-    var += (x - mean) * (x - mean);
-  }
-  s.cov = n > 1 && mean > 0 ? std::sqrt(var / static_cast<double>(n - 1)) / mean : 0;
+  s.seconds = std::move(seconds);
   return s;
 }
 
@@ -95,7 +88,7 @@ Result<Stats> time_runs(int reps, const std::function<Status()>& run) {
     }
     seconds.push_back(std::chrono::duration<double>(Clock::now() - start).count());
   }
-  return summarise(std::move(seconds));
+  return summarize(std::move(seconds));
 }
 
 // Single-thread memcpy between two pre-faulted buffers of `bytes`, median of 5.
@@ -110,7 +103,7 @@ double measure_memcpy(std::size_t bytes) {
       seconds.push_back(std::chrono::duration<double>(Clock::now() - start).count());
     }
   }
-  return static_cast<double>(bytes) / summarise(seconds).median;
+  return static_cast<double>(bytes) / summarize(seconds).median;
 }
 
 void fill(std::byte* data, std::size_t bytes, std::uint64_t seed) {

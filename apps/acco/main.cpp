@@ -7,13 +7,13 @@
 
 int main(int argc, char** argv) try {
   const std::vector<std::string> args(argv + 1, argv + argc);
-  const auto outcome = acco::cli::main_outcome(
+  const auto output = acco::cli::run_command_line(
       args, [](const char* name) { return std::getenv(name); },
       [](std::string_view line) { std::cerr << line << "\n"
                                             << std::flush; });
-  std::cout << outcome.out << std::flush;
-  std::cerr << outcome.err << std::flush;
-  return outcome.exit_code;
+  std::cout << output.out << std::flush;
+  std::cerr << output.err << std::flush;
+  return output.exit_code;
 } catch (const std::exception& e) {
   std::cerr << "acco: internal error: " << e.what() << "\n";
   return acco::cli::kExitInternal;

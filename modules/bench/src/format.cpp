@@ -20,10 +20,6 @@ std::string size_text(std::uint64_t bytes) {
   return fmt::format("{} {}", std::uint64_t{1} << (exponent % 10), kNames[exponent / 10]);
 }
 
-std::string percent_text(double fraction, int decimals) {
-  return fmt::format("{:.{}f}%", fraction * 100, decimals);
-}
-
 std::string median_text(const BenchResult& r) {
   if (r.median_bytes_per_second > 0) {
     return units::format_rate(r.median_bytes_per_second);

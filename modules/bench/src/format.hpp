@@ -1,5 +1,5 @@
-// Formatting shared by the text and HTML reports: short sizes, latencies, percentages, and HTML
-// escaping.
+// Formatting shared by the text and HTML reports: short sizes, latencies, and HTML escaping
+// (percentages are units::format_percent).
 #pragma once
 
 #include <cstdint>
@@ -12,8 +12,6 @@ namespace acco::bench::detail {
 
 // "4 KiB", "1 GiB" for powers of two; format_bytes ("1.50 MiB") otherwise.
 [[nodiscard]] std::string size_text(std::uint64_t bytes);
-// "83%" for 0.83.
-[[nodiscard]] std::string percent_text(double fraction, int decimals = 0);
 // The median column: the rate, or the latency for a latency-only case, or "-".
 [[nodiscard]] std::string median_text(const BenchResult& result);
 // The peak a sweep is judged against: the link's peak, else the best rate measured.

@@ -83,9 +83,9 @@ std::string results_table(const BenchRun& run) {
     out += cell(size, true) + cell(detail::median_text(r), true) +
            cell(rate_or_dash(r.min_bytes_per_second), true) +
            cell(rate_or_dash(r.max_bytes_per_second), true) +
-           cell(detail::percent_text(r.cov, 1), true) +
+           cell(units::format_percent(r.cov, 1), true) +
            cell(rate_or_dash(r.peak_bytes_per_second), true) +
-           cell(r.efficiency > 0 ? detail::percent_text(r.efficiency) : "-", true) +
+           cell(r.efficiency > 0 ? units::format_percent(r.efficiency) : "-", true) +
            fmt::format("<td class=\"{}\">{}</td>", css_class("v-", r.verdict), escape(r.verdict)) +
            cell(r.strategy.empty() ? "-" : r.strategy) + cell(r.timer.empty() ? "-" : r.timer) +
            "</tr>\n";
@@ -108,7 +108,7 @@ std::string comparison_table(std::span<const Comparison> comparisons) {
            cell(c.change == Change::kNew ? "-" : value(c.previous), true) +
            cell(c.change == Change::kMissing ? "-" : value(c.current), true) +
            cell(both ? fmt::format("{:+.1f}%", c.relative_change * 100) : "-", true) +
-           cell(both ? detail::percent_text(c.threshold, 1) : "-", true) + "</tr>\n";
+           cell(both ? units::format_percent(c.threshold, 1) : "-", true) + "</tr>\n";
   }
   return out + "</tbody>\n</table>\n";
 }

@@ -12,32 +12,6 @@
 namespace acco::bench {
 namespace {
 
-Result<std::shared_ptr<dev::Backend>> open_backend(const RunOptions& o, std::string& note) {
-  if (o.opened) {
-    return o.opened;
-  }
-  if (o.backend != "auto" && o.backend != "host" && o.backend != "cuda") {
-    return fail(Errc::kInvalidArgument,
-                fmt::format("--backend: '{}' is not one of auto, host, cuda", o.backend));
-  }
-  if (o.backend != "host") {
-    auto cuda = dev::make_cuda_backend();
-    if (cuda && !(*cuda)->devices().empty()) {
-      return std::shared_ptr<dev::Backend>(std::move(*cuda));
-    }
-    if (o.backend == "cuda") {
-      return fail(Errc::kUnavailable, cuda ? std::string("no CUDA device found")
-                                           : "CUDA backend: " + cuda.error().message);
-    }
-    note = cuda ? "no CUDA device found" : cuda.error().message;
-  }
-  auto host = dev::make_host_backend(o.host);
-  if (!host) {
-    return tl::unexpected(host.error());
-  }
-  return std::shared_ptr<dev::Backend>(std::move(*host));
-}
-
 // The topology's path bandwidth of the device's PCI function: what its link can carry.
 double topology_peak(const topo::Machine* machine, const std::string& pci) {
   if (machine == nullptr || pci.empty()) {
@@ -52,6 +26,27 @@ double topology_peak(const topo::Machine* machine, const std::string& pci) {
 
 }  // namespace
 
+Result<OpenedBackend> open_backend(BackendChoice choice, const dev::HostBackendOptions& host) {
+  OpenedBackend out;
+  if (choice != BackendChoice::kHost) {
+    auto cuda = dev::make_cuda_backend();
+    if (cuda && !(*cuda)->devices().empty()) {
+      out.backend = std::move(*cuda);
+      return out;
+    }
+    if (choice == BackendChoice::kCuda) {
+      return fail(Errc::kUnavailable, cuda ? std::string("no CUDA device found")
+                                           : "CUDA backend: " + cuda.error().message);
+    }
+    out.fell_back = true;
+    if (!cuda) {
+      out.cuda_error = std::move(cuda.error());
+    }
+  }
+  ACCO_ASSIGN_OR_RETURN(out.backend, dev::make_host_backend(host));
+  return out;
+}
+
 Result<BenchRun> run_benchmarks(const RunOptions& options, const topo::Machine* machine,
                                 const Progress& progress) {
   std::vector<Case*> selected;
@@ -61,15 +56,19 @@ Result<BenchRun> run_benchmarks(const RunOptions& options, const topo::Machine* 
     }
   }
   if (selected.empty()) {
-    return fail(Errc::kInvalidArgument, "--cases: no case matches (see acco bench --list)");
+    return fail(Errc::kInvalidArgument, "no case matches the patterns");
   }
   std::string note;
-  auto backend = open_backend(options, note);
+  std::shared_ptr<dev::Backend> backend = options.opened;
   if (!backend) {
-    return tl::unexpected(backend.error());
+    ACCO_ASSIGN_OR_RETURN(auto opened, open_backend(options.backend, options.host));
+    backend = std::move(opened.backend);
+    if (opened.fell_back) {
+      note = opened.cuda_error ? opened.cuda_error->message : "no CUDA device found";
+    }
   }
-  const auto devices = (*backend)->devices();
-  const bool emulated = (*backend)->name() == "host";
+  const auto devices = backend->devices();
+  const bool emulated = backend->name() == "host";
   if (!note.empty() && progress) {
     progress(fmt::format("acco bench: {}; using the host backend with an emulated {} link", note,
                          options.host.link.name.empty() ? "unlimited" : options.host.link.name));
@@ -82,7 +81,7 @@ Result<BenchRun> run_benchmarks(const RunOptions& options, const topo::Machine* 
     run.machine = machine_summary(*machine);
     run.fingerprint = machine_fingerprint(*machine);
   }
-  run.machine["backend"] = (*backend)->name();
+  run.machine["backend"] = backend->name();
   if (emulated) {
     // Emulated runs compare only with runs of the same emulation.
     run.machine["emulated_link"] = options.host.link.name;

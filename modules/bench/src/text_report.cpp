@@ -72,8 +72,8 @@ std::string text_table(std::span<const BenchResult> results) {
     }
     rows.push_back({r.case_key, r.device, size_column(r), detail::median_text(r),
                     rate_or_dash(r.min_bytes_per_second), rate_or_dash(r.max_bytes_per_second),
-                    detail::percent_text(r.cov, 1), rate_or_dash(r.peak_bytes_per_second),
-                    r.efficiency > 0 ? detail::percent_text(r.efficiency) : "-", r.verdict,
+                    units::format_percent(r.cov, 1), rate_or_dash(r.peak_bytes_per_second),
+                    r.efficiency > 0 ? units::format_percent(r.efficiency) : "-", r.verdict,
                     r.strategy.empty() ? "-" : r.strategy});
   }
   return render(header, rows);
@@ -111,7 +111,7 @@ std::string text_comparison(std::span<const Comparison> comparisons) {
                     c.change == Change::kNew ? "-" : value(c, c.previous),
                     c.change == Change::kMissing ? "-" : value(c, c.current),
                     both ? fmt::format("{:+.1f}%", c.relative_change * 100) : "-",
-                    both ? detail::percent_text(c.threshold, 1) : "-"});
+                    both ? units::format_percent(c.threshold, 1) : "-"});
   }
   return render(header, rows);
 }

@@ -110,8 +110,8 @@ TEST(FormatTest, SizesLatenciesAndPercentages) {
   EXPECT_EQ(units::format_seconds(850e-9), "850 ns");
   EXPECT_EQ(units::format_seconds(5.2e-6), "5.20 us");
   EXPECT_EQ(units::format_seconds(1.3e-3), "1.30 ms");
-  EXPECT_EQ(detail::percent_text(0.8254), "83%");
-  EXPECT_EQ(detail::percent_text(0.0051, 1), "0.5%");
+  EXPECT_EQ(units::format_percent(0.8254), "83%");
+  EXPECT_EQ(units::format_percent(0.0051, 1), "0.5%");
   EXPECT_EQ(detail::escape("<a href=\"x\">'&'</a>"),
             "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;");
 }

@@ -1,4 +1,10 @@
+// `acco bench`: measure host<->device, device<->device and host bandwidth against the link's
+// peak, keep a history per machine and compare with the last run.
 #include "bench_command.hpp"
+
+#include <algorithm>
+#include <memory>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -11,46 +17,146 @@
 #include "acco/bench/runner.hpp"
 #include "acco/core/json.hpp"
 #include "acco/core/units.hpp"
-#include "acco/dev/cuda_backend.hpp"
 #include "acco/dev/host_backend.hpp"
 #include "acco/topo/probe.hpp"
+
+#include "command_spec.hpp"
+#include "commands.hpp"
 
 namespace acco::cli {
 namespace {
 
-Result<bench::RunOptions> run_options(const BenchOptions& b) {
-  bench::RunOptions o;
-  o.backend = b.backend;
-  o.host.devices = b.devices;
-  auto link = dev::parse_link(b.link);
+constexpr std::string_view kDefaultLink = "pcie4x16";
+constexpr std::uint64_t kQuickBytes = std::uint64_t{64} << 20;
+constexpr int kQuickReps = 3;
+
+// --quick, and the doctor's quick bench: small buffers and few repetitions.
+void apply_quick(bench::CaseContext& d) {
+  d.bytes = std::min(d.bytes, kQuickBytes);
+  d.reps = std::min(d.reps, kQuickReps);
+  d.warmup = 1;
+  d.copies_per_sample = 2;
+  d.sweep_max_bytes = kQuickBytes;
+  d.small_copies = 2000;
+}
+
+struct BenchFlags {
+  std::string backend = "auto";
+  int devices = 1;
+  std::string link{kDefaultLink};
+  std::vector<std::string> cases;
+  std::string bytes = "256MiB";
+  int reps = 5;
+  bool quick = false;
+  bool list = false;
+  std::string html;
+  bool compare = false;
+  std::string history;
+  bool no_history = false;
+};
+
+// Checked and typed.
+struct BenchOptions {
+  bench::RunOptions run;
+  bool list = false;
+  std::string html;      // write the HTML report here
+  bool compare = false;  // compare with the last run on this machine
+  std::string history;   // history file; empty = the default path
+  bool no_history = false;
+};
+
+void add_bench_flags(CLI::App& sub, SharedFlags& shared, BenchFlags& f) {
+  sub.add_option("--backend", f.backend, "auto (CUDA when a GPU is usable, else host), host, cuda")
+      ->type_name("NAME");
+  sub.add_option("--devices", f.devices, "host backend: number of emulated devices")
+      ->type_name("N");
+  sub.add_option("--link", f.link,
+                 "host backend: emulated link, e.g. pcie4x16, pcie5x16, 25GB/s,2us, unlimited")
+      ->type_name("SPEC");
+  sub.add_option("--cases", f.cases, "only cases matching these patterns (h2d_*,sweep_*)")
+      ->delimiter(',')
+      ->type_name("PATTERNS");
+  sub.add_option("--bytes", f.bytes, "buffer size of bandwidth cases (default 256MiB)")
+      ->type_name("SIZE");
+  sub.add_option("--reps", f.reps, "timed samples per case (default 5)")->type_name("N");
+  sub.add_flag("--quick", f.quick, "small buffers and few repetitions (a quick look)");
+  sub.add_flag("--list", f.list, "list the cases and exit");
+  add_json_flag(sub, shared, "print JSON (schema acco.bench/1)");
+  sub.add_option("--html", f.html, "write a self-contained HTML report with plots")
+      ->type_name("FILE");
+  sub.add_flag("--compare", f.compare,
+               "compare with the last run on this machine and flag regressions");
+  sub.add_option("--history", f.history,
+                 "history database (default $XDG_STATE_HOME/acco/history.sqlite)")
+      ->type_name("FILE");
+  sub.add_flag("--no-history", f.no_history, "do not read or write the history");
+  add_setting_flag(sub, shared, "sysroot", "topology from DIR/sys (for link peaks)", "DIR");
+  add_config_flag(sub, shared);
+}
+
+Result<bench::BackendChoice> parse_backend(const std::string& name) {
+  if (name == "auto") {
+    return bench::BackendChoice::kAuto;
+  }
+  if (name == "host") {
+    return bench::BackendChoice::kHost;
+  }
+  if (name == "cuda") {
+    return bench::BackendChoice::kCuda;
+  }
+  return usage(fmt::format("--backend: '{}' is not one of auto, host, cuda", name));
+}
+
+Result<BenchOptions> bench_options(const BenchFlags& f) {
+  if (f.devices < 1 || f.devices > 64) {
+    return usage(fmt::format("--devices: {} is not between 1 and 64", f.devices));
+  }
+  if (f.reps < 1 || f.reps > 1000) {
+    return usage(fmt::format("--reps: {} is not between 1 and 1000", f.reps));
+  }
+  if (f.compare && f.no_history) {
+    return usage("--compare needs the history; drop --no-history");
+  }
+  BenchOptions o;
+  o.list = f.list;
+  o.html = f.html;
+  o.compare = f.compare;
+  o.history = f.history;
+  o.no_history = f.no_history;
+  if (f.list) {
+    return o;  // the list needs none of the measurement's flags
+  }
+  auto& run = o.run;
+  run.host.devices = f.devices;
+  auto link = dev::parse_link(f.link);
   if (!link) {
-    return tl::unexpected(std::move(link.error()).with_context("--link"));
+    return tl::unexpected(as_usage(std::move(link.error()).with_context("--link")));
   }
-  o.host.link = *link;
-  o.patterns = b.cases;
-  auto bytes = units::parse_bytes(b.bytes);
+  run.host.link = *link;
+  auto bytes = units::parse_bytes(f.bytes);
   if (!bytes || *bytes < 4096 || *bytes > (std::uint64_t{16} << 30)) {
-    return fail(Errc::kInvalidArgument,
-                fmt::format("--bytes: '{}' is not a size from 4KiB to 16GiB", b.bytes));
+    return usage(fmt::format("--bytes: '{}' is not a size from 4KiB to 16GiB", f.bytes));
   }
-  o.defaults.bytes = *bytes;
-  o.defaults.reps = b.reps;
-  if (b.quick) {
-    o.defaults.bytes = std::min<std::uint64_t>(o.defaults.bytes, std::uint64_t{64} << 20);
-    o.defaults.reps = std::min(o.defaults.reps, 3);
-    o.defaults.warmup = 1;
-    o.defaults.copies_per_sample = 2;
-    o.defaults.sweep_max_bytes = std::uint64_t{64} << 20;
-    o.defaults.small_copies = 2000;
+  run.defaults.bytes = *bytes;
+  run.defaults.reps = f.reps;
+  if (f.quick) {
+    apply_quick(run.defaults);
   }
+  run.patterns = f.cases;
+  const bool any = std::any_of(bench::cases().begin(), bench::cases().end(),
+                               [&](const auto& c) { return bench::matches(c->key(), f.cases); });
+  if (!any) {
+    return usage("--cases: no case matches (see acco bench --list)");
+  }
+  ACCO_ASSIGN_OR_RETURN(run.backend, parse_backend(f.backend));
   return o;
 }
 
 // The topology, for link peaks and the history's fingerprint. A probe failure is not fatal:
 // the bench then reports peaks as unknown.
-std::optional<topo::Machine> probe_machine(const Options& o, std::string& warning) {
+std::optional<topo::Machine> probe_machine(const core::Settings& settings, std::string& warning) {
   topo::ProbeRequest r;
-  r.sysroot = o.settings.get("sysroot");
+  r.sysroot = settings.get("sysroot");
   r.nvml = topo::NvmlMode::kOff;
   auto result = topo::probe(r);
   if (!result) {
@@ -60,127 +166,138 @@ std::optional<topo::Machine> probe_machine(const Options& o, std::string& warnin
   return result->machine;
 }
 
-Outcome list_cases() {
-  Outcome out;
+Output list_cases() {
+  Output out;
   for (const auto& c : bench::cases()) {
     out.out += fmt::format("{:<26} {}\n", c->key(), c->description());
   }
   return out;
 }
 
+class BenchCommand final : public Command {
+ public:
+  explicit BenchCommand(BenchOptions options) : o_(std::move(options)) {}
+
+  Output run(const Invocation& inv) const override {
+    if (o_.list) {
+      return list_cases();
+    }
+    Output out;
+    auto machine = probe_machine(inv.settings, out.err);
+    auto run =
+        bench::run_benchmarks(o_.run, machine ? &*machine : nullptr, [&](std::string_view line) {
+          if (inv.progress) {
+            inv.progress(line);
+          }
+        });
+    if (!run) {
+      return error_output(as_usage(std::move(run.error())), out.err);
+    }
+
+    std::vector<bench::Comparison> comparisons;
+    std::string compare_note;
+    if (!o_.no_history) {
+      auto path =
+          o_.history.empty() ? bench::default_history_path() : Result<std::string>(o_.history);
+      auto history =
+          path ? bench::History::open(*path) : Result<bench::History>(tl::unexpected(path.error()));
+      if (!history) {
+        if (o_.compare) {
+          return error_output(std::move(history.error()).with_context("history"), out.err);
+        }
+        out.err += fmt::format("acco: history not saved: {}\n", history.error().message);
+      } else {
+        auto previous = history->last_run(run->fingerprint);
+        if (!previous) {
+          out.err += fmt::format("acco: history: {}\n", previous.error().message);
+        } else if (o_.compare && !*previous) {
+          compare_note = "No previous run on this machine to compare with.\n";
+        } else if (o_.compare) {
+          comparisons = bench::compare(**previous, *run);
+        }
+        if (auto saved = history->save(*run); !saved) {
+          out.err += fmt::format("acco: history not saved: {}\n", saved.error().message);
+        }
+      }
+    }
+
+    if (!o_.html.empty()) {
+      if (auto s = core::write_file_atomic(o_.html, bench::html_report(*run, comparisons)); !s) {
+        return error_output(as_cannot_write(std::move(s.error()).with_context("--html")), out.err);
+      }
+      out.err += fmt::format("acco: HTML report written to {}\n", o_.html);
+    }
+    if (inv.format == Format::kJson) {
+      auto j = bench::to_json(*run);
+      if (o_.compare) {
+        j["comparisons"] = bench::to_json(comparisons);
+      }
+      out.out = j.dump(2) + "\n";
+    } else {
+      out.out = bench::text_report(*run);
+      if (run->machine.value("backend", "") == "host") {
+        for (const auto& r : run->results) {
+          if (r.case_key == "host_memcpy" && r.status == bench::kStatusOk) {
+            out.out += fmt::format(
+                "note: on the host backend every emulated DMA is a memcpy; this CPU copies {} on "
+                "one thread, so rates above that are out of reach whatever the emulated link\n",
+                units::format_rate(r.median_bytes_per_second));
+          }
+        }
+      }
+      if (o_.compare) {
+        out.out +=
+            "\n" + (compare_note.empty() ? bench::text_comparison(comparisons) : compare_note);
+      }
+    }
+    return out;
+  }
+
+ private:
+  BenchOptions o_;
+};
+
 }  // namespace
 
-Outcome run_bench(const Options& o) {
-  if (o.bench.list) {
-    return list_cases();
-  }
-  auto options = run_options(o.bench);
-  if (!options) {
-    return {"", fmt::format("acco: {}\n", options.error().message), kExitUsage};
-  }
-  Outcome out;
-  auto machine = probe_machine(o, out.err);
-  auto run =
-      bench::run_benchmarks(*options, machine ? &*machine : nullptr, [&](std::string_view line) {
-        if (o.progress) {
-          o.progress(line);
-        }
-      });
-  if (!run) {
-    const int code =
-        run.error().code == Errc::kInvalidArgument ? kExitUsage : exit_code_for(run.error());
-    return {"", out.err + fmt::format("acco: {}\n", run.error().message), code};
-  }
-
-  std::vector<bench::Comparison> comparisons;
-  std::string compare_note;
-  if (!o.bench.no_history) {
-    auto path = o.bench.history.empty() ? bench::default_history_path()
-                                        : Result<std::string>(o.bench.history);
-    auto history =
-        path ? bench::History::open(*path) : Result<bench::History>(tl::unexpected(path.error()));
-    if (!history) {
-      if (o.bench.compare) {
-        return {"", out.err + fmt::format("acco: history: {}\n", history.error().message),
-                exit_code_for(history.error())};
-      }
-      out.err += fmt::format("acco: history not saved: {}\n", history.error().message);
-    } else {
-      auto previous = history->last_run(run->fingerprint);
-      if (!previous) {
-        out.err += fmt::format("acco: history: {}\n", previous.error().message);
-      } else if (o.bench.compare && !*previous) {
-        compare_note = "No previous run on this machine to compare with.\n";
-      } else if (o.bench.compare) {
-        comparisons = bench::compare(**previous, *run);
-      }
-      if (auto saved = history->save(*run); !saved) {
-        out.err += fmt::format("acco: history not saved: {}\n", saved.error().message);
-      }
-    }
-  }
-
-  if (!o.bench.html.empty()) {
-    if (auto s = core::write_file_atomic(o.bench.html, bench::html_report(*run, comparisons)); !s) {
-      return {"", out.err + fmt::format("acco: --html: {}\n", s.error().message), kExitCantCreate};
-    }
-    out.err += fmt::format("acco: HTML report written to {}\n", o.bench.html);
-  }
-  if (o.format == Format::kJson) {
-    auto j = bench::to_json(*run);
-    if (o.bench.compare) {
-      j["comparisons"] = bench::to_json(comparisons);
-    }
-    out.out = j.dump(2) + "\n";
-  } else {
-    out.out = bench::text_report(*run);
-    if (run->machine.value("backend", "") == "host") {
-      for (const auto& r : run->results) {
-        if (r.case_key == "host_memcpy" && r.status == bench::kStatusOk) {
-          out.out += fmt::format(
-              "note: on the host backend every emulated DMA is a memcpy; this CPU copies {} on one "
-              "thread, so rates above that are out of reach whatever the emulated link\n",
-              units::format_rate(r.median_bytes_per_second));
-        }
-      }
-    }
-    if (o.bench.compare) {
-      out.out += "\n" + (compare_note.empty() ? bench::text_comparison(comparisons) : compare_note);
-    }
-  }
-  return out;
-}
-
-Result<bench::BenchRun> quick_bench(const Options& o, const topo::Machine& machine,
+Result<bench::BenchRun> quick_bench(const topo::Machine& machine, const Progress& progress,
                                     std::string& note) {
-  BenchOptions b;
-  b.quick = true;
-  b.bytes = "64MiB";
-  b.reps = 3;
-  auto cuda = dev::make_cuda_backend();
-  std::shared_ptr<dev::Backend> gpus;
-  if (cuda && !(*cuda)->devices().empty()) {
-    gpus = std::move(*cuda);
-    b.backend = "cuda";
-    b.cases = {"h2d_pinned_plain", "d2h_pinned_plain", "h2d_pageable_plain", "h2d_pageable_engine"};
+  bench::RunOptions o;
+  o.defaults.bytes = kQuickBytes;
+  o.defaults.reps = kQuickReps;
+  apply_quick(o.defaults);
+  auto link = dev::parse_link(kDefaultLink);
+  ACCO_CHECK(link.has_value());
+  o.host.link = *link;
+  ACCO_ASSIGN_OR_RETURN(auto opened, bench::open_backend(bench::BackendChoice::kAuto, o.host));
+  if (!opened.fell_back) {
+    o.patterns = {"h2d_pinned_plain", "d2h_pinned_plain", "h2d_pageable_plain",
+                  "h2d_pageable_engine"};
     note = "pinned and pageable copies on every GPU, 64 MiB, 3 samples";
   } else {
     // Emulated devices say nothing about this machine; its memory bandwidth does.
-    b.backend = "host";
-    b.cases = {"host_memcpy"};
+    o.patterns = {"host_memcpy"};
     note = fmt::format("no accelerator to measure ({}); host memory bandwidth only",
-                       cuda ? std::string("no CUDA device") : cuda.error().message);
+                       opened.cuda_error ? opened.cuda_error->message : "no CUDA device");
   }
-  auto options = run_options(b);
-  if (!options) {
-    return tl::unexpected(options.error());
-  }
-  options->opened = gpus;  // initialising CUDA once is enough
-  return bench::run_benchmarks(*options, &machine, [&](std::string_view line) {
-    if (o.progress) {
-      o.progress(line);
+  o.opened = std::move(opened.backend);  // initialising CUDA once is enough
+  return bench::run_benchmarks(o, &machine, [&](std::string_view line) {
+    if (progress) {
+      progress(line);
     }
   });
+}
+
+CommandSpec bench_command() {
+  return {"bench",
+          "measure host<->device, device<->device and host bandwidth against the link peak",
+          [](CLI::App& sub, SharedFlags& shared) -> FinishParse {
+            auto flags = std::make_shared<BenchFlags>();
+            add_bench_flags(sub, shared, *flags);
+            return [flags](const core::Settings&) -> Result<std::unique_ptr<Command>> {
+              ACCO_ASSIGN_OR_RETURN(auto options, bench_options(*flags));
+              return std::make_unique<BenchCommand>(std::move(options));
+            };
+          }};
 }
 
 }  // namespace acco::cli

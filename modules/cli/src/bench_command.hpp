@@ -1,7 +1,7 @@
 // `acco bench` and the doctor's quick bench.
 #pragma once
 
-#include <optional>
+#include <string>
 
 #include "acco/bench/result.hpp"
 #include "acco/cli/app.hpp"
@@ -10,12 +10,10 @@
 
 namespace acco::cli {
 
-[[nodiscard]] Outcome run_bench(const Options& options);
-
 // A short measurement (well under a minute) of this machine's device links for `acco doctor`:
 // pinned and pageable host<->device copies on every GPU, or host memory bandwidth alone when no
-// accelerator backend is usable. nullopt when skipped; `note` says why or what was measured.
-[[nodiscard]] Result<bench::BenchRun> quick_bench(const Options& options,
-                                                  const topo::Machine& machine, std::string& note);
+// accelerator backend is usable. `note` says what was measured.
+[[nodiscard]] Result<bench::BenchRun> quick_bench(const topo::Machine& machine,
+                                                  const Progress& progress, std::string& note);
 
 }  // namespace acco::cli

@@ -1,46 +1,278 @@
 #include "schedule_command.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <memory>
 #include <set>
+#include <tuple>
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
-
-#include <nlohmann/json.hpp>
 
 #include "acco/core/json.hpp"
 #include "acco/core/units.hpp"
 #include "acco/dev/cuda_backend.hpp"
-#include "acco/dev/host_backend.hpp"
 #include "acco/sched/perf_model.hpp"
 #include "acco/sched/record.hpp"
 #include "acco/sched/workload_run.hpp"
 
-#include "text_report.hpp"
+#include "command_spec.hpp"
+#include "commands.hpp"
+#include "schedule_report.hpp"
 
 namespace acco::cli {
 namespace {
 
-using Json = nlohmann::ordered_json;
+// Command-line limits: what a run from the shell is meant for (the library's own limits, in
+// sched::make_workload, guard against overflow and are wider).
+constexpr int kMaxTiles = 100;
+constexpr int kMaxTasks = 1'000'000;
+constexpr int kMaxHostDevices = 64;
+constexpr int kMaxCalibrate = 100;
 
-// The devices a run uses, with what the workload and the report need to know of each.
-struct Devices {
-  std::unique_ptr<dev::Backend> backend;
-  std::vector<dev::Device*> devices;
-  std::vector<sched::DeviceModel> models;  // kind and speed per device
-  std::string link;                        // host: the emulated link; cuda: empty
+// `acco schedule` flags as CLI11 reads them: numbers typed, lists, names and sizes as text.
+struct ScheduleFlags {
+  sched::WorkloadSpec workload{.name = "cholesky"};
+  std::string devices = "host:4";
+  std::string kinds;
+  std::string speeds;
+  std::string link = "pcie3x16";
+  std::string memory;
+  std::string tile_bytes;
+  std::string task_bytes;
+  std::string policy = "dmda";
+  bool sorted_decision = false;
+  int calibrate = 1;
+  std::string models;
+  std::string trace;
+  const CLI::Option* link_option = nullptr;  // was --link given?
 };
 
-Outcome fail_with(int code, const std::string& message) {
-  return {"", fmt::format("acco: {}\n", message), code};
+void add_schedule_flags(CLI::App& cmd, SharedFlags& shared, ScheduleFlags& f) {
+  auto& w = f.workload;
+  cmd.add_option("--workload", w.name,
+                 "cholesky (default), lu, independent, chain, random (layered random DAG)")
+      ->type_name("NAME");
+  cmd.add_option("--tiles", w.tiles, "cholesky, lu: t x t tiles (default 8)")->type_name("N");
+  cmd.add_option("--tasks", w.tasks, "independent, chain, random: number of tasks (default 1000)")
+      ->type_name("N");
+  cmd.add_option("--seed", w.seed, "independent, random: random seed (default 1)")->type_name("N");
+  cmd.add_option("--skew", w.skew, "independent: costs log-uniform in [1, X] x base (default 4)")
+      ->type_name("X");
+  cmd.add_option("--ccr", w.ccr, "random: communication-to-computation ratio (default 1)")
+      ->type_name("X");
+  cmd.add_option("--alpha", w.alpha, "random: DAG shape, wider for larger X (default 1)")
+      ->type_name("X");
+  cmd.add_option("--out-degree", w.out_degree, "random: most predecessors per task (default 3)")
+      ->type_name("N");
+  cmd.add_option("--beta", w.beta, "random: cost heterogeneity between devices, [0, 2) (0.5)")
+      ->type_name("X");
+  cmd.add_option("--kernels", w.kernels,
+                 "cholesky, lu: kernel times sirocco (default), mirage, "
+                 "uniform")
+      ->type_name("NAME");
+  cmd.add_option("--time-scale", w.time_scale, "multiply every task's cost by X (default 1)")
+      ->type_name("X");
+  cmd.add_option("--devices", f.devices, "host:N emulated devices (default host:4), or cuda")
+      ->type_name("SPEC");
+  cmd.add_option("--kinds", f.kinds,
+                 "per device, or one for all: cpu or gpu timing column (default gpu)")
+      ->type_name("LIST");
+  cmd.add_option("--speeds", f.speeds, "per device, or one for all: speed factor (default 1)")
+      ->type_name("LIST");
+  f.link_option = cmd.add_option("--link", f.link, "host devices: emulated link (default pcie3x16)")
+                      ->type_name("SPEC");
+  cmd.add_option("--tile-bytes", f.tile_bytes,
+                 "cholesky, lu: bytes per tile (default b x b floats of the kernel table)")
+      ->type_name("SIZE");
+  cmd.add_option("--task-bytes", f.task_bytes,
+                 "independent, chain: bytes of each task's data (default 1MiB)")
+      ->type_name("SIZE");
+  cmd.add_option("--memory", f.memory, "per-device memory budget (default the device's)")
+      ->type_name("SIZE");
+  cmd.add_option("--policy", f.policy,
+                 "dmda (default), eager, round-robin, least-loaded, ws, heft; a list, or all")
+      ->type_name("NAMES");
+  cmd.add_flag("--sorted-decision", f.sorted_decision,
+               "dmda, ws: a device is free once its queued tasks of higher or equal priority have "
+               "run (StarPU's dmdasd), not its whole queue");
+  cmd.add_option("--calibrate", f.calibrate,
+                 "unmeasured runs before the measured one, per policy (default 1)")
+      ->type_name("N");
+  cmd.add_option("--models", f.models, "load performance models from FILE and save them after")
+      ->type_name("FILE");
+  cmd.add_option("--trace", f.trace, "write the first policy's run as a Chrome trace to FILE")
+      ->type_name("FILE");
+  add_json_flag(cmd, shared, "print JSON (schema acco.schedule/1)");
 }
 
-// One entry for every device, or one per device (parse_args checked the host count).
+// "host:N", "host" (4 devices) or "cuda".
+Status parse_devices(const std::string& text, ScheduleOptions& s) {
+  constexpr std::string_view kExpected = "host:N (N from 1 to 64) or cuda";
+  if (text == "cuda") {
+    s.cuda = true;
+    return {};
+  }
+  if (text == "host") {
+    return {};
+  }
+  if (text.rfind("host:", 0) != 0) {
+    return bad_value("--devices", text, kExpected);
+  }
+  auto n = units::parse_int(std::string_view(text).substr(5));
+  if (!n || *n < 1 || *n > kMaxHostDevices) {
+    return bad_value("--devices", text, kExpected);
+  }
+  s.devices = static_cast<int>(*n);
+  return {};
+}
+
+// A per-device list has one entry, or one per device. With cuda the count is known only once the
+// GPUs are found, so the run checks it then (expand_per_device).
+Status check_list_length(std::string_view flag, std::size_t entries, const ScheduleOptions& s) {
+  if (!s.cuda && entries != 1 && entries != static_cast<std::size_t>(s.devices)) {
+    return usage(fmt::format("{}: {} values for {} devices (give one per device, or one for all)",
+                             flag, entries, s.devices));
+  }
+  return {};
+}
+
+Status check_workload(const sched::WorkloadSpec& w) {
+  if (w.name != "cholesky" && w.name != "lu" && w.name != "independent" && w.name != "chain" &&
+      w.name != "random") {
+    return bad_value("--workload", w.name, "one of cholesky, lu, independent, chain, random");
+  }
+  if (w.tiles < 1 || w.tiles > kMaxTiles) {
+    return bad_value("--tiles", std::to_string(w.tiles), "between 1 and 100");
+  }
+  if (w.tasks < 1 || w.tasks > kMaxTasks) {
+    return bad_value("--tasks", std::to_string(w.tasks), "between 1 and 1000000");
+  }
+  const auto finite = [](double x) { return std::isfinite(x); };
+  if (!(w.skew >= 1) || !finite(w.skew)) {
+    return bad_value("--skew", fmt::format("{}", w.skew), "a finite number >= 1");
+  }
+  if (!(w.ccr >= 0) || !finite(w.ccr)) {
+    return bad_value("--ccr", fmt::format("{}", w.ccr), "a finite number >= 0");
+  }
+  if (!(w.alpha > 0) || !finite(w.alpha)) {
+    return bad_value("--alpha", fmt::format("{}", w.alpha), "a finite number > 0");
+  }
+  if (w.out_degree < 1) {
+    return bad_value("--out-degree", std::to_string(w.out_degree), "at least 1");
+  }
+  if (!(w.beta >= 0 && w.beta < 2)) {
+    return bad_value("--beta", fmt::format("{}", w.beta), "in [0, 2)");
+  }
+  if (!(w.time_scale > 0) || !finite(w.time_scale)) {
+    return bad_value("--time-scale", fmt::format("{}", w.time_scale), "a finite number > 0");
+  }
+  if (!sched::kernel_table(w.kernels)) {
+    return bad_value("--kernels", w.kernels, "one of sirocco, mirage, uniform");
+  }
+  return {};
+}
+
+Status parse_kinds_and_speeds(const ScheduleFlags& f, ScheduleOptions& s) {
+  if (!f.kinds.empty()) {
+    if (s.cuda) {
+      return usage("--kinds: not with --devices cuda (every GPU is gpu)");
+    }
+    for (const auto& part : units::split(f.kinds, ',')) {
+      const std::string k(units::trim(part));
+      if (k != "cpu" && k != "gpu") {
+        return bad_value("--kinds", k, "cpu or gpu");
+      }
+      s.kinds.push_back(k);
+    }
+    ACCO_RETURN_IF_ERROR(check_list_length("--kinds", s.kinds.size(), s));
+  }
+  if (!f.speeds.empty()) {
+    for (const auto& v : units::split(f.speeds, ',')) {
+      auto speed = units::parse_double(v);
+      if (!speed || !(*speed > 0) || !std::isfinite(*speed)) {
+        return bad_value("--speeds", v, "a finite number > 0");
+      }
+      s.speeds.push_back(*speed);
+    }
+    ACCO_RETURN_IF_ERROR(check_list_length("--speeds", s.speeds.size(), s));
+  }
+  return {};
+}
+
+Status parse_sizes(const ScheduleFlags& f, ScheduleOptions& s) {
+  for (auto [flag, value, field] :
+       {std::tuple{"--tile-bytes", &f.tile_bytes, &s.workload.tile_bytes},
+        std::tuple{"--task-bytes", &f.task_bytes, &s.workload.task_bytes}}) {
+    if (value->empty()) {
+      continue;
+    }
+    auto bytes = units::parse_bytes(*value);
+    if (!bytes || *bytes == 0 || *bytes > (std::uint64_t{1} << 40)) {
+      return bad_value(flag, *value, "a size from 1 B to 1 TiB, such as 64KiB or 4MiB");
+    }
+    *field = static_cast<std::size_t>(*bytes);
+  }
+  if (!f.memory.empty()) {
+    auto bytes = units::parse_bytes(f.memory);
+    if (!bytes || *bytes == 0) {
+      return bad_value("--memory", f.memory, "a size such as 512MiB or 2GiB");
+    }
+    s.memory_bytes = *bytes;
+  }
+  return {};
+}
+
+Result<std::vector<sched::PolicyKind>> parse_policies(const std::string& text) {
+  if (text == "all") {
+    return sched::all_policies();
+  }
+  std::vector<sched::PolicyKind> policies;
+  for (const auto& part : units::split(text, ',')) {
+    const std::string name(units::trim(part));
+    auto kind = sched::policy_from_string(name);
+    if (!kind) {
+      return bad_value("--policy", name,
+                       "one of eager, round-robin, least-loaded, dmda, ws, heft, or all");
+    }
+    if (std::find(policies.begin(), policies.end(), *kind) != policies.end()) {
+      return usage(fmt::format("--policy: '{}' named twice", name));
+    }
+    policies.push_back(*kind);
+  }
+  return policies;
+}
+
+Result<ScheduleOptions> schedule_options(const ScheduleFlags& f) {
+  ScheduleOptions s;
+  s.workload = f.workload;
+  ACCO_RETURN_IF_ERROR(parse_devices(f.devices, s));
+  ACCO_RETURN_IF_ERROR(check_workload(s.workload));
+  ACCO_RETURN_IF_ERROR(parse_kinds_and_speeds(f, s));
+  if (s.cuda && f.link_option->count() > 0) {
+    return usage("--link: only for host devices (a GPU has its own link)");
+  }
+  auto link = dev::parse_link(f.link);
+  if (!link) {
+    return tl::unexpected(as_usage(std::move(link.error()).with_context("--link")));
+  }
+  s.link = std::move(*link);
+  ACCO_RETURN_IF_ERROR(parse_sizes(f, s));
+  ACCO_ASSIGN_OR_RETURN(s.policies, parse_policies(f.policy));
+  if (f.calibrate < 0 || f.calibrate > kMaxCalibrate) {
+    return bad_value("--calibrate", std::to_string(f.calibrate), "between 0 and 100");
+  }
+  s.calibrate = f.calibrate;
+  s.sorted_decision = f.sorted_decision;
+  s.models = f.models;
+  s.trace = f.trace;
+  return s;
+}
+
+// One entry for every device, or one per device.
 template <typename T>
-Result<std::vector<T>> per_device(std::string_view flag, const std::vector<T>& given, T fallback,
-                                  std::size_t devices) {
+Result<std::vector<T>> expand_per_device(std::string_view flag, const std::vector<T>& given,
+                                         T fallback, std::size_t devices) {
   if (given.empty()) {
     return std::vector<T>(devices, fallback);
   }
@@ -48,17 +280,17 @@ Result<std::vector<T>> per_device(std::string_view flag, const std::vector<T>& g
     return std::vector<T>(devices, given.front());
   }
   if (given.size() != devices) {
-    return fail(Errc::kInvalidArgument,
-                fmt::format("{}: {} values for {} devices (give one per device, or one for all)",
-                            flag, given.size(), devices));
+    return usage(fmt::format("{}: {} values for {} devices (give one per device, or one for all)",
+                             flag, given.size(), devices));
   }
   return given;
 }
 
 // Host devices with the emulated link and speed factors, or every GPU. kUnavailable or
-// kUnsupported when CUDA cannot be used; kInvalidArgument for lists of the wrong length.
-Result<Devices> open_devices(const ScheduleOptions& s) {
-  Devices out;
+// kUnsupported when CUDA cannot be used; kUsage for lists of the wrong length.
+Result<ScheduleDevices> open_devices(const ScheduleOptions& s) {
+  ScheduleDevices out;
+  std::vector<double> speeds;
   if (s.cuda) {
     auto cuda = dev::make_cuda_backend();
     if (!cuda) {
@@ -68,46 +300,35 @@ Result<Devices> open_devices(const ScheduleOptions& s) {
     if (out.backend->devices().empty()) {
       return fail(Errc::kUnavailable, "--devices cuda: the CUDA backend found no GPU");
     }
+    ACCO_ASSIGN_OR_RETURN(
+        speeds, expand_per_device("--speeds", s.speeds, 1.0, out.backend->devices().size()));
   } else {
-    auto link = dev::parse_link(s.link);
-    if (!link) {
-      return tl::unexpected(std::move(link.error()).with_context("--link"));
-    }
+    ACCO_ASSIGN_OR_RETURN(
+        speeds, expand_per_device("--speeds", s.speeds, 1.0, static_cast<std::size_t>(s.devices)));
     dev::HostBackendOptions host;
     host.devices = s.devices;
-    host.link = *link;
-    auto speeds = per_device("--speeds", s.speeds, 1.0, static_cast<std::size_t>(s.devices));
-    if (!speeds) {
-      return tl::unexpected(speeds.error());
-    }
-    host.speed_factors = *speeds;
+    host.link = s.link;
+    host.speed_factors = speeds;
     if (s.memory_bytes > 0) {
       host.memory_bytes_per_device = s.memory_bytes;
     }
     auto backend = dev::make_host_backend(host);
     if (!backend) {
-      return tl::unexpected(std::move(backend.error()).with_context("host devices"));
+      return tl::unexpected(as_usage(std::move(backend.error()).with_context("host devices")));
     }
     out.backend = std::move(*backend);
-    out.link = link->name;
+    out.link = s.link.name;
   }
   out.devices = out.backend->devices();
-  const auto n = out.devices.size();
-  auto kinds = per_device("--kinds", s.kinds, std::string("gpu"), n);
-  if (!kinds) {
-    return tl::unexpected(kinds.error());
-  }
-  auto speeds = per_device("--speeds", s.speeds, 1.0, n);
-  if (!speeds) {
-    return tl::unexpected(speeds.error());
-  }
-  for (std::size_t d = 0; d < n; ++d) {
-    out.models.push_back({(*kinds)[d], (*speeds)[d]});
+  ACCO_ASSIGN_OR_RETURN(
+      auto kinds, expand_per_device("--kinds", s.kinds, std::string("gpu"), out.devices.size()));
+  for (std::size_t d = 0; d < out.devices.size(); ++d) {
+    out.models.push_back({kinds[d], speeds[d]});
   }
   return out;
 }
 
-std::vector<sched::DeviceSpec> device_specs(const Devices& d, const ScheduleOptions& s) {
+std::vector<sched::DeviceSpec> device_specs(const ScheduleDevices& d, const ScheduleOptions& s) {
   std::vector<sched::DeviceSpec> specs;
   for (std::size_t i = 0; i < d.devices.size(); ++i) {
     sched::DeviceSpec spec;
@@ -147,226 +368,44 @@ Status check_output_dir(std::string_view flag, const std::string& path) {
   }
   std::error_code ec;
   if (!std::filesystem::is_directory(dir, ec)) {
-    return fail(Errc::kNotFound, fmt::format("{}: cannot write {}: directory {} does not exist",
-                                             flag, path, dir.string()));
+    return fail(Errc::kCannotWrite, fmt::format("{}: cannot write {}: directory {} does not exist",
+                                                flag, path, dir.string()));
   }
   return {};
 }
 
-bool critical_path_bound(const sched::Bounds& b) {
-  return b.critical_path >= b.area;
-}
-
-std::string percent_text(double fraction) {
-  return fmt::format("{:.0f}%", fraction * 100);
-}
-
-std::string link_text(const Devices& d, std::size_t i) {
-  if (!d.link.empty()) {
-    return d.link;
-  }
-  const double rate = d.devices[i]->info().link_bytes_per_second;
-  return rate > 0 ? units::format_rate(rate) : "unknown";
-}
-
-Json workload_json(const ScheduleOptions& s, const sched::Workload& w) {
-  const auto& spec = s.workload;
-  Json j = {{"name", w.name}, {"tasks", w.tasks.size()}};
-  if (spec.name == "cholesky" || spec.name == "lu") {
-    j["tiles"] = spec.tiles;
-  }
-  j["kernels"] = spec.kernels;
-  j["time_scale"] = spec.time_scale;
-  j["seed"] = spec.seed;
-  if (spec.name == "independent") {
-    j["skew"] = spec.skew;
-  }
-  if (spec.name == "random") {
-    j["alpha"] = spec.alpha;
-    j["out_degree"] = spec.out_degree;
-    j["ccr"] = spec.ccr;
-    j["beta"] = spec.beta;
-  }
-  return j;
-}
-
-Json devices_json(const Devices& d) {
-  Json out = Json::array();
-  for (std::size_t i = 0; i < d.devices.size(); ++i) {
-    const auto& info = d.devices[i]->info();
-    out.push_back(
-        {{"device", i},
-         {"name", info.name},
-         {"kind", d.models[i].kind},
-         {"speed", d.models[i].speed},
-         {"link", link_text(d, i)},
-         {"link_bytes_per_second",
-          info.link_bytes_per_second > 0 ? Json(info.link_bytes_per_second) : Json(nullptr)}});
-  }
-  return out;
-}
-
-Json run_json(const sched::WorkloadOutcome& r) {
-  Json busy = Json::array();
-  for (const auto& d : r.devices) {
-    busy.push_back(
-        {{"device", d.device}, {"kind", d.kind}, {"busy_ratio", d.busy_ratio}, {"tasks", d.tasks}});
-  }
-  const auto node = [](sched::NodeId n) {
-    return n == sched::kHostNode ? std::string("host") : fmt::format("dev{}", n - 1);
-  };
-  Json links = Json::array();
-  for (const sched::LinkRecord& l : r.record.links) {
-    links.push_back({{"from", node(l.from)},
-                     {"to", node(l.to)},
-                     {"bytes", l.bytes},
-                     {"transfers", l.transfers}});
-  }
-  return {{"policy", r.policy},
-          {"makespan_seconds", r.makespan_seconds},
-          {"bound_seconds", r.bounds.best()},
-          {"bound_kind", critical_path_bound(r.bounds) ? "critical_path" : "area"},
-          {"critical_path_seconds", r.bounds.critical_path},
-          {"area_seconds", r.bounds.area},
-          {"efficiency", r.efficiency},
-          {"tasks", r.tasks},
-          {"failed_tasks", r.failed},
-          {"bytes_transferred", r.bytes_transferred},
-          {"busy", busy},
-          {"links", links}};
-}
-
-std::string json_report(const ScheduleOptions& s, const sched::Workload& w, const Devices& d,
-                        const std::vector<sched::WorkloadOutcome>& runs) {
-  Json j = {{"schema", "acco.schedule/1"},
-            {"workload", workload_json(s, w)},
-            {"devices", devices_json(d)},
-            {"sorted_decision", s.sorted_decision}};
-  const Json first = run_json(runs.front());
-  for (const auto& [key, value] : first.items()) {
-    j[key] = value;
-  }
-  Json all = Json::array();
-  for (const auto& r : runs) {
-    all.push_back(run_json(r));
-  }
-  j["runs"] = all;
-  return j.dump(2) + "\n";
-}
-
-std::string header_text(const ScheduleOptions& s, const sched::Workload& w, const Devices& d) {
-  const auto& spec = s.workload;
-  std::string shape;
-  if (spec.name == "cholesky" || spec.name == "lu") {
-    shape = fmt::format("{}x{} tiles, {} kernels, ", spec.tiles, spec.tiles, spec.kernels);
-  } else if (spec.name != "chain") {
-    shape = fmt::format("seed {}, ", spec.seed);
-  }
-  std::vector<std::string> devices;
-  for (std::size_t i = 0; i < d.devices.size(); ++i) {
-    devices.push_back(fmt::format("dev{} {} x{:g}", i, d.models[i].kind, d.models[i].speed));
-  }
-  return fmt::format("acco schedule: {}, {} tasks ({}time scale {:g}); {} devices: {}; link {}{}\n",
-                     w.name, w.tasks.size(), shape, spec.time_scale, d.devices.size(),
-                     fmt::join(devices, ", "), d.link.empty() ? "as found" : d.link,
-                     s.sorted_decision ? "; sorted decision" : "");
-}
-
-std::string text_report(const ScheduleOptions& s, const sched::Workload& w, const Devices& d,
-                        const std::vector<sched::WorkloadOutcome>& runs) {
-  std::vector<std::vector<std::string>> rows;
-  std::vector<std::string> head = {"policy", "makespan", "bound", "efficiency", "tasks", "moved"};
-  for (std::size_t i = 0; i < d.devices.size(); ++i) {
-    head.push_back(fmt::format("dev{} busy", i));
-  }
-  rows.push_back(head);
-  for (const auto& r : runs) {
-    std::vector<std::string> row = {
-        r.policy,
-        units::format_seconds(r.makespan_seconds),
-        fmt::format("{} ({})", units::format_seconds(r.bounds.best()),
-                    critical_path_bound(r.bounds) ? "cp" : "area"),
-        percent_text(r.efficiency),
-        r.failed > 0 ? fmt::format("{} ({} failed)", r.tasks, r.failed) : std::to_string(r.tasks),
-        units::format_bytes(r.bytes_transferred)};
-    for (const auto& dev : r.devices) {
-      row.push_back(percent_text(dev.busy_ratio));
-    }
-    rows.push_back(std::move(row));
-  }
-  std::string out = header_text(s, w, d) + aligned_table(rows);
-  if (runs.size() > 1) {
-    const auto best = std::min_element(runs.begin(), runs.end(), [](const auto& a, const auto& b) {
-      return a.makespan_seconds < b.makespan_seconds;
-    });
-    const auto eager =
-        std::find_if(runs.begin(), runs.end(), [](const auto& r) { return r.policy == "eager"; });
-    if (eager != runs.end() && eager != best && best->makespan_seconds > 0) {
-      out += fmt::format("best: {}, {:.2f}x faster than eager ({} vs {})\n", best->policy,
-                         eager->makespan_seconds / best->makespan_seconds,
-                         units::format_seconds(best->makespan_seconds),
-                         units::format_seconds(eager->makespan_seconds));
-    } else {
-      out += fmt::format("best: {} ({})\n", best->policy,
-                         units::format_seconds(best->makespan_seconds));
-    }
-  }
-  return out;
-}
-
-// The first failure of a run, for the one-line note on standard error.
-std::string failure_note(const sched::WorkloadOutcome& r) {
-  for (const auto& t : r.record.tasks) {
-    if (t.status == sched::TaskStatus::kFailed) {
-      return fmt::format("acco: {}: {} of {} tasks failed; first: {}: {}\n", r.policy, r.failed,
-                         r.tasks, t.name, t.error);
-    }
-  }
-  return fmt::format("acco: {}: {} of {} tasks failed\n", r.policy, r.failed, r.tasks);
-}
-
-}  // namespace
-
-Outcome run_schedule(const Options& o) {
-  const ScheduleOptions& s = o.schedule;
-  auto devices = open_devices(s);
-  if (!devices) {
-    const int code = devices.error().code == Errc::kInvalidArgument ? kExitUsage : kExitUnavailable;
-    return fail_with(code, devices.error().message);
-  }
-  auto workload = sched::make_workload(s.workload, devices->models);
-  if (!workload) {
-    return fail_with(kExitUsage, workload.error().message);
-  }
+// Checks what the runs need before starting them: the budget against the largest task, the
+// models file, the output directories.
+Status check_before_runs(const ScheduleOptions& s, const sched::Workload& workload) {
   if (s.memory_bytes > 0) {
     std::string type;
-    const auto needed = largest_task_bytes(*workload, type);
+    const auto needed = largest_task_bytes(workload, type);
     if (needed > s.memory_bytes) {
-      return fail_with(kExitUsage, fmt::format("--memory: {} cannot hold the {} a {} task touches",
-                                               units::format_bytes(s.memory_bytes),
-                                               units::format_bytes(needed), type));
+      return usage(fmt::format("--memory: {} cannot hold the {} a {} task touches",
+                               units::format_bytes(s.memory_bytes), units::format_bytes(needed),
+                               type));
     }
   }
   if (!s.models.empty()) {
-    if (auto models = sched::PerfModels::load(s.models); !models) {
-      return fail_with(exit_code_for(models.error()), "--models: " + models.error().message);
-    }
-    if (auto dir = check_output_dir("--models", s.models); !dir) {
-      return fail_with(kExitCantCreate, dir.error().message);
-    }
+    ACCO_RETURN_IF_ERROR(sched::PerfModels::load(s.models), "--models");
+    ACCO_RETURN_IF_ERROR(check_output_dir("--models", s.models));
   }
   if (!s.trace.empty()) {
-    if (auto dir = check_output_dir("--trace", s.trace); !dir) {
-      return fail_with(kExitCantCreate, dir.error().message);
-    }
+    ACCO_RETURN_IF_ERROR(check_output_dir("--trace", s.trace));
   }
+  return {};
+}
 
+Result<std::vector<sched::WorkloadOutcome>> run_policies(const ScheduleOptions& s,
+                                                         const sched::Workload& workload,
+                                                         const ScheduleDevices& devices,
+                                                         const Progress& progress) {
   std::vector<sched::WorkloadOutcome> runs;
   for (std::size_t i = 0; i < s.policies.size(); ++i) {
     const auto policy = std::string(sched::to_string(s.policies[i]));
-    if (o.progress) {
-      o.progress(fmt::format("[{}/{}] {}: {} task(s), {} calibration run(s)", i + 1,
-                             s.policies.size(), policy, workload->tasks.size(), s.calibrate));
+    if (progress) {
+      progress(fmt::format("[{}/{}] {}: {} task(s), {} calibration run(s)", i + 1,
+                           s.policies.size(), policy, workload.tasks.size(), s.calibrate));
     }
     sched::RuntimeOptions options;
     options.policy = s.policies[i];
@@ -376,38 +415,69 @@ Outcome run_schedule(const Options& o) {
     }
     sched::WorkloadRunOptions run;
     run.calibration_runs = s.calibrate;
-    auto outcome = sched::run_workload(*workload, device_specs(*devices, s), options, run);
+    auto outcome = sched::run_workload(workload, device_specs(devices, s), options, run);
     if (!outcome) {
-      const int code = outcome.error().code == Errc::kInvalidArgument
-                           ? kExitUsage
-                           : exit_code_for(outcome.error());
-      return fail_with(code, fmt::format("{}: {}", policy, outcome.error().message));
+      return tl::unexpected(as_usage(std::move(outcome.error()).with_context(policy)));
     }
     if (!s.models.empty()) {
       if (auto saved = outcome->models.save(s.models); !saved) {
-        return fail_with(kExitCantCreate, "--models: " + saved.error().message);
+        return tl::unexpected(as_cannot_write(std::move(saved.error()).with_context("--models")));
       }
     }
     runs.push_back(std::move(*outcome));
   }
+  return runs;
+}
 
-  Outcome out;
-  if (!s.trace.empty()) {
-    const auto trace = sched::chrome_trace(runs.front().record).dump();
-    if (auto written = core::write_file_atomic(s.trace, trace); !written) {
-      return fail_with(kExitCantCreate, "--trace: " + written.error().message);
-    }
-    out.err += fmt::format("acco: trace of {} written to {}\n", runs.front().policy, s.trace);
+}  // namespace
+
+Output ScheduleCommand::run(const Invocation& inv) const {
+  const ScheduleOptions& s = options_;
+  auto devices = open_devices(s);
+  if (!devices) {
+    return error_output(devices.error());
   }
-  out.out = o.format == Format::kJson ? json_report(s, *workload, *devices, runs)
-                                      : text_report(s, *workload, *devices, runs);
-  for (const auto& r : runs) {
+  auto workload = sched::make_workload(s.workload, devices->models);
+  if (!workload) {
+    return error_output(as_usage(std::move(workload.error())));
+  }
+  if (auto ready = check_before_runs(s, *workload); !ready) {
+    return error_output(ready.error());
+  }
+  auto runs = run_policies(s, *workload, *devices, inv.progress);
+  if (!runs) {
+    return error_output(runs.error());
+  }
+
+  Output out;
+  if (!s.trace.empty()) {
+    const auto trace = sched::chrome_trace(runs->front().record).dump();
+    if (auto written = core::write_file_atomic(s.trace, trace); !written) {
+      return error_output(as_cannot_write(std::move(written.error()).with_context("--trace")));
+    }
+    out.err += fmt::format("acco: trace of {} written to {}\n", runs->front().policy, s.trace);
+  }
+  out.out = inv.format == Format::kJson ? schedule_json(s, *workload, *devices, *runs)
+                                        : schedule_text(s, *workload, *devices, *runs);
+  for (const auto& r : *runs) {
     if (r.failed > 0) {
       out.err += failure_note(r);
       out.exit_code = kExitTasksFailed;
     }
   }
   return out;
+}
+
+CommandSpec schedule_command() {
+  return {"schedule", "run a named task graph on several devices under scheduling policies",
+          [](CLI::App& sub, SharedFlags& shared) -> FinishParse {
+            auto flags = std::make_shared<ScheduleFlags>();
+            add_schedule_flags(sub, shared, *flags);
+            return [flags](const core::Settings&) -> Result<std::unique_ptr<Command>> {
+              ACCO_ASSIGN_OR_RETURN(auto options, schedule_options(*flags));
+              return std::make_unique<ScheduleCommand>(std::move(options));
+            };
+          }};
 }
 
 }  // namespace acco::cli

@@ -3,14 +3,48 @@
 // reports makespan against the lower bounds, bytes moved and how busy each device was.
 #pragma once
 
+#include <cstdint>
+#include <string>
+#include <vector>
+
 #include "acco/cli/app.hpp"
+#include "acco/dev/host_backend.hpp"
+#include "acco/sched/policy.hpp"
+#include "acco/sched/workload.hpp"
 
 namespace acco::cli {
+
+// Every flag checked and typed at parse time; what depends on the devices found (the GPU count)
+// is checked at run.
+struct ScheduleOptions {
+  sched::WorkloadSpec workload{.name = "cholesky"};
+  bool cuda = false;  // --devices cuda: every GPU; otherwise emulated host devices
+  int devices = 4;    // host: emulated devices
+  // Per device, or one entry for every device; empty: "gpu" and speed 1 for every device.
+  std::vector<std::string> kinds;
+  std::vector<double> speeds;
+  dev::EmulatedLink link;          // host: the emulated link
+  std::uint64_t memory_bytes = 0;  // per-device budget; 0: the device's memory
+  std::vector<sched::PolicyKind> policies = {sched::PolicyKind::kDmda};
+  int calibrate = 1;  // unmeasured runs before the measured one, per policy
+  // dmda, ws: count only the queued tasks of higher or equal priority (StarPU's dmdasd)
+  bool sorted_decision = false;
+  std::string models;  // performance models loaded before each run and saved after
+  std::string trace;   // Chrome trace of the first policy's measured run
+};
 
 // Exit codes: 64 for a value that does not fit the devices found (list lengths with cuda, a
 // memory budget smaller than a task's data), 65 for a malformed --models file, 69 when the
 // devices are unavailable, 73 when --trace or --models cannot be written, 1 when a task of a
 // measured run failed.
-[[nodiscard]] Outcome run_schedule(const Options& options);
+class ScheduleCommand final : public Command {
+ public:
+  explicit ScheduleCommand(ScheduleOptions options) : options_(std::move(options)) {}
+  [[nodiscard]] Output run(const Invocation& invocation) const override;
+  [[nodiscard]] const ScheduleOptions& options() const { return options_; }
+
+ private:
+  ScheduleOptions options_;
+};
 
 }  // namespace acco::cli

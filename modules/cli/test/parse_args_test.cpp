@@ -1,13 +1,25 @@
 #include <algorithm>
 #include <map>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "acco/cli/app.hpp"
 #include "acco/dev/cuda_backend.hpp"
+#include "acco/testing/matchers.hpp"
+
+#include "machine_flags.hpp"
+#include "schedule_command.hpp"
 
 namespace acco::cli {
 namespace {
+
+using ::acco::testing::HasValue;
+using ::acco::testing::IsOk;
+using ::acco::testing::StatusIs;
+using ::testing::Field;
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 Getenv env_of(std::map<std::string, std::string> vars) {
   return [vars = std::move(vars)](const char* name) -> const char* {
@@ -18,65 +30,68 @@ Getenv env_of(std::map<std::string, std::string> vars) {
 
 TEST(ParseArgsTest, ProbeDefaultsToLiveRootAndText) {
   auto o = parse_args({"probe"}, env_of({}));
-  ASSERT_TRUE(o.has_value()) << o.error().message;
-  EXPECT_EQ(o->command, Command::kProbe);
-  EXPECT_EQ(o->format, Format::kText);
-  EXPECT_EQ(o->settings.get("sysroot"), "/");
-  EXPECT_FALSE(o->fail_on.has_value());
+  ASSERT_THAT(o, IsOk());
+  EXPECT_EQ(o->command, "probe");
+  EXPECT_EQ(o->invocation.format, Format::kText);
+  EXPECT_EQ(o->invocation.settings.get("sysroot"), "/");
+  EXPECT_NE(o->runner, nullptr);
 }
 
 TEST(ParseArgsTest, FlagBeatsEnvironmentForSysroot) {
   auto o = parse_args({"probe", "--sysroot", "/flag"}, env_of({{"ACCO_SYSROOT", "/env"}}));
-  ASSERT_TRUE(o.has_value());
-  EXPECT_EQ(o->settings.get("sysroot"), "/flag");
+  ASSERT_THAT(o, IsOk());
+  EXPECT_EQ(o->invocation.settings.get("sysroot"), "/flag");
   auto e = parse_args({"probe"}, env_of({{"ACCO_SYSROOT", "/env"}}));
-  EXPECT_EQ(e->settings.get("sysroot"), "/env");
+  EXPECT_EQ(e->invocation.settings.get("sysroot"), "/env");
 }
 
 TEST(ParseArgsTest, FailOnAcceptsWarningAndCriticalOnly) {
-  EXPECT_EQ(parse_args({"probe", "--fail-on", "critical"}, env_of({}))->fail_on,
-            topo::Severity::kCritical);
+  EXPECT_THAT(parse_args({"probe", "--fail-on", "critical"}, env_of({})), IsOk());
+  const core::Settings settings = parse_args({"probe"}, env_of({}))->invocation.settings;
+  MachineFlags critical;
+  critical.fail_on = "critical";
+  EXPECT_THAT(machine_options(critical, settings),
+              HasValue(Field(&MachineOptions::fail_on, topo::Severity::kCritical)));
+  EXPECT_THAT(machine_options(MachineFlags{}, settings),
+              HasValue(Field(&MachineOptions::fail_on, std::nullopt)));
   auto bad = parse_args({"probe", "--fail-on", "sometimes"}, env_of({}));
-  ASSERT_FALSE(bad.has_value());
-  EXPECT_NE(bad.error().message.find("--fail-on"), std::string::npos);
-  EXPECT_FALSE(parse_args({"probe", "--fail-on", "info"}, env_of({})).has_value());
+  EXPECT_THAT(bad, StatusIs(Errc::kUsage, HasSubstr("--fail-on")));
+  EXPECT_THAT(parse_args({"probe", "--fail-on", "info"}, env_of({})), Not(IsOk()));
 }
 
 TEST(ParseArgsTest, UnknownFlagIsAnError) {
   auto o = parse_args({"probe", "--colour"}, env_of({}));
-  ASSERT_FALSE(o.has_value());
-  EXPECT_EQ(o.error().code, Errc::kInvalidArgument);
+  EXPECT_THAT(o, StatusIs(Errc::kUsage));
 }
 
 TEST(ParseArgsTest, FromAndSnapshotCannotBeCombined) {
-  EXPECT_FALSE(
-      parse_args({"probe", "--from", "a.json", "--snapshot", "b.json"}, env_of({})).has_value());
-  EXPECT_FALSE(
-      parse_args({"probe", "--from", "a.json", "--sysroot", "/x"}, env_of({})).has_value());
+  EXPECT_THAT(parse_args({"probe", "--from", "a.json", "--snapshot", "b.json"}, env_of({})),
+              StatusIs(Errc::kUsage, HasSubstr("--snapshot")));
+  EXPECT_THAT(parse_args({"probe", "--from", "a.json", "--sysroot", "/x"}, env_of({})),
+              StatusIs(Errc::kUsage, HasSubstr("--sysroot")));
 }
 
 TEST(ParseArgsTest, BadNvmlModeIsRejected) {
-  auto o = parse_args({"doctor", "--nvml", "maybe"}, env_of({}));
-  ASSERT_FALSE(o.has_value());
-  EXPECT_NE(o.error().message.find("auto, on, off"), std::string::npos);
+  EXPECT_THAT(parse_args({"doctor", "--nvml", "maybe"}, env_of({})),
+              StatusIs(Errc::kUsage, HasSubstr("auto, on, off")));
 }
 
 TEST(ParseArgsTest, NoSubcommandPrintsHelp) {
   auto o = parse_args({}, env_of({}));
-  ASSERT_TRUE(o.has_value());
-  EXPECT_EQ(o->command, Command::kHelp);
+  ASSERT_THAT(o, IsOk());
+  EXPECT_EQ(o->command, "help");
   EXPECT_NE(o->help_text.find("probe"), std::string::npos);
 }
 
 TEST(ParseArgsTest, UsageErrorExitsWith64) {
-  const auto outcome = main_outcome({"probe", "--nope"}, env_of({}));
+  const auto outcome = run_command_line({"probe", "--nope"}, env_of({}));
   EXPECT_EQ(outcome.exit_code, kExitUsage);
   EXPECT_EQ(outcome.err.rfind("acco: ", 0), 0U);
   EXPECT_EQ(std::count(outcome.err.begin(), outcome.err.end(), '\n'), 1);
 }
 
 TEST(ParseArgsTest, MissingSysrootExitsWith66AndOneLine) {
-  const auto outcome = main_outcome({"probe", "--sysroot", "/does/not/exist"}, env_of({}));
+  const auto outcome = run_command_line({"probe", "--sysroot", "/does/not/exist"}, env_of({}));
   EXPECT_EQ(outcome.exit_code, kExitNoInput);
   EXPECT_NE(outcome.err.find("/does/not/exist"), std::string::npos);
   EXPECT_EQ(std::count(outcome.err.begin(), outcome.err.end(), '\n'), 1);
@@ -84,9 +99,10 @@ TEST(ParseArgsTest, MissingSysrootExitsWith66AndOneLine) {
 
 TEST(ParseArgsTest, ScheduleDefaultsAreCholeskyOnFourHostGpusUnderDmda) {
   auto o = parse_args({"schedule"}, env_of({}));
-  ASSERT_TRUE(o.has_value()) << o.error().message;
-  EXPECT_EQ(o->command, Command::kSchedule);
-  const auto& s = o->schedule;
+  ASSERT_THAT(o, IsOk());
+  EXPECT_EQ(o->command, "schedule");
+  ASSERT_NE(o->as<ScheduleCommand>(), nullptr);
+  const auto& s = o->as<ScheduleCommand>()->options();
   EXPECT_EQ(s.workload.name, "cholesky");
   EXPECT_EQ(s.workload.tiles, 8);
   EXPECT_EQ(s.workload.tasks, 1000);
@@ -96,14 +112,14 @@ TEST(ParseArgsTest, ScheduleDefaultsAreCholeskyOnFourHostGpusUnderDmda) {
   EXPECT_EQ(s.devices, 4);
   EXPECT_TRUE(s.kinds.empty());
   EXPECT_TRUE(s.speeds.empty());
-  EXPECT_EQ(s.link, "pcie3x16");
+  EXPECT_EQ(s.link.name, "pcie3x16");
   EXPECT_EQ(s.memory_bytes, 0U);
   EXPECT_EQ(s.policies, std::vector<sched::PolicyKind>{sched::PolicyKind::kDmda});
   EXPECT_EQ(s.calibrate, 1);
   EXPECT_FALSE(s.sorted_decision);
   EXPECT_EQ(s.models, "");
   EXPECT_EQ(s.trace, "");
-  EXPECT_EQ(o->format, Format::kText);
+  EXPECT_EQ(o->invocation.format, Format::kText);
 }
 
 TEST(ParseArgsTest, ScheduleTakesEveryFlag) {
@@ -132,8 +148,9 @@ TEST(ParseArgsTest, ScheduleTakesEveryFlag) {
                        "64KiB",       "--task-bytes",
                        "2MiB"},
                       env_of({}));
-  ASSERT_TRUE(o.has_value()) << o.error().message;
-  const auto& s = o->schedule;
+  ASSERT_THAT(o, IsOk());
+  ASSERT_NE(o->as<ScheduleCommand>(), nullptr);
+  const auto& s = o->as<ScheduleCommand>()->options();
   EXPECT_EQ(s.workload.name, "random");
   EXPECT_EQ(s.workload.tiles, 3);
   EXPECT_EQ(s.workload.tasks, 50);
@@ -148,7 +165,7 @@ TEST(ParseArgsTest, ScheduleTakesEveryFlag) {
   EXPECT_EQ(s.devices, 3);
   EXPECT_EQ(s.kinds, (std::vector<std::string>{"cpu", "gpu", "gpu"}));
   EXPECT_EQ(s.speeds, (std::vector<double>{1, 2, 8}));
-  EXPECT_EQ(s.link, "25GB/s,2us");
+  EXPECT_EQ(s.link.name, "25GB/s,2us");
   EXPECT_EQ(s.memory_bytes, 512U << 20);
   EXPECT_EQ(s.workload.tile_bytes, 64U << 10);
   EXPECT_EQ(s.workload.task_bytes, 2U << 20);
@@ -158,32 +175,32 @@ TEST(ParseArgsTest, ScheduleTakesEveryFlag) {
   EXPECT_TRUE(s.sorted_decision);
   EXPECT_EQ(s.models, "m.json");
   EXPECT_EQ(s.trace, "t.json");
-  EXPECT_EQ(o->format, Format::kJson);
+  EXPECT_EQ(o->invocation.format, Format::kJson);
 }
 
 TEST(ParseArgsTest, ScheduleOneKindOrSpeedAppliesToEveryDevice) {
   auto o = parse_args({"schedule", "--devices", "host:2", "--kinds", "cpu", "--speeds", "3"},
                       env_of({}));
-  ASSERT_TRUE(o.has_value()) << o.error().message;
-  EXPECT_EQ(o->schedule.kinds, std::vector<std::string>{"cpu"});
-  EXPECT_EQ(o->schedule.speeds, std::vector<double>{3});
+  ASSERT_THAT(o, IsOk());
+  EXPECT_EQ(o->as<ScheduleCommand>()->options().kinds, std::vector<std::string>{"cpu"});
+  EXPECT_EQ(o->as<ScheduleCommand>()->options().speeds, std::vector<double>{3});
 }
 
 TEST(ParseArgsTest, SchedulePolicyAllIsEveryPolicyInOrder) {
   auto o = parse_args({"schedule", "--policy", "all"}, env_of({}));
-  ASSERT_TRUE(o.has_value()) << o.error().message;
-  EXPECT_EQ(o->schedule.policies, sched::all_policies());
-  EXPECT_EQ(o->schedule.policies.size(), 6U);
+  ASSERT_THAT(o, IsOk());
+  EXPECT_EQ(o->as<ScheduleCommand>()->options().policies, sched::all_policies());
+  EXPECT_EQ(o->as<ScheduleCommand>()->options().policies.size(), 6U);
 }
 
 TEST(ParseArgsTest, ScheduleDevicesCudaAndPlainHost) {
   auto cuda = parse_args({"schedule", "--devices", "cuda", "--speeds", "1,2"}, env_of({}));
-  ASSERT_TRUE(cuda.has_value()) << cuda.error().message;
-  EXPECT_TRUE(cuda->schedule.cuda);
+  ASSERT_THAT(cuda, IsOk());
+  EXPECT_TRUE(cuda->as<ScheduleCommand>()->options().cuda);
   auto host = parse_args({"schedule", "--devices", "host"}, env_of({}));
-  ASSERT_TRUE(host.has_value()) << host.error().message;
-  EXPECT_FALSE(host->schedule.cuda);
-  EXPECT_EQ(host->schedule.devices, 4);
+  ASSERT_THAT(host, IsOk());
+  EXPECT_FALSE(host->as<ScheduleCommand>()->options().cuda);
+  EXPECT_EQ(host->as<ScheduleCommand>()->options().devices, 4);
 }
 
 struct BadSchedule {
@@ -197,11 +214,9 @@ TEST_P(ScheduleBadValueTest, IsAOneLineUsageErrorNamingTheFlag) {
   std::vector<std::string> args = {"schedule"};
   args.insert(args.end(), GetParam().args.begin(), GetParam().args.end());
   auto o = parse_args(args, env_of({}));
-  ASSERT_FALSE(o.has_value());
-  EXPECT_EQ(o.error().code, Errc::kInvalidArgument);
-  EXPECT_NE(o.error().message.find(GetParam().flag), std::string::npos) << o.error().message;
+  ASSERT_THAT(o, StatusIs(Errc::kUsage, HasSubstr(GetParam().flag)));
   EXPECT_EQ(o.error().message.find('\n'), std::string::npos) << o.error().message;
-  const auto outcome = main_outcome(args, env_of({}));
+  const auto outcome = run_command_line(args, env_of({}));
   EXPECT_EQ(outcome.exit_code, kExitUsage);
   EXPECT_EQ(std::count(outcome.err.begin(), outcome.err.end(), '\n'), 1) << outcome.err;
 }
@@ -238,12 +253,37 @@ INSTANTIATE_TEST_SUITE_P(
         BadSchedule{{"--calibrate", "-1"}, "--calibrate"},
         BadSchedule{{"--calibrate", "101"}, "--calibrate"}));
 
+TEST(ParseArgsTest, BenchFlagsAreCheckedWhereTheyAreParsed) {
+  EXPECT_THAT(parse_args({"bench", "--backend", "quantum"}, env_of({})),
+              StatusIs(Errc::kUsage, "--backend: 'quantum' is not one of auto, host, cuda"));
+  EXPECT_THAT(parse_args({"bench", "--cases", "nothing*"}, env_of({})),
+              StatusIs(Errc::kUsage, "--cases: no case matches (see acco bench --list)"));
+  EXPECT_THAT(parse_args({"bench", "--bytes", "1KiB"}, env_of({})),
+              StatusIs(Errc::kUsage, HasSubstr("--bytes")));
+  EXPECT_THAT(parse_args({"bench", "--link", "pcie9x99"}, env_of({})),
+              StatusIs(Errc::kUsage, HasSubstr("--link")));
+  // --list needs none of the measurement's flags.
+  EXPECT_THAT(parse_args({"bench", "--list", "--bytes", "1KiB"}, env_of({})), IsOk());
+}
+
+TEST(ExitCodeTest, EveryErrorCodeHasItsExitCode) {
+  const auto code = [](Errc c) { return exit_code_for(Error{c, "x"}); };
+  EXPECT_EQ(code(Errc::kUsage), kExitUsage);
+  EXPECT_EQ(code(Errc::kInvalidArgument), kExitDataError);
+  EXPECT_EQ(code(Errc::kNotFound), kExitNoInput);
+  EXPECT_EQ(code(Errc::kUnavailable), kExitUnavailable);
+  EXPECT_EQ(code(Errc::kUnsupported), kExitUnavailable);
+  EXPECT_EQ(code(Errc::kDeviceError), kExitUnavailable);
+  EXPECT_EQ(code(Errc::kInternal), kExitInternal);
+  EXPECT_EQ(code(Errc::kCannotWrite), kExitCantCreate);
+}
+
 TEST(ParseArgsTest, ScheduleWithCudaUnavailableExits69WithOneLine) {
   // This test machine has no GPU; a machine with one runs the schedule instead.
   if (auto cuda = dev::make_cuda_backend(); cuda && !(*cuda)->devices().empty()) {
     GTEST_SKIP() << "a GPU is present";
   }
-  const auto outcome = main_outcome({"schedule", "--devices", "cuda"}, env_of({}));
+  const auto outcome = run_command_line({"schedule", "--devices", "cuda"}, env_of({}));
   EXPECT_EQ(outcome.exit_code, kExitUnavailable);
   EXPECT_NE(outcome.err.find("--devices cuda"), std::string::npos) << outcome.err;
   EXPECT_EQ(std::count(outcome.err.begin(), outcome.err.end(), '\n'), 1) << outcome.err;

@@ -98,8 +98,9 @@ Status write_file_atomic(const std::string& path, std::string_view content) {
 }
 
 Result<Errc> errc_from_string(std::string_view text) {
-  for (const auto code : {Errc::kInvalidArgument, Errc::kNotFound, Errc::kUnavailable,
-                          Errc::kUnsupported, Errc::kDeviceError, Errc::kInternal}) {
+  for (const auto code :
+       {Errc::kInvalidArgument, Errc::kNotFound, Errc::kUnavailable, Errc::kUnsupported,
+        Errc::kDeviceError, Errc::kInternal, Errc::kUsage, Errc::kCannotWrite}) {
     if (to_string(code) == text) {
       return code;
     }

@@ -19,6 +19,10 @@ std::string_view to_string(Errc code) {
       return "device error";
     case Errc::kInternal:
       return "internal error";
+    case Errc::kUsage:
+      return "usage error";
+    case Errc::kCannotWrite:
+      return "cannot write";
   }
   return "internal error";
 }

@@ -56,6 +56,10 @@ std::string format_rate(double bytes_per_second) {
   return scaled(bytes_per_second, {"B/s", "kB/s", "MB/s", "GB/s", "TB/s", "PB/s"}, 1000.0);
 }
 
+std::string format_percent(double fraction, int decimals) {
+  return fmt::format("{:.{}f}%", fraction * 100, decimals);
+}
+
 std::string format_seconds(double seconds) {
   if (seconds < 1e-6) {
     return fmt::format("{:.0f} ns", seconds * 1e9);

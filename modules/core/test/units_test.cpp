@@ -20,6 +20,12 @@ TEST(UnitsTest, FormatsBitRates) {
   EXPECT_EQ(format_bit_rate(400e9), "400.0 Gb/s");
 }
 
+TEST(UnitsTest, FormatsPercentages) {
+  EXPECT_EQ(format_percent(0.83), "83%");
+  EXPECT_EQ(format_percent(0.0834, 1), "8.3%");
+  EXPECT_EQ(format_percent(1.5), "150%");
+}
+
 TEST(UnitsTest, ParsesIntegersStrictly) {
   EXPECT_EQ(parse_int(" 16\n").value(), 16);
   EXPECT_EQ(parse_int("-1").value(), -1);

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "acco/core/json.hpp"
+#include "acco/core/json_reader.hpp"
 
 #include "median.hpp"
 
@@ -72,130 +73,53 @@ std::chrono::nanoseconds rounded_median(const std::vector<std::int64_t>& samples
   return std::chrono::nanoseconds(std::llround(median_of(samples)));
 }
 
-// The non-negative int64 in `v`, or nullopt.
-std::optional<std::int64_t> non_negative_int(const nlohmann::json& v) {
-  if (v.is_number_unsigned()) {
-    const auto u = v.get<std::uint64_t>();
-    if (u <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
-      return static_cast<std::int64_t>(u);
-    }
-    return std::nullopt;
-  }
-  if (v.is_number_integer() && v.get<std::int64_t>() >= 0) {
-    return v.get<std::int64_t>();
-  }
-  return std::nullopt;
-}
+// Entry messages name the field but not its value: "perfmodel entry 3: samples_ns: ...".
+constexpr core::JsonReaderOptions kEntryWording{.show_value = false};
 
-// Reads the fields of one entry and keeps the first problem, as "perfmodel entry 3:
-// samples_ns: ...", so entry_from_json states each field once and checks status() at the end.
-class EntryReader {
- public:
-  EntryReader(const nlohmann::json& entry, std::size_t index) : entry_(entry), index_(index) {}
-
-  std::string name(std::string_view key) {
-    const auto* v = find(key);
-    if (v == nullptr) {
-      return {};
-    }
-    if (!v->is_string() || v->get_ref<const std::string&>().empty()) {
-      bad(key, "expected a non-empty string");
-      return {};
-    }
-    return v->get<std::string>();
-  }
-
-  std::int64_t count(std::string_view key, std::int64_t max, std::string_view expected) {
-    const auto* v = find(key);
-    if (v == nullptr) {
-      return 0;
-    }
-    const auto value = non_negative_int(*v);
-    if (!value || *value > max) {
-      bad(key, expected);
-      return 0;
-    }
-    return *value;
-  }
-
-  std::vector<std::int64_t> counts(std::string_view key) {
-    constexpr std::string_view kExpected = "expected an array of non-negative integers";
-    const auto* v = find(key);
-    if (v == nullptr) {
-      return {};
-    }
-    if (!v->is_array()) {
-      bad(key, kExpected);
-      return {};
-    }
-    std::vector<std::int64_t> out;
-    out.reserve(v->size());
-    for (const auto& item : *v) {
-      const auto value = non_negative_int(item);
-      if (!value) {
-        bad(key, kExpected);
-        return {};
-      }
-      // Medians are taken in double: beyond 2^53 ns (104 days) samples would not round-trip.
-      if (*value > (std::int64_t{1} << 53)) {
-        bad(key, "expected sample times of at most 2^53 ns");
-        return {};
-      }
-      out.push_back(*value);
-    }
-    return out;
-  }
-
-  [[nodiscard]] Status status() const {
-    if (error_) {
-      return tl::unexpected(*error_);
-    }
+std::vector<std::int64_t> sample_times(core::JsonReader& read) {
+  constexpr std::string_view kKey = "samples_ns";
+  constexpr std::string_view kExpected = "expected an array of non-negative integers";
+  const auto* v = read.field(kKey);
+  if (v == nullptr) {
     return {};
   }
-
- private:
-  const nlohmann::json* find(std::string_view key) {
-    if (error_) {
-      return nullptr;
-    }
-    const auto it = entry_.find(key);
-    if (it == entry_.end()) {
-      bad(key, "missing");
-      return nullptr;
-    }
-    return &*it;
+  if (!v->is_array()) {
+    read.problem(kKey, kExpected);
+    return {};
   }
-
-  void bad(std::string_view key, std::string_view problem) {
-    error_ = Error{Errc::kInvalidArgument,
-                   fmt::format("perfmodel entry {}: {}: {}", index_, key, problem)};
+  std::vector<std::int64_t> out;
+  out.reserve(v->size());
+  for (const auto& item : *v) {
+    const auto value = core::JsonReader::int64_of(item);
+    if (!value || *value < 0) {
+      read.problem(kKey, kExpected);
+      return {};
+    }
+    // Medians are taken in double: beyond 2^53 ns (104 days) samples would not round-trip.
+    if (*value > (std::int64_t{1} << 53)) {
+      read.problem(kKey, "expected sample times of at most 2^53 ns");
+      return {};
+    }
+    out.push_back(*value);
   }
-
-  const nlohmann::json& entry_;
-  std::size_t index_;
-  std::optional<Error> error_;
-};
+  return out;
+}
 
 Result<std::pair<ModelKey, ModelEntry>> entry_from_json(const nlohmann::json& j,
                                                         std::size_t index) {
-  if (!j.is_object()) {
-    return fail(Errc::kInvalidArgument,
-                fmt::format("perfmodel entry {}: expected an object", index));
-  }
   constexpr std::int64_t kMaxSizeClass = 63;  // size_class() of a 64-bit byte count
-  EntryReader read(j, index);
+  core::JsonReader read(j, "", kEntryWording);
   ModelKey key;
-  key.type = read.name("type");
-  key.device = read.name("device");
-  key.size_class =
-      static_cast<int>(read.count("size_class", kMaxSizeClass, "expected an integer from 0 to 63"));
+  key.type = read.non_empty_string("type");
+  key.device = read.non_empty_string("device");
+  key.size_class = static_cast<int>(
+      read.integer("size_class", {0, kMaxSizeClass}, "expected an integer from 0 to 63"));
   ModelEntry entry;
-  entry.samples_ns = read.counts("samples_ns");
-  entry.rejected = static_cast<std::size_t>(read.count(
-      "rejected", std::numeric_limits<std::int64_t>::max(), "expected a non-negative integer"));
-  if (auto status = read.status(); !status) {
-    return tl::unexpected(std::move(status.error()));
-  }
+  entry.samples_ns = sample_times(read);
+  entry.rejected = static_cast<std::size_t>(
+      read.integer("rejected", {0, std::numeric_limits<std::int64_t>::max()},
+                   "expected a non-negative integer"));
+  ACCO_RETURN_IF_ERROR(read.status(), fmt::format("perfmodel entry {}", index));
   return std::pair{std::move(key), std::move(entry)};
 }
 
@@ -325,11 +249,8 @@ Result<PerfModels> PerfModels::from_json(const nlohmann::json& json, ModelOption
   }
   PerfModels models(options);
   for (std::size_t i = 0; i < entries->size(); ++i) {
-    auto parsed = entry_from_json((*entries)[i], i);
-    if (!parsed) {
-      return tl::unexpected(std::move(parsed.error()));
-    }
-    auto& [key, entry] = *parsed;
+    ACCO_ASSIGN_OR_RETURN(auto parsed, entry_from_json((*entries)[i], i));
+    auto& [key, entry] = parsed;
     // A file written with a larger window keeps its newest samples.
     keep_newest(entry.samples_ns, options.window);
     if (!models.entries_.emplace(std::move(key), std::move(entry)).second) {
@@ -354,14 +275,8 @@ Result<PerfModels> PerfModels::load(const std::filesystem::path& path, ModelOpti
     }
     return tl::unexpected(std::move(text.error()));
   }
-  auto json = core::parse_json(*text, path.string());
-  if (!json) {
-    return tl::unexpected(std::move(json.error()));
-  }
-  auto models = from_json(*json, options);
-  if (!models) {
-    return tl::unexpected(std::move(models.error()).with_context(path.string()));
-  }
+  ACCO_ASSIGN_OR_RETURN(const auto json, core::parse_json(*text, path.string()));
+  ACCO_ASSIGN_OR_RETURN(auto models, from_json(json, options), path.string());
   return models;
 }
 

@@ -80,6 +80,11 @@ Result<Snapshot> snapshot_from_json(const nlohmann::json& j) {
   return s;
 }
 
+Status write_snapshot(const std::string& path, const Snapshot& snapshot) {
+  ACCO_RETURN_IF_ERROR(core::write_file_atomic(path, to_json(snapshot).dump(1)), "snapshot");
+  return {};
+}
+
 Result<ProbeResult> probe(const ProbeRequest& request) {
   if (!request.from_snapshot.empty()) {
     auto j = core::read_json_file(request.from_snapshot);
@@ -107,7 +112,8 @@ Result<ProbeResult> probe(const ProbeRequest& request) {
     return tl::unexpected(disk.error());
   }
   core::RecordingFs recording(**disk);
-  const core::Fs& fs = request.write_snapshot.empty() ? **disk : recording;
+  const bool record = !request.write_snapshot.empty() || request.capture_snapshot;
+  const core::Fs& fs = record ? recording : **disk;
 
   NvmlReport nvml;
   const bool live_root = request.sysroot == "/";
@@ -126,18 +132,24 @@ Result<ProbeResult> probe(const ProbeRequest& request) {
   if (!machine) {
     return tl::unexpected(std::move(machine.error()).with_context("sysroot " + request.sysroot));
   }
-  if (!request.write_snapshot.empty()) {
-    Snapshot snapshot;
-    snapshot.created = now_utc();
-    snapshot.origin = request.sysroot;
-    snapshot.acco_version = ACCO_VERSION;
-    snapshot.fs = recording.record();
-    snapshot.nvml = nvml;
-    ACCO_RETURN_IF_ERROR(core::write_file_atomic(request.write_snapshot, to_json(snapshot).dump(1)),
-                         "snapshot");
+  std::optional<Snapshot> snapshot;
+  if (record) {
+    snapshot.emplace();
+    snapshot->created = now_utc();
+    snapshot->origin = request.sysroot;
+    snapshot->acco_version = ACCO_VERSION;
+    snapshot->fs = recording.record();
+    snapshot->nvml = nvml;
   }
-  return finish(std::move(machine), std::move(nvml),
-                live_root ? std::string("/") : "sysroot " + request.sysroot);
+  if (!request.write_snapshot.empty()) {
+    ACCO_RETURN_IF_ERROR(write_snapshot(request.write_snapshot, *snapshot));
+  }
+  auto result = finish(std::move(machine), std::move(nvml),
+                       live_root ? std::string("/") : "sysroot " + request.sysroot);
+  if (result && request.capture_snapshot) {
+    result->snapshot = std::move(snapshot);
+  }
+  return result;
 }
 
 }  // namespace acco::topo

@@ -79,18 +79,15 @@ Status round_to_device(EngineCore& core, const Round& round, QueueSet& used) {
   dev::Queue& queue = core.next_queue();
   used.use(queue);
   const StagingPool::Slot slot = core.pool->acquire();
-  auto device_slot = device_slot_of(core, slot);
-  if (!device_slot) {
-    return tl::unexpected(std::move(device_slot.error()));
-  }
+  ACCO_ASSIGN_OR_RETURN(std::byte* const device_slot, device_slot_of(core, slot));
   for (const Segment& segment : round.segments) {
     std::memcpy(slot.data + segment.offset, segment.src, segment.bytes);
   }
-  if (Status status = queue.copy(*device_slot, slot.data, round.bytes); !status) {
+  if (Status status = queue.copy(device_slot, slot.data, round.bytes); !status) {
     return abandon_round(core, queue, slot.index, std::move(status.error()));
   }
   for (const Segment& segment : round.segments) {
-    if (Status status = queue.copy(segment.dst, *device_slot + segment.offset, segment.bytes);
+    if (Status status = queue.copy(segment.dst, device_slot + segment.offset, segment.bytes);
         !status) {
       return abandon_round(core, queue, slot.index, std::move(status.error()));
     }
@@ -104,17 +101,14 @@ Status round_to_host(EngineCore& core, const Round& round, QueueSet& used) {
   dev::Queue& queue = core.next_queue();
   used.use(queue);
   const StagingPool::Slot slot = core.pool->acquire();
-  auto device_slot = device_slot_of(core, slot);
-  if (!device_slot) {
-    return tl::unexpected(std::move(device_slot.error()));
-  }
+  ACCO_ASSIGN_OR_RETURN(std::byte* const device_slot, device_slot_of(core, slot));
   for (const Segment& segment : round.segments) {
-    if (Status status = queue.copy(*device_slot + segment.offset, segment.src, segment.bytes);
+    if (Status status = queue.copy(device_slot + segment.offset, segment.src, segment.bytes);
         !status) {
       return abandon_round(core, queue, slot.index, std::move(status.error()));
     }
   }
-  if (Status status = queue.copy(slot.data, *device_slot, round.bytes); !status) {
+  if (Status status = queue.copy(slot.data, device_slot, round.bytes); !status) {
     return abandon_round(core, queue, slot.index, std::move(status.error()));
   }
   // std::function must be copyable, hence the shared segment list.
@@ -143,9 +137,7 @@ Status Batch::add(void* dst, const void* src, std::size_t bytes) {
                 fmt::format("batch item {} ({} bytes): null {}", items_.size(), bytes,
                             dst == nullptr ? "destination" : "source"));
   }
-  const auto d = reinterpret_cast<std::uintptr_t>(dst);
-  const auto s = reinterpret_cast<std::uintptr_t>(src);
-  if ((d >= s ? d - s : s - d) < bytes) {
+  if (detail::ranges_overlap(dst, src, bytes)) {
     return fail(Errc::kInvalidArgument,
                 fmt::format("batch item {} ({} bytes): source {} and destination {} overlap",
                             items_.size(), bytes, src, dst));

@@ -8,143 +8,18 @@
 
 #include <fmt/format.h>
 
+#include "copy_steps.hpp"
 #include "engine_core.hpp"
 #include "host_memory.hpp"
 
 namespace acco::xfer {
-namespace detail {
-
-// ---- RegistrationCache -------------------------------------------------------------------------
-
-namespace {
-
-// Buffers seen but not pinned are forgotten beyond this many, so a stream of distinct buffers
-// cannot grow the table without bound.
-constexpr std::size_t kMaxTrackedBuffers = 4096;
-
-}  // namespace
-
-int RegistrationCache::note_use(const void* ptr, std::size_t bytes) {
-  const auto key = reinterpret_cast<std::uintptr_t>(ptr);
-  if (entries_.size() >= kMaxTrackedBuffers && !entries_.contains(key)) {
-    std::erase_if(entries_, [](const auto& entry) { return entry.second.registration == nullptr; });
-  }
-  Entry& entry = entries_[key];
-  if (entry.bytes != bytes && !entry.registration) {
-    entry = Entry{bytes, 0, false, nullptr};
-  }
-  if (entry.failed || entry.registration) {
-    return 0;  // never again a candidate
-  }
-  return ++entry.uses;
-}
-
-Result<std::chrono::nanoseconds> RegistrationCache::pin(dev::Device& device, void* ptr,
-                                                        std::size_t bytes) {
-  Entry& entry = entries_[reinterpret_cast<std::uintptr_t>(ptr)];
-  const auto start = std::chrono::steady_clock::now();
-  auto registration = device.register_host(ptr, bytes);
-  const auto pin_time = std::chrono::steady_clock::now() - start;
-  if (!registration) {
-    entry.failed = true;
-    return tl::unexpected(std::move(registration.error()));
-  }
-  entry.bytes = bytes;
-  entry.registration = std::move(*registration);
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(pin_time);
-}
-
-bool RegistrationCache::registered(const void* ptr, std::size_t bytes, bool* covered) const {
-  const auto it = entries_.find(reinterpret_cast<std::uintptr_t>(ptr));
-  if (it == entries_.end() || !it->second.registration) {
-    return false;
-  }
-  *covered = bytes <= it->second.bytes;
-  return true;
-}
-
-void RegistrationCache::forget(const void* ptr) {
-  entries_.erase(reinterpret_cast<std::uintptr_t>(ptr));
-}
-
-std::size_t RegistrationCache::registrations() const {
-  return static_cast<std::size_t>(
-      std::count_if(entries_.begin(), entries_.end(),
-                    [](const auto& entry) { return entry.second.registration != nullptr; }));
-}
-
-// ---- QueueSet ----------------------------------------------------------------------------------
-
-void QueueSet::use(dev::Queue& queue) {
-  if (std::find(used_.begin(), used_.end(), &queue) == used_.end()) {
-    used_.push_back(&queue);
-  }
-}
-
-Result<Events> QueueSet::record() {
-  Events events;
-  for (dev::Queue* queue : used_) {
-    auto event = queue->record();
-    if (!event) {
-      return tl::unexpected(std::move(event.error()));
-    }
-    events.push_back(std::move(*event));
-  }
-  return events;
-}
-
-Status QueueSet::drain() {
-  Status first;
-  for (dev::Queue* queue : used_) {
-    if (Status status = queue->synchronize(); !status && first) {
-      first = std::move(status);
-    }
-  }
-  return first;
-}
-
-// ---- EngineCore --------------------------------------------------------------------------------
-
-dev::Queue& EngineCore::next_queue() {
-  return *queues[next_queue_index++ % queues.size()];
-}
-
-Result<std::byte*> EngineCore::device_slot(int index) {
-  auto& slot = device_slots[static_cast<std::size_t>(index)];
-  if (!slot) {
-    auto buffer = device.allocate(pool->info().slot_bytes);
-    if (!buffer) {
-      return tl::unexpected(std::move(buffer.error())
-                                .with_context(fmt::format("device staging slot of {} bytes",
-                                                          pool->info().slot_bytes)));
-    }
-    slot = std::move(*buffer);
-  }
-  return static_cast<std::byte*>(slot->data());
-}
-
-Status EngineCore::release_after(dev::Queue& queue, int index) {
-  StagingPool* staging = pool.get();
-  Status queued = queue.host_task([staging, index] { staging->release(index); });
-  if (!queued) {
-    (void)queue.synchronize();
-    pool->release(index);
-  }
-  return queued;
-}
-
-}  // namespace detail
 
 // ---- Transfer ----------------------------------------------------------------------------------
 
 Result<CopyRecord> Transfer::wait() {
   for (const auto& event : events_) {
-    if (Status status = event->wait(); !status) {
-      return tl::unexpected(
-          std::move(status.error())
-              .with_context(
-                  fmt::format("{} copy of {} bytes", to_string(record_.strategy), record_.bytes)));
-    }
+    ACCO_RETURN_IF_ERROR(event->wait(), fmt::format("{} copy of {} bytes",
+                                                    to_string(record_.strategy), record_.bytes));
   }
   return record_;
 }
@@ -198,65 +73,17 @@ int auto_copy_threads(double link_bytes_per_second, double memcpy_bytes_per_seco
   return std::clamp(needed, 1, std::max(1, cores - 1));
 }
 
-// kInvalidArgument when `strategy` cannot move a copy between these kinds.
-Status check_forced(Strategy strategy, dev::MemoryKind dst, dev::MemoryKind src, std::size_t bytes,
-                    const DeviceTraits& traits) {
-  const Direction direction = direction_of(dst, src);
-  const bool one_device_end =
-      direction == Direction::kHostToDevice || direction == Direction::kDeviceToHost;
-  const dev::MemoryKind host = dst == dev::MemoryKind::kDevice ? src : dst;
-  const char* problem = nullptr;
-  switch (strategy) {
-    case Strategy::kNone:
-      problem = bytes > 0 ? "moves nothing" : nullptr;
-      break;
-    case Strategy::kHostCopy:
-      problem = direction != Direction::kHostToHost ? "needs host memory at both ends" : nullptr;
-      break;
-    case Strategy::kDirect:
-      problem = one_device_end && host == dev::MemoryKind::kPageable
-                    ? "cannot DMA pageable memory (use pipelined)"
-                    : (direction == Direction::kHostToHost ? "needs a device end" : nullptr);
-      break;
-    case Strategy::kPipelined:
-      problem = one_device_end ? nullptr : "needs exactly one device end";
-      break;
-    case Strategy::kZeroCopy:
-      problem = !one_device_end ? "needs exactly one device end"
-                : !traits.device_memory_host_accessible
-                    ? "needs a host mapping of device memory, which this device lacks"
-                    : nullptr;
-      break;
-    case Strategy::kBatched:
-      problem = "is for Engine::batch()";
-      break;
-  }
-  if (problem != nullptr) {
-    return fail(
-        Errc::kInvalidArgument,
-        fmt::format("strategy {} for a {} copy ({} to {}): {}", to_string(strategy),
-                    to_string(direction), dev::to_string(src), dev::to_string(dst), problem));
-  }
-  return {};
-}
-
 }  // namespace
 
 Result<std::unique_ptr<Engine>> Engine::create(dev::Device& device, const Profile& profile) {
   ACCO_RETURN_IF_ERROR(validate(profile), "engine");
   auto core = std::make_unique<detail::EngineCore>(device, profile);
   for (int i = 0; i < profile.queues; ++i) {
-    auto queue = device.create_queue();
-    if (!queue) {
-      return tl::unexpected(std::move(queue.error()).with_context("engine: create queue"));
-    }
-    core->queues.push_back(std::move(*queue));
+    ACCO_ASSIGN_OR_RETURN(auto queue, device.create_queue(), "engine: create queue");
+    core->queues.push_back(std::move(queue));
   }
-  auto pool = StagingPool::create(device, {profile.chunk_bytes, profile.slots});
-  if (!pool) {
-    return tl::unexpected(std::move(pool.error()).with_context("engine"));
-  }
-  core->pool = std::move(*pool);
+  ACCO_ASSIGN_OR_RETURN(
+      core->pool, (StagingPool::create(device, {profile.chunk_bytes, profile.slots})), "engine");
   core->device_slots.resize(static_cast<std::size_t>(profile.slots));
 
   EngineInfo& info = core->info;
@@ -306,105 +133,16 @@ std::size_t Engine::registrations() const {
 
 Result<Transfer> Engine::copy(void* dst, const void* src, std::size_t bytes,
                               const CopyOptions& options) {
-  detail::EngineCore& core = *core_;
-  CopyRecord record;
-  record.bytes = bytes;
-  record.items = 1;
-  if (bytes == 0) {
+  if (bytes == 0) {  // complete at once, whatever the pointers
+    CopyRecord record;
+    record.items = 1;
     return Transfer(record, {});
   }
-  // Formatted only on an error path: small copies are microseconds, a format is a good part of one.
-  const auto context = [bytes] { return fmt::format("copy of {} bytes", bytes); };
-  if (dst == nullptr || src == nullptr) {
-    return fail(Errc::kInvalidArgument,
-                fmt::format("{}: null {}", context(), dst == nullptr ? "destination" : "source"));
-  }
-  const auto d = reinterpret_cast<std::uintptr_t>(dst);
-  const auto s = reinterpret_cast<std::uintptr_t>(src);
-  if ((d >= s ? d - s : s - d) < bytes) {
-    return fail(Errc::kInvalidArgument,
-                fmt::format("{}: source {} and destination {} overlap", context(), src, dst));
-  }
-
-  record.dst_kind = core.device.kind_of(dst);
-  record.src_kind = core.device.kind_of(src);
-  record.direction = direction_of(record.dst_kind, record.src_kind);
-  const bool to_device = record.direction == Direction::kHostToDevice;
-  const bool to_host = record.direction == Direction::kDeviceToHost;
-  void* host_end = to_device ? const_cast<void*>(src) : dst;
-  dev::MemoryKind& host_kind = to_device ? record.src_kind : record.dst_kind;
-
-  CopyShape shape{record.dst_kind, record.src_kind, bytes, 0};
-  if (to_device || to_host) {
-    bool covered = false;
-    if (core.registrations.registered(host_end, bytes, &covered)) {
-      record.registered = covered;
-      if (!covered) {
-        // Our registration is shorter than this copy; the rest is pageable, so stage it all.
-        (to_device ? shape.src : shape.dst) = dev::MemoryKind::kPageable;
-      }
-    } else if (host_kind == dev::MemoryKind::kPageable && core.profile.register_after_uses > 0 &&
-               !options.strategy) {
-      shape.host_buffer_uses = core.registrations.note_use(host_end, bytes);
-    }
-  }
-
-  CopyPlan plan;
-  if (options.strategy) {
-    ACCO_RETURN_IF_ERROR(
-        check_forced(*options.strategy, shape.dst, shape.src, bytes, core.info.traits), context());
-    plan = plan_copy(shape, core.profile, core.info.traits);
-    plan.strategy = *options.strategy;
-    plan.register_host = false;
-    plan.queues = std::max(plan.queues, 1);
-  } else {
-    plan = plan_copy(shape, core.profile, core.info.traits);
-  }
-  if (plan.register_host) {
-    auto pin_time = core.registrations.pin(core.device, host_end, bytes);
-    if (pin_time) {
-      record.registered = true;
-      record.pin_time = *pin_time;
-      host_kind = dev::MemoryKind::kRegistered;
-    } else {
-      plan.strategy = Strategy::kPipelined;  // could not pin (limit, overlap): stage it instead
-    }
-  }
-  record.strategy = plan.strategy;
-
-  Result<detail::Events> events = detail::Events{};
-  switch (plan.strategy) {
-    case Strategy::kNone:
-      break;
-    case Strategy::kHostCopy:
-      core.copier->copy(dst, src, bytes);
-      record.host_threads = bytes >= (std::size_t{1} << 20) ? core.copier->threads() : 1;
-      break;
-    case Strategy::kZeroCopy: {
-      // No device layer call checks this range, so check here that it ends in device memory.
-      const auto* device_end = static_cast<const std::byte*>(to_device ? dst : src);
-      if (core.device.kind_of(device_end + bytes - 1) != dev::MemoryKind::kDevice) {
-        return fail(
-            Errc::kInvalidArgument,
-            fmt::format("{}: the device range runs past the end of device memory", context()));
-      }
-      std::memcpy(dst, src, bytes);
-      record.host_threads = 1;
-      break;
-    }
-    case Strategy::kDirect:
-      events = detail::copy_direct(core, dst, src, bytes, plan.queues, record);
-      break;
-    case Strategy::kPipelined:
-      events = detail::copy_pipelined(core, dst, src, bytes, record);
-      break;
-    case Strategy::kBatched:
-      return fail(Errc::kInternal, "batched plan for a single copy");
-  }
-  if (!events) {
-    return tl::unexpected(std::move(events.error()).with_context(context()));
-  }
-  return Transfer(record, std::move(*events));
+  ACCO_RETURN_IF_ERROR(detail::validate_copy(dst, src, bytes));
+  detail::PendingCopy pending = detail::classify_copy(*core_, dst, src, bytes, options);
+  ACCO_RETURN_IF_ERROR(detail::choose_plan(*core_, pending, options));
+  ACCO_ASSIGN_OR_RETURN(detail::Events events, detail::dispatch_copy(*core_, pending));
+  return Transfer(pending.record, std::move(events));
 }
 
 }  // namespace acco::xfer

@@ -2,11 +2,9 @@
 // for batches, host copy threads and the registrations it made. Private to the xfer module.
 #pragma once
 
-#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <unordered_map>
 #include <vector>
 
 #include "acco/core/result.hpp"
@@ -14,35 +12,18 @@
 #include "acco/xfer/engine.hpp"
 
 #include "host_copier.hpp"
+#include "registration_cache.hpp"
 
 namespace acco::xfer::detail {
 
 using Events = std::vector<std::shared_ptr<dev::Event>>;
 
-// User buffers the engine has seen (pageable host ends of copies) and those it pinned in place.
-class RegistrationCache {
- public:
-  // Counts one more use of the buffer at `ptr` and returns the count (1 on first sight); a use
-  // with a different size starts the count again.
-  int note_use(const void* ptr, std::size_t bytes);
-  // Pins [ptr, ptr + bytes) and keeps it pinned; returns what pinning cost. A failure is
-  // remembered so the buffer is not tried again.
-  [[nodiscard]] Result<std::chrono::nanoseconds> pin(dev::Device& device, void* ptr,
-                                                     std::size_t bytes);
-  // True when `ptr` starts a registration of this cache; `covered` says whether it spans `bytes`.
-  [[nodiscard]] bool registered(const void* ptr, std::size_t bytes, bool* covered) const;
-  void forget(const void* ptr);
-  [[nodiscard]] std::size_t registrations() const;
-
- private:
-  struct Entry {
-    std::size_t bytes = 0;
-    int uses = 0;
-    bool failed = false;
-    std::unique_ptr<dev::Registration> registration;
-  };
-  std::unordered_map<std::uintptr_t, Entry> entries_;
-};
+// True when [a, a + bytes) and [b, b + bytes) share a byte.
+[[nodiscard]] inline bool ranges_overlap(const void* a, const void* b, std::size_t bytes) {
+  const auto x = reinterpret_cast<std::uintptr_t>(a);
+  const auto y = reinterpret_cast<std::uintptr_t>(b);
+  return (x >= y ? x - y : y - x) < bytes;
+}
 
 // Records the queues a copy used, so it can mark their ends with events, or drain them when a
 // copy fails part-way and nothing may stay queued that points at the caller's memory.
@@ -83,8 +64,13 @@ struct EngineCore {
   std::size_t next_queue_index = 0;
 };
 
-// Strategy bodies. Each fills the record's strategy-specific fields and returns the events that
-// complete the copy; on an error nothing it queued is still pending.
+// Strategy bodies, one file each. Each fills the record's strategy-specific fields and returns the
+// events that complete the copy (none when it completes on return); on an error nothing it queued
+// is still pending.
+[[nodiscard]] Result<Events> copy_host(EngineCore& core, void* dst, const void* src,
+                                       std::size_t bytes, CopyRecord& record);
+[[nodiscard]] Result<Events> copy_zero_copy(EngineCore& core, void* dst, const void* src,
+                                            std::size_t bytes, CopyRecord& record);
 [[nodiscard]] Result<Events> copy_direct(EngineCore& core, void* dst, const void* src,
                                          std::size_t bytes, int queues, CopyRecord& record);
 [[nodiscard]] Result<Events> copy_pipelined(EngineCore& core, void* dst, const void* src,

@@ -6,9 +6,6 @@
 namespace acco::xfer::detail {
 namespace {
 
-// Below this a copy stays on one thread: a wake-up and a join cost tens of microseconds on a busy
-// machine, about what one core needs to copy 1 MiB.
-constexpr std::size_t kMinSplitBytes = std::size_t{1} << 20;
 // Parts start on cache-line boundaries so no two threads write the same line.
 constexpr std::size_t kPartAlignment = 64;
 

@@ -23,8 +23,16 @@ class HostCopier {
   // a time. Small copies stay on the caller: waking a thread costs more than it saves.
   void copy(void* dst, const void* src, std::size_t bytes);
   [[nodiscard]] int threads() const { return static_cast<int>(workers_.size()) + 1; }
+  // Threads that copy() puts on a copy of `bytes`, the caller included.
+  [[nodiscard]] int threads_for(std::size_t bytes) const {
+    return bytes < kMinSplitBytes ? 1 : threads();
+  }
 
  private:
+  // Below this a copy stays on one thread: a wake-up and a join cost tens of microseconds on a
+  // busy machine, about what one core needs to copy 1 MiB.
+  static constexpr std::size_t kMinSplitBytes = std::size_t{1} << 20;
+
   void work(int part);
   void copy_part(int part);
 

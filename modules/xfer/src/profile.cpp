@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "acco/core/json.hpp"
+#include "acco/core/json_reader.hpp"
 
 namespace acco::xfer {
 namespace {
@@ -47,6 +48,10 @@ const std::array<Field, 8> kFields = {
 const char* name_of(const Field& field) {
   return std::visit([](const auto& f) { return f.name; }, field);
 }
+
+// Profile messages show the whole value and word a range as validate() does.
+constexpr core::JsonReaderOptions kProfileWording{.max_value_chars = 0,
+                                                  .range = core::RangeWording::kMustBeBetween};
 
 tl::unexpected<Error> out_of_range(const char* name, auto min, auto max, auto got) {
   return fail(Errc::kInvalidArgument,
@@ -87,6 +92,7 @@ Result<Profile> profile_from_json(const nlohmann::json& j) {
                 fmt::format("profile: expected a JSON object, got {}", j.type_name()));
   }
   Profile profile;
+  core::JsonReader in(j, "", kProfileWording);
   for (const auto& [key, value] : j.items()) {
     if (key == "schema") {
       if (!value.is_string() || value.get<std::string>() != kProfileSchema) {
@@ -104,41 +110,27 @@ Result<Profile> profile_from_json(const nlohmann::json& j) {
     if (field == nullptr) {
       return fail(Errc::kInvalidArgument, fmt::format("profile: unknown field '{}'", key));
     }
-    if (!value.is_number_integer()) {
-      return fail(Errc::kInvalidArgument,
-                  fmt::format("profile: {}: expected an integer, got {}", key, value.dump()));
-    }
     if (const auto* f = std::get_if<SizeField>(field)) {
-      if (value.is_number_unsigned()) {
-        const auto v = value.get<std::uint64_t>();
-        if (v < f->min || v > f->max) {
-          return out_of_range(f->name, f->min, f->max, v);
-        }
-        profile.*(f->member) = static_cast<std::size_t>(v);
-      } else {
-        return out_of_range(f->name, f->min, f->max, value.get<std::int64_t>());
-      }
+      profile.*(f->member) = static_cast<std::size_t>(
+          in.integer(key, {static_cast<std::int64_t>(f->min), static_cast<std::int64_t>(f->max)}));
     } else {
       const auto& i = std::get<IntField>(*field);
-      const auto v = value.get<std::int64_t>();
-      if (v < i.min || v > i.max) {
-        return out_of_range(i.name, i.min, i.max, v);
+      // An integer beyond int64 has always been shown as its int64 bit pattern ("got -1"); the
+      // message is kept as it was.
+      if (value.is_number_unsigned() && !core::JsonReader::int64_of(value)) {
+        return out_of_range(i.name, i.min, i.max, value.get<std::int64_t>());
       }
-      profile.*(i.member) = static_cast<int>(v);
+      profile.*(i.member) = static_cast<int>(in.integer(key, {i.min, i.max}));
     }
+    // Fields are checked in the document's order and the first problem is the answer.
+    ACCO_RETURN_IF_ERROR(in.status(), "profile");
   }
   return profile;
 }
 
 Result<Profile> load_profile(const std::string& path) {
-  auto j = core::read_json_file(path);
-  if (!j) {
-    return tl::unexpected(j.error());
-  }
-  auto profile = profile_from_json(*j);
-  if (!profile) {
-    return tl::unexpected(std::move(profile.error()).with_context(path));
-  }
+  ACCO_ASSIGN_OR_RETURN(const auto j, core::read_json_file(path));
+  ACCO_ASSIGN_OR_RETURN(auto profile, profile_from_json(j), path);
   return profile;
 }
 

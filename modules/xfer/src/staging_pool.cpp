@@ -85,11 +85,7 @@ Result<std::unique_ptr<StagingPool>> StagingPool::create(dev::Device& device,
   }
   std::unique_ptr<core::Fs> live_fs;
   if (options.fs == nullptr) {
-    auto made = core::make_disk_fs("/");
-    if (!made) {
-      return tl::unexpected(std::move(made.error()).with_context("staging pool"));
-    }
-    live_fs = std::move(*made);
+    ACCO_ASSIGN_OR_RETURN(live_fs, core::make_disk_fs("/"), "staging pool");
   }
   const core::Fs& fs = options.fs != nullptr ? *options.fs : *live_fs;
 
@@ -148,12 +144,8 @@ Result<std::unique_ptr<StagingPool>> StagingPool::create(dev::Device& device,
     const Clock::time_point pin_start = Clock::now();
     auto buffer = device.allocate_host(info.total_bytes, dev::MemoryKind::kPinned);
     info.pin_time = Clock::now() - pin_start;
-    if (!buffer) {
-      return tl::unexpected(
-          std::move(buffer.error())
-              .with_context(fmt::format("staging pool: pin {} bytes", info.total_bytes)));
-    }
-    slab->buffer = std::move(*buffer);
+    ACCO_ASSIGN_OR_RETURN(slab->buffer, std::move(buffer),
+                          fmt::format("staging pool: pin {} bytes", info.total_bytes));
     slab->data = static_cast<std::byte*>(slab->buffer->data());
     info.kind = dev::MemoryKind::kPinned;
     // The device placed it (on its NUMA node where it can); touch it now, not in the first copy.

@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "acco/testing/matchers.hpp"
 #include "acco/xfer/engine.hpp"
 
 #include "test_device.hpp"
@@ -12,6 +13,8 @@
 namespace acco::xfer {
 namespace {
 
+using ::acco::testing::IsOk;
+using ::acco::testing::StatusIs;
 using dev::MemoryKind;
 using ::testing::HasSubstr;
 using testing::make_backend;
@@ -64,15 +67,15 @@ TEST(BatchTest, TenThousandSmallCopiesToTheDeviceArriveIntact) {
   Batch batch = engine->batch();
   for (std::size_t i = 0; i < kItems; ++i) {
     const std::size_t to = (i * 7919) % kItems;
-    ASSERT_TRUE(
-        batch.add(base + to * kItemBytes, host.data() + i * kItemBytes, kItemBytes).has_value());
+    ASSERT_THAT(batch.add(base + to * kItemBytes, host.data() + i * kItemBytes, kItemBytes),
+                IsOk());
   }
   EXPECT_EQ(batch.items(), kItems);
   EXPECT_EQ(batch.bytes(), kItems * kItemBytes);
   auto transfer = batch.submit();
-  ASSERT_TRUE(transfer.has_value()) << transfer.error().message;
+  ASSERT_THAT(transfer, IsOk());
   const auto record = transfer->wait();
-  ASSERT_TRUE(record.has_value()) << record.error().message;
+  ASSERT_THAT(record, IsOk());
   EXPECT_EQ(record->strategy, Strategy::kBatched);
   EXPECT_EQ(record->items, kItems);
   EXPECT_EQ(record->direction, Direction::kHostToDevice);
@@ -94,19 +97,19 @@ TEST(BatchTest, TenThousandSmallCopiesToTheHostArriveIntact) {
   auto engine = make_engine(device, batch_profile());
   const auto payload = pattern(kItems * kItemBytes, 22);
   auto on_device = device_buffer(device, payload.size());
-  ASSERT_TRUE(device.copy(on_device->data(), payload.data(), payload.size()).has_value());
+  ASSERT_THAT(device.copy(on_device->data(), payload.data(), payload.size()), IsOk());
   std::vector<std::byte> host(payload.size());
   const auto* base = static_cast<const std::byte*>(on_device->data());
   Batch batch = engine->batch();
   for (std::size_t i = 0; i < kItems; ++i) {
     const std::size_t from = (i * 7919) % kItems;
-    ASSERT_TRUE(
-        batch.add(host.data() + i * kItemBytes, base + from * kItemBytes, kItemBytes).has_value());
+    ASSERT_THAT(batch.add(host.data() + i * kItemBytes, base + from * kItemBytes, kItemBytes),
+                IsOk());
   }
   auto transfer = batch.submit();
-  ASSERT_TRUE(transfer.has_value()) << transfer.error().message;
+  ASSERT_THAT(transfer, IsOk());
   const auto record = transfer->wait();
-  ASSERT_TRUE(record.has_value()) << record.error().message;
+  ASSERT_THAT(record, IsOk());
   EXPECT_EQ(record->direction, Direction::kDeviceToHost);
   for (std::size_t i = 0; i < kItems; ++i) {
     const std::size_t from = (i * 7919) % kItems;
@@ -126,21 +129,21 @@ TEST(BatchTest, AMixedBatchMovesEveryKindOfItem) {
   const auto c = pattern(5000, 3);
   auto d1 = device_buffer(device, 8 << 20);
   auto* dev = static_cast<std::byte*>(d1->data());
-  ASSERT_TRUE(device.copy(dev + (6 << 20), c.data(), c.size()).has_value());
+  ASSERT_THAT(device.copy(dev + (6 << 20), c.data(), c.size()), IsOk());
   std::vector<std::byte> host_out(5000);
   std::vector<std::byte> host_copy(100);
 
   Batch batch = engine->batch();
-  ASSERT_TRUE(batch.add(dev, a.data(), a.size()).has_value());                 // to device
-  ASSERT_TRUE(batch.add(dev + 4096, big.data(), big.size()).has_value());      // large
-  ASSERT_TRUE(batch.add(host_out.data(), dev + (6 << 20), 5000).has_value());  // to host
-  ASSERT_TRUE(batch.add(dev + (7 << 20), dev + (6 << 20), 5000).has_value());  // on device
-  ASSERT_TRUE(batch.add(host_copy.data(), a.data(), a.size()).has_value());    // on host
-  ASSERT_TRUE(batch.add(dev + 200, a.data(), 0).has_value());                  // dropped
+  ASSERT_THAT(batch.add(dev, a.data(), a.size()), IsOk());                 // to device
+  ASSERT_THAT(batch.add(dev + 4096, big.data(), big.size()), IsOk());      // large
+  ASSERT_THAT(batch.add(host_out.data(), dev + (6 << 20), 5000), IsOk());  // to host
+  ASSERT_THAT(batch.add(dev + (7 << 20), dev + (6 << 20), 5000), IsOk());  // on device
+  ASSERT_THAT(batch.add(host_copy.data(), a.data(), a.size()), IsOk());    // on host
+  ASSERT_THAT(batch.add(dev + 200, a.data(), 0), IsOk());                  // dropped
   EXPECT_EQ(batch.items(), 5U);
   auto transfer = batch.submit();
-  ASSERT_TRUE(transfer.has_value()) << transfer.error().message;
-  ASSERT_TRUE(transfer->wait().has_value());
+  ASSERT_THAT(transfer, IsOk());
+  ASSERT_THAT(transfer->wait(), IsOk());
 
   const auto back = read_back(device, *d1);
   EXPECT_EQ(std::memcmp(back.data(), a.data(), a.size()), 0);
@@ -160,12 +163,12 @@ TEST(BatchTest, ItemsLargerThanASlotAreSplitAcrossRounds) {
   const auto payload = pattern(300'001, 5);
   auto on_device = device_buffer(device, payload.size() + 10);
   Batch batch = engine->batch();
-  ASSERT_TRUE(
-      batch.add(static_cast<std::byte*>(on_device->data()) + 10, payload.data(), payload.size())
-          .has_value());
+  ASSERT_THAT(
+      batch.add(static_cast<std::byte*>(on_device->data()) + 10, payload.data(), payload.size()),
+      IsOk());
   auto transfer = batch.submit();
-  ASSERT_TRUE(transfer.has_value());
-  ASSERT_TRUE(transfer->wait().has_value());
+  ASSERT_THAT(transfer, IsOk());
+  ASSERT_THAT(transfer->wait(), IsOk());
   EXPECT_EQ(transfer->record().chunks, 5U);  // 300,001 bytes in 64 KiB rounds
   const auto back = read_back(device, *on_device);
   EXPECT_EQ(std::memcmp(back.data() + 10, payload.data(), payload.size()), 0);
@@ -176,7 +179,7 @@ TEST(BatchTest, AnEmptyBatchCompletesAtOnce) {
   auto engine = make_engine(*backend->devices().front(), batch_profile());
   Batch batch = engine->batch();
   auto transfer = batch.submit();
-  ASSERT_TRUE(transfer.has_value());
+  ASSERT_THAT(transfer, IsOk());
   EXPECT_TRUE(transfer->ready());
   EXPECT_EQ(transfer->record().strategy, Strategy::kNone);
   EXPECT_EQ(transfer->record().items, 0U);
@@ -188,13 +191,9 @@ TEST(BatchTest, AddRejectsNullPointersAndOverlaps) {
   std::vector<std::byte> host(100);
   Batch batch = engine->batch();
   const Status null_dst = batch.add(nullptr, host.data(), 10);
-  ASSERT_FALSE(null_dst.has_value());
-  EXPECT_EQ(null_dst.error().code, Errc::kInvalidArgument);
-  EXPECT_THAT(null_dst.error().message, HasSubstr("null"));
+  ASSERT_THAT(null_dst, StatusIs(Errc::kInvalidArgument, HasSubstr("null")));
   const Status overlap = batch.add(host.data() + 5, host.data(), 10);
-  ASSERT_FALSE(overlap.has_value());
-  EXPECT_EQ(overlap.error().code, Errc::kInvalidArgument);
-  EXPECT_THAT(overlap.error().message, HasSubstr("overlap"));
+  ASSERT_THAT(overlap, StatusIs(Errc::kInvalidArgument, HasSubstr("overlap")));
   EXPECT_EQ(batch.items(), 0U);
 }
 
@@ -208,20 +207,17 @@ TEST(BatchTest, AnItemPastTheEndOfDeviceMemoryFailsTheBatchAndNothingStaysQueued
   const auto payload = pattern(1 << 20, 6);
   const std::byte* source = payload.data() + (512 << 10);
   Batch batch = engine->batch();
-  ASSERT_TRUE(batch.add(on_device->data(), source, 100).has_value());
-  ASSERT_TRUE(
-      batch.add(static_cast<std::byte*>(on_device->data()) + 4000, source, 200).has_value());
+  ASSERT_THAT(batch.add(on_device->data(), source, 100), IsOk());
+  ASSERT_THAT(batch.add(static_cast<std::byte*>(on_device->data()) + 4000, source, 200), IsOk());
   const auto transfer = batch.submit();
-  ASSERT_FALSE(transfer.has_value());
-  EXPECT_EQ(transfer.error().code, Errc::kInvalidArgument);
-  EXPECT_THAT(transfer.error().message, HasSubstr("batch"));
+  ASSERT_THAT(transfer, StatusIs(Errc::kInvalidArgument, HasSubstr("batch")));
   // Every staging slot came back.
   Batch again = engine->batch();
   for (int i = 0; i < 10; ++i) {
-    ASSERT_TRUE(again.add(on_device->data(), source, 100).has_value());
+    ASSERT_THAT(again.add(on_device->data(), source, 100), IsOk());
     auto t = again.submit();
-    ASSERT_TRUE(t.has_value());
-    ASSERT_TRUE(t->wait().has_value());
+    ASSERT_THAT(t, IsOk());
+    ASSERT_THAT(t->wait(), IsOk());
   }
 }
 

@@ -11,11 +11,15 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "acco/testing/matchers.hpp"
+
 #include "test_device.hpp"
 
 namespace acco::xfer {
 namespace {
 
+using ::acco::testing::IsOk;
+using ::acco::testing::StatusIs;
 using dev::MemoryKind;
 using testing::CountingDevice;
 using ::testing::HasSubstr;
@@ -267,10 +271,9 @@ TEST_P(EngineDataTest, MovesTheBytesIntactAndTouchesNothingElse) {
     constexpr std::size_t kItem = 64 << 10;
     for (std::size_t offset = 0; offset < c.bytes; offset += kItem) {
       const std::size_t n = std::min(kItem, c.bytes - offset);
-      ASSERT_TRUE(batch
-                      .add(static_cast<std::byte*>(dst) + offset,
-                           static_cast<const std::byte*>(src) + offset, n)
-                      .has_value());
+      ASSERT_THAT(batch.add(static_cast<std::byte*>(dst) + offset,
+                            static_cast<const std::byte*>(src) + offset, n),
+                  IsOk());
     }
     transfer = batch.submit();
   } else {
@@ -282,9 +285,9 @@ TEST_P(EngineDataTest, MovesTheBytesIntactAndTouchesNothingElse) {
     }
     transfer = engine->copy(dst, src, c.bytes, options);
   }
-  ASSERT_TRUE(transfer.has_value()) << transfer.error().message;
+  ASSERT_THAT(transfer, IsOk());
   const auto record = transfer->wait();
-  ASSERT_TRUE(record.has_value()) << record.error().message;
+  ASSERT_THAT(record, IsOk());
   EXPECT_EQ(record->strategy, expected_strategy(c.way, c.bytes));
   EXPECT_EQ(record->bytes, c.bytes);
   if (c.way == Way::kAutoRegister && c.bytes > 0) {
@@ -305,7 +308,7 @@ TEST(EngineTest, HostToHostCopiesOnTheHost) {
   const auto src = pattern((3 << 20) + 1, 9);
   std::vector<std::byte> dst(src.size());
   auto transfer = engine->copy(dst.data(), src.data(), src.size());
-  ASSERT_TRUE(transfer.has_value());
+  ASSERT_THAT(transfer, IsOk());
   EXPECT_EQ(transfer->record().strategy, Strategy::kHostCopy);
   EXPECT_EQ(transfer->record().host_threads, 2);
   EXPECT_TRUE(transfer->ready());
@@ -321,8 +324,8 @@ TEST(EngineTest, DeviceToDeviceIsDirect) {
   const auto payload = pattern(3 << 20, 4);
   a.write(kGuard, payload);
   auto transfer = engine->copy(b.data() + kGuard, a.data() + kGuard, payload.size());
-  ASSERT_TRUE(transfer.has_value());
-  ASSERT_TRUE(transfer->wait().has_value());
+  ASSERT_THAT(transfer, IsOk());
+  ASSERT_THAT(transfer->wait(), IsOk());
   EXPECT_EQ(transfer->record().strategy, Strategy::kDirect);
   EXPECT_EQ(transfer->record().queues, 2);  // above split_above_bytes
   expect_exactly(b.read_all(), kGuard, payload);
@@ -352,8 +355,8 @@ TEST(EngineTest, TheStrategyChosenIsTheOneTheProfilePredicts) {
     const CopyShape shape{device.kind_of(dst), device.kind_of(src), s.bytes, 0};
     const CopyPlan predicted = plan_copy(shape, profile, engine->info().traits);
     auto transfer = engine->copy(dst, src, s.bytes);
-    ASSERT_TRUE(transfer.has_value()) << transfer.error().message;
-    ASSERT_TRUE(transfer->wait().has_value());
+    ASSERT_THAT(transfer, IsOk());
+    ASSERT_THAT(transfer->wait(), IsOk());
     EXPECT_EQ(transfer->record().strategy, predicted.strategy) << s.bytes;
     if (predicted.strategy == Strategy::kDirect) {
       EXPECT_EQ(transfer->record().queues, predicted.queues) << s.bytes;
@@ -368,9 +371,9 @@ TEST(EngineTest, RecordSaysHowAPipelinedCopyRan) {
   std::vector<std::byte> host((5 << 20) + 1);
   DeviceMemory on_device(device, host.size());
   auto transfer = engine->copy(on_device.data(), host.data(), host.size());
-  ASSERT_TRUE(transfer.has_value());
+  ASSERT_THAT(transfer, IsOk());
   const auto record = transfer->wait();
-  ASSERT_TRUE(record.has_value());
+  ASSERT_THAT(record, IsOk());
   EXPECT_EQ(record->strategy, Strategy::kPipelined);
   EXPECT_EQ(record->direction, Direction::kHostToDevice);
   EXPECT_EQ(record->src_kind, MemoryKind::kPageable);
@@ -394,14 +397,14 @@ TEST(EngineTest, AHugeCopyStreamsThroughAPoolMuchSmallerThanIt) {
   const auto payload = pattern(bytes, 77);
   DeviceMemory on_device(device, bytes);
   auto up = engine->copy(on_device.data() + kGuard, payload.data(), bytes);
-  ASSERT_TRUE(up.has_value());
-  ASSERT_TRUE(up->wait().has_value());
+  ASSERT_THAT(up, IsOk());
+  ASSERT_THAT(up->wait(), IsOk());
   EXPECT_EQ(up->record().chunks, bytes / (256 << 10));
   EXPECT_EQ(up->record().slots, 2);
   std::vector<std::byte> back(bytes);
   auto down = engine->copy(back.data(), on_device.data() + kGuard, bytes);
-  ASSERT_TRUE(down.has_value());
-  ASSERT_TRUE(down->wait().has_value());
+  ASSERT_THAT(down, IsOk());
+  ASSERT_THAT(down->wait(), IsOk());
   EXPECT_TRUE(back == payload);
 }
 
@@ -416,11 +419,11 @@ TEST(EngineTest, ThePoolIsReusedSoPinningStaysConstantOverManyCopies) {
   DeviceMemory on_device(*backend->devices().front(), payload.size());
   for (int i = 0; i < 50; ++i) {
     auto up = engine->copy(on_device.data(), payload.data(), payload.size());
-    ASSERT_TRUE(up.has_value());
-    ASSERT_TRUE(up->wait().has_value());
+    ASSERT_THAT(up, IsOk());
+    ASSERT_THAT(up->wait(), IsOk());
     auto down = engine->copy(back.data(), on_device.data(), back.size());
-    ASSERT_TRUE(down.has_value());
-    ASSERT_TRUE(down->wait().has_value());
+    ASSERT_THAT(down, IsOk());
+    ASSERT_THAT(down->wait(), IsOk());
   }
   EXPECT_EQ(device.pins(), pins_after_start);
   EXPECT_EQ(device.allocations, allocations_after_start);
@@ -471,12 +474,12 @@ TEST(EngineTest, ACopyLongerThanTheEnginesRegistrationIsStaged) {
   const auto payload = pattern(1 << 20, 8);
   DeviceMemory on_device(device, payload.size());
   auto first = engine->copy(on_device.data() + kGuard, payload.data(), 4096);
-  ASSERT_TRUE(first.has_value());
-  ASSERT_TRUE(first->wait().has_value());
+  ASSERT_THAT(first, IsOk());
+  ASSERT_THAT(first->wait(), IsOk());
   EXPECT_TRUE(first->record().registered);
   auto longer = engine->copy(on_device.data() + kGuard, payload.data(), payload.size());
-  ASSERT_TRUE(longer.has_value()) << longer.error().message;
-  ASSERT_TRUE(longer->wait().has_value());
+  ASSERT_THAT(longer, IsOk());
+  ASSERT_THAT(longer->wait(), IsOk());
   EXPECT_EQ(longer->record().strategy, Strategy::kPipelined);
   EXPECT_FALSE(longer->record().registered);
   expect_exactly(on_device.read_all(), kGuard, payload);
@@ -486,10 +489,10 @@ TEST(EngineTest, ZeroLengthCopiesCompleteAtOnceWhateverThePointers) {
   auto backend = make_backend();
   auto engine = make_engine(*backend->devices().front(), small_profile());
   auto transfer = engine->copy(nullptr, nullptr, 0);
-  ASSERT_TRUE(transfer.has_value());
+  ASSERT_THAT(transfer, IsOk());
   EXPECT_TRUE(transfer->ready());
   const auto record = transfer->wait();
-  ASSERT_TRUE(record.has_value());
+  ASSERT_THAT(record, IsOk());
   EXPECT_EQ(record->strategy, Strategy::kNone);
   EXPECT_EQ(record->bytes, 0U);
 }
@@ -501,9 +504,7 @@ TEST(EngineTest, NullPointersAreInvalidArgument) {
   for (const auto& [dst, src] : {std::pair<void*, const void*>{nullptr, host.data()},
                                  std::pair<void*, const void*>{host.data(), nullptr}}) {
     const auto transfer = engine->copy(dst, src, 16);
-    ASSERT_FALSE(transfer.has_value());
-    EXPECT_EQ(transfer.error().code, Errc::kInvalidArgument);
-    EXPECT_THAT(transfer.error().message, HasSubstr("null"));
+    ASSERT_THAT(transfer, StatusIs(Errc::kInvalidArgument, HasSubstr("null")));
   }
 }
 
@@ -517,9 +518,7 @@ TEST(EngineTest, OverlappingRangesAreInvalidArgument) {
        {std::pair<std::byte*, std::byte*>{host.data() + 100, host.data()},
         std::pair<std::byte*, std::byte*>{on_device.data(), on_device.data() + 4095}}) {
     const auto transfer = engine->copy(dst, src, 4096);
-    ASSERT_FALSE(transfer.has_value());
-    EXPECT_EQ(transfer.error().code, Errc::kInvalidArgument);
-    EXPECT_THAT(transfer.error().message, HasSubstr("overlap"));
+    ASSERT_THAT(transfer, StatusIs(Errc::kInvalidArgument, HasSubstr("overlap")));
   }
 }
 
@@ -528,22 +527,21 @@ TEST(EngineTest, ARangePastTheEndOfDeviceMemoryIsInvalidArgumentOnEveryPath) {
   dev::Device& device = *backend->devices().front();
   auto engine = make_engine(device, small_profile());
   auto small = device.allocate(4096);
-  ASSERT_TRUE(small.has_value());
+  ASSERT_THAT(small, IsOk());
   std::vector<std::byte> host(1 << 20);
   auto pinned = device.allocate_host(1 << 20, MemoryKind::kPinned);
-  ASSERT_TRUE(pinned.has_value());
+  ASSERT_THAT(pinned, IsOk());
   for (const auto& [src, strategy] :
        {std::pair<const void*, Strategy>{host.data(), Strategy::kPipelined},
         std::pair<const void*, Strategy>{host.data(), Strategy::kZeroCopy},
         std::pair<const void*, Strategy>{(*pinned)->data(), Strategy::kDirect}}) {
     const auto transfer = engine->copy((*small)->data(), src, 8192, {strategy});
-    ASSERT_FALSE(transfer.has_value()) << to_string(strategy);
-    EXPECT_EQ(transfer.error().code, Errc::kInvalidArgument) << transfer.error().message;
+    ASSERT_THAT(transfer, StatusIs(Errc::kInvalidArgument)) << to_string(strategy);
   }
   // Nothing stayed queued or held: the engine still works.
   auto ok = engine->copy((*small)->data(), host.data(), 4096, {Strategy::kPipelined});
-  ASSERT_TRUE(ok.has_value());
-  EXPECT_TRUE(ok->wait().has_value());
+  ASSERT_THAT(ok, IsOk());
+  EXPECT_THAT(ok->wait(), IsOk());
 }
 
 TEST(EngineTest, AForcedStrategyThatCannotMoveTheCopyIsInvalidArgument) {
@@ -565,9 +563,9 @@ TEST(EngineTest, AForcedStrategyThatCannotMoveTheCopyIsInvalidArgument) {
                          Bad{on_device.data(), host.data(), Strategy::kBatched},
                          Bad{on_device.data(), host.data(), Strategy::kNone}}) {
     const auto transfer = engine->copy(bad.dst, bad.src, 4096, {bad.strategy});
-    ASSERT_FALSE(transfer.has_value()) << to_string(bad.strategy);
-    EXPECT_EQ(transfer.error().code, Errc::kInvalidArgument);
-    EXPECT_THAT(transfer.error().message, HasSubstr(std::string(to_string(bad.strategy))));
+    ASSERT_THAT(transfer,
+                StatusIs(Errc::kInvalidArgument, HasSubstr(std::string(to_string(bad.strategy)))))
+        << to_string(bad.strategy);
   }
 }
 
@@ -576,9 +574,7 @@ TEST(EngineTest, AnInvalidProfileIsRejectedByName) {
   Profile profile;
   profile.slots = 0;
   const auto engine = Engine::create(*backend->devices().front(), profile);
-  ASSERT_FALSE(engine.has_value());
-  EXPECT_EQ(engine.error().code, Errc::kInvalidArgument);
-  EXPECT_THAT(engine.error().message, HasSubstr("slots"));
+  ASSERT_THAT(engine, StatusIs(Errc::kInvalidArgument, HasSubstr("slots")));
 }
 
 TEST(EngineTest, NoPinnableMemoryAtStartIsDeviceError) {
@@ -586,8 +582,7 @@ TEST(EngineTest, NoPinnableMemoryAtStartIsDeviceError) {
   CountingDevice device(*backend->devices().front());
   device.fail_host = true;
   const auto engine = Engine::create(device, small_profile());
-  ASSERT_FALSE(engine.has_value());
-  EXPECT_EQ(engine.error().code, Errc::kDeviceError);
+  ASSERT_THAT(engine, StatusIs(Errc::kDeviceError));
 }
 
 TEST(EngineTest, DeviceOutOfMemoryIsDeviceErrorAndTheEngineGoesOn) {
@@ -599,15 +594,14 @@ TEST(EngineTest, DeviceOutOfMemoryIsDeviceErrorAndTheEngineGoesOn) {
   DeviceMemory on_device(device, 4096);
   const auto payload = pattern(4096, 1);
   Batch batch = engine->batch();
-  ASSERT_TRUE(batch.add(on_device.data() + kGuard, payload.data(), payload.size()).has_value());
+  ASSERT_THAT(batch.add(on_device.data() + kGuard, payload.data(), payload.size()), IsOk());
   const auto transfer = batch.submit();
-  ASSERT_FALSE(transfer.has_value());
-  EXPECT_EQ(transfer.error().code, Errc::kDeviceError);
+  ASSERT_THAT(transfer, StatusIs(Errc::kDeviceError));
   EXPECT_EQ(batch.items(), 0U);
   // The slot it had taken is back: a later copy through the pool still runs.
   auto copy = engine->copy(on_device.data() + kGuard, payload.data(), payload.size());
-  ASSERT_TRUE(copy.has_value());
-  ASSERT_TRUE(copy->wait().has_value());
+  ASSERT_THAT(copy, IsOk());
+  ASSERT_THAT(copy->wait(), IsOk());
   EXPECT_EQ(engine->info().pool.slots, 3);
   expect_exactly(on_device.read_all(), kGuard, payload);
 }
@@ -619,9 +613,9 @@ TEST(EngineTest, WaitMayBeCalledAgain) {
   HostMemory pinned(device, MemoryKind::kPinned, 4096);
   DeviceMemory on_device(device, 4096);
   auto transfer = engine->copy(on_device.data(), pinned.data(), 4096);
-  ASSERT_TRUE(transfer.has_value());
-  EXPECT_TRUE(transfer->wait().has_value());
-  EXPECT_TRUE(transfer->wait().has_value());
+  ASSERT_THAT(transfer, IsOk());
+  EXPECT_THAT(transfer->wait(), IsOk());
+  EXPECT_THAT(transfer->wait(), IsOk());
   EXPECT_TRUE(transfer->ready());
 }
 
@@ -640,9 +634,10 @@ TEST(EngineTest, CopiesInBothDirectionsCanBeInFlightAtOnce) {
   b.write(kGuard, down_payload);
   auto up = engine->copy(a.data() + kGuard, up_src.data(), bytes);
   auto down = engine->copy(down_dst.data(), b.data() + kGuard, bytes);
-  ASSERT_TRUE(up.has_value() && down.has_value());
-  ASSERT_TRUE(up->wait().has_value());
-  ASSERT_TRUE(down->wait().has_value());
+  ASSERT_THAT(up, IsOk());
+  ASSERT_THAT(down, IsOk());
+  ASSERT_THAT(up->wait(), IsOk());
+  ASSERT_THAT(down->wait(), IsOk());
   expect_exactly(a.read_all(), kGuard, up_payload);
   EXPECT_EQ(std::memcmp(down_dst.data(), down_payload.data(), bytes), 0);
 }

@@ -9,10 +9,14 @@
 #include <nlohmann/json.hpp>
 
 #include "acco/core/json.hpp"
+#include "acco/testing/matchers.hpp"
 
 namespace acco::xfer {
 namespace {
 
+using ::acco::testing::IsOk;
+using ::acco::testing::StatusIs;
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 
 Profile unusual_profile() {
@@ -30,13 +34,11 @@ Profile unusual_profile() {
 
 void expect_invalid(const nlohmann::json& j, const std::string& field) {
   const auto profile = profile_from_json(j);
-  ASSERT_FALSE(profile.has_value()) << j.dump();
-  EXPECT_EQ(profile.error().code, Errc::kInvalidArgument);
-  EXPECT_THAT(profile.error().message, HasSubstr(field)) << profile.error().message;
+  EXPECT_THAT(profile, StatusIs(Errc::kInvalidArgument, HasSubstr(field))) << j.dump();
 }
 
 TEST(ProfileTest, DefaultsAreValid) {
-  EXPECT_TRUE(validate(Profile{}).has_value());
+  EXPECT_THAT(validate(Profile{}), IsOk());
 }
 
 TEST(ProfileTest, JsonRoundTripKeepsEveryField) {
@@ -45,13 +47,13 @@ TEST(ProfileTest, JsonRoundTripKeepsEveryField) {
   EXPECT_EQ(j.at("schema"), kProfileSchema);
   EXPECT_EQ(j.at("chunk_bytes"), 1 << 20);
   const auto back = profile_from_json(j);
-  ASSERT_TRUE(back.has_value()) << back.error().message;
+  ASSERT_THAT(back, IsOk());
   EXPECT_EQ(*back, p);
 }
 
 TEST(ProfileTest, MissingFieldsKeepTheirDefaults) {
   const auto p = profile_from_json(nlohmann::json{{"slots", 2}});
-  ASSERT_TRUE(p.has_value()) << p.error().message;
+  ASSERT_THAT(p, IsOk());
   Profile expected;
   expected.slots = 2;
   EXPECT_EQ(*p, expected);
@@ -63,9 +65,9 @@ TEST(ProfileTest, SaveThenLoadGivesTheSameProfile) {
       ("acco_xfer_profile_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()));
   std::filesystem::create_directories(dir);
   const std::string path = (dir / "profile.json").string();
-  ASSERT_TRUE(save_profile(path, unusual_profile()).has_value());
+  ASSERT_THAT(save_profile(path, unusual_profile()), IsOk());
   const auto loaded = load_profile(path);
-  ASSERT_TRUE(loaded.has_value()) << loaded.error().message;
+  ASSERT_THAT(loaded, IsOk());
   EXPECT_EQ(*loaded, unusual_profile());
   std::filesystem::remove_all(dir);
 }
@@ -105,27 +107,21 @@ TEST(ProfileTest, ValidateNamesTheFirstBadField) {
   Profile p;
   p.queues = 0;
   const Status status = validate(p);
-  ASSERT_FALSE(status.has_value());
-  EXPECT_EQ(status.error().code, Errc::kInvalidArgument);
-  EXPECT_THAT(status.error().message, HasSubstr("queues"));
+  ASSERT_THAT(status, StatusIs(Errc::kInvalidArgument, HasSubstr("queues")));
 }
 
 TEST(ProfileTest, LoadingAMissingFileIsNotFound) {
   const auto p = load_profile("/nonexistent/acco/profile.json");
-  ASSERT_FALSE(p.has_value());
-  EXPECT_EQ(p.error().code, Errc::kNotFound);
+  ASSERT_THAT(p, StatusIs(Errc::kNotFound));
 }
 
 TEST(ProfileTest, LoadingABadFileNamesThePathAndTheField) {
   const auto dir = std::filesystem::temp_directory_path() / "acco_xfer_profile_bad";
   std::filesystem::create_directories(dir);
   const std::string path = (dir / "bad.json").string();
-  ASSERT_TRUE(core::write_file_atomic(path, R"({"slots": "many"})").has_value());
+  ASSERT_THAT(core::write_file_atomic(path, R"({"slots": "many"})"), IsOk());
   const auto p = load_profile(path);
-  ASSERT_FALSE(p.has_value());
-  EXPECT_EQ(p.error().code, Errc::kInvalidArgument);
-  EXPECT_THAT(p.error().message, HasSubstr(path));
-  EXPECT_THAT(p.error().message, HasSubstr("slots"));
+  ASSERT_THAT(p, StatusIs(Errc::kInvalidArgument, AllOf(HasSubstr(path), HasSubstr("slots"))));
   std::filesystem::remove_all(dir);
 }
 
@@ -133,8 +129,7 @@ TEST(ProfileTest, SavingAnInvalidProfileIsRejected) {
   Profile p;
   p.slots = -1;
   const Status status = save_profile("/tmp/acco_never_written.json", p);
-  ASSERT_FALSE(status.has_value());
-  EXPECT_EQ(status.error().code, Errc::kInvalidArgument);
+  ASSERT_THAT(status, StatusIs(Errc::kInvalidArgument));
   EXPECT_FALSE(std::filesystem::exists("/tmp/acco_never_written.json"));
 }
 

@@ -5,14 +5,20 @@
 #include <set>
 #include <thread>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include "acco/testing/matchers.hpp"
 
 #include "test_device.hpp"
 
 namespace acco::xfer {
 namespace {
 
+using ::acco::testing::IsOk;
+using ::acco::testing::StatusIs;
 using testing::CountingDevice;
+using ::testing::HasSubstr;
 using testing::make_backend;
 
 // A machine whose kernel reports transparent huge pages in `mode`.
@@ -33,7 +39,7 @@ TEST(StagingPoolTest, SlotsArePageAlignedDisjointAndPinned) {
   dev::Device& device = *backend->devices().front();
   const core::ReplayFs fs = thp_machine("never");
   auto pool = StagingPool::create(device, {10000, 3, true, &fs});
-  ASSERT_TRUE(pool.has_value()) << pool.error().message;
+  ASSERT_THAT(pool, IsOk());
   const PoolInfo& info = (*pool)->info();
   EXPECT_EQ(info.slot_bytes, 12288U);  // rounded up to pages
   EXPECT_EQ(info.slots, 3);
@@ -63,7 +69,7 @@ TEST(StagingPoolTest, LargePoolsStartOnHugePageBoundariesWhenTheKernelOffersThem
   dev::Device& device = *backend->devices().front();
   const core::ReplayFs fs = thp_machine("madvise");
   auto pool = StagingPool::create(device, {3 << 20, 2, true, &fs});
-  ASSERT_TRUE(pool.has_value()) << pool.error().message;
+  ASSERT_THAT(pool, IsOk());
   const PoolInfo& info = (*pool)->info();
   EXPECT_EQ(info.transparent_hugepage, "madvise");
   EXPECT_EQ(info.kind, dev::MemoryKind::kRegistered);
@@ -83,7 +89,7 @@ TEST(StagingPoolTest, NoHugePagesWhenTheKernelHasThemOff) {
   auto backend = make_backend();
   const core::ReplayFs fs = thp_machine("never");
   auto pool = StagingPool::create(*backend->devices().front(), {4 << 20, 2, true, &fs});
-  ASSERT_TRUE(pool.has_value());
+  ASSERT_THAT(pool, IsOk());
   EXPECT_EQ((*pool)->info().kind, dev::MemoryKind::kPinned);
   EXPECT_FALSE((*pool)->info().huge_page_advice);
 }
@@ -92,7 +98,7 @@ TEST(StagingPoolTest, PinningIsPaidOnceAtCreation) {
   auto backend = make_backend();
   CountingDevice device(*backend->devices().front());
   auto pool = StagingPool::create(device, {1 << 20, 4});
-  ASSERT_TRUE(pool.has_value());
+  ASSERT_THAT(pool, IsOk());
   EXPECT_EQ(device.pins(), 1);  // one slab, not one pin per slot
   EXPECT_GT((*pool)->info().setup_time.count(), 0);
   EXPECT_GT((*pool)->info().pin_bytes_per_second(), 0);
@@ -106,7 +112,7 @@ TEST(StagingPoolTest, PinningIsPaidOnceAtCreation) {
 TEST(StagingPoolTest, TryAcquireFailsOnlyWhenEverySlotIsTaken) {
   auto backend = make_backend();
   auto pool = StagingPool::create(*backend->devices().front(), {4096, 2});
-  ASSERT_TRUE(pool.has_value());
+  ASSERT_THAT(pool, IsOk());
   const auto a = (*pool)->try_acquire();
   const auto b = (*pool)->try_acquire();
   ASSERT_TRUE(a && b);
@@ -120,7 +126,7 @@ TEST(StagingPoolTest, TryAcquireFailsOnlyWhenEverySlotIsTaken) {
 TEST(StagingPoolTest, AcquireWaitsForAReleaseFromAnotherThread) {
   auto backend = make_backend();
   auto pool = StagingPool::create(*backend->devices().front(), {4096, 1});
-  ASSERT_TRUE(pool.has_value());
+  ASSERT_THAT(pool, IsOk());
   const StagingPool::Slot held = (*pool)->acquire();
   std::atomic<bool> released{false};
   std::thread other([&] {
@@ -140,8 +146,7 @@ TEST(StagingPoolTest, BadOptionsAreInvalidArgument) {
   for (const StagingPoolOptions& options :
        {StagingPoolOptions{0, 2}, StagingPoolOptions{4096, 0}}) {
     const auto pool = StagingPool::create(device, options);
-    ASSERT_FALSE(pool.has_value());
-    EXPECT_EQ(pool.error().code, Errc::kInvalidArgument);
+    ASSERT_THAT(pool, StatusIs(Errc::kInvalidArgument));
   }
 }
 
@@ -152,9 +157,7 @@ TEST(StagingPoolTest, PinningFailureIsDeviceErrorWithTheReason) {
   for (const char* mode : {"never", "always"}) {
     const core::ReplayFs fs = thp_machine(mode);
     const auto pool = StagingPool::create(device, {4 << 20, 2, true, &fs});
-    ASSERT_FALSE(pool.has_value()) << mode;
-    EXPECT_EQ(pool.error().code, Errc::kDeviceError);
-    EXPECT_NE(pool.error().message.find("staging pool"), std::string::npos);
+    EXPECT_THAT(pool, StatusIs(Errc::kDeviceError, HasSubstr("staging pool"))) << mode;
   }
 }
 

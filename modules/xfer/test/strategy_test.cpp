@@ -5,9 +5,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "acco/testing/matchers.hpp"
+
 namespace acco::xfer {
 namespace {
 
+using ::acco::testing::IsOk;
+using ::acco::testing::StatusIs;
 using dev::MemoryKind;
 
 constexpr DeviceTraits kMapped{true};
@@ -96,16 +100,14 @@ TEST(StrategyTest, NamesRoundTrip) {
   for (Strategy s : {Strategy::kNone, Strategy::kHostCopy, Strategy::kDirect, Strategy::kPipelined,
                      Strategy::kBatched, Strategy::kZeroCopy}) {
     const auto back = strategy_from_string(to_string(s));
-    ASSERT_TRUE(back.has_value());
+    ASSERT_THAT(back, IsOk());
     EXPECT_EQ(*back, s);
   }
 }
 
 TEST(StrategyTest, UnknownNameListsTheKnownOnes) {
   const auto s = strategy_from_string("teleport");
-  ASSERT_FALSE(s.has_value());
-  EXPECT_EQ(s.error().code, Errc::kInvalidArgument);
-  EXPECT_THAT(s.error().message, ::testing::HasSubstr("pipelined"));
+  ASSERT_THAT(s, StatusIs(Errc::kInvalidArgument, ::testing::HasSubstr("pipelined")));
 }
 
 TEST(CopyRecordTest, JsonNamesStrategyDirectionAndKinds) {

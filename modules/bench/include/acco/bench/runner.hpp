@@ -4,6 +4,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -16,8 +17,14 @@
 
 namespace acco::bench {
 
+enum class BackendChoice {
+  kAuto,  // CUDA when a GPU is usable, else the host backend
+  kHost,  // the host backend with an emulated link
+  kCuda,  // CUDA; kUnavailable without a usable GPU
+};
+
 struct RunOptions {
-  std::string backend = "auto";  // "auto", "host", "cuda"
+  BackendChoice backend = BackendChoice::kAuto;
   // A backend the caller has opened already (it then decides `backend`); null = open one.
   std::shared_ptr<dev::Backend> opened;
   dev::HostBackendOptions host;       // devices and emulated link of the host backend
@@ -27,8 +34,20 @@ struct RunOptions {
 
 using Progress = std::function<void(std::string_view line)>;
 
-// kInvalidArgument for an unknown backend or a filter that selects no case; kUnavailable when
-// "cuda" is asked for and no GPU is usable. `machine` may be null (peaks then come from the
+struct OpenedBackend {
+  std::shared_ptr<dev::Backend> backend;
+  bool fell_back = false;  // kAuto found no usable GPU and opened the host backend
+  // Why CUDA was not used when it fell back: the CUDA backend's error, or none when it loaded
+  // and found no device.
+  std::optional<Error> cuda_error;
+};
+
+// The one place the CUDA-or-host choice is made. kUnavailable for kCuda without a usable GPU.
+[[nodiscard]] Result<OpenedBackend> open_backend(BackendChoice choice,
+                                                 const dev::HostBackendOptions& host);
+
+// kInvalidArgument for a filter that selects no case; kUnavailable when kCuda is asked for and no
+// GPU is usable. `machine` may be null (peaks then come from the
 // backend only). Cases that do not apply are waived, failures are error results: neither stops
 // the run.
 [[nodiscard]] Result<BenchRun> run_benchmarks(const RunOptions& options,

@@ -18,6 +18,8 @@ enum class Errc {
   kUnsupported,      // present but cannot do what was asked
   kDeviceError,      // the hardware or driver reported a failure
   kInternal,         // an unexpected failure inside acco
+  kUsage,            // the command line is wrong: fix the flag or argument (raised by the CLI only)
+  kCannotWrite,      // an output file or directory cannot be created or written: pick another
 };
 
 [[nodiscard]] std::string_view to_string(Errc code);

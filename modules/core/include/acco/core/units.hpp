@@ -20,6 +20,8 @@ namespace acco::units {
 [[nodiscard]] std::string format_seconds(double seconds);
 // "400 Gb/s" for network rates given in bits per second.
 [[nodiscard]] std::string format_bit_rate(double bits_per_second);
+// "83%" for 0.83; "8.3%" for 0.083 with one decimal.
+[[nodiscard]] std::string format_percent(double fraction, int decimals = 0);
 
 // Strict integer parsing of a whole trimmed string; base 0 accepts "0x" prefixes.
 [[nodiscard]] Result<std::int64_t> parse_int(std::string_view text, int base = 10);

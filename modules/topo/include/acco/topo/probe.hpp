@@ -2,6 +2,7 @@
 // links, run the checks, and optionally record everything read into a snapshot file.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,16 +25,12 @@ enum class NvmlMode {
 
 struct ProbeRequest {
   std::string sysroot = "/";
-  std::string from_snapshot;   // replay this file instead of reading a sysroot
-  std::string write_snapshot;  // record everything read into this file
+  std::string from_snapshot;      // replay this file instead of reading a sysroot
+  std::string write_snapshot;     // record everything read into this file
+  bool capture_snapshot = false;  // record everything read into ProbeResult::snapshot
   std::string nvml_library = "libnvidia-ml.so.1";
   bool nvml_library_explicit = false;
   NvmlMode nvml = NvmlMode::kAuto;
-};
-
-struct ProbeResult {
-  Machine machine;
-  std::vector<Finding> findings;
 };
 
 // What a snapshot file holds: every file-system answer and NVML's report.
@@ -45,9 +42,18 @@ struct Snapshot {
   NvmlReport nvml;
 };
 
+struct ProbeResult {
+  Machine machine;
+  std::vector<Finding> findings;
+  std::optional<Snapshot> snapshot;  // with ProbeRequest::capture_snapshot
+};
+
 [[nodiscard]] nlohmann::json to_json(const Snapshot& snapshot);
 // kInvalidArgument naming the field when the file is not an acco snapshot.
 [[nodiscard]] Result<Snapshot> snapshot_from_json(const nlohmann::json& j);
+
+// Writes `snapshot` to `path` atomically. Errors as core::write_file_atomic, prefixed "snapshot".
+[[nodiscard]] Status write_snapshot(const std::string& path, const Snapshot& snapshot);
 
 // Errors: kNotFound (no sysroot, no snapshot file), kInvalidArgument (malformed snapshot),
 // kUnavailable/kNotFound when the snapshot cannot be written (nothing half-written is left).

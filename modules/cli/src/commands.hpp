@@ -1,0 +1,16 @@
+// One CommandSpec per subcommand, each defined in its own <name>_command.cpp; registry.cpp lists
+// them. A new subcommand is one file plus one line here and one in registry.cpp.
+#pragma once
+
+#include "command_spec.hpp"
+
+namespace acco::cli {
+
+[[nodiscard]] CommandSpec probe_command();
+[[nodiscard]] CommandSpec doctor_command();
+[[nodiscard]] CommandSpec bench_command();
+[[nodiscard]] CommandSpec schedule_command();
+[[nodiscard]] CommandSpec config_command();
+[[nodiscard]] CommandSpec rules_command();
+
+}  // namespace acco::cli

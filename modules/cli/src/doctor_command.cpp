@@ -1,0 +1,99 @@
+// `acco doctor`, the main job: the probe's report, a quick measurement of the data paths on the
+// live machine, and what to fix first.
+#include <memory>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "acco/bench/report.hpp"
+#include "acco/topo/json.hpp"
+#include "acco/topo/probe.hpp"
+
+#include "bench_command.hpp"
+#include "command_spec.hpp"
+#include "commands.hpp"
+#include "machine_flags.hpp"
+#include "text_report.hpp"
+
+namespace acco::cli {
+namespace {
+
+constexpr std::size_t kFixFirst = 3;  // findings named in "fix first"
+
+class DoctorCommand final : public Command {
+ public:
+  DoctorCommand(MachineOptions machine, bool skip_bench)
+      : machine_(std::move(machine)), skip_bench_(skip_bench) {}
+
+  Output run(const Invocation& inv) const override {
+    auto result = topo::probe(probe_request(machine_, inv.settings));
+    if (!result) {
+      return error_output(result.error());
+    }
+    // The doctor measures only the machine it runs on: a sysroot or a snapshot is someone else's.
+    std::optional<bench::BenchRun> measured;
+    std::string bench_note;
+    if (skip_bench_) {
+      bench_note = "skipped (--no-bench)";
+    } else if (!machine_.from.empty() || inv.settings.get("sysroot") != "/") {
+      bench_note = "skipped (not the live machine)";
+    } else if (auto run = quick_bench(result->machine, inv.progress, bench_note); run) {
+      measured = std::move(*run);
+    } else {
+      bench_note = "failed: " + run.error().message;
+    }
+    Output out;
+    if (inv.format == Format::kJson) {
+      auto j = topo::probe_json(result->machine, result->findings);
+      j["quick_bench"] = {{"note", bench_note},
+                          {"results", measured ? bench::to_json(*measured)["results"]
+                                               : nlohmann::ordered_json::array()}};
+      nlohmann::ordered_json first = nlohmann::ordered_json::array();
+      for (const auto& f : result->findings) {
+        if (f.severity != topo::Severity::kInfo && first.size() < kFixFirst) {
+          first.push_back(f.rule);
+        }
+      }
+      j["fix_first"] = first;
+      out.out = j.dump(2) + "\n";
+    } else {
+      out.out = probe_text(result->machine, result->findings);
+      out.out += fmt::format("\nMeasured paths (quick bench): {}\n", bench_note);
+      if (measured) {
+        out.out += bench::text_table(measured->results);
+      }
+      out.out += doctor_summary_text(result->findings);
+    }
+    out.exit_code = findings_exit(machine_, result->findings);
+    return out;
+  }
+
+ private:
+  MachineOptions machine_;
+  bool skip_bench_ = false;
+};
+
+struct DoctorFlags {
+  MachineFlags machine;
+  bool no_bench = false;
+};
+
+}  // namespace
+
+CommandSpec doctor_command() {
+  return {"doctor", "assess this machine and say what to fix first (the main job)",
+          [](CLI::App& sub, SharedFlags& shared) -> FinishParse {
+            auto flags = std::make_shared<DoctorFlags>();
+            add_machine_flags(sub, shared, flags->machine, false);
+            sub.add_flag("--no-bench", flags->no_bench,
+                         "skip the quick measurement of the data paths");
+            return [flags](const core::Settings& settings) -> Result<std::unique_ptr<Command>> {
+              ACCO_ASSIGN_OR_RETURN(auto machine, machine_options(flags->machine, settings));
+              return std::make_unique<DoctorCommand>(std::move(machine), flags->no_bench);
+            };
+          }};
+}
+
+}  // namespace acco::cli

@@ -1,0 +1,74 @@
+#include "machine_flags.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+namespace acco::cli {
+
+void add_machine_flags(CLI::App& sub, SharedFlags& shared, MachineFlags& flags, bool snapshot) {
+  add_setting_flag(sub, shared, "sysroot",
+                   "read DIR/sys and DIR/proc instead of /sys and /proc (env ACCO_SYSROOT)", "DIR");
+  sub.add_option("--from", flags.from, "replay a snapshot written by --snapshot instead of probing")
+      ->type_name("FILE");
+  if (snapshot) {
+    sub.add_option("--snapshot", flags.snapshot,
+                   "record everything read (sysfs, procfs, NVML) into FILE for --from")
+        ->type_name("FILE");
+  }
+  add_setting_flag(sub, shared, "nvml", "query NVML: auto, on, off (env ACCO_NVML)", "MODE");
+  add_setting_flag(sub, shared, "nvml-library", "NVML library to load (env ACCO_NVML_LIBRARY)",
+                   "LIB");
+  sub.add_option("--fail-on", flags.fail_on,
+                 "exit 1 when a finding of this severity or worse exists: warning, critical")
+      ->type_name("SEVERITY");
+  add_json_flag(sub, shared, "print JSON (schema acco.probe/1) instead of text");
+  add_config_flag(sub, shared);
+}
+
+Result<MachineOptions> machine_options(const MachineFlags& flags, const core::Settings& settings) {
+  MachineOptions m;
+  if (!flags.fail_on.empty()) {
+    topo::Severity s{};
+    if (!topo::parse_severity(flags.fail_on, s) || s == topo::Severity::kInfo) {
+      return usage(fmt::format("--fail-on: '{}' is not one of warning, critical", flags.fail_on));
+    }
+    m.fail_on = s;
+  }
+  if (!flags.from.empty() && !flags.snapshot.empty()) {
+    return usage("--from and --snapshot cannot be combined (a replay reads no live files)");
+  }
+  if (!flags.from.empty() && settings.find("sysroot")->set_by == core::SetBy::kFlag) {
+    return usage("--from and --sysroot cannot be combined (the snapshot replaces the sysroot)");
+  }
+  m.from = flags.from;
+  m.snapshot = flags.snapshot;
+  return m;
+}
+
+topo::ProbeRequest probe_request(const MachineOptions& machine, const core::Settings& settings) {
+  topo::ProbeRequest r;
+  r.sysroot = settings.get("sysroot");
+  r.from_snapshot = machine.from;
+  // The command writes the snapshot itself, so a failed write is told apart from a failed probe.
+  r.capture_snapshot = !machine.snapshot.empty();
+  r.nvml_library = settings.get("nvml-library");
+  r.nvml_library_explicit = settings.find("nvml-library")->set_by != core::SetBy::kDefault;
+  const auto nvml = settings.get("nvml");
+  r.nvml = nvml == "on"    ? topo::NvmlMode::kOn
+           : nvml == "off" ? topo::NvmlMode::kOff
+                           : topo::NvmlMode::kAuto;
+  return r;
+}
+
+int findings_exit(const MachineOptions& machine, const std::vector<topo::Finding>& findings) {
+  if (!machine.fail_on) {
+    return kExitOk;
+  }
+  const bool hit = std::any_of(findings.begin(), findings.end(), [&](const topo::Finding& f) {
+    return f.severity >= *machine.fail_on;
+  });
+  return hit ? kExitFindings : kExitOk;
+}
+
+}  // namespace acco::cli

@@ -1,0 +1,14 @@
+#include "command_spec.hpp"
+#include "commands.hpp"
+
+namespace acco::cli {
+
+const std::vector<CommandSpec>& commands() {
+  static const std::vector<CommandSpec> all = {
+      probe_command(),    doctor_command(), bench_command(),
+      schedule_command(), config_command(), rules_command(),
+  };
+  return all;
+}
+
+}  // namespace acco::cli

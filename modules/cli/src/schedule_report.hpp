@@ -1,0 +1,33 @@
+// The reports of `acco schedule`: the text table and the acco.schedule/1 JSON document.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "acco/dev/device.hpp"
+#include "acco/sched/workload.hpp"
+#include "acco/sched/workload_run.hpp"
+
+#include "schedule_command.hpp"
+
+namespace acco::cli {
+
+// The devices a run uses, with what the workload and the report need to know of each.
+struct ScheduleDevices {
+  std::unique_ptr<dev::Backend> backend;
+  std::vector<dev::Device*> devices;
+  std::vector<sched::DeviceModel> models;  // kind and speed per device
+  std::string link;                        // host: the emulated link; cuda: empty
+};
+
+[[nodiscard]] std::string schedule_json(const ScheduleOptions& s, const sched::Workload& w,
+                                        const ScheduleDevices& d,
+                                        const std::vector<sched::WorkloadOutcome>& runs);
+[[nodiscard]] std::string schedule_text(const ScheduleOptions& s, const sched::Workload& w,
+                                        const ScheduleDevices& d,
+                                        const std::vector<sched::WorkloadOutcome>& runs);
+// The first failure of a run, for the one-line note on standard error.
+[[nodiscard]] std::string failure_note(const sched::WorkloadOutcome& run);
+
+}  // namespace acco::cli

@@ -1,0 +1,61 @@
+#include "engine_core.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+namespace acco::xfer::detail {
+
+// ---- QueueSet ----------------------------------------------------------------------------------
+
+void QueueSet::use(dev::Queue& queue) {
+  if (std::find(used_.begin(), used_.end(), &queue) == used_.end()) {
+    used_.push_back(&queue);
+  }
+}
+
+Result<Events> QueueSet::record() {
+  Events events;
+  for (dev::Queue* queue : used_) {
+    ACCO_ASSIGN_OR_RETURN(auto event, queue->record());
+    events.push_back(std::move(event));
+  }
+  return events;
+}
+
+Status QueueSet::drain() {
+  Status first;
+  for (dev::Queue* queue : used_) {
+    if (Status status = queue->synchronize(); !status && first) {
+      first = std::move(status);
+    }
+  }
+  return first;
+}
+
+// ---- EngineCore --------------------------------------------------------------------------------
+
+dev::Queue& EngineCore::next_queue() {
+  return *queues[next_queue_index++ % queues.size()];
+}
+
+Result<std::byte*> EngineCore::device_slot(int index) {
+  auto& slot = device_slots[static_cast<std::size_t>(index)];
+  if (!slot) {
+    ACCO_ASSIGN_OR_RETURN(slot, device.allocate(pool->info().slot_bytes),
+                          fmt::format("device staging slot of {} bytes", pool->info().slot_bytes));
+  }
+  return static_cast<std::byte*>(slot->data());
+}
+
+Status EngineCore::release_after(dev::Queue& queue, int index) {
+  StagingPool* staging = pool.get();
+  Status queued = queue.host_task([staging, index] { staging->release(index); });
+  if (!queued) {
+    (void)queue.synchronize();
+    pool->release(index);
+  }
+  return queued;
+}
+
+}  // namespace acco::xfer::detail
