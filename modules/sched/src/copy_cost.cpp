@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <span>
 
-#include "median.hpp"
+#include "acco/core/stats.hpp"
 
 namespace acco::sched::detail {
 
@@ -22,8 +22,8 @@ void CopyCostModel::note(std::size_t copies, std::uint64_t bytes, std::chrono::n
   ++noted_;
   if (noted_ >= 3) {
     std::array<double, kSamples> values = samples_;
-    fixed_s_ =
-        latency_s_ + median_in_place(std::span(values).first(std::min(noted_, samples_.size())));
+    fixed_s_ = latency_s_ + core::stats::median_in_place(
+                                std::span(values).first(std::min(noted_, samples_.size())));
   }
 }
 
