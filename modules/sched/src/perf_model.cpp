@@ -14,13 +14,12 @@
 
 #include "acco/core/json.hpp"
 #include "acco/core/json_reader.hpp"
-
-#include "median.hpp"
+#include "acco/core/stats.hpp"
 
 namespace acco::sched {
 namespace {
 
-using detail::median_in_place;
+using core::stats::median_in_place;
 
 constexpr std::string_view kSchema = "acco.perfmodel/1";
 

@@ -396,14 +396,12 @@ Result<double> area_bound(const Dag& dag) {
     std::fill(convexity.begin(), convexity.begin() + static_cast<std::ptrdiff_t>(k), 1.0);
     master.a.push_back(std::move(convexity));
     master.b.push_back(1);
-    auto solution = detail::solve_lp(master);
-    if (!solution.has_value()) {
-      return tl::unexpected(std::move(solution.error()).with_context("area bound"));
-    }
-    const double upper = solution->objective;
+    ACCO_ASSIGN_OR_RETURN(const detail::LpSolution solution, detail::solve_lp(master),
+                          "area bound");
+    const double upper = solution.objective;
     double total = 0;
     for (std::size_t p = 0; p < q; ++p) {
-      lambda[p] = std::max(0.0, -solution->duals[p]);
+      lambda[p] = std::max(0.0, -solution.duals[p]);
       total += lambda[p];
     }
     if (total > 0) {
@@ -424,17 +422,10 @@ Result<double> area_bound(const Dag& dag) {
 }  // namespace
 
 Result<Bounds> bounds(const Dag& dag) {
-  auto g = analyse(dag);
-  if (!g.has_value()) {
-    return tl::unexpected(std::move(g.error()));
-  }
+  ACCO_ASSIGN_OR_RETURN(const Graph g, analyse(dag));
   Bounds b;
-  b.critical_path = critical_path(dag, *g);
-  auto area = area_bound(dag);
-  if (!area.has_value()) {
-    return tl::unexpected(std::move(area.error()));
-  }
-  b.area = *area;
+  b.critical_path = critical_path(dag, g);
+  ACCO_ASSIGN_OR_RETURN(b.area, area_bound(dag));
   return b;
 }
 
@@ -445,44 +436,38 @@ Result<std::vector<double>> upward_ranks(const Dag& dag, RankCost cost) {
 }
 
 Result<StaticSchedule> heft(const Dag& dag) {
-  auto g = analyse(dag);
-  if (!g.has_value()) {
-    return tl::unexpected(std::move(g.error()));
-  }
-  std::vector<double> rank = rank_upward(*g);
+  ACCO_ASSIGN_OR_RETURN(const Graph g, analyse(dag));
+  std::vector<double> rank = rank_upward(g);
   // With positive costs, decreasing rank_u is a topological order and the ready task of highest
   // rank is the highest of all unscheduled ones, as in the paper; the ready queue also keeps
   // zero-cost ties in dependency order.
   StaticSchedule s = list_schedule(
-      dag, *g, rank, std::vector<std::size_t>(g->tasks, std::numeric_limits<std::size_t>::max()));
+      dag, g, rank, std::vector<std::size_t>(g.tasks, std::numeric_limits<std::size_t>::max()));
   s.rank_u = std::move(rank);
   return s;
 }
 
 Result<StaticSchedule> cpop(const Dag& dag) {
-  auto g = analyse(dag);
-  if (!g.has_value()) {
-    return tl::unexpected(std::move(g.error()));
-  }
-  std::vector<double> up = rank_upward(*g);
-  const std::vector<double> down = rank_downward(*g);
-  std::vector<double> rank_sum(g->tasks);
-  for (std::size_t i = 0; i < g->tasks; ++i) {
+  ACCO_ASSIGN_OR_RETURN(const Graph g, analyse(dag));
+  std::vector<double> up = rank_upward(g);
+  const std::vector<double> down = rank_downward(g);
+  std::vector<double> rank_sum(g.tasks);
+  for (std::size_t i = 0; i < g.tasks; ++i) {
     rank_sum[i] = up[i] + down[i];
   }
   const std::vector<double> priority = tie_keys(rank_sum);
   // The critical path: from the entry task of highest priority, follow the successor of highest
   // priority (ties: lower index) to an exit task.
-  std::size_t at = g->tasks;
-  for (std::size_t i = 0; i < g->tasks; ++i) {
-    if (g->pred[i].empty() && (at == g->tasks || priority[i] > priority[at])) {
+  std::size_t at = g.tasks;
+  for (std::size_t i = 0; i < g.tasks; ++i) {
+    if (g.pred[i].empty() && (at == g.tasks || priority[i] > priority[at])) {
       at = i;
     }
   }
   std::vector<std::size_t> path{at};
-  while (!g->succ[at].empty()) {
-    std::size_t next = g->succ[at].front().task;
-    for (const Arc& a : g->succ[at]) {
+  while (!g.succ[at].empty()) {
+    std::size_t next = g.succ[at].front().task;
+    for (const Arc& a : g.succ[at]) {
       if (priority[a.task] > priority[next] ||
           (priority[a.task] == priority[next] && a.task < next)) {
         next = a.task;
@@ -494,7 +479,7 @@ Result<StaticSchedule> cpop(const Dag& dag) {
   // p_CP runs the whole path fastest. A path task p_CP cannot run goes to its best processor.
   std::size_t p_cp = 0;
   double best_sum = kInf;
-  for (std::size_t p = 0; p < g->processors; ++p) {
+  for (std::size_t p = 0; p < g.processors; ++p) {
     double sum = 0;
     for (std::size_t i : path) {
       sum += dag.cost[i][p];
@@ -504,11 +489,11 @@ Result<StaticSchedule> cpop(const Dag& dag) {
       p_cp = p;
     }
   }
-  std::vector<std::size_t> pinned(g->tasks, std::numeric_limits<std::size_t>::max());
+  std::vector<std::size_t> pinned(g.tasks, std::numeric_limits<std::size_t>::max());
   for (std::size_t i : path) {
     pinned[i] = p_cp;
   }
-  StaticSchedule s = list_schedule(dag, *g, rank_sum, pinned);
+  StaticSchedule s = list_schedule(dag, g, rank_sum, pinned);
   s.rank_u = std::move(up);
   return s;
 }

@@ -159,10 +159,7 @@ Result<LpSolution> solve_lp(const LinearProgram& lp) {
     t.rhs(obj) -= t.rhs(i);
     rhs_total += t.rhs(i);
   }
-  auto phase1 = t.optimise(n);
-  if (!phase1.has_value()) {
-    return tl::unexpected(std::move(phase1.error()));
-  }
+  ACCO_RETURN_IF_ERROR(t.optimise(n));
   if (-t.rhs(obj) > kEps * (1 + rhs_total)) {
     return fail(Errc::kInvalidArgument, "linear program: infeasible");
   }
@@ -202,11 +199,8 @@ Result<LpSolution> solve_lp(const LinearProgram& lp) {
     }
   }
   t.rhs(obj) = -value;
-  auto phase2 = t.optimise(n);
-  if (!phase2.has_value()) {
-    return tl::unexpected(std::move(phase2.error()));
-  }
-  if (!*phase2) {
+  ACCO_ASSIGN_OR_RETURN(const bool bounded, t.optimise(n));
+  if (!bounded) {
     return fail(Errc::kInvalidArgument, "linear program: unbounded");
   }
 

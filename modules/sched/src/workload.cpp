@@ -63,11 +63,8 @@ class TiledBuilder {
     task.accesses = std::move(accesses);
     task.flops = flops;
     for (const DeviceModel& device : devices_) {
-      auto seconds = table_.lookup(kernel, device.kind, flops);
-      if (!seconds.has_value()) {
-        return tl::unexpected(std::move(seconds.error()));
-      }
-      task.seconds.push_back(*seconds / device.speed * spec_.time_scale);
+      ACCO_ASSIGN_OR_RETURN(const double seconds, table_.lookup(kernel, device.kind, flops));
+      task.seconds.push_back(seconds / device.speed * spec_.time_scale);
     }
     workload.tasks.push_back(std::move(task));
     return {};
@@ -325,11 +322,9 @@ Status check_spec(const WorkloadSpec& spec, const std::vector<DeviceModel>& devi
 Result<Workload> make_workload(const WorkloadSpec& spec, const std::vector<DeviceModel>& devices) {
   ACCO_RETURN_IF_ERROR(check_spec(spec, devices), "workload '" + spec.name + "'");
   if (spec.name == "cholesky" || spec.name == "lu") {
-    auto table = kernel_table(spec.kernels);
-    if (!table.has_value()) {
-      return tl::unexpected(std::move(table.error()).with_context("workload '" + spec.name + "'"));
-    }
-    return spec.name == "cholesky" ? cholesky(spec, devices, *table) : lu(spec, devices, *table);
+    ACCO_ASSIGN_OR_RETURN(const auto table, kernel_table(spec.kernels),
+                          "workload '" + spec.name + "'");
+    return spec.name == "cholesky" ? cholesky(spec, devices, table) : lu(spec, devices, table);
   }
   if (spec.name == "independent") {
     return independent(spec, devices);

@@ -149,11 +149,8 @@ Result<WorkloadOutcome> run_workload(const Workload& workload, std::vector<Devic
                               workload.name, i, workload.tasks[i].seconds.size(), devices.size()));
     }
   }
-  auto bounds_or = bounds(workload_dag(workload));
-  if (!bounds_or) {
-    return tl::unexpected(
-        std::move(bounds_or.error()).with_context(fmt::format("workload {}", workload.name)));
-  }
+  ACCO_ASSIGN_OR_RETURN(const Bounds workload_bounds, bounds(workload_dag(workload)),
+                        fmt::format("workload {}", workload.name));
   std::vector<std::string> kinds;
   for (const DeviceSpec& d : devices) {
     const std::string kind = d.kind.empty() ? d.device->info().backend : d.kind;
@@ -163,22 +160,18 @@ Result<WorkloadOutcome> run_workload(const Workload& workload, std::vector<Devic
   }
   const std::string policy(to_string(options.policy));
   dev::Device* pin_on = devices.front().device;
-  auto runtime_or = Runtime::create(std::move(devices), std::move(options));
-  if (!runtime_or) {
-    return tl::unexpected(std::move(runtime_or.error()));
-  }
-  Runtime& runtime = **runtime_or;
+  ACCO_ASSIGN_OR_RETURN(const std::unique_ptr<Runtime> owned_runtime,
+                        Runtime::create(std::move(devices), std::move(options)));
+  Runtime& runtime = *owned_runtime;
 
   // Pinned host memory, as an application that cares about transfers allocates it (StarPU's
   // starpu_malloc does the same): copies to and from devices are then DMA, asynchronous, and
   // need no staging. Pinned memory is portable: every device of the backend recognises it.
   std::vector<std::unique_ptr<dev::Buffer>> memory;
   for (std::size_t bytes : workload.data_bytes) {
-    auto buffer = pin_on->allocate_host(bytes, dev::MemoryKind::kPinned);
-    if (!buffer) {
-      return tl::unexpected(std::move(buffer.error()).with_context("workload data"));
-    }
-    memory.push_back(std::move(*buffer));
+    ACCO_ASSIGN_OR_RETURN(auto buffer, pin_on->allocate_host(bytes, dev::MemoryKind::kPinned),
+                          "workload data");
+    memory.push_back(std::move(buffer));
   }
   // Every run starts with the data in host memory only, as a fresh application would: the data
   // is registered before and unregistered (written back, device copies freed) after.
@@ -227,7 +220,7 @@ Result<WorkloadOutcome> run_workload(const Workload& workload, std::vector<Devic
 
   WorkloadOutcome out;
   out.policy = policy;
-  out.bounds = *bounds_or;
+  out.bounds = workload_bounds;
   out.makespan_seconds = std::chrono::duration<double>(record.elapsed).count();
   out.efficiency = out.makespan_seconds > 0 ? out.bounds.best() / out.makespan_seconds : 0;
   out.tasks = record.tasks.size();

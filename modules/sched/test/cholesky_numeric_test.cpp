@@ -10,9 +10,12 @@
 
 #include "acco/dev/host_backend.hpp"
 #include "acco/sched/runtime.hpp"
+#include "acco/testing/matchers.hpp"
 
 namespace acco::sched {
 namespace {
+
+using ::acco::testing::IsOk;
 
 constexpr int kB = 8;  // tile edge
 using Tile = std::vector<double>;
@@ -97,7 +100,7 @@ double factorise(PolicyKind policy, int devices, std::uint64_t budget, int t, bo
   dev::HostBackendOptions host;
   host.devices = devices;
   auto backend = dev::make_host_backend(host);
-  EXPECT_TRUE(backend.has_value());
+  EXPECT_THAT(backend, IsOk());
   std::vector<DeviceSpec> specs;
   for (dev::Device* d : (*backend)->devices()) {
     specs.push_back({d, "", {}, budget});
@@ -105,7 +108,7 @@ double factorise(PolicyKind policy, int devices, std::uint64_t budget, int t, bo
   RuntimeOptions options;
   options.policy = policy;
   auto rt = Runtime::create(std::move(specs), options);
-  EXPECT_TRUE(rt.has_value());
+  EXPECT_THAT(rt, IsOk());
   Runtime& runtime = **rt;
   const int n = t * kB;
   std::vector<std::vector<Tile>> tiles(static_cast<std::size_t>(t));
@@ -119,7 +122,7 @@ double factorise(PolicyKind policy, int devices, std::uint64_t budget, int t, bo
         }
       }
       auto handle = runtime.register_data(tiles[i][j].data(), kB * kB * sizeof(double));
-      EXPECT_TRUE(handle.has_value());
+      EXPECT_THAT(handle, IsOk());
       h[i].push_back(*handle);
     }
   }
@@ -149,16 +152,16 @@ double factorise(PolicyKind policy, int devices, std::uint64_t budget, int t, bo
     }
   }
   if (as_graph) {
-    EXPECT_TRUE(runtime.submit_graph(std::move(tasks)).has_value());
+    EXPECT_THAT(runtime.submit_graph(std::move(tasks)), IsOk());
   } else {
     for (Task& task : tasks) {
-      EXPECT_TRUE(runtime.submit(std::move(task)).has_value());
+      EXPECT_THAT(runtime.submit(std::move(task)), IsOk());
     }
   }
-  EXPECT_TRUE(runtime.wait_all().has_value());
+  EXPECT_THAT(runtime.wait_all(), IsOk());
   for (auto& row : h) {
     for (DataHandle handle : row) {
-      EXPECT_TRUE(runtime.unregister(handle).has_value());
+      EXPECT_THAT(runtime.unregister(handle), IsOk());
     }
   }
   const auto l = [&](int r, int c) -> double {

@@ -10,10 +10,15 @@
 
 #include <nlohmann/json.hpp>
 
+#include "acco/testing/matchers.hpp"
+
 #include "json_schema.hpp"
 
 namespace acco::sched {
 namespace {
+
+using ::acco::testing::IsOk;
+using ::acco::testing::StatusIs;
 
 namespace stdfs = std::filesystem;
 using namespace std::chrono_literals;
@@ -83,7 +88,7 @@ std::string error_of(const nlohmann::json& j) {
   if (models.has_value()) {
     return "";
   }
-  EXPECT_EQ(models.error().code, Errc::kInvalidArgument);
+  EXPECT_THAT(models, StatusIs(Errc::kInvalidArgument));
   return models.error().message;
 }
 
@@ -348,7 +353,7 @@ TEST(PerfModelDeathTest, ANegativeTimeIsABug) {
 TEST(PerfModelJsonTest, RoundTripsThroughJsonText) {
   const auto models = sample_models();
   const auto back = PerfModels::from_json(nlohmann::json::parse(models.to_json().dump()));
-  ASSERT_TRUE(back.has_value()) << back.error().message;
+  ASSERT_THAT(back, IsOk());
   EXPECT_EQ(back->entries(), models.entries());
   EXPECT_EQ(back->entries().at(kGemm).rejected, 1U);
 }
@@ -391,7 +396,7 @@ TEST(PerfModelJsonTest, SchemaValidatorCatchesAWrongType) {
 
 TEST(PerfModelJsonTest, FromJsonKeepsTheNewestSamplesOfASmallerWindow) {
   const auto back = PerfModels::from_json(sample_json(), ModelOptions{.window = 2});
-  ASSERT_TRUE(back.has_value()) << back.error().message;
+  ASSERT_THAT(back, IsOk());
   EXPECT_EQ(back->entries().at(kGemm).samples_ns, (std::vector<std::int64_t>{189'000, 190'000}));
   EXPECT_EQ(back->options().window, 2U);
 }
@@ -500,9 +505,9 @@ TEST(PerfModelFileTest, SaveThenLoadRoundTrips) {
   const TempDir dir;
   const auto path = dir.file("models.json");
   const auto models = sample_models();
-  ASSERT_TRUE(models.save(path).has_value());
+  ASSERT_THAT(models.save(path), IsOk());
   const auto back = PerfModels::load(path);
-  ASSERT_TRUE(back.has_value()) << back.error().message;
+  ASSERT_THAT(back, IsOk());
   EXPECT_EQ(back->entries(), models.entries());
   // A second run starts calibrated.
   const auto p = back->predict(kGemm, kNoHint, kNoPeak);
@@ -515,9 +520,9 @@ TEST(PerfModelFileTest, SaveReplacesAnExistingFile) {
   const TempDir dir;
   const auto path = dir.file("models.json");
   write(path, "old");
-  ASSERT_TRUE(sample_models().save(path).has_value());
+  ASSERT_THAT(sample_models().save(path), IsOk());
   const auto back = PerfModels::load(path);
-  ASSERT_TRUE(back.has_value()) << back.error().message;
+  ASSERT_THAT(back, IsOk());
   EXPECT_EQ(back->entries().size(), 2U);
 }
 
@@ -525,15 +530,14 @@ TEST(PerfModelFileTest, ASaveIntoAMissingDirectoryFailsNamingThePath) {
   const TempDir dir;
   const auto path = dir.file("no/such/models.json");
   const auto status = sample_models().save(path);
-  ASSERT_FALSE(status.has_value());
-  EXPECT_EQ(status.error().code, Errc::kNotFound);
+  ASSERT_THAT(status, StatusIs(Errc::kNotFound));
   EXPECT_NE(status.error().message.find(path.string()), std::string::npos);
 }
 
 TEST(PerfModelFileTest, AMissingFileIsAnEmptyModelSet) {
   const TempDir dir;
   const auto models = PerfModels::load(dir.file("absent.json"), ModelOptions{.window = 8});
-  ASSERT_TRUE(models.has_value()) << models.error().message;
+  ASSERT_THAT(models, IsOk());
   EXPECT_TRUE(models->entries().empty());
   EXPECT_EQ(models->options().window, 8U);
 }
@@ -543,8 +547,7 @@ TEST(PerfModelFileTest, AMalformedFileIsAnErrorNamingThePath) {
   const auto path = dir.file("models.json");
   write(path, "{\"schema\": ");
   const auto models = PerfModels::load(path);
-  ASSERT_FALSE(models.has_value());
-  EXPECT_EQ(models.error().code, Errc::kInvalidArgument);
+  ASSERT_THAT(models, StatusIs(Errc::kInvalidArgument));
   EXPECT_EQ(models.error().message.rfind(path.string() + ": not valid JSON: ", 0), 0U)
       << models.error().message;
 }
@@ -556,8 +559,7 @@ TEST(PerfModelFileTest, ABadEntryIsAnErrorNamingThePathAndTheEntry) {
   j["entries"][0]["samples_ns"] = nlohmann::json::array({-1});
   write(path, j.dump());
   const auto models = PerfModels::load(path);
-  ASSERT_FALSE(models.has_value());
-  EXPECT_EQ(models.error().code, Errc::kInvalidArgument);
+  ASSERT_THAT(models, StatusIs(Errc::kInvalidArgument));
   EXPECT_EQ(models.error().message,
             path.string() +
                 ": perfmodel entry 0: samples_ns: expected an array of non-negative integers");
@@ -566,8 +568,7 @@ TEST(PerfModelFileTest, ABadEntryIsAnErrorNamingThePathAndTheEntry) {
 TEST(PerfModelFileTest, ADirectoryIsNotAModelFile) {
   const TempDir dir;
   const auto models = PerfModels::load(dir.file(""));
-  ASSERT_FALSE(models.has_value());
-  EXPECT_EQ(models.error().code, Errc::kInvalidArgument);
+  ASSERT_THAT(models, StatusIs(Errc::kInvalidArgument));
 }
 
 }  // namespace

@@ -12,9 +12,13 @@
 #include <gtest/gtest.h>
 
 #include "acco/dev/host_backend.hpp"
+#include "acco/testing/matchers.hpp"
 
 namespace acco::sched {
 namespace {
+
+using ::acco::testing::IsOk;
+using ::acco::testing::StatusIs;
 
 using ::testing::HasSubstr;
 
@@ -28,7 +32,7 @@ Fixture make(int devices, RuntimeOptions options = {}, std::uint64_t budget = 0,
   dev::HostBackendOptions host;
   host.devices = devices;
   auto backend = dev::make_host_backend(host);
-  EXPECT_TRUE(backend.has_value());
+  EXPECT_THAT(backend, IsOk());
   std::vector<DeviceSpec> specs;
   for (dev::Device* d : (*backend)->devices()) {
     DeviceSpec spec;
@@ -40,7 +44,7 @@ Fixture make(int devices, RuntimeOptions options = {}, std::uint64_t budget = 0,
     specs.push_back(spec);
   }
   auto runtime = Runtime::create(std::move(specs), std::move(options));
-  EXPECT_TRUE(runtime.has_value()) << runtime.error().message;
+  EXPECT_THAT(runtime, IsOk());
   return {std::move(*backend), std::move(*runtime)};
 }
 
@@ -69,7 +73,7 @@ std::vector<DataHandle> register_all(Runtime& runtime, std::vector<std::vector<i
   std::vector<DataHandle> handles;
   for (auto& d : data) {
     auto h = runtime.register_data(d.data(), d.size() * sizeof(int));
-    EXPECT_TRUE(h.has_value()) << h.error().message;
+    EXPECT_THAT(h, IsOk());
     if (h) {
       handles.push_back(*h);
     }
@@ -79,8 +83,7 @@ std::vector<DataHandle> register_all(Runtime& runtime, std::vector<std::vector<i
 
 TEST(RuntimeTest, CreateRejectsNoDevicesAndNullDevices) {
   auto none = Runtime::create({});
-  ASSERT_FALSE(none.has_value());
-  EXPECT_EQ(none.error().code, Errc::kInvalidArgument);
+  ASSERT_THAT(none, StatusIs(Errc::kInvalidArgument));
   auto null = Runtime::create({DeviceSpec{}});
   ASSERT_FALSE(null.has_value());
   EXPECT_THAT(null.error().message, HasSubstr("device 0 is null"));
@@ -95,9 +98,9 @@ TEST(RuntimeTest, EveryIndependentTaskRunsExactlyOnceUnderEveryPolicy) {
     for (std::size_t i = 0; i < runs.size(); ++i) {
       Task t;
       t.codelet = codelet("empty", [&runs, i](TaskContext&) { runs[i].fetch_add(1); });
-      ASSERT_TRUE(f.runtime->submit(std::move(t)).has_value());
+      ASSERT_THAT(f.runtime->submit(std::move(t)), IsOk());
     }
-    ASSERT_TRUE(f.runtime->wait_all().has_value()) << to_string(policy);
+    ASSERT_THAT(f.runtime->wait_all(), IsOk()) << to_string(policy);
     for (auto& r : runs) {
       EXPECT_EQ(r.load(), 1) << to_string(policy);
     }
@@ -116,7 +119,7 @@ TEST(RuntimeTest, AReadWriteChainRunsInOrderAcrossDevicesAndWritesBack) {
     Fixture f = make(3, options);
     std::vector<int> data(1024, 0);
     auto h = f.runtime->register_data(data.data(), data.size() * sizeof(int));
-    ASSERT_TRUE(h.has_value());
+    ASSERT_THAT(h, IsOk());
     // Each task checks it sees the previous value, then adds one.
     std::atomic<int> order_errors{0};
     for (int i = 0; i < 50; ++i) {
@@ -131,11 +134,11 @@ TEST(RuntimeTest, AReadWriteChainRunsInOrderAcrossDevicesAndWritesBack) {
         }
       });
       t.accesses = {{*h, Access::kReadWrite}};
-      ASSERT_TRUE(f.runtime->submit(std::move(t)).has_value());
+      ASSERT_THAT(f.runtime->submit(std::move(t)), IsOk());
     }
-    ASSERT_TRUE(f.runtime->wait_all().has_value());
+    ASSERT_THAT(f.runtime->wait_all(), IsOk());
     EXPECT_EQ(order_errors.load(), 0) << to_string(policy);
-    ASSERT_TRUE(f.runtime->unregister(*h).has_value());
+    ASSERT_THAT(f.runtime->unregister(*h), IsOk());
     EXPECT_EQ(data[0], 50);
     EXPECT_EQ(data[1023], 50);
   }
@@ -147,7 +150,7 @@ TEST(RuntimeTest, ReadersSeeTheLastWriteAndTheNextWriterWaitsForThem) {
   Fixture f = make(4, options);
   std::vector<int> data(256, 7);
   auto h = f.runtime->register_data(data.data(), data.size() * sizeof(int));
-  ASSERT_TRUE(h.has_value());
+  ASSERT_THAT(h, IsOk());
   std::atomic<int> wrong{0};
   Task write;
   write.codelet = codelet("write", [](TaskContext& ctx) {
@@ -155,7 +158,7 @@ TEST(RuntimeTest, ReadersSeeTheLastWriteAndTheNextWriterWaitsForThem) {
     static_cast<int*>(ctx.data(0))[0] = 42;
   });
   write.accesses = {{*h, Access::kWrite}};
-  ASSERT_TRUE(f.runtime->submit(write).has_value());
+  ASSERT_THAT(f.runtime->submit(write), IsOk());
   for (int i = 0; i < 8; ++i) {
     Task read;
     read.codelet = codelet("read", [&wrong](TaskContext& ctx) {
@@ -164,16 +167,16 @@ TEST(RuntimeTest, ReadersSeeTheLastWriteAndTheNextWriterWaitsForThem) {
       }
     });
     read.accesses = {{*h, Access::kRead}};
-    ASSERT_TRUE(f.runtime->submit(std::move(read)).has_value());
+    ASSERT_THAT(f.runtime->submit(std::move(read)), IsOk());
   }
   Task rewrite;
   rewrite.codelet =
       codelet("write", [](TaskContext& ctx) { static_cast<int*>(ctx.data(0))[0] = 43; });
   rewrite.accesses = {{*h, Access::kReadWrite}};
-  ASSERT_TRUE(f.runtime->submit(rewrite).has_value());
-  ASSERT_TRUE(f.runtime->wait_all().has_value());
+  ASSERT_THAT(f.runtime->submit(rewrite), IsOk());
+  ASSERT_THAT(f.runtime->wait_all(), IsOk());
   EXPECT_EQ(wrong.load(), 0);
-  ASSERT_TRUE(f.runtime->write_back(*h).has_value());
+  ASSERT_THAT(f.runtime->write_back(*h), IsOk());
   EXPECT_EQ(data[0], 43);
   EXPECT_EQ(data[1], 0);
   const RunRecord rec = f.runtime->records();
@@ -213,32 +216,32 @@ TEST(RuntimeTest, AThrowingTaskFailsItsDependantsAndLeavesIndependentWorkRunning
   EXPECT_THAT(status.error().message,
               HasSubstr(fmt::format("dependency task {} failed", *boom_id)));
   ASSERT_EQ(f.runtime->failures().size(), 2U);
-  ASSERT_TRUE(f.runtime->write_back(*hb).has_value());
+  ASSERT_THAT(f.runtime->write_back(*hb), IsOk());
   EXPECT_EQ(b[0], 5);
   auto lost = f.runtime->write_back(*ha);
   ASSERT_FALSE(lost.has_value());
   EXPECT_THAT(lost.error().message, HasSubstr("failed"));
   // A second wait_all reports nothing new.
-  EXPECT_TRUE(f.runtime->wait_all().has_value());
+  EXPECT_THAT(f.runtime->wait_all(), IsOk());
 }
 
 TEST(RuntimeTest, AFailedReaderDoesNotFailTheNextWriter) {
   Fixture f = make(2);
   std::vector<int> data(16, 0);
   auto h = f.runtime->register_data(data.data(), data.size() * sizeof(int));
-  ASSERT_TRUE(h.has_value());
+  ASSERT_THAT(h, IsOk());
   Task reader;
   reader.codelet = codelet("read", [](TaskContext&) { throw std::runtime_error("bad read"); });
   reader.accesses = {{*h, Access::kRead}};
-  ASSERT_TRUE(f.runtime->submit(reader).has_value());
+  ASSERT_THAT(f.runtime->submit(reader), IsOk());
   Task writer;  // ordered after the reader (write after read), but the data is intact
   writer.codelet = codelet("add", add(3));
   writer.accesses = {{*h, Access::kReadWrite}};
-  ASSERT_TRUE(f.runtime->submit(writer).has_value());
+  ASSERT_THAT(f.runtime->submit(writer), IsOk());
   auto status = f.runtime->wait_all();
   ASSERT_FALSE(status.has_value());
   EXPECT_THAT(status.error().message, HasSubstr("1 task failed"));
-  ASSERT_TRUE(f.runtime->write_back(*h).has_value());
+  ASSERT_THAT(f.runtime->write_back(*h), IsOk());
   EXPECT_EQ(data[0], 3);
 }
 
@@ -277,7 +280,7 @@ TEST(RuntimeTest, ShortTasksWhoseDataIsHereRunInBatchesWithTheSameResults) {
   for (int i = 0; i < 5; ++i) {
     ASSERT_TRUE(submit_count());
   }
-  ASSERT_TRUE(f.runtime->wait_all().has_value());
+  ASSERT_THAT(f.runtime->wait_all(), IsOk());
   f.runtime->reset_records();
 
   std::atomic<bool> open{false};
@@ -287,7 +290,7 @@ TEST(RuntimeTest, ShortTasksWhoseDataIsHereRunInBatchesWithTheSameResults) {
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
   });
-  ASSERT_TRUE(f.runtime->submit(std::move(gate)).has_value());
+  ASSERT_THAT(f.runtime->submit(std::move(gate)), IsOk());
   for (int round = 0; round < 30; ++round) {
     for (std::size_t h = 0; h < 8; ++h) {
       ASSERT_TRUE(submit_step(h));
@@ -304,7 +307,7 @@ TEST(RuntimeTest, ShortTasksWhoseDataIsHereRunInBatchesWithTheSameResults) {
   EXPECT_THAT(status.error().message, HasSubstr("batch boom"));
   EXPECT_EQ(counted.load(), 5 + 120);
   for (std::size_t h = 0; h < 7; ++h) {
-    ASSERT_TRUE(f.runtime->write_back(handles[h]).has_value());
+    ASSERT_THAT(f.runtime->write_back(handles[h]), IsOk());
     EXPECT_EQ(data[h][0], 32) << h;
     EXPECT_EQ(data[h][15], 32) << h;
   }
@@ -362,21 +365,21 @@ TEST(RuntimeTest, AsynchronousTasksRunOnTheDeviceQueueInOrderOneLaunchedBehindTh
                     })
                     .has_value());
   });
-  ASSERT_TRUE(f.runtime->submit(std::move(gate)).has_value());
+  ASSERT_THAT(f.runtime->submit(std::move(gate)), IsOk());
   for (int round = 0; round < 10; ++round) {
     for (DataHandle h : handles) {
       Task t;
       t.codelet = step;
       t.accesses = {{h, Access::kReadWrite}};
-      ASSERT_TRUE(f.runtime->submit(std::move(t)).has_value());
+      ASSERT_THAT(f.runtime->submit(std::move(t)), IsOk());
     }
   }
   open.store(true);
-  ASSERT_TRUE(f.runtime->wait_all().has_value());
+  ASSERT_THAT(f.runtime->wait_all(), IsOk());
   EXPECT_EQ(in_flight.load(), 0);
   EXPECT_EQ(most.load(), 2);  // launched behind the running one: the pipeline's depth
   for (std::size_t i = 0; i < handles.size(); ++i) {
-    ASSERT_TRUE(f.runtime->unregister(handles[i]).has_value());
+    ASSERT_THAT(f.runtime->unregister(handles[i]), IsOk());
     EXPECT_EQ(data[i][0], 10) << i;
     EXPECT_EQ(data[i][255], 10) << i;
   }
@@ -409,7 +412,7 @@ struct LaunchOrder {
   LaunchOrder() {
     for (int& id : ids) {
       auto h = f.runtime->register_data(&id, sizeof(id));
-      EXPECT_TRUE(h.has_value());
+      EXPECT_THAT(h, IsOk());
       handles.push_back(*h);
     }
     hold = codelet("hold", [this](TaskContext& ctx) {
@@ -425,7 +428,7 @@ struct LaunchOrder {
                       .has_value());
     });
     submit(1, Access::kRead, 0);
-    EXPECT_TRUE(f.runtime->wait_all().has_value());
+    EXPECT_THAT(f.runtime->wait_all(), IsOk());
     order.clear();
   }
   TaskId submit(int id, Access mode, int priority, std::vector<TaskId> depends_on = {}) {
@@ -435,7 +438,7 @@ struct LaunchOrder {
     t.priority = priority;
     t.depends_on = std::move(depends_on);
     auto submitted = f.runtime->submit(std::move(t));
-    EXPECT_TRUE(submitted.has_value());
+    EXPECT_THAT(submitted, IsOk());
     return submitted.value_or(0);
   }
   // Until the work of the first task has started on the device (at most 10 s).
@@ -452,9 +455,9 @@ struct LaunchOrder {
     return false;
   }
   std::vector<int> finish() {
-    EXPECT_TRUE(f.runtime->wait_all().has_value());
+    EXPECT_THAT(f.runtime->wait_all(), IsOk());
     for (DataHandle h : handles) {
-      EXPECT_TRUE(f.runtime->unregister(h).has_value());
+      EXPECT_THAT(f.runtime->unregister(h), IsOk());
     }
     return order;
   }
@@ -493,8 +496,8 @@ TEST(RuntimeTest, AContextsQueueIsOnlyForTheRunningImplementation) {
   TaskContext* kept = nullptr;
   Task t;
   t.codelet = codelet("keep", [&kept](TaskContext& ctx) { kept = &ctx; });
-  ASSERT_TRUE(f.runtime->submit(std::move(t)).has_value());
-  ASSERT_TRUE(f.runtime->wait_all().has_value());
+  ASSERT_THAT(f.runtime->submit(std::move(t)), IsOk());
+  ASSERT_THAT(f.runtime->wait_all(), IsOk());
   ASSERT_NE(kept, nullptr);
   try {
     (void)kept->queue();
@@ -534,12 +537,12 @@ TEST(RuntimeTest, AsynchronousChainsAcrossDevicesSeeEveryWriteInOrder) {
       });
       t.accesses = {{handles[static_cast<std::size_t>(i % 3)], Access::kReadWrite},
                     {handles[static_cast<std::size_t>((i + 1) % 3)], Access::kRead}};
-      ASSERT_TRUE(f.runtime->submit(std::move(t)).has_value());
+      ASSERT_THAT(f.runtime->submit(std::move(t)), IsOk());
     }
-    ASSERT_TRUE(f.runtime->wait_all().has_value()) << to_string(policy);
+    ASSERT_THAT(f.runtime->wait_all(), IsOk()) << to_string(policy);
     EXPECT_EQ(order_errors.load(), 0) << to_string(policy);
     for (std::size_t i = 0; i < handles.size(); ++i) {
-      ASSERT_TRUE(f.runtime->unregister(handles[i]).has_value());
+      ASSERT_THAT(f.runtime->unregister(handles[i]), IsOk());
       EXPECT_EQ(data[i][0], 20) << to_string(policy);
       EXPECT_EQ(data[i][63], 20) << to_string(policy);
     }
@@ -561,8 +564,8 @@ TEST(RuntimeTest, WhatAnAsynchronousTaskThrowsFailsItAndItsDependantsOnly) {
   Task warm;  // the codelet is known to be asynchronous before the rest is submitted
   warm.codelet = step;
   warm.accesses = {{hb, Access::kReadWrite}};
-  ASSERT_TRUE(f.runtime->submit(warm).has_value());
-  ASSERT_TRUE(f.runtime->wait_all().has_value());
+  ASSERT_THAT(f.runtime->submit(warm), IsOk());
+  ASSERT_THAT(f.runtime->wait_all(), IsOk());
   Task boom;
   boom.codelet = codelet("boom", [](TaskContext& ctx) {
     (void)ctx.queue().host_task([] {
@@ -577,7 +580,7 @@ TEST(RuntimeTest, WhatAnAsynchronousTaskThrowsFailsItAndItsDependantsOnly) {
   after.accesses = {{ha, Access::kReadWrite}};
   ASSERT_TRUE(boom_id && f.runtime->submit(after));
   for (int i = 0; i < 5; ++i) {
-    ASSERT_TRUE(f.runtime->submit(warm).has_value());
+    ASSERT_THAT(f.runtime->submit(warm), IsOk());
   }
   auto status = f.runtime->wait_all();
   ASSERT_FALSE(status.has_value());
@@ -585,7 +588,7 @@ TEST(RuntimeTest, WhatAnAsynchronousTaskThrowsFailsItAndItsDependantsOnly) {
   EXPECT_THAT(status.error().message, HasSubstr("kernel exploded on the queue"));
   EXPECT_THAT(status.error().message,
               HasSubstr(fmt::format("dependency task {} failed", *boom_id)));
-  ASSERT_TRUE(f.runtime->write_back(hb).has_value());
+  ASSERT_THAT(f.runtime->write_back(hb), IsOk());
   EXPECT_EQ(b[0], 6);
   EXPECT_FALSE(f.runtime->records().devices[0].failed);
 }
@@ -603,12 +606,12 @@ bool round_of_adds(Runtime& runtime, std::size_t n, std::size_t ints) {
     Task t;
     t.codelet = adder;
     t.accesses = {{h, Access::kReadWrite}};
-    EXPECT_TRUE(runtime.submit(std::move(t)).has_value());
+    EXPECT_THAT(runtime.submit(std::move(t)), IsOk());
   }
-  EXPECT_TRUE(runtime.wait_all().has_value());
+  EXPECT_THAT(runtime.wait_all(), IsOk());
   bool right = true;
   for (std::size_t i = 0; i < n; ++i) {
-    EXPECT_TRUE(runtime.unregister(handles[i]).has_value());
+    EXPECT_THAT(runtime.unregister(handles[i]), IsOk());
     right = right && data[i].front() == 8 && data[i].back() == 8;
   }
   return right;
@@ -658,7 +661,7 @@ TEST(RuntimeTest, WithoutRecordsAStreamStaysBoundedAndRecycledTasksStartClean) {
   Fixture f = make(2, options);
   std::vector<int> data(4, 0);
   auto h = f.runtime->register_data(data.data(), data.size() * sizeof(int));
-  ASSERT_TRUE(h.has_value());
+  ASSERT_THAT(h, IsOk());
   auto adder = codelet("add", add(1));
   auto boom = codelet("boom", [](TaskContext&) { throw std::runtime_error("recycled boom"); });
   auto empty = codelet("empty", [](TaskContext&) {});
@@ -681,7 +684,7 @@ TEST(RuntimeTest, WithoutRecordsAStreamStaysBoundedAndRecycledTasksStartClean) {
         t.codelet = empty;
         break;
     }
-    ASSERT_TRUE(f.runtime->submit(std::move(t)).has_value());
+    ASSERT_THAT(f.runtime->submit(std::move(t)), IsOk());
   }
   // Until every one of them has settled (run or failed), without wait_all.
   const auto all_settled = [&] {
@@ -701,7 +704,7 @@ TEST(RuntimeTest, WithoutRecordsAStreamStaysBoundedAndRecycledTasksStartClean) {
   next.codelet = adder;
   next.accesses = {{*h, Access::kReadWrite}};
   auto next_id = f.runtime->submit(std::move(next));
-  ASSERT_TRUE(next_id.has_value());
+  ASSERT_THAT(next_id, IsOk());
   EXPECT_EQ(*next_id, static_cast<TaskId>(kFirst));
   EXPECT_LE(f.runtime->records().tasks_held, 1U);  // only the one just submitted
   auto first = f.runtime->wait_all();
@@ -714,10 +717,10 @@ TEST(RuntimeTest, WithoutRecordsAStreamStaysBoundedAndRecycledTasksStartClean) {
     Task t;
     t.codelet = adder;
     t.accesses = {{*h, Access::kReadWrite}};
-    ASSERT_TRUE(f.runtime->submit(std::move(t)).has_value());
+    ASSERT_THAT(f.runtime->submit(std::move(t)), IsOk());
   }
-  ASSERT_TRUE(f.runtime->wait_all().has_value());
-  ASSERT_TRUE(f.runtime->write_back(*h).has_value());
+  ASSERT_THAT(f.runtime->wait_all(), IsOk());
+  ASSERT_THAT(f.runtime->write_back(*h), IsOk());
   EXPECT_EQ(data[0], kFirst / 4 + 1 + kSecond);
   EXPECT_EQ(data[3], kFirst / 4 + 1 + kSecond);
   EXPECT_EQ(f.runtime->failures().size(), static_cast<std::size_t>(kFirst / 2));
@@ -733,23 +736,23 @@ TEST(RuntimeTest, WithoutRecordsSettledTasksAreDroppedYetStillOrderAndReportFail
   Fixture f = make(2, options);
   std::vector<int> data(16, 0);
   auto h = f.runtime->register_data(data.data(), data.size() * sizeof(int));
-  ASSERT_TRUE(h.has_value());
+  ASSERT_THAT(h, IsOk());
   for (int i = 0; i < 500; ++i) {
     Task t;
     t.codelet = codelet("add", add(1));
     t.accesses = {{*h, Access::kReadWrite}};
-    ASSERT_TRUE(f.runtime->submit(std::move(t)).has_value());
+    ASSERT_THAT(f.runtime->submit(std::move(t)), IsOk());
   }
   Task boom;
   boom.codelet = codelet("boom", [](TaskContext&) { throw std::runtime_error("forgotten boom"); });
   boom.name = "boom";
   auto boom_id = f.runtime->submit(std::move(boom));
-  ASSERT_TRUE(boom_id.has_value());
+  ASSERT_THAT(boom_id, IsOk());
   EXPECT_EQ(*boom_id, 500U);
   auto first = f.runtime->wait_all();
   ASSERT_FALSE(first.has_value());
   EXPECT_THAT(first.error().message, HasSubstr("forgotten boom"));
-  ASSERT_TRUE(f.runtime->write_back(*h).has_value());
+  ASSERT_THAT(f.runtime->write_back(*h), IsOk());
   EXPECT_EQ(data[0], 500);
   EXPECT_EQ(data[15], 500);
   EXPECT_EQ(f.runtime->records().tasks_held, 0U);
@@ -781,9 +784,9 @@ TEST(RuntimeTest, WithoutRecordsSettledTasksAreDroppedYetStillOrderAndReportFail
   for (int i = 0; i < 50; ++i) {
     Task t;
     t.codelet = codelet("empty", [](TaskContext&) {});
-    ASSERT_TRUE(f.runtime->submit(std::move(t)).has_value());
+    ASSERT_THAT(f.runtime->submit(std::move(t)), IsOk());
   }
-  ASSERT_TRUE(f.runtime->wait_all().has_value());
+  ASSERT_THAT(f.runtime->wait_all(), IsOk());
   auto lost = f.runtime->write_back(*h);
   ASSERT_FALSE(lost.has_value());
   EXPECT_THAT(lost.error().message, HasSubstr(fmt::format("last writer, task {}", *failed_id)));
@@ -802,8 +805,7 @@ TEST(RuntimeTest, SubmitRejectsBadTasksWithOneLineErrors) {
   Task wrong_kind;
   wrong_kind.codelet = codelet("fpga-only", add(1), {"fpga"});
   r = f.runtime->submit(wrong_kind);
-  ASSERT_FALSE(r.has_value());
-  EXPECT_EQ(r.error().code, Errc::kUnsupported);
+  ASSERT_THAT(r, StatusIs(Errc::kUnsupported));
   EXPECT_THAT(r.error().message, HasSubstr("no implementation for any available device"));
   EXPECT_THAT(r.error().message, HasSubstr("fpga"));
 
@@ -823,7 +825,7 @@ TEST(RuntimeTest, SubmitRejectsBadTasksWithOneLineErrors) {
 
   std::vector<char> big(2 << 20);
   auto h = f.runtime->register_data(big.data(), big.size());
-  ASSERT_TRUE(h.has_value());
+  ASSERT_THAT(h, IsOk());
   Task too_big;
   too_big.codelet = codelet("x", [](TaskContext&) {});
   too_big.accesses = {{*h, Access::kRead}};
@@ -836,7 +838,7 @@ TEST(RuntimeTest, SubmitRejectsBadTasksWithOneLineErrors) {
   EXPECT_THAT(overlap.error().message, HasSubstr("overlaps"));
   EXPECT_FALSE(f.runtime->register_data(nullptr, 10).has_value());
   EXPECT_FALSE(f.runtime->write_back(DataHandle{42}).has_value());
-  EXPECT_TRUE(f.runtime->wait_all().has_value());
+  EXPECT_THAT(f.runtime->wait_all(), IsOk());
 }
 
 TEST(RuntimeTest, SubmitGraphRejectsCyclesAndHonoursForwardEdges) {
@@ -849,8 +851,7 @@ TEST(RuntimeTest, SubmitGraphRejectsCyclesAndHonoursForwardEdges) {
   cycle[1].after = {0};
   cycle[2].after = {1};
   auto r = f.runtime->submit_graph(cycle);
-  ASSERT_FALSE(r.has_value());
-  EXPECT_EQ(r.error().code, Errc::kInvalidArgument);
+  ASSERT_THAT(r, StatusIs(Errc::kInvalidArgument));
   EXPECT_THAT(r.error().message, HasSubstr("cycle"));
 
   std::mutex mu;
@@ -865,8 +866,8 @@ TEST(RuntimeTest, SubmitGraphRejectsCyclesAndHonoursForwardEdges) {
   graph[0].after = {2};  // 1 -> 2 -> 0
   graph[2].after = {1};
   auto ids = f.runtime->submit_graph(graph);
-  ASSERT_TRUE(ids.has_value()) << ids.error().message;
-  ASSERT_TRUE(f.runtime->wait_all().has_value());
+  ASSERT_THAT(ids, IsOk());
+  ASSERT_THAT(f.runtime->wait_all(), IsOk());
   EXPECT_EQ(order, (std::vector<int>{1, 2, 0}));
 }
 
@@ -896,9 +897,9 @@ TEST(RuntimeTest, ADeviceThatFailsHasItsTasksRunElsewhere) {
     for (int i = 0; i < 20; ++i) {
       Task t;
       t.codelet = c;
-      ASSERT_TRUE(f.runtime->submit(std::move(t)).has_value());
+      ASSERT_THAT(f.runtime->submit(std::move(t)), IsOk());
     }
-    ASSERT_TRUE(f.runtime->wait_all().has_value());
+    ASSERT_THAT(f.runtime->wait_all(), IsOk());
     // An asynchronous task launched behind the failing one may have run on the failed device
     // too: what it wrote there is lost with the device, so it runs again elsewhere (at most
     // one: the pipeline is two deep).
@@ -916,8 +917,8 @@ TEST(RuntimeTest, ADeviceThatFailsHasItsTasksRunElsewhere) {
     Task later;
     later.codelet = c;
     auto id = f.runtime->submit(later);
-    ASSERT_TRUE(id.has_value());
-    ASSERT_TRUE(f.runtime->wait_all().has_value());
+    ASSERT_THAT(id, IsOk());
+    ASSERT_THAT(f.runtime->wait_all(), IsOk());
     EXPECT_EQ(f.runtime->records().tasks.back().device, 1);
   }
 }
@@ -928,23 +929,23 @@ TEST(RuntimeTest, DataWhoseOnlyCopyDiedWithADeviceFailsItsReadersClearly) {
   Fixture f = make(2, options, 0, {"a", "b"});
   std::vector<int> data(64, 0);
   auto h = f.runtime->register_data(data.data(), data.size() * sizeof(int));
-  ASSERT_TRUE(h.has_value());
+  ASSERT_THAT(h, IsOk());
   Task produce;  // only device 0 (kind a) can produce it
   produce.codelet = codelet("produce", add(1), {"a"});
   produce.accesses = {{*h, Access::kReadWrite}};
-  ASSERT_TRUE(f.runtime->submit(produce).has_value());
-  ASSERT_TRUE(f.runtime->wait_all().has_value());
+  ASSERT_THAT(f.runtime->submit(produce), IsOk());
+  ASSERT_THAT(f.runtime->wait_all(), IsOk());
   Task die;  // then device 0 dies running something else
   die.codelet =
       codelet("die", [](TaskContext&) { throw DeviceFailure("fell off the bus"); }, {"a"});
-  ASSERT_TRUE(f.runtime->submit(die).has_value());
+  ASSERT_THAT(f.runtime->submit(die), IsOk());
   auto status = f.runtime->wait_all();
   ASSERT_FALSE(status.has_value());
   EXPECT_THAT(status.error().message, HasSubstr("no device left"));
   Task consume;
   consume.codelet = codelet("consume", add(1), {"b"});
   consume.accesses = {{*h, Access::kRead}};
-  ASSERT_TRUE(f.runtime->submit(consume).has_value());
+  ASSERT_THAT(f.runtime->submit(consume), IsOk());
   status = f.runtime->wait_all();
   ASSERT_FALSE(status.has_value());
   EXPECT_THAT(status.error().message, HasSubstr("only valid copy was on dev0"));
@@ -972,12 +973,12 @@ TEST(RuntimeTest, ATightMemoryBudgetEvictsAndStillComputesEverything) {
       });
       t.accesses = {{handles[i], Access::kReadWrite},
                     {handles[(i + 1) % handles.size()], Access::kRead}};
-      ASSERT_TRUE(f.runtime->submit(std::move(t)).has_value());
+      ASSERT_THAT(f.runtime->submit(std::move(t)), IsOk());
     }
   }
-  ASSERT_TRUE(f.runtime->wait_all().has_value());
+  ASSERT_THAT(f.runtime->wait_all(), IsOk());
   for (std::size_t i = 0; i < handles.size(); ++i) {
-    ASSERT_TRUE(f.runtime->unregister(handles[i]).has_value());
+    ASSERT_THAT(f.runtime->unregister(handles[i]), IsOk());
     EXPECT_EQ(data[i][0], 4);
     EXPECT_EQ(data[i][kInts - 1], 4);
   }
@@ -988,45 +989,45 @@ TEST(RuntimeTest, ATightMemoryBudgetEvictsAndStillComputesEverything) {
 
 TEST(RuntimeTest, ADrainedDeviceGetsNoNewTasksAndWeightsAreValidated) {
   Fixture f = make(3);
-  ASSERT_TRUE(f.runtime->set_drained(1, true).has_value());
+  ASSERT_THAT(f.runtime->set_drained(1, true), IsOk());
   for (int i = 0; i < 60; ++i) {
     Task t;
     t.codelet = codelet("x", [](TaskContext&) {});
-    ASSERT_TRUE(f.runtime->submit(std::move(t)).has_value());
+    ASSERT_THAT(f.runtime->submit(std::move(t)), IsOk());
   }
-  ASSERT_TRUE(f.runtime->wait_all().has_value());
+  ASSERT_THAT(f.runtime->wait_all(), IsOk());
   for (const TaskRecord& t : f.runtime->records().tasks) {
     EXPECT_NE(t.device, 1);
   }
   EXPECT_FALSE(f.runtime->set_drained(7, true).has_value());
   EXPECT_FALSE(f.runtime->set_weight(0, 0).has_value());
   EXPECT_FALSE(f.runtime->set_weight(0, 1.5).has_value());
-  EXPECT_TRUE(f.runtime->set_weight(0, 0.5).has_value());
+  EXPECT_THAT(f.runtime->set_weight(0, 0.5), IsOk());
 }
 
 TEST(RuntimeTest, TasksWaitWhileEveryCapableDeviceIsDrainedAndRunWhenOneReturns) {
   Fixture f = make(1);
-  ASSERT_TRUE(f.runtime->set_drained(0, true).has_value());
+  ASSERT_THAT(f.runtime->set_drained(0, true), IsOk());
   std::atomic<int> ran{0};
   Task t;
   t.codelet = codelet("x", [&](TaskContext&) { ran.fetch_add(1); });
-  ASSERT_TRUE(f.runtime->submit(t).has_value());
+  ASSERT_THAT(f.runtime->submit(t), IsOk());
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
   EXPECT_EQ(ran.load(), 0);
-  ASSERT_TRUE(f.runtime->set_drained(0, false).has_value());
-  ASSERT_TRUE(f.runtime->wait_all().has_value());
+  ASSERT_THAT(f.runtime->set_drained(0, false), IsOk());
+  ASSERT_THAT(f.runtime->wait_all(), IsOk());
   EXPECT_EQ(ran.load(), 1);
 }
 
 TEST(RuntimeTest, DestroyingTheRuntimeWithEveryDeviceDrainedFailsParkedTasksInsteadOfHanging) {
   Fixture f = make(2);
-  ASSERT_TRUE(f.runtime->set_drained(0, true).has_value());
-  ASSERT_TRUE(f.runtime->set_drained(1, true).has_value());
+  ASSERT_THAT(f.runtime->set_drained(0, true), IsOk());
+  ASSERT_THAT(f.runtime->set_drained(1, true), IsOk());
   std::atomic<int> ran{0};
   Task t;
   t.codelet = codelet("x", [&](TaskContext&) { ran.fetch_add(1); });
-  ASSERT_TRUE(f.runtime->submit(t).has_value());
-  ASSERT_TRUE(f.runtime->submit(t).has_value());
+  ASSERT_THAT(f.runtime->submit(t), IsOk());
+  ASSERT_THAT(f.runtime->submit(t), IsOk());
   f.runtime.reset();  // returns: the parked tasks fail
   EXPECT_EQ(ran.load(), 0);
 }
@@ -1046,16 +1047,16 @@ TEST(RuntimeTest, DmdaLearnsModelsAndExplainsItsPlacements) {
         std::this_thread::sleep_for(std::chrono::microseconds(200));
       });
       auto id = f.runtime->submit(std::move(t));
-      ASSERT_TRUE(id.has_value());
+      ASSERT_THAT(id, IsOk());
       ids.push_back(*id);
     }
-    ASSERT_TRUE(f.runtime->wait_all().has_value());
+    ASSERT_THAT(f.runtime->wait_all(), IsOk());
     auto why = f.runtime->explain(ids.back());
-    ASSERT_TRUE(why.has_value());
+    ASSERT_THAT(why, IsOk());
     EXPECT_THAT(*why, HasSubstr("dmda"));
     EXPECT_FALSE(f.runtime->explain(999).has_value());
     EXPECT_FALSE(f.runtime->models().entries().empty());
-    ASSERT_TRUE(f.runtime->save_models().has_value());
+    ASSERT_THAT(f.runtime->save_models(), IsOk());
   }
   {
     Fixture again = make(2, options);
@@ -1085,22 +1086,22 @@ int urgent_task_device(bool sorted_decision) {
     for (const auto& c : {low, urgent}) {
       Task t;
       t.codelet = c;
-      EXPECT_TRUE(f.runtime->submit(std::move(t)).has_value());
-      EXPECT_TRUE(f.runtime->wait_all().has_value());
+      EXPECT_THAT(f.runtime->submit(std::move(t)), IsOk());
+      EXPECT_THAT(f.runtime->wait_all(), IsOk());
     }
   }
   f.runtime->reset_records();
   for (int i = 0; i < 4; ++i) {  // 20 ms of low-priority work, all on the fast device
     Task t;
     t.codelet = low;
-    EXPECT_TRUE(f.runtime->submit(std::move(t)).has_value());
+    EXPECT_THAT(f.runtime->submit(std::move(t)), IsOk());
   }
   Task t;
   t.codelet = urgent;
   t.priority = 10;
   auto id = f.runtime->submit(std::move(t));
-  EXPECT_TRUE(id.has_value());
-  EXPECT_TRUE(f.runtime->wait_all().has_value());
+  EXPECT_THAT(id, IsOk());
+  EXPECT_THAT(f.runtime->wait_all(), IsOk());
   const RunRecord rec = f.runtime->records();
   for (const TaskRecord& r : rec.tasks) {
     if (r.type == "low") {
@@ -1132,11 +1133,11 @@ TEST(RuntimeTest, HeftFollowsThePlanMadeAtSubmit) {
     }
   }
   auto ids = f.runtime->submit_graph(graph);
-  ASSERT_TRUE(ids.has_value());
-  ASSERT_TRUE(f.runtime->wait_all().has_value());
+  ASSERT_THAT(ids, IsOk());
+  ASSERT_THAT(f.runtime->wait_all(), IsOk());
   for (TaskId id : *ids) {
     auto why = f.runtime->explain(id);
-    ASSERT_TRUE(why.has_value());
+    ASSERT_THAT(why, IsOk());
     EXPECT_THAT(*why, HasSubstr("heft"));
   }
 }
@@ -1154,15 +1155,15 @@ TEST(RuntimeTest, PlacementReasonsAreThoseOfTheDecisionEvenAfterPolicyAndKnobsCh
       Task t;
       t.codelet = sleepy;
       auto id = f.runtime->submit(std::move(t));
-      ASSERT_TRUE(id.has_value());
+      ASSERT_THAT(id, IsOk());
       ids.push_back(*id);
     }
-    ASSERT_TRUE(f.runtime->wait_all().has_value());
+    ASSERT_THAT(f.runtime->wait_all(), IsOk());
   }
   std::vector<std::string> before;
   for (TaskId id : ids) {
     auto why = f.runtime->explain(id);
-    ASSERT_TRUE(why.has_value());
+    ASSERT_THAT(why, IsOk());
     before.push_back(*why);
   }
   f.runtime->set_policy(PolicyKind::kEager);
@@ -1175,7 +1176,7 @@ TEST(RuntimeTest, PlacementReasonsAreThoseOfTheDecisionEvenAfterPolicyAndKnobsCh
   bool calibrated_reason = false;
   for (std::size_t i = 0; i < ids.size(); ++i) {
     auto why = f.runtime->explain(ids[i]);
-    ASSERT_TRUE(why.has_value());
+    ASSERT_THAT(why, IsOk());
     EXPECT_EQ(*why, before[i]);
     EXPECT_EQ(rec.tasks[i].reason, before[i]);
     EXPECT_THAT(*why, HasSubstr("dmda"));
@@ -1191,12 +1192,12 @@ TEST(RuntimeTest, PriorPredictionsFollowEachTasksOwnCostHint) {
   dev::HostBackendOptions host;
   host.devices = 1;
   auto backend = dev::make_host_backend(host);
-  ASSERT_TRUE(backend.has_value());
+  ASSERT_THAT(backend, IsOk());
   DeviceSpec spec;
   spec.device = (*backend)->devices()[0];
   spec.peak.flops_per_second = 1e12;
   auto runtime = Runtime::create({spec});
-  ASSERT_TRUE(runtime.has_value());
+  ASSERT_THAT(runtime, IsOk());
   // The device is held by a gate task while two of each hint are placed, alternating, so none
   // of them can have calibrated the model (3 samples) when the others are placed.
   std::atomic<bool> open{false};
@@ -1206,17 +1207,17 @@ TEST(RuntimeTest, PriorPredictionsFollowEachTasksOwnCostHint) {
       std::this_thread::yield();
     }
   });
-  ASSERT_TRUE((*runtime)->submit(std::move(gate)).has_value());
+  ASSERT_THAT((*runtime)->submit(std::move(gate)), IsOk());
   auto kernel = codelet("hinted", [](TaskContext&) {});
   const double flops[] = {1e6, 4e6, 1e6, 4e6};
   for (double f : flops) {
     Task t;
     t.codelet = kernel;
     t.cost.flops = f;
-    ASSERT_TRUE((*runtime)->submit(std::move(t)).has_value());
+    ASSERT_THAT((*runtime)->submit(std::move(t)), IsOk());
   }
   open.store(true);
-  ASSERT_TRUE((*runtime)->wait_all().has_value());
+  ASSERT_THAT((*runtime)->wait_all(), IsOk());
   const RunRecord rec = (*runtime)->records();
   ASSERT_EQ(rec.tasks.size(), 5U);
   EXPECT_EQ(rec.tasks[1].predicted, std::chrono::microseconds(1));
@@ -1234,12 +1235,12 @@ TEST(RuntimeTest, PolicyCanChangeWhileTasksAreQueued) {
   for (int i = 0; i < 100; ++i) {
     Task t;
     t.codelet = c;
-    ASSERT_TRUE(f.runtime->submit(std::move(t)).has_value());
+    ASSERT_THAT(f.runtime->submit(std::move(t)), IsOk());
     if (i == 50) {
       f.runtime->set_policy(PolicyKind::kDmda);
     }
   }
-  ASSERT_TRUE(f.runtime->wait_all().has_value());
+  ASSERT_THAT(f.runtime->wait_all(), IsOk());
   EXPECT_EQ(ran.load(), 100);
   EXPECT_EQ(f.runtime->policy(), PolicyKind::kDmda);
 }

@@ -12,11 +12,15 @@
 #include <gtest/gtest.h>
 
 #include "acco/sched/workload.hpp"
+#include "acco/testing/matchers.hpp"
 
 #include "simplex.hpp"
 
 namespace acco::sched {
 namespace {
+
+using ::acco::testing::IsOk;
+using ::acco::testing::StatusIs;
 
 using ::testing::DoubleNear;
 using ::testing::ElementsAre;
@@ -85,7 +89,7 @@ void expect_valid(const Dag& dag, const StaticSchedule& s) {
 
 TEST(HeftTest, UpwardRanksMatchThePaper) {
   auto ranks = upward_ranks(paper_dag());
-  ASSERT_TRUE(ranks.has_value()) << ranks.error().message;
+  ASSERT_THAT(ranks, IsOk());
   const std::vector<double> expected = {108,    77,     80,     80,     69,
                                         63.333, 42.667, 35.667, 44.333, 14.667};
   ASSERT_EQ(ranks->size(), expected.size());
@@ -118,7 +122,7 @@ TEST(HeftTest, BestCostRanksFollowTheFastestProcessorsCriticalPath) {
 TEST(HeftTest, PaperExampleMakespanIs80) {
   const Dag dag = paper_dag();
   auto s = heft(dag);
-  ASSERT_TRUE(s.has_value()) << s.error().message;
+  ASSERT_THAT(s, IsOk());
   EXPECT_DOUBLE_EQ(s->makespan, 80);
   EXPECT_EQ(s->tasks[0], (Placement{2, 0, 9}));
   EXPECT_EQ(s->tasks[9].processor, 1u);
@@ -131,7 +135,7 @@ TEST(HeftTest, PaperExampleMakespanIs80) {
 
 TEST(HeftTest, OrderIsDecreasingUpwardRankWithTiesToTheLowerTask) {
   auto s = heft(paper_dag());
-  ASSERT_TRUE(s.has_value());
+  ASSERT_THAT(s, IsOk());
   EXPECT_THAT(s->order, ElementsAre(0, 2, 3, 1, 4, 5, 8, 6, 7, 9));
 }
 
@@ -140,7 +144,7 @@ TEST(HeftTest, InfiniteCostKeepsTaskOffThatProcessorAndOutOfItsMean) {
   dag.cost = {{kInf, 4}, {2, 2}};
   dag.edges = {{0, 1, 0}};
   auto s = heft(dag);
-  ASSERT_TRUE(s.has_value()) << s.error().message;
+  ASSERT_THAT(s, IsOk());
   EXPECT_EQ(s->tasks[0].processor, 1u);
   EXPECT_DOUBLE_EQ(s->rank_u[0], 4 + 2);
   EXPECT_DOUBLE_EQ(s->makespan, 6);
@@ -151,7 +155,7 @@ TEST(HeftTest, EqualFinishTimesGoToTheLowerProcessor) {
   Dag dag;
   dag.cost = {{3, 3, 3}, {3, 3, 3}};
   auto s = heft(dag);
-  ASSERT_TRUE(s.has_value());
+  ASSERT_THAT(s, IsOk());
   EXPECT_EQ(s->tasks[0], (Placement{0, 0, 3}));
   EXPECT_EQ(s->tasks[1], (Placement{1, 0, 3}));
   EXPECT_THAT(s->order, ElementsAre(0, 1));
@@ -162,7 +166,7 @@ TEST(HeftTest, CommunicationIsFreeOnTheSameProcessor) {
   dag.cost = {{5, 5}, {5, 5}};
   dag.edges = {{0, 1, 100}};
   auto s = heft(dag);
-  ASSERT_TRUE(s.has_value());
+  ASSERT_THAT(s, IsOk());
   EXPECT_EQ(s->tasks[1], (Placement{0, 5, 10}));
   EXPECT_DOUBLE_EQ(s->makespan, 10);
 }
@@ -174,7 +178,7 @@ TEST(HeftTest, InsertsATaskIntoAnEarlierIdleGap) {
   dag.cost = {{kInf, 3}, {1, 1}, {4, kInf}, {2, kInf}};
   dag.edges = {{0, 2, 5}};
   auto s = heft(dag);
-  ASSERT_TRUE(s.has_value()) << s.error().message;
+  ASSERT_THAT(s, IsOk());
   EXPECT_THAT(s->order, ElementsAre(0, 2, 3, 1));
   EXPECT_EQ(s->tasks[0], (Placement{1, 0, 3}));
   EXPECT_EQ(s->tasks[2], (Placement{0, 8, 12}));
@@ -187,7 +191,7 @@ TEST(HeftTest, InsertsATaskIntoAnEarlierIdleGap) {
 TEST(CpopTest, PaperExampleMakespanIs86) {
   const Dag dag = paper_dag();
   auto s = cpop(dag);
-  ASSERT_TRUE(s.has_value()) << s.error().message;
+  ASSERT_THAT(s, IsOk());
   EXPECT_DOUBLE_EQ(s->makespan, 86);
   for (std::size_t cp : {0u, 1u, 8u, 9u}) {
     EXPECT_EQ(s->tasks[cp].processor, 1u) << "n" << cp + 1;
@@ -200,7 +204,7 @@ TEST(CpopTest, CriticalTaskThePathProcessorCannotRunGoesElsewhere) {
   dag.cost = {{1, 10}, {kInf, 5}, {1, 10}};
   dag.edges = {{0, 1, 0}, {1, 2, 0}};
   auto s = cpop(dag);
-  ASSERT_TRUE(s.has_value()) << s.error().message;
+  ASSERT_THAT(s, IsOk());
   EXPECT_EQ(s->tasks[1].processor, 1u);
   expect_valid(dag, *s);
 }
@@ -211,7 +215,7 @@ TEST(HeftTest, SchedulesARandomWorkloadValidly) {
   spec.tasks = 60;
   spec.seed = 7;
   auto w = make_workload(spec, {{"cpu", 1}, {"gpu", 2}, {"gpu", 2}});
-  ASSERT_TRUE(w.has_value()) << w.error().message;
+  ASSERT_THAT(w, IsOk());
   Dag dag;
   for (const WorkTask& t : w->tasks) {
     dag.cost.push_back(t.seconds);
@@ -220,20 +224,20 @@ TEST(HeftTest, SchedulesARandomWorkloadValidly) {
     dag.edges.push_back({e.from, e.to, static_cast<double>(e.bytes) / 1e10});
   }
   auto h = heft(dag);
-  ASSERT_TRUE(h.has_value()) << h.error().message;
+  ASSERT_THAT(h, IsOk());
   expect_valid(dag, *h);
   auto c = cpop(dag);
-  ASSERT_TRUE(c.has_value()) << c.error().message;
+  ASSERT_THAT(c, IsOk());
   expect_valid(dag, *c);
   auto b = bounds(dag);
-  ASSERT_TRUE(b.has_value()) << b.error().message;
+  ASSERT_THAT(b, IsOk());
   EXPECT_GE(h->makespan + 1e-12, b->best());
   EXPECT_GE(c->makespan + 1e-12, b->best());
 }
 
 TEST(BoundsTest, PaperExampleCriticalPathIsTheFastestChain) {
   auto b = bounds(paper_dag());
-  ASSERT_TRUE(b.has_value());
+  ASSERT_THAT(b, IsOk());
   // n1 -> n2 -> n9 -> n10 at 9 + 13 + 12 + 7 = 41, the SLR denominator of the paper.
   EXPECT_DOUBLE_EQ(b->critical_path, 41);
   EXPECT_GT(b->area, 0);
@@ -244,7 +248,7 @@ TEST(BoundsTest, TwoIdenticalProcessorsAreaIsHalfTheWork) {
   Dag dag;
   dag.cost = {{3, 3}, {5, 5}, {7, 7}, {1, 1}};
   auto b = bounds(dag);
-  ASSERT_TRUE(b.has_value()) << b.error().message;
+  ASSERT_THAT(b, IsOk());
   EXPECT_NEAR(b->area, 8, 1e-9);
   EXPECT_DOUBLE_EQ(b->critical_path, 7);
   EXPECT_NEAR(b->best(), 8, 1e-9);
@@ -256,7 +260,7 @@ TEST(BoundsTest, OneTaskTypeOnSpeedsOneAndThreeTakesAQuarterOfTheWork) {
   Dag dag;
   dag.cost.assign(10, {6, 2});
   auto b = bounds(dag);
-  ASSERT_TRUE(b.has_value()) << b.error().message;
+  ASSERT_THAT(b, IsOk());
   EXPECT_NEAR(b->area, 10 * 6 / 4.0, 1e-9);
   EXPECT_DOUBLE_EQ(b->critical_path, 2);
 }
@@ -265,7 +269,7 @@ TEST(BoundsTest, TaskOnlyOneProcessorCanRunLoadsThatProcessor) {
   Dag dag;
   dag.cost = {{10, kInf}, {1, 1}};
   auto b = bounds(dag);
-  ASSERT_TRUE(b.has_value()) << b.error().message;
+  ASSERT_THAT(b, IsOk());
   EXPECT_NEAR(b->area, 10, 1e-9);
 }
 
@@ -316,7 +320,7 @@ TEST(BoundsTest, AreaMatchesTheSortByRatioRuleOnTwoTypesAndTwoClasses) {
   const std::vector<TaskType> types = {{10, 4, 1}, {6, 3, 2}};
   EXPECT_NEAR(two_class_area(types, 2, 1), 29.0 / 3, 1e-12);
   auto b = bounds(two_class_dag(types, 2, 1));
-  ASSERT_TRUE(b.has_value()) << b.error().message;
+  ASSERT_THAT(b, IsOk());
   EXPECT_NEAR(b->area, 29.0 / 3, 1e-9);
 }
 
@@ -327,7 +331,7 @@ TEST(BoundsTest, CholeskyAreaOnSiroccoMatchesTheSortByRatioRule) {
   const std::vector<DeviceModel> devices = {{"cpu", 1}, {"cpu", 1}, {"cpu", 1},
                                             {"cpu", 1}, {"gpu", 1}, {"gpu", 1}};
   auto w = make_workload(spec, devices);
-  ASSERT_TRUE(w.has_value()) << w.error().message;
+  ASSERT_THAT(w, IsOk());
   ASSERT_EQ(w->tasks.size(), 816u);
   Dag dag;
   std::map<std::string, TaskType> types;
@@ -347,7 +351,7 @@ TEST(BoundsTest, CholeskyAreaOnSiroccoMatchesTheSortByRatioRule) {
   }
   const double expected = two_class_area(list, 4, 2);
   auto b = bounds(dag);
-  ASSERT_TRUE(b.has_value()) << b.error().message;
+  ASSERT_THAT(b, IsOk());
   EXPECT_NEAR(b->area, expected, 1e-9 * expected);
 }
 
@@ -361,7 +365,7 @@ TEST(BoundsTest, AreaLpHandlesManyDistinctCostRows) {
     work += c;
   }
   auto b = bounds(dag);
-  ASSERT_TRUE(b.has_value()) << b.error().message;
+  ASSERT_THAT(b, IsOk());
   EXPECT_NEAR(b->area, work / 3, 1e-9 * work);
 }
 
@@ -372,7 +376,7 @@ TEST(BoundsTest, AreaMatchesADirectLpOnUnrelatedDistinctRows) {
   spec.tasks = 30;
   spec.beta = 1.5;
   auto w = make_workload(spec, {{"cpu", 1}, {"gpu", 3}, {"gpu", 0.5}});
-  ASSERT_TRUE(w.has_value()) << w.error().message;
+  ASSERT_THAT(w, IsOk());
   Dag dag;
   for (const WorkTask& t : w->tasks) {
     dag.cost.push_back(t.seconds);
@@ -403,17 +407,16 @@ TEST(BoundsTest, AreaMatchesADirectLpOnUnrelatedDistinctRows) {
     lp.b.push_back(1);
   }
   auto direct = detail::solve_lp(lp);
-  ASSERT_TRUE(direct.has_value()) << direct.error().message;
+  ASSERT_THAT(direct, IsOk());
   auto b = bounds(dag);
-  ASSERT_TRUE(b.has_value()) << b.error().message;
+  ASSERT_THAT(b, IsOk());
   EXPECT_NEAR(b->area, direct->objective, 1e-9 * direct->objective);
 }
 
 // One message per bad input, naming what is wrong; the same checks guard every entry point.
 void expect_invalid(const Dag& dag, const std::string& what) {
   auto b = bounds(dag);
-  ASSERT_FALSE(b.has_value());
-  EXPECT_EQ(b.error().code, Errc::kInvalidArgument);
+  ASSERT_THAT(b, StatusIs(Errc::kInvalidArgument));
   EXPECT_THAT(b.error().message, HasSubstr(what));
   EXPECT_EQ(b.error().message.find('\n'), std::string::npos);
   auto h = heft(dag);
@@ -505,8 +508,7 @@ TEST(ScheduleSimplexTest, RejectsNonFiniteCoefficients) {
   lp.b = {std::numeric_limits<double>::infinity()};
   lp.c = {1, 1};
   auto s = detail::solve_lp(lp);
-  ASSERT_FALSE(s.has_value());
-  EXPECT_EQ(s.error().code, Errc::kInvalidArgument);
+  ASSERT_THAT(s, StatusIs(Errc::kInvalidArgument));
   EXPECT_NE(s.error().message.find("finite"), std::string::npos);
 }
 
@@ -517,7 +519,7 @@ TEST(ScheduleSimplexTest, SolvesASmallLinearProgram) {
   lp.b = {4, 6};
   lp.c = {-1, -1, 0, 0};
   auto s = detail::solve_lp(lp);
-  ASSERT_TRUE(s.has_value()) << s.error().message;
+  ASSERT_THAT(s, IsOk());
   EXPECT_NEAR(s->objective, -14.0 / 5, 1e-12);
   EXPECT_NEAR(s->x[0], 8.0 / 5, 1e-12);
   EXPECT_NEAR(s->x[1], 6.0 / 5, 1e-12);
@@ -533,7 +535,7 @@ TEST(ScheduleSimplexTest, BealesCyclingExampleTerminatesAtTheOptimum) {
   lp.b = {0, 0, 1};
   lp.c = {0, 0, 0, -0.75, 150, -1.0 / 50, 6};
   auto s = detail::solve_lp(lp);
-  ASSERT_TRUE(s.has_value()) << s.error().message;
+  ASSERT_THAT(s, IsOk());
   EXPECT_NEAR(s->objective, -0.05, 1e-12);
 }
 
@@ -570,7 +572,7 @@ TEST(ScheduleSimplexTest, RedundantEqualityRowsAndNegativeRightHandSidesAreHandl
   lp.b = {2, 2, -0.5};
   lp.c = {0, 1};
   auto s = detail::solve_lp(lp);
-  ASSERT_TRUE(s.has_value()) << s.error().message;
+  ASSERT_THAT(s, IsOk());
   EXPECT_NEAR(s->objective, 1.5, 1e-12);
   EXPECT_NEAR(s->x[0], 0.5, 1e-12);
 }

@@ -14,9 +14,13 @@
 #include <gtest/gtest.h>
 
 #include "acco/sched/schedule_math.hpp"
+#include "acco/testing/matchers.hpp"
 
 namespace acco::sched {
 namespace {
+
+using ::acco::testing::IsOk;
+using ::acco::testing::StatusIs;
 
 using ::testing::DoubleEq;
 using ::testing::ElementsAre;
@@ -32,7 +36,7 @@ WorkloadSpec spec_named(const std::string& name) {
 
 Workload make(const WorkloadSpec& spec, const std::vector<DeviceModel>& devices = kCpuGpu) {
   auto w = make_workload(spec, devices);
-  EXPECT_TRUE(w.has_value()) << w.error().message;
+  EXPECT_THAT(w, IsOk());
   return w.has_value() ? *w : Workload{};
 }
 
@@ -77,7 +81,7 @@ void expect_error(const WorkloadSpec& spec, const std::vector<DeviceModel>& devi
 
 TEST(KernelTableTest, SiroccoHasStarPusCalibratedMeansInSeconds) {
   auto table = kernel_table("sirocco");
-  ASSERT_TRUE(table.has_value());
+  ASSERT_THAT(table, IsOk());
   EXPECT_EQ(table->tile, 960u);
   EXPECT_DOUBLE_EQ(*table->lookup("gemm", "gpu", 0), 749e-6);
   EXPECT_DOUBLE_EQ(*table->lookup("gemm", "cpu", 0), 34940e-6);
@@ -89,7 +93,7 @@ TEST(KernelTableTest, SiroccoHasStarPusCalibratedMeansInSeconds) {
 
 TEST(KernelTableTest, MirageHasStarPusCalibratedMeansInSeconds) {
   auto table = kernel_table("mirage");
-  ASSERT_TRUE(table.has_value());
+  ASSERT_THAT(table, IsOk());
   EXPECT_DOUBLE_EQ(*table->lookup("potrf", "cpu", 0), 18850e-6);
   EXPECT_DOUBLE_EQ(*table->lookup("potrf", "gpu", 0), 5475e-6);
   EXPECT_DOUBLE_EQ(*table->lookup("trsm", "cpu", 0), 45647e-6);
@@ -100,30 +104,27 @@ TEST(KernelTableTest, MirageHasStarPusCalibratedMeansInSeconds) {
 
 TEST(KernelTableTest, UniformCostsOneSecondPerGigaflopOnAnyKind) {
   auto table = kernel_table("uniform");
-  ASSERT_TRUE(table.has_value());
+  ASSERT_THAT(table, IsOk());
   EXPECT_DOUBLE_EQ(*table->lookup("gemm", "cpu", 2e9), 2);
   EXPECT_DOUBLE_EQ(*table->lookup("potrf", "tpu", 5e8), 0.5);
 }
 
 TEST(KernelTableTest, UnknownTableIsNotFound) {
   auto table = kernel_table("summit");
-  ASSERT_FALSE(table.has_value());
-  EXPECT_EQ(table.error().code, Errc::kNotFound);
+  ASSERT_THAT(table, StatusIs(Errc::kNotFound));
   EXPECT_THAT(table.error().message, HasSubstr("'summit'"));
   EXPECT_THAT(table.error().message, HasSubstr("sirocco, mirage, uniform"));
 }
 
 TEST(KernelTableTest, UnknownKindOrKernelIsNotFoundNamingTheTable) {
   auto table = kernel_table("sirocco");
-  ASSERT_TRUE(table.has_value());
+  ASSERT_THAT(table, IsOk());
   auto kind = table->lookup("gemm", "tpu", 0);
-  ASSERT_FALSE(kind.has_value());
-  EXPECT_EQ(kind.error().code, Errc::kNotFound);
+  ASSERT_THAT(kind, StatusIs(Errc::kNotFound));
   EXPECT_THAT(kind.error().message, HasSubstr("'tpu'"));
   EXPECT_THAT(kind.error().message, HasSubstr("'sirocco'"));
   auto kernel = table->lookup("geqrt", "gpu", 0);
-  ASSERT_FALSE(kernel.has_value());
-  EXPECT_EQ(kernel.error().code, Errc::kNotFound);
+  ASSERT_THAT(kernel, StatusIs(Errc::kNotFound));
   EXPECT_THAT(kernel.error().message, HasSubstr("'geqrt'"));
 }
 
@@ -435,7 +436,7 @@ TEST(InferEdgesTest, CholeskyHasNoWriteAfterReadEdges) {
 TEST(InferEdgesTest, CholeskyCriticalPathIsNineTMinusTenUnits) {
   for (int t = 2; t <= 8; ++t) {
     auto b = bounds(unit_weight_dag(cholesky(t)));
-    ASSERT_TRUE(b.has_value()) << b.error().message;
+    ASSERT_THAT(b, IsOk());
     EXPECT_DOUBLE_EQ(b->critical_path, 9.0 * t - 10) << "t = " << t;
     // On one processor the area bound is the total work, t^3 units.
     EXPECT_NEAR(b->area, 1.0 * t * t * t, 1e-9 * t * t * t) << "t = " << t;
@@ -452,7 +453,7 @@ TEST(InferEdgesTest, UniformCholeskyCriticalPathIsNineTMinusTenPotrfs) {
     dag.edges.push_back({e.from, e.to, 0});
   }
   auto b = bounds(dag);
-  ASSERT_TRUE(b.has_value()) << b.error().message;
+  ASSERT_THAT(b, IsOk());
   const double potrf = 960.0 * 960.0 * 960.0 / 3 / 1e9;
   EXPECT_NEAR(b->critical_path, 35 * potrf, 1e-9);
   EXPECT_NEAR(b->area, 125 * potrf / 2, 1e-9);  // two devices, same rate

@@ -1,11 +1,13 @@
-// Placement policies as pure functions: given what the runtime knows about every device for one
-// ready task (can it run it, how loaded it is, when it will be free, the task's predicted run
-// time there and the time to bring its missing inputs), pick a device and say why. The runtime
-// calls them under its lock; tests call them with hand-made views. Formulas follow StarPU's dmda
+// Placement policies: pure functions that, given what the runtime knows about every device for
+// one ready task (can it run it, how loaded it is, when it will be free, the task's predicted run
+// time there and the time to bring its missing inputs), pick a device and say why; and the
+// `Policy` objects the runtime asks, which add each policy's own rules (a shared queue, stealing,
+// the owner rule, a plan). Tests call them with hand-made views. Formulas follow StarPU's dmda
 // (../shared/reference/scheduler.md b1) with per-instance models and governor weights.
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -81,5 +83,51 @@ struct Decision {
 // sooner there, transfers included: victim.available_at - (now + thief.transfer +
 // thief.predicted / thief.weight) > 0. Without predictions: when the victim has >= 2 tasks queued.
 [[nodiscard]] bool steal_pays(const DeviceView& victim, const DeviceView& thief, double now);
+
+// A policy as the runtime uses it: where a ready task goes, and how idle devices find work. The
+// runtime keeps one object per PolicyKind (make_policy) and calls it under its lock, so a policy
+// keeps its own state (round-robin's turn) without a lock of its own. Placing a task is one
+// virtual call; the traits are plain flags, read on the device threads' paths.
+class Policy {
+ public:
+  virtual ~Policy() = default;
+  Policy(const Policy&) = delete;
+  Policy& operator=(const Policy&) = delete;
+
+  [[nodiscard]] PolicyKind kind() const { return kind_; }
+  // Ready tasks wait in one shared queue, and an idle device takes the first it can run;
+  // place() answers -1.
+  [[nodiscard]] bool shared_queue() const { return traits_.shared_queue; }
+  // An idle device takes a task queued on another when steal_pays: a push wakes idle devices.
+  [[nodiscard]] bool steals() const { return traits_.steals; }
+  // submit_graph plans a graph up front (HEFT) and its tasks follow the plan; otherwise it only
+  // gives the graph's tasks priorities (upward ranks) and place() decides each task.
+  [[nodiscard]] bool plans_graphs() const { return traits_.plans_graphs; }
+
+  // The device for a ready task, -1 for the shared queue. `view` is what the runtime sees now;
+  // the policy may complete it with its own state (round-robin's turn), and the runtime keeps it
+  // as the policy leaves it, so that select_device(kind(), view, knobs) formats the reason on
+  // request. `released_by`: the device whose completed task released this one, -1 otherwise.
+  // `why`: null when no reasons are kept; otherwise empty, and where a rule of the policy
+  // overrides select_device's choice, the rule's reason goes there. Never allocates unless `why`
+  // is written.
+  virtual int place(SystemView& view, const PolicyKnobs& knobs, int released_by,
+                    std::string* why) = 0;
+
+ protected:
+  struct Traits {
+    bool shared_queue = false;
+    bool steals = false;
+    bool plans_graphs = false;
+  };
+  Policy(PolicyKind kind, Traits traits) : kind_(kind), traits_(traits) {}
+
+ private:
+  PolicyKind kind_;
+  Traits traits_;
+};
+
+// A fresh policy object of that kind (round-robin starts at device 0).
+[[nodiscard]] std::unique_ptr<Policy> make_policy(PolicyKind kind);
 
 }  // namespace acco::sched

@@ -1,0 +1,150 @@
+// A task's end: publishing what it wrote, learning its run time, releasing its dependants;
+// failed tasks and failed devices; wait_all and failures.
+#include <algorithm>
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "runtime_core.hpp"
+
+namespace acco::sched::detail {
+
+namespace {
+
+std::chrono::nanoseconds scaled(std::chrono::nanoseconds t, double factor) {
+  return std::chrono::nanoseconds(
+      static_cast<std::int64_t>(static_cast<double>(t.count()) * factor));
+}
+
+}  // namespace
+
+void RuntimeCore::finish(TaskId id, std::string error, int releasing_device,
+                         std::chrono::nanoseconds at) {
+  TaskState& t = state(id);
+  t.finished = at.count() >= 0 ? at : now();
+  last_finish_ = std::max(last_finish_, t.finished);
+  const bool failed = !error.empty();
+  if (failed) {
+    t.phase = TaskPhase::kFailed;
+    t.error = std::move(error);
+    failures_.push_back(failure_of(id, t));
+  } else {
+    t.phase = TaskPhase::kDone;
+  }
+  // In place, by index (the buffer is kept for the slot's next task): releasing a dependant
+  // never adds a dependant to a settled task.
+  for (std::size_t i = 0; i < t.dependents.size(); ++i) {
+    const auto [s, inherits_failure] = t.dependents[i];
+    TaskState& st = state(s);
+    if (failed && inherits_failure && st.dependency_error.empty()) {
+      st.dependency_error = fmt::format("dependency task {} failed", id);
+    }
+    if (--st.pending == 0) {
+      make_ready(s, releasing_device, t.finished);  // read just now, or just before the call
+    }
+  }
+  t.dependents.clear();
+  --unfinished_;
+  // wait_all waits for all tasks, write_back for one handle's writers, the destructor for parked
+  // tasks to become hopeless. Nobody else is woken: a waiter woken per task would cost a
+  // context switch per task.
+  if (unfinished_ == 0 || settle_waiters_ > 0 || !parked_.empty()) {
+    all_done_.notify_all();
+  }
+}
+
+void RuntimeCore::unpin(int device, const TaskState& t) {
+  const auto dev_index = static_cast<std::size_t>(device);
+  for (const auto& [h, mode] : t.accesses) {
+    Replica& r = handles_[h].replicas[dev_index];
+    if (r.pins > 0 && r.buffer) {
+      --r.pins;
+      r.last_use = ++use_tick_;
+    }
+  }
+}
+
+bool RuntimeCore::complete(int device, TaskId id, Outcome outcome, double weight, Lock& lock) {
+  DeviceState& d = *devices_[static_cast<std::size_t>(device)];
+  const auto dev_index = static_cast<std::size_t>(device);
+  TaskState& t = state(id);
+  t.started = outcome.started;
+  unpin(device, t);
+  if (!outcome.device_error.empty()) {
+    fail_device(device, outcome.device_error, lock);
+    t.phase = TaskPhase::kQueued;
+    place(id, -1);
+    return false;
+  }
+  d.counters.busy += outcome.finished - outcome.started;
+  ++d.counters.tasks_run;
+  if (!outcome.error.empty()) {
+    finish(id, fmt::format("threw on dev{}: {}", device, outcome.error), device);
+    return true;
+  }
+  for (const auto& [h, mode] : t.accesses) {
+    if (!writes(mode)) {
+      continue;
+    }
+    HandleState& hs = handles_[h];
+    for (std::size_t r = 0; r < hs.replicas.size(); ++r) {
+      hs.replicas[r].valid = r == dev_index;
+    }
+    hs.host_valid = false;
+    hs.lost.clear();
+    ++hs.version;
+  }
+  // Normalised to full weight, so a slowed device's model stays the device's own.
+  learn(device, t, scaled(outcome.finished - outcome.started, weight));
+  finish(id, "", device, outcome.finished);
+  return true;
+}
+
+void RuntimeCore::fail_device(int device, const std::string& why, Lock& lock) {
+  DeviceState& d = *devices_[static_cast<std::size_t>(device)];
+  d.failed = true;
+  drain_inflight(device, lock);
+  for (std::size_t h = 0; h < handles_.size(); ++h) {
+    HandleState& hs = handles_[h];
+    Replica& r = hs.replicas[static_cast<std::size_t>(device)];
+    // Buffers stay allocated (other devices may be reading them); they are never valid again.
+    const bool was_valid = r.valid;
+    r.valid = false;
+    if (was_valid && hs.registered && hs.lost.empty() && pick_source(h, device, true) == -2) {
+      hs.lost = fmt::format("its only valid copy was on dev{}, which failed: {}", device, why);
+    }
+  }
+  requeue_from(device);
+}
+
+Status RuntimeCore::wait_all() {
+  Lock lock = acquire();
+  all_done_.wait(lock, [&] { return unfinished_ == 0; });
+  reclaim();
+  if (failures_.empty()) {
+    return {};
+  }
+  std::string message =
+      fmt::format("{} task{} failed:", failures_.size(), failures_.size() == 1 ? "" : "s");
+  for (const TaskFailure& f : failures_) {
+    message += fmt::format(" task {} ({}): {};", f.task, f.name, f.error);
+  }
+  message.pop_back();
+  failures_.clear();
+  return fail(Errc::kInternal, message);
+}
+
+std::vector<TaskFailure> RuntimeCore::failures() const {
+  Lock lock = acquire();
+  std::vector<TaskFailure> out = forgotten_failures_;
+  for (TaskId id = tasks_.base(); id < next_id(); ++id) {
+    if (state(id).phase == TaskPhase::kFailed) {
+      out.push_back(failure_of(id, state(id)));
+    }
+  }
+  return out;
+}
+
+}  // namespace acco::sched::detail
