@@ -23,11 +23,15 @@
 
 #include "acco/dev/cuda_backend.hpp"
 #include "acco/dev/device.hpp"
+#include "acco/testing/matchers.hpp"
 
 namespace acco::dev {
 namespace {
 
+using ::acco::testing::IsOk;
+using ::acco::testing::StatusIs;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using namespace std::chrono_literals;
 
 constexpr std::size_t kBytes = (1 << 20) + 3;  // odd, so no path relies on whole words
@@ -87,28 +91,16 @@ Result<Region> make_region(Device& device, MemoryKind kind, std::size_t bytes) {
   Region region;
   switch (kind) {
     case MemoryKind::kDevice: {
-      auto buffer = device.allocate(bytes);
-      if (!buffer) {
-        return tl::unexpected(buffer.error());
-      }
-      region.buffer = std::move(*buffer);
+      ACCO_ASSIGN_OR_RETURN(region.buffer, device.allocate(bytes));
       break;
     }
     case MemoryKind::kRegistered: {
       region.user.resize(bytes);
-      auto registration = device.register_host(region.user.data(), bytes);
-      if (!registration) {
-        return tl::unexpected(registration.error());
-      }
-      region.registration = std::move(*registration);
+      ACCO_ASSIGN_OR_RETURN(region.registration, device.register_host(region.user.data(), bytes));
       break;
     }
     default: {
-      auto buffer = device.allocate_host(bytes, kind);
-      if (!buffer) {
-        return tl::unexpected(buffer.error());
-      }
-      region.buffer = std::move(*buffer);
+      ACCO_ASSIGN_OR_RETURN(region.buffer, device.allocate_host(bytes, kind));
       break;
     }
   }
@@ -120,7 +112,7 @@ std::vector<std::byte> read_back(Device& device, const Region& region, MemoryKin
                                  std::size_t bytes) {
   std::vector<std::byte> out(bytes);
   if (kind == MemoryKind::kDevice) {
-    EXPECT_TRUE(device.copy(out.data(), region.data(), bytes).has_value());
+    EXPECT_THAT(device.copy(out.data(), region.data(), bytes), IsOk());
   } else {
     std::memcpy(out.data(), region.data(), bytes);
   }
@@ -130,7 +122,7 @@ std::vector<std::byte> read_back(Device& device, const Region& region, MemoryKin
 void fill(Device& device, const Region& region, MemoryKind kind,
           const std::vector<std::byte>& data) {
   if (kind == MemoryKind::kDevice) {
-    ASSERT_TRUE(device.copy(region.data(), data.data(), data.size()).has_value());
+    ASSERT_THAT(device.copy(region.data(), data.data(), data.size()), IsOk());
   } else {
     std::memcpy(region.data(), data.data(), data.size());
   }
@@ -215,21 +207,21 @@ TEST_P(CudaBackendRoundTripGpuTest, CopiesEveryByte) {
   const auto [src_kind, dst_kind, through_queue] = GetParam();
   Device& device = *device_;
   auto src = make_region(device, src_kind, kBytes);
-  ASSERT_TRUE(src.has_value()) << src.error().message;
+  ASSERT_THAT(src, IsOk());
   auto dst = make_region(device, dst_kind, kBytes);
-  ASSERT_TRUE(dst.has_value()) << dst.error().message;
+  ASSERT_THAT(dst, IsOk());
   const auto expected = pattern(kBytes, 1);
   fill(device, *src, src_kind, expected);
   fill(device, *dst, dst_kind, pattern(kBytes, 2));
 
   if (!through_queue) {
-    ASSERT_TRUE(device.copy(dst->data(), src->data(), kBytes).has_value());
+    ASSERT_THAT(device.copy(dst->data(), src->data(), kBytes), IsOk());
   } else {
     auto queue = device.create_queue();
-    ASSERT_TRUE(queue.has_value()) << queue.error().message;
-    ASSERT_TRUE((*queue)->copy(dst->data(), src->data(), kBytes).has_value());
+    ASSERT_THAT(queue, IsOk());
+    ASSERT_THAT((*queue)->copy(dst->data(), src->data(), kBytes), IsOk());
     const auto synced = (*queue)->synchronize();
-    ASSERT_TRUE(synced.has_value()) << synced.error().message;
+    ASSERT_THAT(synced, IsOk());
   }
   EXPECT_TRUE(read_back(device, *dst, dst_kind, kBytes) == expected);
 }
@@ -248,14 +240,14 @@ TEST_F(CudaBackendGpuTest, EventsTimeACopy) {
   auto queue = device.create_queue();
   ASSERT_TRUE(host && gpu && queue);
   auto before = (*queue)->record();
-  ASSERT_TRUE((*queue)->copy((*gpu)->data(), (*host)->data(), kLarge).has_value());
+  ASSERT_THAT((*queue)->copy((*gpu)->data(), (*host)->data(), kLarge), IsOk());
   auto after = (*queue)->record();
   ASSERT_TRUE(before && after);
-  ASSERT_TRUE((*after)->wait().has_value());
+  ASSERT_THAT((*after)->wait(), IsOk());
   EXPECT_TRUE((*after)->ready());
   EXPECT_TRUE((*before)->ready());
   const auto elapsed = (*after)->since(**before);
-  ASSERT_TRUE(elapsed.has_value()) << elapsed.error().message;
+  ASSERT_THAT(elapsed, IsOk());
   // 64 MiB over any PCIe or NVLink-C2C link: well above 1 us, well below 10 s.
   EXPECT_GT(*elapsed, 1us);
   EXPECT_LT(*elapsed, 10s);
@@ -264,16 +256,15 @@ TEST_F(CudaBackendGpuTest, EventsTimeACopy) {
 TEST_F(CudaBackendGpuTest, SinceRejectsIncompleteAndForeignEvents) {
   Device& device = *device_;
   auto queue = device.create_queue();
-  ASSERT_TRUE(queue.has_value());
+  ASSERT_THAT(queue, IsOk());
   auto start = (*queue)->record();
   Gate gate;
-  ASSERT_TRUE((*queue)->host_task(gate.task()).has_value());
+  ASSERT_THAT((*queue)->host_task(gate.task()), IsOk());
   auto end = (*queue)->record();
   ASSERT_TRUE(start && end);
   EXPECT_FALSE((*end)->ready());
   const auto early = (*end)->since(**start);
-  ASSERT_FALSE(early.has_value());
-  EXPECT_EQ(early.error().code, Errc::kInvalidArgument);
+  ASSERT_THAT(early, StatusIs(Errc::kInvalidArgument));
 
   class ForeignEvent final : public Event {
    public:
@@ -284,13 +275,11 @@ TEST_F(CudaBackendGpuTest, SinceRejectsIncompleteAndForeignEvents) {
     }
   };
   gate.open();
-  ASSERT_TRUE((*end)->wait().has_value());
+  ASSERT_THAT((*end)->wait(), IsOk());
   const auto foreign = (*end)->since(ForeignEvent());
-  ASSERT_FALSE(foreign.has_value());
-  EXPECT_EQ(foreign.error().code, Errc::kInvalidArgument);
+  ASSERT_THAT(foreign, StatusIs(Errc::kInvalidArgument));
   const auto waited = (*queue)->wait(std::make_shared<ForeignEvent>());
-  ASSERT_FALSE(waited.has_value());
-  EXPECT_EQ(waited.error().code, Errc::kInvalidArgument);
+  ASSERT_THAT(waited, StatusIs(Errc::kInvalidArgument));
 }
 
 TEST_F(CudaBackendGpuTest, QueueRunsCopiesAndHostTasksInSubmissionOrder) {
@@ -309,13 +298,13 @@ TEST_F(CudaBackendGpuTest, QueueRunsCopiesAndHostTasksInSubmissionOrder) {
   std::memcpy((*second)->data(), two.data(), kBytes);
   Queue& q = **queue;
   void* out_data = (*out)->data();
-  ASSERT_TRUE(q.copy((*gpu)->data(), (*first)->data(), kBytes).has_value());
-  ASSERT_TRUE(q.copy(out_data, (*gpu)->data(), kBytes).has_value());
-  ASSERT_TRUE(
-      q.host_task([&] { saw_first = std::memcmp(out_data, one.data(), kBytes) == 0; }).has_value());
-  ASSERT_TRUE(q.copy((*gpu)->data(), (*second)->data(), kBytes).has_value());
-  ASSERT_TRUE(q.copy(out_data, (*gpu)->data(), kBytes).has_value());
-  ASSERT_TRUE(q.synchronize().has_value());
+  ASSERT_THAT(q.copy((*gpu)->data(), (*first)->data(), kBytes), IsOk());
+  ASSERT_THAT(q.copy(out_data, (*gpu)->data(), kBytes), IsOk());
+  ASSERT_THAT(q.host_task([&] { saw_first = std::memcmp(out_data, one.data(), kBytes) == 0; }),
+              IsOk());
+  ASSERT_THAT(q.copy((*gpu)->data(), (*second)->data(), kBytes), IsOk());
+  ASSERT_THAT(q.copy(out_data, (*gpu)->data(), kBytes), IsOk());
+  ASSERT_THAT(q.synchronize(), IsOk());
   EXPECT_TRUE(saw_first);
   EXPECT_EQ(std::memcmp(out_data, two.data(), kBytes), 0);
 }
@@ -333,43 +322,42 @@ TEST_F(CudaBackendGpuTest, WaitOrdersOneQueueAfterAnEventOfAnother) {
   std::memset((*out)->data(), 0, kBytes);
 
   Gate gate;
-  ASSERT_TRUE((*producer)->host_task(gate.task()).has_value());
-  ASSERT_TRUE((*producer)->copy((*gpu)->data(), (*in)->data(), kBytes).has_value());
+  ASSERT_THAT((*producer)->host_task(gate.task()), IsOk());
+  ASSERT_THAT((*producer)->copy((*gpu)->data(), (*in)->data(), kBytes), IsOk());
   auto produced = (*producer)->record();
-  ASSERT_TRUE(produced.has_value());
-  ASSERT_TRUE((*consumer)->wait(*produced).has_value());
-  ASSERT_TRUE((*consumer)->copy((*out)->data(), (*gpu)->data(), kBytes).has_value());
+  ASSERT_THAT(produced, IsOk());
+  ASSERT_THAT((*consumer)->wait(*produced), IsOk());
+  ASSERT_THAT((*consumer)->copy((*out)->data(), (*gpu)->data(), kBytes), IsOk());
   auto consumed = (*consumer)->record();
-  ASSERT_TRUE(consumed.has_value());
+  ASSERT_THAT(consumed, IsOk());
 
   std::this_thread::sleep_for(50ms);
   EXPECT_FALSE((*consumed)->ready());
   gate.open();
-  ASSERT_TRUE((*consumer)->synchronize().has_value());
+  ASSERT_THAT((*consumer)->synchronize(), IsOk());
   EXPECT_EQ(std::memcmp((*out)->data(), data.data(), kBytes), 0);
-  ASSERT_TRUE((*producer)->synchronize().has_value());
+  ASSERT_THAT((*producer)->synchronize(), IsOk());
 }
 
 TEST_F(CudaBackendGpuTest, HostTaskFailureReachesLaterEventsAndSynchronizeOnce) {
   Device& device = *device_;
   auto queue = device.create_queue();
-  ASSERT_TRUE(queue.has_value());
+  ASSERT_THAT(queue, IsOk());
   auto before = (*queue)->record();
-  ASSERT_TRUE((*queue)->host_task([] { throw std::runtime_error("boom"); }).has_value());
+  ASSERT_THAT((*queue)->host_task([] { throw std::runtime_error("boom"); }), IsOk());
   auto after = (*queue)->record();
   ASSERT_TRUE(before && after);
-  EXPECT_TRUE((*before)->wait().has_value());
+  EXPECT_THAT((*before)->wait(), IsOk());
   const auto failed = (*after)->wait();
-  ASSERT_FALSE(failed.has_value());
-  EXPECT_EQ(failed.error().code, Errc::kInternal);
+  ASSERT_THAT(failed, StatusIs(Errc::kInternal));
   EXPECT_THAT(failed.error().message, HasSubstr("boom"));
   EXPECT_EQ(error_code((*queue)->synchronize()), Errc::kInternal);
   // Reported once, as on the host backend; events recorded before keep reporting it.
-  EXPECT_TRUE((*queue)->synchronize().has_value());
-  EXPECT_FALSE((*after)->wait().has_value());
+  EXPECT_THAT((*queue)->synchronize(), IsOk());
+  EXPECT_THAT((*after)->wait(), Not(IsOk()));
   auto later = (*queue)->record();
-  ASSERT_TRUE(later.has_value());
-  EXPECT_TRUE((*later)->wait().has_value());
+  ASSERT_THAT(later, IsOk());
+  EXPECT_THAT((*later)->wait(), IsOk());
   EXPECT_EQ(error_code((*queue)->host_task(std::function<void()>())), Errc::kInvalidArgument);
 }
 
@@ -377,7 +365,7 @@ TEST_F(CudaBackendGpuTest, KindOfTellsEveryKindApart) {
   Device& device = *device_;
   for (MemoryKind kind : kAllKinds) {
     auto region = make_region(device, kind, kBytes);
-    ASSERT_TRUE(region.has_value()) << to_string(kind) << ": " << region.error().message;
+    ASSERT_THAT(region, IsOk()) << to_string(kind);
     EXPECT_EQ(device.kind_of(region->data()), kind) << to_string(kind);
     EXPECT_EQ(device.kind_of(region->data() + kBytes - 1), kind) << to_string(kind);
     if (region->buffer) {
@@ -396,18 +384,17 @@ TEST_F(CudaBackendGpuTest, RegisterHostPinsInPlaceAndRefusesOverlaps) {
   std::vector<std::byte> user(16 << 20);
   {
     auto registration = device.register_host(user.data(), user.size());
-    ASSERT_TRUE(registration.has_value()) << registration.error().message;
+    ASSERT_THAT(registration, IsOk());
     EXPECT_EQ((*registration)->data(), user.data());
     EXPECT_EQ((*registration)->size(), user.size());
     EXPECT_GT((*registration)->pin_time(), 0ns);
     EXPECT_EQ(device.kind_of(user.data() + 4096), MemoryKind::kRegistered);
     const auto overlapping = device.register_host(user.data() + 4096, 4096);
-    ASSERT_FALSE(overlapping.has_value());
-    EXPECT_EQ(overlapping.error().code, Errc::kInvalidArgument);
+    ASSERT_THAT(overlapping, StatusIs(Errc::kInvalidArgument));
   }
   EXPECT_EQ(device.kind_of(user.data()), MemoryKind::kPageable);
   auto again = device.register_host(user.data(), user.size());
-  EXPECT_TRUE(again.has_value()) << again.error().message;
+  EXPECT_THAT(again, IsOk());
   EXPECT_EQ(error_code(device.register_host(nullptr, 16)), Errc::kInvalidArgument);
 }
 
@@ -427,13 +414,12 @@ TEST_F(CudaBackendGpuTest, CopiesRejectBadArguments) {
     EXPECT_EQ(error_code(copy(g, nullptr, 16)), Errc::kInvalidArgument);
     EXPECT_EQ(error_code(copy(h + 8, h, 16)), Errc::kInvalidArgument);
     const auto past_end = copy(g + 8, h, kBytes);
-    ASSERT_FALSE(past_end.has_value());
-    EXPECT_EQ(past_end.error().code, Errc::kInvalidArgument);
+    ASSERT_THAT(past_end, StatusIs(Errc::kInvalidArgument));
     EXPECT_THAT(past_end.error().message, HasSubstr("past the end"));
     EXPECT_EQ(error_code(copy(g, h + 1, kBytes)), Errc::kInvalidArgument);
-    EXPECT_TRUE(copy(g, h, 0).has_value());
+    EXPECT_THAT(copy(g, h, 0), IsOk());
   }
-  EXPECT_TRUE((*queue)->synchronize().has_value());
+  EXPECT_THAT((*queue)->synchronize(), IsOk());
 }
 
 TEST_F(CudaBackendGpuTest, AllocationsFailWithClearErrors) {
@@ -443,12 +429,11 @@ TEST_F(CudaBackendGpuTest, AllocationsFailWithClearErrors) {
   EXPECT_EQ(error_code(device.allocate_host(64, MemoryKind::kDevice)), Errc::kInvalidArgument);
   EXPECT_EQ(error_code(device.allocate_host(64, MemoryKind::kRegistered)), Errc::kInvalidArgument);
   const auto huge = device.allocate(std::size_t{1} << 50);  // 1 PiB
-  ASSERT_FALSE(huge.has_value());
-  EXPECT_EQ(huge.error().code, Errc::kDeviceError);
+  ASSERT_THAT(huge, StatusIs(Errc::kDeviceError));
   EXPECT_THAT(huge.error().message, HasSubstr("cudaMalloc: "));
   // An out-of-memory error is not sticky: the device still works.
   auto small = device.allocate(4096);
-  EXPECT_TRUE(small.has_value()) << small.error().message;
+  EXPECT_THAT(small, IsOk());
 }
 
 }  // namespace

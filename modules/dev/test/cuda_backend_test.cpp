@@ -7,9 +7,12 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "acco/testing/matchers.hpp"
+
 namespace acco::dev {
 namespace {
 
+using ::acco::testing::StatusIs;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
@@ -21,7 +24,7 @@ TEST(CudaBackendTest, FactoryGivesDevicesOrAOneLineReason) {
     EXPECT_FALSE((*backend)->devices().empty());
     return;
   }
-  EXPECT_EQ(backend.error().code, cuda_compiled() ? Errc::kUnavailable : Errc::kUnsupported);
+  EXPECT_THAT(backend, StatusIs(cuda_compiled() ? Errc::kUnavailable : Errc::kUnsupported));
   EXPECT_FALSE(backend.error().message.empty());
   EXPECT_THAT(backend.error().message, Not(HasSubstr("\n")));
 }
@@ -35,8 +38,7 @@ TEST(CudaBackendTest, WithoutAnNvidiaDriverTheBackendIsUnavailable) {
   }
   for (int attempt = 0; attempt < 2; ++attempt) {  // the runtime's failed init must not stick oddly
     const auto backend = make_cuda_backend();
-    ASSERT_FALSE(backend.has_value());
-    EXPECT_EQ(backend.error().code, Errc::kUnavailable);
+    ASSERT_THAT(backend, StatusIs(Errc::kUnavailable));
     EXPECT_THAT(backend.error().message, HasSubstr("cudaGetDeviceCount: "));
   }
 }
@@ -46,8 +48,7 @@ TEST(CudaBackendTest, BuildWithoutCudaSaysSo) {
     GTEST_SKIP() << "built with the CUDA backend";
   }
   const auto backend = make_cuda_backend();
-  ASSERT_FALSE(backend.has_value());
-  EXPECT_EQ(backend.error().code, Errc::kUnsupported);
+  ASSERT_THAT(backend, StatusIs(Errc::kUnsupported));
   EXPECT_THAT(backend.error().message, HasSubstr("ACCO_WITH_CUDA"));
 }
 

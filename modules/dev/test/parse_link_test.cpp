@@ -1,14 +1,20 @@
 #include <chrono>
 #include <string>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "acco/dev/host_backend.hpp"
+#include "acco/testing/matchers.hpp"
 
 namespace acco::dev {
 namespace {
 
+using ::acco::testing::IsOk;
+using ::acco::testing::StatusIs;
 using std::chrono::nanoseconds;
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 double lanes(double per_lane, int width) {
   return per_lane * width;
@@ -16,7 +22,7 @@ double lanes(double per_lane, int width) {
 
 TEST(ParseLinkTest, Pcie4x16IsSixteenLanesOf128b130bAt16GTPerSecond) {
   const Result<EmulatedLink> link = parse_link("pcie4x16");
-  ASSERT_TRUE(link.has_value()) << link.error().message;
+  ASSERT_THAT(link, IsOk());
   EXPECT_EQ(link->name, "pcie4x16");
   EXPECT_DOUBLE_EQ(link->bytes_per_second, lanes(16.0e9 * 128 / 130 / 8, 16));
   EXPECT_EQ(link->latency, nanoseconds(0));
@@ -32,7 +38,7 @@ TEST(ParseLinkTest, EveryGenerationUsesItsEncodedLaneRate) {
 
 TEST(ParseLinkTest, UnlimitedHasNoBandwidthLimitAndNoLatency) {
   const Result<EmulatedLink> link = parse_link("unlimited");
-  ASSERT_TRUE(link.has_value());
+  ASSERT_THAT(link, IsOk());
   EXPECT_EQ(*link, (EmulatedLink{"unlimited", 0, nanoseconds(0)}));
 }
 
@@ -46,7 +52,7 @@ TEST(ParseLinkTest, ExplicitRatesTakeDecimalUnits) {
 
 TEST(ParseLinkTest, ALatencyFollowsAfterAComma) {
   const Result<EmulatedLink> link = parse_link("25GB/s,2us");
-  ASSERT_TRUE(link.has_value());
+  ASSERT_THAT(link, IsOk());
   EXPECT_EQ(*link, (EmulatedLink{"25GB/s,2us", 25e9, nanoseconds(2000)}));
   EXPECT_EQ(parse_link("800MB/s,500ns")->latency, nanoseconds(500));
   EXPECT_EQ(parse_link("1GB/s, 1.5ms")->latency, nanoseconds(1'500'000));
@@ -61,11 +67,9 @@ TEST(ParseLinkTest, BadSpecsAreInvalidArgumentsNamingTheAcceptedForms) {
         "infGB/s",   "nanGB/s",     "25gb/s",         "25GB/s,",     "25GB/s,2",
         "25GB/s,2s", "25GB/s,-2us", "25GB/s,2us,3us", "25GB/s,1e9ms"}) {
     const Result<EmulatedLink> link = parse_link(spec);
-    ASSERT_FALSE(link.has_value()) << "'" << spec << "' parsed";
-    EXPECT_EQ(link.error().code, Errc::kInvalidArgument) << spec;
-    EXPECT_NE(link.error().message.find("pcie<gen>x<width>"), std::string::npos)
-        << link.error().message;
-    EXPECT_EQ(link.error().message.find('\n'), std::string::npos) << link.error().message;
+    ASSERT_THAT(link, StatusIs(Errc::kInvalidArgument)) << spec;
+    EXPECT_THAT(link.error().message, HasSubstr("pcie<gen>x<width>"));
+    EXPECT_THAT(link.error().message, Not(HasSubstr("\n")));
   }
 }
 

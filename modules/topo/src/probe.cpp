@@ -24,16 +24,13 @@ std::string now_utc() {
   return buffer;
 }
 
-Result<ProbeResult> finish(Result<Machine> machine, NvmlReport nvml, std::string origin) {
-  if (!machine) {
-    return tl::unexpected(machine.error());
-  }
-  machine->nvml = std::move(nvml);
-  machine->origin = std::move(origin);
-  annotate_links(*machine);
+ProbeResult finish(Machine machine, NvmlReport nvml, std::string origin) {
+  machine.nvml = std::move(nvml);
+  machine.origin = std::move(origin);
+  annotate_links(machine);
   ProbeResult result;
-  result.findings = check(*machine);
-  result.machine = std::move(*machine);
+  result.findings = check(machine);
+  result.machine = std::move(machine);
   return result;
 }
 
@@ -65,17 +62,9 @@ Result<Snapshot> snapshot_from_json(const nlohmann::json& j) {
   if (!j.contains("fs")) {
     return fail(Errc::kInvalidArgument, "missing 'fs' (the recorded file system)");
   }
-  auto fs = core::fs_record_from_json(j["fs"]);
-  if (!fs) {
-    return tl::unexpected(fs.error());
-  }
-  s.fs = std::move(*fs);
+  ACCO_ASSIGN_OR_RETURN(s.fs, core::fs_record_from_json(j["fs"]));
   if (j.contains("nvml")) {
-    auto nvml = nvml_report_from_json(j["nvml"]);
-    if (!nvml) {
-      return tl::unexpected(nvml.error());
-    }
-    s.nvml = std::move(*nvml);
+    ACCO_ASSIGN_OR_RETURN(s.nvml, nvml_report_from_json(j["nvml"]));
   }
   return s;
 }
@@ -87,33 +76,21 @@ Status write_snapshot(const std::string& path, const Snapshot& snapshot) {
 
 Result<ProbeResult> probe(const ProbeRequest& request) {
   if (!request.from_snapshot.empty()) {
-    auto j = core::read_json_file(request.from_snapshot);
-    if (!j) {
-      return tl::unexpected(std::move(j.error()).with_context("snapshot"));
-    }
-    auto snapshot = snapshot_from_json(*j);
-    if (!snapshot) {
-      return tl::unexpected(
-          std::move(snapshot.error()).with_context("snapshot " + request.from_snapshot));
-    }
-    core::ReplayFs fs(snapshot->fs);
-    auto machine = discover_sysfs(fs);
-    if (!machine) {
-      return tl::unexpected(
-          std::move(machine.error()).with_context("snapshot " + request.from_snapshot));
-    }
-    return finish(std::move(machine), snapshot->nvml,
+    ACCO_ASSIGN_OR_RETURN(const nlohmann::json j, core::read_json_file(request.from_snapshot),
+                          "snapshot");
+    ACCO_ASSIGN_OR_RETURN(const Snapshot snapshot, snapshot_from_json(j),
+                          "snapshot " + request.from_snapshot);
+    core::ReplayFs fs(snapshot.fs);
+    ACCO_ASSIGN_OR_RETURN(Machine machine, discover_sysfs(fs), "snapshot " + request.from_snapshot);
+    return finish(std::move(machine), snapshot.nvml,
                   fmt::format("snapshot {} (taken {} from {})", request.from_snapshot,
-                              snapshot->created, snapshot->origin));
+                              snapshot.created, snapshot.origin));
   }
 
-  auto disk = core::make_disk_fs(request.sysroot);
-  if (!disk) {
-    return tl::unexpected(disk.error());
-  }
-  core::RecordingFs recording(**disk);
+  ACCO_ASSIGN_OR_RETURN(const auto disk, core::make_disk_fs(request.sysroot));
+  core::RecordingFs recording(*disk);
   const bool record = !request.write_snapshot.empty() || request.capture_snapshot;
-  const core::Fs& fs = record ? recording : **disk;
+  const core::Fs& fs = record ? recording : *disk;
 
   NvmlReport nvml;
   const bool live_root = request.sysroot == "/";
@@ -128,10 +105,7 @@ Result<ProbeResult> probe(const ProbeRequest& request) {
                       : "not queried for a sysroot other than / (set --nvml on to force)";
   }
 
-  auto machine = discover_sysfs(fs);
-  if (!machine) {
-    return tl::unexpected(std::move(machine.error()).with_context("sysroot " + request.sysroot));
-  }
+  ACCO_ASSIGN_OR_RETURN(Machine machine, discover_sysfs(fs), "sysroot " + request.sysroot);
   std::optional<Snapshot> snapshot;
   if (record) {
     snapshot.emplace();
@@ -144,10 +118,10 @@ Result<ProbeResult> probe(const ProbeRequest& request) {
   if (!request.write_snapshot.empty()) {
     ACCO_RETURN_IF_ERROR(write_snapshot(request.write_snapshot, *snapshot));
   }
-  auto result = finish(std::move(machine), std::move(nvml),
-                       live_root ? std::string("/") : "sysroot " + request.sysroot);
-  if (result && request.capture_snapshot) {
-    result->snapshot = std::move(snapshot);
+  ProbeResult result = finish(std::move(machine), std::move(nvml),
+                              live_root ? std::string("/") : "sysroot " + request.sysroot);
+  if (request.capture_snapshot) {
+    result.snapshot = std::move(snapshot);
   }
   return result;
 }

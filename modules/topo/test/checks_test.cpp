@@ -3,11 +3,16 @@
 #include "acco/topo/checks.hpp"
 
 #include <algorithm>
+#include <filesystem>
+#include <set>
+#include <string>
+#include <vector>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "acco/core/fs.hpp"
+#include "acco/testing/matchers.hpp"
 #include "acco/topo/link_model.hpp"
 #include "acco/topo/sysfs_source.hpp"
 
@@ -18,6 +23,7 @@ namespace acco::topo {
 namespace {
 
 using acco::testing::DgxH100Options;
+using ::acco::testing::IsOk;
 using acco::testing::TempDir;
 using ::testing::Contains;
 using ::testing::Not;
@@ -29,9 +35,9 @@ struct Probed {
 
 Probed probe_dir(const std::filesystem::path& dir, NvmlReport nvml = {}) {
   auto fs = core::make_disk_fs(dir.string());
-  EXPECT_TRUE(fs.has_value());
+  EXPECT_THAT(fs, IsOk());
   auto m = discover_sysfs(**fs);
-  EXPECT_TRUE(m.has_value()) << m.error().message;
+  EXPECT_THAT(m, IsOk());
   m->nvml = std::move(nvml);
   annotate_links(*m);
   return {*m, check(*m)};
@@ -337,6 +343,55 @@ TEST(ChecksTest, EveryRuleIsDocumentedInTheRuleList) {
         "gpudirect-rdma-missing", "acs-p2p-redirect", "nvlink-down", "virtualized-topology"}) {
     EXPECT_THAT(ids, Contains(rule));
   }
+}
+
+// check() and rules() come from one table: whatever a machine triggers is listed, with a severity
+// inside the range the list gives for its rule.
+TEST(ChecksTest, EveryFindingNamesAListedRuleWithASeverityInItsRange) {
+  std::vector<Probed> probed;
+  probed.push_back(dgx({.gpu_width_x8 = 2,
+                        .gpu_speed_2_5gt = 1,
+                        .gpu_in_gen4_slot = 3,
+                        .switch_uplink_x4 = 0,
+                        .numa_unknown = true,
+                        .ib_port_polling = 5,
+                        .ib_port_disabled = 2,
+                        .ib_rate_hdr = 4,
+                        .nic_gen4_x8 = 7,
+                        .iommu_dma_fq = true,
+                        .no_peermem = true}));
+  probed.push_back(dgx({.acs_redirect = 1}));
+  probed.push_back(dgx());
+  for (const auto write :
+       {+[](const std::filesystem::path& dir) { acco::testing::write_workstation(dir); },
+        +[](const std::filesystem::path& dir) { acco::testing::write_flattened_vm(dir); },
+        +[](const std::filesystem::path& dir) { acco::testing::write_ci_vm(dir); }}) {
+    TempDir dir;
+    write(dir.path());
+    probed.push_back(probe_dir(dir.path()));
+  }
+  std::set<std::string> seen;
+  for (const auto& p : probed) {
+    for (const auto& f : p.findings) {
+      const auto it = std::find_if(rules().begin(), rules().end(),
+                                   [&](const RuleInfo& r) { return r.id == f.rule; });
+      ASSERT_NE(it, rules().end()) << f.rule;
+      EXPECT_GE(f.severity, it->lowest) << f.rule << ": " << f.message;
+      EXPECT_LE(f.severity, it->highest) << f.rule << ": " << f.message;
+      seen.insert(f.rule);
+    }
+  }
+  EXPECT_GE(seen.size(), 14U);
+}
+
+TEST(ChecksTest, RuleIdsAreUniqueAndEachHasATitleAndAnOrderedRange) {
+  std::set<std::string> ids;
+  for (const auto& r : rules()) {
+    EXPECT_TRUE(ids.insert(r.id).second) << r.id;
+    EXPECT_FALSE(r.title.empty()) << r.id;
+    EXPECT_LE(r.lowest, r.highest) << r.id;
+  }
+  EXPECT_EQ(ids.size(), 17U);
 }
 
 }  // namespace

@@ -1,9 +1,16 @@
 #include "acco/topo/link_model.hpp"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include "acco/testing/matchers.hpp"
 
 namespace acco::topo {
 namespace {
+
+using ::acco::testing::IsOk;
+using ::acco::testing::StatusIs;
+using ::testing::Not;
 
 PciDevice dev(std::string address, std::string parent, DeviceKind kind, PcieLink current,
               PcieLink max, int numa = 0, std::string root = "pci0000:00") {
@@ -62,8 +69,8 @@ TEST(LinkModelTest, ParsesOldAndNewKernelSpeedStrings) {
   EXPECT_EQ(parse_link_speed("8 GT/s").value(), 8.0);
   EXPECT_EQ(parse_link_speed("2.5 GT/s PCIe").value(), 2.5);
   EXPECT_EQ(parse_link_speed("Unknown").value(), 0.0);
-  EXPECT_EQ(parse_link_speed("fast").error().code, Errc::kInvalidArgument);
-  EXPECT_FALSE(parse_link_speed("-4 GT/s").has_value());
+  EXPECT_THAT(parse_link_speed("fast"), StatusIs(Errc::kInvalidArgument));
+  EXPECT_THAT(parse_link_speed("-4 GT/s"), Not(IsOk()));
 }
 
 TEST(LinkModelTest, PathLimitIsTheNarrowestLinkUpToTheRoot) {

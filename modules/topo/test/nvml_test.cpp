@@ -13,10 +13,13 @@
 #include <gtest/gtest.h>
 
 #include "acco/core/json.hpp"
+#include "acco/testing/matchers.hpp"
 
 namespace acco::topo {
 namespace {
 
+using ::acco::testing::IsOk;
+using ::acco::testing::StatusIs;
 using nlohmann::json;
 
 const std::string kFake = ACCO_FAKE_NVML_PATH;
@@ -25,7 +28,7 @@ const std::string kDataDir = ACCO_NVML_TEST_DATA_DIR;
 
 json load_config(const std::string& name) {
   auto config = core::read_json_file(kDataDir + "/" + name);
-  EXPECT_TRUE(config.has_value()) << config.error().message;
+  EXPECT_THAT(config, IsOk());
   return config.value_or(json::object());
 }
 
@@ -256,7 +259,7 @@ TEST(NvmlTest, JsonRoundTripIsIdentical) {
       query_fake(config), query_fake(load_config("workstation.json")), query_nvml("/nonexistent")};
   for (const NvmlReport& report : reports) {
     const Result<NvmlReport> back = nvml_report_from_json(json::parse(to_json(report).dump()));
-    ASSERT_TRUE(back.has_value()) << back.error().message;
+    ASSERT_THAT(back, IsOk());
     EXPECT_EQ(*back, report);
   }
 }
@@ -279,7 +282,7 @@ TEST(NvmlTest, AbsentOrNullOptionalFieldsReadBackEmpty) {
                         {{"index", 1}, {"pci", "0000:61:00.0"}}}}};
   const Result<NvmlReport> report = nvml_report_from_json(input);
 
-  ASSERT_TRUE(report.has_value()) << report.error().message;
+  ASSERT_THAT(report, IsOk());
   ASSERT_EQ(report->gpus.size(), 2U);
   for (const NvmlGpu& gpu : report->gpus) {
     EXPECT_EQ(gpu.pstate, std::nullopt);
@@ -327,8 +330,7 @@ TEST(NvmlTest, MalformedFieldsGiveInvalidArgumentNamingTheField) {
     json input = good;
     c.spoil(input);
     const Result<NvmlReport> report = nvml_report_from_json(input);
-    ASSERT_FALSE(report.has_value());
-    EXPECT_EQ(report.error().code, Errc::kInvalidArgument);
+    ASSERT_THAT(report, StatusIs(Errc::kInvalidArgument));
     EXPECT_EQ(report.error().message, c.message);
   }
 }

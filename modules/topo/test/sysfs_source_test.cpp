@@ -16,6 +16,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include "acco/testing/matchers.hpp"
 #include "acco/topo/probe.hpp"
 
 #include "machines.hpp"
@@ -26,7 +27,10 @@ namespace {
 
 namespace stdfs = std::filesystem;
 using acco::testing::DgxH100Options;
+using ::acco::testing::IsOk;
+using ::acco::testing::StatusIs;
 using acco::testing::TempDir;
+using ::testing::AnyOf;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
@@ -64,7 +68,7 @@ Result<ProbeResult> replay(const stdfs::path& snapshot) {
 
 ProbeResult probe_sysroot(const stdfs::path& root) {
   auto result = probe_at(root);
-  EXPECT_TRUE(result.has_value()) << result.error().message;
+  EXPECT_THAT(result, IsOk());
   return result.value_or(ProbeResult{});
 }
 
@@ -139,9 +143,8 @@ bool has_ib_port(const ProbeResult& r, const std::string& ib_device) {
 
 // A one-line error naming `input`.
 void expect_one_line_error(const Result<ProbeResult>& r, const std::string& input) {
-  ASSERT_FALSE(r.has_value());
-  EXPECT_TRUE(r.error().code == Errc::kInvalidArgument || r.error().code == Errc::kNotFound)
-      << to_string(r.error().code);
+  ASSERT_THAT(r, Not(IsOk()));
+  EXPECT_THAT(r, AnyOf(StatusIs(Errc::kInvalidArgument), StatusIs(Errc::kNotFound)));
   EXPECT_THAT(r.error().message, HasSubstr(input));
   EXPECT_THAT(r.error().message, Not(HasSubstr("\n")));
 }
@@ -152,8 +155,7 @@ TEST(SysfsSourceTest, MissingSysrootDirectoryIsNotFoundNamingThePath) {
   TempDir dir;
   const auto missing = (dir.path() / "no-such-sysroot").string();
   const auto r = probe_at(missing);
-  ASSERT_FALSE(r.has_value());
-  EXPECT_EQ(r.error().code, Errc::kNotFound);
+  ASSERT_THAT(r, StatusIs(Errc::kNotFound));
   EXPECT_THAT(r.error().message, HasSubstr(missing));
   EXPECT_THAT(r.error().message, Not(HasSubstr("\n")));
 }
@@ -162,8 +164,7 @@ TEST(SysfsSourceTest, SysrootWithoutSysIsNotFound) {
   TempDir dir;
   stdfs::create_directories(dir.path() / "proc");
   const auto r = probe_at(dir.path());
-  ASSERT_FALSE(r.has_value());
-  EXPECT_EQ(r.error().code, Errc::kNotFound);
+  ASSERT_THAT(r, StatusIs(Errc::kNotFound));
   EXPECT_THAT(r.error().message, HasSubstr("/sys"));
   EXPECT_THAT(r.error().message, HasSubstr(dir.path().string()));
   EXPECT_THAT(r.error().message, Not(HasSubstr("\n")));
@@ -416,7 +417,7 @@ std::string read_text(const stdfs::path& path) {
 ProbeResult record_dgx(const stdfs::path& sysroot, const stdfs::path& snapshot) {
   acco::testing::write_dgx_h100(sysroot, {.config_as_root = true});
   auto r = probe_at(sysroot, snapshot);
-  EXPECT_TRUE(r.has_value()) << r.error().message;
+  EXPECT_THAT(r, IsOk());
   return r.value_or(ProbeResult{});
 }
 
@@ -426,7 +427,7 @@ TEST(SysfsSourceTest, SnapshotReplaysToTheMachineItRecorded) {
   const auto live = record_dgx(dir.path() / "root", snapshot);
   ASSERT_TRUE(stdfs::exists(snapshot));
   const auto replayed = replay(snapshot);
-  ASSERT_TRUE(replayed.has_value()) << replayed.error().message;
+  ASSERT_THAT(replayed, IsOk());
   EXPECT_FALSE(live.machine.pci_devices.empty());
   EXPECT_EQ(replayed->machine.pci_devices, live.machine.pci_devices);
   EXPECT_EQ(replayed->machine.numa_nodes, live.machine.numa_nodes);
@@ -445,7 +446,7 @@ TEST(SysfsSourceTest, TruncatedSnapshotIsInvalidNamingTheFile) {
   write_text(snapshot, text.substr(0, text.size() / 2));
   const auto r = replay(snapshot);
   expect_one_line_error(r, snapshot.string());
-  EXPECT_EQ(r.error().code, Errc::kInvalidArgument);
+  EXPECT_THAT(r, StatusIs(Errc::kInvalidArgument));
 }
 
 TEST(SysfsSourceTest, SnapshotWithWrongSchemaIsInvalidNamingTheFile) {
@@ -454,7 +455,7 @@ TEST(SysfsSourceTest, SnapshotWithWrongSchemaIsInvalidNamingTheFile) {
   write_text(snapshot, R"({"schema": "acco.snapshot/99", "fs": {}})");
   const auto r = replay(snapshot);
   expect_one_line_error(r, snapshot.string());
-  EXPECT_EQ(r.error().code, Errc::kInvalidArgument);
+  EXPECT_THAT(r, StatusIs(Errc::kInvalidArgument));
   EXPECT_THAT(r.error().message, HasSubstr("schema"));
 }
 
@@ -468,7 +469,7 @@ TEST(SysfsSourceTest, SnapshotWithWrongTypeInFsFilesIsInvalidNamingTheFile) {
     write_text(snapshot, R"({"schema": "acco.snapshot/1", "fs": {"files": )" + files + "}}");
     const auto r = replay(snapshot);
     expect_one_line_error(r, snapshot.string());
-    EXPECT_EQ(r.error().code, Errc::kInvalidArgument);
+    EXPECT_THAT(r, StatusIs(Errc::kInvalidArgument));
     EXPECT_THAT(r.error().message, HasSubstr("files"));
     EXPECT_THAT(r.error().message, Not(HasSubstr("json.exception")));
   }
@@ -480,7 +481,7 @@ TEST(SysfsSourceTest, EmptySnapshotFileIsInvalidNamingTheFile) {
   write_text(snapshot, "");
   const auto r = replay(snapshot);
   expect_one_line_error(r, snapshot.string());
-  EXPECT_EQ(r.error().code, Errc::kInvalidArgument);
+  EXPECT_THAT(r, StatusIs(Errc::kInvalidArgument));
 }
 
 TEST(SysfsSourceTest, DirectoryGivenAsSnapshotIsInvalidNamingIt) {
@@ -494,7 +495,7 @@ TEST(SysfsSourceTest, MissingSnapshotFileIsNotFoundNamingIt) {
   const auto snapshot = (dir.path() / "absent.json").string();
   const auto r = replay(snapshot);
   expect_one_line_error(r, snapshot);
-  EXPECT_EQ(r.error().code, Errc::kNotFound);
+  EXPECT_THAT(r, StatusIs(Errc::kNotFound));
 }
 
 TEST(SysfsSourceTest, SnapshotIntoMissingDirectoryFailsAndLeavesNoFile) {
@@ -502,8 +503,7 @@ TEST(SysfsSourceTest, SnapshotIntoMissingDirectoryFailsAndLeavesNoFile) {
   acco::testing::write_dgx_h100(dir.path() / "root");
   const auto target = dir.path() / "no-such-dir" / "dgx.json";
   const auto r = probe_at(dir.path() / "root", target);
-  ASSERT_FALSE(r.has_value());
-  EXPECT_EQ(r.error().code, Errc::kNotFound);
+  ASSERT_THAT(r, StatusIs(Errc::kNotFound));
   EXPECT_THAT(r.error().message, HasSubstr(target.string()));
   EXPECT_THAT(r.error().message, Not(HasSubstr("\n")));
   EXPECT_FALSE(stdfs::exists(target));

@@ -65,17 +65,10 @@ Result<CopyPlan> plan_copy(const AddressSpace& space, void* dst, const void* src
     return fail(Errc::kInvalidArgument, fmt::format("copy of {} bytes: null {}", bytes,
                                                     dst == nullptr ? "destination" : "source"));
   }
-  const auto context = [&](Error error) {
-    return tl::unexpected(std::move(error).with_context(fmt::format("copy of {} bytes", bytes)));
-  };
-  Result<End> dst_end = classify(space, dst, bytes, "destination");
-  if (!dst_end) {
-    return context(std::move(dst_end.error()));
-  }
-  Result<End> src_end = classify(space, src, bytes, "source");
-  if (!src_end) {
-    return context(std::move(src_end.error()));
-  }
+  ACCO_ASSIGN_OR_RETURN(End dst_end, classify(space, dst, bytes, "destination"),
+                        fmt::format("copy of {} bytes", bytes));
+  ACCO_ASSIGN_OR_RETURN(End src_end, classify(space, src, bytes, "source"),
+                        fmt::format("copy of {} bytes", bytes));
   // Ranges are checked first: a range past its allocation's end may reach a neighbour.
   const auto d = reinterpret_cast<std::uintptr_t>(dst);
   const auto s = reinterpret_cast<std::uintptr_t>(src);
@@ -84,8 +77,8 @@ Result<CopyPlan> plan_copy(const AddressSpace& space, void* dst, const void* src
         Errc::kInvalidArgument,
         fmt::format("copy of {} bytes: source {} and destination {} overlap", bytes, src, dst));
   }
-  return CopyPlan{choose_path(*dst_end, *src_end), dst, src, bytes, std::move(src_end->device),
-                  std::move(dst_end->device)};
+  return CopyPlan{choose_path(dst_end, src_end), dst, src, bytes, std::move(src_end.device),
+                  std::move(dst_end.device)};
 }
 
 void run_copy(const CopyPlan& plan, std::span<std::byte> bounce,

@@ -148,26 +148,17 @@ Result<std::unique_ptr<Registration>> HostDevice::register_host(void* ptr, std::
 }
 
 Result<std::unique_ptr<Queue>> HostDevice::create_queue() {
-  Result<std::unique_ptr<HostQueue>> queue = HostQueue::create(core_, space_);
-  if (!queue) {
-    return tl::unexpected(std::move(queue.error()));
-  }
-  return std::unique_ptr<Queue>(std::move(*queue));
+  ACCO_ASSIGN_OR_RETURN(std::unique_ptr<HostQueue> queue, HostQueue::create(core_, space_));
+  return std::unique_ptr<Queue>(std::move(queue));
 }
 
 Status HostDevice::copy(void* dst, const void* src, std::size_t bytes) {
   // One internal queue, like the legacy default stream: concurrent plain copies take turns.
   const std::lock_guard lock(copy_mutex_);
   if (!copy_queue_) {
-    Result<std::unique_ptr<HostQueue>> queue = HostQueue::create(core_, space_);
-    if (!queue) {
-      return tl::unexpected(std::move(queue.error()));
-    }
-    copy_queue_ = std::move(*queue);
+    ACCO_ASSIGN_OR_RETURN(copy_queue_, HostQueue::create(core_, space_));
   }
-  if (Status submitted = copy_queue_->copy(dst, src, bytes); !submitted) {
-    return submitted;
-  }
+  ACCO_RETURN_IF_ERROR(copy_queue_->copy(dst, src, bytes));
   return copy_queue_->synchronize();
 }
 

@@ -117,13 +117,10 @@ Status HostQueue::copy(void* dst, const void* src, std::size_t bytes) {
   if (bytes == 0) {
     return {};
   }
-  Result<CopyPlan> plan = plan_copy(*space_, dst, src, bytes);
-  if (!plan) {
-    return tl::unexpected(std::move(plan.error()).with_context(device_->info.name));
-  }
+  ACCO_ASSIGN_OR_RETURN(CopyPlan plan, plan_copy(*space_, dst, src, bytes), device_->info.name);
   const std::span<std::byte> bounce(staging_.get(), kStagingBytes);
-  if (plan->path != CopyPlan::Path::kStagedToDevice) {
-    submit([plan = std::move(*plan), bounce] {
+  if (plan.path != CopyPlan::Path::kStagedToDevice) {
+    submit([plan = std::move(plan), bounce] {
       run_copy(plan, bounce, [] {});
       return Status{};
     });
@@ -132,7 +129,7 @@ Status HostQueue::copy(void* dst, const void* src, std::size_t bytes) {
   // cudaMemcpyAsync from pageable memory returns once the source has been staged, so the caller
   // may reuse it at once; this queue does the same.
   auto consumed = std::make_shared<Signal>();
-  submit([plan = std::move(*plan), bounce, consumed] {
+  submit([plan = std::move(plan), bounce, consumed] {
     run_copy(plan, bounce, [&] { consumed->set(); });
     return Status{};
   });

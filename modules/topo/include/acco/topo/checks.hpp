@@ -33,12 +33,16 @@ struct Finding {
 struct RuleInfo {
   std::string id;
   std::string title;
+  Severity lowest = Severity::kInfo;   // the least severe finding the rule reports
+  Severity highest = Severity::kInfo;  // the most severe
 };
 
-// Every rule acco knows, in documentation order.
+// Every rule acco knows, in documentation order. The same table drives check(), so every rule
+// listed here is run and every finding's rule is listed here, with a severity in its range.
 [[nodiscard]] const std::vector<RuleInfo>& rules();
 
-// Runs every check. Sorted by severity (critical first), then rule id, then first device.
+// Runs every rule's check. Sorted by severity (critical first), then rule id, then devices;
+// findings equal in all three keep the order their check reported them in.
 // `machine` must be annotated (annotate_links).
 [[nodiscard]] std::vector<Finding> check(const Machine& machine);
 

@@ -1,0 +1,51 @@
+// What the checks of several themes share: the sysfs paths they cite as evidence, the port roles
+// inferred from the PCI nesting, and the devices they look at.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "acco/topo/machine.hpp"
+
+namespace acco::topo::detail {
+
+// "/sys/bus/pci/devices/<address>/<file>": where a PCI fact was read.
+[[nodiscard]] std::string attr(const std::string& address, const char* file);
+// "16.0 GT/s PCIe", as sysfs writes a link speed.
+[[nodiscard]] std::string speed_text(double gts);
+// GPUs, accelerators, NICs and NVMe drives: the devices whose links and placement matter.
+[[nodiscard]] bool is_endpoint_of_interest(const PciDevice& d);
+// "<kind> <address>", e.g. "gpu 0000:1b:00.0".
+[[nodiscard]] std::string name_of(const PciDevice& d);
+// The PCI addresses of NVIDIA GPUs, in machine order.
+[[nodiscard]] std::vector<std::string> nvidia_gpus(const Machine& m);
+
+enum class PortRole {
+  kNone,
+  kRoot,
+  kUpstream,
+  kDownstream
+};
+
+// Without root the PCIe capability's port type is unreadable, so the role is inferred from the
+// nesting: a bridge on a root bus is a root port; below a root or downstream port sits an
+// upstream port; below an upstream port sit downstream ports. Non-bridges have no role, and so
+// has a device that is not in the machine (nullptr: a snapshot edited by hand).
+[[nodiscard]] PortRole role_of(const Machine& m, const PciDevice& d);
+[[nodiscard]] PortRole role_of(const Machine& m, const PciDevice* d);
+
+// Devices whose own link reading describes a physical link to their parent port: endpoints and
+// switch upstream ports. Root and downstream ports report the same link as the device below.
+[[nodiscard]] bool owns_its_link(const Machine& m, const PciDevice& d);
+
+struct RemotePeer {
+  const PciDevice* gpu = nullptr;
+  const PciDevice* nearest = nullptr;
+};
+
+// GPUs whose nearest device of `peer_kind` is across the CPU interconnect (path class SYS), each
+// with that nearest device, in machine order. Empty when the machine has no device of that kind.
+[[nodiscard]] std::vector<RemotePeer> gpus_with_remote_nearest(const Machine& m,
+                                                               DeviceKind peer_kind);
+
+}  // namespace acco::topo::detail

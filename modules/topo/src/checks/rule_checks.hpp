@@ -1,0 +1,42 @@
+// The check behind each rule, grouped by theme into the files named below. A check appends the
+// findings of its one rule to `out`, in a fixed order; check() (checks.cpp) runs them in the order
+// of the rule table, stamps each finding with its rule's id and sorts.
+#pragma once
+
+#include <vector>
+
+#include "acco/topo/checks.hpp"
+#include "acco/topo/machine.hpp"
+
+namespace acco::topo::detail {
+
+using CheckFn = void (*)(const Machine& m, std::vector<Finding>& out);
+
+// pcie.cpp: links, slots, paths to the CPU, switch uplinks and ACS on the bridges.
+void check_pcie_link_downtrained(const Machine& m, std::vector<Finding>& out);
+void check_pcie_slot_limited(const Machine& m, std::vector<Finding>& out);
+void check_pcie_path_bottleneck(const Machine& m, std::vector<Finding>& out);
+void check_pcie_uplink_oversubscribed(const Machine& m, std::vector<Finding>& out);
+void check_acs_p2p_redirect(const Machine& m, std::vector<Finding>& out);
+
+// locality.cpp: which socket a device hangs off.
+void check_gpu_nic_remote(const Machine& m, std::vector<Finding>& out);
+void check_numa_unknown(const Machine& m, std::vector<Finding>& out);
+
+// storage.cpp: NVMe drives.
+void check_nvme_gpu_remote(const Machine& m, std::vector<Finding>& out);
+
+// network.cpp: InfiniBand/RoCE ports, NIC bandwidth, GPUDirect RDMA and NVLink.
+void check_ib_port_down(const Machine& m, std::vector<Finding>& out);
+void check_ib_rate_low(const Machine& m, std::vector<Finding>& out);
+void check_nic_pcie_limited(const Machine& m, std::vector<Finding>& out);
+void check_gpudirect_rdma_missing(const Machine& m, std::vector<Finding>& out);
+void check_nvlink_down(const Machine& m, std::vector<Finding>& out);
+
+// platform.cpp: the IOMMU, virtualization, the NVIDIA driver and unreadable inputs.
+void check_iommu_translated(const Machine& m, std::vector<Finding>& out);
+void check_virtualized_topology(const Machine& m, std::vector<Finding>& out);
+void check_nvml_unavailable(const Machine& m, std::vector<Finding>& out);
+void check_input_unreadable(const Machine& m, std::vector<Finding>& out);
+
+}  // namespace acco::topo::detail
