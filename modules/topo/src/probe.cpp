@@ -65,17 +65,9 @@ Result<Snapshot> snapshot_from_json(const nlohmann::json& j) {
   if (!j.contains("fs")) {
     return fail(Errc::kInvalidArgument, "missing 'fs' (the recorded file system)");
   }
-  auto fs = core::fs_record_from_json(j["fs"]);
-  if (!fs) {
-    return tl::unexpected(fs.error());
-  }
-  s.fs = std::move(*fs);
+  ACCO_ASSIGN_OR_RETURN(s.fs, core::fs_record_from_json(j["fs"]));
   if (j.contains("nvml")) {
-    auto nvml = nvml_report_from_json(j["nvml"]);
-    if (!nvml) {
-      return tl::unexpected(nvml.error());
-    }
-    s.nvml = std::move(*nvml);
+    ACCO_ASSIGN_OR_RETURN(s.nvml, nvml_report_from_json(j["nvml"]));
   }
   return s;
 }
