@@ -134,12 +134,8 @@ class Bench {
       : options_(options), device_(device), engine_(engine) {}
 
   Status run_all() {
-    if (Status setup = large_copies(); !setup) {
-      return setup;
-    }
-    if (Status setup = small_copies(); !setup) {
-      return setup;
-    }
+    ACCO_RETURN_IF_ERROR(large_copies());
+    ACCO_RETURN_IF_ERROR(small_copies());
     return status_;
   }
   [[nodiscard]] const std::vector<Row>& rows() const { return rows_; }

@@ -82,12 +82,8 @@ Status prepare_schema(sqlite::Database& db) {
       }
       const auto ddl = fmt::format("{}PRAGMA application_id = {}; PRAGMA user_version = {};",
                                    kCreateSchema, kHistoryApplicationId, kHistorySchemaVersion);
-      if (auto s = db.exec(ddl.c_str(), "create tables"); !s) {
-        return s;
-      }
-      if (auto s = tx.commit(); !s) {
-        return s;
-      }
+      ACCO_RETURN_IF_ERROR(db.exec(ddl.c_str(), "create tables"));
+      ACCO_RETURN_IF_ERROR(tx.commit());
       return {};
     }
   }

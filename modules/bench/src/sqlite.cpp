@@ -184,9 +184,7 @@ Transaction::~Transaction() {
 }
 
 Status Transaction::commit() {
-  if (auto s = db_->exec("COMMIT", "commit"); !s) {
-    return s;
-  }
+  ACCO_RETURN_IF_ERROR(db_->exec("COMMIT", "commit"));
   db_ = nullptr;
   return {};
 }
