@@ -334,7 +334,8 @@ TEST(JsonReaderTest, KeysAreSortedAndEmptyAfterAProblem) {
   EXPECT_EQ(in.keys(), (std::vector<std::string>{"a", "b", "c"}));
   in.problem("a", "wrong");
   EXPECT_TRUE(in.keys().empty());
-  JsonReader not_object(json(3), "");
+  const json three = 3;
+  JsonReader not_object(three, "");
   EXPECT_TRUE(not_object.keys().empty());
 }
 
