@@ -105,16 +105,11 @@ struct Row {
 Result<Stats> time_batches(const Options& options,
                            const std::function<Result<double>(std::size_t)>& batch) {
   const std::size_t warmup = std::max<std::size_t>(1, options.tasks / 10);
-  if (auto warm = batch(warmup); !warm) {
-    return tl::unexpected(std::move(warm.error()).with_context("warm-up"));
-  }
+  ACCO_RETURN_IF_ERROR(batch(warmup), "warm-up");
   std::vector<double> ns;
   for (int r = 0; r < options.reps; ++r) {
-    auto seconds = batch(options.tasks);
-    if (!seconds) {
-      return tl::unexpected(std::move(seconds.error()).with_context(fmt::format("rep {}", r + 1)));
-    }
-    ns.push_back(*seconds * 1e9 / static_cast<double>(options.tasks));
+    ACCO_ASSIGN_OR_RETURN(const double seconds, batch(options.tasks), fmt::format("rep {}", r + 1));
+    ns.push_back(seconds * 1e9 / static_cast<double>(options.tasks));
   }
   return summarize(std::move(ns));
 }
@@ -132,17 +127,10 @@ Result<Stats> run_acco(const AccoConfig& config, Workload workload, const Option
       fmt::format("acco {} x{}", sched::to_string(config.policy), config.devices);
   acco::dev::HostBackendOptions host;
   host.devices = config.devices;
-  auto link = acco::dev::parse_link("unlimited");
-  if (!link) {
-    return tl::unexpected(std::move(link.error()).with_context(who));
-  }
-  host.link = *link;
-  auto backend = acco::dev::make_host_backend(host);
-  if (!backend) {
-    return tl::unexpected(std::move(backend.error()).with_context(who));
-  }
+  ACCO_ASSIGN_OR_RETURN(host.link, acco::dev::parse_link("unlimited"), who);
+  ACCO_ASSIGN_OR_RETURN(auto backend, acco::dev::make_host_backend(host), who);
   std::vector<sched::DeviceSpec> specs;
-  for (acco::dev::Device* device : (*backend)->devices()) {
+  for (acco::dev::Device* device : backend->devices()) {
     sched::DeviceSpec spec;
     spec.device = device;
     specs.push_back(std::move(spec));
@@ -150,12 +138,9 @@ Result<Stats> run_acco(const AccoConfig& config, Workload workload, const Option
   sched::RuntimeOptions runtime_options;
   runtime_options.policy = config.policy;
   runtime_options.keep_task_records = false;
-  auto created = sched::Runtime::create(std::move(specs), runtime_options);
-  if (!created) {
-    return tl::unexpected(std::move(created.error()).with_context(who));
-  }
   // Declared after the backend, so destroyed before it: the runtime's threads use its devices.
-  std::unique_ptr<sched::Runtime> runtime = std::move(*created);
+  ACCO_ASSIGN_OR_RETURN(std::unique_ptr<sched::Runtime> runtime,
+                        sched::Runtime::create(std::move(specs), runtime_options), who);
 
   auto codelet = std::make_shared<sched::Codelet>();
   codelet->type = "empty";
@@ -165,11 +150,7 @@ Result<Stats> run_acco(const AccoConfig& config, Workload workload, const Option
   std::uint64_t datum = 0;
   std::optional<sched::DataHandle> handle;
   if (workload == Workload::kRwChain) {
-    auto registered = runtime->register_data(&datum, sizeof(datum));
-    if (!registered) {
-      return tl::unexpected(std::move(registered.error()).with_context(who));
-    }
-    handle = *registered;
+    ACCO_ASSIGN_OR_RETURN(handle, runtime->register_data(&datum, sizeof(datum)), who);
   }
 
   auto stats = time_batches(options, [&](std::size_t n) -> Result<double> {
@@ -180,22 +161,16 @@ Result<Stats> run_acco(const AccoConfig& config, Workload workload, const Option
       if (handle) {
         task.accesses.emplace_back(*handle, acco::sched::Access::kReadWrite);
       }
-      if (auto id = runtime->submit(std::move(task)); !id) {
-        return tl::unexpected(std::move(id.error()));
-      }
+      ACCO_RETURN_IF_ERROR(runtime->submit(std::move(task)));
     }
-    if (Status done = runtime->wait_all(); !done) {
-      return tl::unexpected(std::move(done.error()));
-    }
+    ACCO_RETURN_IF_ERROR(runtime->wait_all());
     return std::chrono::duration<double>(Clock::now() - start).count();
   });
   if (!stats) {
     return tl::unexpected(std::move(stats.error()).with_context(who));
   }
   if (handle) {
-    if (Status gone = runtime->unregister(*handle); !gone) {
-      return tl::unexpected(std::move(gone.error()).with_context(who));
-    }
+    ACCO_RETURN_IF_ERROR(runtime->unregister(*handle), who);
   }
   return stats;
 }

@@ -62,12 +62,9 @@ Result<Row> measure(acco::sched::PolicyKind policy, const acco::sched::Workload&
     acco::dev::HostBackendOptions host;
     host.devices = static_cast<int>(o.kinds.size());
     host.link = link;
-    auto backend = acco::dev::make_host_backend(host);
-    if (!backend) {
-      return tl::unexpected(backend.error());
-    }
+    ACCO_ASSIGN_OR_RETURN(auto backend, acco::dev::make_host_backend(host));
     std::vector<acco::sched::DeviceSpec> specs;
-    for (acco::dev::Device* d : (*backend)->devices()) {
+    for (acco::dev::Device* d : backend->devices()) {
       acco::sched::DeviceSpec spec;
       spec.device = d;
       spec.kind = o.kinds[specs.size()];
@@ -78,15 +75,13 @@ Result<Row> measure(acco::sched::PolicyKind policy, const acco::sched::Workload&
     acco::sched::WorkloadRunOptions run;
     run.calibration_runs = o.calibrate;
     run.async_kernels = o.async_kernels;
-    auto out = acco::sched::run_workload(workload, std::move(specs), options, run);
-    if (!out) {
-      return tl::unexpected(out.error());
-    }
-    row.makespans.push_back(out->makespan_seconds);
-    row.bytes = out->bytes_transferred;
-    row.failed += out->failed;
+    ACCO_ASSIGN_OR_RETURN(const auto out,
+                          acco::sched::run_workload(workload, std::move(specs), options, run));
+    row.makespans.push_back(out.makespan_seconds);
+    row.bytes = out.bytes_transferred;
+    row.failed += out.failed;
     row.busy.clear();
-    for (const auto& d : out->devices) {
+    for (const auto& d : out.devices) {
       row.busy.push_back(d.busy_ratio);
     }
   }

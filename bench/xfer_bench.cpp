@@ -77,15 +77,11 @@ Stats summarize(std::vector<double> seconds) {
 // One warm-up, then `reps` timed runs on the host clock: every path here involves the host (a
 // pageable end, a synchronous plain copy), so device events would not cover the whole cost.
 Result<Stats> time_runs(int reps, const std::function<Status()>& run) {
-  if (Status warm = run(); !warm) {
-    return tl::unexpected(warm.error());
-  }
+  ACCO_RETURN_IF_ERROR(run());
   std::vector<double> seconds;
   for (int i = 0; i < reps; ++i) {
     const Clock::time_point start = Clock::now();
-    if (Status status = run(); !status) {
-      return tl::unexpected(status.error());
-    }
+    ACCO_RETURN_IF_ERROR(run());
     seconds.push_back(std::chrono::duration<double>(Clock::now() - start).count());
   }
   return summarize(std::move(seconds));
@@ -138,12 +134,8 @@ class Bench {
       : options_(options), device_(device), engine_(engine) {}
 
   Status run_all() {
-    if (Status setup = large_copies(); !setup) {
-      return setup;
-    }
-    if (Status setup = small_copies(); !setup) {
-      return setup;
-    }
+    ACCO_RETURN_IF_ERROR(large_copies());
+    ACCO_RETURN_IF_ERROR(small_copies());
     return status_;
   }
   [[nodiscard]] const std::vector<Row>& rows() const { return rows_; }
@@ -181,15 +173,8 @@ class Bench {
 
   Status engine_copy(void* dst, const void* src, std::size_t bytes,
                      std::optional<acco::xfer::Strategy> force = std::nullopt) {
-    auto transfer = engine_.copy(dst, src, bytes, {force});
-    if (!transfer) {
-      return tl::unexpected(transfer.error());
-    }
-    auto done = transfer->wait();
-    if (!done) {
-      return tl::unexpected(done.error());
-    }
-    last_ = *done;
+    ACCO_ASSIGN_OR_RETURN(auto transfer, engine_.copy(dst, src, bytes, {force}));
+    ACCO_ASSIGN_OR_RETURN(last_, transfer.wait());
     return {};
   }
 
@@ -199,16 +184,11 @@ class Bench {
     std::vector<std::byte> sink(n);
     fill(source.data(), n, 1);
     std::fill(sink.begin(), sink.end(), std::byte{0});
-    auto device_buffer = device_.allocate(n);
-    if (!device_buffer) {
-      return tl::unexpected(device_buffer.error());
-    }
-    auto pinned = device_.allocate_host(n, acco::dev::MemoryKind::kPinned);
-    if (!pinned) {
-      return tl::unexpected(pinned.error());
-    }
-    auto* dev = static_cast<std::byte*>((*device_buffer)->data());
-    auto* pin = static_cast<std::byte*>((*pinned)->data());
+    ACCO_ASSIGN_OR_RETURN(const auto device_buffer, device_.allocate(n));
+    ACCO_ASSIGN_OR_RETURN(const auto pinned,
+                          device_.allocate_host(n, acco::dev::MemoryKind::kPinned));
+    auto* dev = static_cast<std::byte*>(device_buffer->data());
+    auto* pin = static_cast<std::byte*>(pinned->data());
     std::memset(pin, 0, n);  // fault the pinned pages in now, not in the first timed run
     std::vector<std::byte> scratch(n);
 
@@ -294,11 +274,8 @@ class Bench {
     std::vector<std::byte> sink(n);
     fill(source.data(), n, 2);
     std::vector<std::byte> scratch(n);
-    auto device_buffer = device_.allocate(n);
-    if (!device_buffer) {
-      return tl::unexpected(device_buffer.error());
-    }
-    auto* dev = static_cast<std::byte*>((*device_buffer)->data());
+    ACCO_ASSIGN_OR_RETURN(const auto device_buffer, device_.allocate(n));
+    auto* dev = static_cast<std::byte*>(device_buffer->data());
     // Items land in a scattered order so nothing can coalesce them by accident: a stride
     // coprime with the count visits every slot once.
     std::size_t stride = 7919;
@@ -403,15 +380,8 @@ class Bench {
             for (std::size_t i = 0; i < count; ++i) {
               ACCO_RETURN_IF_ERROR(batch.add(dst(i), src(i), item), "add");
             }
-            auto transfer = batch.submit();
-            if (!transfer) {
-              return tl::unexpected(transfer.error());
-            }
-            auto done = transfer->wait();
-            if (!done) {
-              return tl::unexpected(done.error());
-            }
-            last_ = *done;
+            ACCO_ASSIGN_OR_RETURN(auto transfer, batch.submit());
+            ACCO_ASSIGN_OR_RETURN(last_, transfer.wait());
             return {};
           },
           verify, reset);

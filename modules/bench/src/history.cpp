@@ -50,15 +50,9 @@ CREATE TABLE results (
 
 // The single integer a one-row query returns (0 when it returns no row).
 Result<std::int64_t> query_integer(sqlite::Database& db, const std::string& sql) {
-  auto stmt = sqlite::Statement::prepare(db, sql);
-  if (!stmt) {
-    return tl::unexpected(stmt.error());
-  }
-  auto row = stmt->step();
-  if (!row) {
-    return tl::unexpected(row.error());
-  }
-  return *row ? stmt->integer(0) : 0;
+  ACCO_ASSIGN_OR_RETURN(auto stmt, sqlite::Statement::prepare(db, sql));
+  ACCO_ASSIGN_OR_RETURN(const bool row, stmt.step());
+  return row ? stmt.integer(0) : 0;
 }
 
 Result<std::int64_t> pragma(sqlite::Database& db, const char* name) {
@@ -73,26 +67,14 @@ Result<std::int64_t> table_count(sqlite::Database& db) {
 // file. Reading the pragmas is also what makes SQLite look at the file at all, so garbage shows
 // up here as SQLITE_NOTADB.
 Status prepare_schema(sqlite::Database& db) {
-  auto version = pragma(db, "user_version");
-  if (!version) {
-    return tl::unexpected(version.error());
-  }
-  if (*version == 0) {
+  ACCO_ASSIGN_OR_RETURN(auto version, pragma(db, "user_version"));
+  if (version == 0) {
     // Take the write lock, then look again: another acco may be creating the same file.
-    auto tx = sqlite::Transaction::begin(db);
-    if (!tx) {
-      return tl::unexpected(tx.error());
-    }
-    version = pragma(db, "user_version");
-    if (!version) {
-      return tl::unexpected(version.error());
-    }
-    if (*version == 0) {
-      auto tables = table_count(db);
-      if (!tables) {
-        return tl::unexpected(tables.error());
-      }
-      if (*tables > 0) {
+    ACCO_ASSIGN_OR_RETURN(auto tx, sqlite::Transaction::begin(db));
+    ACCO_ASSIGN_OR_RETURN(version, pragma(db, "user_version"));
+    if (version == 0) {
+      ACCO_ASSIGN_OR_RETURN(const auto tables, table_count(db));
+      if (tables > 0) {
         return fail(Errc::kInvalidArgument,
                     fmt::format("{}: an SQLite database but not an acco history (it has tables "
                                 "and no schema version); left as it is, choose another file",
@@ -100,30 +82,23 @@ Status prepare_schema(sqlite::Database& db) {
       }
       const auto ddl = fmt::format("{}PRAGMA application_id = {}; PRAGMA user_version = {};",
                                    kCreateSchema, kHistoryApplicationId, kHistorySchemaVersion);
-      if (auto s = db.exec(ddl.c_str(), "create tables"); !s) {
-        return s;
-      }
-      if (auto s = tx->commit(); !s) {
-        return s;
-      }
+      ACCO_RETURN_IF_ERROR(db.exec(ddl.c_str(), "create tables"));
+      ACCO_RETURN_IF_ERROR(tx.commit());
       return {};
     }
   }
-  auto application = pragma(db, "application_id");
-  if (!application) {
-    return tl::unexpected(application.error());
-  }
-  if (*application != kHistoryApplicationId) {
+  ACCO_ASSIGN_OR_RETURN(const auto application, pragma(db, "application_id"));
+  if (application != kHistoryApplicationId) {
     return fail(Errc::kInvalidArgument,
                 fmt::format("{}: an SQLite database but not an acco history (application_id "
                             "{:#x}); left as it is, choose another file",
-                            db.path(), *application));
+                            db.path(), application));
   }
-  if (*version > kHistorySchemaVersion) {
+  if (version > kHistorySchemaVersion) {
     return fail(Errc::kInvalidArgument,
                 fmt::format("{}: history schema version {} is newer than this acco reads ({}); "
                             "use a newer acco or another file",
-                            db.path(), *version, kHistorySchemaVersion));
+                            db.path(), version, kHistorySchemaVersion));
   }
   return {};
 }
@@ -180,14 +155,9 @@ Result<History> History::open(const std::string& path) {
     return fail(Errc::kNotFound,
                 fmt::format("{}: directory '{}' does not exist", path, parent.string()));
   }
-  auto db = sqlite::Database::open(path);
-  if (!db) {
-    return tl::unexpected(db.error());
-  }
-  if (auto s = prepare_schema(*db); !s) {
-    return tl::unexpected(s.error());
-  }
-  return History(std::make_unique<Impl>(Impl{std::move(*db)}));
+  ACCO_ASSIGN_OR_RETURN(auto db, sqlite::Database::open(path));
+  ACCO_RETURN_IF_ERROR(prepare_schema(db));
+  return History(std::make_unique<Impl>(Impl{std::move(db)}));
 }
 
 const std::string& History::path() const {
@@ -212,36 +182,29 @@ Status History::save(const BenchRun& run) {
     }
   }
 
-  auto tx = sqlite::Transaction::begin(db);
-  if (!tx) {
-    return tl::unexpected(tx.error());
-  }
-  auto insert_run = sqlite::Statement::prepare(
-      db, "INSERT INTO runs (fingerprint, created, host, schema, machine) VALUES (?, ?, ?, ?, ?)");
-  if (!insert_run) {
-    return tl::unexpected(insert_run.error());
-  }
-  auto s = insert_run->bind(1, run.fingerprint)
-               .and_then([&] { return insert_run->bind(2, run.created); })
-               .and_then([&] { return insert_run->bind(3, run.host); })
-               .and_then([&] { return insert_run->bind(4, run.schema); })
-               .and_then([&] { return insert_run->bind(5, run.machine.dump()); })
-               .and_then([&] { return insert_run->step().transform([](bool) {}); });
+  ACCO_ASSIGN_OR_RETURN(auto tx, sqlite::Transaction::begin(db));
+  ACCO_ASSIGN_OR_RETURN(
+      auto insert_run,
+      sqlite::Statement::prepare(
+          db,
+          "INSERT INTO runs (fingerprint, created, host, schema, machine) VALUES (?, ?, ?, ?, ?)"));
+  auto s = insert_run.bind(1, run.fingerprint)
+               .and_then([&] { return insert_run.bind(2, run.created); })
+               .and_then([&] { return insert_run.bind(3, run.host); })
+               .and_then([&] { return insert_run.bind(4, run.schema); })
+               .and_then([&] { return insert_run.bind(5, run.machine.dump()); })
+               .and_then([&] { return insert_run.step().transform([](bool) {}); });
   if (!s) {
     return s;
   }
   const auto run_id = db.last_insert_rowid();
 
-  auto insert_result = sqlite::Statement::prepare(db, R"sql(
+  ACCO_ASSIGN_OR_RETURN(auto st, sqlite::Statement::prepare(db, R"sql(
       INSERT INTO results (run_id, position, case_key, device, status, reason, bytes,
                            median_bytes_per_second, min_bytes_per_second, max_bytes_per_second,
                            cov, peak_bytes_per_second, efficiency, verdict, strategy, timer,
                            latency_seconds, sweep)
-      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?))sql");
-  if (!insert_result) {
-    return tl::unexpected(insert_result.error());
-  }
-  auto& st = *insert_result;
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?))sql"));
   for (std::size_t i = 0; i < run.results.size(); ++i) {
     const auto& r = run.results[i];
     nlohmann::json sweep = nlohmann::json::array();
@@ -272,62 +235,45 @@ Status History::save(const BenchRun& run) {
       return s;
     }
   }
-  return tx->commit();
+  return tx.commit();
 }
 
 Result<std::optional<BenchRun>> History::last_run(std::string_view fingerprint) {
   auto& db = impl_->db;
-  auto find = sqlite::Statement::prepare(
-      db,
-      "SELECT id, created, host, schema, machine FROM runs WHERE fingerprint = ? "
-      "ORDER BY created DESC, id DESC LIMIT 1");
-  if (!find) {
-    return tl::unexpected(find.error());
-  }
-  if (auto s = find->bind(1, fingerprint); !s) {
-    return tl::unexpected(s.error());
-  }
-  auto row = find->step();
+  ACCO_ASSIGN_OR_RETURN(auto find, sqlite::Statement::prepare(
+                                       db,
+                                       "SELECT id, created, host, schema, machine FROM runs WHERE "
+                                       "fingerprint = ? ORDER BY created DESC, id DESC LIMIT 1"));
+  ACCO_RETURN_IF_ERROR(find.bind(1, fingerprint));
+  ACCO_ASSIGN_OR_RETURN(const bool row, find.step());
   if (!row) {
-    return tl::unexpected(row.error());
-  }
-  if (!*row) {
     return std::nullopt;
   }
-  const auto run_id = find->integer(0);
+  const auto run_id = find.integer(0);
   const auto corrupt = [&](std::string_view why) {
     return fail(Errc::kInvalidArgument, fmt::format("{}: run {}: {}", db.path(), run_id, why));
   };
 
   // Rebuild the run's JSON form and read it back with run_from_json, so stored rows get the same
   // validation as a JSON file.
-  nlohmann::json run = {{"schema", find->text(3)}, {"created", find->text(1)},
-                        {"host", find->text(2)},   {"fingerprint", std::string(fingerprint)},
-                        {"machine", nullptr},      {"results", nlohmann::json::array()}};
+  nlohmann::json run = {{"schema", find.text(3)}, {"created", find.text(1)},
+                        {"host", find.text(2)},   {"fingerprint", std::string(fingerprint)},
+                        {"machine", nullptr},     {"results", nlohmann::json::array()}};
   try {
-    run["machine"] = nlohmann::json::parse(find->text(4));
+    run["machine"] = nlohmann::json::parse(find.text(4));
   } catch (const nlohmann::json::exception& e) {
     return corrupt(fmt::format("machine: not valid JSON: {}", e.what()));
   }
 
-  auto results = sqlite::Statement::prepare(db, R"sql(
+  ACCO_ASSIGN_OR_RETURN(auto st, sqlite::Statement::prepare(db, R"sql(
       SELECT case_key, device, status, reason, bytes, median_bytes_per_second,
              min_bytes_per_second, max_bytes_per_second, cov, peak_bytes_per_second, efficiency,
              verdict, strategy, timer, latency_seconds, sweep
-      FROM results WHERE run_id = ? ORDER BY position)sql");
-  if (!results) {
-    return tl::unexpected(results.error());
-  }
-  auto& st = *results;
-  if (auto s = st.bind(1, run_id); !s) {
-    return tl::unexpected(s.error());
-  }
+      FROM results WHERE run_id = ? ORDER BY position)sql"));
+  ACCO_RETURN_IF_ERROR(st.bind(1, run_id));
   while (true) {
-    auto next = st.step();
+    ACCO_ASSIGN_OR_RETURN(const bool next, st.step());
     if (!next) {
-      return tl::unexpected(next.error());
-    }
-    if (!*next) {
       break;
     }
     nlohmann::json sweep = nlohmann::json::array();

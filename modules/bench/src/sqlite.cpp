@@ -169,9 +169,7 @@ bool Statement::is_null(int column) const {
 }
 
 Result<Transaction> Transaction::begin(Database& db) {
-  if (auto s = db.exec("BEGIN IMMEDIATE", "begin"); !s) {
-    return tl::unexpected(s.error());
-  }
+  ACCO_RETURN_IF_ERROR(db.exec("BEGIN IMMEDIATE", "begin"));
   return Transaction(&db);
 }
 
@@ -186,9 +184,7 @@ Transaction::~Transaction() {
 }
 
 Status Transaction::commit() {
-  if (auto s = db_->exec("COMMIT", "commit"); !s) {
-    return s;
-  }
+  ACCO_RETURN_IF_ERROR(db_->exec("COMMIT", "commit"));
   db_ = nullptr;
   return {};
 }

@@ -2,6 +2,7 @@
 // report and the history need. Sizes are small: these tests check correctness, not speed.
 #include <set>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "acco/bench/case.hpp"
@@ -11,6 +12,7 @@
 namespace acco::bench {
 namespace {
 
+using ::acco::testing::IsOk;
 using ::acco::testing::StatusIs;
 
 RunOptions small_run(int devices, std::vector<std::string> patterns = {}) {
@@ -49,7 +51,7 @@ TEST(CasesTest, PatternsSelectCases) {
 
 TEST(CasesTest, EveryCaseRunsOnTheHostBackendWithVerifiedData) {
   auto run = run_benchmarks(small_run(2), nullptr, {});
-  ASSERT_TRUE(run.has_value()) << run.error().message;
+  ASSERT_THAT(run, IsOk());
   ASSERT_FALSE(run->results.empty());
   for (const auto& r : run->results) {
     EXPECT_EQ(r.status, kStatusOk) << r.case_key << " " << r.device << ": " << r.reason;
@@ -63,7 +65,7 @@ TEST(CasesTest, EveryCaseRunsOnTheHostBackendWithVerifiedData) {
 
 TEST(CasesTest, LinkCasesCarryTheEmulatedPeakAndAVerdict) {
   auto run = run_benchmarks(small_run(1, {"h2d_pinned_plain"}), nullptr, {});
-  ASSERT_TRUE(run.has_value());
+  ASSERT_THAT(run, IsOk());
   ASSERT_EQ(run->results.size(), 1U);
   const auto& r = run->results.front();
   EXPECT_NEAR(r.peak_bytes_per_second, 31.5e9, 0.1e9);
@@ -73,7 +75,7 @@ TEST(CasesTest, LinkCasesCarryTheEmulatedPeakAndAVerdict) {
 
 TEST(CasesTest, PeerCaseIsWaivedWithOneDevice) {
   auto run = run_benchmarks(small_run(1, {"p2p"}), nullptr, {});
-  ASSERT_TRUE(run.has_value());
+  ASSERT_THAT(run, IsOk());
   ASSERT_EQ(run->results.size(), 1U);
   EXPECT_EQ(run->results.front().status, kStatusWaived);
   EXPECT_FALSE(run->results.front().reason.empty());
@@ -81,7 +83,7 @@ TEST(CasesTest, PeerCaseIsWaivedWithOneDevice) {
 
 TEST(CasesTest, SweepRecordsEverySizeAndEngineCasesTheirStrategy) {
   auto run = run_benchmarks(small_run(1, {"sweep_*", "h2d_pageable_engine"}), nullptr, {});
-  ASSERT_TRUE(run.has_value());
+  ASSERT_THAT(run, IsOk());
   for (const auto& r : run->results) {
     if (r.case_key == "sweep_h2d_pinned") {
       EXPECT_EQ(r.sweep.size(), 4U);  // 4, 16, 64 and 256 KiB
@@ -103,7 +105,7 @@ TEST(CasesTest, CudaBackendRequestedWithoutGpuIsUnavailable) {
   if (run.has_value()) {
     GTEST_SKIP() << "a GPU is present";
   }
-  EXPECT_EQ(run.error().code, Errc::kUnavailable);
+  EXPECT_THAT(run, StatusIs(Errc::kUnavailable));
 }
 
 }  // namespace

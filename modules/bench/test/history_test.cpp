@@ -6,13 +6,20 @@
 #include <fstream>
 #include <sstream>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include "acco/testing/matchers.hpp"
 
 #include "runs.hpp"
 #include "sqlite.hpp"
 
 namespace acco::bench {
 namespace {
+
+using ::acco::testing::IsOk;
+using ::acco::testing::StatusIs;
+using ::testing::Not;
 
 namespace stdfs = std::filesystem;
 
@@ -52,14 +59,14 @@ BenchRun run_at(std::string created, std::string fingerprint = "node-a") {
 
 History open_ok(const std::string& path) {
   auto h = History::open(path);
-  EXPECT_TRUE(h.has_value()) << h.error().message;
+  EXPECT_THAT(h, IsOk());
   return std::move(*h);
 }
 
 void exec(const std::string& path, const char* sql) {
   auto db = sqlite::Database::open(path);
-  ASSERT_TRUE(db.has_value()) << db.error().message;
-  ASSERT_TRUE(db->exec(sql, "test").has_value());
+  ASSERT_THAT(db, IsOk());
+  ASSERT_THAT(db->exec(sql, "test"), IsOk());
 }
 
 TEST(HistoryTest, ANewFileHasNoRuns) {
@@ -68,7 +75,7 @@ TEST(HistoryTest, ANewFileHasNoRuns) {
   EXPECT_TRUE(stdfs::exists(dir.file("history.sqlite")));
   EXPECT_EQ(h.path(), dir.file("history.sqlite"));
   const auto last = h.last_run("node-a");
-  ASSERT_TRUE(last.has_value()) << last.error().message;
+  ASSERT_THAT(last, IsOk());
   EXPECT_FALSE(last->has_value());
 }
 
@@ -76,9 +83,9 @@ TEST(HistoryTest, ASavedRunReadsBackEqual) {
   TempDir dir;
   auto h = open_ok(dir.file("history.sqlite"));
   const auto run = run_at("2025-03-01T12:00:00Z");
-  ASSERT_TRUE(h.save(run).has_value());
+  ASSERT_THAT(h.save(run), IsOk());
   const auto last = h.last_run("node-a");
-  ASSERT_TRUE(last.has_value()) << last.error().message;
+  ASSERT_THAT(last, IsOk());
   ASSERT_TRUE(last->has_value());
   EXPECT_EQ(**last, run);
 }
@@ -86,9 +93,9 @@ TEST(HistoryTest, ASavedRunReadsBackEqual) {
 TEST(HistoryTest, LastRunIsTheLatestOfThatMachine) {
   TempDir dir;
   auto h = open_ok(dir.file("history.sqlite"));
-  ASSERT_TRUE(h.save(run_at("2025-03-02T00:00:00Z")).has_value());
-  ASSERT_TRUE(h.save(run_at("2025-03-01T00:00:00Z")).has_value());  // saved later, older
-  ASSERT_TRUE(h.save(run_at("2025-03-09T00:00:00Z", "node-b")).has_value());
+  ASSERT_THAT(h.save(run_at("2025-03-02T00:00:00Z")), IsOk());
+  ASSERT_THAT(h.save(run_at("2025-03-01T00:00:00Z")), IsOk());  // saved later, older
+  ASSERT_THAT(h.save(run_at("2025-03-09T00:00:00Z", "node-b")), IsOk());
   EXPECT_EQ((*h.last_run("node-a"))->created, "2025-03-02T00:00:00Z");
   EXPECT_EQ((*h.last_run("node-b"))->created, "2025-03-09T00:00:00Z");
   EXPECT_FALSE(h.last_run("node-c")->has_value());
@@ -100,8 +107,8 @@ TEST(HistoryTest, RunsInTheSameSecondOrderBySaveOrder) {
   auto first = run_at("2025-03-01T00:00:00Z");
   auto second = first;
   second.results.pop_back();
-  ASSERT_TRUE(h.save(first).has_value());
-  ASSERT_TRUE(h.save(second).has_value());
+  ASSERT_THAT(h.save(first), IsOk());
+  ASSERT_THAT(h.save(second), IsOk());
   EXPECT_EQ(**h.last_run("node-a"), second);
 }
 
@@ -110,7 +117,7 @@ TEST(HistoryTest, RunsSurviveReopeningAndAreSeenByAnotherConnection) {
   const auto path = dir.file("history.sqlite");
   auto writer = open_ok(path);
   auto reader = open_ok(path);
-  ASSERT_TRUE(writer.save(run_at("2025-03-01T00:00:00Z")).has_value());
+  ASSERT_THAT(writer.save(run_at("2025-03-01T00:00:00Z")), IsOk());
   EXPECT_TRUE(reader.last_run("node-a")->has_value());
   { History moved = std::move(writer); }
   EXPECT_TRUE(open_ok(path).last_run("node-a")->has_value());
@@ -121,7 +128,7 @@ TEST(HistoryTest, AnEmptyFileBecomesAHistory) {
   const auto path = dir.file("history.sqlite");
   std::ofstream(path).close();
   auto h = open_ok(path);
-  EXPECT_TRUE(h.save(run_at("2025-03-01T00:00:00Z")).has_value());
+  EXPECT_THAT(h.save(run_at("2025-03-01T00:00:00Z")), IsOk());
 }
 
 TEST(HistoryTest, AFileThatIsNotADatabaseIsRejectedAndLeftAlone) {
@@ -130,8 +137,7 @@ TEST(HistoryTest, AFileThatIsNotADatabaseIsRejectedAndLeftAlone) {
   const std::string garbage(4096, 'x');
   std::ofstream(path) << garbage;
   const auto h = History::open(path);
-  ASSERT_FALSE(h.has_value());
-  EXPECT_EQ(h.error().code, Errc::kInvalidArgument);
+  ASSERT_THAT(h, StatusIs(Errc::kInvalidArgument));
   EXPECT_EQ(h.error().message.rfind(path + ": ", 0), 0U) << h.error().message;
   EXPECT_EQ(h.error().message.find('\n'), std::string::npos);
   EXPECT_EQ(contents(path), garbage);
@@ -144,7 +150,7 @@ TEST(HistoryTest, DamagedPagesAreReportedAsCorrupt) {
   {
     auto h = open_ok(path);
     for (int i = 0; i < 8; ++i) {
-      ASSERT_TRUE(h.save(run_at("2025-03-01T00:00:00Z")).has_value());
+      ASSERT_THAT(h.save(run_at("2025-03-01T00:00:00Z")), IsOk());
     }
   }
   const auto size = stdfs::file_size(path);
@@ -163,7 +169,7 @@ TEST(HistoryTest, DamagedPagesAreReportedAsCorrupt) {
     error = h.error();
   } else {
     const auto last = h->last_run("node-a");
-    ASSERT_FALSE(last.has_value());
+    ASSERT_THAT(last, Not(IsOk()));
     error = last.error();
   }
   EXPECT_EQ(error.code, Errc::kInvalidArgument);
@@ -178,8 +184,7 @@ TEST(HistoryTest, ANewerSchemaVersionIsRejectedAndLeftAlone) {
   exec(path, "PRAGMA user_version = 2");
   const auto before = contents(path);
   const auto h = History::open(path);
-  ASSERT_FALSE(h.has_value());
-  EXPECT_EQ(h.error().code, Errc::kInvalidArgument);
+  ASSERT_THAT(h, StatusIs(Errc::kInvalidArgument));
   EXPECT_EQ(h.error().message,
             path +
                 ": history schema version 2 is newer than this acco reads (1); use a newer "
@@ -192,14 +197,13 @@ TEST(HistoryTest, AnotherProgramsDatabaseIsRejected) {
   const auto path = dir.file("other.sqlite");
   exec(path, "CREATE TABLE notes (text TEXT)");
   const auto h = History::open(path);
-  ASSERT_FALSE(h.has_value());
-  EXPECT_EQ(h.error().code, Errc::kInvalidArgument);
+  ASSERT_THAT(h, StatusIs(Errc::kInvalidArgument));
   EXPECT_NE(h.error().message.find("not an acco history"), std::string::npos);
 
   const auto versioned = dir.file("versioned.sqlite");
   exec(versioned, "CREATE TABLE notes (text TEXT); PRAGMA user_version = 1");
   const auto h2 = History::open(versioned);
-  ASSERT_FALSE(h2.has_value());
+  ASSERT_THAT(h2, Not(IsOk()));
   EXPECT_EQ(h2.error().message,
             versioned +
                 ": an SQLite database but not an acco history (application_id 0x0); "
@@ -208,12 +212,12 @@ TEST(HistoryTest, AnotherProgramsDatabaseIsRejected) {
 
 TEST(HistoryTest, PathErrorsNameThePath) {
   TempDir dir;
-  EXPECT_EQ(History::open("").error().code, Errc::kInvalidArgument);
+  EXPECT_THAT(History::open(""), StatusIs(Errc::kInvalidArgument));
   const auto is_dir = History::open(dir.path().string());
-  EXPECT_EQ(is_dir.error().code, Errc::kInvalidArgument);
+  EXPECT_THAT(is_dir, StatusIs(Errc::kInvalidArgument));
   EXPECT_EQ(is_dir.error().message, dir.path().string() + ": is a directory, expected a file");
   const auto missing = History::open(dir.file("no/such/dir/history.sqlite"));
-  EXPECT_EQ(missing.error().code, Errc::kNotFound);
+  EXPECT_THAT(missing, StatusIs(Errc::kNotFound));
   EXPECT_EQ(missing.error().message, dir.file("no/such/dir/history.sqlite") + ": directory '" +
                                          dir.file("no/such/dir") + "' does not exist");
 }
@@ -224,8 +228,7 @@ TEST(HistoryTest, AnUncreatableFileIsUnavailable) {
     GTEST_SKIP() << "no /proc here";
   }
   const auto h = History::open("/proc/acco-history.sqlite");
-  ASSERT_FALSE(h.has_value());
-  EXPECT_EQ(h.error().code, Errc::kUnavailable);
+  ASSERT_THAT(h, StatusIs(Errc::kUnavailable));
   EXPECT_EQ(h.error().message.rfind("/proc/acco-history.sqlite: open: ", 0), 0U)
       << h.error().message;
 }
@@ -236,8 +239,7 @@ TEST(HistoryTest, InvalidRunsAreNotSaved) {
   auto h = open_ok(path);
   auto no_fingerprint = run_at("2025-03-01T00:00:00Z", "");
   const auto s = h.save(no_fingerprint);
-  ASSERT_FALSE(s.has_value());
-  EXPECT_EQ(s.error().code, Errc::kInvalidArgument);
+  ASSERT_THAT(s, StatusIs(Errc::kInvalidArgument));
   EXPECT_EQ(s.error().message, path + ": save: the run has no machine fingerprint");
 
   auto nan = run_at("2025-03-01T00:00:00Z");
@@ -245,14 +247,14 @@ TEST(HistoryTest, InvalidRunsAreNotSaved) {
   EXPECT_EQ(h.save(nan).error().message,
             path + ": save: results[0].cov: expected a non-negative number, got nan");
   auto bad_time = run_at("yesterday");
-  EXPECT_EQ(h.save(bad_time).error().code, Errc::kInvalidArgument);
+  EXPECT_THAT(h.save(bad_time), StatusIs(Errc::kInvalidArgument));
   EXPECT_FALSE(h.last_run("node-a")->has_value());
 }
 
 TEST(DefaultHistoryPathTest, PrefersAnAbsoluteXdgStateHome) {
   TempDir dir;
   const auto path = default_history_path(dir.file("state"), dir.file("home"));
-  ASSERT_TRUE(path.has_value()) << path.error().message;
+  ASSERT_THAT(path, IsOk());
   EXPECT_EQ(*path, dir.file("state/acco/history.sqlite"));
   EXPECT_TRUE(stdfs::is_directory(dir.file("state/acco")));
 }
@@ -267,12 +269,11 @@ TEST(DefaultHistoryPathTest, FallsBackToHomeForAnUnsetOrRelativeXdgStateHome) {
 }
 
 TEST(DefaultHistoryPathTest, NoPlaceOrNoDirectoryIsUnavailable) {
-  EXPECT_EQ(default_history_path("", "").error().code, Errc::kUnavailable);
+  EXPECT_THAT(default_history_path("", ""), StatusIs(Errc::kUnavailable));
   TempDir dir;
   std::ofstream(dir.file("home")) << "a file, not a directory";
   const auto path = default_history_path("", dir.file("home"));
-  ASSERT_FALSE(path.has_value());
-  EXPECT_EQ(path.error().code, Errc::kUnavailable);
+  ASSERT_THAT(path, StatusIs(Errc::kUnavailable));
   EXPECT_EQ(path.error().message.rfind(dir.file("home/.local/state/acco") + ": ", 0), 0U)
       << path.error().message;
 }

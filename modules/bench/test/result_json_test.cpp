@@ -1,10 +1,12 @@
 #include <fstream>
 #include <sstream>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "acco/bench/compare.hpp"
 #include "acco/bench/result.hpp"
+#include "acco/testing/matchers.hpp"
 
 #include "json_schema.hpp"
 #include "runs.hpp"
@@ -12,6 +14,8 @@
 namespace acco::bench {
 namespace {
 
+using ::acco::testing::IsOk;
+using ::acco::testing::StatusIs;
 using testing::sample_run;
 
 nlohmann::json schema() {
@@ -30,18 +34,14 @@ nlohmann::json with(const std::string& pointer, nlohmann::json value) {
 
 std::string error_of(const nlohmann::json& j) {
   const auto run = run_from_json(j);
-  EXPECT_FALSE(run.has_value());
-  if (run.has_value()) {
-    return "";
-  }
-  EXPECT_EQ(run.error().code, Errc::kInvalidArgument);
-  return run.error().message;
+  EXPECT_THAT(run, StatusIs(Errc::kInvalidArgument));
+  return run.has_value() ? "" : run.error().message;
 }
 
 TEST(ResultJsonTest, RunRoundTripsThroughJsonText) {
   const auto run = sample_run();
   const auto back = run_from_json(nlohmann::json::parse(to_json(run).dump()));
-  ASSERT_TRUE(back.has_value()) << back.error().message;
+  ASSERT_THAT(back, IsOk());
   EXPECT_EQ(*back, run);
 }
 
@@ -66,7 +66,7 @@ TEST(ResultJsonTest, UnknownPeakEfficiencyAndLatencyAreNull) {
   EXPECT_TRUE(j["efficiency"].is_null());
   EXPECT_TRUE(j["latency_seconds"].is_null());
   const auto back = result_from_json(nlohmann::json::parse(j.dump()));
-  ASSERT_TRUE(back.has_value()) << back.error().message;
+  ASSERT_THAT(back, IsOk());
   EXPECT_EQ(back->peak_bytes_per_second, 0);
   EXPECT_EQ(back->efficiency, 0);
 }

@@ -292,11 +292,7 @@ Result<ScheduleDevices> open_devices(const ScheduleOptions& s) {
   ScheduleDevices out;
   std::vector<double> speeds;
   if (s.cuda) {
-    auto cuda = dev::make_cuda_backend();
-    if (!cuda) {
-      return tl::unexpected(std::move(cuda.error()).with_context("--devices cuda"));
-    }
-    out.backend = std::move(*cuda);
+    ACCO_ASSIGN_OR_RETURN(out.backend, dev::make_cuda_backend(), "--devices cuda");
     if (out.backend->devices().empty()) {
       return fail(Errc::kUnavailable, "--devices cuda: the CUDA backend found no GPU");
     }

@@ -46,11 +46,8 @@ Result<std::string> read_text_file(const std::string& path) {
 }
 
 Result<nlohmann::json> read_json_file(const std::string& path) {
-  auto text = read_text_file(path);
-  if (!text) {
-    return tl::unexpected(text.error());
-  }
-  return parse_json(*text, path);
+  ACCO_ASSIGN_OR_RETURN(const auto text, read_text_file(path));
+  return parse_json(text, path);
 }
 
 Status write_file_atomic(const std::string& path, std::string_view content) {

@@ -19,9 +19,9 @@ JsonReader::JsonReader(const nlohmann::json& value, std::string path, JsonReader
   if (value.is_object()) {
     object_ = &value;
   } else {
-    error_ =
-        Error{Errc::kInvalidArgument,
-              path_.empty() ? "expected an object" : fmt::format("{}: expected an object", path_)};
+    error_ = Error{Errc::kInvalidArgument, path_.empty()
+                                               ? std::string(options_.not_object)
+                                               : fmt::format("{}: {}", path_, options_.not_object)};
   }
 }
 
@@ -86,6 +86,21 @@ std::uint64_t JsonReader::count(std::string_view key) {
 
 std::optional<std::uint64_t> JsonReader::optional_count(std::string_view key) {
   return read_count(optional_field(key), key);
+}
+
+std::string JsonReader::scalar_text(std::string_view key) {
+  const auto* v = field(key);
+  if (v == nullptr) {
+    return {};
+  }
+  if (v->is_string()) {
+    return v->get<std::string>();
+  }
+  if (v->is_number() || v->is_boolean()) {
+    return v->dump();
+  }
+  bad_type(key, "expected a string, number or boolean", *v);
+  return {};
 }
 
 bool JsonReader::boolean(std::string_view key) {
@@ -156,7 +171,22 @@ const nlohmann::json* JsonReader::optional_field(std::string_view key) {
   return it->is_null() ? nullptr : &*it;
 }
 
+std::vector<std::string> JsonReader::keys() const {
+  std::vector<std::string> out;
+  if (error_) {
+    return out;
+  }
+  out.reserve(object_->size());
+  for (const auto& [key, value] : object_->items()) {
+    out.push_back(key);
+  }
+  return out;
+}
+
 std::string JsonReader::path(std::string_view key) const {
+  if (options_.quote_keys) {
+    return path_.empty() ? fmt::format("'{}'", key) : fmt::format("{} '{}'", path_, key);
+  }
   return path_.empty() ? std::string(key) : fmt::format("{}.{}", path_, key);
 }
 

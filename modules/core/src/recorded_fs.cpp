@@ -106,20 +106,12 @@ Result<Answer> answer_from_json(const nlohmann::json& j) {
   a.ok = j["ok"].get<bool>();
   try {
     if (!a.ok) {
-      auto code = errc_from_string(j.value("error", "not found"));
-      if (!code) {
-        return tl::unexpected(code.error());
-      }
-      a.error = *code;
+      ACCO_ASSIGN_OR_RETURN(a.error, errc_from_string(j.value("error", "not found")));
       a.error_message = j.value("message", "");
     } else if (j.contains("entries")) {
       a.entries = j["entries"].get<std::vector<std::string>>();
     } else if (j.contains("hex")) {
-      auto bytes = from_hex(j["hex"].get<std::string>());
-      if (!bytes) {
-        return tl::unexpected(bytes.error());
-      }
-      a.value = *bytes;
+      ACCO_ASSIGN_OR_RETURN(a.value, from_hex(j["hex"].get<std::string>()));
     } else {
       a.value = j.value("value", "");
     }
@@ -144,11 +136,8 @@ Result<std::map<std::string, Answer>> map_from_json(const nlohmann::json& j, con
     return fail(Errc::kInvalidArgument, fmt::format("'{}': expected an object", key));
   }
   for (const auto& [path, value] : j[key].items()) {
-    auto a = answer_from_json(value);
-    if (!a) {
-      return tl::unexpected(std::move(a.error()).with_context(fmt::format("'{}' {}", key, path)));
-    }
-    m.emplace(path, std::move(*a));
+    ACCO_ASSIGN_OR_RETURN(auto a, answer_from_json(value), fmt::format("'{}' {}", key, path));
+    m.emplace(path, std::move(a));
   }
   return m;
 }
@@ -180,11 +169,7 @@ Result<FsRecord> fs_record_from_json(const nlohmann::json& j) {
   for (const auto& [key, target] :
        {std::pair{"files", &r.files}, std::pair{"dirs", &r.dirs}, std::pair{"links", &r.links},
         std::pair{"real_paths", &r.real_paths}}) {
-    auto m = map_from_json(j, key);
-    if (!m) {
-      return tl::unexpected(std::move(m.error()).with_context("file system record"));
-    }
-    *target = std::move(*m);
+    ACCO_ASSIGN_OR_RETURN(*target, map_from_json(j, key), "file system record");
   }
   if (j.contains("exists")) {
     if (!j["exists"].is_object()) {

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "acco/core/json.hpp"
+#include "acco/core/json_reader.hpp"
 
 namespace acco::core {
 
@@ -49,27 +50,20 @@ Status Settings::set(std::string_view key, std::string value, SetBy source) {
 }
 
 Status Settings::load_file(const std::string& path) {
-  auto j = read_json_file(path);
-  if (!j) {
-    return tl::unexpected(std::move(j.error()).with_context("config file"));
+  ACCO_ASSIGN_OR_RETURN(const auto j, read_json_file(path), "config file");
+  const std::string where = "config file " + path;
+  JsonReader reader(j, "",
+                    {.show_value = false,
+                     .quote_keys = true,
+                     .not_object = "expected a JSON object of setting: value"});
+  // Each member is checked and set before the next is read, so the first bad one (in key order)
+  // is reported, whether its value or its name is wrong.
+  for (const auto& key : reader.keys()) {
+    std::string text = reader.scalar_text(key);
+    ACCO_RETURN_IF_ERROR(reader.status(), where);
+    ACCO_RETURN_IF_ERROR(set(key, std::move(text), SetBy::kFile), where);
   }
-  if (!j->is_object()) {
-    return fail(Errc::kInvalidArgument,
-                fmt::format("config file {}: expected a JSON object of setting: value", path));
-  }
-  for (const auto& [key, value] : j->items()) {
-    std::string text;
-    if (value.is_string()) {
-      text = value.get<std::string>();
-    } else if (value.is_number() || value.is_boolean()) {
-      text = value.dump();
-    } else {
-      return fail(
-          Errc::kInvalidArgument,
-          fmt::format("config file {}: '{}': expected a string, number or boolean", path, key));
-    }
-    ACCO_RETURN_IF_ERROR(set(key, std::move(text), SetBy::kFile), "config file " + path);
-  }
+  ACCO_RETURN_IF_ERROR(reader.status(), where);
   return {};
 }
 

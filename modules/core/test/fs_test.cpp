@@ -3,12 +3,20 @@
 #include <filesystem>
 #include <fstream>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 
+#include "acco/testing/matchers.hpp"
+
 namespace acco::core {
 namespace {
+
+using ::acco::testing::IsOk;
+using ::acco::testing::StatusIs;
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 namespace stdfs = std::filesystem;
 
@@ -40,12 +48,12 @@ TEST_F(FsTest, ReadsFilesUnderTheSysroot) {
 
 TEST_F(FsTest, MissingFileIsNotFound) {
   auto fs = make_disk_fs(root_.string()).value();
-  EXPECT_EQ(fs->read_file("/sys/nothing").error().code, Errc::kNotFound);
+  EXPECT_THAT(fs->read_file("/sys/nothing"), StatusIs(Errc::kNotFound));
 }
 
 TEST_F(FsTest, DirectoryReadAsFileIsAnError) {
   auto fs = make_disk_fs(root_.string()).value();
-  EXPECT_FALSE(fs->read_file("/sys/devices").has_value());
+  EXPECT_THAT(fs->read_file("/sys/devices"), Not(IsOk()));
 }
 
 TEST_F(FsTest, ListsDirectoriesSorted) {
@@ -68,54 +76,88 @@ TEST_F(FsTest, RealPathKeepsAbsoluteLinksInsideTheSysroot) {
 
 TEST_F(FsTest, DanglingLinkIsNotFound) {
   auto fs = make_disk_fs(root_.string()).value();
-  EXPECT_EQ(fs->real_path("/sys/dangling").error().code, Errc::kNotFound);
+  EXPECT_THAT(fs->real_path("/sys/dangling"), StatusIs(Errc::kNotFound));
   EXPECT_EQ(fs->read_link("/sys/dangling").value(), "missing");
 }
 
 TEST_F(FsTest, MissingSysrootIsNotFound) {
   auto fs = make_disk_fs((root_ / "nope").string());
-  ASSERT_FALSE(fs.has_value());
-  EXPECT_EQ(fs.error().code, Errc::kNotFound);
-  EXPECT_NE(fs.error().message.find("nope"), std::string::npos);
+  EXPECT_THAT(fs, StatusIs(Errc::kNotFound, HasSubstr("nope")));
 }
 
 TEST_F(FsTest, RecordingReplaysEveryAnswerExactlyThroughJson) {
   auto disk = make_disk_fs(root_.string()).value();
   RecordingFs recording(*disk);
   const std::string dev = "/sys/bus/pci/devices/0000:00:01.0";
-  ASSERT_TRUE(recording.read_file(dev + "/class").has_value());
-  ASSERT_TRUE(recording.read_file(dev + "/config").has_value());
-  ASSERT_FALSE(recording.read_file("/sys/none").has_value());
-  ASSERT_TRUE(recording.list_dir("/sys").has_value());
-  ASSERT_TRUE(recording.real_path(dev).has_value());
-  ASSERT_TRUE(recording.read_link("/sys/dangling").has_value());
+  ASSERT_THAT(recording.read_file(dev + "/class"), IsOk());
+  ASSERT_THAT(recording.read_file(dev + "/config"), IsOk());
+  ASSERT_THAT(recording.read_file("/sys/none"), Not(IsOk()));
+  ASSERT_THAT(recording.list_dir("/sys"), IsOk());
+  ASSERT_THAT(recording.real_path(dev), IsOk());
+  ASSERT_THAT(recording.read_link("/sys/dangling"), IsOk());
   ASSERT_TRUE(recording.exists("/sys"));
 
   const auto json = to_json(recording.record());
   auto restored = fs_record_from_json(nlohmann::json::parse(json.dump()));
-  ASSERT_TRUE(restored.has_value()) << restored.error().message;
+  ASSERT_THAT(restored, IsOk());
   EXPECT_EQ(*restored, recording.record());
 
   ReplayFs replay(*restored);
   EXPECT_EQ(replay.read_file(dev + "/class").value(), "0x030200\n");
   EXPECT_EQ(replay.read_file(dev + "/config").value(), std::string("\x10\xde\x00\xff", 4));
-  EXPECT_EQ(replay.read_file("/sys/none").error().code, Errc::kNotFound);
+  EXPECT_THAT(replay.read_file("/sys/none"), StatusIs(Errc::kNotFound));
   EXPECT_EQ(replay.real_path(dev).value(), "/sys/devices/pci0000:00/0000:00:01.0");
   EXPECT_TRUE(replay.exists("/sys"));
   EXPECT_FALSE(replay.exists("/proc"));
-  EXPECT_EQ(replay.read_file("/sys/unrecorded").error().code, Errc::kNotFound);
+  EXPECT_THAT(replay.read_file("/sys/unrecorded"), StatusIs(Errc::kNotFound));
 }
 
 TEST(FsRecordTest, MalformedRecordIsInvalidArgument) {
   const auto bad = nlohmann::json::parse(R"({"files": {"/a": {"ok": "yes"}}})");
   auto r = fs_record_from_json(bad);
-  ASSERT_FALSE(r.has_value());
-  EXPECT_EQ(r.error().code, Errc::kInvalidArgument);
-  EXPECT_NE(r.error().message.find("/a"), std::string::npos);
-  EXPECT_FALSE(fs_record_from_json(nlohmann::json::parse(R"({"files": []})")).has_value());
-  EXPECT_FALSE(
-      fs_record_from_json(nlohmann::json::parse(R"({"files": {"/b": {"ok": true, "hex": "zz"}}})"))
-          .has_value());
+  EXPECT_THAT(r, StatusIs(Errc::kInvalidArgument, HasSubstr("/a")));
+  EXPECT_THAT(fs_record_from_json(nlohmann::json::parse(R"({"files": []})")), Not(IsOk()));
+  EXPECT_THAT(
+      fs_record_from_json(nlohmann::json::parse(R"({"files": {"/b": {"ok": true, "hex": "zz"}}})")),
+      Not(IsOk()));
+}
+
+// The record's messages, pinned word for word on malformed documents (snapshots carry them).
+TEST(FsRecordTest, MalformedRecordsAreNamedWordForWord) {
+  const auto message_of = [](const char* text) {
+    const auto r = fs_record_from_json(nlohmann::json::parse(text));
+    EXPECT_THAT(r, StatusIs(Errc::kInvalidArgument)) << text;
+    return r.has_value() ? std::string() : r.error().message;
+  };
+  const std::string prefix = "file system record: ";
+  EXPECT_EQ(message_of("[]"), prefix + "expected an object");
+  EXPECT_EQ(message_of(R"({"files": []})"), prefix + "'files': expected an object");
+  EXPECT_EQ(message_of(R"({"dirs": null})"), prefix + "'dirs': expected an object");
+  EXPECT_EQ(message_of(R"({"links": {"/l": 3}})"),
+            prefix + "'links' /l: expected an object with a boolean 'ok'");
+  EXPECT_EQ(message_of(R"({"real_paths": {"/r": {"ok": "yes"}}})"),
+            prefix + "'real_paths' /r: expected an object with a boolean 'ok'");
+  EXPECT_EQ(message_of(R"({"files": {"/e": {"ok": false, "error": 5}}})"),
+            prefix + "'files' /e: type must be string, but is number");
+  EXPECT_EQ(message_of(R"({"files": {"/e": {"ok": false, "error": "bogus"}}})"),
+            prefix + "'files' /e: unknown error code 'bogus'");
+  EXPECT_EQ(message_of(R"({"files": {"/e": {"ok": false, "message": []}}})"),
+            prefix + "'files' /e: type must be string, but is array");
+  EXPECT_EQ(message_of(R"({"dirs": {"/d": {"ok": true, "entries": {}}}})"),
+            prefix + "'dirs' /d: type must be array, but is object");
+  EXPECT_EQ(message_of(R"({"dirs": {"/d": {"ok": true, "entries": ["a", 1]}}})"),
+            prefix + "'dirs' /d: type must be string, but is number");
+  EXPECT_EQ(message_of(R"({"files": {"/h": {"ok": true, "hex": 1}}})"),
+            prefix + "'files' /h: type must be string, but is number");
+  EXPECT_EQ(message_of(R"({"files": {"/h": {"ok": true, "hex": "abc"}}})"),
+            prefix + "'files' /h: odd number of hex digits");
+  EXPECT_EQ(message_of(R"({"files": {"/h": {"ok": true, "hex": "zz"}}})"),
+            prefix + "'files' /h: bad hex digit 'z'");
+  EXPECT_EQ(message_of(R"({"files": {"/v": {"ok": true, "value": true}}})"),
+            prefix + "'files' /v: type must be string, but is boolean");
+  EXPECT_EQ(message_of(R"({"exists": []})"), prefix + "'exists': expected an object");
+  EXPECT_EQ(message_of(R"({"exists": {"/x": "yes"}})"), prefix + "'exists' /x: expected a boolean");
+  EXPECT_THAT(fs_record_from_json(nlohmann::json::object()), IsOk());
 }
 
 }  // namespace

@@ -295,5 +295,49 @@ TEST(JsonReaderTest, Int64OfAcceptsOnlyIntegersThatFit) {
   EXPECT_EQ(JsonReader::int64_of(json("3")), std::nullopt);
 }
 
+TEST(JsonReaderTest, NotObjectWordingIsTheDocumentsOwn) {
+  const json j = json::array();
+  JsonReader named(j, "config", {.not_object = "expected a JSON object of setting: value"});
+  EXPECT_EQ(problem_of(named), "config: expected a JSON object of setting: value");
+  JsonReader top(j, "", {.not_object = "expected a JSON object of setting: value"});
+  EXPECT_EQ(problem_of(top), "expected a JSON object of setting: value");
+}
+
+TEST(JsonReaderTest, QuotedKeysAreNamedInQuotes) {
+  const json j = {{"sysroot", {1}}};
+  JsonReader top(j, "", {.quote_keys = true});
+  EXPECT_EQ(top.path("sysroot"), "'sysroot'");
+  EXPECT_EQ(top.string("sysroot"), "");
+  EXPECT_EQ(problem_of(top), "'sysroot': expected a string, got [1]");
+  JsonReader named(j, "'files' /sys/x", {.quote_keys = true});
+  EXPECT_EQ(named.path("ok"), "'files' /sys/x 'ok'");
+}
+
+TEST(JsonReaderTest, ScalarTextIsTheStringOrTheJsonText) {
+  const json j = {{"s", "/srv"}, {"i", 8}, {"f", 1.5}, {"b", true}, {"a", {1}}, {"n", nullptr}};
+  JsonReader in(j, "doc");
+  EXPECT_EQ(in.scalar_text("s"), "/srv");
+  EXPECT_EQ(in.scalar_text("i"), "8");
+  EXPECT_EQ(in.scalar_text("f"), "1.5");
+  EXPECT_EQ(in.scalar_text("b"), "true");
+  EXPECT_THAT(in.status(), IsOk());
+  EXPECT_EQ(in.scalar_text("a"), "");
+  EXPECT_EQ(problem_of(in), "doc.a: expected a string, number or boolean, got [1]");
+  JsonReader null(j, "doc", {.show_value = false});
+  EXPECT_EQ(null.scalar_text("n"), "");
+  EXPECT_EQ(problem_of(null), "doc.n: expected a string, number or boolean");
+}
+
+TEST(JsonReaderTest, KeysAreSortedAndEmptyAfterAProblem) {
+  const json j = {{"b", 1}, {"a", 2}, {"c", 3}};
+  JsonReader in(j, "");
+  EXPECT_EQ(in.keys(), (std::vector<std::string>{"a", "b", "c"}));
+  in.problem("a", "wrong");
+  EXPECT_TRUE(in.keys().empty());
+  const json three = 3;
+  JsonReader not_object(three, "");
+  EXPECT_TRUE(not_object.keys().empty());
+}
+
 }  // namespace
 }  // namespace acco::core

@@ -2,17 +2,24 @@
 
 #include <filesystem>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include "acco/testing/matchers.hpp"
 
 namespace acco::core {
 namespace {
 
+using ::acco::testing::IsOk;
+using ::acco::testing::StatusIs;
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
 TEST(JsonTest, ParseErrorNamesTheInputAndPosition) {
   auto r = parse_json("{\"a\": }", "snap.json");
-  ASSERT_FALSE(r.has_value());
-  EXPECT_EQ(r.error().code, Errc::kInvalidArgument);
-  EXPECT_NE(r.error().message.find("snap.json"), std::string::npos);
-  EXPECT_NE(r.error().message.find("line 1"), std::string::npos);
+  EXPECT_THAT(r,
+              StatusIs(Errc::kInvalidArgument, AllOf(HasSubstr("snap.json"), HasSubstr("line 1"))));
 }
 
 TEST(JsonTest, AtomicWriteReplacesContentAndLeavesNoTemporary) {
@@ -20,8 +27,8 @@ TEST(JsonTest, AtomicWriteReplacesContentAndLeavesNoTemporary) {
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   const auto path = (dir / "out.json").string();
-  ASSERT_TRUE(write_file_atomic(path, "first").has_value());
-  ASSERT_TRUE(write_file_atomic(path, "second").has_value());
+  ASSERT_THAT(write_file_atomic(path, "first"), IsOk());
+  ASSERT_THAT(write_file_atomic(path, "second"), IsOk());
   EXPECT_EQ(read_text_file(path).value(), "second");
   EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir), {}), 1);
   std::filesystem::remove_all(dir);
@@ -29,13 +36,12 @@ TEST(JsonTest, AtomicWriteReplacesContentAndLeavesNoTemporary) {
 
 TEST(JsonTest, AtomicWriteIntoMissingDirectoryFailsCleanly) {
   auto r = write_file_atomic("/nonexistent-acco-dir/out.json", "x");
-  ASSERT_FALSE(r.has_value());
-  EXPECT_EQ(r.error().code, Errc::kNotFound);
+  EXPECT_THAT(r, StatusIs(Errc::kNotFound));
 }
 
 TEST(JsonTest, ErrcNamesRoundTrip) {
   EXPECT_EQ(errc_from_string(to_string(Errc::kUnavailable)).value(), Errc::kUnavailable);
-  EXPECT_FALSE(errc_from_string("bogus").has_value());
+  EXPECT_THAT(errc_from_string("bogus"), Not(IsOk()));
 }
 
 }  // namespace

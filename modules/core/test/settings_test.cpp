@@ -5,10 +5,17 @@
 #include <fstream>
 #include <map>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include "acco/testing/matchers.hpp"
 
 namespace acco::core {
 namespace {
+
+using ::acco::testing::IsOk;
+using ::acco::testing::StatusIs;
+using ::testing::HasSubstr;
 
 Settings make() {
   Settings s;
@@ -23,13 +30,13 @@ TEST(SettingsTest, EnvNameIsUpperSnakeWithPrefix) {
 
 TEST(SettingsTest, PrecedenceIsDefaultFileEnvFlagWhateverTheOrder) {
   auto s = make();
-  ASSERT_TRUE(s.set("sysroot", "/flag", SetBy::kFlag).has_value());
+  ASSERT_THAT(s.set("sysroot", "/flag", SetBy::kFlag), IsOk());
   std::map<std::string, std::string> env{{"ACCO_SYSROOT", "/env"}};
   s.load_env([&](const char* name) -> const char* {
     const auto it = env.find(name);
     return it == env.end() ? nullptr : it->second.c_str();
   });
-  ASSERT_TRUE(s.set("sysroot", "/file", SetBy::kFile).has_value());
+  ASSERT_THAT(s.set("sysroot", "/file", SetBy::kFile), IsOk());
   EXPECT_EQ(s.get("sysroot"), "/flag");
   EXPECT_EQ(s.find("sysroot")->set_by, SetBy::kFlag);
   EXPECT_EQ(s.get("nvml-library"), "libnvidia-ml.so.1");
@@ -38,7 +45,7 @@ TEST(SettingsTest, PrecedenceIsDefaultFileEnvFlagWhateverTheOrder) {
 
 TEST(SettingsTest, UnknownKeyIsInvalidArgument) {
   auto s = make();
-  EXPECT_EQ(s.set("colour", "red", SetBy::kFlag).error().code, Errc::kInvalidArgument);
+  EXPECT_THAT(s.set("colour", "red", SetBy::kFlag), StatusIs(Errc::kInvalidArgument));
 }
 
 TEST(SettingsTest, LoadsJsonConfigFileAndRejectsBadOnes) {
@@ -50,15 +57,53 @@ TEST(SettingsTest, LoadsJsonConfigFileAndRejectsBadOnes) {
   std::ofstream(bad) << R"({"sysroot": )";
   std::ofstream(unknown) << R"({"colour": "red"})";
   auto s = make();
-  ASSERT_TRUE(s.load_file(good).has_value());
+  ASSERT_THAT(s.load_file(good), IsOk());
   EXPECT_EQ(s.get("sysroot"), "/srv/machine");
   EXPECT_EQ(s.find("sysroot")->set_by, SetBy::kFile);
-  EXPECT_EQ(s.load_file(bad).error().code, Errc::kInvalidArgument);
-  EXPECT_NE(s.load_file(unknown).error().message.find("colour"), std::string::npos);
-  EXPECT_EQ(s.load_file((dir / "acco_missing.json").string()).error().code, Errc::kNotFound);
+  EXPECT_THAT(s.load_file(bad), StatusIs(Errc::kInvalidArgument));
+  EXPECT_THAT(s.load_file(unknown), StatusIs(Errc::kInvalidArgument, HasSubstr("colour")));
+  EXPECT_THAT(s.load_file((dir / "acco_missing.json").string()), StatusIs(Errc::kNotFound));
   std::remove(good.c_str());
   std::remove(bad.c_str());
   std::remove(unknown.c_str());
+}
+
+// The config file's messages, pinned word for word on malformed documents.
+TEST(SettingsTest, MalformedConfigFilesAreNamedWordForWord) {
+  const auto path =
+      (std::filesystem::temp_directory_path() / "acco_settings_malformed.json").string();
+  const auto load = [&](const char* text, Settings& s) {
+    std::ofstream(path) << text;
+    return s.load_file(path);
+  };
+  const auto message_of = [&](const char* text) {
+    auto s = make();
+    const Status status = load(text, s);
+    EXPECT_THAT(status, StatusIs(Errc::kInvalidArgument)) << text;
+    return status.has_value() ? std::string() : status.error().message;
+  };
+  const std::string prefix = "config file " + path + ": ";
+  EXPECT_EQ(message_of("[1, 2]"), prefix + "expected a JSON object of setting: value");
+  EXPECT_EQ(message_of(R"("sysroot")"), prefix + "expected a JSON object of setting: value");
+  EXPECT_EQ(message_of(R"({"sysroot": [1]})"),
+            prefix + "'sysroot': expected a string, number or boolean");
+  EXPECT_EQ(message_of(R"({"sysroot": null})"),
+            prefix + "'sysroot': expected a string, number or boolean");
+  EXPECT_EQ(message_of(R"({"sysroot": {"a": 1}})"),
+            prefix + "'sysroot': expected a string, number or boolean");
+  EXPECT_EQ(message_of(R"({"colour": "red"})"), prefix + "unknown setting 'colour'");
+  // Members are read in key order: the first bad one is reported.
+  EXPECT_EQ(message_of(R"({"sysroot": "/", "a": [1], "colour": 1})"),
+            prefix + "'a': expected a string, number or boolean");
+  EXPECT_EQ(message_of(R"({"nvml-library": 1, "colour": []})"),
+            prefix + "'colour': expected a string, number or boolean");
+
+  auto s = make();
+  ASSERT_THAT(load(R"({"sysroot": 1.5, "nvml-library": true})", s), IsOk());
+  EXPECT_EQ(s.get("sysroot"), "1.5");
+  EXPECT_EQ(s.get("nvml-library"), "true");
+  ASSERT_THAT(load("{}", s), IsOk());
+  std::remove(path.c_str());
 }
 
 }  // namespace

@@ -1,9 +1,16 @@
 #include "acco/core/units.hpp"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include "acco/testing/matchers.hpp"
 
 namespace acco::units {
 namespace {
+
+using ::acco::testing::IsOk;
+using ::acco::testing::StatusIs;
+using ::testing::Not;
 
 TEST(UnitsTest, FormatsRatesWithDecimalPrefixes) {
   EXPECT_EQ(format_rate(31.5e9), "31.5 GB/s");
@@ -31,9 +38,9 @@ TEST(UnitsTest, ParsesIntegersStrictly) {
   EXPECT_EQ(parse_int("-1").value(), -1);
   EXPECT_EQ(parse_int("0x10de", 16).value(), 0x10de);
   EXPECT_EQ(parse_int("0x030200", 0).value(), 0x030200);
-  EXPECT_FALSE(parse_int("16x").has_value());
-  EXPECT_FALSE(parse_int("").has_value());
-  EXPECT_EQ(parse_int("fast").error().code, Errc::kInvalidArgument);
+  EXPECT_THAT(parse_int("16x"), Not(IsOk()));
+  EXPECT_THAT(parse_int(""), Not(IsOk()));
+  EXPECT_THAT(parse_int("fast"), StatusIs(Errc::kInvalidArgument));
 }
 
 TEST(UnitsTest, ParsesByteSizesWithBinaryAndDecimalPrefixes) {
@@ -42,16 +49,16 @@ TEST(UnitsTest, ParsesByteSizesWithBinaryAndDecimalPrefixes) {
   EXPECT_EQ(parse_bytes("256MiB").value(), 256U << 20);
   EXPECT_EQ(parse_bytes("1GiB").value(), 1ULL << 30);
   EXPECT_EQ(parse_bytes("2GB").value(), 2000000000ULL);
-  EXPECT_FALSE(parse_bytes("lots").has_value());
-  EXPECT_FALSE(parse_bytes("12 parsecs").has_value());
-  EXPECT_FALSE(parse_bytes("").has_value());
+  EXPECT_THAT(parse_bytes("lots"), Not(IsOk()));
+  EXPECT_THAT(parse_bytes("12 parsecs"), Not(IsOk()));
+  EXPECT_THAT(parse_bytes(""), Not(IsOk()));
 }
 
 TEST(UnitsTest, ParsesCpuLists) {
   EXPECT_EQ(parse_cpulist("0-3,8,10-11\n").value(), (std::vector<int>{0, 1, 2, 3, 8, 10, 11}));
   EXPECT_TRUE(parse_cpulist("").value().empty());
-  EXPECT_FALSE(parse_cpulist("3-1").has_value());
-  EXPECT_FALSE(parse_cpulist("a-b").has_value());
+  EXPECT_THAT(parse_cpulist("3-1"), Not(IsOk()));
+  EXPECT_THAT(parse_cpulist("a-b"), Not(IsOk()));
 }
 
 TEST(UnitsTest, CpuListRoundTripsInCompressedForm) {

@@ -80,33 +80,24 @@ class HostDeviceCase final : public Case {
   Status measure(const CaseContext& c, BenchResult& result) const {
     dev::Device& device = *c.device;
     const auto n = static_cast<std::size_t>(c.bytes);
-    auto host = host_memory(device, kind_, n);
-    if (!host) {
-      return tl::unexpected(host.error());
-    }
-    auto dbuf = device.allocate(n);
-    if (!dbuf) {
-      return tl::unexpected(dbuf.error());
-    }
+    ACCO_ASSIGN_OR_RETURN(auto host, host_memory(device, kind_, n));
+    ACCO_ASSIGN_OR_RETURN(auto dbuf, device.allocate(n));
     const bool h2d = direction_ == CopyDirection::kHostToDevice;
-    void* dst = h2d ? (*dbuf)->data() : host->data();
-    const void* src = h2d ? host->data() : (*dbuf)->data();
+    void* dst = h2d ? dbuf->data() : host.data();
+    const void* src = h2d ? host.data() : dbuf->data();
     const std::uint64_t seed = 0x5eed + static_cast<std::uint64_t>(kind_);
     if (h2d) {
-      fill_pattern(host->data(), n, seed);
+      fill_pattern(host.data(), n, seed);
     } else {
-      ACCO_RETURN_IF_ERROR(fill_device(device, **dbuf, seed), "fill device memory");
+      ACCO_RETURN_IF_ERROR(fill_device(device, *dbuf, seed), "fill device memory");
     }
 
     Result<std::vector<std::chrono::nanoseconds>> samples = std::vector<std::chrono::nanoseconds>{};
     if (path_ == CopyPath::kPlain && kind_ != MemoryKind::kPageable) {
       // nvbandwidth's way: copies back to back on one queue, timed between device events.
-      auto queue = device.create_queue();
-      if (!queue) {
-        return tl::unexpected(queue.error());
-      }
-      samples = time_with_events(**queue, c.warmup, c.reps, c.copies_per_sample,
-                                 [&] { return (*queue)->copy(dst, src, n); });
+      ACCO_ASSIGN_OR_RETURN(auto queue, device.create_queue());
+      samples = time_with_events(*queue, c.warmup, c.reps, c.copies_per_sample,
+                                 [&] { return queue->copy(dst, src, n); });
       result.timer = kTimerDeviceEvents;
       result.strategy = "plain async copy";
     } else if (path_ == CopyPath::kPlain) {
@@ -117,21 +108,11 @@ class HostDeviceCase final : public Case {
       result.timer = kTimerHostClock;
       result.strategy = "plain copy (driver staging)";
     } else {
-      auto engine = xfer::Engine::create(device, c.profile);
-      if (!engine) {
-        return tl::unexpected(engine.error());
-      }
+      ACCO_ASSIGN_OR_RETURN(auto engine, xfer::Engine::create(device, c.profile));
       xfer::CopyRecord last;
       samples = time_with_host_clock(c.warmup, c.reps, c.copies_per_sample, [&]() -> Status {
-        auto t = (*engine)->copy(dst, src, n);
-        if (!t) {
-          return tl::unexpected(t.error());
-        }
-        auto r = t->wait();
-        if (!r) {
-          return tl::unexpected(r.error());
-        }
-        last = *r;
+        ACCO_ASSIGN_OR_RETURN(auto t, engine->copy(dst, src, n));
+        ACCO_ASSIGN_OR_RETURN(last, t.wait());
         return {};
       });
       result.timer = kTimerHostClock;
@@ -142,8 +123,8 @@ class HostDeviceCase final : public Case {
     }
     // Verified outside the timed region.
     if (h2d) {
-      ACCO_RETURN_IF_ERROR(check_device(device, **dbuf, seed, "device memory"), "verify");
-    } else if (!check_pattern(host->data(), n, seed)) {
+      ACCO_RETURN_IF_ERROR(check_device(device, *dbuf, seed, "device memory"), "verify");
+    } else if (!check_pattern(host.data(), n, seed)) {
       return fail(Errc::kDeviceError, "verify: host buffer does not hold the device's pattern");
     }
     return finish(result, c.bytes * static_cast<std::uint64_t>(c.copies_per_sample), *samples,

@@ -20,17 +20,9 @@ std::uint64_t word_at(std::size_t index, std::uint64_t seed) {
 Result<HostMemory> host_memory(dev::Device& device, dev::MemoryKind kind, std::size_t bytes) {
   HostMemory m;
   const auto alloc_kind = kind == dev::MemoryKind::kRegistered ? dev::MemoryKind::kPageable : kind;
-  auto buffer = device.allocate_host(bytes, alloc_kind);
-  if (!buffer) {
-    return tl::unexpected(buffer.error());
-  }
-  m.buffer = std::move(*buffer);
+  ACCO_ASSIGN_OR_RETURN(m.buffer, device.allocate_host(bytes, alloc_kind));
   if (kind == dev::MemoryKind::kRegistered) {
-    auto reg = device.register_host(m.buffer->data(), bytes);
-    if (!reg) {
-      return tl::unexpected(reg.error());
-    }
-    m.registration = std::move(*reg);
+    ACCO_ASSIGN_OR_RETURN(m.registration, device.register_host(m.buffer->data(), bytes));
   }
   return m;
 }
@@ -59,12 +51,10 @@ Status fill_device(dev::Device& device, dev::Buffer& buffer, std::uint64_t seed)
     fill_pattern(buffer.data(), buffer.size(), seed);
     return {};
   }
-  auto bounce = device.allocate_host(buffer.size(), dev::MemoryKind::kPinned);
-  if (!bounce) {
-    return tl::unexpected(bounce.error());
-  }
-  fill_pattern((*bounce)->data(), buffer.size(), seed);
-  return device.copy(buffer.data(), (*bounce)->data(), buffer.size());
+  ACCO_ASSIGN_OR_RETURN(const auto bounce,
+                        device.allocate_host(buffer.size(), dev::MemoryKind::kPinned));
+  fill_pattern(bounce->data(), buffer.size(), seed);
+  return device.copy(buffer.data(), bounce->data(), buffer.size());
 }
 
 Status check_device(dev::Device& device, const dev::Buffer& buffer, std::uint64_t seed,
@@ -72,11 +62,7 @@ Status check_device(dev::Device& device, const dev::Buffer& buffer, std::uint64_
   const void* data = buffer.data();
   std::unique_ptr<dev::Buffer> bounce;
   if (!buffer.host_accessible()) {
-    auto b = device.allocate_host(buffer.size(), dev::MemoryKind::kPinned);
-    if (!b) {
-      return tl::unexpected(b.error());
-    }
-    bounce = std::move(*b);
+    ACCO_ASSIGN_OR_RETURN(bounce, device.allocate_host(buffer.size(), dev::MemoryKind::kPinned));
     ACCO_RETURN_IF_ERROR(device.copy(bounce->data(), buffer.data(), buffer.size()), what);
     data = bounce->data();
   }
@@ -96,23 +82,14 @@ Result<std::vector<std::chrono::nanoseconds>> time_with_events(
   ACCO_RETURN_IF_ERROR(queue.synchronize(), "warm-up");
   std::vector<std::chrono::nanoseconds> samples;
   for (int r = 0; r < reps; ++r) {
-    auto start = queue.record();
-    if (!start) {
-      return tl::unexpected(start.error());
-    }
+    ACCO_ASSIGN_OR_RETURN(const auto start, queue.record());
     for (int c = 0; c < copies; ++c) {
       ACCO_RETURN_IF_ERROR(submit(), "copy");
     }
-    auto end = queue.record();
-    if (!end) {
-      return tl::unexpected(end.error());
-    }
-    ACCO_RETURN_IF_ERROR((*end)->wait(), "copy");
-    auto elapsed = (*end)->since(**start);
-    if (!elapsed) {
-      return tl::unexpected(elapsed.error());
-    }
-    samples.push_back(*elapsed);
+    ACCO_ASSIGN_OR_RETURN(const auto end, queue.record());
+    ACCO_RETURN_IF_ERROR(end->wait(), "copy");
+    ACCO_ASSIGN_OR_RETURN(const auto elapsed, end->since(*start));
+    samples.push_back(elapsed);
   }
   return samples;
 }
@@ -136,15 +113,9 @@ Result<std::vector<std::chrono::nanoseconds>> time_with_host_clock(
 
 Status finish(BenchResult& result, std::uint64_t bytes_per_sample,
               const std::vector<std::chrono::nanoseconds>& samples, double peak, PathKind kind) {
-  auto rates = bytes_per_second(bytes_per_sample, samples);
-  if (!rates) {
-    return tl::unexpected(rates.error());
-  }
-  auto summary = summarize(*rates);
-  if (!summary) {
-    return tl::unexpected(summary.error());
-  }
-  set_rates(result, *summary);
+  ACCO_ASSIGN_OR_RETURN(const auto rates, bytes_per_second(bytes_per_sample, samples));
+  ACCO_ASSIGN_OR_RETURN(const auto summary, summarize(rates));
+  set_rates(result, summary);
   result.peak_bytes_per_second = peak;
   assess(result, kind);
   return {};

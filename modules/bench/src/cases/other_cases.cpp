@@ -120,15 +120,8 @@ class SmallCopiesCase final : public Case {
         for (std::size_t i = 0; i < count; ++i) {
           ACCO_RETURN_IF_ERROR(batch.add(dst + i * kItem, src + i * kItem, kItem), "batch");
         }
-        auto t = batch.submit();
-        if (!t) {
-          return tl::unexpected(t.error());
-        }
-        auto rec = t->wait();
-        if (!rec) {
-          return tl::unexpected(rec.error());
-        }
-        last = *rec;
+        ACCO_ASSIGN_OR_RETURN(auto t, batch.submit());
+        ACCO_ASSIGN_OR_RETURN(last, t.wait());
         return {};
       });
       r.strategy = fmt::format("batched: {} items in {} transfer(s)", last.items,

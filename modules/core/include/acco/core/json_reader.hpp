@@ -36,6 +36,11 @@ struct JsonReaderOptions {
   // "unknown".
   bool absent_means_null = false;
   RangeWording range = RangeWording::kExpected;
+  // Keys appear quoted in messages ("'sysroot': ..."), as the settings file words them.
+  bool quote_keys = false;
+  // The problem when the value read is not an object; documents that say what they expect keep
+  // their wording ("expected a JSON object of setting: value").
+  std::string_view not_object = "expected an object";
 };
 
 struct IntRange {
@@ -60,7 +65,8 @@ struct NumberRange {
 // The reader refers to `value`, which must outlive it. Not thread-safe; cheap to construct.
 class JsonReader {
  public:
-  // A `value` that is not an object is the first problem: "<path>: expected an object".
+  // A `value` that is not an object is the first problem: "<path>: expected an object" (or the
+  // options' not_object wording).
   JsonReader(const nlohmann::json& value, std::string path, JsonReaderOptions options = {});
 
   // A string: "expected a string".
@@ -91,6 +97,10 @@ class JsonReader {
   // An integer >= 0 up to 2^64 - 1: "expected a non-negative integer".
   std::uint64_t count(std::string_view key);
   std::optional<std::uint64_t> optional_count(std::string_view key);
+
+  // A string as it is, or a number or boolean as its JSON text ("8", "1.5", "true"): "expected a
+  // string, number or boolean".
+  std::string scalar_text(std::string_view key);
 
   // true or false: "expected true or false".
   bool boolean(std::string_view key);
@@ -127,7 +137,12 @@ class JsonReader {
   const nlohmann::json* field(std::string_view key);
   const nlohmann::json* optional_field(std::string_view key);
 
-  // "<path>.<key>", or `key` when the path is empty.
+  // The object's keys in the order nlohmann::json keeps them (sorted), for documents whose keys
+  // are data, such as the settings file; empty once there is a problem.
+  [[nodiscard]] std::vector<std::string> keys() const;
+
+  // "<path>.<key>", or `key` when the path is empty; under quote_keys "<path> '<key>'" or
+  // "'<key>'".
   [[nodiscard]] std::string path(std::string_view key) const;
   // How `value` appears after "got ": JSON text (NaN and infinities spelled out, since dump()
   // writes them as null), cut to max_value_chars.
