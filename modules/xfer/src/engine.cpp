@@ -8,7 +8,6 @@
 
 #include <fmt/format.h>
 
-#include "copy_steps.hpp"
 #include "engine_core.hpp"
 #include "host_memory.hpp"
 
@@ -129,20 +128,6 @@ void Engine::forget(const void* host_ptr) {
 
 std::size_t Engine::registrations() const {
   return core_->registrations.registrations();
-}
-
-Result<Transfer> Engine::copy(void* dst, const void* src, std::size_t bytes,
-                              const CopyOptions& options) {
-  if (bytes == 0) {  // complete at once, whatever the pointers
-    CopyRecord record;
-    record.items = 1;
-    return Transfer(record, {});
-  }
-  ACCO_RETURN_IF_ERROR(detail::validate_copy(dst, src, bytes));
-  detail::PendingCopy pending = detail::classify_copy(*core_, dst, src, bytes, options);
-  ACCO_RETURN_IF_ERROR(detail::choose_plan(*core_, pending, options));
-  ACCO_ASSIGN_OR_RETURN(detail::Events events, detail::dispatch_copy(*core_, pending));
-  return Transfer(pending.record, std::move(events));
 }
 
 }  // namespace acco::xfer

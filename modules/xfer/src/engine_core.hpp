@@ -64,13 +64,13 @@ struct EngineCore {
   std::size_t next_queue_index = 0;
 };
 
-// Strategy bodies, one file each. Each fills the record's strategy-specific fields and returns the
-// events that complete the copy (none when it completes on return); on an error nothing it queued
-// is still pending.
-[[nodiscard]] Result<Events> copy_host(EngineCore& core, void* dst, const void* src,
-                                       std::size_t bytes, CopyRecord& record);
-[[nodiscard]] Result<Events> copy_zero_copy(EngineCore& core, void* dst, const void* src,
-                                            std::size_t bytes, CopyRecord& record);
+// Strategy bodies, one file each. Each fills the record's strategy-specific fields; the queued
+// ones return the events that complete the copy, host copy and zero-copy complete on return. On
+// an error nothing a strategy queued is still pending.
+[[nodiscard]] Status copy_host(EngineCore& core, void* dst, const void* src, std::size_t bytes,
+                               CopyRecord& record);
+[[nodiscard]] Status copy_zero_copy(EngineCore& core, void* dst, const void* src, std::size_t bytes,
+                                    CopyRecord& record);
 [[nodiscard]] Result<Events> copy_direct(EngineCore& core, void* dst, const void* src,
                                          std::size_t bytes, int queues, CopyRecord& record);
 [[nodiscard]] Result<Events> copy_pipelined(EngineCore& core, void* dst, const void* src,

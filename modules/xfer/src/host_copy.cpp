@@ -4,11 +4,11 @@
 
 namespace acco::xfer::detail {
 
-Result<Events> copy_host(EngineCore& core, void* dst, const void* src, std::size_t bytes,
-                         CopyRecord& record) {
+Status copy_host(EngineCore& core, void* dst, const void* src, std::size_t bytes,
+                 CopyRecord& record) {
   core.copier->copy(dst, src, bytes);
   record.host_threads = core.copier->threads_for(bytes);
-  return Events{};  // complete on return
+  return {};  // complete on return
 }
 
 }  // namespace acco::xfer::detail

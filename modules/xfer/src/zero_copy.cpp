@@ -7,8 +7,8 @@
 
 namespace acco::xfer::detail {
 
-Result<Events> copy_zero_copy(EngineCore& core, void* dst, const void* src, std::size_t bytes,
-                              CopyRecord& record) {
+Status copy_zero_copy(EngineCore& core, void* dst, const void* src, std::size_t bytes,
+                      CopyRecord& record) {
   // No device layer call checks this range, so check here that it ends in device memory.
   const auto* device_end =
       static_cast<const std::byte*>(record.direction == Direction::kHostToDevice ? dst : src);
@@ -17,7 +17,7 @@ Result<Events> copy_zero_copy(EngineCore& core, void* dst, const void* src, std:
   }
   std::memcpy(dst, src, bytes);
   record.host_threads = 1;
-  return Events{};  // complete on return
+  return {};  // complete on return
 }
 
 }  // namespace acco::xfer::detail

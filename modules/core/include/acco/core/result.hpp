@@ -77,7 +77,7 @@ namespace acco::detail {
 //   ACCO_ASSIGN_OR_RETURN(auto machine, source.discover());
 #define ACCO_ASSIGN_OR_RETURN(lhs, expr, ...) \
   ACCO_DETAIL_ASSIGN_OR_RETURN(ACCO_DETAIL_CONCAT(acco_result_, __LINE__), lhs, \
-                              expr __VA_OPT__(, ) __VA_ARGS__)
+                               expr __VA_OPT__(, ) __VA_ARGS__)
 #define ACCO_DETAIL_ASSIGN_OR_RETURN(tmp, lhs, expr, ...) \
   auto tmp = (expr); \
   if (!tmp.has_value()) { \
