@@ -184,12 +184,7 @@ class BenchCommand final : public Command {
     }
     Output out;
     auto machine = probe_machine(inv.settings, out.err);
-    auto run =
-        bench::run_benchmarks(o_.run, machine ? &*machine : nullptr, [&](std::string_view line) {
-          if (inv.progress) {
-            inv.progress(line);
-          }
-        });
+    auto run = bench::run_benchmarks(o_.run, machine ? &*machine : nullptr, inv.progress);
     if (!run) {
       return error_output(as_usage(std::move(run.error())), out.err);
     }
@@ -280,11 +275,7 @@ Result<bench::BenchRun> quick_bench(const topo::Machine& machine, const Progress
                        opened.cuda_error ? opened.cuda_error->message : "no CUDA device");
   }
   o.opened = std::move(opened.backend);  // initialising CUDA once is enough
-  return bench::run_benchmarks(o, &machine, [&](std::string_view line) {
-    if (progress) {
-      progress(line);
-    }
-  });
+  return bench::run_benchmarks(o, &machine, progress);
 }
 
 CommandSpec bench_command() {

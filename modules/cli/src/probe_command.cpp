@@ -27,6 +27,9 @@ class ProbeCommand final : public Command {
       return error_output(result.error());
     }
     if (!machine_.snapshot.empty()) {
+      if (!result->snapshot) {  // capture_snapshot was asked for: a bug if nothing came back
+        return error_output(Error{Errc::kInternal, "snapshot: the probe recorded nothing"});
+      }
       if (auto written = topo::write_snapshot(machine_.snapshot, *result->snapshot); !written) {
         return error_output(as_cannot_write(std::move(written.error())));
       }

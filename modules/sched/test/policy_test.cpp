@@ -2,18 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include "device_views.hpp"
+
 namespace acco::sched {
 namespace {
 
-DeviceView device(double available_at, std::optional<double> predicted, double transfer = 0) {
-  DeviceView v;
-  v.eligible = true;
-  v.available_at = available_at;
-  v.predicted = predicted;
-  v.calibrated = predicted.has_value();
-  v.transfer = transfer;
-  return v;
-}
+using test_views::device;
 
 TEST(PolicyTest, NamesRoundTripAndUnknownNamesAreRejected) {
   for (PolicyKind kind : all_policies()) {
