@@ -4,6 +4,7 @@
 
 #include "acco/core/fs.hpp"
 #include "acco/core/json.hpp"
+#include "acco/core/json_reader.hpp"
 
 namespace acco::core {
 namespace {
@@ -98,48 +99,68 @@ nlohmann::json answer_json(const Answer& a, bool listing) {
   return j;
 }
 
-Result<Answer> answer_from_json(const nlohmann::json& j) {
-  if (!j.is_object() || !j.contains("ok") || !j["ok"].is_boolean()) {
-    return fail(Errc::kInvalidArgument, "expected an object with a boolean 'ok'");
-  }
-  Answer a;
-  a.ok = j["ok"].get<bool>();
-  try {
-    if (!a.ok) {
-      ACCO_ASSIGN_OR_RETURN(a.error, errc_from_string(j.value("error", "not found")));
-      a.error_message = j.value("message", "");
-    } else if (j.contains("entries")) {
-      a.entries = j["entries"].get<std::vector<std::string>>();
-    } else if (j.contains("hex")) {
-      ACCO_ASSIGN_OR_RETURN(a.value, from_hex(j["hex"].get<std::string>()));
-    } else {
-      a.value = j.value("value", "");
-    }
-  } catch (const nlohmann::json::exception& e) {
-    // e.what() opens with "[json.exception.type_error.302] "; keep what follows, as parse_json
-    // does.
-    std::string message = e.what();
-    if (const auto pos = message.find("] "); pos != std::string::npos) {
-      message.erase(0, pos + 2);
-    }
-    return fail(Errc::kInvalidArgument, message);
-  }
-  return a;
+// Every record's fields are optional (an absent map is empty) and read through one JsonReader
+// wording: "'files' /e.error: expected a string, got 5".
+JsonReaderOptions record_wording() {
+  JsonReaderOptions options;
+  options.absent_means_null = true;
+  return options;
 }
 
-Result<std::map<std::string, Answer>> map_from_json(const nlohmann::json& j, const char* key) {
-  std::map<std::string, Answer> m;
-  if (!j.contains(key)) {
-    return m;
+Result<std::string> entry_name(const nlohmann::json& item, const std::string& path) {
+  if (!item.is_string()) {
+    return fail(Errc::kInvalidArgument, fmt::format("{}: expected a string", path));
   }
-  if (!j[key].is_object()) {
-    return fail(Errc::kInvalidArgument, fmt::format("'{}': expected an object", key));
+  return item.get<std::string>();
+}
+
+Result<Answer> answer_from_json(const nlohmann::json& j, const std::string& path) {
+  JsonReaderOptions options = record_wording();
+  options.not_object = "expected an object with a boolean 'ok'";
+  JsonReader in(j, path, options);
+  Answer a;
+  a.ok = in.boolean("ok");
+  if (!in.ok()) {
+    return in.finish(std::move(a));
   }
-  for (const auto& [path, value] : j[key].items()) {
-    ACCO_ASSIGN_OR_RETURN(auto a, answer_from_json(value), fmt::format("'{}' {}", key, path));
-    m.emplace(path, std::move(a));
+  if (!a.ok) {
+    a.error = Errc::kNotFound;
+    if (const auto code = in.optional_string("error")) {
+      if (auto parsed = errc_from_string(*code)) {
+        a.error = *parsed;
+      } else {
+        in.problem("error", parsed.error().message);
+      }
+    }
+    a.error_message = in.optional_string("message").value_or("");
+  } else if (in.optional_array("entries") != nullptr) {
+    a.entries = in.optional_list<std::string>("entries", entry_name);
+  } else if (const auto hex = in.optional_string("hex")) {
+    if (auto bytes = from_hex(*hex)) {
+      a.value = std::move(*bytes);
+    } else {
+      in.problem("hex", bytes.error().message);
+    }
+  } else {
+    a.value = in.optional_string("value").value_or("");
   }
-  return m;
+  return in.finish(std::move(a));
+}
+
+// The answers of one map ("files", "dirs", ...) into `out`; problems go to `in`.
+void read_answers(JsonReader& in, const char* key, std::map<std::string, Answer>& out) {
+  const nlohmann::json* m = in.optional_object(key);
+  if (m == nullptr) {
+    return;
+  }
+  for (const auto& [path, value] : m->items()) {
+    auto a = answer_from_json(value, fmt::format("{} {}", in.path(key), path));
+    if (!a) {
+      in.add(std::move(a).error());
+      return;
+    }
+    out.emplace(path, std::move(*a));
+  }
 }
 
 }  // namespace
@@ -162,27 +183,26 @@ nlohmann::json to_json(const FsRecord& record) {
 }
 
 Result<FsRecord> fs_record_from_json(const nlohmann::json& j) {
-  if (!j.is_object()) {
-    return fail(Errc::kInvalidArgument, "file system record: expected an object");
-  }
+  JsonReaderOptions options = record_wording();
+  options.quote_keys = true;
+  JsonReader in(j, "", options);
   FsRecord r;
-  for (const auto& [key, target] :
-       {std::pair{"files", &r.files}, std::pair{"dirs", &r.dirs}, std::pair{"links", &r.links},
-        std::pair{"real_paths", &r.real_paths}}) {
-    ACCO_ASSIGN_OR_RETURN(*target, map_from_json(j, key), "file system record");
-  }
-  if (j.contains("exists")) {
-    if (!j["exists"].is_object()) {
-      return fail(Errc::kInvalidArgument, "file system record: 'exists': expected an object");
-    }
-    for (const auto& [path, value] : j["exists"].items()) {
+  read_answers(in, "files", r.files);
+  read_answers(in, "dirs", r.dirs);
+  read_answers(in, "links", r.links);
+  read_answers(in, "real_paths", r.real_paths);
+  if (const nlohmann::json* exists = in.optional_object("exists")) {
+    for (const auto& [path, value] : exists->items()) {
       if (!value.is_boolean()) {
-        return fail(Errc::kInvalidArgument,
-                    fmt::format("file system record: 'exists' {}: expected a boolean", path));
+        in.add(
+            Error{Errc::kInvalidArgument, fmt::format("{} {}: expected true or false, got {}",
+                                                      in.path("exists"), path, in.shown(value))});
+        break;
       }
       r.exists[path] = value.get<bool>();
     }
   }
+  ACCO_RETURN_IF_ERROR(in.status(), "file system record");
   return r;
 }
 

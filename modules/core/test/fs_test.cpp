@@ -122,7 +122,8 @@ TEST(FsRecordTest, MalformedRecordIsInvalidArgument) {
       Not(IsOk()));
 }
 
-// The record's messages, pinned word for word on malformed documents (snapshots carry them).
+// The record's messages, pinned word for word on malformed documents: the JsonReader wording,
+// with the path of the field at fault.
 TEST(FsRecordTest, MalformedRecordsAreNamedWordForWord) {
   const auto message_of = [](const char* text) {
     const auto r = fs_record_from_json(nlohmann::json::parse(text));
@@ -131,32 +132,35 @@ TEST(FsRecordTest, MalformedRecordsAreNamedWordForWord) {
   };
   const std::string prefix = "file system record: ";
   EXPECT_EQ(message_of("[]"), prefix + "expected an object");
-  EXPECT_EQ(message_of(R"({"files": []})"), prefix + "'files': expected an object");
-  EXPECT_EQ(message_of(R"({"dirs": null})"), prefix + "'dirs': expected an object");
+  EXPECT_EQ(message_of(R"({"files": []})"), prefix + "'files': expected an object, got []");
+  EXPECT_EQ(message_of(R"({"dirs": 3})"), prefix + "'dirs': expected an object, got 3");
   EXPECT_EQ(message_of(R"({"links": {"/l": 3}})"),
             prefix + "'links' /l: expected an object with a boolean 'ok'");
   EXPECT_EQ(message_of(R"({"real_paths": {"/r": {"ok": "yes"}}})"),
-            prefix + "'real_paths' /r: expected an object with a boolean 'ok'");
+            prefix + "'real_paths' /r.ok: expected true or false, got \"yes\"");
   EXPECT_EQ(message_of(R"({"files": {"/e": {"ok": false, "error": 5}}})"),
-            prefix + "'files' /e: type must be string, but is number");
+            prefix + "'files' /e.error: expected a string, got 5");
   EXPECT_EQ(message_of(R"({"files": {"/e": {"ok": false, "error": "bogus"}}})"),
-            prefix + "'files' /e: unknown error code 'bogus'");
+            prefix + "'files' /e.error: unknown error code 'bogus'");
   EXPECT_EQ(message_of(R"({"files": {"/e": {"ok": false, "message": []}}})"),
-            prefix + "'files' /e: type must be string, but is array");
+            prefix + "'files' /e.message: expected a string, got []");
   EXPECT_EQ(message_of(R"({"dirs": {"/d": {"ok": true, "entries": {}}}})"),
-            prefix + "'dirs' /d: type must be array, but is object");
+            prefix + "'dirs' /d.entries: expected an array, got {}");
   EXPECT_EQ(message_of(R"({"dirs": {"/d": {"ok": true, "entries": ["a", 1]}}})"),
-            prefix + "'dirs' /d: type must be string, but is number");
+            prefix + "'dirs' /d.entries[1]: expected a string");
   EXPECT_EQ(message_of(R"({"files": {"/h": {"ok": true, "hex": 1}}})"),
-            prefix + "'files' /h: type must be string, but is number");
+            prefix + "'files' /h.hex: expected a string, got 1");
   EXPECT_EQ(message_of(R"({"files": {"/h": {"ok": true, "hex": "abc"}}})"),
-            prefix + "'files' /h: odd number of hex digits");
+            prefix + "'files' /h.hex: odd number of hex digits");
   EXPECT_EQ(message_of(R"({"files": {"/h": {"ok": true, "hex": "zz"}}})"),
-            prefix + "'files' /h: bad hex digit 'z'");
+            prefix + "'files' /h.hex: bad hex digit 'z'");
   EXPECT_EQ(message_of(R"({"files": {"/v": {"ok": true, "value": true}}})"),
-            prefix + "'files' /v: type must be string, but is boolean");
-  EXPECT_EQ(message_of(R"({"exists": []})"), prefix + "'exists': expected an object");
-  EXPECT_EQ(message_of(R"({"exists": {"/x": "yes"}})"), prefix + "'exists' /x: expected a boolean");
+            prefix + "'files' /v.value: expected a string, got true");
+  EXPECT_EQ(message_of(R"({"exists": []})"), prefix + "'exists': expected an object, got []");
+  EXPECT_EQ(message_of(R"({"exists": {"/x": "yes"}})"),
+            prefix + "'exists' /x: expected true or false, got \"yes\"");
+  // Every map may be left out or null: an empty record.
+  EXPECT_THAT(fs_record_from_json(nlohmann::json::parse(R"({"dirs": null})")), IsOk());
   EXPECT_THAT(fs_record_from_json(nlohmann::json::object()), IsOk());
 }
 

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "acco/core/json.hpp"
+#include "acco/core/json_reader.hpp"
 #include "acco/topo/link_model.hpp"
 #include "acco/topo/nvml.hpp"
 #include "acco/topo/sysfs_source.hpp"
@@ -43,30 +44,33 @@ nlohmann::json to_json(const Snapshot& snapshot) {
 }
 
 Result<Snapshot> snapshot_from_json(const nlohmann::json& j) {
-  if (!j.is_object()) {
-    return fail(Errc::kInvalidArgument, "expected a JSON object (an acco snapshot)");
-  }
-  if (!j.contains("schema") || !j["schema"].is_string() ||
-      j["schema"].get<std::string>() != kSnapshotSchema) {
-    return fail(
-        Errc::kInvalidArgument,
-        fmt::format("'schema' must be \"{}\" (is this an acco snapshot?)", kSnapshotSchema));
+  core::JsonReaderOptions options;
+  options.absent_means_null = true;
+  options.not_object = "expected a JSON object (an acco snapshot)";
+  core::JsonReader in(j, "", options);
+  if (in.optional_string("schema") != kSnapshotSchema) {
+    in.problem("schema",
+               fmt::format("must be \"{}\" (is this an acco snapshot?)", kSnapshotSchema));
   }
   Snapshot s;
-  const auto text = [&](const char* key) {
-    return j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : std::string();
-  };
-  s.created = text("created");
-  s.origin = text("origin");
-  s.acco_version = text("acco_version");
-  if (!j.contains("fs")) {
-    return fail(Errc::kInvalidArgument, "missing 'fs' (the recorded file system)");
+  s.created = in.optional_string("created").value_or("");
+  s.origin = in.optional_string("origin").value_or("");
+  s.acco_version = in.optional_string("acco_version").value_or("");
+  if (const nlohmann::json* fs = in.object("fs")) {
+    if (auto record = core::fs_record_from_json(*fs)) {
+      s.fs = std::move(*record);
+    } else {
+      in.add(std::move(record).error());
+    }
   }
-  ACCO_ASSIGN_OR_RETURN(s.fs, core::fs_record_from_json(j["fs"]));
-  if (j.contains("nvml")) {
-    ACCO_ASSIGN_OR_RETURN(s.nvml, nvml_report_from_json(j["nvml"]));
+  if (const nlohmann::json* nvml = in.optional_field("nvml")) {
+    if (auto report = nvml_report_from_json(*nvml)) {
+      s.nvml = std::move(*report);
+    } else {
+      in.add(std::move(report).error());
+    }
   }
-  return s;
+  return in.finish(std::move(s));
 }
 
 Status write_snapshot(const std::string& path, const Snapshot& snapshot) {
