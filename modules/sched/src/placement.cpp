@@ -103,74 +103,105 @@ void RuntimeCore::make_ready(TaskId id, int releasing_device, std::chrono::nanos
   place(id, releasing_device, at);
 }
 
+int RuntimeCore::follow_plan(TaskState& t) {
+  const int target = t.planned;
+  if (options_.keep_task_records) {
+    t.placement.set = false;
+    t.reason = fmt::format("heft: dev{} by the plan made at submit", target);
+  }
+  if (auto p = predict(target, t)) {
+    t.predicted_s = std::chrono::duration<double>(p->time).count() /
+                    devices_[static_cast<std::size_t>(target)]->weight;
+  }
+  return target;
+}
+
+bool RuntimeCore::fill_system_view(const TaskState& t, std::chrono::nanoseconds at,
+                                   SystemView& view) {
+  view.now = std::chrono::duration<double>(at.count() >= 0 ? at : now()).count();
+  view.devices.resize(devices_.size());
+  transfer_estimates(t, scratch_transfer_);
+  bool any = false;
+  for (std::size_t i = 0; i < devices_.size(); ++i) {
+    fill_view(static_cast<int>(i), t, view.now, scratch_transfer_[i],
+              view.devices[i]);  // in place: no copy
+    any = any || view.devices[i].eligible;
+  }
+  return any;
+}
+
+void RuntimeCore::park_or_fail(TaskId id, TaskState& t) {
+  bool all_failed = true;
+  for (std::size_t d = 0; d < devices_.size(); ++d) {
+    all_failed = all_failed && (devices_[d]->failed || codelets_.at(t.codelet.get()).impl[d] < 0);
+  }
+  if (all_failed) {
+    finish(id, "no device left that can run it", -1);
+  } else {
+    t.phase = TaskPhase::kWaiting;
+    parked_.push_back(id);
+  }
+}
+
+int RuntimeCore::choose_by_policy(TaskState& t, SystemView& view, int releasing_device) {
+  const bool records = options_.keep_task_records;
+  if (records) {
+    t.reason.clear();
+  }
+  const int target = policy_->place(view, knobs_, releasing_device, records ? &t.reason : nullptr);
+  if (records) {
+    // Unless a rule of the policy gave its own, the reason is formatted on request from what
+    // the decision saw (select_device is pure): formatting it here cost more than deciding.
+    t.placement.set = t.reason.empty();
+    if (t.placement.set) {
+      t.placement.policy = policy_->kind();
+      t.placement.knobs = knobs_;
+      t.placement.view.now = view.now;
+      t.placement.view.round_robin_next = view.round_robin_next;
+      t.placement.view.devices.assign(view.devices.begin(), view.devices.end());
+    }
+  }
+  return target;
+}
+
+void RuntimeCore::push_shared(TaskId id, const TaskState& t) {
+  insert_by_priority(shared_queue_, id);
+  work_epoch_.fetch_add(1, std::memory_order_release);
+  for (std::size_t d = 0; d < devices_.size(); ++d) {
+    DeviceState& ds = *devices_[d];
+    if (ds.worker.sleeping && eligible(static_cast<int>(d), t)) {
+      ds.worker.sleeping = false;
+      ds.worker.cv.notify_one();
+      break;
+    }
+  }
+}
+
+void RuntimeCore::wake_one_idle_device() {
+  for (auto& d : devices_) {
+    if (d->worker.sleeping && !d->failed && !d->drained) {
+      d->worker.sleeping = false;
+      d->worker.cv.notify_one();
+      break;
+    }
+  }
+}
+
 void RuntimeCore::place(TaskId id, int releasing_device, std::chrono::nanoseconds at) {
   TaskState& t = state(id);
   t.phase = TaskPhase::kQueued;
-  const int n = static_cast<int>(devices_.size());
   int target = -1;
   if (t.planned >= 0 && eligible(t.planned, t)) {
-    target = t.planned;
-    if (options_.keep_task_records) {
-      t.placement.set = false;
-      t.reason = fmt::format("heft: dev{} by the plan made at submit", target);
-    }
-    if (auto p = predict(target, t)) {
-      t.predicted_s = std::chrono::duration<double>(p->time).count() /
-                      devices_[static_cast<std::size_t>(target)]->weight;
-    }
+    target = follow_plan(t);
   } else {
     SystemView& view = scratch_view_;  // reused: no allocation per placement
-    view.now = std::chrono::duration<double>(at.count() >= 0 ? at : now()).count();
-    view.devices.resize(devices_.size());
-    transfer_estimates(t, scratch_transfer_);
-    bool any = false;
-    for (int d = 0; d < n; ++d) {
-      const auto i = static_cast<std::size_t>(d);
-      fill_view(d, t, view.now, scratch_transfer_[i], view.devices[i]);  // in place: no copy
-      any = any || view.devices[i].eligible;
-    }
-    if (!any) {
-      bool all_failed = true;
-      for (std::size_t d = 0; d < devices_.size(); ++d) {
-        all_failed =
-            all_failed && (devices_[d]->failed || codelets_.at(t.codelet.get()).impl[d] < 0);
-      }
-      if (all_failed) {
-        finish(id, "no device left that can run it", -1);
-      } else {
-        t.phase = TaskPhase::kWaiting;
-        parked_.push_back(id);
-      }
+    if (!fill_system_view(t, at, view)) {
+      park_or_fail(id, t);
       return;
     }
-    const bool records = options_.keep_task_records;
-    if (records) {
-      t.reason.clear();
-    }
-    target = policy_->place(view, knobs_, releasing_device, records ? &t.reason : nullptr);
-    if (records) {
-      // Unless a rule of the policy gave its own, the reason is formatted on request from what
-      // the decision saw (select_device is pure): formatting it here cost more than deciding.
-      t.placement.set = t.reason.empty();
-      if (t.placement.set) {
-        t.placement.policy = policy_->kind();
-        t.placement.knobs = knobs_;
-        t.placement.view.now = view.now;
-        t.placement.view.round_robin_next = view.round_robin_next;
-        t.placement.view.devices.assign(view.devices.begin(), view.devices.end());
-      }
-    }
+    target = choose_by_policy(t, view, releasing_device);
     if (policy_->shared_queue()) {
-      insert_by_priority(shared_queue_, id);
-      work_epoch_.fetch_add(1, std::memory_order_release);
-      for (int d = 0; d < n; ++d) {
-        DeviceState& ds = *devices_[static_cast<std::size_t>(d)];
-        if (ds.worker.sleeping && eligible(d, t)) {
-          ds.worker.sleeping = false;
-          ds.worker.cv.notify_one();
-          break;
-        }
-      }
+      push_shared(id, t);
       return;
     }
     const DeviceView& chosen = view.devices[static_cast<std::size_t>(target)];
@@ -179,14 +210,7 @@ void RuntimeCore::place(TaskId id, int releasing_device, std::chrono::nanosecond
   }
   enqueue(target, id);
   if (policy_->steals()) {
-    // Wake one idle device: it may steal.
-    for (auto& d : devices_) {
-      if (d->worker.sleeping && !d->failed && !d->drained) {
-        d->worker.sleeping = false;
-        d->worker.cv.notify_one();
-        break;
-      }
-    }
+    wake_one_idle_device();  // it may steal
   }
 }
 

@@ -61,6 +61,10 @@ class RuntimeCore {
  public:
   RuntimeCore(std::vector<DeviceSpec> specs, RuntimeOptions options, PerfModels models);
   ~RuntimeCore();
+  RuntimeCore(const RuntimeCore&) = delete;
+  RuntimeCore& operator=(const RuntimeCore&) = delete;
+  RuntimeCore(RuntimeCore&&) = delete;
+  RuntimeCore& operator=(RuntimeCore&&) = delete;
   Status start();
 
   Result<DataHandle> register_data(void* host_ptr, std::size_t bytes);
@@ -135,6 +139,17 @@ class RuntimeCore {
                   std::chrono::nanoseconds at = std::chrono::nanoseconds(-1));
   void place(TaskId id, int releasing_device,
              std::chrono::nanoseconds at = std::chrono::nanoseconds(-1));
+  // place()'s steps. The HEFT plan's device for `t`, with its prediction.
+  int follow_plan(TaskState& t);
+  // Every device's view of `t` into `view`; false when no device is eligible.
+  bool fill_system_view(const TaskState& t, std::chrono::nanoseconds at, SystemView& view);
+  // `t` can run nowhere now: it waits for a device, or fails when none is left that could run it.
+  void park_or_fail(TaskId id, TaskState& t);
+  // The policy's device for `t`, and what the decision saw when records are kept.
+  int choose_by_policy(TaskState& t, SystemView& view, int releasing_device);
+  // Into the shared queue, waking one sleeping device that can run it.
+  void push_shared(TaskId id, const TaskState& t);
+  void wake_one_idle_device();
   // Inserts `id` after every task of higher or equal priority (FIFO among equals); returns its
   // position.
   std::size_t insert_by_priority(std::deque<TaskId>& queue, TaskId id) const;
@@ -168,7 +183,7 @@ class RuntimeCore {
   }
   // predict() when the slot's cached prediction cannot be used.
   std::optional<Prediction> predict_uncached(int device, const TaskState& task) const;
-  ModelSlot& model_slot(int device, const TaskState& task) const {
+  static ModelSlot& model_slot(int device, const TaskState& task) {
     return (*task.slots)[static_cast<std::size_t>(device)];
   }
   std::vector<ModelSlot>& model_slots(const TaskState& task) const;

@@ -92,7 +92,7 @@ bool parse_severity(std::string_view text, Severity& out) {
 }
 
 const std::vector<RuleInfo>& rules() {
-  static const std::vector<RuleInfo> kRuleInfo = [] {
+  static const std::vector<RuleInfo> table = [] {
     std::vector<RuleInfo> info;
     info.reserve(kRules.size());
     for (const Rule& rule : kRules) {
@@ -100,7 +100,7 @@ const std::vector<RuleInfo>& rules() {
     }
     return info;
   }();
-  return kRuleInfo;
+  return table;
 }
 
 std::vector<Finding> check(const Machine& machine) {

@@ -8,6 +8,7 @@
 #include <string_view>
 
 // NVML's own C names, kept as nvml.h spells them so the ABI and its documentation map one to one.
+// NOLINTBEGIN(readability-identifier-naming, modernize-use-using, cppcoreguidelines-macro-usage)
 extern "C" {
 
 typedef enum nvmlReturn_enum {
@@ -119,6 +120,7 @@ nvmlReturn_t nvmlDeviceGetP2PStatus(nvmlDevice_t device1, nvmlDevice_t device2,
                                     nvmlGpuP2PCapsIndex_t p2pIndex, nvmlGpuP2PStatus_t* p2pStatus);
 
 }  // extern "C"
+// NOLINTEND(readability-identifier-naming, modernize-use-using, cppcoreguidelines-macro-usage)
 
 namespace acco::topo::detail {
 

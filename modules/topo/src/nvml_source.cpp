@@ -16,6 +16,8 @@
 
 #include "nvml_api.hpp"
 
+// NVML fills fixed-size char arrays that acco declares as nvml.h does; passing them decays.
+// NOLINTBEGIN(cppcoreguidelines-pro-bounds-array-to-pointer-decay)
 namespace acco::topo {
 namespace {
 
@@ -113,7 +115,7 @@ std::string failure(const Api& api, const char* call, nvmlReturn_t rc) {
 
 // NVML does not promise a terminating NUL when a string fills its buffer.
 std::string text(const char* buffer, std::size_t size) {
-  return std::string(buffer, strnlen(buffer, size));
+  return {buffer, strnlen(buffer, size)};
 }
 
 // NVML writes "00000000:41:00.0" (an 8-digit domain, upper case); sysfs and the rest of acco
@@ -125,7 +127,9 @@ std::string normalise_pci(const nvmlPciInfo_t& pci) {
   unsigned int device = 0;
   unsigned int function = 0;
   char rest = 0;
-  if (std::sscanf(raw.c_str(), "%x:%x:%x.%x%c", &domain, &bus, &device, &function, &rest) == 4) {
+  // sscanf reads the four hex fields and proves nothing follows them in one call.
+  if (std::sscanf(raw.c_str(), "%x:%x:%x.%x%c", &domain, &bus, &device, &function,  // NOLINT
+                  &rest) == 4) {
     return fmt::format("{:04x}:{:02x}:{:02x}.{:x}", domain, bus, device, function);
   }
   for (char& c : raw) {
@@ -318,3 +322,4 @@ NvmlReport query_nvml(const std::string& library) {
 }
 
 }  // namespace acco::topo
+// NOLINTEND(cppcoreguidelines-pro-bounds-array-to-pointer-decay)

@@ -190,7 +190,7 @@ void check_pcie_uplink_oversubscribed(const Machine& m, std::vector<Finding>& ou
       ++counts[d.kind];
     }
     const double ratio = demand / uplink;
-    if (below.size() < 1 || ratio <= 1.01) {
+    if (below.empty() || ratio <= 1.01) {
       continue;
     }
     std::string what;
