@@ -132,7 +132,7 @@ int main(int argc, char** argv) {
     return 64;
   }
   acco::sched::WorkloadSpec spec;
-  spec.name = "cholesky";
+  spec.kind = acco::sched::WorkloadKind::kCholesky;
   spec.tiles = o.tiles;
   spec.kernels = o.kernels;
   spec.time_scale = o.time_scale;

@@ -32,7 +32,8 @@ constexpr int kMaxCalibrate = 100;
 
 // `acco schedule` flags as CLI11 reads them: numbers typed, lists, names and sizes as text.
 struct ScheduleFlags {
-  sched::WorkloadSpec workload{.name = "cholesky"};
+  sched::WorkloadSpec workload;
+  std::string workload_name = "cholesky";
   std::string devices = "host:4";
   std::string kinds;
   std::string speeds;
@@ -50,7 +51,7 @@ struct ScheduleFlags {
 
 void add_schedule_flags(CLI::App& cmd, SharedFlags& shared, ScheduleFlags& f) {
   auto& w = f.workload;
-  cmd.add_option("--workload", w.name,
+  cmd.add_option("--workload", f.workload_name,
                  "cholesky (default), lu, independent, chain, random (layered random DAG)")
       ->type_name("NAME");
   cmd.add_option("--tiles", w.tiles, "cholesky, lu: t x t tiles (default 8)")->type_name("N");
@@ -137,11 +138,12 @@ Status check_list_length(std::string_view flag, std::size_t entries, const Sched
   return {};
 }
 
-Status check_workload(const sched::WorkloadSpec& w) {
-  if (w.name != "cholesky" && w.name != "lu" && w.name != "independent" && w.name != "chain" &&
-      w.name != "random") {
-    return bad_value("--workload", w.name, "one of cholesky, lu, independent, chain, random");
+Status check_workload(const std::string& name, sched::WorkloadSpec& w) {
+  const auto kind = sched::parse_workload_kind(name);
+  if (!kind) {
+    return bad_value("--workload", name, "one of cholesky, lu, independent, chain, random");
   }
+  w.kind = *kind;
   if (w.tiles < 1 || w.tiles > kMaxTiles) {
     return bad_value("--tiles", std::to_string(w.tiles), "between 1 and 100");
   }
@@ -247,7 +249,7 @@ Result<ScheduleOptions> schedule_options(const ScheduleFlags& f) {
   ScheduleOptions s;
   s.workload = f.workload;
   ACCO_RETURN_IF_ERROR(parse_devices(f.devices, s));
-  ACCO_RETURN_IF_ERROR(check_workload(s.workload));
+  ACCO_RETURN_IF_ERROR(check_workload(f.workload_name, s.workload));
   ACCO_RETURN_IF_ERROR(parse_kinds_and_speeds(f, s));
   if (s.cuda && f.link_option->count() > 0) {
     return usage("--link: only for host devices (a GPU has its own link)");

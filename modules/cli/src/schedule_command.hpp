@@ -17,7 +17,7 @@ namespace acco::cli {
 // Every flag checked and typed at parse time; what depends on the devices found (the GPU count)
 // is checked at run.
 struct ScheduleOptions {
-  sched::WorkloadSpec workload{.name = "cholesky"};
+  sched::WorkloadSpec workload;  // cholesky unless --workload says otherwise
   bool cuda = false;  // --devices cuda: every GPU; otherwise emulated host devices
   int devices = 4;    // host: emulated devices
   // Per device, or one entry for every device; empty: "gpu" and speed 1 for every device.

@@ -32,16 +32,16 @@ std::string link_text(const ScheduleDevices& d, std::size_t i) {
 Json workload_json(const ScheduleOptions& s, const sched::Workload& w) {
   const auto& spec = s.workload;
   Json j = {{"name", w.name}, {"tasks", w.tasks.size()}};
-  if (spec.name == "cholesky" || spec.name == "lu") {
+  if (spec.kind == sched::WorkloadKind::kCholesky || spec.kind == sched::WorkloadKind::kLu) {
     j["tiles"] = spec.tiles;
   }
   j["kernels"] = spec.kernels;
   j["time_scale"] = spec.time_scale;
   j["seed"] = spec.seed;
-  if (spec.name == "independent") {
+  if (spec.kind == sched::WorkloadKind::kIndependent) {
     j["skew"] = spec.skew;
   }
-  if (spec.name == "random") {
+  if (spec.kind == sched::WorkloadKind::kRandom) {
     j["alpha"] = spec.alpha;
     j["out_degree"] = spec.out_degree;
     j["ccr"] = spec.ccr;
@@ -100,9 +100,9 @@ std::string header_text(const ScheduleOptions& s, const sched::Workload& w,
                         const ScheduleDevices& d) {
   const auto& spec = s.workload;
   std::string shape;
-  if (spec.name == "cholesky" || spec.name == "lu") {
+  if (spec.kind == sched::WorkloadKind::kCholesky || spec.kind == sched::WorkloadKind::kLu) {
     shape = fmt::format("{}x{} tiles, {} kernels, ", spec.tiles, spec.tiles, spec.kernels);
-  } else if (spec.name != "chain") {
+  } else if (spec.kind != sched::WorkloadKind::kChain) {
     shape = fmt::format("seed {}, ", spec.seed);
   }
   std::vector<std::string> devices;

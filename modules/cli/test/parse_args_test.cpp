@@ -103,7 +103,7 @@ TEST(ParseArgsTest, ScheduleDefaultsAreCholeskyOnFourHostGpusUnderDmda) {
   EXPECT_EQ(o->command, "schedule");
   ASSERT_NE(o->as<ScheduleCommand>(), nullptr);
   const auto& s = o->as<ScheduleCommand>()->options();
-  EXPECT_EQ(s.workload.name, "cholesky");
+  EXPECT_EQ(s.workload.kind, sched::WorkloadKind::kCholesky);
   EXPECT_EQ(s.workload.tiles, 8);
   EXPECT_EQ(s.workload.tasks, 1000);
   EXPECT_EQ(s.workload.kernels, "sirocco");
@@ -151,7 +151,7 @@ TEST(ParseArgsTest, ScheduleTakesEveryFlag) {
   ASSERT_THAT(o, IsOk());
   ASSERT_NE(o->as<ScheduleCommand>(), nullptr);
   const auto& s = o->as<ScheduleCommand>()->options();
-  EXPECT_EQ(s.workload.name, "random");
+  EXPECT_EQ(s.workload.kind, sched::WorkloadKind::kRandom);
   EXPECT_EQ(s.workload.tiles, 3);
   EXPECT_EQ(s.workload.tasks, 50);
   EXPECT_EQ(s.workload.seed, 7U);

@@ -11,6 +11,8 @@
 #include <utility>
 #include <vector>
 
+#include <fmt/format.h>
+
 namespace acco::sched {
 namespace {
 
@@ -274,17 +276,13 @@ Status check_spec(const WorkloadSpec& spec, const std::vector<DeviceModel>& devi
   if (!(spec.time_scale > 0) || std::isinf(spec.time_scale)) {
     return bad("time_scale must be positive and finite");
   }
-  const bool tiled = spec.name == "cholesky" || spec.name == "lu";
+  const bool tiled = spec.kind == WorkloadKind::kCholesky || spec.kind == WorkloadKind::kLu;
   if (tiled) {
     if (spec.tiles < 1 || spec.tiles > kMaxTiles) {
       return bad("tiles must be in 1.." + std::to_string(kMaxTiles) + ", got " +
                  std::to_string(spec.tiles));
     }
     return {};
-  }
-  if (spec.name != "independent" && spec.name != "chain" && spec.name != "random") {
-    return bad("unknown workload '" + spec.name +
-               "' (known: cholesky, lu, independent, chain, random)");
   }
   if (spec.tasks < 1 || spec.tasks > kMaxTasks) {
     return bad("tasks must be in 1.." + std::to_string(kMaxTasks) + ", got " +
@@ -293,10 +291,10 @@ Status check_spec(const WorkloadSpec& spec, const std::vector<DeviceModel>& devi
   if (!(spec.base_seconds > 0) || std::isinf(spec.base_seconds)) {
     return bad("base_seconds must be positive and finite");
   }
-  if (spec.name == "independent" && (!(spec.skew >= 1) || std::isinf(spec.skew))) {
+  if (spec.kind == WorkloadKind::kIndependent && (!(spec.skew >= 1) || std::isinf(spec.skew))) {
     return bad("skew must be finite and at least 1");
   }
-  if (spec.name == "random") {
+  if (spec.kind == WorkloadKind::kRandom) {
     // Bounds keep every derived size (level widths, predecessor lists, output bytes) far from
     // overflow and memory exhaustion; the paper's parameter sets sit well inside them.
     if (!(spec.alpha > 0 && spec.alpha <= 100)) {
@@ -320,19 +318,49 @@ Status check_spec(const WorkloadSpec& spec, const std::vector<DeviceModel>& devi
 }  // namespace
 
 Result<Workload> make_workload(const WorkloadSpec& spec, const std::vector<DeviceModel>& devices) {
-  ACCO_RETURN_IF_ERROR(check_spec(spec, devices), "workload '" + spec.name + "'");
-  if (spec.name == "cholesky" || spec.name == "lu") {
-    ACCO_ASSIGN_OR_RETURN(const auto table, kernel_table(spec.kernels),
-                          "workload '" + spec.name + "'");
-    return spec.name == "cholesky" ? cholesky(spec, devices, table) : lu(spec, devices, table);
+  const std::string context = fmt::format("workload '{}'", to_string(spec.kind));
+  ACCO_RETURN_IF_ERROR(check_spec(spec, devices), context);
+  switch (spec.kind) {
+    case WorkloadKind::kCholesky:
+    case WorkloadKind::kLu: {
+      ACCO_ASSIGN_OR_RETURN(const auto table, kernel_table(spec.kernels), context);
+      return spec.kind == WorkloadKind::kCholesky ? cholesky(spec, devices, table)
+                                                  : lu(spec, devices, table);
+    }
+    case WorkloadKind::kIndependent:
+      return independent(spec, devices);
+    case WorkloadKind::kChain:
+      return chain(spec, devices);
+    case WorkloadKind::kRandom:
+      return random_dag(spec, devices);
   }
-  if (spec.name == "independent") {
-    return independent(spec, devices);
+  return fail(Errc::kInternal, context + ": unknown kind");
+}
+
+const char* to_string(WorkloadKind kind) {
+  switch (kind) {
+    case WorkloadKind::kCholesky:
+      return "cholesky";
+    case WorkloadKind::kLu:
+      return "lu";
+    case WorkloadKind::kIndependent:
+      return "independent";
+    case WorkloadKind::kChain:
+      return "chain";
+    case WorkloadKind::kRandom:
+      return "random";
   }
-  if (spec.name == "chain") {
-    return chain(spec, devices);
+  return "unknown";
+}
+
+std::optional<WorkloadKind> parse_workload_kind(std::string_view name) {
+  for (const auto kind : {WorkloadKind::kCholesky, WorkloadKind::kLu, WorkloadKind::kIndependent,
+                          WorkloadKind::kChain, WorkloadKind::kRandom}) {
+    if (name == to_string(kind)) {
+      return kind;
+    }
   }
-  return random_dag(spec, devices);
+  return std::nullopt;
 }
 
 std::vector<Edge> infer_edges(const Workload& workload) {

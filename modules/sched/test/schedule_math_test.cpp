@@ -211,7 +211,7 @@ TEST(CpopTest, CriticalTaskThePathProcessorCannotRunGoesElsewhere) {
 
 TEST(HeftTest, SchedulesARandomWorkloadValidly) {
   WorkloadSpec spec;
-  spec.name = "random";
+  spec.kind = WorkloadKind::kRandom;
   spec.tasks = 60;
   spec.seed = 7;
   auto w = make_workload(spec, {{"cpu", 1}, {"gpu", 2}, {"gpu", 2}});
@@ -326,7 +326,7 @@ TEST(BoundsTest, AreaMatchesTheSortByRatioRuleOnTwoTypesAndTwoClasses) {
 
 TEST(BoundsTest, CholeskyAreaOnSiroccoMatchesTheSortByRatioRule) {
   WorkloadSpec spec;
-  spec.name = "cholesky";
+  spec.kind = WorkloadKind::kCholesky;
   spec.tiles = 16;
   const std::vector<DeviceModel> devices = {{"cpu", 1}, {"cpu", 1}, {"cpu", 1},
                                             {"cpu", 1}, {"gpu", 1}, {"gpu", 1}};
@@ -372,7 +372,7 @@ TEST(BoundsTest, AreaLpHandlesManyDistinctCostRows) {
 TEST(BoundsTest, AreaMatchesADirectLpOnUnrelatedDistinctRows) {
   // The direct LP over x_ip (fraction of task i on p), T and one slack per processor.
   WorkloadSpec spec;
-  spec.name = "random";
+  spec.kind = WorkloadKind::kRandom;
   spec.tasks = 30;
   spec.beta = 1.5;
   auto w = make_workload(spec, {{"cpu", 1}, {"gpu", 3}, {"gpu", 0.5}});

@@ -5,7 +5,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -56,8 +58,20 @@ struct KernelTable {
 // costs flops / 1e9 seconds on every kind. kNotFound listing the names otherwise.
 [[nodiscard]] Result<KernelTable> kernel_table(const std::string& name);
 
+enum class WorkloadKind {
+  kCholesky,     // tiled Cholesky factorisation (potrf, trsm, syrk, gemm)
+  kLu,           // tiled LU factorisation without pivoting (getrf, trsm, gemm)
+  kIndependent,  // tasks with no dependencies, costs skewed
+  kChain,        // each task reads and writes one datum after the previous task
+  kRandom,       // a layered random DAG (Topcuoglu et al. 2002)
+};
+// "cholesky", "lu", "independent", "chain", "random".
+[[nodiscard]] const char* to_string(WorkloadKind kind);
+// The kind named `name` ("cholesky", ...), or nullopt.
+[[nodiscard]] std::optional<WorkloadKind> parse_workload_kind(std::string_view name);
+
 struct WorkloadSpec {
-  std::string name;                  // cholesky | lu | independent | chain | random
+  WorkloadKind kind = WorkloadKind::kCholesky;
   int tiles = 8;                     // cholesky, lu: t (t x t tiles)
   int tasks = 1000;                  // independent, chain, random: number of tasks
   std::uint64_t seed = 1;            // independent (cost skew), random (DAG shape and costs)
