@@ -279,16 +279,11 @@ Result<bench::BenchRun> quick_bench(const topo::Machine& machine, const Progress
 }
 
 CommandSpec bench_command() {
-  return {"bench",
-          "measure host<->device, device<->device and host bandwidth against the link peak",
-          [](CLI::App& sub, SharedFlags& shared) -> FinishParse {
-            auto flags = std::make_shared<BenchFlags>();
-            add_bench_flags(sub, shared, *flags);
-            return [flags](const core::Settings&) -> Result<std::unique_ptr<Command>> {
-              ACCO_ASSIGN_OR_RETURN(auto options, bench_options(*flags));
-              return std::make_unique<BenchCommand>(std::move(options));
-            };
-          }};
+  return command_with_flags<BenchFlags>(
+      "bench", "measure host<->device, device<->device and host bandwidth against the link peak",
+      add_bench_flags, [](const BenchFlags& flags, const core::Settings&) {
+        return command_from<BenchCommand>(bench_options(flags));
+      });
 }
 
 }  // namespace acco::cli

@@ -35,6 +35,30 @@ struct CommandSpec {
   std::function<FinishParse(CLI::App& sub, SharedFlags& shared)> declare;
 };
 
+// The usual shape of a command with flags of its own: `declare_flags(sub, shared, flags)` declares
+// them on a `Flags` that lives as long as the parse, and `build(flags, settings)` checks them once
+// parsing is done and returns the command (Result<std::unique_ptr<Command>>).
+template <typename Flags, typename Declare, typename Build>
+[[nodiscard]] CommandSpec command_with_flags(std::string_view name, std::string_view summary,
+                                             Declare declare_flags, Build build) {
+  return {name, summary, [declare_flags, build](CLI::App& sub, SharedFlags& shared) -> FinishParse {
+            auto flags = std::make_shared<Flags>();
+            declare_flags(sub, shared, *flags);
+            return [flags, build](const core::Settings& settings) {
+              return Result<std::unique_ptr<Command>>(build(*flags, settings));
+            };
+          }};
+}
+
+// `Cmd` built from typed options, or the error that checking the flags found.
+template <typename Cmd, typename Options>
+[[nodiscard]] Result<std::unique_ptr<Command>> command_from(Result<Options> options) {
+  if (!options) {
+    return tl::unexpected(std::move(options).error());
+  }
+  return std::make_unique<Cmd>(std::move(*options));
+}
+
 // Every subcommand, in `acco --help` order (registry.cpp).
 [[nodiscard]] const std::vector<CommandSpec>& commands();
 

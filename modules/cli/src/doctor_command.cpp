@@ -83,17 +83,17 @@ struct DoctorFlags {
 }  // namespace
 
 CommandSpec doctor_command() {
-  return {"doctor", "assess this machine and say what to fix first (the main job)",
-          [](CLI::App& sub, SharedFlags& shared) -> FinishParse {
-            auto flags = std::make_shared<DoctorFlags>();
-            add_machine_flags(sub, shared, flags->machine, false);
-            sub.add_flag("--no-bench", flags->no_bench,
-                         "skip the quick measurement of the data paths");
-            return [flags](const core::Settings& settings) -> Result<std::unique_ptr<Command>> {
-              ACCO_ASSIGN_OR_RETURN(auto machine, machine_options(flags->machine, settings));
-              return std::make_unique<DoctorCommand>(std::move(machine), flags->no_bench);
-            };
-          }};
+  return command_with_flags<DoctorFlags>(
+      "doctor", "assess this machine and say what to fix first (the main job)",
+      [](CLI::App& sub, SharedFlags& shared, DoctorFlags& flags) {
+        add_machine_flags(sub, shared, flags.machine, false);
+        sub.add_flag("--no-bench", flags.no_bench, "skip the quick measurement of the data paths");
+      },
+      [](const DoctorFlags& flags,
+         const core::Settings& settings) -> Result<std::unique_ptr<Command>> {
+        ACCO_ASSIGN_OR_RETURN(auto machine, machine_options(flags.machine, settings));
+        return std::make_unique<DoctorCommand>(std::move(machine), flags.no_bench);
+      });
 }
 
 }  // namespace acco::cli

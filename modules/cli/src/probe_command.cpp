@@ -52,15 +52,14 @@ class ProbeCommand final : public Command {
 }  // namespace
 
 CommandSpec probe_command() {
-  return {"probe", "discover the machine's links and report what is wrong",
-          [](CLI::App& sub, SharedFlags& shared) -> FinishParse {
-            auto flags = std::make_shared<MachineFlags>();
-            add_machine_flags(sub, shared, *flags, true);
-            return [flags](const core::Settings& settings) -> Result<std::unique_ptr<Command>> {
-              ACCO_ASSIGN_OR_RETURN(auto machine, machine_options(*flags, settings));
-              return std::make_unique<ProbeCommand>(std::move(machine));
-            };
-          }};
+  return command_with_flags<MachineFlags>(
+      "probe", "discover the machine's links and report what is wrong",
+      [](CLI::App& sub, SharedFlags& shared, MachineFlags& flags) {
+        add_machine_flags(sub, shared, flags, true);
+      },
+      [](const MachineFlags& flags, const core::Settings& settings) {
+        return command_from<ProbeCommand>(machine_options(flags, settings));
+      });
 }
 
 }  // namespace acco::cli

@@ -467,15 +467,11 @@ Output ScheduleCommand::run(const Invocation& inv) const {
 }
 
 CommandSpec schedule_command() {
-  return {"schedule", "run a named task graph on several devices under scheduling policies",
-          [](CLI::App& sub, SharedFlags& shared) -> FinishParse {
-            auto flags = std::make_shared<ScheduleFlags>();
-            add_schedule_flags(sub, shared, *flags);
-            return [flags](const core::Settings&) -> Result<std::unique_ptr<Command>> {
-              ACCO_ASSIGN_OR_RETURN(auto options, schedule_options(*flags));
-              return std::make_unique<ScheduleCommand>(std::move(options));
-            };
-          }};
+  return command_with_flags<ScheduleFlags>(
+      "schedule", "run a named task graph on several devices under scheduling policies",
+      add_schedule_flags, [](const ScheduleFlags& flags, const core::Settings&) {
+        return command_from<ScheduleCommand>(schedule_options(flags));
+      });
 }
 
 }  // namespace acco::cli
