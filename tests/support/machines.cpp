@@ -215,6 +215,13 @@ void write_dgx_h100(const fs::path& dir, const DgxH100Options& o) {
                 .model = 143,
                 .model_name = "Intel(R) Xeon(R) Platinum 8480C",
                 .flags = std::string(kSapphireRapidsFlags)})
+      // Sapphire Rapids: 56 cores of 2 threads per socket, 48K L1d, 32K L1i, 2M L2 per core,
+      // 105M L3 per socket.
+      .cpu_topology({.threads_per_core = 2,
+                     .caches = {{1, "Data", 48},
+                                {1, "Instruction", 32},
+                                {2, "Unified", 2048},
+                                {3, "Unified", 107520, true}}})
       .hostname("dgx-h100-01")
       .osrelease("5.15.0-1063-nvidia")
       .cmdline(fmt::format(
@@ -283,6 +290,13 @@ void write_workstation(const fs::path& dir, const WorkstationOptions& o) {
                 .model = 1,
                 .model_name = "AMD EPYC 7543 32-Core Processor",
                 .flags = std::string(kMilanFlags)})
+      // Milan: 32 cores of 2 threads per socket, 32K L1d and L1i, 512K L2 per core; its L3 is
+      // per 8-core chiplet, written here as one per socket (256M).
+      .cpu_topology({.threads_per_core = 2,
+                     .caches = {{1, "Data", 32},
+                                {1, "Instruction", 32},
+                                {2, "Unified", 512},
+                                {3, "Unified", 262144, true}}})
       .hostname("ws-01")
       .osrelease("6.1.0-28-amd64")
       .cmdline(
@@ -345,6 +359,12 @@ void write_flattened_vm(const fs::path& dir, const FlattenedVmOptions& o) {
              .model = 143,
              .model_name = "Intel Xeon Processor (SapphireRapids)",
              .flags = std::string(kSapphireRapidsGuestFlags)})
+      // A KVM guest: one thread per vCPU, the caches QEMU's CPU model declares.
+      .cpu_topology({.threads_per_core = 1,
+                     .caches = {{1, "Data", 48},
+                                {1, "Instruction", 32},
+                                {2, "Unified", 2048},
+                                {3, "Unified", 16384, true}}})
       .hostname("gpu-vm")
       .osrelease("6.8.0-45-generic")
       .cmdline(
@@ -377,6 +397,12 @@ void write_ci_vm(const fs::path& dir, const CiVmOptions& /*options*/) {
                 .model_name = "AMD EPYC",
                 .flags = std::string(kEpycGuestFlags),
                 .processors = 2})
+      // Firecracker: two vCPUs, one thread each, one package.
+      .cpu_topology({.threads_per_core = 1,
+                     .caches = {{1, "Data", 32},
+                                {1, "Instruction", 32},
+                                {2, "Unified", 512},
+                                {3, "Unified", 32768, true}}})
       .hostname("localhost")
       .osrelease("6.18.44-fc-v657")
       .cmdline("console=ttyS0 reboot=k panic=1 root=/dev/vda rw")

@@ -5,6 +5,8 @@
 #include <cerrno>
 #include <cstdlib>
 #include <fstream>
+#include <map>
+#include <set>
 #include <stdexcept>
 #include <system_error>
 
@@ -394,6 +396,88 @@ SysrootBuilder& SysrootBuilder::cpuinfo(const CpuInfoSpec& spec) {
         cpus[i], spec.vendor_id, spec.family, spec.model, spec.model_name, package, spec.flags);
   }
   write_bytes(root_ / "proc/cpuinfo", text);
+  return *this;
+}
+
+SysrootBuilder& SysrootBuilder::cpu_topology(const CpuTopologySpec& spec) {
+  if (nodes_.empty()) {
+    throw std::invalid_argument("declare NUMA nodes before the CPU topology");
+  }
+  if (spec.threads_per_core < 1) {
+    throw std::invalid_argument("threads_per_core must be at least 1");
+  }
+  std::map<int, std::vector<int>> packages;  // package id -> CPUs
+  for (const auto& [id, cpus] : node_cpus_) {
+    const int package = nodes_[id].package >= 0 ? nodes_[id].package : id;
+    auto& list = packages[package];
+    list.insert(list.end(), cpus.begin(), cpus.end());
+  }
+  const fs::path cpu_dir = root_ / "sys/devices/system/cpu";
+  const std::set<int> offline(spec.offline.begin(), spec.offline.end());
+  int cache_id = 0;
+  for (auto& [package, cpus] : packages) {
+    std::sort(cpus.begin(), cpus.end());
+    const auto threads = static_cast<std::size_t>(spec.threads_per_core);
+    if (cpus.size() % threads != 0) {
+      throw std::invalid_argument(
+          fmt::format("package {} has {} CPUs, not a multiple of {} threads per core", package,
+                      cpus.size(), threads));
+    }
+    const std::size_t cores = cpus.size() / threads;
+    const std::string package_mask = cpu_mask(cpus);
+    const std::string package_list = format_cpu_list(cpus);
+    for (std::size_t core = 0; core < cores; ++core) {
+      std::vector<int> siblings;
+      for (std::size_t t = 0; t < threads; ++t) {
+        siblings.push_back(cpus[core + t * cores]);
+      }
+      std::sort(siblings.begin(), siblings.end());
+      for (const int cpu : siblings) {
+        const fs::path dir = cpu_dir / fmt::format("cpu{}", cpu);
+        if (offline.count(cpu) != 0) {
+          write_attr(dir / "online", "0");
+          fs::remove_all(dir / "topology");
+          continue;
+        }
+        write_attr(dir / "online", "1");
+        const fs::path topo = dir / "topology";
+        write_attr(topo / "physical_package_id", fmt::format("{}", package));
+        write_attr(topo / "die_id", "0");
+        write_attr(topo / "core_id", fmt::format("{}", core));
+        for (const char* name : {"core_cpus", "thread_siblings"}) {
+          write_attr(topo / name, cpu_mask(siblings));
+          write_attr(topo / fmt::format("{}_list", name), format_cpu_list(siblings));
+        }
+        for (const char* name : {"package_cpus", "core_siblings", "die_cpus"}) {
+          write_attr(topo / name, package_mask);
+          write_attr(topo / fmt::format("{}_list", name), package_list);
+        }
+        int index = 0;
+        for (const auto& cache : spec.caches) {
+          const fs::path c = dir / fmt::format("cache/index{}", index++);
+          const auto& shared = cache.per_package ? cpus : siblings;
+          write_attr(c / "level", fmt::format("{}", cache.level));
+          write_attr(c / "type", cache.type);
+          write_attr(c / "size", fmt::format("{}K", cache.size_kib));
+          write_attr(c / "coherency_line_size", "64");
+          write_attr(c / "ways_of_associativity", "8");
+          write_attr(c / "number_of_sets",
+                     fmt::format("{}", std::max<std::uint64_t>(cache.size_kib * 1024 / 64 / 8, 1)));
+          write_attr(c / "shared_cpu_map", cpu_mask(shared));
+          write_attr(c / "shared_cpu_list", format_cpu_list(shared));
+          write_attr(c / "id", fmt::format("{}", cache.per_package ? package : cache_id));
+        }
+      }
+      ++cache_id;
+    }
+  }
+  std::vector<int> online;
+  for (const int cpu : all_cpus()) {
+    if (offline.count(cpu) == 0) {
+      online.push_back(cpu);
+    }
+  }
+  write_attr(cpu_dir / "online", format_cpu_list(online));
   return *this;
 }
 

@@ -150,6 +150,24 @@ class PciBus {
   std::string name_ = {};
 };
 
+// One cache level of every core or package (sys/devices/system/cpu/cpuN/cache/indexK).
+struct CacheSpec {
+  int level = 1;
+  std::string type = "Data";  // "Data", "Instruction" or "Unified", as the kernel writes it
+  std::uint64_t size_kib = 48;
+  bool per_package = false;  // one instance per package (an L3) rather than per core
+};
+
+// The CPU topology files (Documentation/admin-guide/cputopology.rst) that libhwloc reads: each
+// package's CPUs (from the NUMA nodes) are split into cores of `threads_per_core` threads, the
+// first thread of every core numbered first, the siblings after them, as x86 kernels number
+// them ("0-55,112-167": core 0 is CPUs 0 and 112).
+struct CpuTopologySpec {
+  int threads_per_core = 1;
+  std::vector<CacheSpec> caches = {};
+  std::vector<int> offline = {};  // CPUs listed but offline: no topology/ or cache/ directory
+};
+
 class SysrootBuilder {
  public:
   // `root` must not exist or be empty; it gets sys/ and proc/ with the directories every
@@ -163,6 +181,8 @@ class SysrootBuilder {
   SysrootBuilder& numa_node(const NumaNodeSpec& spec);
   // proc/cpuinfo; after the NUMA nodes, which give each CPU's package.
   SysrootBuilder& cpuinfo(const CpuInfoSpec& spec);
+  // Cores, threads and caches of every CPU; after the NUMA nodes, which give each CPU's package.
+  SysrootBuilder& cpu_topology(const CpuTopologySpec& spec);
   SysrootBuilder& cmdline(std::string_view cmdline);
   SysrootBuilder& hostname(std::string_view name);
   SysrootBuilder& osrelease(std::string_view release);

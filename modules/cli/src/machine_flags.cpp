@@ -11,6 +11,11 @@ void add_machine_flags(CLI::App& sub, SharedFlags& shared, MachineFlags& flags, 
                    "read DIR/sys and DIR/proc instead of /sys and /proc (env ACCO_SYSROOT)", "DIR");
   sub.add_option("--from", flags.from, "replay a snapshot written by --snapshot instead of probing")
       ->type_name("FILE");
+  sub.add_option(
+         "--hwloc-xml", flags.hwloc_xml,
+         "assess an hwloc XML export (lstopo --of xml) instead of probing: CPU, NUMA and PCI "
+         "facts as far as the export holds them")
+      ->type_name("FILE");
   if (snapshot) {
     sub.add_option("--snapshot", flags.snapshot,
                    "record everything read (sysfs, procfs, NVML) into FILE for --from")
@@ -41,7 +46,20 @@ Result<MachineOptions> machine_options(const MachineFlags& flags, const core::Se
   if (!flags.from.empty() && settings.find("sysroot")->set_by == core::SetBy::kFlag) {
     return usage("--from and --sysroot cannot be combined (the snapshot replaces the sysroot)");
   }
+  if (!flags.hwloc_xml.empty()) {
+    if (!flags.from.empty()) {
+      return usage("--hwloc-xml and --from cannot be combined (each is the machine to assess)");
+    }
+    if (!flags.snapshot.empty()) {
+      return usage("--hwloc-xml and --snapshot cannot be combined (an XML export reads no files)");
+    }
+    if (settings.find("sysroot")->set_by == core::SetBy::kFlag) {
+      return usage(
+          "--hwloc-xml and --sysroot cannot be combined (the export replaces the sysroot)");
+    }
+  }
   m.from = flags.from;
+  m.hwloc_xml = flags.hwloc_xml;
   m.snapshot = flags.snapshot;
   return m;
 }
@@ -50,6 +68,7 @@ topo::ProbeRequest probe_request(const MachineOptions& machine, const core::Sett
   topo::ProbeRequest r;
   r.sysroot = settings.get("sysroot");
   r.from_snapshot = machine.from;
+  r.hwloc_xml = machine.hwloc_xml;
   // The command writes the snapshot itself, so a failed write is told apart from a failed probe.
   r.capture_snapshot = !machine.snapshot.empty();
   r.nvml_library = settings.get("nvml-library");

@@ -18,14 +18,16 @@
 namespace acco::cli {
 
 struct MachineFlags {
-  std::string from;      // --from FILE
-  std::string snapshot;  // --snapshot FILE (probe only)
-  std::string fail_on;   // --fail-on SEVERITY
+  std::string from;       // --from FILE
+  std::string hwloc_xml;  // --hwloc-xml FILE
+  std::string snapshot;   // --snapshot FILE (probe only)
+  std::string fail_on;    // --fail-on SEVERITY
 };
 
 // Checked and typed.
 struct MachineOptions {
   std::string from;
+  std::string hwloc_xml;
   std::string snapshot;
   std::optional<topo::Severity> fail_on;
 };

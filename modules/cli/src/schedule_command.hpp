@@ -18,8 +18,8 @@ namespace acco::cli {
 // is checked at run.
 struct ScheduleOptions {
   sched::WorkloadSpec workload;  // cholesky unless --workload says otherwise
-  bool cuda = false;  // --devices cuda: every GPU; otherwise emulated host devices
-  int devices = 4;    // host: emulated devices
+  bool cuda = false;             // --devices cuda: every GPU; otherwise emulated host devices
+  int devices = 4;               // host: emulated devices
   // Per device, or one entry for every device; empty: "gpu" and speed 1 for every device.
   std::vector<std::string> kinds;
   std::vector<double> speeds;

@@ -4,6 +4,7 @@
 #include <map>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "acco/core/units.hpp"
 #include "acco/topo/json.hpp"
@@ -72,16 +73,35 @@ std::string name_of(const topo::Machine& m, const topo::PciDevice& d) {
   return name;
 }
 
+// "CPU: 2 package(s), 112 core(s), 224 PU(s); L1d 48 KiB x112, ... (hwloc 2.9.0 (...))".
+std::string cpu_line(const topo::CpuTopology& cpu) {
+  if (cpu.source.empty()) {
+    return fmt::format("CPU: topology unknown ({})\n",
+                       cpu.unavailable.empty() ? "hwloc was not used" : cpu.unavailable);
+  }
+  std::vector<std::string> caches;
+  for (const auto& c : cpu.caches) {
+    caches.push_back(fmt::format("{} {} x{}", c.name, units::format_bytes(c.bytes), c.count));
+  }
+  return fmt::format("CPU: {} package(s), {} core(s), {} PU(s){}{}; read by {}\n", cpu.packages,
+                     cpu.cores, cpu.pus, caches.empty() ? "" : "; ", fmt::join(caches, ", "),
+                     cpu.source);
+}
+
 std::string header(const topo::Machine& m) {
   std::string out = fmt::format("acco probe: {} (kernel {}), read from {}{}\n",
                                 m.hostname.empty() ? "unknown host" : m.hostname,
                                 m.kernel.empty() ? "unknown" : m.kernel, m.origin,
                                 m.hypervisor ? ", virtual machine" : "");
+  out += cpu_line(m.cpu);
   std::map<int, std::vector<const topo::NumaNode*>> sockets;
   for (const auto& n : m.numa_nodes) {
     sockets[n.package].push_back(&n);
   }
-  out += fmt::format("NUMA: {} node(s) on {} socket(s)\n", m.numa_nodes.size(), sockets.size());
+  // hwloc counts every CPU's package; without it, the packages of the nodes' CPUs.
+  const std::size_t socket_count =
+      m.cpu.source.empty() ? sockets.size() : static_cast<std::size_t>(m.cpu.packages);
+  out += fmt::format("NUMA: {} node(s) on {} socket(s)\n", m.numa_nodes.size(), socket_count);
   for (const auto& n : m.numa_nodes) {
     out += fmt::format("  node {}: socket {}, CPUs {}, {}\n", n.id,
                        n.package < 0 ? std::string("?") : std::to_string(n.package),

@@ -63,6 +63,8 @@ constexpr std::array kRules = {
          detail::check_virtualized_topology},
     Rule{"nvml-unavailable", kInfo, kInfo, "NVIDIA GPUs present but NVML could not be used",
          detail::check_nvml_unavailable},
+    Rule{"hwloc-disagrees", kInfo, kInfo, "acco's sysfs reader and hwloc read the CPUs differently",
+         detail::check_hwloc_disagrees},
     Rule{"input-unreadable", kInfo, kInfo, "a sysfs/procfs file exists but could not be understood",
          detail::check_input_unreadable},
 };

@@ -166,6 +166,24 @@ nlohmann::ordered_json probe_json(const Machine& m, const std::vector<Finding>& 
   for (const auto& i : m.input_issues) {
     issues.push_back({{"path", i.path}, {"problem", i.problem}});
   }
+  nlohmann::ordered_json caches = nlohmann::ordered_json::array();
+  for (const auto& c : m.cpu.caches) {
+    caches.push_back({{"name", c.name}, {"bytes", c.bytes}, {"count", c.count}});
+  }
+  const auto text_or_null = [](const std::string& s) {
+    return s.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(s);
+  };
+  const auto count_or_null = [&](int n) {
+    return m.cpu.source.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(n);
+  };
+  nlohmann::ordered_json cpu = {{"source", text_or_null(m.cpu.source)},
+                                {"unavailable", text_or_null(m.cpu.unavailable)},
+                                {"packages", count_or_null(m.cpu.packages)},
+                                {"cores", count_or_null(m.cpu.cores)},
+                                {"pus", count_or_null(m.cpu.pus)},
+                                {"numa_nodes", count_or_null(m.cpu.numa_nodes)},
+                                {"caches", caches},
+                                {"disagreements", m.cpu.disagreements}};
   nlohmann::ordered_json nvml = nlohmann::ordered_json(to_json(m.nvml));
   nvml.erase("gpus");  // per-GPU answers are under each device
   return {
@@ -175,6 +193,8 @@ nlohmann::ordered_json probe_json(const Machine& m, const std::vector<Finding>& 
         {"hostname", m.hostname},
         {"kernel", m.kernel},
         {"hypervisor", m.hypervisor},
+        {"sysfs_read", m.sysfs_read},
+        {"cpu", cpu},
         {"numa_nodes", numa},
         {"net_interfaces", nets},
         {"ib_ports", ib},

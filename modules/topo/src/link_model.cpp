@@ -115,6 +115,9 @@ std::vector<std::string> ancestors(const Machine& machine, const std::string& ad
 void annotate_links(Machine& machine) {
   for (auto& dev : machine.pci_devices) {
     dev.current_bytes_per_second = link_bytes_per_second(dev.current);
+    if (dev.current_bytes_per_second == 0) {
+      dev.current_bytes_per_second = dev.reported_bytes_per_second;  // hwloc XML: all there is
+    }
     dev.capable_bytes_per_second = link_bytes_per_second(dev.max);
     if (const PciDevice* parent = machine.find(dev.parent);
         parent != nullptr && parent->max.known() && dev.max.known()) {

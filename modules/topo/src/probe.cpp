@@ -9,6 +9,7 @@
 
 #include "acco/core/json.hpp"
 #include "acco/core/json_reader.hpp"
+#include "acco/topo/hwloc_source.hpp"
 #include "acco/topo/link_model.hpp"
 #include "acco/topo/nvml.hpp"
 #include "acco/topo/sysfs_source.hpp"
@@ -23,6 +24,18 @@ std::string now_utc() {
   char buffer[32];
   std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%SZ", &tm);
   return buffer;
+}
+
+// hwloc's view merged into `machine`; when hwloc cannot read the input the machine keeps acco's
+// own counts and says why. Returns the XML export for a snapshot.
+std::string add_hwloc(Machine& machine, const HwlocInput& input) {
+  auto view = discover_hwloc(input);
+  if (!view) {
+    machine.cpu.unavailable = view.error().message;
+    return {};
+  }
+  merge_hwloc(machine, *view);
+  return std::move(view->xml);
 }
 
 ProbeResult finish(Machine machine, NvmlReport nvml, std::string origin) {
@@ -40,7 +53,8 @@ ProbeResult finish(Machine machine, NvmlReport nvml, std::string origin) {
 nlohmann::json to_json(const Snapshot& snapshot) {
   return {{"schema", kSnapshotSchema},        {"created", snapshot.created},
           {"origin", snapshot.origin},        {"acco_version", snapshot.acco_version},
-          {"fs", core::to_json(snapshot.fs)}, {"nvml", to_json(snapshot.nvml)}};
+          {"fs", core::to_json(snapshot.fs)}, {"nvml", to_json(snapshot.nvml)},
+          {"hwloc_xml", snapshot.hwloc_xml}};
 }
 
 Result<Snapshot> snapshot_from_json(const nlohmann::json& j) {
@@ -56,6 +70,7 @@ Result<Snapshot> snapshot_from_json(const nlohmann::json& j) {
   s.created = in.optional_string("created").value_or("");
   s.origin = in.optional_string("origin").value_or("");
   s.acco_version = in.optional_string("acco_version").value_or("");
+  s.hwloc_xml = in.optional_string("hwloc_xml").value_or("");
   if (const nlohmann::json* fs = in.object("fs")) {
     if (auto record = core::fs_record_from_json(*fs)) {
       s.fs = std::move(*record);
@@ -86,9 +101,22 @@ Result<ProbeResult> probe(const ProbeRequest& request) {
                           "snapshot " + request.from_snapshot);
     core::ReplayFs fs(snapshot.fs);
     ACCO_ASSIGN_OR_RETURN(Machine machine, discover_sysfs(fs), "snapshot " + request.from_snapshot);
+    if (snapshot.hwloc_xml.empty()) {
+      machine.cpu.unavailable = "the snapshot holds no hwloc XML (taken by an older acco)";
+    } else {
+      add_hwloc(machine, {HwlocInputKind::kXmlText, snapshot.hwloc_xml});
+    }
     return finish(std::move(machine), snapshot.nvml,
                   fmt::format("snapshot {} (taken {} from {})", request.from_snapshot,
                               snapshot.created, snapshot.origin));
+  }
+
+  if (!request.hwloc_xml.empty()) {
+    ACCO_ASSIGN_OR_RETURN(const HwlocView view,
+                          discover_hwloc({HwlocInputKind::kXmlFile, request.hwloc_xml}));
+    NvmlReport nvml;
+    nvml.reason = "not in an hwloc XML export";
+    return finish(machine_from_hwloc(view, ""), std::move(nvml), "hwloc XML " + request.hwloc_xml);
   }
 
   ACCO_ASSIGN_OR_RETURN(const auto disk, core::make_disk_fs(request.sysroot));
@@ -110,6 +138,7 @@ Result<ProbeResult> probe(const ProbeRequest& request) {
   }
 
   ACCO_ASSIGN_OR_RETURN(Machine machine, discover_sysfs(fs), "sysroot " + request.sysroot);
+  std::string hwloc_xml = add_hwloc(machine, {HwlocInputKind::kFsRoot, request.sysroot});
   std::optional<Snapshot> snapshot;
   if (record) {
     snapshot.emplace();
@@ -118,6 +147,7 @@ Result<ProbeResult> probe(const ProbeRequest& request) {
     snapshot->acco_version = ACCO_VERSION;
     snapshot->fs = recording.record();
     snapshot->nvml = nvml;
+    snapshot->hwloc_xml = std::move(hwloc_xml);
   }
   if (!request.write_snapshot.empty()) {
     ACCO_RETURN_IF_ERROR(write_snapshot(request.write_snapshot, *snapshot));

@@ -391,7 +391,7 @@ TEST(ChecksTest, RuleIdsAreUniqueAndEachHasATitleAndAnOrderedRange) {
     EXPECT_FALSE(r.title.empty()) << r.id;
     EXPECT_LE(r.lowest, r.highest) << r.id;
   }
-  EXPECT_EQ(ids.size(), 17U);
+  EXPECT_EQ(ids.size(), 18U);
 }
 
 }  // namespace

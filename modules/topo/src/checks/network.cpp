@@ -144,7 +144,7 @@ void check_nic_pcie_limited(const Machine& m, std::vector<Finding>& out) {
 }
 
 void check_gpudirect_rdma_missing(const Machine& m, std::vector<Finding>& out) {
-  if (m.gpudirect.rdma_loaded) {
+  if (m.gpudirect.rdma_loaded || !m.sysfs_read) {  // modules are not in an XML export
     return;
   }
   const auto gpus = nvidia_gpus(m);

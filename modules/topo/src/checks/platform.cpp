@@ -93,7 +93,7 @@ void check_virtualized_topology(const Machine& m, std::vector<Finding>& out) {
 }
 
 void check_nvml_unavailable(const Machine& m, std::vector<Finding>& out) {
-  if (m.nvml.available) {
+  if (m.nvml.available || !m.sysfs_read) {  // an XML export never holds NVML's answers
     return;
   }
   const auto gpus = nvidia_gpus(m);

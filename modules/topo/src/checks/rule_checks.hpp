@@ -33,6 +33,9 @@ void check_nic_pcie_limited(const Machine& m, std::vector<Finding>& out);
 void check_gpudirect_rdma_missing(const Machine& m, std::vector<Finding>& out);
 void check_nvlink_down(const Machine& m, std::vector<Finding>& out);
 
+// cpu.cpp: CPU and NUMA facts where sysfs and hwloc disagree.
+void check_hwloc_disagrees(const Machine& m, std::vector<Finding>& out);
+
 // platform.cpp: the IOMMU, virtualization, the NVIDIA driver and unreadable inputs.
 void check_iommu_translated(const Machine& m, std::vector<Finding>& out);
 void check_virtualized_topology(const Machine& m, std::vector<Finding>& out);

@@ -64,7 +64,9 @@ struct PciDevice {
   double capable_bytes_per_second = 0;  // min(device max, parent port max)
   double current_bytes_per_second = 0;  // this device's current link
   double path_bytes_per_second = 0;     // narrowest current link from here to the root
-  std::string path_limited_by;          // address of the device whose link is narrowest
+  // hwloc's linkspeed (an XML export's only link figure): used when `current` is unknown.
+  double reported_bytes_per_second = 0;
+  std::string path_limited_by;  // address of the device whose link is narrowest
 
   bool operator==(const PciDevice&) const = default;
 };
@@ -181,6 +183,29 @@ struct InputIssue {
   bool operator==(const InputIssue&) const = default;
 };
 
+// One level of CPU cache as hwloc reports it.
+struct CacheLevel {
+  std::string name;         // "L1d", "L1i", "L2", "L3"
+  std::uint64_t bytes = 0;  // one instance
+  int count = 0;            // instances in the machine
+  bool operator==(const CacheLevel&) const = default;
+};
+
+// The CPU topology as libhwloc reads it (packages, cores, PUs, caches); `source` is empty when
+// hwloc was not used, and `unavailable` then says why. Counts are 0 when unknown.
+struct CpuTopology {
+  std::string source;       // "hwloc 2.9.0"
+  std::string unavailable;  // why hwloc's view is absent
+  int packages = 0;
+  int cores = 0;
+  int pus = 0;
+  int numa_nodes = 0;
+  std::vector<CacheLevel> caches;  // L1d, L1i, L2, L3 ... in that order
+  // Where acco's own sysfs reader and hwloc disagree, each with the reason.
+  std::vector<std::string> disagreements;
+  bool operator==(const CpuTopology&) const = default;
+};
+
 struct Machine {
   std::string origin;  // "/" , "sysroot /tmp/x" or "snapshot file.json"
   std::string hostname;
@@ -195,6 +220,11 @@ struct Machine {
   GpuDirect gpudirect;
   NvmlReport nvml;
   std::vector<InputIssue> input_issues;
+  CpuTopology cpu;
+  // False when the machine comes from an hwloc XML export alone: drivers, IOMMU groups, ACS,
+  // kernel modules, InfiniBand ports and link generations were not read, and the checks that
+  // need them stay silent.
+  bool sysfs_read = true;
 
   [[nodiscard]] const PciDevice* find(const std::string& address) const;
   [[nodiscard]] const NvmlGpu* nvml_gpu(const std::string& address) const;

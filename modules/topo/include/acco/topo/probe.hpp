@@ -26,6 +26,7 @@ enum class NvmlMode {
 struct ProbeRequest {
   std::string sysroot = "/";
   std::string from_snapshot;      // replay this file instead of reading a sysroot
+  std::string hwloc_xml;          // assess an hwloc XML export (lstopo --of xml) instead
   std::string write_snapshot;     // record everything read into this file
   bool capture_snapshot = false;  // record everything read into ProbeResult::snapshot
   std::string nvml_library = "libnvidia-ml.so.1";
@@ -40,6 +41,9 @@ struct Snapshot {
   std::string acco_version;
   core::FsRecord fs;
   NvmlReport nvml;
+  // hwloc's XML export of the machine, replayed by --from; empty in snapshots of acco before 0.2
+  // (their CPU topology is then unknown).
+  std::string hwloc_xml;
 };
 
 struct ProbeResult {
@@ -55,7 +59,8 @@ struct ProbeResult {
 // Writes `snapshot` to `path` atomically. Errors as core::write_file_atomic, prefixed "snapshot".
 [[nodiscard]] Status write_snapshot(const std::string& path, const Snapshot& snapshot);
 
-// Errors: kNotFound (no sysroot, no snapshot file), kInvalidArgument (malformed snapshot),
+// Errors: kNotFound (no sysroot, no snapshot or XML file), kInvalidArgument (malformed snapshot or
+// XML),
 // kUnavailable/kNotFound when the snapshot cannot be written (nothing half-written is left).
 [[nodiscard]] Result<ProbeResult> probe(const ProbeRequest& request);
 

@@ -1,0 +1,29 @@
+// CPU and NUMA facts read twice, by acco's sysfs reader and by libhwloc.
+#include <fmt/format.h>
+
+#include "rule_checks.hpp"
+
+namespace acco::topo::detail {
+
+void check_hwloc_disagrees(const Machine& m, std::vector<Finding>& out) {
+  if (m.cpu.disagreements.empty()) {
+    return;
+  }
+  Finding f;
+  f.severity = Severity::kInfo;
+  for (const auto& d : m.cpu.disagreements) {
+    f.evidence.push_back({"hwloc", d});
+  }
+  f.message = fmt::format(
+      "acco's sysfs reader and {} read this machine differently in {} place(s); packages and "
+      "device locality follow hwloc, and each difference is listed with its reason",
+      m.cpu.source, m.cpu.disagreements.size());
+  f.recommendation =
+      "Compare with `lstopo-no-graphics` (hwloc-nox). Nodes hwloc merges or CPUs it leaves out "
+      "come from firmware tables (ACPI SRAT/SLIT) the kernel reports as it found them: update the "
+      "BIOS; a PCI function hwloc does not list may sit in a 32-bit PCI domain (Intel VMD), which "
+      "Debian's hwloc is built without";
+  out.push_back(std::move(f));
+}
+
+}  // namespace acco::topo::detail
