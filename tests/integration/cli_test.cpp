@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -178,6 +179,110 @@ TEST_P(GeneratedMachineTest, SnapshotReplaysToTheSameReport) {
   a["machine"].erase("origin");
   b["machine"].erase("origin");
   EXPECT_EQ(a, b);
+}
+
+void expect_one_line_error(const CommandResult& r, int code, const std::string& needle);
+
+// The standard output of a shell command, or nullopt when it fails.
+std::optional<std::string> shell_output(const std::string& command) {
+  TempDir io;
+  const auto out = io.path() / "out";
+  if (std::system((command + " >" + quote(out.string()) + " 2>/dev/null").c_str()) != 0) {
+    return std::nullopt;
+  }
+  return slurp(out);
+}
+
+int count_lines_with(const std::string& text, const std::string& word) {
+  int n = 0;
+  for (std::size_t pos = 0; (pos = text.find(word, pos)) != std::string::npos; pos += word.size()) {
+    ++n;
+  }
+  return n;
+}
+
+// acco's counts against hwloc's own tools (package hwloc-nox) on the same tree: packages, cores,
+// PUs and NUMA nodes (hwloc-calc), PCI functions and bridges (lstopo --whole-io).
+TEST_P(GeneratedMachineTest, CountsMatchLstopo) {
+  if (!shell_output("command -v hwloc-calc && command -v lstopo-no-graphics")) {
+    GTEST_SKIP() << "hwloc-nox (hwloc-calc, lstopo-no-graphics) is not installed";
+  }
+  const auto r = probe({"--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  const std::string env = "HWLOC_FSROOT=" + quote(dir_.path().string()) + " ";
+  const auto hwloc_count = [&](const char* type) {
+    const auto text = shell_output(env + "hwloc-calc -N " + type + " all");
+    return text ? std::stoi(*text) : -1;
+  };
+  const auto& cpu = j["machine"]["cpu"];
+  EXPECT_EQ(cpu["packages"], hwloc_count("package"));
+  EXPECT_EQ(cpu["cores"], hwloc_count("core"));
+  EXPECT_EQ(cpu["pus"], hwloc_count("pu"));
+  EXPECT_EQ(cpu["numa_nodes"], hwloc_count("numanode"));
+  EXPECT_EQ(j["machine"]["numa_nodes"].size(), static_cast<std::size_t>(hwloc_count("numanode")));
+  EXPECT_EQ(cpu["disagreements"].size(), 0U) << cpu["disagreements"].dump();
+
+  const auto bridges = shell_output(env + "lstopo-no-graphics --whole-io --only bridge");
+  const auto functions = shell_output(env + "lstopo-no-graphics --whole-io --only pcidev");
+  ASSERT_TRUE(bridges && functions);
+  int acco_bridges = 0;
+  for (const auto& d : j["devices"]) {
+    acco_bridges += d["kind"] == "bridge" ? 1 : 0;
+  }
+  EXPECT_EQ(acco_bridges, count_lines_with(*bridges, "PCIBridge"));
+  EXPECT_EQ(static_cast<int>(j["devices"].size()) - acco_bridges,
+            count_lines_with(*functions, "PCI "));
+}
+
+// The hwloc XML a snapshot of the machine carries, as a file `lstopo --of xml` would write, with
+// the host name and kernel of the canned machine (hwloc writes the running system's).
+std::string export_xml(const stdfs::path& sysroot, const stdfs::path& out) {
+  const auto snap = out / "snap.json";
+  const auto r = acco({"probe", "--sysroot", sysroot.string(), "--snapshot", snap.string()});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  std::string xml = nlohmann::json::parse(slurp(snap))["hwloc_xml"].get<std::string>();
+  for (const auto& [name, value] :
+       {std::pair{"HostName", "dgx-h100-01"}, std::pair{"OSRelease", "5.15.0-1063-nvidia"}}) {
+    const std::string key = std::string("name=\"") + name + "\" value=\"";
+    const auto at = xml.find(key);
+    if (at != std::string::npos) {
+      const auto start = at + key.size();
+      xml.replace(start, xml.find('"', start) - start, value);
+    }
+  }
+  const auto file = out / "dgx_h100.xml";
+  std::ofstream(file) << xml;
+  return file.string();
+}
+
+TEST(CliTest, HwlocXmlExportIsAssessedAsFarAsItHoldsFacts) {
+  TempDir dir;
+  write_dgx_h100(dir.path());
+  TempDir out;
+  const auto xml = export_xml(dir.path(), out.path());
+  const auto r = acco({"probe", "--hwloc-xml", xml});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  expect_golden("dgx_h100.hwloc_xml.txt", replace_all(r.out, xml, "<XML>"));
+  const auto json = acco({"probe", "--hwloc-xml", xml, "--json"});
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  expect_conforms(json.out);
+  const auto j = nlohmann::json::parse(json.out);
+  EXPECT_EQ(j["machine"]["sysfs_read"], false);
+  EXPECT_EQ(j["machine"]["cpu"]["packages"], 2);
+}
+
+TEST(CliTest, BadHwlocXmlInputsExitWithTheirCodes) {
+  TempDir dir;
+  expect_one_line_error(acco({"probe", "--hwloc-xml", (dir.path() / "none.xml").string()}), 66,
+                        "none.xml");
+  const auto garbage = (dir.path() / "garbage.xml").string();
+  std::ofstream(garbage) << "<topology";
+  expect_one_line_error(acco({"probe", "--hwloc-xml", garbage}), 65, "garbage.xml");
+  expect_one_line_error(acco({"probe", "--hwloc-xml", garbage, "--from", garbage}), 64,
+                        "--hwloc-xml");
+  expect_one_line_error(acco({"probe", "--hwloc-xml", garbage, "--sysroot", "/"}), 64,
+                        "--hwloc-xml");
 }
 
 INSTANTIATE_TEST_SUITE_P(Machines, GeneratedMachineTest, ::testing::ValuesIn(machines()),

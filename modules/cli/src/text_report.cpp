@@ -112,11 +112,20 @@ std::string header(const topo::Machine& m) {
   for (const auto& d : m.pci_devices) {
     bridges += d.kind == DeviceKind::kBridge ? 1 : 0;
   }
-  out += fmt::format(
-      "PCI: {} function(s), {} bridge(s); IOMMU {}; GPUDirect RDMA {}\n", m.pci_devices.size(),
-      bridges,
-      m.iommu.enabled ? fmt::format("on ({} groups)", m.iommu.groups.size()) : std::string("off"),
-      m.gpudirect.rdma_loaded ? "loaded" : "not loaded");
+  if (!m.sysfs_read) {
+    out += fmt::format(
+        "PCI: {} function(s), {} bridge(s)\n"
+        "Not in an hwloc XML export, so unknown: link generation and width, maximum links, "
+        "drivers, IOMMU groups, ACS, kernel modules (GPUDirect RDMA), InfiniBand ports; the "
+        "checks that need them are skipped\n",
+        m.pci_devices.size(), bridges);
+  } else {
+    out += fmt::format(
+        "PCI: {} function(s), {} bridge(s); IOMMU {}; GPUDirect RDMA {}\n", m.pci_devices.size(),
+        bridges,
+        m.iommu.enabled ? fmt::format("on ({} groups)", m.iommu.groups.size()) : std::string("off"),
+        m.gpudirect.rdma_loaded ? "loaded" : "not loaded");
+  }
   if (m.nvml.available) {
     out += fmt::format("NVML: driver {}, {} GPU(s)\n", m.nvml.driver_version, m.nvml.gpus.size());
   } else {

@@ -189,6 +189,9 @@ HwlocPci pci_of(hwloc_topology_t t, hwloc_obj_t obj,
   if (local != nullptr && local->nodeset != nullptr && hwloc_bitmap_weight(local->nodeset) == 1) {
     p.numa_node = hwloc_bitmap_first(local->nodeset);
   }
+  if (local != nullptr) {
+    p.local_cpus = bitmap_indexes(local->cpuset);
+  }
   for (hwloc_obj_t child = obj->io_first_child; child != nullptr; child = child->next_sibling) {
     if (child->type == HWLOC_OBJ_OS_DEVICE && child->name != nullptr) {
       p.os_devices.emplace_back(child->name);
@@ -426,6 +429,7 @@ Machine machine_from_hwloc(const HwlocView& view, std::string origin) {
     d.subsystem_device_id = p.subsystem_device_id;
     d.kind = p.bridge ? DeviceKind::kBridge : classify_pci(d.class_code, d.vendor_id);
     d.numa_node = p.numa_node;
+    d.local_cpus = p.local_cpus;
     d.reported_bytes_per_second = p.link_bytes_per_second;
     m.pci_devices.push_back(std::move(d));
     for (const auto& name : p.os_devices) {

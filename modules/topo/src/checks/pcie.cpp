@@ -216,6 +216,9 @@ void check_pcie_uplink_oversubscribed(const Machine& m, std::vector<Finding>& ou
 }
 
 void check_acs_p2p_redirect(const Machine& m, std::vector<Finding>& out) {
+  if (!m.sysfs_read) {
+    return;  // no configuration space in an hwloc XML export
+  }
   // Bridges that peer traffic between accelerators and NICs crosses: every bridge above two or
   // more such devices.
   std::map<std::string, int> below;
