@@ -19,6 +19,9 @@
 #include "acco/core/units.hpp"
 #include "acco/topo/sysfs_source.hpp"
 
+// hwloc describes each object kind in a C union (obj->attr->pcidev, ->bridge, ->cache, ...), read
+// here as its documentation says, by the object's type.
+// NOLINTBEGIN(cppcoreguidelines-pro-type-union-access)
 namespace acco::topo {
 namespace {
 
@@ -95,7 +98,7 @@ std::vector<CacheLevel> caches_of(hwloc_topology_t t) {
     if (n == 0) {
       continue;
     }
-    const hwloc_obj_t first = hwloc_get_obj_by_type(t, type, 0);
+    hwloc_obj_t first = hwloc_get_obj_by_type(t, type, 0);
     const auto kind = first->attr->cache.type;
     out.push_back({fmt::format("L{}{}", level,
                                kind == HWLOC_OBJ_CACHE_DATA          ? "d"
@@ -109,7 +112,7 @@ std::vector<CacheLevel> caches_of(hwloc_topology_t t) {
 // The package above an object (memory objects hang off their locality's object), as the OS
 // numbers it; its logical index when the OS gave none (hwloc's "P#?"); -1 when none is above.
 int package_above(hwloc_topology_t t, hwloc_obj_t obj) {
-  const hwloc_obj_t package = hwloc_get_ancestor_obj_by_type(t, HWLOC_OBJ_PACKAGE, obj);
+  hwloc_obj_t package = hwloc_get_ancestor_obj_by_type(t, HWLOC_OBJ_PACKAGE, obj);
   if (package == nullptr) {
     return -1;
   }
@@ -121,7 +124,7 @@ std::vector<NumaNode> nodes_of(hwloc_topology_t t) {
   std::vector<NumaNode> nodes;
   const int n = count_of(t, HWLOC_OBJ_NUMANODE);
   for (int i = 0; i < n; ++i) {
-    const hwloc_obj_t obj = hwloc_get_obj_by_type(t, HWLOC_OBJ_NUMANODE, static_cast<unsigned>(i));
+    hwloc_obj_t obj = hwloc_get_obj_by_type(t, HWLOC_OBJ_NUMANODE, static_cast<unsigned>(i));
     NumaNode node;
     node.id = obj->os_index == HWLOC_UNKNOWN_INDEX ? static_cast<int>(obj->logical_index)
                                                    : static_cast<int>(obj->os_index);
@@ -178,14 +181,14 @@ HwlocPci pci_of(hwloc_topology_t t, hwloc_obj_t obj,
   p.subsystem_vendor_id = a.subvendor_id;
   p.subsystem_device_id = a.subdevice_id;
   p.link_bytes_per_second = static_cast<double>(a.linkspeed) * 1e9;
-  const hwloc_obj_t up = obj->parent;
+  hwloc_obj_t up = obj->parent;
   if (up != nullptr && up->type == HWLOC_OBJ_BRIDGE &&
       up->attr->bridge.upstream_type == HWLOC_OBJ_BRIDGE_PCI) {
     const auto& u = up->attr->bridge.upstream.pci;
     p.parent = pci_address(u.domain, u.bus, u.dev, u.func);
   }
   p.root_bus = root_bus_of(obj);
-  const hwloc_obj_t local = hwloc_get_non_io_ancestor_obj(t, obj);
+  hwloc_obj_t local = hwloc_get_non_io_ancestor_obj(t, obj);
   if (local != nullptr && local->nodeset != nullptr && hwloc_bitmap_weight(local->nodeset) == 1) {
     p.numa_node = hwloc_bitmap_first(local->nodeset);
   }
@@ -296,7 +299,7 @@ Result<HwlocView> load(const HwlocInput& input) {
   view.cpu.caches = caches_of(raw);
   view.numa_nodes = nodes_of(raw);
   view.pci = pci_of(raw);
-  const hwloc_obj_t root = hwloc_get_root_obj(raw);
+  hwloc_obj_t root = hwloc_get_root_obj(raw);
   for (const auto& [name, out] :
        {std::pair{"HostName", &view.hostname}, std::pair{"OSRelease", &view.kernel}}) {
     if (const char* value = hwloc_obj_get_info_by_name(root, name)) {
@@ -367,7 +370,7 @@ void merge_hwloc(Machine& machine, const HwlocView& view) {
     }
   }
   for (const auto& n : view.numa_nodes) {
-    if (sysfs_ids.count(n.id) == 0) {
+    if (!sysfs_ids.contains(n.id)) {
       cpu.disagreements.push_back(fmt::format(
           "hwloc finds NUMA node {} (CPUs {}) that sysfs does not list", n.id, cpus_text(n.cpus)));
     }
@@ -448,3 +451,4 @@ Machine machine_from_hwloc(const HwlocView& view, std::string origin) {
 }
 
 }  // namespace acco::topo
+// NOLINTEND(cppcoreguidelines-pro-type-union-access)

@@ -1,5 +1,6 @@
 #include "acco/topo/probe.hpp"
 
+#include <array>
 #include <chrono>
 #include <ctime>
 
@@ -21,9 +22,9 @@ std::string now_utc() {
   const auto t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
   std::tm tm{};
   gmtime_r(&t, &tm);
-  char buffer[32];
-  std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buffer;
+  std::array<char, 32> buffer{};
+  std::strftime(buffer.data(), buffer.size(), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buffer.data();
 }
 
 // hwloc's view merged into `machine`; when hwloc cannot read the input the machine keeps acco's
