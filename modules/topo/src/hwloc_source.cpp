@@ -289,6 +289,18 @@ Result<HwlocView> load(const HwlocInput& input) {
     }
   }
 
+  hwloc_obj_t root = hwloc_get_root_obj(raw);
+  if (input.kind == HwlocInputKind::kFsRoot) {
+    // When hwloc's Linux backend finds no CPU topology files it falls back to counting the CPUs
+    // of the machine running acco, which would be reported as the sysroot's.
+    const char* backend = hwloc_obj_get_info_by_name(root, "Backend");
+    if (backend == nullptr || std::strstr(backend, "Linux") == nullptr) {
+      return fail(Errc::kUnavailable,
+                  fmt::format("hwloc found no CPU topology in {} "
+                              "(sys/devices/system/cpu/cpuN/topology/ is missing)",
+                              what));
+    }
+  }
   HwlocView view;
   // Where it was read from is the report's origin already; a replay reads the same.
   view.cpu.source = "hwloc " + version_text();
@@ -299,7 +311,6 @@ Result<HwlocView> load(const HwlocInput& input) {
   view.cpu.caches = caches_of(raw);
   view.numa_nodes = nodes_of(raw);
   view.pci = pci_of(raw);
-  hwloc_obj_t root = hwloc_get_root_obj(raw);
   for (const auto& [name, out] :
        {std::pair{"HostName", &view.hostname}, std::pair{"OSRelease", &view.kernel}}) {
     if (const char* value = hwloc_obj_get_info_by_name(root, name)) {

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -154,6 +155,26 @@ TEST(HwlocSourceTest, BadInputsAreOneLineErrorsNamingThem) {
               StatusIs(Errc::kNotFound));
   EXPECT_THAT(discover_hwloc({HwlocInputKind::kXmlText, "not xml"}),
               StatusIs(Errc::kInvalidArgument, HasSubstr("the snapshot's hwloc XML")));
+}
+
+// Without topology files hwloc would count the CPUs of the machine running the test; acco says
+// it cannot tell instead, and the probe keeps the sysfs reader's packages.
+TEST(HwlocSourceTest, ATreeWithoutCpuTopologyFilesIsUnavailableNotThisMachine) {
+  TempDir dir;
+  acco::testing::write_dgx_h100(dir.path());
+  for (int cpu = 0; cpu < 224; ++cpu) {
+    stdfs::remove_all(dir.path() / fmt::format("sys/devices/system/cpu/cpu{}/topology", cpu));
+  }
+  EXPECT_THAT(from_root(dir.path()),
+              StatusIs(Errc::kUnavailable, HasSubstr("found no CPU topology")));
+  ProbeRequest request;
+  request.sysroot = dir.path().string();
+  request.nvml = NvmlMode::kOff;
+  auto r = probe(request);
+  ASSERT_THAT(r, IsOk());
+  EXPECT_TRUE(r->machine.cpu.source.empty());
+  EXPECT_THAT(r->machine.cpu.unavailable, HasSubstr("found no CPU topology"));
+  EXPECT_EQ(r->machine.numa_nodes.size(), 2U);
 }
 
 TEST(HwlocSourceTest, LeavesTheEnvironmentAsItWas) {
