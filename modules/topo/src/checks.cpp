@@ -42,8 +42,12 @@ constexpr std::array kRules = {
          detail::check_gpu_nic_remote},
     Rule{"nvme-gpu-remote", kWarning, kWarning, "a GPU's nearest NVMe drive is across sockets",
          detail::check_nvme_gpu_remote},
-    Rule{"numa-unknown", kWarning, kWarning, "devices report numa_node -1 on a multi-node host",
+    Rule{"numa-unknown", kWarning, kWarning,
+         "devices whose NUMA node nothing in sysfs gives, on a multi-node host",
          detail::check_numa_unknown},
+    Rule{"numa-topology-inconsistent", kInfo, kWarning,
+         "NUMA nodes overlap, are empty, or miss online CPUs (firmware SRAT/SLIT)",
+         detail::check_numa_topology_inconsistent},
     Rule{"ib-port-down", kCritical, kCritical, "an InfiniBand/RoCE port is not ACTIVE",
          detail::check_ib_port_down},
     Rule{"ib-rate-low", kWarning, kWarning,
@@ -92,7 +96,7 @@ bool parse_severity(std::string_view text, Severity& out) {
 }
 
 const std::vector<RuleInfo>& rules() {
-  static const std::vector<RuleInfo> kRuleInfo = [] {
+  static const std::vector<RuleInfo> rule_info = [] {
     std::vector<RuleInfo> info;
     info.reserve(kRules.size());
     for (const Rule& rule : kRules) {
@@ -100,7 +104,7 @@ const std::vector<RuleInfo>& rules() {
     }
     return info;
   }();
-  return kRuleInfo;
+  return rule_info;
 }
 
 std::vector<Finding> check(const Machine& machine) {

@@ -33,10 +33,12 @@ void check_nic_pcie_limited(const Machine& m, std::vector<Finding>& out);
 void check_gpudirect_rdma_missing(const Machine& m, std::vector<Finding>& out);
 void check_nvlink_down(const Machine& m, std::vector<Finding>& out);
 
-// platform.cpp: the IOMMU, virtualization, the NVIDIA driver and unreadable inputs.
+// platform.cpp: the IOMMU, virtualization, the NVIDIA driver, the firmware's NUMA tables and
+// unreadable inputs.
 void check_iommu_translated(const Machine& m, std::vector<Finding>& out);
 void check_virtualized_topology(const Machine& m, std::vector<Finding>& out);
 void check_nvml_unavailable(const Machine& m, std::vector<Finding>& out);
+void check_numa_topology_inconsistent(const Machine& m, std::vector<Finding>& out);
 void check_input_unreadable(const Machine& m, std::vector<Finding>& out);
 
 }  // namespace acco::topo::detail
