@@ -214,6 +214,60 @@ TEST(CliTest, FailOnTurnsFindingsIntoExitOne) {
             0);
 }
 
+// The header's socket count comes from every online CPU's package: a node over two packages
+// shows both, a memory-only node adds none, and package id -1 is unknown.
+TEST(CliTest, ProbeHeaderCountsSocketsFromTheCpus) {
+  const std::vector<std::pair<FirmwareQuirksOptions, std::string>> cases = {
+      {{}, "NUMA: 2 node(s) on 2 socket(s)\n"},
+      {{.one_node = true}, "NUMA: 1 node(s) on 2 socket(s)\n"},
+      {{.memory_only_node = true}, "NUMA: 3 node(s) on 2 socket(s)\n"},
+      {{.first_cpu_offline = true}, "NUMA: 2 node(s) on 2 socket(s)\n"},
+      {{.package_unknown = true}, "NUMA: 2 node(s), socket count unknown"},
+  };
+  for (const auto& [options, header] : cases) {
+    SCOPED_TRACE(header);
+    TempDir dir;
+    write_firmware_quirks(dir.path(), options);
+    const auto r = acco({"probe", "--sysroot", dir.path().string()});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_THAT(r.out, HasSubstr(header));
+  }
+}
+
+TEST(CliTest, ProbeQuotesControlBytesEscapedNeverRaw) {
+  TempDir dir;
+  write_firmware_quirks(dir.path());
+  std::ofstream(dir.path() / "sys/devices/system/node/node1/cpulist", std::ios::binary)
+      << std::string("16-x\0y\n", 7);
+  const auto r = acco({"probe", "--sysroot", dir.path().string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("'16-x\\0y'"));
+  EXPECT_EQ(r.out.find('\0'), std::string::npos);
+  const auto j = acco({"probe", "--json", "--sysroot", dir.path().string()});
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  expect_conforms(j.out);
+}
+
+TEST(CliTest, QuirksServerJsonConformsToTheSchema) {
+  TempDir dir;
+  write_firmware_quirks(dir.path(), {.cpulist_nul = true,
+                                     .numa_from_parent = true,
+                                     .domain_32bit = true,
+                                     .bridge_unlisted = true,
+                                     .coprocessor = true,
+                                     .cirrus_vga = true});
+  const auto r = acco({"probe", "--json", "--sysroot", dir.path().string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  expect_conforms(r.out);
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["machine"]["packages"], nlohmann::json::array({0, 1}));
+  bool parent_placed = false;
+  for (const auto& d : j["devices"]) {
+    parent_placed = parent_placed || d["numa_source"] == "parent bridge 0000:ca:00.0";
+  }
+  EXPECT_TRUE(parent_placed);
+}
+
 TEST(CliTest, SysrootFromEnvironmentIsUsed) {
   TempDir dir;
   write_ci_vm(dir.path());

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -77,11 +78,24 @@ std::string header(const topo::Machine& m) {
                                 m.hostname.empty() ? "unknown host" : m.hostname,
                                 m.kernel.empty() ? "unknown" : m.kernel, m.origin,
                                 m.hypervisor ? ", virtual machine" : "");
-  std::map<int, std::vector<const topo::NumaNode*>> sockets;
+  // Sockets are the packages of the online CPUs; a machine built without them (by hand, or from
+  // a source that does not read CPUs) falls back to its nodes' packages. Memory-only nodes and
+  // package id -1 (s390, POWER7) name no socket.
+  std::set<int> sockets(m.packages.begin(), m.packages.end());
+  bool any_cpus = false;
   for (const auto& n : m.numa_nodes) {
-    sockets[n.package].push_back(&n);
+    any_cpus = any_cpus || !n.cpus.empty();
+    if (m.packages.empty() && n.package >= 0) {
+      sockets.insert(n.package);
+    }
   }
-  out += fmt::format("NUMA: {} node(s) on {} socket(s)\n", m.numa_nodes.size(), sockets.size());
+  out +=
+      sockets.empty() && any_cpus
+          ? fmt::format(
+                "NUMA: {} node(s), socket count unknown (no CPU reports a "
+                "physical_package_id)\n",
+                m.numa_nodes.size())
+          : fmt::format("NUMA: {} node(s) on {} socket(s)\n", m.numa_nodes.size(), sockets.size());
   for (const auto& n : m.numa_nodes) {
     out += fmt::format("  node {}: socket {}, CPUs {}, {}\n", n.id,
                        n.package < 0 ? std::string("?") : std::to_string(n.package),
