@@ -100,7 +100,9 @@ std::string header(const topo::Machine& m) {
     out += fmt::format("  node {}: socket {}, CPUs {}, {}\n", n.id,
                        n.package < 0 ? std::string("?") : std::to_string(n.package),
                        n.cpus.empty() ? std::string("none") : units::format_cpulist(n.cpus),
-                       n.memory_bytes > 0 ? units::format_bytes(n.memory_bytes) : "memory unknown");
+                       n.memory_bytes > 0 ? units::format_bytes(n.memory_bytes)
+                       : n.memory_known   ? "no memory"
+                                          : "memory unknown");
   }
   int bridges = 0;
   for (const auto& d : m.pci_devices) {

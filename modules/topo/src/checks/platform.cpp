@@ -124,8 +124,9 @@ std::string node_name(const NumaNode& n) {
   return fmt::format("node{}", n.id);
 }
 
+// The node's CPU list as read; a cpulist of just a newline reads as empty, said in words.
 Evidence cpus_evidence(const NumaNode& n) {
-  return {n.cpus_source, n.cpus_text};
+  return {n.cpus_source, n.cpus_text.empty() ? "(empty: no CPUs)" : n.cpus_text};
 }
 
 std::vector<int> common_cpus(const NumaNode& a, const NumaNode& b) {
@@ -258,8 +259,7 @@ void check_numa_topology_inconsistent(const Machine& m, std::vector<Finding>& ou
   }
   f.message = fmt::format(
       "online CPU(s) {} are in no NUMA node's CPU list: the firmware's SRAT gives them no "
-      "proximity domain, so which memory is local to threads on them is unknown and hwloc shows "
-      "them outside every node",
+      "proximity domain, so which memory is local to threads on them is unknown",
       units::format_cpulist(homeless));
   f.recommendation =
       "Update the BIOS/firmware and check its NUMA settings; meanwhile keep latency-sensitive "
