@@ -2,6 +2,7 @@
 // codes, text output against golden files, JSON against docs/schemas/probe.schema.json and
 // schedule.schema.json, snapshots, NVML through the fake libnvidia-ml, `acco schedule` on
 // emulated devices, and bad input.
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -201,20 +202,24 @@ int count_lines_with(const std::string& text, const std::string& word) {
   return n;
 }
 
-// acco's counts against hwloc's own tools (package hwloc-nox) on the same tree: packages, cores,
-// PUs and NUMA nodes (hwloc-calc), PCI functions and bridges (lstopo --whole-io).
+// How many objects of `type` (package, core, pu, numanode) lstopo lists on the tree `env` names:
+// one line each (hwloc-calc counts only objects with CPUs, and so misses memory-only nodes).
+int lstopo_count(const std::string& env, const char* type) {
+  const auto text = shell_output(env + "lstopo-no-graphics --only " + type);
+  return text ? static_cast<int>(std::count(text->begin(), text->end(), '\n')) : -1;
+}
+
+// acco's counts against hwloc's own tool (package hwloc-nox) on the same tree: packages, cores,
+// PUs and NUMA nodes, PCI functions and bridges (lstopo --whole-io).
 TEST_P(GeneratedMachineTest, CountsMatchLstopo) {
-  if (!shell_output("command -v hwloc-calc && command -v lstopo-no-graphics")) {
-    GTEST_SKIP() << "hwloc-nox (hwloc-calc, lstopo-no-graphics) is not installed";
+  if (!shell_output("command -v lstopo-no-graphics")) {
+    GTEST_SKIP() << "hwloc-nox (lstopo-no-graphics) is not installed";
   }
   const auto r = probe({"--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   const std::string env = "HWLOC_FSROOT=" + quote(dir_.path().string()) + " ";
-  const auto hwloc_count = [&](const char* type) {
-    const auto text = shell_output(env + "hwloc-calc -N " + type + " all");
-    return text ? std::stoi(*text) : -1;
-  };
+  const auto hwloc_count = [&](const char* type) { return lstopo_count(env, type); };
   const auto& cpu = j["machine"]["cpu"];
   EXPECT_EQ(cpu["packages"], hwloc_count("package"));
   EXPECT_EQ(cpu["cores"], hwloc_count("core"));
@@ -233,6 +238,53 @@ TEST_P(GeneratedMachineTest, CountsMatchLstopo) {
   EXPECT_EQ(acco_bridges, count_lines_with(*bridges, "PCIBridge"));
   EXPECT_EQ(static_cast<int>(j["devices"].size()) - acco_bridges,
             count_lines_with(*functions, "PCI "));
+}
+
+// Every canned machine with each of its faults, one at a time: acco's counts equal hwloc's tools'
+// on the same tree, or the report says why they differ (hwloc-disagrees, or why hwloc could not
+// be used).
+TEST(CliTest, EveryFixtureCountsAsHwlocOrSaysWhy) {
+  if (!shell_output("command -v lstopo-no-graphics")) {
+    GTEST_SKIP() << "hwloc-nox (lstopo-no-graphics) is not installed";
+  }
+  int compared = 0;
+  int explained = 0;
+  for (const auto& machine : acco::testing::canned_machines()) {
+    std::vector<std::vector<std::string>> variants = {{}};
+    for (const auto& fault : machine.faults) {
+      variants.push_back({std::string(fault.name)});
+    }
+    for (const auto& faults : variants) {
+      SCOPED_TRACE(std::string(machine.name) + (faults.empty() ? "" : " --fault " + faults[0]));
+      TempDir dir;
+      machine.write(dir.path(), faults);
+      const auto r = acco({"probe", "--json", "--sysroot", dir.path().string()});
+      ASSERT_EQ(r.exit_code, 0) << r.err;
+      const auto j = nlohmann::json::parse(r.out);
+      const auto& cpu = j["machine"]["cpu"];
+      const std::string env = "HWLOC_FSROOT=" + quote(dir.path().string()) + " ";
+      const auto count = [&](const char* type) { return lstopo_count(env, type); };
+      const auto functions = shell_output(env + "lstopo-no-graphics --whole-io --only pcidev");
+      const auto bridges = shell_output(env + "lstopo-no-graphics --whole-io --only bridge");
+      ASSERT_TRUE(functions && bridges);
+      const int hwloc_pci =
+          count_lines_with(*functions, "PCI ") + count_lines_with(*bridges, "PCIBridge");
+      const bool equal =
+          !cpu["source"].is_null() && cpu["packages"] == count("package") &&
+          cpu["pus"] == count("pu") && cpu["numa_nodes"] == count("numanode") &&
+          j["machine"]["numa_nodes"].size() == static_cast<std::size_t>(count("numanode")) &&
+          static_cast<int>(j["devices"].size()) == hwloc_pci;
+      const bool says_why = !cpu["unavailable"].is_null() || !cpu["disagreements"].empty();
+      EXPECT_TRUE(equal || says_why)
+          << cpu.dump() << " hwloc: " << count("package") << " packages, " << count("pu")
+          << " PUs, " << count("numanode") << " nodes, " << hwloc_pci << " PCI functions; acco "
+          << j["devices"].size();
+      compared += equal ? 1 : 0;
+      explained += equal ? 0 : 1;
+    }
+  }
+  // Most trees agree outright; the rest are the quirks that make them differ.
+  EXPECT_GT(compared, explained);
 }
 
 // The hwloc XML a snapshot of the machine carries, as a file `lstopo --of xml` would write, with
@@ -317,6 +369,81 @@ TEST(CliTest, FailOnTurnsFindingsIntoExitOne) {
   write_dgx_h100(healthy.path());
   EXPECT_EQ(acco({"probe", "--sysroot", healthy.path().string(), "--fail-on", "warning"}).exit_code,
             0);
+}
+
+// The header's socket count comes from every online CPU's package: a node over two packages
+// shows both, a memory-only node adds none, and package id -1 is unknown.
+TEST(CliTest, ProbeHeaderCountsSocketsFromTheCpus) {
+  const std::vector<std::pair<FirmwareQuirksOptions, std::string>> cases = {
+      {{}, "NUMA: 2 node(s) on 2 socket(s)\n"},
+      {{.one_node = true}, "NUMA: 1 node(s) on 2 socket(s)\n"},
+      {{.memory_only_node = true}, "NUMA: 3 node(s) on 2 socket(s)\n"},
+      {{.first_cpu_offline = true}, "NUMA: 2 node(s) on 2 socket(s)\n"},
+      // hwloc groups the CPUs by package_cpus whatever their package id.
+      {{.package_unknown = true}, "NUMA: 2 node(s) on 2 socket(s)\n"},
+  };
+  for (const auto& [options, header] : cases) {
+    SCOPED_TRACE(header);
+    TempDir dir;
+    write_firmware_quirks(dir.path(), options);
+    const auto r = acco({"probe", "--sysroot", dir.path().string()});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_THAT(r.out, HasSubstr(header));
+  }
+}
+
+// Without hwloc (no topology files but the package id) and with package id -1 everywhere, no
+// CPU names a socket: the header says the count is unknown rather than guessing.
+TEST(CliTest, ProbeHeaderSaysTheSocketCountIsUnknownWhenNothingTellsIt) {
+  TempDir dir;
+  write_firmware_quirks(dir.path(), {.package_unknown = true});
+  for (int cpu = 0; cpu < 32; ++cpu) {
+    const auto topology =
+        dir.path() / ("sys/devices/system/cpu/cpu" + std::to_string(cpu)) / "topology";
+    for (const auto& entry : stdfs::directory_iterator(topology)) {
+      if (entry.path().filename() != "physical_package_id") {
+        stdfs::remove(entry.path());
+      }
+    }
+  }
+  const auto r = acco({"probe", "--sysroot", dir.path().string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("CPU: topology unknown (hwloc found no CPU topology"));
+  EXPECT_THAT(r.out, HasSubstr("NUMA: 2 node(s), socket count unknown"));
+}
+
+TEST(CliTest, ProbeQuotesControlBytesEscapedNeverRaw) {
+  TempDir dir;
+  write_firmware_quirks(dir.path());
+  std::ofstream(dir.path() / "sys/devices/system/node/node1/cpulist", std::ios::binary)
+      << std::string("16-x\0y\n", 7);
+  const auto r = acco({"probe", "--sysroot", dir.path().string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("'16-x\\0y'"));
+  EXPECT_EQ(r.out.find('\0'), std::string::npos);
+  const auto j = acco({"probe", "--json", "--sysroot", dir.path().string()});
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  expect_conforms(j.out);
+}
+
+TEST(CliTest, QuirksServerJsonConformsToTheSchema) {
+  TempDir dir;
+  write_firmware_quirks(dir.path(), {.cpulist_nul = true,
+                                     .numa_from_parent = true,
+                                     .domain_32bit = true,
+                                     .bridge_unlisted = true,
+                                     .coprocessor = true,
+                                     .cirrus_vga = true});
+  const auto r = acco({"probe", "--json", "--sysroot", dir.path().string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  expect_conforms(r.out);
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["machine"]["packages"], nlohmann::json::array({0, 1}));
+  bool parent_placed = false;
+  for (const auto& d : j["devices"]) {
+    parent_placed = parent_placed || d["numa_source"] == "parent bridge 0000:ca:00.0";
+  }
+  EXPECT_TRUE(parent_placed);
 }
 
 TEST(CliTest, SysrootFromEnvironmentIsUsed) {

@@ -102,6 +102,25 @@ FunctionSpec qemu_root_port() {
   // QEMU's pcie-root-port advertises 16 GT/s x32 by default (x-speed, x-width since QEMU 4.0).
   return {{0x060400, 0x1b36, 0x000c, 0x1b36, 0x0000}, Link{4, 32}, "pcieport"};
 }
+FunctionSpec a100_pcie() {
+  return {{0x030200, 0x10de, 0x20f1, 0x10de, 0x145f}, Link{4, 16}, "nvidia"};
+}
+FunctionSpec connectx6() {
+  return {{0x020700, 0x15b3, 0x101b, 0x15b3, 0x0006}, Link{4, 16}, "mlx5_core"};
+}
+FunctionSpec connectx2() {
+  // mlx4-era HCAs report the old InfiniBand class, serial bus 0x0c06.
+  return {{0x0c0600, 0x15b3, 0x673c, 0x15b3, 0x0048}, Link{2, 8}, "mlx4_core"};
+}
+FunctionSpec xeon_phi() {
+  return {{0x0b4000, 0x8086, 0x2250, 0x8086, 0x2500}, Link{2, 16}, "mic"};
+}
+FunctionSpec aspeed_vga() {
+  return {{0x030000, 0x1a03, 0x2000, 0x1a03, 0x2000}, Link{2, 1}, "ast"};
+}
+FunctionSpec cirrus_vga() {
+  return {{0x030000, 0x1013, 0x00b8, 0x1af4, 0x1100}, std::nullopt, "cirrus"};
+}
 FunctionSpec host_bridge(std::uint16_t vendor, std::uint16_t device) {
   return {{0x060000, vendor, device, vendor, 0x0000}, std::nullopt, ""};
 }
@@ -419,6 +438,116 @@ void write_ci_vm(const fs::path& dir, const CiVmOptions& /*options*/) {
   bus.add("0000:00:05.0", virtio(0x1053, 0xffff00)).virtio("virtio4");
 }
 
+void write_firmware_quirks(const fs::path& dir, const FirmwareQuirksOptions& o) {
+  SysrootBuilder b(dir);
+  const bool third_node = o.memory_only_node || o.empty_node;
+  const std::vector<int> node0_distances =
+      third_node ? std::vector<int>{10, 21, 31} : std::vector<int>{10, 21};
+  if (o.one_node) {
+    b.numa_node({.id = 0, .cpus = "0-31", .distances = {10}, .memory_kib = 134217728});
+  } else {
+    b.numa_node({.id = 0,
+                 .cpus = o.overlapping_nodes ? "0-31" : "0-15",
+                 .distances = node0_distances,
+                 .memory_kib = 67108864})
+        .numa_node(
+            {.id = 1,
+             .cpus = o.overlapping_nodes ? "0-31" : (o.cpu_in_no_node ? "16-30" : "16-31"),
+             .distances = third_node ? std::vector<int>{21, 10, 31} : std::vector<int>{21, 10},
+             .memory_kib = 67108864});
+  }
+  if (third_node) {
+    b.numa_node({.id = 2,
+                 .cpus = "",
+                 .distances = {31, 31, 10},
+                 .memory_kib = o.memory_only_node ? 16777216U : 0U});
+  }
+  // Sapphire Rapids Gold 6430 cut to 16 single-thread cores per package, so the quirks stay small.
+  b.cpu_topology({.threads_per_core = 1,
+                  .caches = {{1, "Data", 48},
+                             {1, "Instruction", 32},
+                             {2, "Unified", 2048},
+                             {3, "Unified", 61440, true}},
+                  .packages = {{"0-15", 0}, {"16-31", 1}}});
+  // Packages by CPU, whatever the nodes say.
+  b.cpu_packages("0-15", o.package_unknown ? -1 : 0)
+      .cpu_packages("16-31", o.package_unknown ? -1 : 1);
+  if (o.cpu_in_no_node) {
+    b.file("sys/devices/system/cpu/online", "0-31\n");
+  }
+  if (o.first_cpu_offline) {
+    b.offline_cpus("0,16");
+  }
+  if (o.cpulist_nul) {
+    b.file("sys/devices/system/node/node0/cpulist", std::string("0-15\n\0", 6));
+  }
+  if (o.cpumap_only) {
+    b.remove("sys/devices/system/node/node0/cpulist")
+        .remove("sys/devices/system/node/node1/cpulist");
+  }
+  b.cpuinfo({.vendor_id = "GenuineIntel",
+             .family = 6,
+             .model = 143,
+             .model_name = "Intel(R) Xeon(R) Gold 6430",
+             .flags = std::string(kSapphireRapidsFlags)})
+      .hostname("quirks-01")
+      .osrelease("6.1.0-28-amd64")
+      .cmdline("BOOT_IMAGE=/vmlinuz-6.1.0-28-amd64 root=/dev/sda1 ro quiet iommu=pt")
+      .nvidia_driver(kDriverVersion)
+      .nvidia_peermem(kDriverVersion)
+      .virtual_netdev("lo", kLoopback);
+  const int node1 = o.one_node ? 0 : 1;
+
+  auto bus0 = b.root_bus("0000:00", 0);
+  bus0.add("0000:00:00.0", host_bridge(0x8086, 0x09a2));
+  bus0.add("0000:00:1c.0", sapphire_rapids_root_port({3, 1})).add(kQuirksAspeed, aspeed_vga());
+  if (o.cirrus_vga) {
+    bus0.add(kQuirksCirrus, cirrus_vga());
+  }
+
+  auto gpu0_port =
+      b.root_bus("0000:17", 0).add(kQuirksGpu0Port, sapphire_rapids_root_port({4, 16}));
+  auto gpu0 = gpu0_port.add(kQuirksGpu0, a100_pcie());
+  if (o.bridge_unlisted) {
+    gpu0_port.unlisted();
+  }
+  if (o.empty_attribute) {
+    gpu0.attr_bytes("subsystem_device", "");
+  }
+
+  auto gpu1_port = b.root_bus("0000:ca", o.numa_from_parent ? -1 : node1)
+                       .add(kQuirksGpu1Port, sapphire_rapids_root_port({4, 16}));
+  auto gpu1 = gpu1_port.add(kQuirksGpu1, a100_pcie());
+  if (o.numa_from_parent) {
+    gpu1_port.numa_node(node1);
+  }
+  if (o.numa_node_absent) {
+    gpu1.remove_attr("numa_node");
+  }
+  if (o.numa_from_local_cpus) {
+    gpu1.attr("numa_node", "-1").remove_attr("local_cpulist");
+  }
+
+  const std::string hca_bus = o.domain_32bit ? "10000:00" : "0000:e2";
+  const std::string hca_port = o.domain_32bit ? "10000:00:02.0" : "0000:e2:00.0";
+  const std::string hca_bdf(o.domain_32bit ? kQuirksHcaDomain32 : kQuirksHca);
+  auto hca = b.root_bus(hca_bus, node1)
+                 .add(hca_port, sapphire_rapids_root_port({4, 16}))
+                 .add(hca_bdf, o.old_hca ? connectx2() : connectx6());
+  const std::string ib_name = o.old_hca ? "mlx4_0" : "mlx5_0";
+  hca.infiniband(ib_name,
+                 {.node_guid = "0002:c903:00f9:bfa0",
+                  .fw_ver = o.old_hca ? "2.9.1000" : "20.39.1002",
+                  .ports = {{.rate = o.old_hca ? "40 Gb/sec (4X QDR)" : "200 Gb/sec (4X HDR)"}}})
+      .netdev("ib0", {.speed_mbps = o.old_hca ? 40000 : 200000, .mtu = 4092});
+
+  if (o.coprocessor) {
+    b.root_bus("0000:40", 0)
+        .add("0000:40:00.0", sapphire_rapids_root_port({3, 16}))
+        .add(kQuirksPhi, xeon_phi());
+  }
+}
+
 // ---- by name ----
 
 namespace {
@@ -537,6 +666,49 @@ const std::vector<Fault<FlattenedVmOptions>>& flattened_vm_faults() {
   return faults;
 }
 
+const std::vector<Fault<FirmwareQuirksOptions>>& firmware_quirks_faults() {
+  using O = FirmwareQuirksOptions;
+  static const std::vector<Fault<O>> faults = {
+      {{"cpulist-nul", false, "node 0's cpulist reads 0-15\\n\\0"},
+       [](O& o, int) { o.cpulist_nul = true; }},
+      {{"cpumap-only", false, "nodes have cpumap but no cpulist"},
+       [](O& o, int) { o.cpumap_only = true; }},
+      {{"first-cpu-offline", false, "CPUs 0 and 16 offline, still in the node lists"},
+       [](O& o, int) { o.first_cpu_offline = true; }},
+      {{"package-unknown", false, "physical_package_id -1 on every CPU"},
+       [](O& o, int) { o.package_unknown = true; }},
+      {{"one-node", false, "one NUMA node over both packages"},
+       [](O& o, int) { o.one_node = true; }},
+      {{"memory-only-node", false, "node 2 with memory and no CPUs"},
+       [](O& o, int) { o.memory_only_node = true; }},
+      {{"empty-node", false, "node 2 with no CPUs and no memory"},
+       [](O& o, int) { o.empty_node = true; }},
+      {{"overlapping-nodes", false, "both nodes list CPUs 0-31"},
+       [](O& o, int) { o.overlapping_nodes = true; }},
+      {{"cpu-in-no-node", false, "CPU 31 online but in no node"},
+       [](O& o, int) { o.cpu_in_no_node = true; }},
+      {{"numa-node-absent", false, "GPU 1 without numa_node"},
+       [](O& o, int) { o.numa_node_absent = true; }},
+      {{"numa-from-local-cpus", false, "GPU 1: numa_node -1, only local_cpus"},
+       [](O& o, int) { o.numa_from_local_cpus = true; }},
+      {{"numa-from-parent", false, "GPU 1: numa_node -1, its root port on node 1"},
+       [](O& o, int) { o.numa_from_parent = true; }},
+      {{"domain-32bit", false, "the HCA in PCI domain 10000"},
+       [](O& o, int) { o.domain_32bit = true; }},
+      {{"bridge-unlisted", false, "GPU 0's root port missing from /sys/bus/pci/devices"},
+       [](O& o, int) { o.bridge_unlisted = true; }},
+      {{"empty-attribute", false, "GPU 0's subsystem_device is empty"},
+       [](O& o, int) { o.empty_attribute = true; }},
+      {{"coprocessor", false, "adds a Xeon Phi co-processor"},
+       [](O& o, int) { o.coprocessor = true; }},
+      {{"cirrus-vga", false, "adds an emulated Cirrus VGA"},
+       [](O& o, int) { o.cirrus_vga = true; }},
+      {{"old-hca", false, "the HCA is a ConnectX-2, class 0x0c06, Gen2 x8, 4X QDR"},
+       [](O& o, int) { o.old_hca = true; }},
+  };
+  return faults;
+}
+
 const std::vector<Fault<CiVmOptions>>& ci_vm_faults() {
   static const std::vector<Fault<CiVmOptions>> faults;
   return faults;
@@ -564,6 +736,12 @@ const std::vector<CannedMachine>& canned_machines() {
       {"ci_vm", "2-vCPU Firecracker VM: virtio only, nothing knowable", infos(ci_vm_faults()),
        [](const fs::path& dir, const std::vector<std::string>& names) {
          write_ci_vm(dir, options_from("ci_vm", ci_vm_faults(), names));
+       }},
+      {"firmware_quirks", "2 sockets, 2 A100, an HDR HCA; faults are sysfs quirks of real trees",
+       infos(firmware_quirks_faults()),
+       [](const fs::path& dir, const std::vector<std::string>& names) {
+         write_firmware_quirks(dir,
+                               options_from("firmware_quirks", firmware_quirks_faults(), names));
        }},
   };
   return machines;

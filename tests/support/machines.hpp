@@ -77,6 +77,42 @@ void write_flattened_vm(const std::filesystem::path& dir, const FlattenedVmOptio
 struct CiVmOptions {};
 void write_ci_vm(const std::filesystem::path& dir, const CiVmOptions& options = {});
 
+// A two-socket server (CPUs 0-15 on node 0 and package 0, 16-31 on node 1 and package 1) with an
+// A100 on each node, a ConnectX-6 HDR HCA on node 1 and ASPEED BMC video, healthy by default.
+// Each option is one quirk that real sysfs trees show, written from the kernel's documented
+// formats, for the probe's robustness and the firmware-topology checks.
+inline constexpr std::string_view kQuirksGpu0 = "0000:18:00.0";      // node 0
+inline constexpr std::string_view kQuirksGpu1 = "0000:cb:00.0";      // node 1
+inline constexpr std::string_view kQuirksGpu1Port = "0000:ca:00.0";  // its root port
+inline constexpr std::string_view kQuirksGpu0Port = "0000:17:00.0";
+inline constexpr std::string_view kQuirksHca = "0000:e3:00.0";           // mlx5_0, node 1
+inline constexpr std::string_view kQuirksHcaDomain32 = "10000:01:00.0";  // with domain_32bit
+inline constexpr std::string_view kQuirksPhi = "0000:41:00.0";           // with coprocessor
+inline constexpr std::string_view kQuirksCirrus = "0000:00:02.0";        // with cirrus_vga
+inline constexpr std::string_view kQuirksAspeed = "0000:03:00.0";
+struct FirmwareQuirksOptions {
+  bool cpulist_nul = false;        // node 0's cpulist reads "0-15\n\0"
+  bool cpumap_only = false;        // nodes have cpumap but no cpulist (older kernels)
+  bool first_cpu_offline = false;  // CPUs 0 and 16 offline (no topology/), still in the node lists
+  bool package_unknown = false;    // physical_package_id -1 on every CPU (s390, POWER7)
+  bool one_node = false;           // one NUMA node over both packages (node interleaving)
+  bool memory_only_node = false;   // node 2: 16 GiB and no CPUs (GPU memory, CXL)
+  bool empty_node = false;         // node 2: no CPUs and MemTotal 0 kB
+  bool overlapping_nodes = false;  // both nodes list CPUs 0-31 (a broken SRAT)
+  bool cpu_in_no_node = false;     // CPU 31 online but in neither node's list
+  bool numa_node_absent = false;   // GPU 1 has no numa_node file (local_cpulist places it)
+  bool numa_from_local_cpus = false;  // GPU 1: numa_node -1, no local_cpulist, local_cpus mask
+  bool numa_from_parent = false;      // GPU 1: numa_node -1, local CPUs all; its root port says 1
+  bool domain_32bit = false;          // the HCA and its root port in PCI domain 10000
+  bool bridge_unlisted = false;       // GPU 0's root port absent from /sys/bus/pci/devices
+  bool empty_attribute = false;       // GPU 0's subsystem_device is a zero-byte file
+  bool coprocessor = false;           // adds a Xeon Phi (class 0x0b40) on node 0
+  bool cirrus_vga = false;            // adds an emulated Cirrus VGA (1013:00b8) on the root bus
+  bool old_hca = false;               // the HCA is a ConnectX-2: class 0x0c06, Gen2 x8, 4X QDR
+};
+void write_firmware_quirks(const std::filesystem::path& dir,
+                           const FirmwareQuirksOptions& options = {});
+
 // Every canned machine by name, with its option names, for acco-make-sysroot and table-driven
 // tests.
 struct FaultInfo {

@@ -69,26 +69,34 @@ bool is_hex(std::string_view s) {
 }
 
 int parse_hex(std::string_view s) {
-  return std::stoi(std::string(s), nullptr, 16);
+  return static_cast<int>(std::stoll(std::string(s), nullptr, 16));
 }
 
-// "0000:41:00.0": domain, bus, device (up to 0x1f), function (up to 7), lower-case hex.
+// "0000:41:00.0": domain (4 hex digits, or up to 8 for the domains VMD and Hyper-V create:
+// "10000:00:02.0"), bus, device (up to 0x1f), function (up to 7), lower-case hex.
 void check_bdf(std::string_view bdf) {
-  const bool ok = bdf.size() == 12 && bdf[4] == ':' && bdf[7] == ':' && bdf[10] == '.' &&
-                  is_hex(bdf.substr(0, 4)) && is_hex(bdf.substr(5, 2)) &&
-                  is_hex(bdf.substr(8, 2)) && parse_hex(bdf.substr(8, 2)) <= 0x1f &&
-                  bdf[11] >= '0' && bdf[11] <= '7';
+  const std::size_t n = bdf.size();
+  const bool ok = n >= 12 && n <= 16 && bdf[n - 8] == ':' && bdf[n - 5] == ':' &&
+                  bdf[n - 2] == '.' && is_hex(bdf.substr(0, n - 8)) &&
+                  is_hex(bdf.substr(n - 7, 2)) && is_hex(bdf.substr(n - 4, 2)) &&
+                  parse_hex(bdf.substr(n - 4, 2)) <= 0x1f && bdf[n - 1] >= '0' && bdf[n - 1] <= '7';
   if (!ok) {
     throw std::invalid_argument(fmt::format("'{}' is not a PCI address like 0000:41:00.0", bdf));
   }
 }
 
+// "0000:41" of "0000:41:00.0".
 std::string bus_of(std::string_view bdf) {
-  return std::string(bdf.substr(0, 7));
+  return std::string(bdf.substr(0, bdf.size() - 5));
+}
+
+// "0000" of "0000:41" or "0000:41:00.0".
+std::string_view domain_of(std::string_view bus_or_bdf) {
+  return bus_or_bdf.substr(0, bus_or_bdf.find(':'));
 }
 
 int bus_number(std::string_view bus_or_bdf) {
-  return parse_hex(bus_or_bdf.substr(5, 2));
+  return parse_hex(bus_or_bdf.substr(bus_or_bdf.find(':') + 1, 2));
 }
 
 std::vector<int> parse_cpu_list(std::string_view list) {
@@ -316,6 +324,34 @@ PciFunction& PciFunction::attr(std::string_view name, std::string_view value) {
   return *this;
 }
 
+PciFunction& PciFunction::attr_bytes(std::string_view name, std::string_view content) {
+  write_bytes(dir() / name, content);
+  return *this;
+}
+
+PciFunction& PciFunction::remove_attr(std::string_view name) {
+  fs::remove(dir() / name);
+  return *this;
+}
+
+PciFunction& PciFunction::numa_node(int node) {
+  auto& self = builder_->at(bdf_);
+  if (node >= 0 && !builder_->nodes_.contains(node)) {
+    throw std::invalid_argument(fmt::format("{}: NUMA node {} is not declared", bdf_, node));
+  }
+  self.numa_node = node;
+  const std::vector<int> local = node >= 0 ? builder_->node_cpus_[node] : builder_->all_cpus();
+  write_attr(self.dir / "numa_node", fmt::format("{}", node));
+  write_attr(self.dir / "local_cpulist", format_cpu_list(local));
+  write_attr(self.dir / "local_cpus", builder_->cpu_mask(local));
+  return *this;
+}
+
+PciFunction& PciFunction::unlisted() {
+  fs::remove(builder_->root_ / "sys/bus/pci/devices" / bdf_);
+  return *this;
+}
+
 // ---- PciBus ----
 
 PciFunction PciBus::add(std::string_view bdf, const FunctionSpec& spec) const {
@@ -407,7 +443,13 @@ SysrootBuilder& SysrootBuilder::cpu_topology(const CpuTopologySpec& spec) {
     throw std::invalid_argument("threads_per_core must be at least 1");
   }
   std::map<int, std::vector<int>> packages;  // package id -> CPUs
+  for (const auto& [cpus, package] : spec.packages) {
+    packages[package] = parse_cpu_list(cpus);
+  }
   for (const auto& [id, cpus] : node_cpus_) {
+    if (!spec.packages.empty()) {
+      break;
+    }
     const int package = nodes_[id].package >= 0 ? nodes_[id].package : id;
     auto& list = packages[package];
     list.insert(list.end(), cpus.begin(), cpus.end());
@@ -478,6 +520,38 @@ SysrootBuilder& SysrootBuilder::cpu_topology(const CpuTopologySpec& spec) {
     }
   }
   write_attr(cpu_dir / "online", format_cpu_list(online));
+  return *this;
+}
+
+SysrootBuilder& SysrootBuilder::cpu_packages(std::string_view cpus, int package) {
+  for (const int cpu : parse_cpu_list(cpus)) {
+    write_attr(
+        root_ / fmt::format("sys/devices/system/cpu/cpu{}/topology/physical_package_id", cpu),
+        fmt::format("{}", package));
+  }
+  return *this;
+}
+
+SysrootBuilder& SysrootBuilder::offline_cpus(std::string_view cpus) {
+  const std::vector<int> offline = parse_cpu_list(cpus);
+  for (const int cpu : offline) {
+    // drivers/base/topology.c: the topology group goes away with the CPU's device hotplug.
+    fs::remove_all(root_ / fmt::format("sys/devices/system/cpu/cpu{}/topology", cpu));
+    write_attr(root_ / fmt::format("sys/devices/system/cpu/cpu{}/online", cpu), "0");
+  }
+  std::vector<int> online;
+  for (const int cpu : all_cpus()) {
+    if (!std::binary_search(offline.begin(), offline.end(), cpu)) {
+      online.push_back(cpu);
+    }
+  }
+  write_attr(root_ / "sys/devices/system/cpu/online", format_cpu_list(online));
+  write_attr(root_ / "sys/devices/system/cpu/offline", format_cpu_list(offline));
+  return *this;
+}
+
+SysrootBuilder& SysrootBuilder::remove(std::string_view relative_path) {
+  fs::remove_all(root_ / relative_path);
   return *this;
 }
 
@@ -585,7 +659,7 @@ PciFunction SysrootBuilder::add_function(const std::string& bus, const std::stri
     // Every device below one bridge sits on the bridge's secondary bus, a number above the
     // bridge's own.
     const std::string child_bus = p.children.empty() ? bus_of(bdf) : bus_of(p.children.front());
-    if (bus_of(bdf) != child_bus || bdf.substr(0, 4) != parent.substr(0, 4) ||
+    if (bus_of(bdf) != child_bus || domain_of(bdf) != domain_of(parent) ||
         bus_number(bdf) <= bus_number(parent)) {
       throw std::invalid_argument(fmt::format(
           "{} cannot sit below {}: its bus must be the bridge's secondary bus", bdf, parent));
@@ -825,6 +899,7 @@ std::vector<int> SysrootBuilder::all_cpus() const {
     all.insert(all.end(), cpus.begin(), cpus.end());
   }
   std::sort(all.begin(), all.end());
+  all.erase(std::unique(all.begin(), all.end()), all.end());
   return all;
 }
 

@@ -12,6 +12,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace acco::testing {
@@ -49,6 +50,8 @@ struct NumaNodeSpec {
   std::vector<int> distances = {};  // {10, 21}
   std::uint64_t memory_kib = 0;
   int package = -1;  // socket of its CPUs; -1 means the same number as the node
+  // An empty `cpus` is a memory-only node (GPU memory on POWER9, CXL); memory_kib 0 as well is a
+  // node with nothing in it.
 };
 
 struct CpuInfoSpec {
@@ -127,6 +130,16 @@ class PciFunction {
   PciFunction& nvme(std::string_view name, const NvmeSpec& spec);
   // Writes one attribute file ("<value>\n"), for cases the setters do not cover.
   PciFunction& attr(std::string_view name, std::string_view value);
+  // Writes a file's bytes exactly as given (no newline added): empty files, trailing NULs.
+  PciFunction& attr_bytes(std::string_view name, std::string_view content);
+  // Removes one attribute file, as on kernels or captures without it.
+  PciFunction& remove_attr(std::string_view name);
+  // Overrides the NUMA node of this function alone (numa_node, local_cpulist, local_cpus), as
+  // firmware that gives a root port a node but not the devices below it.
+  PciFunction& numa_node(int node);
+  // Removes its /sys/bus/pci/devices link: a capture that copied sys/devices but not every bus
+  // link. The function stays in sys/devices.
+  PciFunction& unlisted();
 
  private:
   friend class SysrootBuilder;
@@ -166,6 +179,9 @@ struct CpuTopologySpec {
   int threads_per_core = 1;
   std::vector<CacheSpec> caches = {};
   std::vector<int> offline = {};  // CPUs listed but offline: no topology/ or cache/ directory
+  // Each package's CPUs ("0-15" -> 0) when the nodes do not give them (nodes that overlap, one
+  // node over two packages); empty: from the nodes.
+  std::vector<std::pair<std::string, int>> packages = {};
 };
 
 class SysrootBuilder {
@@ -183,6 +199,16 @@ class SysrootBuilder {
   SysrootBuilder& cpuinfo(const CpuInfoSpec& spec);
   // Cores, threads and caches of every CPU; after the NUMA nodes, which give each CPU's package.
   SysrootBuilder& cpu_topology(const CpuTopologySpec& spec);
+  // Overrides physical_package_id of these CPUs ("0-15"); -1 is what s390 and POWER7 report.
+  // After the NUMA nodes, which write the packages they were given.
+  SysrootBuilder& cpu_packages(std::string_view cpus, int package);
+  // Takes these CPUs offline as hot-unplug does: no topology/ directory, left out of
+  // sys/devices/system/cpu/online. Node CPU lists keep them, as kernels whose node masks hold
+  // every possible CPU do. After the NUMA nodes.
+  SysrootBuilder& offline_cpus(std::string_view cpus);
+  // Removes a file or directory, path relative to the root
+  // ("sys/devices/system/node/node0/cpulist").
+  SysrootBuilder& remove(std::string_view relative_path);
   SysrootBuilder& cmdline(std::string_view cmdline);
   SysrootBuilder& hostname(std::string_view name);
   SysrootBuilder& osrelease(std::string_view release);
@@ -201,8 +227,9 @@ class SysrootBuilder {
   // Writes any file, path relative to the root ("proc/sys/kernel/foo"), content as given.
   SysrootBuilder& file(std::string_view relative_path, std::string_view content);
 
-  // A root bus, "0000:15"; numa_node -1 when firmware does not say (local_cpulist is then every
-  // CPU, as the kernel reports).
+  // A root bus, "0000:15" (or "10000:00" in a 32-bit domain, as VMD and Hyper-V create);
+  // numa_node -1 when firmware does not say (local_cpulist is then every CPU, as the kernel
+  // reports).
   PciBus root_bus(std::string_view name, int numa_node);
   // A handle on a function added earlier.
   [[nodiscard]] PciFunction function(std::string_view bdf);

@@ -620,6 +620,81 @@ TEST(SysrootBuilderTest, CiVmMatchesTheMeasuredFirecrackerGuest) {
   EXPECT_FALSE(fs::exists(dir.path() / "sys/module/nvidia"));
 }
 
+TEST(SysrootBuilderTest, ThirtyTwoBitDomainNestsLikeAnyOther) {
+  TempDir dir;
+  SysrootBuilder b(dir.path());
+  b.numa_node({.id = 0, .cpus = "0-3", .distances = {10}, .memory_kib = 1024});
+  const FunctionSpec port{{0x060400, 0x8086, 0x352a, 0, 0}, Link{4, 16}, "pcieport"};
+  const FunctionSpec nvme{{0x010802, 0x144d, 0xa80a, 0, 0}, Link{4, 4}, "nvme"};
+  b.root_bus("10000:00", 0).add("10000:00:02.0", port).add("10000:01:00.0", nvme);
+  EXPECT_EQ(fs::canonical(dir.path() / "sys/bus/pci/devices/10000:01:00.0"),
+            fs::canonical(dir.path()) / "sys/devices/pci10000:00/10000:00:02.0/10000:01:00.0");
+  EXPECT_EQ(read(dir.path() / "sys/bus/pci/devices/10000:00:02.0/secondary_bus_number"), "1\n");
+  EXPECT_THROW(b.root_bus("10000:00", 0).add("0000:00:03.0", port), std::invalid_argument);
+  EXPECT_THROW(b.root_bus("100000000:00", 0), std::invalid_argument);
+}
+
+TEST(SysrootBuilderTest, CpuQuirksRewriteOnlyTheirFiles) {
+  TempDir dir;
+  SysrootBuilder b(dir.path());
+  b.numa_node({.id = 0, .cpus = "0-3", .distances = {10, 21}, .memory_kib = 1024})
+      .numa_node({.id = 1, .cpus = "", .distances = {21, 10}, .memory_kib = 2048})
+      .cpu_packages("2-3", -1)
+      .offline_cpus("1");
+  const fs::path cpu = dir.path() / "sys/devices/system/cpu";
+  EXPECT_EQ(read(cpu / "cpu0/topology/physical_package_id"), "0\n");
+  EXPECT_EQ(read(cpu / "cpu2/topology/physical_package_id"), "-1\n");
+  EXPECT_FALSE(fs::exists(cpu / "cpu1/topology"));
+  EXPECT_EQ(read(cpu / "online"), "0,2-3\n");
+  EXPECT_EQ(read(dir.path() / "sys/devices/system/node/node0/cpulist"), "0-3\n");
+  EXPECT_EQ(read(dir.path() / "sys/devices/system/node/node1/cpulist"), "\n");
+  EXPECT_EQ(read(dir.path() / "sys/devices/system/node/node1/cpumap"), "0\n");
+  b.remove("sys/devices/system/node/node0/cpulist");
+  EXPECT_FALSE(fs::exists(dir.path() / "sys/devices/system/node/node0/cpulist"));
+  EXPECT_EQ(read(dir.path() / "sys/devices/system/node/node0/cpumap"), "f\n");
+}
+
+TEST(SysrootBuilderTest, FunctionQuirksRewriteOnlyTheirFiles) {
+  TempDir dir;
+  SysrootBuilder b(dir.path());
+  b.numa_node({.id = 0, .cpus = "0-3", .distances = {10, 21}, .memory_kib = 1024})
+      .numa_node({.id = 1, .cpus = "4-7", .distances = {21, 10}, .memory_kib = 1024});
+  const FunctionSpec port{{0x060400, 0x8086, 0x352a, 0, 0}, Link{4, 16}, "pcieport"};
+  const FunctionSpec nic{{0x020000, 0x15b3, 0x101d, 0, 0}, Link{4, 16}, "mlx5_core"};
+  auto rp = b.root_bus("0000:40", -1).add("0000:40:01.0", port);
+  auto card = rp.add("0000:41:00.0", nic);
+  rp.numa_node(1).unlisted();
+  card.attr_bytes("vendor", "").remove_attr("local_cpulist");
+  const fs::path devices = dir.path() / "sys/devices/pci0000:40";
+  EXPECT_EQ(read(devices / "0000:40:01.0/numa_node"), "1\n");
+  EXPECT_EQ(read(devices / "0000:40:01.0/local_cpulist"), "4-7\n");
+  EXPECT_EQ(read(devices / "0000:40:01.0/local_cpus"), "f0\n");
+  EXPECT_EQ(read(devices / "0000:40:01.0/0000:41:00.0/numa_node"), "-1\n");
+  EXPECT_EQ(read(devices / "0000:40:01.0/0000:41:00.0/vendor"), "");
+  EXPECT_FALSE(fs::exists(devices / "0000:40:01.0/0000:41:00.0/local_cpulist"));
+  EXPECT_FALSE(fs::exists(dir.path() / "sys/bus/pci/devices/0000:40:01.0"));
+  EXPECT_TRUE(fs::exists(dir.path() / "sys/bus/pci/devices/0000:41:00.0"));
+  EXPECT_THROW(card.numa_node(5), std::invalid_argument);
+}
+
+TEST(SysrootBuilderTest, EveryFirmwareQuirkChangesTheTree) {
+  const auto it = std::find_if(canned_machines().begin(), canned_machines().end(),
+                               [](const CannedMachine& m) { return m.name == "firmware_quirks"; });
+  ASSERT_NE(it, canned_machines().end());
+  TempDir healthy_dir;
+  it->write(healthy_dir.path(), {});
+  const auto healthy = snapshot(healthy_dir.path());
+  for (const auto& f : it->faults) {
+    SCOPED_TRACE(f.name);
+    TempDir dir;
+    it->write(dir.path(), {std::string(f.name)});
+    EXPECT_FALSE(changed(healthy, snapshot(dir.path())).empty());
+  }
+  TempDir nul;
+  write_firmware_quirks(nul.path(), {.cpulist_nul = true});
+  EXPECT_EQ(read(nul.path() / "sys/devices/system/node/node0/cpulist"), std::string("0-15\n\0", 6));
+}
+
 TEST(SysrootBuilderTest, BadDescriptionsAreRejected) {
   TempDir dir;
   SysrootBuilder b(dir.path() / "root");

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -94,19 +95,33 @@ std::string header(const topo::Machine& m) {
                                 m.kernel.empty() ? "unknown" : m.kernel, m.origin,
                                 m.hypervisor ? ", virtual machine" : "");
   out += cpu_line(m.cpu);
-  std::map<int, std::vector<const topo::NumaNode*>> sockets;
+  // Sockets are the packages of the online CPUs; a machine built without them (by hand, or from
+  // a source that does not read CPUs) falls back to its nodes' packages. Memory-only nodes and
+  // package id -1 (s390, POWER7) name no socket.
+  std::set<int> sockets(m.packages.begin(), m.packages.end());
+  bool any_cpus = false;
   for (const auto& n : m.numa_nodes) {
-    sockets[n.package].push_back(&n);
+    any_cpus = any_cpus || !n.cpus.empty();
+    if (m.packages.empty() && n.package >= 0) {
+      sockets.insert(n.package);
+    }
   }
-  // hwloc counts every CPU's package; without it, the packages of the nodes' CPUs.
+  // hwloc counts every CPU's package; without it, the packages of the online CPUs.
   const std::size_t socket_count =
       m.cpu.source.empty() ? sockets.size() : static_cast<std::size_t>(m.cpu.packages);
-  out += fmt::format("NUMA: {} node(s) on {} socket(s)\n", m.numa_nodes.size(), socket_count);
+  out += socket_count == 0 && any_cpus
+             ? fmt::format(
+                   "NUMA: {} node(s), socket count unknown (no CPU reports a "
+                   "physical_package_id)\n",
+                   m.numa_nodes.size())
+             : fmt::format("NUMA: {} node(s) on {} socket(s)\n", m.numa_nodes.size(), socket_count);
   for (const auto& n : m.numa_nodes) {
     out += fmt::format("  node {}: socket {}, CPUs {}, {}\n", n.id,
                        n.package < 0 ? std::string("?") : std::to_string(n.package),
                        n.cpus.empty() ? std::string("none") : units::format_cpulist(n.cpus),
-                       n.memory_bytes > 0 ? units::format_bytes(n.memory_bytes) : "memory unknown");
+                       n.memory_bytes > 0 ? units::format_bytes(n.memory_bytes)
+                       : n.memory_known   ? "no memory"
+                                          : "memory unknown");
   }
   int bridges = 0;
   for (const auto& d : m.pci_devices) {

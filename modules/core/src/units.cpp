@@ -13,12 +13,14 @@
 namespace acco::units {
 
 std::string_view trim(std::string_view text) {
-  const auto* ws = " \t\r\n";
-  const auto begin = text.find_first_not_of(ws);
+  // NUL counts as blank: some kernels' sysfs attributes end in "\n\0" (a show() that counts the
+  // terminator), and such text must parse like "\n" alone.
+  constexpr std::string_view kBlank(" \t\r\n\v\f\0", 7);
+  const auto begin = text.find_first_not_of(kBlank);
   if (begin == std::string_view::npos) {
     return {};
   }
-  const auto end = text.find_last_not_of(ws);
+  const auto end = text.find_last_not_of(kBlank);
   return text.substr(begin, end - begin + 1);
 }
 
@@ -34,6 +36,46 @@ std::vector<std::string> split(std::string_view text, char sep) {
     start = pos + 1;
   }
   return parts;
+}
+
+std::string escape(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) {
+    switch (c) {
+      case '\0':
+        out += "\\0";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      default: {
+        const auto byte = static_cast<unsigned char>(c);
+        if (byte < 0x20 || byte >= 0x7f) {
+          out += fmt::format("\\x{:02x}", byte);
+        } else {
+          out += c;
+        }
+      }
+    }
+  }
+  return out;
+}
+
+std::string quote_attribute(std::string_view text) {
+  if (!text.empty() && text.back() == '\n') {
+    text.remove_suffix(1);
+  }
+  return escape(text);
 }
 
 namespace {
@@ -102,7 +144,7 @@ Result<std::int64_t> parse_int(std::string_view text, int base) {
   const auto* last = digits.data() + digits.size();
   const auto [ptr, ec] = std::from_chars(first, last, value, base);
   if (digits.empty() || ec != std::errc() || ptr != last) {
-    return fail(Errc::kInvalidArgument, fmt::format("cannot parse '{}' as an integer", t));
+    return fail(Errc::kInvalidArgument, fmt::format("cannot parse '{}' as an integer", escape(t)));
   }
   return negative ? -value : value;
 }
@@ -112,7 +154,7 @@ Result<double> parse_double(std::string_view text) {
   double value = 0;
   const auto [ptr, ec] = std::from_chars(t.data(), t.data() + t.size(), value);
   if (t.empty() || ec != std::errc() || ptr != t.data() + t.size() || !std::isfinite(value)) {
-    return fail(Errc::kInvalidArgument, fmt::format("cannot parse '{}' as a number", t));
+    return fail(Errc::kInvalidArgument, fmt::format("cannot parse '{}' as a number", escape(t)));
   }
   return value;
 }
@@ -124,9 +166,9 @@ Result<std::uint64_t> parse_bytes(std::string_view text) {
     ++digits;
   }
   const auto bad = [&] {
-    return fail(
-        Errc::kInvalidArgument,
-        fmt::format("cannot parse '{}' as a size (expected e.g. 4096, 64KiB, 256MiB, 1GiB)", t));
+    return fail(Errc::kInvalidArgument,
+                fmt::format("cannot parse '{}' as a size (expected e.g. 4096, 64KiB, 256MiB, 1GiB)",
+                            escape(t)));
   };
   if (digits == 0) {
     return bad();
@@ -135,7 +177,7 @@ Result<std::uint64_t> parse_bytes(std::string_view text) {
   if (!value) {
     return bad();
   }
-  static const std::array<std::pair<std::string_view, std::uint64_t>, 14> kUnits = {{
+  static constexpr std::array<std::pair<std::string_view, std::uint64_t>, 14> kUnits = {{
       {"", 1},
       {"B", 1},
       {"K", 1ULL << 10},
@@ -176,13 +218,54 @@ Result<std::vector<int>> parse_cpulist(std::string_view text) {
     auto lo = parse_int(part.substr(0, dash));
     auto hi = dash == std::string::npos ? lo : parse_int(part.substr(dash + 1));
     if (!lo || !hi || *lo < 0 || *hi < *lo || *hi > kMaxCpu) {
-      return fail(Errc::kInvalidArgument, fmt::format("cannot parse '{}' as a CPU list", t));
+      return fail(Errc::kInvalidArgument,
+                  fmt::format("cannot parse '{}' as a CPU list", escape(t)));
     }
     for (auto c = *lo; c <= *hi; ++c) {
       cpus.insert(static_cast<int>(c));
     }
   }
   return std::vector<int>(cpus.begin(), cpus.end());
+}
+
+Result<std::vector<int>> parse_cpumask(std::string_view text) {
+  const auto t = trim(text);
+  const auto bad = [&] {
+    return fail(Errc::kInvalidArgument,
+                fmt::format("cannot parse '{}' as a CPU mask (expected e.g. 00000000,0000ffff)",
+                            escape(t)));
+  };
+  if (t.empty()) {
+    return std::vector<int>{};
+  }
+  // lib/bitmap-str.c "%*pb": 32-bit words in hex, most significant first, comma-separated; the
+  // first word only as wide as its bits need.
+  const auto words = split(t, ',');
+  constexpr std::size_t kMaxWords = (1 << 20) / 32;  // the CPU bound parse_cpulist also keeps
+  if (words.size() > kMaxWords) {
+    return bad();
+  }
+  std::vector<int> cpus;
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    const std::string& word = words[words.size() - 1 - i];
+    const bool hex =
+        !word.empty() && word.size() <= 8 && std::all_of(word.begin(), word.end(), [](char c) {
+          return std::isxdigit(static_cast<unsigned char>(c)) != 0;
+        });
+    if (!hex) {
+      return bad();
+    }
+    std::uint32_t value = 0;
+    if (std::from_chars(word.data(), word.data() + word.size(), value, 16).ec != std::errc()) {
+      return bad();
+    }
+    for (int bit = 0; bit < 32; ++bit) {
+      if (((value >> bit) & 1U) != 0) {
+        cpus.push_back(static_cast<int>(i) * 32 + bit);
+      }
+    }
+  }
+  return cpus;
 }
 
 std::string format_cpulist(const std::vector<int>& cpus) {

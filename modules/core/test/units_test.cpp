@@ -1,5 +1,9 @@
 #include "acco/core/units.hpp"
 
+#include <string>
+#include <string_view>
+#include <vector>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -59,6 +63,43 @@ TEST(UnitsTest, ParsesCpuLists) {
   EXPECT_TRUE(parse_cpulist("").value().empty());
   EXPECT_THAT(parse_cpulist("3-1"), Not(IsOk()));
   EXPECT_THAT(parse_cpulist("a-b"), Not(IsOk()));
+}
+
+TEST(UnitsTest, CpuListWithTrailingNulAndNewlineParses) {
+  using namespace std::string_view_literals;
+  EXPECT_EQ(parse_cpulist("0-31\n\0"sv).value().size(), 32U);
+  EXPECT_EQ(parse_cpulist(" 0-1 \0\0"sv).value(), (std::vector<int>{0, 1}));
+}
+
+TEST(UnitsTest, ParseErrorsQuoteTheTextEscaped) {
+  using namespace std::string_view_literals;
+  const auto r = parse_cpulist("0-x\n\0junk"sv);
+  ASSERT_THAT(r, StatusIs(Errc::kInvalidArgument));
+  EXPECT_THAT(r.error().message, ::testing::HasSubstr("'0-x\\n\\0junk'"));
+  EXPECT_EQ(r.error().message.find('\0'), std::string::npos);
+  EXPECT_EQ(r.error().message.find('\n'), std::string::npos);
+  EXPECT_THAT(parse_int("1\x01"sv).error().message, ::testing::HasSubstr("'1\\x01'"));
+}
+
+TEST(UnitsTest, ParsesCpuMasksMostSignificantWordFirst) {
+  EXPECT_EQ(parse_cpumask("00000000,0000ffff\n").value().size(), 16U);
+  EXPECT_EQ(parse_cpumask("3").value(), (std::vector<int>{0, 1}));
+  EXPECT_EQ(parse_cpumask("1,00000001").value(), (std::vector<int>{0, 32}));
+  EXPECT_EQ(parse_cpumask("ff,00000000,00000000").value().front(), 64);
+  EXPECT_TRUE(parse_cpumask("00000000").value().empty());
+  EXPECT_TRUE(parse_cpumask("").value().empty());
+  EXPECT_THAT(parse_cpumask("0-3"), StatusIs(Errc::kInvalidArgument));
+  EXPECT_THAT(parse_cpumask("123456789"), StatusIs(Errc::kInvalidArgument));
+  EXPECT_THAT(parse_cpumask("ff,,ff"), StatusIs(Errc::kInvalidArgument));
+}
+
+TEST(UnitsTest, EscapeShowsControlBytesAndQuoteDropsTheAttributeNewline) {
+  using namespace std::string_view_literals;
+  EXPECT_EQ(escape("4: ACTIVE"), "4: ACTIVE");
+  EXPECT_EQ(escape("a\\b\t\r\xff"sv), "a\\\\b\\t\\r\\xff");
+  EXPECT_EQ(quote_attribute("0-31\n"), "0-31");
+  EXPECT_EQ(quote_attribute("0-31\n\0"sv), "0-31\\n\\0");
+  EXPECT_EQ(quote_attribute(""), "");
 }
 
 TEST(UnitsTest, CpuListRoundTripsInCompressedForm) {

@@ -12,6 +12,7 @@
 #include <set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <hwloc.h>
 #include <hwloc/distances.h>
 #include <hwloc/export.h>
@@ -391,14 +392,12 @@ void merge_hwloc(Machine& machine, const HwlocView& view) {
   for (const auto& p : view.pci) {
     by_address[p.address] = &p;
   }
-  int missing = 0;
-  std::string first_missing;
+  std::vector<std::string> wide_domain;  // hwloc built with 16-bit PCI domains skips these
+  std::vector<std::string> unlisted;     // in no /sys/bus/pci/devices entry, which hwloc reads
   for (auto& d : machine.pci_devices) {
     const auto it = by_address.find(d.address);
     if (it == by_address.end()) {
-      if (missing++ == 0) {
-        first_missing = d.address;
-      }
+      (d.address.size() > 12 ? wide_domain : unlisted).push_back(d.address);
       continue;
     }
     const int h = it->second->numa_node;
@@ -410,11 +409,17 @@ void merge_hwloc(Machine& machine, const HwlocView& view) {
                       d.address, d.numa_node, h));
     }
   }
-  if (missing > 0) {
+  if (!wide_domain.empty()) {
     cpu.disagreements.push_back(
-        fmt::format("hwloc does not list {} of the PCI functions sysfs lists (first {}){}", missing,
-                    first_missing,
-                    first_missing.size() > 12 ? ": this hwloc keeps 16-bit PCI domains only" : ""));
+        fmt::format("hwloc does not list {} PCI function(s) in 32-bit PCI domains ({}): this "
+                    "hwloc is built with 16-bit domains only",
+                    wide_domain.size(), fmt::join(wide_domain, ", ")));
+  }
+  if (!unlisted.empty()) {
+    cpu.disagreements.push_back(
+        fmt::format("hwloc does not list {} PCI function(s) ({}): hwloc reads "
+                    "/sys/bus/pci/devices, acco also walks /sys/devices/pci*",
+                    unlisted.size(), fmt::join(unlisted, ", ")));
   }
 }
 

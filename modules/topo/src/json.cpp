@@ -65,6 +65,8 @@ nlohmann::ordered_json to_json(const PciDevice& d, const Machine& machine) {
       {"iommu_group",
        d.iommu_group ? nlohmann::ordered_json(*d.iommu_group) : nlohmann::ordered_json(nullptr)},
       {"slot", d.slot.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(d.slot)},
+      {"numa_source", d.numa_source.empty() ? nlohmann::ordered_json(nullptr)
+                                            : nlohmann::ordered_json(d.numa_source)},
   };
   if (const NvmlGpu* g = machine.nvml_gpu(d.address)) {
     nlohmann::ordered_json gpu =
@@ -139,7 +141,8 @@ nlohmann::ordered_json probe_json(const Machine& m, const std::vector<Finding>& 
          {"phys_state", p.phys_state_text},
          {"rate_bits_per_second", p.rate_gbps * 1e9},
          {"rate", p.rate_text},
-         {"link_layer", p.link_layer}});
+         {"link_layer", p.link_layer},
+         {"data_rate_bits_per_second", p.data_rate_gbps * 1e9}});
   }
   nlohmann::ordered_json nvme = nlohmann::ordered_json::array();
   for (const auto& c : m.nvme_controllers) {
@@ -203,7 +206,9 @@ nlohmann::ordered_json probe_json(const Machine& m, const std::vector<Finding>& 
         {"gpudirect_rdma",
          {{"loaded", m.gpudirect.rdma_loaded}, {"evidence", m.gpudirect.evidence}}},
         {"nvml", nvml},
-        {"input_issues", issues}}},
+        {"input_issues", issues},
+        {"online_cpus", units::format_cpulist(m.online_cpus)},
+        {"packages", m.packages}}},
       {"devices", devices},
       {"paths", paths_json(m)},
       {"findings", found}};

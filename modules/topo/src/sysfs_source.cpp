@@ -4,6 +4,7 @@
 #include <bitset>
 #include <cctype>
 #include <limits>
+#include <map>
 #include <set>
 
 #include <fmt/format.h>
@@ -36,13 +37,28 @@ class Reader {
  public:
   explicit Reader(const Fs& fs, std::vector<InputIssue>& issues) : fs_(fs), issues_(issues) {}
 
-  // Trimmed text, or nullopt when absent. Read errors on a file that exists are input issues.
-  std::optional<std::string> text(const std::string& path) {
+  // The content as read, or nullopt when absent. Read errors on a file that exists are input
+  // issues, and so is an empty file: every sysfs and procfs attribute ends in a newline, so zero
+  // bytes means a capture that failed to copy it.
+  std::optional<std::string> raw(const std::string& path) {
     auto r = fs_.read_file(path);
     if (!r) {
       if (r.error().code != Errc::kNotFound) {
         issue(path, r.error().message);
       }
+      return std::nullopt;
+    }
+    if (r->empty()) {
+      issue(path, "the file is empty");
+      return std::nullopt;
+    }
+    return *r;
+  }
+
+  // Trimmed text, or nullopt as for raw().
+  std::optional<std::string> text(const std::string& path) {
+    auto r = raw(path);
+    if (!r) {
       return std::nullopt;
     }
     return std::string(units::trim(*r));
@@ -86,12 +102,9 @@ class Reader {
       return {};
     }
     auto parts = components(*real);
-    for (auto it = parts.rbegin(); it != parts.rend(); ++it) {
-      if (is_pci_address(*it)) {
-        return *it;
-      }
-    }
-    return {};
+    const auto it = std::find_if(parts.rbegin(), parts.rend(),
+                                 [](const std::string& part) { return is_pci_address(part); });
+    return it == parts.rend() ? std::string() : *it;
   }
 
   void issue(const std::string& path, std::string problem) {
@@ -119,28 +132,98 @@ void read_system(Reader& in, Machine& m) {
   }
 }
 
-// The socket of a node is the package of its first CPU; -1 for memory-only nodes.
-int package_of(Reader& in, const std::vector<int>& cpus) {
-  if (cpus.empty()) {
-    return -1;
+bool is_numbered(std::string_view name, std::string_view prefix) {
+  return name.size() > prefix.size() && name.substr(0, prefix.size()) == prefix &&
+         std::all_of(name.begin() + static_cast<std::ptrdiff_t>(prefix.size()), name.end(),
+                     [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; });
+}
+
+// Each CPU's package from its own topology/physical_package_id. An offline CPU has no topology/
+// directory (the kernel removes it on hot-unplug), which is a fact and not an input issue.
+std::map<int, int> read_cpu_packages(Reader& in, Machine& m) {
+  const std::string base = "/sys/devices/system/cpu";
+  if (auto online = in.raw(base + "/online")) {
+    if (auto cpus = units::parse_cpulist(*online)) {
+      m.online_cpus = *cpus;
+    } else {
+      in.issue(base + "/online", cpus.error().message);
+    }
   }
-  return static_cast<int>(
-      in.integer(
-            fmt::format("/sys/devices/system/cpu/cpu{}/topology/physical_package_id", cpus.front()))
-          .value_or(-1));
+  std::map<int, int> packages;
+  for (const auto& name : in.list(base)) {
+    if (!is_numbered(name, "cpu")) {
+      continue;
+    }
+    const auto cpu = units::parse_int(name.substr(3));
+    if (!cpu || *cpu > std::numeric_limits<int>::max()) {
+      in.issue(fmt::format("{}/{}", base, name), "CPU number out of range");
+      continue;
+    }
+    const auto id = in.integer(fmt::format("{}/{}/topology/physical_package_id", base, name));
+    if (id) {
+      packages[static_cast<int>(*cpu)] = static_cast<int>(std::max<std::int64_t>(*id, -1));
+    }
+  }
+  std::set<int> distinct;
+  for (const auto& [cpu, package] : packages) {
+    const bool online = m.online_cpus.empty() ||
+                        std::binary_search(m.online_cpus.begin(), m.online_cpus.end(), cpu);
+    if (online && package >= 0) {
+      distinct.insert(package);
+    }
+  }
+  m.packages.assign(distinct.begin(), distinct.end());
+  return packages;
+}
+
+// The socket of a node is the package of its CPUs that report one (the lowest if they span
+// several, as with node interleaving); -1 for memory-only nodes and for package id -1.
+int package_of(const std::map<int, int>& packages, const std::vector<int>& cpus) {
+  int best = -1;
+  for (const int cpu : cpus) {
+    const auto it = packages.find(cpu);
+    if (it != packages.end() && it->second >= 0 && (best < 0 || it->second < best)) {
+      best = it->second;
+    }
+  }
+  return best;
+}
+
+// A node's CPUs from cpulist, or from cpumap where there is no readable cpulist (older kernels
+// have only cpumap).
+void read_node_cpus(Reader& in, const std::string& dir, NumaNode& node) {
+  if (auto list = in.raw(dir + "/cpulist")) {
+    auto cpus = units::parse_cpulist(*list);
+    if (cpus) {
+      node.cpus = *cpus;
+      node.cpus_source = dir + "/cpulist";
+      node.cpus_text = units::quote_attribute(*list);
+      return;
+    }
+    in.issue(dir + "/cpulist", cpus.error().message);
+  }
+  if (auto map = in.raw(dir + "/cpumap")) {
+    if (auto cpus = units::parse_cpumask(*map)) {
+      node.cpus = *cpus;
+      node.cpus_source = dir + "/cpumap";
+      node.cpus_text = units::quote_attribute(*map);
+    } else {
+      in.issue(dir + "/cpumap", cpus.error().message);
+    }
+  }
 }
 
 void read_numa(Reader& in, Machine& m) {
+  const auto packages = read_cpu_packages(in, m);
   const std::string base = "/sys/devices/system/node";
   std::vector<int> ids;
   for (const auto& name : in.list(base)) {
-    if (name.rfind("node", 0) == 0 && name.size() > 4 &&
-        std::all_of(name.begin() + 4, name.end(), [](char c) { return std::isdigit(c) != 0; })) {
+    if (is_numbered(name, "node")) {
       const auto id = units::parse_int(name.substr(4));
       if (id && *id <= std::numeric_limits<int>::max()) {
         ids.push_back(static_cast<int>(*id));
       } else {
-        in.issue(base + "/" + name, "NUMA node number out of range");
+        in.issue(fmt::format("{}/{}", base, name), "NUMA node number out of range");
       }
     }
   }
@@ -149,13 +232,7 @@ void read_numa(Reader& in, Machine& m) {
     const auto dir = fmt::format("{}/node{}", base, id);
     NumaNode node;
     node.id = id;
-    if (auto list = in.text(dir + "/cpulist")) {
-      if (auto cpus = units::parse_cpulist(*list)) {
-        node.cpus = *cpus;
-      } else {
-        in.issue(dir + "/cpulist", cpus.error().message);
-      }
-    }
+    read_node_cpus(in, dir, node);
     if (auto dist = in.text(dir + "/distance")) {
       for (const auto& word : units::split(*dist, ' ')) {
         if (word.empty()) {
@@ -178,23 +255,22 @@ void read_numa(Reader& in, Machine& m) {
                             ? std::string_view()
                             : units::trim(std::string_view(line).substr(pos + 9));
       auto kb = units::parse_int(rest.substr(0, rest.find(' ')));
-      if (kb) {
+      if (kb && *kb >= 0) {
         node.memory_bytes = static_cast<std::uint64_t>(*kb) * 1024;
+        node.memory_known = true;
       } else {
         in.issue(dir + "/meminfo", "cannot find 'MemTotal: N kB'");
       }
     }
-    node.package = package_of(in, node.cpus);
+    node.package = package_of(packages, node.cpus);
     m.numa_nodes.push_back(std::move(node));
   }
   if (m.numa_nodes.empty()) {
     // Kernels built without NUMA have no node directory: the whole machine is node 0.
     NumaNode node;
-    if (auto online = in.text("/sys/devices/system/cpu/online")) {
-      node.cpus = units::parse_cpulist(*online).value_or(std::vector<int>{});
-    }
+    node.cpus = m.online_cpus;
     node.distances = {10};
-    node.package = package_of(in, node.cpus);
+    node.package = package_of(packages, node.cpus);
     m.numa_nodes.push_back(std::move(node));
   }
 }
@@ -261,72 +337,225 @@ void read_acs(Reader& in, const std::string& dir, PciDevice& d) {
   }
 }
 
-void read_pci(Reader& in, Machine& m) {
-  const std::string bus = "/sys/bus/pci/devices";
-  for (const auto& address : in.list(bus)) {
-    if (!is_pci_address(address)) {
+// "pci0000:00", "pci10000:00": a root bus directory, under /sys/devices or, for the domains a
+// VMD controller or Hyper-V creates, wherever the kernel hangs that host bridge.
+bool is_root_bus_name(std::string_view name) {
+  if (name.substr(0, 3) != "pci") {
+    return false;
+  }
+  const auto bus = name.substr(3);
+  const auto colon = bus.find(':');
+  if (colon == std::string_view::npos || colon < 4 || colon > 8 || bus.size() != colon + 3) {
+    return false;
+  }
+  return std::all_of(bus.begin(), bus.end(), [](char c) {
+    return c == ':' || std::isxdigit(static_cast<unsigned char>(c)) != 0;
+  });
+}
+
+// Functions under /sys/devices/pci*/ that /sys/bus/pci/devices does not list, with their
+// directories. Real trees list every function, but captures that copied /sys/devices and only
+// some bus links do not; without this walk a device below such a bridge would be dropped.
+std::map<std::string, std::string> unlisted_functions(Reader& in,
+                                                      const std::set<std::string>& listed) {
+  // PCIe allows 256 buses per domain; real hierarchies are a few levels deep. The bound only
+  // stops a tree that loops through a link.
+  constexpr std::size_t kMaxDepth = 64;
+  std::map<std::string, std::string> unlisted;
+  std::vector<std::pair<std::string, std::size_t>> pending;  // directory, depth
+  for (const auto& name : in.list("/sys/devices")) {
+    if (is_root_bus_name(name)) {
+      pending.emplace_back("/sys/devices/" + name, 0);
+    }
+  }
+  while (!pending.empty()) {
+    const auto [dir, depth] = pending.back();
+    pending.pop_back();
+    if (depth > kMaxDepth) {
+      in.issue(dir, "PCI hierarchy nested deeper than 64 levels");
       continue;
     }
-    const auto link = bus + "/" + address;
+    for (const auto& name : in.list(dir)) {
+      const bool function = is_pci_address(name);
+      if (!function && !is_root_bus_name(name)) {
+        continue;
+      }
+      auto child = fmt::format("{}/{}", dir, name);
+      if (function && !listed.contains(name)) {
+        unlisted.emplace(name, child);
+      }
+      pending.emplace_back(child, depth + 1);
+    }
+  }
+  return unlisted;
+}
+
+// The one node whose CPUs the given CPUs touch; -1 when they touch none or several (the kernel
+// reports every CPU for a device whose node firmware did not give).
+int node_owning(const std::vector<NumaNode>& nodes, const std::vector<int>& cpus) {
+  int owner = -1;
+  for (const auto& node : nodes) {
+    const bool touches = std::any_of(cpus.begin(), cpus.end(), [&](int cpu) {
+      return std::binary_search(node.cpus.begin(), node.cpus.end(), cpu);
+    });
+    if (touches) {
+      if (owner >= 0) {
+        return -1;
+      }
+      owner = node.id;
+    }
+  }
+  return owner;
+}
+
+// The device's node from its own files: numa_node, else (absent, -1 or unreadable, on a
+// machine with several nodes) the node owning its local_cpulist or local_cpus. The kernel prints
+// both from the same node, so they place the device when numa_node does not.
+void read_locality(Reader& in, const Machine& m, const std::string& dir, PciDevice& d) {
+  const auto numa_path = dir + "/numa_node";
+  if (auto raw = in.raw(numa_path)) {
+    d.numa_evidence.push_back({numa_path, units::quote_attribute(*raw)});
+    if (auto v = units::parse_int(*raw)) {
+      if (*v >= 0 && *v <= std::numeric_limits<int>::max()) {
+        d.numa_node = static_cast<int>(*v);
+        d.numa_source = "numa_node";
+      }
+    } else {
+      in.issue(numa_path, v.error().message);
+    }
+  }
+  std::string cpus_file;
+  std::string cpus_text;
+  if (auto raw = in.raw(dir + "/local_cpulist")) {
+    if (auto parsed = units::parse_cpulist(*raw)) {
+      d.local_cpus = *parsed;
+      cpus_file = "local_cpulist";
+      cpus_text = units::quote_attribute(*raw);
+    } else {
+      in.issue(dir + "/local_cpulist", parsed.error().message);
+    }
+  }
+  if (cpus_file.empty()) {
+    if (auto raw = in.raw(dir + "/local_cpus")) {
+      if (auto parsed = units::parse_cpumask(*raw)) {
+        d.local_cpus = *parsed;
+        cpus_file = "local_cpus";
+        cpus_text = units::quote_attribute(*raw);
+      } else {
+        in.issue(dir + "/local_cpus", parsed.error().message);
+      }
+    }
+  }
+  if (!d.numa_source.empty() || m.numa_nodes.size() <= 1 || cpus_file.empty()) {
+    return;
+  }
+  const int node = node_owning(m.numa_nodes, d.local_cpus);
+  if (node >= 0) {
+    d.numa_node = node;
+    d.numa_source = cpus_file;
+    d.numa_evidence.push_back(
+        {dir + "/" + cpus_file, fmt::format("{} (the CPUs of node {})", cpus_text, node)});
+  }
+}
+
+// A device its own files do not place takes the node of the nearest bridge above it that is
+// placed (hwloc does the same): everything below a bridge hangs off one root complex.
+void inherit_locality(Machine& m) {
+  if (m.numa_nodes.size() <= 1) {
+    return;
+  }
+  std::vector<std::pair<PciDevice*, const PciDevice*>> inherited;
+  for (auto& d : m.pci_devices) {
+    if (!d.numa_source.empty()) {
+      continue;
+    }
+    const PciDevice* up = m.find(d.parent);
+    for (int hops = 0; up != nullptr && up->numa_source.empty() && hops < 256; ++hops) {
+      up = m.find(up->parent);
+    }
+    if (up != nullptr && !up->numa_source.empty()) {
+      inherited.emplace_back(&d, up);
+    }
+  }
+  for (const auto& [d, up] : inherited) {
+    d->numa_node = up->numa_node;
+    d->numa_source = "parent bridge " + up->address;
+    d->numa_evidence.insert(d->numa_evidence.end(), up->numa_evidence.begin(),
+                            up->numa_evidence.end());
+  }
+}
+
+// One function, its attributes read from `dir` (its /sys/bus/pci/devices link, or its directory
+// under /sys/devices when the bus does not list it); `real` is its canonical path.
+PciDevice read_function(Reader& in, const Machine& m, const std::string& address,
+                        const std::string& dir, const std::string& real) {
+  PciDevice d;
+  d.address = address;
+  d.sysfs_path = real;
+  // The host bridge is the last root bus above the device: a VMD controller's domain hangs
+  // below a function of another domain and starts a hierarchy of its own.
+  std::string previous;
+  for (const auto& part : components(real)) {
+    if (is_root_bus_name(part)) {
+      d.root_bus = part;
+      previous.clear();
+    } else if (is_pci_address(part)) {
+      if (part == address) {
+        d.parent = previous;
+        break;
+      }
+      previous = part;
+    }
+  }
+  const auto cls = in.integer(dir + "/class", 16);
+  d.class_code = static_cast<std::uint32_t>(cls.value_or(0)) & 0xffffff;
+  d.vendor_id = static_cast<std::uint16_t>(in.integer(dir + "/vendor", 16).value_or(0));
+  d.device_id = static_cast<std::uint16_t>(in.integer(dir + "/device", 16).value_or(0));
+  d.subsystem_vendor_id =
+      static_cast<std::uint16_t>(in.integer(dir + "/subsystem_vendor", 16).value_or(0));
+  d.subsystem_device_id =
+      static_cast<std::uint16_t>(in.integer(dir + "/subsystem_device", 16).value_or(0));
+  d.kind = classify_pci(d.class_code, d.vendor_id);
+  d.driver = in.link_name(dir + "/driver");
+  read_locality(in, m, dir, d);
+  d.current = read_link(in, dir, "current_link_speed", "current_link_width");
+  d.max = read_link(in, dir, "max_link_speed", "max_link_width");
+  if (auto group = in.link_name(dir + "/iommu_group"); !group.empty()) {
+    if (auto id = units::parse_int(group)) {
+      d.iommu_group = static_cast<int>(*id);
+    }
+  }
+  read_acs(in, dir, d);
+  return d;
+}
+
+void read_pci(Reader& in, Machine& m) {
+  const std::string bus = "/sys/bus/pci/devices";
+  std::set<std::string> listed;
+  std::map<std::string, std::string> read_from;  // address -> the path its facts came from
+  for (const auto& address : in.list(bus)) {
+    listed.insert(address);
+    const auto link = fmt::format("{}/{}", bus, address);
+    if (!is_pci_address(address)) {
+      in.issue(link, "not a PCI address (expected DDDD:BB:DD.F)");
+      continue;
+    }
     auto real = in.fs().real_path(link);
     if (!real) {
       in.issue(link, fmt::format("cannot resolve the device link: {}", real.error().message));
       continue;
     }
-    PciDevice d;
-    d.address = address;
-    d.sysfs_path = *real;
-    const auto parts = components(*real);
-    std::string previous;
-    for (const auto& part : parts) {
-      if (part.rfind("pci", 0) == 0 && d.root_bus.empty()) {
-        d.root_bus = part;
-      }
-      if (is_pci_address(part)) {
-        if (part == address) {
-          d.parent = previous;
-          break;
-        }
-        previous = part;
-      }
+    read_from[address] = link;
+    m.pci_devices.push_back(read_function(in, m, address, link, *real));
+  }
+  for (const auto& [address, dir] : unlisted_functions(in, listed)) {
+    auto real = in.fs().real_path(dir);
+    if (!real) {
+      in.issue(dir, fmt::format("cannot resolve the device directory: {}", real.error().message));
+      continue;
     }
-    const auto cls = in.integer(link + "/class", 16);
-    d.class_code = static_cast<std::uint32_t>(cls.value_or(0)) & 0xffffff;
-    d.vendor_id = static_cast<std::uint16_t>(in.integer(link + "/vendor", 16).value_or(0));
-    d.device_id = static_cast<std::uint16_t>(in.integer(link + "/device", 16).value_or(0));
-    d.subsystem_vendor_id =
-        static_cast<std::uint16_t>(in.integer(link + "/subsystem_vendor", 16).value_or(0));
-    d.subsystem_device_id =
-        static_cast<std::uint16_t>(in.integer(link + "/subsystem_device", 16).value_or(0));
-    d.kind = classify_pci(d.class_code, d.vendor_id);
-    d.driver = in.link_name(link + "/driver");
-    const auto numa = in.integer(link + "/numa_node");
-    d.numa_node = std::max(static_cast<int>(numa.value_or(-1)), -1);
-    if (auto cpus = in.text(link + "/local_cpulist")) {
-      if (auto parsed = units::parse_cpulist(*cpus)) {
-        d.local_cpus = *parsed;
-      } else {
-        in.issue(link + "/local_cpulist", parsed.error().message);
-      }
-    }
-    if (!numa && in.fs().exists(link + "/numa_node")) {
-      // The kernel prints local_cpulist from the same node, so it names the node when
-      // numa_node is unreadable; -1 would claim that firmware did not say.
-      for (const auto& node : m.numa_nodes) {
-        if (!d.local_cpus.empty() && node.cpus == d.local_cpus) {
-          d.numa_node = node.id;
-        }
-      }
-    }
-    d.current = read_link(in, link, "current_link_speed", "current_link_width");
-    d.max = read_link(in, link, "max_link_speed", "max_link_width");
-    if (auto group = in.link_name(link + "/iommu_group"); !group.empty()) {
-      if (auto id = units::parse_int(group)) {
-        d.iommu_group = static_cast<int>(*id);
-      }
-    }
-    read_acs(in, link, d);
-    m.pci_devices.push_back(std::move(d));
+    read_from[address] = dir;
+    m.pci_devices.push_back(read_function(in, m, address, dir, *real));
   }
   std::sort(m.pci_devices.begin(), m.pci_devices.end(),
             [](const PciDevice& a, const PciDevice& b) { return a.address < b.address; });
@@ -338,18 +567,19 @@ void read_pci(Reader& in, Machine& m) {
       present.insert(d.address);
     }
     dropped = std::erase_if(m.pci_devices, [&](const PciDevice& d) {
-                if (d.parent.empty() || present.count(d.parent) != 0) {
+                if (d.parent.empty() || present.contains(d.parent)) {
                   return false;
                 }
-                in.issue(bus + "/" + d.address,
+                in.issue(read_from[d.address],
                          fmt::format("its upstream bridge {} is missing or unreadable", d.parent));
                 return true;
               }) != 0;
   }
+  inherit_locality(m);
 
   const std::string slots = "/sys/bus/pci/slots";
   for (const auto& name : in.list(slots)) {
-    const auto address = in.text(slots + "/" + name + "/address");
+    const auto address = in.text(fmt::format("{}/{}/address", slots, name));
     if (!address) {
       continue;
     }
@@ -364,7 +594,7 @@ void read_pci(Reader& in, Machine& m) {
 void read_net(Reader& in, Machine& m) {
   const std::string base = "/sys/class/net";
   for (const auto& name : in.list(base)) {
-    const auto dir = base + "/" + name;
+    const auto dir = fmt::format("{}/{}", base, name);
     NetInterface n;
     n.name = name;
     if (in.fs().exists(dir + "/device")) {
@@ -388,19 +618,44 @@ std::optional<int> leading_number(Reader& in, const std::string& path, const std
   const auto colon = text.find(':');
   auto v = units::parse_int(text.substr(0, colon));
   if (!v) {
-    in.issue(path, fmt::format("cannot parse '{}' (expected e.g. '4: ACTIVE')", text));
+    in.issue(path,
+             fmt::format("cannot parse '{}' (expected e.g. '4: ACTIVE')", units::escape(text)));
     return std::nullopt;
   }
   return static_cast<int>(*v);
 }
 
+// Gb/s of data per lane after line encoding, by the speed word of the rate file (IBTA: SDR,
+// DDR and QDR signal at 2.5, 5 and 10 Gb/s with 8b/10b; FDR10 and FDR at 10.3125 and 14.0625
+// with 64b/66b; EDR, HDR, NDR and XDR carry 25, 50, 100 and 200 Gb/s of 64b/66b-encoded data,
+// which is also what the kernel prints for them). The kernel prints FDR's lane as 14 and QDR's
+// as 10, so their signalling figure overstates the data rate.
+double data_gbps_per_lane(std::string_view speed) {
+  static const std::map<std::string_view, double> lane_rates = {
+      {"SDR", 2.0},  {"DDR", 4.0},  {"QDR", 8.0},   {"FDR10", 10.0}, {"FDR", 14.0625 * 64 / 66},
+      {"EDR", 25.0}, {"HDR", 50.0}, {"NDR", 100.0}, {"XDR", 200.0}};
+  const auto it = lane_rates.find(speed);
+  return it == lane_rates.end() ? 0 : it->second;
+}
+
+// RoCE ports report their Ethernet speed under an InfiniBand name ("100 Gb/sec (4X EDR)" for
+// 100GbE, "40 Gb/sec (4X QDR)" for 40GbE), and an Ethernet rate is already the data rate. An
+// unknown speed word (a kernel newer than this table) keeps the printed figure.
+double data_rate_gbps(const IbPort& p, std::string_view speed) {
+  const double lane = data_gbps_per_lane(speed);
+  if (p.link_layer == "Ethernet" || lane <= 0 || p.lanes <= 0) {
+    return p.rate_gbps;
+  }
+  return lane * p.lanes;
+}
+
 void read_infiniband(Reader& in, Machine& m) {
   const std::string base = "/sys/class/infiniband";
   for (const auto& dev : in.list(base)) {
-    const auto dir = base + "/" + dev;
+    const auto dir = fmt::format("{}/{}", base, dev);
     const auto pci = in.owning_pci(dir + "/device");
     for (const auto& port_name : in.list(dir + "/ports")) {
-      const auto pdir = dir + "/ports/" + port_name;
+      const auto pdir = fmt::format("{}/ports/{}", dir, port_name);
       IbPort p;
       p.device = dev;
       p.pci = pci;
@@ -408,19 +663,22 @@ void read_infiniband(Reader& in, Machine& m) {
       // A port whose state or rate does not parse is left out: the checks would take the
       // unknown state for a down port and the unknown rate for a slow one.
       bool readable = true;
+      std::string speed;  // "NDR" from "(4X NDR)"
+      // The texts are kept escaped: they are quoted as evidence, and a stray control byte must
+      // not reach a terminal.
       if (auto s = in.text(pdir + "/state")) {
-        p.state_text = *s;
+        p.state_text = units::escape(*s);
         const auto state = leading_number(in, pdir + "/state", *s);
         readable = state.has_value();
         p.state = state.value_or(0);
       }
       if (auto s = in.text(pdir + "/phys_state")) {
-        p.phys_state_text = *s;
+        p.phys_state_text = units::escape(*s);
         p.phys_state = leading_number(in, pdir + "/phys_state", *s).value_or(0);
       }
       if (auto rate = in.text(pdir + "/rate")) {
         // "400 Gb/sec (4X NDR)", "2.5 Gb/sec (1X SDR)"
-        p.rate_text = *rate;
+        p.rate_text = units::escape(*rate);
         const auto gb = rate->find(" Gb/sec");
         const auto open = rate->find('(');
         const auto x = rate->find('X', open == std::string::npos ? 0 : open);
@@ -430,14 +688,19 @@ void read_infiniband(Reader& in, Machine& m) {
                          : units::parse_int(rate->substr(open + 1, x - open - 1));
         if (gb == std::string::npos || !value || !lanes) {
           in.issue(pdir + "/rate",
-                   fmt::format("cannot parse '{}' (expected e.g. '400 Gb/sec (4X NDR)')", *rate));
+                   fmt::format("cannot parse '{}' (expected e.g. '400 Gb/sec (4X NDR)')",
+                               units::escape(*rate)));
           readable = false;
         } else {
           p.rate_gbps = *value;
           p.lanes = static_cast<int>(*lanes);
+          const auto close = rate->find(')', x);
+          const auto word = rate->substr(x + 1, close == std::string::npos ? close : close - x - 1);
+          speed = std::string(units::trim(word));
         }
       }
-      p.link_layer = in.text(pdir + "/link_layer").value_or("");
+      p.link_layer = units::escape(in.text(pdir + "/link_layer").value_or(""));
+      p.data_rate_gbps = data_rate_gbps(p, speed);
       if (readable) {
         m.ib_ports.push_back(std::move(p));
       }
@@ -448,7 +711,7 @@ void read_infiniband(Reader& in, Machine& m) {
 void read_nvme(Reader& in, Machine& m) {
   const std::string base = "/sys/class/nvme";
   for (const auto& name : in.list(base)) {
-    const auto dir = base + "/" + name;
+    const auto dir = fmt::format("{}/{}", base, name);
     NvmeController c;
     c.name = name;
     c.model = in.text(dir + "/model").value_or("");
@@ -470,13 +733,14 @@ void read_iommu(Reader& in, Machine& m) {
   const std::string base = "/sys/kernel/iommu_groups";
   for (const auto& name : in.list(base)) {
     auto id = units::parse_int(name);
-    if (!id) {
+    if (!id || *id < 0 || *id > std::numeric_limits<int>::max()) {
+      in.issue(fmt::format("{}/{}", base, name), "not an IOMMU group number");
       continue;
     }
     IommuGroup g;
     g.id = static_cast<int>(*id);
-    g.type = in.text(base + "/" + name + "/type").value_or("");
-    g.devices = in.list(base + "/" + name + "/devices");
+    g.type = in.text(fmt::format("{}/{}/type", base, name)).value_or("");
+    g.devices = in.list(fmt::format("{}/{}/devices", base, name));
     m.iommu.groups.push_back(std::move(g));
   }
   std::sort(m.iommu.groups.begin(), m.iommu.groups.end(),
@@ -503,12 +767,15 @@ void read_gpudirect(Reader& in, Machine& m) {
 }  // namespace
 
 bool is_pci_address(std::string_view t) {
-  // DDDD:BB:DD.F
-  if (t.size() != 12 || t[4] != ':' || t[7] != ':' || t[10] != '.') {
+  // DDDD:BB:DD.F, the domain 4 to 8 hex digits: Linux prints "%04x", and VMD and Hyper-V
+  // create domains above 0xffff ("10000:00:02.0").
+  const std::size_t n = t.size();
+  if (n < 12 || n > 16 || t[n - 8] != ':' || t[n - 5] != ':' || t[n - 2] != '.') {
     return false;
   }
-  for (const std::size_t i : {0, 1, 2, 3, 5, 6, 8, 9, 11}) {
-    if (std::isxdigit(static_cast<unsigned char>(t[i])) == 0) {
+  for (std::size_t i = 0; i < n; ++i) {
+    const bool separator = i == n - 8 || i == n - 5 || i == n - 2;
+    if (!separator && std::isxdigit(static_cast<unsigned char>(t[i])) == 0) {
       return false;
     }
   }
@@ -520,15 +787,25 @@ DeviceKind classify_pci(std::uint32_t class_code, std::uint16_t vendor_id) {
   const std::uint32_t sub = (class_code >> 8) & 0xff;
   switch (base) {
     case 0x03: {
-      // Server BMC and emulated display adapters are not accelerators.
-      static const std::set<std::uint16_t> kNotGpu = {0x1a03, 0x102b, 0x1234, 0x1b36,
-                                                      0x15ad, 0x1af4, 0x19e5};
-      return kNotGpu.count(vendor_id) != 0 ? DeviceKind::kOther : DeviceKind::kGpu;
+      // Vendors whose display controllers only draw a console: emulated VGA (Cirrus 0x1013 and
+      // S3 0x5333 as QEMU and Hyper-V Gen1 emulate them, Bochs/QEMU stdvga 0x1234, Red Hat QXL
+      // 0x1b36, VMware SVGA 0x15ad, virtio-gpu 0x1af4, VirtualBox 0x80ee, Parallels 0x1ab8,
+      // Hyper-V 0x1414) and server BMC video (ASPEED 0x1a03, Matrox G200e 0x102b, Huawei iBMC
+      // 0x19e5, Nuvoton 0x1050, XGI 0x18ca, Silicon Motion 0x126f). Any other vendor's display
+      // or 3D controller is taken for a GPU, as NCCL and hwloc take class 0x03.
+      static const std::set<std::uint16_t> display_only = {0x1013, 0x5333, 0x1234, 0x1b36, 0x15ad,
+                                                           0x1af4, 0x80ee, 0x1ab8, 0x1414, 0x1a03,
+                                                           0x102b, 0x19e5, 0x1050, 0x18ca, 0x126f};
+      return display_only.contains(vendor_id) ? DeviceKind::kOther : DeviceKind::kGpu;
     }
-    case 0x12:
+    case 0x12:  // processing accelerators (Gaudi, Ascend, TPUs, NPUs)
       return DeviceKind::kAccelerator;
-    case 0x02:
-      return DeviceKind::kNic;
+    case 0x0b:  // processors: 0x0b40 is a co-processor (Xeon Phi, NEC vector engine)
+      return sub == 0x40 ? DeviceKind::kAccelerator : DeviceKind::kOther;
+    case 0x02:  // network: Ethernet 00 .. fabric 08, other 80
+      return sub <= 0x08 || sub == 0x80 ? DeviceKind::kNic : DeviceKind::kOther;
+    case 0x0c:  // serial bus: 0x0c06 is InfiniBand on HCAs that predate class 0x0207
+      return sub == 0x06 ? DeviceKind::kNic : DeviceKind::kOther;
     case 0x01:
       return class_code == 0x010802 ? DeviceKind::kNvme : DeviceKind::kStorage;
     case 0x06:

@@ -23,9 +23,13 @@ namespace acco::topo {
 namespace {
 
 using acco::testing::DgxH100Options;
+using acco::testing::FirmwareQuirksOptions;
 using ::acco::testing::IsOk;
 using acco::testing::TempDir;
 using ::testing::Contains;
+using ::testing::ElementsAre;
+using ::testing::Field;
+using ::testing::HasSubstr;
 using ::testing::Not;
 
 struct Probed {
@@ -331,16 +335,113 @@ TEST(ChecksTest, FindingsAreSortedBySeverityThenRule) {
   }
 }
 
+Probed quirks(const FirmwareQuirksOptions& options = {}) {
+  TempDir dir;
+  acco::testing::write_firmware_quirks(dir.path(), options);
+  return probe_dir(dir.path());
+}
+
+std::vector<const Finding*> all_of_rule(const std::vector<Finding>& findings,
+                                        const std::string& rule) {
+  std::vector<const Finding*> out;
+  for (const auto& f : findings) {
+    if (f.rule == rule) {
+      out.push_back(&f);
+    }
+  }
+  return out;
+}
+
+TEST(ChecksTest, OverlappingNumaNodesAreInconsistentFirmwareTopology) {
+  const auto p = quirks({.overlapping_nodes = true});
+  const auto found = all_of_rule(p.findings, "numa-topology-inconsistent");
+  ASSERT_EQ(found.size(), 1U);
+  const auto& f = *found[0];
+  EXPECT_EQ(f.severity, Severity::kWarning);
+  EXPECT_THAT(f.devices, ElementsAre("node0", "node1"));
+  EXPECT_THAT(f.message, HasSubstr("hwloc merges"));
+  EXPECT_THAT(f.message, HasSubstr("0-31"));
+  EXPECT_THAT(f.evidence,
+              ElementsAre(Field(&Evidence::source, "/sys/devices/system/node/node0/cpulist"),
+                          Field(&Evidence::source, "/sys/devices/system/node/node1/cpulist")));
+  EXPECT_EQ(f.evidence[0].value, "0-31");
+}
+
+TEST(ChecksTest, NodeWithNoCpusAndNoMemoryIsInfo) {
+  const auto p = quirks({.empty_node = true});
+  const auto found = all_of_rule(p.findings, "numa-topology-inconsistent");
+  ASSERT_EQ(found.size(), 1U);
+  EXPECT_EQ(found[0]->severity, Severity::kInfo);
+  EXPECT_THAT(found[0]->devices, ElementsAre("node2"));
+  EXPECT_THAT(found[0]->evidence,
+              Contains(Field(&Evidence::source, "/sys/devices/system/node/node2/meminfo")));
+}
+
+TEST(ChecksTest, OnlineCpuInNoNodeIsAWarning) {
+  const auto p = quirks({.cpu_in_no_node = true});
+  const auto found = all_of_rule(p.findings, "numa-topology-inconsistent");
+  ASSERT_EQ(found.size(), 1U);
+  EXPECT_EQ(found[0]->severity, Severity::kWarning);
+  EXPECT_THAT(found[0]->message, HasSubstr("online CPU(s) 31 "));
+  EXPECT_EQ(found[0]->evidence.front().source, "/sys/devices/system/cpu/online");
+}
+
+TEST(ChecksTest, ConsistentQuirksStayQuietAboutFirmwareTopology) {
+  for (const auto& options :
+       {FirmwareQuirksOptions{}, FirmwareQuirksOptions{.cpulist_nul = true},
+        FirmwareQuirksOptions{.cpumap_only = true},
+        FirmwareQuirksOptions{.first_cpu_offline = true},
+        FirmwareQuirksOptions{.package_unknown = true}, FirmwareQuirksOptions{.one_node = true},
+        FirmwareQuirksOptions{.memory_only_node = true}}) {
+    const auto p = quirks(options);
+    EXPECT_THAT(rules_of(p.findings), Not(Contains("numa-topology-inconsistent")));
+    EXPECT_THAT(rules_of(p.findings), Not(Contains("input-unreadable")));
+  }
+}
+
+TEST(ChecksTest, QdrHcaOnGen2x8IsNotPcieLimitedByItsSignallingRate) {
+  // 4X QDR signals 40 Gb/s but carries 32 after 8b/10b, which Gen2 x8 (4 GB/s) carries.
+  const auto p = quirks({.old_hca = true});
+  EXPECT_THAT(rules_of(p.findings), Not(Contains("nic-pcie-limited")));
+  ASSERT_EQ(p.machine.ib_ports.size(), 1U);
+  EXPECT_DOUBLE_EQ(p.machine.ib_ports[0].data_rate_gbps, 32);
+}
+
+TEST(ChecksTest, NicPcieLimitedComparesTheDataRate) {
+  auto p = quirks({.old_hca = true});
+  // The same HCA at Gen2 x4 (2 GB/s = 16 Gb/s) cannot carry 32 Gb/s of data.
+  Machine m = p.machine;
+  for (auto& d : m.pci_devices) {
+    if (d.address == acco::testing::kQuirksHca) {
+      d.current.width = 4;
+    }
+  }
+  annotate_links(m);
+  const auto findings = check(m);
+  const auto* f = find_rule(findings, "nic-pcie-limited");
+  ASSERT_NE(f, nullptr);
+  EXPECT_THAT(f->message, HasSubstr("32.0 Gb/s"));
+  EXPECT_THAT(f->evidence.front().value, HasSubstr("40 Gb/sec (4X QDR)"));
+}
+
+TEST(ChecksTest, NumaUnknownQuotesWhatTheFilesSaid) {
+  const auto p = dgx({.numa_unknown = true});
+  const auto* f = find_rule(p.findings, "numa-unknown");
+  ASSERT_NE(f, nullptr);
+  EXPECT_THAT(f->message, HasSubstr("report numa_node -1"));
+  EXPECT_EQ(f->evidence.front().value, "-1");
+}
+
 TEST(ChecksTest, EveryRuleIsDocumentedInTheRuleList) {
   std::vector<std::string> ids;
   for (const auto& r : rules()) {
     ids.push_back(r.id);
   }
-  for (const auto* rule :
-       {"pcie-link-downtrained", "pcie-slot-limited", "pcie-path-bottleneck",
-        "pcie-uplink-oversubscribed", "gpu-nic-remote", "nvme-gpu-remote", "numa-unknown",
-        "ib-port-down", "ib-rate-low", "nic-pcie-limited", "iommu-translated",
-        "gpudirect-rdma-missing", "acs-p2p-redirect", "nvlink-down", "virtualized-topology"}) {
+  for (const auto* rule : {"pcie-link-downtrained", "pcie-slot-limited", "pcie-path-bottleneck",
+                           "pcie-uplink-oversubscribed", "gpu-nic-remote", "nvme-gpu-remote",
+                           "numa-unknown", "ib-port-down", "ib-rate-low", "nic-pcie-limited",
+                           "iommu-translated", "gpudirect-rdma-missing", "acs-p2p-redirect",
+                           "nvlink-down", "virtualized-topology", "numa-topology-inconsistent"}) {
     EXPECT_THAT(ids, Contains(rule));
   }
 }
@@ -361,6 +462,8 @@ TEST(ChecksTest, EveryFindingNamesAListedRuleWithASeverityInItsRange) {
                         .iommu_dma_fq = true,
                         .no_peermem = true}));
   probed.push_back(dgx({.acs_redirect = 1}));
+  probed.push_back(quirks({.empty_node = true, .overlapping_nodes = true}));
+  probed.push_back(quirks({.cpu_in_no_node = true}));
   probed.push_back(dgx());
   for (const auto write :
        {+[](const std::filesystem::path& dir) { acco::testing::write_workstation(dir); },
@@ -391,7 +494,7 @@ TEST(ChecksTest, RuleIdsAreUniqueAndEachHasATitleAndAnOrderedRange) {
     EXPECT_FALSE(r.title.empty()) << r.id;
     EXPECT_LE(r.lowest, r.highest) << r.id;
   }
-  EXPECT_EQ(ids.size(), 18U);
+  EXPECT_EQ(ids.size(), 19U);
 }
 
 }  // namespace

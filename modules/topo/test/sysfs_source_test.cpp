@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <initializer_list>
+#include <map>
 #include <random>
 #include <string>
 #include <vector>
@@ -16,7 +18,9 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include "acco/core/units.hpp"
 #include "acco/testing/matchers.hpp"
+#include "acco/topo/json.hpp"
 #include "acco/topo/probe.hpp"
 
 #include "machines.hpp"
@@ -27,11 +31,17 @@ namespace {
 
 namespace stdfs = std::filesystem;
 using acco::testing::DgxH100Options;
+using acco::testing::FirmwareQuirksOptions;
 using ::acco::testing::IsOk;
 using ::acco::testing::StatusIs;
 using acco::testing::TempDir;
 using ::testing::AnyOf;
+using ::testing::Contains;
+using ::testing::ElementsAre;
+using ::testing::EndsWith;
+using ::testing::Field;
 using ::testing::HasSubstr;
+using ::testing::IsEmpty;
 using ::testing::Not;
 
 const std::string kGpu(acco::testing::kDgxH100Gpus[0]);
@@ -386,6 +396,266 @@ TEST(SysfsSourceTest, NetSpeedMinusOneIsUnknownNotAnInputIssue) {
                                [](const NetInterface& n) { return n.name == "enp1s0f0np0"; });
   ASSERT_NE(it, nets.end());
   EXPECT_FALSE(it->speed_mbps.has_value());
+}
+
+TEST(SysfsSourceTest, EmptyNumaNodeFileIsAnInputIssueNamingIt) {
+  const auto d = probe_damaged_dgx(
+      [](const stdfs::path& root) { overwrite(root, device_file(kGpu, "numa_node"), ""); });
+  expect_one_issue(d, device_file(kGpu, "numa_node"));
+  EXPECT_EQ(d.damaged.machine.input_issues[0].problem, "the file is empty");
+  // local_cpulist still places it.
+  EXPECT_EQ(device(d.damaged, kGpu).numa_node, 0);
+  EXPECT_EQ(device(d.damaged, kGpu).numa_source, "local_cpulist");
+}
+
+TEST(SysfsSourceTest, GarbageCpulistWithNulIsQuotedEscaped) {
+  const std::string path = "/sys/devices/system/node/node0/cpulist";
+  const auto d = probe_damaged_dgx(
+      [&](const stdfs::path& root) { overwrite(root, path, std::string("0-x\0y\n", 6)); });
+  expect_one_issue(d, path);
+  const auto& problem = d.damaged.machine.input_issues[0].problem;
+  EXPECT_THAT(problem, HasSubstr("'0-x\\0y'"));
+  EXPECT_EQ(problem.find('\0'), std::string::npos);
+}
+
+TEST(SysfsSourceTest, BusEntryThatIsNotAnAddressIsAnInputIssue) {
+  const std::string path = "/sys/bus/pci/devices/garbage";
+  const auto d = probe_damaged_dgx(
+      [&](const stdfs::path& root) { stdfs::create_directories(on_disk(root, path)); });
+  expect_one_issue(d, path);
+}
+
+TEST(SysfsSourceTest, InfinibandDataRateFollowsTheEncoding) {
+  const auto d = probe_damaged_dgx([](const stdfs::path& root) {
+    overwrite(root, "/sys/class/infiniband/mlx5_1/ports/1/rate", "56 Gb/sec (4X FDR)\n");
+    overwrite(root, "/sys/class/infiniband/mlx5_2/ports/1/rate", "40 Gb/sec (4X QDR)\n");
+    overwrite(root, "/sys/class/infiniband/mlx5_3/ports/1/rate", "40 Gb/sec (4X FDR10)\n");
+  });
+  EXPECT_THAT(d.damaged.machine.input_issues, IsEmpty());
+  std::map<std::string, const IbPort*> ports;
+  for (const auto& p : d.damaged.machine.ib_ports) {
+    ports[p.device] = &p;
+  }
+  ASSERT_EQ(ports.count("mlx5_0"), 1U);
+  EXPECT_DOUBLE_EQ(ports["mlx5_0"]->data_rate_gbps, 400);     // 4X NDR, already the data rate
+  EXPECT_NEAR(ports["mlx5_1"]->data_rate_gbps, 54.55, 0.01);  // 64b/66b of 4 x 14.0625
+  EXPECT_DOUBLE_EQ(ports["mlx5_2"]->rate_gbps, 40);
+  EXPECT_DOUBLE_EQ(ports["mlx5_2"]->data_rate_gbps, 32);  // 8b/10b
+  EXPECT_DOUBLE_EQ(ports["mlx5_3"]->data_rate_gbps, 40);  // 64b/66b of 4 x 10.3125
+  // RoCE: the Ethernet rate under an InfiniBand name.
+  EXPECT_DOUBLE_EQ(ports["mlx5_8"]->data_rate_gbps, 100);
+}
+
+// ---- quirks of real trees, from the firmware_quirks fixture ----
+
+ProbeResult quirks(const FirmwareQuirksOptions& options = {}) {
+  TempDir dir;
+  acco::testing::write_firmware_quirks(dir.path(), options);
+  return probe_sysroot(dir.path());
+}
+
+bool has_rule(const ProbeResult& r, const std::string& rule) {
+  return std::any_of(r.findings.begin(), r.findings.end(),
+                     [&](const Finding& f) { return f.rule == rule; });
+}
+
+const NumaNode& node(const ProbeResult& r, std::size_t i) {
+  static const NumaNode kNone;
+  EXPECT_LT(i, r.machine.numa_nodes.size());
+  return i < r.machine.numa_nodes.size() ? r.machine.numa_nodes[i] : kNone;
+}
+
+const std::string kQuirksGpu0(acco::testing::kQuirksGpu0);
+const std::string kQuirksGpu1(acco::testing::kQuirksGpu1);
+
+TEST(SysfsSourceTest, QuirksServerReadsTwoNodesOnTwoSockets) {
+  const auto r = quirks();
+  EXPECT_THAT(r.machine.input_issues, IsEmpty());
+  ASSERT_EQ(r.machine.numa_nodes.size(), 2U);
+  EXPECT_EQ(node(r, 0).package, 0);
+  EXPECT_EQ(node(r, 1).package, 1);
+  EXPECT_THAT(r.machine.packages, ElementsAre(0, 1));
+  EXPECT_EQ(r.machine.online_cpus.size(), 32U);
+  EXPECT_EQ(node(r, 0).cpus_source, "/sys/devices/system/node/node0/cpulist");
+  EXPECT_EQ(node(r, 0).cpus_text, "0-15");
+  EXPECT_EQ(device(r, kQuirksGpu1).numa_node, 1);
+  EXPECT_EQ(device(r, kQuirksGpu1).numa_source, "numa_node");
+  EXPECT_FALSE(has_rule(r, "numa-topology-inconsistent"));
+  EXPECT_FALSE(has_rule(r, "numa-unknown"));
+}
+
+TEST(SysfsSourceTest, CpulistWithTrailingNulIsAcceptedAndQuotedEscaped) {
+  const auto r = quirks({.cpulist_nul = true});
+  EXPECT_THAT(r.machine.input_issues, IsEmpty());
+  EXPECT_EQ(node(r, 0).cpus.size(), 16U);
+  EXPECT_EQ(node(r, 0).package, 0);
+  EXPECT_EQ(node(r, 0).cpus_text, "0-15\\n\\0");
+}
+
+TEST(SysfsSourceTest, NodeWithCpumapButNoCpulistGetsItsCpusFromTheMask) {
+  const auto r = quirks({.cpumap_only = true});
+  EXPECT_THAT(r.machine.input_issues, IsEmpty());
+  EXPECT_EQ(units::format_cpulist(node(r, 0).cpus), "0-15");
+  EXPECT_EQ(units::format_cpulist(node(r, 1).cpus), "16-31");
+  EXPECT_THAT(node(r, 1).cpus_source, EndsWith("/node1/cpumap"));
+  EXPECT_EQ(node(r, 1).package, 1);
+  EXPECT_THAT(r.machine.packages, ElementsAre(0, 1));
+}
+
+TEST(SysfsSourceTest, OfflineFirstCpuLeavesTheNodeItsPackage) {
+  const auto r = quirks({.first_cpu_offline = true});
+  EXPECT_THAT(r.machine.input_issues, IsEmpty());
+  EXPECT_EQ(node(r, 0).package, 0);
+  EXPECT_EQ(node(r, 1).package, 1);
+  EXPECT_THAT(r.machine.packages, ElementsAre(0, 1));
+  EXPECT_EQ(units::format_cpulist(r.machine.online_cpus), "1-15,17-31");
+  EXPECT_FALSE(has_rule(r, "numa-topology-inconsistent"));
+}
+
+TEST(SysfsSourceTest, PackageIdMinusOneIsUnknownNotASocket) {
+  const auto r = quirks({.package_unknown = true});
+  EXPECT_THAT(r.machine.input_issues, IsEmpty());
+  EXPECT_THAT(r.machine.packages, IsEmpty());  // the sysfs reader knows no package id
+  // hwloc still groups the CPUs by their package_cpus masks and numbers the packages itself.
+  EXPECT_EQ(r.machine.cpu.packages, 2);
+  EXPECT_EQ(node(r, 0).package, 0);
+  EXPECT_EQ(node(r, 1).package, 1);
+}
+
+TEST(SysfsSourceTest, OneNodeOverTwoPackagesCountsBothPackages) {
+  const auto r = quirks({.one_node = true});
+  EXPECT_EQ(r.machine.numa_nodes.size(), 1U);
+  EXPECT_THAT(r.machine.packages, ElementsAre(0, 1));
+}
+
+TEST(SysfsSourceTest, MemoryOnlyNodeHasNoPackage) {
+  const auto r = quirks({.memory_only_node = true});
+  EXPECT_THAT(r.machine.input_issues, IsEmpty());
+  ASSERT_EQ(r.machine.numa_nodes.size(), 3U);
+  EXPECT_EQ(node(r, 2).package, -1);
+  EXPECT_TRUE(node(r, 2).cpus.empty());
+  EXPECT_EQ(node(r, 2).memory_bytes, 16ULL << 30);
+  EXPECT_THAT(r.machine.packages, ElementsAre(0, 1));
+  EXPECT_FALSE(has_rule(r, "numa-topology-inconsistent"));
+}
+
+TEST(SysfsSourceTest, DeviceWithoutNumaNodeIsPlacedByItsLocalCpulist) {
+  const auto r = quirks({.numa_node_absent = true});
+  EXPECT_THAT(r.machine.input_issues, IsEmpty());
+  const auto& gpu = device(r, kQuirksGpu1);
+  EXPECT_EQ(gpu.numa_node, 1);
+  EXPECT_EQ(gpu.numa_source, "local_cpulist");
+  ASSERT_EQ(gpu.numa_evidence.size(), 1U);
+  EXPECT_EQ(gpu.numa_evidence[0].source, device_file(kQuirksGpu1, "local_cpulist"));
+  EXPECT_THAT(gpu.numa_evidence[0].value, HasSubstr("16-31"));
+  EXPECT_FALSE(has_rule(r, "numa-unknown"));
+}
+
+TEST(SysfsSourceTest, DeviceWithNumaMinusOneIsPlacedByItsLocalCpusMask) {
+  const auto r = quirks({.numa_from_local_cpus = true});
+  EXPECT_THAT(r.machine.input_issues, IsEmpty());
+  const auto& gpu = device(r, kQuirksGpu1);
+  EXPECT_EQ(gpu.numa_node, 1);
+  EXPECT_EQ(gpu.numa_source, "local_cpus");
+  EXPECT_EQ(units::format_cpulist(gpu.local_cpus), "16-31");
+  EXPECT_THAT(gpu.numa_evidence, Contains(Field(&Evidence::value, "-1")));
+  EXPECT_THAT(gpu.numa_evidence,
+              Contains(Field(&Evidence::source, device_file(kQuirksGpu1, "local_cpus"))));
+  EXPECT_FALSE(has_rule(r, "numa-unknown"));
+}
+
+TEST(SysfsSourceTest, DeviceOnEveryCpuTakesItsParentBridgesNode) {
+  const auto r = quirks({.numa_from_parent = true});
+  const auto& gpu = device(r, kQuirksGpu1);
+  EXPECT_EQ(gpu.numa_node, 1);
+  EXPECT_EQ(gpu.numa_source, "parent bridge " + std::string(acco::testing::kQuirksGpu1Port));
+  EXPECT_FALSE(has_rule(r, "numa-unknown"));
+}
+
+TEST(SysfsSourceTest, ThirtyTwoBitPciDomainIsRead) {
+  const auto r = quirks({.domain_32bit = true});
+  EXPECT_THAT(r.machine.input_issues, IsEmpty());
+  const std::string hca(acco::testing::kQuirksHcaDomain32);
+  const auto& d = device(r, hca);
+  EXPECT_EQ(d.kind, DeviceKind::kNic);
+  EXPECT_EQ(d.parent, "10000:00:02.0");
+  EXPECT_EQ(d.root_bus, "pci10000:00");
+  EXPECT_EQ(d.numa_node, 1);
+  ASSERT_EQ(r.machine.ib_ports.size(), 1U);
+  EXPECT_EQ(r.machine.ib_ports[0].pci, hca);
+}
+
+TEST(SysfsSourceTest, BridgeMissingFromTheBusListingIsFoundInSysDevices) {
+  const auto healthy = quirks();
+  const auto r = quirks({.bridge_unlisted = true});
+  EXPECT_THAT(r.machine.input_issues, IsEmpty());
+  EXPECT_EQ(r.machine.pci_devices.size(), healthy.machine.pci_devices.size());
+  const auto& port = device(r, std::string(acco::testing::kQuirksGpu0Port));
+  EXPECT_EQ(port.kind, DeviceKind::kBridge);
+  EXPECT_EQ(device(r, kQuirksGpu0).parent, acco::testing::kQuirksGpu0Port);
+  EXPECT_EQ(device(r, kQuirksGpu0).kind, DeviceKind::kGpu);
+}
+
+TEST(SysfsSourceTest, EmptyAttributeFileIsAnInputIssueNamingIt) {
+  const auto r = quirks({.empty_attribute = true});
+  ASSERT_EQ(r.machine.input_issues.size(), 1U);
+  EXPECT_EQ(r.machine.input_issues[0].path, device_file(kQuirksGpu0, "subsystem_device"));
+  EXPECT_EQ(r.machine.input_issues[0].problem, "the file is empty");
+  EXPECT_EQ(device(r, kQuirksGpu0).kind, DeviceKind::kGpu);
+}
+
+TEST(SysfsSourceTest, CoprocessorAndOldInfinibandClassAreClassified) {
+  const auto r = quirks({.coprocessor = true, .cirrus_vga = true, .old_hca = true});
+  EXPECT_THAT(r.machine.input_issues, IsEmpty());
+  EXPECT_EQ(device(r, std::string(acco::testing::kQuirksPhi)).kind, DeviceKind::kAccelerator);
+  EXPECT_EQ(device(r, std::string(acco::testing::kQuirksHca)).kind, DeviceKind::kNic);
+  EXPECT_EQ(device(r, std::string(acco::testing::kQuirksCirrus)).kind, DeviceKind::kOther);
+  EXPECT_EQ(device(r, std::string(acco::testing::kQuirksAspeed)).kind, DeviceKind::kOther);
+}
+
+TEST(SysfsSourceTest, EveryPciFunctionIsInTheJsonWithItsClass) {
+  const auto r = quirks({.cirrus_vga = true});
+  const auto j = probe_json(r.machine, r.findings);
+  ASSERT_EQ(j["devices"].size(), r.machine.pci_devices.size());
+  bool cirrus = false;
+  for (const auto& d : j["devices"]) {
+    EXPECT_TRUE(d.contains("class"));
+    if (d["pci"] == std::string(acco::testing::kQuirksCirrus)) {
+      cirrus = true;
+      EXPECT_EQ(d["class"], "0x030000");
+      EXPECT_EQ(d["kind"], "other");
+    }
+  }
+  EXPECT_TRUE(cirrus);
+}
+
+TEST(SysfsSourceTest, ClassifiesByClassCodeAndVendor) {
+  EXPECT_EQ(classify_pci(0x030200, 0x10de), DeviceKind::kGpu);
+  EXPECT_EQ(classify_pci(0x030000, 0x1002), DeviceKind::kGpu);
+  for (const std::uint16_t display_only : std::initializer_list<std::uint16_t>{
+           0x1013, 0x1234, 0x1b36, 0x15ad, 0x1af4, 0x1a03, 0x102b, 0x19e5}) {
+    EXPECT_EQ(classify_pci(0x030000, display_only), DeviceKind::kOther) << display_only;
+  }
+  EXPECT_EQ(classify_pci(0x0b4000, 0x8086), DeviceKind::kAccelerator);
+  EXPECT_EQ(classify_pci(0x0b0000, 0x8086), DeviceKind::kOther);
+  EXPECT_EQ(classify_pci(0x120000, 0x1da3), DeviceKind::kAccelerator);
+  EXPECT_EQ(classify_pci(0x120000, 0x19e5), DeviceKind::kAccelerator);
+  EXPECT_EQ(classify_pci(0x020000, 0x8086), DeviceKind::kNic);
+  EXPECT_EQ(classify_pci(0x020700, 0x15b3), DeviceKind::kNic);
+  EXPECT_EQ(classify_pci(0x028000, 0x15b3), DeviceKind::kNic);
+  EXPECT_EQ(classify_pci(0x0c0600, 0x15b3), DeviceKind::kNic);
+  EXPECT_EQ(classify_pci(0x0c0330, 0x8086), DeviceKind::kOther);  // USB xHCI
+}
+
+TEST(SysfsSourceTest, PciAddressesHaveSixteenOrThirtyTwoBitDomains) {
+  EXPECT_TRUE(is_pci_address("0000:41:00.0"));
+  EXPECT_TRUE(is_pci_address("10000:00:01.0"));
+  EXPECT_TRUE(is_pci_address("ffffffff:ff:1f.7"));
+  EXPECT_FALSE(is_pci_address("000:41:00.0"));
+  EXPECT_FALSE(is_pci_address("100000000:00:01.0"));
+  EXPECT_FALSE(is_pci_address("0000:41:00"));
+  EXPECT_FALSE(is_pci_address("pci0000:00"));
+  EXPECT_FALSE(is_pci_address("0000:4g:00.0"));
 }
 
 // ---- the CI VM ----

@@ -1,5 +1,8 @@
 #include "checks/check_support.hpp"
 
+#include <cstddef>
+#include <vector>
+
 #include <fmt/format.h>
 
 #include "acco/topo/link_model.hpp"
@@ -7,16 +10,33 @@
 namespace acco::topo::detail {
 namespace {
 
-PortRole role_at_depth(const Machine& m, const PciDevice& d, int depth) {
+// Walks up the bridges to the first whose role is known (a root port has no parent; below a
+// non-bridge sits an upstream port), then back down: below a root or downstream port sits an
+// upstream port, below an upstream port downstream ports. The bound stops a snapshot edited by
+// hand into a loop.
+PortRole bridge_role(const Machine& m, const PciDevice& d) {
   if (d.kind != DeviceKind::kBridge) {
     return PortRole::kNone;
   }
-  const PciDevice* parent = m.find(d.parent);
-  if (parent == nullptr || depth > 64) {
-    return PortRole::kRoot;
+  constexpr std::size_t kMaxDepth = 64;
+  std::vector<const PciDevice*> chain = {&d};
+  PortRole role = PortRole::kRoot;
+  while (true) {
+    const PciDevice* parent = m.find(chain.back()->parent);
+    if (parent == nullptr || chain.size() > kMaxDepth + 1) {
+      role = PortRole::kRoot;
+      break;
+    }
+    if (parent->kind != DeviceKind::kBridge) {
+      role = PortRole::kUpstream;
+      break;
+    }
+    chain.push_back(parent);
   }
-  const auto parent_role = role_at_depth(m, *parent, depth + 1);
-  return parent_role == PortRole::kUpstream ? PortRole::kDownstream : PortRole::kUpstream;
+  for (std::size_t i = chain.size() - 1; i > 0; --i) {
+    role = role == PortRole::kUpstream ? PortRole::kDownstream : PortRole::kUpstream;
+  }
+  return role;
 }
 
 int rank(const Path& p) {
@@ -31,6 +51,13 @@ std::string attr(const std::string& address, const char* file) {
 
 std::string speed_text(double gts) {
   return fmt::format("{:.1f} GT/s PCIe", gts);
+}
+
+std::vector<Evidence> numa_evidence(const PciDevice& d) {
+  if (!d.numa_evidence.empty()) {
+    return d.numa_evidence;
+  }
+  return {{attr(d.address, "numa_node"), std::to_string(d.numa_node)}};
 }
 
 bool is_endpoint_of_interest(const PciDevice& d) {
@@ -53,11 +80,11 @@ std::vector<std::string> nvidia_gpus(const Machine& m) {
 }
 
 PortRole role_of(const Machine& m, const PciDevice& d) {
-  return role_at_depth(m, d, 0);
+  return bridge_role(m, d);
 }
 
 PortRole role_of(const Machine& m, const PciDevice* d) {
-  return d == nullptr ? PortRole::kNone : role_at_depth(m, *d, 0);
+  return d == nullptr ? PortRole::kNone : bridge_role(m, *d);
 }
 
 bool owns_its_link(const Machine& m, const PciDevice& d) {

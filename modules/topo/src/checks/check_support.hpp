@@ -13,6 +13,10 @@ namespace acco::topo::detail {
 [[nodiscard]] std::string attr(const std::string& address, const char* file);
 // "16.0 GT/s PCIe", as sysfs writes a link speed.
 [[nodiscard]] std::string speed_text(double gts);
+// The files that placed a device on its NUMA node and what they held (numa_node, or the
+// local_cpulist or parent bridge that stood in for it); "numa_node" = its value for a machine
+// built without them.
+[[nodiscard]] std::vector<Evidence> numa_evidence(const PciDevice& d);
 // GPUs, accelerators, NICs and NVMe drives: the devices whose links and placement matter.
 [[nodiscard]] bool is_endpoint_of_interest(const PciDevice& d);
 // "<kind> <address>", e.g. "gpu 0000:1b:00.0".

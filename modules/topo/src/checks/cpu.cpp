@@ -21,8 +21,9 @@ void check_hwloc_disagrees(const Machine& m, std::vector<Finding>& out) {
   f.recommendation =
       "Compare with `lstopo-no-graphics` (hwloc-nox). Nodes hwloc merges or CPUs it leaves out "
       "come from firmware tables (ACPI SRAT/SLIT) the kernel reports as it found them: update the "
-      "BIOS; a PCI function hwloc does not list may sit in a 32-bit PCI domain (Intel VMD), which "
-      "Debian's hwloc is built without";
+      "BIOS. A PCI function hwloc does not list sits in a 32-bit PCI domain (Intel VMD; Debian's "
+      "hwloc is built without them) or has no /sys/bus/pci/devices entry (hwloc reads only that "
+      "list): acco's report includes it";
   out.push_back(std::move(f));
 }
 

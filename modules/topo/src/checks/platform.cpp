@@ -1,8 +1,14 @@
 // Platform checks: IOMMU groups that translate DMA, a virtual machine's emulated topology, an
-// NVIDIA driver that NVML cannot reach, and inputs that could not be understood.
+// NVIDIA driver that NVML cannot reach, firmware NUMA tables that contradict themselves, and
+// inputs that could not be understood.
+#include <algorithm>
+#include <iterator>
+#include <numeric>
 #include <string>
 
 #include <fmt/format.h>
+
+#include "acco/core/units.hpp"
 
 #include "checks/check_support.hpp"
 #include "checks/rule_checks.hpp"
@@ -109,6 +115,155 @@ void check_nvml_unavailable(const Machine& m, std::vector<Finding>& out) {
       "checks were skipped",
       gpus.size(), m.nvml.reason.empty() ? "not queried" : m.nvml.reason);
   f.recommendation = "Install or load the NVIDIA driver (`nvidia-smi` must work), then re-run";
+  out.push_back(std::move(f));
+}
+
+namespace {
+
+std::string node_name(const NumaNode& n) {
+  return fmt::format("node{}", n.id);
+}
+
+// The node's CPU list as read; a cpulist of just a newline reads as empty, said in words.
+Evidence cpus_evidence(const NumaNode& n) {
+  return {n.cpus_source, n.cpus_text.empty() ? "(empty: no CPUs)" : n.cpus_text};
+}
+
+std::vector<int> common_cpus(const NumaNode& a, const NumaNode& b) {
+  std::vector<int> both;
+  std::set_intersection(a.cpus.begin(), a.cpus.end(), b.cpus.begin(), b.cpus.end(),
+                        std::back_inserter(both));
+  return both;
+}
+
+// Groups of nodes joined by shared CPUs, each group in node order, only groups of two or more.
+std::vector<std::vector<const NumaNode*>> overlapping_groups(const std::vector<NumaNode>& nodes) {
+  std::vector<std::size_t> group(nodes.size());
+  std::iota(group.begin(), group.end(), 0);
+  const auto root = [&](std::size_t i) {
+    while (group[i] != i) {
+      i = group[i];
+    }
+    return i;
+  };
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    for (std::size_t k = i + 1; k < nodes.size(); ++k) {
+      if (!common_cpus(nodes[i], nodes[k]).empty()) {
+        group[root(k)] = root(i);
+      }
+    }
+  }
+  std::vector<std::vector<const NumaNode*>> out;
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    if (root(i) != i) {
+      continue;
+    }
+    std::vector<const NumaNode*> members;
+    for (std::size_t k = 0; k < nodes.size(); ++k) {
+      if (root(k) == i) {
+        members.push_back(&nodes[k]);
+      }
+    }
+    if (members.size() > 1) {
+      out.push_back(std::move(members));
+    }
+  }
+  return out;
+}
+
+std::string node_ids(const std::vector<const NumaNode*>& nodes) {
+  std::string out;
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    out +=
+        fmt::format("{}{}", i == 0 ? "" : (i + 1 == nodes.size() ? " and " : ", "), nodes[i]->id);
+  }
+  return out;
+}
+
+}  // namespace
+
+void check_numa_topology_inconsistent(const Machine& m, std::vector<Finding>& out) {
+  const auto& nodes = m.numa_nodes;
+  for (const auto& group : overlapping_groups(nodes)) {
+    std::vector<int> shared;
+    Finding f;
+    f.severity = Severity::kWarning;
+    for (std::size_t i = 0; i < group.size(); ++i) {
+      f.devices.push_back(node_name(*group[i]));
+      f.evidence.push_back(cpus_evidence(*group[i]));
+      for (std::size_t k = i + 1; k < group.size(); ++k) {
+        const auto both = common_cpus(*group[i], *group[k]);
+        shared.insert(shared.end(), both.begin(), both.end());
+      }
+    }
+    f.message = fmt::format(
+        "NUMA nodes {} list the same CPUs ({}): the firmware's SRAT/SLIT describes overlapping "
+        "proximity domains; hwloc merges such nodes (and warns), so hwloc-based tools (MPI "
+        "launchers, lstopo) count fewer nodes than the kernel lists, and binding memory to one "
+        "of them may not place it near those CPUs",
+        node_ids(group), units::format_cpulist(shared));
+    f.recommendation =
+        "Update the BIOS/firmware and check its NUMA settings (SNC/NPS, node interleaving); "
+        "compare `numactl -H` with `lstopo-no-graphics`; until it is fixed, bind to these nodes "
+        "together (`numactl --cpunodebind` with all of them)";
+    out.push_back(std::move(f));
+  }
+
+  for (const auto& n : nodes) {
+    // Only a node whose CPU list was read and whose meminfo said 0 is known to be empty.
+    if (!n.cpus.empty() || n.cpus_source.empty() || !n.memory_known || n.memory_bytes != 0) {
+      continue;
+    }
+    Finding f;
+    f.severity = Severity::kInfo;
+    f.devices = {node_name(n)};
+    f.evidence = {cpus_evidence(n),
+                  {fmt::format("/sys/devices/system/node/node{}/meminfo", n.id), "MemTotal: 0 kB"}};
+    f.message = fmt::format(
+        "NUMA node {} has no CPUs and no memory: the firmware declares a proximity domain with "
+        "nothing in it (a hot-plug or CXL placeholder, or a broken SRAT), and tools that count "
+        "nodes count it",
+        n.id);
+    f.recommendation =
+        "Nothing to do if memory is hot-plugged into it later; otherwise check the BIOS NUMA "
+        "settings and update the firmware";
+    out.push_back(std::move(f));
+  }
+
+  // CPUs in no node: only decidable when the kernel listed nodes and each one's CPUs were read.
+  const bool all_read = std::all_of(nodes.begin(), nodes.end(),
+                                    [](const NumaNode& n) { return !n.cpus_source.empty(); });
+  if (nodes.empty() || !all_read || m.online_cpus.empty()) {
+    return;
+  }
+  std::vector<int> homeless;
+  for (const int cpu : m.online_cpus) {
+    const bool placed = std::any_of(nodes.begin(), nodes.end(), [&](const NumaNode& n) {
+      return std::binary_search(n.cpus.begin(), n.cpus.end(), cpu);
+    });
+    if (!placed) {
+      homeless.push_back(cpu);
+    }
+  }
+  if (homeless.empty()) {
+    return;
+  }
+  Finding f;
+  f.severity = Severity::kWarning;
+  f.evidence.push_back({"/sys/devices/system/cpu/online", units::format_cpulist(m.online_cpus)});
+  for (const auto& n : nodes) {
+    f.devices.push_back(node_name(n));
+    if (f.evidence.size() < 5) {
+      f.evidence.push_back(cpus_evidence(n));
+    }
+  }
+  f.message = fmt::format(
+      "online CPU(s) {} are in no NUMA node's CPU list: the firmware's SRAT gives them no "
+      "proximity domain, so which memory is local to threads on them is unknown",
+      units::format_cpulist(homeless));
+  f.recommendation =
+      "Update the BIOS/firmware and check its NUMA settings; meanwhile keep latency-sensitive "
+      "threads off these CPUs (`taskset`/`numactl --physcpubind`)";
   out.push_back(std::move(f));
 }
 

@@ -36,10 +36,12 @@ void check_nvlink_down(const Machine& m, std::vector<Finding>& out);
 // cpu.cpp: CPU and NUMA facts where sysfs and hwloc disagree.
 void check_hwloc_disagrees(const Machine& m, std::vector<Finding>& out);
 
-// platform.cpp: the IOMMU, virtualization, the NVIDIA driver and unreadable inputs.
+// platform.cpp: the IOMMU, virtualization, the NVIDIA driver, the firmware's NUMA tables and
+// unreadable inputs.
 void check_iommu_translated(const Machine& m, std::vector<Finding>& out);
 void check_virtualized_topology(const Machine& m, std::vector<Finding>& out);
 void check_nvml_unavailable(const Machine& m, std::vector<Finding>& out);
+void check_numa_topology_inconsistent(const Machine& m, std::vector<Finding>& out);
 void check_input_unreadable(const Machine& m, std::vector<Finding>& out);
 
 }  // namespace acco::topo::detail

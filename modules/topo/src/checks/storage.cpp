@@ -13,8 +13,9 @@ void check_nvme_gpu_remote(const Machine& m, std::vector<Finding>& out) {
     Finding f;
     f.severity = Severity::kWarning;
     f.devices = {gpu->address, drive->address};
-    f.evidence = {{attr(gpu->address, "numa_node"), std::to_string(gpu->numa_node)},
-                  {attr(drive->address, "numa_node"), std::to_string(drive->numa_node)}};
+    f.evidence = numa_evidence(*gpu);
+    const auto theirs = numa_evidence(*drive);
+    f.evidence.insert(f.evidence.end(), theirs.begin(), theirs.end());
     f.message = fmt::format(
         "gpu {} has no NVMe drive on its socket: the nearest, {}, is across the CPU "
         "interconnect (SYS), so storage-to-GPU reads (GPUDirect Storage) cross sockets",

@@ -31,10 +31,21 @@ namespace acco::units {
 [[nodiscard]] Result<std::uint64_t> parse_bytes(std::string_view text);
 // Linux cpulist format: "0-3,8,10-11"; an empty string is an empty list.
 [[nodiscard]] Result<std::vector<int>> parse_cpulist(std::string_view text);
+// Linux cpumask format (node cpumap, PCI local_cpus): 32-bit hex words, most significant first,
+// "00000000,0000ffff" = CPUs 0-15; an empty string is an empty list. kInvalidArgument otherwise.
+[[nodiscard]] Result<std::vector<int>> parse_cpumask(std::string_view text);
 // Inverse of parse_cpulist, in canonical compressed form.
 [[nodiscard]] std::string format_cpulist(const std::vector<int>& cpus);
 
+// Without leading and trailing blanks: space, tab, CR, LF, VT, FF and NUL (a trailing "\n\0" is
+// seen in real sysfs attributes).
 [[nodiscard]] std::string_view trim(std::string_view text);
+// Printable ASCII as is; NUL, newline, tab and CR as \0 \n \t \r, a backslash doubled, any other
+// byte as \xNN. For quoting text read from outside in messages and evidence.
+[[nodiscard]] std::string escape(std::string_view text);
+// A sysfs attribute's text as read, for evidence: without the one newline that ends every
+// attribute, the rest escaped ("0-31\n\0" stays visible as 0-31\n\0).
+[[nodiscard]] std::string quote_attribute(std::string_view text);
 [[nodiscard]] std::vector<std::string> split(std::string_view text, char sep);
 
 }  // namespace acco::units

@@ -11,9 +11,9 @@
 namespace acco::topo {
 
 enum class DeviceKind {
-  kGpu,          // PCI class 0x03xx (display, 3D controller)
-  kAccelerator,  // class 0x1200 (processing accelerator)
-  kNic,          // class 0x02xx
+  kGpu,          // PCI class 0x03xx (display, 3D controller) but not display-only vendors
+  kAccelerator,  // class 0x12xx (processing accelerator), 0x0b40 (co-processor)
+  kNic,          // class 0x0200-0x0280 (network), 0x0c06 (InfiniBand)
   kNvme,         // class 0x010802
   kStorage,      // other class 0x01xx
   kBridge,       // class 0x0604 (root ports, switch ports)
@@ -68,6 +68,12 @@ struct PciDevice {
   double reported_bytes_per_second = 0;
   std::string path_limited_by;  // address of the device whose link is narrowest
 
+  // How numa_node was found: "numa_node", "local_cpulist", "local_cpus" (the node owning those
+  // CPUs) or "parent bridge <address>"; empty when nothing says.
+  std::string numa_source = {};
+  // The files behind numa_node and what each held, quoted as read (units::quote_attribute).
+  std::vector<Evidence> numa_evidence = {};
+
   bool operator==(const PciDevice&) const = default;
 };
 
@@ -75,8 +81,13 @@ struct NumaNode {
   int id = 0;
   std::vector<int> cpus;
   std::vector<int> distances;  // to node i, in node-id order as the kernel lists them
-  int package = -1;            // socket of its CPUs; -1 when it has none
+  int package = -1;  // socket of its CPUs (the lowest when several); -1 when none is known
   std::uint64_t memory_bytes = 0;
+  // The file the CPUs were read from (".../node0/cpulist", or ".../cpumap" without a cpulist)
+  // and its text as read, quoted; both empty when neither could be read.
+  std::string cpus_source = {};
+  std::string cpus_text = {};
+  bool memory_known = false;  // meminfo gave MemTotal, so memory_bytes 0 means no memory
   bool operator==(const NumaNode&) const = default;
 };
 
@@ -100,6 +111,10 @@ struct IbPort {
   int lanes = 0;                // 4 from "4X"
   std::string rate_text;
   std::string link_layer;  // "InfiniBand" or "Ethernet" (RoCE)
+  // What the port carries after line encoding, in Gb/s: InfiniBand SDR/DDR/QDR lose 20% to
+  // 8b/10b (4X QDR: 40 Gb/s signalling, 32 Gb/s data), FDR10 and later use 64b/66b; RoCE ports
+  // report an Ethernet rate, which is already the data rate.
+  double data_rate_gbps = 0;
   bool operator==(const IbPort&) const = default;
 };
 
@@ -220,6 +235,10 @@ struct Machine {
   GpuDirect gpudirect;
   NvmlReport nvml;
   std::vector<InputIssue> input_issues;
+  // /sys/devices/system/cpu/online, and the distinct physical_package_id values of those CPUs
+  // (-1, which s390 and POWER7 report, is unknown and left out), sorted.
+  std::vector<int> online_cpus = {};
+  std::vector<int> packages = {};
   CpuTopology cpu;
   // False when the machine comes from an hwloc XML export alone: drivers, IOMMU groups, ACS,
   // kernel modules, InfiniBand ports and link generations were not read, and the checks that

@@ -13,10 +13,13 @@ namespace acco::topo {
 // (kNotFound). The result is not yet annotated: callers run annotate_links().
 [[nodiscard]] Result<Machine> discover_sysfs(const core::Fs& fs);
 
-// Classifies a PCI function by class code and vendor (BMC display adapters are not GPUs).
+// Classifies a PCI function by class code and vendor: display and 3D controllers are GPUs unless
+// their vendor only makes console video (emulated VGA, BMCs); co-processors (0x0b40) and
+// processing accelerators (0x12xx) are accelerators; network classes and InfiniBand (0x0c06)
+// are NICs.
 [[nodiscard]] DeviceKind classify_pci(std::uint32_t class_code, std::uint16_t vendor_id);
 
-// True for "DDDD:BB:DD.F" PCI addresses.
+// True for "DDDD:BB:DD.F" PCI addresses, with 16-bit or (VMD, Hyper-V) 32-bit domains.
 [[nodiscard]] bool is_pci_address(std::string_view text);
 
 }  // namespace acco::topo
