@@ -39,7 +39,7 @@ struct HwlocPci {
   double link_bytes_per_second = 0;  // hwloc's linkspeed (GB/s) in bytes per second; 0: unknown
   // The NUMA node the function is local to; -1 when hwloc places it above several nodes or none.
   int numa_node = -1;
-  std::vector<int> local_cpus;  // the CPUs of the object it hangs below
+  std::vector<int> local_cpus;          // the CPUs of the object it hangs below
   std::vector<std::string> os_devices;  // "eth0", "mlx5_0", "nvme0n1" (XML exports keep them)
   bool operator==(const HwlocPci&) const = default;
 };
