@@ -322,6 +322,11 @@ TEST(CliTest, HwlocXmlExportIsAssessedAsFarAsItHoldsFacts) {
   const auto j = nlohmann::json::parse(json.out);
   EXPECT_EQ(j["machine"]["sysfs_read"], false);
   EXPECT_EQ(j["machine"]["cpu"]["packages"], 2);
+  // The doctor measures only the machine it runs on, never one described by a file.
+  const auto doctor = acco({"doctor", "--hwloc-xml", xml});
+  ASSERT_EQ(doctor.exit_code, 0) << doctor.err;
+  EXPECT_THAT(doctor.out,
+              HasSubstr("Measured paths (quick bench): skipped (not the live machine)"));
 }
 
 TEST(CliTest, BadHwlocXmlInputsExitWithTheirCodes) {

@@ -37,7 +37,8 @@ class DoctorCommand final : public Command {
     std::string bench_note;
     if (skip_bench_) {
       bench_note = "skipped (--no-bench)";
-    } else if (!machine_.from.empty() || inv.settings.get("sysroot") != "/") {
+    } else if (!machine_.from.empty() || !machine_.hwloc_xml.empty() ||
+               inv.settings.get("sysroot") != "/") {
       bench_note = "skipped (not the live machine)";
     } else if (auto run = quick_bench(result->machine, inv.progress, bench_note); run) {
       measured = std::move(*run);
