@@ -116,6 +116,8 @@ const std::vector<GeneratedMachine>& machines() {
       {"workstation", [](const stdfs::path& d) { write_workstation(d); }, "workstation.json"},
       {"flattened_vm", [](const stdfs::path& d) { write_flattened_vm(d); }, nullptr},
       {"ci_vm", [](const stdfs::path& d) { write_ci_vm(d); }, nullptr},
+      {"pcie_server", [](const stdfs::path& d) { write_pcie_server(d); }, nullptr},
+      {"amd_accelerator", [](const stdfs::path& d) { write_amd_accelerator(d); }, nullptr},
   };
   return kMachines;
 }

@@ -112,6 +112,18 @@ FunctionSpec connectx2() {
   // mlx4-era HCAs report the old InfiniBand class, serial bus 0x0c06.
   return {{0x0c0600, 0x15b3, 0x673c, 0x15b3, 0x0048}, Link{2, 8}, "mlx4_core"};
 }
+FunctionSpec connectx4_lx() {
+  return {{0x020000, 0x15b3, 0x1015, 0x15b3, 0x0003}, Link{3, 8}, "mlx5_core"};
+}
+FunctionSpec connectx6_dx_max(Link max) {
+  return {{0x020000, 0x15b3, 0x101d, 0x15b3, 0x0016}, max, "mlx5_core"};
+}
+FunctionSpec broadcom_pex_gen4(Link max) {
+  return {{0x060400, 0x1000, 0xc010, 0x1000, 0x100b}, max, "pcieport"};
+}
+FunctionSpec mi210() {
+  return {{0x038000, 0x1002, 0x740f, 0x1002, 0x0c34}, Link{4, 16}, "amdgpu"};
+}
 FunctionSpec xeon_phi() {
   return {{0x0b4000, 0x8086, 0x2250, 0x8086, 0x2500}, Link{2, 16}, "mic"};
 }
@@ -548,6 +560,118 @@ void write_firmware_quirks(const fs::path& dir, const FirmwareQuirksOptions& o) 
   }
 }
 
+void write_pcie_server(const fs::path& dir, const PcieServerOptions& o) {
+  SysrootBuilder b(dir);
+  b.numa_node({.id = 0, .cpus = "0-31", .distances = {10}, .memory_kib = 263921340})
+      .cpuinfo({.vendor_id = "AuthenticAMD",
+                .family = 25,
+                .model = 1,
+                .model_name = "AMD EPYC 7313 16-Core Processor",
+                .flags = std::string(kMilanFlags)})
+      // Milan: 16 cores of 2 threads, 32K L1d and L1i, 512K L2 per core, L3 written per socket.
+      .cpu_topology({.threads_per_core = 2,
+                     .caches = {{1, "Data", 32},
+                                {1, "Instruction", 32},
+                                {2, "Unified", 512},
+                                {3, "Unified", 131072, true}}})
+      .hostname("pcie-01")
+      .osrelease("6.1.0-28-amd64")
+      .cmdline(
+          "BOOT_IMAGE=/vmlinuz-6.1.0-28-amd64 root=UUID=7a3e1c90-5b2d-4e8f-a1c6-3d9b0f2e4a17 ro "
+          "quiet iommu=pt")
+      .nvidia_driver(kDriverVersion)
+      .virtual_netdev("lo", kLoopback);
+  if (!o.no_peermem) {
+    b.nvidia_peermem(kDriverVersion);
+  }
+  b.root_bus("0000:00", 0).add("0000:00:00.0", host_bridge(0x1022, 0x1480));
+
+  // Each port of a ConnectX card is its own PCI function on the one link (mlx5).
+  auto dual100_port = b.root_bus("0000:10", 0).add("0000:10:01.1", amd_gpp_bridge({4, 16}));
+  const IbPortSpec roce100{.rate = "100 Gb/sec (4X EDR)", .link_layer = "Ethernet"};
+  for (int f = 0; f < 2; ++f) {
+    dual100_port
+        .add(fmt::format("0000:11:00.{}", f),
+             connectx6_dx_max(o.nic_gen4_x8 ? Link{4, 8} : Link{4, 16}))
+        .netdev(fmt::format("ens1f{}np{}", f, f), {.speed_mbps = 100000})
+        .infiniband(fmt::format("mlx5_{}", f),
+                    {.node_guid = fmt::format("0c42:a103:0071:5a{:02x}", f),
+                     .fw_ver = "22.39.1002",
+                     .ports = {roce100}});
+  }
+
+  if (o.mgmt_cx4_lx) {
+    b.root_bus("0000:20", 0)
+        .add("0000:20:01.1", amd_gpp_bridge({4, 16}))
+        .add(kPcieServerMgmt, connectx4_lx())
+        .netdev("eno1np0", {.speed_mbps = 25000})
+        .infiniband("mlx5_4",
+                    {.node_guid = "b859:9f03:00d2:4e10",
+                     .fw_ver = "14.32.1010",
+                     .ports = {{.rate = "25 Gb/sec (1X EDR)", .link_layer = "Ethernet"}}});
+  }
+
+  auto up = b.root_bus("0000:40", 0)
+                .add("0000:40:01.1", amd_gpp_bridge({4, 16}))
+                .add(kPcieServerSwitchUp, broadcom_pex_gen4({4, 16}));
+  if (o.switch_uplink_x8) {
+    up.current_link({4, 8});
+  }
+  up.add("0000:42:00.0", broadcom_pex_gen4({4, 16})).add("0000:43:00.0", a100_pcie());
+  auto hca_port = up.add("0000:42:01.0", broadcom_pex_gen4({4, 16}));
+  for (int f = 0; f < 2; ++f) {
+    hca_port.add(fmt::format("0000:44:00.{}", f), connectx6())
+        .infiniband(fmt::format("mlx5_{}", 2 + f),
+                    {.node_guid = fmt::format("0c42:a103:0071:5b{:02x}", f),
+                     .fw_ver = "20.39.1002",
+                     .ports = {{.rate = "200 Gb/sec (4X HDR)"}}})
+        .netdev(fmt::format("ib{}", f), {.speed_mbps = 200000, .mtu = 4092});
+  }
+}
+
+void write_amd_accelerator(const fs::path& dir, const AmdAcceleratorOptions& o) {
+  SysrootBuilder b(dir);
+  b.numa_node({.id = 0, .cpus = "0-31", .distances = {10}, .memory_kib = 527845380})
+      .cpuinfo({.vendor_id = "AuthenticAMD",
+                .family = 25,
+                .model = 1,
+                .model_name = "AMD EPYC 7313 16-Core Processor",
+                .flags = std::string(kMilanFlags)})
+      .cpu_topology({.threads_per_core = 2,
+                     .caches = {{1, "Data", 32},
+                                {1, "Instruction", 32},
+                                {2, "Unified", 512},
+                                {3, "Unified", 131072, true}}})
+      .hostname("mi210-01")
+      .osrelease("5.15.0-91-generic")
+      .cmdline(
+          "BOOT_IMAGE=/vmlinuz-5.15.0-91-generic root=UUID=3b8d6f21-9c4e-4a57-b0e2-8f1a6d3c5e94 "
+          "ro quiet iommu=pt")
+      .virtual_netdev("lo", kLoopback);
+  if (!o.no_peermem) {
+    // A loaded module has its directory under /sys/module (Documentation/ABI/testing/sysfs-module).
+    b.file("sys/module/amd_peermem/initstate", "live\n");
+  }
+  b.root_bus("0000:00", 0).add("0000:00:00.0", host_bridge(0x1022, 0x1480));
+  auto level1 = b.root_bus("0000:80", 0)
+                    .add("0000:80:01.1", amd_gpp_bridge({4, 16}))
+                    .add(std::string(kAmdBoxLevel1), broadcom_pex_gen4({4, 16}));
+  for (std::size_t i = 0; i < kAmdBoxLevel2.size(); ++i) {
+    const int down_bus = i == 0 ? 0x84 : 0x89;
+    auto level2 = level1.add(fmt::format("0000:82:{:02x}.0", i), broadcom_pex_gen4({4, 16}))
+                      .add(std::string(kAmdBoxLevel2[i]), broadcom_pex_gen4({4, 16}));
+    level2.add(fmt::format("0000:{:02x}:00.0", down_bus), broadcom_pex_gen4({4, 16}))
+        .add(std::string(kAmdBoxGpus[i]), mi210());
+    level2.add(fmt::format("0000:{:02x}:01.0", down_bus), broadcom_pex_gen4({4, 16}))
+        .add(fmt::format("0000:{:02x}:00.0", down_bus + 2), connectx6())
+        .infiniband(fmt::format("mlx5_{}", i),
+                    {.node_guid = fmt::format("0c42:a103:0072:6c{:02x}", i),
+                     .fw_ver = "20.39.1002",
+                     .ports = {{.rate = "200 Gb/sec (4X HDR)"}}})
+        .netdev(fmt::format("ib{}", i), {.speed_mbps = 200000, .mtu = 4092});
+  }
+}
+
 // ---- by name ----
 
 namespace {
@@ -709,6 +833,28 @@ const std::vector<Fault<FirmwareQuirksOptions>>& firmware_quirks_faults() {
   return faults;
 }
 
+const std::vector<Fault<PcieServerOptions>>& pcie_server_faults() {
+  using O = PcieServerOptions;
+  static const std::vector<Fault<O>> faults = {
+      {{"nic-gen4-x8", false, "the dual-port 100G card is Gen4 x8"},
+       [](O& o, int) { o.nic_gen4_x8 = true; }},
+      {{"switch-uplink-x8", false, "the switch uplink trained at Gen4 x8"},
+       [](O& o, int) { o.switch_uplink_x8 = true; }},
+      {{"no-peermem", false, "nvidia_peermem not loaded"}, [](O& o, int) { o.no_peermem = true; }},
+      {{"mgmt-cx4-lx", false, "adds a ConnectX-4 Lx 25 GbE management port"},
+       [](O& o, int) { o.mgmt_cx4_lx = true; }},
+  };
+  return faults;
+}
+
+const std::vector<Fault<AmdAcceleratorOptions>>& amd_accelerator_faults() {
+  using O = AmdAcceleratorOptions;
+  static const std::vector<Fault<O>> faults = {
+      {{"no-peermem", false, "amd_peermem not loaded"}, [](O& o, int) { o.no_peermem = true; }},
+  };
+  return faults;
+}
+
 const std::vector<Fault<CiVmOptions>>& ci_vm_faults() {
   static const std::vector<Fault<CiVmOptions>> faults;
   return faults;
@@ -742,6 +888,17 @@ const std::vector<CannedMachine>& canned_machines() {
        [](const fs::path& dir, const std::vector<std::string>& names) {
          write_firmware_quirks(dir,
                                options_from("firmware_quirks", firmware_quirks_faults(), names));
+       }},
+      {"pcie_server", "1 socket, dual-port 100G and 200G ConnectX cards, an A100 behind a switch",
+       infos(pcie_server_faults()),
+       [](const fs::path& dir, const std::vector<std::string>& names) {
+         write_pcie_server(dir, options_from("pcie_server", pcie_server_faults(), names));
+       }},
+      {"amd_accelerator", "1 socket, 2x MI210 and 2 HDR HCAs behind two levels of PEX switches",
+       infos(amd_accelerator_faults()),
+       [](const fs::path& dir, const std::vector<std::string>& names) {
+         write_amd_accelerator(dir,
+                               options_from("amd_accelerator", amd_accelerator_faults(), names));
        }},
   };
   return machines;

@@ -113,6 +113,36 @@ struct FirmwareQuirksOptions {
 void write_firmware_quirks(const std::filesystem::path& dir,
                            const FirmwareQuirksOptions& options = {});
 
+// A one-socket PCIe server (EPYC, CPUs 0-31) with multi-function NICs: a dual-port ConnectX-6
+// Dx (2x 100 GbE RoCE, functions 0000:11:00.0 and .1, mlx5_0/mlx5_1) on a Gen4 x16 root port,
+// and behind a Gen4 PEX switch an A100 (0000:43:00.0) beside a dual-port ConnectX-6 HDR HCA
+// (2x 200 Gb/s InfiniBand, 0000:44:00.0 and .1, mlx5_2/mlx5_3), which one Gen4 x16 link cannot
+// carry (50 GB/s needed, 31.5 available). nvidia_peermem is loaded.
+inline constexpr std::string_view kPcieServerDual100 = "0000:11:00.0";
+inline constexpr std::string_view kPcieServerDual200 = "0000:44:00.0";
+inline constexpr std::string_view kPcieServerSwitchUp = "0000:41:00.0";
+inline constexpr std::string_view kPcieServerMgmt = "0000:21:00.0";
+struct PcieServerOptions {
+  bool nic_gen4_x8 = false;       // the dual-port 100G card is a Gen4 x8 device (25 vs 15.75 GB/s)
+  bool switch_uplink_x8 = false;  // the switch's upstream port trained at Gen4 x8
+  bool no_peermem = false;        // nvidia_peermem not loaded
+  bool mgmt_cx4_lx = false;       // adds a ConnectX-4 Lx 25 GbE management port (mlx5_4, RoCE)
+};
+void write_pcie_server(const std::filesystem::path& dir, const PcieServerOptions& options = {});
+
+// A one-socket AMD box (EPYC, CPUs 0-31) with two Instinct MI210 (1002:740f, class 0x0380) and
+// two ConnectX-6 HDR HCAs behind two levels of Gen4 PEX switches: root port 0000:80:01.1, level-1
+// switch 0000:81:00.0, level-2 switches 0000:83:00.0 and 0000:88:00.0, each with one MI210
+// (0000:85:00.0, 0000:8a:00.0) and one HCA (0000:86:00.0, 0000:8b:00.0). amd_peermem is loaded.
+inline constexpr std::string_view kAmdBoxLevel1 = "0000:81:00.0";
+inline constexpr std::array<std::string_view, 2> kAmdBoxLevel2 = {"0000:83:00.0", "0000:88:00.0"};
+inline constexpr std::array<std::string_view, 2> kAmdBoxGpus = {"0000:85:00.0", "0000:8a:00.0"};
+struct AmdAcceleratorOptions {
+  bool no_peermem = false;  // amd_peermem not loaded
+};
+void write_amd_accelerator(const std::filesystem::path& dir,
+                           const AmdAcceleratorOptions& options = {});
+
 // Every canned machine by name, with its option names, for acco-make-sysroot and table-driven
 // tests.
 struct FaultInfo {

@@ -57,7 +57,7 @@ constexpr std::array kRules = {
          detail::check_nic_pcie_limited},
     Rule{"iommu-translated", kWarning, kWarning, "GPUs/NICs sit in translating IOMMU groups",
          detail::check_iommu_translated},
-    Rule{"gpudirect-rdma-missing", kWarning, kWarning, "GPUs and RDMA NICs without GPUDirect RDMA",
+    Rule{"gpudirect-rdma-missing", kInfo, kWarning, "GPUs and RDMA NICs without GPUDirect RDMA",
          detail::check_gpudirect_rdma_missing},
     Rule{"acs-p2p-redirect", kInfo, kWarning,
          "ACS redirects peer-to-peer traffic to the root complex", detail::check_acs_p2p_redirect},

@@ -750,21 +750,33 @@ void read_iommu(Reader& in, Machine& m) {
 }
 
 void read_gpudirect(Reader& in, Machine& m) {
-  // The files NCCL checks (src/transport/net_ib/gdr.cc): the modern module, then the legacy ones.
-  const std::vector<std::string> candidates = {"/sys/module/nvidia_peermem/version",
-                                               "/sys/kernel/mm/memory_peers/nv_mem/version",
-                                               "/sys/kernel/mm/memory_peers/nv_mem_nc/version"};
-  for (const auto& path : candidates) {
+  // The peer-memory clients that let an RDMA NIC reach GPU memory, in the order NCCL and RCCL
+  // check them: NVIDIA's module and its legacy memory_peers names (NCCL
+  // src/transport/net_ib/gdr.cc), AMD's amd_peermem module, and the PeerDirect client the
+  // amdgpu driver registers under the name "amdkfd" (what RCCL checks).
+  for (const auto& path : gpudirect_paths()) {
     if (in.fs().exists(path)) {
       m.gpudirect.rdma_loaded = true;
       m.gpudirect.evidence = path;
       return;
     }
   }
-  m.gpudirect.evidence = "none of " + candidates[0] + ", " + candidates[1] + ", " + candidates[2];
+  std::string all;
+  for (const auto& path : gpudirect_paths()) {
+    all += (all.empty() ? "" : ", ") + path;
+  }
+  m.gpudirect.evidence = "none of " + all;
 }
 
 }  // namespace
+
+const std::vector<std::string>& gpudirect_paths() {
+  static const std::vector<std::string> paths = {
+      "/sys/module/nvidia_peermem/version", "/sys/kernel/mm/memory_peers/nv_mem/version",
+      "/sys/kernel/mm/memory_peers/nv_mem_nc/version", "/sys/module/amd_peermem",
+      "/sys/kernel/mm/memory_peers/amdkfd/version"};
+  return paths;
+}
 
 bool is_pci_address(std::string_view t) {
   // DDDD:BB:DD.F, the domain 4 to 8 hex digits: Linux prints "%04x", and VMD and Hyper-V

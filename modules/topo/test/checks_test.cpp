@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <set>
 #include <string>
 #include <vector>
@@ -485,6 +486,152 @@ TEST(ChecksTest, EveryFindingNamesAListedRuleWithASeverityInItsRange) {
     }
   }
   EXPECT_GE(seen.size(), 14U);
+}
+
+Probed pcie_server(const acco::testing::PcieServerOptions& options = {}) {
+  TempDir dir;
+  acco::testing::write_pcie_server(dir.path(), options);
+  return probe_dir(dir.path());
+}
+
+std::vector<const Finding*> findings_of(const std::vector<Finding>& findings,
+                                        const std::string& rule) {
+  std::vector<const Finding*> out;
+  for (const auto& f : findings) {
+    if (f.rule == rule) {
+      out.push_back(&f);
+    }
+  }
+  return out;
+}
+
+TEST(ChecksTest, DualPort100gCardAtGen4x8IsPcieLimitedAsOnePhysicalDevice) {
+  // Each port needs 12.5 GB/s, which Gen4 x8 (15.75) carries; both need 25 on the one link.
+  const auto p = pcie_server({.nic_gen4_x8 = true});
+  const auto limited = findings_of(p.findings, "nic-pcie-limited");
+  const auto it = std::find_if(limited.begin(), limited.end(), [](const Finding* f) {
+    return f->devices.front() == acco::testing::kPcieServerDual100;
+  });
+  ASSERT_NE(it, limited.end());
+  EXPECT_THAT((*it)->devices, ElementsAre("0000:11:00.0", "0000:11:00.1"));
+  EXPECT_THAT((*it)->message, HasSubstr("2 functions"));
+  EXPECT_THAT((*it)->message, HasSubstr("200.0 Gb/s"));
+  EXPECT_THAT((*it)->message, HasSubstr("25.0 GB/s needed"));
+  const auto fine = pcie_server();
+  const auto healthy = findings_of(fine.findings, "nic-pcie-limited");
+  EXPECT_TRUE(std::none_of(healthy.begin(), healthy.end(), [](const Finding* f) {
+    return f->devices.front() == acco::testing::kPcieServerDual100;
+  }));
+}
+
+TEST(ChecksTest, DualPort200gHcaAtGen4x16IsPcieLimited) {
+  const auto p = pcie_server();
+  const auto* f = find_rule(p.findings, "nic-pcie-limited");
+  ASSERT_NE(f, nullptr);
+  EXPECT_THAT(f->devices, ElementsAre("0000:44:00.0", "0000:44:00.1"));
+  EXPECT_THAT(f->message, HasSubstr("50.0 GB/s needed"));
+  EXPECT_THAT(f->message, HasSubstr("31.5 GB/s"));
+}
+
+TEST(ChecksTest, NicPcieLimitedQuotesThePortThatSetsTheLimit) {
+  const auto p = dgx({.switch_uplink_x4 = 0});
+  const auto* f = find_rule(p.findings, "nic-pcie-limited");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->devices.front(), nic(0));
+  // The switch's upstream port (bus 0x16 for the first tray) trained at x4, not the NIC.
+  EXPECT_THAT(f->evidence,
+              Contains(Evidence{"/sys/bus/pci/devices/0000:16:00.0/current_link_width", "4"}));
+  EXPECT_THAT(f->evidence,
+              Not(Contains(Field(&Evidence::source, HasSubstr(nic(0) + "/current_link_width")))));
+  EXPECT_THAT(f->message, HasSubstr("of 0000:16:00.0"));
+}
+
+TEST(ChecksTest, SwitchUplinkLimitOfADualPortHcaQuotesTheUplink) {
+  const auto p = pcie_server({.switch_uplink_x8 = true});
+  const auto* f = find_rule(p.findings, "nic-pcie-limited");
+  ASSERT_NE(f, nullptr);
+  EXPECT_THAT(f->evidence, Contains(Evidence{std::string("/sys/bus/pci/devices/") +
+                                                 std::string(acco::testing::kPcieServerSwitchUp) +
+                                                 "/current_link_width",
+                                             "8"}));
+}
+
+TEST(ChecksTest, DualPortNicCountsOnceBehindItsSwitch) {
+  // Without GPUDirect RDMA: the A100 (31.5 GB/s) and the HCA once (31.5) over a 31.5 uplink.
+  const auto p = pcie_server({.no_peermem = true});
+  const auto* f = find_rule(p.findings, "pcie-uplink-oversubscribed");
+  ASSERT_NE(f, nullptr);
+  EXPECT_THAT(f->message, HasSubstr("2.0x"));
+  EXPECT_THAT(f->message, HasSubstr("1 gpu + 1 nic"));
+  // With it the HCA's traffic to the A100 stays under the switch.
+  EXPECT_THAT(rules_of(pcie_server().findings), Not(Contains("pcie-uplink-oversubscribed")));
+}
+
+TEST(ChecksTest, ManagementPortIsNotComparedWithDataRailsOfAnotherModel) {
+  // A 25 GbE ConnectX-4 Lx beside 100 GbE ConnectX-6 Dx ports, both RoCE.
+  const auto p = pcie_server({.mgmt_cx4_lx = true});
+  EXPECT_THAT(rules_of(p.findings), Not(Contains("ib-rate-low")));
+  EXPECT_EQ(p.machine.ib_ports.size(), 5U);
+}
+
+TEST(ChecksTest, PortsOfOneModelAreStillComparedAndNameTheModel) {
+  const auto p = dgx({.ib_rate_hdr = 4});
+  const auto* f = find_rule(p.findings, "ib-rate-low");
+  ASSERT_NE(f, nullptr);
+  EXPECT_THAT(f->message, HasSubstr("15b3:1021"));
+}
+
+TEST(ChecksTest, AmdPeerMemoryCountsAsGpuDirect) {
+  for (const char* file :
+       {"sys/module/amd_peermem/initstate", "sys/kernel/mm/memory_peers/amdkfd/version"}) {
+    TempDir dir;
+    acco::testing::write_pcie_server(dir.path(), {.no_peermem = true});
+    std::filesystem::create_directories((dir.path() / file).parent_path());
+    std::ofstream(dir.path() / file) << "live\n";
+    const auto p = probe_dir(dir.path());
+    EXPECT_TRUE(p.machine.gpudirect.rdma_loaded) << file;
+    EXPECT_THAT(rules_of(p.findings), Not(Contains("gpudirect-rdma-missing"))) << file;
+  }
+}
+
+TEST(ChecksTest, DmaBufCapableKernelMakesMissingPeerMemoryInfo) {
+  // Kernel 6.1 and mlx5_core: the dma-buf path may carry GPUDirect RDMA, sysfs cannot tell.
+  const auto p = pcie_server({.no_peermem = true});
+  const auto* f = find_rule(p.findings, "gpudirect-rdma-missing");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->severity, Severity::kInfo);
+  EXPECT_THAT(f->message, HasSubstr("sysfs cannot confirm"));
+  EXPECT_THAT(f->evidence, Contains(Evidence{"/proc/sys/kernel/osrelease", "6.1.0-28-amd64"}));
+}
+
+Probed amd_box(const acco::testing::AmdAcceleratorOptions& options = {}) {
+  TempDir dir;
+  acco::testing::write_amd_accelerator(dir.path(), options);
+  return probe_dir(dir.path());
+}
+
+TEST(ChecksTest, AmdPeermemKeepsGpuNicTrafficUnderTheLevel2Switches) {
+  const auto p = amd_box();
+  EXPECT_TRUE(p.machine.gpudirect.rdma_loaded);
+  EXPECT_EQ(p.machine.gpudirect.evidence, "/sys/module/amd_peermem");
+  for (const auto& f : findings_of(p.findings, "pcie-uplink-oversubscribed")) {
+    // Only the level-1 uplink carries both MI210s' host traffic (2.0x); the level-2 switches
+    // see one GPU each, whose HCA traffic stays below them.
+    EXPECT_EQ(f->devices.front(), acco::testing::kAmdBoxLevel1) << f->message;
+    EXPECT_THAT(f->message, HasSubstr("2 gpus behind"));
+  }
+  EXPECT_EQ(findings_of(p.findings, "pcie-uplink-oversubscribed").size(), 1U);
+  EXPECT_THAT(rules_of(p.findings), Not(Contains("gpudirect-rdma-missing")));
+}
+
+TEST(ChecksTest, AmdAcceleratorsWithoutPeerMemoryAreReported) {
+  const auto p = amd_box({.no_peermem = true});
+  const auto* f = find_rule(p.findings, "gpudirect-rdma-missing");
+  ASSERT_NE(f, nullptr);
+  EXPECT_THAT(f->devices, Contains(std::string(acco::testing::kAmdBoxGpus[0])));
+  EXPECT_THAT(f->message, HasSubstr("2 GPU(s) and 2 RDMA NIC(s)"));
+  // Without GPUDirect each level-2 switch carries its MI210 and its HCA to the host.
+  EXPECT_EQ(findings_of(p.findings, "pcie-uplink-oversubscribed").size(), 3U);
 }
 
 TEST(ChecksTest, RuleIdsAreUniqueAndEachHasATitleAndAnOrderedRange) {

@@ -1,9 +1,18 @@
 #include "checks/check_support.hpp"
 
+#include <charconv>
 #include <cstddef>
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <system_error>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "acco/topo/link_model.hpp"
 
@@ -77,6 +86,80 @@ std::vector<std::string> nvidia_gpus(const Machine& m) {
     }
   }
   return gpus;
+}
+
+std::vector<std::string> gdr_gpus(const Machine& m) {
+  std::vector<std::string> gpus;
+  for (const auto& d : m.pci_devices) {
+    const std::uint32_t sub_class = d.class_code >> 8;
+    const bool amd = d.vendor_id == 0x1002 &&
+                     (sub_class == 0x0302 || sub_class == 0x0380 || (d.class_code >> 16) == 0x12);
+    if ((d.kind == DeviceKind::kGpu && d.vendor_id == 0x10de) ||
+        (amd && (d.kind == DeviceKind::kGpu || d.kind == DeviceKind::kAccelerator))) {
+      gpus.push_back(d.address);
+    }
+  }
+  return gpus;
+}
+
+std::vector<Evidence> dmabuf_rdma_evidence(const Machine& m) {
+  // osrelease: "5.15.0-1063-nvidia", "6.1.0-28-amd64".
+  int major = 0;
+  int minor = 0;
+  const char* const end = m.kernel.data() + m.kernel.size();
+  const auto [dot, major_error] = std::from_chars(m.kernel.data(), end, major);
+  if (major_error != std::errc() || dot == end || *dot != '.' ||
+      std::from_chars(dot + 1, end, minor).ec != std::errc() ||
+      std::pair{major, minor} < std::pair{5, 12}) {
+    return {};
+  }
+  std::vector<Evidence> evidence = {{"/proc/sys/kernel/osrelease", m.kernel}};
+  std::set<std::string> seen;
+  for (const auto& p : m.ib_ports) {
+    const PciDevice* nic = m.find(p.pci);
+    if (nic == nullptr || nic->driver != "mlx5_core") {
+      return {};
+    }
+    if (seen.insert(nic->address).second) {
+      evidence.push_back({attr(nic->address, "driver"), nic->driver});
+    }
+  }
+  return seen.empty() ? std::vector<Evidence>{} : evidence;
+}
+
+std::vector<std::string> PhysicalDevice::addresses() const {
+  std::vector<std::string> out;
+  for (const auto* f : functions) {
+    out.push_back(f->address);
+  }
+  return out;
+}
+
+std::vector<PhysicalDevice> physical_devices(const Machine& m) {
+  std::vector<PhysicalDevice> out;
+  std::map<std::tuple<std::string, std::string, DeviceKind>, std::size_t> index;
+  for (const auto& d : m.pci_devices) {
+    if (!is_endpoint_of_interest(d)) {
+      continue;
+    }
+    // "DDDD:BB:DD.F" without ".F": the device the function belongs to.
+    const auto dot = d.address.rfind('.');
+    const auto key = std::make_tuple(d.parent, d.address.substr(0, dot), d.kind);
+    const auto [it, inserted] = index.try_emplace(key, out.size());
+    if (inserted) {
+      out.push_back({});
+    }
+    out[it->second].functions.push_back(&d);
+  }
+  return out;
+}
+
+std::string name_of(const PhysicalDevice& d) {
+  if (d.functions.size() == 1) {
+    return name_of(d.first());
+  }
+  return fmt::format("{} ({} functions: {})", name_of(d.first()), d.functions.size(),
+                     fmt::join(d.addresses(), ", "));
 }
 
 PortRole role_of(const Machine& m, const PciDevice& d) {

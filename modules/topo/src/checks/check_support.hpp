@@ -23,6 +23,32 @@ namespace acco::topo::detail {
 [[nodiscard]] std::string name_of(const PciDevice& d);
 // The PCI addresses of NVIDIA GPUs, in machine order.
 [[nodiscard]] std::vector<std::string> nvidia_gpus(const Machine& m);
+// The GPUs that GPUDirect RDMA serves, in machine order: NVIDIA GPUs and AMD accelerators
+// (vendor 0x1002 with class 0x0302 3D controller, 0x0380 display other as Instinct MI100-MI250
+// report, or 0x12xx processing accelerator as MI300 reports). AMD VGA (0x0300) is a Radeon.
+[[nodiscard]] std::vector<std::string> gdr_gpus(const Machine& m);
+
+// The kernel side of GPUDirect RDMA through dma-buf, which needs no peer-memory module: Linux
+// 5.12 or later (ib_umem_dmabuf) and every RDMA NIC driven by mlx5_core (mlx5_ib registers
+// dma-buf memory regions since 5.12). The GPU driver's export (NVIDIA open kernel modules,
+// amdgpu) and user space (rdma-core 34+, NCCL 2.13+) leave no trace in sysfs, so this says the
+// path can work, not that it does. Empty when it cannot; else the evidence that it can.
+[[nodiscard]] std::vector<Evidence> dmabuf_rdma_evidence(const Machine& m);
+
+// One physical device: the PCI functions that share one link. A multi-function card (the two
+// ports of a dual-port ConnectX, each its own mlx5 function) shows one function per port with
+// the same domain:bus:device below the same parent port, and every function reports the one
+// link they share.
+struct PhysicalDevice {
+  std::vector<const PciDevice*> functions;  // in address order; the first stands for the link
+  [[nodiscard]] const PciDevice& first() const { return *functions.front(); }
+  [[nodiscard]] std::vector<std::string> addresses() const;
+};
+// The physical devices of the endpoints of interest (is_endpoint_of_interest), in the order of
+// their first function, each holding only functions of one kind.
+[[nodiscard]] std::vector<PhysicalDevice> physical_devices(const Machine& m);
+// "nic 0000:41:00.0", or "nic 0000:41:00.0 (2 functions: 0000:41:00.0, 0000:41:00.1)".
+[[nodiscard]] std::string name_of(const PhysicalDevice& d);
 
 enum class PortRole {
   kNone,

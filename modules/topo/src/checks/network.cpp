@@ -2,13 +2,17 @@
 // ports, GPUDirect RDMA between GPUs and NICs, and NVLinks between GPUs.
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <map>
 #include <set>
+#include <tuple>
+#include <utility>
 
 #include <fmt/format.h>
 
 #include "acco/core/units.hpp"
 #include "acco/topo/link_model.hpp"
+#include "acco/topo/sysfs_source.hpp"
 
 #include "checks/check_support.hpp"
 #include "checks/rule_checks.hpp"
@@ -68,25 +72,46 @@ void check_ib_port_down(const Machine& m, std::vector<Finding>& out) {
 }
 
 void check_ib_rate_low(const Machine& m, std::vector<Finding>& out) {
-  std::map<std::string, double> best_rate;  // per link layer
+  // Like with like: a port is compared only with active ports of the same link layer on the same
+  // NIC model (PCI device id), so a 25 GbE ConnectX-4 Lx management port is not judged against
+  // the 200G data rails beside it. A port whose function is unknown has model 0.
+  const auto model_of = [&](const IbPort& p) {
+    const PciDevice* d = m.find(p.pci);
+    return d == nullptr ? std::pair<std::uint16_t, std::uint16_t>{0, 0}
+                        : std::pair<std::uint16_t, std::uint16_t>{d->vendor_id, d->device_id};
+  };
+  using Peers = std::tuple<std::string, std::uint16_t, std::uint16_t>;
+  const auto peers_of = [&](const IbPort& p) {
+    const auto [vendor, device] = model_of(p);
+    return Peers{p.link_layer, vendor, device};
+  };
+  std::map<Peers, double> best_rate;
   for (const auto& p : m.ib_ports) {
     if (p.state == kPortActive) {
-      best_rate[p.link_layer] = std::max(best_rate[p.link_layer], p.rate_gbps);
+      auto& best = best_rate[peers_of(p)];
+      best = std::max(best, p.rate_gbps);
     }
   }
   for (const auto& p : m.ib_ports) {
     if (p.state != kPortActive) {
       continue;
     }
-    const double best = best_rate[p.link_layer];
+    const double best = best_rate[peers_of(p)];
     if (p.rate_gbps + 0.01 < best || (p.lanes > 0 && p.lanes < 4 && p.link_layer == "InfiniBand")) {
+      const auto [vendor, device] = model_of(p);
       Finding f;
       f.severity = Severity::kWarning;
       f.devices = port_devices(p);
       f.evidence = {{ib_attr(p, "rate"), p.rate_text}};
+      if (device != 0) {
+        f.evidence.push_back({attr(p.pci, "device"), fmt::format("0x{:04x}", device)});
+      }
       f.message = p.rate_gbps + 0.01 < best
-                      ? fmt::format("{} runs at {} while other active {} ports here run at {} Gb/s",
-                                    port_name(p), p.rate_text, p.link_layer, best)
+                      ? fmt::format(
+                            "{} runs at {} while other active {} ports of the same NIC model "
+                            "({:04x}:{:04x}) "
+                            "here run at {} Gb/s",
+                            port_name(p), p.rate_text, p.link_layer, vendor, device, best)
                       : fmt::format("{} runs at {} with only {} lane(s)", port_name(p), p.rate_text,
                                     p.lanes);
       f.recommendation = "Check the cable type and the switch port configuration; `ibstat " +
@@ -122,34 +147,63 @@ void check_nic_pcie_limited(const Machine& m, std::vector<Finding>& out) {
           {fmt::format("/sys/class/net/{}/speed", n.name), std::to_string(*n.speed_mbps)});
     }
   }
-  for (const auto& [pci, entry] : port_bits) {
-    const PciDevice* d = m.find(pci);
-    if (d == nullptr) {
+  // The functions of one card share its link, so their ports are summed per physical device: a
+  // dual-port 100G ConnectX needs 25 GB/s of the one Gen4 x8 link (15.75 GB/s) both ports use.
+  for (const auto& card : physical_devices(m)) {
+    if (card.first().kind != DeviceKind::kNic) {
       continue;
     }
+    double bits = 0;
+    std::vector<Evidence> evidence;
+    for (const auto* fn : card.functions) {
+      if (const auto it = port_bits.find(fn->address); it != port_bits.end()) {
+        bits += it->second.first;
+        evidence.insert(evidence.end(), it->second.second.begin(), it->second.second.end());
+      }
+    }
+    const PciDevice& d = card.first();
     const double pcie =
-        d->path_bytes_per_second > 0 ? d->path_bytes_per_second : d->current_bytes_per_second;
-    const double needed = entry.first / 8;
+        d.path_bytes_per_second > 0 ? d.path_bytes_per_second : d.current_bytes_per_second;
+    const double needed = bits / 8;
     // The relative slack keeps an exact fit (4X QDR's 32 Gb/s on Gen2 x8's 4 GB/s) from turning
     // into a finding through the rounding of the two rates.
-    if (pcie <= 0 || pcie * (1 + 1e-9) >= needed) {
+    if (bits <= 0 || pcie <= 0 || pcie * (1 + 1e-9) >= needed) {
       continue;
+    }
+    // The link that sets the limit: a port above the NIC when the path is narrower than the
+    // NIC's own link (path_limited_by), else the NIC's.
+    const PciDevice* limit = d.path_bytes_per_second > 0 ? m.find(d.path_limited_by) : nullptr;
+    if (limit == nullptr) {
+      limit = &d;
     }
     Finding f;
     f.severity = Severity::kWarning;
-    f.devices = {pci};
-    f.evidence = entry.second;
-    f.evidence.push_back({attr(pci, "current_link_speed"), speed_text(d->current.speed_gts)});
-    f.evidence.push_back({attr(pci, "current_link_width"), std::to_string(d->current.width)});
+    f.devices = card.addresses();
+    if (limit != &d) {
+      f.devices.push_back(limit->address);
+    }
+    f.evidence = std::move(evidence);
+    f.evidence.push_back(
+        {attr(limit->address, "current_link_speed"), speed_text(limit->current.speed_gts)});
+    f.evidence.push_back(
+        {attr(limit->address, "current_link_width"), std::to_string(limit->current.width)});
+    const std::string where =
+        limit == &d ? describe(d.current)
+                    : fmt::format("the {} link of {}", describe(limit->current), limit->address);
     f.message = fmt::format(
-        "nic {} has {} of network ports (data rate) but its PCIe path carries only {} ({}, {} "
+        "{} has {} of network ports (data rate) but its PCIe path carries only {} ({}, {} "
         "needed): the host link, not the network, limits it",
-        pci, units::format_bit_rate(entry.first), format_rate(pcie), describe(d->current),
-        format_rate(needed));
-    f.recommendation = fmt::format(
-        "Move the NIC to a slot with at least {} or check its link training (`lspci -vv -s {} | "
-        "grep LnkSta`)",
-        needed > 31.5e9 ? "Gen5 x16" : "Gen4 x16", pci);
+        name_of(card), units::format_bit_rate(bits), format_rate(pcie), where, format_rate(needed));
+    f.recommendation =
+        limit == &d
+            ? fmt::format(
+                  "Move the NIC to a slot with at least {} or check its link training (`lspci -vv "
+                  "-s {} | grep LnkSta`)",
+                  needed > 31.5e9 ? "Gen5 x16" : "Gen4 x16", d.address)
+            : fmt::format(
+                  "Check why {} trained at {} (reseat, cable, BIOS bifurcation) or move the NIC "
+                  "under a wider uplink (`lspci -vv -s {} | grep LnkSta`)",
+                  limit->address, describe(limit->current), limit->address);
     out.push_back(std::move(f));
   }
 }
@@ -158,7 +212,7 @@ void check_gpudirect_rdma_missing(const Machine& m, std::vector<Finding>& out) {
   if (m.gpudirect.rdma_loaded || !m.sysfs_read) {  // modules are not in an XML export
     return;
   }
-  const auto gpus = nvidia_gpus(m);
+  const auto gpus = gdr_gpus(m);
   std::vector<std::string> rdma_nics;
   for (const auto& p : m.ib_ports) {
     if (!p.pci.empty() && std::find(rdma_nics.begin(), rdma_nics.end(), p.pci) == rdma_nics.end()) {
@@ -169,18 +223,40 @@ void check_gpudirect_rdma_missing(const Machine& m, std::vector<Finding>& out) {
     return;
   }
   Finding f;
-  f.severity = Severity::kWarning;
   f.devices = gpus;
   f.devices.insert(f.devices.end(), rdma_nics.begin(), rdma_nics.end());
-  f.evidence = {{"/sys/module/nvidia_peermem/version", "absent"},
-                {"/sys/kernel/mm/memory_peers/nv_mem/version", "absent"}};
-  f.message = fmt::format(
-      "{} NVIDIA GPU(s) and {} RDMA NIC(s) but no GPUDirect RDMA module is loaded: NCCL and MPI "
-      "stage every GPU<->network transfer through host memory",
+  for (const auto& path : gpudirect_paths()) {
+    f.evidence.push_back({path, "absent"});
+  }
+  const auto dmabuf = dmabuf_rdma_evidence(m);
+  f.evidence.insert(f.evidence.end(), dmabuf.begin(), dmabuf.end());
+  const auto what = fmt::format(
+      "{} GPU(s) and {} RDMA NIC(s) but no GPUDirect RDMA peer-memory "
+      "client is loaded (nvidia_peermem, amd_peermem, amdkfd)",
       gpus.size(), rdma_nics.size());
-  f.recommendation =
-      "`modprobe nvidia_peermem` (and add it to /etc/modules-load.d/ to persist), or use a NCCL "
-      "and driver with DMA-BUF support";
+  if (dmabuf.empty()) {
+    f.severity = Severity::kWarning;
+    f.message =
+        what + ": NCCL, RCCL and MPI stage every GPU<->network transfer through host memory";
+    f.recommendation =
+        "`modprobe nvidia_peermem` for NVIDIA GPUs, the amdgpu driver with PeerDirect (ROCm "
+        "amdgpu-dkms) for AMD ones (persist in /etc/modules-load.d/), or a kernel (5.12+), NIC "
+        "driver, GPU driver and NCCL with DMA-BUF support";
+  } else {
+    // sysfs shows the kernel side of dma-buf only; whether the GPU driver exports dma-buf and
+    // NCCL uses it is known at run time alone (NCCL probes ibv_reg_dmabuf_mr).
+    f.severity = Severity::kInfo;
+    f.message = what + fmt::format(
+                           "; kernel {} and the NICs' mlx5_core support GPUDirect RDMA through "
+                           "dma-buf instead, which sysfs cannot confirm: it also needs a GPU "
+                           "driver that exports dma-buf (NVIDIA open kernel modules, amdgpu) and "
+                           "NCCL 2.13+ or RCCL",
+                           m.kernel);
+    f.recommendation =
+        "Check that NCCL uses it: `NCCL_DEBUG=INFO` prints 'DMA-BUF' (or GDR 1) in its NET/IB "
+        "lines; if not, `modprobe nvidia_peermem` (NVIDIA) or load the amdgpu PeerDirect client "
+        "(AMD)";
+  }
   out.push_back(std::move(f));
 }
 

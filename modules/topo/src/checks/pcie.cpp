@@ -169,24 +169,36 @@ void check_pcie_uplink_oversubscribed(const Machine& m, std::vector<Finding>& ou
     if (uplink <= 0) {
       continue;
     }
-    // Host-bound traffic crosses the uplink; GPU<->NIC traffic stays under the switch when
-    // GPUDirect RDMA is loaded, so NICs only count without it.
+    // Host-bound traffic crosses the uplink. GPU<->NIC traffic goes device to device through
+    // the switch when a GPUDirect RDMA peer-memory client is loaded, so a NIC counts only
+    // without one, or when no GPU sits below this switch to take its traffic. The dma-buf path
+    // is not counted: sysfs shows only that the kernel could use it. A multi-function card (a
+    // dual-port NIC) shares one link and counts once.
+    const auto below_up = [&](const PciDevice& d) {
+      const auto chain = ancestors(m, d.address);
+      return std::find(chain.begin(), chain.end(), up.address) != chain.end();
+    };
+    std::vector<PhysicalDevice> consumers;
+    bool gpu_below = false;
+    for (auto& card : physical_devices(m)) {
+      if (below_up(card.first())) {
+        const auto kind = card.first().kind;
+        gpu_below = gpu_below || kind == DeviceKind::kGpu || kind == DeviceKind::kAccelerator;
+        consumers.push_back(std::move(card));
+      }
+    }
+    const bool gdr = m.gpudirect.rdma_loaded && gpu_below;
     double demand = 0;
     std::vector<std::string> below;
     std::map<DeviceKind, int> counts;
-    for (const auto& d : m.pci_devices) {
-      if (!is_endpoint_of_interest(d)) {
-        continue;
-      }
-      const auto chain = ancestors(m, d.address);
-      if (std::find(chain.begin(), chain.end(), up.address) == chain.end()) {
-        continue;
-      }
-      if (d.kind == DeviceKind::kNic && m.gpudirect.rdma_loaded) {
+    for (const auto& card : consumers) {
+      const auto& d = card.first();
+      if (d.kind == DeviceKind::kNic && gdr) {
         continue;
       }
       demand += d.capable_bytes_per_second;
-      below.push_back(d.address);
+      const auto addresses = card.addresses();
+      below.insert(below.end(), addresses.begin(), addresses.end());
       ++counts[d.kind];
     }
     const double ratio = demand / uplink;

@@ -2,6 +2,9 @@
 // PCIe tree with link states, NICs, InfiniBand ports, NVMe, IOMMU groups, GPUDirect RDMA.
 #pragma once
 
+#include <string>
+#include <vector>
+
 #include "acco/core/fs.hpp"
 #include "acco/core/result.hpp"
 #include "acco/topo/machine.hpp"
@@ -18,6 +21,11 @@ namespace acco::topo {
 // processing accelerators (0x12xx) are accelerators; network classes and InfiniBand (0x0c06)
 // are NICs.
 [[nodiscard]] DeviceKind classify_pci(std::uint32_t class_code, std::uint16_t vendor_id);
+
+// The files whose presence shows a GPUDirect RDMA peer-memory client, in the order they are
+// checked (NVIDIA's nvidia_peermem and legacy nv_mem, nv_mem_nc; AMD's amd_peermem module and
+// the amdgpu driver's PeerDirect client "amdkfd"). GpuDirect::evidence names the one found.
+[[nodiscard]] const std::vector<std::string>& gpudirect_paths();
 
 // True for "DDDD:BB:DD.F" PCI addresses, with 16-bit or (VMD, Hyper-V) 32-bit domains.
 [[nodiscard]] bool is_pci_address(std::string_view text);
