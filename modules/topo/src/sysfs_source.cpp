@@ -189,27 +189,37 @@ int package_of(const std::map<int, int>& packages, const std::vector<int>& cpus)
   return best;
 }
 
+// CPUs read from a list file ("0-15,32-47"), or from its mask twin ("0000ffff,0000ffff") where
+// the list is absent or unreadable: node cpulist/cpumap, device local_cpulist/local_cpus.
+struct CpuSet {
+  std::vector<int> cpus;
+  std::string file;  // the name of the file they came from; empty when neither was readable
+  std::string text;  // that file's text as read, quoted
+};
+
+CpuSet read_cpu_set(Reader& in, const std::string& dir, const char* list_file,
+                    const char* mask_file) {
+  for (const auto& [file, is_list] : {std::pair{list_file, true}, std::pair{mask_file, false}}) {
+    const std::string path = fmt::format("{}/{}", dir, file);
+    if (auto raw = in.raw(path)) {
+      auto cpus = is_list ? units::parse_cpulist(*raw) : units::parse_cpumask(*raw);
+      if (cpus) {
+        return {std::move(*cpus), file, units::quote_attribute(*raw)};
+      }
+      in.issue(path, cpus.error().message);
+    }
+  }
+  return {};
+}
+
 // A node's CPUs from cpulist, or from cpumap where there is no readable cpulist (older kernels
 // have only cpumap).
 void read_node_cpus(Reader& in, const std::string& dir, NumaNode& node) {
-  if (auto list = in.raw(dir + "/cpulist")) {
-    auto cpus = units::parse_cpulist(*list);
-    if (cpus) {
-      node.cpus = *cpus;
-      node.cpus_source = dir + "/cpulist";
-      node.cpus_text = units::quote_attribute(*list);
-      return;
-    }
-    in.issue(dir + "/cpulist", cpus.error().message);
-  }
-  if (auto map = in.raw(dir + "/cpumap")) {
-    if (auto cpus = units::parse_cpumask(*map)) {
-      node.cpus = *cpus;
-      node.cpus_source = dir + "/cpumap";
-      node.cpus_text = units::quote_attribute(*map);
-    } else {
-      in.issue(dir + "/cpumap", cpus.error().message);
-    }
+  CpuSet set = read_cpu_set(in, dir, "cpulist", "cpumap");
+  if (!set.file.empty()) {
+    node.cpus = std::move(set.cpus);
+    node.cpus_source = fmt::format("{}/{}", dir, set.file);
+    node.cpus_text = std::move(set.text);
   }
 }
 
@@ -424,28 +434,10 @@ void read_locality(Reader& in, const Machine& m, const std::string& dir, PciDevi
       in.issue(numa_path, v.error().message);
     }
   }
-  std::string cpus_file;
-  std::string cpus_text;
-  if (auto raw = in.raw(dir + "/local_cpulist")) {
-    if (auto parsed = units::parse_cpulist(*raw)) {
-      d.local_cpus = *parsed;
-      cpus_file = "local_cpulist";
-      cpus_text = units::quote_attribute(*raw);
-    } else {
-      in.issue(dir + "/local_cpulist", parsed.error().message);
-    }
-  }
-  if (cpus_file.empty()) {
-    if (auto raw = in.raw(dir + "/local_cpus")) {
-      if (auto parsed = units::parse_cpumask(*raw)) {
-        d.local_cpus = *parsed;
-        cpus_file = "local_cpus";
-        cpus_text = units::quote_attribute(*raw);
-      } else {
-        in.issue(dir + "/local_cpus", parsed.error().message);
-      }
-    }
-  }
+  const CpuSet local = read_cpu_set(in, dir, "local_cpulist", "local_cpus");
+  d.local_cpus = local.cpus;
+  const std::string& cpus_file = local.file;
+  const std::string& cpus_text = local.text;
   if (!d.numa_source.empty() || m.numa_nodes.size() <= 1 || cpus_file.empty()) {
     return;
   }
