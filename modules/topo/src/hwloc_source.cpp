@@ -197,8 +197,13 @@ HwlocPci pci_of(hwloc_topology_t t, hwloc_obj_t obj,
     p.local_cpus = bitmap_indexes(local->cpuset);
   }
   for (hwloc_obj_t child = obj->io_first_child; child != nullptr; child = child->next_sibling) {
-    if (child->type == HWLOC_OBJ_OS_DEVICE && child->name != nullptr) {
-      p.os_devices.emplace_back(child->name);
+    if (child->type != HWLOC_OBJ_OS_DEVICE || child->name == nullptr) {
+      continue;
+    }
+    if (child->attr->osdev.type == HWLOC_OBJ_OSDEV_NETWORK) {
+      p.net_interfaces.emplace_back(child->name);
+    } else if (child->attr->osdev.type == HWLOC_OBJ_OSDEV_BLOCK) {
+      p.block_devices.emplace_back(child->name);
     }
   }
   return p;
@@ -320,7 +325,8 @@ Result<HwlocView> load(const HwlocInput& input) {
   }
   char* xml = nullptr;
   int length = 0;
-  if (hwloc_topology_export_xmlbuffer(raw, &xml, &length, 0) == 0 && xml != nullptr) {
+  if (input.export_xml && hwloc_topology_export_xmlbuffer(raw, &xml, &length, 0) == 0 &&
+      xml != nullptr) {
     view.xml.assign(xml, length > 0 ? static_cast<std::size_t>(length - 1) : 0);
     hwloc_free_xmlbuffer(raw, xml);
   }
@@ -349,9 +355,9 @@ Result<HwlocView> discover_hwloc(const HwlocInput& input) {
 
 void merge_hwloc(Machine& machine, const HwlocView& view) {
   CpuTopology& cpu = machine.cpu;
-  const std::vector<std::string> kept = cpu.disagreements;
+  std::vector<std::string> disagreements = std::move(cpu.disagreements);
   cpu = view.cpu;
-  cpu.disagreements = kept;
+  cpu.disagreements = std::move(disagreements);
 
   std::map<int, const NumaNode*> hwloc_nodes;
   for (const auto& n : view.numa_nodes) {
@@ -451,16 +457,18 @@ Machine machine_from_hwloc(const HwlocView& view, std::string origin) {
     d.local_cpus = p.local_cpus;
     d.reported_bytes_per_second = p.link_bytes_per_second;
     m.pci_devices.push_back(std::move(d));
-    for (const auto& name : p.os_devices) {
-      if (name.rfind("nvme", 0) == 0 && name.find('n', 4) != std::string::npos) {
-        NvmeController c;
-        c.name = name.substr(0, name.find('n', 4));
-        c.pci = p.address;
-        c.namespaces = {name};
-        m.nvme_controllers.push_back(std::move(c));
-      } else if (!p.bridge && (p.class_id >> 8) == 0x02) {
-        m.net_interfaces.push_back({name, p.address, std::nullopt, "unknown"});
-      }
+    for (const auto& name : p.net_interfaces) {
+      m.net_interfaces.push_back({name, p.address, std::nullopt, "unknown"});
+    }
+    if (m.pci_devices.back().kind == DeviceKind::kNvme && !p.block_devices.empty()) {
+      // Namespaces are nvme<C>n<N>: the controller is what precedes the namespace's "n".
+      const std::string& first = p.block_devices.front();
+      const auto n = first.find('n', 4);
+      NvmeController c;
+      c.name = first.substr(0, n);
+      c.pci = p.address;
+      c.namespaces = p.block_devices;
+      m.nvme_controllers.push_back(std::move(c));
     }
   }
   return m;

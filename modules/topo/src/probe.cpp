@@ -139,7 +139,7 @@ Result<ProbeResult> probe(const ProbeRequest& request) {
   }
 
   ACCO_ASSIGN_OR_RETURN(Machine machine, discover_sysfs(fs), "sysroot " + request.sysroot);
-  std::string hwloc_xml = add_hwloc(machine, {HwlocInputKind::kFsRoot, request.sysroot});
+  std::string hwloc_xml = add_hwloc(machine, {HwlocInputKind::kFsRoot, request.sysroot, record});
   std::optional<Snapshot> snapshot;
   if (record) {
     snapshot.emplace();

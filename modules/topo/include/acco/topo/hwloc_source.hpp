@@ -22,7 +22,8 @@ enum class HwlocInputKind {
 
 struct HwlocInput {
   HwlocInputKind kind = HwlocInputKind::kFsRoot;
-  std::string value;  // the root, the file, or the XML text
+  std::string value;        // the root, the file, or the XML text
+  bool export_xml = false;  // fill HwlocView::xml (for a snapshot); the export costs a walk
 };
 
 // One PCI function (or bridge) as hwloc lists it.
@@ -39,8 +40,11 @@ struct HwlocPci {
   double link_bytes_per_second = 0;  // hwloc's linkspeed (GB/s) in bytes per second; 0: unknown
   // The NUMA node the function is local to; -1 when hwloc places it above several nodes or none.
   int numa_node = -1;
-  std::vector<int> local_cpus;          // the CPUs of the object it hangs below
-  std::vector<std::string> os_devices;  // "eth0", "mlx5_0", "nvme0n1" (XML exports keep them)
+  std::vector<int> local_cpus;  // the CPUs of the object it hangs below
+  // Its OS devices by hwloc's kind (XML exports keep them): netdevs ("eth0") and block devices
+  // ("nvme0n1"); RDMA devices ("mlx5_0") carry no port state and are left out.
+  std::vector<std::string> net_interfaces;
+  std::vector<std::string> block_devices;
   bool operator==(const HwlocPci&) const = default;
 };
 
@@ -49,8 +53,8 @@ struct HwlocView {
   CpuTopology cpu;                   // counts and caches; `disagreements` left for merge_hwloc
   std::vector<NumaNode> numa_nodes;  // by OS index; `distances` from hwloc's distance matrix
   std::vector<HwlocPci> pci;         // sorted by address
-  std::string xml;                   // hwloc's XML export of this topology (snapshots keep it)
-  std::string hostname;              // the export's HostName and OSRelease, when it has them
+  std::string xml;       // hwloc's XML export (snapshots keep it), with HwlocInput::export_xml
+  std::string hostname;  // the export's HostName and OSRelease, when it has them
   std::string kernel;
 };
 
