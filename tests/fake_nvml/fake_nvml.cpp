@@ -6,13 +6,42 @@
 //              "memory_total_bytes": 85520809984, "pstate": 0, "persistence": true,
 //              "mig": false, "mig_instances": 0,
 //              "pcie": {"current_gen": 5, "current_width": 16, "max_gen": 5, "max_width": 16},
-//              "nvlinks": [{"active": true, "remote_pci": "00000000:05:00.0", "version": 5}],
+//              "nvlinks": [{"active": true, "remote_pci": "00000000:05:00.0", "version": 5,
+//                           "tx_kib": 1024, "rx_kib": 2048, "speed_mbps": 26562}],
 //              "p2p": {"*": ["OK", "OK"], "00000000:2a:00.0": ["CNS", "CNS"]},
+//              "telemetry": {                  (all optional; an absent value answers
+//                                               NOT_SUPPORTED, 0xFFFFFFFF and 150 % are fine)
+//                "temperature": 45,            (C, nvmlDeviceGetTemperature)
+//                "thresholds": {"shutdown": 92, "slowdown": 89, "mem_max": 95, "gpu_max": 87},
+//                "margin": 42,                 (C, nvmlDeviceGetMarginTemperature)
+//                "power_mw": 350000, "energy_mj": 123456789,
+//                "power_limits_mw": {"enforced": 700000, "requested": 650000,
+//                                    "default": 700000, "min": 200000, "max": 700000},
+//                "clocks_mhz": {"sm": 1980, "memory": 2619, "sm_max": 1980, "memory_max": 2619},
+//                "utilization": {"gpu": 87, "memory": 40},   (percent)
+//                "memory_used_bytes": 1073741824,
+//                "pcie_kb_per_second": {"tx": 1000, "rx": 2000},
+//                "pcie_replays": 3, "clocks_event_reasons": 4,
+//                "fields": {"74": 1500000000, "82": 50}},   (nvmlDeviceGetFieldValues by id,
+//                                               unsigned long long; per-link 138, 139 and 164
+//                                               come from the nvlinks entries; others answer
+//                                               NOT_SUPPORTED in the entry)
 //              "unsupported": ["pstate"],       (queries answering NOT_SUPPORTED: name, uuid,
 //                                                memory, pstate, persistence, mig, pcie, nvlink,
-//                                                p2p)
+//                                                p2p, temperature, thresholds, margin, power,
+//                                                energy, power_limits, clocks, utilization,
+//                                                pcie_throughput, replays, clocks_event_reasons,
+//                                                fields, events)
+//              "errors": {"power": 4},          (queries answering this NVML code instead)
+//              "lost_after_reads": 2,           (after this many answered
+//                                                nvmlDeviceGetTemperature calls, every call
+//                                                about the GPU answers GPU_IS_LOST)
+//              "xids": [79],                    (XID events pending from init, delivered one
+//                                                per nvmlEventSetWait_v2 once registered)
 //              "lost": false}]}                 (true: its handle answers GPU_IS_LOST)
 // P2P statuses are [read, write] by peer address as written in "pci"; "*" covers other peers.
+// Init and shutdown are reference counted as in the real library. Test-only export:
+// acco_fake_nvml_device_calls(index) counts the calls about GPU `index` since init.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -29,6 +58,7 @@
 #include <nlohmann/json.hpp>
 
 #include "nvml_api.hpp"
+#include "p2p_status_names.hpp"
 
 // Completes NVML's opaque handle type: a handle points at its GPU's configuration.
 struct nvmlDevice_st {
@@ -36,6 +66,7 @@ struct nvmlDevice_st {
     bool active = false;
     std::string remote_pci;    // empty: the remote query answers NOT_SUPPORTED
     unsigned int version = 0;  // 0: the version query answers NOT_SUPPORTED
+    std::map<unsigned int, unsigned long long> fields;  // 138, 139, 164 by id
   };
 
   std::string pci;
@@ -53,7 +84,18 @@ struct nvmlDevice_st {
   std::vector<Link> nvlinks;
   std::map<std::string, std::pair<nvmlGpuP2PStatus_t, nvmlGpuP2PStatus_t>> p2p;
   std::set<std::string> unsupported;
+  std::map<std::string, nvmlReturn_t> errors;
   bool lost = false;
+  nlohmann::json telemetry;
+  long long lost_after_reads = -1;  // -1: never
+  long long temperature_reads = 0;
+  unsigned long long calls = 0;
+  std::vector<unsigned long long> xids;  // pending, oldest first
+};
+
+// An event set: the GPUs registered for XID events.
+struct nvmlEventSet_st {
+  std::vector<nvmlDevice_t> devices;
 };
 
 namespace {
@@ -65,6 +107,7 @@ constexpr unsigned int kMigSlots = 7;
 
 struct State {
   bool initialised = false;
+  int references = 0;
   std::string driver_version;
   std::vector<nvmlDevice_st> gpus;
 };
@@ -99,8 +142,16 @@ nvmlDevice_st parse_gpu(const json& config) {
   gpu.pcie_max_gen = pcie.value("max_gen", 0U);
   gpu.pcie_max_width = pcie.value("max_width", 0U);
   for (const json& link : config.value("nvlinks", json::array())) {
-    gpu.nvlinks.push_back(nvmlDevice_st::Link{
-        link.at("active").get<bool>(), link.value("remote_pci", ""), link.value("version", 0U)});
+    nvmlDevice_st::Link entry{
+        link.at("active").get<bool>(), link.value("remote_pci", ""), link.value("version", 0U), {}};
+    for (const auto& [id, key] : {std::pair{NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX, "tx_kib"},
+                                  std::pair{NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX, "rx_kib"},
+                                  std::pair{NVML_FI_DEV_NVLINK_GET_SPEED, "speed_mbps"}}) {
+      if (link.contains(key)) {
+        entry.fields[static_cast<unsigned int>(id)] = link.at(key).get<unsigned long long>();
+      }
+    }
+    gpu.nvlinks.push_back(std::move(entry));
   }
   const json p2p = config.value("p2p", json::object());
   for (const auto& [peer, statuses] : p2p.items()) {
@@ -109,6 +160,13 @@ nvmlDevice_st parse_gpu(const json& config) {
   }
   gpu.unsupported = config.value("unsupported", std::set<std::string>{});
   gpu.lost = config.value("lost", false);
+  const json errors = config.value("errors", json::object());
+  for (const auto& [query, code] : errors.items()) {
+    gpu.errors[query] = static_cast<nvmlReturn_t>(code.get<int>());
+  }
+  gpu.telemetry = config.value("telemetry", json::object());
+  gpu.lost_after_reads = config.value("lost_after_reads", -1LL);
+  gpu.xids = config.value("xids", std::vector<unsigned long long>{});
   return gpu;
 }
 
@@ -128,6 +186,7 @@ nvmlReturn_t load(const char* path) {
     fresh.gpus.push_back(parse_gpu(gpu));
   }
   fresh.initialised = true;
+  fresh.references = 1;
   state() = std::move(fresh);
   return NVML_SUCCESS;
 }
@@ -142,6 +201,13 @@ nvmlReturn_t check(nvmlDevice_t device, const char* query) {
                                 [device](const nvmlDevice_st& gpu) { return &gpu == device; });
   if (!ours) {
     return NVML_ERROR_INVALID_ARGUMENT;
+  }
+  ++device->calls;
+  if (device->lost) {
+    return NVML_ERROR_GPU_IS_LOST;
+  }
+  if (const auto it = device->errors.find(query); it != device->errors.end()) {
+    return it->second;
   }
   return device->unsupported.count(query) != 0 ? NVML_ERROR_NOT_SUPPORTED : NVML_SUCCESS;
 }
@@ -164,11 +230,29 @@ nvmlReturn_t answer(unsigned int value, unsigned int* out) {
   return NVML_SUCCESS;
 }
 
+// A telemetry value at `path` ("/thresholds/shutdown"), or NOT_SUPPORTED when it is absent.
+template <typename T>
+nvmlReturn_t telemetry(nvmlDevice_t device, const char* query, const char* path, T* out) {
+  if (const nvmlReturn_t rc = check(device, query); rc != NVML_SUCCESS) {
+    return rc;
+  }
+  const json::json_pointer pointer(path);
+  if (!device->telemetry.contains(pointer)) {
+    return NVML_ERROR_NOT_SUPPORTED;
+  }
+  *out = device->telemetry.at(pointer).get<T>();
+  return NVML_SUCCESS;
+}
+
 }  // namespace
 
 extern "C" {
 
 nvmlReturn_t nvmlInit_v2(void) {
+  if (state().initialised) {
+    ++state().references;
+    return NVML_SUCCESS;
+  }
   const char* path = std::getenv("ACCO_FAKE_NVML_CONFIG");
   if (path == nullptr) {
     std::fprintf(stderr, "fake NVML: ACCO_FAKE_NVML_CONFIG is not set\n");
@@ -186,7 +270,9 @@ nvmlReturn_t nvmlShutdown(void) {
   if (!state().initialised) {
     return NVML_ERROR_UNINITIALIZED;
   }
-  state() = State{};
+  if (--state().references == 0) {
+    state() = State{};
+  }
   return NVML_SUCCESS;
 }
 
@@ -209,6 +295,8 @@ const char* nvmlErrorString(nvmlReturn_t result) {
       return "Insufficient Size";
     case NVML_ERROR_DRIVER_NOT_LOADED:
       return "Driver Not Loaded";
+    case NVML_ERROR_TIMEOUT:
+      return "Timeout";
     case NVML_ERROR_GPU_IS_LOST:
       return "GPU is lost";
     default:
@@ -238,6 +326,7 @@ nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlDevice_t* dev
   if (index >= s.gpus.size()) {
     return NVML_ERROR_INVALID_ARGUMENT;
   }
+  ++s.gpus[index].calls;
   if (s.gpus[index].lost) {
     return NVML_ERROR_GPU_IS_LOST;
   }
@@ -267,7 +356,8 @@ nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t* memory) 
   if (const nvmlReturn_t rc = check(device, "memory"); rc != NVML_SUCCESS) {
     return rc;
   }
-  *memory = nvmlMemory_t{device->memory_total_bytes, device->memory_total_bytes, 0};
+  const unsigned long long used = device->telemetry.value("memory_used_bytes", 0ULL);
+  *memory = nvmlMemory_t{device->memory_total_bytes, device->memory_total_bytes - used, used};
   return NVML_SUCCESS;
 }
 
@@ -392,6 +482,206 @@ nvmlReturn_t nvmlDeviceGetP2PStatus(nvmlDevice_t device1, nvmlDevice_t device2,
     *p2pStatus = p2pIndex == NVML_P2P_CAPS_INDEX_READ ? it->second.first : it->second.second;
   }
   return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t device, nvmlTemperatureSensors_t sensorType,
+                                      unsigned int* temp) {
+  if (const nvmlReturn_t rc = check(device, "temperature"); rc != NVML_SUCCESS) {
+    return rc;
+  }
+  if (sensorType != NVML_TEMPERATURE_GPU) {
+    return NVML_ERROR_INVALID_ARGUMENT;
+  }
+  if (device->lost_after_reads >= 0 && device->temperature_reads >= device->lost_after_reads) {
+    device->lost = true;
+    return NVML_ERROR_GPU_IS_LOST;
+  }
+  const nvmlReturn_t rc = telemetry(device, "temperature", "/temperature", temp);
+  ++device->temperature_reads;
+  return rc;
+}
+
+nvmlReturn_t nvmlDeviceGetTemperatureThreshold(nvmlDevice_t device,
+                                               nvmlTemperatureThresholds_t thresholdType,
+                                               unsigned int* temp) {
+  switch (thresholdType) {
+    case NVML_TEMPERATURE_THRESHOLD_SHUTDOWN:
+      return telemetry(device, "thresholds", "/thresholds/shutdown", temp);
+    case NVML_TEMPERATURE_THRESHOLD_SLOWDOWN:
+      return telemetry(device, "thresholds", "/thresholds/slowdown", temp);
+    case NVML_TEMPERATURE_THRESHOLD_MEM_MAX:
+      return telemetry(device, "thresholds", "/thresholds/mem_max", temp);
+    case NVML_TEMPERATURE_THRESHOLD_GPU_MAX:
+      return telemetry(device, "thresholds", "/thresholds/gpu_max", temp);
+  }
+  return NVML_ERROR_INVALID_ARGUMENT;
+}
+
+nvmlReturn_t nvmlDeviceGetMarginTemperature(nvmlDevice_t device,
+                                            nvmlMarginTemperature_t* marginTempInfo) {
+  if (marginTempInfo->version != nvmlMarginTemperature_v1) {
+    return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+  }
+  return telemetry(device, "margin", "/margin", &marginTempInfo->marginTemperature);
+}
+
+nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t device, unsigned int* power) {
+  return telemetry(device, "power", "/power_mw", power);
+}
+
+nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t device, unsigned long long* energy) {
+  return telemetry(device, "energy", "/energy_mj", energy);
+}
+
+nvmlReturn_t nvmlDeviceGetEnforcedPowerLimit(nvmlDevice_t device, unsigned int* limit) {
+  return telemetry(device, "power_limits", "/power_limits_mw/enforced", limit);
+}
+
+nvmlReturn_t nvmlDeviceGetPowerManagementLimit(nvmlDevice_t device, unsigned int* limit) {
+  return telemetry(device, "power_limits", "/power_limits_mw/requested", limit);
+}
+
+nvmlReturn_t nvmlDeviceGetPowerManagementDefaultLimit(nvmlDevice_t device,
+                                                      unsigned int* defaultLimit) {
+  return telemetry(device, "power_limits", "/power_limits_mw/default", defaultLimit);
+}
+
+nvmlReturn_t nvmlDeviceGetPowerManagementLimitConstraints(nvmlDevice_t device,
+                                                          unsigned int* minLimit,
+                                                          unsigned int* maxLimit) {
+  if (const nvmlReturn_t rc = telemetry(device, "power_limits", "/power_limits_mw/min", minLimit);
+      rc != NVML_SUCCESS) {
+    return rc;
+  }
+  return telemetry(device, "power_limits", "/power_limits_mw/max", maxLimit);
+}
+
+nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t device, nvmlClockType_t type,
+                                    unsigned int* clock) {
+  if (type == NVML_CLOCK_SM) {
+    return telemetry(device, "clocks", "/clocks_mhz/sm", clock);
+  }
+  if (type == NVML_CLOCK_MEM) {
+    return telemetry(device, "clocks", "/clocks_mhz/memory", clock);
+  }
+  return NVML_ERROR_NOT_SUPPORTED;
+}
+
+nvmlReturn_t nvmlDeviceGetMaxClockInfo(nvmlDevice_t device, nvmlClockType_t type,
+                                       unsigned int* clock) {
+  if (type == NVML_CLOCK_SM) {
+    return telemetry(device, "clocks", "/clocks_mhz/sm_max", clock);
+  }
+  if (type == NVML_CLOCK_MEM) {
+    return telemetry(device, "clocks", "/clocks_mhz/memory_max", clock);
+  }
+  return NVML_ERROR_NOT_SUPPORTED;
+}
+
+nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t device, nvmlUtilization_t* utilization) {
+  if (const nvmlReturn_t rc =
+          telemetry(device, "utilization", "/utilization/gpu", &utilization->gpu);
+      rc != NVML_SUCCESS) {
+    return rc;
+  }
+  return telemetry(device, "utilization", "/utilization/memory", &utilization->memory);
+}
+
+nvmlReturn_t nvmlDeviceGetPcieThroughput(nvmlDevice_t device, nvmlPcieUtilCounter_t counter,
+                                         unsigned int* value) {
+  return counter == NVML_PCIE_UTIL_TX_BYTES
+             ? telemetry(device, "pcie_throughput", "/pcie_kb_per_second/tx", value)
+             : telemetry(device, "pcie_throughput", "/pcie_kb_per_second/rx", value);
+}
+
+nvmlReturn_t nvmlDeviceGetPcieReplayCounter(nvmlDevice_t device, unsigned int* value) {
+  return telemetry(device, "replays", "/pcie_replays", value);
+}
+
+nvmlReturn_t nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_t device,
+                                                    unsigned long long* clocksEventReasons) {
+  return telemetry(device, "clocks_event_reasons", "/clocks_event_reasons", clocksEventReasons);
+}
+
+nvmlReturn_t nvmlDeviceGetCurrentClocksThrottleReasons(nvmlDevice_t device,
+                                                       unsigned long long* clocksThrottleReasons) {
+  return telemetry(device, "clocks_event_reasons", "/clocks_event_reasons", clocksThrottleReasons);
+}
+
+nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t device, int valuesCount,
+                                      nvmlFieldValue_t* values) {
+  if (const nvmlReturn_t rc = check(device, "fields"); rc != NVML_SUCCESS) {
+    return rc;
+  }
+  const json fields = device->telemetry.value("fields", json::object());
+  for (int i = 0; i < valuesCount; ++i) {
+    nvmlFieldValue_t& field = values[i];
+    field.timestamp = 1700000000000000LL;
+    field.latencyUsec = 0;
+    field.valueType = NVML_VALUE_TYPE_UNSIGNED_LONG_LONG;
+    field.nvmlReturn = NVML_ERROR_NOT_SUPPORTED;
+    const bool per_link = field.fieldId == NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX ||
+                          field.fieldId == NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX ||
+                          field.fieldId == NVML_FI_DEV_NVLINK_GET_SPEED;
+    if (per_link) {
+      if (field.scopeId < device->nvlinks.size()) {
+        const auto& link_fields = device->nvlinks[field.scopeId].fields;
+        if (const auto it = link_fields.find(field.fieldId); it != link_fields.end()) {
+          field.value.ullVal = it->second;
+          field.nvmlReturn = NVML_SUCCESS;
+        }
+      }
+    } else if (const std::string id = std::to_string(field.fieldId); fields.contains(id)) {
+      field.value.ullVal = fields.at(id).get<unsigned long long>();
+      field.nvmlReturn = NVML_SUCCESS;
+    }
+  }
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlEventSetCreate(nvmlEventSet_t* set) {
+  if (!state().initialised) {
+    return NVML_ERROR_UNINITIALIZED;
+  }
+  *set = new nvmlEventSet_st{};  // NOLINT(cppcoreguidelines-owning-memory): NVML's C ownership
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceRegisterEvents(nvmlDevice_t device, unsigned long long eventTypes,
+                                      nvmlEventSet_t set) {
+  if (const nvmlReturn_t rc = check(device, "events"); rc != NVML_SUCCESS) {
+    return rc;
+  }
+  if ((eventTypes & static_cast<unsigned long long>(nvmlEventTypeXidCriticalError)) == 0) {
+    return NVML_ERROR_NOT_SUPPORTED;
+  }
+  set->devices.push_back(device);
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlEventSetWait_v2(nvmlEventSet_t set, nvmlEventData_t* data,
+                                 unsigned int /*timeoutms*/) {
+  for (nvmlDevice_t device : set->devices) {
+    if (!device->xids.empty()) {
+      *data =
+          nvmlEventData_t{device, static_cast<unsigned long long>(nvmlEventTypeXidCriticalError),
+                          device->xids.front(), 0, 0};
+      device->xids.erase(device->xids.begin());
+      return NVML_SUCCESS;
+    }
+  }
+  return NVML_ERROR_TIMEOUT;
+}
+
+nvmlReturn_t nvmlEventSetFree(nvmlEventSet_t set) {
+  delete set;  // NOLINT(cppcoreguidelines-owning-memory)
+  return NVML_SUCCESS;
+}
+
+// Test-only: how many calls named GPU `index` since nvmlInit_v2 (0 for an unknown index).
+unsigned long long acco_fake_nvml_device_calls(unsigned int index) {
+  const State& s = state();
+  return index < s.gpus.size() ? s.gpus[index].calls : 0;
 }
 
 }  // extern "C"

@@ -115,6 +115,7 @@ const std::vector<GeneratedMachine>& machines() {
       {"dgx_h100", [](const stdfs::path& d) { write_dgx_h100(d); }, "dgx_h100.json"},
       {"workstation", [](const stdfs::path& d) { write_workstation(d); }, "workstation.json"},
       {"flattened_vm", [](const stdfs::path& d) { write_flattened_vm(d); }, nullptr},
+      {"kvm_guest", [](const stdfs::path& d) { write_kvm_guest(d); }, nullptr},
       {"ci_vm", [](const stdfs::path& d) { write_ci_vm(d); }, nullptr},
       {"pcie_server", [](const stdfs::path& d) { write_pcie_server(d); }, nullptr},
       {"amd_accelerator", [](const stdfs::path& d) { write_amd_accelerator(d); }, nullptr},

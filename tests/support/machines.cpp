@@ -102,6 +102,16 @@ FunctionSpec qemu_root_port() {
   // QEMU's pcie-root-port advertises 16 GT/s x32 by default (x-speed, x-width since QEMU 4.0).
   return {{0x060400, 0x1b36, 0x000c, 0x1b36, 0x0000}, Link{4, 32}, "pcieport"};
 }
+FunctionSpec h200() {
+  return {{0x030200, 0x10de, 0x2335, 0x10de, 0x18be}, Link{5, 16}, "nvidia"};
+}
+FunctionSpec qemu_xio3130(bool upstream) {
+  // QEMU's x3130-upstream and xio3130-downstream keep the TI ids and advertise 2.5 GT/s x1.
+  return {
+      {0x060400, 0x104c, static_cast<std::uint16_t>(upstream ? 0x8232 : 0x8233), 0x0000, 0x0000},
+      Link{1, 1},
+      "pcieport"};
+}
 FunctionSpec a100_pcie() {
   return {{0x030200, 0x10de, 0x20f1, 0x10de, 0x145f}, Link{4, 16}, "nvidia"};
 }
@@ -417,6 +427,59 @@ void write_flattened_vm(const fs::path& dir, const FlattenedVmOptions& o) {
       bus.add(fmt::format("0000:00:{:02x}.0", 5 + i), h100({4, 16}));
     }
   }
+}
+
+void write_kvm_guest(const fs::path& dir, const KvmGuestOptions& o) {
+  SysrootBuilder b(dir);
+  b.numa_node({.id = 0, .cpus = "0-47", .distances = {10, 20}, .memory_kib = 990380032})
+      .numa_node({.id = 1, .cpus = "48-95", .distances = {20, 10}, .memory_kib = 990380032});
+  std::string flags(kSapphireRapidsGuestFlags);
+  if (o.no_cpu_flag) {
+    flags.erase(flags.find(" hypervisor"), std::string_view(" hypervisor").size());
+  }
+  b.cpuinfo({.vendor_id = "GenuineIntel",
+             .family = 6,
+             .model = 143,
+             .model_name = "Intel Xeon Processor (SapphireRapids)",
+             .flags = flags})
+      .cpu_topology({.threads_per_core = 1,
+                     .caches = {{1, "Data", 48},
+                                {1, "Instruction", 32},
+                                {2, "Unified", 2048},
+                                {3, "Unified", 16384, true}}})
+      .hostname("h200-vm")
+      .osrelease("6.8.0-45-generic")
+      .cmdline(
+          "BOOT_IMAGE=/vmlinuz-6.8.0-45-generic root=UUID=9b1f4c2e-6d3a-4e7b-8c05-2a7e1d9f4b63 ro "
+          "console=ttyS0,115200")
+      .nvidia_driver(kDriverVersion)
+      .virtual_netdev("lo", kLoopback);
+  if (!o.no_peermem) {
+    b.nvidia_peermem(kDriverVersion);
+  }
+
+  auto bus = b.root_bus("0000:00", -1);
+  bus.add("0000:00:00.0", host_bridge(0x8086, 0x29c0));
+  bus.add("0000:00:03.0", virtio(0x1041, 0x020000)).virtio_netdev("virtio0", "enp0s3");
+  for (std::size_t i = 0; i < kKvmGuestGpus.size(); ++i) {
+    bus.add(fmt::format("0000:00:02.{}", i), qemu_root_port()).add(kKvmGuestGpus[i], h200());
+  }
+  const auto nic = [&](PciFunction port, std::size_t i) {
+    const bool hdr = o.nic_rate_hdr && i == 1;
+    const IbPortSpec rate{.rate = hdr ? "200 Gb/sec (4X HDR)" : "400 Gb/sec (4X NDR)"};
+    port.add(kKvmGuestNics[i], connectx7({5, 16}))
+        .infiniband(fmt::format("mlx5_{}", i),
+                    {.node_guid = fmt::format("946d:ae03:00c4:{:04x}", 0x6a10 + i * 8),
+                     .fw_ver = "28.39.1002",
+                     .ports = {rate}})
+        .netdev(fmt::format("ibp{}s0", bus_of(kKvmGuestNics[i])),
+                {.speed_mbps = hdr ? 200000 : 400000, .mtu = 4092});
+  };
+  nic(bus.add("0000:00:02.4", qemu_root_port()), 0);
+  nic(bus.add("0000:00:02.5", qemu_root_port()), 1);
+  auto up = bus.add("0000:00:02.6", qemu_root_port()).add(kKvmGuestXio3130Up, qemu_xio3130(true));
+  nic(up.add("0000:08:00.0", qemu_xio3130(false)), 2);
+  nic(up.add("0000:08:01.0", qemu_xio3130(false)), 3);
 }
 
 void write_ci_vm(const fs::path& dir, const CiVmOptions& /*options*/) {
@@ -855,6 +918,18 @@ const std::vector<Fault<AmdAcceleratorOptions>>& amd_accelerator_faults() {
   return faults;
 }
 
+const std::vector<Fault<KvmGuestOptions>>& kvm_guest_faults() {
+  using O = KvmGuestOptions;
+  static const std::vector<Fault<O>> faults = {
+      {{"no-cpu-flag", false, "no hypervisor flag in /proc/cpuinfo (arm64-like)"},
+       [](O& o, int) { o.no_cpu_flag = true; }},
+      {{"nic-rate-hdr", false, "mlx5_1 at 200 Gb/sec (4X HDR)"},
+       [](O& o, int) { o.nic_rate_hdr = true; }},
+      {{"no-peermem", false, "nvidia_peermem not loaded"}, [](O& o, int) { o.no_peermem = true; }},
+  };
+  return faults;
+}
+
 const std::vector<Fault<CiVmOptions>>& ci_vm_faults() {
   static const std::vector<Fault<CiVmOptions>> faults;
   return faults;
@@ -899,6 +974,11 @@ const std::vector<CannedMachine>& canned_machines() {
        [](const fs::path& dir, const std::vector<std::string>& names) {
          write_amd_accelerator(dir,
                                options_from("amd_accelerator", amd_accelerator_faults(), names));
+       }},
+      {"kvm_guest", "KVM guest: 4x H200 and 4x ConnectX-7 behind QEMU root ports and XIO3130",
+       infos(kvm_guest_faults()),
+       [](const fs::path& dir, const std::vector<std::string>& names) {
+         write_kvm_guest(dir, options_from("kvm_guest", kvm_guest_faults(), names));
        }},
   };
   return machines;

@@ -143,6 +143,26 @@ struct AmdAcceleratorOptions {
 void write_amd_accelerator(const std::filesystem::path& dir,
                            const AmdAcceleratorOptions& options = {});
 
+// A KVM guest of a bare-metal H200 box (the nccl-tests#256 pair): 4 H200 (0000:01..04:00.0) each
+// behind a QEMU pcie-root-port (1b36:000c, 16 GT/s x32, 0000:00:02.0-3), two ConnectX-7 400G
+// (0000:05:00.0, 0000:06:00.0, mlx5_0/mlx5_1) on root ports 0000:00:02.4-5, and two more
+// (0000:09:00.0, 0000:0a:00.0, mlx5_2/mlx5_3) behind QEMU's emulated TI XIO3130 switch (upstream
+// 0000:07:00.0, 104c:8232, and downstream ports 0000:08:00.0/01.0, 104c:8233, all 2.5 GT/s x1)
+// on root port 0000:00:02.6. Every device trains against its emulated port (the H200s and NICs
+// at Gen4, the NICs below the XIO3130 at 2.5 GT/s x1). Two vNUMA nodes, numa_node -1
+// everywhere, nvidia_peermem loaded.
+inline constexpr std::array<std::string_view, 4> kKvmGuestGpus = {"0000:01:00.0", "0000:02:00.0",
+                                                                  "0000:03:00.0", "0000:04:00.0"};
+inline constexpr std::array<std::string_view, 4> kKvmGuestNics = {"0000:05:00.0", "0000:06:00.0",
+                                                                  "0000:09:00.0", "0000:0a:00.0"};
+inline constexpr std::string_view kKvmGuestXio3130Up = "0000:07:00.0";
+struct KvmGuestOptions {
+  bool no_cpu_flag = false;   // /proc/cpuinfo without "hypervisor" (as on arm64 guests)
+  bool nic_rate_hdr = false;  // mlx5_1 (0000:06:00.0) runs at 200 Gb/sec (4X HDR)
+  bool no_peermem = false;    // nvidia_peermem not loaded
+};
+void write_kvm_guest(const std::filesystem::path& dir, const KvmGuestOptions& options = {});
+
 // Every canned machine by name, with its option names, for acco-make-sysroot and table-driven
 // tests.
 struct FaultInfo {

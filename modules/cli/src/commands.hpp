@@ -12,5 +12,9 @@ namespace acco::cli {
 [[nodiscard]] CommandSpec schedule_command();
 [[nodiscard]] CommandSpec config_command();
 [[nodiscard]] CommandSpec rules_command();
+[[nodiscard]] CommandSpec serve_command();
+[[nodiscard]] CommandSpec record_command();
+[[nodiscard]] CommandSpec analyze_command();
+[[nodiscard]] CommandSpec top_command();
 
 }  // namespace acco::cli

@@ -5,8 +5,8 @@ namespace acco::cli {
 
 const std::vector<CommandSpec>& commands() {
   static const std::vector<CommandSpec> all = {
-      probe_command(),    doctor_command(), bench_command(),
-      schedule_command(), config_command(), rules_command(),
+      probe_command(), doctor_command(), bench_command(),   schedule_command(), serve_command(),
+      top_command(),   record_command(), analyze_command(), config_command(),   rules_command(),
   };
   return all;
 }

@@ -1,6 +1,7 @@
 #include "schedule_command.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <memory>
@@ -12,6 +13,7 @@
 #include "acco/core/json.hpp"
 #include "acco/core/units.hpp"
 #include "acco/dev/cuda_backend.hpp"
+#include "acco/mon/server.hpp"
 #include "acco/sched/perf_model.hpp"
 #include "acco/sched/record.hpp"
 #include "acco/sched/workload_run.hpp"
@@ -46,6 +48,8 @@ struct ScheduleFlags {
   int calibrate = 1;
   std::string models;
   std::string trace;
+  std::string serve;
+  std::string serve_interval = "200ms";
   const CLI::Option* link_option = nullptr;  // was --link given?
 };
 
@@ -104,7 +108,34 @@ void add_schedule_flags(CLI::App& cmd, SharedFlags& shared, ScheduleFlags& f) {
       ->type_name("FILE");
   cmd.add_option("--trace", f.trace, "write the first policy's run as a Chrome trace to FILE")
       ->type_name("FILE");
+  cmd.add_option("--serve", f.serve,
+                 "while the runs last, serve /metrics and the API (the runtime's queues and "
+                 "tasks, the transfer engines' bytes) on this address")
+      ->type_name("HOST:PORT");
+  cmd.add_option("--serve-interval", f.serve_interval, "--serve: sampling period (default 200ms)")
+      ->type_name("DURATION");
   add_json_flag(cmd, shared, "print JSON (schema acco.schedule/1)");
+}
+
+// --serve and --serve-interval.
+Status parse_serve(const ScheduleFlags& f, ScheduleOptions& s) {
+  const auto interval = units::parse_duration(f.serve_interval);
+  if (!interval || *interval < 0.01 || *interval > 3600) {
+    return bad_value("--serve-interval", f.serve_interval,
+                     "a duration from 10ms to 1h (e.g. 200ms)");
+  }
+  if (f.serve.empty()) {
+    return {};
+  }
+  auto listen = mon::parse_listen(f.serve);
+  if (!listen) {
+    return bad_value("--serve", f.serve, "HOST:PORT (e.g. 127.0.0.1:9477 or 127.0.0.1:0)");
+  }
+  ScheduleServeOptions serve;
+  serve.server = *listen;
+  serve.interval = std::chrono::milliseconds(static_cast<long long>(*interval * 1000));
+  s.serve = serve;
+  return {};
 }
 
 // "host:N", "host" (4 devices) or "cuda".
@@ -268,6 +299,7 @@ Result<ScheduleOptions> schedule_options(const ScheduleFlags& f) {
   s.sorted_decision = f.sorted_decision;
   s.models = f.models;
   s.trace = f.trace;
+  ACCO_RETURN_IF_ERROR(parse_serve(f, s));
   return s;
 }
 
@@ -397,7 +429,8 @@ Status check_before_runs(const ScheduleOptions& s, const sched::Workload& worklo
 Result<std::vector<sched::WorkloadOutcome>> run_policies(const ScheduleOptions& s,
                                                          const sched::Workload& workload,
                                                          const ScheduleDevices& devices,
-                                                         const Progress& progress) {
+                                                         const Progress& progress,
+                                                         ScheduleServer* server) {
   std::vector<sched::WorkloadOutcome> runs;
   for (std::size_t i = 0; i < s.policies.size(); ++i) {
     const auto policy = std::string(sched::to_string(s.policies[i]));
@@ -413,6 +446,9 @@ Result<std::vector<sched::WorkloadOutcome>> run_policies(const ScheduleOptions& 
     }
     sched::WorkloadRunOptions run;
     run.calibration_runs = s.calibrate;
+    if (server != nullptr) {
+      run.observe = [server](const sched::Runtime* runtime) { server->observe(runtime); };
+    }
     auto outcome = sched::run_workload(workload, device_specs(devices, s), options, run);
     if (!outcome) {
       return tl::unexpected(as_usage(std::move(outcome.error()).with_context(policy)));
@@ -442,7 +478,16 @@ Output ScheduleCommand::run(const Invocation& inv) const {
   if (auto ready = check_before_runs(s, *workload); !ready) {
     return error_output(ready.error());
   }
-  auto runs = run_policies(s, *workload, *devices, inv.progress);
+  std::unique_ptr<ScheduleServer> server;
+  if (s.serve) {
+    auto started = ScheduleServer::start(*s.serve, inv.progress);
+    if (!started) {
+      return error_output(started.error());
+    }
+    server = std::move(*started);
+  }
+  auto runs = run_policies(s, *workload, *devices, inv.progress, server.get());
+  server.reset();  // the runs are over: so is serving them
   if (!runs) {
     return error_output(runs.error());
   }

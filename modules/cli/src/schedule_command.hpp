@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,8 @@
 #include "acco/dev/host_backend.hpp"
 #include "acco/sched/policy.hpp"
 #include "acco/sched/workload.hpp"
+
+#include "schedule_serve.hpp"
 
 namespace acco::cli {
 
@@ -31,12 +34,14 @@ struct ScheduleOptions {
   bool sorted_decision = false;
   std::string models;  // performance models loaded before each run and saved after
   std::string trace;   // Chrome trace of the first policy's measured run
+  // --serve: /metrics and the API with the runtime's counters while the runs last.
+  std::optional<ScheduleServeOptions> serve;
 };
 
 // Exit codes: 64 for a value that does not fit the devices found (list lengths with cuda, a
 // memory budget smaller than a task's data), 65 for a malformed --models file, 69 when the
 // devices are unavailable, 73 when --trace or --models cannot be written, 1 when a task of a
-// measured run failed.
+// measured run failed, 69 when --serve cannot bind its address.
 class ScheduleCommand final : public Command {
  public:
   explicit ScheduleCommand(ScheduleOptions options) : options_(std::move(options)) {}

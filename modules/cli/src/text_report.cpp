@@ -237,6 +237,27 @@ std::string matrix_section(const topo::Machine& m,
       "Bridge)\n"
       "    PIX  = Connection traversing at most a single PCIe bridge\n"
       "    NV#  = Connection traversing a bonded set of # NVLinks\n";
+  // Functions of one card (the ports of a dual-port NIC) are separate rails for NCCL but share
+  // one PCIe link, which is what the link findings count.
+  std::string cards;
+  for (const auto& card : topo::physical_devices(m)) {
+    if (card.functions.size() < 2) {
+      continue;
+    }
+    std::vector<std::string> labels;
+    for (const auto* f : card.functions) {
+      const auto it =
+          std::find_if(eps.begin(), eps.end(), [&](const auto& e) { return e.second == f; });
+      labels.push_back(it == eps.end() ? f->address : it->first);
+    }
+    const auto& first = card.first().address;
+    cards += fmt::format("    {} = one card at {} ({} functions sharing one PCIe link)\n",
+                         fmt::join(labels, "+"), first.substr(0, first.rfind('.')),
+                         card.functions.size());
+  }
+  if (!cards.empty()) {
+    out += "\n  Multi-function cards:\n" + cards;
+  }
   return out;
 }
 

@@ -159,6 +159,43 @@ Result<double> parse_double(std::string_view text) {
   return value;
 }
 
+Result<double> parse_duration(std::string_view text) {
+  const auto t = trim(text);
+  std::size_t number = 0;
+  while (number < t.size() &&
+         (std::isdigit(static_cast<unsigned char>(t[number])) != 0 || t[number] == '.')) {
+    ++number;
+  }
+  const auto bad = [&] {
+    return fail(Errc::kInvalidArgument,
+                fmt::format("cannot parse '{}' as a duration (expected e.g. 500ms, 1s, 2m, 1h, 7d)",
+                            escape(t)));
+  };
+  if (number == 0) {
+    return bad();
+  }
+  const auto value = parse_double(t.substr(0, number));
+  if (!value || *value < 0) {
+    return bad();
+  }
+  static constexpr std::array<std::pair<std::string_view, double>, 7> kUnits = {{
+      {"", 1},
+      {"ms", 1e-3},
+      {"s", 1},
+      {"m", 60},
+      {"min", 60},
+      {"h", 3600},
+      {"d", 86400},
+  }};
+  const auto unit = trim(t.substr(number));
+  for (const auto& [name, factor] : kUnits) {
+    if (unit == name) {
+      return *value * factor;
+    }
+  }
+  return bad();
+}
+
 Result<std::uint64_t> parse_bytes(std::string_view text) {
   const auto t = trim(text);
   std::size_t digits = 0;

@@ -111,5 +111,20 @@ TEST(UnitsTest, SplitKeepsEmptyFields) {
   EXPECT_EQ(split("a,,b", ','), (std::vector<std::string>{"a", "", "b"}));
 }
 
+TEST(UnitsTest, DurationsTakeTheirUnit) {
+  EXPECT_EQ(parse_duration("250ms").value(), 0.25);
+  EXPECT_EQ(parse_duration("1s").value(), 1);
+  EXPECT_EQ(parse_duration(" 1.5s ").value(), 1.5);
+  EXPECT_EQ(parse_duration("2m").value(), 120);
+  EXPECT_EQ(parse_duration("1h").value(), 3600);
+  EXPECT_EQ(parse_duration("7d").value(), 7 * 86400);
+  EXPECT_EQ(parse_duration("30").value(), 30);
+  for (const char* bad : {"", "s", "-1s", "1x", "1.2.3s", "fast"}) {
+    const auto r = parse_duration(bad);
+    ASSERT_FALSE(r.has_value()) << bad;
+    EXPECT_THAT(r.error().message, ::testing::HasSubstr("as a duration (expected e.g. 500ms"));
+  }
+}
+
 }  // namespace
 }  // namespace acco::units

@@ -72,6 +72,7 @@ bool RuntimeCore::complete(int device, TaskId id, Outcome outcome, double weight
   TaskState& t = state(id);
   t.started = outcome.started;
   unpin(device, t);
+  --d.totals.running;
   if (!outcome.device_error.empty()) {
     fail_device(device, outcome.device_error, lock);
     t.phase = TaskPhase::kQueued;
@@ -80,6 +81,9 @@ bool RuntimeCore::complete(int device, TaskId id, Outcome outcome, double weight
   }
   d.counters.busy += outcome.finished - outcome.started;
   ++d.counters.tasks_run;
+  d.totals.run += outcome.finished - outcome.started;
+  d.totals.wait += std::max(std::chrono::nanoseconds(0), outcome.started - t.ready);
+  ++(outcome.error.empty() ? d.totals.finished : d.totals.failed);
   if (!outcome.error.empty()) {
     finish(id, fmt::format("threw on dev{}: {}", device, outcome.error), device);
     return true;

@@ -70,6 +70,7 @@ struct WorkerThread {
 struct DeviceTransfers {
   std::mutex engine_mu;
   std::unique_ptr<xfer::Engine> engine;
+  xfer::EngineCounters retired;        // what `engine` had moved when its thread stopped
   std::vector<InflightCopy> inflight;  // prefetches in flight into this device (under mu_)
   bool prefetch_wanted = false;        // a task was pushed since its last prefetch pass
 };
@@ -79,6 +80,17 @@ struct DeviceCounters {
   std::chrono::nanoseconds busy{0};
   std::size_t tasks_run = 0;
   std::size_t tasks_batched = 0;
+};
+
+// What the device has done since the runtime started, for Runtime::counters (under mu_; never
+// reset).
+struct DeviceTotals {
+  std::size_t running = 0;
+  std::uint64_t started = 0;
+  std::uint64_t finished = 0;
+  std::uint64_t failed = 0;
+  std::chrono::nanoseconds run{0};
+  std::chrono::nanoseconds wait{0};
 };
 
 struct DeviceState {
@@ -102,6 +114,7 @@ struct DeviceState {
   DeviceTransfers transfers;
   AsyncPipeline async;
   DeviceCounters counters;
+  DeviceTotals totals;
 };
 
 }  // namespace acco::sched::detail

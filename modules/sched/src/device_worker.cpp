@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "acco/dev/trace_range.hpp"
+
 #include "runtime_core.hpp"
 
 namespace acco::sched::detail {
@@ -75,6 +77,9 @@ void RuntimeCore::worker(int device) {
   std::unique_ptr<xfer::Engine> engine;
   {
     const std::lock_guard<std::mutex> guard(d.transfers.engine_mu);
+    if (d.transfers.engine) {
+      d.transfers.retired += d.transfers.engine->counters();
+    }
     engine = std::move(d.transfers.engine);
   }
   std::unique_ptr<dev::Queue> compute = std::move(d.async.launch.queue);
@@ -224,6 +229,7 @@ void RuntimeCore::run_task(int device, TaskId id, Lock& lock) {
   t.phase = TaskPhase::kRunning;
   t.device = device;
   t.prefetched_on = -1;
+  note_started(d);
   // Behind launched tasks, it starts when the last of them ends. An estimate: the clock's
   // latest reading will do.
   const double running_end = d.running_end_s;
@@ -236,7 +242,9 @@ void RuntimeCore::run_task(int device, TaskId id, Lock& lock) {
     unpin(device, t);
     pins_released_.notify_all();
     d.running_end_s = d.async.launched.empty() ? 0 : running_end;
+    --d.totals.running;
     if (fetched.error().code == Errc::kNotFound) {
+      ++d.totals.failed;
       finish(id, fetched.error().message, device);
     } else {
       // The device could not hold or receive the data: retire it, run the task elsewhere.
@@ -256,7 +264,7 @@ void RuntimeCore::run_task(int device, TaskId id, Lock& lock) {
   const std::chrono::nanoseconds previous_end = d.costs.previous_end;
 
   lock.unlock();
-  Outcome outcome = execute(t, device, context);
+  Outcome outcome = execute(id, t, device, context);
   spin_lock(lock);
 
   t.info->launches[static_cast<std::size_t>(device)] =
@@ -290,12 +298,14 @@ void RuntimeCore::fill_context(int device, const TaskState& t, TaskContext& cont
   }
 }
 
-Outcome RuntimeCore::execute(const TaskState& t, int device, TaskContext& context) {
+Outcome RuntimeCore::execute(TaskId id, const TaskState& t, int device, TaskContext& context) {
   const int impl = t.info->impl[static_cast<std::size_t>(device)];
   const Implementation& run = t.codelet->implementations[static_cast<std::size_t>(impl)].second;
   Outcome out;
   out.started = now();
   try {
+    const dev::TraceRange range =
+        dev::TraceRange::lazy([&] { return fmt::format("acco task {} #{}", t.codelet->type, id); });
     run(context);
   } catch (const DeviceFailure& e) {
     out.device_error = e.what();
@@ -393,6 +403,7 @@ void RuntimeCore::run_batch(int device, const std::vector<TaskId>& batch, Lock& 
     t.phase = TaskPhase::kRunning;
     t.device = device;
     t.prefetched_on = -1;
+    note_started(d);
     for (const auto& [h, mode] : t.accesses) {
       ++handles_[h].replicas[dev_index].pins;
     }
@@ -409,7 +420,7 @@ void RuntimeCore::run_batch(int device, const std::vector<TaskId>& batch, Lock& 
   std::vector<Outcome> outcomes;
   outcomes.reserve(batch.size());
   for (std::size_t i = 0; i < batch.size(); ++i) {
-    outcomes.push_back(execute(*states[i], device, contexts[i]));
+    outcomes.push_back(execute(batch[i], *states[i], device, contexts[i]));
     if (outcomes.back().end) {
       settle(d, outcomes.back());  // batched tasks run one after another
     }
@@ -438,6 +449,7 @@ void RuntimeCore::run_batch(int device, const std::vector<TaskId>& batch, Lock& 
     // Not started: its device failed during an earlier task of the batch.
     TaskState& t = state(batch[i]);
     unpin(device, t);
+    --d.totals.running;
     t.phase = TaskPhase::kQueued;
     place(batch[i], -1);
   }

@@ -2,6 +2,7 @@
 // (explain), and the models learned so far.
 #include <algorithm>
 #include <chrono>
+#include <mutex>
 #include <string>
 
 #include <fmt/format.h>
@@ -9,6 +10,39 @@
 #include "runtime_core.hpp"
 
 namespace acco::sched::detail {
+
+RuntimeCounters RuntimeCore::counters() const {
+  RuntimeCounters out;
+  {
+    const Lock lock = acquire();
+    for (std::size_t i = 0; i < devices_.size(); ++i) {
+      const DeviceState& d = *devices_[i];
+      RuntimeDeviceCounters c;
+      c.device = static_cast<int>(i);
+      c.name = d.name;
+      c.kind = d.kind;
+      c.queued = d.queue.size();
+      c.running = d.totals.running;
+      c.started = d.totals.started;
+      c.finished = d.totals.finished;
+      c.failed = d.totals.failed;
+      c.task_seconds = std::chrono::duration<double>(d.totals.run).count();
+      c.queue_wait_seconds = std::chrono::duration<double>(d.totals.wait).count();
+      out.devices.push_back(std::move(c));
+    }
+  }
+  // Without mu_: a copy being issued holds engine_mu, and mu_ is never taken under it.
+  for (std::size_t i = 0; i < devices_.size(); ++i) {
+    DeviceTransfers& t = devices_[i]->transfers;
+    const std::lock_guard<std::mutex> guard(t.engine_mu);
+    xfer::EngineCounters c = t.retired;
+    if (t.engine) {
+      c += t.engine->counters();
+    }
+    out.devices[i].transfers = c;
+  }
+  return out;
+}
 
 RunRecord RuntimeCore::records() const {
   Lock lock = acquire();

@@ -264,6 +264,10 @@ int Runtime::devices() const {
   return core_->devices();
 }
 
+RuntimeCounters Runtime::counters() const {
+  return core_->counters();
+}
+
 RunRecord Runtime::records() const {
   return core_->records();
 }

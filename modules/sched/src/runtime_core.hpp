@@ -79,6 +79,7 @@ class RuntimeCore {
   Status set_weight(int device, double weight);
   Status set_drained(int device, bool drained);
   int devices() const { return static_cast<int>(devices_.size()); }
+  RuntimeCounters counters() const;
   RunRecord records() const;
   void reset_records();
   Result<std::string> explain(TaskId task) const;
@@ -225,7 +226,12 @@ class RuntimeCore {
   void run_batch(int device, const std::vector<TaskId>& batch, Lock& lock);
   // Fills `context` (a buffer of the device's contexts, reused: no allocation per task).
   void fill_context(int device, const TaskState& t, TaskContext& context);
-  Outcome execute(const TaskState& t, int device, TaskContext& context);
+  Outcome execute(TaskId id, const TaskState& t, int device, TaskContext& context);
+  // A task left the device's thread, started: counts it (DeviceTotals).
+  static void note_started(DeviceState& d) {
+    ++d.totals.started;
+    ++d.totals.running;
+  }
   static void note_overhead(DeviceState& d, std::chrono::nanoseconds gap, std::size_t tasks);
 
   // async_launch.cpp: asynchronous tasks launched behind each other.

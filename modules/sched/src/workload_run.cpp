@@ -22,7 +22,7 @@ void hold(double seconds) {
   // what this thread's sleeps actually overrun (three times a smoothed overrun, 20..150 us):
   // every microsecond spent yielding is taken from the runtime and the copy threads.
   thread_local const bool tight = [] {
-    ::prctl(PR_SET_TIMERSLACK, 1000UL, 0UL, 0UL, 0UL);
+    ::prctl(PR_SET_TIMERSLACK, 1000UL, 0UL, 0UL, 0UL);  // NOLINT(cppcoreguidelines-pro-type-vararg)
     return true;
   }();
   (void)tight;
@@ -134,10 +134,35 @@ Dag workload_dag(const Workload& workload, double link_bytes_per_second) {
   return dag;
 }
 
-Result<WorkloadOutcome> run_workload(const Workload& workload, std::vector<DeviceSpec> devices,
-                                     RuntimeOptions options, const WorkloadRunOptions& run) {
-  if (devices.empty() ||
-      std::any_of(devices.begin(), devices.end(), [](const DeviceSpec& d) { return !d.device; })) {
+namespace {
+
+// Shows the runtime to WorkloadRunOptions::observe for as long as it lives.
+class Observation {
+ public:
+  Observation(const std::function<void(const Runtime*)>& observe, const Runtime& runtime)
+      : observe_(observe) {
+    if (observe_) {
+      observe_(&runtime);
+    }
+  }
+  ~Observation() {
+    if (observe_) {
+      observe_(nullptr);
+    }
+  }
+  Observation(const Observation&) = delete;
+  Observation& operator=(const Observation&) = delete;
+  Observation(Observation&&) = delete;
+  Observation& operator=(Observation&&) = delete;
+
+ private:
+  const std::function<void(const Runtime*)>& observe_;
+};
+
+// kInvalidArgument for no device, a null one, or costs for another number of devices.
+Status check_devices(const Workload& workload, const std::vector<DeviceSpec>& devices) {
+  if (devices.empty() || std::any_of(devices.begin(), devices.end(),
+                                     [](const DeviceSpec& d) { return d.device == nullptr; })) {
     return fail(
         Errc::kInvalidArgument,
         fmt::format("workload {}: expected at least one device and no null device", workload.name));
@@ -149,8 +174,11 @@ Result<WorkloadOutcome> run_workload(const Workload& workload, std::vector<Devic
                               workload.name, i, workload.tasks[i].seconds.size(), devices.size()));
     }
   }
-  ACCO_ASSIGN_OR_RETURN(const Bounds workload_bounds, bounds(workload_dag(workload)),
-                        fmt::format("workload {}", workload.name));
+  return {};
+}
+
+// The implementation kinds of the devices, each once, in device order.
+std::vector<std::string> implementation_kinds(const std::vector<DeviceSpec>& devices) {
   std::vector<std::string> kinds;
   for (const DeviceSpec& d : devices) {
     const std::string kind = d.kind.empty() ? d.device->info().backend : d.kind;
@@ -158,11 +186,49 @@ Result<WorkloadOutcome> run_workload(const Workload& workload, std::vector<Devic
       kinds.push_back(kind);
     }
   }
+  return kinds;
+}
+
+// What the measured run did, from its record.
+WorkloadOutcome outcome_of(std::string policy, const Bounds& workload_bounds, RunRecord record,
+                           PerfModels models) {
+  WorkloadOutcome out;
+  out.policy = std::move(policy);
+  out.bounds = workload_bounds;
+  out.makespan_seconds = std::chrono::duration<double>(record.elapsed).count();
+  out.efficiency = out.makespan_seconds > 0 ? out.bounds.best() / out.makespan_seconds : 0;
+  out.tasks = record.tasks.size();
+  out.failed = static_cast<std::size_t>(
+      std::count_if(record.tasks.begin(), record.tasks.end(),
+                    [](const TaskRecord& t) { return t.status == TaskStatus::kFailed; }));
+  for (const LinkRecord& l : record.links) {
+    out.bytes_transferred += l.bytes;
+  }
+  for (const DeviceRecord& d : record.devices) {
+    const double busy = std::chrono::duration<double>(d.busy).count();
+    out.devices.push_back({d.device, d.name, d.kind,
+                           out.makespan_seconds > 0 ? busy / out.makespan_seconds : 0, d.tasks});
+  }
+  out.record = std::move(record);
+  out.models = std::move(models);
+  return out;
+}
+
+}  // namespace
+
+Result<WorkloadOutcome> run_workload(const Workload& workload, std::vector<DeviceSpec> devices,
+                                     RuntimeOptions options, const WorkloadRunOptions& run) {
+  ACCO_RETURN_IF_ERROR(check_devices(workload, devices));
+  ACCO_ASSIGN_OR_RETURN(const Bounds workload_bounds, bounds(workload_dag(workload)),
+                        fmt::format("workload {}", workload.name));
+  const std::vector<std::string> kinds = implementation_kinds(devices);
   const std::string policy(to_string(options.policy));
   dev::Device* pin_on = devices.front().device;
   ACCO_ASSIGN_OR_RETURN(const std::unique_ptr<Runtime> owned_runtime,
                         Runtime::create(std::move(devices), std::move(options)));
   Runtime& runtime = *owned_runtime;
+  // Declared after the runtime, so the observer lets go of it before it is destroyed.
+  const Observation observation(run.observe, runtime);
 
   // Pinned host memory, as an application that cares about transfers allocates it (StarPU's
   // starpu_malloc does the same): copies to and from devices are then DMA, asynchronous, and
@@ -215,29 +281,7 @@ Result<WorkloadOutcome> run_workload(const Workload& workload, std::vector<Devic
     runtime.reset_records();
   }
   ACCO_RETURN_IF_ERROR(run_once(), "measured run");
-  RunRecord record = runtime.records();
-  PerfModels models = runtime.models();
-
-  WorkloadOutcome out;
-  out.policy = policy;
-  out.bounds = workload_bounds;
-  out.makespan_seconds = std::chrono::duration<double>(record.elapsed).count();
-  out.efficiency = out.makespan_seconds > 0 ? out.bounds.best() / out.makespan_seconds : 0;
-  out.tasks = record.tasks.size();
-  out.failed = static_cast<std::size_t>(
-      std::count_if(record.tasks.begin(), record.tasks.end(),
-                    [](const TaskRecord& t) { return t.status == TaskStatus::kFailed; }));
-  for (const LinkRecord& l : record.links) {
-    out.bytes_transferred += l.bytes;
-  }
-  for (const DeviceRecord& d : record.devices) {
-    const double busy = std::chrono::duration<double>(d.busy).count();
-    out.devices.push_back({d.device, d.name, d.kind,
-                           out.makespan_seconds > 0 ? busy / out.makespan_seconds : 0, d.tasks});
-  }
-  out.record = std::move(record);
-  out.models = std::move(models);
-  return out;
+  return outcome_of(policy, workload_bounds, runtime.records(), runtime.models());
 }
 
 }  // namespace acco::sched

@@ -1,5 +1,7 @@
 #include "acco/topo/json.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "acco/core/units.hpp"
@@ -81,6 +83,18 @@ nlohmann::ordered_json to_json(const PciDevice& d, const Machine& machine) {
   }
   if (!nets.empty()) {
     j["net_interfaces"] = nets;
+  }
+  for (const auto& card : physical_devices(machine)) {
+    if (card.functions.size() > 1 &&
+        std::find(card.functions.begin(), card.functions.end(), &d) != card.functions.end()) {
+      std::vector<std::string> others;
+      for (const auto* f : card.functions) {
+        if (f != &d) {
+          others.push_back(f->address);
+        }
+      }
+      j["shares_link_with"] = others;
+    }
   }
   return j;
 }

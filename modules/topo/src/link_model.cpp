@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <map>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -121,8 +123,11 @@ void annotate_links(Machine& machine) {
     dev.capable_bytes_per_second = link_bytes_per_second(dev.max);
     if (const PciDevice* parent = machine.find(dev.parent);
         parent != nullptr && parent->max.known() && dev.max.known()) {
-      dev.capable_bytes_per_second =
-          std::min(dev.capable_bytes_per_second, link_bytes_per_second(parent->max));
+      // A link trains at the lower speed and the fewer lanes of its two ends: a Gen5 x16 device
+      // in a Gen4 x32 port runs Gen4 x16 (31.5 GB/s), not min(63.0, 63.0).
+      const PcieLink both{std::min(dev.max.speed_gts, parent->max.speed_gts),
+                          std::min(dev.max.width, parent->max.width)};
+      dev.capable_bytes_per_second = link_bytes_per_second(both);
     }
   }
   for (auto& dev : machine.pci_devices) {
@@ -281,6 +286,34 @@ std::string to_string(const Path& path) {
     return fmt::format("NV{}", path.nvlinks);
   }
   return to_string(path.path_class);
+}
+
+std::vector<std::string> PhysicalDevice::addresses() const {
+  std::vector<std::string> out;
+  for (const auto* f : functions) {
+    out.push_back(f->address);
+  }
+  return out;
+}
+
+std::vector<PhysicalDevice> physical_devices(const Machine& m) {
+  std::vector<PhysicalDevice> out;
+  std::map<std::tuple<std::string, std::string, DeviceKind>, std::size_t> index;
+  for (const auto& d : m.pci_devices) {
+    if (d.kind != DeviceKind::kGpu && d.kind != DeviceKind::kAccelerator &&
+        d.kind != DeviceKind::kNic && d.kind != DeviceKind::kNvme) {
+      continue;
+    }
+    // "DDDD:BB:DD.F" without ".F": the device the function belongs to.
+    const auto dot = d.address.rfind('.');
+    const auto key = std::make_tuple(d.parent, d.address.substr(0, dot), d.kind);
+    const auto [it, inserted] = index.try_emplace(key, out.size());
+    if (inserted) {
+      out.push_back({});
+    }
+    out[it->second].functions.push_back(&d);
+  }
+  return out;
 }
 
 }  // namespace acco::topo

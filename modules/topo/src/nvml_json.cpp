@@ -11,7 +11,7 @@
 #include "acco/core/json_reader.hpp"
 #include "acco/topo/nvml.hpp"
 
-#include "nvml_api.hpp"
+#include "p2p_status_names.hpp"
 
 namespace acco::topo {
 namespace {

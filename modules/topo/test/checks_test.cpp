@@ -634,6 +634,126 @@ TEST(ChecksTest, AmdAcceleratorsWithoutPeerMemoryAreReported) {
   EXPECT_EQ(findings_of(p.findings, "pcie-uplink-oversubscribed").size(), 3U);
 }
 
+Probed kvm_guest(const acco::testing::KvmGuestOptions& options = {}) {
+  TempDir dir;
+  acco::testing::write_kvm_guest(dir.path(), options);
+  return probe_dir(dir.path());
+}
+
+bool has_evidence(const Finding& f, const std::string& source, const std::string& value) {
+  return std::any_of(f.evidence.begin(), f.evidence.end(),
+                     [&](const Evidence& e) { return e.source == source && e.value == value; });
+}
+
+const std::vector<std::string>& link_rules() {
+  static const std::vector<std::string> ids = {"pcie-link-downtrained", "pcie-slot-limited",
+                                               "pcie-path-bottleneck", "pcie-uplink-oversubscribed",
+                                               "nic-pcie-limited"};
+  return ids;
+}
+
+TEST(ChecksTest, LinkFindingsInAGuestAreInfoThatNameTheEmulatedPorts) {
+  const auto p = kvm_guest();
+  int link_findings = 0;
+  for (const auto& f : p.findings) {
+    if (std::find(link_rules().begin(), link_rules().end(), f.rule) == link_rules().end()) {
+      continue;
+    }
+    ++link_findings;
+    EXPECT_EQ(f.severity, Severity::kInfo) << f.rule << ": " << f.message;
+    EXPECT_THAT(f.message, HasSubstr("but this is a virtual machine")) << f.rule;
+    EXPECT_THAT(f.message, HasSubstr("not evidence of a slow physical link")) << f.rule;
+    EXPECT_THAT(f.recommendation, HasSubstr("on the host")) << f.rule;
+    EXPECT_TRUE(has_evidence(f, "/proc/cpuinfo", "flags: hypervisor")) << f.rule;
+  }
+  // 4 GPUs and 4 NICs slot-limited by their emulated ports, 4 NICs below 400G, one XIO3130.
+  EXPECT_EQ(link_findings, 13);
+  // The 250 MB/s of QEMU's XIO3130 switch, as the issue saw it, with the ports' ids.
+  const auto limited = findings_of(p.findings, "nic-pcie-limited");
+  const auto it = std::find_if(limited.begin(), limited.end(), [](const Finding* f) {
+    return f->devices.front() == acco::testing::kKvmGuestNics[2];
+  });
+  ASSERT_NE(it, limited.end());
+  EXPECT_THAT((*it)->message, HasSubstr("carries only 250.0 MB/s"));
+  EXPECT_THAT((*it)->message, HasSubstr("QEMU x3130-upstream"));
+  EXPECT_TRUE(has_evidence(**it, "/sys/bus/pci/devices/0000:07:00.0/device", "0x8232"));
+  // Nothing the guest cannot know is a warning: only the NUMA and topology facts are.
+  for (const auto& f : p.findings) {
+    if (f.severity >= Severity::kWarning) {
+      EXPECT_THAT(f.rule, ::testing::AnyOf("numa-unknown", "virtualized-topology")) << f.message;
+    }
+  }
+}
+
+TEST(ChecksTest, GuestSlotLimitQuotesTheLinkBothEndsTrain) {
+  // A Gen5 x16 H200 in QEMU's Gen4 x32 root port: 31.5 GB/s, not "63.0 instead of 63.0".
+  const auto p = kvm_guest();
+  const auto* f = find_rule(p.findings, "pcie-slot-limited");
+  ASSERT_NE(f, nullptr);
+  EXPECT_THAT(f->message, HasSubstr("caps it at 31.5 GB/s instead of 63.0 GB/s"));
+}
+
+TEST(ChecksTest, VirtualizedTopologyListsTheEmulatedBridgesAndWhatTheGuestCanKnow) {
+  const auto p = kvm_guest();
+  const auto* f = find_rule(p.findings, "virtualized-topology");
+  ASSERT_NE(f, nullptr);
+  EXPECT_THAT(f->message, HasSubstr("7 QEMU pcie-root-port"));
+  EXPECT_THAT(f->message, HasSubstr("2 TI XIO3130 downstream port"));
+  EXPECT_THAT(f->message, HasSubstr("What the guest can know"));
+}
+
+TEST(ChecksTest, GuestWithoutTheCpuFlagIsKnownByItsQemuBridges) {
+  const auto p = kvm_guest({.no_cpu_flag = true});
+  EXPECT_FALSE(p.machine.hypervisor);
+  const auto* f = find_rule(p.findings, "virtualized-topology");
+  ASSERT_NE(f, nullptr);
+  EXPECT_TRUE(has_evidence(*f, "/sys/bus/pci/devices/0000:00:02.0/vendor", "0x1b36"));
+  for (const auto& finding : p.findings) {
+    if (std::find(link_rules().begin(), link_rules().end(), finding.rule) != link_rules().end()) {
+      EXPECT_EQ(finding.severity, Severity::kInfo) << finding.message;
+    }
+  }
+}
+
+TEST(ChecksTest, GuestStillJudgesWhatItCanKnow) {
+  // The port rate comes from the NIC's firmware and the peer-memory module from the guest's own
+  // kernel: both are real inside a VM.
+  const auto p = kvm_guest({.nic_rate_hdr = true, .no_peermem = true});
+  const auto* rate = find_rule(p.findings, "ib-rate-low");
+  ASSERT_NE(rate, nullptr);
+  EXPECT_EQ(rate->severity, Severity::kWarning);
+  EXPECT_THAT(rate->devices, Contains("mlx5_1"));
+  const auto* gdr = find_rule(p.findings, "gpudirect-rdma-missing");
+  ASSERT_NE(gdr, nullptr);
+  EXPECT_GE(gdr->severity, Severity::kInfo);
+}
+
+TEST(ChecksTest, RealXio3130OnBareMetalIsNotAGuest) {
+  // TI's XIO3130 is also real silicon: without the CPU flag its ids prove nothing, and its slow
+  // link is a real finding.
+  TempDir dir;
+  acco::testing::SysrootBuilder b(dir.path());
+  b.numa_node({.id = 0, .cpus = "0-3", .distances = {10}, .memory_kib = 16777216})
+      .cpuinfo({.vendor_id = "GenuineIntel", .model_name = "Intel Xeon", .flags = "fpu sse2"})
+      .osrelease("6.1.0-28-amd64");
+  b.root_bus("0000:00", 0)
+      .add("0000:00:01.0",
+           {{0x060400, 0x8086, 0x352a, 0x8086, 0}, acco::testing::Link{4, 16}, "pcieport"})
+      .add("0000:01:00.0",
+           {{0x060400, 0x104c, 0x8232, 0, 0}, acco::testing::Link{1, 1}, "pcieport"})
+      .add("0000:02:00.0",
+           {{0x060400, 0x104c, 0x8233, 0, 0}, acco::testing::Link{1, 1}, "pcieport"})
+      .add("0000:03:00.0",
+           {{0x020000, 0x15b3, 0x1015, 0x15b3, 3}, acco::testing::Link{3, 8}, "mlx5_core"})
+      .netdev("eth0", {.speed_mbps = 25000});
+  const auto p = probe_dir(dir.path());
+  EXPECT_EQ(find_rule(p.findings, "virtualized-topology"), nullptr);
+  const auto* f = find_rule(p.findings, "nic-pcie-limited");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->severity, Severity::kWarning);
+  EXPECT_THAT(f->message, Not(HasSubstr("virtual machine")));
+}
+
 TEST(ChecksTest, RuleIdsAreUniqueAndEachHasATitleAndAnOrderedRange) {
   std::set<std::string> ids;
   for (const auto& r : rules()) {

@@ -1,5 +1,7 @@
 #include "acco/topo/link_model.hpp"
 
+#include <algorithm>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -10,6 +12,7 @@ namespace {
 
 using ::acco::testing::IsOk;
 using ::acco::testing::StatusIs;
+using ::testing::ElementsAre;
 using ::testing::Not;
 
 PciDevice dev(std::string address, std::string parent, DeviceKind kind, PcieLink current,
@@ -90,6 +93,40 @@ TEST(LinkModelTest, CapableIsMinOfDeviceAndParentPortMaximum) {
   }
   annotate_links(m);
   EXPECT_NEAR(m.find("0000:81:00.0")->capable_bytes_per_second, 31.5e9, 0.1e9);
+}
+
+TEST(LinkModelTest, CapableTakesTheLowerSpeedAndTheFewerLanesOfTheTwoEnds) {
+  // A Gen5 x16 device in a Gen4 x32 port (QEMU's pcie-root-port) trains at Gen4 x16: 31.5 GB/s,
+  // although each end alone could carry 63.
+  auto m = switch_box();
+  for (auto& d : m.pci_devices) {
+    if (d.address == "0000:80:01.0") {
+      d.max = {16, 32};
+    }
+    if (d.address == "0000:81:00.0") {
+      d.max = {32, 16};
+    }
+  }
+  annotate_links(m);
+  EXPECT_NEAR(m.find("0000:81:00.0")->capable_bytes_per_second, 31.5e9, 0.1e9);
+}
+
+TEST(LinkModelTest, FunctionsOfOneCardAreOnePhysicalDevice) {
+  auto m = switch_box();
+  const PciDevice nic = *m.find("0000:81:00.0");
+  PciDevice second = nic;
+  second.address = "0000:81:00.1";
+  m.pci_devices.push_back(second);
+  const auto cards = physical_devices(m);
+  const auto it = std::find_if(cards.begin(), cards.end(), [](const PhysicalDevice& c) {
+    return c.first().address == "0000:81:00.0";
+  });
+  ASSERT_NE(it, cards.end());
+  EXPECT_THAT(it->addresses(), ElementsAre("0000:81:00.0", "0000:81:00.1"));
+  // Devices with their own bus:device stay apart.
+  EXPECT_EQ(std::count_if(cards.begin(), cards.end(),
+                          [](const PhysicalDevice& c) { return c.functions.size() == 1; }),
+            static_cast<long>(cards.size()) - 1);
 }
 
 TEST(LinkModelTest, DevicesUnderOneSwitchArePix) {

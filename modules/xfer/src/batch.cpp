@@ -8,8 +8,12 @@
 // a single launch, which the device layer does not offer yet.
 #include <algorithm>
 #include <cstring>
+#include <utility>
 
 #include <fmt/format.h>
+
+#include "acco/core/units.hpp"
+#include "acco/dev/trace_range.hpp"
 
 #include "engine_core.hpp"
 
@@ -165,6 +169,9 @@ Result<Transfer> Batch::submit() {
   record.src_kind = core.device.kind_of(items.front().src);
   record.direction = direction_of(record.dst_kind, record.src_kind);
 
+  const dev::TraceRange range = dev::TraceRange::lazy([&] {
+    return fmt::format("acco batch {} items {}", items.size(), units::format_bytes(total));
+  });
   std::vector<Packed> to_device;
   std::vector<Packed> to_host;
   detail::Events events;
@@ -220,6 +227,18 @@ Result<Transfer> Batch::submit() {
     return give_up(std::move(queued.error()), "batch");
   }
   events.insert(events.end(), queued->begin(), queued->end());
+  // Items copied one by one above were counted by Engine::copy; the packed ones count now.
+  for (const auto& [packed, direction] : {std::pair{&to_device, Direction::kHostToDevice},
+                                          std::pair{&to_host, Direction::kDeviceToHost}}) {
+    std::size_t bytes = 0;
+    for (const Packed& item : *packed) {
+      bytes += item.bytes;
+    }
+    if (!packed->empty()) {
+      core.counters.add(direction, bytes, packed->size());
+    }
+  }
+  core.counters.add_batch();
   return Transfer(record, std::move(events));
 }
 

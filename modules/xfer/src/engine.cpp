@@ -110,6 +110,10 @@ Engine::~Engine() {
   }
 }
 
+EngineCounters Engine::counters() const {
+  return core_->counters.read();
+}
+
 const Profile& Engine::profile() const {
   return core_->profile;
 }

@@ -33,6 +33,20 @@ Status QueueSet::drain() {
   return first;
 }
 
+// ---- AtomicCounters ----------------------------------------------------------------------------
+
+EngineCounters AtomicCounters::read() const {
+  EngineCounters out;
+  for (const Direction d : {Direction::kHostToHost, Direction::kHostToDevice,
+                            Direction::kDeviceToHost, Direction::kDeviceToDevice}) {
+    const auto i = static_cast<std::size_t>(d);
+    out.of(d) = {bytes_[i].load(std::memory_order_relaxed),
+                 copies_[i].load(std::memory_order_relaxed)};
+  }
+  out.batches = batches_.load(std::memory_order_relaxed);
+  return out;
+}
+
 // ---- EngineCore --------------------------------------------------------------------------------
 
 dev::Queue& EngineCore::next_queue() {
@@ -48,7 +62,9 @@ Result<std::byte*> EngineCore::device_slot(int index) {
   return static_cast<std::byte*>(slot->data());
 }
 
-Status EngineCore::release_after(dev::Queue& queue, int index) {
+// Not const: it gives a slot back, a change of the engine's state through its pool pointer.
+Status EngineCore::release_after(  // NOLINT(readability-make-member-function-const)
+    dev::Queue& queue, int index) {
   StagingPool* staging = pool.get();
   Status queued = queue.host_task([staging, index] { staging->release(index); });
   if (!queued) {

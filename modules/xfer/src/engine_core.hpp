@@ -2,6 +2,8 @@
 // for batches, host copy threads and the registrations it made. Private to the xfer module.
 #pragma once
 
+#include <array>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -39,6 +41,25 @@ class QueueSet {
   std::vector<dev::Queue*> used_;
 };
 
+// The engine's counters, bumped by the thread that dispatches a copy and read by any thread: one
+// relaxed fetch_add per counter, no lock, so counting costs a small copy a few nanoseconds.
+class AtomicCounters {
+ public:
+  void add(Direction direction, std::size_t bytes, std::size_t copies) {
+    const auto i = static_cast<std::size_t>(direction);
+    bytes_[i].fetch_add(bytes, std::memory_order_relaxed);
+    copies_[i].fetch_add(copies, std::memory_order_relaxed);
+  }
+  void add_batch() { batches_.fetch_add(1, std::memory_order_relaxed); }
+  [[nodiscard]] EngineCounters read() const;
+
+ private:
+  static constexpr std::size_t kDirections = 4;
+  std::array<std::atomic<std::uint64_t>, kDirections> bytes_{};
+  std::array<std::atomic<std::uint64_t>, kDirections> copies_{};
+  std::atomic<std::uint64_t> batches_{0};
+};
+
 struct EngineCore {
   EngineCore(dev::Device& dev, const Profile& prof) : device(dev), profile(prof) {}
 
@@ -58,6 +79,7 @@ struct EngineCore {
   std::unique_ptr<HostCopier> copier;
   std::vector<std::unique_ptr<dev::Buffer>> device_slots;
   RegistrationCache registrations;
+  AtomicCounters counters;
   // Last, so they are destroyed first: a queue drains when destroyed, and its pending work
   // releases staging slots and reads device slots.
   std::vector<std::unique_ptr<dev::Queue>> queues;

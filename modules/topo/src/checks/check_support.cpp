@@ -3,11 +3,9 @@
 #include <charconv>
 #include <cstddef>
 #include <cstdint>
-#include <map>
 #include <set>
 #include <string>
 #include <system_error>
-#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -125,33 +123,6 @@ std::vector<Evidence> dmabuf_rdma_evidence(const Machine& m) {
     }
   }
   return seen.empty() ? std::vector<Evidence>{} : evidence;
-}
-
-std::vector<std::string> PhysicalDevice::addresses() const {
-  std::vector<std::string> out;
-  for (const auto* f : functions) {
-    out.push_back(f->address);
-  }
-  return out;
-}
-
-std::vector<PhysicalDevice> physical_devices(const Machine& m) {
-  std::vector<PhysicalDevice> out;
-  std::map<std::tuple<std::string, std::string, DeviceKind>, std::size_t> index;
-  for (const auto& d : m.pci_devices) {
-    if (!is_endpoint_of_interest(d)) {
-      continue;
-    }
-    // "DDDD:BB:DD.F" without ".F": the device the function belongs to.
-    const auto dot = d.address.rfind('.');
-    const auto key = std::make_tuple(d.parent, d.address.substr(0, dot), d.kind);
-    const auto [it, inserted] = index.try_emplace(key, out.size());
-    if (inserted) {
-      out.push_back({});
-    }
-    out[it->second].functions.push_back(&d);
-  }
-  return out;
 }
 
 std::string name_of(const PhysicalDevice& d) {

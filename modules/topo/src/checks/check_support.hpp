@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "acco/topo/link_model.hpp"
 #include "acco/topo/machine.hpp"
 
 namespace acco::topo::detail {
@@ -35,20 +36,21 @@ namespace acco::topo::detail {
 // path can work, not that it does. Empty when it cannot; else the evidence that it can.
 [[nodiscard]] std::vector<Evidence> dmabuf_rdma_evidence(const Machine& m);
 
-// One physical device: the PCI functions that share one link. A multi-function card (the two
-// ports of a dual-port ConnectX, each its own mlx5 function) shows one function per port with
-// the same domain:bus:device below the same parent port, and every function reports the one
-// link they share.
-struct PhysicalDevice {
-  std::vector<const PciDevice*> functions;  // in address order; the first stands for the link
-  [[nodiscard]] const PciDevice& first() const { return *functions.front(); }
-  [[nodiscard]] std::vector<std::string> addresses() const;
-};
-// The physical devices of the endpoints of interest (is_endpoint_of_interest), in the order of
-// their first function, each holding only functions of one kind.
-[[nodiscard]] std::vector<PhysicalDevice> physical_devices(const Machine& m);
 // "nic 0000:41:00.0", or "nic 0000:41:00.0 (2 functions: 0000:41:00.0, 0000:41:00.1)".
 [[nodiscard]] std::string name_of(const PhysicalDevice& d);
+
+// guest.cpp: what the guest's PCI tree is made of.
+// Why acco believes it runs in a virtual machine: the "hypervisor" CPU flag, else (arm64 guests
+// have no such flag) the vendor and device files of a bridge only a hypervisor makes. Empty on
+// bare metal.
+[[nodiscard]] std::vector<Evidence> guest_evidence(const Machine& m);
+// What made bridge `d` when the hypervisor did: "QEMU pcie-root-port" for the ids QEMU and
+// VMware use, "a bridge of the virtual machine (8086:7000)" for any other bridge of a guest;
+// empty for a device that is not a bridge and for every bridge on bare metal.
+[[nodiscard]] std::string emulated_bridge_model(const Machine& m, const PciDevice& d);
+// Every bridge of a guest (all of them are the hypervisor's), in machine order; empty on bare
+// metal.
+[[nodiscard]] std::vector<const PciDevice*> emulated_bridges(const Machine& m);
 
 enum class PortRole {
   kNone,

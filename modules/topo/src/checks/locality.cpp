@@ -63,7 +63,7 @@ void check_numa_unknown(const Machine& m, std::vector<Finding>& out) {
                       "not name one, nor does a bridge above them)",
       m.numa_nodes.size());
   f.recommendation =
-      m.hypervisor
+      !guest_evidence(m).empty()
           ? "Expose virtual NUMA to the guest with vCPU pinning (libvirt <numa> and <numatune>), "
             "and give NCCL a topology file (NCCL_TOPO_FILE)"
           : "Enable NUMA/SRAT reporting in the BIOS (ACPI _PXM) and update the firmware; until "

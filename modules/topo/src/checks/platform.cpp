@@ -5,6 +5,7 @@
 #include <iterator>
 #include <numeric>
 #include <string>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -55,17 +56,14 @@ void check_iommu_translated(const Machine& m, std::vector<Finding>& out) {
 }
 
 void check_virtualized_topology(const Machine& m, std::vector<Finding>& out) {
-  if (!m.hypervisor) {
+  const auto guest = guest_evidence(m);
+  if (guest.empty()) {
     return;
   }
   std::vector<std::string> flat;
   int accelerators = 0;
-  int bridges = 0;
   bool numa_unknown = false;
   for (const auto& d : m.pci_devices) {
-    if (d.kind == DeviceKind::kBridge) {
-      ++bridges;
-    }
     if (d.kind == DeviceKind::kGpu || d.kind == DeviceKind::kAccelerator) {
       ++accelerators;
       if (d.parent.empty() || role_of(m, m.find(d.parent)) == PortRole::kRoot) {
@@ -74,23 +72,56 @@ void check_virtualized_topology(const Machine& m, std::vector<Finding>& out) {
       numa_unknown = numa_unknown || d.numa_node < 0;
     }
   }
+  // What the guest's bridges are, by model: "4 QEMU pcie-root-port, 1 TI XIO3130 ...".
+  const auto bridges = emulated_bridges(m);
+  std::vector<std::pair<std::string, int>> models;
+  for (const auto* b : bridges) {
+    const auto model = emulated_bridge_model(m, *b);
+    auto it = std::find_if(models.begin(), models.end(),
+                           [&](const auto& entry) { return entry.first == model; });
+    if (it == models.end()) {
+      models.emplace_back(model, 1);
+    } else {
+      ++it->second;
+    }
+  }
+  std::string made;
+  for (const auto& [model, n] : models) {
+    made += fmt::format("{}{} {}", made.empty() ? "" : ", ", n, model);
+  }
+  const std::string links =
+      bridges.empty()
+          ? std::string("PCIe link speeds and widths are the hypervisor's emulation")
+          : fmt::format(
+                "its {} bridge(s) ({}) are emulated, so every PCIe link speed and width "
+                "it reports is the hypervisor's choice (link findings are info here)",
+                bridges.size(), made);
   Finding f;
   f.devices = flat;
-  f.evidence = {{"/proc/cpuinfo", "flags: hypervisor"}};
+  f.evidence = guest;
+  for (const auto* b : bridges) {
+    if (f.evidence.size() >= 4) {
+      break;
+    }
+    f.evidence.push_back({attr(b->address, "device"),
+                          fmt::format("0x{:04x} (vendor 0x{:04x})", b->device_id, b->vendor_id)});
+  }
   if (accelerators == 0) {
     f.severity = Severity::kInfo;
     f.message = fmt::format(
-        "this is a virtual machine ({} PCI functions, {} bridges): link and NUMA facts are the "
-        "hypervisor's emulation, not the host's hardware",
-        m.pci_devices.size(), bridges);
+        "this is a virtual machine ({} PCI functions): {}; NUMA facts are the guest's too, not "
+        "the host's hardware",
+        m.pci_devices.size(), links);
     f.recommendation = "Run acco on the host to assess the physical links";
   } else {
     f.severity = accelerators > 1 ? Severity::kWarning : Severity::kInfo;
     f.message = fmt::format(
         "this is a virtual machine and {} of {} accelerator(s) sit directly on emulated root "
         "ports{}: the guest sees a flattened topology, so NCCL's path search and acco's path "
-        "classes describe the emulation, not the host's switches and sockets",
-        flat.size(), accelerators, numa_unknown ? " with unknown NUMA nodes" : "");
+        "classes describe the emulation, not the host's switches and sockets; {}. What the guest "
+        "can know: device counts, NIC port states and rates, NVLink states, and what a transfer "
+        "measures",
+        flat.size(), accelerators, numa_unknown ? " with unknown NUMA nodes" : "", links);
     f.recommendation =
         "Give NCCL the host's real topology with NCCL_TOPO_FILE (cloud images ship one), expose "
         "virtual NUMA with vCPU pinning, and run `acco probe` on the host for link facts";

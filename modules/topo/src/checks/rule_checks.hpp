@@ -44,4 +44,10 @@ void check_nvml_unavailable(const Machine& m, std::vector<Finding>& out);
 void check_numa_topology_inconsistent(const Machine& m, std::vector<Finding>& out);
 void check_input_unreadable(const Machine& m, std::vector<Finding>& out);
 
+// guest.cpp: a finding of a rule that reads PCIe link figures, made in a virtual machine, where
+// those figures are the hypervisor's: downgraded to info, the emulated bridges named with their
+// ids as evidence, and a fix that says where the physical link can be checked. Unchanged on
+// bare metal.
+void reframe_link_finding_for_guest(const Machine& m, Finding& f);
+
 }  // namespace acco::topo::detail

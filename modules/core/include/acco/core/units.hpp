@@ -29,6 +29,9 @@ namespace acco::units {
 // A byte count: "4096", "64KiB", "256MiB", "1GiB", "2GB" (binary and decimal prefixes, B optional
 // after them). kInvalidArgument otherwise.
 [[nodiscard]] Result<std::uint64_t> parse_bytes(std::string_view text);
+// A duration in seconds: "250ms", "1s", "1.5s", "2m", "1h", "7d", "30" (seconds). Negative,
+// unitless garbage or an unknown unit is kInvalidArgument.
+[[nodiscard]] Result<double> parse_duration(std::string_view text);
 // Linux cpulist format: "0-3,8,10-11"; an empty string is an empty list.
 [[nodiscard]] Result<std::vector<int>> parse_cpulist(std::string_view text);
 // Linux cpumask format (node cpumap, PCI local_cpus): 32-bit hex words, most significant first,

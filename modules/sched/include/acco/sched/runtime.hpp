@@ -24,6 +24,7 @@
 #include "acco/sched/perf_model.hpp"
 #include "acco/sched/policy.hpp"
 #include "acco/sched/record.hpp"
+#include "acco/xfer/counters.hpp"
 #include "acco/xfer/profile.hpp"
 
 namespace acco::sched {
@@ -126,6 +127,35 @@ struct TaskFailure {
   bool operator==(const TaskFailure&) const = default;
 };
 
+// What one device of the runtime is doing now and has done since the runtime started (not reset
+// by reset_records), for monitoring: rate() of the totals gives throughput, utilisation
+// (task_seconds) and mean queue wait (queue_wait_seconds over started).
+struct RuntimeDeviceCounters {
+  int device = 0;
+  std::string name;  // as in DeviceRecord: "host:0 (gpu x8)"
+  std::string kind;
+  std::size_t queued = 0;   // placed on this device and not yet started
+  std::size_t running = 0;  // started (inputs being fetched, running, or launched) and not ended
+  // Tasks started here; each ends finished, failed, or moved to another device when this one
+  // failed under it (started - finished - failed - running of them).
+  std::uint64_t started = 0;
+  std::uint64_t finished = 0;  // implementation returned (or its queued work ended) without error
+  std::uint64_t failed = 0;    // threw, or lost its data, here
+  double task_seconds = 0;     // inside implementations, over every ended task
+  // From ready (every dependency done) to the implementation's start, input copies included,
+  // over every ended task.
+  double queue_wait_seconds = 0;
+  // The device's transfer engine: inputs and prefetches into the device, evictions out of it
+  // (write_back and unregister copy with the device itself, outside the engine).
+  xfer::EngineCounters transfers;
+  bool operator==(const RuntimeDeviceCounters&) const = default;
+};
+
+struct RuntimeCounters {
+  std::vector<RuntimeDeviceCounters> devices;  // in device order
+  bool operator==(const RuntimeCounters&) const = default;
+};
+
 // Thread-safe: every method may be called from any thread.
 class Runtime {
  public:
@@ -176,6 +206,9 @@ class Runtime {
   [[nodiscard]] Status set_drained(int device, bool drained);
 
   [[nodiscard]] int devices() const;
+  // Live counters of every device, read under the runtime's lock and each engine's (a copy being
+  // issued delays the read by as long). Cheap enough to poll every few hundred milliseconds.
+  [[nodiscard]] RuntimeCounters counters() const;
   // Everything recorded since create (or since the last reset_records).
   [[nodiscard]] RunRecord records() const;
   void reset_records();

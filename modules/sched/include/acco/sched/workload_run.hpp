@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -49,6 +50,10 @@ struct WorkloadRunOptions {
   // as a GPU kernel launch is, so each is launched while the one before runs; off: run by the
   // device thread itself. Off by default: see docs/scheduler.md, "Asynchronous implementations".
   bool async_kernels = false;
+  // Called with the runtime once it is created and with null just before it is destroyed (on
+  // every path out of run_workload), so a monitor can poll Runtime::counters meanwhile. Called
+  // on the thread that runs the workload.
+  std::function<void(const Runtime*)> observe;
 };
 
 // Creates the runtime on `devices` (their kinds must be the workload's DeviceModel kinds, in the

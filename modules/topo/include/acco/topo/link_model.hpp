@@ -60,6 +60,18 @@ struct Path {
 [[nodiscard]] std::string to_string(const Path& path);
 [[nodiscard]] const char* to_string(PathClass path_class);
 
+// One physical device: the PCI functions that share one link. A multi-function card (the two
+// ports of a dual-port ConnectX, each its own mlx5 function) shows one function per port with
+// the same domain:bus:device below the same parent port, and every function reports the one
+// link they share.
+struct PhysicalDevice {
+  std::vector<const PciDevice*> functions;  // in address order; the first stands for the link
+  [[nodiscard]] const PciDevice& first() const { return *functions.front(); }
+  [[nodiscard]] std::vector<std::string> addresses() const;
+};
+// The physical devices of the GPUs, accelerators, NICs and NVMe drives, in the order of their
+// first function, each holding only functions of one kind.
+[[nodiscard]] std::vector<PhysicalDevice> physical_devices(const Machine& m);
 // Addresses from `address` up to its root port, nearest first (the device itself excluded).
 [[nodiscard]] std::vector<std::string> ancestors(const Machine& machine,
                                                  const std::string& address);

@@ -10,6 +10,7 @@
 
 #include "acco/core/result.hpp"
 #include "acco/dev/device.hpp"
+#include "acco/xfer/counters.hpp"
 #include "acco/xfer/profile.hpp"
 #include "acco/xfer/staging_pool.hpp"
 #include "acco/xfer/strategy.hpp"
@@ -94,9 +95,9 @@ class Batch {
   std::size_t bytes_ = 0;
 };
 
-// Bound to one device. Not thread-safe: use one Engine per thread (each owns its queues, and a
-// Queue accepts submissions from one thread). Its staging pool is safe to share internally with
-// the queue workers.
+// Bound to one device. Not thread-safe (but counters()): use one Engine per thread (each owns its
+// queues, and a Queue accepts submissions from one thread). Its staging pool is safe to share
+// internally with the queue workers.
 class Engine {
  public:
   // kInvalidArgument for an invalid profile; kDeviceError when queues or staging memory cannot be
@@ -128,6 +129,12 @@ class Engine {
   void forget(const void* host_ptr);
   // Buffers the engine holds pinned in place now.
   [[nodiscard]] std::size_t registrations() const;
+
+  // What the engine has moved since it started: copies counted when they are dispatched (queued
+  // or done), batch items once their batch is submitted; failed copies are not counted. Safe to
+  // call from any thread while another uses the engine (relaxed atomics: each counter is exact,
+  // a read taken during a copy may see its bytes before its copy count).
+  [[nodiscard]] EngineCounters counters() const;
 
   [[nodiscard]] const Profile& profile() const;
   [[nodiscard]] const EngineInfo& info() const;

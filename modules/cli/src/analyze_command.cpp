@@ -1,0 +1,119 @@
+// `acco analyze FILE`: bottleneck verdicts per device and window from a recording, each citing
+// the numbers it used, and the events worth a look; text or --json (acco.analyze/1).
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "acco/core/units.hpp"
+#include "acco/mon/analyze.hpp"
+#include "acco/mon/recording.hpp"
+#include "acco/mon/trace_analysis.hpp"
+
+#include "command_spec.hpp"
+#include "commands.hpp"
+
+namespace acco::cli {
+namespace {
+
+struct AnalyzeCommandOptions {
+  std::string input;
+  mon::AnalyzeOptions analyze;
+};
+
+class AnalyzeCommand final : public Command {
+ public:
+  explicit AnalyzeCommand(AnalyzeCommandOptions options) : options_(std::move(options)) {}
+
+  Output run(const Invocation& inv) const override {
+    auto recording = mon::read_recording(options_.input);
+    if (!recording) {
+      return error_output(recording.error());
+    }
+    if (recording->trace) {
+      auto trace = mon::analyze_trace(*recording->trace, options_.input);
+      if (!trace) {
+        return error_output(trace.error());
+      }
+      Output out;
+      out.out = inv.format == Format::kJson ? mon::to_json(*trace).dump(2) + "\n"
+                                            : mon::trace_text(*trace);
+      return out;
+    }
+    auto report = mon::analyze(recording->rounds, options_.analyze, options_.input);
+    report.notes.insert(report.notes.begin(), recording->notes.begin(), recording->notes.end());
+    Output out;
+    out.out = inv.format == Format::kJson ? mon::to_json(report).dump(2) + "\n"
+                                          : mon::analyze_text(report);
+    return out;
+  }
+
+ private:
+  AnalyzeCommandOptions options_;
+};
+
+struct AnalyzeFlags {
+  std::string input;
+  std::string since;
+  std::string until;
+  std::string device;
+  std::string window = "30s";
+};
+
+Result<AnalyzeCommandOptions> analyze_options(const AnalyzeFlags& flags) {
+  AnalyzeCommandOptions o;
+  o.input = flags.input;
+  if (!flags.since.empty()) {
+    const auto t = mon::parse_time(flags.since);
+    if (!t) {
+      return bad_value("--since", flags.since, "a time (RFC 3339 such as 2026-12-01T16:25:24Z)");
+    }
+    o.analyze.since_unix_nanos = *t;
+  }
+  if (!flags.until.empty()) {
+    const auto t = mon::parse_time(flags.until);
+    if (!t) {
+      return bad_value("--until", flags.until, "a time (RFC 3339 such as 2026-12-01T16:25:24Z)");
+    }
+    o.analyze.until_unix_nanos = *t;
+  }
+  if (o.analyze.since_unix_nanos && o.analyze.until_unix_nanos &&
+      *o.analyze.until_unix_nanos < *o.analyze.since_unix_nanos) {
+    return usage("--until is before --since");
+  }
+  const auto window = units::parse_duration(flags.window);
+  if (!window || *window < 1 || *window > 86400) {
+    return bad_value("--window", flags.window, "a duration from 1s to 1d (e.g. 30s)");
+  }
+  o.analyze.window_seconds = *window;
+  o.analyze.device = flags.device;
+  return o;
+}
+
+}  // namespace
+
+CommandSpec analyze_command() {
+  return command_with_flags<AnalyzeFlags>(
+      "analyze", "say why a job was slow: bottleneck verdicts from a recording",
+      [](CLI::App& sub, SharedFlags& shared, AnalyzeFlags& flags) {
+        sub.add_option("input", flags.input,
+                       "the recording: acco record's JSON Lines, an nvidia-smi --query-gpu CSV "
+                       "log, Prometheus scrapes (dcgm-exporter, acco serve) saved to a file, or "
+                       "an acco Chrome trace (acco schedule --trace) for its idle gaps")
+            ->type_name("FILE")
+            ->required();
+        sub.add_option("--since", flags.since, "start of the time range (RFC 3339 or Unix s)")
+            ->type_name("TIME");
+        sub.add_option("--until", flags.until, "end of the time range")->type_name("TIME");
+        sub.add_option("--device", flags.device, "only this device (its index)")->type_name("ID");
+        sub.add_option("--window", flags.window, "verdict window (default 30s)")
+            ->type_name("DURATION");
+        add_json_flag(sub, shared, "print JSON (schema acco.analyze/1) instead of text");
+      },
+      [](const AnalyzeFlags& flags, const core::Settings&) -> Result<std::unique_ptr<Command>> {
+        return command_from<AnalyzeCommand>(analyze_options(flags));
+      });
+}
+
+}  // namespace acco::cli

@@ -1,0 +1,52 @@
+#include "monitor_flags.hpp"
+
+#include <fmt/format.h>
+
+#include "acco/core/units.hpp"
+#include "acco/power/simulated_device.hpp"
+
+namespace acco::cli {
+
+void add_monitor_flags(CLI::App& sub, SharedFlags& shared, MonitorFlags& flags,
+                       std::string_view interval_help) {
+  sub.add_option("--interval", flags.interval, std::string(interval_help))->type_name("DURATION");
+  sub.add_option("--simulate", flags.simulate,
+                 "add N simulated accelerators (thermal and power model)")
+      ->type_name("N");
+  sub.add_option("--scenario", flags.scenario,
+                 "what the simulated devices run: cycle (default), idle, compute, "
+                 "transfer-bound, thermal-throttle, power-capped")
+      ->type_name("NAME");
+  add_setting_flag(sub, shared, "sysroot",
+                   "read DIR/sys and DIR/proc for the host sensors (env ACCO_SYSROOT)", "DIR");
+  add_setting_flag(sub, shared, "nvml", "NVML GPUs: auto, on, off (env ACCO_NVML)", "MODE");
+  add_setting_flag(sub, shared, "nvml-library", "NVML library to load (env ACCO_NVML_LIBRARY)",
+                   "LIB");
+  add_config_flag(sub, shared);
+}
+
+Result<MonitorOptions> monitor_options(const MonitorFlags& flags, const core::Settings& settings) {
+  MonitorOptions o;
+  const auto interval = units::parse_duration(flags.interval);
+  if (!interval || *interval < 0.1 || *interval > 3600) {
+    return bad_value("--interval", flags.interval, "a duration from 100ms to 1h (e.g. 1s)");
+  }
+  o.interval = std::chrono::milliseconds(static_cast<long long>(*interval * 1000));
+  if (flags.simulate < 0 || flags.simulate > kMaxSimulated) {
+    return bad_value("--simulate", std::to_string(flags.simulate),
+                     fmt::format("a device count from 0 to {}", kMaxSimulated));
+  }
+  o.sources.simulate = flags.simulate;
+  const auto scenario = power::parse_simulated_scenario(flags.scenario);
+  if (!scenario) {
+    return bad_value("--scenario", flags.scenario,
+                     "one of cycle, idle, compute, transfer-bound, thermal-throttle, power-capped");
+  }
+  o.sources.scenario = *scenario;
+  o.sources.nvml_mode = settings.get("nvml");
+  o.sources.nvml_library = settings.get("nvml-library");
+  o.sysroot = settings.get("sysroot");
+  return o;
+}
+
+}  // namespace acco::cli

@@ -1,0 +1,272 @@
+#include "serve_checks.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "acco/bench/history.hpp"
+#include "acco/mon/json.hpp"
+#include "acco/topo/json.hpp"
+#include "acco/topo/probe.hpp"
+
+#include "bench_command.hpp"
+#include "machine_flags.hpp"
+
+namespace acco::cli {
+namespace {
+
+std::string key_of(const topo::Finding& f) {
+  std::string key = f.rule;
+  for (const auto& d : f.devices) {
+    key += " " + d;
+  }
+  return key;
+}
+
+bool contains(const std::vector<topo::Finding>& list, const topo::Finding& f) {
+  const auto key = key_of(f);
+  return std::any_of(list.begin(), list.end(),
+                     [&](const topo::Finding& other) { return key_of(other) == key; });
+}
+
+const char* level_of(topo::Severity s) {
+  return s == topo::Severity::kCritical  ? "error"
+         : s == topo::Severity::kWarning ? "warning"
+                                         : "info";
+}
+
+}  // namespace
+
+std::vector<mon::Event> finding_events(const std::optional<std::vector<topo::Finding>>& previous,
+                                       const std::vector<topo::Finding>& current,
+                                       std::int64_t time_unix_nanos) {
+  std::vector<mon::Event> out;
+  for (const auto& f : current) {
+    const bool is_new = previous ? !contains(*previous, f) : f.severity != topo::Severity::kInfo;
+    if (!is_new) {
+      continue;
+    }
+    mon::Event e;
+    e.time_unix_nanos = time_unix_nanos;
+    e.level = level_of(f.severity);
+    e.event = "finding_appeared";
+    e.message = fmt::format("[{}] {}: {}", topo::to_string(f.severity), f.rule, f.message);
+    out.push_back(std::move(e));
+  }
+  if (previous) {
+    for (const auto& f : *previous) {
+      if (!contains(current, f)) {
+        mon::Event e;
+        e.time_unix_nanos = time_unix_nanos;
+        e.level = "info";
+        e.event = "finding_cleared";
+        e.message = fmt::format("{} no longer holds: {}", f.rule, f.message);
+        out.push_back(std::move(e));
+      }
+    }
+  }
+  return out;
+}
+
+std::vector<mon::Event> bench_events(const std::vector<bench::Comparison>& changes,
+                                     std::int64_t time_unix_nanos) {
+  std::vector<mon::Event> out;
+  for (const auto& c : changes) {
+    if (c.change != bench::Change::kRegressed) {
+      continue;
+    }
+    mon::Event e;
+    e.time_unix_nanos = time_unix_nanos;
+    e.level = "warning";
+    e.event = "bench_regression";
+    e.device = c.device;
+    e.message = fmt::format(
+        "{} on {} dropped {:.1f}% since the last run on this machine (beyond the {:.1f}% noise "
+        "threshold)",
+        c.case_key, c.device, -c.relative_change * 100, c.threshold * 100);
+    e.numbers = {{"previous", c.previous},
+                 {"current", c.current},
+                 {"relative_change", c.relative_change},
+                 {"threshold", c.threshold}};
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+PeriodicChecks::PeriodicChecks(ChecksOptions options, const mon::Sampler& sampler,
+                               mon::EventLog& events)
+    : options_(std::move(options)), sampler_(sampler), events_(events) {}
+
+PeriodicChecks::~PeriodicChecks() {
+  stop();
+}
+
+void PeriodicChecks::start() {
+  thread_ = std::thread([this] { loop(); });
+}
+
+void PeriodicChecks::stop() {
+  {
+    const std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) {
+    thread_.join();
+  }
+}
+
+std::int64_t PeriodicChecks::now() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+bool PeriodicChecks::devices_idle() const {
+  const auto latest = sampler_.latest();
+  if (!latest) {
+    return false;
+  }
+  return std::all_of(latest->snapshot.devices.begin(), latest->snapshot.devices.end(),
+                     [&](const power::DeviceSample& d) {
+                       return d.lost || d.suspended ||
+                              d.utilization_ratio.value_or(0) < options_.idle_utilization;
+                     });
+}
+
+void PeriodicChecks::run_probe() {
+  auto result = topo::probe(probe_request(MachineOptions{}, options_.settings));
+  const auto t = now();
+  std::vector<mon::Event> events;
+  {
+    const std::lock_guard lock(mutex_);
+    if (!result) {
+      probe_error_ = result.error().message;
+      mon::Event e;
+      e.time_unix_nanos = t;
+      e.level = "error";
+      e.event = "probe_failed";
+      e.message = "the periodic probe failed: " + result.error().message;
+      events.push_back(std::move(e));
+    } else {
+      events = finding_events(findings_, result->findings, t);
+      findings_ = std::move(result->findings);
+      machine_ = std::move(result->machine);
+      probed_at_ = t;
+      probe_error_.clear();
+    }
+  }
+  events_.add(events);
+}
+
+void PeriodicChecks::run_bench() {
+  std::optional<topo::Machine> machine;
+  {
+    const std::lock_guard lock(mutex_);
+    machine = machine_;
+  }
+  if (!machine) {
+    return;
+  }
+  std::string note;
+  auto run = quick_bench(*machine, {}, note);
+  const auto t = now();
+  if (!run) {
+    events_.add(
+        {t, "error", "bench_failed", "", "the periodic bench failed: " + run.error().message, {}});
+    return;
+  }
+  auto path = options_.history_path.empty() ? bench::default_history_path()
+                                            : Result<std::string>(options_.history_path);
+  std::vector<mon::Event> events;
+  std::size_t regressions = 0;
+  if (path) {
+    auto history = bench::History::open(*path);
+    if (history) {
+      auto last = history->last_run(run->fingerprint);
+      if (last && *last) {
+        events = bench_events(bench::compare(**last, *run), t);
+        regressions = events.size();
+      }
+      if (auto saved = history->save(*run); !saved) {
+        events.push_back({t,
+                          "error",
+                          "bench_failed",
+                          "",
+                          "the bench history could not be written: " + saved.error().message,
+                          {}});
+      }
+    } else {
+      events.push_back({t,
+                        "error",
+                        "bench_failed",
+                        "",
+                        "the bench history could not be opened: " + history.error().message,
+                        {}});
+    }
+  }
+  events.insert(events.begin(),
+                mon::Event{t,
+                           "info",
+                           "bench_done",
+                           "",
+                           fmt::format("quick bench: {} ({} result(s), {} regression(s))", note,
+                                       run->results.size(), regressions),
+                           {}});
+  events_.add(events);
+}
+
+void PeriodicChecks::loop() {
+  using Clock = std::chrono::steady_clock;
+  constexpr auto kNever = Clock::time_point::max();
+  run_probe();
+  auto next_probe = options_.probe_every ? Clock::now() + *options_.probe_every : kNever;
+  auto next_bench = options_.bench_every ? Clock::now() + *options_.bench_every : kNever;
+  while (true) {
+    const auto wake = std::min({next_probe, next_bench, Clock::now() + std::chrono::hours(24)});
+    {
+      std::unique_lock lock(mutex_);
+      if (wake_.wait_until(lock, wake, [this] { return stopping_; })) {
+        return;
+      }
+    }
+    const auto now_steady = Clock::now();
+    if (now_steady >= next_probe) {
+      run_probe();
+      next_probe = Clock::now() + options_.probe_every.value_or(std::chrono::hours(24));
+    }
+    if (now_steady >= next_bench) {
+      const auto every = options_.bench_every.value_or(std::chrono::hours(24));
+      if (devices_idle()) {
+        run_bench();
+        next_bench = Clock::now() + every;
+      } else {
+        // Measuring a busy link says nothing about it; look again shortly.
+        next_bench = Clock::now() + std::min<std::chrono::seconds>(every, std::chrono::seconds(10));
+      }
+    }
+  }
+}
+
+std::string PeriodicChecks::findings_json() const {
+  const std::lock_guard lock(mutex_);
+  nlohmann::ordered_json j;
+  if (!findings_) {
+    j["findings"] = nullptr;
+    j["note"] = probe_error_.empty() ? "the first probe has not finished" : probe_error_;
+  } else {
+    j["time"] = mon::rfc3339(probed_at_);
+    nlohmann::ordered_json list = nlohmann::ordered_json::array();
+    for (const auto& f : *findings_) {
+      list.push_back(topo::to_json(f));
+    }
+    j["findings"] = list;
+  }
+  return j.dump() + "\n";
+}
+
+}  // namespace acco::cli

@@ -1,0 +1,303 @@
+// `acco top`: a live terminal view of the devices and the host. Samples the sources itself
+// (NVML, simulated devices, the host) or reads a running `acco serve` with --from, and redraws
+// a plain-ANSI frame every interval, so it works over ssh and inside tmux without curses. A
+// stdout that is not a terminal, or --once, gets one frame without escape codes.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <fmt/format.h>
+#include <poll.h>
+#include <sys/ioctl.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "acco/core/units.hpp"
+#include "acco/mon/client.hpp"
+#include "acco/mon/json.hpp"
+#include "acco/mon/sampler.hpp"
+#include "acco/mon/sources.hpp"
+#include "acco/mon/top_view.hpp"
+#include "acco/power/simulated_device.hpp"
+
+#include "command_spec.hpp"
+#include "commands.hpp"
+#include "monitor_flags.hpp"
+#include "process.hpp"
+
+namespace acco::cli {
+namespace {
+
+constexpr const char* kClear = "\x1b[H\x1b[2J";
+constexpr const char* kHideCursor = "\x1b[?25l";
+constexpr const char* kShowCursor = "\x1b[?25h";
+
+struct TopCommandOptions {
+  std::optional<mon::ServerUrl> from;
+  std::chrono::milliseconds interval{1000};
+  int iterations = 0;  // 0: until a signal (one frame when stdout is not a terminal)
+  bool once = false;
+  mon::SourceOptions sources;
+  std::string sysroot = "/";
+};
+
+void write_stdout(std::string_view text) {
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  std::fflush(stdout);
+}
+
+std::size_t terminal_width() {
+  winsize size{};
+  // ioctl is variadic in POSIX; TIOCGWINSZ takes exactly one winsize*.
+  // NOLINTNEXTLINE(cppcoreguidelines-pro-type-vararg)
+  const int rc = ::ioctl(STDOUT_FILENO, TIOCGWINSZ, &size);
+  if (rc != 0 || size.ws_col == 0) {
+    return 0;
+  }
+  return size.ws_col;
+}
+
+// The live view's keys: a terminal stdin goes non-canonical without echo, so a 'q' arrives at
+// once and is not printed over the frame; the terminal's settings come back at the end.
+class Keys {
+ public:
+  explicit Keys(bool enabled) {
+    if (enabled && ::isatty(STDIN_FILENO) == 1 && ::tcgetattr(STDIN_FILENO, &saved_) == 0) {
+      termios raw = saved_;
+      raw.c_lflag &= ~static_cast<tcflag_t>(ICANON | ECHO);
+      raw.c_cc[VMIN] = 0;
+      raw.c_cc[VTIME] = 0;
+      active_ = ::tcsetattr(STDIN_FILENO, TCSANOW, &raw) == 0;
+    }
+  }
+  ~Keys() {
+    if (active_) {
+      ::tcsetattr(STDIN_FILENO, TCSANOW, &saved_);
+    }
+  }
+  Keys(const Keys&) = delete;
+  Keys& operator=(const Keys&) = delete;
+
+  [[nodiscard]] bool active() const { return active_; }
+  // Whether q was typed within `timeout`.
+  [[nodiscard]] bool quit(std::chrono::milliseconds timeout) const {
+    if (!active_) {
+      return false;
+    }
+    pollfd p{STDIN_FILENO, POLLIN, 0};
+    if (::poll(&p, 1, static_cast<int>(timeout.count())) <= 0) {
+      return false;
+    }
+    char c = 0;
+    while (::read(STDIN_FILENO, &c, 1) == 1) {
+      if (c == 'q' || c == 'Q') {
+        return true;
+      }
+    }
+    return false;
+  }
+
+ private:
+  termios saved_{};
+  bool active_ = false;
+};
+
+// Sleeps `duration`; false when SIGTERM, SIGINT or q came first. With keys it looks at both
+// every 50 ms, so a stop takes at most that long.
+bool pause(const SignalScope& signals, const Keys& keys, std::chrono::milliseconds duration) {
+  if (!keys.active()) {
+    return signals.wait(duration) == 0;
+  }
+  const auto until = std::chrono::steady_clock::now() + duration;
+  while (true) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        until - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      return true;
+    }
+    if (signals.wait(std::chrono::milliseconds(0)) != 0 ||
+        keys.quit(std::min(left, std::chrono::milliseconds(50)))) {
+      return false;
+    }
+  }
+}
+
+class TopCommand final : public Command {
+ public:
+  explicit TopCommand(TopCommandOptions options) : options_(std::move(options)) {}
+
+  Output run(const Invocation& /*invocation*/) const override {
+    const SignalScope signals;
+    mon::TopOptions view;
+    std::function<Result<mon::Snapshot>()> next;
+    std::unique_ptr<mon::Sampler> sampler;
+    std::optional<mon::Sources> sources;
+    if (options_.from) {
+      view.hostname = options_.from->host;
+      view.source = "from " + options_.from->text();
+      // A daemon that does not answer within an interval (at least a second) is late: the
+      // view says so and tries again rather than freezing.
+      const auto timeout = std::max(options_.interval, std::chrono::milliseconds(1000));
+      next = [url = *options_.from, timeout] { return mon::fetch_snapshot(url, timeout); };
+    } else {
+      auto made = mon::make_sources(options_.sysroot, options_.sources);
+      if (!made) {
+        return error_output(made.error());
+      }
+      sources = std::move(*made);
+      const std::string nvml = sources->nvml_note.substr(0, sources->nvml_note.find(' '));
+      sampler =
+          std::make_unique<mon::Sampler>(std::move(sources->devices), std::move(sources->host),
+                                         mon::SamplerOptions{.interval = options_.interval});
+      sampler->start();
+      const auto first = sampler->latest();
+      view.hostname = hostname();
+      view.source = fmt::format("{} device(s), NVML {}, host {}",
+                                first ? first->snapshot.devices.size() : 0, nvml, options_.sysroot);
+      next = [&sampler]() -> Result<mon::Snapshot> { return sampler->latest()->snapshot; };
+    }
+
+    const bool terminal = ::isatty(STDOUT_FILENO) == 1;
+    const bool live = terminal && !options_.once;
+    const int frames = options_.once             ? 1
+                       : options_.iterations > 0 ? options_.iterations
+                                                 : (live ? 0 : 1);
+    view.colour = live;
+    const Keys keys(live);
+    std::optional<mon::Snapshot> current;
+    std::optional<mon::Snapshot> previous;
+    std::string streamed;
+    if (live) {
+      write_stdout(kHideCursor);
+    }
+    for (int frame = 0; frames == 0 || frame < frames; ++frame) {
+      if (frame > 0 && !wait_for_next(signals, keys, sampler.get(), current)) {
+        break;
+      }
+      auto snapshot = next();
+      view.status.clear();
+      if (!snapshot) {
+        if (!current) {
+          if (live) {
+            write_stdout(kShowCursor);
+          }
+          return error_output(snapshot.error());
+        }
+        view.status = fmt::format(
+            "{}: {} (retrying every {})", mon::rfc3339(now_unix_nanos()), snapshot.error().message,
+            units::format_seconds(std::chrono::duration<double>(options_.interval).count()));
+      } else if (!current || snapshot->time_unix_nanos != current->time_unix_nanos) {
+        previous = std::move(current);
+        current = std::move(*snapshot);
+      }
+      view.width = live ? terminal_width() : 0;
+      const std::string text = mon::render_top(*current, previous ? &*previous : nullptr, view);
+      if (live) {
+        write_stdout(kClear + text);
+      } else if (frames == 1) {
+        streamed = text;
+      } else {
+        write_stdout((frame == 0 ? "" : "\n") + text);
+      }
+    }
+    if (sampler) {
+      sampler->stop();
+    }
+    if (live) {
+      write_stdout(kShowCursor);
+    }
+    Output out;
+    out.out = streamed;
+    return out;
+  }
+
+ private:
+  // Waits an interval; false when a signal or q came. The sampler's clock and this loop's drift
+  // apart, so with a sampler it then waits (up to another interval) for the round after the one
+  // on screen: no frame repeats a round and every rate has two rounds behind it.
+  bool wait_for_next(const SignalScope& signals, const Keys& keys, const mon::Sampler* sampler,
+                     const std::optional<mon::Snapshot>& current) const {
+    if (!pause(signals, keys, options_.interval)) {
+      return false;
+    }
+    if (sampler == nullptr || !current) {
+      return true;
+    }
+    const auto until = std::chrono::steady_clock::now() + options_.interval;
+    while (sampler->latest()->snapshot.stats.rounds == current->stats.rounds &&
+           std::chrono::steady_clock::now() < until) {
+      if (!pause(signals, keys, std::chrono::milliseconds(10))) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  static std::int64_t now_unix_nanos() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+  }
+
+  TopCommandOptions options_;
+};
+
+struct TopFlags {
+  std::string from;
+  MonitorFlags monitor;
+  std::string iterations;
+  bool once = false;
+};
+
+Result<TopCommandOptions> top_options(const TopFlags& flags, const core::Settings& settings) {
+  TopCommandOptions o;
+  if (!flags.from.empty()) {
+    auto url = mon::parse_server_url(flags.from);
+    if (!url) {
+      return bad_value("--from", flags.from, "http://HOST:PORT (e.g. http://127.0.0.1:9477)");
+    }
+    o.from = *url;
+    if (flags.monitor.simulate != 0) {
+      return usage("--simulate: not used with --from (the daemon samples its own devices)");
+    }
+  }
+  ACCO_ASSIGN_OR_RETURN(auto monitor, monitor_options(flags.monitor, settings));
+  o.interval = monitor.interval;
+  o.sources = monitor.sources;
+  o.sysroot = monitor.sysroot;
+  if (!flags.iterations.empty()) {
+    const auto n = units::parse_int(flags.iterations);
+    if (!n || *n < 1 || *n > 1'000'000'000) {
+      return bad_value("--iterations", flags.iterations, "a frame count of 1 or more");
+    }
+    o.iterations = static_cast<int>(*n);
+  }
+  o.once = flags.once;
+  return o;
+}
+
+}  // namespace
+
+CommandSpec top_command() {
+  return command_with_flags<TopFlags>(
+      "top", "live terminal view of devices and host (sampled here or read from acco serve)",
+      [](CLI::App& sub, SharedFlags& shared, TopFlags& flags) {
+        sub.add_option("--from", flags.from,
+                       "read a running acco serve instead of sampling here: http://HOST:PORT")
+            ->type_name("URL");
+        add_monitor_flags(sub, shared, flags.monitor, "refresh period (default 1s)");
+        sub.add_option("--iterations", flags.iterations, "stop after N frames")->type_name("N");
+        sub.add_flag("--once", flags.once, "print one frame without escape codes and exit");
+      },
+      [](const TopFlags& flags,
+         const core::Settings& settings) -> Result<std::unique_ptr<Command>> {
+        return command_from<TopCommand>(top_options(flags, settings));
+      });
+}
+
+}  // namespace acco::cli

@@ -1,0 +1,48 @@
+// Readers for what people already record, turned into the Snapshots `acco analyze` takes:
+// `nvidia-smi --query-gpu=... --format=csv -l 1` logs and saved Prometheus scrapes (dcgm-exporter's
+// DCGM_FI_* series and acco's own acco_gpu_* / acco_pcie_* series). Readings come out in acco's
+// base units; a cell or series that says "not available" is nullopt, never a number.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "acco/core/result.hpp"
+#include "acco/mon/snapshot.hpp"
+
+namespace acco::mon {
+
+// An nvidia-smi CSV log (--format=csv with or without nounits; noheader is rejected because
+// the columns cannot be known). Columns are found by their header names in any order and subset;
+// units come from the header ("power.draw [W]") or the cell ("85.32 W"). "[N/A]", "N/A",
+// "[Not Supported]", "[Unknown Error]" and any other bracketed cell are nullopt; "[GPU is lost]"
+// marks the device lost. Rows with the same timestamp form one Snapshot with one DeviceSample
+// per GPU (device = the index column); without a timestamp column, each run of rows with
+// distinct GPUs is one round and rounds are numbered 1 s apart from 0. nvidia-smi prints local
+// time without a zone; it is read as if it were UTC. Unknown columns are ignored and named once
+// in `warnings`. kInvalidArgument naming `name_for_errors` and the line ("run.csv:17: expected 8
+// cells, got 5") for a header that is not nvidia-smi's, a row with the wrong number of cells or a
+// cell that cannot be read. Pure; thread-safe.
+[[nodiscard]] Result<std::vector<Snapshot>> read_nvidia_smi_csv(std::string_view text,
+                                                                const std::string& name_for_errors);
+[[nodiscard]] Result<std::vector<Snapshot>> read_nvidia_smi_csv(std::string_view text,
+                                                                const std::string& name_for_errors,
+                                                                std::vector<std::string>& warnings);
+
+// Prometheus text-format scrapes (0.0.4), one or many concatenated. A new scrape starts at a
+// `# acco-scrape <unix-ms>` comment, at a sample timestamp different from the current scrape's,
+// or when a series already seen in the current scrape repeats. A scrape's time is the comment's,
+// else its sample timestamp, else acco_snapshot_timestamp_seconds, else the previous scrape's
+// plus 1 s (the first at 0). DCGM's blank/not-supported sentinels (0x7ffffffffffffff0..3,
+// 0x7ffffff0..3, 4294967295, 2^47..2^47+3) and readings outside their physical range are
+// dropped and counted in DeviceSample::dropped_readings. Where a device has both acco's and
+// DCGM's series (acco serve --compat=dcgm), acco's win. Host series are not read. DCGM_FI_*
+// names not read are named once in `warnings`. kInvalidArgument naming `name_for_errors` and
+// the line for a line that is not the exposition format. Pure; thread-safe.
+[[nodiscard]] Result<std::vector<Snapshot>> read_prometheus_scrapes(
+    std::string_view text, const std::string& name_for_errors);
+[[nodiscard]] Result<std::vector<Snapshot>> read_prometheus_scrapes(
+    std::string_view text, const std::string& name_for_errors, std::vector<std::string>& warnings);
+
+}  // namespace acco::mon

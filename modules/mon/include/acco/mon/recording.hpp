@@ -1,0 +1,39 @@
+// Reading a recording back for `acco analyze`, its format detected by content: acco's own JSON
+// Lines (acco record), nvidia-smi --query-gpu CSV logs, and Prometheus text scrapes of
+// dcgm-exporter or acco serve saved to a file.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "acco/core/result.hpp"
+#include "acco/mon/snapshot.hpp"
+
+namespace acco::mon {
+
+struct Recording {
+  std::string format;  // "acco-jsonl", "nvidia-smi-csv", "prometheus"
+  std::vector<Snapshot> rounds;
+  std::vector<std::string> notes;  // what was skipped, once each
+  // An acco Chrome trace (acco schedule --trace) is one JSON document, kept whole: it has no
+  // rounds, the trace analysis reads it.
+  std::optional<nlohmann::json> trace;
+};
+
+// Reads `path`: kNotFound when it does not exist, kInvalidArgument naming the file and line
+// ("run.jsonl:17: devices[0].power_watts: expected a number") for a malformed line other than a
+// cut-off last one (kill -9 mid-write), which is skipped with a note.
+[[nodiscard]] Result<Recording> read_recording(const std::string& path);
+// The same from text already read; `name` stands for the file in messages.
+[[nodiscard]] Result<Recording> parse_recording(std::string_view text, const std::string& name);
+
+// "2026-12-01T16:25:24Z", "2026-12-01T16:25:24.123Z", "2026-12-01T16:25:24+01:00" or Unix
+// seconds ("1764606324.5") -> Unix nanoseconds; kInvalidArgument otherwise.
+[[nodiscard]] Result<std::int64_t> parse_time(std::string_view text);
+
+}  // namespace acco::mon

@@ -1,0 +1,70 @@
+// What the recorded-input readers share: the sysfs form of a PCI address, device order in a
+// snapshot, and errors that name the file and line.
+#pragma once
+
+#include <algorithm>
+#include <charconv>
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "acco/core/result.hpp"
+#include "acco/mon/snapshot.hpp"
+
+namespace acco::mon::detail {
+
+[[nodiscard]] inline tl::unexpected<Error> line_error(const std::string& name, std::size_t line,
+                                                      const std::string& message) {
+  return fail(Errc::kInvalidArgument, fmt::format("{}:{}: {}", name, line, message));
+}
+
+// nvidia-smi and DCGM print "00000000:3B:00.0"; acco keeps sysfs's "0000:3b:00.0".
+[[nodiscard]] inline std::string sysfs_pci_bus_id(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) {
+    out.push_back(c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c);
+  }
+  const auto colon = out.find(':');
+  if (colon != std::string::npos && colon > 4 &&
+      out.find_first_not_of('0') >= colon - 4) {  // only leading zeros beyond four digits
+    out.erase(0, colon - 4);
+  }
+  return out;
+}
+
+// Devices by numeric index where both are numbers ("2" before "10"), else by text.
+inline void sort_devices(std::vector<power::DeviceSample>& devices) {
+  const auto number = [](const std::string& s) -> long long {
+    long long v = -1;
+    const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    return ec == std::errc() && ptr == s.data() + s.size() ? v : -1;
+  };
+  std::stable_sort(devices.begin(), devices.end(),
+                   [&](const power::DeviceSample& a, const power::DeviceSample& b) {
+                     const long long x = number(a.device);
+                     const long long y = number(b.device);
+                     if (x >= 0 && y >= 0) {
+                       return x < y;
+                     }
+                     return a.device < b.device;
+                   });
+}
+
+inline void sort_by_time(std::vector<Snapshot>& snapshots) {
+  std::stable_sort(snapshots.begin(), snapshots.end(), [](const Snapshot& a, const Snapshot& b) {
+    return a.time_unix_nanos < b.time_unix_nanos;
+  });
+}
+
+inline void warn_once(std::vector<std::string>& warnings, std::string message) {
+  if (std::find(warnings.begin(), warnings.end(), message) == warnings.end()) {
+    warnings.push_back(std::move(message));
+  }
+}
+
+}  // namespace acco::mon::detail

@@ -1,0 +1,178 @@
+#include "acco/mon/recording.hpp"
+
+#include <cctype>
+#include <cmath>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "acco/core/units.hpp"
+#include "acco/mon/json.hpp"
+#include "acco/mon/recorded_readers.hpp"
+
+namespace acco::mon {
+namespace {
+
+std::string_view first_line(std::string_view text) {
+  while (!text.empty() && (text.front() == '\n' || text.front() == '\r' || text.front() == ' ')) {
+    text.remove_prefix(1);
+  }
+  return text.substr(0, text.find('\n'));
+}
+
+Result<Recording> parse_jsonl(std::string_view text, const std::string& name) {
+  Recording r;
+  r.format = "acco-jsonl";
+  std::size_t line_no = 0;
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    const auto end = text.find('\n', pos);
+    const bool last = end == std::string_view::npos;
+    const auto line = units::trim(text.substr(pos, last ? std::string_view::npos : end - pos));
+    pos = last ? text.size() : end + 1;
+    ++line_no;
+    if (line.empty()) {
+      continue;
+    }
+    const auto j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_discarded()) {
+      // A recording cut off by kill -9 ends in half a line; anything else is a broken file.
+      const bool rest_empty = units::trim(text.substr(pos)).empty();
+      if (last || rest_empty) {
+        r.notes.push_back(fmt::format("{}:{}: skipped a cut-off last line", name, line_no));
+        break;
+      }
+      return fail(Errc::kInvalidArgument,
+                  fmt::format("{}:{}: not a JSON object (expected one snapshot per line, as acco "
+                              "record writes)",
+                              name, line_no));
+    }
+    auto s = snapshot_from_json(j);
+    if (!s) {
+      return fail(Errc::kInvalidArgument,
+                  fmt::format("{}:{}: {}", name, line_no, s.error().message));
+    }
+    r.rounds.push_back(std::move(*s));
+  }
+  return r;
+}
+
+}  // namespace
+
+Result<Recording> parse_recording(std::string_view text, const std::string& name) {
+  const auto head = first_line(text);
+  if (head.empty()) {
+    return fail(Errc::kInvalidArgument, fmt::format("{}: the file is empty", name));
+  }
+  if (head.front() == '{') {
+    // A Chrome trace is one document, often spread over many lines; a recording is one
+    // snapshot per line.
+    if (text.find("\"traceEvents\"") != std::string_view::npos) {
+      auto whole = nlohmann::json::parse(text, nullptr, false);
+      if (!whole.is_discarded() && whole.is_object() && whole.contains("traceEvents")) {
+        Recording r;
+        r.format = "chrome-trace";
+        r.trace = std::move(whole);
+        return r;
+      }
+    }
+    return parse_jsonl(text, name);
+  }
+  // A Prometheus scrape starts with a comment (# HELP, # TYPE, # acco-scrape) or a sample line
+  // "name{labels} value"; an nvidia-smi log with its header, whose first cell has no brace.
+  const bool prometheus = head.front() == '#' || (head.find(',') == std::string_view::npos &&
+                                                  head.find(' ') != std::string_view::npos);
+  Recording r;
+  std::vector<std::string> warnings;
+  Result<std::vector<Snapshot>> rounds = prometheus ? read_prometheus_scrapes(text, name, warnings)
+                                                    : read_nvidia_smi_csv(text, name, warnings);
+  if (!rounds) {
+    return tl::unexpected(std::move(rounds).error());
+  }
+  r.format = prometheus ? "prometheus" : "nvidia-smi-csv";
+  r.rounds = std::move(*rounds);
+  r.notes = std::move(warnings);
+  return r;
+}
+
+Result<Recording> read_recording(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) {
+    return fail(Errc::kNotFound, fmt::format("{}: no such file", path));
+  }
+  if (std::filesystem::is_directory(path, ec)) {
+    return fail(Errc::kInvalidArgument, fmt::format("{}: is a directory, expected a file", path));
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return fail(Errc::kNotFound, fmt::format("{}: cannot be read", path));
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse_recording(text.str(), path);
+}
+
+Result<std::int64_t> parse_time(std::string_view text) {
+  const auto t = units::trim(text);
+  const auto bad = [&] {
+    return fail(Errc::kInvalidArgument,
+                fmt::format("cannot parse '{}' as a time (expected RFC 3339 such as "
+                            "2026-12-01T16:25:24Z, or Unix seconds)",
+                            units::escape(t)));
+  };
+  if (t.empty()) {
+    return bad();
+  }
+  if (t.find('T') == std::string_view::npos) {
+    const auto seconds = units::parse_double(t);
+    if (!seconds || *seconds < 0) {
+      return bad();
+    }
+    return static_cast<std::int64_t>(std::llround(*seconds * 1e9));
+  }
+  std::tm tm{};
+  int consumed = 0;
+  const std::string s(t);
+  if (std::sscanf(s.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%n", &tm.tm_year, &tm.tm_mon,  // NOLINT
+                  &tm.tm_mday, &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &consumed) != 6) {
+    return bad();
+  }
+  tm.tm_year -= 1900;
+  tm.tm_mon -= 1;
+  std::int64_t nanos = 0;
+  std::size_t i = static_cast<std::size_t>(consumed);
+  if (i < s.size() && s[i] == '.') {
+    ++i;
+    std::int64_t scale = 100'000'000;
+    while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i])) != 0) {
+      nanos += (s[i] - '0') * scale;
+      scale /= 10;
+      ++i;
+    }
+  }
+  std::int64_t offset = 0;
+  if (i < s.size() && (s[i] == 'Z' || s[i] == 'z') && i + 1 == s.size()) {
+    offset = 0;
+  } else if (i < s.size() && (s[i] == '+' || s[i] == '-')) {
+    int hh = 0;
+    int mm = 0;
+    if (std::sscanf(s.c_str() + i + 1, "%2d:%2d", &hh, &mm) != 2 || s.size() != i + 6) {  // NOLINT
+      return bad();
+    }
+    offset = (s[i] == '+' ? 1 : -1) * (std::int64_t{hh} * 3600 + std::int64_t{mm} * 60);
+  } else {
+    return bad();
+  }
+  const std::time_t seconds = timegm(&tm);
+  if (seconds == static_cast<std::time_t>(-1)) {
+    return bad();
+  }
+  return (static_cast<std::int64_t>(seconds) - offset) * 1'000'000'000 + nanos;
+}
+
+}  // namespace acco::mon

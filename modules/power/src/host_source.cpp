@@ -1,0 +1,60 @@
+#include "acco/power/host_source.hpp"
+
+#include <chrono>
+#include <utility>
+
+#include <unistd.h>
+
+#include "proc_readers.hpp"
+#include "sys_readers.hpp"
+
+namespace acco::power {
+namespace {
+
+std::int64_t system_clock_nanos() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+class FsHostSource final : public HostSource {
+ public:
+  FsHostSource(const core::Fs& fs, HostSourceOptions options)
+      : fs_(fs), options_(std::move(options)) {}
+
+  Result<HostSample> read() override {
+    HostSample s;
+    s.time_unix_nanos = options_.clock();
+    detail::HostFiles files(fs_, s.issues);
+    ACCO_ASSIGN_OR_RETURN(s.cpu, detail::read_cpu_times(files, options_.ticks_per_second), "host");
+    s.memory_bytes = detail::read_memory(files);
+    s.pressure = detail::read_pressure(files);
+    s.disks = detail::read_disks(files);
+    s.net = detail::read_net(files);
+    s.ib_ports = detail::read_ib_ports(files);
+    s.hwmon = detail::read_hwmon(files);
+    s.rapl = detail::read_rapl(files);
+    return s;
+  }
+
+ private:
+  const core::Fs& fs_;
+  HostSourceOptions options_;
+};
+
+}  // namespace
+
+long clock_ticks_per_second() {
+  const long ticks = ::sysconf(_SC_CLK_TCK);
+  return ticks > 0 ? ticks : 100;
+}
+
+std::unique_ptr<HostSource> make_host_source(const core::Fs& fs, HostSourceOptions options) {
+  ACCO_CHECK(options.ticks_per_second > 0);
+  if (!options.clock) {
+    options.clock = system_clock_nanos;
+  }
+  return std::make_unique<FsHostSource>(fs, std::move(options));
+}
+
+}  // namespace acco::power

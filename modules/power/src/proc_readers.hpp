@@ -1,0 +1,26 @@
+// Private: the /proc readers of the host source, one per file family.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "acco/core/result.hpp"
+#include "acco/power/sample.hpp"
+
+#include "host_files.hpp"
+
+namespace acco::power::detail {
+
+// /proc/stat. Fails only when the file cannot be read; a first line that does not parse is an
+// issue and leaves `seconds` empty.
+[[nodiscard]] Result<CpuTimes> read_cpu_times(HostFiles& files, long ticks_per_second);
+// /proc/meminfo in bytes, keyed as HostSample::memory_bytes.
+[[nodiscard]] std::map<std::string, std::uint64_t> read_memory(HostFiles& files);
+// /proc/pressure/{cpu,memory,io}.
+[[nodiscard]] std::vector<PressureSample> read_pressure(HostFiles& files);
+// /proc/diskstats, whole disks only (those under /sys/block), without loop and ram devices.
+[[nodiscard]] std::vector<DiskSample> read_disks(HostFiles& files);
+
+}  // namespace acco::power::detail
