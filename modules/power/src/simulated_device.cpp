@@ -33,6 +33,7 @@ SimulatedDevice::SimulatedDevice(int index, SimulatedModel model)
                   model_.idle_watts * (model_.r_sink_air + model_.r_junction_sink)),
       t_sink_(model_.ambient_celsius + model_.idle_watts * model_.r_sink_air),
       clock_(model_.sm_clock_idle_hertz),
+      busy_clock_(model_.sm_clock_max_hertz),
       thermal_clock_cap_(model_.sm_clock_max_hertz),
       power_(model_.idle_watts) {}
 
@@ -117,6 +118,16 @@ void SimulatedDevice::step(double dt) {
   }
   clock_ = f;
   power_ = power_at(f);
+  if (u > 0) {
+    busy_clock_ = f;
+  } else {
+    // What a kernel starting now would get: the ceilings of the moment, no power cap yet.
+    busy_clock_ = locked_clock_ > 0 ? std::min(f_max, locked_clock_) : f_max;
+    busy_clock_ = std::min(busy_clock_, thermal_clock_cap_);
+    if (hw_thermal) {
+      busy_clock_ = std::min(busy_clock_, f_max / 2);
+    }
+  }
 
   // Two-node RC, explicit Euler.
   const double to_sink = (t_junction_ - t_sink_) / m.r_junction_sink;
@@ -147,12 +158,20 @@ double SimulatedDevice::speed_ratio() const {
   return lost_ ? 0 : clock_ / model_.sm_clock_max_hertz;
 }
 
+double SimulatedDevice::running_speed_ratio() const {
+  return lost_ ? 0 : busy_clock_ / model_.sm_clock_max_hertz;
+}
+
+std::string simulated_uuid(int index) {
+  return fmt::format("SIM-{:08x}-0000-4000-8000-{:012x}", 0xacc0U + static_cast<unsigned>(index),
+                     static_cast<unsigned>(index));
+}
+
 DeviceSample SimulatedDevice::sample(std::int64_t time_unix_nanos) const {
   const SimulatedModel& m = model_;
   DeviceSample s;
   s.device = std::to_string(index_);
-  s.uuid = fmt::format("SIM-{:08x}-0000-4000-8000-{:012x}", 0xacc0U + static_cast<unsigned>(index_),
-                       static_cast<unsigned>(index_));
+  s.uuid = simulated_uuid(index_);
   s.model = m.model;
   s.source = "simulated";
   s.time_unix_nanos = time_unix_nanos;

@@ -104,6 +104,8 @@ struct DeviceState {
   double queued_s = 0;       // predicted run time of the queue, dispatch overhead included
   double running_end_s = 0;  // expected end of the running task
   double weight = 1;
+  double headroom = 1;    // placement preference, not learnt (set_headroom)
+  bool accepting = true;  // false: no new tasks, the queue stays (set_accepting)
   bool drained = false;
   bool failed = false;
 

@@ -114,7 +114,7 @@ bool RuntimeCore::next_task(int device, TaskId& out, Lock& lock) {
       unqueued(d, state(out));
       return took();
     }
-    if (!d.failed && !d.drained && policy_->shared_queue()) {
+    if (!d.failed && !d.drained && d.accepting && policy_->shared_queue()) {
       auto it = std::find_if(shared_queue_.begin(), shared_queue_.end(),
                              [&](TaskId id) { return eligible(device, state(id)); });
       if (it != shared_queue_.end()) {
@@ -124,7 +124,7 @@ bool RuntimeCore::next_task(int device, TaskId& out, Lock& lock) {
         return took();
       }
     }
-    if (!d.failed && !d.drained && policy_->steals() && try_steal(device, out)) {
+    if (!d.failed && !d.drained && d.accepting && policy_->steals() && try_steal(device, out)) {
       return took();
     }
     if (stop_) {

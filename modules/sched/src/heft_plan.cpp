@@ -29,7 +29,8 @@ void RuntimeCore::plan_graph(TaskId first, TaskId end) {
         continue;
       }
       if (auto pred = predict(static_cast<int>(d), t)) {
-        dag.cost[i][d] = std::chrono::duration<double>(pred->time).count() / devices_[d]->weight;
+        dag.cost[i][d] = std::chrono::duration<double>(pred->time).count() /
+                         (devices_[d]->weight * devices_[d]->headroom);
         known.push_back(dag.cost[i][d] * devices_[d]->relative_speed);
       }
     }

@@ -65,7 +65,7 @@ void RuntimeCore::fill_view(int device, const TaskState& task, double now, doubl
                             DeviceView& v) const {
   const DeviceState& d = *devices_[static_cast<std::size_t>(device)];
   v.eligible = eligible(device, task);
-  v.weight = d.weight;
+  v.weight = d.weight * d.headroom;
   v.queued = d.queue.size();
   // An idle device's thread must be scheduled before it starts anything; every task costs its
   // device the dispatch overhead on top of its run time.
@@ -110,8 +110,8 @@ int RuntimeCore::follow_plan(TaskState& t) {
     t.reason = fmt::format("heft: dev{} by the plan made at submit", target);
   }
   if (auto p = predict(target, t)) {
-    t.predicted_s = std::chrono::duration<double>(p->time).count() /
-                    devices_[static_cast<std::size_t>(target)]->weight;
+    const DeviceState& d = *devices_[static_cast<std::size_t>(target)];
+    t.predicted_s = std::chrono::duration<double>(p->time).count() / (d.weight * d.headroom);
   }
   return target;
 }
@@ -179,7 +179,7 @@ void RuntimeCore::push_shared(TaskId id, const TaskState& t) {
 
 void RuntimeCore::wake_one_idle_device() {
   for (auto& d : devices_) {
-    if (d->worker.sleeping && !d->failed && !d->drained) {
+    if (d->worker.sleeping && !d->failed && !d->drained && d->accepting) {
       d->worker.sleeping = false;
       d->worker.cv.notify_one();
       break;

@@ -180,6 +180,41 @@ Status RuntimeCore::set_drained(int device, bool drained) {
   return {};
 }
 
+Status RuntimeCore::set_headroom(int device, double headroom) {
+  if (device < 0 || device >= devices()) {
+    return fail(Errc::kInvalidArgument,
+                fmt::format("set_headroom: device {}: expected 0..{}", device, devices() - 1));
+  }
+  if (!(headroom > 0 && headroom <= 1)) {
+    return fail(Errc::kInvalidArgument,
+                fmt::format("set_headroom: headroom {}: expected a value in (0, 1]", headroom));
+  }
+  Lock lock = acquire();
+  devices_[static_cast<std::size_t>(device)]->headroom = headroom;
+  return {};
+}
+
+Status RuntimeCore::set_accepting(int device, bool accepting) {
+  if (device < 0 || device >= devices()) {
+    return fail(Errc::kInvalidArgument,
+                fmt::format("set_accepting: device {}: expected 0..{}", device, devices() - 1));
+  }
+  Lock lock = acquire();
+  DeviceState& d = *devices_[static_cast<std::size_t>(device)];
+  const bool was = d.accepting;
+  d.accepting = accepting;
+  if (accepting && !was) {
+    std::vector<TaskId> parked = std::move(parked_);
+    parked_.clear();
+    for (TaskId id : parked) {
+      place(id, -1);
+    }
+    work_epoch_.fetch_add(1, std::memory_order_release);
+    d.worker.cv.notify_one();
+  }
+  return {};
+}
+
 }  // namespace detail
 
 Result<std::unique_ptr<Runtime>> Runtime::create(std::vector<DeviceSpec> devices,
@@ -258,6 +293,14 @@ Status Runtime::set_weight(int device, double weight) {
 
 Status Runtime::set_drained(int device, bool drained) {
   return core_->set_drained(device, drained);
+}
+
+Status Runtime::set_headroom(int device, double headroom) {
+  return core_->set_headroom(device, headroom);
+}
+
+Status Runtime::set_accepting(int device, bool accepting) {
+  return core_->set_accepting(device, accepting);
 }
 
 int Runtime::devices() const {

@@ -78,6 +78,8 @@ class RuntimeCore {
   void set_knobs(const PolicyKnobs& knobs);
   Status set_weight(int device, double weight);
   Status set_drained(int device, bool drained);
+  Status set_headroom(int device, double headroom);
+  Status set_accepting(int device, bool accepting);
   int devices() const { return static_cast<int>(devices_.size()); }
   RuntimeCounters counters() const;
   RunRecord records() const;
@@ -335,7 +337,7 @@ class RuntimeCore {
 
 inline bool RuntimeCore::eligible(int device, const TaskState& task) const {
   const DeviceState& d = *devices_[static_cast<std::size_t>(device)];
-  return !d.failed && !d.drained && task.bytes <= d.memory.budget &&
+  return !d.failed && !d.drained && d.accepting && task.bytes <= d.memory.budget &&
          task.info->impl[static_cast<std::size_t>(device)] >= 0;
 }
 

@@ -72,15 +72,25 @@ void touch(const Spans& spans) {
 // A kernel of `seconds` on the task's device, run by the device thread; with `async` (and not
 // on a CPU worker) on the device's queue instead, as a GPU runs a kernel, so the device thread
 // prepares and launches the next task meanwhile (TaskContext::queue).
-void run_kernel(TaskContext& ctx, double seconds, bool async) {
+// `kernel` (WorkloadRunOptions::kernel) replaces the hold when set.
+using KernelHook = std::function<void(int device, double seconds)>;
+void run_kernel(TaskContext& ctx, double seconds, bool async, const KernelHook& kernel) {
+  const int device = ctx.device();
+  const auto compute = [&kernel, device, seconds] {
+    if (kernel) {
+      kernel(device, seconds);
+    } else {
+      hold(seconds);
+    }
+  };
   if (!async || ctx.kind() == "cpu") {
     touch(host_addressable(ctx));
-    hold(seconds);
+    compute();
     return;
   }
-  Status launched = ctx.queue().host_task([spans = host_addressable(ctx), seconds] {
+  Status launched = ctx.queue().host_task([spans = host_addressable(ctx), compute] {
     touch(spans);
-    hold(seconds);
+    compute();
   });
   if (!launched) {
     throw DeviceFailure(launched.error().message);
@@ -88,7 +98,8 @@ void run_kernel(TaskContext& ctx, double seconds, bool async) {
 }
 
 std::vector<Task> make_tasks(const Workload& workload, const std::vector<DataHandle>& handles,
-                             const std::vector<std::string>& kinds, bool async) {
+                             const std::vector<std::string>& kinds, bool async,
+                             const KernelHook& kernel) {
   std::vector<Task> tasks;
   tasks.reserve(workload.tasks.size());
   // One codelet per (type, costs), as an application has one per kernel: the runtime caches its
@@ -101,8 +112,8 @@ std::vector<Task> make_tasks(const Workload& workload, const std::vector<DataHan
       codelet->type = w.type;
       const std::vector<double> seconds = w.seconds;
       for (const std::string& kind : kinds) {
-        codelet->implementations.emplace_back(kind, [seconds, async](TaskContext& ctx) {
-          run_kernel(ctx, seconds.at(static_cast<std::size_t>(ctx.device())), async);
+        codelet->implementations.emplace_back(kind, [seconds, async, kernel](TaskContext& ctx) {
+          run_kernel(ctx, seconds.at(static_cast<std::size_t>(ctx.device())), async, kernel);
         });
       }
       shared = std::move(codelet);
@@ -253,7 +264,7 @@ Result<WorkloadOutcome> run_workload(const Workload& workload, std::vector<Devic
       }
     }
     if (status) {
-      std::vector<Task> tasks = make_tasks(workload, handles, kinds, run.async_kernels);
+      std::vector<Task> tasks = make_tasks(workload, handles, kinds, run.async_kernels, run.kernel);
       if (run.as_graph) {
         auto ids = runtime.submit_graph(std::move(tasks));
         if (!ids) {

@@ -87,6 +87,9 @@ class SimulatedDevice {
   // The clock the device runs at relative to its maximum: compute-bound work takes 1/ratio as
   // long. 0 when lost.
   [[nodiscard]] double speed_ratio() const;
+  // The clock share a kernel runs at on this device now: speed_ratio() while busy; while idle,
+  // what the next kernel would start at (the thermal and locked ceilings of the moment).
+  [[nodiscard]] double running_speed_ratio() const;
   [[nodiscard]] double junction_celsius() const { return t_junction_; }
   [[nodiscard]] double power_watts() const { return power_; }
   [[nodiscard]] double enforced_limit_watts() const { return limit_; }
@@ -105,6 +108,7 @@ class SimulatedDevice {
   double t_junction_;
   double t_sink_;
   double clock_;
+  double busy_clock_;
   double thermal_clock_cap_;  // SW thermal slowdown lowers this gradually
   double power_ = 0;
   std::deque<std::pair<double, double>> power_window_;  // (age, watts) over the last second
@@ -118,6 +122,9 @@ class SimulatedDevice {
   double pcie_tx_rate_ = 0;
   bool lost_ = false;
 };
+
+// The uuid device `index` reports: "SIM-0000acc0-0000-4000-8000-000000000000".
+[[nodiscard]] std::string simulated_uuid(int index);
 
 // How `--simulate N` drives its devices when nothing else does: each device repeats a cycle of
 // idle, compute, transfer-bound and power-heavy phases, device i shifted by i phases, so every

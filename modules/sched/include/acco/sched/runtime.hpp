@@ -204,6 +204,14 @@ class Runtime {
   // (they stay if no other device can run them). kInvalidArgument for an unknown device.
   [[nodiscard]] Status set_weight(int device, double weight);
   [[nodiscard]] Status set_drained(int device, bool drained);
+  // Thermal headroom in (0, 1]: placement divides predicted run times by weight x headroom, so
+  // a warm device gets less new work, but measured times are not scaled by it (it is a
+  // preference, not a speed). kInvalidArgument outside (0, 1] or for an unknown device.
+  [[nodiscard]] Status set_headroom(int device, double headroom);
+  // false: no new task is placed on the device (nor taken by it from a shared queue or by
+  // stealing); its queued tasks stay and run. true again places the tasks that waited for a
+  // device. kInvalidArgument for an unknown device.
+  [[nodiscard]] Status set_accepting(int device, bool accepting);
 
   [[nodiscard]] int devices() const;
   // Live counters of every device, read under the runtime's lock and each engine's (a copy being

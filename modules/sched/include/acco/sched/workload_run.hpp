@@ -54,6 +54,10 @@ struct WorkloadRunOptions {
   // every path out of run_workload), so a monitor can poll Runtime::counters meanwhile. Called
   // on the thread that runs the workload.
   std::function<void(const Runtime*)> observe;
+  // Replaces the emulated kernel: called with the device index and the task's cost there (its
+  // seconds at full speed), on the thread that runs the kernel, for as long as the kernel runs
+  // (simulated devices whose speed follows their clocks). May throw DeviceFailure.
+  std::function<void(int device, double seconds)> kernel;
 };
 
 // Creates the runtime on `devices` (their kinds must be the workload's DeviceModel kinds, in the

@@ -1,0 +1,736 @@
+// Governor::step: per-device states with hysteresis and dwell, the warm PI loop, load-following
+// and energy-sweep caps while cool, and scheduler weights from temperature headroom.
+#include "acco/power/governor.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
+
+namespace acco::power {
+
+const char* to_string(GovernorState state) {
+  switch (state) {
+    case GovernorState::kNormal:
+      return "normal";
+    case GovernorState::kWarm:
+      return "warm";
+    case GovernorState::kHot:
+      return "hot";
+    case GovernorState::kDraining:
+      return "draining";
+  }
+  return "normal";
+}
+
+const char* to_string(ActionKind kind) {
+  switch (kind) {
+    case ActionKind::kSetPowerLimit:
+      return "set_power_limit";
+    case ActionKind::kLockClocks:
+      return "lock_clocks";
+    case ActionKind::kUnlockClocks:
+      return "unlock_clocks";
+    case ActionKind::kSetWeight:
+      return "set_weight";
+    case ActionKind::kNoNewWork:
+      return "no_new_work";
+    case ActionKind::kDrain:
+      return "drain";
+    case ActionKind::kRestore:
+      return "restore";
+    case ActionKind::kLog:
+      return "log";
+  }
+  return "log";
+}
+
+const std::vector<ActionKind>& all_action_kinds() {
+  static const std::vector<ActionKind> kinds = {ActionKind::kSetPowerLimit, ActionKind::kLockClocks,
+                                                ActionKind::kUnlockClocks,  ActionKind::kSetWeight,
+                                                ActionKind::kNoNewWork,     ActionKind::kDrain,
+                                                ActionKind::kRestore,       ActionKind::kLog};
+  return kinds;
+}
+
+Status parse_governor_mode(const std::string& text, GovernorOptions& options) {
+  if (text == "thermal") {
+    options.mode = GovernorMode::kThermal;
+    return {};
+  }
+  if (text == "energy") {
+    options.mode = GovernorMode::kEnergy;
+    return {};
+  }
+  if (text.starts_with("cap:")) {
+    const std::string number = text.substr(4);
+    std::size_t used = 0;
+    double watts = 0;
+    try {
+      watts = std::stod(number, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == number.size() && used > 0 && std::isfinite(watts) && watts > 0) {
+      options.mode = GovernorMode::kCap;
+      options.cap_watts = watts;
+      return {};
+    }
+  }
+  return fail(
+      Errc::kInvalidArgument,
+      fmt::format("governor mode '{}': expected thermal, energy or cap:W (watts > 0)", text));
+}
+
+std::string mode_string(const GovernorOptions& options) {
+  switch (options.mode) {
+    case GovernorMode::kThermal:
+      return "thermal";
+    case GovernorMode::kEnergy:
+      return "energy";
+    case GovernorMode::kCap:
+      return fmt::format("cap:{:g}", options.cap_watts);
+  }
+  return "thermal";
+}
+
+namespace {
+
+constexpr double kLimitEpsilonWatts = 1;     // smaller changes are not worth an NVML call
+constexpr double kKeepUpUtilization = 0.85;  // a device below this had idle time between tasks
+constexpr double kTimeEpsilon = 1e-9;
+
+struct EnergyPoint {
+  double cap_watts = 0;
+  double joules_per_work = 0;
+  double work_rate = 0;  // nominal seconds of work per second
+  double utilization = 0;
+};
+
+enum class SweepPhase {
+  kNotStarted,
+  kSettling,
+  kMeasuring,
+  kChosen
+};
+
+struct EnergySweep {
+  SweepPhase phase = SweepPhase::kNotStarted;
+  std::size_t point = 0;
+  double phase_start = 0;
+  double energy0 = 0;
+  double work0 = 0;
+  double busy_seconds = 0;  // utilization x dt over the point
+  std::vector<EnergyPoint> points;
+  std::optional<double> chosen_watts;
+  double chosen_utilization = 0;
+  double utilization_average = 0;  // exponentially weighted, time constant point_seconds
+};
+
+double clamp_limit(double watts, double lo, double hi) {
+  return std::clamp(watts, lo, std::max(lo, hi));
+}
+
+}  // namespace
+
+struct Governor::Control {
+  std::string device;
+  std::string uuid;
+  GovernorState state = GovernorState::kNormal;
+  int warm_count = 0;
+  std::optional<double> exit_since;  // since when the state's exit condition holds
+  std::optional<double> last_decision;
+  std::optional<double> limit;  // the limit asked for last (or found at the first sample)
+  double pi_base = 0;
+  double integral = 0;
+  double weight = 1;
+  bool no_new_work = false;
+  bool drained = false;
+  bool clocks_locked = false;
+  bool lost = false;
+  bool changed = false;  // a limit or clock action was issued
+  std::optional<double> at_min_since;
+  double temperature_at_min = 0;
+  bool no_thermal_logged = false;
+  // Work done, in nominal seconds (utilization x clock ratio integrated), and energy.
+  std::optional<double> last_time;
+  double last_utilization = 0;
+  double last_speed = 1;
+  double last_power = 0;
+  double work = 0;
+  double integrated_energy = 0;
+  EnergySweep sweep;
+};
+
+namespace {
+
+// Reads of one sample with the numbers every action quotes.
+struct Reading {
+  const DeviceSample* sample = nullptr;
+  std::optional<double> temperature;
+  std::optional<double> t_max;
+  double t_slow = 0;
+  std::optional<double> min_w;
+  std::optional<double> max_w;
+  std::optional<double> default_w;
+  double utilization = 0;
+  std::uint64_t reasons = 0;
+
+  [[nodiscard]] bool can_limit() const { return min_w && max_w && default_w; }
+};
+
+Reading read(const DeviceSample& s) {
+  Reading r;
+  r.sample = &s;
+  r.temperature = s.temperature_gpu_celsius;
+  r.t_max = s.threshold_gpu_max_celsius;
+  if (r.t_max) {
+    r.t_slow = s.threshold_slowdown_celsius.value_or(*r.t_max + 2);
+  }
+  r.min_w = s.power_limit_min_watts;
+  r.max_w = s.power_limit_max_watts;
+  r.default_w = s.power_limit_default_watts;
+  r.utilization = std::clamp(s.utilization_ratio.value_or(0), 0.0, 1.0);
+  r.reasons = s.clock_event_reasons.value_or(0);
+  return r;
+}
+
+}  // namespace
+
+Governor::Governor(GovernorOptions options) : options_(std::move(options)) {}
+Governor::~Governor() = default;
+Governor::Governor(Governor&&) noexcept = default;
+Governor& Governor::operator=(Governor&&) noexcept = default;
+
+std::vector<GovernorDevice> Governor::devices() const {
+  std::vector<GovernorDevice> out;
+  for (const auto& control : controls_) {
+    const Control& c = *control;
+    out.push_back({.device = c.device,
+                   .uuid = c.uuid,
+                   .state = c.state,
+                   .limit_watts = c.limit,
+                   .weight = c.weight,
+                   .no_new_work = c.no_new_work,
+                   .drained = c.drained,
+                   .clocks_locked = c.clocks_locked,
+                   .lost = c.lost,
+                   .energy_cap_watts = c.sweep.chosen_watts});
+  }
+  return out;
+}
+
+namespace {
+
+class StepWriter {
+ public:
+  StepWriter(const GovernorOptions& options, Governor::Control& c, const Reading& r, double now,
+             std::vector<Action>& out)
+      : o_(options), c_(c), r_(r), now_(now), out_(out) {}
+
+  void emit(ActionKind kind, double value, std::string reason) {
+    Action a;
+    a.time_seconds = now_;
+    a.device = c_.device;
+    a.uuid = c_.uuid;
+    a.kind = kind;
+    a.value = value;
+    a.state = c_.state;
+    a.reason = std::move(reason);
+    const DeviceSample& s = *r_.sample;
+    if (r_.temperature) {
+      a.numbers.emplace_back("temperature_celsius", *r_.temperature);
+    }
+    if (r_.t_max) {
+      a.numbers.emplace_back("t_max_celsius", *r_.t_max);
+    }
+    if (s.power_watts) {
+      a.numbers.emplace_back("power_watts", *s.power_watts);
+    }
+    if (c_.limit) {
+      a.numbers.emplace_back("limit_watts", *c_.limit);
+    }
+    a.numbers.emplace_back("utilization_ratio", r_.utilization);
+    for (auto& extra : extra_) {
+      a.numbers.push_back(std::move(extra));
+    }
+    extra_.clear();
+    out_.push_back(std::move(a));
+  }
+
+  void number(std::string name, double value) { extra_.emplace_back(std::move(name), value); }
+
+  // Asks for `watts` (clamped to the device's range) when it differs from the current limit.
+  void set_limit(double watts, const std::string& reason) {
+    if (!r_.can_limit()) {
+      return;
+    }
+    const double target = clamp_limit(watts, *r_.min_w, *r_.max_w);
+    if (c_.limit && std::abs(*c_.limit - target) < kLimitEpsilonWatts) {
+      return;
+    }
+    number("previous_limit_watts", c_.limit.value_or(0));
+    c_.limit = target;
+    c_.changed = true;
+    emit(ActionKind::kSetPowerLimit, target, reason);
+  }
+
+  void set_no_new_work(bool on, const std::string& reason) {
+    if (c_.no_new_work != on) {
+      c_.no_new_work = on;
+      emit(ActionKind::kNoNewWork, on ? 1 : 0, reason);
+    }
+  }
+
+  void set_drained(bool on, const std::string& reason) {
+    if (c_.drained != on) {
+      c_.drained = on;
+      emit(ActionKind::kDrain, on ? 1 : 0, reason);
+    }
+  }
+
+  void lock_clocks(const std::string& reason) {
+    const auto& max_clock = r_.sample->sm_clock_max_hertz;
+    if (c_.clocks_locked || o_.drain_clock_share <= 0 || !max_clock) {
+      return;
+    }
+    c_.clocks_locked = true;
+    c_.changed = true;
+    emit(ActionKind::kLockClocks, std::round(*max_clock * o_.drain_clock_share / 1e6) * 1e6,
+         reason);
+  }
+
+  void unlock_clocks(const std::string& reason) {
+    if (c_.clocks_locked) {
+      c_.clocks_locked = false;
+      emit(ActionKind::kUnlockClocks, 0, reason);
+    }
+  }
+
+ private:
+  const GovernorOptions& o_;
+  Governor::Control& c_;
+  const Reading& r_;
+  double now_;
+  std::vector<Action>& out_;
+  std::vector<std::pair<std::string, double>> extra_;
+};
+
+// The limit a cool device runs at in each mode, before the energy sweep's choice.
+double cool_ceiling(const GovernorOptions& o, const Governor::Control& c, const Reading& r) {
+  switch (o.mode) {
+    case GovernorMode::kCap:
+      return clamp_limit(o.cap_watts, *r.min_w, *r.max_w);
+    case GovernorMode::kEnergy:
+      return c.sweep.chosen_watts.value_or(*r.default_w);
+    case GovernorMode::kThermal:
+      return *r.default_w;
+  }
+  return *r.default_w;
+}
+
+// The dwell rule: true once `holds` has been true continuously for `seconds`.
+bool held(Governor::Control& c, bool holds, double seconds, double now) {
+  if (!holds) {
+    c.exit_since.reset();
+    return false;
+  }
+  if (!c.exit_since) {
+    c.exit_since = now;
+  }
+  return now - *c.exit_since + kTimeEpsilon >= seconds;
+}
+
+}  // namespace
+
+std::vector<Action> Governor::step(const std::vector<DeviceSample>& samples, double now) {
+  std::vector<Action> out;
+  const GovernorOptions& o = options_;
+  for (const DeviceSample& s : samples) {
+    if (s.suspended || s.uuid.empty()) {
+      continue;
+    }
+    auto [it, inserted] = index_.try_emplace(s.uuid, controls_.size());
+    if (inserted) {
+      controls_.push_back(std::make_unique<Control>());
+      controls_.back()->device = s.device;
+      controls_.back()->uuid = s.uuid;
+    }
+    Control& c = *controls_[it->second];
+    const Reading r = read(s);
+    StepWriter w(o, c, r, now, out);
+
+    if (s.lost) {
+      if (!c.lost) {
+        c.lost = true;
+        w.emit(ActionKind::kLog, 0, "device lost: it answers nothing; its work moves elsewhere");
+        w.set_drained(true, "device lost");
+      }
+      continue;
+    }
+    if (!c.limit) {
+      if (s.power_limit_requested_watts) {
+        c.limit = *s.power_limit_requested_watts;
+      } else if (s.power_limit_enforced_watts) {
+        c.limit = *s.power_limit_enforced_watts;
+      }
+    }
+
+    // Work and energy since the previous sample.
+    if (c.last_time) {
+      const double dt = std::max(0.0, now - *c.last_time);
+      c.work += c.last_utilization * c.last_speed * dt;
+      c.integrated_energy += c.last_power * dt;
+    }
+    c.last_time = now;
+    c.last_utilization = r.utilization;
+    if (r.utilization > 0 && s.sm_clock_hertz && s.sm_clock_max_hertz &&
+        *s.sm_clock_max_hertz > 0) {
+      c.last_speed = std::clamp(*s.sm_clock_hertz / *s.sm_clock_max_hertz, 0.0, 1.0);
+    }
+    c.last_power = s.power_watts.value_or(c.last_power);
+    const double energy = s.energy_joules.value_or(c.integrated_energy);
+
+    if (c.last_decision && now - *c.last_decision + kTimeEpsilon < o.period_seconds) {
+      continue;
+    }
+    const double dt = c.last_decision ? now - *c.last_decision : o.period_seconds;
+    c.last_decision = now;
+
+    // Thermal states.
+    const bool thermal = r.temperature && r.t_max;
+    if (!thermal && !c.no_thermal_logged) {
+      c.no_thermal_logged = true;
+      w.emit(ActionKind::kLog, 0,
+             "no temperature or max operating threshold reported: thermal rules are off");
+    }
+    if (thermal) {
+      const double t = *r.temperature;
+      const double t_max = *r.t_max;
+      const GovernorState from = c.state;
+      GovernorState to = from;
+      std::string why;
+      const bool hw = (r.reasons & clock_event::kHwThermalSlowdown) != 0;
+      const bool sw = (r.reasons & clock_event::kSwThermalSlowdown) != 0;
+      std::string drain_why;
+      if (t >= r.t_slow - o.drain_enter_below_slowdown) {
+        drain_why = fmt::format("T {:.0f} C >= {:.0f} C (T_slowdown {:.0f} - {:g})", t,
+                                r.t_slow - o.drain_enter_below_slowdown, r.t_slow,
+                                o.drain_enter_below_slowdown);
+      } else if (hw) {
+        drain_why = fmt::format("HW thermal slowdown active at T {:.0f} C", t);
+      } else if (from == GovernorState::kHot && c.at_min_since &&
+                 now - *c.at_min_since + kTimeEpsilon >= o.drain_rising_seconds &&
+                 t > c.temperature_at_min) {
+        drain_why =
+            fmt::format("T {:.0f} C still above {:.0f} C after {:.0f} s at the minimum limit", t,
+                        c.temperature_at_min, now - *c.at_min_since);
+      }
+      std::string hot_why;
+      if (t >= t_max - o.hot_enter_below_max) {
+        hot_why = fmt::format("T {:.0f} C >= {:.0f} C (T_max {:.0f} - {:g})", t,
+                              t_max - o.hot_enter_below_max, t_max, o.hot_enter_below_max);
+      } else if (sw) {
+        hot_why = fmt::format("SW thermal slowdown active at T {:.0f} C", t);
+      }
+      switch (from) {
+        case GovernorState::kNormal:
+          if (!drain_why.empty()) {
+            to = GovernorState::kDraining;
+            why = drain_why;
+          } else if (!hot_why.empty()) {
+            to = GovernorState::kHot;
+            why = hot_why;
+          } else {
+            c.warm_count = t >= t_max - o.warm_enter_below_max ? c.warm_count + 1 : 0;
+            if (c.warm_count >= o.warm_enter_samples) {
+              to = GovernorState::kWarm;
+              why = fmt::format("T {:.0f} C >= {:.0f} C (T_max {:.0f} - {:g}) for {} samples", t,
+                                t_max - o.warm_enter_below_max, t_max, o.warm_enter_below_max,
+                                c.warm_count);
+            }
+          }
+          break;
+        case GovernorState::kWarm:
+          if (!drain_why.empty()) {
+            to = GovernorState::kDraining;
+            why = drain_why;
+          } else if (!hot_why.empty()) {
+            to = GovernorState::kHot;
+            why = hot_why;
+          } else if (held(c, t <= t_max - o.warm_exit_below_max, o.warm_exit_dwell_seconds, now)) {
+            to = GovernorState::kNormal;
+            why = fmt::format("T {:.0f} C <= {:.0f} C (T_max {:.0f} - {:g}) for {:.0f} s", t,
+                              t_max - o.warm_exit_below_max, t_max, o.warm_exit_below_max,
+                              now - *c.exit_since);
+          }
+          break;
+        case GovernorState::kHot:
+          if (!drain_why.empty()) {
+            to = GovernorState::kDraining;
+            why = drain_why;
+          } else if (held(c, t <= t_max - o.hot_exit_below_max, o.hot_exit_dwell_seconds, now)) {
+            to = GovernorState::kWarm;
+            why = fmt::format("T {:.0f} C <= {:.0f} C (T_max {:.0f} - {:g}) for {:.0f} s", t,
+                              t_max - o.hot_exit_below_max, t_max, o.hot_exit_below_max,
+                              now - *c.exit_since);
+          }
+          break;
+        case GovernorState::kDraining:
+          if (held(c, t <= t_max - o.drain_exit_below_max, o.drain_exit_dwell_seconds, now)) {
+            to = GovernorState::kWarm;
+            why = fmt::format("T {:.0f} C <= {:.0f} C (T_max {:.0f} - {:g}) for {:.0f} s", t,
+                              t_max - o.drain_exit_below_max, t_max, o.drain_exit_below_max,
+                              now - *c.exit_since);
+          }
+          break;
+      }
+
+      if (to != from) {
+        c.state = to;
+        c.exit_since.reset();
+        c.warm_count = 0;
+        const std::string reason = fmt::format("{} -> {}: {}", to_string(from), to_string(to), why);
+        w.emit(ActionKind::kLog, 0, reason);
+        if (from == GovernorState::kDraining) {
+          w.set_drained(false, reason);
+          w.unlock_clocks(reason);
+        }
+        if (to == GovernorState::kNormal || to == GovernorState::kWarm) {
+          w.set_no_new_work(false, reason);
+          c.at_min_since.reset();
+        }
+        if (to == GovernorState::kWarm) {
+          // Bumpless: the loop starts from the lower of the current limit and the power drawn.
+          const double drawn = s.power_watts.value_or(c.limit.value_or(0));
+          c.pi_base = c.limit ? std::min(*c.limit, std::max(drawn, r.min_w.value_or(0))) : drawn;
+          c.integral = 0;
+        }
+        if (to == GovernorState::kHot || to == GovernorState::kDraining) {
+          if (r.can_limit()) {
+            w.set_limit(*r.min_w, reason);
+          }
+          w.set_no_new_work(true, reason);
+        }
+        if (to == GovernorState::kDraining) {
+          w.set_drained(true, reason);
+          w.lock_clocks(reason);
+        }
+        if (from == GovernorState::kNormal) {
+          c.sweep.phase = c.sweep.chosen_watts ? SweepPhase::kChosen : SweepPhase::kNotStarted;
+        }
+      }
+
+      if (c.state == GovernorState::kWarm && r.can_limit()) {
+        const double target_t = t_max - o.target_below_max;
+        const double e = target_t - t;
+        const double hi = cool_ceiling(o, c, r);
+        const double lo = *r.min_w;
+        const double raw = c.pi_base + o.kp_watts_per_kelvin * e +
+                           o.ki_watts_per_kelvin_second * (c.integral + e * dt);
+        double next = clamp_limit(raw, lo, hi);
+        const double current = c.limit.value_or(hi);
+        const double step_max = o.slew_watts_per_second * dt;
+        const bool slewed = std::abs(next - current) > step_max;
+        if (slewed) {
+          next = current + std::copysign(step_max, next - current);
+        }
+        // Anti-windup: integrate only while the output is free to follow.
+        const bool saturated = (raw > hi && e > 0) || (raw < lo && e < 0) || slewed;
+        if (!saturated) {
+          c.integral += e * dt;
+        }
+        w.number("target_celsius", target_t);
+        w.number("error_kelvin", e);
+        w.set_limit(next, fmt::format("warm: PI on T {:.0f} C toward {:.0f} C", t, target_t));
+      }
+      if (c.state == GovernorState::kHot && r.can_limit() && c.limit &&
+          std::abs(*c.limit - *r.min_w) < kLimitEpsilonWatts) {
+        if (!c.at_min_since) {
+          c.at_min_since = now;
+          c.temperature_at_min = t;
+        }
+      }
+
+      // Scheduler weight from headroom.
+      const double t_start = t_max - o.warm_enter_below_max - o.weight_band_kelvin;
+      const double t_hot = t_max - o.hot_enter_below_max;
+      double weight = 1;
+      if (c.state == GovernorState::kHot || c.state == GovernorState::kDraining) {
+        weight = o.min_weight;
+      } else if (t_hot > t_start) {
+        weight = 1 - (1 - o.min_weight) * std::clamp((t - t_start) / (t_hot - t_start), 0.0, 1.0);
+      }
+      weight = std::round(weight * 100) / 100;
+      const bool moved = std::abs(weight - c.weight) + kTimeEpsilon >= o.weight_step;
+      const bool to_bound = weight != c.weight && (weight == 1 || weight == o.min_weight);
+      if (moved || to_bound) {
+        w.number("previous_weight", c.weight);
+        c.weight = weight;
+        w.emit(ActionKind::kSetWeight, weight,
+               fmt::format("headroom: T {:.0f} C, {:.0f} K below the hot threshold {:.0f} C", t,
+                           t_hot - t, t_hot));
+      }
+    }
+
+    if (c.state != GovernorState::kNormal || !r.can_limit()) {
+      continue;
+    }
+
+    // Cool: the mode's limit.
+    const double ceiling = cool_ceiling(o, c, r);
+    if (o.mode == GovernorMode::kCap) {
+      w.set_limit(ceiling, fmt::format("cap mode: {:.0f} W", ceiling));
+      continue;
+    }
+    if (o.mode == GovernorMode::kThermal) {
+      if (!o.load_following) {
+        w.set_limit(ceiling, "cool: the default limit");
+        continue;
+      }
+      const double floor = o.follow_floor_share * *r.default_w;
+      const double target = floor + (ceiling - floor) * r.utilization;
+      const double current = c.limit.value_or(ceiling);
+      if (std::abs(target - current) > o.follow_dead_band_share * *r.default_w) {
+        const double step_max = o.slew_watts_per_second * dt;
+        const double next = current + std::clamp(target - current, -step_max, step_max);
+        w.number("target_watts", target);
+        w.set_limit(next, fmt::format("load following: utilization {:.0f} % -> {:.0f} W",
+                                      r.utilization * 100, target));
+      }
+      continue;
+    }
+
+    // Energy mode: sweep caps while work runs, keep the one with the least energy per work.
+    EnergySweep& sw = c.sweep;
+    const double alpha = std::min(1.0, dt / std::max(o.energy_point_seconds, kTimeEpsilon));
+    sw.utilization_average += alpha * (r.utilization - sw.utilization_average);
+    const bool busy = r.utilization >= o.energy_busy_utilization;
+    const auto cap_of = [&](std::size_t i) {
+      return clamp_limit(o.energy_cap_shares.at(i) * *r.default_w, *r.min_w, *r.max_w);
+    };
+    switch (sw.phase) {
+      case SweepPhase::kNotStarted:
+        if (busy && !o.energy_cap_shares.empty()) {
+          sw.points.clear();
+          sw.point = 0;
+          sw.phase = SweepPhase::kSettling;
+          sw.phase_start = now;
+          w.set_limit(cap_of(0), fmt::format("energy: measuring {:.0f} W (1 of {})", cap_of(0),
+                                             o.energy_cap_shares.size()));
+        }
+        break;
+      case SweepPhase::kSettling:
+        if (now - sw.phase_start + kTimeEpsilon >= o.energy_settle_seconds) {
+          sw.phase = SweepPhase::kMeasuring;
+          sw.phase_start = now;
+          sw.energy0 = energy;
+          sw.work0 = c.work;
+          sw.busy_seconds = 0;
+        }
+        break;
+      case SweepPhase::kMeasuring: {
+        sw.busy_seconds += r.utilization * dt;
+        const double span = now - sw.phase_start;
+        if (span + kTimeEpsilon < o.energy_point_seconds) {
+          break;
+        }
+        const double work = c.work - sw.work0;
+        const double util = sw.busy_seconds / std::max(span, kTimeEpsilon);
+        if (work <= 0 || util < o.energy_busy_utilization) {
+          // The device was idle: measure this cap again.
+          sw.phase = SweepPhase::kSettling;
+          sw.phase_start = now;
+          break;
+        }
+        sw.points.push_back({.cap_watts = cap_of(sw.point),
+                             .joules_per_work = (energy - sw.energy0) / work,
+                             .work_rate = work / span,
+                             .utilization = util});
+        if (sw.point + 1 < o.energy_cap_shares.size()) {
+          ++sw.point;
+          sw.phase = SweepPhase::kSettling;
+          sw.phase_start = now;
+          w.set_limit(cap_of(sw.point),
+                      fmt::format("energy: measuring {:.0f} W ({} of {})", cap_of(sw.point),
+                                  sw.point + 1, o.energy_cap_shares.size()));
+          break;
+        }
+        const EnergyPoint& ref = sw.points.front();
+        const EnergyPoint* best = &ref;
+        for (const EnergyPoint& p : sw.points) {
+          const bool fast_enough = p.work_rate >= (1 - o.energy_max_slowdown) * ref.work_rate;
+          const bool kept_up =
+              p.utilization <= kKeepUpUtilization && ref.utilization <= kKeepUpUtilization;
+          if ((fast_enough || kept_up) && p.joules_per_work < best->joules_per_work) {
+            best = &p;
+          }
+        }
+        sw.phase = SweepPhase::kChosen;
+        sw.chosen_watts = best->cap_watts;
+        sw.chosen_utilization = best->utilization;
+        sw.utilization_average = best->utilization;
+        std::string tried;
+        for (const EnergyPoint& p : sw.points) {
+          tried +=
+              fmt::format("{}{:.0f} W {:.1f} J/work at {:.0f} % busy", tried.empty() ? "" : ", ",
+                          p.cap_watts, p.joules_per_work, p.utilization * 100);
+        }
+        w.emit(ActionKind::kLog, 0, fmt::format("energy: sweep done: {}", tried));
+        w.number("joules_per_work", best->joules_per_work);
+        w.number("reference_joules_per_work", ref.joules_per_work);
+        w.number("work_rate_ratio", best->work_rate / std::max(ref.work_rate, kTimeEpsilon));
+        w.set_limit(
+            best->cap_watts,
+            fmt::format("energy: {:.0f} W uses {:.1f} % less energy per unit of work than "
+                        "{:.0f} W at {:.1f} % of its work rate",
+                        best->cap_watts, 100 * (1 - best->joules_per_work / ref.joules_per_work),
+                        ref.cap_watts, 100 * best->work_rate / ref.work_rate));
+        break;
+      }
+      case SweepPhase::kChosen:
+        if (busy && std::abs(sw.utilization_average - sw.chosen_utilization) >
+                        o.energy_recheck_utilization) {
+          w.emit(ActionKind::kLog, 0,
+                 fmt::format("energy: utilization moved from {:.0f} % to {:.0f} %: sweeping again",
+                             sw.chosen_utilization * 100, sw.utilization_average * 100));
+          sw.chosen_watts.reset();
+          sw.phase = SweepPhase::kNotStarted;
+        } else if (sw.chosen_watts) {
+          w.set_limit(*sw.chosen_watts, "energy: the chosen cap");
+        }
+        break;
+    }
+  }
+  return out;
+}
+
+std::vector<Action> Governor::finish(double now) {
+  std::vector<Action> out;
+  for (const auto& control : controls_) {
+    Control& c = *control;
+    const DeviceSample none;
+    const Reading r = read(none);
+    StepWriter w(options_, c, r, now, out);
+    const std::string reason = "governor stopping";
+    if (c.changed) {
+      c.changed = false;
+      c.clocks_locked = false;
+      c.limit.reset();
+      w.emit(ActionKind::kRestore, 0, reason);
+    }
+    if (!c.lost) {
+      w.set_drained(false, reason);
+    }
+    w.set_no_new_work(false, reason);
+    if (c.weight != 1) {
+      c.weight = 1;
+      w.emit(ActionKind::kSetWeight, 1, reason);
+    }
+    c.state = GovernorState::kNormal;
+  }
+  return out;
+}
+
+}  // namespace acco::power
