@@ -26,6 +26,13 @@ namespace {
 
 constexpr double kMicrowattsPerWatt = 1e6;
 
+// open(2) is variadic in POSIX; without O_CREAT it takes no mode. No O_CREAT: a missing
+// attribute is ENOENT, never a new file.
+int open_attribute(const std::string& path, int flags) {
+  // NOLINTNEXTLINE(cppcoreguidelines-pro-type-vararg)
+  return ::open(path.c_str(), flags | O_CLOEXEC);
+}
+
 std::string errno_text(int err) {
   return std::error_code(err, std::generic_category()).message();
 }
@@ -85,7 +92,7 @@ class RaplActuator final : public Actuator {
 
   // The attribute's first line; nullopt when it cannot be opened or read.
   static std::optional<std::string> read_line(const std::string& path) {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    const int fd = open_attribute(path, O_RDONLY);
     if (fd < 0) {
       return std::nullopt;
     }
@@ -106,7 +113,7 @@ class RaplActuator final : public Actuator {
   static Status write_attribute(const std::string& where, const std::string& path,
                                 const std::string& value, const std::string& enabled_path) {
     int err = 0;
-    const int fd = ::open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
+    const int fd = open_attribute(path, O_WRONLY | O_TRUNC);
     if (fd < 0) {
       err = errno;
     } else {

@@ -46,7 +46,7 @@ inline constexpr double kRaplFloorShareOfMax = 0.25;
 // - temperature_gpu_celsius: the hwmon coretemp sensor labelled "Package id N" for zone
 //   "package-N" (temp*_max -> threshold_gpu_max_celsius, temp*_crit ->
 //   threshold_slowdown_celsius); on AMD, k10temp's Tctl (one per socket, with no package number
-//   to match) for package-0 only when the machine has one package zone. Die zones
+//   to match) for package-0 only when the machine has one package zone and one Tctl. Die zones
 //   ("package-0-die-1") get no temperature.
 // Nothing is a sentinel: what cannot be read is nullopt; a file that holds no number is left out
 // and counted in dropped_readings. read() fails (Fs errors) only when /sys/class/powercap
