@@ -190,8 +190,8 @@ nvmlDevice_st parse_gpu(const json& config) {
   return gpu;
 }
 
-const char* const kRequestedLimit = "/power_limits_mw/requested";
-const char* const kEnforcedLimit = "/power_limits_mw/enforced";
+constexpr const char* kRequestedLimit = "/power_limits_mw/requested";
+constexpr const char* kEnforcedLimit = "/power_limits_mw/enforced";
 
 // Applies the settings saved in `saved` to the GPUs they name.
 void apply_settings(const json& saved, std::vector<nvmlDevice_st>& gpus) {
@@ -255,13 +255,13 @@ nvmlReturn_t save_settings() {
     std::ofstream out(temporary, std::ios::trunc);
     out << json{{"gpus", by_uuid}}.dump(2) << '\n';
     if (!out.flush()) {
-      std::fprintf(stderr, "fake NVML: cannot write %s\n", temporary.c_str());
+      std::fputs(("fake NVML: cannot write " + temporary + "\n").c_str(), stderr);
       return NVML_ERROR_UNKNOWN;
     }
   }
   if (std::rename(temporary.c_str(), s.state_path.c_str()) != 0) {
-    std::fprintf(stderr, "fake NVML: cannot rename %s to %s\n", temporary.c_str(),
-                 s.state_path.c_str());
+    std::fputs(("fake NVML: cannot rename " + temporary + " to " + s.state_path + "\n").c_str(),
+               stderr);
     return NVML_ERROR_UNKNOWN;
   }
   return NVML_SUCCESS;
