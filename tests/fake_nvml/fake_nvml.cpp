@@ -31,8 +31,10 @@
 //                                                p2p, temperature, thresholds, margin, power,
 //                                                energy, power_limits, clocks, utilization,
 //                                                pcie_throughput, replays, clocks_event_reasons,
-//                                                fields, events)
-//              "errors": {"power": 4},          (queries answering this NVML code instead)
+//                                                fields, events, and the controls
+//                                                set_power_limit and locked_clocks)
+//              "errors": {"power": 4},          (queries answering this NVML code instead;
+//                                                {"set_power_limit": 4} is a non-root caller)
 //              "lost_after_reads": 2,           (after this many answered
 //                                                nvmlDeviceGetTemperature calls, every call
 //                                                about the GPU answers GPU_IS_LOST)
@@ -40,6 +42,18 @@
 //                                                per nvmlEventSetWait_v2 once registered)
 //              "lost": false}]}                 (true: its handle answers GPU_IS_LOST)
 // P2P statuses are [read, write] by peer address as written in "pci"; "*" covers other peers.
+// Controls: nvmlDeviceSetPowerManagementLimit answers INVALID_ARGUMENT outside
+// power_limits_mw [min, max] (NOT_SUPPORTED when either is absent) and otherwise sets what
+// "requested" and "enforced" answer. nvmlDeviceSetGpuLockedClocks answers INVALID_ARGUMENT when
+// min > max or max > clocks_mhz.sm_max (NOT_SUPPORTED when sm_max is absent); while clocks are
+// locked the SM clock reads min(clocks_mhz.sm, locked max). nvmlDeviceResetGpuLockedClocks
+// unlocks them.
+// Persistence: a driver keeps these settings after the process that made them exits. When
+// ACCO_FAKE_NVML_STATE names a file, nvmlInit_v2 loads it if it exists, overriding the config for
+// the GPUs it names, and every successful set or reset rewrites it (a temporary file, renamed):
+//   {"gpus": {"GPU-...": {"power_limit_mw": 150000,      (requested and enforced; absent: the
+//                                                        config's)
+//                         "locked_clocks_mhz": {"min": 900, "max": 1200}}}}   (absent: unlocked)
 // Init and shutdown are reference counted as in the real library. Test-only export:
 // acco_fake_nvml_device_calls(index) counts the calls about GPU `index` since init.
 #include <algorithm>
@@ -49,11 +63,14 @@
 #include <exception>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
@@ -91,6 +108,8 @@ struct nvmlDevice_st {
   long long temperature_reads = 0;
   unsigned long long calls = 0;
   std::vector<unsigned long long> xids;  // pending, oldest first
+  // nvmlDeviceSetGpuLockedClocks's [min, max] MHz, while clocks are locked.
+  std::optional<std::pair<unsigned int, unsigned int>> locked_clocks_mhz;
 };
 
 // An event set: the GPUs registered for XID events.
@@ -110,6 +129,7 @@ struct State {
   int references = 0;
   std::string driver_version;
   std::vector<nvmlDevice_st> gpus;
+  std::string state_path;  // ACCO_FAKE_NVML_STATE at init; empty: settings die with the process
 };
 
 State& state() {
@@ -170,6 +190,83 @@ nvmlDevice_st parse_gpu(const json& config) {
   return gpu;
 }
 
+constexpr const char* kRequestedLimit = "/power_limits_mw/requested";
+constexpr const char* kEnforcedLimit = "/power_limits_mw/enforced";
+
+// Applies the settings saved in `saved` to the GPUs they name.
+void apply_settings(const json& saved, std::vector<nvmlDevice_st>& gpus) {
+  const json by_uuid = saved.value("gpus", json::object());
+  for (nvmlDevice_st& gpu : gpus) {
+    if (gpu.uuid.empty() || !by_uuid.contains(gpu.uuid)) {
+      continue;
+    }
+    const json& settings = by_uuid.at(gpu.uuid);
+    if (settings.contains("power_limit_mw")) {
+      const auto limit = settings.at("power_limit_mw").get<unsigned int>();
+      gpu.telemetry[json::json_pointer(kRequestedLimit)] = limit;
+      gpu.telemetry[json::json_pointer(kEnforcedLimit)] = limit;
+    }
+    gpu.locked_clocks_mhz.reset();
+    if (settings.contains("locked_clocks_mhz")) {
+      const json& clocks = settings.at("locked_clocks_mhz");
+      gpu.locked_clocks_mhz = {clocks.at("min").get<unsigned int>(),
+                               clocks.at("max").get<unsigned int>()};
+    }
+  }
+}
+
+// Applies the settings a previous process left in `path`, when the file exists.
+void load_settings(const std::string& path, std::vector<nvmlDevice_st>& gpus) {
+  std::ifstream in(path);
+  if (!in) {
+    return;
+  }
+  try {
+    apply_settings(json::parse(in), gpus);
+  } catch (const json::exception& e) {
+    throw std::runtime_error("ACCO_FAKE_NVML_STATE " + path + ": " + e.what());
+  }
+}
+
+// Writes every GPU's settings to state().state_path, when one is named: a temporary file renamed
+// over the old one, so a reader never sees half a file.
+nvmlReturn_t save_settings() {
+  const State& s = state();
+  if (s.state_path.empty()) {
+    return NVML_SUCCESS;
+  }
+  json by_uuid = json::object();
+  for (const nvmlDevice_st& gpu : s.gpus) {
+    if (gpu.uuid.empty()) {
+      continue;
+    }
+    json settings = json::object();
+    if (const json::json_pointer limit(kRequestedLimit); gpu.telemetry.contains(limit)) {
+      settings["power_limit_mw"] = gpu.telemetry.at(limit);
+    }
+    if (gpu.locked_clocks_mhz.has_value()) {
+      settings["locked_clocks_mhz"] = {{"min", gpu.locked_clocks_mhz->first},
+                                       {"max", gpu.locked_clocks_mhz->second}};
+    }
+    by_uuid[gpu.uuid] = settings;
+  }
+  const std::string temporary = s.state_path + ".tmp." + std::to_string(getpid());
+  {
+    std::ofstream out(temporary, std::ios::trunc);
+    out << json{{"gpus", by_uuid}}.dump(2) << '\n';
+    if (!out.flush()) {
+      std::fputs(("fake NVML: cannot write " + temporary + "\n").c_str(), stderr);
+      return NVML_ERROR_UNKNOWN;
+    }
+  }
+  if (std::rename(temporary.c_str(), s.state_path.c_str()) != 0) {
+    std::fputs(("fake NVML: cannot rename " + temporary + " to " + s.state_path + "\n").c_str(),
+               stderr);
+    return NVML_ERROR_UNKNOWN;
+  }
+  return NVML_SUCCESS;
+}
+
 // Loads the configuration into state(); returns nvmlInit_v2's answer.
 nvmlReturn_t load(const char* path) {
   std::ifstream in(path);
@@ -184,6 +281,10 @@ nvmlReturn_t load(const char* path) {
   fresh.driver_version = config.value("driver_version", "");
   for (const json& gpu : config.value("gpus", json::array())) {
     fresh.gpus.push_back(parse_gpu(gpu));
+  }
+  if (const char* settings = std::getenv("ACCO_FAKE_NVML_STATE"); settings != nullptr) {
+    fresh.state_path = settings;
+    load_settings(fresh.state_path, fresh.gpus);
   }
   fresh.initialised = true;
   fresh.references = 1;
@@ -559,7 +660,11 @@ nvmlReturn_t nvmlDeviceGetPowerManagementLimitConstraints(nvmlDevice_t device,
 nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t device, nvmlClockType_t type,
                                     unsigned int* clock) {
   if (type == NVML_CLOCK_SM) {
-    return telemetry(device, "clocks", "/clocks_mhz/sm", clock);
+    const nvmlReturn_t rc = telemetry(device, "clocks", "/clocks_mhz/sm", clock);
+    if (rc == NVML_SUCCESS && device->locked_clocks_mhz.has_value()) {
+      *clock = std::min(*clock, device->locked_clocks_mhz->second);
+    }
+    return rc;
   }
   if (type == NVML_CLOCK_MEM) {
     return telemetry(device, "clocks", "/clocks_mhz/memory", clock);
@@ -637,6 +742,49 @@ nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t device, int valuesCount,
     }
   }
   return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceSetPowerManagementLimit(nvmlDevice_t device, unsigned int limit) {
+  if (const nvmlReturn_t rc = check(device, "set_power_limit"); rc != NVML_SUCCESS) {
+    return rc;
+  }
+  const json::json_pointer min("/power_limits_mw/min");
+  const json::json_pointer max("/power_limits_mw/max");
+  if (!device->telemetry.contains(min) || !device->telemetry.contains(max)) {
+    return NVML_ERROR_NOT_SUPPORTED;
+  }
+  if (limit < device->telemetry.at(min).get<unsigned int>() ||
+      limit > device->telemetry.at(max).get<unsigned int>()) {
+    return NVML_ERROR_INVALID_ARGUMENT;
+  }
+  device->telemetry[json::json_pointer(kRequestedLimit)] = limit;
+  device->telemetry[json::json_pointer(kEnforcedLimit)] = limit;
+  return save_settings();
+}
+
+nvmlReturn_t nvmlDeviceSetGpuLockedClocks(nvmlDevice_t device, unsigned int minGpuClockMHz,
+                                          unsigned int maxGpuClockMHz) {
+  if (const nvmlReturn_t rc = check(device, "locked_clocks"); rc != NVML_SUCCESS) {
+    return rc;
+  }
+  const json::json_pointer sm_max("/clocks_mhz/sm_max");
+  if (!device->telemetry.contains(sm_max)) {
+    return NVML_ERROR_NOT_SUPPORTED;
+  }
+  if (minGpuClockMHz > maxGpuClockMHz ||
+      maxGpuClockMHz > device->telemetry.at(sm_max).get<unsigned int>()) {
+    return NVML_ERROR_INVALID_ARGUMENT;
+  }
+  device->locked_clocks_mhz = {minGpuClockMHz, maxGpuClockMHz};
+  return save_settings();
+}
+
+nvmlReturn_t nvmlDeviceResetGpuLockedClocks(nvmlDevice_t device) {
+  if (const nvmlReturn_t rc = check(device, "locked_clocks"); rc != NVML_SUCCESS) {
+    return rc;
+  }
+  device->locked_clocks_mhz.reset();
+  return save_settings();
 }
 
 nvmlReturn_t nvmlEventSetCreate(nvmlEventSet_t* set) {

@@ -64,6 +64,9 @@ struct Library::Api {
   decltype(&nvmlDeviceGetCurrentClocksEventReasons) clocks_event_reasons = nullptr;
   decltype(&nvmlDeviceGetCurrentClocksThrottleReasons) clocks_throttle_reasons = nullptr;
   decltype(&nvmlDeviceGetFieldValues) field_values = nullptr;
+  decltype(&nvmlDeviceSetPowerManagementLimit) set_power_management_limit = nullptr;
+  decltype(&nvmlDeviceSetGpuLockedClocks) set_gpu_locked_clocks = nullptr;
+  decltype(&nvmlDeviceResetGpuLockedClocks) reset_gpu_locked_clocks = nullptr;
   decltype(&nvmlEventSetCreate) event_set_create = nullptr;
   decltype(&nvmlDeviceRegisterEvents) register_events = nullptr;
   decltype(&nvmlEventSetWait_v2) event_set_wait = nullptr;
@@ -133,6 +136,9 @@ std::string resolve(void* library, Library::Api& api) {
   bind(library, "nvmlDeviceGetCurrentClocksEventReasons", api.clocks_event_reasons);
   bind(library, "nvmlDeviceGetCurrentClocksThrottleReasons", api.clocks_throttle_reasons);
   bind(library, "nvmlDeviceGetFieldValues", api.field_values);
+  bind(library, "nvmlDeviceSetPowerManagementLimit", api.set_power_management_limit);
+  bind(library, "nvmlDeviceSetGpuLockedClocks", api.set_gpu_locked_clocks);
+  bind(library, "nvmlDeviceResetGpuLockedClocks", api.reset_gpu_locked_clocks);
   bind(library, "nvmlEventSetCreate", api.event_set_create);
   bind(library, "nvmlDeviceRegisterEvents", api.register_events);
   bind(library, "nvmlEventSetWait_v2", api.event_set_wait);
@@ -528,6 +534,23 @@ Result<std::vector<FieldValue>> Library::field_values(
         FieldValue{field.fieldId, field.scopeId, field.timestamp, field_value(field, *api_)});
   }
   return values;
+}
+
+Status Library::set_power_management_limit_milliwatts(Device device,
+                                                      unsigned int milliwatts) const {
+  return call(*api_, "nvmlDeviceSetPowerManagementLimit", api_->set_power_management_limit,
+              raw(device.handle_), milliwatts);
+}
+
+Status Library::set_gpu_locked_clocks_mhz(Device device, unsigned int min_mhz,
+                                          unsigned int max_mhz) const {
+  return call(*api_, "nvmlDeviceSetGpuLockedClocks", api_->set_gpu_locked_clocks,
+              raw(device.handle_), min_mhz, max_mhz);
+}
+
+Status Library::reset_gpu_locked_clocks(Device device) const {
+  return call(*api_, "nvmlDeviceResetGpuLockedClocks", api_->reset_gpu_locked_clocks,
+              raw(device.handle_));
 }
 
 Result<EventSet> Library::create_event_set() const {

@@ -268,6 +268,11 @@ nvmlReturn_t nvmlDeviceGetCurrentClocksThrottleReasons(nvmlDevice_t device,
                                                        unsigned long long* clocksThrottleReasons);
 nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t device, int valuesCount,
                                       nvmlFieldValue_t* values);
+// Controls; root only on most drivers. The limit is in milliwatts, the clocks in MHz.
+nvmlReturn_t nvmlDeviceSetPowerManagementLimit(nvmlDevice_t device, unsigned int limit);
+nvmlReturn_t nvmlDeviceSetGpuLockedClocks(nvmlDevice_t device, unsigned int minGpuClockMHz,
+                                          unsigned int maxGpuClockMHz);
+nvmlReturn_t nvmlDeviceResetGpuLockedClocks(nvmlDevice_t device);
 nvmlReturn_t nvmlEventSetCreate(nvmlEventSet_t* set);
 nvmlReturn_t nvmlDeviceRegisterEvents(nvmlDevice_t device, unsigned long long eventTypes,
                                       nvmlEventSet_t set);

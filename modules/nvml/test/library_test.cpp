@@ -155,5 +155,125 @@ TEST(LibraryTest, MissingLibraryIsUnavailableWithTheLoadersMessage) {
   EXPECT_THAT(Library::open(""), StatusIs(Errc::kUnavailable));
 }
 
+// one_gpu() with the limits and clocks the controls check against.
+json controllable_gpu() {
+  json config = one_gpu();
+  config["gpus"][0]["telemetry"]["power_limits_mw"] = {
+      {"enforced", 700000}, {"requested", 700000}, {"min", 200000}, {"max", 700000}};
+  config["gpus"][0]["telemetry"]["clocks_mhz"] = {{"sm", 1980}, {"sm_max", 1980}};
+  return config;
+}
+
+TEST(LibraryControlsTest, ASetPowerLimitIsWhatTheLimitGettersAnswerAfterwards) {
+  const auto nvml = open_fake(controllable_gpu());
+  ASSERT_NE(nvml, nullptr);
+  const Device device = *nvml->device(0);
+  ASSERT_THAT(nvml->set_power_management_limit_milliwatts(device, 350000), IsOk());
+  EXPECT_EQ(nvml->power_management_limit_milliwatts(device), 350000U);
+  EXPECT_EQ(nvml->enforced_power_limit_milliwatts(device), 350000U);
+}
+
+TEST(LibraryControlsTest, APowerLimitOutsideTheConstraintsIsAnInvalidArgumentAndChangesNothing) {
+  const auto nvml = open_fake(controllable_gpu());
+  ASSERT_NE(nvml, nullptr);
+  const Device device = *nvml->device(0);
+  const Status below = nvml->set_power_management_limit_milliwatts(device, 199999);
+  ASSERT_THAT(below, StatusIs(Errc::kInvalidArgument));
+  EXPECT_EQ(below.error().message, "nvmlDeviceSetPowerManagementLimit: Invalid Argument (2)");
+  EXPECT_THAT(nvml->set_power_management_limit_milliwatts(device, 700001),
+              StatusIs(Errc::kInvalidArgument));
+  EXPECT_EQ(nvml->power_management_limit_milliwatts(device), 700000U);
+  EXPECT_EQ(nvml->enforced_power_limit_milliwatts(device), 700000U);
+}
+
+TEST(LibraryControlsTest, APowerLimitWithoutPermissionIsUnavailable) {
+  json config = controllable_gpu();
+  config["gpus"][0]["errors"] = {{"set_power_limit", 4}};
+  const auto nvml = open_fake(config);
+  ASSERT_NE(nvml, nullptr);
+  const Status status = nvml->set_power_management_limit_milliwatts(*nvml->device(0), 350000);
+  ASSERT_THAT(status, StatusIs(Errc::kUnavailable));
+  EXPECT_EQ(status.error().message,
+            "nvmlDeviceSetPowerManagementLimit: Insufficient Permissions (4)");
+  EXPECT_EQ(nvml->power_management_limit_milliwatts(*nvml->device(0)), 700000U);
+}
+
+TEST(LibraryControlsTest, LockedClocksCapTheSmClockUntilReset) {
+  const auto nvml = open_fake(controllable_gpu());
+  ASSERT_NE(nvml, nullptr);
+  const Device device = *nvml->device(0);
+  ASSERT_THAT(nvml->set_gpu_locked_clocks_mhz(device, 900, 1200), IsOk());
+  EXPECT_EQ(nvml->clock_mhz(device, Clock::kSm), 1200U);
+  EXPECT_EQ(nvml->max_clock_mhz(device, Clock::kSm), 1980U);
+  ASSERT_THAT(nvml->reset_gpu_locked_clocks(device), IsOk());
+  EXPECT_EQ(nvml->clock_mhz(device, Clock::kSm), 1980U);
+}
+
+TEST(LibraryControlsTest, ReversedOrTooHighLockedClocksAreInvalidArguments) {
+  const auto nvml = open_fake(controllable_gpu());
+  ASSERT_NE(nvml, nullptr);
+  const Device device = *nvml->device(0);
+  const Status reversed = nvml->set_gpu_locked_clocks_mhz(device, 1200, 900);
+  ASSERT_THAT(reversed, StatusIs(Errc::kInvalidArgument));
+  EXPECT_EQ(reversed.error().message, "nvmlDeviceSetGpuLockedClocks: Invalid Argument (2)");
+  EXPECT_THAT(nvml->set_gpu_locked_clocks_mhz(device, 900, 1981), StatusIs(Errc::kInvalidArgument));
+  EXPECT_EQ(nvml->clock_mhz(device, Clock::kSm), 1980U);
+}
+
+TEST(LibraryControlsTest, LockedClocksWithoutPermissionOrSupportAreRefused) {
+  json config = controllable_gpu();
+  config["gpus"][0]["errors"] = {{"locked_clocks", 4}};
+  const auto refused = open_fake(config);
+  ASSERT_NE(refused, nullptr);
+  const Status lock = refused->set_gpu_locked_clocks_mhz(*refused->device(0), 900, 1200);
+  ASSERT_THAT(lock, StatusIs(Errc::kUnavailable));
+  EXPECT_EQ(lock.error().message, "nvmlDeviceSetGpuLockedClocks: Insufficient Permissions (4)");
+  const Status reset = refused->reset_gpu_locked_clocks(*refused->device(0));
+  ASSERT_THAT(reset, StatusIs(Errc::kUnavailable));
+  EXPECT_EQ(reset.error().message, "nvmlDeviceResetGpuLockedClocks: Insufficient Permissions (4)");
+}
+
+TEST(LibraryControlsTest, ControlsTheGpuDoesNotSupportAreUnsupported) {
+  json config = controllable_gpu();
+  config["gpus"][0]["unsupported"] = {"locked_clocks", "set_power_limit"};
+  const auto nvml = open_fake(config);
+  ASSERT_NE(nvml, nullptr);
+  const Device device = *nvml->device(0);
+  EXPECT_THAT(nvml->set_power_management_limit_milliwatts(device, 350000),
+              StatusIs(Errc::kUnsupported));
+  EXPECT_THAT(nvml->set_gpu_locked_clocks_mhz(device, 900, 1200), StatusIs(Errc::kUnsupported));
+  EXPECT_THAT(nvml->reset_gpu_locked_clocks(device), StatusIs(Errc::kUnsupported));
+}
+
+TEST(LibraryControlsTest, ControlsOnALostGpuAreGpuLost) {
+  json config = controllable_gpu();
+  config["gpus"][0]["lost_after_reads"] = 0;
+  const auto nvml = open_fake(config);
+  ASSERT_NE(nvml, nullptr);
+  const Device device = *nvml->device(0);
+  ASSERT_TRUE(is_gpu_lost(nvml->temperature_celsius(device).error()));
+  const Status limit = nvml->set_power_management_limit_milliwatts(device, 350000);
+  ASSERT_THAT(limit, StatusIs(Errc::kDeviceError));
+  EXPECT_EQ(limit.error().message, "nvmlDeviceSetPowerManagementLimit: GPU is lost (15)");
+  EXPECT_TRUE(is_gpu_lost(nvml->set_gpu_locked_clocks_mhz(device, 900, 1200).error()));
+  EXPECT_TRUE(is_gpu_lost(nvml->reset_gpu_locked_clocks(device).error()));
+}
+
+TEST(LibraryControlsTest, ControlsADriverDoesNotExportAreUnsupported) {
+  const auto nvml = open_fake(controllable_gpu(), kFakeRequiredOnly);
+  ASSERT_NE(nvml, nullptr);
+  const Device device = *nvml->device(0);
+  const Status limit = nvml->set_power_management_limit_milliwatts(device, 350000);
+  ASSERT_THAT(limit, StatusIs(Errc::kUnsupported));
+  EXPECT_EQ(limit.error().message,
+            "nvmlDeviceSetPowerManagementLimit: not exported by this driver");
+  const Status lock = nvml->set_gpu_locked_clocks_mhz(device, 900, 1200);
+  ASSERT_THAT(lock, StatusIs(Errc::kUnsupported));
+  EXPECT_EQ(lock.error().message, "nvmlDeviceSetGpuLockedClocks: not exported by this driver");
+  const Status reset = nvml->reset_gpu_locked_clocks(device);
+  ASSERT_THAT(reset, StatusIs(Errc::kUnsupported));
+  EXPECT_EQ(reset.error().message, "nvmlDeviceResetGpuLockedClocks: not exported by this driver");
+}
+
 }  // namespace
 }  // namespace acco::nvml

@@ -180,6 +180,20 @@ class Library {
   [[nodiscard]] Result<std::vector<FieldValue>> field_values(
       Device device, const std::vector<FieldRequest>& requests) const;
 
+  // Controls, optional entry points (kUnsupported when the driver lacks them). Most drivers
+  // allow them to root only (NO_PERMISSION: kUnavailable otherwise); a value the device does
+  // not accept is kInvalidArgument and changes nothing. A setting lasts until it is changed
+  // again, the driver is reloaded or the machine reboots, not just for this session.
+  // nvmlDeviceSetPowerManagementLimit: the requested limit, within power_limit_constraints().
+  [[nodiscard]] Status set_power_management_limit_milliwatts(Device device,
+                                                             unsigned int milliwatts) const;
+  // nvmlDeviceSetGpuLockedClocks: holds the GPU (SM) clock within [min_mhz, max_mhz] (Volta
+  // and later).
+  [[nodiscard]] Status set_gpu_locked_clocks_mhz(Device device, unsigned int min_mhz,
+                                                 unsigned int max_mhz) const;
+  // nvmlDeviceResetGpuLockedClocks: lets the clock float again.
+  [[nodiscard]] Status reset_gpu_locked_clocks(Device device) const;
+
   // XID events (nvmlEventSetCreate, nvmlDeviceRegisterEvents with
   // nvmlEventTypeXidCriticalError, nvmlEventSetWait_v2 with timeout 0, nvmlEventSetFree).
   [[nodiscard]] Result<EventSet> create_event_set() const;
