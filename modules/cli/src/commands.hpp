@@ -16,5 +16,6 @@ namespace acco::cli {
 [[nodiscard]] CommandSpec record_command();
 [[nodiscard]] CommandSpec analyze_command();
 [[nodiscard]] CommandSpec top_command();
+[[nodiscard]] CommandSpec power_command();
 
 }  // namespace acco::cli

@@ -12,7 +12,7 @@
 #include "acco/mon/json.hpp"
 #include "acco/mon/metrics.hpp"
 
-#include "text_table.hpp"
+#include "acco/core/text_table.hpp"
 
 namespace acco::mon {
 namespace {
@@ -548,7 +548,7 @@ std::string device_text(const AnalyzeReport& r, const DeviceAnalysis& d) {
                          : std::string("-"),
                     w.why});
   }
-  return out + detail::aligned_rows(rows);
+  return out + core::aligned_rows(rows);
 }
 
 }  // namespace

@@ -169,6 +169,36 @@ std::vector<Event> detect_events(const Snapshot* previous, const Snapshot& curre
   return out;
 }
 
+Event governor_event(const power::Action& a, std::int64_t time_unix_nanos) {
+  Event e;
+  e.time_unix_nanos = time_unix_nanos;
+  e.event = std::string("governor_") + power::to_string(a.kind);
+  const bool alarming =
+      (a.kind == power::ActionKind::kNoNewWork || a.kind == power::ActionKind::kDrain) &&
+      a.value > 0;
+  e.level = !a.error.empty() ? "warning" : alarming ? "warning" : "info";
+  e.device = a.device;
+  std::string outcome;
+  const bool scheduler = a.kind == power::ActionKind::kSetWeight ||
+                         a.kind == power::ActionKind::kNoNewWork ||
+                         a.kind == power::ActionKind::kDrain;
+  if (a.kind != power::ActionKind::kLog) {
+    outcome = a.applied          ? " (applied)"
+              : !a.error.empty() ? " (failed: " + a.error + ")"
+              : scheduler        ? " (no scheduler in this process)"
+                                 : " (dry-run: not applied)";
+  }
+  e.message = a.reason + outcome;
+  for (const auto& [name, value] : a.numbers) {
+    e.numbers[name] = value;
+  }
+  if (a.kind != power::ActionKind::kLog && a.kind != power::ActionKind::kRestore &&
+      a.kind != power::ActionKind::kUnlockClocks) {
+    e.numbers["value"] = a.value;
+  }
+  return e;
+}
+
 std::string to_json_line(const Event& e) {
   nlohmann::ordered_json j = {
       {"time", rfc3339(e.time_unix_nanos)}, {"level", e.level}, {"event", e.event}};

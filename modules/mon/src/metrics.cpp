@@ -333,6 +333,38 @@ void add_process(Families& f, const ProcessCounters& p) {
   }
 }
 
+void add_governor(Families& f, const power::GovernorStatus& g) {
+  const Labels mode = {{"mode", g.mode}, {"control", g.allow_control ? "applied" : "dry-run"}};
+  f.gauge("acco_governor_info", "The governor's mode and whether it applies its actions, always 1",
+          mode, 1.0);
+  for (const power::GovernorDevice& d : g.devices) {
+    const Labels base = {{"device", d.device}, {"uuid", d.uuid}};
+    for (const auto state : {power::GovernorState::kNormal, power::GovernorState::kWarm,
+                             power::GovernorState::kHot, power::GovernorState::kDraining}) {
+      f.gauge("acco_governor_state",
+              "1 for the governor's state of the device (normal, warm, hot, draining), else 0",
+              with(base, "state", power::to_string(state)), d.state == state ? 1.0 : 0.0);
+    }
+    f.gauge("acco_governor_power_limit_watts", "The power limit the governor asked for last", base,
+            d.limit_watts);
+    f.gauge("acco_governor_weight_ratio",
+            "The scheduler weight the governor published (temperature headroom), 0-1", base,
+            d.weight);
+    f.gauge("acco_governor_no_new_work", "1 while the scheduler places no new work on the device",
+            base, d.no_new_work ? 1.0 : 0.0);
+    f.gauge("acco_governor_drained", "1 while the device's queue is evacuated", base,
+            d.drained ? 1.0 : 0.0);
+    f.gauge("acco_governor_hands_off",
+            "1 once the governor stopped touching the device (changed outside acco, refused)", base,
+            g.hands_off.contains(d.uuid) ? 1.0 : 0.0);
+  }
+  for (const auto& [action, n] : g.actions_total) {
+    f.counter("acco_governor_actions_total",
+              "Governor actions by kind, applied or not (dry-run, refused)", {{"action", action}},
+              static_cast<double>(n));
+  }
+}
+
 void add_self(Families& f, const Snapshot& s, const MetricsOptions& options) {
   f.gauge("acco_build_info", "acco's version, always 1", {{"version", options.version}}, 1.0);
   f.counter("acco_sampler_rounds_total", "Sampling rounds completed", {},
@@ -380,6 +412,9 @@ std::string render_metrics(const Snapshot& snapshot, const MetricsOptions& optio
   }
   if (snapshot.process) {
     add_process(f, *snapshot.process);
+  }
+  if (snapshot.governor) {
+    add_governor(f, *snapshot.governor);
   }
   add_self(f, snapshot, options);
   auto families = registry.Collect();

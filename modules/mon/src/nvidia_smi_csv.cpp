@@ -287,7 +287,7 @@ std::optional<double> scale_of(Quantity q, std::string_view unit) {
   return it == scales.end() ? std::nullopt : std::optional<double>(it->second);
 }
 
-std::string quoted(std::string_view cell) {
+std::string quote_cell(std::string_view cell) {
   return "'" + units::escape(cell) + "'";
 }
 
@@ -465,8 +465,9 @@ class RowReader {
 
  private:
   Status bad(const Column& column, const std::string& cell, const char* expected) const {
-    return line_error(file_, line_,
-                      fmt::format("{}: cannot read {} as {}", column.name, quoted(cell), expected));
+    return line_error(
+        file_, line_,
+        fmt::format("{}: cannot read {} as {}", column.name, quote_cell(cell), expected));
   }
 
   // A number and its unit: from the cell ("85.32 W") or else the header ("[W]").
@@ -601,7 +602,7 @@ Result<Header> read_header(std::string_view line, const std::string& file, std::
   for (const auto& cell : *cells) {
     const auto parsed = header_cell(cell);
     if (!parsed) {
-      return not_header(fmt::format("{} is not a query field name", quoted(cell)));
+      return not_header(fmt::format("{} is not a query field name", quote_cell(cell)));
     }
     auto column = lookup(parsed->first);
     if (!column) {

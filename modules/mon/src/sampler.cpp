@@ -74,6 +74,14 @@ void Sampler::round() {
       stats_.last_error["process"] = e.what();
     }
   }
+  if (options_.governor) {
+    try {
+      s.governor = options_.governor(s.devices, s.time_unix_nanos);
+    } catch (const std::exception& e) {
+      ++stats_.read_errors["governor"];
+      stats_.last_error["governor"] = e.what();
+    }
+  }
   ++stats_.rounds;
   stats_.last_round_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();

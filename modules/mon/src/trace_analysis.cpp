@@ -8,7 +8,7 @@
 
 #include "acco/core/units.hpp"
 
-#include "text_table.hpp"
+#include "acco/core/text_table.hpp"
 
 namespace acco::mon {
 namespace {
@@ -184,7 +184,7 @@ std::string trace_text(const TraceReport& r) {
          units::format_seconds(d.idle_seconds), units::format_seconds(d.idle_with_transfer_seconds),
          units::format_bytes(static_cast<std::uint64_t>(d.transfer_bytes)), d.verdict, d.why});
   }
-  out += detail::aligned_rows(rows);
+  out += core::aligned_rows(rows);
   return out;
 }
 

@@ -308,8 +308,7 @@ void Controller::apply(std::vector<Action>& actions, const std::vector<DeviceSam
     }
     if (is_scheduler_action(a.kind)) {
       if (!options_.scheduler) {
-        a.error = "no scheduler attached";
-        continue;
+        continue;  // no scheduler in this process: the action is information
       }
       Status done = options_.scheduler(a);
       a.applied = done.has_value();

@@ -198,6 +198,27 @@ Reading read(const DeviceSample& s) {
 
 }  // namespace
 
+std::optional<GovernorState> thermal_state(const DeviceSample& s, const GovernorOptions& o) {
+  if (!s.temperature_gpu_celsius || !s.threshold_gpu_max_celsius) {
+    return std::nullopt;
+  }
+  const double t = *s.temperature_gpu_celsius;
+  const double t_max = *s.threshold_gpu_max_celsius;
+  const double t_slow = s.threshold_slowdown_celsius.value_or(t_max + 2);
+  const std::uint64_t reasons = s.clock_event_reasons.value_or(0);
+  if (t >= t_slow - o.drain_enter_below_slowdown ||
+      (reasons & clock_event::kHwThermalSlowdown) != 0) {
+    return GovernorState::kDraining;
+  }
+  if (t >= t_max - o.hot_enter_below_max || (reasons & clock_event::kSwThermalSlowdown) != 0) {
+    return GovernorState::kHot;
+  }
+  if (t >= t_max - o.warm_enter_below_max) {
+    return GovernorState::kWarm;
+  }
+  return GovernorState::kNormal;
+}
+
 Governor::Governor(GovernorOptions options) : options_(std::move(options)) {}
 Governor::~Governor() = default;
 Governor::Governor(Governor&&) noexcept = default;
@@ -543,7 +564,10 @@ std::vector<Action> Governor::step(const std::vector<DeviceSample>& samples, dou
         }
         w.number("target_celsius", target_t);
         w.number("error_kelvin", e);
-        w.set_limit(next, fmt::format("warm: PI on T {:.0f} C toward {:.0f} C", t, target_t));
+        const bool at_bound = next == lo || next == hi;
+        if (std::abs(next - current) >= o.pi_dead_band_watts || (at_bound && next != current)) {
+          w.set_limit(next, fmt::format("warm: PI on T {:.0f} C toward {:.0f} C", t, target_t));
+        }
       }
       if (c.state == GovernorState::kHot && r.can_limit() && c.limit &&
           std::abs(*c.limit - *r.min_w) < kLimitEpsilonWatts) {

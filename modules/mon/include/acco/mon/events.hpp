@@ -35,6 +35,11 @@ struct Event {
 // Events between `previous` (null for the first round) and `current`, in device order.
 [[nodiscard]] std::vector<Event> detect_events(const Snapshot* previous, const Snapshot& current);
 
+// A governor action as an event "governor_<kind>" (governor_set_power_limit, ...): level
+// warning for no new work, drain and a failed action, info otherwise; the message is the reason
+// and whether it was applied; the numbers are the action's.
+[[nodiscard]] Event governor_event(const power::Action& action, std::int64_t time_unix_nanos);
+
 // One JSON object on one line: {"time": RFC 3339, "level", "event", "device", "message", ...}.
 [[nodiscard]] std::string to_json_line(const Event& event);
 

@@ -36,6 +36,11 @@ struct SamplerOptions {
   // Called on the sampler's thread once per round for Snapshot::process (acco's own counters);
   // empty: none. An exception it throws is counted as a read error of source "process".
   std::function<ProcessCounters()> process_counters = {};
+  // Called on the sampler's thread once per round with the devices' samples and the round's
+  // time, after the sources are read: the governor's tick (acco serve --governor), which answers
+  // Snapshot::governor. An exception is counted as a read error of source "governor".
+  std::function<power::GovernorStatus(const std::vector<power::DeviceSample>&, std::int64_t)>
+      governor = {};
 };
 
 class Sampler {

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "acco/power/governor.hpp"
 #include "acco/power/sample.hpp"
 
 namespace acco::mon {
@@ -56,7 +57,8 @@ struct Snapshot {
   std::int64_t time_unix_nanos = 0;
   std::vector<power::DeviceSample> devices;
   std::optional<power::HostSample> host;
-  std::optional<ProcessCounters> process;  // with SamplerOptions::process_counters
+  std::optional<ProcessCounters> process;         // with SamplerOptions::process_counters
+  std::optional<power::GovernorStatus> governor;  // with SamplerOptions::governor
   SamplerStats stats;
   bool operator==(const Snapshot&) const = default;
 };

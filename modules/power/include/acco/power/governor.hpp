@@ -74,6 +74,7 @@ struct GovernorOptions {
   double kp_watts_per_kelvin = 40;
   double ki_watts_per_kelvin_second = 0.5;
   double slew_watts_per_second = 35;  // 5 % of a 700 W TDP per second
+  double pi_dead_band_watts = 5;      // smaller corrections are not applied
 
   // Load-following caps while cool (kThermal): cap = floor + (max - floor) x utilization, moved
   // only when it differs from the current one by more than the dead band (a share of max).
@@ -96,7 +97,7 @@ struct GovernorOptions {
   // linearly to min_weight at the hot threshold; published when it moves by weight_step.
   double weight_band_kelvin = 10;
   double min_weight = 0.25;
-  double weight_step = 0.05;
+  double weight_step = 0.1;
 };
 
 // "thermal", "energy", "cap:300" (watts). kInvalidArgument naming the forms otherwise.
@@ -145,6 +146,22 @@ struct GovernorDevice {
   bool lost = false;
   std::optional<double> energy_cap_watts;  // energy mode: the cap chosen, once chosen
   bool operator==(const GovernorDevice&) const = default;
+};
+
+// The state a device's temperature and throttle reasons alone put it in, without the samples
+// and dwell times a running governor also needs (acco power status); nullopt without a
+// temperature or a max operating threshold.
+[[nodiscard]] std::optional<GovernorState> thermal_state(const DeviceSample& sample,
+                                                         const GovernorOptions& options = {});
+
+// What a running governor shows (`acco power run --json`, /metrics).
+struct GovernorStatus {
+  std::string mode;  // "thermal", "energy", "cap:300"
+  bool allow_control = false;
+  std::vector<GovernorDevice> devices;
+  std::map<std::string, std::uint64_t> actions_total;  // by to_string(ActionKind), all kinds
+  std::map<std::string, std::string> hands_off;        // uuid -> why the governor stopped
+  bool operator==(const GovernorStatus&) const = default;
 };
 
 class Governor {

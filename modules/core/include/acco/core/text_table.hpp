@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-namespace acco::mon::detail {
+namespace acco::core {
 
 inline std::string aligned_rows(const std::vector<std::vector<std::string>>& rows) {
   std::vector<std::size_t> widths;
@@ -30,4 +30,4 @@ inline std::string aligned_rows(const std::vector<std::vector<std::string>>& row
   return out;
 }
 
-}  // namespace acco::mon::detail
+}  // namespace acco::core
