@@ -14,6 +14,7 @@
 #include "acco/core/units.hpp"
 #include "acco/dev/cuda_backend.hpp"
 #include "acco/mon/server.hpp"
+#include "acco/mon/thermal_run.hpp"
 #include "acco/sched/perf_model.hpp"
 #include "acco/sched/record.hpp"
 #include "acco/sched/workload_run.hpp"
@@ -50,6 +51,10 @@ struct ScheduleFlags {
   std::string trace;
   std::string serve;
   std::string serve_interval = "200ms";
+  bool simulate_thermal = false;
+  double thermal_scale = 60;
+  std::string cooling = "1";
+  std::string governor = "off,thermal";
   const CLI::Option* link_option = nullptr;  // was --link given?
 };
 
@@ -114,7 +119,74 @@ void add_schedule_flags(CLI::App& cmd, SharedFlags& shared, ScheduleFlags& f) {
       ->type_name("HOST:PORT");
   cmd.add_option("--serve-interval", f.serve_interval, "--serve: sampling period (default 200ms)")
       ->type_name("DURATION");
+  cmd.add_flag("--simulate-thermal", f.simulate_thermal,
+               "run every kernel on simulated accelerators whose clocks follow a thermal and "
+               "power model (firmware throttling included), once per --governor setting");
+  cmd.add_option("--thermal-scale", f.thermal_scale,
+                 "--simulate-thermal: simulated seconds per wall second (default 60)")
+      ->type_name("X");
+  cmd.add_option("--cooling", f.cooling,
+                 "--simulate-thermal: heatsink-to-air resistance factor per device, or one for "
+                 "all (default 1; 2 is a device with poor cooling)")
+      ->type_name("LIST");
+  cmd.add_option("--governor", f.governor,
+                 "--simulate-thermal: governor settings to compare: off (firmware only), "
+                 "thermal, energy, cap:W (default off,thermal)")
+      ->type_name("LIST");
   add_json_flag(cmd, shared, "print JSON (schema acco.schedule/1)");
+}
+
+// --simulate-thermal and its options.
+Status parse_thermal(const ScheduleFlags& f, ScheduleOptions& s) {
+  if (!f.simulate_thermal) {
+    return {};
+  }
+  if (s.cuda) {
+    return usage("--simulate-thermal runs simulated devices: it cannot go with --devices cuda");
+  }
+  ScheduleOptions::Thermal t;
+  if (!(f.thermal_scale >= 1 && f.thermal_scale <= 10000)) {
+    return bad_value("--thermal-scale", fmt::format("{}", f.thermal_scale),
+                     "a factor from 1 to 10000");
+  }
+  t.time_scale = f.thermal_scale;
+  for (const std::string& item : units::split(f.cooling, ',')) {
+    double factor = 0;
+    try {
+      std::size_t used = 0;
+      factor = std::stod(item, &used);
+      factor = used == item.size() ? factor : -1;
+    } catch (const std::exception&) {
+      factor = -1;
+    }
+    if (!(factor >= 0.1 && factor <= 100)) {
+      return bad_value("--cooling", f.cooling,
+                       "factors from 0.1 to 100, one per device or one for all");
+    }
+    t.cooling.push_back(factor);
+  }
+  if (t.cooling.size() != 1 && t.cooling.size() != static_cast<std::size_t>(s.devices)) {
+    return usage(
+        fmt::format("--cooling: {} values for {} devices (give one per device, or one "
+                    "for all)",
+                    t.cooling.size(), s.devices));
+  }
+  for (const std::string& item : units::split(f.governor, ',')) {
+    if (item == "off") {
+      t.governors.emplace_back(item, std::nullopt);
+      continue;
+    }
+    power::GovernorOptions g;
+    if (Status parsed = power::parse_governor_mode(item, g); !parsed) {
+      return usage("--governor: " + parsed.error().message + " or off");
+    }
+    t.governors.emplace_back(item, g);
+  }
+  if (t.governors.empty()) {
+    return bad_value("--governor", f.governor, "a list of off, thermal, energy, cap:W");
+  }
+  s.thermal = t;
+  return {};
 }
 
 // --serve and --serve-interval.
@@ -300,6 +372,7 @@ Result<ScheduleOptions> schedule_options(const ScheduleFlags& f) {
   s.models = f.models;
   s.trace = f.trace;
   ACCO_RETURN_IF_ERROR(parse_serve(f, s));
+  ACCO_RETURN_IF_ERROR(parse_thermal(f, s));
   return s;
 }
 
@@ -447,7 +520,7 @@ Result<std::vector<sched::WorkloadOutcome>> run_policies(const ScheduleOptions& 
     sched::WorkloadRunOptions run;
     run.calibration_runs = s.calibrate;
     if (server != nullptr) {
-      run.observe = [server](const sched::Runtime* runtime) { server->observe(runtime); };
+      run.observe = [server](sched::Runtime* runtime) { server->observe(runtime); };
     }
     auto outcome = sched::run_workload(workload, device_specs(devices, s), options, run);
     if (!outcome) {
@@ -459,6 +532,49 @@ Result<std::vector<sched::WorkloadOutcome>> run_policies(const ScheduleOptions& 
       }
     }
     runs.push_back(std::move(*outcome));
+  }
+  return runs;
+}
+
+// Every policy once per governor setting, each on a fresh rig (the same start temperatures).
+Result<std::vector<mon::ThermalOutcome>> run_thermal(const ScheduleOptions& s,
+                                                     const sched::Workload& workload,
+                                                     const ScheduleDevices& devices,
+                                                     const Progress& progress,
+                                                     ScheduleServer* server) {
+  std::vector<mon::ThermalOutcome> runs;
+  const auto& t = *s.thermal;
+  const std::size_t total = s.policies.size() * t.governors.size();
+  for (const auto kind : s.policies) {
+    for (const auto& [name, governor] : t.governors) {
+      const std::string label = fmt::format("{}/{}", sched::to_string(kind), name);
+      if (progress) {
+        progress(fmt::format("[{}/{}] {}: {} task(s), {} calibration run(s), thermal x{:g}",
+                             runs.size() + 1, total, label, workload.tasks.size(), s.calibrate,
+                             t.time_scale));
+      }
+      sched::RuntimeOptions options;
+      options.policy = kind;
+      options.knobs.sorted_decision = s.sorted_decision;
+      sched::WorkloadRunOptions run;
+      run.calibration_runs = s.calibrate;
+      if (server != nullptr) {
+        run.observe = [server](sched::Runtime* runtime) { server->observe(runtime); };
+      }
+      mon::ThermalRunOptions thermal;
+      thermal.rig.time_scale = t.time_scale;
+      thermal.rig.cooling_factors = t.cooling.size() == 1
+                                        ? std::vector<double>(devices.devices.size(), t.cooling[0])
+                                        : t.cooling;
+      thermal.governor = governor;
+      auto outcome =
+          mon::run_thermal_workload(workload, device_specs(devices, s), options, run, thermal);
+      if (!outcome) {
+        return tl::unexpected(as_usage(std::move(outcome.error()).with_context(label)));
+      }
+      outcome->outcome.policy = label;
+      runs.push_back(std::move(*outcome));
+    }
   }
   return runs;
 }
@@ -486,7 +602,21 @@ Output ScheduleCommand::run(const Invocation& inv) const {
     }
     server = std::move(*started);
   }
-  auto runs = run_policies(s, *workload, *devices, inv.progress, server.get());
+  Result<std::vector<sched::WorkloadOutcome>> runs = std::vector<sched::WorkloadOutcome>{};
+  std::vector<mon::ThermalOutcome> thermal;
+  if (s.thermal) {
+    auto thermal_runs = run_thermal(s, *workload, *devices, inv.progress, server.get());
+    if (!thermal_runs) {
+      runs = tl::unexpected(thermal_runs.error());
+    } else {
+      thermal = std::move(*thermal_runs);
+      for (const auto& r : thermal) {
+        runs->push_back(r.outcome);
+      }
+    }
+  } else {
+    runs = run_policies(s, *workload, *devices, inv.progress, server.get());
+  }
   server.reset();  // the runs are over: so is serving them
   if (!runs) {
     return error_output(runs.error());
@@ -500,8 +630,8 @@ Output ScheduleCommand::run(const Invocation& inv) const {
     }
     out.err += fmt::format("acco: trace of {} written to {}\n", runs->front().policy, s.trace);
   }
-  out.out = inv.format == Format::kJson ? schedule_json(s, *workload, *devices, *runs)
-                                        : schedule_text(s, *workload, *devices, *runs);
+  out.out = inv.format == Format::kJson ? schedule_json(s, *workload, *devices, *runs, thermal)
+                                        : schedule_text(s, *workload, *devices, *runs, thermal);
   for (const auto& r : *runs) {
     if (r.failed > 0) {
       out.err += failure_note(r);

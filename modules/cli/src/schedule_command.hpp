@@ -10,6 +10,7 @@
 
 #include "acco/cli/app.hpp"
 #include "acco/dev/host_backend.hpp"
+#include "acco/power/governor.hpp"
 #include "acco/sched/policy.hpp"
 #include "acco/sched/workload.hpp"
 
@@ -36,6 +37,14 @@ struct ScheduleOptions {
   std::string trace;   // Chrome trace of the first policy's measured run
   // --serve: /metrics and the API with the runtime's counters while the runs last.
   std::optional<ScheduleServeOptions> serve;
+  // --simulate-thermal: every kernel on simulated devices whose speed follows their clocks,
+  // each policy run once per governor setting (nullopt: firmware throttling only).
+  struct Thermal {
+    double time_scale = 60;
+    std::vector<double> cooling;  // per device, or one for all
+    std::vector<std::pair<std::string, std::optional<power::GovernorOptions>>> governors;
+  };
+  std::optional<Thermal> thermal;
 };
 
 // Exit codes: 64 for a value that does not fit the devices found (list lengths with cuda, a

@@ -117,9 +117,93 @@ std::string header_text(const ScheduleOptions& s, const sched::Workload& w,
 
 }  // namespace
 
+namespace {
+
+// Per run on the thermal rig: throughput and energy over every run of the workload (calibration
+// included: the devices heat up through all of them), and per device what the firmware did.
+struct ThermalSummary {
+  double tasks_per_second = 0;
+  double joules = 0;
+  double joules_per_task = 0;
+};
+ThermalSummary summarize(const mon::ThermalOutcome& t) {
+  ThermalSummary s;
+  for (const auto& d : t.devices) {
+    s.joules += d.energy_joules;
+  }
+  // Simulated time: the rig's clock, which the energy is integrated on.
+  s.tasks_per_second =
+      t.simulated_seconds > 0 ? static_cast<double>(t.tasks_run) / t.simulated_seconds : 0;
+  s.joules_per_task = t.tasks_run > 0 ? s.joules / static_cast<double>(t.tasks_run) : 0;
+  return s;
+}
+
+Json thermal_json(const mon::ThermalOutcome& t) {
+  const ThermalSummary sum = summarize(t);
+  Json devices = Json::array();
+  for (std::size_t i = 0; i < t.devices.size(); ++i) {
+    const auto& d = t.devices[i];
+    devices.push_back({{"device", i},
+                       {"energy_joules", d.energy_joules},
+                       {"max_temperature_celsius", d.max_temperature_celsius},
+                       {"sw_thermal_seconds", d.sw_thermal_seconds},
+                       {"hw_thermal_seconds", d.hw_thermal_seconds},
+                       {"busy_seconds", d.busy_seconds},
+                       {"lost", d.lost}});
+  }
+  Json j = {{"policy", t.outcome.policy},
+            {"simulated_seconds", t.simulated_seconds},
+            {"wall_seconds", t.wall_seconds},
+            {"tasks_run", t.tasks_run},
+            {"tasks_per_simulated_second", sum.tasks_per_second},
+            {"energy_joules", sum.joules},
+            {"energy_per_task_joules", sum.joules_per_task},
+            {"devices", devices}};
+  if (t.governor) {
+    Json actions = Json::object();
+    for (const auto& [kind, n] : t.governor->actions_total) {
+      actions[kind] = n;
+    }
+    j["governor"] = {{"mode", t.governor->mode}, {"actions_total", actions}};
+  }
+  return j;
+}
+
+std::string thermal_text(const std::vector<mon::ThermalOutcome>& thermal) {
+  std::vector<std::vector<std::string>> rows = {{"run", "sim time", "tasks/s", "energy/task",
+                                                 "hottest", "sw thermal", "hw thermal", "actions"}};
+  for (const auto& t : thermal) {
+    const ThermalSummary sum = summarize(t);
+    double hottest = 0;
+    double sw = 0;
+    double hw = 0;
+    for (const auto& d : t.devices) {
+      hottest = std::max(hottest, d.max_temperature_celsius);
+      sw += d.sw_thermal_seconds;
+      hw += d.hw_thermal_seconds;
+    }
+    std::uint64_t actions = 0;
+    if (t.governor) {
+      for (const auto& [kind, n] : t.governor->actions_total) {
+        actions += kind == "log" ? 0 : n;
+      }
+    }
+    rows.push_back({t.outcome.policy, units::format_seconds(t.simulated_seconds),
+                    fmt::format("{:.2f}", sum.tasks_per_second),
+                    fmt::format("{:.1f} J", sum.joules_per_task), fmt::format("{:.1f} C", hottest),
+                    units::format_seconds(sw), units::format_seconds(hw),
+                    t.governor ? std::to_string(actions) : "-"});
+  }
+  return "\nthermal (simulated time, every run of the workload; sw/hw thermal: time the firmware "
+         "held the clocks down, all devices):\n" +
+         aligned_table(rows);
+}
+
+}  // namespace
+
 std::string schedule_json(const ScheduleOptions& s, const sched::Workload& w,
-                          const ScheduleDevices& d,
-                          const std::vector<sched::WorkloadOutcome>& runs) {
+                          const ScheduleDevices& d, const std::vector<sched::WorkloadOutcome>& runs,
+                          const std::vector<mon::ThermalOutcome>& thermal) {
   Json j = {{"schema", "acco.schedule/1"},
             {"workload", workload_json(s, w)},
             {"devices", devices_json(d)},
@@ -133,12 +217,19 @@ std::string schedule_json(const ScheduleOptions& s, const sched::Workload& w,
     all.push_back(run_json(r));
   }
   j["runs"] = all;
+  if (!thermal.empty()) {
+    Json list = Json::array();
+    for (const auto& t : thermal) {
+      list.push_back(thermal_json(t));
+    }
+    j["thermal"] = {{"time_scale", s.thermal ? s.thermal->time_scale : 0.0}, {"runs", list}};
+  }
   return j.dump(2) + "\n";
 }
 
 std::string schedule_text(const ScheduleOptions& s, const sched::Workload& w,
-                          const ScheduleDevices& d,
-                          const std::vector<sched::WorkloadOutcome>& runs) {
+                          const ScheduleDevices& d, const std::vector<sched::WorkloadOutcome>& runs,
+                          const std::vector<mon::ThermalOutcome>& thermal) {
   std::vector<std::vector<std::string>> rows;
   std::vector<std::string> head = {"policy", "makespan", "bound", "efficiency", "tasks", "moved"};
   for (std::size_t i = 0; i < d.devices.size(); ++i) {
@@ -175,6 +266,9 @@ std::string schedule_text(const ScheduleOptions& s, const sched::Workload& w,
       out += fmt::format("best: {} ({})\n", best->policy,
                          units::format_seconds(best->makespan_seconds));
     }
+  }
+  if (!thermal.empty()) {
+    out += thermal_text(thermal);
   }
   return out;
 }

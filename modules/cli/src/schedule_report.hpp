@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "acco/dev/device.hpp"
+#include "acco/mon/thermal_run.hpp"
 #include "acco/sched/workload.hpp"
 #include "acco/sched/workload_run.hpp"
 
@@ -21,12 +22,15 @@ struct ScheduleDevices {
   std::string link;                        // host: the emulated link; cuda: empty
 };
 
+// `thermal` (--simulate-thermal) holds one entry per run, in the order of `runs`.
 [[nodiscard]] std::string schedule_json(const ScheduleOptions& s, const sched::Workload& w,
                                         const ScheduleDevices& d,
-                                        const std::vector<sched::WorkloadOutcome>& runs);
+                                        const std::vector<sched::WorkloadOutcome>& runs,
+                                        const std::vector<mon::ThermalOutcome>& thermal = {});
 [[nodiscard]] std::string schedule_text(const ScheduleOptions& s, const sched::Workload& w,
                                         const ScheduleDevices& d,
-                                        const std::vector<sched::WorkloadOutcome>& runs);
+                                        const std::vector<sched::WorkloadOutcome>& runs,
+                                        const std::vector<mon::ThermalOutcome>& thermal = {});
 // The first failure of a run, for the one-line note on standard error.
 [[nodiscard]] std::string failure_note(const sched::WorkloadOutcome& run);
 

@@ -150,8 +150,7 @@ namespace {
 // Shows the runtime to WorkloadRunOptions::observe for as long as it lives.
 class Observation {
  public:
-  Observation(const std::function<void(const Runtime*)>& observe, const Runtime& runtime)
-      : observe_(observe) {
+  Observation(const std::function<void(Runtime*)>& observe, Runtime& runtime) : observe_(observe) {
     if (observe_) {
       observe_(&runtime);
     }
@@ -167,7 +166,7 @@ class Observation {
   Observation& operator=(Observation&&) = delete;
 
  private:
-  const std::function<void(const Runtime*)>& observe_;
+  const std::function<void(Runtime*)>& observe_;
 };
 
 // kInvalidArgument for no device, a null one, or costs for another number of devices.

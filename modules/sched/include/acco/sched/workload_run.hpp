@@ -53,7 +53,7 @@ struct WorkloadRunOptions {
   // Called with the runtime once it is created and with null just before it is destroyed (on
   // every path out of run_workload), so a monitor can poll Runtime::counters meanwhile. Called
   // on the thread that runs the workload.
-  std::function<void(const Runtime*)> observe;
+  std::function<void(Runtime*)> observe;
   // Replaces the emulated kernel: called with the device index and the task's cost there (its
   // seconds at full speed), on the thread that runs the kernel, for as long as the kernel runs
   // (simulated devices whose speed follows their clocks). May throw DeviceFailure.
