@@ -16,16 +16,24 @@
 #include "acco/mon/series_store.hpp"
 #include "acco/mon/server.hpp"
 #include "acco/mon/sources.hpp"
+#include "acco/power/rapl.hpp"
 #include "acco/power/simulated_device.hpp"
 
 #include "command_spec.hpp"
 #include "commands.hpp"
+#include "governor_setup.hpp"
 #include "monitor_flags.hpp"
 #include "process.hpp"
 #include "serve_checks.hpp"
 
 namespace acco::cli {
 namespace {
+
+std::int64_t wall_unix_nanos() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
 
 struct ServeOptions {
   mon::ServerOptions server;
@@ -38,6 +46,7 @@ struct ServeOptions {
   mon::SeriesStoreOptions store;
   ChecksOptions checks;
   std::string sysroot;
+  std::optional<GovernorSettings> governor;  // --governor
 };
 
 class ServeCommand final : public Command {
@@ -55,13 +64,46 @@ class ServeCommand final : public Command {
     if (!log) {
       return error_output(log.error());
     }
+    mon::EventLog& events = **log;
+    // The governor ticks on the sampler's thread with each round's samples (scrapes never read
+    // a sensor); its actions are events.
+    std::optional<Governing> governing;
+    const auto begin_governor = std::chrono::steady_clock::now();
+    const auto governor_seconds = [begin_governor] {
+      return std::chrono::duration<double>(std::chrono::steady_clock::now() - begin_governor)
+          .count();
+    };
+    if (options_.governor) {
+      if (sources->fs) {
+        sources->devices.push_back(power::make_rapl_source(*sources->fs));
+      }
+      std::vector<power::SensorSource*> raw;
+      for (const auto& s : sources->devices) {
+        raw.push_back(s.get());
+      }
+      auto made = make_governing(*options_.governor, raw, options_.sources.nvml_library,
+                                 options_.sysroot, [&events](const power::Action& a) {
+                                   events.add(mon::governor_event(a, wall_unix_nanos()));
+                                 });
+      if (!made) {
+        return error_output(made.error());
+      }
+      governing = std::move(*made);
+    }
     mon::SamplerOptions sampler_options;
+    if (governing) {
+      sampler_options.governor = [&governing, governor_seconds](
+                                     const std::vector<power::DeviceSample>& samples,
+                                     std::int64_t /*time*/) {
+        (void)governing->tick(samples, governor_seconds());
+        return governing->run->status();
+      };
+    }
     sampler_options.interval = options_.interval;
     sampler_options.metrics = {
         .dcgm_compat = options_.dcgm_compat, .version = ACCO_VERSION, .hostname = hostname()};
     const std::string nvml_note = sources->nvml_note;
     mon::Sampler sampler(std::move(sources->devices), std::move(sources->host), sampler_options);
-    mon::EventLog& events = **log;
     std::shared_ptr<const mon::Published> previous;
     sampler.add_observer([&](const mon::Published& round) {
       events.add(mon::detect_events(previous ? &previous->snapshot : nullptr, round.snapshot));
@@ -131,6 +173,13 @@ class ServeCommand final : public Command {
     server.stop();
     checks.stop();
     sampler.stop();
+    if (governing) {
+      // Limits back as found, on every way out (the duration, SIGTERM, SIGINT).
+      const auto final_round = sampler.latest();
+      (void)governing->run->finish(
+          final_round ? final_round->snapshot.devices : std::vector<power::DeviceSample>{},
+          governor_seconds());
+    }
     if (store) {
       store->flush();  // the final, partial batch
     }
@@ -166,6 +215,8 @@ struct ServeFlags {
   std::string probe_every;
   std::string bench_every;
   std::string history;
+  bool governor = false;
+  GovernorFlags governor_flags;
 };
 
 Result<ServeOptions> serve_options(const ServeFlags& flags, const core::Settings& settings) {
@@ -175,6 +226,11 @@ Result<ServeOptions> serve_options(const ServeFlags& flags, const core::Settings
     return bad_value("--listen", flags.listen, "HOST:PORT (e.g. 127.0.0.1:9477 or 0.0.0.0:9477)");
   }
   o.server = *listen;
+  if (flags.governor) {
+    ACCO_ASSIGN_OR_RETURN(o.governor, governor_settings(flags.governor_flags));
+  } else if (flags.governor_flags.allow_control) {
+    return usage("--allow-control applies the governor's actions: give --governor");
+  }
   ACCO_ASSIGN_OR_RETURN(auto monitor, monitor_options(flags.monitor, settings));
   o.interval = monitor.interval;
   o.sources = monitor.sources;
@@ -245,6 +301,10 @@ CommandSpec serve_command() {
                        "run the quick bench this often when every device is idle, store it in "
                        "the bench history and log regressions")
             ->type_name("DURATION");
+        sub.add_flag("--governor", flags.governor,
+                     "run the power and thermal governor on every round (dry-run unless "
+                     "--allow-control; actions as events, acco_governor_* in /metrics)");
+        add_governor_flags(sub, flags.governor_flags);
         sub.add_option("--history", flags.history,
                        "bench history for --bench-every (default: the acco bench history)")
             ->type_name("FILE");

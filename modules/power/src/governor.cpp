@@ -99,10 +99,11 @@ namespace {
 
 constexpr double kLimitEpsilonWatts = 1;     // smaller changes are not worth an NVML call
 constexpr double kKeepUpUtilization = 0.85;  // a device below this had idle time between tasks
+constexpr double kKeptUpTolerance = 0.1;     // work rates of kept-up points differ by noise only
 constexpr double kTimeEpsilon = 1e-9;
 
 struct EnergyPoint {
-  double cap_watts = 0;
+  double share = 0;  // of each device's default limit
   double joules_per_work = 0;
   double work_rate = 0;  // nominal seconds of work per second
   double utilization = 0;
@@ -115,18 +116,25 @@ enum class SweepPhase {
   kChosen
 };
 
-struct EnergySweep {
+}  // namespace
+
+// One sweep for every cool device together: they run the same work stream, and a scheduler moves
+// work between them, so only their sum says what a cap costs.
+struct Governor::Sweep {
   SweepPhase phase = SweepPhase::kNotStarted;
   std::size_t point = 0;
   double phase_start = 0;
-  double energy0 = 0;
-  double work0 = 0;
-  double busy_seconds = 0;  // utilization x dt over the point
+  std::optional<double> last_decision;
+  double busy_seconds = 0;  // mean utilization x dt over the point
   std::vector<EnergyPoint> points;
-  std::optional<double> chosen_watts;
+  std::optional<double> share;  // what the cool devices run at now
+  std::string reason;
+  std::optional<double> chosen_share;
   double chosen_utilization = 0;
   double utilization_average = 0;  // exponentially weighted, time constant point_seconds
 };
+
+namespace {
 
 double clamp_limit(double watts, double lo, double hi) {
   return std::clamp(watts, lo, std::max(lo, hi));
@@ -160,7 +168,12 @@ struct Governor::Control {
   double last_power = 0;
   double work = 0;
   double integrated_energy = 0;
-  EnergySweep sweep;
+  double energy = 0;         // the latest reading (or the integral)
+  double default_watts = 0;  // the latest default limit
+  bool sweepable = false;    // cool, controllable and read in this step
+  bool in_point = false;     // measured since the point started
+  double point_energy0 = 0;
+  double point_work0 = 0;
 };
 
 namespace {
@@ -219,7 +232,8 @@ std::optional<GovernorState> thermal_state(const DeviceSample& s, const Governor
   return GovernorState::kNormal;
 }
 
-Governor::Governor(GovernorOptions options) : options_(std::move(options)) {}
+Governor::Governor(GovernorOptions options)
+    : options_(std::move(options)), sweep_(std::make_unique<Sweep>()) {}
 Governor::~Governor() = default;
 Governor::Governor(Governor&&) noexcept = default;
 Governor& Governor::operator=(Governor&&) noexcept = default;
@@ -228,16 +242,19 @@ std::vector<GovernorDevice> Governor::devices() const {
   std::vector<GovernorDevice> out;
   for (const auto& control : controls_) {
     const Control& c = *control;
-    out.push_back({.device = c.device,
-                   .uuid = c.uuid,
-                   .state = c.state,
-                   .limit_watts = c.limit,
-                   .weight = c.weight,
-                   .no_new_work = c.no_new_work,
-                   .drained = c.drained,
-                   .clocks_locked = c.clocks_locked,
-                   .lost = c.lost,
-                   .energy_cap_watts = c.sweep.chosen_watts});
+    out.push_back(
+        {.device = c.device,
+         .uuid = c.uuid,
+         .state = c.state,
+         .limit_watts = c.limit,
+         .weight = c.weight,
+         .no_new_work = c.no_new_work,
+         .drained = c.drained,
+         .clocks_locked = c.clocks_locked,
+         .lost = c.lost,
+         .energy_cap_watts = sweep_->chosen_share
+                                 ? std::optional<double>(*sweep_->chosen_share * c.default_watts)
+                                 : std::nullopt});
   }
   return out;
 }
@@ -338,13 +355,14 @@ class StepWriter {
   std::vector<std::pair<std::string, double>> extra_;
 };
 
-// The limit a cool device runs at in each mode, before the energy sweep's choice.
-double cool_ceiling(const GovernorOptions& o, const Governor::Control& c, const Reading& r) {
+// The limit a cool device runs at in each mode (energy: the share the sweep runs at).
+double cool_ceiling(const GovernorOptions& o, const std::optional<double>& energy_share,
+                    const Reading& r) {
   switch (o.mode) {
     case GovernorMode::kCap:
       return clamp_limit(o.cap_watts, *r.min_w, *r.max_w);
     case GovernorMode::kEnergy:
-      return c.sweep.chosen_watts.value_or(*r.default_w);
+      return clamp_limit(energy_share.value_or(1.0) * *r.default_w, *r.min_w, *r.max_w);
     case GovernorMode::kThermal:
       return *r.default_w;
   }
@@ -368,6 +386,9 @@ bool held(Governor::Control& c, bool holds, double seconds, double now) {
 std::vector<Action> Governor::step(const std::vector<DeviceSample>& samples, double now) {
   std::vector<Action> out;
   const GovernorOptions& o = options_;
+  for (const auto& control : controls_) {
+    control->sweepable = false;
+  }
   for (const DeviceSample& s : samples) {
     if (s.suspended || s.uuid.empty()) {
       continue;
@@ -411,7 +432,8 @@ std::vector<Action> Governor::step(const std::vector<DeviceSample>& samples, dou
       c.last_speed = std::clamp(*s.sm_clock_hertz / *s.sm_clock_max_hertz, 0.0, 1.0);
     }
     c.last_power = s.power_watts.value_or(c.last_power);
-    const double energy = s.energy_joules.value_or(c.integrated_energy);
+    c.energy = s.energy_joules.value_or(c.integrated_energy);
+    c.default_watts = s.power_limit_default_watts.value_or(c.default_watts);
 
     if (c.last_decision && now - *c.last_decision + kTimeEpsilon < o.period_seconds) {
       continue;
@@ -538,15 +560,13 @@ std::vector<Action> Governor::step(const std::vector<DeviceSample>& samples, dou
           w.set_drained(true, reason);
           w.lock_clocks(reason);
         }
-        if (from == GovernorState::kNormal) {
-          c.sweep.phase = c.sweep.chosen_watts ? SweepPhase::kChosen : SweepPhase::kNotStarted;
-        }
+        c.in_point = false;  // a device that left cool is out of the point being measured
       }
 
       if (c.state == GovernorState::kWarm && r.can_limit()) {
         const double target_t = t_max - o.target_below_max;
         const double e = target_t - t;
-        const double hi = cool_ceiling(o, c, r);
+        const double hi = cool_ceiling(o, sweep_->share, r);
         const double lo = *r.min_w;
         const double raw = c.pi_base + o.kp_watts_per_kelvin * e +
                            o.ki_watts_per_kelvin_second * (c.integral + e * dt);
@@ -603,7 +623,7 @@ std::vector<Action> Governor::step(const std::vector<DeviceSample>& samples, dou
     }
 
     // Cool: the mode's limit.
-    const double ceiling = cool_ceiling(o, c, r);
+    const double ceiling = cool_ceiling(o, sweep_->share, r);
     if (o.mode == GovernorMode::kCap) {
       w.set_limit(ceiling, fmt::format("cap mode: {:.0f} W", ceiling));
       continue;
@@ -626,108 +646,144 @@ std::vector<Action> Governor::step(const std::vector<DeviceSample>& samples, dou
       continue;
     }
 
-    // Energy mode: sweep caps while work runs, keep the one with the least energy per work.
-    EnergySweep& sw = c.sweep;
-    const double alpha = std::min(1.0, dt / std::max(o.energy_point_seconds, kTimeEpsilon));
-    sw.utilization_average += alpha * (r.utilization - sw.utilization_average);
-    const bool busy = r.utilization >= o.energy_busy_utilization;
-    const auto cap_of = [&](std::size_t i) {
-      return clamp_limit(o.energy_cap_shares.at(i) * *r.default_w, *r.min_w, *r.max_w);
-    };
-    switch (sw.phase) {
-      case SweepPhase::kNotStarted:
-        if (busy && !o.energy_cap_shares.empty()) {
-          sw.points.clear();
-          sw.point = 0;
-          sw.phase = SweepPhase::kSettling;
-          sw.phase_start = now;
-          w.set_limit(cap_of(0), fmt::format("energy: measuring {:.0f} W (1 of {})", cap_of(0),
-                                             o.energy_cap_shares.size()));
-        }
-        break;
-      case SweepPhase::kSettling:
-        if (now - sw.phase_start + kTimeEpsilon >= o.energy_settle_seconds) {
-          sw.phase = SweepPhase::kMeasuring;
-          sw.phase_start = now;
-          sw.energy0 = energy;
-          sw.work0 = c.work;
-          sw.busy_seconds = 0;
-        }
-        break;
-      case SweepPhase::kMeasuring: {
-        sw.busy_seconds += r.utilization * dt;
-        const double span = now - sw.phase_start;
-        if (span + kTimeEpsilon < o.energy_point_seconds) {
-          break;
-        }
-        const double work = c.work - sw.work0;
-        const double util = sw.busy_seconds / std::max(span, kTimeEpsilon);
-        if (work <= 0 || util < o.energy_busy_utilization) {
-          // The device was idle: measure this cap again.
-          sw.phase = SweepPhase::kSettling;
-          sw.phase_start = now;
-          break;
-        }
-        sw.points.push_back({.cap_watts = cap_of(sw.point),
-                             .joules_per_work = (energy - sw.energy0) / work,
-                             .work_rate = work / span,
-                             .utilization = util});
-        if (sw.point + 1 < o.energy_cap_shares.size()) {
-          ++sw.point;
-          sw.phase = SweepPhase::kSettling;
-          sw.phase_start = now;
-          w.set_limit(cap_of(sw.point),
-                      fmt::format("energy: measuring {:.0f} W ({} of {})", cap_of(sw.point),
-                                  sw.point + 1, o.energy_cap_shares.size()));
-          break;
-        }
-        const EnergyPoint& ref = sw.points.front();
-        const EnergyPoint* best = &ref;
-        for (const EnergyPoint& p : sw.points) {
-          const bool fast_enough = p.work_rate >= (1 - o.energy_max_slowdown) * ref.work_rate;
-          const bool kept_up =
-              p.utilization <= kKeepUpUtilization && ref.utilization <= kKeepUpUtilization;
-          if ((fast_enough || kept_up) && p.joules_per_work < best->joules_per_work) {
-            best = &p;
-          }
-        }
-        sw.phase = SweepPhase::kChosen;
-        sw.chosen_watts = best->cap_watts;
-        sw.chosen_utilization = best->utilization;
-        sw.utilization_average = best->utilization;
-        std::string tried;
-        for (const EnergyPoint& p : sw.points) {
-          tried +=
-              fmt::format("{}{:.0f} W {:.1f} J/work at {:.0f} % busy", tried.empty() ? "" : ", ",
-                          p.cap_watts, p.joules_per_work, p.utilization * 100);
-        }
-        w.emit(ActionKind::kLog, 0, fmt::format("energy: sweep done: {}", tried));
-        w.number("joules_per_work", best->joules_per_work);
-        w.number("reference_joules_per_work", ref.joules_per_work);
-        w.number("work_rate_ratio", best->work_rate / std::max(ref.work_rate, kTimeEpsilon));
-        w.set_limit(
-            best->cap_watts,
-            fmt::format("energy: {:.0f} W uses {:.1f} % less energy per unit of work than "
-                        "{:.0f} W at {:.1f} % of its work rate",
-                        best->cap_watts, 100 * (1 - best->joules_per_work / ref.joules_per_work),
-                        ref.cap_watts, 100 * best->work_rate / ref.work_rate));
-        break;
-      }
-      case SweepPhase::kChosen:
-        if (busy && std::abs(sw.utilization_average - sw.chosen_utilization) >
-                        o.energy_recheck_utilization) {
-          w.emit(ActionKind::kLog, 0,
-                 fmt::format("energy: utilization moved from {:.0f} % to {:.0f} %: sweeping again",
-                             sw.chosen_utilization * 100, sw.utilization_average * 100));
-          sw.chosen_watts.reset();
-          sw.phase = SweepPhase::kNotStarted;
-        } else if (sw.chosen_watts) {
-          w.set_limit(*sw.chosen_watts, "energy: the chosen cap");
-        }
-        break;
-    }
+    // Energy mode: the share the sweep runs at (energy_round decides it for every device).
+    c.sweepable = true;
+    w.set_limit(ceiling, sweep_->reason.empty() ? "energy: the default limit" : sweep_->reason);
+  }
+  if (o.mode == GovernorMode::kEnergy) {
+    energy_round(now, out);
   }
   return out;
+}
+
+void Governor::energy_round(double now, std::vector<Action>& out) {
+  const GovernorOptions& o = options_;
+  Sweep& sw = *sweep_;
+  if (sw.last_decision && now - *sw.last_decision + kTimeEpsilon < o.period_seconds) {
+    return;
+  }
+  const double dt = sw.last_decision ? now - *sw.last_decision : o.period_seconds;
+  sw.last_decision = now;
+  std::vector<Control*> cool;
+  double utilization = 0;
+  for (const auto& control : controls_) {
+    if (control->sweepable) {
+      cool.push_back(control.get());
+      utilization += control->last_utilization;
+    }
+  }
+  if (cool.empty() || o.energy_cap_shares.empty()) {
+    return;
+  }
+  utilization /= static_cast<double>(cool.size());
+  const auto log = [&](std::string reason) {
+    Action a;
+    a.time_seconds = now;
+    a.kind = ActionKind::kLog;
+    a.reason = std::move(reason);
+    a.numbers = {{"utilization_ratio", utilization}, {"devices", static_cast<double>(cool.size())}};
+    out.push_back(std::move(a));
+  };
+  const auto start_point = [&](std::size_t i) {
+    sw.point = i;
+    sw.phase = SweepPhase::kSettling;
+    sw.phase_start = now;
+    sw.share = o.energy_cap_shares.at(i);
+    sw.reason = fmt::format("energy: measuring {:.0f} % of the default limit ({} of {})",
+                            *sw.share * 100, i + 1, o.energy_cap_shares.size());
+  };
+  const double alpha = std::min(1.0, dt / std::max(o.energy_point_seconds, kTimeEpsilon));
+  sw.utilization_average += alpha * (utilization - sw.utilization_average);
+  const bool busy = utilization >= o.energy_busy_utilization;
+  switch (sw.phase) {
+    case SweepPhase::kNotStarted:
+      if (busy) {
+        sw.points.clear();
+        start_point(0);
+      }
+      break;
+    case SweepPhase::kSettling:
+      if (now - sw.phase_start + kTimeEpsilon >= o.energy_settle_seconds) {
+        sw.phase = SweepPhase::kMeasuring;
+        sw.phase_start = now;
+        sw.busy_seconds = 0;
+        for (Control* c : cool) {
+          c->in_point = true;
+          c->point_energy0 = c->energy;
+          c->point_work0 = c->work;
+        }
+      }
+      break;
+    case SweepPhase::kMeasuring: {
+      sw.busy_seconds += utilization * dt;
+      const double span = now - sw.phase_start;
+      if (span + kTimeEpsilon < o.energy_point_seconds) {
+        break;
+      }
+      double work = 0;
+      double joules = 0;
+      for (Control* c : cool) {
+        if (c->in_point) {
+          work += c->work - c->point_work0;
+          joules += c->energy - c->point_energy0;
+        }
+        c->in_point = false;
+      }
+      const double util = sw.busy_seconds / std::max(span, kTimeEpsilon);
+      if (work <= 0 || util < o.energy_busy_utilization) {
+        start_point(sw.point);  // idle meanwhile: measure this cap again
+        break;
+      }
+      sw.points.push_back({.share = *sw.share,
+                           .joules_per_work = joules / work,
+                           .work_rate = work / span,
+                           .utilization = util});
+      if (sw.point + 1 < o.energy_cap_shares.size()) {
+        start_point(sw.point + 1);
+        break;
+      }
+      const EnergyPoint& ref = sw.points.front();
+      const EnergyPoint* best = &ref;
+      for (const EnergyPoint& p : sw.points) {
+        const bool fast_enough = p.work_rate >= (1 - o.energy_max_slowdown) * ref.work_rate;
+        // Both had idle time: the work rate is the arrival rate, equal up to noise.
+        const bool kept_up = p.utilization <= kKeepUpUtilization &&
+                             ref.utilization <= kKeepUpUtilization &&
+                             p.work_rate >= (1 - kKeptUpTolerance) * ref.work_rate;
+        if ((fast_enough || kept_up) && p.joules_per_work < best->joules_per_work) {
+          best = &p;
+        }
+      }
+      std::string tried;
+      for (const EnergyPoint& p : sw.points) {
+        tried += fmt::format("{}{:.0f} %: {:.2f} J/work, {:.0f} % busy", tried.empty() ? "" : "; ",
+                             p.share * 100, p.joules_per_work, p.utilization * 100);
+      }
+      sw.phase = SweepPhase::kChosen;
+      sw.chosen_share = best->share;
+      sw.share = best->share;
+      sw.chosen_utilization = best->utilization;
+      sw.utilization_average = best->utilization;
+      sw.reason = fmt::format(
+          "energy: {:.0f} % of the default limit uses {:.1f} % less energy per unit of work than "
+          "{:.0f} % at {:.1f} % of its work rate",
+          best->share * 100, 100 * (1 - best->joules_per_work / ref.joules_per_work),
+          ref.share * 100, 100 * best->work_rate / ref.work_rate);
+      log(fmt::format("energy: sweep done over {} device(s): {}; chosen {:.0f} %", cool.size(),
+                      tried, best->share * 100));
+      break;
+    }
+    case SweepPhase::kChosen:
+      if (busy &&
+          std::abs(sw.utilization_average - sw.chosen_utilization) > o.energy_recheck_utilization) {
+        log(fmt::format("energy: utilization moved from {:.0f} % to {:.0f} %: sweeping again",
+                        sw.chosen_utilization * 100, sw.utilization_average * 100));
+        sw.chosen_share.reset();
+        sw.points.clear();
+        start_point(0);
+      }
+      break;
+  }
 }
 
 std::vector<Action> Governor::finish(double now) {

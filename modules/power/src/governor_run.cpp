@@ -44,6 +44,14 @@ std::vector<Action> GovernorRun::tick(const std::vector<DeviceSample>& samples, 
     auto recovered = controller_.recover(samples, now);
     if (recovered) {
       log_all(*recovered);
+    } else {
+      // The limits a previous run left are unknown: changing anything now could lose them.
+      finished_ = true;
+      Action stop;
+      stop.time_seconds = now;
+      stop.reason = "governor stopped: " + recovered.error().message;
+      log_all({stop});
+      return {stop};
     }
   }
   if (finished_) {

@@ -103,16 +103,18 @@ void SimulatedDevice::step(double dt) {
   if (hw_thermal) {
     f = std::min(f, f_max / 2);
   }
-  // The power limiter: the highest clock at which P = idle + dynamic * (f / f_max)^alpha holds
-  // the enforced limit.
-  const double dynamic = u * activity * (m.max_watts - m.idle_watts);
+  // The power limiter acts on the draw while kernels run (the firmware's loop is far faster than
+  // the utilization window): the highest clock at which idle + busy dynamic x (f / f_max)^alpha
+  // holds the enforced limit. Utilization then scales the average.
+  const double busy_dynamic = activity * (m.max_watts - m.idle_watts);
+  const double dynamic = u * busy_dynamic;
   const auto power_at = [&](double clock) {
     return m.idle_watts + dynamic * std::pow(clock / f_max, m.dvfs_exponent);
   };
   bool power_capped = false;
-  if (dynamic > 0 && power_at(f) > limit_) {
+  if (dynamic > 0 && m.idle_watts + busy_dynamic * std::pow(f / f_max, m.dvfs_exponent) > limit_) {
     const double headroom = std::max(0.0, limit_ - m.idle_watts);
-    const double f_cap = f_max * std::pow(headroom / dynamic, 1.0 / m.dvfs_exponent);
+    const double f_cap = f_max * std::pow(headroom / busy_dynamic, 1.0 / m.dvfs_exponent);
     f = std::max(kMinClockShare * f_max, std::min(f, f_cap));
     power_capped = true;
   }
@@ -126,6 +128,12 @@ void SimulatedDevice::step(double dt) {
     busy_clock_ = std::min(busy_clock_, thermal_clock_cap_);
     if (hw_thermal) {
       busy_clock_ = std::min(busy_clock_, f_max / 2);
+    }
+    if (busy_dynamic > 0 && m.idle_watts + busy_dynamic > limit_) {
+      const double headroom = std::max(0.0, limit_ - m.idle_watts);
+      busy_clock_ = std::max(
+          kMinClockShare * f_max,
+          std::min(busy_clock_, f_max * std::pow(headroom / busy_dynamic, 1.0 / m.dvfs_exponent)));
     }
   }
 

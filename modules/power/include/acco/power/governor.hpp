@@ -82,13 +82,15 @@ struct GovernorOptions {
   double follow_floor_share = 0.6;  // of the default limit
   double follow_dead_band_share = 0.05;
 
-  // Energy mode: caps tried as shares of the default limit, each measured for point_seconds
-  // after settle_seconds; the cap with the least energy per unit of work whose work rate is
-  // within max_slowdown of the first (highest) cap's is kept; a change of utilization by more
-  // than recheck_utilization from the one measured restarts the sweep.
-  std::vector<double> energy_cap_shares = {1.0, 0.85, 0.72, 0.62, 0.55};
-  double energy_settle_seconds = 4;
-  double energy_point_seconds = 30;
+  // Energy mode: caps tried as shares of each device's default limit, every cool device at the
+  // same share (they share the work, so only their sum tells), each measured for point_seconds
+  // after settle_seconds; the share with the least energy per unit of work whose work rate is
+  // within max_slowdown of the first (highest) share's is kept, or any share while the devices
+  // kept up with their work (idle time left at both); a change of utilization by more than
+  // recheck_utilization from the one measured restarts the sweep.
+  std::vector<double> energy_cap_shares = {1.0, 0.85, 0.72, 0.6, 0.5, 0.42};
+  double energy_settle_seconds = 3;
+  double energy_point_seconds = 20;
   double energy_max_slowdown = 0.03;
   double energy_recheck_utilization = 0.2;
   double energy_busy_utilization = 0.05;  // below this the device is idle: nothing is measured
@@ -185,9 +187,13 @@ class Governor {
   [[nodiscard]] const GovernorOptions& options() const { return options_; }
 
   struct Control;  // per-device state, defined in governor.cpp
+  struct Sweep;    // the energy mode's sweep over every cool device
 
  private:
+  void energy_round(double now_seconds, std::vector<Action>& out);
+
   GovernorOptions options_;
+  std::unique_ptr<Sweep> sweep_;
   std::vector<std::unique_ptr<Control>> controls_;  // in first-seen order
   std::map<std::string, std::size_t> index_;        // by uuid
 };
