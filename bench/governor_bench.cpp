@@ -184,8 +184,9 @@ Result<EnergyCase> energy_case(const Options& o, double load,
   const auto begin = std::chrono::steady_clock::now();
   for (std::size_t i = 0; i < tasks; ++i) {
     if (load < 1) {
-      std::this_thread::sleep_until(begin + std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                                std::chrono::duration<double>(gap * i)));
+      std::this_thread::sleep_until(
+          begin + std::chrono::duration_cast<std::chrono::nanoseconds>(
+                      std::chrono::duration<double>(gap * static_cast<double>(i))));
     }
     acco::sched::Task t;
     t.codelet = codelet;

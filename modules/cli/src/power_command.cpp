@@ -285,6 +285,8 @@ class RunCommand final : public Command {
       (void)governing->tick(samples, seconds_since_start());
       ++rounds;
     }
+    samples = read_all(built->sources.devices, errors);  // what the devices have now
+    governing->actuator->learn(samples);
     (void)governing->run->finish(samples, seconds_since_start());
     const power::GovernorStatus status = governing->run->status();
 

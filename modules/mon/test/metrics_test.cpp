@@ -85,9 +85,34 @@ ProcessCounters process_counters() {
   return {{d}};
 }
 
+power::GovernorStatus governor_status() {
+  power::GovernorStatus g;
+  g.mode = "thermal";
+  g.allow_control = false;
+  g.devices = {{.device = "0",
+                .uuid = "SIM-0",
+                .state = power::GovernorState::kWarm,
+                .limit_watts = 612.5,
+                .weight = 0.53},
+               {.device = "1",
+                .uuid = "SIM-1",
+                .state = power::GovernorState::kHot,
+                .limit_watts = 200,
+                .weight = 0.25,
+                .no_new_work = true}};
+  for (const auto kind : power::all_action_kinds()) {
+    g.actions_total[power::to_string(kind)] = 0;
+  }
+  g.actions_total["set_power_limit"] = 12;
+  g.actions_total["no_new_work"] = 1;
+  g.hands_off["SIM-1"] = "the limit changed from 200 W to 450 W outside acco";
+  return g;
+}
+
 Snapshot snapshot_with_process() {
   Snapshot s = snapshot();
   s.process = process_counters();
+  s.governor = governor_status();
   return s;
 }
 
@@ -243,6 +268,17 @@ TEST(MetricsTest, PromtoolAcceptsTheOutput) {
   }
   EXPECT_EQ(lint->status, 0) << lint->output;
   EXPECT_EQ(lint->output, "");
+}
+
+TEST(MetricsTest, GovernorStatusRendersAsTheGoldenText) {
+  Snapshot s;
+  s.time_unix_nanos = 1764606324000000000;
+  s.governor = governor_status();
+  expect_golden("metrics.governor.txt", render_metrics(s, {.version = "0.1.0"}));
+  const auto lint = promtool(render_metrics(s, {.version = "0.1.0"}));
+  if (lint) {
+    EXPECT_EQ(lint->status, 0) << lint->output;
+  }
 }
 
 TEST(MetricsTest, PromtoolFindsFaultOnlyWithDcgmsOwnNames) {

@@ -184,7 +184,10 @@ Result<std::vector<Action>> Controller::recover(const std::vector<DeviceSample>&
                  {"original_limit_watts", saved.original_limit_watts}};
     Status done = restore_device(saved);
     a.applied = done.has_value();
-    if (!done) {
+    if (done) {
+      previous_limit_[saved.uuid] = saved.set_limit_watts;  // this round's samples show it
+      current_[saved.uuid] = saved.original_limit_watts;
+    } else {
       a.error = done.error().message;
       saved_[saved.uuid] = saved;  // try again at exit
     }
@@ -209,11 +212,20 @@ Status Controller::apply_device(Action& a, const DeviceSample* sample, bool chec
   const auto now_limit = sample != nullptr ? observed_limit(*sample) : std::nullopt;
   auto saved = saved_.find(a.uuid);
   // Someone else changed the limit since acco set it (or since acco first saw it)?
-  const std::optional<double> expected =
-      saved != saved_.end()          ? std::optional<double>(saved->second.set_limit_watts)
-      : first_seen_.contains(a.uuid) ? std::optional<double>(first_seen_.at(a.uuid))
-                                     : std::nullopt;
-  if (!checked && now_limit && expected &&
+  std::optional<double> expected;
+  if (saved != saved_.end()) {
+    expected = saved->second.set_limit_watts;
+  } else if (const auto known = current_.find(a.uuid); known != current_.end()) {
+    expected = known->second;
+  } else if (const auto first = first_seen_.find(a.uuid); first != first_seen_.end()) {
+    expected = first->second;
+  }
+  // A sample read before acco's own last change still shows the limit before it: stale, not
+  // someone else's.
+  const auto before = previous_limit_.find(a.uuid);
+  const bool stale = before != previous_limit_.end() && now_limit &&
+                     std::abs(*now_limit - before->second) <= kLimitToleranceWatts;
+  if (!checked && !stale && now_limit && expected &&
       std::abs(*now_limit - *expected) > kLimitToleranceWatts) {
     const std::string why = fmt::format(
         "the limit changed from {:.0f} W to {:.0f} W outside acco: the governor leaves this "
@@ -230,6 +242,8 @@ Status Controller::apply_device(Action& a, const DeviceSample* sample, bool chec
     }
     Status done = restore_device(saved->second);
     if (done) {
+      previous_limit_[a.uuid] = saved->second.set_limit_watts;
+      current_[a.uuid] = saved->second.original_limit_watts;
       saved_.erase(saved);
       Status written = save();
       if (!written) {
@@ -240,14 +254,18 @@ Status Controller::apply_device(Action& a, const DeviceSample* sample, bool chec
   }
   // Before the first change: the original goes to the state file.
   if (saved == saved_.end()) {
-    if (!now_limit) {
+    // What acco last put there (a restore this run) is newer than a sample read before it.
+    const auto known = current_.find(a.uuid);
+    const std::optional<double> original =
+        known != current_.end() ? std::optional<double>(known->second) : now_limit;
+    if (!original) {
       return fail(Errc::kUnsupported,
                   "the device reports no power limit, so it could not be restored: not changed");
     }
     SavedDevice s{.uuid = a.uuid,
                   .device = a.device,
-                  .original_limit_watts = *now_limit,
-                  .set_limit_watts = *now_limit,
+                  .original_limit_watts = *original,
+                  .set_limit_watts = *original,
                   .clocks_locked = false};
     saved = saved_.emplace(a.uuid, s).first;
     Status written = save();
@@ -262,7 +280,9 @@ Status Controller::apply_device(Action& a, const DeviceSample* sample, bool chec
     case ActionKind::kSetPowerLimit:
       done = actuator_->set_power_limit(a.uuid, a.value);
       if (done) {
+        previous_limit_[a.uuid] = s.set_limit_watts;
         s.set_limit_watts = a.value;
+        current_[a.uuid] = a.value;
       }
       break;
     case ActionKind::kLockClocks:
@@ -351,6 +371,7 @@ std::vector<Action> Controller::restore_all(double now) {
     Status done = restore_device(s);
     a.applied = done.has_value();
     if (done) {
+      current_[s.uuid] = s.original_limit_watts;
       saved_.erase(s.uuid);
     } else {
       a.error = done.error().message;

@@ -83,6 +83,8 @@ class Controller {
   ControllerOptions options_;
   std::map<std::string, SavedDevice> saved_;      // by uuid, what the state file holds
   std::map<std::string, double> first_seen_;      // by uuid, the limit at first sight
+  std::map<std::string, double> previous_limit_;  // by uuid, before acco's last change
+  std::map<std::string, double> current_;         // by uuid, what acco last put there
   std::map<std::string, std::string> hands_off_;  // by uuid
   std::map<ActionKind, std::uint64_t> counts_;
 };

@@ -1,0 +1,354 @@
+// `acco power status`, `acco power run`, `acco serve --governor` and `acco schedule
+// --simulate-thermal` run as a user would: simulated devices, and GPUs through the fake
+// libnvidia-ml whose limits persist across processes (ACCO_FAKE_NVML_STATE) like a driver's, so
+// restore at exit, on SIGTERM and after kill -9 are checked for real. JSON conforms to
+// docs/schemas/power-*.schema.json; bad input is one line with its exit code.
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <nlohmann/json.hpp>
+
+#include "daemon.hpp"
+#include "json_schema.hpp"
+#include "sysroot_builder.hpp"
+
+namespace acco::testing {
+namespace {
+
+namespace stdfs = std::filesystem;
+using nlohmann::json;
+using ::testing::HasSubstr;
+
+struct Run {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string slurp(const stdfs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// `env` is a list of NAME=VALUE words put before the command.
+Run acco(const std::string& args, const std::string& env = "") {
+  TempDir io;
+  const std::string cmd = "env -u ACCO_NVML -u ACCO_NVML_LIBRARY -u ACCO_FAKE_NVML_STATE " + env +
+                          " " + std::string(ACCO_BINARY) + " " + args + " >" +
+                          (io.path() / "out").string() + " 2>" + (io.path() / "err").string();
+  const int status = std::system(cmd.c_str());
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(io.path() / "out"),
+          slurp(io.path() / "err")};
+}
+
+void expect_conforms(const std::string& text, const std::string& schema_file) {
+  const auto value = json::parse(text);
+  const auto schema =
+      json::parse(slurp(stdfs::path(ACCO_SOURCE_DIR) / "docs/schemas" / schema_file));
+  const auto errors = validate(schema, value);
+  EXPECT_TRUE(errors.empty()) << ::testing::PrintToString(errors);
+}
+
+// The fake's two H100s (tests/data/nvml/telemetry.json: GPU 0 requested 650 W of [200, 700])
+// with a state file of their own, as a driver keeps limits between processes.
+class FakeGpus {
+ public:
+  explicit FakeGpus(const std::function<void(json&)>& edit = {}) {
+    json config =
+        json::parse(slurp(stdfs::path(ACCO_SOURCE_DIR) / "tests/data/nvml/telemetry.json"));
+    if (edit) {
+      edit(config);
+    }
+    std::ofstream(dir_.path() / "config.json") << config.dump();
+  }
+  [[nodiscard]] std::string env() const {
+    return "ACCO_NVML_LIBRARY=" + std::string(ACCO_FAKE_NVML_PATH) +
+           " ACCO_FAKE_NVML_CONFIG=" + (dir_.path() / "config.json").string() +
+           " ACCO_FAKE_NVML_STATE=" + fake_state().string();
+  }
+  [[nodiscard]] stdfs::path fake_state() const { return dir_.path() / "fake-driver-state.json"; }
+  [[nodiscard]] stdfs::path governor_state() const { return dir_.path() / "governor-state.json"; }
+  // GPU 0's limit as the "driver" holds it, milliwatts; 0 before anything was set.
+  [[nodiscard]] long long gpu0_limit_mw() const {
+    if (!stdfs::exists(fake_state())) {
+      return 0;
+    }
+    const auto j = json::parse(slurp(fake_state()), nullptr, false);
+    const auto& g = j["gpus"]["GPU-8d1c3f2e-5a4b-4c6d-9e0f-1a2b3c4d5e00"];
+    return g.is_object() ? g.value("power_limit_mw", 0LL) : 0;
+  }
+  [[nodiscard]] std::string flags() const {
+    return "--nvml on --state-file " + governor_state().string();
+  }
+
+ private:
+  TempDir dir_;
+};
+
+// Starts acco in the background with `env`; the pid.
+pid_t start(const std::string& args, const std::string& env, const stdfs::path& log) {
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    const std::string cmd = "exec env -u ACCO_NVML -u ACCO_NVML_LIBRARY " + env + " " +
+                            std::string(ACCO_BINARY) + " " + args + " >" + log.string() + " 2>&1";
+    ::execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  return pid;
+}
+
+bool wait_for(const std::function<bool()>& condition, std::chrono::seconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (condition()) {
+      return true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return condition();
+}
+
+int wait_exit(pid_t pid) {
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+TEST(PowerCliTest, StatusOfIdleSimulatedDevicesMatchesTheGolden) {
+  const auto r = acco("power status --simulate 2 --scenario idle --nvml off");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto golden = stdfs::path(ACCO_SOURCE_DIR) / "tests/data/golden/power.status.idle.txt";
+  if (const char* update = std::getenv("ACCO_UPDATE_GOLDEN");
+      update && std::string(update) == "1") {
+    std::ofstream(golden) << r.out;
+  }
+  EXPECT_EQ(r.out, slurp(golden));
+  const auto j = acco("power status --simulate 2 --scenario idle --nvml off --json");
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  expect_conforms(j.out, "power-status.schema.json");
+  const auto doc = json::parse(j.out);
+  EXPECT_EQ(doc["devices"].size(), 2U);
+  EXPECT_EQ(doc["devices"][0]["state"], "normal");
+  EXPECT_EQ(doc["devices"][0]["power_limit_watts"]["min"], 200);
+}
+
+TEST(PowerCliTest, AFailedFanMakesTheDevicesWarmThenHotAndTheDryRunAppliesNothing) {
+  const auto r = acco(
+      "power run --simulate 2 --scenario thermal-throttle --duration 5m --fast --nvml off --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  expect_conforms(r.out, "power-run.schema.json");
+  const auto doc = json::parse(r.out);
+  EXPECT_FALSE(doc["allow_control"].get<bool>());
+  EXPECT_TRUE(doc["simulated_time"].get<bool>());
+  bool warm = false;
+  bool limited = false;
+  for (const auto& a : doc["actions"]) {
+    // Without the governor's caps (a dry run) the device heats fast enough to go straight to hot.
+    warm = warm || a["reason"].get<std::string>().find("normal -> ") != std::string::npos;
+    if (a["kind"] == "set_power_limit") {
+      limited = true;
+      EXPECT_FALSE(a["applied"].get<bool>()) << a.dump();
+      EXPECT_TRUE(a["numbers"].contains("temperature_celsius"));
+    }
+  }
+  EXPECT_TRUE(warm) << r.out.substr(0, 2000);
+  EXPECT_TRUE(limited);
+}
+
+TEST(PowerCliTest, WithControlOnSimulatedDevicesTheLimitsAreAppliedAndRestored) {
+  const auto r = acco(
+      "power run --simulate 1 --scenario thermal-throttle --duration 10m --fast --nvml off "
+      "--allow-control --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto doc = json::parse(r.out);
+  std::size_t applied = 0;
+  for (const auto& a : doc["actions"]) {
+    applied += a["kind"] == "set_power_limit" && a["applied"].get<bool>() ? 1 : 0;
+  }
+  EXPECT_GT(applied, 0U);
+  EXPECT_EQ(doc["actions"].back()["kind"], "set_weight") << "the last word releases the scheduler";
+  bool restored = false;
+  for (const auto& a : doc["actions"]) {
+    restored = restored || (a["kind"] == "restore" && a["applied"].get<bool>());
+  }
+  EXPECT_TRUE(restored);
+  EXPECT_EQ(doc["status"]["devices"][0]["state"], "normal") << "finish puts it back";
+}
+
+TEST(PowerCliTest, ACapOnFakeGpusIsAppliedThenRestoredAtTheEndOfTheRun) {
+  const FakeGpus gpus;
+  const auto r = acco("power run " + gpus.flags() +
+                          " --mode cap:300 --allow-control --duration 1s --interval 100ms --json",
+                      gpus.env());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  expect_conforms(r.out, "power-run.schema.json");
+  const auto doc = json::parse(r.out);
+  bool capped = false;
+  for (const auto& a : doc["actions"]) {
+    capped =
+        capped || (a["kind"] == "set_power_limit" && a["value"] == 300 && a["applied"].get<bool>());
+  }
+  EXPECT_TRUE(capped) << r.out.substr(0, 2000);
+  EXPECT_EQ(gpus.gpu0_limit_mw(), 650000) << "back to the 650 W it had";
+  EXPECT_FALSE(stdfs::exists(gpus.governor_state()));
+}
+
+TEST(PowerCliTest, SigtermRestoresTheLimitsBeforeExiting) {
+  const FakeGpus gpus;
+  TempDir io;
+  const pid_t pid = start("power run " + gpus.flags() + " --mode cap:300 --allow-control",
+                          gpus.env(), io.path() / "log");
+  ASSERT_TRUE(wait_for([&] { return gpus.gpu0_limit_mw() == 300000; }, std::chrono::seconds(20)))
+      << slurp(io.path() / "log");
+  ::kill(pid, SIGTERM);
+  EXPECT_EQ(wait_exit(pid), 0);
+  EXPECT_THAT(slurp(io.path() / "log"), HasSubstr("stopped by SIGTERM"));
+  EXPECT_EQ(gpus.gpu0_limit_mw(), 650000);
+}
+
+TEST(PowerCliTest, AfterKillDashNineTheNextStartRestoresTheLimits) {
+  const FakeGpus gpus;
+  TempDir io;
+  const pid_t pid = start("power run " + gpus.flags() + " --mode cap:300 --allow-control",
+                          gpus.env(), io.path() / "log");
+  ASSERT_TRUE(wait_for([&] { return gpus.gpu0_limit_mw() == 300000; }, std::chrono::seconds(20)))
+      << slurp(io.path() / "log");
+  ::kill(pid, SIGKILL);
+  (void)wait_exit(pid);
+  ASSERT_TRUE(stdfs::exists(gpus.governor_state()));
+  const auto left = json::parse(slurp(gpus.governor_state()));
+  EXPECT_EQ(left["schema"], "acco.governor-state/1");
+  EXPECT_EQ(gpus.gpu0_limit_mw(), 300000) << "killed: nobody restored it";
+
+  const auto status = acco("power status " + gpus.flags() + " --json", gpus.env());
+  ASSERT_EQ(status.exit_code, 0) << status.err;
+  EXPECT_EQ(json::parse(status.out)["unrestored"].size(), 2U);
+
+  const auto next = acco(
+      "power run " + gpus.flags() + " --allow-control --duration 300ms --interval 100ms --json",
+      gpus.env());
+  ASSERT_EQ(next.exit_code, 0) << next.err;
+  const auto doc = json::parse(next.out);
+  bool restored = false;
+  for (const auto& a : doc["actions"]) {
+    restored =
+        restored || (a["kind"] == "restore" && a["applied"].get<bool>() &&
+                     a["reason"].get<std::string>().find("previous run") != std::string::npos);
+  }
+  EXPECT_TRUE(restored) << next.out.substr(0, 2000);
+  EXPECT_EQ(gpus.gpu0_limit_mw(), 650000);
+  EXPECT_FALSE(stdfs::exists(gpus.governor_state()));
+}
+
+TEST(PowerCliTest, NoPermissionOnOneGpuIsLoggedAndTheOtherIsStillControlled) {
+  const FakeGpus gpus([](json& config) { config["gpus"][0]["errors"] = {{"set_power_limit", 4}}; });
+  const auto r =
+      acco("power run " + gpus.flags() +
+               " --mode cap:300 --allow-control --duration 500ms --interval 100ms --json",
+           gpus.env());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto doc = json::parse(r.out);
+  bool refused = false;
+  bool other = false;
+  for (const auto& a : doc["actions"]) {
+    if (a["kind"] != "set_power_limit") {
+      continue;
+    }
+    if (a["device"] == "0") {
+      refused =
+          refused || a.value("error", "").find("Insufficient Permissions") != std::string::npos;
+    } else {
+      other = other || a["applied"].get<bool>();
+    }
+  }
+  EXPECT_TRUE(refused) << r.out.substr(0, 3000);
+  EXPECT_TRUE(other);
+  EXPECT_EQ(doc["status"]["hands_off"].size(), 1U);
+}
+
+TEST(PowerCliTest, AStateFileThatIsNotOneStopsTheGovernorBeforeItChangesAnything) {
+  const FakeGpus gpus;
+  std::ofstream(gpus.governor_state()) << "{\"schema\": \"something else\"}";
+  const auto r = acco(
+      "power run " + gpus.flags() + " --mode cap:300 --allow-control --duration 300ms", gpus.env());
+  EXPECT_EQ(r.exit_code, 65) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("not a governor state file (expected acco.governor-state/1)"));
+  EXPECT_EQ(gpus.gpu0_limit_mw(), 0) << "nothing was set";
+}
+
+TEST(PowerCliTest, BadFlagsAreOneLineAndExit64) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"power run --simulate 1 --mode cool",
+       "--mode: governor mode 'cool': expected thermal, energy or cap:W (watts > 0)"},
+      {"power run --simulate 1 --mode cap:0",
+       "--mode: governor mode 'cap:0': expected thermal, energy or cap:W (watts > 0)"},
+      {"power run --simulate 1 --fast",
+       "--fast runs simulated devices on simulated time: give --simulate N and --duration D"},
+      {"power run --simulate 1 --duration soon", "--duration: 'soon' is not a positive duration"},
+      {"power run --simulate 99", "--simulate: '99' is not a device count from 0 to 64"},
+      {"serve --simulate 1 --allow-control",
+       "--allow-control applies the governor's actions: give --governor"},
+  };
+  for (const auto& [args, message] : cases) {
+    const auto r = acco(args);
+    EXPECT_EQ(r.exit_code, 64) << args << ": " << r.err;
+    EXPECT_THAT(r.err, HasSubstr(message)) << args;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << args << ": " << r.err;
+  }
+  EXPECT_EQ(acco("power").exit_code, 64);
+}
+
+TEST(PowerCliTest, ServeWithTheGovernorExportsItsStateAndActions) {
+  Daemon d({"--simulate", "2", "--scenario", "thermal-throttle", "--listen", "127.0.0.1:0",
+            "--interval", "100ms", "--governor"});
+  ASSERT_GT(d.port(), 0) << d.early_stderr();
+  ASSERT_TRUE(wait_for(
+      [&] {
+        const auto m = d.get("/metrics");
+        return m &&
+               m->body.find("acco_governor_actions_total{action=\"set_weight\"} 0") ==
+                   std::string::npos &&
+               m->body.find("acco_governor_state{") != std::string::npos;
+      },
+      std::chrono::seconds(20)));
+  const auto m = d.get("/metrics");
+  ASSERT_TRUE(m);
+  EXPECT_THAT(m->body, HasSubstr("acco_governor_info{control=\"dry-run\",mode=\"thermal\"} 1"));
+  EXPECT_THAT(m->body, HasSubstr("acco_governor_weight_ratio{device=\"0\""));
+  const auto events = d.get("/api/v1/events");
+  ASSERT_TRUE(events);
+  EXPECT_THAT(events->body, HasSubstr("\"event\":\"governor_set_weight\""));
+  EXPECT_EQ(d.stop(SIGTERM).exit_code, 0);
+}
+
+TEST(PowerCliTest, ScheduleOnThermalDevicesComparesTheFirmwareWithTheGovernor) {
+  const auto r = acco(
+      "schedule --simulate-thermal --tiles 4 --calibrate 0 --thermal-scale 600 --cooling 1,1,1,2 "
+      "--governor off,thermal --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  expect_conforms(r.out, "schedule.schema.json");
+  const auto doc = json::parse(r.out);
+  ASSERT_EQ(doc["thermal"]["runs"].size(), 2U);
+  EXPECT_EQ(doc["thermal"]["runs"][0]["policy"], "dmda/off");
+  EXPECT_FALSE(doc["thermal"]["runs"][0].contains("governor"));
+  EXPECT_EQ(doc["thermal"]["runs"][1]["governor"]["mode"], "thermal");
+  EXPECT_GT(doc["thermal"]["runs"][1]["energy_joules"].get<double>(), 0);
+  const auto bad = acco("schedule --simulate-thermal --cooling 1,2");
+  EXPECT_EQ(bad.exit_code, 64);
+  EXPECT_THAT(bad.err, HasSubstr("--cooling: 2 values for 4 devices"));
+}
+
+}  // namespace
+}  // namespace acco::testing
