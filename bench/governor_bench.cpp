@@ -173,7 +173,7 @@ Result<EnergyCase> energy_case(const Options& o, double load,
       throw acco::sched::DeviceFailure("simulated device lost");
     }
   });
-  const double wall = o.energy_minutes * 60 / o.scale * (load < 1 ? 1 : 1);
+  const double wall = o.energy_minutes * 60 / o.scale;
   const auto tasks = static_cast<std::size_t>(wall * kDevices * load / kernel);
   const double gap = kernel / (kDevices * load);
   std::vector<double> energy0;
@@ -216,7 +216,7 @@ Result<EnergyCase> energy_case(const Options& o, double load,
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
   Options o;
   CLI::App app{"acco governor benchmark (simulated devices)"};
   app.add_option("--scale", o.scale, "simulated seconds per wall second (default 60)");
@@ -264,12 +264,13 @@ int main(int argc, char** argv) {
   }
   const double throughput_ratio =
       tc.size() == 2 ? tc[1].tasks_per_second / tc[0].tasks_per_second : 0;
-  if (tc.size() == 2)
+  if (tc.size() == 2) {
     fmt::print(
         "  governed/ungoverned throughput {:.3f}; hot device below its {:.0f} C slowdown "
         "threshold under the governor: {}\n\n",
         throughput_ratio, tc[1].slowdown_celsius,
         tc[1].hot_max_celsius < tc[1].slowdown_celsius ? "yes" : "no");
+  }
 
   Json energy = Json::array();
   fmt::print("(b) energy: independent {:.0f} ms kernels on 4 devices, {:.0f} simulated minutes\n",
@@ -318,4 +319,13 @@ int main(int argc, char** argv) {
     std::ofstream(o.json) << j.dump(2) << "\n";
   }
   return 0;
+}
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "governor bench: {}\n", e.what());
+    return 1;
+  }
 }

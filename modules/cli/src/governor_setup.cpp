@@ -77,7 +77,7 @@ Status RoutedActuator::unlock_sm_clocks(const std::string& uuid) {
 }
 
 std::vector<power::Action> Governing::tick(const std::vector<power::DeviceSample>& samples,
-                                           double now) {
+                                           double now) const {
   actuator->learn(samples);
   return run->tick(samples, now);
 }

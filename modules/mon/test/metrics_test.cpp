@@ -89,17 +89,20 @@ power::GovernorStatus governor_status() {
   power::GovernorStatus g;
   g.mode = "thermal";
   g.allow_control = false;
-  g.devices = {{.device = "0",
-                .uuid = "SIM-0",
-                .state = power::GovernorState::kWarm,
-                .limit_watts = 612.5,
-                .weight = 0.53},
-               {.device = "1",
-                .uuid = "SIM-1",
-                .state = power::GovernorState::kHot,
-                .limit_watts = 200,
-                .weight = 0.25,
-                .no_new_work = true}};
+  power::GovernorDevice warm;
+  warm.device = "0";
+  warm.uuid = "SIM-0";
+  warm.state = power::GovernorState::kWarm;
+  warm.limit_watts = 612.5;
+  warm.weight = 0.53;
+  power::GovernorDevice hot;
+  hot.device = "1";
+  hot.uuid = "SIM-1";
+  hot.state = power::GovernorState::kHot;
+  hot.limit_watts = 200;
+  hot.weight = 0.25;
+  hot.no_new_work = true;
+  g.devices = {warm, hot};
   for (const auto kind : power::all_action_kinds()) {
     g.actions_total[power::to_string(kind)] = 0;
   }

@@ -381,6 +381,239 @@ bool held(Governor::Control& c, bool holds, double seconds, double now) {
   return now - *c.exit_since + kTimeEpsilon >= seconds;
 }
 
+// Work (utilization x clock ratio) and energy since the previous sample.
+void account(Governor::Control& c, const DeviceSample& s, const Reading& r, double now) {
+  if (c.last_time) {
+    const double dt = std::max(0.0, now - *c.last_time);
+    c.work += c.last_utilization * c.last_speed * dt;
+    c.integrated_energy += c.last_power * dt;
+  }
+  c.last_time = now;
+  c.last_utilization = r.utilization;
+  if (r.utilization > 0 && s.sm_clock_hertz && s.sm_clock_max_hertz && *s.sm_clock_max_hertz > 0) {
+    c.last_speed = std::clamp(*s.sm_clock_hertz / *s.sm_clock_max_hertz, 0.0, 1.0);
+  }
+  c.last_power = s.power_watts.value_or(c.last_power);
+  c.energy = s.energy_joules.value_or(c.integrated_energy);
+  c.default_watts = s.power_limit_default_watts.value_or(c.default_watts);
+}
+
+// The state the device moves to (its own when none), and why.
+std::pair<GovernorState, std::string> next_state(const GovernorOptions& o, Governor::Control& c,
+                                                 const Reading& r, double now) {
+  const double t = *r.temperature;
+  const double t_max = *r.t_max;
+  const GovernorState from = c.state;
+  GovernorState to = from;
+  std::string why;
+  const bool hw = (r.reasons & clock_event::kHwThermalSlowdown) != 0;
+  const bool sw = (r.reasons & clock_event::kSwThermalSlowdown) != 0;
+  std::string drain_why;
+  if (t >= r.t_slow - o.drain_enter_below_slowdown) {
+    drain_why = fmt::format("T {:.0f} C >= {:.0f} C (T_slowdown {:.0f} - {:g})", t,
+                            r.t_slow - o.drain_enter_below_slowdown, r.t_slow,
+                            o.drain_enter_below_slowdown);
+  } else if (hw) {
+    drain_why = fmt::format("HW thermal slowdown active at T {:.0f} C", t);
+  } else if (from == GovernorState::kHot && c.at_min_since &&
+             now - *c.at_min_since + kTimeEpsilon >= o.drain_rising_seconds &&
+             t > c.temperature_at_min) {
+    drain_why = fmt::format("T {:.0f} C still above {:.0f} C after {:.0f} s at the minimum limit",
+                            t, c.temperature_at_min, now - *c.at_min_since);
+  }
+  std::string hot_why;
+  if (t >= t_max - o.hot_enter_below_max) {
+    hot_why = fmt::format("T {:.0f} C >= {:.0f} C (T_max {:.0f} - {:g})", t,
+                          t_max - o.hot_enter_below_max, t_max, o.hot_enter_below_max);
+  } else if (sw) {
+    hot_why = fmt::format("SW thermal slowdown active at T {:.0f} C", t);
+  }
+  switch (from) {
+    case GovernorState::kNormal:
+      if (!drain_why.empty()) {
+        to = GovernorState::kDraining;
+        why = drain_why;
+      } else if (!hot_why.empty()) {
+        to = GovernorState::kHot;
+        why = hot_why;
+      } else {
+        c.warm_count = t >= t_max - o.warm_enter_below_max ? c.warm_count + 1 : 0;
+        if (c.warm_count >= o.warm_enter_samples) {
+          to = GovernorState::kWarm;
+          why = fmt::format("T {:.0f} C >= {:.0f} C (T_max {:.0f} - {:g}) for {} samples", t,
+                            t_max - o.warm_enter_below_max, t_max, o.warm_enter_below_max,
+                            c.warm_count);
+        }
+      }
+      break;
+    case GovernorState::kWarm:
+      if (!drain_why.empty()) {
+        to = GovernorState::kDraining;
+        why = drain_why;
+      } else if (!hot_why.empty()) {
+        to = GovernorState::kHot;
+        why = hot_why;
+      } else if (held(c, t <= t_max - o.warm_exit_below_max, o.warm_exit_dwell_seconds, now)) {
+        to = GovernorState::kNormal;
+        why = fmt::format("T {:.0f} C <= {:.0f} C (T_max {:.0f} - {:g}) for {:.0f} s", t,
+                          t_max - o.warm_exit_below_max, t_max, o.warm_exit_below_max,
+                          now - *c.exit_since);
+      }
+      break;
+    case GovernorState::kHot:
+      if (!drain_why.empty()) {
+        to = GovernorState::kDraining;
+        why = drain_why;
+      } else if (held(c, t <= t_max - o.hot_exit_below_max, o.hot_exit_dwell_seconds, now)) {
+        to = GovernorState::kWarm;
+        why = fmt::format("T {:.0f} C <= {:.0f} C (T_max {:.0f} - {:g}) for {:.0f} s", t,
+                          t_max - o.hot_exit_below_max, t_max, o.hot_exit_below_max,
+                          now - *c.exit_since);
+      }
+      break;
+    case GovernorState::kDraining:
+      if (held(c, t <= t_max - o.drain_exit_below_max, o.drain_exit_dwell_seconds, now)) {
+        to = GovernorState::kWarm;
+        why = fmt::format("T {:.0f} C <= {:.0f} C (T_max {:.0f} - {:g}) for {:.0f} s", t,
+                          t_max - o.drain_exit_below_max, t_max, o.drain_exit_below_max,
+                          now - *c.exit_since);
+      }
+      break;
+  }
+
+  return {to, why};
+}
+
+// What entering `to` from `from` does: the state's limit, the scheduler, clocks.
+void enter_state(Governor::Control& c, const Reading& r, const DeviceSample& s, StepWriter& w,
+                 GovernorState from, GovernorState to, const std::string& why) {
+  c.state = to;
+  c.exit_since.reset();
+  c.warm_count = 0;
+  const std::string reason = fmt::format("{} -> {}: {}", to_string(from), to_string(to), why);
+  w.emit(ActionKind::kLog, 0, reason);
+  if (from == GovernorState::kDraining) {
+    w.set_drained(false, reason);
+    w.unlock_clocks(reason);
+  }
+  if (to == GovernorState::kNormal || to == GovernorState::kWarm) {
+    w.set_no_new_work(false, reason);
+    c.at_min_since.reset();
+  }
+  if (to == GovernorState::kWarm) {
+    // Bumpless: the loop starts from the lower of the current limit and the power drawn.
+    const double drawn = s.power_watts.value_or(c.limit.value_or(0));
+    c.pi_base = c.limit ? std::min(*c.limit, std::max(drawn, r.min_w.value_or(0))) : drawn;
+    c.integral = 0;
+  }
+  if (to == GovernorState::kHot || to == GovernorState::kDraining) {
+    if (r.can_limit()) {
+      w.set_limit(*r.min_w, reason);
+    }
+    w.set_no_new_work(true, reason);
+  }
+  if (to == GovernorState::kDraining) {
+    w.set_drained(true, reason);
+    w.lock_clocks(reason);
+  }
+  c.in_point = false;  // a device that left cool is out of the point being measured
+}
+
+// Warm: the PI loop on the power limit; hot: when the limit reached its minimum.
+void hold_limit(const GovernorOptions& o, Governor::Control& c, const Reading& r, double ceiling,
+                double dt, double now, StepWriter& w) {
+  const double t = *r.temperature;
+  const double t_max = *r.t_max;
+  if (c.state == GovernorState::kWarm && r.can_limit()) {
+    const double target_t = t_max - o.target_below_max;
+    const double e = target_t - t;
+    const double hi = ceiling;
+    const double lo = *r.min_w;
+    const double raw = c.pi_base + o.kp_watts_per_kelvin * e +
+                       o.ki_watts_per_kelvin_second * (c.integral + e * dt);
+    double next = clamp_limit(raw, lo, hi);
+    const double current = c.limit.value_or(hi);
+    const double step_max = o.slew_watts_per_second * dt;
+    const bool slewed = std::abs(next - current) > step_max;
+    if (slewed) {
+      next = current + std::copysign(step_max, next - current);
+    }
+    // Anti-windup: integrate only while the output is free to follow.
+    const bool saturated = (raw > hi && e > 0) || (raw < lo && e < 0) || slewed;
+    if (!saturated) {
+      c.integral += e * dt;
+    }
+    w.number("target_celsius", target_t);
+    w.number("error_kelvin", e);
+    const bool at_bound = next == lo || next == hi;
+    if (std::abs(next - current) >= o.pi_dead_band_watts || (at_bound && next != current)) {
+      w.set_limit(next, fmt::format("warm: PI on T {:.0f} C toward {:.0f} C", t, target_t));
+    }
+  }
+  if (c.state == GovernorState::kHot && r.can_limit() && c.limit &&
+      std::abs(*c.limit - *r.min_w) < kLimitEpsilonWatts) {
+    if (!c.at_min_since) {
+      c.at_min_since = now;
+      c.temperature_at_min = t;
+    }
+  }
+}
+
+// The scheduler weight from the temperature headroom, published when it moved enough.
+void publish_weight(const GovernorOptions& o, Governor::Control& c, const Reading& r,
+                    StepWriter& w) {
+  const double t = *r.temperature;
+  const double t_max = *r.t_max;
+  const double t_start = t_max - o.warm_enter_below_max - o.weight_band_kelvin;
+  const double t_hot = t_max - o.hot_enter_below_max;
+  double weight = 1;
+  if (c.state == GovernorState::kHot || c.state == GovernorState::kDraining) {
+    weight = o.min_weight;
+  } else if (t_hot > t_start) {
+    weight = 1 - (1 - o.min_weight) * std::clamp((t - t_start) / (t_hot - t_start), 0.0, 1.0);
+  }
+  weight = std::round(weight * 100) / 100;
+  const bool moved = std::abs(weight - c.weight) + kTimeEpsilon >= o.weight_step;
+  const bool to_bound = weight != c.weight && (weight == 1 || weight == o.min_weight);
+  if (moved || to_bound) {
+    w.number("previous_weight", c.weight);
+    c.weight = weight;
+    w.emit(ActionKind::kSetWeight, weight,
+           fmt::format("headroom: T {:.0f} C, {:.0f} K below the hot threshold {:.0f} C", t,
+                       t_hot - t, t_hot));
+  }
+}
+
+// A cool device: the mode's limit (energy: the sweep's share, set by energy_round).
+void cool_limit(const GovernorOptions& o, Governor::Control& c, const Reading& r, double ceiling,
+                const std::string& energy_reason, double dt, StepWriter& w) {
+  if (o.mode == GovernorMode::kCap) {
+    w.set_limit(ceiling, fmt::format("cap mode: {:.0f} W", ceiling));
+    return;
+  }
+  if (o.mode == GovernorMode::kThermal) {
+    if (!o.load_following) {
+      w.set_limit(ceiling, "cool: the default limit");
+      return;
+    }
+    const double floor = o.follow_floor_share * *r.default_w;
+    const double target = floor + (ceiling - floor) * r.utilization;
+    const double current = c.limit.value_or(ceiling);
+    if (std::abs(target - current) > o.follow_dead_band_share * *r.default_w) {
+      const double step_max = o.slew_watts_per_second * dt;
+      const double next = current + std::clamp(target - current, -step_max, step_max);
+      w.number("target_watts", target);
+      w.set_limit(next, fmt::format("load following: utilization {:.0f} % -> {:.0f} W",
+                                    r.utilization * 100, target));
+    }
+    return;
+  }
+
+  // Energy mode: the share the sweep runs at (energy_round decides it for every device).
+  c.sweepable = true;
+  w.set_limit(ceiling, energy_reason.empty() ? "energy: the default limit" : energy_reason);
+}
+
 }  // namespace
 
 std::vector<Action> Governor::step(const std::vector<DeviceSample>& samples, double now) {
@@ -419,21 +652,7 @@ std::vector<Action> Governor::step(const std::vector<DeviceSample>& samples, dou
       }
     }
 
-    // Work and energy since the previous sample.
-    if (c.last_time) {
-      const double dt = std::max(0.0, now - *c.last_time);
-      c.work += c.last_utilization * c.last_speed * dt;
-      c.integrated_energy += c.last_power * dt;
-    }
-    c.last_time = now;
-    c.last_utilization = r.utilization;
-    if (r.utilization > 0 && s.sm_clock_hertz && s.sm_clock_max_hertz &&
-        *s.sm_clock_max_hertz > 0) {
-      c.last_speed = std::clamp(*s.sm_clock_hertz / *s.sm_clock_max_hertz, 0.0, 1.0);
-    }
-    c.last_power = s.power_watts.value_or(c.last_power);
-    c.energy = s.energy_joules.value_or(c.integrated_energy);
-    c.default_watts = s.power_limit_default_watts.value_or(c.default_watts);
+    account(c, s, r, now);
 
     if (c.last_decision && now - *c.last_decision + kTimeEpsilon < o.period_seconds) {
       continue;
@@ -449,206 +668,19 @@ std::vector<Action> Governor::step(const std::vector<DeviceSample>& samples, dou
              "no temperature or max operating threshold reported: thermal rules are off");
     }
     if (thermal) {
-      const double t = *r.temperature;
-      const double t_max = *r.t_max;
+      const auto [to, why] = next_state(o, c, r, now);
       const GovernorState from = c.state;
-      GovernorState to = from;
-      std::string why;
-      const bool hw = (r.reasons & clock_event::kHwThermalSlowdown) != 0;
-      const bool sw = (r.reasons & clock_event::kSwThermalSlowdown) != 0;
-      std::string drain_why;
-      if (t >= r.t_slow - o.drain_enter_below_slowdown) {
-        drain_why = fmt::format("T {:.0f} C >= {:.0f} C (T_slowdown {:.0f} - {:g})", t,
-                                r.t_slow - o.drain_enter_below_slowdown, r.t_slow,
-                                o.drain_enter_below_slowdown);
-      } else if (hw) {
-        drain_why = fmt::format("HW thermal slowdown active at T {:.0f} C", t);
-      } else if (from == GovernorState::kHot && c.at_min_since &&
-                 now - *c.at_min_since + kTimeEpsilon >= o.drain_rising_seconds &&
-                 t > c.temperature_at_min) {
-        drain_why =
-            fmt::format("T {:.0f} C still above {:.0f} C after {:.0f} s at the minimum limit", t,
-                        c.temperature_at_min, now - *c.at_min_since);
-      }
-      std::string hot_why;
-      if (t >= t_max - o.hot_enter_below_max) {
-        hot_why = fmt::format("T {:.0f} C >= {:.0f} C (T_max {:.0f} - {:g})", t,
-                              t_max - o.hot_enter_below_max, t_max, o.hot_enter_below_max);
-      } else if (sw) {
-        hot_why = fmt::format("SW thermal slowdown active at T {:.0f} C", t);
-      }
-      switch (from) {
-        case GovernorState::kNormal:
-          if (!drain_why.empty()) {
-            to = GovernorState::kDraining;
-            why = drain_why;
-          } else if (!hot_why.empty()) {
-            to = GovernorState::kHot;
-            why = hot_why;
-          } else {
-            c.warm_count = t >= t_max - o.warm_enter_below_max ? c.warm_count + 1 : 0;
-            if (c.warm_count >= o.warm_enter_samples) {
-              to = GovernorState::kWarm;
-              why = fmt::format("T {:.0f} C >= {:.0f} C (T_max {:.0f} - {:g}) for {} samples", t,
-                                t_max - o.warm_enter_below_max, t_max, o.warm_enter_below_max,
-                                c.warm_count);
-            }
-          }
-          break;
-        case GovernorState::kWarm:
-          if (!drain_why.empty()) {
-            to = GovernorState::kDraining;
-            why = drain_why;
-          } else if (!hot_why.empty()) {
-            to = GovernorState::kHot;
-            why = hot_why;
-          } else if (held(c, t <= t_max - o.warm_exit_below_max, o.warm_exit_dwell_seconds, now)) {
-            to = GovernorState::kNormal;
-            why = fmt::format("T {:.0f} C <= {:.0f} C (T_max {:.0f} - {:g}) for {:.0f} s", t,
-                              t_max - o.warm_exit_below_max, t_max, o.warm_exit_below_max,
-                              now - *c.exit_since);
-          }
-          break;
-        case GovernorState::kHot:
-          if (!drain_why.empty()) {
-            to = GovernorState::kDraining;
-            why = drain_why;
-          } else if (held(c, t <= t_max - o.hot_exit_below_max, o.hot_exit_dwell_seconds, now)) {
-            to = GovernorState::kWarm;
-            why = fmt::format("T {:.0f} C <= {:.0f} C (T_max {:.0f} - {:g}) for {:.0f} s", t,
-                              t_max - o.hot_exit_below_max, t_max, o.hot_exit_below_max,
-                              now - *c.exit_since);
-          }
-          break;
-        case GovernorState::kDraining:
-          if (held(c, t <= t_max - o.drain_exit_below_max, o.drain_exit_dwell_seconds, now)) {
-            to = GovernorState::kWarm;
-            why = fmt::format("T {:.0f} C <= {:.0f} C (T_max {:.0f} - {:g}) for {:.0f} s", t,
-                              t_max - o.drain_exit_below_max, t_max, o.drain_exit_below_max,
-                              now - *c.exit_since);
-          }
-          break;
-      }
-
       if (to != from) {
-        c.state = to;
-        c.exit_since.reset();
-        c.warm_count = 0;
-        const std::string reason = fmt::format("{} -> {}: {}", to_string(from), to_string(to), why);
-        w.emit(ActionKind::kLog, 0, reason);
-        if (from == GovernorState::kDraining) {
-          w.set_drained(false, reason);
-          w.unlock_clocks(reason);
-        }
-        if (to == GovernorState::kNormal || to == GovernorState::kWarm) {
-          w.set_no_new_work(false, reason);
-          c.at_min_since.reset();
-        }
-        if (to == GovernorState::kWarm) {
-          // Bumpless: the loop starts from the lower of the current limit and the power drawn.
-          const double drawn = s.power_watts.value_or(c.limit.value_or(0));
-          c.pi_base = c.limit ? std::min(*c.limit, std::max(drawn, r.min_w.value_or(0))) : drawn;
-          c.integral = 0;
-        }
-        if (to == GovernorState::kHot || to == GovernorState::kDraining) {
-          if (r.can_limit()) {
-            w.set_limit(*r.min_w, reason);
-          }
-          w.set_no_new_work(true, reason);
-        }
-        if (to == GovernorState::kDraining) {
-          w.set_drained(true, reason);
-          w.lock_clocks(reason);
-        }
-        c.in_point = false;  // a device that left cool is out of the point being measured
+        enter_state(c, r, s, w, from, to, why);
       }
-
-      if (c.state == GovernorState::kWarm && r.can_limit()) {
-        const double target_t = t_max - o.target_below_max;
-        const double e = target_t - t;
-        const double hi = cool_ceiling(o, sweep_->share, r);
-        const double lo = *r.min_w;
-        const double raw = c.pi_base + o.kp_watts_per_kelvin * e +
-                           o.ki_watts_per_kelvin_second * (c.integral + e * dt);
-        double next = clamp_limit(raw, lo, hi);
-        const double current = c.limit.value_or(hi);
-        const double step_max = o.slew_watts_per_second * dt;
-        const bool slewed = std::abs(next - current) > step_max;
-        if (slewed) {
-          next = current + std::copysign(step_max, next - current);
-        }
-        // Anti-windup: integrate only while the output is free to follow.
-        const bool saturated = (raw > hi && e > 0) || (raw < lo && e < 0) || slewed;
-        if (!saturated) {
-          c.integral += e * dt;
-        }
-        w.number("target_celsius", target_t);
-        w.number("error_kelvin", e);
-        const bool at_bound = next == lo || next == hi;
-        if (std::abs(next - current) >= o.pi_dead_band_watts || (at_bound && next != current)) {
-          w.set_limit(next, fmt::format("warm: PI on T {:.0f} C toward {:.0f} C", t, target_t));
-        }
-      }
-      if (c.state == GovernorState::kHot && r.can_limit() && c.limit &&
-          std::abs(*c.limit - *r.min_w) < kLimitEpsilonWatts) {
-        if (!c.at_min_since) {
-          c.at_min_since = now;
-          c.temperature_at_min = t;
-        }
-      }
-
-      // Scheduler weight from headroom.
-      const double t_start = t_max - o.warm_enter_below_max - o.weight_band_kelvin;
-      const double t_hot = t_max - o.hot_enter_below_max;
-      double weight = 1;
-      if (c.state == GovernorState::kHot || c.state == GovernorState::kDraining) {
-        weight = o.min_weight;
-      } else if (t_hot > t_start) {
-        weight = 1 - (1 - o.min_weight) * std::clamp((t - t_start) / (t_hot - t_start), 0.0, 1.0);
-      }
-      weight = std::round(weight * 100) / 100;
-      const bool moved = std::abs(weight - c.weight) + kTimeEpsilon >= o.weight_step;
-      const bool to_bound = weight != c.weight && (weight == 1 || weight == o.min_weight);
-      if (moved || to_bound) {
-        w.number("previous_weight", c.weight);
-        c.weight = weight;
-        w.emit(ActionKind::kSetWeight, weight,
-               fmt::format("headroom: T {:.0f} C, {:.0f} K below the hot threshold {:.0f} C", t,
-                           t_hot - t, t_hot));
-      }
+      hold_limit(o, c, r, cool_ceiling(o, sweep_->share, r), dt, now, w);
+      publish_weight(o, c, r, w);
     }
-
     if (c.state != GovernorState::kNormal || !r.can_limit()) {
       continue;
     }
 
-    // Cool: the mode's limit.
-    const double ceiling = cool_ceiling(o, sweep_->share, r);
-    if (o.mode == GovernorMode::kCap) {
-      w.set_limit(ceiling, fmt::format("cap mode: {:.0f} W", ceiling));
-      continue;
-    }
-    if (o.mode == GovernorMode::kThermal) {
-      if (!o.load_following) {
-        w.set_limit(ceiling, "cool: the default limit");
-        continue;
-      }
-      const double floor = o.follow_floor_share * *r.default_w;
-      const double target = floor + (ceiling - floor) * r.utilization;
-      const double current = c.limit.value_or(ceiling);
-      if (std::abs(target - current) > o.follow_dead_band_share * *r.default_w) {
-        const double step_max = o.slew_watts_per_second * dt;
-        const double next = current + std::clamp(target - current, -step_max, step_max);
-        w.number("target_watts", target);
-        w.set_limit(next, fmt::format("load following: utilization {:.0f} % -> {:.0f} W",
-                                      r.utilization * 100, target));
-      }
-      continue;
-    }
-
-    // Energy mode: the share the sweep runs at (energy_round decides it for every device).
-    c.sweepable = true;
-    w.set_limit(ceiling, sweep_->reason.empty() ? "energy: the default limit" : sweep_->reason);
+    cool_limit(o, c, r, cool_ceiling(o, sweep_->share, r), sweep_->reason, dt, w);
   }
   if (o.mode == GovernorMode::kEnergy) {
     energy_round(now, out);

@@ -354,14 +354,11 @@ bool RuntimeCore::batchable(int device, const TaskState& t) const {
     return false;
   }
   const auto dev_index = static_cast<std::size_t>(device);
-  for (const auto& [h, mode] : t.accesses) {
-    const HandleState& hs = handles_[h];
+  return std::all_of(t.accesses.begin(), t.accesses.end(), [&](const auto& access) {
+    const HandleState& hs = handles_[access.first];
     const Replica& r = hs.replicas[dev_index];
-    if (!r.buffer || r.fetching || (reads(mode) && (!r.valid || !hs.lost.empty()))) {
-      return false;
-    }
-  }
-  return true;
+    return r.buffer && !r.fetching && (!reads(access.second) || (r.valid && hs.lost.empty()));
+  });
 }
 
 bool RuntimeCore::take_batch(int device, TaskId first, std::vector<TaskId>& batch) {

@@ -63,7 +63,9 @@ void RuntimeCore::plan_graph(TaskId first, TaskId end) {
         for (const auto& [h, mode] : state(s).accesses) {
           if (reads(mode) &&
               std::any_of(state(first + i).accesses.begin(), state(first + i).accesses.end(),
-                          [&](const auto& a) { return a.first == h && writes(a.second); })) {
+                          [&, handle = h](const auto& a) {
+                            return a.first == handle && writes(a.second);
+                          })) {
             bytes += static_cast<double>(handles_[h].bytes);
           }
         }

@@ -29,6 +29,7 @@ RuntimeCore::RuntimeCore(std::vector<DeviceSpec> specs, RuntimeOptions options, 
   for (PolicyKind kind : all_policies()) {
     policies_.push_back(make_policy(kind));
   }
+  // NOLINTNEXTLINE(cppcoreguidelines-prefer-member-initializer): policies_ is filled above
   policy_ = policy_of(options_.policy);
   for (DeviceSpec& spec : specs) {
     auto d = std::make_unique<DeviceState>();
@@ -48,11 +49,10 @@ RuntimeCore::RuntimeCore(std::vector<DeviceSpec> specs, RuntimeOptions options, 
 }
 
 Status RuntimeCore::start() {
-  for (std::size_t i = 0; i < devices_.size(); ++i) {
-    ACCO_ASSIGN_OR_RETURN(
-        devices_[i]->transfers.engine,
-        xfer::Engine::create(*devices_[i]->spec.device, options_.transfer_profile),
-        fmt::format("device {}", devices_[i]->name));
+  for (auto& d : devices_) {
+    ACCO_ASSIGN_OR_RETURN(d->transfers.engine,
+                          xfer::Engine::create(*d->spec.device, options_.transfer_profile),
+                          fmt::format("device {}", d->name));
   }
   for (std::size_t i = 0; i < devices_.size(); ++i) {
     devices_[i]->worker.thread = std::thread([this, i] { worker(static_cast<int>(i)); });

@@ -170,8 +170,8 @@ class Governor {
  public:
   explicit Governor(GovernorOptions options = {});
   ~Governor();
-  Governor(Governor&&) noexcept;
-  Governor& operator=(Governor&&) noexcept;
+  Governor(Governor&& other) noexcept;
+  Governor& operator=(Governor&& other) noexcept;
   Governor(const Governor&) = delete;
   Governor& operator=(const Governor&) = delete;
 
