@@ -288,6 +288,42 @@ TEST(PowerCliTest, AStateFileThatIsNotOneStopsTheGovernorBeforeItChangesAnything
   EXPECT_EQ(gpus.gpu0_limit_mw(), 0) << "nothing was set";
 }
 
+TEST(PowerCliTest, RaplPackagesInASysrootAreCappedAndRestored) {
+  TempDir root;
+  const auto zone = root.path() / "sys/class/powercap/intel-rapl:0";
+  stdfs::create_directories(zone);
+  const auto put = [&](const std::string& name, const std::string& value) {
+    std::ofstream(zone / name) << value << "\n";
+  };
+  put("name", "package-0");
+  put("enabled", "1");
+  put("energy_uj", "1000000");
+  put("max_energy_range_uj", "262143328850");
+  put("constraint_0_name", "long_term");
+  put("constraint_0_power_limit_uw", "250000000");
+  put("constraint_0_max_power_uw", "280000000");
+  const std::string flags = "--sysroot " + root.path().string() + " --nvml off --state-file " +
+                            (root.path() / "governor-state.json").string();
+  const auto status = acco("power status " + flags + " --json");
+  ASSERT_EQ(status.exit_code, 0) << status.err;
+  const auto doc = json::parse(status.out);
+  ASSERT_EQ(doc["devices"].size(), 1U);
+  EXPECT_EQ(doc["devices"][0]["source"], "rapl");
+  EXPECT_EQ(doc["devices"][0]["power_limit_watts"]["enforced"], 250);
+
+  const auto r = acco("power run " + flags +
+                      " --mode cap:150 --allow-control --duration 300ms --interval 100ms --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  bool capped = false;
+  const auto run = json::parse(r.out);
+  for (const auto& a : run["actions"]) {
+    capped =
+        capped || (a["kind"] == "set_power_limit" && a["value"] == 150 && a["applied"].get<bool>());
+  }
+  EXPECT_TRUE(capped) << r.out.substr(0, 2000);
+  EXPECT_EQ(slurp(zone / "constraint_0_power_limit_uw"), "250000000\n") << "restored";
+}
+
 TEST(PowerCliTest, BadFlagsAreOneLineAndExit64) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"power run --simulate 1 --mode cool",

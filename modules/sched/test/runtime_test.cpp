@@ -1032,6 +1032,58 @@ TEST(RuntimeTest, DestroyingTheRuntimeWithEveryDeviceDrainedFailsParkedTasksInst
   EXPECT_EQ(ran.load(), 0);
 }
 
+TEST(RuntimeTest, ADeviceNotAcceptingGetsNoNewTasksAndItsWaitingTasksRunWhenItAcceptsAgain) {
+  Fixture f = make(2);
+  ASSERT_THAT(f.runtime->set_accepting(1, false), IsOk());
+  for (int i = 0; i < 40; ++i) {
+    Task t;
+    t.codelet = codelet("x", [](TaskContext&) {});
+    ASSERT_THAT(f.runtime->submit(std::move(t)), IsOk());
+  }
+  ASSERT_THAT(f.runtime->wait_all(), IsOk());
+  for (const TaskRecord& t : f.runtime->records().tasks) {
+    EXPECT_NE(t.device, 1);
+  }
+  // Neither device accepting: a task waits, and runs once one accepts again.
+  ASSERT_THAT(f.runtime->set_accepting(0, false), IsOk());
+  std::atomic<int> ran{0};
+  Task t;
+  t.codelet = codelet("y", [&](TaskContext&) { ran.fetch_add(1); });
+  ASSERT_THAT(f.runtime->submit(t), IsOk());
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_EQ(ran.load(), 0);
+  ASSERT_THAT(f.runtime->set_accepting(1, true), IsOk());
+  ASSERT_THAT(f.runtime->wait_all(), IsOk());
+  EXPECT_EQ(ran.load(), 1);
+  EXPECT_FALSE(f.runtime->set_accepting(5, true).has_value());
+}
+
+TEST(RuntimeTest, LowHeadroomSteersNewWorkAwayWithoutChangingTheModels) {
+  Fixture f = make(2);
+  auto busy = codelet(
+      "busy", [](TaskContext&) { std::this_thread::sleep_for(std::chrono::milliseconds(1)); });
+  const auto run = [&](int tasks) {
+    for (int i = 0; i < tasks; ++i) {
+      Task t;
+      t.codelet = busy;
+      ASSERT_THAT(f.runtime->submit(std::move(t)), IsOk());
+    }
+    ASSERT_THAT(f.runtime->wait_all(), IsOk());
+  };
+  run(20);  // calibrate both devices
+  f.runtime->reset_records();
+  ASSERT_THAT(f.runtime->set_headroom(1, 0.05), IsOk());
+  run(40);
+  int on_hot = 0;
+  for (const TaskRecord& t : f.runtime->records().tasks) {
+    on_hot += t.device == 1 ? 1 : 0;
+  }
+  EXPECT_LT(on_hot, 10) << "a device with 5 % headroom looks 20x slower to dmda";
+  EXPECT_FALSE(f.runtime->set_headroom(0, 0).has_value());
+  EXPECT_FALSE(f.runtime->set_headroom(0, 1.5).has_value());
+  EXPECT_FALSE(f.runtime->set_headroom(3, 0.5).has_value());
+}
+
 TEST(RuntimeTest, DmdaLearnsModelsAndExplainsItsPlacements) {
   const auto dir =
       std::filesystem::temp_directory_path() / ("acco-sched-models-" + std::to_string(::getpid()));
