@@ -129,6 +129,8 @@ TEST(AnalyzeCliTest, BadInputIsOneLineWithItsExitCode) {
       {"record --duration 1s --simulate 1", 64, "--out: the file to record into is required"},
       {"record --out x.jsonl --simulate 1", 64, "--duration: '' is not a positive duration"},
       {"record --out x.jsonl --duration 1s --fast", 64, "--fast runs simulated devices"},
+      {"record --out x.jsonl --duration 300d --interval 100ms --simulate 1 --fast", 64,
+       "--fast: --duration / --interval is more than a million rounds"},
       {"record --out /proc/no/x.jsonl --duration 1s --simulate 1", 73,
        "cannot write the recording /proc/no/x.jsonl"},
   };

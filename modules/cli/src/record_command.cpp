@@ -185,6 +185,12 @@ Result<RecordOptions> record_options(const RecordFlags& flags, const core::Setti
   if (o.fast && o.sources.simulate == 0) {
     return usage("--fast runs simulated devices on simulated time: give --simulate N");
   }
+  // A round is a line of about 2 KiB per device: a million rounds is already gigabytes.
+  constexpr double kMaxFastRounds = 1e6;
+  if (o.fast &&
+      o.duration_seconds / std::chrono::duration<double>(o.interval).count() > kMaxFastRounds) {
+    return usage("--fast: --duration / --interval is more than a million rounds");
+  }
   return o;
 }
 
