@@ -59,7 +59,8 @@ struct Governing {
   std::unique_ptr<power::GovernorRun> run;
   bool uses_state_file = false;
   // One round: learn the devices, tick.
-  std::vector<power::Action> tick(const std::vector<power::DeviceSample>& samples, double now) const;
+  std::vector<power::Action> tick(const std::vector<power::DeviceSample>& samples,
+                                  double now) const;
 };
 
 // Actuators for the sources given (simulated ones are recognised by type); NVML's only with

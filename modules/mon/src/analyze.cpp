@@ -8,11 +8,10 @@
 
 #include <fmt/format.h>
 
+#include "acco/core/text_table.hpp"
 #include "acco/core/units.hpp"
 #include "acco/mon/json.hpp"
 #include "acco/mon/metrics.hpp"
-
-#include "acco/core/text_table.hpp"
 
 namespace acco::mon {
 namespace {

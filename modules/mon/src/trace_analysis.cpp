@@ -6,9 +6,8 @@
 
 #include <fmt/format.h>
 
-#include "acco/core/units.hpp"
-
 #include "acco/core/text_table.hpp"
+#include "acco/core/units.hpp"
 
 namespace acco::mon {
 namespace {
