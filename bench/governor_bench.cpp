@@ -1,7 +1,8 @@
 // Governor benchmark, on simulated devices whose speed follows their clocks (a ThermalRig at a
 // time scale, 60x by default: an hour of simulated load in a minute of wall time), each case
 // side by side in one run:
-//  (a) thermal: 4 devices, one with poor cooling (heatsink-to-air resistance x2), a sustained
+//  (a) thermal: 4 devices, one with poor cooling (heatsink-to-air resistance x4: a failed fan), a
+//  sustained
 //      tiled Cholesky stream (the factorisation repeated). No governor (the firmware's own
 //      throttling only) against the thermal governor with headroom-aware placement: the hot
 //      device's peak temperature against its slowdown threshold, the time the firmware held its
@@ -45,13 +46,17 @@ constexpr const char* kSchema = "acco.governor-bench/1";
 struct Options {
   double scale = 60;
   int tiles = 12;
-  double cost_scale = 20;  // Cholesky kernel times x this (ms-scale tasks on the host)
-  int repeats = 4;         // factorisations in the thermal stream
-  int runs = 3;            // thermal: each case run this often, alternating; the median is kept
-  double hot_cooling = 2;
+  double cost_scale = 20;      // Cholesky kernel times x this (ms-scale tasks on the host)
+  int repeats = 4;             // factorisations in the thermal stream
+  int runs = 3;                // thermal: each case run this often, alternating; the median is kept
+  double hot_cooling = 4;      // a failed fan: the heatsink-to-air resistance x4
   double energy_minutes = 20;  // simulated minutes per energy case
   double kernel_ms = 4;        // energy stream: one kernel's wall time at full clock
   std::string only;            // "thermal" or "energy": that part alone
+  // The thermal governor's thresholds in kelvin below T_max (the library's defaults otherwise).
+  std::optional<double> target_below_max;
+  std::optional<double> hot_below_max;
+  std::optional<double> warm_below_max;
   std::string json;
 };
 
@@ -93,7 +98,11 @@ Result<ThermalCase> thermal_case(const Options& o, bool governed) {
   thermal.rig.time_scale = o.scale;
   thermal.rig.cooling_factors = {1, 1, 1, o.hot_cooling};
   if (governed) {
-    thermal.governor = acco::power::GovernorOptions{};
+    acco::power::GovernorOptions g;
+    g.target_below_max = o.target_below_max.value_or(g.target_below_max);
+    g.hot_enter_below_max = o.hot_below_max.value_or(g.hot_enter_below_max);
+    g.warm_enter_below_max = o.warm_below_max.value_or(g.warm_enter_below_max);
+    thermal.governor = g;
   }
   acco::sched::WorkloadRunOptions run;
   run.calibration_runs = o.repeats - 1;
@@ -224,10 +233,17 @@ int run(int argc, char** argv) {
   app.add_option("--scale", o.scale, "simulated seconds per wall second (default 60)");
   app.add_option("--tiles", o.tiles, "thermal: Cholesky tiles per side (default 12)");
   app.add_option("--repeats", o.repeats, "thermal: factorisations in the stream (default 4)");
-  app.add_option("--hot-cooling", o.hot_cooling, "thermal: the hot device's cooling factor (2)");
+  app.add_option("--hot-cooling", o.hot_cooling,
+                 "thermal: the hot device's cooling factor (default 4)");
   app.add_option("--energy-minutes", o.energy_minutes,
                  "energy: simulated minutes per case (default 20)");
   app.add_option("--runs", o.runs, "thermal: runs per case, the median kept (default 3)");
+  app.add_option("--target-below-max", o.target_below_max,
+                 "thermal: the PI target, kelvin below T_max (library default 7)");
+  app.add_option("--hot-below-max", o.hot_below_max,
+                 "thermal: the hot threshold, kelvin below T_max (library default 4)");
+  app.add_option("--warm-below-max", o.warm_below_max,
+                 "thermal: the warm threshold, kelvin below T_max (library default 10)");
   app.add_option("--only", o.only, "thermal or energy: run that part alone");
   app.add_option("--json", o.json, "write results here");
   CLI11_PARSE(app, argc, argv);

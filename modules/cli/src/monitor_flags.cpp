@@ -25,13 +25,27 @@ void add_monitor_flags(CLI::App& sub, SharedFlags& shared, MonitorFlags& flags,
   add_config_flag(sub, shared);
 }
 
+Result<std::chrono::milliseconds> sampling_interval(std::string_view flag, const std::string& text,
+                                                    int min_milliseconds) {
+  const auto interval = units::parse_duration(text);
+  if (!interval || *interval * 1000 < min_milliseconds || *interval > 3600) {
+    return bad_value(std::string(flag), text,
+                     fmt::format("a duration from {}ms to 1h (e.g. 1s)", min_milliseconds));
+  }
+  return std::chrono::milliseconds(static_cast<long long>(*interval * 1000));
+}
+
+Result<mon::ServerOptions> listen_address(std::string_view flag, const std::string& text) {
+  auto listen = mon::parse_listen(text);
+  if (!listen) {
+    return bad_value(std::string(flag), text, "HOST:PORT (e.g. 127.0.0.1:9477 or 0.0.0.0:9477)");
+  }
+  return *listen;
+}
+
 Result<MonitorOptions> monitor_options(const MonitorFlags& flags, const core::Settings& settings) {
   MonitorOptions o;
-  const auto interval = units::parse_duration(flags.interval);
-  if (!interval || *interval < 0.1 || *interval > 3600) {
-    return bad_value("--interval", flags.interval, "a duration from 100ms to 1h (e.g. 1s)");
-  }
-  o.interval = std::chrono::milliseconds(static_cast<long long>(*interval * 1000));
+  ACCO_ASSIGN_OR_RETURN(o.interval, sampling_interval("--interval", flags.interval, 100));
   if (flags.simulate < 0 || flags.simulate > kMaxSimulated) {
     return bad_value("--simulate", std::to_string(flags.simulate),
                      fmt::format("a device count from 0 to {}", kMaxSimulated));

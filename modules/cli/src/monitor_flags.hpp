@@ -11,6 +11,7 @@
 
 #include "acco/core/result.hpp"
 #include "acco/core/settings.hpp"
+#include "acco/mon/server.hpp"
 #include "acco/mon/sources.hpp"
 
 #include "command_spec.hpp"
@@ -35,6 +36,14 @@ struct MonitorOptions {
 // --nvml-library and --config.
 void add_monitor_flags(CLI::App& sub, SharedFlags& shared, MonitorFlags& flags,
                        std::string_view interval_help);
+// A sampling period from `min_milliseconds` to 1 h ("200ms", "1s"); kUsage naming `flag`
+// otherwise.
+[[nodiscard]] Result<std::chrono::milliseconds> sampling_interval(std::string_view flag,
+                                                                  const std::string& text,
+                                                                  int min_milliseconds);
+// HOST:PORT to listen on; kUsage naming `flag` otherwise.
+[[nodiscard]] Result<mon::ServerOptions> listen_address(std::string_view flag,
+                                                        const std::string& text);
 // kUsage naming the flag: an interval outside 100 ms..1 h, a device count outside 0..64, an
 // unknown scenario.
 [[nodiscard]] Result<MonitorOptions> monitor_options(const MonitorFlags& flags,

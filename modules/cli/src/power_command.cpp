@@ -3,6 +3,7 @@
 // --duration or until SIGTERM/SIGINT, dry-run unless --allow-control; limits it changed are
 // restored on the way out. With --fast and only simulated devices, rounds run back to back on
 // simulated time.
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -111,11 +112,15 @@ class StatusCommand final : public Command {
       return error_output(built.error());
     }
     std::vector<std::string> errors;
-    (void)read_all(built->sources.devices, errors);
+    auto samples = read_all(built->sources.devices, errors);
     // RAPL's power is an energy difference: a second read a moment later gives it.
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    errors.clear();
-    const auto samples = read_all(built->sources.devices, errors);
+    const bool rapl = std::any_of(samples.begin(), samples.end(),
+                                  [](const power::DeviceSample& s) { return s.source == "rapl"; });
+    if (rapl) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      errors.clear();
+      samples = read_all(built->sources.devices, errors);
+    }
     auto previous = power::read_state_file(options_.state_file);
 
     nlohmann::ordered_json devices = nlohmann::ordered_json::array();

@@ -21,6 +21,7 @@
 
 #include "command_spec.hpp"
 #include "commands.hpp"
+#include "monitor_flags.hpp"
 #include "schedule_report.hpp"
 
 namespace acco::cli {
@@ -191,21 +192,14 @@ Status parse_thermal(const ScheduleFlags& f, ScheduleOptions& s) {
 
 // --serve and --serve-interval.
 Status parse_serve(const ScheduleFlags& f, ScheduleOptions& s) {
-  const auto interval = units::parse_duration(f.serve_interval);
-  if (!interval || *interval < 0.01 || *interval > 3600) {
-    return bad_value("--serve-interval", f.serve_interval,
-                     "a duration from 10ms to 1h (e.g. 200ms)");
-  }
+  ACCO_ASSIGN_OR_RETURN(const auto interval,
+                        sampling_interval("--serve-interval", f.serve_interval, 10));
   if (f.serve.empty()) {
     return {};
   }
-  auto listen = mon::parse_listen(f.serve);
-  if (!listen) {
-    return bad_value("--serve", f.serve, "HOST:PORT (e.g. 127.0.0.1:9477 or 127.0.0.1:0)");
-  }
   ScheduleServeOptions serve;
-  serve.server = *listen;
-  serve.interval = std::chrono::milliseconds(static_cast<long long>(*interval * 1000));
+  ACCO_ASSIGN_OR_RETURN(serve.server, listen_address("--serve", f.serve));
+  serve.interval = interval;
   s.serve = serve;
   return {};
 }

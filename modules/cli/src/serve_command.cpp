@@ -221,11 +221,7 @@ struct ServeFlags {
 
 Result<ServeOptions> serve_options(const ServeFlags& flags, const core::Settings& settings) {
   ServeOptions o;
-  auto listen = mon::parse_listen(flags.listen);
-  if (!listen) {
-    return bad_value("--listen", flags.listen, "HOST:PORT (e.g. 127.0.0.1:9477 or 0.0.0.0:9477)");
-  }
-  o.server = *listen;
+  ACCO_ASSIGN_OR_RETURN(o.server, listen_address("--listen", flags.listen));
   if (flags.governor) {
     ACCO_ASSIGN_OR_RETURN(o.governor, governor_settings(flags.governor_flags));
   } else if (flags.governor_flags.allow_control) {

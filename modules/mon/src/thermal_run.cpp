@@ -3,10 +3,12 @@
 #include "acco/mon/thermal_run.hpp"
 
 #include <chrono>
+#include <limits>
 #include <mutex>
 
 #include <fmt/format.h>
 
+#include "acco/core/units.hpp"
 #include "acco/power/controller.hpp"
 #include "acco/power/governor_run.hpp"
 
@@ -31,7 +33,13 @@ Result<ThermalOutcome> run_thermal_workload(const sched::Workload& workload,
       return fail(Errc::kUnavailable, "no runtime running");
     }
     sched::Runtime* r = runtime;
-    const int device = std::stoi(a.device);
+    const auto parsed = units::parse_int(a.device);
+    if (!parsed || *parsed < 0 || *parsed > std::numeric_limits<int>::max()) {
+      return fail(
+          Errc::kInvalidArgument,
+          fmt::format("governor action for device '{}': expected a device index", a.device));
+    }
+    const int device = static_cast<int>(*parsed);
     switch (a.kind) {
       case power::ActionKind::kSetWeight:
         return r->set_headroom(device, a.value);

@@ -169,13 +169,7 @@ Status RuntimeCore::set_drained(int device, bool drained) {
   if (drained) {
     requeue_from(device);
   } else {
-    std::vector<TaskId> parked = std::move(parked_);
-    parked_.clear();
-    for (TaskId id : parked) {
-      place(id, -1);
-    }
-    work_epoch_.fetch_add(1, std::memory_order_release);
-    d.worker.cv.notify_one();
+    place_parked(d);
   }
   return {};
 }
@@ -204,15 +198,19 @@ Status RuntimeCore::set_accepting(int device, bool accepting) {
   const bool was = d.accepting;
   d.accepting = accepting;
   if (accepting && !was) {
-    std::vector<TaskId> parked = std::move(parked_);
-    parked_.clear();
-    for (TaskId id : parked) {
-      place(id, -1);
-    }
-    work_epoch_.fetch_add(1, std::memory_order_release);
-    d.worker.cv.notify_one();
+    place_parked(d);
   }
   return {};
+}
+
+void RuntimeCore::place_parked(DeviceState& back) {
+  std::vector<TaskId> parked = std::move(parked_);
+  parked_.clear();
+  for (TaskId id : parked) {
+    place(id, -1);
+  }
+  work_epoch_.fetch_add(1, std::memory_order_release);
+  back.worker.cv.notify_one();
 }
 
 }  // namespace detail

@@ -160,6 +160,9 @@ class RuntimeCore {
   // A drained or failed device's queue goes elsewhere (what is being prefetched there stays,
   // unless it failed).
   void requeue_from(int device);
+  // Places every parked task again now that `back` takes work (undrained or accepting), and
+  // wakes its worker. Holds the lock.
+  void place_parked(DeviceState& back);
   // `t` reads data not valid on `device` and not being fetched there.
   bool missing_input(int device, const TaskState& t) const;
   // The per-device steps of a placement are forced inline: called once per device per task,
