@@ -1,0 +1,314 @@
+// Storage benchmark, side by side in one run on the same file:
+//  (a) file -> host: acco's reader (io_uring, O_DIRECT, registered buffers and files, data left
+//      in staging) against fio's io_uring engine with the same block size, depth and flags
+//      (direct=1 fixedbufs=1 registerfiles=1, Debian's fio, run only when installed), per block
+//      size and queue depth;
+//  (b) file -> device over an emulated link (host backend, 25 GB/s by default): the reader's
+//      pipeline (reads overlapping the DMA of earlier chunks) against the naive path, a buffered
+//      read() of the whole file into pageable memory and then a plain copy, against
+//      min(disk rate, link rate), the disk rate measured at the same settings (the best of (a))
+//      in the same loop.
+// The page cache is dropped before every buffered case when this process may (root); the table
+// says whether it could. Prints tables and writes JSON ("acco.io-bench/1"). Not a test.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "acco/core/units.hpp"
+#include "acco/dev/host_backend.hpp"
+#include "acco/io/reader.hpp"
+#include "acco/xfer/engine.hpp"
+
+namespace {
+
+using Json = nlohmann::ordered_json;
+constexpr const char* kSchema = "acco.io-bench/1";
+
+struct Options {
+  std::string file = "acco-io-bench.dat";
+  std::string create = "1GiB";  // written when the file is missing or smaller
+  std::vector<std::string> blocks = {"64KiB", "1MiB", "4MiB"};
+  std::vector<int> depths = {1, 8, 32};
+  std::string link = "25GB/s";
+  int reps = 3;  // each point measured this often, the best kept (fio too)
+  std::string json;
+};
+
+bool drop_page_cache() {
+  ::sync();
+  std::ofstream out("/proc/sys/vm/drop_caches");
+  out << "1\n";
+  out.flush();
+  return static_cast<bool>(out);
+}
+
+// Writes `bytes` of non-zero data (compressible storage would flatter a file of zeros).
+bool ensure_file(const std::string& path, std::uint64_t bytes) {
+  std::error_code ec;
+  if (std::filesystem::exists(path, ec) && std::filesystem::file_size(path, ec) >= bytes) {
+    return true;
+  }
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  std::vector<char> chunk(std::size_t{1} << 20);
+  std::uint64_t x = 88172645463325252ULL;
+  for (auto& c : chunk) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    c = static_cast<char>(x);
+  }
+  for (std::uint64_t done = 0; done < bytes; done += chunk.size()) {
+    out.write(chunk.data(),
+              static_cast<std::streamsize>(std::min<std::uint64_t>(chunk.size(), bytes - done)));
+  }
+  out.close();
+  ::sync();
+  return static_cast<bool>(out);
+}
+
+struct Point {
+  std::string key;
+  std::string what;
+  std::size_t block = 0;
+  int depth = 0;
+  double bytes_per_second = 0;
+  std::string why;  // not measured: why
+  Json detail;
+};
+
+Point ours_to_host(acco::dev::Device& device, const std::string& file, std::size_t block, int depth,
+                   int reps) {
+  Point p{fmt::format("read_{}_qd{}", block, depth), "acco io_uring", block, depth, 0, {}, {}};
+  acco::io::ReaderOptions o;
+  o.block_bytes = block;
+  o.depth = depth;
+  auto reader = acco::io::Reader::create(device, o);
+  if (!reader) {
+    p.why = reader.error().message;
+    return p;
+  }
+  for (int r = 0; r < reps; ++r) {
+    auto s = (*reader)->read_discard({{file, 0, std::nullopt}});
+    if (!s) {
+      p.why = s.error().message;
+      return p;
+    }
+    if (s->bytes_per_second() > p.bytes_per_second) {
+      p.bytes_per_second = s->bytes_per_second();
+      p.detail = acco::io::to_json(*s);
+    }
+  }
+  return p;
+}
+
+Point fio_to_host(const std::string& file, std::uint64_t size, std::size_t block, int depth,
+                  int reps) {
+  Point p{fmt::format("fio_read_{}_qd{}", block, depth), "fio io_uring", block, depth, 0, {}, {}};
+  if (std::system("command -v fio >/dev/null 2>&1") != 0) {
+    p.why = "fio is not installed (Debian package fio)";
+    return p;
+  }
+  const std::string cmd = fmt::format(
+      "fio --name=acco --filename={} --rw=read --bs={} --iodepth={} --ioengine=io_uring "
+      "--direct=1 --fixedbufs=1 --registerfiles=1 --size={} --numjobs=1 --thread "
+      "--output-format=json 2>&1",
+      file, block, depth, size);
+  for (int r = 0; r < reps; ++r) {
+    FILE* pipe = ::popen(cmd.c_str(), "r");
+    if (pipe == nullptr) {
+      p.why = "cannot run fio";
+      return p;
+    }
+    std::string out;
+    char buf[4096];
+    while (std::fgets(buf, sizeof buf, pipe) != nullptr) {
+      out += buf;
+    }
+    ::pclose(pipe);
+    const auto brace = out.find('{');
+    const auto j =
+        brace == std::string::npos ? Json() : Json::parse(out.substr(brace), nullptr, false);
+    if (j.is_discarded() || !j.contains("jobs") || j["jobs"].empty()) {
+      p.why = "fio output not understood: " + out.substr(0, 200);
+      return p;
+    }
+    const double bw = j["jobs"][0]["read"]["bw_bytes"].get<double>();
+    p.bytes_per_second = std::max(p.bytes_per_second, bw);
+  }
+  return p;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  CLI::App app{"acco io bench: acco's reader against fio and the naive read-then-copy path"};
+  app.add_option("--file", o.file, "the file read (default ./acco-io-bench.dat)");
+  app.add_option("--create", o.create, "its size, written when missing or smaller (1GiB)");
+  app.add_option("--blocks", o.blocks, "block sizes (64KiB 1MiB 4MiB)");
+  app.add_option("--depths", o.depths, "queue depths (1 8 32)");
+  app.add_option("--link", o.link, "the emulated host-device link (25GB/s)");
+  app.add_option("--reps", o.reps, "runs per point, the best kept (3)");
+  app.add_option("--json", o.json, "write results here");
+  CLI11_PARSE(app, argc, argv);
+
+  const auto size = acco::units::parse_bytes(o.create);
+  if (!size || *size < (std::uint64_t{16} << 20)) {
+    fmt::print(stderr, "io bench: --create '{}': expected a size of at least 16MiB\n", o.create);
+    return 64;
+  }
+  if (!ensure_file(o.file, *size)) {
+    fmt::print(stderr, "io bench: {}: cannot write the test file\n", o.file);
+    return 73;
+  }
+  const std::uint64_t bytes = std::filesystem::file_size(o.file);
+  const auto link = acco::dev::parse_link(o.link);
+  if (!link) {
+    fmt::print(stderr, "io bench: --link: {}\n", link.error().message);
+    return 64;
+  }
+  acco::dev::HostBackendOptions host;
+  host.link = *link;
+  auto backend = acco::dev::make_host_backend(host);
+  if (!backend) {
+    fmt::print(stderr, "io bench: {}\n", backend.error().message);
+    return 70;
+  }
+  acco::dev::Device& device = *(*backend)->devices().front();
+
+  Json out = {{"schema", kSchema}, {"file", o.file}, {"bytes", bytes}, {"link", o.link}};
+  // (a) file -> host
+  fmt::print("(a) file -> host: {} ({}), O_DIRECT, best of {}\n", o.file,
+             acco::units::format_bytes(bytes), o.reps);
+  fmt::print("  {:>8} {:>5} {:>14} {:>14} {:>8}\n", "block", "depth", "acco", "fio", "acco/fio");
+  Json host_points = Json::array();
+  double disk_rate = 0;
+  double best_rate = 0;
+  std::size_t best_block = std::size_t{1} << 20;
+  int best_depth = 8;
+  for (const auto& b : o.blocks) {
+    const auto block = acco::units::parse_bytes(b);
+    if (!block) {
+      fmt::print(stderr, "io bench: --blocks '{}': expected a size\n", b);
+      return 64;
+    }
+    for (const int depth : o.depths) {
+      const Point ours = ours_to_host(device, o.file, *block, depth, o.reps);
+      const Point fio = fio_to_host(o.file, bytes, *block, depth, o.reps);
+      disk_rate = std::max(disk_rate, std::max(ours.bytes_per_second, fio.bytes_per_second));
+      if (ours.bytes_per_second > best_rate) {
+        best_rate = ours.bytes_per_second;
+        best_block = *block;
+        best_depth = depth;
+      }
+      const auto rate = [](const Point& p) {
+        return p.why.empty() ? acco::units::format_rate(p.bytes_per_second) : std::string("-");
+      };
+      fmt::print("  {:>8} {:>5} {:>14} {:>14} {:>8}\n", b, depth, rate(ours), rate(fio),
+                 ours.why.empty() && fio.why.empty() && fio.bytes_per_second > 0
+                     ? fmt::format("{:.2f}", ours.bytes_per_second / fio.bytes_per_second)
+                     : "-");
+      for (const Point* p : {&ours, &fio}) {
+        if (!p->why.empty()) {
+          fmt::print("    {}: {}\n", p->what, p->why);
+        }
+        host_points.push_back({{"key", p->key},
+                               {"what", p->what},
+                               {"block_bytes", p->block},
+                               {"depth", p->depth},
+                               {"bytes_per_second", p->bytes_per_second},
+                               {"why", p->why},
+                               {"detail", p->detail}});
+      }
+    }
+  }
+  out["file_to_host"] = host_points;
+
+  // (b) file -> device
+  auto engine = acco::xfer::Engine::create(device);
+  auto dst = device.allocate(bytes);
+  if (!engine || !dst) {
+    fmt::print(stderr, "io bench: cannot set up the emulated device\n");
+    return 70;
+  }
+  // The reader's settings: the best point of (a); the disk's rate at them is measured again
+  // here, alternating with the device reads, so the bound is the same run's.
+  acco::io::ReaderOptions ro;
+  ro.block_bytes = best_block;
+  ro.depth = best_depth;
+  auto reader = acco::io::Reader::create(device, ro, engine->get());
+  if (!reader) {
+    fmt::print(stderr, "io bench: {}\n", reader.error().message);
+    return 70;
+  }
+  double ours_rate = 0;
+  double disk_here = 0;
+  for (int r = 0; r < o.reps; ++r) {
+    auto d = (*reader)->read_discard({{o.file, 0, std::nullopt}});
+    auto s = (*reader)->read_to_device((*dst)->data(), bytes, {{o.file, 0, std::nullopt}});
+    if (!s || !d) {
+      fmt::print(stderr, "io bench: {}\n", (!s ? s.error() : d.error()).message);
+      return 70;
+    }
+    ours_rate = std::max(ours_rate, s->bytes_per_second());
+    disk_here = std::max(disk_here, d->bytes_per_second());
+  }
+  double naive_rate = 0;
+  bool dropped = true;
+  for (int r = 0; r < o.reps; ++r) {
+    dropped = drop_page_cache() && dropped;
+    const auto t = std::chrono::steady_clock::now();
+    std::vector<char> pageable(bytes);
+    const int fd = ::open(o.file.c_str(), O_RDONLY | O_CLOEXEC);
+    std::uint64_t got = 0;
+    while (fd >= 0 && got < bytes) {
+      const ssize_t n = ::read(fd, pageable.data() + got, bytes - got);
+      if (n <= 0) {
+        break;
+      }
+      got += static_cast<std::uint64_t>(n);
+    }
+    if (fd >= 0) {
+      ::close(fd);
+    }
+    if (got != bytes || !device.copy((*dst)->data(), pageable.data(), bytes)) {
+      fmt::print(stderr, "io bench: the naive read-then-copy failed\n");
+      return 70;
+    }
+    naive_rate = std::max(naive_rate, static_cast<double>(bytes) / seconds_since(t));
+  }
+  const double bound =
+      link->bytes_per_second > 0 ? std::min(disk_here, link->bytes_per_second) : disk_here;
+  fmt::print("\n(b) file -> device over an emulated {} link, best of {} (page cache dropped: {})\n",
+             o.link, o.reps, dropped ? "yes" : "no, not permitted");
+  fmt::print("  acco reader pipeline ({} x {})  {:>14}  {:.0f} % of min(disk, link) {}\n",
+             acco::units::format_bytes(best_block), best_depth, acco::units::format_rate(ours_rate),
+             100 * ours_rate / bound, acco::units::format_rate(bound));
+  fmt::print("  naive read() + plain copy          {:>14}  acco/naive {:.2f}x\n",
+             acco::units::format_rate(naive_rate), ours_rate / naive_rate);
+  out["file_to_device"] = {
+      {"acco_bytes_per_second", ours_rate}, {"naive_bytes_per_second", naive_rate},
+      {"block_bytes", best_block},          {"depth", best_depth},
+      {"disk_bytes_per_second", disk_here}, {"best_disk_bytes_per_second", disk_rate},
+      {"bound_bytes_per_second", bound},    {"page_cache_dropped", dropped}};
+  if (!o.json.empty()) {
+    std::ofstream(o.json) << out.dump(2) << "\n";
+  }
+  return 0;
+}

@@ -1,0 +1,50 @@
+// Scratch files for the io tests: a directory on the disk the tests run from (the build tree),
+// where O_DIRECT normally works, removed with everything in it.
+#pragma once
+
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+namespace acco::io::testing {
+
+class DiskDir {
+ public:
+  DiskDir() {
+    std::string pattern = (std::filesystem::current_path() / "acco-io-test-XXXXXX").string();
+    if (::mkdtemp(pattern.data()) != nullptr) {
+      path_ = pattern;
+    }
+  }
+  ~DiskDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  DiskDir(const DiskDir&) = delete;
+  DiskDir& operator=(const DiskDir&) = delete;
+  [[nodiscard]] const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+// Byte i of a pattern file: depends on i's position and a seed, so misplaced blocks show.
+inline unsigned char pattern_byte(std::uint64_t i, unsigned seed) {
+  return static_cast<unsigned char>((i * 2654435761ULL >> 13) + i / 4096 + seed);
+}
+
+inline std::string write_pattern(const std::filesystem::path& path, std::uint64_t bytes,
+                                 unsigned seed = 0) {
+  std::vector<char> data(bytes);
+  for (std::uint64_t i = 0; i < bytes; ++i) {
+    data[i] = static_cast<char>(pattern_byte(i, seed));
+  }
+  std::ofstream out(path, std::ios::binary);
+  out.write(data.data(), static_cast<std::streamsize>(data.size()));
+  return path.string();
+}
+
+}  // namespace acco::io::testing
