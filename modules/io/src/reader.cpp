@@ -276,13 +276,24 @@ class Pipeline {
         continue;
       }
       ACCO_RETURN_IF_ERROR(w_.ring->reap(done));
+      // Every completion is counted, also after an error, and every read asked for again is
+      // submitted: drain() waits for exactly what is in flight.
       bool resubmitted = false;
+      Status status;
       for (const Completion& c : done) {
-        ACCO_RETURN_IF_ERROR(complete(static_cast<int>(c.user_data), c.result, resubmitted));
+        if (status) {
+          status = complete(static_cast<int>(c.user_data), c.result, resubmitted);
+        } else {
+          --inflight_;
+        }
       }
       if (resubmitted) {
-        ACCO_RETURN_IF_ERROR(w_.ring->submit());
+        Status submitted = w_.ring->submit();
+        if (status && !submitted) {
+          status = submitted;
+        }
       }
+      ACCO_RETURN_IF_ERROR(status);
     }
     return {};
   }
@@ -342,6 +353,9 @@ class Pipeline {
 
   void drain() {
     std::vector<Completion> done;
+    if (inflight_ > 0 && w_.ring) {
+      (void)w_.ring->submit();  // anything prepared but not yet submitted
+    }
     while (inflight_ > 0 && w_.ring) {
       if (!w_.ring->reap(done)) {
         break;

@@ -78,6 +78,24 @@ void Ring::prepare_read(int file, void* dst, unsigned bytes, std::uint64_t offse
   io_uring_sqe_set_data64(sqe, user_data);
 }
 
+void Ring::prepare_write(int file, const void* src, unsigned bytes, std::uint64_t offset,
+                         int buffer_index, std::uint64_t user_data) {
+  io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
+  if (sqe == nullptr) {
+    (void)io_uring_submit(&ring_);
+    sqe = io_uring_get_sqe(&ring_);
+  }
+  if (buffer_index >= 0 && fixed_buffers_) {
+    io_uring_prep_write_fixed(sqe, file, src, bytes, offset, buffer_index);
+  } else {
+    io_uring_prep_write(sqe, file, src, bytes, offset);
+  }
+  if (fixed_files_) {
+    sqe->flags |= IOSQE_FIXED_FILE;
+  }
+  io_uring_sqe_set_data64(sqe, user_data);
+}
+
 Status Ring::submit() {
   const int rc = io_uring_submit(&ring_);
   if (rc < 0) {

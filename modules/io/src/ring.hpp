@@ -41,6 +41,9 @@ class Ring {
   // `file` is the registered index when files are registered, else the descriptor.
   void prepare_read(int file, void* dst, unsigned bytes, std::uint64_t offset, int buffer_index,
                     std::uint64_t user_data);
+  // The same for a write from `src` (WRITE_FIXED with a registered buffer).
+  void prepare_write(int file, const void* src, unsigned bytes, std::uint64_t offset,
+                     int buffer_index, std::uint64_t user_data);
   // Submits what was prepared.
   [[nodiscard]] Status submit();
   // Waits for at least one completion, then takes every one available (up to 256).
