@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "json_schema.hpp"
+#include "run_acco.hpp"
 #include "sysroot_builder.hpp"
 
 namespace acco::testing {
@@ -21,29 +22,6 @@ namespace {
 
 namespace stdfs = std::filesystem;
 using ::testing::HasSubstr;
-
-struct Run {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
-
-std::string slurp(const stdfs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-Run acco(const std::string& args) {
-  TempDir io;
-  const std::string cmd = "env -u ACCO_NVML -u ACCO_NVML_LIBRARY " + std::string(ACCO_BINARY) +
-                          " " + args + " >" + (io.path() / "out").string() + " 2>" +
-                          (io.path() / "err").string();
-  const int status = std::system(cmd.c_str());
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(io.path() / "out"),
-          slurp(io.path() / "err")};
-}
 
 std::string recorded(const std::string& name) {
   return (stdfs::path(ACCO_SOURCE_DIR) / "tests/data/recorded" / name).string();

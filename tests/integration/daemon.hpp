@@ -21,14 +21,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-namespace acco::testing {
+#include "run_acco.hpp"  // slurp
 
-inline std::string slurp(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+namespace acco::testing {
 
 inline bool have(const char* tool) {
   return std::system((std::string("command -v ") + tool + " >/dev/null 2>&1").c_str()) == 0;

@@ -20,6 +20,7 @@
 
 #include "daemon.hpp"
 #include "json_schema.hpp"
+#include "run_acco.hpp"
 #include "sysroot_builder.hpp"
 
 namespace acco::testing {
@@ -28,38 +29,6 @@ namespace {
 namespace stdfs = std::filesystem;
 using nlohmann::json;
 using ::testing::HasSubstr;
-
-struct Run {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
-
-std::string slurp(const stdfs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-// `env` is a list of NAME=VALUE words put before the command.
-Run acco(const std::string& args, const std::string& env = "") {
-  TempDir io;
-  const std::string cmd = "env -u ACCO_NVML -u ACCO_NVML_LIBRARY -u ACCO_FAKE_NVML_STATE " + env +
-                          " " + std::string(ACCO_BINARY) + " " + args + " >" +
-                          (io.path() / "out").string() + " 2>" + (io.path() / "err").string();
-  const int status = std::system(cmd.c_str());
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(io.path() / "out"),
-          slurp(io.path() / "err")};
-}
-
-void expect_conforms(const std::string& text, const std::string& schema_file) {
-  const auto value = json::parse(text);
-  const auto schema =
-      json::parse(slurp(stdfs::path(ACCO_SOURCE_DIR) / "docs/schemas" / schema_file));
-  const auto errors = validate(schema, value);
-  EXPECT_TRUE(errors.empty()) << ::testing::PrintToString(errors);
-}
 
 // The fake's two H100s (tests/data/nvml/telemetry.json: GPU 0 requested 650 W of [200, 700])
 // with a state file of their own, as a driver keeps limits between processes.

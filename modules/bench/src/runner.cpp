@@ -51,7 +51,7 @@ Result<BenchRun> run_benchmarks(const RunOptions& options, const topo::Machine* 
                                 const Progress& progress) {
   std::vector<Case*> selected;
   for (const auto& c : cases()) {
-    if (matches(c->key(), options.patterns)) {
+    if (c->suite() == options.suite && matches(c->key(), options.patterns)) {
       selected.push_back(c.get());
     }
   }

@@ -39,6 +39,8 @@ TEST(ExpectationsTest, NvlinkH100At84PercentIsOk) {
 
 TEST(ExpectationsTest, PathsWithoutALinkPeakAreUnknown) {
   EXPECT_EQ(verdict(PathKind::kHostMemory, 0.9), Verdict::kUnknown);
+  EXPECT_EQ(verdict(PathKind::kStorageRead, 6.5 / 7.88), Verdict::kOk);  // PM9A3 on Gen4 x4
+  EXPECT_EQ(verdict(PathKind::kStorageRead, 0.5), Verdict::kLow);
   EXPECT_EQ(verdict(PathKind::kDeviceLocal, 0.9), Verdict::kUnknown);
 }
 
@@ -66,7 +68,7 @@ TEST(ExpectationsTest, TableIsCompleteOrderedAndSourced) {
       EXPECT_LE(e.ok_at_least, 1) << e.key;
     }
   }
-  EXPECT_EQ(table.back().kind, PathKind::kHostMemory);
+  EXPECT_EQ(table.back().kind, PathKind::kStorageRead);
   EXPECT_STREQ(to_string(PathKind::kPcieCopyEngine), "pcie-copy-engine");
 }
 

@@ -3,8 +3,12 @@
 #include "bench_command.hpp"
 
 #include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <memory>
 #include <optional>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -53,6 +57,9 @@ struct BenchFlags {
   bool compare = false;
   std::string history;
   bool no_history = false;
+  std::string suite = "transfer";
+  std::string file;    // --suite storage: the file read
+  std::string create;  // --suite storage: write the file first when missing or smaller
 };
 
 // Checked and typed.
@@ -63,6 +70,8 @@ struct BenchOptions {
   bool compare = false;  // compare with the last run on this machine
   std::string history;   // history file; empty = the default path
   bool no_history = false;
+  std::string create_file;  // write `create_bytes` of data here first when missing or smaller
+  std::uint64_t create_bytes = 0;
 };
 
 void add_bench_flags(CLI::App& sub, SharedFlags& shared, BenchFlags& f) {
@@ -73,6 +82,14 @@ void add_bench_flags(CLI::App& sub, SharedFlags& shared, BenchFlags& f) {
   sub.add_option("--link", f.link,
                  "host backend: emulated link, e.g. pcie4x16, pcie5x16, 25GB/s,2us, unlimited")
       ->type_name("SPEC");
+  sub.add_option("--suite", f.suite, "transfer (default) or storage (needs --file)")
+      ->type_name("NAME");
+  sub.add_option("--file", f.file, "--suite storage: the file to read (on the drive to measure)")
+      ->type_name("PATH");
+  sub.add_option("--create", f.create,
+                 "--suite storage: write SIZE of data to --file first when it is missing or "
+                 "smaller")
+      ->type_name("SIZE");
   sub.add_option("--cases", f.cases, "only cases matching these patterns (h2d_*,sweep_*)")
       ->delimiter(',')
       ->type_name("PATTERNS");
@@ -105,6 +122,39 @@ Result<bench::BackendChoice> parse_backend(const std::string& name) {
     return bench::BackendChoice::kCuda;
   }
   return usage(fmt::format("--backend: '{}' is not one of auto, host, cuda", name));
+}
+
+// --suite, --file and --create.
+Status storage_options(const BenchFlags& f, BenchOptions& o) {
+  if (f.suite != "transfer" && f.suite != "storage") {
+    return usage(fmt::format("--suite: '{}' is not one of transfer, storage", f.suite));
+  }
+  o.run.suite = f.suite;
+  if (f.suite != "storage") {
+    if (!f.file.empty() || !f.create.empty()) {
+      return usage("--file and --create belong to --suite storage");
+    }
+    return {};
+  }
+  if (f.file.empty()) {
+    return usage("--suite storage: expected --file PATH (the file to read)");
+  }
+  o.run.defaults.storage_file = f.file;
+  o.run.defaults.quick = f.quick;
+  if (!f.create.empty()) {
+    auto bytes = units::parse_bytes(f.create);
+    if (!bytes || *bytes < 4096 || *bytes > (std::uint64_t{1} << 40)) {
+      return usage(fmt::format("--create: '{}' is not a size from 4KiB to 1TiB", f.create));
+    }
+    o.create_file = f.file;
+    o.create_bytes = *bytes;
+  } else if (std::error_code ec; !std::filesystem::is_regular_file(f.file, ec)) {
+    return usage(
+        fmt::format("--file: '{}' is not a regular file (give --create SIZE to write "
+                    "one)",
+                    f.file));
+  }
+  return {};
 }
 
 Result<BenchOptions> bench_options(const BenchFlags& f) {
@@ -142,9 +192,11 @@ Result<BenchOptions> bench_options(const BenchFlags& f) {
   if (f.quick) {
     apply_quick(run.defaults);
   }
+  ACCO_RETURN_IF_ERROR(storage_options(f, o));
   run.patterns = f.cases;
-  const bool any = std::any_of(bench::cases().begin(), bench::cases().end(),
-                               [&](const auto& c) { return bench::matches(c->key(), f.cases); });
+  const bool any = std::any_of(bench::cases().begin(), bench::cases().end(), [&](const auto& c) {
+    return c->suite() == f.suite && bench::matches(c->key(), f.cases);
+  });
   if (!any) {
     return usage("--cases: no case matches (see acco bench --list)");
   }
@@ -169,9 +221,88 @@ std::optional<topo::Machine> probe_machine(const core::Settings& settings, std::
 Output list_cases() {
   Output out;
   for (const auto& c : bench::cases()) {
-    out.out += fmt::format("{:<26} {}\n", c->key(), c->description());
+    const std::string suite = c->suite() == "transfer" ? "" : " [--suite " + c->suite() + "]";
+    out.out += fmt::format("{:<26} {}{}\n", c->key(), c->description(), suite);
   }
   return out;
+}
+
+// --create: `bytes` of pseudo-random data (a file of zeros would flatter compressing storage),
+// written under a temporary name and renamed, so an interrupted write leaves no short file.
+Status create_test_file(const std::string& path, std::uint64_t bytes, bool& created) {
+  created = false;
+  std::error_code ec;
+  if (std::filesystem::is_regular_file(path, ec) && std::filesystem::file_size(path, ec) >= bytes) {
+    return {};
+  }
+  const std::string temp = path + ".acco-tmp";
+  {
+    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
+    std::vector<char> chunk(std::size_t{1} << 20);
+    std::uint64_t x = 0x9E3779B97F4A7C15ULL;
+    for (std::uint64_t done = 0; out && done < bytes; done += chunk.size()) {
+      for (auto& c : chunk) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        c = static_cast<char>(x);
+      }
+      out.write(chunk.data(),
+                static_cast<std::streamsize>(std::min<std::uint64_t>(chunk.size(), bytes - done)));
+    }
+    out.flush();
+    if (!out) {
+      std::filesystem::remove(temp, ec);
+      return fail(Errc::kCannotWrite, fmt::format("--create: cannot write {}", temp));
+    }
+  }
+  std::filesystem::rename(temp, path, ec);
+  if (ec) {
+    std::filesystem::remove(temp, ec);
+    return fail(Errc::kCannotWrite, fmt::format("--create: cannot rename {} to {}", temp, path));
+  }
+  created = true;
+  return {};
+}
+
+// Beside each storage_read point with a fio twin: acco / fio, judged against issue 17's target
+// (at least 95 %).
+std::string storage_summary(const bench::BenchRun& run) {
+  std::string out;
+  for (const auto& r : run.results) {
+    if (r.case_key.rfind("storage_read_", 0) != 0 || r.status != bench::kStatusOk) {
+      continue;
+    }
+    const std::string twin = "fio_read_" + r.case_key.substr(13);
+    for (const auto& f : run.results) {
+      if (f.case_key == twin && f.status == bench::kStatusOk && f.median_bytes_per_second > 0) {
+        const double ratio = r.median_bytes_per_second / f.median_bytes_per_second;
+        out += fmt::format("  {:<28} {:>12} vs fio {:>12}  {:.2f}x  {}\n", r.case_key,
+                           units::format_rate(r.median_bytes_per_second),
+                           units::format_rate(f.median_bytes_per_second), ratio,
+                           ratio >= 0.95 ? "ok" : "below fio");
+      }
+    }
+  }
+  const bench::BenchResult* ours = nullptr;
+  const bench::BenchResult* naive = nullptr;
+  for (const auto& r : run.results) {
+    if (r.status == bench::kStatusOk && r.case_key == "storage_h2d") {
+      ours = &r;
+    } else if (r.status == bench::kStatusOk && r.case_key == "storage_h2d_naive") {
+      naive = &r;
+    }
+  }
+  if (ours != nullptr && naive != nullptr && naive->median_bytes_per_second > 0) {
+    out += fmt::format("  {:<28} {:>12} vs naive {:>10}  {:.2f}x  {}\n", "storage_h2d",
+                       units::format_rate(ours->median_bytes_per_second),
+                       units::format_rate(naive->median_bytes_per_second),
+                       ours->median_bytes_per_second / naive->median_bytes_per_second,
+                       ours->median_bytes_per_second >= 1.5 * naive->median_bytes_per_second
+                           ? "ok"
+                           : "below 1.5x");
+  }
+  return out.empty() ? out : "\nacco against its peers (median rates):\n" + out;
 }
 
 class BenchCommand final : public Command {
@@ -183,6 +314,16 @@ class BenchCommand final : public Command {
       return list_cases();
     }
     Output out;
+    if (!o_.create_file.empty()) {
+      bool created = false;
+      if (auto s = create_test_file(o_.create_file, o_.create_bytes, created); !s) {
+        return error_output(std::move(s.error()));
+      }
+      if (created) {
+        out.err += fmt::format("acco: wrote {} of test data to {}\n",
+                               units::format_bytes(o_.create_bytes), o_.create_file);
+      }
+    }
     auto machine = probe_machine(inv.settings, out.err);
     auto run = bench::run_benchmarks(o_.run, machine ? &*machine : nullptr, inv.progress);
     if (!run) {
@@ -240,6 +381,7 @@ class BenchCommand final : public Command {
           }
         }
       }
+      out.out += storage_summary(*run);
       if (o_.compare) {
         out.out +=
             "\n" + (compare_note.empty() ? bench::text_comparison(comparisons) : compare_note);

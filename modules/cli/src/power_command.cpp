@@ -113,14 +113,16 @@ class StatusCommand final : public Command {
     }
     std::vector<std::string> errors;
     auto samples = read_all(built->sources.devices, errors);
-    // RAPL's power is an energy difference: a second read a moment later gives it.
+    // A second read gives what only a difference or a step tells: RAPL's power is an energy
+    // difference (a moment apart, so only with RAPL zones), simulated devices report their
+    // clock events once their model has stepped.
     const bool rapl = std::any_of(samples.begin(), samples.end(),
                                   [](const power::DeviceSample& s) { return s.source == "rapl"; });
     if (rapl) {
       std::this_thread::sleep_for(std::chrono::milliseconds(200));
-      errors.clear();
-      samples = read_all(built->sources.devices, errors);
     }
+    errors.clear();
+    samples = read_all(built->sources.devices, errors);
     auto previous = power::read_state_file(options_.state_file);
 
     nlohmann::ordered_json devices = nlohmann::ordered_json::array();

@@ -4,10 +4,6 @@
 // over the target only when everything is written (and synced, per the policy).
 #include "acco/io/writer.hpp"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
@@ -18,9 +14,13 @@
 #include <mutex>
 #include <optional>
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "acco/xfer/staging_pool.hpp"
+
 #include "files.hpp"
 #include "ring.hpp"
 
@@ -59,9 +59,8 @@ namespace {
 
 // Fills a slot with chunk bytes [offset, offset + bytes) of the source; a Transfer to wait for
 // before the slot is written out, when the fill is a DMA.
-using Fill = std::function<Result<std::optional<xfer::Transfer>>(std::byte* slot,
-                                                                 std::uint64_t offset,
-                                                                 std::size_t bytes)>;
+using Fill = std::function<Result<std::optional<xfer::Transfer>>(
+    std::byte* slot, std::uint64_t offset, std::size_t bytes)>;
 
 struct WSlot {
   std::byte* data = nullptr;
@@ -105,12 +104,10 @@ class TempFile {
     if (fd < 0) {
       const int e = errno;
       if (e == ENOENT || e == ENOTDIR) {
-        return fail(Errc::kNotFound,
-                    fmt::format("{}: no such directory {}", target, dir.string()));
+        return fail(Errc::kNotFound, fmt::format("{}: no such directory {}", target, dir.string()));
       }
-      return fail(Errc::kCannotWrite,
-                  fmt::format("{}: cannot create a file in {}: {}", target, dir.string(),
-                              std::strerror(e)));
+      return fail(Errc::kCannotWrite, fmt::format("{}: cannot create a file in {}: {}", target,
+                                                  dir.string(), std::strerror(e)));
     }
     path_ = pattern;
     fd_ = fd;
@@ -140,18 +137,17 @@ class TempFile {
   // Truncates the padding, syncs per the policy, renames over `target`.
   Status commit(const std::string& target, std::uint64_t bytes, FsyncPolicy policy) {
     if (::ftruncate(fd_, static_cast<off_t>(bytes)) != 0) {
-      return fail(Errc::kCannotWrite, fmt::format("{}: ftruncate: {}", target,
-                                                  std::strerror(errno)));
+      return fail(Errc::kCannotWrite,
+                  fmt::format("{}: ftruncate: {}", target, std::strerror(errno)));
     }
     if (policy != FsyncPolicy::kNone && ::fsync(fd_) != 0) {
-      return fail(Errc::kCannotWrite,
-                  fmt::format("{}: fsync: {}", target, std::strerror(errno)));
+      return fail(Errc::kCannotWrite, fmt::format("{}: fsync: {}", target, std::strerror(errno)));
     }
     ::close(fd_);
     fd_ = -1;
     if (::rename(path_.c_str(), target.c_str()) != 0) {
-      return fail(Errc::kCannotWrite, fmt::format("{}: rename from {}: {}", target, path_,
-                                                  std::strerror(errno)));
+      return fail(Errc::kCannotWrite,
+                  fmt::format("{}: rename from {}: {}", target, path_, std::strerror(errno)));
     }
     path_.clear();
     if (policy == FsyncPolicy::kFileAndDir) {
@@ -163,9 +159,8 @@ class TempFile {
         if (dfd >= 0) {
           ::close(dfd);
         }
-        return fail(Errc::kCannotWrite,
-                    fmt::format("{}: written, but fsync of {} failed: {}", target, dir,
-                                std::strerror(e)));
+        return fail(Errc::kCannotWrite, fmt::format("{}: written, but fsync of {} failed: {}",
+                                                    target, dir, std::strerror(e)));
       }
       ::close(dfd);
     }
@@ -204,8 +199,8 @@ struct Writer::State {
   Result<WriteStats> write(const std::string& path, std::uint64_t bytes, const Fill& fill);
   Status run_ring(TempFile& file, const std::string& path, std::uint64_t bytes, const Fill& fill,
                   WriteStats& stats);
-  Status run_pwrite(TempFile& file, const std::string& path, std::uint64_t bytes,
-                    const Fill& fill, WriteStats& stats);
+  Status run_pwrite(TempFile& file, const std::string& path, std::uint64_t bytes, const Fill& fill,
+                    WriteStats& stats);
 };
 
 namespace {
@@ -223,8 +218,8 @@ Status Writer::State::run_ring(TempFile& file, const std::string& path, std::uin
                                const Fill& fill, WriteStats& stats) {
   std::vector<WSlot> slots;
   for (std::size_t i = 0; i < taken.size(); ++i) {
-    slots.push_back(WSlot{taken[i].data, ring->fixed_buffers() ? static_cast<int>(i) : -1, 0, 0,
-                          0, 0, std::nullopt});
+    slots.push_back(WSlot{taken[i].data, ring->fixed_buffers() ? static_cast<int>(i) : -1, 0, 0, 0,
+                          0, std::nullopt});
   }
   std::deque<int> free_slots;
   for (std::size_t i = 0; i < slots.size(); ++i) {
@@ -248,7 +243,8 @@ Status Writer::State::run_ring(TempFile& file, const std::string& path, std::uin
       free_slots.pop_front();
       WSlot& s = slots[static_cast<std::size_t>(i)];
       s.offset = next;
-      s.length = static_cast<std::size_t>(std::min<std::uint64_t>(options.block_bytes, bytes - next));
+      s.length =
+          static_cast<std::size_t>(std::min<std::uint64_t>(options.block_bytes, bytes - next));
       s.done = 0;
       next += s.length;
       auto t = fill(s.data, s.offset, s.length);

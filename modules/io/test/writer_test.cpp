@@ -1,10 +1,5 @@
 #include "acco/io/writer.hpp"
 
-#include <sched.h>
-#include <sys/mount.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -15,9 +10,14 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sched.h>
+#include <sys/mount.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "acco/dev/host_backend.hpp"
 #include "acco/testing/matchers.hpp"
+
 #include "io_test_support.hpp"
 
 namespace acco::io {
@@ -136,13 +136,12 @@ TEST(WriterOptionsTest, PolicyNamesAndRanges) {
 // ENOSPC on a 1 MiB tmpfs in a private mount namespace (a child process: the mount must not
 // leak). The old target must survive and no temporary file stay behind.
 int write_to_full_disk(const std::string& dir) {
-  if (::unshare(CLONE_NEWNS) != 0 || ::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0 ||
+  if (::unshare(CLONE_NEWNS) != 0 ||
+      ::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0 ||
       ::mount("tmpfs", dir.c_str(), "tmpfs", 0, "size=1m") != 0) {
     return 77;  // the sandbox refuses mount namespaces
   }
-  {
-    std::ofstream(dir + "/ckpt") << "old";
-  }
+  { std::ofstream(dir + "/ckpt") << "old"; }
   auto backend = dev::make_host_backend({});
   if (!backend) {
     return 3;

@@ -35,6 +35,12 @@ enum class CopyPath {
 // Host memcpy: the host-side limit for staging.
 [[nodiscard]] std::unique_ptr<Case> host_memcpy_case();
 
+// The storage suite (acco bench --suite storage): the file read into host staging by acco's
+// reader and by fio over a sweep of block sizes and depths, and into device memory by the
+// reader's pipeline against the naive read-then-copy.
+[[nodiscard]] std::unique_ptr<Case> storage_read_case();
+[[nodiscard]] std::unique_ptr<Case> storage_to_device_case();
+
 // Device-level cases (every pair) run once per backend, not once per device.
 [[nodiscard]] bool runs_once_per_backend(const Case& c);
 

@@ -209,7 +209,7 @@ std::unique_ptr<Case> host_memcpy_case() {
 }
 
 bool runs_once_per_backend(const Case& c) {
-  return c.key() == "p2p" || c.key() == "host_memcpy";
+  return c.key() == "p2p" || c.key() == "host_memcpy" || c.suite() == "storage";
 }
 
 }  // namespace acco::bench::detail

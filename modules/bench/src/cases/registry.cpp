@@ -36,6 +36,8 @@ const std::vector<std::unique_ptr<Case>>& cases() {
     v.push_back(detail::small_copies_case(false));
     v.push_back(detail::small_copies_case(true));
     v.push_back(detail::host_memcpy_case());
+    v.push_back(detail::storage_read_case());
+    v.push_back(detail::storage_to_device_case());
     return v;
   }();
   return kCases;

@@ -33,6 +33,11 @@ struct CaseContext {
   std::uint64_t sweep_max_bytes = std::uint64_t{1} << 30;
   int small_copies = 10000;  // items of the batched/one-by-one cases
   xfer::Profile profile;
+  // The storage suite: the file read (created by the caller), and the NVMe link's peak per
+  // direction when the file's drive is known (0 otherwise).
+  std::string storage_file;
+  double storage_peak_bytes_per_second = 0;
+  bool quick = false;  // the storage suite sweeps fewer points
   // The device's name in results: its PCI address, or its name when it has none.
   [[nodiscard]] std::string device_name() const;
 };
@@ -44,6 +49,8 @@ class Case {
   [[nodiscard]] virtual std::string description() const = 0;
   // Empty when the case applies here; otherwise why not.
   [[nodiscard]] virtual std::string applies_to(const CaseContext& context) const = 0;
+  // The suite the case belongs to: "transfer" (acco bench's default) or "storage".
+  [[nodiscard]] virtual std::string suite() const { return "transfer"; }
   // One or more results (peer cases give one per pair). Failures become kStatusError results;
   // never throws.
   [[nodiscard]] virtual std::vector<BenchResult> run(const CaseContext& context) = 0;

@@ -23,6 +23,7 @@ enum class PathKind {
   kEmulatedLink,       // the host backend's emulated link (no protocol overhead)
   kDeviceLocal,        // a copy inside one device's memory: its peak is not modelled
   kHostMemory,         // host memcpy: the host-side limit, no link to compare with
+  kStorageRead,        // a file read from an NVMe drive, against the drive's PCIe link
 };
 
 enum class Verdict {

@@ -29,6 +29,7 @@ struct RunOptions {
   std::shared_ptr<dev::Backend> opened;
   dev::HostBackendOptions host;       // devices and emulated link of the host backend
   std::vector<std::string> patterns;  // case filter; empty = all
+  std::string suite = "transfer";     // only cases of this suite (Case::suite)
   CaseContext defaults;               // sizes, repetitions, profile (device fields ignored)
 };
 

@@ -19,9 +19,9 @@
 namespace acco::io {
 
 enum class FsyncPolicy {
-  kNone,       // rename when written; the data reaches the disk when the kernel flushes it
-  kFile,       // fsync the file before the rename: the contents survive a crash once renamed
-  kFileAndDir, // and fsync the directory after it: the new name survives a crash too
+  kNone,        // rename when written; the data reaches the disk when the kernel flushes it
+  kFile,        // fsync the file before the rename: the contents survive a crash once renamed
+  kFileAndDir,  // and fsync the directory after it: the new name survives a crash too
 };
 [[nodiscard]] const char* to_string(FsyncPolicy policy);
 // "none", "file", "file+dir"; kInvalidArgument naming the forms otherwise.
@@ -29,7 +29,7 @@ enum class FsyncPolicy {
 
 struct WriterOptions {
   std::size_t block_bytes = std::size_t{1} << 20;  // as ReaderOptions
-  int depth = 8;                                    // writes in flight, 1..256
+  int depth = 8;                                   // writes in flight, 1..256
   IoEngine engine = IoEngine::kAuto;
   bool direct = true;
   FsyncPolicy fsync = FsyncPolicy::kFileAndDir;

@@ -1,0 +1,365 @@
+// The storage suite. `storage_read` sweeps block size and queue depth for file -> host (acco's
+// reader, O_DIRECT io_uring with registered buffers and files, the data left in staging as fio
+// leaves it in its buffers) and runs fio's io_uring engine with the same settings on the same
+// file beside each point (results of their own, keys fio_read_*). `storage_to_device` reads the
+// file into device memory through the reader's pipeline at the best point of a short sweep and
+// through the naive path: a buffered read() into pageable memory, then a plain copy.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include "acco/core/units.hpp"
+#include "acco/io/reader.hpp"
+#include "acco/xfer/engine.hpp"
+
+#include "cases.hpp"
+#include "measure.hpp"
+
+namespace acco::bench::detail {
+namespace {
+
+using Nanos = std::chrono::nanoseconds;
+
+struct SweepPlan {
+  std::vector<std::size_t> blocks;
+  std::vector<int> depths;
+};
+
+SweepPlan sweep_plan(bool quick) {
+  if (quick) {
+    return {{std::size_t{64} << 10, std::size_t{1} << 20}, {1, 32}};
+  }
+  return {
+      {std::size_t{4} << 10, std::size_t{64} << 10, std::size_t{1} << 20, std::size_t{16} << 20},
+      {1, 8, 64, 256}};
+}
+
+// Staging above this is not swept (the reader refuses more than 2 GiB; fio would allocate it).
+constexpr std::size_t kMaxStaging = std::size_t{1} << 30;
+
+// "1MiB_qd32": stable, no spaces (part of case keys).
+std::string compact_size(std::size_t bytes) {
+  return bytes % (std::size_t{1} << 20) == 0 ? fmt::format("{}MiB", bytes >> 20)
+                                             : fmt::format("{}KiB", bytes >> 10);
+}
+
+std::string point_name(std::size_t block, int depth) {
+  return fmt::format("{}_qd{}", compact_size(block), depth);
+}
+
+std::string file_size_problem(const CaseContext& c, std::uint64_t& bytes) {
+  if (c.storage_file.empty()) {
+    return "needs a file: acco bench --suite storage --file PATH";
+  }
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(c.storage_file, ec);
+  if (ec) {
+    return fmt::format("{}: {}", c.storage_file, ec.message());
+  }
+  bytes = std::min<std::uint64_t>(size, c.bytes);
+  bytes -= bytes % 4096;
+  if (bytes < 4096) {
+    return fmt::format("{}: expected at least 4 KiB, found {} bytes", c.storage_file, size);
+  }
+  return {};
+}
+
+bool fio_installed() {
+  return std::system("command -v fio >/dev/null 2>&1") == 0;
+}
+
+// One fio run: its read bandwidth, or the reason it failed.
+Result<double> run_fio(const std::string& file, std::uint64_t bytes, std::size_t block, int depth) {
+  const std::string cmd = fmt::format(
+      "fio --name=acco --filename='{}' --rw=read --bs={} --iodepth={} --ioengine=io_uring "
+      "--direct=1 --fixedbufs=1 --registerfiles=1 --size={} --numjobs=1 --thread "
+      "--output-format=json 2>&1",
+      file, block, depth, bytes);
+  FILE* pipe = ::popen(cmd.c_str(), "r");
+  if (pipe == nullptr) {
+    return fail(Errc::kUnavailable, "cannot start fio");
+  }
+  std::string out;
+  char buf[4096];
+  while (std::fgets(buf, sizeof buf, pipe) != nullptr) {
+    if (out.size() < (std::size_t{1} << 20)) {
+      out += buf;
+    }
+  }
+  const int rc = ::pclose(pipe);
+  const auto brace = out.find('{');
+  const auto j = brace == std::string::npos
+                     ? nlohmann::json()
+                     : nlohmann::json::parse(out.substr(brace), nullptr, false);
+  if (rc != 0 || j.is_discarded() || !j.contains("jobs") || j["jobs"].empty() ||
+      !j["jobs"][0].contains("read")) {
+    return fail(
+        Errc::kDeviceError,
+        fmt::format("fio failed: {}", out.substr(0, std::min<std::size_t>(200, out.size()))));
+  }
+  return j["jobs"][0]["read"].value("bw_bytes", 0.0);
+}
+
+// Samples of `bytes` read in `seconds` each, turned into the result's rates and verdict.
+Status finish_rates(BenchResult& r, std::uint64_t bytes, const std::vector<double>& seconds,
+                    double peak) {
+  std::vector<Nanos> samples;
+  samples.reserve(seconds.size());
+  for (const double s : seconds) {
+    samples.emplace_back(static_cast<Nanos::rep>(s * 1e9));
+  }
+  return finish(r, bytes, samples, peak, PathKind::kStorageRead);
+}
+
+BenchResult base(const std::string& key, std::uint64_t bytes, const std::string& strategy) {
+  BenchResult r;
+  r.case_key = key;
+  r.device = "host";
+  r.bytes = bytes;
+  r.timer = kTimerHostClock;
+  r.strategy = strategy;
+  return r;
+}
+
+class StorageReadCase final : public Case {
+ public:
+  std::string key() const override { return "storage_read"; }
+  std::string suite() const override { return "storage"; }
+  std::string description() const override {
+    return "file -> host: acco's io_uring reader (O_DIRECT, registered buffers and files) over "
+           "block sizes and depths, fio beside each point (fio_read_*)";
+  }
+  std::string applies_to(const CaseContext& c) const override {
+    std::uint64_t bytes = 0;
+    return file_size_problem(c, bytes);
+  }
+  std::vector<BenchResult> run(const CaseContext& c) override {
+    std::uint64_t bytes = 0;
+    (void)file_size_problem(c, bytes);
+    const bool fio = fio_installed();
+    std::vector<BenchResult> out;
+    const SweepPlan plan = sweep_plan(c.quick);
+    for (const std::size_t block : plan.blocks) {
+      for (const int depth : plan.depths) {
+        if (block * static_cast<std::size_t>(depth) > kMaxStaging) {
+          continue;
+        }
+        const std::string name = point_name(block, depth);
+        out.push_back(ours(c, bytes, block, depth, "storage_read_" + name));
+        out.push_back(
+            fio ? theirs(c, bytes, block, depth, "fio_read_" + name)
+                : waived("fio_read_" + name, "host", "fio is not installed (Debian package fio)"));
+      }
+    }
+    return out;
+  }
+
+ private:
+  static BenchResult ours(const CaseContext& c, std::uint64_t bytes, std::size_t block, int depth,
+                          const std::string& key) {
+    io::ReaderOptions o;
+    o.block_bytes = block;
+    o.depth = depth;
+    auto reader = io::Reader::create(*c.device, o);
+    if (!reader) {
+      return failed(key, "host", reader.error());
+    }
+    std::vector<double> seconds;
+    io::ReadStats last;
+    for (int i = 0; i < c.warmup + c.reps; ++i) {
+      auto s = (*reader)->read_discard({{c.storage_file, 0, bytes}});
+      if (!s) {
+        return failed(key, "host", s.error());
+      }
+      if (i >= c.warmup) {
+        seconds.push_back(s->seconds);
+      }
+      last = *s;
+    }
+    BenchResult r =
+        base(key, bytes,
+             fmt::format("{}{}{}, {} x {}", last.engine, last.direct ? " O_DIRECT" : "",
+                         last.fixed_buffers ? " fixed" : "", compact_size(block), depth));
+    if (!last.notes.empty()) {
+      r.strategy += "; " + last.notes.front();
+    }
+    if (auto s = finish_rates(r, bytes, seconds, c.storage_peak_bytes_per_second); !s) {
+      return failed(key, "host", s.error());
+    }
+    return r;
+  }
+
+  static BenchResult theirs(const CaseContext& c, std::uint64_t bytes, std::size_t block, int depth,
+                            const std::string& key) {
+    std::vector<double> seconds;
+    for (int i = 0; i < c.reps; ++i) {
+      auto bw = run_fio(c.storage_file, bytes, block, depth);
+      if (!bw) {
+        return failed(key, "host", bw.error());
+      }
+      if (*bw <= 0) {
+        return failed(key, "host", Error{Errc::kDeviceError, "fio reported no bandwidth"});
+      }
+      seconds.push_back(static_cast<double>(bytes) / *bw);
+    }
+    BenchResult r = base(key, bytes,
+                         fmt::format("fio io_uring direct fixedbufs registerfiles, {} x {}",
+                                     compact_size(block), depth));
+    if (auto s = finish_rates(r, bytes, seconds, c.storage_peak_bytes_per_second); !s) {
+      return failed(key, "host", s.error());
+    }
+    return r;
+  }
+};
+
+bool drop_page_cache() {
+  ::sync();
+  std::ofstream out("/proc/sys/vm/drop_caches");
+  out << "1\n";
+  out.flush();
+  return static_cast<bool>(out);
+}
+
+class StorageToDeviceCase final : public Case {
+ public:
+  std::string key() const override { return "storage_to_device"; }
+  std::string suite() const override { return "storage"; }
+  std::string description() const override {
+    return "file -> device: the reader's pipeline (reads overlapping the DMA) against a "
+           "buffered read() into pageable memory then a plain copy (storage_h2d_naive)";
+  }
+  std::string applies_to(const CaseContext& c) const override {
+    std::uint64_t bytes = 0;
+    return file_size_problem(c, bytes);
+  }
+  std::vector<BenchResult> run(const CaseContext& c) override {
+    std::uint64_t bytes = 0;
+    (void)file_size_problem(c, bytes);
+    auto engine = xfer::Engine::create(*c.device, c.profile);
+    auto dst = c.device->allocate(bytes);
+    if (!engine || !dst) {
+      const Error e = !engine ? engine.error() : dst.error();
+      return {failed("storage_h2d", c.device_name(), e),
+              failed("storage_h2d_naive", c.device_name(), e)};
+    }
+    std::vector<BenchResult> out;
+    out.push_back(pipeline(c, **engine, **dst, bytes));
+    out.push_back(naive(c, **dst, bytes));
+    return out;
+  }
+
+ private:
+  static BenchResult pipeline(const CaseContext& c, xfer::Engine& engine, dev::Buffer& dst,
+                              std::uint64_t bytes) {
+    // A short sweep picks the point: blocks of 1 and 4 MiB at depths 8 and 32.
+    double best = -1;
+    std::vector<double> best_seconds;
+    std::string strategy;
+    std::string best_strategy;
+    for (const std::size_t block : {std::size_t{1} << 20, std::size_t{4} << 20}) {
+      for (const int depth : {8, 32}) {
+        io::ReaderOptions o;
+        o.block_bytes = block;
+        o.depth = depth;
+        auto reader = io::Reader::create(*c.device, o, &engine);
+        if (!reader) {
+          return failed("storage_h2d", c.device_name(), reader.error());
+        }
+        std::vector<double> seconds;
+        for (int i = 0; i < c.warmup + c.reps; ++i) {
+          auto s = (*reader)->read_to_device(dst.data(), bytes, {{c.storage_file, 0, bytes}});
+          if (!s) {
+            return failed("storage_h2d", c.device_name(), s.error());
+          }
+          if (i >= c.warmup) {
+            seconds.push_back(s->seconds);
+          }
+          if (i == 0) {
+            strategy = fmt::format("{}{} -> engine, {} x {}", s->engine,
+                                   s->direct ? " O_DIRECT" : "", compact_size(block), depth);
+          }
+        }
+        std::sort(seconds.begin(), seconds.end());
+        const double median = static_cast<double>(bytes) / seconds[seconds.size() / 2];
+        if (median > best) {
+          best = median;
+          best_seconds = seconds;
+          best_strategy = strategy;
+        }
+      }
+    }
+    BenchResult r = base("storage_h2d", bytes, best_strategy);
+    r.device = c.device_name();
+    // The slower of the drive's link and the device's.
+    double peak = c.storage_peak_bytes_per_second;
+    if (c.peak_bytes_per_second > 0) {
+      peak = peak > 0 ? std::min(peak, c.peak_bytes_per_second) : 0;
+    }
+    if (auto s = finish_rates(r, bytes, best_seconds, peak); !s) {
+      return failed("storage_h2d", c.device_name(), s.error());
+    }
+    return r;
+  }
+
+  static BenchResult naive(const CaseContext& c, dev::Buffer& dst, std::uint64_t bytes) {
+    std::vector<double> seconds;
+    bool dropped = true;
+    std::vector<char> pageable(bytes);
+    for (int i = 0; i < c.reps; ++i) {
+      dropped = drop_page_cache() && dropped;
+      const auto start = std::chrono::steady_clock::now();
+      const int fd = ::open(c.storage_file.c_str(), O_RDONLY | O_CLOEXEC);
+      std::uint64_t got = 0;
+      while (fd >= 0 && got < bytes) {
+        const ssize_t n = ::read(fd, pageable.data() + got, bytes - got);
+        if (n <= 0) {
+          break;
+        }
+        got += static_cast<std::uint64_t>(n);
+      }
+      if (fd >= 0) {
+        ::close(fd);
+      }
+      if (got != bytes) {
+        return failed("storage_h2d_naive", c.device_name(),
+                      Error{Errc::kDeviceError,
+                            fmt::format("{}: read {} of {} bytes", c.storage_file, got, bytes)});
+      }
+      if (auto s = c.device->copy(dst.data(), pageable.data(), bytes); !s) {
+        return failed("storage_h2d_naive", c.device_name(), s.error());
+      }
+      seconds.push_back(
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    }
+    BenchResult r =
+        base("storage_h2d_naive", bytes,
+             dropped ? "buffered read() + plain copy, page cache dropped"
+                     : "buffered read() + plain copy, page cache not dropped (not permitted)");
+    r.device = c.device_name();
+    if (auto s = finish_rates(r, bytes, seconds, 0); !s) {
+      return failed("storage_h2d_naive", c.device_name(), s.error());
+    }
+    return r;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Case> storage_read_case() {
+  return std::make_unique<StorageReadCase>();
+}
+std::unique_ptr<Case> storage_to_device_case() {
+  return std::make_unique<StorageToDeviceCase>();
+}
+
+}  // namespace acco::bench::detail

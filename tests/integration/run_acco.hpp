@@ -1,0 +1,56 @@
+// Running the built acco binary as a user would, for the integration tests: its exit code,
+// stdout and stderr, with the NVML environment of the caller removed so the tests see the
+// machine as configured by each test.
+#pragma once
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <nlohmann/json.hpp>
+
+#include "json_schema.hpp"
+#include "sysroot_builder.hpp"
+
+namespace acco::testing {
+
+struct Run {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+inline std::string slurp(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// `env` is a list of NAME=VALUE words put before the command.
+inline Run acco(const std::string& args, const std::string& env = "") {
+  TempDir io;
+  const std::string cmd = "env -u ACCO_NVML -u ACCO_NVML_LIBRARY -u ACCO_FAKE_NVML_STATE " + env +
+                          " " + std::string(ACCO_BINARY) + " " + args + " >" +
+                          (io.path() / "out").string() + " 2>" + (io.path() / "err").string();
+  const int status = std::system(cmd.c_str());
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(io.path() / "out"),
+          slurp(io.path() / "err")};
+}
+
+// `text` parses as JSON and conforms to docs/schemas/`schema_file`.
+inline void expect_conforms(const std::string& text, const std::string& schema_file) {
+  const auto value = nlohmann::json::parse(text);
+  const auto schema = nlohmann::json::parse(
+      slurp(std::filesystem::path(ACCO_SOURCE_DIR) / "docs/schemas" / schema_file));
+  const auto errors = validate(schema, value);
+  EXPECT_TRUE(errors.empty()) << ::testing::PrintToString(errors);
+}
+
+}  // namespace acco::testing
