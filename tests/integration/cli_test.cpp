@@ -589,6 +589,18 @@ TEST(CliTest, DataDirMountTableTravelsInTheSnapshot) {
   EXPECT_EQ(b["machine"]["data_dir"]["mount"]["fs_type"], "fuse.s3fs");
 }
 
+TEST(CliTest, DataDirOfASnapshotTakenWithoutOneIsUnknownNotAnError) {
+  TempDir dir;
+  write_dgx_h100(dir.path());
+  TempDir out;
+  const auto snap = (out.path() / "snap.json").string();
+  ASSERT_EQ(acco({"probe", "--sysroot", dir.path().string(), "--snapshot", snap}).exit_code, 0);
+  const auto r = acco({"probe", "--from", snap, "--data-dir", "/raid"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("Data dir /raid: mount unknown (cannot read /proc/self/mountinfo"));
+  EXPECT_THAT(r.out, HasSubstr("[info] data-dir-fs /raid"));
+}
+
 TEST(CliTest, BadDataDirExits64NamingTheFlag) {
   expect_one_line_error(acco({"probe", "--data-dir", "/nonexistent/acco-data"}), 64,
                         "--data-dir: '/nonexistent/acco-data'");

@@ -110,10 +110,10 @@ Result<std::vector<Mount>> parse_mountinfo(std::string_view text) {
     m.device = w[2];
     m.root = unescape(w[3]);
     m.mount_point = unescape(w[4]);
-    m.options = w[5];
+    m.options = unescape(w[5]);
     m.fs_type = unescape(*(dash + 1));
     m.source = unescape(*(dash + 2));
-    m.super_options = after >= 3 ? *(dash + 3) : std::string();
+    m.super_options = after >= 3 ? unescape(*(dash + 3)) : std::string();
     mounts.push_back(std::move(m));
   }
   return mounts;
