@@ -542,6 +542,86 @@ TEST(CliTest, UnwritableSnapshotExits73AndLeavesNothing) {
   EXPECT_FALSE(stdfs::exists(target.parent_path()));
 }
 
+TEST(CliTest, DataDirInASysrootIsMatchedAgainstItsMountTable) {
+  TempDir dir;
+  write_dgx_h100(dir.path());
+  const auto text = acco({"probe", "--sysroot", dir.path().string(), "--data-dir", "/raid/x/"});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_THAT(text.out, HasSubstr("Data dir /raid/x: ext4 on /dev/mapper/vg0-raid mounted at /raid "
+                                  "(rw,noatime), NVMe nvme1n1\n"));
+  EXPECT_THAT(text.out, HasSubstr("NVMe namespaces (block queue; nvme poll_queues 0)"));
+  const auto json =
+      acco({"probe", "--sysroot", dir.path().string(), "--data-dir", "/scratch space", "--json"});
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  expect_conforms(json.out);
+  const auto j = nlohmann::json::parse(json.out);
+  EXPECT_EQ(j["machine"]["data_dir"]["mount"]["mount_point"], "/scratch space");
+  EXPECT_EQ(j["machine"]["data_dir"]["mount"]["root"], "/scratch space");
+  EXPECT_EQ(j["machine"]["data_dir"]["nvme_namespaces"], nlohmann::json::array({"nvme1n1"}));
+  EXPECT_EQ(j["machine"]["nvme_namespaces"].size(), 2U);
+}
+
+TEST(CliTest, DoctorReportsADataDirOnOverlayFirst) {
+  TempDir dir;
+  write_dgx_h100(dir.path());
+  const auto r = acco({"doctor", "--sysroot", dir.path().string(), "--data-dir",
+                       "/var/lib/docker/overlay2/l1/merged/data", "--fail-on", "warning"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("[warning] data-dir-fs /var/lib/docker/overlay2/l1/merged/data"));
+  EXPECT_THAT(r.out, HasSubstr("1. [warning] data-dir-fs"));
+}
+
+TEST(CliTest, DataDirMountTableTravelsInTheSnapshot) {
+  TempDir dir;
+  write_dgx_h100(dir.path());
+  TempDir out;
+  const auto snap = (out.path() / "snap.json").string();
+  const auto live = acco({"probe", "--sysroot", dir.path().string(), "--data-dir", "/mnt/s3",
+                          "--json", "--snapshot", snap});
+  ASSERT_EQ(live.exit_code, 0) << live.err;
+  const auto replay = acco({"probe", "--from", snap, "--data-dir", "/mnt/s3", "--json"});
+  ASSERT_EQ(replay.exit_code, 0) << replay.err;
+  auto a = nlohmann::json::parse(live.out);
+  auto b = nlohmann::json::parse(replay.out);
+  a["machine"].erase("origin");
+  b["machine"].erase("origin");
+  EXPECT_EQ(a, b);
+  EXPECT_EQ(b["machine"]["data_dir"]["mount"]["fs_type"], "fuse.s3fs");
+}
+
+TEST(CliTest, DataDirOfASnapshotTakenWithoutOneIsUnknownNotAnError) {
+  TempDir dir;
+  write_dgx_h100(dir.path());
+  TempDir out;
+  const auto snap = (out.path() / "snap.json").string();
+  ASSERT_EQ(acco({"probe", "--sysroot", dir.path().string(), "--snapshot", snap}).exit_code, 0);
+  const auto r = acco({"probe", "--from", snap, "--data-dir", "/raid"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("Data dir /raid: mount unknown (cannot read /proc/self/mountinfo"));
+  EXPECT_THAT(r.out, HasSubstr("[info] data-dir-fs /raid"));
+}
+
+TEST(CliTest, BadDataDirExits64NamingTheFlag) {
+  expect_one_line_error(acco({"probe", "--data-dir", "/nonexistent/acco-data"}), 64,
+                        "--data-dir: '/nonexistent/acco-data'");
+  expect_one_line_error(acco({"doctor", "--no-bench", "--data-dir", "/nonexistent/acco-data"}), 64,
+                        "--data-dir");
+  TempDir dir;
+  write_ci_vm(dir.path());
+  expect_one_line_error(acco({"probe", "--sysroot", dir.path().string(), "--data-dir", "data"}), 64,
+                        "--data-dir: 'data' is not an absolute path");
+  expect_one_line_error(acco({"probe", "--hwloc-xml", "x.xml", "--data-dir", "/"}), 64,
+                        "--data-dir and --hwloc-xml cannot be combined");
+}
+
+TEST(CliTest, DataDirOnThisMachineIsResolvedAndConforms) {
+  const auto r = acco({"probe", "--json", "--data-dir", "."});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  expect_conforms(r.out);
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["machine"]["data_dir"]["path"], stdfs::canonical(".").string());
+}
+
 TEST(CliTest, BadConfigFileExits65) {
   TempDir dir;
   const auto path = (dir.path() / "acco.json").string();

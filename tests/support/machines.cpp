@@ -226,6 +226,59 @@ void write_dgx_gpu_tray(SysrootBuilder& b, const DgxH100Options& o, int i, int n
                .mtu = 4092});
 }
 
+BlockQueueSpec dgx_block_queue(const DgxH100Options& o, int i) {
+  BlockQueueSpec q;
+  if (is(o.nvme_scheduler, i)) {
+    q.scheduler = "none [mq-deadline] kyber bfq";
+  }
+  if (is(o.nvme_nr_requests, i)) {
+    q.nr_requests = 16;
+  }
+  if (is(o.nvme_max_sectors, i)) {
+    q.max_sectors_kb = 64;
+  }
+  if (is(o.nvme_read_ahead_off, i)) {
+    q.read_ahead_kb = 0;
+  }
+  if (is(o.nvme_read_ahead_large, i)) {
+    q.read_ahead_kb = 65536;
+  }
+  if (is(o.nvme_queues_few, i)) {
+    q.hw_queues = 8;
+  }
+  if (o.nvme_poll_queues) {
+    q.io_poll = 1;
+  }
+  return q;
+}
+
+// As a DGX OS install shows them (trimmed to what --data-dir tests need); "\040" is how
+// mountinfo writes a space.
+void write_dgx_mounts(SysrootBuilder& b, const DgxH100Options& o) {
+  const std::string raid_options = o.raid_sync          ? "rw,noatime,sync"
+                                   : o.raid_strictatime ? "rw"
+                                                        : "rw,noatime";
+  const std::string raid_super = o.raid_data_journal ? "rw,stripe=32,data=journal" : "rw,stripe=32";
+  b.file("proc/self/mountinfo",
+         fmt::format(
+             "22 1 259:2 / / rw,relatime shared:1 - ext4 /dev/nvme0n1p2 rw,errors=remount-ro\n"
+             "23 22 0:21 / /proc rw,nosuid,nodev,noexec,relatime shared:12 - proc proc rw\n"
+             "24 22 0:22 / /sys rw,nosuid,nodev,noexec,relatime shared:7 - sysfs sysfs rw\n"
+             "25 22 0:5 / /dev rw,nosuid,relatime shared:2 - devtmpfs udev rw,mode=755\n"
+             "26 25 0:24 / /dev/shm rw,nosuid,nodev shared:4 - tmpfs tmpfs rw,inode64\n"
+             "31 22 8:1 / /boot/efi rw,relatime shared:20 - vfat /dev/sda1 rw,fmask=0077\n"
+             "40 22 253:0 / /raid {0} shared:30 - ext4 /dev/mapper/vg0-raid {1}\n"
+             "41 22 253:0 /scratch\\040space /scratch\\040space {0} shared:30 - ext4 "
+             "/dev/mapper/vg0-raid {1}\n"
+             "42 22 0:50 / /mnt/datasets rw,relatime shared:31 - nfs4 storage01:/export/datasets "
+             "rw,vers=4.2,rsize=1048576,wsize=1048576,proto=tcp\n"
+             "43 22 0:51 / /mnt/s3 rw,nosuid,nodev,relatime shared:32 - fuse.s3fs s3fs "
+             "rw,user_id=0,group_id=0\n"
+             "50 22 0:60 / /var/lib/docker/overlay2/l1/merged rw,relatime - overlay overlay "
+             "rw,lowerdir=/var/lib/docker/overlay2/l/A,upperdir=/var/lib/docker/overlay2/l1/diff\n",
+             raid_options, raid_super));
+}
+
 }  // namespace
 
 void write_dgx_h100(const fs::path& dir, const DgxH100Options& o) {
@@ -243,6 +296,16 @@ void write_dgx_h100(const fs::path& dir, const DgxH100Options& o) {
       {o.iommu_group_split, "iommu_group_split"}};
   for (const auto& [index, name] : indexed) {
     check_index(index, 8, name);
+  }
+  const std::pair<std::optional<int>, std::string_view> drives[] = {
+      {o.nvme_scheduler, "nvme_scheduler"},
+      {o.nvme_nr_requests, "nvme_nr_requests"},
+      {o.nvme_max_sectors, "nvme_max_sectors"},
+      {o.nvme_read_ahead_off, "nvme_read_ahead_off"},
+      {o.nvme_read_ahead_large, "nvme_read_ahead_large"},
+      {o.nvme_queues_few, "nvme_queues_few"}};
+  for (const auto& [index, name] : drives) {
+    check_index(index, 2, name);
   }
   const int node0 = o.numa_unknown ? -1 : 0;
   const int node1 = o.numa_unknown ? -1 : 1;
@@ -297,11 +360,16 @@ void write_dgx_h100(const fs::path& dir, const DgxH100Options& o) {
       .infiniband("mlx5_9",
                   {.node_guid = "b83f:d203:00a1:7c41", .fw_ver = "22.39.1002", .ports = {roce}});
 
+  if (o.nvme_poll_queues) {
+    b.nvme_poll_queues(4);
+  }
   nvme0_port.add("0000:02:00.0", pm9a3())
       .nvme("nvme0", {.model = "SAMSUNG MZQL23T8HCLS-00A07",
                       .serial = "S64HNE0T700001",
                       .firmware_rev = "GDC5602Q",
-                      .namespace_sectors = {7501476528}});
+                      .namespace_sectors = {7501476528},
+                      .queue = dgx_block_queue(o, 0),
+                      .partitions = 2});
 
   auto nvswitch_up = nvswitch_port.add("0000:03:00.0", broadcom_pex({5, 16}));
   for (std::size_t k = 0; k < kDgxH100NvSwitches.size(); ++k) {
@@ -319,7 +387,10 @@ void write_dgx_h100(const fs::path& dir, const DgxH100Options& o) {
       .nvme("nvme1", {.model = "SAMSUNG MZQL23T8HCLS-00A07",
                       .serial = "S64HNE0T700002",
                       .firmware_rev = "GDC5602Q",
-                      .namespace_sectors = {7501476528}});
+                      .namespace_sectors = {7501476528},
+                      .queue = dgx_block_queue(o, 1)});
+  b.virtual_block_device("dm-0", "253:0", {"nvme1n1"});
+  write_dgx_mounts(b, o);
 }
 
 void write_workstation(const fs::path& dir, const WorkstationOptions& o) {
@@ -829,6 +900,25 @@ const std::vector<Fault<DgxH100Options>>& dgx_faults() {
        [](O& o, int) { o.config_as_root = true; }},
       {{"iommu-group-split", true, "GPU N in an IOMMU group apart from its NIC"},
        [](O& o, int i) { o.iommu_group_split = i; }},
+      {{"nvme-scheduler", true, "nvmeNn1 queues through mq-deadline"},
+       [](O& o, int i) { o.nvme_scheduler = i; }},
+      {{"nvme-nr-requests", true, "nvmeNn1 nr_requests 16"},
+       [](O& o, int i) { o.nvme_nr_requests = i; }},
+      {{"nvme-max-sectors", true, "nvmeNn1 max_sectors_kb 64 of 2048"},
+       [](O& o, int i) { o.nvme_max_sectors = i; }},
+      {{"nvme-read-ahead-off", true, "nvmeNn1 read_ahead_kb 0"},
+       [](O& o, int i) { o.nvme_read_ahead_off = i; }},
+      {{"nvme-read-ahead-large", true, "nvmeNn1 read_ahead_kb 65536"},
+       [](O& o, int i) { o.nvme_read_ahead_large = i; }},
+      {{"nvme-queues-few", true, "nvmeNn1 has 8 hardware queues"},
+       [](O& o, int i) { o.nvme_queues_few = i; }},
+      {{"nvme-poll-queues", false, "fix: nvme poll_queues 4"},
+       [](O& o, int) { o.nvme_poll_queues = true; }},
+      {{"raid-sync", false, "/raid mounted sync"}, [](O& o, int) { o.raid_sync = true; }},
+      {{"raid-strictatime", false, "/raid mounted without noatime or relatime"},
+       [](O& o, int) { o.raid_strictatime = true; }},
+      {{"raid-data-journal", false, "/raid's ext4 with data=journal"},
+       [](O& o, int) { o.raid_data_journal = true; }},
   };
   return faults;
 }

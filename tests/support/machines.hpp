@@ -51,7 +51,23 @@ struct DgxH100Options {
   // GPU i in an IOMMU group of its own, apart from its NIC: what ACS isolation looks like
   // without root.
   std::optional<int> iommu_group_split = std::nullopt;
+  // Storage: the block queue of nvmeN's namespace (N 0 or 1) with one setting off.
+  std::optional<int> nvme_scheduler = std::nullopt;         // "none [mq-deadline] kyber bfq"
+  std::optional<int> nvme_nr_requests = std::nullopt;       // nr_requests 16
+  std::optional<int> nvme_max_sectors = std::nullopt;       // max_sectors_kb 64 of 2048
+  std::optional<int> nvme_read_ahead_off = std::nullopt;    // read_ahead_kb 0
+  std::optional<int> nvme_read_ahead_large = std::nullopt;  // read_ahead_kb 65536
+  std::optional<int> nvme_queues_few = std::nullopt;        // 8 hardware queues
+  bool nvme_poll_queues = false;  // fix: poll_queues 4, io_poll 1 on both namespaces
+  // /raid (ext4 on LVM dm-0 over nvme1n1, rw,noatime) mounted with one option that costs.
+  bool raid_sync = false;
+  bool raid_strictatime = false;  // neither noatime nor relatime
+  bool raid_data_journal = false;
 };
+// Its mounts (proc/self/mountinfo) for --data-dir: / on nvme0n1p2 (ext4), /boot/efi on sda1
+// (vfat, not NVMe), /raid on dm-0 over nvme1n1 (ext4), "/raid/scratch space" bound onto
+// "/scratch space", /dev/shm (tmpfs), /mnt/datasets (nfs4), /mnt/s3 (fuse.s3fs) and a container
+// root on overlay at /var/lib/docker/overlay2/l1/merged.
 void write_dgx_h100(const std::filesystem::path& dir, const DgxH100Options& options = {});
 
 // GPUs in slots at 0000:01:00.0 and 0000:21:00.0 (NUMA 0), 0000:41:00.0 and 0000:61:00.0

@@ -310,12 +310,55 @@ PciFunction& PciFunction::nvme(std::string_view name, const NvmeSpec& spec) {
   write_attr(ctrl / "address", bdf_);
   write_attr(ctrl / "state", spec.state);
   make_link(ctrl / "device", fn);
+  const fs::path& root = builder_->root_;
+  const auto block_device = [&](const std::string& dev_name, const fs::path& dev_dir) {
+    const auto dev = fmt::format("259:{}", builder_->next_nvme_minor_++);
+    write_attr(dev_dir / "dev", dev);
+    make_link(root / "sys/dev/block" / dev, dev_dir);
+    builder_->block_devices_[dev_name] = dev_dir;
+  };
+  const BlockQueueSpec& q = spec.queue;
   for (std::size_t i = 0; i < spec.namespace_sectors.size(); ++i) {
     const std::string ns = fmt::format("{}n{}", name, i + 1);
-    write_attr(ctrl / ns / "size", fmt::format("{}", spec.namespace_sectors[i]));
-    make_link(builder_->root_ / "sys/block" / ns, ctrl / ns);
+    const fs::path ns_dir = ctrl / ns;
+    write_attr(ns_dir / "size", fmt::format("{}", spec.namespace_sectors[i]));
+    block_device(ns, ns_dir);
+    make_link(root / "sys/block" / ns, ns_dir);
+    const fs::path queue = ns_dir / "queue";
+    fs::create_directories(queue);
+    const auto number = [&](const char* file, const auto& value) {
+      if (value) {
+        write_attr(queue / file, fmt::format("{}", *value));
+      }
+    };
+    if (q.scheduler) {
+      write_attr(queue / "scheduler", *q.scheduler);
+    }
+    number("nr_requests", q.nr_requests);
+    number("max_sectors_kb", q.max_sectors_kb);
+    number("max_hw_sectors_kb", q.max_hw_sectors_kb);
+    number("read_ahead_kb", q.read_ahead_kb);
+    number("logical_block_size", q.logical_block_size);
+    number("io_poll", q.io_poll);
+    if (q.hw_queues) {
+      const int cpus = static_cast<int>(builder_->all_cpus().size());
+      const int count = *q.hw_queues >= 0 ? *q.hw_queues : std::clamp(cpus, 1, 128);
+      fs::create_directories(ns_dir / "mq");
+      for (int k = 0; k < count; ++k) {
+        fs::create_directories(ns_dir / "mq" / fmt::format("{}", k));
+      }
+    }
+    for (int k = 1; k <= spec.partitions; ++k) {
+      const std::string part = fmt::format("{}p{}", ns, k);
+      write_attr(ns_dir / part / "partition", fmt::format("{}", k));
+      block_device(part, ns_dir / part);
+    }
   }
-  make_link(builder_->root_ / "sys/class/nvme" / name, ctrl);
+  make_link(root / "sys/class/nvme" / name, ctrl);
+  const fs::path poll = root / "sys/module/nvme/parameters/poll_queues";
+  if (!fs::exists(poll)) {
+    write_attr(poll, "0");
+  }
   return *this;
 }
 
@@ -597,6 +640,30 @@ SysrootBuilder& SysrootBuilder::config_as_root() {
 
 SysrootBuilder& SysrootBuilder::virtual_netdev(std::string_view name, const NetSpec& spec) {
   write_netdev(root_ / "sys/devices/virtual/net", name, spec, {});
+  return *this;
+}
+
+SysrootBuilder& SysrootBuilder::nvme_poll_queues(int queues) {
+  write_attr(root_ / "sys/module/nvme/parameters/poll_queues", fmt::format("{}", queues));
+  return *this;
+}
+
+SysrootBuilder& SysrootBuilder::virtual_block_device(std::string_view name, std::string_view dev,
+                                                     const std::vector<std::string>& slaves) {
+  const fs::path dir = root_ / "sys/devices/virtual/block" / name;
+  write_attr(dir / "dev", dev);
+  fs::create_directories(dir / "slaves");
+  for (const auto& slave : slaves) {
+    const auto it = block_devices_.find(slave);
+    if (it == block_devices_.end()) {
+      throw std::invalid_argument(
+          fmt::format("{}: no block device {} written before it", name, slave));
+    }
+    make_link(dir / "slaves" / slave, it->second);
+  }
+  make_link(root_ / "sys/block" / name, dir);
+  make_link(root_ / "sys/dev/block" / dev, dir);
+  block_devices_[std::string(name)] = dir;
   return *this;
 }
 

@@ -85,12 +85,29 @@ struct IbSpec {
   std::vector<IbPortSpec> ports = {IbPortSpec{}};  // port numbers count from 1
 };
 
+// A namespace's block queue (sys/block/<ns>/queue and mq/), healthy by default: what a data-centre
+// NVMe drive shows on a 6.x kernel. An absent figure writes no file.
+struct BlockQueueSpec {
+  std::optional<std::string> scheduler = "[none] mq-deadline";
+  std::optional<std::int64_t> nr_requests = 1023;  // io_queue_depth 1024 less one
+  std::optional<std::int64_t> max_sectors_kb = 1280;
+  std::optional<std::int64_t> max_hw_sectors_kb = 2048;
+  std::optional<std::int64_t> read_ahead_kb = 128;
+  std::optional<std::int64_t> logical_block_size = 512;
+  std::optional<int> io_poll = 0;
+  // Directories under mq/; -1: one per CPU, at most 128 (the driver asks for one per CPU and
+  // the controller grants its maximum); absent: no mq/ directory.
+  std::optional<int> hw_queues = -1;
+};
+
 struct NvmeSpec {
   std::string model = {};
   std::string serial = {};
   std::string firmware_rev = {};
   std::string state = "live";
   std::vector<std::uint64_t> namespace_sectors = {};  // one namespace per entry, 512-byte sectors
+  BlockQueueSpec queue = {};                          // every namespace's
+  int partitions = 0;  // nvme0n1p1.. below each namespace, each with its dev number
 };
 
 class SysrootBuilder;
@@ -127,6 +144,9 @@ class PciFunction {
   PciFunction& virtio_netdev(std::string_view child, std::string_view name,
                              const NetSpec& spec = {});
   PciFunction& infiniband(std::string_view name, const IbSpec& spec);
+  // An NVMe controller with its namespaces, their block queues and device numbers (259:N,
+  // sys/dev/block links) and sys/module/nvme/parameters/poll_queues (0 unless
+  // SysrootBuilder::nvme_poll_queues said otherwise).
   PciFunction& nvme(std::string_view name, const NvmeSpec& spec);
   // Writes one attribute file ("<value>\n"), for cases the setters do not cover.
   PciFunction& attr(std::string_view name, std::string_view value);
@@ -224,6 +244,13 @@ class SysrootBuilder {
   SysrootBuilder& config_as_root();
   // A netdev with no device behind it (sys/devices/virtual/net/<name>), such as lo.
   SysrootBuilder& virtual_netdev(std::string_view name, const NetSpec& spec = {});
+  // sys/module/nvme/parameters/poll_queues.
+  SysrootBuilder& nvme_poll_queues(int queues);
+  // A stacked block device (device mapper "dm-0", md "md0") under sys/devices/virtual/block, with
+  // its device number ("253:0") in sys/dev/block and a slaves/ link to each block device named
+  // (namespaces, partitions or other stacked devices written before it).
+  SysrootBuilder& virtual_block_device(std::string_view name, std::string_view dev,
+                                       const std::vector<std::string>& slaves);
   // Writes any file, path relative to the root ("proc/sys/kernel/foo"), content as given.
   SysrootBuilder& file(std::string_view relative_path, std::string_view content);
 
@@ -290,6 +317,8 @@ class SysrootBuilder {
   bool config_as_root_ = false;
   std::map<int, IommuGroup> iommu_groups_;
   int next_iommu_group_ = 0;
+  std::map<std::string, std::filesystem::path> block_devices_;  // name -> its directory
+  int next_nvme_minor_ = 0;
 };
 
 // A fresh directory, removed with everything in it on destruction: under $TMPDIR when set,

@@ -413,6 +413,9 @@ std::function<std::set<std::string>(const std::map<std::string, std::string>&)> 
 TEST(SysrootBuilderTest, EachDgxFaultChangesExactlyTheFilesItShould) {
   const std::string ib = kNic + "/infiniband/mlx5_0/ports/1/";
   const std::string groups = "sys/kernel/iommu_groups/";
+  const std::string ns0 =
+      "sys/devices/pci0000:00/0000:00:03.0/0000:02:00.0/nvme/nvme0/nvme0n1/queue/";
+  const std::string mountinfo = "proc/self/mountinfo";
   const std::vector<FaultCase> cases = {
       {"gpu-width-x8", exactly({kGpu + "/current_link_width", kGpuPort + "/current_link_width"})},
       {"gpu-speed-2.5gt",
@@ -448,6 +451,23 @@ TEST(SysrootBuilderTest, EachDgxFaultChangesExactlyTheFilesItShould) {
       {"config-as-root", every([](const std::string& p) {
          return ends_with_any(p, {"config"}) && !p.ends_with("0000:00:00.0/config");
        })},
+      {"nvme-scheduler", exactly({ns0 + "scheduler"})},
+      {"nvme-nr-requests", exactly({ns0 + "nr_requests"})},
+      {"nvme-max-sectors", exactly({ns0 + "max_sectors_kb"})},
+      {"nvme-read-ahead-off", exactly({ns0 + "read_ahead_kb"})},
+      {"nvme-read-ahead-large", exactly({ns0 + "read_ahead_kb"})},
+      // Its hardware queues 8 to 127 are gone.
+      {"nvme-queues-few", every([&](const std::string& p) {
+         const std::string mq = ns0.substr(0, ns0.size() - 6) + "mq/";
+         return p.starts_with(mq) && std::stoi(p.substr(mq.size())) >= 8;
+       })},
+      {"nvme-poll-queues",
+       exactly({"sys/module/nvme/parameters/poll_queues", ns0 + "io_poll",
+                "sys/devices/pci0000:c0/0000:c0:01.0/0000:c1:00.0/nvme/nvme1/nvme1n1/queue/"
+                "io_poll"})},
+      {"raid-sync", exactly({mountinfo})},
+      {"raid-strictatime", exactly({mountinfo})},
+      {"raid-data-journal", exactly({mountinfo})},
   };
   const CannedMachine& dgx = canned_machines().front();
   ASSERT_EQ(dgx.name, "dgx_h100");

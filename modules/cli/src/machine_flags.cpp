@@ -1,6 +1,8 @@
 #include "machine_flags.hpp"
 
 #include <algorithm>
+#include <filesystem>
+#include <system_error>
 
 #include <fmt/format.h>
 
@@ -21,6 +23,10 @@ void add_machine_flags(CLI::App& sub, SharedFlags& shared, MachineFlags& flags, 
                    "record everything read (sysfs, procfs, NVML) into FILE for --from")
         ->type_name("FILE");
   }
+  sub.add_option("--data-dir", flags.data_dir,
+                 "also assess the file system and drive holding PATH (inside the sysroot or "
+                 "snapshot when one is given)")
+      ->type_name("PATH");
   add_setting_flag(sub, shared, "nvml", "query NVML: auto, on, off (env ACCO_NVML)", "MODE");
   add_setting_flag(sub, shared, "nvml-library", "NVML library to load (env ACCO_NVML_LIBRARY)",
                    "LIB");
@@ -30,6 +36,39 @@ void add_machine_flags(CLI::App& sub, SharedFlags& shared, MachineFlags& flags, 
   add_json_flag(sub, shared, "print JSON (schema acco.probe/1) instead of text");
   add_config_flag(sub, shared);
 }
+
+namespace {
+
+// On the live machine PATH must exist and is resolved through its links, so /data -> /mnt/nvme
+// finds the mount that really holds it. Inside a sysroot or snapshot it names a directory of that
+// machine, which is not on this host: it must be absolute, and is only normalised.
+Result<std::string> data_dir_path(const MachineFlags& flags, const core::Settings& settings) {
+  namespace stdfs = std::filesystem;
+  if (!flags.hwloc_xml.empty()) {
+    return usage("--data-dir and --hwloc-xml cannot be combined (an XML export holds no mounts)");
+  }
+  if (!flags.from.empty() || settings.get("sysroot") != "/") {
+    const stdfs::path path(flags.data_dir);
+    if (!path.is_absolute()) {
+      return bad_value("--data-dir", flags.data_dir,
+                       "an absolute path (with --sysroot or --from it names a directory of that "
+                       "machine)");
+    }
+    auto normal = path.lexically_normal().string();
+    while (normal.size() > 1 && normal.back() == '/') {
+      normal.pop_back();
+    }
+    return normal;
+  }
+  std::error_code ec;
+  auto canonical = stdfs::canonical(flags.data_dir, ec);
+  if (ec) {
+    return usage(fmt::format("--data-dir: '{}': {}", flags.data_dir, ec.message()));
+  }
+  return canonical.string();
+}
+
+}  // namespace
 
 Result<MachineOptions> machine_options(const MachineFlags& flags, const core::Settings& settings) {
   MachineOptions m;
@@ -58,6 +97,9 @@ Result<MachineOptions> machine_options(const MachineFlags& flags, const core::Se
           "--hwloc-xml and --sysroot cannot be combined (the export replaces the sysroot)");
     }
   }
+  if (!flags.data_dir.empty()) {
+    ACCO_ASSIGN_OR_RETURN(m.data_dir, data_dir_path(flags, settings));
+  }
   m.from = flags.from;
   m.hwloc_xml = flags.hwloc_xml;
   m.snapshot = flags.snapshot;
@@ -69,6 +111,7 @@ topo::ProbeRequest probe_request(const MachineOptions& machine, const core::Sett
   r.sysroot = settings.get("sysroot");
   r.from_snapshot = machine.from;
   r.hwloc_xml = machine.hwloc_xml;
+  r.data_dir = machine.data_dir;
   // The command writes the snapshot itself, so a failed write is told apart from a failed probe.
   r.capture_snapshot = !machine.snapshot.empty();
   r.nvml_library = settings.get("nvml-library");

@@ -22,6 +22,7 @@ struct MachineFlags {
   std::string hwloc_xml;  // --hwloc-xml FILE
   std::string snapshot;   // --snapshot FILE (probe only)
   std::string fail_on;    // --fail-on SEVERITY
+  std::string data_dir;   // --data-dir PATH
 };
 
 // Checked and typed.
@@ -30,6 +31,8 @@ struct MachineOptions {
   std::string hwloc_xml;
   std::string snapshot;
   std::optional<topo::Severity> fail_on;
+  // Absolute: canonical on the live machine, lexically normal inside a sysroot or snapshot.
+  std::string data_dir;
 };
 
 void add_machine_flags(CLI::App& sub, SharedFlags& shared, MachineFlags& flags, bool snapshot);

@@ -203,6 +203,38 @@ std::string nvml_section(const topo::Machine& m) {
   return "\nGPUs (NVML)\n" + aligned_table(rows);
 }
 
+std::string storage_section(const topo::Machine& m) {
+  std::string out;
+  if (!m.nvme_namespaces.empty()) {
+    const auto num = [](const auto& v) { return v ? std::to_string(*v) : std::string("-"); };
+    std::vector<std::vector<std::string>> rows = {{"NAMESPACE", "CONTROLLER", "SCHEDULER", "NR_REQ",
+                                                   "MAX KB", "HW MAX KB", "RA KB", "BLOCK",
+                                                   "HW QUEUES", "POLL"}};
+    for (const auto& ns : m.nvme_namespaces) {
+      rows.push_back({ns.name, ns.controller.empty() ? "-" : ns.controller,
+                      ns.scheduler.value_or("-"), num(ns.nr_requests), num(ns.max_sectors_kb),
+                      num(ns.max_hw_sectors_kb), num(ns.read_ahead_kb), num(ns.logical_block_size),
+                      num(ns.hw_queues), ns.io_poll ? (*ns.io_poll ? "on" : "off") : "-"});
+    }
+    out += fmt::format("\nNVMe namespaces (block queue; nvme poll_queues {})\n",
+                       m.nvme_poll_queues ? std::to_string(*m.nvme_poll_queues) : "unknown") +
+           aligned_table(rows);
+  }
+  if (m.data_dir) {
+    const auto& d = *m.data_dir;
+    if (!d.unavailable.empty()) {
+      out += fmt::format("\nData dir {}: mount unknown ({})\n", d.path, d.unavailable);
+    } else {
+      out += fmt::format("\nData dir {}: {} on {} mounted at {} ({}), {}\n", d.path,
+                         d.mount.fs_type, d.mount.source, d.mount.mount_point, d.mount.options,
+                         d.nvme_namespaces.empty()
+                             ? std::string("no NVMe namespace below it")
+                             : fmt::format("NVMe {}", fmt::join(d.nvme_namespaces, ", ")));
+    }
+  }
+  return out;
+}
+
 std::string matrix_section(const topo::Machine& m,
                            const std::vector<std::pair<std::string, const topo::PciDevice*>>& eps) {
   if (eps.size() < 2) {
@@ -318,7 +350,7 @@ std::string aligned_table(const std::vector<std::vector<std::string>>& rows) {
 std::string probe_text(const topo::Machine& machine, const std::vector<topo::Finding>& findings) {
   const auto eps = labelled(machine);
   return header(machine) + devices_section(machine, eps) + nvml_section(machine) +
-         matrix_section(machine, eps) + findings_section(findings);
+         storage_section(machine) + matrix_section(machine, eps) + findings_section(findings);
 }
 
 std::string doctor_summary_text(const std::vector<topo::Finding>& findings) {

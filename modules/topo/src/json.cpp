@@ -1,6 +1,7 @@
 #include "acco/topo/json.hpp"
 
 #include <algorithm>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -25,6 +26,50 @@ nlohmann::ordered_json link_json(const PcieLink& link) {
           {"width", link.width},
           {"generation", gen > 0 ? nlohmann::ordered_json(gen) : nlohmann::ordered_json(nullptr)},
           {"bytes_per_second", rate_or_null(link_bytes_per_second(link))}};
+}
+
+template <typename T>
+nlohmann::ordered_json or_null(const std::optional<T>& value) {
+  return value ? nlohmann::ordered_json(*value) : nlohmann::ordered_json(nullptr);
+}
+
+nlohmann::ordered_json namespace_json(const NvmeNamespace& ns) {
+  return {{"name", ns.name},
+          {"controller", ns.controller.empty() ? nlohmann::ordered_json(nullptr)
+                                               : nlohmann::ordered_json(ns.controller)},
+          {"scheduler", or_null(ns.scheduler)},
+          {"scheduler_text", ns.scheduler_text},
+          {"nr_requests", or_null(ns.nr_requests)},
+          {"max_sectors_kb", or_null(ns.max_sectors_kb)},
+          {"max_hw_sectors_kb", or_null(ns.max_hw_sectors_kb)},
+          {"read_ahead_kb", or_null(ns.read_ahead_kb)},
+          {"logical_block_size", or_null(ns.logical_block_size)},
+          {"io_poll", or_null(ns.io_poll)},
+          {"hw_queues", or_null(ns.hw_queues)}};
+}
+
+nlohmann::ordered_json data_dir_json(const std::optional<DataDir>& d) {
+  if (!d) {
+    return nullptr;
+  }
+  nlohmann::ordered_json mount = nullptr;
+  if (d->unavailable.empty()) {
+    mount = {{"mount_point", d->mount.mount_point},
+             {"root", d->mount.root},
+             {"device", d->mount.device},
+             {"fs_type", d->mount.fs_type},
+             {"source", d->mount.source},
+             {"options", d->mount.options},
+             {"super_options", d->mount.super_options}};
+  }
+  return {
+      {"path", d->path},
+      {"unavailable", d->unavailable.empty() ? nlohmann::ordered_json(nullptr)
+                                             : nlohmann::ordered_json(d->unavailable)},
+      {"mount", mount},
+      {"device_evidence", d->device_evidence.empty() ? nlohmann::ordered_json(nullptr)
+                                                     : nlohmann::ordered_json(d->device_evidence)},
+      {"nvme_namespaces", d->nvme_namespaces}};
 }
 
 std::string hex(unsigned value, int digits) {
@@ -167,6 +212,10 @@ nlohmann::ordered_json probe_json(const Machine& m, const std::vector<Finding>& 
          {"transport", c.transport},
          {"namespaces", c.namespaces}});
   }
+  nlohmann::ordered_json namespaces = nlohmann::ordered_json::array();
+  for (const auto& ns : m.nvme_namespaces) {
+    namespaces.push_back(namespace_json(ns));
+  }
   nlohmann::ordered_json groups = nlohmann::ordered_json::array();
   for (const auto& g : m.iommu.groups) {
     groups.push_back({{"id", g.id}, {"type", g.type}, {"devices", g.devices}});
@@ -216,6 +265,9 @@ nlohmann::ordered_json probe_json(const Machine& m, const std::vector<Finding>& 
         {"net_interfaces", nets},
         {"ib_ports", ib},
         {"nvme_controllers", nvme},
+        {"nvme_namespaces", namespaces},
+        {"nvme_poll_queues", or_null(m.nvme_poll_queues)},
+        {"data_dir", data_dir_json(m.data_dir)},
         {"iommu", {{"enabled", m.iommu.enabled}, {"cmdline", m.iommu.cmdline}, {"groups", groups}}},
         {"gpudirect_rdma",
          {{"loaded", m.gpudirect.rdma_loaded}, {"evidence", m.gpudirect.evidence}}},

@@ -12,6 +12,7 @@
 #include "acco/core/json_reader.hpp"
 #include "acco/topo/hwloc_source.hpp"
 #include "acco/topo/link_model.hpp"
+#include "acco/topo/mounts.hpp"
 #include "acco/topo/nvml.hpp"
 #include "acco/topo/sysfs_source.hpp"
 
@@ -102,6 +103,9 @@ Result<ProbeResult> probe(const ProbeRequest& request) {
                           "snapshot " + request.from_snapshot);
     core::ReplayFs fs(snapshot.fs);
     ACCO_ASSIGN_OR_RETURN(Machine machine, discover_sysfs(fs), "snapshot " + request.from_snapshot);
+    if (!request.data_dir.empty()) {
+      read_data_dir(fs, request.data_dir, machine);
+    }
     if (snapshot.hwloc_xml.empty()) {
       machine.cpu.unavailable = "the snapshot holds no hwloc XML (taken by an older acco)";
     } else {
@@ -139,6 +143,9 @@ Result<ProbeResult> probe(const ProbeRequest& request) {
   }
 
   ACCO_ASSIGN_OR_RETURN(Machine machine, discover_sysfs(fs), "sysroot " + request.sysroot);
+  if (!request.data_dir.empty()) {
+    read_data_dir(fs, request.data_dir, machine);
+  }
   std::string hwloc_xml = add_hwloc(machine, {HwlocInputKind::kFsRoot, request.sysroot, record});
   std::optional<Snapshot> snapshot;
   if (record) {

@@ -700,6 +700,70 @@ void read_infiniband(Reader& in, Machine& m) {
   }
 }
 
+// "nvme0n1": a namespace's block device. Multipath paths (nvme0c0n1) are hidden block devices
+// behind the nvme0n1 head, which is where the queue settings that count live.
+bool is_nvme_namespace(std::string_view name) {
+  if (name.substr(0, 4) != "nvme") {
+    return false;
+  }
+  const auto n = name.find('n', 4);
+  return n != std::string_view::npos && is_numbered(name.substr(0, n), "nvme") &&
+         is_numbered(name.substr(n), "n");
+}
+
+std::optional<std::int64_t> non_negative(Reader& in, const std::string& path) {
+  auto v = in.integer(path);
+  if (v && *v < 0) {
+    in.issue(path, fmt::format("{} is negative", *v));
+    return std::nullopt;
+  }
+  return v;
+}
+
+void read_nvme_namespaces(Reader& in, Machine& m) {
+  for (const auto& name : in.list("/sys/block")) {
+    if (!is_nvme_namespace(name)) {
+      continue;
+    }
+    const auto queue = fmt::format("/sys/block/{}/queue", name);
+    NvmeNamespace ns;
+    ns.name = name;
+    for (const auto& c : m.nvme_controllers) {
+      if (std::find(c.namespaces.begin(), c.namespaces.end(), name) != c.namespaces.end()) {
+        ns.controller = c.name;
+      }
+    }
+    if (auto text = in.text(queue + "/scheduler")) {
+      ns.scheduler_text = units::escape(*text);
+      ns.scheduler = active_scheduler(*text);
+      if (!ns.scheduler) {
+        in.issue(queue + "/scheduler",
+                 fmt::format("cannot find the active scheduler in '{}' (expected e.g. '[none] "
+                             "mq-deadline')",
+                             ns.scheduler_text));
+      }
+    }
+    ns.nr_requests = non_negative(in, queue + "/nr_requests");
+    ns.max_sectors_kb = non_negative(in, queue + "/max_sectors_kb");
+    ns.max_hw_sectors_kb = non_negative(in, queue + "/max_hw_sectors_kb");
+    ns.read_ahead_kb = non_negative(in, queue + "/read_ahead_kb");
+    ns.logical_block_size = non_negative(in, queue + "/logical_block_size");
+    if (auto poll = in.integer(queue + "/io_poll")) {
+      ns.io_poll = *poll != 0;
+    }
+    const auto mq = fmt::format("/sys/block/{}/mq", name);
+    if (in.fs().exists(mq)) {
+      const auto entries = in.list(mq);
+      // One directory per hardware context, named by its number.
+      ns.hw_queues = static_cast<int>(std::count_if(
+          entries.begin(), entries.end(), [](const std::string& e) { return is_numbered(e, ""); }));
+    }
+    m.nvme_namespaces.push_back(std::move(ns));
+  }
+  std::sort(m.nvme_namespaces.begin(), m.nvme_namespaces.end(),
+            [](const NvmeNamespace& a, const NvmeNamespace& b) { return a.name < b.name; });
+}
+
 void read_nvme(Reader& in, Machine& m) {
   const std::string base = "/sys/class/nvme";
   for (const auto& name : in.list(base)) {
@@ -718,6 +782,15 @@ void read_nvme(Reader& in, Machine& m) {
       }
     }
     m.nvme_controllers.push_back(std::move(c));
+  }
+  read_nvme_namespaces(in, m);
+  if (auto poll = in.integer("/sys/module/nvme/parameters/poll_queues")) {
+    if (*poll >= 0 && *poll <= std::numeric_limits<int>::max()) {
+      m.nvme_poll_queues = static_cast<int>(*poll);
+    } else {
+      in.issue("/sys/module/nvme/parameters/poll_queues",
+               fmt::format("{} is not a queue count", *poll));
+    }
   }
 }
 
@@ -768,6 +841,24 @@ const std::vector<std::string>& gpudirect_paths() {
       "/sys/kernel/mm/memory_peers/nv_mem_nc/version", "/sys/module/amd_peermem",
       "/sys/kernel/mm/memory_peers/amdkfd/version"};
   return paths;
+}
+
+std::optional<std::string> active_scheduler(std::string_view text) {
+  std::vector<std::string> names;
+  for (auto& word : units::split(units::trim(text), ' ')) {
+    if (word.empty()) {
+      continue;
+    }
+    if (word.size() > 2 && word.front() == '[' && word.back() == ']') {
+      return word.substr(1, word.size() - 2);
+    }
+    names.push_back(std::move(word));
+  }
+  // A queue that cannot take a scheduler prints "none" alone, without brackets.
+  if (names.size() == 1 && names.front() == "none") {
+    return names.front();
+  }
+  return std::nullopt;
 }
 
 bool is_pci_address(std::string_view t) {

@@ -23,8 +23,18 @@ void check_acs_p2p_redirect(const Machine& m, std::vector<Finding>& out);
 void check_gpu_nic_remote(const Machine& m, std::vector<Finding>& out);
 void check_numa_unknown(const Machine& m, std::vector<Finding>& out);
 
-// storage.cpp: NVMe drives.
+// storage.cpp: NVMe drives, their block queues and the data directory's file system.
 void check_nvme_gpu_remote(const Machine& m, std::vector<Finding>& out);
+void check_nvme_scheduler_not_none(const Machine& m, std::vector<Finding>& out);
+void check_nvme_nr_requests_low(const Machine& m, std::vector<Finding>& out);
+void check_nvme_max_sectors_small(const Machine& m, std::vector<Finding>& out);
+void check_nvme_read_ahead_small(const Machine& m, std::vector<Finding>& out);
+void check_nvme_read_ahead_large(const Machine& m, std::vector<Finding>& out);
+void check_nvme_queues_few(const Machine& m, std::vector<Finding>& out);
+void check_nvme_poll_queues_none(const Machine& m, std::vector<Finding>& out);
+void check_data_dir_fs(const Machine& m, std::vector<Finding>& out);
+void check_data_dir_mount_options(const Machine& m, std::vector<Finding>& out);
+void check_data_dir_not_nvme(const Machine& m, std::vector<Finding>& out);
 
 // network.cpp: InfiniBand/RoCE ports, NIC bandwidth, GPUDirect RDMA and NVLink.
 void check_ib_port_down(const Machine& m, std::vector<Finding>& out);

@@ -127,6 +127,50 @@ struct NvmeController {
   bool operator==(const NvmeController&) const = default;
 };
 
+// How the block layer queues one NVMe namespace's requests (/sys/block/<name>/queue/ and mq/).
+// Each figure is absent when its file is (older kernels, captures that skipped it).
+struct NvmeNamespace {
+  std::string name;                         // "nvme0n1"; multipath paths (nvme0c0n1) are left out
+  std::string controller;                   // "nvme0", whose directory lists it; empty when none
+  std::string scheduler_text;               // queue/scheduler as read: "[none] mq-deadline kyber"
+  std::optional<std::string> scheduler;     // the active one, in brackets: "none"
+  std::optional<std::int64_t> nr_requests;  // requests the block layer queues per hardware queue
+  std::optional<std::int64_t> max_sectors_kb;      // largest request it builds, KiB
+  std::optional<std::int64_t> max_hw_sectors_kb;   // largest the controller takes (MDTS), KiB
+  std::optional<std::int64_t> read_ahead_kb;       // buffered read-ahead window, KiB
+  std::optional<std::int64_t> logical_block_size;  // bytes: O_DIRECT alignment
+  std::optional<bool> io_poll;                     // queue/io_poll: polled completions possible
+  std::optional<int> hw_queues;                    // directories under mq/
+  bool operator==(const NvmeNamespace&) const = default;
+};
+
+// One line of /proc/self/mountinfo (proc(5)), with the kernel's octal escapes undone.
+struct Mount {
+  int id = 0;
+  int parent = 0;
+  std::string device;         // "259:2", major:minor of st_dev
+  std::string root;           // the directory of the file system mounted here: "/" or a bind's
+  std::string mount_point;    // "/data"
+  std::string options;        // per-mount: "rw,noatime"
+  std::string fs_type;        // "ext4", "xfs", "nfs4", "fuse.sshfs"
+  std::string source;         // "/dev/nvme0n1p2", "server:/export", "tmpfs"
+  std::string super_options;  // per-file-system: "rw,attr2,inode64"
+  bool operator==(const Mount&) const = default;
+};
+
+// The mount holding the data directory named with --data-dir, and the NVMe namespaces below its
+// source device.
+struct DataDir {
+  std::string path;         // absolute, as matched against the mount points
+  std::string unavailable;  // why the mount is unknown; empty when `mount` was found
+  Mount mount = {};
+  // How the source device was tied to NVMe namespaces: "/dev/nvme0n1p2" or the
+  // /sys/dev/block/MAJ:MIN path followed; empty when it was not.
+  std::string device_evidence = {};
+  std::vector<std::string> nvme_namespaces = {};  // "nvme0n1"; several under RAID or LVM
+  bool operator==(const DataDir&) const = default;
+};
+
 struct IommuGroup {
   int id = 0;
   std::string type;  // "DMA", "DMA-FQ", "identity", "blocked", "unmanaged"; empty when unreadable
@@ -231,6 +275,10 @@ struct Machine {
   std::vector<NetInterface> net_interfaces;
   std::vector<IbPort> ib_ports;
   std::vector<NvmeController> nvme_controllers;
+  std::vector<NvmeNamespace> nvme_namespaces = {};  // sorted by name
+  // /sys/module/nvme/parameters/poll_queues: queues the driver set aside for polled I/O.
+  std::optional<int> nvme_poll_queues = {};
+  std::optional<DataDir> data_dir = {};  // with --data-dir
   Iommu iommu;
   GpuDirect gpudirect;
   NvmlReport nvml;

@@ -32,6 +32,10 @@ struct ProbeRequest {
   std::string nvml_library = "libnvidia-ml.so.1";
   bool nvml_library_explicit = false;
   NvmlMode nvml = NvmlMode::kAuto;
+  // The data directory whose mount to assess (--data-dir): absolute, in the namespace of the
+  // sysroot or snapshot, matched against its /proc/self/mountinfo and never looked up on this
+  // host. Empty: none. Ignored with hwloc_xml, which holds no mounts.
+  std::string data_dir = {};
 };
 
 // What a snapshot file holds: every file-system answer and NVML's report.

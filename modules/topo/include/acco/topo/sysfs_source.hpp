@@ -2,7 +2,9 @@
 // PCIe tree with link states, NICs, InfiniBand ports, NVMe, IOMMU groups, GPUDirect RDMA.
 #pragma once
 
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "acco/core/fs.hpp"
@@ -26,6 +28,11 @@ namespace acco::topo {
 // checked (NVIDIA's nvidia_peermem and legacy nv_mem, nv_mem_nc; AMD's amd_peermem module and
 // the amdgpu driver's PeerDirect client "amdkfd"). GpuDirect::evidence names the one found.
 [[nodiscard]] const std::vector<std::string>& gpudirect_paths();
+
+// The active I/O scheduler in a queue/scheduler file: the name in brackets ("none" from
+// "[none] mq-deadline kyber"), or "none" from a queue that offers no scheduler and prints
+// "none" bare; nullopt when neither is there.
+[[nodiscard]] std::optional<std::string> active_scheduler(std::string_view text);
 
 // True for "DDDD:BB:DD.F" PCI addresses, with 16-bit or (VMD, Hyper-V) 32-bit domains.
 [[nodiscard]] bool is_pci_address(std::string_view text);
