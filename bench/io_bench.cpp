@@ -11,6 +11,7 @@
 // The page cache is dropped before every buffered case when this process may (root); the table
 // says whether it could. Prints tables and writes JSON ("acco.io-bench/1"). Not a test.
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -26,6 +27,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "acco/core/result.hpp"
 #include "acco/core/units.hpp"
 #include "acco/dev/host_backend.hpp"
 #include "acco/io/reader.hpp"
@@ -132,9 +134,9 @@ Point fio_to_host(const std::string& file, std::uint64_t size, std::size_t block
       return p;
     }
     std::string out;
-    char buf[4096];
-    while (std::fgets(buf, sizeof buf, pipe) != nullptr) {
-      out += buf;
+    std::array<char, 4096> buf{};
+    while (std::fgets(buf.data(), static_cast<int>(buf.size()), pipe) != nullptr) {
+      out += buf.data();
     }
     ::pclose(pipe);
     const auto brace = out.find('{');
@@ -154,9 +156,70 @@ double seconds_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
 
+void print_point(const std::string& block, int depth, const Point& ours, const Point& fio) {
+  const auto rate = [](const Point& p) {
+    return p.why.empty() ? acco::units::format_rate(p.bytes_per_second) : std::string("-");
+  };
+  fmt::print("  {:>8} {:>5} {:>14} {:>14} {:>8}\n", block, depth, rate(ours), rate(fio),
+             ours.why.empty() && fio.why.empty() && fio.bytes_per_second > 0
+                 ? fmt::format("{:.2f}", ours.bytes_per_second / fio.bytes_per_second)
+                 : "-");
+  for (const Point* p : {&ours, &fio}) {
+    if (!p->why.empty()) {
+      fmt::print("    {}: {}\n", p->what, p->why);
+    }
+  }
+}
+
+struct BestPoint {
+  double disk_rate = 0;  // the best of acco and fio at any point
+  double rate = 0;       // acco's best
+  std::size_t block = std::size_t{1} << 20;
+  int depth = 8;
+};
+
+// (a) file -> host: every block size and depth, acco then fio; the table, the JSON points.
+acco::Result<BestPoint> host_sweep(const Options& o, acco::dev::Device& device, std::uint64_t bytes,
+                                   Json& out) {
+  BestPoint best;
+  fmt::print("(a) file -> host: {} ({}), O_DIRECT, best of {}\n", o.file,
+             acco::units::format_bytes(bytes), o.reps);
+  fmt::print("  {:>8} {:>5} {:>14} {:>14} {:>8}\n", "block", "depth", "acco", "fio", "acco/fio");
+  Json host_points = Json::array();
+  for (const auto& b : o.blocks) {
+    const auto block = acco::units::parse_bytes(b);
+    if (!block) {
+      return acco::fail(acco::Errc::kUsage, fmt::format("--blocks '{}': expected a size", b));
+    }
+    for (const int depth : o.depths) {
+      const Point ours = ours_to_host(device, o.file, *block, depth, o.reps);
+      const Point fio = fio_to_host(o.file, bytes, *block, depth, o.reps);
+      best.disk_rate =
+          std::max(best.disk_rate, std::max(ours.bytes_per_second, fio.bytes_per_second));
+      if (ours.bytes_per_second > best.rate) {
+        best.rate = ours.bytes_per_second;
+        best.block = *block;
+        best.depth = depth;
+      }
+      print_point(b, depth, ours, fio);
+      for (const Point* p : {&ours, &fio}) {
+        host_points.push_back({{"key", p->key},
+                               {"what", p->what},
+                               {"block_bytes", p->block},
+                               {"depth", p->depth},
+                               {"bytes_per_second", p->bytes_per_second},
+                               {"why", p->why},
+                               {"detail", p->detail}});
+      }
+    }
+  }
+  out["file_to_host"] = host_points;
+  return best;
+}
+
 }  // namespace
 
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
   Options o;
   CLI::App app{"acco io bench: acco's reader against fio and the naive read-then-copy path"};
   app.add_option("--file", o.file, "the file read (default ./acco-io-bench.dat)");
@@ -193,53 +256,12 @@ int main(int argc, char** argv) {
   acco::dev::Device& device = *(*backend)->devices().front();
 
   Json out = {{"schema", kSchema}, {"file", o.file}, {"bytes", bytes}, {"link", o.link}};
-  // (a) file -> host
-  fmt::print("(a) file -> host: {} ({}), O_DIRECT, best of {}\n", o.file,
-             acco::units::format_bytes(bytes), o.reps);
-  fmt::print("  {:>8} {:>5} {:>14} {:>14} {:>8}\n", "block", "depth", "acco", "fio", "acco/fio");
-  Json host_points = Json::array();
-  double disk_rate = 0;
-  double best_rate = 0;
-  std::size_t best_block = std::size_t{1} << 20;
-  int best_depth = 8;
-  for (const auto& b : o.blocks) {
-    const auto block = acco::units::parse_bytes(b);
-    if (!block) {
-      fmt::print(stderr, "io bench: --blocks '{}': expected a size\n", b);
-      return 64;
-    }
-    for (const int depth : o.depths) {
-      const Point ours = ours_to_host(device, o.file, *block, depth, o.reps);
-      const Point fio = fio_to_host(o.file, bytes, *block, depth, o.reps);
-      disk_rate = std::max(disk_rate, std::max(ours.bytes_per_second, fio.bytes_per_second));
-      if (ours.bytes_per_second > best_rate) {
-        best_rate = ours.bytes_per_second;
-        best_block = *block;
-        best_depth = depth;
-      }
-      const auto rate = [](const Point& p) {
-        return p.why.empty() ? acco::units::format_rate(p.bytes_per_second) : std::string("-");
-      };
-      fmt::print("  {:>8} {:>5} {:>14} {:>14} {:>8}\n", b, depth, rate(ours), rate(fio),
-                 ours.why.empty() && fio.why.empty() && fio.bytes_per_second > 0
-                     ? fmt::format("{:.2f}", ours.bytes_per_second / fio.bytes_per_second)
-                     : "-");
-      for (const Point* p : {&ours, &fio}) {
-        if (!p->why.empty()) {
-          fmt::print("    {}: {}\n", p->what, p->why);
-        }
-        host_points.push_back({{"key", p->key},
-                               {"what", p->what},
-                               {"block_bytes", p->block},
-                               {"depth", p->depth},
-                               {"bytes_per_second", p->bytes_per_second},
-                               {"why", p->why},
-                               {"detail", p->detail}});
-      }
-    }
+  auto swept = host_sweep(o, device, bytes, out);
+  if (!swept) {
+    fmt::print(stderr, "io bench: {}\n", swept.error().message);
+    return 64;
   }
-  out["file_to_host"] = host_points;
-
+  const BestPoint best = *swept;
   // (b) file -> device
   auto engine = acco::xfer::Engine::create(device);
   auto dst = device.allocate(bytes);
@@ -250,8 +272,8 @@ int main(int argc, char** argv) {
   // The reader's settings: the best point of (a); the disk's rate at them is measured again
   // here, alternating with the device reads, so the bound is the same run's.
   acco::io::ReaderOptions ro;
-  ro.block_bytes = best_block;
-  ro.depth = best_depth;
+  ro.block_bytes = best.block;
+  ro.depth = best.depth;
   auto reader = acco::io::Reader::create(device, ro, engine->get());
   if (!reader) {
     fmt::print(stderr, "io bench: {}\n", reader.error().message);
@@ -275,7 +297,8 @@ int main(int argc, char** argv) {
     dropped = drop_page_cache() && dropped;
     const auto t = std::chrono::steady_clock::now();
     std::vector<char> pageable(bytes);
-    const int fd = ::open(o.file.c_str(), O_RDONLY | O_CLOEXEC);
+    const int fd =
+        ::open(o.file.c_str(), O_RDONLY | O_CLOEXEC);  // NOLINT(cppcoreguidelines-pro-type-vararg)
     std::uint64_t got = 0;
     while (fd >= 0 && got < bytes) {
       const ssize_t n = ::read(fd, pageable.data() + got, bytes - got);
@@ -298,17 +321,26 @@ int main(int argc, char** argv) {
   fmt::print("\n(b) file -> device over an emulated {} link, best of {} (page cache dropped: {})\n",
              o.link, o.reps, dropped ? "yes" : "no, not permitted");
   fmt::print("  acco reader pipeline ({} x {})  {:>14}  {:.0f} % of min(disk, link) {}\n",
-             acco::units::format_bytes(best_block), best_depth, acco::units::format_rate(ours_rate),
+             acco::units::format_bytes(best.block), best.depth, acco::units::format_rate(ours_rate),
              100 * ours_rate / bound, acco::units::format_rate(bound));
   fmt::print("  naive read() + plain copy          {:>14}  acco/naive {:.2f}x\n",
              acco::units::format_rate(naive_rate), ours_rate / naive_rate);
   out["file_to_device"] = {
       {"acco_bytes_per_second", ours_rate}, {"naive_bytes_per_second", naive_rate},
-      {"block_bytes", best_block},          {"depth", best_depth},
-      {"disk_bytes_per_second", disk_here}, {"best_disk_bytes_per_second", disk_rate},
+      {"block_bytes", best.block},          {"depth", best.depth},
+      {"disk_bytes_per_second", disk_here}, {"best_disk_bytes_per_second", best.disk_rate},
       {"bound_bytes_per_second", bound},    {"page_cache_dropped", dropped}};
   if (!o.json.empty()) {
     std::ofstream(o.json) << out.dump(2) << "\n";
   }
   return 0;
+}
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (...) {
+    std::fputs("io bench: unexpected failure\n", stderr);
+    return 70;
+  }
 }

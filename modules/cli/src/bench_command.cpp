@@ -317,7 +317,7 @@ class BenchCommand final : public Command {
     if (!o_.create_file.empty()) {
       bool created = false;
       if (auto s = create_test_file(o_.create_file, o_.create_bytes, created); !s) {
-        return error_output(std::move(s.error()));
+        return error_output(s.error());
       }
       if (created) {
         out.err += fmt::format("acco: wrote {} of test data to {}\n",

@@ -26,6 +26,10 @@ std::uint32_t read_sys_number(const std::string& path) {
 
 }  // namespace
 
+int open_file(const std::string& path, int flags) {
+  return ::open(path.c_str(), flags);  // NOLINT(cppcoreguidelines-pro-type-vararg)
+}
+
 Alignment direct_io_alignment(int fd) {
   Alignment a;
   struct statx sx {};
@@ -60,7 +64,7 @@ Result<OpenFile> OpenFile::open(const std::string& path, bool direct) {
   OpenFile f;
   f.path_ = path;
   const auto plain = [&]() -> Status {
-    f.fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    f.fd_ = open_file(path, O_RDONLY | O_CLOEXEC);
     if (f.fd_ < 0) {
       const int e = errno;
       if (e == ENOENT || e == ENOTDIR) {
@@ -74,7 +78,7 @@ Result<OpenFile> OpenFile::open(const std::string& path, bool direct) {
     return {};
   };
   if (direct) {
-    f.fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_DIRECT);
+    f.fd_ = open_file(path, O_RDONLY | O_CLOEXEC | O_DIRECT);
     if (f.fd_ >= 0) {
       f.direct_ = true;
     } else if (errno == EINVAL || errno == EOPNOTSUPP) {

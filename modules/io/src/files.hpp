@@ -19,6 +19,9 @@ struct Alignment {
   bool direct_supported = true;    // statx said 0: this file cannot be read with O_DIRECT
 };
 
+// open(2) without a mode (the one vararg call of the module): the descriptor, or -1 and errno.
+[[nodiscard]] int open_file(const std::string& path, int flags);
+
 // statx of an open file; `fd` must be valid.
 [[nodiscard]] Alignment direct_io_alignment(int fd);
 

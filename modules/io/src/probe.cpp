@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include <fcntl.h>
@@ -21,7 +22,12 @@ namespace {
 constexpr std::size_t kProbeBytes = 8192;
 
 struct Unlink {
+  explicit Unlink(std::string p) : path(std::move(p)) {}
   std::string path;
+  Unlink(const Unlink&) = delete;
+  Unlink& operator=(const Unlink&) = delete;
+  Unlink(Unlink&&) = delete;
+  Unlink& operator=(Unlink&&) = delete;
   ~Unlink() {
     if (!path.empty()) {
       ::unlink(path.c_str());
@@ -30,7 +36,12 @@ struct Unlink {
 };
 
 struct Close {
+  explicit Close(int f) : fd(f) {}
   int fd = -1;
+  Close(const Close&) = delete;
+  Close& operator=(const Close&) = delete;
+  Close(Close&&) = delete;
+  Close& operator=(Close&&) = delete;
   ~Close() {
     if (fd >= 0) {
       ::close(fd);
@@ -67,7 +78,7 @@ Result<DirectIoSupport> probe_direct_io(const std::string& directory) {
     out.offset_alignment = a.offset;
   }
 
-  Close direct{::open(pattern.c_str(), O_RDONLY | O_CLOEXEC | O_DIRECT)};
+  Close direct{detail::open_file(pattern, O_RDONLY | O_CLOEXEC | O_DIRECT)};
   if (direct.fd < 0) {
     out.o_direct_error = fmt::format("open(O_DIRECT): {}", std::strerror(errno));
   } else {

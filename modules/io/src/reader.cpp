@@ -245,6 +245,41 @@ class Pipeline {
     return {};
   }
 
+  // Queues reads of the next blocks into free slots, up to the depth; submits them.
+  Status queue_reads(std::size_t& next, int depth) {
+    int queued = 0;
+    while (next < blocks_.size() && !free_.empty() && inflight_ < depth) {
+      const int s = free_.front();
+      free_.pop_front();
+      w_.slots[static_cast<std::size_t>(s)].block = blocks_[next++];
+      w_.slots[static_cast<std::size_t>(s)].done = 0;
+      prepare(s);
+      ++queued;
+    }
+    return queued > 0 ? w_.ring->submit() : Status{};
+  }
+
+  // Every completion is counted, also after an error, and every read asked for again is
+  // submitted: drain() waits for exactly what is in flight.
+  Status complete_all(const std::vector<Completion>& done) {
+    bool resubmitted = false;
+    Status status;
+    for (const Completion& c : done) {
+      if (status) {
+        status = complete(static_cast<int>(c.user_data), c.result, resubmitted);
+      } else {
+        --inflight_;
+      }
+    }
+    if (resubmitted) {
+      Status submitted = w_.ring->submit();
+      if (status && !submitted) {
+        status = submitted;
+      }
+    }
+    return status;
+  }
+
   Status run_ring() {
     for (std::size_t i = 0; i < w_.slots.size(); ++i) {
       free_.push_back(static_cast<int>(i));
@@ -260,40 +295,12 @@ class Pipeline {
       if (free_.empty() && inflight_ == 0) {
         ACCO_RETURN_IF_ERROR(finish_oldest_dma());
       }
-      int queued = 0;
-      while (next < blocks_.size() && !free_.empty() && inflight_ < depth) {
-        const int s = free_.front();
-        free_.pop_front();
-        w_.slots[static_cast<std::size_t>(s)].block = blocks_[next++];
-        w_.slots[static_cast<std::size_t>(s)].done = 0;
-        prepare(s);
-        ++queued;
-      }
-      if (queued > 0) {
-        ACCO_RETURN_IF_ERROR(w_.ring->submit());
-      }
+      ACCO_RETURN_IF_ERROR(queue_reads(next, depth));
       if (inflight_ == 0) {
         continue;
       }
       ACCO_RETURN_IF_ERROR(w_.ring->reap(done));
-      // Every completion is counted, also after an error, and every read asked for again is
-      // submitted: drain() waits for exactly what is in flight.
-      bool resubmitted = false;
-      Status status;
-      for (const Completion& c : done) {
-        if (status) {
-          status = complete(static_cast<int>(c.user_data), c.result, resubmitted);
-        } else {
-          --inflight_;
-        }
-      }
-      if (resubmitted) {
-        Status submitted = w_.ring->submit();
-        if (status && !submitted) {
-          status = submitted;
-        }
-      }
-      ACCO_RETURN_IF_ERROR(status);
+      ACCO_RETURN_IF_ERROR(complete_all(done));
     }
     return {};
   }
@@ -393,6 +400,11 @@ struct Reader::State {
   std::mutex mutex;  // one read at a time
   std::mutex engine_mutex;
 
+  State() = default;
+  State(const State&) = delete;
+  State& operator=(const State&) = delete;
+  State(State&&) = delete;
+  State& operator=(State&&) = delete;
   ~State() {
     workers.clear();  // rings first: they hold the slots registered
     for (const auto& s : taken) {
@@ -522,7 +534,9 @@ Result<std::unique_ptr<Reader>> Reader::create(dev::Device& device, const Reader
     Worker& w = state->workers[static_cast<std::size_t>(t)];
     std::vector<iovec> buffers;
     for (int i = 0; i < options.depth; ++i) {
-      const auto& s = state->taken[static_cast<std::size_t>(t * options.depth + i)];
+      const auto& s =
+          state->taken[static_cast<std::size_t>(t) * static_cast<std::size_t>(options.depth) +
+                       static_cast<std::size_t>(i)];
       w.slots.push_back(Slot{s.data, i, 0, 0, std::nullopt});
       buffers.push_back(iovec{s.data, options.block_bytes});
     }

@@ -116,7 +116,7 @@ class TempFile {
     const mode_t mode = ::stat(target.c_str(), &st) == 0 ? (st.st_mode & 07777) : 0644;
     (void)::fchmod(fd_, mode);
     if (direct) {
-      const int dfd = ::open(path_.c_str(), O_WRONLY | O_CLOEXEC | O_DIRECT);
+      const int dfd = detail::open_file(path_, O_WRONLY | O_CLOEXEC | O_DIRECT);
       const detail::Alignment a = detail::direct_io_alignment(fd_);
       if (dfd < 0) {
         note = fmt::format("O_DIRECT refused for {} ({}): buffered writes", dir.string(),
@@ -153,7 +153,7 @@ class TempFile {
     if (policy == FsyncPolicy::kFileAndDir) {
       const std::filesystem::path t(target);
       const std::string dir = t.has_parent_path() ? t.parent_path().string() : ".";
-      const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      const int dfd = detail::open_file(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
       if (dfd < 0 || ::fsync(dfd) != 0) {
         const int e = errno;
         if (dfd >= 0) {
@@ -189,6 +189,11 @@ struct Writer::State {
   std::vector<std::string> notes;
   std::mutex mutex;
 
+  State() = default;
+  State(const State&) = delete;
+  State& operator=(const State&) = delete;
+  State(State&&) = delete;
+  State& operator=(State&&) = delete;
   ~State() {
     ring.reset();
     for (const auto& s : taken) {
@@ -212,130 +217,164 @@ void pad(WSlot& s, std::uint64_t alignment) {
   std::memset(s.data + s.length, 0, s.padded - s.length);
 }
 
-}  // namespace
+// The io_uring loop of one write: slots go free -> filling (a memcpy done at once, or a DMA) ->
+// writing -> free, in file order.
+class WritePipeline {
+ public:
+  WritePipeline(detail::Ring& ring, const std::vector<xfer::StagingPool::Slot>& taken,
+                TempFile& file, const std::string& path, std::size_t block, const Fill& fill,
+                WriteStats& stats)
+      : ring_(ring),
+        file_(file),
+        path_(path),
+        block_(block),
+        fill_(fill),
+        stats_(stats),
+        alignment_(file.direct() ? file.alignment() : 1) {
+    for (std::size_t i = 0; i < taken.size(); ++i) {
+      slots_.push_back(WSlot{taken[i].data, ring.fixed_buffers() ? static_cast<int>(i) : -1, 0, 0,
+                             0, 0, std::nullopt});
+      free_.push_back(static_cast<int>(i));
+    }
+  }
 
-Status Writer::State::run_ring(TempFile& file, const std::string& path, std::uint64_t bytes,
-                               const Fill& fill, WriteStats& stats) {
-  std::vector<WSlot> slots;
-  for (std::size_t i = 0; i < taken.size(); ++i) {
-    slots.push_back(WSlot{taken[i].data, ring->fixed_buffers() ? static_cast<int>(i) : -1, 0, 0, 0,
-                          0, std::nullopt});
+  Status run(std::uint64_t bytes) {
+    Status status;
+    std::uint64_t next = 0;
+    while (status && (next < bytes || !filling_.empty() || inflight_ > 0)) {
+      status = start_fills(next, bytes);
+      if (status) {
+        status = write_filled();
+      }
+      if (status && inflight_ > 0) {
+        status = ring_.reap(done_);
+        if (status) {
+          status = complete_all();
+        }
+      }
+    }
+    drain();
+    return status;
   }
-  std::deque<int> free_slots;
-  for (std::size_t i = 0; i < slots.size(); ++i) {
-    free_slots.push_back(static_cast<int>(i));
-  }
-  std::deque<int> filling;
-  int inflight = 0;
-  std::uint64_t next = 0;
-  std::vector<detail::Completion> done;
-  const std::uint64_t al = file.direct() ? file.alignment() : 1;
-  const auto submit_write = [&](int i) {
-    WSlot& s = slots[static_cast<std::size_t>(i)];
-    ring->prepare_write(file.fd(), s.data + s.done, static_cast<unsigned>(s.padded - s.done),
-                        s.offset + s.done, s.buffer_index, static_cast<std::uint64_t>(i));
-    ++inflight;
-  };
-  Status status;
-  while (status && (next < bytes || !filling.empty() || inflight > 0)) {
-    while (next < bytes && !free_slots.empty()) {
-      const int i = free_slots.front();
-      free_slots.pop_front();
-      WSlot& s = slots[static_cast<std::size_t>(i)];
+
+ private:
+  Status start_fills(std::uint64_t& next, std::uint64_t bytes) {
+    while (next < bytes && !free_.empty()) {
+      const int i = free_.front();
+      free_.pop_front();
+      WSlot& s = slots_[static_cast<std::size_t>(i)];
       s.offset = next;
-      s.length =
-          static_cast<std::size_t>(std::min<std::uint64_t>(options.block_bytes, bytes - next));
+      s.length = static_cast<std::size_t>(std::min<std::uint64_t>(block_, bytes - next));
       s.done = 0;
       next += s.length;
-      auto t = fill(s.data, s.offset, s.length);
-      if (!t) {
-        status = tl::unexpected(t.error());
-        break;
-      }
-      s.filling = std::move(*t);
-      filling.push_back(i);
+      ACCO_ASSIGN_OR_RETURN(s.filling, fill_(s.data, s.offset, s.length));
+      filling_.push_back(i);
     }
+    return {};
+  }
+
+  void submit_write(int i) {
+    WSlot& s = slots_[static_cast<std::size_t>(i)];
+    ring_.prepare_write(file_.fd(), s.data + s.done, static_cast<unsigned>(s.padded - s.done),
+                        s.offset + s.done, s.buffer_index, static_cast<std::uint64_t>(i));
+    ++inflight_;
+  }
+
+  // Writes the filled slots in order; waits for a DMA only when no write is in flight to wait
+  // for instead.
+  Status write_filled() {
     int queued = 0;
-    while (status && !filling.empty()) {
-      WSlot& s = slots[static_cast<std::size_t>(filling.front())];
-      // Wait for a DMA only when no write is in flight to wait for instead.
-      if (s.filling && !s.filling->ready() && inflight > 0) {
+    while (!filling_.empty()) {
+      WSlot& s = slots_[static_cast<std::size_t>(filling_.front())];
+      if (s.filling && !s.filling->ready() && inflight_ > 0) {
         break;
       }
       if (s.filling) {
         auto r = s.filling->wait();
         s.filling.reset();
         if (!r) {
-          status = tl::unexpected(r.error());
-          break;
+          return tl::unexpected(r.error());
         }
       }
-      pad(s, al);
-      submit_write(filling.front());
-      filling.pop_front();
+      pad(s, alignment_);
+      submit_write(filling_.front());
+      filling_.pop_front();
       ++queued;
     }
-    if (queued > 0) {
-      if (auto r = ring->submit(); !r) {
-        status = r;
-      }
+    return queued > 0 ? ring_.submit() : Status{};
+  }
+
+  Status complete(int i, int result, bool& resubmitted) {
+    WSlot& s = slots_[static_cast<std::size_t>(i)];
+    if (result <= 0) {
+      return fail(Errc::kCannotWrite,
+                  write_error(path_, s.offset + s.done, result < 0 ? -result : EIO));
     }
-    if (!status || inflight == 0) {
-      continue;
+    s.done += static_cast<std::size_t>(result);
+    if (s.done < s.padded) {
+      submit_write(i);
+      resubmitted = true;
+    } else {
+      free_.push_back(i);
     }
-    if (auto r = ring->reap(done); !r) {
-      status = r;
-      break;
-    }
+    return {};
+  }
+
+  // Every completion is counted, also after an error, and every rest asked for is submitted:
+  // drain() waits for exactly what is in flight.
+  Status complete_all() {
     bool resubmitted = false;
-    for (const auto& c : done) {
-      --inflight;
-      ++stats.writes;
-      const int i = static_cast<int>(c.user_data);
-      WSlot& s = slots[static_cast<std::size_t>(i)];
-      if (!status) {
-        continue;
-      }
-      if (c.result < 0) {
-        status = fail(Errc::kCannotWrite, write_error(path, s.offset + s.done, -c.result));
-        continue;
-      }
-      if (c.result == 0) {
-        status = fail(Errc::kCannotWrite, write_error(path, s.offset + s.done, EIO));
-        continue;
-      }
-      s.done += static_cast<std::size_t>(c.result);
-      if (s.done < s.padded) {
-        submit_write(i);
-        resubmitted = true;
-      } else {
-        free_slots.push_back(i);
+    Status status;
+    for (const auto& c : done_) {
+      --inflight_;
+      ++stats_.writes;
+      if (status) {
+        status = complete(static_cast<int>(c.user_data), c.result, resubmitted);
       }
     }
     if (resubmitted) {
-      // Also after an error: the drain below waits for everything counted in flight.
-      Status submitted = ring->submit();
+      Status submitted = ring_.submit();
       if (status && !submitted) {
         status = submitted;
       }
     }
+    return status;
   }
+
   // Nothing may still write from a slot or DMA into one.
-  if (inflight > 0) {
-    (void)ring->submit();  // anything prepared but not yet submitted
-  }
-  while (inflight > 0) {
-    if (!ring->reap(done)) {
-      break;
+  void drain() {
+    if (inflight_ > 0) {
+      (void)ring_.submit();  // anything prepared but not yet submitted
     }
-    inflight -= static_cast<int>(done.size());
-  }
-  for (const int i : filling) {
-    if (slots[static_cast<std::size_t>(i)].filling) {
-      (void)slots[static_cast<std::size_t>(i)].filling->wait();
+    while (inflight_ > 0 && ring_.reap(done_)) {
+      inflight_ -= static_cast<int>(done_.size());
+    }
+    for (const int i : filling_) {
+      if (auto& t = slots_[static_cast<std::size_t>(i)].filling) {
+        (void)t->wait();
+      }
     }
   }
-  return status;
+
+  detail::Ring& ring_;
+  TempFile& file_;
+  const std::string& path_;
+  std::size_t block_;
+  const Fill& fill_;
+  WriteStats& stats_;
+  std::uint64_t alignment_;
+  std::vector<WSlot> slots_;
+  std::deque<int> free_;
+  std::deque<int> filling_;
+  std::vector<detail::Completion> done_;
+  int inflight_ = 0;
+};
+
+}  // namespace
+
+Status Writer::State::run_ring(TempFile& file, const std::string& path, std::uint64_t bytes,
+                               const Fill& fill, WriteStats& stats) {
+  return WritePipeline(*ring, taken, file, path, options.block_bytes, fill, stats).run(bytes);
 }
 
 Status Writer::State::run_pwrite(TempFile& file, const std::string& path, std::uint64_t bytes,

@@ -5,6 +5,7 @@
 // file into device memory through the reader's pipeline at the best point of a short sweep and
 // through the naive path: a buffered read() into pageable memory, then a plain copy.
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -90,10 +91,10 @@ Result<double> run_fio(const std::string& file, std::uint64_t bytes, std::size_t
     return fail(Errc::kUnavailable, "cannot start fio");
   }
   std::string out;
-  char buf[4096];
-  while (std::fgets(buf, sizeof buf, pipe) != nullptr) {
+  std::array<char, 4096> buf{};
+  while (std::fgets(buf.data(), static_cast<int>(buf.size()), pipe) != nullptr) {
     if (out.size() < (std::size_t{1} << 20)) {
-      out += buf;
+      out += buf.data();
     }
   }
   const int rc = ::pclose(pipe);
@@ -318,7 +319,8 @@ class StorageToDeviceCase final : public Case {
     for (int i = 0; i < c.reps; ++i) {
       dropped = drop_page_cache() && dropped;
       const auto start = std::chrono::steady_clock::now();
-      const int fd = ::open(c.storage_file.c_str(), O_RDONLY | O_CLOEXEC);
+      const int fd = ::open(c.storage_file.c_str(),
+                            O_RDONLY | O_CLOEXEC);  // NOLINT(cppcoreguidelines-pro-type-vararg)
       std::uint64_t got = 0;
       while (fd >= 0 && got < bytes) {
         const ssize_t n = ::read(fd, pageable.data() + got, bytes - got);
