@@ -203,7 +203,7 @@ struct Writer::State {
 
   Result<WriteStats> write(const std::string& path, std::uint64_t bytes, const Fill& fill);
   Status run_ring(TempFile& file, const std::string& path, std::uint64_t bytes, const Fill& fill,
-                  WriteStats& stats);
+                  WriteStats& stats) const;
   Status run_pwrite(TempFile& file, const std::string& path, std::uint64_t bytes, const Fill& fill,
                     WriteStats& stats);
 };
@@ -373,7 +373,7 @@ class WritePipeline {
 }  // namespace
 
 Status Writer::State::run_ring(TempFile& file, const std::string& path, std::uint64_t bytes,
-                               const Fill& fill, WriteStats& stats) {
+                               const Fill& fill, WriteStats& stats) const {
   return WritePipeline(*ring, taken, file, path, options.block_bytes, fill, stats).run(bytes);
 }
 

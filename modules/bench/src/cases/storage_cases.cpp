@@ -319,8 +319,8 @@ class StorageToDeviceCase final : public Case {
     for (int i = 0; i < c.reps; ++i) {
       dropped = drop_page_cache() && dropped;
       const auto start = std::chrono::steady_clock::now();
-      const int fd = ::open(c.storage_file.c_str(),
-                            O_RDONLY | O_CLOEXEC);  // NOLINT(cppcoreguidelines-pro-type-vararg)
+      // NOLINTNEXTLINE(cppcoreguidelines-pro-type-vararg)
+      const int fd = ::open(c.storage_file.c_str(), O_RDONLY | O_CLOEXEC);
       std::uint64_t got = 0;
       while (fd >= 0 && got < bytes) {
         const ssize_t n = ::read(fd, pageable.data() + got, bytes - got);
