@@ -16,7 +16,7 @@ struct TuneOptions {
   bench::BackendChoice backend = bench::BackendChoice::kAuto;
   dev::HostBackendOptions host;  // devices and emulated link of the host backend
   SearchOptions search;          // host_copy_threads is replaced by 1..min(CPUs, 8)
-  int copies = 3;                // timed copies per measurement (their median counts)
+  int copies = 5;                // timed copies per measurement (their median counts)
 };
 
 struct TuneResult {
