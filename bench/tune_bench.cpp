@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <exception>
 #include <map>
 #include <string>
 #include <vector>
@@ -64,9 +65,7 @@ bool measure_round(const acco::bench::RunOptions& options, Rates& into) {
   return true;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int tune_bench(int argc, char** argv) {
   Options o;
   CLI::App app{"acco tune bench: the tuned profile against the defaults and the plain paths"};
   app.add_option("--link", o.link, "the emulated host-device link (25GB/s)");
@@ -187,4 +186,21 @@ int main(int argc, char** argv) {
     }
   }
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // CLI11, fmt and nlohmann::json throw; a benchmark reports and stops.
+  try {
+    return tune_bench(argc, argv);
+  } catch (const std::exception& e) {
+    std::fputs("tune bench: ", stderr);
+    std::fputs(e.what(), stderr);
+    std::fputs("\n", stderr);
+    return 70;
+  } catch (...) {
+    std::fputs("tune bench: unknown exception\n", stderr);
+    return 70;
+  }
 }
