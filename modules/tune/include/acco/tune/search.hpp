@@ -49,7 +49,7 @@ struct SearchOptions {
   int confirm_repeats = 3;
   // The smallest gain that counts: a winner is kept only when its median beats the defaults'
   // median by more than max(min_gain, the larger relative spread (max - min) / median of the two
-  // confirmation series).
+  // confirmation series), and its slowest repeat beats the defaults' fastest.
   double min_gain = 0.02;
   std::chrono::nanoseconds budget = std::chrono::seconds(60);
   // The share of the budget kept back for confirmation and fit, so a search that uses its whole
