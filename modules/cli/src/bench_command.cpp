@@ -26,11 +26,11 @@
 
 #include "command_spec.hpp"
 #include "commands.hpp"
+#include "profile_flags.hpp"
 
 namespace acco::cli {
 namespace {
 
-constexpr std::string_view kDefaultLink = "pcie4x16";
 constexpr std::uint64_t kQuickBytes = std::uint64_t{64} << 20;
 constexpr int kQuickReps = 3;
 
@@ -60,6 +60,7 @@ struct BenchFlags {
   std::string suite = "transfer";
   std::string file;    // --suite storage: the file read
   std::string create;  // --suite storage: write the file first when missing or smaller
+  ProfileFlags profile;
 };
 
 // Checked and typed.
@@ -72,6 +73,7 @@ struct BenchOptions {
   bool no_history = false;
   std::string create_file;  // write `create_bytes` of data here first when missing or smaller
   std::uint64_t create_bytes = 0;
+  ProfileFlags profile;  // the engine profile from acco tune
 };
 
 void add_bench_flags(CLI::App& sub, SharedFlags& shared, BenchFlags& f) {
@@ -107,21 +109,9 @@ void add_bench_flags(CLI::App& sub, SharedFlags& shared, BenchFlags& f) {
                  "history database (default $XDG_STATE_HOME/acco/history.sqlite)")
       ->type_name("FILE");
   sub.add_flag("--no-history", f.no_history, "do not read or write the history");
+  add_profile_flags(sub, f.profile);
   add_setting_flag(sub, shared, "sysroot", "topology from DIR/sys (for link peaks)", "DIR");
   add_config_flag(sub, shared);
-}
-
-Result<bench::BackendChoice> parse_backend(const std::string& name) {
-  if (name == "auto") {
-    return bench::BackendChoice::kAuto;
-  }
-  if (name == "host") {
-    return bench::BackendChoice::kHost;
-  }
-  if (name == "cuda") {
-    return bench::BackendChoice::kCuda;
-  }
-  return usage(fmt::format("--backend: '{}' is not one of auto, host, cuda", name));
 }
 
 // --suite, --file and --create.
@@ -167,12 +157,14 @@ Result<BenchOptions> bench_options(const BenchFlags& f) {
   if (f.compare && f.no_history) {
     return usage("--compare needs the history; drop --no-history");
   }
+  ACCO_RETURN_IF_ERROR(check_profile_flags(f.profile));
   BenchOptions o;
   o.list = f.list;
   o.html = f.html;
   o.compare = f.compare;
   o.history = f.history;
   o.no_history = f.no_history;
+  o.profile = f.profile;
   if (f.list) {
     return o;  // the list needs none of the measurement's flags
   }
@@ -202,20 +194,6 @@ Result<BenchOptions> bench_options(const BenchFlags& f) {
   }
   ACCO_ASSIGN_OR_RETURN(run.backend, parse_backend(f.backend));
   return o;
-}
-
-// The topology, for link peaks and the history's fingerprint. A probe failure is not fatal:
-// the bench then reports peaks as unknown.
-std::optional<topo::Machine> probe_machine(const core::Settings& settings, std::string& warning) {
-  topo::ProbeRequest r;
-  r.sysroot = settings.get("sysroot");
-  r.nvml = topo::NvmlMode::kOff;
-  auto result = topo::probe(r);
-  if (!result) {
-    warning = "acco: topology unavailable, link peaks unknown: " + result.error().message + "\n";
-    return std::nullopt;
-  }
-  return result->machine;
 }
 
 Output list_cases() {
@@ -325,7 +303,13 @@ class BenchCommand final : public Command {
       }
     }
     auto machine = probe_machine(inv.settings, out.err);
-    auto run = bench::run_benchmarks(o_.run, machine ? &*machine : nullptr, inv.progress);
+    bench::RunOptions options = o_.run;
+    auto profiles = engine_profiles_for(o_.profile, machine ? &*machine : nullptr, out.err);
+    if (!profiles) {
+      return error_output(profiles.error(), out.err);
+    }
+    options.defaults.path_profiles = std::move(*profiles);
+    auto run = bench::run_benchmarks(options, machine ? &*machine : nullptr, inv.progress);
     if (!run) {
       return error_output(as_usage(std::move(run.error())), out.err);
     }
@@ -396,6 +380,33 @@ class BenchCommand final : public Command {
 
 }  // namespace
 
+Result<bench::BackendChoice> parse_backend(const std::string& name) {
+  if (name == "auto") {
+    return bench::BackendChoice::kAuto;
+  }
+  if (name == "host") {
+    return bench::BackendChoice::kHost;
+  }
+  if (name == "cuda") {
+    return bench::BackendChoice::kCuda;
+  }
+  return usage(fmt::format("--backend: '{}' is not one of auto, host, cuda", name));
+}
+
+// The topology, for link peaks and the history's fingerprint. A probe failure is not fatal:
+// the bench then reports peaks as unknown.
+std::optional<topo::Machine> probe_machine(const core::Settings& settings, std::string& warning) {
+  topo::ProbeRequest r;
+  r.sysroot = settings.get("sysroot");
+  r.nvml = topo::NvmlMode::kOff;
+  auto result = topo::probe(r);
+  if (!result) {
+    warning = "acco: topology unavailable, link peaks unknown: " + result.error().message + "\n";
+    return std::nullopt;
+  }
+  return result->machine;
+}
+
 Result<bench::BenchRun> quick_bench(const topo::Machine& machine, const Progress& progress,
                                     std::string& note) {
   bench::RunOptions o;
@@ -417,6 +428,10 @@ Result<bench::BenchRun> quick_bench(const topo::Machine& machine, const Progress
                        opened.cuda_error ? opened.cuda_error->message : "no CUDA device");
   }
   o.opened = std::move(opened.backend);  // initialising CUDA once is enough
+  std::string profile_note;              // the doctor reports the profile as a finding of its own
+  if (auto profiles = engine_profiles_for({}, &machine, profile_note); profiles) {
+    o.defaults.path_profiles = std::move(*profiles);
+  }
   return bench::run_benchmarks(o, &machine, progress);
 }
 

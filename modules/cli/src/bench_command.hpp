@@ -1,14 +1,29 @@
 // `acco bench` and the doctor's quick bench.
 #pragma once
 
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "acco/bench/result.hpp"
+#include "acco/bench/runner.hpp"
 #include "acco/cli/app.hpp"
 #include "acco/core/result.hpp"
+#include "acco/core/settings.hpp"
 #include "acco/topo/machine.hpp"
 
 namespace acco::cli {
+
+// The emulated link of the host backend when --link is not given (bench and tune).
+inline constexpr std::string_view kDefaultLink = "pcie4x16";
+
+// --backend auto|host|cuda; kUsage otherwise.
+[[nodiscard]] Result<bench::BackendChoice> parse_backend(const std::string& name);
+
+// The topology, for link peaks and the fingerprint. A probe failure is not fatal: `warning`
+// gets a line and the result is empty.
+[[nodiscard]] std::optional<topo::Machine> probe_machine(const core::Settings& settings,
+                                                         std::string& warning);
 
 // A short measurement (well under a minute) of this machine's device links for `acco doctor`:
 // pinned and pageable host<->device copies on every GPU, or host memory bandwidth alone when no

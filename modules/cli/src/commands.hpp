@@ -9,6 +9,7 @@ namespace acco::cli {
 [[nodiscard]] CommandSpec probe_command();
 [[nodiscard]] CommandSpec doctor_command();
 [[nodiscard]] CommandSpec bench_command();
+[[nodiscard]] CommandSpec tune_command();
 [[nodiscard]] CommandSpec schedule_command();
 [[nodiscard]] CommandSpec config_command();
 [[nodiscard]] CommandSpec rules_command();

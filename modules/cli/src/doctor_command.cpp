@@ -15,12 +15,36 @@
 #include "command_spec.hpp"
 #include "commands.hpp"
 #include "machine_flags.hpp"
+#include "profile_flags.hpp"
 #include "text_report.hpp"
 
 namespace acco::cli {
 namespace {
 
 constexpr std::size_t kFixFirst = 3;  // findings named in "fix first"
+
+// Info when acco tune has no profile for this machine: the engine then runs on its defaults.
+// The fingerprint is the profile's key, so a profile for another fingerprint in the directory
+// means the machine changed (a GPU added, moved or replaced) since the last tune.
+std::optional<topo::Finding> tune_finding(const topo::Machine& machine) {
+  auto state = saved_profile_state(machine);
+  if (!state || state->exists) {
+    return std::nullopt;
+  }
+  topo::Finding f;
+  f.rule = "tune-profile-missing";
+  f.severity = topo::Severity::kInfo;
+  f.message = state->others ? fmt::format(
+                                  "no tune profile for this machine ({}): the machine changed "
+                                  "since the last tune, so the transfer engine uses its defaults",
+                                  state->path)
+                            : fmt::format(
+                                  "no tune profile for this machine ({}): the transfer engine "
+                                  "uses its defaults",
+                                  state->path);
+  f.recommendation = "run acco tune (about a minute; --budget bounds it)";
+  return f;
+}
 
 class DoctorCommand final : public Command {
  public:
@@ -44,6 +68,13 @@ class DoctorCommand final : public Command {
       measured = std::move(*run);
     } else {
       bench_note = "failed: " + run.error().message;
+    }
+    const bool live =
+        machine_.from.empty() && machine_.hwloc_xml.empty() && inv.settings.get("sysroot") == "/";
+    if (live) {
+      if (auto f = tune_finding(result->machine)) {
+        result->findings.push_back(std::move(*f));
+      }
     }
     Output out;
     if (inv.format == Format::kJson) {

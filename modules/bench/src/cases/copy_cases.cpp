@@ -108,7 +108,8 @@ class HostDeviceCase final : public Case {
       result.timer = kTimerHostClock;
       result.strategy = "plain copy (driver staging)";
     } else {
-      ACCO_ASSIGN_OR_RETURN(auto engine, xfer::Engine::create(device, c.profile));
+      const auto path = fmt::format("{}_{}", h2d ? "h2d" : "d2h", dev::to_string(kind_));
+      ACCO_ASSIGN_OR_RETURN(auto engine, xfer::Engine::create(device, c.profile_for(path)));
       xfer::CopyRecord last;
       samples = time_with_host_clock(c.warmup, c.reps, c.copies_per_sample, [&]() -> Status {
         ACCO_ASSIGN_OR_RETURN(auto t, engine->copy(dst, src, n));

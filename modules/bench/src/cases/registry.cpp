@@ -13,6 +13,11 @@ std::string CaseContext::device_name() const {
   return device->info().pci.empty() ? device->info().name : device->info().pci;
 }
 
+const xfer::Profile& CaseContext::profile_for(std::string_view path) const {
+  const auto it = path_profiles.find(device_name() + "/" + std::string(path));
+  return it == path_profiles.end() ? profile : it->second;
+}
+
 const std::vector<std::unique_ptr<Case>>& cases() {
   static const std::vector<std::unique_ptr<Case>> kCases = [] {
     using detail::CopyDirection;

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -38,6 +39,11 @@ struct CaseContext {
   std::string storage_file;
   double storage_peak_bytes_per_second = 0;
   bool quick = false;  // the storage suite sweeps fewer points
+  // Engine profiles `acco tune` chose, keyed "<device_name>/<path>" with the path as in the case
+  // keys ("h2d_pageable", "d2h_pinned"); a path not listed uses `profile`.
+  std::map<std::string, xfer::Profile> path_profiles;
+  // The profile of this device's `path`: its path_profiles entry, else `profile`.
+  [[nodiscard]] const xfer::Profile& profile_for(std::string_view path) const;
   // The device's name in results: its PCI address, or its name when it has none.
   [[nodiscard]] std::string device_name() const;
 };

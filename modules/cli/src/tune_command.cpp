@@ -1,0 +1,257 @@
+// `acco tune`: sweep the transfer engine's settings per device and copy path within a budget,
+// confirm the winner against the defaults and save the profile for this machine, which bench
+// and doctor then load; `--show` prints the saved one beside the defaults.
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "acco/bench/machine_summary.hpp"
+#include "acco/core/text_table.hpp"
+#include "acco/core/units.hpp"
+#include "acco/dev/host_backend.hpp"
+#include "acco/tune/tune_run.hpp"
+
+#include "bench_command.hpp"
+#include "command_spec.hpp"
+#include "commands.hpp"
+#include "process.hpp"
+
+namespace acco::cli {
+namespace {
+
+// 128 + SIGINT, what a shell reports for a program stopped by Ctrl-C.
+constexpr int kExitInterrupted = 130;
+
+struct TuneFlags {
+  std::string backend = "auto";
+  int devices = 1;
+  std::string link{kDefaultLink};
+  std::string budget = "60s";
+  std::string bytes = "64MiB";
+  std::string output;
+  bool show = false;
+};
+
+struct TuneOptions {
+  tune::TuneOptions run;
+  std::string output;  // empty = the default path for this machine
+  bool show = false;
+};
+
+void add_tune_flags(CLI::App& sub, SharedFlags& shared, TuneFlags& f) {
+  sub.add_option("--backend", f.backend, "auto (CUDA when a GPU is usable, else host), host, cuda")
+      ->type_name("NAME");
+  sub.add_option("--devices", f.devices, "host backend: number of emulated devices")
+      ->type_name("N");
+  sub.add_option("--link", f.link,
+                 "host backend: emulated link, e.g. pcie4x16 (default), 25GB/s,2us, unlimited")
+      ->type_name("SPEC");
+  sub.add_option("--budget", f.budget, "time for the whole run, e.g. 60s (default), 5m")
+      ->type_name("DURATION");
+  sub.add_option("--bytes", f.bytes, "copy size of the search (default 64MiB)")->type_name("SIZE");
+  sub.add_option("--output", f.output,
+                 "profile file (default $XDG_STATE_HOME/acco/tune/<fingerprint>.json)")
+      ->type_name("FILE");
+  sub.add_flag("--show", f.show, "print the saved profile beside the defaults and exit");
+  add_json_flag(sub, shared, "print JSON (schema acco.tune-profile/1)");
+  add_setting_flag(sub, shared, "sysroot", "topology from DIR/sys (for the fingerprint)", "DIR");
+  add_config_flag(sub, shared);
+}
+
+Result<TuneOptions> tune_options(const TuneFlags& f) {
+  TuneOptions o;
+  o.output = f.output;
+  o.show = f.show;
+  if (f.show) {
+    return o;
+  }
+  if (f.devices < 1 || f.devices > 64) {
+    return usage(fmt::format("--devices: {} is not between 1 and 64", f.devices));
+  }
+  auto link = dev::parse_link(f.link);
+  if (!link) {
+    return tl::unexpected(as_usage(std::move(link.error()).with_context("--link")));
+  }
+  o.run.host.devices = f.devices;
+  o.run.host.link = *link;
+  auto budget = units::parse_duration(f.budget);
+  if (!budget || *budget < 1 || *budget > 24 * 3600) {
+    return bad_value("--budget", f.budget, "a duration from 1s to 24h");
+  }
+  o.run.search.budget =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(*budget));
+  auto bytes = units::parse_bytes(f.bytes);
+  if (!bytes || *bytes < (std::uint64_t{1} << 20) || *bytes > (std::uint64_t{4} << 30)) {
+    return bad_value("--bytes", f.bytes, "a size from 1MiB to 4GiB");
+  }
+  o.run.search.bytes = *bytes;
+  o.run.search.fit_bytes.clear();
+  for (std::uint64_t b = *bytes; b >= (std::uint64_t{1} << 20) && o.run.search.fit_bytes.size() < 4;
+       b /= 4) {
+    o.run.search.fit_bytes.insert(o.run.search.fit_bytes.begin(), b);
+  }
+  ACCO_ASSIGN_OR_RETURN(o.run.backend, parse_backend(f.backend));
+  return o;
+}
+
+std::string threads_text(int threads) {
+  return threads == 0 ? std::string("auto") : std::to_string(threads);
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) {
+    return 0;
+  }
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// The profile beside the defaults: one row per path, each setting as "chosen (default)".
+std::string profile_text(const tune::TuneProfile& p, const std::string& path) {
+  const xfer::Profile d;
+  std::string out = fmt::format("Tune profile {}\n", path);
+  out += fmt::format("  machine {}, created {}, backend {}{}, copies of {}, budget {:g} s{}\n",
+                     p.fingerprint, p.created, p.backend,
+                     p.link.empty() ? "" : fmt::format(" (emulated link {})", p.link),
+                     units::format_bytes(p.bytes), p.budget_seconds,
+                     p.budget_exhausted ? " (spent before the search finished)" : "");
+  std::vector<std::vector<std::string>> rows = {{"device", "path", "choice", "chunk", "slots",
+                                                 "queues", "threads", "defaults", "tuned", "gain",
+                                                 "fit (alpha + bytes / beta)"}};
+  for (const auto& t : p.paths) {
+    const auto& c = t.profile;
+    const std::string choice = t.tuned       ? "tuned"
+                               : t.confirmed ? "defaults"
+                                             : "defaults (unconfirmed)";
+    const double dr = median(t.default_bytes_per_second);
+    const double wr = median(t.winner_bytes_per_second);
+    rows.push_back(
+        {t.device, t.path, choice,
+         fmt::format("{} ({})", units::format_bytes(c.chunk_bytes),
+                     units::format_bytes(d.chunk_bytes)),
+         fmt::format("{} ({})", c.slots, d.slots), fmt::format("{} ({})", c.queues, d.queues),
+         fmt::format("{} ({})", threads_text(c.host_copy_threads),
+                     threads_text(d.host_copy_threads)),
+         dr > 0 ? units::format_rate(dr) : "-", wr > 0 ? units::format_rate(wr) : "-",
+         dr > 0 && wr > 0 ? fmt::format("{:+.1f}% (noise {:.1f}%)", 100 * t.gain, 100 * t.noise)
+                          : "-",
+         t.fit ? fmt::format("{:.1f} us + bytes / {}", t.fit->alpha_seconds * 1e6,
+                             units::format_rate(t.fit->beta_bytes_per_second))
+               : "-"});
+  }
+  out += core::aligned_rows(rows);
+  out +=
+      "  chosen (default); the defaults and tuned columns are medians of the interleaved "
+      "confirmation\n";
+  return out;
+}
+
+Result<std::string> default_output(const topo::Machine* machine) {
+  if (machine == nullptr) {
+    return fail(Errc::kUnavailable,
+                "no machine fingerprint (the topology is unavailable); name a file with --output");
+  }
+  ACCO_ASSIGN_OR_RETURN(const auto dir, tune::tune_directory());
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) {
+    return fail(Errc::kCannotWrite,
+                fmt::format("{}: cannot create the tune directory: {}", dir, ec.message()));
+  }
+  return tune::profile_path(dir, bench::machine_fingerprint(*machine));
+}
+
+class TuneCommand final : public Command {
+ public:
+  explicit TuneCommand(TuneOptions options) : o_(std::move(options)) {}
+
+  Output run(const Invocation& inv) const override {
+    Output out;
+    auto machine = probe_machine(inv.settings, out.err);
+    const topo::Machine* m = machine ? &*machine : nullptr;
+    return o_.show ? show(inv, m, std::move(out)) : tune(inv, m, std::move(out));
+  }
+
+ private:
+  Output show(const Invocation& inv, const topo::Machine* machine, Output out) const {
+    auto path = o_.output.empty() ? default_output(machine) : Result<std::string>(o_.output);
+    if (!path) {
+      return error_output(path.error(), out.err);
+    }
+    auto p = tune::load_tune_profile(*path);
+    if (!p) {
+      if (p.error().code == Errc::kNotFound && o_.output.empty()) {
+        return error_output(
+            Error{Errc::kNotFound,
+                  fmt::format("no tune profile for this machine ({}); run acco tune", *path)},
+            out.err);
+      }
+      return error_output(p.error(), out.err);
+    }
+    if (inv.format == Format::kJson) {
+      auto j = tune::to_json(*p);
+      j["path"] = *path;
+      j["defaults"] = xfer::to_json(xfer::Profile{});
+      out.out = j.dump(2) + "\n";
+    } else {
+      out.out = profile_text(*p, *path);
+    }
+    return out;
+  }
+
+  Output tune(const Invocation& inv, const topo::Machine* machine, Output out) const {
+    auto path = o_.output.empty() ? default_output(machine) : Result<std::string>(o_.output);
+    if (!path) {
+      return error_output(path.error(), out.err);
+    }
+    // Blocked before the engines start their threads, so SIGINT reaches only this one and the
+    // search stops between two measurements; nothing is written until the end.
+    const SignalScope signals;
+    bool stopped = false;
+    const tune::StopRequested stop = [&] {
+      stopped = stopped || signals.wait(std::chrono::milliseconds(0)) != 0;
+      return stopped;
+    };
+    auto result = tune::run_tune(o_.run, machine, stop, inv.progress);
+    if (!result) {
+      return error_output(as_usage(std::move(result.error())), out.err);
+    }
+    if (result->interrupted) {
+      out.err += fmt::format("acco: tune interrupted; {} left as it was\n", *path);
+      out.exit_code = kExitInterrupted;
+      return out;
+    }
+    if (auto s = tune::save_tune_profile(*path, result->profile); !s) {
+      return error_output(as_cannot_write(std::move(s.error())), out.err);
+    }
+    out.err += fmt::format("acco: tune profile written to {}\n", *path);
+    if (result->profile.budget_exhausted) {
+      out.err += "acco: the budget ran out before the search finished; the best so far was kept\n";
+    }
+    if (inv.format == Format::kJson) {
+      out.out = tune::to_json(result->profile).dump(2) + "\n";
+    } else {
+      out.out = profile_text(result->profile, *path);
+    }
+    return out;
+  }
+
+  TuneOptions o_;
+};
+
+}  // namespace
+
+CommandSpec tune_command() {
+  return command_with_flags<TuneFlags>(
+      "tune", "tune the transfer engine for this machine and save the profile bench loads",
+      add_tune_flags, [](const TuneFlags& flags, const core::Settings&) {
+        return command_from<TuneCommand>(tune_options(flags));
+      });
+}
+
+}  // namespace acco::cli

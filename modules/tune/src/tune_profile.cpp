@@ -1,0 +1,220 @@
+#include "acco/tune/tune_profile.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "acco/core/json.hpp"
+#include "acco/core/json_reader.hpp"
+
+namespace acco::tune {
+namespace {
+
+namespace stdfs = std::filesystem;
+
+nlohmann::json rates_json(const std::vector<double>& rates) {
+  nlohmann::json a = nlohmann::json::array();
+  for (const double r : rates) {
+    a.push_back(r);
+  }
+  return a;
+}
+
+nlohmann::json path_json(const PathTuning& p) {
+  nlohmann::json candidates = nlohmann::json::array();
+  for (const auto& c : p.candidates) {
+    candidates.push_back(
+        {{"profile", xfer::to_json(c.profile)}, {"bytes_per_second", c.bytes_per_second}});
+  }
+  nlohmann::json points = nlohmann::json::array();
+  for (const auto& t : p.fit_points) {
+    points.push_back({{"bytes", t.bytes}, {"seconds", t.seconds}});
+  }
+  nlohmann::json fit = nullptr;
+  if (p.fit) {
+    fit = {{"alpha_seconds", p.fit->alpha_seconds},
+           {"beta_bytes_per_second", p.fit->beta_bytes_per_second}};
+  }
+  return {{"device", p.device},
+          {"path", p.path},
+          {"profile", xfer::to_json(p.profile)},
+          {"tuned", p.tuned},
+          {"confirmed", p.confirmed},
+          {"default_bytes_per_second", rates_json(p.default_bytes_per_second)},
+          {"winner_bytes_per_second", rates_json(p.winner_bytes_per_second)},
+          {"noise", p.noise},
+          {"gain", p.gain},
+          {"fit", fit},
+          {"fit_points", points},
+          {"candidates", candidates}};
+}
+
+std::vector<double> read_rates(core::JsonReader& in, std::string_view key) {
+  return in.list<double>(
+      key, [](const nlohmann::json& item, const std::string& path) -> Result<double> {
+        if (!item.is_number() || item.get<double>() < 0) {
+          return fail(Errc::kInvalidArgument, path + ": expected a non-negative number");
+        }
+        return item.get<double>();
+      });
+}
+
+Result<xfer::Profile> read_engine_profile(core::JsonReader& in, std::string_view key) {
+  const auto* j = in.object(key);
+  if (j == nullptr) {
+    return in.finish(xfer::Profile{});
+  }
+  auto p = xfer::profile_from_json(*j);
+  if (!p) {
+    return fail(Errc::kInvalidArgument, in.path(key) + ": " + p.error().message);
+  }
+  return p;
+}
+
+Result<PathTuning> read_path(const nlohmann::json& item, const std::string& where) {
+  core::JsonReader in(item, where);
+  PathTuning p;
+  p.device = in.string("device");
+  p.path = in.string("path");
+  if (in.ok() && std::find(std::begin(kPaths), std::end(kPaths), p.path) == std::end(kPaths)) {
+    in.problem("path", fmt::format("'{}' is not one of h2d_pageable, h2d_pinned, d2h_pageable, "
+                                   "d2h_pinned",
+                                   p.path));
+  }
+  if (auto profile = read_engine_profile(in, "profile"); profile) {
+    p.profile = *profile;
+  } else {
+    in.add(profile.error());
+  }
+  p.tuned = in.boolean("tuned");
+  p.confirmed = in.boolean("confirmed");
+  p.default_bytes_per_second = read_rates(in, "default_bytes_per_second");
+  p.winner_bytes_per_second = read_rates(in, "winner_bytes_per_second");
+  p.noise = in.non_negative("noise");
+  p.gain = in.number("gain", {}, "expected a number");
+  if (const auto* fit = in.optional_object("fit")) {
+    core::JsonReader f(*fit, in.path("fit"));
+    LatencyBandwidth lb;
+    lb.alpha_seconds = f.non_negative("alpha_seconds");
+    lb.beta_bytes_per_second = f.non_negative("beta_bytes_per_second");
+    in.add(f.status());
+    p.fit = lb;
+  }
+  p.fit_points = in.list<TimedSize>(
+      "fit_points", [](const nlohmann::json& t, const std::string& path) -> Result<TimedSize> {
+        core::JsonReader r(t, path);
+        TimedSize s;
+        s.bytes = r.count("bytes");
+        s.seconds = r.non_negative("seconds");
+        return r.finish(s);
+      });
+  p.candidates = in.list<Candidate>(
+      "candidates", [](const nlohmann::json& c, const std::string& path) -> Result<Candidate> {
+        core::JsonReader r(c, path);
+        Candidate out;
+        if (auto profile = read_engine_profile(r, "profile"); profile) {
+          out.profile = *profile;
+        } else {
+          r.add(profile.error());
+        }
+        out.bytes_per_second = r.non_negative("bytes_per_second");
+        return r.finish(out);
+      });
+  return in.finish(p);
+}
+
+}  // namespace
+
+const PathTuning* TuneProfile::find(std::string_view device, std::string_view path) const {
+  for (const auto& p : paths) {
+    if (p.device == device && p.path == path) {
+      return &p;
+    }
+  }
+  return nullptr;
+}
+
+std::map<std::string, xfer::Profile> engine_profiles(const TuneProfile& profile) {
+  std::map<std::string, xfer::Profile> out;
+  for (const auto& p : profile.paths) {
+    out[p.device + "/" + p.path] = p.profile;
+  }
+  return out;
+}
+
+nlohmann::json to_json(const TuneProfile& profile) {
+  nlohmann::json paths = nlohmann::json::array();
+  for (const auto& p : profile.paths) {
+    paths.push_back(path_json(p));
+  }
+  return {{"schema", kTuneProfileSchema},
+          {"fingerprint", profile.fingerprint},
+          {"created", profile.created},
+          {"backend", profile.backend},
+          {"link", profile.link},
+          {"bytes", profile.bytes},
+          {"budget_seconds", profile.budget_seconds},
+          {"budget_exhausted", profile.budget_exhausted},
+          {"paths", paths}};
+}
+
+Result<TuneProfile> tune_profile_from_json(const nlohmann::json& j) {
+  core::JsonReader in(j, "");
+  TuneProfile p;
+  const auto schema = in.string("schema");
+  if (in.ok() && schema != kTuneProfileSchema) {
+    in.problem("schema", fmt::format("expected \"{}\", got \"{}\"", kTuneProfileSchema, schema));
+  }
+  p.fingerprint = in.non_empty_string("fingerprint");
+  p.created = in.non_empty_string("created");
+  p.backend = in.string("backend");
+  p.link = in.string("link");
+  p.bytes = in.count("bytes");
+  p.budget_seconds = in.non_negative("budget_seconds");
+  p.budget_exhausted = in.boolean("budget_exhausted");
+  p.paths = in.list<PathTuning>("paths", read_path);
+  ACCO_RETURN_IF_ERROR(in.status(), "tune profile");
+  return p;
+}
+
+Result<TuneProfile> load_tune_profile(const std::string& path) {
+  ACCO_ASSIGN_OR_RETURN(const auto j, core::read_json_file(path));
+  ACCO_ASSIGN_OR_RETURN(auto profile, tune_profile_from_json(j), path);
+  return profile;
+}
+
+Status save_tune_profile(const std::string& path, const TuneProfile& profile) {
+  for (const auto& p : profile.paths) {
+    ACCO_RETURN_IF_ERROR(xfer::validate(p.profile), fmt::format("{}: {}", path, p.path));
+  }
+  return core::write_file_atomic(path, to_json(profile).dump(2) + "\n");
+}
+
+Result<std::string> tune_directory(std::string_view xdg_state_home, std::string_view home) {
+  if (!xdg_state_home.empty() && xdg_state_home.front() == '/') {
+    return (stdfs::path(xdg_state_home) / "acco" / "tune").string();
+  }
+  if (!home.empty()) {
+    return (stdfs::path(home) / ".local" / "state" / "acco" / "tune").string();
+  }
+  return fail(Errc::kUnavailable,
+              "cannot place the tune profile: neither XDG_STATE_HOME nor HOME is set");
+}
+
+Result<std::string> tune_directory() {
+  const char* xdg = std::getenv("XDG_STATE_HOME");
+  const char* home = std::getenv("HOME");
+  return tune_directory(xdg == nullptr ? "" : xdg, home == nullptr ? "" : home);
+}
+
+std::string profile_path(const std::string& dir, std::string_view fingerprint) {
+  std::string name(fingerprint);
+  std::replace(name.begin(), name.end(), '/', '_');
+  return (stdfs::path(dir) / (name + ".json")).string();
+}
+
+}  // namespace acco::tune

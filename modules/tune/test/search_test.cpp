@@ -1,0 +1,168 @@
+#include "acco/tune/search.hpp"
+
+#include <chrono>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "acco/testing/matchers.hpp"
+
+namespace acco::tune {
+namespace {
+
+using ::acco::testing::StatusIs;
+using std::chrono::milliseconds;
+using std::chrono::steady_clock;
+using ::testing::HasSubstr;
+
+// A deterministic machine: rate depends on the profile only, and every measurement advances a
+// fake clock by 1 ms, so budgets are counted in measurements.
+struct FakeMachine {
+  steady_clock::time_point now{};
+  int measurements = 0;
+  // bytes per second of a profile: best at chunk 1 MiB and 2 threads.
+  double (*rate)(const xfer::Profile&) = [](const xfer::Profile& p) {
+    double r = 1e9;
+    if (p.chunk_bytes == std::size_t{1} << 20) {
+      r *= 1.5;
+    }
+    if (p.host_copy_threads == 2) {
+      r *= 1.2;
+    }
+    return r;
+  };
+
+  Measure measure() {
+    return [this](const Target&, const xfer::Profile& p, std::uint64_t bytes) -> Result<double> {
+      ++measurements;
+      now += milliseconds(1);
+      return 1e-6 + static_cast<double>(bytes) / rate(p);
+    };
+  }
+  Clock clock() {
+    return [this] { return now; };
+  }
+};
+
+SearchOptions options(milliseconds budget) {
+  SearchOptions o;
+  o.space.host_copy_threads = {1, 2, 3};
+  o.budget = budget;
+  return o;
+}
+
+TEST(SearchTest, FindsTheFastestCoordinatesAndConfirmsThem) {
+  FakeMachine m;
+  auto out =
+      search({{"d0", "h2d_pageable"}}, options(std::chrono::seconds(10)), m.measure(), m.clock());
+  ASSERT_TRUE(out.has_value()) << out.error().message;
+  ASSERT_EQ(out->paths.size(), 1U);
+  const auto& p = out->paths[0];
+  EXPECT_FALSE(out->budget_exhausted);
+  EXPECT_TRUE(p.confirmed);
+  EXPECT_TRUE(p.tuned);
+  EXPECT_EQ(p.profile.chunk_bytes, std::size_t{1} << 20);
+  EXPECT_EQ(p.profile.host_copy_threads, 2);
+  EXPECT_EQ(p.default_bytes_per_second.size(), 3U);
+  EXPECT_EQ(p.winner_bytes_per_second.size(), 3U);
+  EXPECT_NEAR(p.gain, 0.8, 0.01);
+  ASSERT_TRUE(p.fit.has_value());
+  EXPECT_NEAR(p.fit->alpha_seconds, 1e-6, 1e-9);
+  // 1 default + 6 chunks + 4 slots + 3 queues + 3 threads, 6 confirmations, 4 fit sizes.
+  EXPECT_EQ(m.measurements, 1 + 6 + 4 + 3 + 3 + 6 + 4);
+}
+
+TEST(SearchTest, DefaultsStayWhenNothingBeatsThem) {
+  FakeMachine m;
+  m.rate = [](const xfer::Profile&) { return 1e9; };
+  auto out =
+      search({{"d0", "d2h_pinned"}}, options(std::chrono::seconds(10)), m.measure(), m.clock());
+  ASSERT_TRUE(out.has_value());
+  EXPECT_FALSE(out->paths[0].tuned);
+  EXPECT_EQ(out->paths[0].profile, xfer::Profile{});
+}
+
+TEST(SearchTest, GainWithinNoiseKeepsTheDefaults) {
+  FakeMachine m;
+  m.rate = [](const xfer::Profile& p) { return p.slots == 8 ? 1.01e9 : 1e9; };  // +1% < 2%
+  auto out =
+      search({{"d0", "h2d_pinned"}}, options(std::chrono::seconds(10)), m.measure(), m.clock());
+  ASSERT_TRUE(out.has_value());
+  const auto& p = out->paths[0];
+  EXPECT_TRUE(p.confirmed);
+  EXPECT_FALSE(p.tuned);
+  EXPECT_EQ(p.profile, xfer::Profile{});
+  EXPECT_NEAR(p.gain, 0.01, 1e-3);
+}
+
+TEST(SearchTest, ExhaustedBudgetKeepsTheBestSoFarAndSaysSo) {
+  FakeMachine m;
+  // 10 ms: 7 for the search (the default and 6 chunks), 3 for confirmation and fit.
+  auto out = search({{"d0", "h2d_pageable"}}, options(milliseconds(10)), m.measure(), m.clock());
+  ASSERT_TRUE(out.has_value());
+  EXPECT_TRUE(out->budget_exhausted);
+  const auto& p = out->paths[0];
+  EXPECT_EQ(p.candidates.size(), 7U);
+  // The chunk axis finished and found 1 MiB; the thread axis was never reached. Confirmation
+  // needs 6 measurements and has 3, so the defaults stay.
+  EXPECT_FALSE(p.confirmed);
+  EXPECT_FALSE(p.tuned);
+  EXPECT_EQ(p.profile, xfer::Profile{});
+  EXPECT_EQ(m.measurements, 7 + 4);  // two rounds of confirmation started before the deadline
+}
+
+TEST(SearchTest, BudgetIsSharedAcrossPaths) {
+  FakeMachine m;
+  auto out = search({{"d0", "h2d_pageable"}, {"d0", "d2h_pageable"}}, options(milliseconds(40)),
+                    m.measure(), m.clock());
+  ASSERT_TRUE(out.has_value());
+  ASSERT_EQ(out->paths.size(), 2U);
+  EXPECT_LE(m.measurements, 40 + 2);  // each measurement may start just before a deadline
+  EXPECT_GT(out->paths[1].candidates.size(), 1U);  // the second path got a share
+}
+
+TEST(SearchTest, StopRequestedEndsTheRunAsInterrupted) {
+  FakeMachine m;
+  auto out =
+      search({{"d0", "h2d_pageable"}, {"d0", "d2h_pageable"}}, options(std::chrono::seconds(10)),
+             m.measure(), m.clock(), [&] { return m.measurements >= 5; });
+  ASSERT_TRUE(out.has_value());
+  EXPECT_TRUE(out->interrupted);
+  EXPECT_TRUE(out->paths.empty());
+}
+
+TEST(SearchTest, FailingDefaultsNameThePath) {
+  FakeMachine m;
+  const Measure broken = [](const Target&, const xfer::Profile&, std::uint64_t) -> Result<double> {
+    return fail(Errc::kDeviceError, "copy failed");
+  };
+  EXPECT_THAT(search({{"d0", "h2d_pinned"}}, options(std::chrono::seconds(1)), broken, m.clock()),
+              StatusIs(Errc::kDeviceError, HasSubstr("d0 h2d_pinned: the defaults")));
+}
+
+TEST(SearchTest, NoTargetsIsInvalid) {
+  FakeMachine m;
+  EXPECT_THAT(search({}, options(std::chrono::seconds(1)), m.measure(), m.clock()),
+              StatusIs(Errc::kInvalidArgument));
+}
+
+TEST(JudgeTest, NoiseIsTheLargerSpreadOfTheTwoSeries) {
+  const auto v = judge({1.0, 1.1, 0.9}, {1.3, 1.2, 1.25}, 0.02);
+  EXPECT_NEAR(v.noise, 0.2, 1e-9);
+  EXPECT_NEAR(v.gain, 0.25, 1e-9);
+  EXPECT_TRUE(v.keep_winner);
+  EXPECT_FALSE(judge({1.0, 1.3, 0.9}, {1.2, 1.2, 1.2}, 0.02).keep_winner);
+}
+
+TEST(JudgeTest, OverlappingSeriesKeepTheDefaults) {
+  // Median gain 20 % beyond the 17.5 % spread, but one winner repeat is slower than the fastest
+  // default: not kept.
+  const auto v = judge({1.0, 1.0, 1.0}, {1.2, 1.2, 0.99}, 0.02);
+  EXPECT_NEAR(v.gain, 0.2, 1e-9);
+  EXPECT_NEAR(v.noise, 0.175, 1e-9);
+  EXPECT_FALSE(v.keep_winner);
+}
+
+}  // namespace
+}  // namespace acco::tune

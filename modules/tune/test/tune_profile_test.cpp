@@ -1,0 +1,172 @@
+#include "acco/tune/tune_profile.hpp"
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "acco/testing/matchers.hpp"
+
+namespace acco::tune {
+namespace {
+
+namespace stdfs = std::filesystem;
+using ::acco::testing::StatusIs;
+using ::testing::HasSubstr;
+
+TuneProfile sample() {
+  TuneProfile p;
+  p.fingerprint = "box-0123456789abcdef";
+  p.created = "2026-12-02T00:00:00Z";
+  p.backend = "host";
+  p.link = "25GB/s";
+  p.bytes = 64 << 20;
+  p.budget_seconds = 60;
+  PathTuning t;
+  t.device = "host:0";
+  t.path = "h2d_pageable";
+  t.profile.chunk_bytes = 1 << 20;
+  t.profile.host_copy_threads = 2;
+  t.tuned = true;
+  t.confirmed = true;
+  t.default_bytes_per_second = {1e9, 1.1e9, 1.05e9};
+  t.winner_bytes_per_second = {2e9, 2.1e9, 2.05e9};
+  t.noise = 0.05;
+  t.gain = 0.95;
+  t.fit = LatencyBandwidth{1e-5, 2e9};
+  t.fit_points = {{1 << 20, 5e-4}, {4 << 20, 2e-3}};
+  t.candidates = {{xfer::Profile{}, 1e9}, {t.profile, 2e9}};
+  p.paths.push_back(t);
+  PathTuning d = t;
+  d.path = "d2h_pinned";
+  d.profile = {};
+  d.tuned = false;
+  d.fit.reset();
+  p.paths.push_back(d);
+  return p;
+}
+
+// A fresh directory per test, removed at the end.
+class TempDir {
+ public:
+  TempDir() {
+    std::string t = (stdfs::temp_directory_path() / "acco-tune-XXXXXX").string();
+    path_ = ::mkdtemp(t.data());
+  }
+  ~TempDir() {
+    std::error_code ec;
+    stdfs::remove_all(path_, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  [[nodiscard]] std::string file(const std::string& name) const { return (path_ / name).string(); }
+
+ private:
+  stdfs::path path_;
+};
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+TEST(TuneProfileTest, JsonRoundTripKeepsEveryField) {
+  const auto p = sample();
+  const auto j = to_json(p);
+  EXPECT_EQ(j["schema"], kTuneProfileSchema);
+  auto back = tune_profile_from_json(nlohmann::json::parse(j.dump()));
+  ASSERT_TRUE(back.has_value()) << back.error().message;
+  EXPECT_EQ(*back, p);
+}
+
+TEST(TuneProfileTest, WrongSchemaIsNamed) {
+  auto j = to_json(sample());
+  j["schema"] = "acco.tune-profile/9";
+  EXPECT_THAT(tune_profile_from_json(j), StatusIs(Errc::kInvalidArgument, HasSubstr("schema")));
+}
+
+TEST(TuneProfileTest, BadEngineFieldIsNamedWithItsPath) {
+  auto j = to_json(sample());
+  j["paths"][1]["profile"]["slots"] = 0;
+  EXPECT_THAT(tune_profile_from_json(j),
+              StatusIs(Errc::kInvalidArgument, HasSubstr("paths[1].profile: profile: slots")));
+}
+
+TEST(TuneProfileTest, UnknownPathIsNamed) {
+  auto j = to_json(sample());
+  j["paths"][0]["path"] = "h2d_sideways";
+  EXPECT_THAT(tune_profile_from_json(j),
+              StatusIs(Errc::kInvalidArgument, HasSubstr("h2d_sideways")));
+}
+
+TEST(TuneProfileTest, MissingFingerprintIsNamed) {
+  auto j = to_json(sample());
+  j.erase("fingerprint");
+  EXPECT_THAT(tune_profile_from_json(j),
+              StatusIs(Errc::kInvalidArgument, HasSubstr("fingerprint")));
+}
+
+TEST(TuneProfileTest, NegativeRateIsNamed) {
+  auto j = to_json(sample());
+  j["paths"][0]["candidates"][1]["bytes_per_second"] = -1;
+  EXPECT_THAT(tune_profile_from_json(j),
+              StatusIs(Errc::kInvalidArgument, HasSubstr("candidates[1].bytes_per_second")));
+}
+
+TEST(TuneProfileTest, SaveThenLoadGivesTheSameProfile) {
+  TempDir dir;
+  const auto path = dir.file("p.json");
+  ASSERT_TRUE(save_tune_profile(path, sample()).has_value());
+  auto back = load_tune_profile(path);
+  ASSERT_TRUE(back.has_value()) << back.error().message;
+  EXPECT_EQ(*back, sample());
+}
+
+TEST(TuneProfileTest, FailedSaveLeavesTheOldFileAndNoTemporary) {
+  TempDir dir;
+  const auto path = dir.file("p.json");
+  ASSERT_TRUE(save_tune_profile(path, sample()).has_value());
+  const auto before = slurp(path);
+  auto bad = sample();
+  bad.paths[0].profile.queues = 0;  // does not validate: nothing may be written
+  EXPECT_THAT(save_tune_profile(path, bad), StatusIs(Errc::kInvalidArgument, HasSubstr("queues")));
+  EXPECT_EQ(slurp(path), before);
+  int files = 0;
+  for (const auto& e : stdfs::directory_iterator(stdfs::path(path).parent_path())) {
+    (void)e;
+    ++files;
+  }
+  EXPECT_EQ(files, 1);
+}
+
+TEST(TuneProfileTest, LoadOfAMissingFileIsNotFound) {
+  TempDir dir;
+  EXPECT_THAT(load_tune_profile(dir.file("none.json")), StatusIs(Errc::kNotFound));
+}
+
+TEST(TuneProfileTest, DirectoryFollowsXdgStateHomeThenHome) {
+  EXPECT_EQ(tune_directory("/x/state", "/home/u").value(), "/x/state/acco/tune");
+  EXPECT_EQ(tune_directory("relative", "/home/u").value(), "/home/u/.local/state/acco/tune");
+  EXPECT_THAT(tune_directory("", ""), StatusIs(Errc::kUnavailable));
+}
+
+TEST(TuneProfileTest, ProfilePathReplacesSlashes) {
+  EXPECT_EQ(profile_path("/d", "a/b"), "/d/a_b.json");
+}
+
+TEST(TuneProfileTest, EngineProfilesAreKeyedByDeviceAndPath) {
+  const auto m = engine_profiles(sample());
+  ASSERT_EQ(m.size(), 2U);
+  EXPECT_EQ(m.at("host:0/h2d_pageable").chunk_bytes, std::size_t{1} << 20);
+}
+
+}  // namespace
+}  // namespace acco::tune
