@@ -292,15 +292,8 @@ class BenchCommand final : public Command {
       return list_cases();
     }
     Output out;
-    if (!o_.create_file.empty()) {
-      bool created = false;
-      if (auto s = create_test_file(o_.create_file, o_.create_bytes, created); !s) {
-        return error_output(s.error());
-      }
-      if (created) {
-        out.err += fmt::format("acco: wrote {} of test data to {}\n",
-                               units::format_bytes(o_.create_bytes), o_.create_file);
-      }
+    if (auto s = create_file(out.err); !s) {
+      return error_output(s.error());
     }
     auto machine = probe_machine(inv.settings, out.err);
     bench::RunOptions options = o_.run;
@@ -375,6 +368,20 @@ class BenchCommand final : public Command {
   }
 
  private:
+  // --create: the storage suite's file, written when missing or smaller; a line on stderr then.
+  [[nodiscard]] Status create_file(std::string& err) const {
+    if (o_.create_file.empty()) {
+      return {};
+    }
+    bool created = false;
+    ACCO_RETURN_IF_ERROR(create_test_file(o_.create_file, o_.create_bytes, created));
+    if (created) {
+      err += fmt::format("acco: wrote {} of test data to {}\n",
+                         units::format_bytes(o_.create_bytes), o_.create_file);
+    }
+    return {};
+  }
+
   BenchOptions o_;
 };
 

@@ -63,7 +63,7 @@ class HostDeviceCase final : public Case {
         direction_ == CopyDirection::kHostToDevice ? "to device memory" : "from device memory",
         path_ == CopyPath::kPlain ? "with the plain copy API" : "through acco's transfer engine");
   }
-  std::string applies_to(const CaseContext&) const override { return {}; }
+  std::string applies_to(const CaseContext& /*context*/) const override { return {}; }
 
   std::vector<BenchResult> run(const CaseContext& c) override {
     BenchResult result;
@@ -143,7 +143,7 @@ class BidirectionalCase final : public Case {
   std::string description() const override {
     return "host-to-device and device-to-host at once on pinned memory, one result per direction";
   }
-  std::string applies_to(const CaseContext&) const override { return {}; }
+  std::string applies_to(const CaseContext& /*context*/) const override { return {}; }
 
   std::vector<BenchResult> run(const CaseContext& c) override {
     std::vector<BenchResult> out(2);
@@ -215,7 +215,7 @@ class DeviceLocalCase final : public Case {
   std::string description() const override {
     return "device memory to device memory on one device (bytes copied, not read plus written)";
   }
-  std::string applies_to(const CaseContext&) const override { return {}; }
+  std::string applies_to(const CaseContext& /*context*/) const override { return {}; }
   std::vector<BenchResult> run(const CaseContext& c) override {
     BenchResult r;
     r.case_key = key();
@@ -259,7 +259,7 @@ class LatencyCase final : public Case {
   std::string description() const override {
     return "API latency of one 8-byte pinned copy, from submit to completion (host clock)";
   }
-  std::string applies_to(const CaseContext&) const override { return {}; }
+  std::string applies_to(const CaseContext& /*context*/) const override { return {}; }
   std::vector<BenchResult> run(const CaseContext& c) override {
     BenchResult r;
     r.case_key = key();

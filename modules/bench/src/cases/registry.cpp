@@ -1,3 +1,5 @@
+#include <algorithm>
+
 #include <fnmatch.h>
 
 #include "acco/bench/case.hpp"
@@ -19,7 +21,7 @@ const xfer::Profile& CaseContext::profile_for(std::string_view path) const {
 }
 
 const std::vector<std::unique_ptr<Case>>& cases() {
-  static const std::vector<std::unique_ptr<Case>> kCases = [] {
+  static const std::vector<std::unique_ptr<Case>> all = [] {
     using detail::CopyDirection;
     using detail::CopyPath;
     using dev::MemoryKind;
@@ -45,7 +47,7 @@ const std::vector<std::unique_ptr<Case>>& cases() {
     v.push_back(detail::storage_to_device_case());
     return v;
   }();
-  return kCases;
+  return all;
 }
 
 bool matches(std::string_view key, const std::vector<std::string>& patterns) {
@@ -53,12 +55,8 @@ bool matches(std::string_view key, const std::vector<std::string>& patterns) {
     return true;
   }
   const std::string k(key);
-  for (const auto& p : patterns) {
-    if (::fnmatch(p.c_str(), k.c_str(), 0) == 0) {
-      return true;
-    }
-  }
-  return false;
+  return std::ranges::any_of(
+      patterns, [&](const std::string& p) { return ::fnmatch(p.c_str(), k.c_str(), 0) == 0; });
 }
 
 }  // namespace acco::bench
