@@ -19,27 +19,8 @@ namespace {
 
 using ::testing::HasSubstr;
 
-// A directory on the build tree's disk, where O_DIRECT normally works (TempDir may be tmpfs).
-class DiskDir {
- public:
-  DiskDir() {
-    std::string pattern =
-        (std::filesystem::path(ACCO_ARTIFACT_DIR).parent_path() / "acco-storage-XXXXXX").string();
-    if (::mkdtemp(pattern.data()) != nullptr) {
-      path_ = pattern;
-    }
-  }
-  ~DiskDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  DiskDir(const DiskDir&) = delete;
-  DiskDir& operator=(const DiskDir&) = delete;
-  [[nodiscard]] const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
+// On the build tree's disk, where O_DIRECT normally works (TempDir may be tmpfs).
+using DiskDir = DiskTempDir;
 
 TEST(StorageBenchTest, CreatesItsFileAndMeasuresAccoBesideFio) {
   DiskDir dir;

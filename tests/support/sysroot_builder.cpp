@@ -991,4 +991,17 @@ TempDir::~TempDir() {
   fs::remove_all(path_, ignored);
 }
 
+DiskTempDir::DiskTempDir() {
+  std::string pattern = (fs::current_path() / "acco-disk-XXXXXX").string();
+  if (mkdtemp(pattern.data()) == nullptr) {
+    throw std::system_error(errno, std::generic_category(), "mkdtemp " + pattern);
+  }
+  path_ = pattern;
+}
+
+DiskTempDir::~DiskTempDir() {
+  std::error_code ignored;
+  fs::remove_all(path_, ignored);
+}
+
 }  // namespace acco::testing

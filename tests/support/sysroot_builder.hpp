@@ -335,4 +335,18 @@ class TempDir {
   std::filesystem::path path_;
 };
 
+// The same on the disk the tests run from (the build tree) rather than in memory: where
+// O_DIRECT and a real file system's behaviour matter.
+class DiskTempDir {
+ public:
+  DiskTempDir();
+  ~DiskTempDir();
+  DiskTempDir(const DiskTempDir&) = delete;
+  DiskTempDir& operator=(const DiskTempDir&) = delete;
+  [[nodiscard]] const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
 }  // namespace acco::testing

@@ -9,27 +9,12 @@
 #include <string>
 #include <vector>
 
+#include "sysroot_builder.hpp"
+
 namespace acco::io::testing {
 
-class DiskDir {
- public:
-  DiskDir() {
-    std::string pattern = (std::filesystem::current_path() / "acco-io-test-XXXXXX").string();
-    if (::mkdtemp(pattern.data()) != nullptr) {
-      path_ = pattern;
-    }
-  }
-  ~DiskDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  DiskDir(const DiskDir&) = delete;
-  DiskDir& operator=(const DiskDir&) = delete;
-  [[nodiscard]] const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
+// A scratch directory on the build tree's disk, where O_DIRECT normally works.
+using DiskDir = acco::testing::DiskTempDir;
 
 // Byte i of a pattern file: depends on i's position and a seed, so misplaced blocks show.
 inline unsigned char pattern_byte(std::uint64_t i, unsigned seed) {
