@@ -20,9 +20,7 @@
 #include <string>
 #include <vector>
 
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -30,6 +28,7 @@
 #include "acco/core/result.hpp"
 #include "acco/core/units.hpp"
 #include "acco/dev/host_backend.hpp"
+#include "acco/io/baseline.hpp"
 #include "acco/io/reader.hpp"
 #include "acco/xfer/engine.hpp"
 
@@ -47,38 +46,6 @@ struct Options {
   int reps = 3;  // each point measured this often, the best kept (fio too)
   std::string json;
 };
-
-bool drop_page_cache() {
-  ::sync();
-  std::ofstream out("/proc/sys/vm/drop_caches");
-  out << "1\n";
-  out.flush();
-  return static_cast<bool>(out);
-}
-
-// Writes `bytes` of non-zero data (compressible storage would flatter a file of zeros).
-bool ensure_file(const std::string& path, std::uint64_t bytes) {
-  std::error_code ec;
-  if (std::filesystem::exists(path, ec) && std::filesystem::file_size(path, ec) >= bytes) {
-    return true;
-  }
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  std::vector<char> chunk(std::size_t{1} << 20);
-  std::uint64_t x = 88172645463325252ULL;
-  for (auto& c : chunk) {
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    c = static_cast<char>(x);
-  }
-  for (std::uint64_t done = 0; done < bytes; done += chunk.size()) {
-    out.write(chunk.data(),
-              static_cast<std::streamsize>(std::min<std::uint64_t>(chunk.size(), bytes - done)));
-  }
-  out.close();
-  ::sync();
-  return static_cast<bool>(out);
-}
 
 struct Point {
   std::string key;
@@ -236,8 +203,8 @@ int run(int argc, char** argv) {
     fmt::print(stderr, "io bench: --create '{}': expected a size of at least 16MiB\n", o.create);
     return 64;
   }
-  if (!ensure_file(o.file, *size)) {
-    fmt::print(stderr, "io bench: {}: cannot write the test file\n", o.file);
+  if (auto created = acco::io::fill_test_file(o.file, *size); !created) {
+    fmt::print(stderr, "io bench: {}\n", created.error().message);
     return 73;
   }
   const std::uint64_t bytes = std::filesystem::file_size(o.file);
@@ -294,24 +261,15 @@ int run(int argc, char** argv) {
   double naive_rate = 0;
   bool dropped = true;
   for (int r = 0; r < o.reps; ++r) {
-    dropped = drop_page_cache() && dropped;
+    dropped = acco::io::drop_page_cache() && dropped;
     const auto t = std::chrono::steady_clock::now();
     std::vector<char> pageable(bytes);
-    const int fd =
-        ::open(o.file.c_str(), O_RDONLY | O_CLOEXEC);  // NOLINT(cppcoreguidelines-pro-type-vararg)
-    std::uint64_t got = 0;
-    while (fd >= 0 && got < bytes) {
-      const ssize_t n = ::read(fd, pageable.data() + got, bytes - got);
-      if (n <= 0) {
-        break;
-      }
-      got += static_cast<std::uint64_t>(n);
+    if (auto s = acco::io::read_buffered(o.file, pageable.data(), bytes); !s) {
+      fmt::print(stderr, "io bench: the naive read: {}\n", s.error().message);
+      return 70;
     }
-    if (fd >= 0) {
-      ::close(fd);
-    }
-    if (got != bytes || !device.copy((*dst)->data(), pageable.data(), bytes)) {
-      fmt::print(stderr, "io bench: the naive read-then-copy failed\n");
+    if (!device.copy((*dst)->data(), pageable.data(), bytes)) {
+      fmt::print(stderr, "io bench: the naive copy failed\n");
       return 70;
     }
     naive_rate = std::max(naive_rate, static_cast<double>(bytes) / seconds_since(t));

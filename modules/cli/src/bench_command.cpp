@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -22,8 +21,10 @@
 #include "acco/core/json.hpp"
 #include "acco/core/units.hpp"
 #include "acco/dev/host_backend.hpp"
+#include "acco/io/baseline.hpp"
 #include "acco/topo/probe.hpp"
 
+#include "bench_collective.hpp"
 #include "command_spec.hpp"
 #include "commands.hpp"
 #include "profile_flags.hpp"
@@ -61,6 +62,7 @@ struct BenchFlags {
   std::string file;    // --suite storage: the file read
   std::string create;  // --suite storage: write the file first when missing or smaller
   ProfileFlags profile;
+  CollectiveFlags collective;  // --collective: the collective benchmark instead of a suite
 };
 
 // Checked and typed.
@@ -110,6 +112,7 @@ void add_bench_flags(CLI::App& sub, SharedFlags& shared, BenchFlags& f) {
       ->type_name("FILE");
   sub.add_flag("--no-history", f.no_history, "do not read or write the history");
   add_profile_flags(sub, f.profile);
+  add_collective_flags(sub, f.collective);
   add_setting_flag(sub, shared, "sysroot", "topology from DIR/sys (for link peaks)", "DIR");
   add_config_flag(sub, shared);
 }
@@ -203,44 +206,6 @@ Output list_cases() {
     out.out += fmt::format("{:<26} {}{}\n", c->key(), c->description(), suite);
   }
   return out;
-}
-
-// --create: `bytes` of pseudo-random data (a file of zeros would flatter compressing storage),
-// written under a temporary name and renamed, so an interrupted write leaves no short file.
-Status create_test_file(const std::string& path, std::uint64_t bytes, bool& created) {
-  created = false;
-  std::error_code ec;
-  if (std::filesystem::is_regular_file(path, ec) && std::filesystem::file_size(path, ec) >= bytes) {
-    return {};
-  }
-  const std::string temp = path + ".acco-tmp";
-  {
-    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    std::vector<char> chunk(std::size_t{1} << 20);
-    std::uint64_t x = 0x9E3779B97F4A7C15ULL;
-    for (std::uint64_t done = 0; out && done < bytes; done += chunk.size()) {
-      for (auto& c : chunk) {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        c = static_cast<char>(x);
-      }
-      out.write(chunk.data(),
-                static_cast<std::streamsize>(std::min<std::uint64_t>(chunk.size(), bytes - done)));
-    }
-    out.flush();
-    if (!out) {
-      std::filesystem::remove(temp, ec);
-      return fail(Errc::kCannotWrite, fmt::format("--create: cannot write {}", temp));
-    }
-  }
-  std::filesystem::rename(temp, path, ec);
-  if (ec) {
-    std::filesystem::remove(temp, ec);
-    return fail(Errc::kCannotWrite, fmt::format("--create: cannot rename {} to {}", temp, path));
-  }
-  created = true;
-  return {};
 }
 
 // Beside each storage_read point with a fio twin: acco / fio, judged against issue 17's target
@@ -373,8 +338,11 @@ class BenchCommand final : public Command {
     if (o_.create_file.empty()) {
       return {};
     }
-    bool created = false;
-    ACCO_RETURN_IF_ERROR(create_test_file(o_.create_file, o_.create_bytes, created));
+    auto created_file = io::fill_test_file(o_.create_file, o_.create_bytes);
+    if (!created_file) {
+      return fail(created_file.error().code, "--create: " + created_file.error().message);
+    }
+    const bool created = *created_file;
     if (created) {
       err += fmt::format("acco: wrote {} of test data to {}\n",
                          units::format_bytes(o_.create_bytes), o_.create_file);
@@ -446,6 +414,14 @@ CommandSpec bench_command() {
   return command_with_flags<BenchFlags>(
       "bench", "measure host<->device, device<->device and host bandwidth against the link peak",
       add_bench_flags, [](const BenchFlags& flags, const core::Settings&) {
+        if (!flags.collective.ops.empty()) {
+          if (flags.suite != "transfer" || !flags.file.empty() || !flags.cases.empty() ||
+              flags.list) {
+            return Result<std::unique_ptr<Command>>(
+                usage("--collective runs on its own: drop --suite, --file, --cases and --list"));
+          }
+          return collective_command(flags.collective);
+        }
         return command_from<BenchCommand>(bench_options(flags));
       });
 }

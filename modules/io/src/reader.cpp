@@ -5,6 +5,7 @@
 #include "acco/io/reader.hpp"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -19,6 +20,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "acco/core/names.hpp"
 #include "acco/xfer/staging_pool.hpp"
 
 #include "files.hpp"
@@ -39,13 +41,12 @@ const char* to_string(IoEngine engine) {
 }
 
 Result<IoEngine> parse_io_engine(const std::string& text) {
-  for (const IoEngine e : {IoEngine::kAuto, IoEngine::kIoUring, IoEngine::kPread}) {
-    if (text == to_string(e)) {
-      return e;
-    }
+  static constexpr std::array kEngines = {IoEngine::kAuto, IoEngine::kIoUring, IoEngine::kPread};
+  if (const auto e = core::find_named(text, kEngines)) {
+    return *e;
   }
   return fail(Errc::kInvalidArgument,
-              fmt::format("I/O engine '{}': expected auto, io_uring or pread", text));
+              fmt::format("I/O engine '{}': expected {}", text, core::name_list(kEngines)));
 }
 
 Status validate(const ReaderOptions& o) {

@@ -5,6 +5,7 @@
 #include "acco/io/writer.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -19,6 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "acco/core/names.hpp"
 #include "acco/xfer/staging_pool.hpp"
 
 #include "files.hpp"
@@ -39,13 +41,13 @@ const char* to_string(FsyncPolicy policy) {
 }
 
 Result<FsyncPolicy> parse_fsync_policy(const std::string& text) {
-  for (const FsyncPolicy p : {FsyncPolicy::kNone, FsyncPolicy::kFile, FsyncPolicy::kFileAndDir}) {
-    if (text == to_string(p)) {
-      return p;
-    }
+  static constexpr std::array kPolicies = {FsyncPolicy::kNone, FsyncPolicy::kFile,
+                                           FsyncPolicy::kFileAndDir};
+  if (const auto p = core::find_named(text, kPolicies)) {
+    return *p;
   }
   return fail(Errc::kInvalidArgument,
-              fmt::format("fsync policy '{}': expected none, file or file+dir", text));
+              fmt::format("fsync policy '{}': expected {}", text, core::name_list(kPolicies)));
 }
 
 Status validate(const WriterOptions& o) {

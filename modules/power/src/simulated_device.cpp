@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "acco/core/names.hpp"
+
 namespace acco::power {
 namespace {
 
@@ -247,18 +249,15 @@ DeviceSample SimulatedDevice::sample(std::int64_t time_unix_nanos) const {
 }
 
 Result<SimulatedScenario> parse_simulated_scenario(const std::string& text) {
-  for (const auto scenario :
-       {SimulatedScenario::kCycle, SimulatedScenario::kIdle, SimulatedScenario::kCompute,
-        SimulatedScenario::kTransferBound, SimulatedScenario::kThermalThrottle,
-        SimulatedScenario::kPowerCapped}) {
-    if (text == to_string(scenario)) {
-      return scenario;
-    }
+  static constexpr std::array kScenarios = {
+      SimulatedScenario::kCycle,           SimulatedScenario::kIdle,
+      SimulatedScenario::kCompute,         SimulatedScenario::kTransferBound,
+      SimulatedScenario::kThermalThrottle, SimulatedScenario::kPowerCapped};
+  if (const auto scenario = core::find_named(text, kScenarios)) {
+    return *scenario;
   }
-  return fail(Errc::kInvalidArgument,
-              fmt::format("unknown scenario '{}' (expected cycle, idle, compute, transfer-bound, "
-                          "thermal-throttle or power-capped)",
-                          text));
+  return fail(Errc::kInvalidArgument, fmt::format("unknown scenario '{}' (expected {})", text,
+                                                  core::name_list(kScenarios)));
 }
 
 const char* to_string(SimulatedScenario scenario) {

@@ -7,6 +7,8 @@
 #include <array>
 #include <string_view>
 
+#include "acco/core/names.hpp"
+
 #include "checks/rule_checks.hpp"
 
 namespace acco::topo {
@@ -118,13 +120,13 @@ const char* to_string(Severity severity) {
 }
 
 bool parse_severity(std::string_view text, Severity& out) {
-  for (const auto s : {Severity::kInfo, Severity::kWarning, Severity::kCritical}) {
-    if (text == to_string(s)) {
-      out = s;
-      return true;
-    }
+  static constexpr std::array kSeverities = {Severity::kInfo, Severity::kWarning,
+                                             Severity::kCritical};
+  const auto s = core::find_named(text, kSeverities);
+  if (s) {
+    out = *s;
   }
-  return false;
+  return s.has_value();
 }
 
 const std::vector<RuleInfo>& rules() {

@@ -9,17 +9,15 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <string>
 #include <vector>
 
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
 #include "acco/core/units.hpp"
+#include "acco/io/baseline.hpp"
 #include "acco/io/reader.hpp"
 #include "acco/xfer/engine.hpp"
 
@@ -223,14 +221,6 @@ class StorageReadCase final : public Case {
   }
 };
 
-bool drop_page_cache() {
-  ::sync();
-  std::ofstream out("/proc/sys/vm/drop_caches");
-  out << "1\n";
-  out.flush();
-  return static_cast<bool>(out);
-}
-
 class StorageToDeviceCase final : public Case {
  public:
   std::string key() const override { return "storage_to_device"; }
@@ -317,25 +307,10 @@ class StorageToDeviceCase final : public Case {
     bool dropped = true;
     std::vector<char> pageable(bytes);
     for (int i = 0; i < c.reps; ++i) {
-      dropped = drop_page_cache() && dropped;
+      dropped = io::drop_page_cache() && dropped;
       const auto start = std::chrono::steady_clock::now();
-      // NOLINTNEXTLINE(cppcoreguidelines-pro-type-vararg)
-      const int fd = ::open(c.storage_file.c_str(), O_RDONLY | O_CLOEXEC);
-      std::uint64_t got = 0;
-      while (fd >= 0 && got < bytes) {
-        const ssize_t n = ::read(fd, pageable.data() + got, bytes - got);
-        if (n <= 0) {
-          break;
-        }
-        got += static_cast<std::uint64_t>(n);
-      }
-      if (fd >= 0) {
-        ::close(fd);
-      }
-      if (got != bytes) {
-        return failed("storage_h2d_naive", c.device_name(),
-                      Error{Errc::kDeviceError,
-                            fmt::format("{}: read {} of {} bytes", c.storage_file, got, bytes)});
+      if (auto s = io::read_buffered(c.storage_file, pageable.data(), bytes); !s) {
+        return failed("storage_h2d_naive", c.device_name(), s.error());
       }
       if (auto s = c.device->copy(dst.data(), pageable.data(), bytes); !s) {
         return failed("storage_h2d_naive", c.device_name(), s.error());

@@ -1,0 +1,159 @@
+// acco's collectives against Open MPI's own calls, side by side in one MPI job: for each size,
+// rounds that alternate acco's Communicator::run with MPI_Allreduce (and, for sendrecv, with
+// MPI_Sendrecv on the same ring), the median of the rounds kept for each; acco / MPI is the
+// overhead acco adds to the data plane (issue 18's target: within 5 % from 1 MiB up). Run under
+// mpirun:
+//   mpirun -np 2 build/default/bench/acco_dist_bench --json dist-bench.json
+// Rank 0 prints the table and writes JSON ("acco.dist-bench/1"). Not a test.
+#include <algorithm>
+#include <cstdint>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <mpi.h>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "acco/core/units.hpp"
+#include "acco/dist/communicator.hpp"
+#include "acco/dist/launcher.hpp"
+
+namespace {
+
+using acco::dist::Op;
+
+struct Options {
+  std::string min = "1MiB";
+  std::string max = "32MiB";
+  int iters = 10;  // operations per timed round
+  int rounds = 7;  // rounds per side, alternating
+  std::string json;
+};
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// Seconds per operation of `body` over `iters` calls, the slowest rank's (every rank agrees).
+template <typename Body>
+double timed(int iters, Body body) {
+  MPI_Barrier(MPI_COMM_WORLD);
+  const double start = MPI_Wtime();
+  for (int i = 0; i < iters; ++i) {
+    body();
+  }
+  const double mine = (MPI_Wtime() - start) / iters;
+  double slowest = 0;
+  MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  return slowest;
+}
+
+struct Row {
+  std::string op;
+  std::uint64_t bytes = 0;
+  double acco_seconds = 0;
+  double mpi_seconds = 0;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"acco's collectives against Open MPI's own calls (run under mpirun)"};
+  Options o;
+  app.add_option("--min-bytes", o.min, "smallest size (1MiB)");
+  app.add_option("--max-bytes", o.max, "largest size (32MiB)");
+  app.add_option("--iters", o.iters, "operations per timed round (10)");
+  app.add_option("--rounds", o.rounds, "rounds per side, alternating (7)");
+  app.add_option("--json", o.json, "write results here (rank 0)");
+  CLI11_PARSE(app, argc, argv);
+  const auto min = acco::units::parse_bytes(o.min);
+  const auto max = acco::units::parse_bytes(o.max);
+  if (!min || !max || *min < 4 || *max < *min || o.iters < 1 || o.rounds < 1) {
+    fmt::print(stderr,
+               "dist bench: expected 4 B <= --min-bytes <= --max-bytes, --iters and "
+               "--rounds >= 1\n");
+    return 64;
+  }
+  auto launch = acco::dist::detect_launcher(acco::dist::process_environment());
+  if (!launch || launch->launcher == acco::dist::Launcher::kNone) {
+    fmt::print(stderr, "dist bench: run it under mpirun (no launcher found)\n");
+    return 64;
+  }
+  auto comm = acco::dist::open_communicator(*launch);
+  if (!comm) {
+    fmt::print(stderr, "dist bench: {}\n", comm.error().message);
+    return 69;
+  }
+  acco::dist::Communicator& c = **comm;
+  const int rank = c.rank();
+  const int ranks = c.size();
+  const int next = (rank + 1) % ranks;
+  const int prev = (rank + ranks - 1) % ranks;
+  std::vector<Row> rows;
+  for (std::uint64_t bytes = *min; bytes <= *max; bytes *= 2) {
+    const std::uint64_t count = bytes / sizeof(float);
+    const int n = static_cast<int>(count);
+    std::vector<float> send(count, 1.0F);
+    std::vector<float> recv(count);
+    for (const Op op : {Op::kAllReduce, Op::kSendRecv}) {
+      std::vector<double> ours;
+      std::vector<double> theirs;
+      const auto acco_op = [&] { (void)c.run(op, send.data(), recv.data(), count); };
+      const auto mpi_op = [&] {
+        if (op == Op::kAllReduce) {
+          MPI_Allreduce(send.data(), recv.data(), n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+        } else {
+          MPI_Sendrecv(send.data(), n, MPI_FLOAT, next, 7001, recv.data(), n, MPI_FLOAT, prev, 7001,
+                       MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        }
+      };
+      timed(2, acco_op);  // warm-up of both
+      timed(2, mpi_op);
+      for (int r = 0; r < o.rounds; ++r) {  // alternating, the order swapped each round
+        if (r % 2 == 0) {
+          ours.push_back(timed(o.iters, acco_op));
+          theirs.push_back(timed(o.iters, mpi_op));
+        } else {
+          theirs.push_back(timed(o.iters, mpi_op));
+          ours.push_back(timed(o.iters, acco_op));
+        }
+      }
+      rows.push_back({acco::dist::to_string(op), bytes, median(ours), median(theirs)});
+    }
+  }
+  if (rank == 0) {
+    fmt::print("acco collectives against Open MPI's own calls: {} ranks on {} node(s), {}\n", ranks,
+               c.nodes(), c.capabilities().library);
+    fmt::print("median of {} alternating rounds of {} operations, the slowest rank's time\n\n",
+               o.rounds, o.iters);
+    fmt::print("{:<10} {:>10} {:>12} {:>12} {:>9}\n", "op", "size", "acco (us)", "MPI (us)",
+               "acco/MPI");
+    nlohmann::json j = {
+        {"schema", "acco.dist-bench/1"},       {"ranks", ranks},     {"nodes", c.nodes()},
+        {"library", c.capabilities().library}, {"rounds", o.rounds}, {"iters", o.iters},
+        {"rows", nlohmann::json::array()}};
+    double worst = 0;
+    for (const Row& r : rows) {
+      const double ratio = r.acco_seconds / r.mpi_seconds;
+      worst = std::max(worst, ratio);
+      fmt::print("{:<10} {:>10} {:>12.1f} {:>12.1f} {:>9.3f}\n", r.op,
+                 acco::units::format_bytes(r.bytes), r.acco_seconds * 1e6, r.mpi_seconds * 1e6,
+                 ratio);
+      j["rows"].push_back({{"op", r.op},
+                           {"bytes", r.bytes},
+                           {"acco_seconds", r.acco_seconds},
+                           {"mpi_seconds", r.mpi_seconds},
+                           {"ratio", ratio}});
+    }
+    j["worst_ratio"] = worst;
+    fmt::print("\nworst acco/MPI {:.3f} (target: at most 1.05 at every size from 1 MiB)\n", worst);
+    if (!o.json.empty()) {
+      std::ofstream(o.json) << j.dump(2) << "\n";
+    }
+  }
+  return 0;
+}

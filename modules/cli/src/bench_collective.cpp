@@ -1,0 +1,142 @@
+#include "bench_collective.hpp"
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "acco/core/units.hpp"
+#include "acco/dist/collective_bench.hpp"
+#include "acco/dist/communicator.hpp"
+#include "acco/dist/expected_peak.hpp"
+#include "acco/dist/launcher.hpp"
+
+#include "bench_command.hpp"
+#include "command_spec.hpp"
+#include "process.hpp"
+
+namespace acco::cli {
+namespace {
+
+class CollectiveCommand final : public Command {
+ public:
+  explicit CollectiveCommand(dist::CollectiveOptions options) : o_(std::move(options)) {}
+
+  Output run(const Invocation& inv) const override {
+    Output out;
+    auto launch = dist::detect_launcher(dist::process_environment());
+    if (!launch) {
+      return error_output(std::move(launch.error()).with_context("launcher environment"), out.err);
+    }
+    auto comm = dist::open_communicator(*launch);
+    if (!comm) {
+      return error_output(comm.error(), out.err);
+    }
+    std::string warning;
+    const auto machine = probe_machine(inv.settings, warning);
+    const int rank = (*comm)->rank();
+    if (rank == 0) {
+      out.err += warning;
+    }
+    auto peak = node_peak(**comm, machine);
+    if (!peak) {
+      return error_output(peak.error(), out.err);
+    }
+    auto result = dist::run_collectives(**comm, o_, *peak, inv.progress);
+    if (!result) {
+      return error_output(result.error(), out.err);
+    }
+    if (rank != 0) {
+      return out;  // rank 0 reports for the job
+    }
+    out.out = inv.format == Format::kJson ? to_json(*result).dump(2) + "\n" : to_text(*result);
+    if (result->wrong > 0) {
+      out.err += fmt::format("acco: {} element(s) held a wrong value after the collectives\n",
+                             result->wrong);
+      out.exit_code = kExitWrongResults;
+    }
+    return out;
+  }
+
+ private:
+  // Every node's fastest port, gathered on rank 0 from each node's local rank 0.
+  static Result<dist::ExpectedPeak> node_peak(dist::Communicator& comm,
+                                              const std::optional<topo::Machine>& machine) {
+    dist::NodeLink mine;
+    if (machine) {
+      mine = dist::fastest_link(*machine);
+    }
+    const std::string text =
+        fmt::format("{}\t{}", comm.local_rank() == 0 ? 1 : 0, dist::encode(mine));
+    ACCO_ASSIGN_OR_RETURN(const auto all, comm.gather(text));
+    std::vector<dist::NodeLink> nodes;
+    for (const std::string& t : all) {
+      if (t.rfind("1\t", 0) != 0) {
+        continue;
+      }
+      ACCO_ASSIGN_OR_RETURN(auto link, dist::decode_node_link(t.substr(2)));
+      nodes.push_back(std::move(link));
+    }
+    return dist::expected_peak(nodes);
+  }
+
+  dist::CollectiveOptions o_;
+};
+
+Result<std::uint64_t> size_flag(const char* flag, const std::string& text) {
+  auto bytes = units::parse_bytes(text);
+  if (!bytes || *bytes < 4 || *bytes > (std::uint64_t{4} << 30)) {
+    return bad_value(flag, text, "a size from 4B to 4GiB");
+  }
+  return *bytes;
+}
+
+}  // namespace
+
+void add_collective_flags(CLI::App& sub, CollectiveFlags& f) {
+  sub.add_option("--collective", f.ops,
+                 "collectives to measure under mpirun/srun: allreduce,allgather,reducescatter,"
+                 "alltoall,broadcast,sendrecv or all")
+      ->type_name("OPS");
+  sub.add_option("--min-bytes", f.min_bytes, "--collective: smallest size (default 8)")
+      ->type_name("SIZE");
+  sub.add_option("--max-bytes", f.max_bytes, "--collective: largest size (default 32MiB)")
+      ->type_name("SIZE");
+  sub.add_option("--factor", f.factor, "--collective: size step factor (default 2)")
+      ->type_name("N");
+  sub.add_option("--iters", f.iters, "--collective: timed iterations per size (default 20)")
+      ->type_name("N");
+  sub.add_option("--warmup", f.warmup, "--collective: warm-up iterations per size (default 5)")
+      ->type_name("N");
+  sub.add_flag("--no-check", f.no_check, "--collective: do not check the results");
+}
+
+Result<std::unique_ptr<Command>> collective_command(const CollectiveFlags& f) {
+  dist::CollectiveOptions o;
+  auto ops = dist::parse_ops(f.ops);
+  if (!ops) {
+    return tl::unexpected(as_usage(std::move(ops.error()).with_context("--collective")));
+  }
+  o.ops = std::move(*ops);
+  ACCO_ASSIGN_OR_RETURN(o.min_bytes, size_flag("--min-bytes", f.min_bytes));
+  ACCO_ASSIGN_OR_RETURN(o.max_bytes, size_flag("--max-bytes", f.max_bytes));
+  if (o.min_bytes > o.max_bytes) {
+    return usage(
+        fmt::format("--min-bytes {} is larger than --max-bytes {}", f.min_bytes, f.max_bytes));
+  }
+  if (f.factor < 2 || f.factor > 1024) {
+    return bad_value("--factor", std::to_string(f.factor), "a number from 2 to 1024");
+  }
+  if (f.iters < 1 || f.iters > 100000) {
+    return bad_value("--iters", std::to_string(f.iters), "a number from 1 to 100000");
+  }
+  if (f.warmup < 0 || f.warmup > 100000) {
+    return bad_value("--warmup", std::to_string(f.warmup), "a number from 0 to 100000");
+  }
+  o.factor = f.factor;
+  o.iters = f.iters;
+  o.warmup = f.warmup;
+  o.check = !f.no_check;
+  return std::unique_ptr<Command>(std::make_unique<CollectiveCommand>(std::move(o)));
+}
+
+}  // namespace acco::cli

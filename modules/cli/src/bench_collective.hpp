@@ -1,0 +1,30 @@
+// `acco bench --collective OPS`: the collective benchmark, run by every rank of an MPI job
+// (mpirun or srun start acco on each rank; rank 0 prints), or by one process alone.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "acco/cli/app.hpp"
+#include "acco/core/result.hpp"
+
+namespace acco::cli {
+
+struct CollectiveFlags {
+  std::string ops;  // --collective: empty = the transfer or storage suite
+  std::string min_bytes = "8";
+  std::string max_bytes = "32MiB";
+  int factor = 2;
+  int iters = 20;
+  int warmup = 5;
+  bool no_check = false;
+};
+
+void add_collective_flags(CLI::App& sub, CollectiveFlags& flags);
+
+// The command for `flags`; kUsage naming the flag when one is wrong.
+[[nodiscard]] Result<std::unique_ptr<Command>> collective_command(const CollectiveFlags& flags);
+
+}  // namespace acco::cli

@@ -1,0 +1,69 @@
+// The processes of one job and the collectives between them, behind a narrow interface: Open MPI
+// when acco was built with it (ACCO_WITH_MPI) and a launcher started this process, else the
+// process alone (one rank). Host buffers of 32-bit floats, laid out as nccl-tests lays them out
+// (`count` elements per rank):
+//   allreduce      send count, recv count (sum)
+//   allgather      send count, recv count x ranks (rank r's block at r x count)
+//   reducescatter  send count x ranks, recv count (block `rank` of the sum)
+//   alltoall       send count x ranks (block j to rank j), recv count x ranks (block r from r)
+//   broadcast      recv count on every rank, rank 0's send copied there
+//   sendrecv       send count to rank + 1, recv count from rank - 1 (a ring)
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "acco/core/result.hpp"
+#include "acco/dist/collective.hpp"
+#include "acco/dist/launcher.hpp"
+
+namespace acco::dist {
+
+// What the MPI library offers, for the capability report.
+struct Capabilities {
+  std::string library;  // "Open MPI v4.1.4, ..." (MPI_Get_library_version, first line)
+  bool thread_multiple = false;
+  bool cuda_aware = false;        // MPIX_Query_cuda_support() where the library has it
+  std::string cuda_aware_source;  // how that was decided
+  bool operator==(const Capabilities&) const = default;
+};
+
+class Communicator {
+ public:
+  virtual ~Communicator() = default;
+  Communicator() = default;
+  Communicator(const Communicator&) = delete;
+  Communicator& operator=(const Communicator&) = delete;
+
+  [[nodiscard]] virtual int rank() const = 0;
+  [[nodiscard]] virtual int size() const = 0;
+  // Among the ranks on this node (MPI_Comm_split_type MPI_COMM_TYPE_SHARED).
+  [[nodiscard]] virtual int local_rank() const = 0;
+  [[nodiscard]] virtual int local_size() const = 0;
+  [[nodiscard]] virtual int nodes() const = 0;            // ranks with local rank 0
+  [[nodiscard]] virtual std::string backend() const = 0;  // "mpi" or "self"
+  [[nodiscard]] virtual Capabilities capabilities() const = 0;
+  [[nodiscard]] virtual double seconds() const = 0;  // a wall clock (MPI_Wtime)
+
+  [[nodiscard]] virtual Status barrier() = 0;
+  // One collective, blocking, layouts above. kInvalidArgument for a null buffer with count > 0,
+  // kDeviceError with the library's message when it fails.
+  [[nodiscard]] virtual Status run(Op op, const float* send, float* recv, std::size_t count) = 0;
+  // Every rank's value, in rank order, on every rank.
+  [[nodiscard]] virtual Result<std::vector<double>> allgather(double value) = 0;
+  // Every rank's text on rank 0 (in rank order); an empty list on the others.
+  [[nodiscard]] virtual Result<std::vector<std::string>> gather(const std::string& text) = 0;
+};
+
+// The communicator for this process: MPI when built with it and `launch` names a launcher, else
+// one rank. MPI is initialised here (MPI_THREAD_MULTIPLE requested) and finalised when the last
+// communicator is destroyed; a second call returns kUnavailable. kUnavailable, naming the
+// launcher, when a launcher started the process but acco was built without MPI.
+[[nodiscard]] Result<std::unique_ptr<Communicator>> open_communicator(const LaunchInfo& launch);
+
+// The one-rank communicator (used without a launcher; tests use it directly).
+[[nodiscard]] std::unique_ptr<Communicator> self_communicator();
+
+}  // namespace acco::dist

@@ -1,0 +1,232 @@
+// The MPI communicator: the only file that includes mpi.h. Errors come back as return codes
+// (MPI_ERRORS_RETURN on every communicator), turned into kDeviceError with MPI's message.
+#include <atomic>
+#include <climits>
+#include <cstring>
+
+#include <fmt/format.h>
+#include <mpi.h>
+
+#if __has_include(<mpi-ext.h>)
+#include <mpi-ext.h>
+#endif
+
+#include "acco/dist/communicator.hpp"
+
+namespace acco::dist {
+namespace {
+
+std::atomic<bool> g_opened{false};
+
+std::string mpi_message(int code) {
+  char text[MPI_MAX_ERROR_STRING] = {};
+  int length = 0;
+  if (MPI_Error_string(code, text, &length) != MPI_SUCCESS) {
+    return fmt::format("MPI error {}", code);
+  }
+  return std::string(text, static_cast<std::size_t>(length));
+}
+
+Status check(int code, const char* what) {
+  if (code == MPI_SUCCESS) {
+    return {};
+  }
+  return fail(Errc::kDeviceError, fmt::format("{}: {}", what, mpi_message(code)));
+}
+
+Capabilities read_capabilities(int provided) {
+  Capabilities c;
+  char version[MPI_MAX_LIBRARY_VERSION_STRING] = {};
+  int length = 0;
+  if (MPI_Get_library_version(version, &length) == MPI_SUCCESS) {
+    c.library = std::string(version, static_cast<std::size_t>(length));
+    c.library = c.library.substr(0, c.library.find_first_of("\r\n"));
+  }
+  c.thread_multiple = provided >= MPI_THREAD_MULTIPLE;
+#if defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT
+  c.cuda_aware = MPIX_Query_cuda_support() == 1;
+  c.cuda_aware_source = "MPIX_Query_cuda_support()";
+#elif defined(MPIX_CUDA_AWARE_SUPPORT)
+  c.cuda_aware_source =
+      "the MPI library was built without CUDA support (MPIX_CUDA_AWARE_SUPPORT 0): device "
+      "buffers go through pinned host staging";
+#else
+  c.cuda_aware_source = "the MPI library does not say (no MPIX_CUDA_AWARE_SUPPORT)";
+#endif
+  return c;
+}
+
+class MpiCommunicator final : public Communicator {
+ public:
+  static Result<std::unique_ptr<Communicator>> open() {
+    int initialized = 0;
+    int finalized = 0;
+    MPI_Initialized(&initialized);
+    MPI_Finalized(&finalized);
+    if (finalized != 0) {
+      return fail(Errc::kUnavailable, "MPI was finalized in this process; it cannot start again");
+    }
+    int provided = MPI_THREAD_SINGLE;
+    if (initialized == 0) {
+      ACCO_RETURN_IF_ERROR(check(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided),
+                                 "MPI_Init_thread"));
+    } else {
+      MPI_Query_thread(&provided);
+    }
+    auto c = std::unique_ptr<MpiCommunicator>(new MpiCommunicator(initialized == 0, provided));
+    ACCO_RETURN_IF_ERROR(c->start());
+    return std::unique_ptr<Communicator>(std::move(c));
+  }
+
+  ~MpiCommunicator() override {
+    if (node_ != MPI_COMM_NULL) {
+      MPI_Comm_free(&node_);
+    }
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (owns_mpi_ && finalized == 0) {
+      MPI_Finalize();
+    }
+    g_opened = false;
+  }
+  MpiCommunicator(const MpiCommunicator&) = delete;
+  MpiCommunicator& operator=(const MpiCommunicator&) = delete;
+
+  [[nodiscard]] int rank() const override { return rank_; }
+  [[nodiscard]] int size() const override { return size_; }
+  [[nodiscard]] int local_rank() const override { return local_rank_; }
+  [[nodiscard]] int local_size() const override { return local_size_; }
+  [[nodiscard]] int nodes() const override { return nodes_; }
+  [[nodiscard]] std::string backend() const override { return "mpi"; }
+  [[nodiscard]] Capabilities capabilities() const override { return capabilities_; }
+  [[nodiscard]] double seconds() const override { return MPI_Wtime(); }
+
+  [[nodiscard]] Status barrier() override {
+    return check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
+  }
+
+  [[nodiscard]] Status run(Op op, const float* send, float* recv, std::size_t count) override {
+    if (count > 0 && (send == nullptr || recv == nullptr)) {
+      return fail(Errc::kInvalidArgument, fmt::format("{}: null buffer", to_string(op)));
+    }
+    if (count > static_cast<std::size_t>(INT_MAX) / static_cast<std::size_t>(size_)) {
+      return fail(Errc::kInvalidArgument,
+                  fmt::format("{}: {} elements per rank is more than MPI's int counts take",
+                              to_string(op), count));
+    }
+    const int n = static_cast<int>(count);
+    switch (op) {
+      case Op::kAllReduce:
+        return check(MPI_Allreduce(send, recv, n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD),
+                     "MPI_Allreduce");
+      case Op::kAllGather:
+        return check(MPI_Allgather(send, n, MPI_FLOAT, recv, n, MPI_FLOAT, MPI_COMM_WORLD),
+                     "MPI_Allgather");
+      case Op::kReduceScatter:
+        return check(MPI_Reduce_scatter_block(send, recv, n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD),
+                     "MPI_Reduce_scatter_block");
+      case Op::kAllToAll:
+        return check(MPI_Alltoall(send, n, MPI_FLOAT, recv, n, MPI_FLOAT, MPI_COMM_WORLD),
+                     "MPI_Alltoall");
+      case Op::kBroadcast:
+        if (rank_ == 0 && count > 0) {
+          std::memcpy(recv, send, count * sizeof(float));
+        }
+        return check(MPI_Bcast(recv, n, MPI_FLOAT, 0, MPI_COMM_WORLD), "MPI_Bcast");
+      case Op::kSendRecv: {
+        const int next = (rank_ + 1) % size_;
+        const int prev = (rank_ + size_ - 1) % size_;
+        return check(MPI_Sendrecv(send, n, MPI_FLOAT, next, kSendRecvTag, recv, n, MPI_FLOAT, prev,
+                                  kSendRecvTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+                     "MPI_Sendrecv");
+      }
+    }
+    return fail(Errc::kInvalidArgument, "collective: unknown operation");
+  }
+
+  [[nodiscard]] Result<std::vector<double>> allgather(double value) override {
+    std::vector<double> all(static_cast<std::size_t>(size_));
+    ACCO_RETURN_IF_ERROR(
+        check(MPI_Allgather(&value, 1, MPI_DOUBLE, all.data(), 1, MPI_DOUBLE, MPI_COMM_WORLD),
+              "MPI_Allgather"));
+    return all;
+  }
+
+  [[nodiscard]] Result<std::vector<std::string>> gather(const std::string& text) override {
+    if (text.size() > static_cast<std::size_t>(INT_MAX)) {
+      return fail(Errc::kInvalidArgument, "gather: text over 2 GiB");
+    }
+    const int mine = static_cast<int>(text.size());
+    std::vector<int> lengths(rank_ == 0 ? static_cast<std::size_t>(size_) : 0);
+    ACCO_RETURN_IF_ERROR(
+        check(MPI_Gather(&mine, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0, MPI_COMM_WORLD),
+              "MPI_Gather"));
+    std::vector<int> offsets(lengths.size());
+    std::size_t total = 0;
+    for (std::size_t i = 0; i < lengths.size(); ++i) {
+      if (total + static_cast<std::size_t>(lengths[i]) > static_cast<std::size_t>(INT_MAX)) {
+        return fail(Errc::kInvalidArgument, "gather: texts over 2 GiB in all");
+      }
+      offsets[i] = static_cast<int>(total);
+      total += static_cast<std::size_t>(lengths[i]);
+    }
+    std::string all(total, '\0');
+    ACCO_RETURN_IF_ERROR(check(MPI_Gatherv(text.data(), mine, MPI_CHAR, all.data(), lengths.data(),
+                                           offsets.data(), MPI_CHAR, 0, MPI_COMM_WORLD),
+                               "MPI_Gatherv"));
+    std::vector<std::string> out;
+    for (std::size_t i = 0; i < lengths.size(); ++i) {
+      out.push_back(
+          all.substr(static_cast<std::size_t>(offsets[i]), static_cast<std::size_t>(lengths[i])));
+    }
+    return out;
+  }
+
+ private:
+  static constexpr int kSendRecvTag = 7001;
+
+  MpiCommunicator(bool owns_mpi, int provided)
+      : owns_mpi_(owns_mpi), capabilities_(read_capabilities(provided)) {}
+
+  Status start() {
+    ACCO_RETURN_IF_ERROR(check(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN),
+                               "MPI_Comm_set_errhandler"));
+    ACCO_RETURN_IF_ERROR(check(MPI_Comm_rank(MPI_COMM_WORLD, &rank_), "MPI_Comm_rank"));
+    ACCO_RETURN_IF_ERROR(check(MPI_Comm_size(MPI_COMM_WORLD, &size_), "MPI_Comm_size"));
+    ACCO_RETURN_IF_ERROR(check(
+        MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node_),
+        "MPI_Comm_split_type"));
+    ACCO_RETURN_IF_ERROR(check(MPI_Comm_rank(node_, &local_rank_), "MPI_Comm_rank (node)"));
+    ACCO_RETURN_IF_ERROR(check(MPI_Comm_size(node_, &local_size_), "MPI_Comm_size (node)"));
+    const int leader = local_rank_ == 0 ? 1 : 0;
+    return check(MPI_Allreduce(&leader, &nodes_, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD),
+                 "MPI_Allreduce (nodes)");
+  }
+
+  bool owns_mpi_ = false;
+  Capabilities capabilities_;
+  MPI_Comm node_ = MPI_COMM_NULL;
+  int rank_ = 0;
+  int size_ = 1;
+  int local_rank_ = 0;
+  int local_size_ = 1;
+  int nodes_ = 1;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Communicator>> open_communicator(const LaunchInfo& launch) {
+  if (launch.launcher == Launcher::kNone) {
+    return self_communicator();
+  }
+  if (g_opened.exchange(true)) {
+    return fail(Errc::kUnavailable, "MPI is already open in this process");
+  }
+  auto c = MpiCommunicator::open();
+  if (!c) {
+    g_opened = false;
+  }
+  return c;
+}
+
+}  // namespace acco::dist
