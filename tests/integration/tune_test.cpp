@@ -1,6 +1,7 @@
 // `acco tune` end to end on the host backend: a short budgeted run writes a profile that conforms
-// to docs/schemas/tune-profile.schema.json, --show reads it back, SIGINT leaves the old file, and
-// the doctor says when this machine has no profile. Every run gets its own XDG_STATE_HOME.
+// to docs/schemas/tune-profile.schema.json, --show reads it back, --file adds the storage reader
+// which `bench --suite storage` then uses, SIGINT leaves the old file, and the doctor says when
+// this machine has no profile. Every run gets its own XDG_STATE_HOME.
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -73,6 +74,7 @@ TEST(TuneCliTest, ShortRunWritesAProfileThatShowReadsBack) {
   EXPECT_EQ(written, nlohmann::json::parse(r.out));
   EXPECT_EQ(written["paths"].size(), 4U);
   EXPECT_EQ(written["link"], "25GB/s");
+  EXPECT_FALSE(written.contains("reader"));  // no --file
 
   const auto show = acco("tune --show --json --output " + file, state.path());
   ASSERT_EQ(show.exit_code, 0) << show.err;
@@ -114,6 +116,75 @@ TEST(TuneCliTest, BenchLoadsTheNamedProfileAndRefusesBothFlags) {
   EXPECT_THAT(missing.err, HasSubstr("--profile"));
 }
 
+// The storage_h2d result of a bench --json run.
+nlohmann::json storage_h2d(const std::string& out) {
+  const auto run = nlohmann::json::parse(out);
+  for (const auto& r : run["results"]) {
+    if (r["case"] == "storage_h2d") {
+      return r;
+    }
+  }
+  return nullptr;
+}
+
+TEST(TuneCliTest, FileTunesTheReaderAndTheStorageBenchUsesIt) {
+  TempDir state;
+  DiskTempDir disk;  // on the build tree's disk, where O_DIRECT normally works
+  const auto data = (disk.path() / "data.bin").string();
+  {
+    std::ofstream out(data, std::ios::binary);
+    const std::string block(std::size_t{1} << 20, 'a');
+    for (int i = 0; i < 8; ++i) {
+      out << block;
+    }
+  }
+  const auto file = (state.path() / "p.json").string();
+  const auto r = acco(
+      "tune --backend host --budget 4s --bytes 4MiB --json --file " + data + " --output " + file,
+      state.path());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  expect_conforms(r.out);
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_TRUE(j.contains("reader")) << r.out;
+  const auto& reader = j["reader"];
+  EXPECT_EQ(reader["file"], data);
+  EXPECT_EQ(reader["bytes"], 4 << 20);
+  ASSERT_FALSE(reader["candidates"].empty());
+  // The defaults are measured first.
+  EXPECT_EQ(reader["candidates"][0]["options"],
+            nlohmann::json({{"block_bytes", 1 << 20}, {"depth", 16}, {"threads", 1}}));
+  EXPECT_EQ(nlohmann::json::parse(slurp(file)), j);
+
+  const auto show = acco("tune --show --output " + file, state.path());
+  ASSERT_EQ(show.exit_code, 0) << show.err;
+  EXPECT_THAT(show.out, HasSubstr("storage reader on " + data));
+  EXPECT_THAT(show.out, HasSubstr("read_discard"));
+  const auto show_json = acco("tune --show --json --output " + file, state.path());
+  ASSERT_EQ(show_json.exit_code, 0) << show_json.err;
+  expect_conforms(show_json.out);
+  EXPECT_EQ(nlohmann::json::parse(show_json.out)["reader_defaults"]["depth"], 16);
+
+  const std::string bench = "bench --suite storage --file " + data +
+                            " --bytes 4MiB --quick --reps 1 --no-history --json --cases "
+                            "storage_to_device ";
+  const auto tuned = acco(bench + "--profile " + file, state.path());
+  ASSERT_EQ(tuned.exit_code, 0) << tuned.err;
+  EXPECT_THAT(tuned.err, HasSubstr("acco: storage reader from the tune profile: block "));
+  const auto h2d = storage_h2d(tuned.out);
+  ASSERT_TRUE(h2d.is_object()) << tuned.out;
+  EXPECT_EQ(h2d["status"], "ok") << h2d.dump();
+  const std::string point = " x " + std::to_string(reader["options"]["depth"].get<int>()) + " x " +
+                            std::to_string(reader["options"]["threads"].get<int>()) + " thread";
+  EXPECT_THAT(h2d["strategy"].get<std::string>(), HasSubstr(point));
+  EXPECT_THAT(h2d["strategy"].get<std::string>(), HasSubstr("from the tune profile"));
+
+  const auto plain = acco(bench + "--no-profile", state.path());
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_THAT(plain.err, Not(HasSubstr("storage reader from the tune profile")));
+  EXPECT_THAT(storage_h2d(plain.out)["strategy"].get<std::string>(),
+              Not(HasSubstr("tune profile")));
+}
+
 TEST(TuneCliTest, SigintLeavesTheOldProfile) {
   TempDir state;
   const auto file = (state.path() / "p.json").string();
@@ -143,6 +214,14 @@ TEST(TuneCliTest, BadFlagsAreOneLineUsageErrors) {
   const auto link = acco("tune --link fast", state.path());
   EXPECT_EQ(link.exit_code, 64);
   EXPECT_THAT(link.err, HasSubstr("--link"));
+  const auto missing = (state.path() / "none.bin").string();
+  const auto file = acco("tune --file " + missing, state.path());
+  EXPECT_EQ(file.exit_code, 64);
+  EXPECT_EQ(file.err, "acco: --file: '" + missing + "' is not a regular file\n");
+  std::ofstream(state.path() / "tiny.bin") << "x";
+  const auto tiny = acco("tune --file " + (state.path() / "tiny.bin").string(), state.path());
+  EXPECT_EQ(tiny.exit_code, 64);
+  EXPECT_THAT(tiny.err, HasSubstr("is smaller than 4 KiB"));
 }
 
 TEST(TuneCliTest, ShowWithoutAProfileSaysToRunTune) {

@@ -262,11 +262,19 @@ class BenchCommand final : public Command {
     }
     auto machine = probe_machine(inv.settings, out.err);
     bench::RunOptions options = o_.run;
-    auto profiles = engine_profiles_for(o_.profile, machine ? &*machine : nullptr, out.err);
-    if (!profiles) {
-      return error_output(profiles.error(), out.err);
+    auto profile = profile_for(o_.profile, machine ? &*machine : nullptr, out.err);
+    if (!profile) {
+      return error_output(profile.error(), out.err);
     }
-    options.defaults.path_profiles = std::move(*profiles);
+    options.defaults.path_profiles = std::move(profile->engines);
+    options.defaults.reader_options = profile->reader;
+    if (profile->reader && options.suite == "storage") {
+      out.err += fmt::format(
+          "acco: storage reader from the tune profile: block {}, depth {}, {} "
+          "thread(s)\n",
+          units::format_bytes(profile->reader->block_bytes), profile->reader->depth,
+          profile->reader->threads);
+    }
     auto run = bench::run_benchmarks(options, machine ? &*machine : nullptr, inv.progress);
     if (!run) {
       return error_output(as_usage(std::move(run.error())), out.err);

@@ -12,11 +12,11 @@ namespace acco::cli {
 
 void add_profile_flags(CLI::App& sub, ProfileFlags& flags) {
   sub.add_option("--profile", flags.profile,
-                 "transfer engine profile from acco tune (default: the one saved for this "
-                 "machine under $XDG_STATE_HOME/acco/tune)")
+                 "transfer engine and storage reader profile from acco tune (default: the one "
+                 "saved for this machine under $XDG_STATE_HOME/acco/tune)")
       ->type_name("FILE");
   sub.add_flag("--no-profile", flags.no_profile,
-               "use the engine's default profile, not the one acco tune saved");
+               "use the engine's and the reader's defaults, not the profile acco tune saved");
 }
 
 Status check_profile_flags(const ProfileFlags& flags) {
@@ -26,23 +26,30 @@ Status check_profile_flags(const ProfileFlags& flags) {
   return {};
 }
 
-Result<std::map<std::string, xfer::Profile>> engine_profiles_for(const ProfileFlags& flags,
-                                                                 const topo::Machine* machine,
-                                                                 std::string& note) {
+namespace {
+
+LoadedProfile loaded(const tune::TuneProfile& p, const std::string& path, std::string& note) {
+  note += fmt::format("acco: engine profile from {}\n", path);
+  return {tune::engine_profiles(p), tune::reader_options(p)};
+}
+
+}  // namespace
+
+Result<LoadedProfile> profile_for(const ProfileFlags& flags, const topo::Machine* machine,
+                                  std::string& note) {
   if (flags.no_profile) {
-    return std::map<std::string, xfer::Profile>{};
+    return LoadedProfile{};
   }
   if (!flags.profile.empty()) {
     ACCO_ASSIGN_OR_RETURN(const auto p, tune::load_tune_profile(flags.profile), "--profile");
-    note += fmt::format("acco: engine profile from {}\n", flags.profile);
-    return tune::engine_profiles(p);
+    return loaded(p, flags.profile, note);
   }
   if (machine == nullptr) {
-    return std::map<std::string, xfer::Profile>{};
+    return LoadedProfile{};
   }
   auto dir = tune::tune_directory();
   if (!dir) {
-    return std::map<std::string, xfer::Profile>{};
+    return LoadedProfile{};
   }
   const auto path = tune::profile_path(*dir, bench::machine_fingerprint(*machine));
   auto p = tune::load_tune_profile(path);
@@ -50,10 +57,17 @@ Result<std::map<std::string, xfer::Profile>> engine_profiles_for(const ProfileFl
     if (p.error().code != Errc::kNotFound) {
       note += fmt::format("acco: tune profile not used: {}\n", p.error().message);
     }
-    return std::map<std::string, xfer::Profile>{};
+    return LoadedProfile{};
   }
-  note += fmt::format("acco: engine profile from {}\n", path);
-  return tune::engine_profiles(*p);
+  return loaded(*p, path, note);
+}
+
+Result<std::map<std::string, xfer::Profile>> engine_profiles_for(const ProfileFlags& flags,
+                                                                 const topo::Machine* machine,
+                                                                 std::string& note) {
+  return profile_for(flags, machine, note).transform([](LoadedProfile p) {
+    return std::move(p.engines);
+  });
 }
 
 Result<SavedProfileState> saved_profile_state(const topo::Machine& machine) {

@@ -1,6 +1,6 @@
-// The tune profile's flags, shared by the commands that build a transfer engine (bench, doctor's
-// quick bench): the profile `acco tune` saved for this machine is loaded by default,
-// `--profile FILE` names another and `--no-profile` keeps the engine's defaults.
+// The tune profile's flags, shared by the commands that build a transfer engine or a storage
+// reader (bench, doctor's quick bench): the profile `acco tune` saved for this machine is loaded
+// by default, `--profile FILE` names another and `--no-profile` keeps the defaults.
 #pragma once
 
 #include <map>
@@ -24,10 +24,21 @@ void add_profile_flags(CLI::App& sub, ProfileFlags& flags);
 // kUsage for both flags at once.
 [[nodiscard]] Status check_profile_flags(const ProfileFlags& flags);
 
-// The engine profiles to use, keyed as bench::CaseContext::path_profiles takes them: empty with
-// --no-profile, or when no profile is saved for `machine` (null: none is looked for). A named
-// file that cannot be read is an error (kNotFound, kInvalidArgument); the default one that is
-// malformed is reported in `note` and skipped. `note` says which file was used.
+// What a tune profile gives the commands that load it.
+struct LoadedProfile {
+  // Keyed as bench::CaseContext::path_profiles takes them.
+  std::map<std::string, xfer::Profile> engines;
+  // The storage reader's options (bench::CaseContext::reader_options), when tuned with --file.
+  std::optional<io::ReaderOptions> reader;
+};
+
+// The profile to use: empty with --no-profile, or when no profile is saved for `machine` (null:
+// none is looked for). A named file that cannot be read is an error (kNotFound,
+// kInvalidArgument); the default one that is malformed is reported in `note` and skipped. `note`
+// says which file was used.
+[[nodiscard]] Result<LoadedProfile> profile_for(const ProfileFlags& flags,
+                                                const topo::Machine* machine, std::string& note);
+// Its engine profiles only.
 [[nodiscard]] Result<std::map<std::string, xfer::Profile>> engine_profiles_for(
     const ProfileFlags& flags, const topo::Machine* machine, std::string& note);
 

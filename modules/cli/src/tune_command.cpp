@@ -1,6 +1,7 @@
-// `acco tune`: sweep the transfer engine's settings per device and copy path within a budget,
-// confirm the winner against the defaults and save the profile for this machine, which bench
-// and doctor then load; `--show` prints the saved one beside the defaults.
+// `acco tune`: sweep the transfer engine's settings per device and copy path (and, with --file,
+// the storage reader's on that file) within a budget, confirm the winner against the defaults
+// and save the profile for this machine, which bench and doctor then load; `--show` prints the
+// saved one beside the defaults.
 #include <chrono>
 #include <filesystem>
 #include <memory>
@@ -34,6 +35,7 @@ struct TuneFlags {
   std::string budget = "60s";
   std::string bytes = "64MiB";
   std::string output;
+  std::string file;
   bool show = false;
 };
 
@@ -57,6 +59,10 @@ void add_tune_flags(CLI::App& sub, SharedFlags& shared, TuneFlags& f) {
   sub.add_option("--output", f.output,
                  "profile file (default $XDG_STATE_HOME/acco/tune/<fingerprint>.json)")
       ->type_name("FILE");
+  sub.add_option("--file", f.file,
+                 "also tune the storage reader (block size, depth, threads) on this file, read "
+                 "up to --bytes per measurement")
+      ->type_name("PATH");
   sub.add_flag("--show", f.show, "print the saved profile beside the defaults and exit");
   add_json_flag(sub, shared, "print JSON (schema acco.tune-profile/1)");
   add_setting_flag(sub, shared, "sysroot", "topology from DIR/sys (for the fingerprint)", "DIR");
@@ -95,6 +101,16 @@ Result<TuneOptions> tune_options(const TuneFlags& f) {
        b /= 4) {
     o.run.search.fit_bytes.insert(o.run.search.fit_bytes.begin(), b);
   }
+  if (!f.file.empty()) {
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(f.file, ec)) {
+      return usage(fmt::format("--file: '{}' is not a regular file", f.file));
+    }
+    if (const auto size = std::filesystem::file_size(f.file, ec); ec || size < 4096) {
+      return usage(fmt::format("--file: '{}' is smaller than 4 KiB", f.file));
+    }
+    o.run.reader_file = f.file;
+  }
   ACCO_ASSIGN_OR_RETURN(o.run.backend, parse_backend(f.backend));
   return o;
 }
@@ -111,6 +127,39 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
+std::string choice_text(bool tuned, bool confirmed) {
+  return tuned ? "tuned" : confirmed ? "defaults" : "defaults (unconfirmed)";
+}
+
+// "+5.0% (noise 2.0%)", or "-" without a confirmation.
+std::string gain_text(double default_rate, double winner_rate, double gain, double noise) {
+  return default_rate > 0 && winner_rate > 0
+             ? fmt::format("{:+.1f}% (noise {:.1f}%)", 100 * gain, 100 * noise)
+             : "-";
+}
+
+std::string rate_text(double rate) {
+  return rate > 0 ? units::format_rate(rate) : "-";
+}
+
+// The reader's row, in a table of its own: its settings are not the engine's.
+std::string reader_text(const tune::ReaderTuning& r) {
+  const io::ReaderOptions d;
+  const auto& c = r.options;
+  const double dr = median(r.default_bytes_per_second);
+  const double wr = median(r.winner_bytes_per_second);
+  std::string out = fmt::format("  storage reader on {} (reads of {} into pinned staging):\n",
+                                r.file, units::format_bytes(r.bytes));
+  const std::vector<std::vector<std::string>> rows = {
+      {"reader", "choice", "block", "depth", "threads", "defaults", "tuned", "gain"},
+      {"read_discard", choice_text(r.tuned, r.confirmed),
+       fmt::format("{} ({})", units::format_bytes(c.block_bytes),
+                   units::format_bytes(d.block_bytes)),
+       fmt::format("{} ({})", c.depth, d.depth), fmt::format("{} ({})", c.threads, d.threads),
+       rate_text(dr), rate_text(wr), gain_text(dr, wr, r.gain, r.noise)}};
+  return out + core::aligned_rows(rows);
+}
+
 // The profile beside the defaults: one row per path, each setting as "chosen (default)".
 std::string profile_text(const tune::TuneProfile& p, const std::string& path) {
   const xfer::Profile d;
@@ -125,26 +174,25 @@ std::string profile_text(const tune::TuneProfile& p, const std::string& path) {
                                                  "fit (alpha + bytes / beta)"}};
   for (const auto& t : p.paths) {
     const auto& c = t.profile;
-    const std::string choice = t.tuned       ? "tuned"
-                               : t.confirmed ? "defaults"
-                                             : "defaults (unconfirmed)";
+    const std::string choice = choice_text(t.tuned, t.confirmed);
     const double dr = median(t.default_bytes_per_second);
     const double wr = median(t.winner_bytes_per_second);
-    rows.push_back(
-        {t.device, t.path, choice,
-         fmt::format("{} ({})", units::format_bytes(c.chunk_bytes),
-                     units::format_bytes(d.chunk_bytes)),
-         fmt::format("{} ({})", c.slots, d.slots), fmt::format("{} ({})", c.queues, d.queues),
-         fmt::format("{} ({})", threads_text(c.host_copy_threads),
-                     threads_text(d.host_copy_threads)),
-         dr > 0 ? units::format_rate(dr) : "-", wr > 0 ? units::format_rate(wr) : "-",
-         dr > 0 && wr > 0 ? fmt::format("{:+.1f}% (noise {:.1f}%)", 100 * t.gain, 100 * t.noise)
-                          : "-",
-         t.fit ? fmt::format("{:.1f} us + bytes / {}", t.fit->alpha_seconds * 1e6,
-                             units::format_rate(t.fit->beta_bytes_per_second))
-               : "-"});
+    rows.push_back({t.device, t.path, choice,
+                    fmt::format("{} ({})", units::format_bytes(c.chunk_bytes),
+                                units::format_bytes(d.chunk_bytes)),
+                    fmt::format("{} ({})", c.slots, d.slots),
+                    fmt::format("{} ({})", c.queues, d.queues),
+                    fmt::format("{} ({})", threads_text(c.host_copy_threads),
+                                threads_text(d.host_copy_threads)),
+                    rate_text(dr), rate_text(wr), gain_text(dr, wr, t.gain, t.noise),
+                    t.fit ? fmt::format("{:.1f} us + bytes / {}", t.fit->alpha_seconds * 1e6,
+                                        units::format_rate(t.fit->beta_bytes_per_second))
+                          : "-"});
   }
   out += core::aligned_rows(rows);
+  if (p.reader) {
+    out += reader_text(*p.reader);
+  }
   out +=
       "  chosen (default); the defaults and tuned columns are medians of the interleaved "
       "confirmation\n";
@@ -197,6 +245,11 @@ class TuneCommand final : public Command {
       auto j = tune::to_json(*p);
       j["path"] = *path;
       j["defaults"] = xfer::to_json(xfer::Profile{});
+      if (p->reader) {
+        const io::ReaderOptions d;
+        j["reader_defaults"] = {
+            {"block_bytes", d.block_bytes}, {"depth", d.depth}, {"threads", d.threads}};
+      }
       out.out = j.dump(2) + "\n";
     } else {
       out.out = profile_text(*p, *path);
@@ -248,7 +301,9 @@ class TuneCommand final : public Command {
 
 CommandSpec tune_command() {
   return command_with_flags<TuneFlags>(
-      "tune", "tune the transfer engine for this machine and save the profile bench loads",
+      "tune",
+      "tune the transfer engine (and with --file the storage reader) for this machine and save "
+      "the profile bench loads",
       add_tune_flags, [](const TuneFlags& flags, const core::Settings&) {
         return command_from<TuneCommand>(tune_options(flags));
       });

@@ -1,6 +1,7 @@
 #include "acco/tune/search.hpp"
 
 #include <algorithm>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -11,6 +12,7 @@ namespace acco::tune {
 namespace {
 
 using std::chrono::steady_clock;
+using TimePoint = steady_clock::time_point;
 
 double median_of(std::vector<double> v) {
   if (v.empty()) {
@@ -30,147 +32,199 @@ double spread_of(const std::vector<double>& v) {
   return (*hi - *lo) / m;
 }
 
+double rate_of(const Result<double>& seconds, std::uint64_t bytes) {
+  return seconds && *seconds > 0 ? static_cast<double>(bytes) / *seconds : 0.0;
+}
+
 std::string describe(const xfer::Profile& p) {
   return fmt::format("chunk {} slots {} queues {} threads {}", units::format_bytes(p.chunk_bytes),
                      p.slots, p.queues, p.host_copy_threads);
 }
 
-// One path's search, sharing the run's deadlines.
-class PathSearch {
- public:
-  PathSearch(const Target& target, const SearchOptions& o, const Measure& measure,
-             const Clock& clock, const StopRequested& stop, const Progress& progress)
-      : target_(target),
-        o_(o),
-        measure_(measure),
-        clock_(clock),
-        stop_(stop),
-        progress_(progress) {}
+std::string describe(const io::ReaderOptions& o) {
+  return fmt::format("block {} depth {} threads {}", units::format_bytes(o.block_bytes), o.depth,
+                     o.threads);
+}
 
-  bool stopped() const { return stop_ && stop_(); }
+// One axis of the descent: the variants of the best so far that it tries, in order.
+template <typename Config>
+using Axis = std::function<std::vector<Config>(const Config& best)>;
 
-  // The rate of `profile`, recorded as a candidate; 0 when the measurement failed.
-  double rate(const xfer::Profile& profile, PathTuning& out) {
-    auto seconds = measure_(target_, profile, o_.bytes);
-    const double r = seconds && *seconds > 0 ? static_cast<double>(o_.bytes) / *seconds : 0.0;
-    out.candidates.push_back({profile, r});
-    return r;
-  }
-
-  template <typename T>
-  bool sweep_axis(const std::vector<T>& values, T xfer::Profile::*member, xfer::Profile& best,
-                  double& best_rate, steady_clock::time_point search_end, PathTuning& out) {
-    const T start = best.*member;
+template <typename Config, typename T>
+Axis<Config> axis(const std::vector<T>& values, T Config::*member) {
+  return [&values, member](const Config& best) {
+    std::vector<Config> out;
     for (const T v : values) {
-      if (v == start) {
-        continue;  // measured already
+      if (v != best.*member) {  // the best's own value is measured already
+        Config c = best;
+        c.*member = v;
+        out.push_back(c);
       }
-      if (stopped() || clock_() >= search_end) {
-        return false;
+    }
+    return out;
+  };
+}
+
+// What is tuned, independent of whether it is an engine path or the reader.
+template <typename Config>
+struct Problem {
+  std::vector<Axis<Config>> axes;
+  std::function<Result<double>(const Config&)> seconds;  // one measurement of `bytes`
+  std::uint64_t bytes = 0;
+  std::function<bool(const Config&)> allowed;  // empty: every candidate is measured
+};
+
+template <typename Config>
+struct Choice {
+  Config best{};  // the search's fastest
+  std::vector<std::pair<Config, double>> candidates;
+  bool search_complete = true;
+  bool confirm_cut = false;  // the confirmation could not run to its end: the defaults stay
+  bool confirmed = false;
+  std::vector<double> default_rates;
+  std::vector<double> winner_rates;
+  Verdict verdict;
+};
+
+// One pass of coordinate descent from the defaults until `search_end`, then the interleaved
+// confirmation until `end`. The defaults' measurement error is returned as it is.
+template <typename Config>
+Result<Choice<Config>> descend(const Problem<Config>& problem, const SearchOptions& o,
+                               const Clock& clock, const StopRequested& stop, TimePoint search_end,
+                               TimePoint end) {
+  const auto stopped = [&] { return stop && stop(); };
+  const Config defaults{};
+  auto first = problem.seconds(defaults);
+  if (!first) {
+    return tl::unexpected(std::move(first.error()));
+  }
+  Choice<Config> c;
+  c.best = defaults;
+  double best_rate = rate_of(first, problem.bytes);
+  c.candidates.emplace_back(defaults, best_rate);
+  for (const auto& sweep : problem.axes) {
+    for (const Config& candidate : sweep(c.best)) {
+      if (problem.allowed && !problem.allowed(candidate)) {
+        continue;
       }
-      xfer::Profile p = best;
-      p.*member = v;
-      const double r = rate(p, out);
+      if (stopped() || clock() >= search_end) {
+        c.search_complete = false;
+        break;
+      }
+      const double r = rate_of(problem.seconds(candidate), problem.bytes);
+      c.candidates.emplace_back(candidate, r);
       if (r > best_rate) {
-        best = p;
+        c.best = candidate;
         best_rate = r;
       }
     }
-    return true;
+    if (!c.search_complete) {
+      break;
+    }
   }
+  if (stopped()) {
+    return c;
+  }
+  if (c.best == defaults) {
+    c.confirmed = true;  // nothing to confirm: the defaults won the search
+    return c;
+  }
+  for (int i = 0; i < o.confirm_repeats; ++i) {
+    if (stopped() || clock() >= end) {
+      c.confirm_cut = true;
+      c.default_rates.clear();
+      c.winner_rates.clear();
+      return c;
+    }
+    // Alternating the order cancels a drift (warming caches, a neighbour's load) between them.
+    const bool default_first = i % 2 == 0;
+    for (int k = 0; k < 2; ++k) {
+      const bool is_default = (k == 0) == default_first;
+      const double r = rate_of(problem.seconds(is_default ? defaults : c.best), problem.bytes);
+      (is_default ? c.default_rates : c.winner_rates).push_back(r);
+    }
+  }
+  c.confirmed = true;
+  c.verdict = judge(c.default_rates, c.winner_rates, o.min_gain);
+  return c;
+}
 
-  Status run(steady_clock::time_point search_end, steady_clock::time_point end, PathTuning& out,
-             bool& exhausted) {
-    out.device = target_.device;
-    out.path = target_.path;
-    const xfer::Profile defaults;
-    auto d = measure_(target_, defaults, o_.bytes);
-    if (!d) {
-      return tl::unexpected(std::move(d.error()).with_context(
-          fmt::format("{} {}: the defaults", target_.device, target_.path)));
+// Copies a choice into a PathTuning or ReaderTuning (the same field names), `chosen` being the
+// member that holds what is used: the winner when kept, else the defaults.
+template <typename Tuning, typename Config>
+void record(const Choice<Config>& c, Config Tuning::*chosen, Tuning& out) {
+  for (const auto& [config, rate] : c.candidates) {
+    out.candidates.push_back({config, rate});
+  }
+  out.confirmed = c.confirmed;
+  out.default_bytes_per_second = c.default_rates;
+  out.winner_bytes_per_second = c.winner_rates;
+  out.gain = c.verdict.gain;
+  out.noise = c.verdict.noise;
+  out.tuned = c.verdict.keep_winner;
+  out.*chosen = out.tuned ? c.best : Config{};
+}
+
+template <typename Config>
+void report(const Progress& progress, const std::string& what, const Choice<Config>& c) {
+  if (!progress) {
+    return;
+  }
+  if (!c.search_complete) {
+    progress(fmt::format("acco tune: {}: budget spent, keeping the best so far", what));
+  }
+  if (c.confirmed && !c.winner_rates.empty()) {
+    progress(fmt::format("acco tune: {}: {} ({:+.1f}%, noise {:.1f}%): {}", what,
+                         c.verdict.keep_winner ? "tuned" : "defaults kept", 100 * c.verdict.gain,
+                         100 * c.verdict.noise, describe(c.best)));
+  }
+}
+
+// The chosen profile of a path timed at each of fit_bytes, and the alpha/beta fit of them.
+void fit(const Target& target, const SearchOptions& o, const Measure& measure, const Clock& clock,
+         const StopRequested& stop, TimePoint end, PathTuning& out) {
+  for (const auto bytes : o.fit_bytes) {
+    if ((stop && stop()) || clock() >= end) {
+      return;
     }
-    xfer::Profile best = defaults;
-    double best_rate = *d > 0 ? static_cast<double>(o_.bytes) / *d : 0.0;
-    out.candidates.push_back({defaults, best_rate});
-    // host_copy_threads 0 (the engine's own choice) is the default; the axis tries fixed counts.
-    const bool complete =
-        sweep_axis(o_.space.chunk_bytes, &xfer::Profile::chunk_bytes, best, best_rate, search_end,
-                   out) &&
-        sweep_axis(o_.space.slots, &xfer::Profile::slots, best, best_rate, search_end, out) &&
-        sweep_axis(o_.space.queues, &xfer::Profile::queues, best, best_rate, search_end, out) &&
-        sweep_axis(o_.space.host_copy_threads, &xfer::Profile::host_copy_threads, best, best_rate,
-                   search_end, out);
-    if (stopped()) {
-      return {};
+    if (auto s = measure(target, out.profile, bytes); s) {
+      out.fit_points.push_back({bytes, *s});
     }
-    if (!complete) {
-      exhausted = true;
-      if (progress_) {
-        progress_(fmt::format("acco tune: {} {}: budget spent, keeping the best so far",
-                              target_.device, target_.path));
-      }
-    }
-    out.profile = defaults;
-    if (best == defaults) {
-      out.confirmed = true;  // nothing to confirm: the defaults won the search
-      fit(defaults, end, out);
-      return {};
-    }
-    for (int i = 0; i < o_.confirm_repeats; ++i) {
-      if (stopped() || clock_() >= end) {
-        exhausted = true;
-        out.default_bytes_per_second.clear();
-        out.winner_bytes_per_second.clear();
-        return {};  // unconfirmed: the defaults stay
-      }
-      // Alternating the order cancels a drift (warming caches, a neighbour's load) between them.
-      const bool default_first = i % 2 == 0;
-      for (int k = 0; k < 2; ++k) {
-        const bool is_default = (k == 0) == default_first;
-        auto s = measure_(target_, is_default ? defaults : best, o_.bytes);
-        const double r = s && *s > 0 ? static_cast<double>(o_.bytes) / *s : 0.0;
-        (is_default ? out.default_bytes_per_second : out.winner_bytes_per_second).push_back(r);
-      }
-    }
-    out.confirmed = true;
-    const auto v = judge(out.default_bytes_per_second, out.winner_bytes_per_second, o_.min_gain);
-    out.gain = v.gain;
-    out.noise = v.noise;
-    out.tuned = v.keep_winner;
-    if (out.tuned) {
-      out.profile = best;
-    }
-    if (progress_) {
-      progress_(fmt::format("acco tune: {} {}: {} ({:+.1f}%, noise {:.1f}%): {}", target_.device,
-                            target_.path, out.tuned ? "tuned" : "defaults kept", 100 * v.gain,
-                            100 * v.noise, describe(best)));
-    }
-    fit(out.profile, end, out);
+  }
+  if (auto f = fit_latency_bandwidth(out.fit_points); f) {
+    out.fit = *f;
+  }
+}
+
+Status tune_path(const Target& target, const SearchOptions& o, const Measure& measure,
+                 const Clock& clock, const StopRequested& stop, const Progress& progress,
+                 TimePoint search_end, TimePoint end, PathTuning& out, bool& exhausted) {
+  out.device = target.device;
+  out.path = target.path;
+  Problem<xfer::Profile> problem;
+  // host_copy_threads 0 (the engine's own choice) is the default; the axis tries fixed counts.
+  problem.axes = {axis(o.space.chunk_bytes, &xfer::Profile::chunk_bytes),
+                  axis(o.space.slots, &xfer::Profile::slots),
+                  axis(o.space.queues, &xfer::Profile::queues),
+                  axis(o.space.host_copy_threads, &xfer::Profile::host_copy_threads)};
+  problem.seconds = [&](const xfer::Profile& p) { return measure(target, p, o.bytes); };
+  problem.bytes = o.bytes;
+  const std::string what = fmt::format("{} {}", target.device, target.path);
+  auto c = descend(problem, o, clock, stop, search_end, end);
+  if (!c) {
+    return tl::unexpected(std::move(c.error()).with_context(what + ": the defaults"));
+  }
+  if (stop && stop()) {
     return {};
   }
-
-  void fit(const xfer::Profile& profile, steady_clock::time_point end, PathTuning& out) {
-    for (const auto bytes : o_.fit_bytes) {
-      if (stopped() || clock_() >= end) {
-        return;
-      }
-      if (auto s = measure_(target_, profile, bytes); s) {
-        out.fit_points.push_back({bytes, *s});
-      }
-    }
-    if (auto f = fit_latency_bandwidth(out.fit_points); f) {
-      out.fit = *f;
-    }
+  exhausted = exhausted || !c->search_complete || c->confirm_cut;
+  report(progress, what, *c);
+  record(*c, &PathTuning::profile, out);
+  if (!c->confirm_cut) {
+    fit(target, o, measure, clock, stop, end, out);
   }
-
- private:
-  const Target& target_;
-  const SearchOptions& o_;
-  const Measure& measure_;
-  const Clock& clock_;
-  const StopRequested& stop_;
-  const Progress& progress_;
-};
+  return {};
+}
 
 }  // namespace
 
@@ -216,14 +270,62 @@ Result<SearchOutcome> search(const std::vector<Target>& targets, const SearchOpt
     const auto search_end = start + search_budget * (i + 1) / n;
     const auto path_end = start + search_budget + (options.budget - search_budget) * (i + 1) / n;
     PathTuning p;
-    PathSearch ps(targets[static_cast<std::size_t>(i)], options, measure, clock, stop, progress);
-    ACCO_RETURN_IF_ERROR(ps.run(search_end, std::min(path_end, end), p, outcome.budget_exhausted));
-    if (ps.stopped()) {
+    ACCO_RETURN_IF_ERROR(tune_path(targets[static_cast<std::size_t>(i)], options, measure, clock,
+                                   stop, progress, search_end, std::min(path_end, end), p,
+                                   outcome.budget_exhausted));
+    if (stop && stop()) {
       outcome.interrupted = true;
       return outcome;
     }
     outcome.paths.push_back(std::move(p));
   }
+  return outcome;
+}
+
+Result<ReaderSearchOutcome> search_reader(const ReaderTarget& target, const SearchOptions& options,
+                                          const ReaderMeasure& measure, const Clock& clock,
+                                          const StopRequested& stop, const Progress& progress) {
+  if (target.file.empty()) {
+    return fail(Errc::kInvalidArgument, "tune: the reader needs a file");
+  }
+  if (target.bytes < 4096) {
+    return fail(Errc::kInvalidArgument,
+                fmt::format("tune: {}: {} bytes to read, expected at least 4096", target.file,
+                            target.bytes));
+  }
+  const auto& s = options.reader_space;
+  if (s.block_bytes.empty() || s.depth.empty() || s.threads.empty()) {
+    return fail(Errc::kInvalidArgument, "tune: every axis of the reader's search needs a value");
+  }
+  Problem<io::ReaderOptions> problem;
+  problem.axes = {axis(s.block_bytes, &io::ReaderOptions::block_bytes),
+                  axis(s.depth, &io::ReaderOptions::depth),
+                  axis(s.threads, &io::ReaderOptions::threads)};
+  problem.seconds = [&](const io::ReaderOptions& o) { return measure(o, target.bytes); };
+  problem.bytes = target.bytes;
+  problem.allowed = [&s](const io::ReaderOptions& o) {
+    const std::size_t staging =
+        o.block_bytes * static_cast<std::size_t>(o.depth) * static_cast<std::size_t>(o.threads);
+    return staging <= s.max_staging_bytes && io::validate(o).has_value();
+  };
+  const auto start = clock();
+  const auto search_end = start + std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                      options.budget * (1 - options.confirm_share));
+  const std::string what = "reader on " + target.file;
+  auto c = descend(problem, options, clock, stop, search_end, start + options.budget);
+  if (!c) {
+    return tl::unexpected(std::move(c.error()).with_context(what + ": the defaults"));
+  }
+  ReaderSearchOutcome outcome;
+  if (stop && stop()) {
+    outcome.interrupted = true;
+    return outcome;
+  }
+  outcome.budget_exhausted = !c->search_complete || c->confirm_cut;
+  report(progress, what, *c);
+  outcome.reader.file = target.file;
+  outcome.reader.bytes = target.bytes;
+  record(*c, &ReaderTuning::options, outcome.reader);
   return outcome;
 }
 

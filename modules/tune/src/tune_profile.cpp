@@ -53,6 +53,29 @@ nlohmann::json path_json(const PathTuning& p) {
           {"candidates", candidates}};
 }
 
+// Only the tuned settings: the others are the reader's defaults, which a later acco may change.
+nlohmann::json reader_options_json(const io::ReaderOptions& o) {
+  return {{"block_bytes", o.block_bytes}, {"depth", o.depth}, {"threads", o.threads}};
+}
+
+nlohmann::json reader_json(const ReaderTuning& r) {
+  nlohmann::json candidates = nlohmann::json::array();
+  for (const auto& c : r.candidates) {
+    candidates.push_back(
+        {{"options", reader_options_json(c.options)}, {"bytes_per_second", c.bytes_per_second}});
+  }
+  return {{"file", r.file},
+          {"bytes", r.bytes},
+          {"options", reader_options_json(r.options)},
+          {"tuned", r.tuned},
+          {"confirmed", r.confirmed},
+          {"default_bytes_per_second", rates_json(r.default_bytes_per_second)},
+          {"winner_bytes_per_second", rates_json(r.winner_bytes_per_second)},
+          {"noise", r.noise},
+          {"gain", r.gain},
+          {"candidates", candidates}};
+}
+
 std::vector<double> read_rates(core::JsonReader& in, std::string_view key) {
   return in.list<double>(
       key, [](const nlohmann::json& item, const std::string& path) -> Result<double> {
@@ -73,6 +96,55 @@ Result<xfer::Profile> read_engine_profile(core::JsonReader& in, std::string_view
     return fail(Errc::kInvalidArgument, in.path(key) + ": " + p.error().message);
   }
   return p;
+}
+
+Result<io::ReaderOptions> read_reader_options(core::JsonReader& in, std::string_view key) {
+  const auto* j = in.object(key);
+  if (j == nullptr) {
+    return in.finish(io::ReaderOptions{});
+  }
+  core::JsonReader r(*j, in.path(key));
+  io::ReaderOptions o;
+  o.block_bytes = static_cast<std::size_t>(r.count("block_bytes"));
+  o.depth = static_cast<int>(r.integer("depth", {1, 256}, "expected an integer from 1 to 256"));
+  o.threads = static_cast<int>(r.integer("threads", {1, 64}, "expected an integer from 1 to 64"));
+  ACCO_RETURN_IF_ERROR(r.status());
+  if (auto s = io::validate(o); !s) {
+    return fail(Errc::kInvalidArgument, in.path(key) + ": " + s.error().message);
+  }
+  return o;
+}
+
+Result<ReaderTuning> read_reader(const nlohmann::json& item, const std::string& where) {
+  core::JsonReader in(item, where);
+  ReaderTuning r;
+  r.file = in.non_empty_string("file");
+  r.bytes = in.count("bytes");
+  if (auto options = read_reader_options(in, "options"); options) {
+    r.options = *options;
+  } else {
+    in.add(options.error());
+  }
+  r.tuned = in.boolean("tuned");
+  r.confirmed = in.boolean("confirmed");
+  r.default_bytes_per_second = read_rates(in, "default_bytes_per_second");
+  r.winner_bytes_per_second = read_rates(in, "winner_bytes_per_second");
+  r.noise = in.non_negative("noise");
+  r.gain = in.number("gain", {}, "expected a number");
+  r.candidates = in.list<ReaderCandidate>(
+      "candidates",
+      [](const nlohmann::json& c, const std::string& path) -> Result<ReaderCandidate> {
+        core::JsonReader cr(c, path);
+        ReaderCandidate out;
+        if (auto options = read_reader_options(cr, "options"); options) {
+          out.options = *options;
+        } else {
+          cr.add(options.error());
+        }
+        out.bytes_per_second = cr.non_negative("bytes_per_second");
+        return cr.finish(out);
+      });
+  return in.finish(r);
 }
 
 Result<PathTuning> read_path(const nlohmann::json& item, const std::string& where) {
@@ -146,20 +218,31 @@ std::map<std::string, xfer::Profile> engine_profiles(const TuneProfile& profile)
   return out;
 }
 
+std::optional<io::ReaderOptions> reader_options(const TuneProfile& profile) {
+  if (!profile.reader) {
+    return std::nullopt;
+  }
+  return profile.reader->options;
+}
+
 nlohmann::json to_json(const TuneProfile& profile) {
   nlohmann::json paths = nlohmann::json::array();
   for (const auto& p : profile.paths) {
     paths.push_back(path_json(p));
   }
-  return {{"schema", kTuneProfileSchema},
-          {"fingerprint", profile.fingerprint},
-          {"created", profile.created},
-          {"backend", profile.backend},
-          {"link", profile.link},
-          {"bytes", profile.bytes},
-          {"budget_seconds", profile.budget_seconds},
-          {"budget_exhausted", profile.budget_exhausted},
-          {"paths", paths}};
+  nlohmann::json j = {{"schema", kTuneProfileSchema},
+                      {"fingerprint", profile.fingerprint},
+                      {"created", profile.created},
+                      {"backend", profile.backend},
+                      {"link", profile.link},
+                      {"bytes", profile.bytes},
+                      {"budget_seconds", profile.budget_seconds},
+                      {"budget_exhausted", profile.budget_exhausted},
+                      {"paths", paths}};
+  if (profile.reader) {
+    j["reader"] = reader_json(*profile.reader);
+  }
+  return j;
 }
 
 Result<TuneProfile> tune_profile_from_json(const nlohmann::json& j) {
@@ -177,6 +260,14 @@ Result<TuneProfile> tune_profile_from_json(const nlohmann::json& j) {
   p.budget_seconds = in.non_negative("budget_seconds");
   p.budget_exhausted = in.boolean("budget_exhausted");
   p.paths = in.list<PathTuning>("paths", read_path);
+  // Absent when tune ran without --file.
+  if (const auto* reader = j.contains("reader") ? in.object("reader") : nullptr) {
+    if (auto r = read_reader(*reader, in.path("reader")); r) {
+      p.reader = std::move(*r);
+    } else {
+      in.add(r.error());
+    }
+  }
   ACCO_RETURN_IF_ERROR(in.status(), "tune profile");
   return p;
 }
@@ -190,6 +281,9 @@ Result<TuneProfile> load_tune_profile(const std::string& path) {
 Status save_tune_profile(const std::string& path, const TuneProfile& profile) {
   for (const auto& p : profile.paths) {
     ACCO_RETURN_IF_ERROR(xfer::validate(p.profile), fmt::format("{}: {}", path, p.path));
+  }
+  if (profile.reader) {
+    ACCO_RETURN_IF_ERROR(io::validate(profile.reader->options), fmt::format("{}: reader", path));
   }
   return core::write_file_atomic(path, to_json(profile).dump(2) + "\n");
 }

@@ -147,6 +147,160 @@ TEST(SearchTest, NoTargetsIsInvalid) {
               StatusIs(Errc::kInvalidArgument));
 }
 
+// A deterministic storage reader: best at 4 MiB blocks and depth 4; every read advances the fake
+// clock by 1 ms.
+struct FakeDisk {
+  steady_clock::time_point now{};
+  int measurements = 0;
+  std::vector<io::ReaderOptions> seen;
+  double (*rate)(const io::ReaderOptions&) = [](const io::ReaderOptions& o) {
+    double r = 1e9;
+    if (o.block_bytes == std::size_t{4} << 20) {
+      r *= 1.5;
+    }
+    if (o.depth == 4) {
+      r *= 1.2;
+    }
+    return r;
+  };
+
+  ReaderMeasure measure() {
+    return [this](const io::ReaderOptions& o, std::uint64_t bytes) -> Result<double> {
+      ++measurements;
+      seen.push_back(o);
+      now += milliseconds(1);
+      return static_cast<double>(bytes) / rate(o);
+    };
+  }
+  Clock clock() {
+    return [this] { return now; };
+  }
+};
+
+const ReaderTarget kFile{"/data/f", std::uint64_t{64} << 20};
+
+TEST(ReaderSearchTest, FindsTheFastestBlockAndDepthAndConfirmsThem) {
+  FakeDisk d;
+  auto out = search_reader(kFile, options(std::chrono::seconds(10)), d.measure(), d.clock());
+  ASSERT_TRUE(out.has_value()) << out.error().message;
+  const auto& r = out->reader;
+  EXPECT_FALSE(out->budget_exhausted);
+  EXPECT_FALSE(out->interrupted);
+  EXPECT_EQ(r.file, "/data/f");
+  EXPECT_EQ(r.bytes, std::uint64_t{64} << 20);
+  EXPECT_TRUE(r.confirmed);
+  EXPECT_TRUE(r.tuned);
+  EXPECT_EQ(r.options.block_bytes, std::size_t{4} << 20);
+  EXPECT_EQ(r.options.depth, 4);
+  EXPECT_EQ(r.options.threads, 1);
+  EXPECT_NEAR(r.gain, 0.8, 0.01);
+  EXPECT_EQ(r.default_bytes_per_second.size(), 3U);
+  EXPECT_EQ(r.winner_bytes_per_second.size(), 3U);
+  // 1 default + 4 blocks + 3 depths + 1 thread count, then 6 confirmations; no fit.
+  EXPECT_EQ(r.candidates.size(), 1U + 4 + 3 + 1);
+  EXPECT_EQ(d.measurements, 9 + 6);
+  EXPECT_EQ(r.candidates.front().options, io::ReaderOptions{});
+}
+
+TEST(ReaderSearchTest, FalseWinnerKeepsTheDefaults) {
+  FakeDisk d;
+  // The search sees depth 64 as 10 % faster; the confirmation finds it as fast as the defaults.
+  static int calls = 0;
+  calls = 0;
+  d.rate = [](const io::ReaderOptions& o) {
+    ++calls;
+    return o.depth == 64 && calls <= 9 ? 1.1e9 : 1e9;
+  };
+  auto out = search_reader(kFile, options(std::chrono::seconds(10)), d.measure(), d.clock());
+  ASSERT_TRUE(out.has_value());
+  const auto& r = out->reader;
+  EXPECT_TRUE(r.confirmed);
+  EXPECT_FALSE(r.tuned);
+  EXPECT_EQ(r.options, io::ReaderOptions{});
+  EXPECT_NEAR(r.gain, 0.0, 1e-9);
+}
+
+TEST(ReaderSearchTest, StagingAboveTheCapIsNotMeasured) {
+  FakeDisk d;
+  d.rate = [](const io::ReaderOptions& o) {
+    return static_cast<double>(o.block_bytes) * o.depth;  // bigger staging is always faster
+  };
+  auto o = options(std::chrono::seconds(10));
+  o.reader_space.max_staging_bytes = std::size_t{64} << 20;
+  auto out = search_reader(kFile, o, d.measure(), d.clock());
+  ASSERT_TRUE(out.has_value());
+  for (const auto& seen : d.seen) {
+    EXPECT_LE(seen.block_bytes * static_cast<std::size_t>(seen.depth * seen.threads),
+              std::size_t{64} << 20);
+  }
+  // 16 MiB x 16 is above the cap; 4 MiB x 16 = 64 MiB is the largest allowed.
+  EXPECT_EQ(out->reader.options.block_bytes, std::size_t{4} << 20);
+  EXPECT_EQ(out->reader.options.depth, 16);
+}
+
+TEST(ReaderSearchTest, ExhaustedBudgetKeepsTheDefaultsAndSaysSo) {
+  FakeDisk d;
+  d.rate = [](const io::ReaderOptions& o) {
+    return o.block_bytes == std::size_t{256} << 10 ? 1.5e9 : 1e9;
+  };
+  // 4 ms: 2.8 for the search (the default and 2 blocks, 256 KiB the best), the rest cannot hold
+  // the 3 rounds of the confirmation.
+  auto out = search_reader(kFile, options(milliseconds(4)), d.measure(), d.clock());
+  ASSERT_TRUE(out.has_value());
+  EXPECT_TRUE(out->budget_exhausted);
+  EXPECT_EQ(out->reader.candidates.size(), 3U);
+  EXPECT_FALSE(out->reader.confirmed);
+  EXPECT_FALSE(out->reader.tuned);
+  EXPECT_EQ(out->reader.options, io::ReaderOptions{});
+}
+
+TEST(ReaderSearchTest, StopRequestedEndsAsInterrupted) {
+  FakeDisk d;
+  auto out = search_reader(kFile, options(std::chrono::seconds(10)), d.measure(), d.clock(),
+                           [&] { return d.measurements >= 3; });
+  ASSERT_TRUE(out.has_value());
+  EXPECT_TRUE(out->interrupted);
+  EXPECT_EQ(d.measurements, 3);
+}
+
+TEST(ReaderSearchTest, FailingDefaultsNameTheFile) {
+  FakeDisk d;
+  const ReaderMeasure broken = [](const io::ReaderOptions&, std::uint64_t) -> Result<double> {
+    return fail(Errc::kDeviceError, "EIO at offset 0");
+  };
+  EXPECT_THAT(search_reader(kFile, options(std::chrono::seconds(1)), broken, d.clock()),
+              StatusIs(Errc::kDeviceError, HasSubstr("reader on /data/f: the defaults")));
+}
+
+TEST(ReaderSearchTest, FailedCandidateIsRecordedAtRateZero) {
+  FakeDisk d;
+  const ReaderMeasure flaky = [&](const io::ReaderOptions& o, std::uint64_t b) -> Result<double> {
+    if (o.block_bytes == std::size_t{64} << 10) {
+      return fail(Errc::kDeviceError, "EIO");
+    }
+    return d.measure()(o, b);
+  };
+  auto out = search_reader(kFile, options(std::chrono::seconds(10)), flaky, d.clock());
+  ASSERT_TRUE(out.has_value());
+  EXPECT_EQ(out->reader.candidates[1].options.block_bytes, std::size_t{64} << 10);
+  EXPECT_EQ(out->reader.candidates[1].bytes_per_second, 0);
+  EXPECT_EQ(out->reader.options.block_bytes, std::size_t{4} << 20);
+}
+
+TEST(ReaderSearchTest, BadTargetsAndAxesAreInvalid) {
+  FakeDisk d;
+  const auto o = options(std::chrono::seconds(1));
+  EXPECT_THAT(search_reader({"", 1 << 20}, o, d.measure(), d.clock()),
+              StatusIs(Errc::kInvalidArgument, HasSubstr("needs a file")));
+  EXPECT_THAT(search_reader({"/data/f", 100}, o, d.measure(), d.clock()),
+              StatusIs(Errc::kInvalidArgument, HasSubstr("/data/f: 100 bytes")));
+  auto empty = o;
+  empty.reader_space.depth.clear();
+  EXPECT_THAT(search_reader(kFile, empty, d.measure(), d.clock()),
+              StatusIs(Errc::kInvalidArgument, HasSubstr("reader's search")));
+  EXPECT_EQ(d.measurements, 0);
+}
+
 TEST(JudgeTest, NoiseIsTheLargerSpreadOfTheTwoSeries) {
   const auto v = judge({1.0, 1.1, 0.9}, {1.3, 1.2, 1.25}, 0.02);
   EXPECT_NEAR(v.noise, 0.2, 1e-9);

@@ -52,6 +52,25 @@ TuneProfile sample() {
   return p;
 }
 
+TuneProfile sample_with_reader() {
+  TuneProfile p = sample();
+  ReaderTuning r;
+  r.file = "/data/shard0";
+  r.bytes = 64 << 20;
+  r.options.block_bytes = 4 << 20;
+  r.options.depth = 4;
+  r.options.threads = 2;
+  r.tuned = true;
+  r.confirmed = true;
+  r.default_bytes_per_second = {1e9, 1.02e9, 1.01e9};
+  r.winner_bytes_per_second = {1.5e9, 1.52e9, 1.49e9};
+  r.noise = 0.02;
+  r.gain = 0.49;
+  r.candidates = {{io::ReaderOptions{}, 1e9}, {r.options, 1.5e9}};
+  p.reader = r;
+  return p;
+}
+
 // A fresh directory per test, removed at the end.
 class TempDir {
  public:
@@ -85,6 +104,51 @@ TEST(TuneProfileTest, JsonRoundTripKeepsEveryField) {
   auto back = tune_profile_from_json(nlohmann::json::parse(j.dump()));
   ASSERT_TRUE(back.has_value()) << back.error().message;
   EXPECT_EQ(*back, p);
+}
+
+TEST(TuneProfileTest, ReaderSectionRoundTripsAndIsAbsentWithoutOne) {
+  const auto p = sample_with_reader();
+  const auto j = to_json(p);
+  ASSERT_TRUE(j.contains("reader"));
+  EXPECT_EQ(j["reader"]["options"],
+            nlohmann::json({{"block_bytes", 4 << 20}, {"depth", 4}, {"threads", 2}}));
+  auto back = tune_profile_from_json(nlohmann::json::parse(j.dump()));
+  ASSERT_TRUE(back.has_value()) << back.error().message;
+  EXPECT_EQ(*back, p);
+  EXPECT_FALSE(to_json(sample()).contains("reader"));
+  EXPECT_FALSE(tune_profile_from_json(to_json(sample())).value().reader.has_value());
+}
+
+TEST(TuneProfileTest, ReaderOptionsComeFromTheReaderSection) {
+  EXPECT_FALSE(reader_options(sample()).has_value());
+  const auto o = reader_options(sample_with_reader());
+  ASSERT_TRUE(o.has_value());
+  EXPECT_EQ(o->block_bytes, std::size_t{4} << 20);
+  EXPECT_EQ(o->depth, 4);
+  EXPECT_EQ(o->threads, 2);
+  EXPECT_EQ(o->engine, io::ReaderOptions{}.engine);  // what is not tuned keeps its default
+}
+
+TEST(TuneProfileTest, BadReaderFieldsAreNamedWithTheirPath) {
+  const auto j = to_json(sample_with_reader());
+  const auto error_for = [&](const auto& change) {
+    auto bad = j;
+    change(bad);
+    auto r = tune_profile_from_json(bad);
+    return r ? std::string("accepted") : r.error().message;
+  };
+  EXPECT_THAT(error_for([](auto& b) { b["reader"]["options"]["depth"] = 0; }),
+              HasSubstr("reader.options.depth"));
+  EXPECT_THAT(error_for([](auto& b) { b["reader"]["options"]["block_bytes"] = 5000; }),
+              HasSubstr("reader.options: block size 5000"));
+  EXPECT_THAT(error_for([](auto& b) { b["reader"]["options"].erase("threads"); }),
+              HasSubstr("reader.options.threads: missing"));
+  EXPECT_THAT(error_for([](auto& b) { b["reader"]["file"] = ""; }), HasSubstr("reader.file"));
+  EXPECT_THAT(error_for([](auto& b) { b["reader"]["candidates"][1]["bytes_per_second"] = -1; }),
+              HasSubstr("reader.candidates[1].bytes_per_second"));
+  EXPECT_THAT(error_for([](auto& b) { b["reader"] = 3; }), HasSubstr("reader"));
+  EXPECT_THAT(error_for([](auto& b) { b["reader"].erase("tuned"); }),
+              HasSubstr("reader.tuned: missing"));
 }
 
 TEST(TuneProfileTest, WrongSchemaIsNamed) {
@@ -145,6 +209,18 @@ TEST(TuneProfileTest, FailedSaveLeavesTheOldFileAndNoTemporary) {
     ++files;
   }
   EXPECT_EQ(files, 1);
+}
+
+TEST(TuneProfileTest, SaveThenLoadKeepsTheReader) {
+  TempDir dir;
+  const auto path = dir.file("p.json");
+  ASSERT_TRUE(save_tune_profile(path, sample_with_reader()).has_value());
+  auto back = load_tune_profile(path);
+  ASSERT_TRUE(back.has_value()) << back.error().message;
+  EXPECT_EQ(*back, sample_with_reader());
+  auto bad = sample_with_reader();
+  bad.reader->options.depth = 0;
+  EXPECT_THAT(save_tune_profile(path, bad), StatusIs(Errc::kInvalidArgument, HasSubstr("reader")));
 }
 
 TEST(TuneProfileTest, LoadOfAMissingFileIsNotFound) {

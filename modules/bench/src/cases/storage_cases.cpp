@@ -2,8 +2,9 @@
 // reader, O_DIRECT io_uring with registered buffers and files, the data left in staging as fio
 // leaves it in its buffers) and runs fio's io_uring engine with the same settings on the same
 // file beside each point (results of their own, keys fio_read_*). `storage_to_device` reads the
-// file into device memory through the reader's pipeline at the best point of a short sweep and
-// through the naive path: a buffered read() into pageable memory, then a plain copy.
+// file into device memory through the reader's pipeline, at the point of the tune profile or
+// else the best of a short sweep, and through the naive path: a buffered read() into pageable
+// memory, then a plain copy.
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -236,7 +237,8 @@ class StorageToDeviceCase final : public Case {
   std::vector<BenchResult> run(const CaseContext& c) override {
     std::uint64_t bytes = 0;
     (void)file_size_problem(c, bytes);
-    auto engine = xfer::Engine::create(*c.device, c.profile);
+    // The staging is pinned memory, so the engine copies as on the h2d_pinned path.
+    auto engine = xfer::Engine::create(*c.device, c.profile_for("h2d_pinned"));
     auto dst = c.device->allocate(bytes);
     if (!engine || !dst) {
       const Error e = !engine ? engine.error() : dst.error();
@@ -250,53 +252,71 @@ class StorageToDeviceCase final : public Case {
   }
 
  private:
+  // Median rate and sorted samples of one reader point into device memory, and its strategy.
+  struct Point {
+    double median = 0;
+    std::vector<double> seconds;
+    std::string strategy;
+  };
+  static Result<Point> point(const CaseContext& c, xfer::Engine& engine, dev::Buffer& dst,
+                             std::uint64_t bytes, const io::ReaderOptions& o) {
+    ACCO_ASSIGN_OR_RETURN(auto reader, io::Reader::create(*c.device, o, &engine));
+    Point p;
+    for (int i = 0; i < c.warmup + c.reps; ++i) {
+      ACCO_ASSIGN_OR_RETURN(
+          const auto s, reader->read_to_device(dst.data(), bytes, {{c.storage_file, 0, bytes}}));
+      if (i >= c.warmup) {
+        p.seconds.push_back(s.seconds);
+      }
+      if (i == 0) {
+        p.strategy = fmt::format("{}{} -> engine, {} x {}", s.engine, s.direct ? " O_DIRECT" : "",
+                                 compact_size(o.block_bytes), o.depth);
+      }
+    }
+    std::sort(p.seconds.begin(), p.seconds.end());
+    p.median = static_cast<double>(bytes) / p.seconds[p.seconds.size() / 2];
+    return p;
+  }
+
   static BenchResult pipeline(const CaseContext& c, xfer::Engine& engine, dev::Buffer& dst,
                               std::uint64_t bytes) {
-    // A short sweep picks the point: blocks of 1 and 4 MiB at depths 8 and 32.
-    double best = -1;
-    std::vector<double> best_seconds;
-    std::string strategy;
-    std::string best_strategy;
-    for (const std::size_t block : {std::size_t{1} << 20, std::size_t{4} << 20}) {
-      for (const int depth : {8, 32}) {
-        io::ReaderOptions o;
-        o.block_bytes = block;
-        o.depth = depth;
-        auto reader = io::Reader::create(*c.device, o, &engine);
-        if (!reader) {
-          return failed("storage_h2d", c.device_name(), reader.error());
-        }
-        std::vector<double> seconds;
-        for (int i = 0; i < c.warmup + c.reps; ++i) {
-          auto s = (*reader)->read_to_device(dst.data(), bytes, {{c.storage_file, 0, bytes}});
-          if (!s) {
-            return failed("storage_h2d", c.device_name(), s.error());
+    Point best;
+    if (c.reader_options) {
+      // The point acco tune chose for this machine's reader.
+      auto p = point(c, engine, dst, bytes, *c.reader_options);
+      if (!p) {
+        return failed("storage_h2d", c.device_name(), p.error());
+      }
+      best = std::move(*p);
+      best.strategy +=
+          fmt::format(" x {} thread{}, from the tune profile", c.reader_options->threads,
+                      c.reader_options->threads == 1 ? "" : "s");
+    } else {
+      // A short sweep picks the point: blocks of 1 and 4 MiB at depths 8 and 32.
+      best.median = -1;
+      for (const std::size_t block : {std::size_t{1} << 20, std::size_t{4} << 20}) {
+        for (const int depth : {8, 32}) {
+          io::ReaderOptions o;
+          o.block_bytes = block;
+          o.depth = depth;
+          auto p = point(c, engine, dst, bytes, o);
+          if (!p) {
+            return failed("storage_h2d", c.device_name(), p.error());
           }
-          if (i >= c.warmup) {
-            seconds.push_back(s->seconds);
+          if (p->median > best.median) {
+            best = std::move(*p);
           }
-          if (i == 0) {
-            strategy = fmt::format("{}{} -> engine, {} x {}", s->engine,
-                                   s->direct ? " O_DIRECT" : "", compact_size(block), depth);
-          }
-        }
-        std::sort(seconds.begin(), seconds.end());
-        const double median = static_cast<double>(bytes) / seconds[seconds.size() / 2];
-        if (median > best) {
-          best = median;
-          best_seconds = seconds;
-          best_strategy = strategy;
         }
       }
     }
-    BenchResult r = base("storage_h2d", bytes, best_strategy);
+    BenchResult r = base("storage_h2d", bytes, best.strategy);
     r.device = c.device_name();
     // The slower of the drive's link and the device's.
     double peak = c.storage_peak_bytes_per_second;
     if (c.peak_bytes_per_second > 0) {
       peak = peak > 0 ? std::min(peak, c.peak_bytes_per_second) : 0;
     }
-    if (auto s = finish_rates(r, bytes, best_seconds, peak); !s) {
+    if (auto s = finish_rates(r, bytes, best.seconds, peak); !s) {
       return failed("storage_h2d", c.device_name(), s.error());
     }
     return r;

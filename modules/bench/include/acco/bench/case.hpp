@@ -7,6 +7,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "acco/bench/expectations.hpp"
 #include "acco/bench/result.hpp"
 #include "acco/dev/device.hpp"
+#include "acco/io/reader.hpp"
 #include "acco/topo/machine.hpp"
 #include "acco/xfer/profile.hpp"
 
@@ -39,6 +41,9 @@ struct CaseContext {
   std::string storage_file;
   double storage_peak_bytes_per_second = 0;
   bool quick = false;  // the storage suite sweeps fewer points
+  // The storage reader's options `acco tune --file` chose: storage_h2d reads with them instead of
+  // picking its point by a short sweep. None: the sweep.
+  std::optional<io::ReaderOptions> reader_options;
   // Engine profiles `acco tune` chose, keyed "<device_name>/<path>" with the path as in the case
   // keys ("h2d_pageable", "d2h_pinned"); a path not listed uses `profile`.
   std::map<std::string, xfer::Profile> path_profiles;

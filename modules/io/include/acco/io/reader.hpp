@@ -45,6 +45,7 @@ struct ReaderOptions {
   // IORING_SETUP_IOPOLL: only honoured for O_DIRECT reads; the NVMe driver needs poll queues
   // (nvme poll_queues > 0) or the completions never come: kAuto never sets it.
   bool iopoll = false;
+  bool operator==(const ReaderOptions&) const = default;
 };
 // kInvalidArgument naming the first field out of range (also when block x depth x threads, the
 // pinned staging, exceeds 2 GiB).

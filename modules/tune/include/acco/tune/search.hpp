@@ -1,6 +1,7 @@
 // The tuner's decisions, pure and fed by a measurement function so they are tested without
 // hardware: a budgeted coordinate descent over the engine's chunk size, slots, queues and host
-// copy threads per path, then a confirmation of the winner against the defaults, interleaved.
+// copy threads per path (and over the storage reader's block size, depth and threads on one
+// file), then a confirmation of the winner against the defaults, interleaved.
 #pragma once
 
 #include <chrono>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "acco/core/result.hpp"
+#include "acco/io/reader.hpp"
 #include "acco/tune/tune_profile.hpp"
 #include "acco/xfer/profile.hpp"
 
@@ -41,8 +43,19 @@ struct SearchSpace {
   std::vector<int> host_copy_threads = {1, 2};  // 1..N, N = the host's CPUs (tune_run)
 };
 
+// The storage reader's axes, swept in this order from io::ReaderOptions' defaults.
+struct ReaderSpace {
+  std::vector<std::size_t> block_bytes = {64 << 10, 256 << 10, 1 << 20, 4 << 20, 16 << 20};
+  std::vector<int> depth = {1, 4, 16, 64};
+  std::vector<int> threads = {1, 2};
+  // A candidate whose pinned staging (block x depth x threads) is above this is skipped, not
+  // measured: 16 MiB x 64 would pin 1 GiB for a read of --bytes.
+  std::size_t max_staging_bytes = std::size_t{256} << 20;
+};
+
 struct SearchOptions {
   SearchSpace space;
+  ReaderSpace reader_space;                       // search_reader only
   std::uint64_t bytes = std::uint64_t{64} << 20;  // copy size of the search and confirmation
   std::vector<std::uint64_t> fit_bytes = {std::uint64_t{1} << 20, std::uint64_t{4} << 20,
                                           std::uint64_t{16} << 20, std::uint64_t{64} << 20};
@@ -75,6 +88,33 @@ struct SearchOutcome {
                                            const SearchOptions& options, const Measure& measure,
                                            const Clock& clock, const StopRequested& stop = {},
                                            const Progress& progress = {});
+
+// The storage reader on one file: `bytes` of `file` per measurement.
+struct ReaderTarget {
+  std::string file;
+  std::uint64_t bytes = 0;
+};
+
+// Seconds to read `bytes` of the target's file with `options` (io::Reader::read_discard: file ->
+// pinned staging). An error drops the candidate (recorded with rate 0); an error for the
+// defaults fails the search.
+using ReaderMeasure =
+    std::function<Result<double>(const io::ReaderOptions& options, std::uint64_t bytes)>;
+
+struct ReaderSearchOutcome {
+  ReaderTuning reader;
+  bool budget_exhausted = false;
+  bool interrupted = false;  // StopRequested said so; `reader` is then incomplete
+};
+
+// The same search and confirmation as search() for the reader, within options.budget (its
+// confirm_share kept back for the confirmation) over options.reader_space: the defaults, then
+// block_bytes, depth and threads in turn, skipping candidates above max_staging_bytes or that
+// io::validate refuses. No fit. Errors: kInvalidArgument for no file, fewer than 4096 bytes or
+// an empty axis; the defaults' measurement error, with the file named.
+[[nodiscard]] Result<ReaderSearchOutcome> search_reader(
+    const ReaderTarget& target, const SearchOptions& options, const ReaderMeasure& measure,
+    const Clock& clock, const StopRequested& stop = {}, const Progress& progress = {});
 
 // The noise rule on two series of rates: {gain, noise, keep}. Pure.
 struct Verdict {

@@ -1,7 +1,8 @@
 // What `acco tune` found on one machine: the transfer engine's Profile chosen per device and copy
 // path (h2d/d2h, pageable/pinned), with every candidate's measured rate, the confirmation against
-// the defaults and the alpha + bytes / beta fit of each path. Saved as JSON
-// ("acco.tune-profile/1") under the XDG state directory, keyed by the machine's fingerprint.
+// the defaults and the alpha + bytes / beta fit of each path, and (with `acco tune --file`) the
+// storage reader's block size, depth and threads. Saved as JSON ("acco.tune-profile/1") under
+// the XDG state directory, keyed by the machine's fingerprint.
 #pragma once
 
 #include <map>
@@ -13,6 +14,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "acco/core/result.hpp"
+#include "acco/io/reader.hpp"
 #include "acco/tune/fit.hpp"
 #include "acco/xfer/profile.hpp"
 
@@ -46,6 +48,30 @@ struct PathTuning {
   bool operator==(const PathTuning&) const = default;
 };
 
+struct ReaderCandidate {
+  io::ReaderOptions options;    // only block_bytes, depth and threads differ from the defaults
+  double bytes_per_second = 0;  // measured during the search
+  bool operator==(const ReaderCandidate&) const = default;
+};
+
+// The storage reader on one file (`acco tune --file`): io::Reader::read_discard, file -> pinned
+// staging, what the storage path alone delivers.
+struct ReaderTuning {
+  std::string file;         // the file read
+  std::uint64_t bytes = 0;  // read per measurement
+  // What the reader uses: the winner or the defaults. Only block_bytes, depth and threads are
+  // tuned (and saved); the other fields are io::ReaderOptions' defaults.
+  io::ReaderOptions options;
+  bool tuned = false;      // the winner beat the defaults beyond noise; false keeps the defaults
+  bool confirmed = false;  // the confirmation ran (false when the budget ran out first)
+  std::vector<double> default_bytes_per_second;  // confirmation repeats, interleaved with:
+  std::vector<double> winner_bytes_per_second;
+  double noise = 0;                         // relative spread judged as noise (see search.hpp)
+  double gain = 0;                          // median(winner) / median(defaults) - 1
+  std::vector<ReaderCandidate> candidates;  // in the order measured
+  bool operator==(const ReaderTuning&) const = default;
+};
+
 struct TuneProfile {
   std::string fingerprint;  // bench::machine_fingerprint of the machine
   std::string created;      // UTC, "2025-03-01T12:00:00Z"
@@ -55,6 +81,7 @@ struct TuneProfile {
   double budget_seconds = 0;
   bool budget_exhausted = false;  // the search stopped early; the best so far was kept
   std::vector<PathTuning> paths;
+  std::optional<ReaderTuning> reader;  // none when tune ran without --file
   bool operator==(const TuneProfile&) const = default;
 
   // The entry for `device` and `path`, or null.
@@ -64,9 +91,14 @@ struct TuneProfile {
 // Profiles keyed "<device>/<path>", as bench::CaseContext::path_profiles takes them.
 [[nodiscard]] std::map<std::string, xfer::Profile> engine_profiles(const TuneProfile& profile);
 
+// The reader's options the profile chose (its defaults where the winner was not kept), or none
+// when the profile has no reader section.
+[[nodiscard]] std::optional<io::ReaderOptions> reader_options(const TuneProfile& profile);
+
 [[nodiscard]] nlohmann::json to_json(const TuneProfile& profile);
-// kInvalidArgument naming the field ("tune profile: paths[1].profile: chunk_bytes: ...") for a
-// missing or wrong field, an unknown path or a wrong schema.
+// kInvalidArgument naming the field ("tune profile: paths[1].profile: chunk_bytes: ...",
+// "tune profile: reader.options: depth: ...") for a missing or wrong field, an unknown path or a
+// wrong schema.
 [[nodiscard]] Result<TuneProfile> tune_profile_from_json(const nlohmann::json& j);
 
 // kNotFound when the file is absent; kInvalidArgument (prefixed with the path) when malformed.

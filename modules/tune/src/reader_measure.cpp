@@ -1,0 +1,32 @@
+#include "reader_measure.hpp"
+
+#include <algorithm>
+#include <utility>
+
+namespace acco::tune::detail {
+
+FileReadMeasure::FileReadMeasure(dev::Device& device, std::string file, int reads)
+    : device_(device), file_(std::move(file)), reads_(std::max(1, reads)) {}
+
+Result<double> FileReadMeasure::operator()(const io::ReaderOptions& options, std::uint64_t bytes) {
+  ACCO_ASSIGN_OR_RETURN(auto reader, io::Reader::create(device_, options));
+  const std::vector<io::FileRange> ranges = {{file_, 0, bytes}};
+  // The warm-up faults in the staging and the rings' first submissions.
+  ACCO_ASSIGN_OR_RETURN(const auto warm, reader->read_discard(ranges), "warm-up");
+  for (const auto& note : warm.notes) {
+    if (std::find(notes_.begin(), notes_.end(), note) == notes_.end()) {
+      notes_.push_back(note);
+    }
+  }
+  std::vector<double> seconds;
+  for (int i = 0; i < reads_; ++i) {
+    ACCO_ASSIGN_OR_RETURN(const auto s, reader->read_discard(ranges), "read");
+    seconds.push_back(s.seconds);
+  }
+  std::nth_element(seconds.begin(),
+                   seconds.begin() + static_cast<std::ptrdiff_t>(seconds.size() / 2),
+                   seconds.end());
+  return seconds[seconds.size() / 2];
+}
+
+}  // namespace acco::tune::detail
