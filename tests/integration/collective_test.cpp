@@ -26,9 +26,8 @@ Run mpirun(int ranks, const std::string& mca, const std::string& args) {
                           " --allow-run-as-root --oversubscribe --bind-to none -np " +
                           std::to_string(ranks) + " " + mca + " " + ACCO_BINARY + " " + args;
   TempDir io;
-  const int status = std::system((cmd + " >" + (io.path() / "out").string() + " 2>" +
-                                  (io.path() / "err").string())
-                                     .c_str());
+  const int status = std::system(
+      (cmd + " >" + (io.path() / "out").string() + " 2>" + (io.path() / "err").string()).c_str());
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(io.path() / "out"),
           slurp(io.path() / "err")};
 }
@@ -50,7 +49,7 @@ void expect_every_op_checked(const nlohmann::json& j, int ranks) {
 }
 
 TEST(Collective, OneProcessWithoutALauncherIsOneRank) {
-  const Run r = acco(std::string("bench --collective all --json") + kSmall);
+  const auto r = acco(std::string("bench --collective all --json") + kSmall);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   expect_conforms(r.out, "collective.schema.json");
   const auto j = nlohmann::json::parse(r.out);
@@ -60,7 +59,7 @@ TEST(Collective, OneProcessWithoutALauncherIsOneRank) {
 }
 
 TEST(Collective, TextHasTheNcclTestsTableAndTheSummary) {
-  const Run r = acco(std::string("bench --collective allreduce,sendrecv") + kSmall);
+  const auto r = acco(std::string("bench --collective allreduce,sendrecv") + kSmall);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("#       size        count   type  redop  root       time"));
   EXPECT_THAT(r.out, HasSubstr("# allreduce: plateau algbw"));
@@ -69,7 +68,7 @@ TEST(Collective, TextHasTheNcclTestsTableAndTheSummary) {
 }
 
 TEST(Collective, BadFlagsAreUsageErrors) {
-  Run r = acco("bench --collective allreduce,gather");
+  auto r = acco("bench --collective allreduce,gather");
   EXPECT_EQ(r.exit_code, 64);
   EXPECT_THAT(r.err, HasSubstr("--collective: collective 'gather': expected allreduce"));
   r = acco("bench --collective allreduce --min-bytes 1MiB --max-bytes 1KiB");
@@ -87,8 +86,8 @@ TEST(Collective, TwoRanksOverSharedMemory) {
   if (std::string(kMpiexec).empty()) {
     GTEST_SKIP() << "acco was built without MPI (libopenmpi-dev not found)";
   }
-  const Run r = mpirun(2, "--mca btl self,vader",
-                       std::string("bench --collective all --json") + kSmall);
+  const auto r =
+      mpirun(2, "--mca btl self,vader", std::string("bench --collective all --json") + kSmall);
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   expect_conforms(r.out, "collective.schema.json");
   const auto j = nlohmann::json::parse(r.out);  // rank 0 alone prints
@@ -104,8 +103,8 @@ TEST(Collective, FourRanksOverTcp) {
   if (std::string(kMpiexec).empty()) {
     GTEST_SKIP() << "acco was built without MPI (libopenmpi-dev not found)";
   }
-  const Run r = mpirun(4, "--mca btl self,tcp",
-                       std::string("bench --collective all --json") + kSmall);
+  const auto r =
+      mpirun(4, "--mca btl self,tcp", std::string("bench --collective all --json") + kSmall);
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   expect_conforms(r.out, "collective.schema.json");
   expect_every_op_checked(nlohmann::json::parse(r.out), 4);

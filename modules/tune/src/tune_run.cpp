@@ -86,7 +86,16 @@ Result<TuneResult> run_tune(const TuneOptions& options, const topo::Machine* mac
     // What the engine paths left of the whole budget, at least the reader's share.
     SearchOptions ro = so;
     ro.budget = std::max(std::chrono::nanoseconds(0), start + budget - clock());
-    detail::FileReadMeasure reads(*backend->devices().front(), options.reader_file, options.copies);
+    // Chunks move with the engine's choice for pinned host-to-device copies on that device.
+    xfer::Profile engine;
+    for (const PathTuning& t : outcome.paths) {
+      if (t.path == "h2d_pinned") {
+        engine = t.profile;
+        break;
+      }
+    }
+    detail::FileReadMeasure reads(*backend->devices().front(), engine, options.reader_file,
+                                  options.copies);
     ACCO_ASSIGN_OR_RETURN(auto reader, search_reader(
                                            {options.reader_file, read_bytes}, ro,
                                            [&](const io::ReaderOptions& o, std::uint64_t bytes) {

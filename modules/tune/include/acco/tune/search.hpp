@@ -95,9 +95,9 @@ struct ReaderTarget {
   std::uint64_t bytes = 0;
 };
 
-// Seconds to read `bytes` of the target's file with `options` (io::Reader::read_discard: file ->
-// pinned staging). An error drops the candidate (recorded with rate 0); an error for the
-// defaults fails the search.
+// Seconds to read `bytes` of the target's file with `options` (io::Reader::read_to_device: file
+// -> pinned staging -> device memory, as storage_h2d and sched::FileLoader read). An error drops
+// the candidate (recorded with rate 0); an error for the defaults fails the search.
 using ReaderMeasure =
     std::function<Result<double>(const io::ReaderOptions& options, std::uint64_t bytes)>;
 

@@ -54,8 +54,8 @@ struct ReaderCandidate {
   bool operator==(const ReaderCandidate&) const = default;
 };
 
-// The storage reader on one file (`acco tune --file`): io::Reader::read_discard, file -> pinned
-// staging, what the storage path alone delivers.
+// The storage reader on one file (`acco tune --file`): io::Reader::read_to_device, file -> pinned
+// staging -> device memory through the engine.
 struct ReaderTuning {
   std::string file;         // the file read
   std::uint64_t bytes = 0;  // read per measurement
