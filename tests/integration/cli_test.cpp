@@ -548,7 +548,8 @@ TEST(CliTest, DataDirInASysrootIsMatchedAgainstItsMountTable) {
   const auto text = acco({"probe", "--sysroot", dir.path().string(), "--data-dir", "/raid/x/"});
   ASSERT_EQ(text.exit_code, 0) << text.err;
   EXPECT_THAT(text.out, HasSubstr("Data dir /raid/x: ext4 on /dev/mapper/vg0-raid mounted at /raid "
-                                  "(rw,noatime), NVMe nvme1n1\n"));
+                                  "(rw,noatime), NVMe nvme1n1\n"
+                                  "  O_DIRECT and io_uring: not tried: recorded machine\n"));
   EXPECT_THAT(text.out, HasSubstr("NVMe namespaces (block queue; nvme poll_queues 0)"));
   const auto json =
       acco({"probe", "--sysroot", dir.path().string(), "--data-dir", "/scratch space", "--json"});
@@ -558,6 +559,8 @@ TEST(CliTest, DataDirInASysrootIsMatchedAgainstItsMountTable) {
   EXPECT_EQ(j["machine"]["data_dir"]["mount"]["mount_point"], "/scratch space");
   EXPECT_EQ(j["machine"]["data_dir"]["mount"]["root"], "/scratch space");
   EXPECT_EQ(j["machine"]["data_dir"]["nvme_namespaces"], nlohmann::json::array({"nvme1n1"}));
+  EXPECT_TRUE(j["machine"]["data_dir"]["direct_io"].is_null());
+  EXPECT_EQ(j["machine"]["data_dir"]["direct_io_untried"], "recorded machine");
   EXPECT_EQ(j["machine"]["nvme_namespaces"].size(), 2U);
 }
 
@@ -784,8 +787,9 @@ TEST(ScheduleTest, CudaWithoutAGpuExits69) {
 TEST(CliTest, RulesListsEveryRule) {
   const auto r = acco({"rules"});
   EXPECT_EQ(r.exit_code, 0);
-  for (const auto* rule : {"pcie-link-downtrained", "gpu-nic-remote", "nvlink-down",
-                           "virtualized-topology", "acs-p2p-redirect"}) {
+  for (const auto* rule :
+       {"pcie-link-downtrained", "gpu-nic-remote", "nvlink-down", "virtualized-topology",
+        "acs-p2p-redirect", "data-dir-direct-io-refused", "data-dir-io-uring-refused"}) {
     EXPECT_THAT(r.out, HasSubstr(rule));
   }
 }

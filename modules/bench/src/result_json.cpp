@@ -30,12 +30,12 @@ Status expect_object(const nlohmann::json& json, std::string_view what) {
 
 // "2025-03-01T12:00:00Z" exactly: the history orders runs by this text.
 bool is_utc_timestamp(std::string_view s) {
-  constexpr std::string_view shape = "dddd-dd-ddTdd:dd:ddZ";
-  if (s.size() != shape.size()) {
+  constexpr std::string_view kShape = "dddd-dd-ddTdd:dd:ddZ";
+  if (s.size() != kShape.size()) {
     return false;
   }
   for (std::size_t i = 0; i < s.size(); ++i) {
-    if (shape[i] == 'd' ? (s[i] < '0' || s[i] > '9') : s[i] != shape[i]) {
+    if (kShape[i] == 'd' ? (s[i] < '0' || s[i] > '9') : s[i] != kShape[i]) {
       return false;
     }
   }
@@ -70,6 +70,10 @@ Result<BenchResult> read_result(const nlohmann::json& json, const std::string& p
   // null is 0 ("unknown").
   r.peak_bytes_per_second = in.optional_non_negative("peak_bytes_per_second").value_or(0);
   r.efficiency = in.optional_non_negative("efficiency").value_or(0);
+  // Absent in older documents and in runs read from the history; null when nothing says.
+  if (json.contains("peak_source")) {
+    r.peak_source = in.optional_string("peak_source").value_or("");
+  }
   r.verdict = in.one_of("verdict", kVerdicts);
   r.strategy = in.string("strategy");
   r.timer = in.one_of("timer", kTimers);
@@ -100,6 +104,7 @@ ojson to_json(const BenchResult& r) {
           {"cov", r.cov},
           {"peak_bytes_per_second", positive_or_null(r.peak_bytes_per_second)},
           {"efficiency", positive_or_null(r.efficiency)},
+          {"peak_source", r.peak_source.empty() ? ojson(nullptr) : ojson(r.peak_source)},
           {"verdict", r.verdict},
           {"strategy", r.strategy},
           {"timer", r.timer},

@@ -51,11 +51,11 @@ TEST(ResultJsonTest, ResultKeysAreTheDocumentedOnesInOrder) {
   for (const auto& [key, value] : j.items()) {
     keys.push_back(key);
   }
-  EXPECT_EQ(keys,
-            (std::vector<std::string>{
-                "case", "device", "status", "reason", "bytes", "median_bytes_per_second",
-                "min_bytes_per_second", "max_bytes_per_second", "cov", "peak_bytes_per_second",
-                "efficiency", "verdict", "strategy", "timer", "latency_seconds", "sweep"}));
+  EXPECT_EQ(keys, (std::vector<std::string>{"case", "device", "status", "reason", "bytes",
+                                            "median_bytes_per_second", "min_bytes_per_second",
+                                            "max_bytes_per_second", "cov", "peak_bytes_per_second",
+                                            "efficiency", "peak_source", "verdict", "strategy",
+                                            "timer", "latency_seconds", "sweep"}));
   EXPECT_EQ(j["case"], "h2d_pinned_ce");
   EXPECT_EQ(j["bytes"], 512ULL << 20);
 }
@@ -80,6 +80,24 @@ TEST(ResultJsonTest, OutputConformsToThePublishedSchema) {
   previous.results[0].median_bytes_per_second = 60e9;
   j["comparisons"] = nlohmann::json::parse(to_json(compare(previous, sample_run())).dump());
   EXPECT_EQ(acco::testing::validate(s, j), std::vector<std::string>{});
+}
+
+TEST(ResultJsonTest, ThePeaksSourceRoundTripsAndIsNullWhenNothingSaysAndEmptyWhenAbsent) {
+  auto r = testing::measured("storage_read_1MiB_qd32", 6e9);
+  r.peak_source = "nvme1n1 on nvme1 at 0000:c1:00.0, Gen4 x4, 7.88 GB/s";
+  const auto j = nlohmann::json::parse(to_json(r).dump());
+  EXPECT_EQ(j["peak_source"], r.peak_source);
+  const auto back = result_from_json(j);
+  ASSERT_THAT(back, IsOk());
+  EXPECT_EQ(back->peak_source, r.peak_source);
+  EXPECT_TRUE(to_json(testing::measured("host_memcpy", 12e9))["peak_source"].is_null());
+  auto older = j;
+  older.erase("peak_source");  // documents written before the field, and the history's rows
+  const auto old_back = result_from_json(older);
+  ASSERT_THAT(old_back, IsOk());
+  EXPECT_EQ(old_back->peak_source, "");
+  older["peak_source"] = 7;
+  EXPECT_FALSE(result_from_json(older).has_value());
 }
 
 TEST(ResultJsonTest, SchemaRequiresEveryKeyTheWriterEmits) {

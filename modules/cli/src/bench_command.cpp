@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <string>
+#include <system_error>
 #include <vector>
 
 #include <fmt/format.h>
@@ -15,6 +17,7 @@
 
 #include "acco/bench/case.hpp"
 #include "acco/bench/compare.hpp"
+#include "acco/bench/expectations.hpp"
 #include "acco/bench/history.hpp"
 #include "acco/bench/report.hpp"
 #include "acco/bench/runner.hpp"
@@ -23,6 +26,7 @@
 #include "acco/dev/host_backend.hpp"
 #include "acco/io/baseline.hpp"
 #include "acco/topo/probe.hpp"
+#include "acco/topo/storage_link.hpp"
 
 #include "bench_collective.hpp"
 #include "command_spec.hpp"
@@ -208,10 +212,60 @@ Output list_cases() {
   return out;
 }
 
+// The storage suite's file, absolute and through its links, for the mount that holds it; as
+// given when that fails (the cases then report the file's own error).
+std::string storage_path(const std::string& file) {
+  std::error_code ec;
+  auto canonical = std::filesystem::canonical(file, ec);
+  return ec ? std::filesystem::absolute(file, ec).lexically_normal().string() : canonical.string();
+}
+
+// The peak of the NVMe link under the storage suite's file (topo::storage_link), or why there
+// is none, for the verdicts.
+void set_storage_peak(const topo::Machine* machine, bench::CaseContext& defaults) {
+  if (machine == nullptr) {
+    defaults.storage_peak_source = "topology unavailable";
+    return;
+  }
+  const topo::StorageLink link = topo::storage_link(*machine);
+  defaults.storage_peak_bytes_per_second = link.bytes_per_second;
+  defaults.storage_peak_source = link.source;
+}
+
+// The topology for the run; for the storage suite also the mount under its file, and the peak
+// of the NVMe link there in `options`.
+std::optional<topo::Machine> probe_for_run(const core::Settings& settings,
+                                           bench::RunOptions& options, std::string& warning) {
+  if (options.suite != "storage") {
+    return probe_machine(settings, warning);
+  }
+  auto machine = probe_machine(settings, warning, storage_path(options.defaults.storage_file));
+  set_storage_peak(machine ? &*machine : nullptr, options.defaults);
+  return machine;
+}
+
+// The first storage_read point's peak and its source: one line saying what the verdicts are
+// against.
+std::string storage_peak_line(const bench::BenchRun& run) {
+  for (const auto& r : run.results) {
+    if (r.case_key.rfind("storage_read_", 0) != 0 || r.status != bench::kStatusOk) {
+      continue;
+    }
+    if (r.peak_bytes_per_second > 0) {
+      return fmt::format("  peak {} ({}): verdicts against it, ok from {:.0f} %\n",
+                         units::format_rate(r.peak_bytes_per_second), r.peak_source,
+                         100 * bench::expectation(bench::PathKind::kStorageRead).ok_at_least);
+    }
+    return fmt::format("  no peak ({}): verdicts only against fio\n",
+                       r.peak_source.empty() ? std::string("unknown") : r.peak_source);
+  }
+  return {};
+}
+
 // Beside each storage_read point with a fio twin: acco / fio, judged against issue 17's target
 // (at least 95 %).
 std::string storage_summary(const bench::BenchRun& run) {
-  std::string out;
+  std::string out = storage_peak_line(run);
   for (const auto& r : run.results) {
     if (r.case_key.rfind("storage_read_", 0) != 0 || r.status != bench::kStatusOk) {
       continue;
@@ -260,8 +314,8 @@ class BenchCommand final : public Command {
     if (auto s = create_file(out.err); !s) {
       return error_output(s.error());
     }
-    auto machine = probe_machine(inv.settings, out.err);
     bench::RunOptions options = o_.run;
+    auto machine = probe_for_run(inv.settings, options, out.err);
     auto profile = profile_for(o_.profile, machine ? &*machine : nullptr, out.err);
     if (!profile) {
       return error_output(profile.error(), out.err);
@@ -378,10 +432,12 @@ Result<bench::BackendChoice> parse_backend(const std::string& name) {
 
 // The topology, for link peaks and the history's fingerprint. A probe failure is not fatal:
 // the bench then reports peaks as unknown.
-std::optional<topo::Machine> probe_machine(const core::Settings& settings, std::string& warning) {
+std::optional<topo::Machine> probe_machine(const core::Settings& settings, std::string& warning,
+                                           const std::string& data_path) {
   topo::ProbeRequest r;
   r.sysroot = settings.get("sysroot");
   r.nvml = topo::NvmlMode::kOff;
+  r.data_dir = data_path;
   auto result = topo::probe(r);
   if (!result) {
     warning = "acco: topology unavailable, link peaks unknown: " + result.error().message + "\n";

@@ -21,9 +21,11 @@ inline constexpr std::string_view kDefaultLink = "pcie4x16";
 [[nodiscard]] Result<bench::BackendChoice> parse_backend(const std::string& name);
 
 // The topology, for link peaks and the fingerprint. A probe failure is not fatal: `warning`
-// gets a line and the result is empty.
+// gets a line and the result is empty. With `data_path` (absolute), also the mount and NVMe
+// namespaces holding it (machine.data_dir), matched against the sysroot's mount table.
 [[nodiscard]] std::optional<topo::Machine> probe_machine(const core::Settings& settings,
-                                                         std::string& warning);
+                                                         std::string& warning,
+                                                         const std::string& data_path = "");
 
 // A short measurement (well under a minute) of this machine's device links for `acco doctor`:
 // pinned and pageable host<->device copies on every GPU, or host memory bandwidth alone when no

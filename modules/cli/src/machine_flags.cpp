@@ -3,8 +3,11 @@
 #include <algorithm>
 #include <filesystem>
 #include <system_error>
+#include <utility>
 
 #include <fmt/format.h>
+
+#include "acco/io/reader.hpp"
 
 namespace acco::cli {
 
@@ -68,6 +71,29 @@ Result<std::string> data_dir_path(const MachineFlags& flags, const core::Setting
   return canonical.string();
 }
 
+// The data directory of the live machine is on this host: try O_DIRECT and io_uring there (a
+// scratch file written and removed) so the checks can say what the reader will meet. A sysroot
+// or snapshot describes another machine, whose directory is not here; topo says so.
+void try_direct_io(const MachineOptions& machine, topo::ProbeRequest& r) {
+  if (!machine.from.empty() || !machine.hwloc_xml.empty() || r.sysroot != "/") {
+    return;
+  }
+  auto tried = io::probe_direct_io(machine.data_dir);
+  if (!tried) {
+    r.direct_io_untried = tried.error().message;
+    return;
+  }
+  topo::DirectIo d;
+  d.o_direct = tried->o_direct;
+  d.o_direct_error = tried->o_direct_error;
+  d.io_uring = tried->io_uring;
+  d.io_uring_error = tried->io_uring_error;
+  d.memory_alignment = tried->memory_alignment;
+  d.offset_alignment = tried->offset_alignment;
+  d.alignment_source = tried->alignment_source;
+  r.direct_io = std::move(d);
+}
+
 }  // namespace
 
 Result<MachineOptions> machine_options(const MachineFlags& flags, const core::Settings& settings) {
@@ -112,6 +138,9 @@ topo::ProbeRequest probe_request(const MachineOptions& machine, const core::Sett
   r.from_snapshot = machine.from;
   r.hwloc_xml = machine.hwloc_xml;
   r.data_dir = machine.data_dir;
+  if (!machine.data_dir.empty()) {
+    try_direct_io(machine, r);
+  }
   // The command writes the snapshot itself, so a failed write is told apart from a failed probe.
   r.capture_snapshot = !machine.snapshot.empty();
   r.nvml_library = settings.get("nvml-library");

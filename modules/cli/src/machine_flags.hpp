@@ -39,6 +39,8 @@ void add_machine_flags(CLI::App& sub, SharedFlags& shared, MachineFlags& flags, 
 [[nodiscard]] Result<MachineOptions> machine_options(const MachineFlags& flags,
                                                      const core::Settings& settings);
 
+// The probe of `machine`; on the live machine with --data-dir, also tries O_DIRECT and io_uring
+// in the data directory (writes and removes a small scratch file there) and passes the result.
 [[nodiscard]] topo::ProbeRequest probe_request(const MachineOptions& machine,
                                                const core::Settings& settings);
 // kExitFindings when a finding is at or above --fail-on, else kExitOk.

@@ -203,6 +203,24 @@ std::string nvml_section(const topo::Machine& m) {
   return "\nGPUs (NVML)\n" + aligned_table(rows);
 }
 
+// "  O_DIRECT works (512 B offsets, 512 B buffers, from statx); io_uring works", or what was
+// refused and the error, or why nothing was tried.
+std::string direct_io_line(const topo::DataDir& d) {
+  if (!d.direct_io) {
+    return fmt::format("  O_DIRECT and io_uring: not tried: {}\n", d.direct_io_untried);
+  }
+  const topo::DirectIo& io = *d.direct_io;
+  std::string direct = "refused (" + io.o_direct_error + ")";
+  if (io.o_direct) {
+    direct = io.offset_alignment > 0
+                 ? fmt::format("works ({} B offsets, {} B buffers, from {})", io.offset_alignment,
+                               io.memory_alignment, io.alignment_source)
+                 : "works";
+  }
+  return fmt::format("  O_DIRECT {}; io_uring {}\n", direct,
+                     io.io_uring ? "works" : "refused (" + io.io_uring_error + ")");
+}
+
 std::string storage_section(const topo::Machine& m) {
   std::string out;
   if (!m.nvme_namespaces.empty()) {
@@ -231,6 +249,7 @@ std::string storage_section(const topo::Machine& m) {
                              ? std::string("no NVMe namespace below it")
                              : fmt::format("NVMe {}", fmt::join(d.nvme_namespaces, ", ")));
     }
+    out += direct_io_line(d);
   }
   return out;
 }

@@ -1,7 +1,9 @@
 #include "acco/topo/json.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <optional>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -48,6 +50,26 @@ nlohmann::ordered_json namespace_json(const NvmeNamespace& ns) {
           {"hw_queues", or_null(ns.hw_queues)}};
 }
 
+nlohmann::ordered_json string_or_null(const std::string& text) {
+  return text.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(text);
+}
+
+nlohmann::ordered_json direct_io_json(const std::optional<DirectIo>& d) {
+  if (!d) {
+    return nullptr;
+  }
+  const auto bytes = [](std::uint32_t v) {
+    return v > 0 ? nlohmann::ordered_json(v) : nlohmann::ordered_json(nullptr);
+  };
+  return {{"o_direct", d->o_direct},
+          {"o_direct_error", string_or_null(d->o_direct_error)},
+          {"io_uring", d->io_uring},
+          {"io_uring_error", string_or_null(d->io_uring_error)},
+          {"memory_alignment", bytes(d->memory_alignment)},
+          {"offset_alignment", bytes(d->offset_alignment)},
+          {"alignment_source", string_or_null(d->alignment_source)}};
+}
+
 nlohmann::ordered_json data_dir_json(const std::optional<DataDir>& d) {
   if (!d) {
     return nullptr;
@@ -69,7 +91,9 @@ nlohmann::ordered_json data_dir_json(const std::optional<DataDir>& d) {
       {"mount", mount},
       {"device_evidence", d->device_evidence.empty() ? nlohmann::ordered_json(nullptr)
                                                      : nlohmann::ordered_json(d->device_evidence)},
-      {"nvme_namespaces", d->nvme_namespaces}};
+      {"nvme_namespaces", d->nvme_namespaces},
+      {"direct_io", direct_io_json(d->direct_io)},
+      {"direct_io_untried", string_or_null(d->direct_io_untried)}};
 }
 
 std::string hex(unsigned value, int digits) {

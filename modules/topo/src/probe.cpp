@@ -3,6 +3,9 @@
 #include <array>
 #include <chrono>
 #include <ctime>
+#include <optional>
+#include <string>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -48,6 +51,20 @@ ProbeResult finish(Machine machine, NvmlReport nvml, std::string origin) {
   result.findings = check(machine);
   result.machine = std::move(machine);
   return result;
+}
+
+// The data directory of a sysroot or snapshot is not on this host, so nothing was tried there.
+constexpr const char* kRecordedMachine = "recorded machine";
+
+void set_direct_io(Machine& machine, std::optional<DirectIo> direct_io, std::string untried) {
+  if (!machine.data_dir) {
+    return;
+  }
+  machine.data_dir->direct_io = std::move(direct_io);
+  machine.data_dir->direct_io_untried = machine.data_dir->direct_io ? std::string()
+                                        : untried.empty()
+                                            ? std::string("not asked for by the caller")
+                                            : std::move(untried);
 }
 
 }  // namespace
@@ -105,6 +122,7 @@ Result<ProbeResult> probe(const ProbeRequest& request) {
     ACCO_ASSIGN_OR_RETURN(Machine machine, discover_sysfs(fs), "snapshot " + request.from_snapshot);
     if (!request.data_dir.empty()) {
       read_data_dir(fs, request.data_dir, machine);
+      set_direct_io(machine, std::nullopt, kRecordedMachine);
     }
     if (snapshot.hwloc_xml.empty()) {
       machine.cpu.unavailable = "the snapshot holds no hwloc XML (taken by an older acco)";
@@ -145,6 +163,11 @@ Result<ProbeResult> probe(const ProbeRequest& request) {
   ACCO_ASSIGN_OR_RETURN(Machine machine, discover_sysfs(fs), "sysroot " + request.sysroot);
   if (!request.data_dir.empty()) {
     read_data_dir(fs, request.data_dir, machine);
+    if (live_root) {
+      set_direct_io(machine, request.direct_io, request.direct_io_untried);
+    } else {
+      set_direct_io(machine, std::nullopt, kRecordedMachine);
+    }
   }
   std::string hwloc_xml = add_hwloc(machine, {HwlocInputKind::kFsRoot, request.sysroot, record});
   std::optional<Snapshot> snapshot;

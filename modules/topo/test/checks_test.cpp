@@ -438,11 +438,12 @@ TEST(ChecksTest, EveryRuleIsDocumentedInTheRuleList) {
   for (const auto& r : rules()) {
     ids.push_back(r.id);
   }
-  for (const auto* rule : {"pcie-link-downtrained", "pcie-slot-limited", "pcie-path-bottleneck",
-                           "pcie-uplink-oversubscribed", "gpu-nic-remote", "nvme-gpu-remote",
-                           "numa-unknown", "ib-port-down", "ib-rate-low", "nic-pcie-limited",
-                           "iommu-translated", "gpudirect-rdma-missing", "acs-p2p-redirect",
-                           "nvlink-down", "virtualized-topology", "numa-topology-inconsistent"}) {
+  for (const auto* rule :
+       {"pcie-link-downtrained", "pcie-slot-limited", "pcie-path-bottleneck",
+        "pcie-uplink-oversubscribed", "gpu-nic-remote", "nvme-gpu-remote", "numa-unknown",
+        "ib-port-down", "ib-rate-low", "nic-pcie-limited", "iommu-translated",
+        "gpudirect-rdma-missing", "acs-p2p-redirect", "nvlink-down", "virtualized-topology",
+        "numa-topology-inconsistent", "data-dir-direct-io-refused", "data-dir-io-uring-refused"}) {
     EXPECT_THAT(ids, Contains(rule));
   }
 }
@@ -761,7 +762,7 @@ TEST(ChecksTest, RuleIdsAreUniqueAndEachHasATitleAndAnOrderedRange) {
     EXPECT_FALSE(r.title.empty()) << r.id;
     EXPECT_LE(r.lowest, r.highest) << r.id;
   }
-  EXPECT_EQ(ids.size(), 29U);
+  EXPECT_EQ(ids.size(), 31U);
 }
 
 }  // namespace

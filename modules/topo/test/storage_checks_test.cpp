@@ -1,6 +1,7 @@
 // The storage rules: each NVMe block-queue rule fires on the DGX H100 with that one setting off
 // and stays quiet on the healthy machine; the data-directory rules fire for the mounts of the
-// DGX's mountinfo that deserve them. Also the reading of the queue files themselves.
+// DGX's mountinfo that deserve them, and the O_DIRECT and io_uring rules for what a live trial in
+// the data directory showed. Also the reading of the queue files themselves.
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -322,6 +323,128 @@ TEST(StorageChecksTest, DataDirWithoutAMountTableIsInfo) {
   ASSERT_EQ(f.size(), 1U);
   EXPECT_EQ(f[0].severity, Severity::kInfo);
   EXPECT_THAT(f[0].message, HasSubstr("unknown"));
+}
+
+// The DGX with `data_dir` and what a live trial there would have shown (a sysroot's probe never
+// tries, so the value is set on the machine and the checks run on it).
+std::vector<Finding> with_trial(const std::string& data_dir, const DirectIo& trial,
+                                const DgxH100Options& options = {}) {
+  Machine m = dgx(options, data_dir).machine;
+  EXPECT_TRUE(m.data_dir.has_value());
+  if (m.data_dir) {
+    m.data_dir->direct_io = trial;
+    m.data_dir->direct_io_untried.clear();
+  }
+  return check(m);
+}
+
+std::vector<Finding> of_rule(const std::vector<Finding>& findings, const std::string& rule) {
+  std::vector<Finding> out;
+  std::copy_if(findings.begin(), findings.end(), std::back_inserter(out),
+               [&](const Finding& f) { return f.rule == rule; });
+  return out;
+}
+
+DirectIo works() {
+  DirectIo d;
+  d.o_direct = true;
+  d.io_uring = true;
+  d.memory_alignment = 512;
+  d.offset_alignment = 512;
+  d.alignment_source = "statx";
+  return d;
+}
+
+TEST(StorageChecksTest, ASysrootsDataDirIsNotTriedForDirectIo) {
+  const auto p = dgx({}, "/raid");
+  ASSERT_TRUE(p.machine.data_dir.has_value());
+  EXPECT_FALSE(p.machine.data_dir->direct_io.has_value());
+  EXPECT_EQ(p.machine.data_dir->direct_io_untried, "recorded machine");
+  EXPECT_THAT(of_rule(p, "data-dir-direct-io-refused"), IsEmpty());
+  EXPECT_THAT(of_rule(p, "data-dir-io-uring-refused"), IsEmpty());
+}
+
+TEST(StorageChecksTest, ATrialWhereBothWorkIsQuiet) {
+  const auto f = with_trial("/raid", works());
+  EXPECT_THAT(of_rule(f, "data-dir-direct-io-refused"), IsEmpty());
+  EXPECT_THAT(of_rule(f, "data-dir-io-uring-refused"), IsEmpty());
+}
+
+TEST(StorageChecksTest, RefusedODirectIsAWarningWithTheErrorAsEvidence) {
+  DirectIo trial = works();
+  trial.o_direct = false;
+  trial.o_direct_error = "open(O_DIRECT): Invalid argument";
+  const auto f = of_rule(with_trial("/var/lib/docker/overlay2/l1/merged/data", trial),
+                         "data-dir-direct-io-refused");
+  ASSERT_EQ(f.size(), 1U);
+  EXPECT_EQ(f[0].severity, Severity::kWarning);
+  EXPECT_EQ(f[0].evidence.front().value, "open(O_DIRECT): Invalid argument");
+  EXPECT_THAT(f[0].evidence.front().source, HasSubstr("O_DIRECT read of a scratch file"));
+  EXPECT_THAT(f[0].evidence.back().value, HasSubstr("type overlay"));
+  EXPECT_THAT(f[0].message, HasSubstr("on overlay refuses O_DIRECT"));
+  EXPECT_THAT(f[0].message, HasSubstr("page cache"));
+  EXPECT_THAT(f[0].recommendation, HasSubstr("Bind-mount"));
+  EXPECT_THAT(of_rule(with_trial("/var/lib/docker/overlay2/l1/merged/data", trial),
+                      "data-dir-io-uring-refused"),
+              IsEmpty());
+}
+
+TEST(StorageChecksTest, RefusedODirectOnExt4DataJournalNamesTheMountOption) {
+  DirectIo trial = works();
+  trial.o_direct = false;
+  trial.o_direct_error = "pread(O_DIRECT): Invalid argument";
+  const auto f = of_rule(with_trial("/raid", trial, {.raid_data_journal = true}),
+                         "data-dir-direct-io-refused");
+  ASSERT_EQ(f.size(), 1U);
+  EXPECT_EQ(f[0].severity, Severity::kWarning);
+  EXPECT_THAT(f[0].devices, ElementsAre("nvme1n1"));
+  EXPECT_THAT(f[0].recommendation, HasSubstr("Mount /raid with data=ordered"));
+}
+
+TEST(StorageChecksTest, RefusedODirectOnTmpfsIsOnlyInfo) {
+  DirectIo trial = works();
+  trial.o_direct = false;
+  trial.o_direct_error = "open(O_DIRECT): Invalid argument";
+  const auto f = of_rule(with_trial("/dev/shm/cache", trial), "data-dir-direct-io-refused");
+  ASSERT_EQ(f.size(), 1U);
+  EXPECT_EQ(f[0].severity, Severity::kInfo);
+  EXPECT_THAT(f[0].recommendation, HasSubstr("already in memory"));
+}
+
+TEST(StorageChecksTest, RefusedODirectWithAnUnknownMountIsStillAWarning) {
+  TempDir dir;
+  acco::testing::write_workstation(dir.path());
+  Machine m = probe(dir.path(), "/data").machine;
+  ASSERT_TRUE(m.data_dir.has_value());
+  ASSERT_FALSE(m.data_dir->unavailable.empty());
+  DirectIo trial = works();
+  trial.o_direct = false;
+  trial.o_direct_error = "open(O_DIRECT): Invalid argument";
+  m.data_dir->direct_io = trial;
+  const auto f = of_rule(check(m), "data-dir-direct-io-refused");
+  ASSERT_EQ(f.size(), 1U);
+  EXPECT_EQ(f[0].severity, Severity::kWarning);
+  EXPECT_THAT(f[0].devices, ElementsAre("/data"));
+  EXPECT_EQ(f[0].evidence.size(), 1U);
+  EXPECT_THAT(f[0].message, HasSubstr("/data refuses O_DIRECT"));
+}
+
+TEST(StorageChecksTest, RefusedIoUringIsAWarningWithTheSysctlAndSeccompFix) {
+  DirectIo trial = works();
+  trial.io_uring = false;
+  trial.io_uring_error =
+      "io_uring not permitted here (Operation not permitted: seccomp or kernel.io_uring_disabled)";
+  const auto all = with_trial("/raid", trial);
+  const auto f = of_rule(all, "data-dir-io-uring-refused");
+  ASSERT_EQ(f.size(), 1U);
+  EXPECT_EQ(f[0].severity, Severity::kWarning);
+  EXPECT_THAT(f[0].devices, ElementsAre("/raid"));
+  EXPECT_EQ(f[0].evidence.front().value, trial.io_uring_error);
+  EXPECT_THAT(f[0].message, HasSubstr("falls back to pread"));
+  EXPECT_THAT(f[0].recommendation, HasSubstr("sysctl kernel.io_uring_disabled=0"));
+  EXPECT_THAT(f[0].recommendation,
+              HasSubstr("io_uring_setup, io_uring_enter and io_uring_register"));
+  EXPECT_THAT(of_rule(all, "data-dir-direct-io-refused"), IsEmpty());
 }
 
 }  // namespace

@@ -196,6 +196,7 @@ class StorageReadCase final : public Case {
     if (auto s = finish_rates(r, bytes, seconds, c.storage_peak_bytes_per_second); !s) {
       return failed(key, "host", s.error());
     }
+    r.peak_source = c.storage_peak_source;
     return r;
   }
 
@@ -218,6 +219,7 @@ class StorageReadCase final : public Case {
     if (auto s = finish_rates(r, bytes, seconds, c.storage_peak_bytes_per_second); !s) {
       return failed(key, "host", s.error());
     }
+    r.peak_source = c.storage_peak_source;
     return r;
   }
 };
@@ -313,8 +315,11 @@ class StorageToDeviceCase final : public Case {
     r.device = c.device_name();
     // The slower of the drive's link and the device's.
     double peak = c.storage_peak_bytes_per_second;
-    if (c.peak_bytes_per_second > 0) {
-      peak = peak > 0 ? std::min(peak, c.peak_bytes_per_second) : 0;
+    r.peak_source = c.storage_peak_source;
+    if (c.peak_bytes_per_second > 0 && peak > c.peak_bytes_per_second) {
+      peak = c.peak_bytes_per_second;
+      r.peak_source = fmt::format("the device's link, {}, below the drive's: {}",
+                                  units::format_rate(peak), c.storage_peak_source);
     }
     if (auto s = finish_rates(r, bytes, best.seconds, peak); !s) {
       return failed("storage_h2d", c.device_name(), s.error());

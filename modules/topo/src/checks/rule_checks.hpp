@@ -23,7 +23,8 @@ void check_acs_p2p_redirect(const Machine& m, std::vector<Finding>& out);
 void check_gpu_nic_remote(const Machine& m, std::vector<Finding>& out);
 void check_numa_unknown(const Machine& m, std::vector<Finding>& out);
 
-// storage.cpp: NVMe drives, their block queues and the data directory's file system.
+// storage.cpp: NVMe drives, their block queues and the data directory's file system, O_DIRECT
+// and io_uring there.
 void check_nvme_gpu_remote(const Machine& m, std::vector<Finding>& out);
 void check_nvme_scheduler_not_none(const Machine& m, std::vector<Finding>& out);
 void check_nvme_nr_requests_low(const Machine& m, std::vector<Finding>& out);
@@ -35,6 +36,8 @@ void check_nvme_poll_queues_none(const Machine& m, std::vector<Finding>& out);
 void check_data_dir_fs(const Machine& m, std::vector<Finding>& out);
 void check_data_dir_mount_options(const Machine& m, std::vector<Finding>& out);
 void check_data_dir_not_nvme(const Machine& m, std::vector<Finding>& out);
+void check_data_dir_direct_io_refused(const Machine& m, std::vector<Finding>& out);
+void check_data_dir_io_uring_refused(const Machine& m, std::vector<Finding>& out);
 
 // network.cpp: InfiniBand/RoCE ports, NIC bandwidth, GPUDirect RDMA and NVLink.
 void check_ib_port_down(const Machine& m, std::vector<Finding>& out);

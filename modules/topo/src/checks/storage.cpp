@@ -1,6 +1,7 @@
 // Storage checks: GPUs whose nearest NVMe drive sits on another socket, how the block layer
 // queues each NVMe namespace (scheduler, request counts and sizes, read-ahead, hardware and poll
-// queues), and the file system that holds the data directory named with --data-dir.
+// queues), and the file system that holds the data directory named with --data-dir, with what
+// trying O_DIRECT and io_uring there showed.
 #include <algorithm>
 #include <cstdint>
 #include <initializer_list>
@@ -404,6 +405,74 @@ void check_data_dir_not_nvme(const Machine& m, std::vector<Finding>& out) {
       "Keep the data set on an NVMe file system (`acco probe --json` lists nvme_namespaces); if "
       "this is one behind a layer acco does not follow, check `lsblk -s " +
       d.mount.source + "`";
+  out.push_back(std::move(f));
+}
+
+void check_data_dir_direct_io_refused(const Machine& m, std::vector<Finding>& out) {
+  if (!m.data_dir || !m.data_dir->direct_io || m.data_dir->direct_io->o_direct) {
+    return;
+  }
+  const DataDir& d = *m.data_dir;
+  const std::string& type = d.mount.fs_type;
+  // On tmpfs the data is in memory already: the page cache is all there is to read from.
+  const bool memory = d.unavailable.empty() && is_memory_fs(type);
+  Finding f;
+  if (d.unavailable.empty()) {
+    f = data_dir_finding(d, memory ? Severity::kInfo : Severity::kWarning);
+  } else {
+    f.severity = Severity::kWarning;
+    f.devices = {d.path};
+  }
+  f.evidence.insert(
+      f.evidence.begin(),
+      {fmt::format("O_DIRECT read of a scratch file in {}", d.path), d.direct_io->o_direct_error});
+  const std::string on = d.unavailable.empty() ? fmt::format(" on {}", type) : std::string();
+  f.message = fmt::format(
+      "{}{} refuses O_DIRECT ({}): acco's reader, fio --direct=1 and GPUDirect Storage fall back "
+      "to buffered reads through the page cache, which copy every byte once more and push other "
+      "data out of memory",
+      d.path, on, d.direct_io->o_direct_error);
+  if (memory) {
+    f.recommendation =
+        "Nothing to fix for data already in memory (tmpfs takes O_DIRECT from Linux 6.6); for "
+        "the data set itself, point --data-dir at the ext4 or xfs file system it is loaded from";
+  } else if (type == "overlay") {
+    f.recommendation =
+        "Bind-mount the data directory from the host's ext4 or xfs file system on the NVMe drive "
+        "(`docker run -v /host/data:/data`, a hostPath or local volume in Kubernetes)";
+  } else if (type == "ext4" && has_option(d.mount.super_options, "data=journal")) {
+    f.recommendation = fmt::format(
+        "Mount {} with data=ordered (ext4 does no direct I/O with data=journal): change it in "
+        "/etc/fstab and mount it afresh",
+        d.mount.mount_point);
+  } else {
+    f.recommendation =
+        "Put the data set on ext4 or xfs on a local NVMe drive, where O_DIRECT works; a FUSE or "
+        "network file system takes O_DIRECT only where its daemon or client supports it";
+  }
+  out.push_back(std::move(f));
+}
+
+void check_data_dir_io_uring_refused(const Machine& m, std::vector<Finding>& out) {
+  if (!m.data_dir || !m.data_dir->direct_io || m.data_dir->direct_io->io_uring) {
+    return;
+  }
+  const DataDir& d = *m.data_dir;
+  Finding f;
+  f.severity = Severity::kWarning;
+  f.devices = {d.path};
+  f.evidence = {{"io_uring_setup (a ring of 4 entries)", d.direct_io->io_uring_error}};
+  f.message = fmt::format(
+      "io_uring cannot be set up for this process ({}): acco's reader falls back to pread on one "
+      "thread, one request in flight, and fio's io_uring engine fails, so reads of {} reach a "
+      "fraction of what the drive serves at depth",
+      d.direct_io->io_uring_error, d.path);
+  f.recommendation =
+      "`sysctl kernel.io_uring_disabled=0` (1 allows only the group in kernel.io_uring_group, 2 "
+      "allows nobody), and `kernel.io_uring_disabled = 0` in /etc/sysctl.d/ to keep it; in a "
+      "container, a seccomp profile that allows io_uring_setup, io_uring_enter and "
+      "io_uring_register (`docker run --security-opt seccomp=PROFILE.json`; recent Docker and "
+      "containerd default profiles block them)";
   out.push_back(std::move(f));
 }
 

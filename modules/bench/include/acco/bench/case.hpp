@@ -37,9 +37,11 @@ struct CaseContext {
   int small_copies = 10000;  // items of the batched/one-by-one cases
   xfer::Profile profile;
   // The storage suite: the file read (created by the caller), and the NVMe link's peak per
-  // direction when the file's drive is known (0 otherwise).
+  // direction when the file's drive is known (0 otherwise, topo::storage_link), with what that
+  // peak is or why there is none ("no NVMe link under FILE: /dev/vda (ext4)").
   std::string storage_file;
   double storage_peak_bytes_per_second = 0;
+  std::string storage_peak_source;
   bool quick = false;  // the storage suite sweeps fewer points
   // The storage reader's options `acco tune --file` chose: storage_h2d reads with them instead of
   // picking its point by a short sweep. None: the sweep.

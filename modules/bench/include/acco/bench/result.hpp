@@ -49,10 +49,13 @@ struct BenchResult {
   double max_bytes_per_second = 0;
   double cov = 0;                    // coefficient of variation of the rate samples
   double peak_bytes_per_second = 0;  // the crossed link's peak; 0 when unknown
-  double efficiency = 0;             // median / peak; 0 when unknown
-  std::string verdict = "unknown";   // "ok", "low", "very low", "unknown" (see expectations.hpp)
-  std::string strategy;              // what the engine did: "direct", "pipelined 4 MiB x 3", ...
-  std::string timer;                 // kTimerDeviceEvents or kTimerHostClock; empty if not run
+  // What the peak is, or why it is unknown, where a case says ("nvme1n1 on nvme1 at
+  // 0000:c1:00.0, Gen4 x4, 7.88 GB/s"); empty otherwise. Not kept in the history.
+  std::string peak_source;
+  double efficiency = 0;            // median / peak; 0 when unknown
+  std::string verdict = "unknown";  // "ok", "low", "very low", "unknown" (see expectations.hpp)
+  std::string strategy;             // what the engine did: "direct", "pipelined 4 MiB x 3", ...
+  std::string timer;                // kTimerDeviceEvents or kTimerHostClock; empty if not run
   std::optional<double> latency_seconds;  // median time per copy, for latency cases
   std::vector<SweepPoint> sweep;          // ascending sizes, for sweep cases
   bool operator==(const BenchResult&) const = default;

@@ -158,6 +158,20 @@ struct Mount {
   bool operator==(const Mount&) const = default;
 };
 
+// What trying O_DIRECT and io_uring in the data directory showed: a scratch file written there,
+// opened with O_DIRECT and read back, and an io_uring ring set up. Only a live probe tries (acco's
+// io module, through the caller: topo does no I/O of its own on the data).
+struct DirectIo {
+  bool o_direct = false;
+  std::string o_direct_error;  // "open(O_DIRECT): Invalid argument"; empty when it worked
+  bool io_uring = false;
+  std::string io_uring_error;  // "io_uring not permitted here (Operation not permitted: ...)"
+  std::uint32_t memory_alignment = 0;  // bytes an O_DIRECT buffer aligns to; 0 unknown
+  std::uint32_t offset_alignment = 0;  // bytes an O_DIRECT offset and length align to
+  std::string alignment_source;        // "statx" (STATX_DIOALIGN), "logical_block_size", "default"
+  bool operator==(const DirectIo&) const = default;
+};
+
 // The mount holding the data directory named with --data-dir, and the NVMe namespaces below its
 // source device.
 struct DataDir {
@@ -168,6 +182,10 @@ struct DataDir {
   // /sys/dev/block/MAJ:MIN path followed; empty when it was not.
   std::string device_evidence = {};
   std::vector<std::string> nvme_namespaces = {};  // "nvme0n1"; several under RAID or LVM
+  // What O_DIRECT and io_uring did there; absent when not tried, and `direct_io_untried` then
+  // says why ("recorded machine", "cannot create a scratch file: Permission denied").
+  std::optional<DirectIo> direct_io = {};
+  std::string direct_io_untried = {};
   bool operator==(const DataDir&) const = default;
 };
 

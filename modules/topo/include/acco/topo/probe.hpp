@@ -36,6 +36,13 @@ struct ProbeRequest {
   // sysroot or snapshot, matched against its /proc/self/mountinfo and never looked up on this
   // host. Empty: none. Ignored with hwloc_xml, which holds no mounts.
   std::string data_dir = {};
+  // What trying O_DIRECT and io_uring in `data_dir` showed, for a live probe (sysroot "/", no
+  // snapshot): topo does no I/O on the data itself, so the caller tries (acco::io's
+  // probe_direct_io) and passes the result, or why it could not in `direct_io_untried`. Both are
+  // ignored for a sysroot or snapshot, whose data directory is not on this host: the DataDir then
+  // says "recorded machine".
+  std::optional<DirectIo> direct_io = {};
+  std::string direct_io_untried = {};
 };
 
 // What a snapshot file holds: every file-system answer and NVML's report.
