@@ -761,7 +761,7 @@ TEST(ChecksTest, RuleIdsAreUniqueAndEachHasATitleAndAnOrderedRange) {
     EXPECT_FALSE(r.title.empty()) << r.id;
     EXPECT_LE(r.lowest, r.highest) << r.id;
   }
-  EXPECT_EQ(ids.size(), 29U);
+  EXPECT_EQ(ids.size(), 36U);
 }
 
 }  // namespace
