@@ -817,6 +817,7 @@ TEST(NcclEnvCliTest, JsonConformsToItsSchema) {
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["schema"], "acco.nccl-env/1");
   EXPECT_TRUE(j["virtual_machine"].get<bool>());
+  EXPECT_TRUE(j["topo_file_advised"].get<bool>());
   EXPECT_TRUE(j["topo_file"].is_null());
 }
 

@@ -90,9 +90,13 @@ class ProbeCommand final : public Command {
         if (!env.wants_topo_file) {
           return error_output(as_usage(
               Error{Errc::kInvalidArgument,
-                    fmt::format("--nccl-topo-file: {} is not a virtual machine; NCCL reads its PCI "
-                                "topology from sysfs as it is",
-                                result->machine.origin)}));
+                    env.virtual_machine
+                        ? fmt::format("--nccl-topo-file: {} is a virtual machine without GPUs; "
+                                      "there is nothing for NCCL to pair",
+                                      result->machine.origin)
+                        : fmt::format("--nccl-topo-file: {} is not a virtual machine; NCCL reads "
+                                      "its PCI topology from sysfs as it is",
+                                      result->machine.origin)}));
         }
         if (auto written = core::write_file_atomic(options_.nccl_topo_file,
                                                    topo::nccl_topo_xml(result->machine));

@@ -287,7 +287,8 @@ NcclEnv nccl_env(const Machine& m) {
     env.settings.push_back(
         {"UCX_NET_DEVICES", join(sockets.names, ","), "no RDMA port: UCX over TCP on these"});
   }
-  env.wants_topo_file = !detail::guest_evidence(m).empty();
+  env.virtual_machine = !detail::guest_evidence(m).empty();
+  env.wants_topo_file = env.virtual_machine && !detail::gdr_gpus(m).empty();
   return env;
 }
 
@@ -340,7 +341,8 @@ nlohmann::ordered_json to_json(const NcclEnv& env, const std::string& topo_file)
   return {{"schema", "acco.nccl-env/1"},
           {"settings", settings},
           {"notes", env.notes},
-          {"virtual_machine", env.wants_topo_file},
+          {"virtual_machine", env.virtual_machine},
+          {"topo_file_advised", env.wants_topo_file},
           {"topo_file", topo_file.empty() ? nlohmann::ordered_json(nullptr)
                                           : nlohmann::ordered_json(topo_file)}};
 }

@@ -489,6 +489,9 @@ TEST(NcclEnvTest, WithoutRdmaUcxUsesTheSocketInterface) {
   EXPECT_EQ(value_of(env, "NCCL_IB_HCA"), "<absent>");
   EXPECT_EQ(value_of(env, "UCX_NET_DEVICES"), "eth0");
   EXPECT_THAT(env.notes, Contains(HasSubstr("no InfiniBand/RoCE port")));
+  // A VM, but without GPUs there is nothing for an NCCL topology file to pair.
+  EXPECT_TRUE(env.virtual_machine);
+  EXPECT_FALSE(env.wants_topo_file);
 }
 
 TEST(NcclEnvTest, DownInterfacesAreNotChosen) {

@@ -24,8 +24,9 @@ struct EnvSetting {
 struct NcclEnv {
   std::vector<EnvSetting> settings;  // in a fixed order; a variable with nothing to say is absent
   std::vector<std::string> notes;    // what could not be chosen, and why
-  // True in a virtual machine (the "hypervisor" CPU flag or emulated bridges), where NCCL needs
-  // the topology file of nccl_topo_xml().
+  // The "hypervisor" CPU flag or emulated bridges were found.
+  bool virtual_machine = false;
+  // A virtual machine with GPUs, where NCCL needs the topology file of nccl_topo_xml().
   bool wants_topo_file = false;
   bool operator==(const NcclEnv&) const = default;
 };
@@ -45,7 +46,8 @@ struct NcclEnv {
 // not the emulated ports'. The comment at the top says how it was made.
 [[nodiscard]] std::string nccl_topo_xml(const Machine& machine);
 
-// {"settings": [{"name", "value", "reason"}], "notes": [...], "topo_file": path or null}.
+// {"schema", "settings": [{"name", "value", "reason"}], "notes", "virtual_machine",
+// "topo_file_advised", "topo_file": path or null}.
 [[nodiscard]] nlohmann::ordered_json to_json(const NcclEnv& env, const std::string& topo_file);
 
 }  // namespace acco::topo
