@@ -26,6 +26,7 @@ namespace {
 
 namespace stdfs = std::filesystem;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 struct CommandResult {
   int exit_code = -1;
@@ -592,9 +593,12 @@ TEST(CliTest, DataDirMountTableTravelsInTheSnapshot) {
   EXPECT_EQ(b["machine"]["data_dir"]["mount"]["fs_type"], "fuse.s3fs");
 }
 
-TEST(CliTest, DataDirOfASnapshotTakenWithoutOneIsUnknownNotAnError) {
+// Every probe reads the mount table (for /dev/shm), so a snapshot lacks one only when the
+// machine it was taken from did (or an older acco took it without --data-dir).
+TEST(CliTest, DataDirOfASnapshotWithoutAMountTableIsUnknownNotAnError) {
   TempDir dir;
   write_dgx_h100(dir.path());
+  stdfs::remove(dir.path() / "proc/self/mountinfo");
   TempDir out;
   const auto snap = (out.path() / "snap.json").string();
   ASSERT_EQ(acco({"probe", "--sysroot", dir.path().string(), "--snapshot", snap}).exit_code, 0);
@@ -784,12 +788,68 @@ TEST(ScheduleTest, CudaWithoutAGpuExits69) {
   expect_one_line_error(r, 69, "--devices cuda");
 }
 
+// `acco probe --nccl-env`: the export lines for a sysroot, the NCCL_TOPO_FILE of a VM, the
+// JSON form against its schema, and the refusal on bare metal.
+TEST(NcclEnvCliTest, KvmGuestPrintsExportsAndWritesTheTopologyFile) {
+  TempDir dir;
+  write_kvm_guest(dir.path() / "root");
+  const auto xml = dir.path() / "topo.xml";
+  const auto r = acco(
+      {"probe", "--sysroot", (dir.path() / "root").string(), "--nccl-topo-file", xml.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("NCCL topology written to"));
+  expect_golden("kvm_guest.nccl-env.txt", replace_all(r.out, dir.path().string(), "<DIR>"));
+  expect_golden("kvm_guest.nccl-topo.xml", slurp(xml));
+}
+
+TEST(NcclEnvCliTest, BareMetalPrintsExportsWithoutATopologyFile) {
+  TempDir dir;
+  write_dgx_h100(dir.path());
+  const auto r = acco({"probe", "--sysroot", dir.path().string(), "--nccl-env"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  expect_golden("dgx_h100.nccl-env.txt", replace_all(r.out, dir.path().string(), "<SYSROOT>"));
+  EXPECT_THAT(r.out, Not(HasSubstr("NCCL_TOPO_FILE")));
+}
+
+TEST(NcclEnvCliTest, JsonConformsToItsSchema) {
+  TempDir dir;
+  write_kvm_guest(dir.path());
+  const auto r = acco({"probe", "--sysroot", dir.path().string(), "--nccl-env", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  expect_conforms(r.out, "nccl-env.schema.json");
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["schema"], "acco.nccl-env/1");
+  EXPECT_TRUE(j["virtual_machine"].get<bool>());
+  EXPECT_TRUE(j["topo_file_advised"].get<bool>());
+  EXPECT_TRUE(j["topo_file"].is_null());
+}
+
+TEST(NcclEnvCliTest, TopologyFileOnBareMetalIsAUsageError) {
+  TempDir dir;
+  write_dgx_h100(dir.path() / "root");
+  const auto xml = dir.path() / "topo.xml";
+  expect_one_line_error(acco({"probe", "--sysroot", (dir.path() / "root").string(),
+                              "--nccl-topo-file", xml.string()}),
+                        64, "--nccl-topo-file");
+  EXPECT_FALSE(stdfs::exists(xml));
+}
+
+TEST(NcclEnvCliTest, UnwritableTopologyFileExits73) {
+  TempDir dir;
+  write_kvm_guest(dir.path());
+  expect_one_line_error(acco({"probe", "--sysroot", dir.path().string(), "--nccl-topo-file",
+                              "/nonexistent-dir/topo.xml"}),
+                        73, "--nccl-topo-file");
+}
+
 TEST(CliTest, RulesListsEveryRule) {
   const auto r = acco({"rules"});
   EXPECT_EQ(r.exit_code, 0);
   for (const auto* rule :
        {"pcie-link-downtrained", "gpu-nic-remote", "nvlink-down", "virtualized-topology",
-        "acs-p2p-redirect", "data-dir-direct-io-refused", "data-dir-io-uring-refused"}) {
+        "acs-p2p-redirect", "data-dir-direct-io-refused", "data-dir-io-uring-refused",
+        "roce-mtu-low", "roce-gid-v1-only", "rail-unbalanced", "nic-irq-remote",
+        "net-socket-buffers-small", "dev-shm-small", "memlock-limited"}) {
     EXPECT_THAT(r.out, HasSubstr(rule));
   }
 }

@@ -295,8 +295,30 @@ PciFunction& PciFunction::infiniband(std::string_view name, const IbSpec& spec) 
     write_attr(port / "phys_state", spec.ports[i].phys_state);
     write_attr(port / "rate", spec.ports[i].rate);
     write_attr(port / "link_layer", spec.ports[i].link_layer);
+    for (std::size_t g = 0; g < spec.ports[i].gid_types.size(); ++g) {
+      const auto& type = spec.ports[i].gid_types[g];
+      const fs::path file = port / "gid_attrs/types" / fmt::format("{}", g);
+      if (type.empty()) {
+        write_bytes(file, "");
+      } else {
+        write_attr(file, type);
+      }
+    }
+    if (!spec.ports[i].ndev.empty()) {
+      write_attr(port / "gid_attrs/ndevs/0", spec.ports[i].ndev);
+    }
   }
   make_link(builder_->root_ / "sys/class/infiniband" / name, ib);
+  return *this;
+}
+
+PciFunction& PciFunction::msi_irqs(int first_irq, int count, std::string_view affinity) {
+  const fs::path fn = dir();
+  for (int irq = first_irq; irq < first_irq + count; ++irq) {
+    write_attr(fn / "msi_irqs" / fmt::format("{}", irq), "msix");
+    write_attr(builder_->root_ / "proc/irq" / fmt::format("{}", irq) / "smp_affinity_list",
+               affinity);
+  }
   return *this;
 }
 

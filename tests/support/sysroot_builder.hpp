@@ -77,6 +77,10 @@ struct IbPortSpec {
   std::string phys_state = "5: LinkUp";
   std::string rate = "400 Gb/sec (4X NDR)";
   std::string link_layer = "InfiniBand";  // "Ethernet" for RoCE
+  // gid_attrs/types/N for N = 0.. ("IB/RoCE v1", "RoCE v2"), an empty entry writes a zero-byte
+  // file as an unpopulated GID reads; none: no gid_attrs/types directory.
+  std::vector<std::string> gid_types = {};
+  std::string ndev = {};  // gid_attrs/ndevs/0; empty: no file
 };
 
 struct IbSpec {
@@ -144,6 +148,9 @@ class PciFunction {
   PciFunction& virtio_netdev(std::string_view child, std::string_view name,
                              const NetSpec& spec = {});
   PciFunction& infiniband(std::string_view name, const IbSpec& spec);
+  // MSI-X vectors first_irq .. first_irq + count - 1 (msi_irqs/N) with
+  // proc/irq/N/smp_affinity_list holding `affinity` ("0-31").
+  PciFunction& msi_irqs(int first_irq, int count, std::string_view affinity);
   // An NVMe controller with its namespaces, their block queues and device numbers (259:N,
   // sys/dev/block links) and sys/module/nvme/parameters/poll_queues (0 unless
   // SysrootBuilder::nvme_poll_queues said otherwise).

@@ -1,12 +1,15 @@
 // `acco probe`: discover the machine's links (live, a sysroot or a snapshot) and report what is
-// wrong; optionally record everything read into a snapshot for --from.
+// wrong; optionally record everything read into a snapshot for --from, or (--nccl-env) print
+// the NCCL, UCX and Open MPI environment acco recommends for the node.
 #include <memory>
 
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
 
+#include "acco/core/json.hpp"
 #include "acco/topo/json.hpp"
+#include "acco/topo/nccl_env.hpp"
 #include "acco/topo/probe.hpp"
 
 #include "command_spec.hpp"
@@ -17,48 +20,138 @@
 namespace acco::cli {
 namespace {
 
+struct ProbeFlags {
+  MachineFlags machine;
+  bool nccl_env = false;
+  std::string nccl_topo_file;  // --nccl-topo-file FILE
+};
+
+struct ProbeOptions {
+  MachineOptions machine;
+  bool nccl_env = false;
+  std::string nccl_topo_file;
+};
+
+// A value for a POSIX shell: single-quoted, a quote inside as '\''.
+std::string shell_quote(const std::string& value) {
+  std::string out = "'";
+  for (const char c : value) {
+    out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  }
+  return out + "'";
+}
+
+std::string nccl_env_text(const topo::Machine& m, const topo::NcclEnv& env,
+                          const std::string& topo_file) {
+  std::string out =
+      fmt::format("# NCCL, UCX and Open MPI settings acco recommends for {} ({})\n",
+                  m.hostname.empty() ? std::string("this node") : m.hostname, m.origin);
+  for (const auto& s : env.settings) {
+    out += fmt::format("# {}: {}\nexport {}={}\n", s.name, s.reason, s.name, shell_quote(s.value));
+  }
+  for (const auto& note : env.notes) {
+    out += fmt::format("# {}\n", note);
+  }
+  if (!topo_file.empty()) {
+    out += fmt::format(
+        "# NCCL_TOPO_FILE: a virtual machine, whose flattened PCI tree misleads NCCL; written by "
+        "--nccl-topo-file\nexport NCCL_TOPO_FILE={}\n",
+        shell_quote(topo_file));
+  } else if (env.wants_topo_file) {
+    out +=
+        "# a virtual machine: NCCL misreads its flattened PCI tree; add --nccl-topo-file FILE to "
+        "write an NCCL_TOPO_FILE\n";
+  }
+  return out;
+}
+
 class ProbeCommand final : public Command {
  public:
-  explicit ProbeCommand(MachineOptions machine) : machine_(std::move(machine)) {}
+  explicit ProbeCommand(ProbeOptions options) : options_(std::move(options)) {}
 
   Output run(const Invocation& inv) const override {
-    auto result = topo::probe(probe_request(machine_, inv.settings));
+    const MachineOptions& machine = options_.machine;
+    auto result = topo::probe(probe_request(machine, inv.settings));
     if (!result) {
       return error_output(result.error());
     }
-    if (!machine_.snapshot.empty()) {
+    if (!machine.snapshot.empty()) {
       if (!result->snapshot) {  // capture_snapshot was asked for: a bug if nothing came back
         return error_output(Error{Errc::kInternal, "snapshot: the probe recorded nothing"});
       }
-      if (auto written = topo::write_snapshot(machine_.snapshot, *result->snapshot); !written) {
+      if (auto written = topo::write_snapshot(machine.snapshot, *result->snapshot); !written) {
         return error_output(as_cannot_write(std::move(written.error())));
       }
     }
     Output out;
-    out.out = inv.format == Format::kJson
-                  ? topo::probe_json(result->machine, result->findings).dump(2) + "\n"
-                  : probe_text(result->machine, result->findings);
-    if (!machine_.snapshot.empty()) {
-      out.err = fmt::format("acco: snapshot written to {}\n", machine_.snapshot);
+    if (options_.nccl_env) {
+      const auto env = topo::nccl_env(result->machine);
+      if (!options_.nccl_topo_file.empty()) {
+        if (!env.wants_topo_file) {
+          return error_output(as_usage(
+              Error{Errc::kInvalidArgument,
+                    env.virtual_machine
+                        ? fmt::format("--nccl-topo-file: {} is a virtual machine without GPUs; "
+                                      "there is nothing for NCCL to pair",
+                                      result->machine.origin)
+                        : fmt::format("--nccl-topo-file: {} is not a virtual machine; NCCL reads "
+                                      "its PCI topology from sysfs as it is",
+                                      result->machine.origin)}));
+        }
+        if (auto written = core::write_file_atomic(options_.nccl_topo_file,
+                                                   topo::nccl_topo_xml(result->machine));
+            !written) {
+          return error_output(as_cannot_write(Error{
+              written.error().code, fmt::format("--nccl-topo-file: {}", written.error().message)}));
+        }
+        out.err = fmt::format("acco: NCCL topology written to {}\n", options_.nccl_topo_file);
+      }
+      out.out = inv.format == Format::kJson
+                    ? topo::to_json(env, options_.nccl_topo_file).dump(2) + "\n"
+                    : nccl_env_text(result->machine, env, options_.nccl_topo_file);
+    } else {
+      out.out = inv.format == Format::kJson
+                    ? topo::probe_json(result->machine, result->findings).dump(2) + "\n"
+                    : probe_text(result->machine, result->findings);
     }
-    out.exit_code = findings_exit(machine_, result->findings);
+    if (!machine.snapshot.empty()) {
+      out.err += fmt::format("acco: snapshot written to {}\n", machine.snapshot);
+    }
+    out.exit_code = findings_exit(machine, result->findings);
     return out;
   }
 
  private:
-  MachineOptions machine_;
+  ProbeOptions options_;
 };
+
+Result<ProbeOptions> probe_options(const ProbeFlags& flags, const core::Settings& settings) {
+  ProbeOptions o;
+  ACCO_ASSIGN_OR_RETURN(o.machine, machine_options(flags.machine, settings));
+  o.nccl_topo_file = flags.nccl_topo_file;
+  // Writing the topology file is part of the recommendation, so it implies --nccl-env.
+  o.nccl_env = flags.nccl_env || !flags.nccl_topo_file.empty();
+  return o;
+}
 
 }  // namespace
 
 CommandSpec probe_command() {
-  return command_with_flags<MachineFlags>(
+  return command_with_flags<ProbeFlags>(
       "probe", "discover the machine's links and report what is wrong",
-      [](CLI::App& sub, SharedFlags& shared, MachineFlags& flags) {
-        add_machine_flags(sub, shared, flags, true);
+      [](CLI::App& sub, SharedFlags& shared, ProbeFlags& flags) {
+        add_machine_flags(sub, shared, flags.machine, true);
+        sub.add_flag("--nccl-env", flags.nccl_env,
+                     "print the NCCL_IB_HCA, NCCL_SOCKET_IFNAME, UCX_NET_DEVICES and "
+                     "OMPI_MCA_btl_tcp_if_include settings acco recommends (as export lines, or "
+                     "acco.nccl-env/1 with --json) instead of the report");
+        sub.add_option("--nccl-topo-file", flags.nccl_topo_file,
+                       "in a virtual machine, write an NCCL_TOPO_FILE pairing each GPU with a NIC "
+                       "to FILE (implies --nccl-env)")
+            ->type_name("FILE");
       },
-      [](const MachineFlags& flags, const core::Settings& settings) {
-        return command_from<ProbeCommand>(machine_options(flags, settings));
+      [](const ProbeFlags& flags, const core::Settings& settings) {
+        return command_from<ProbeCommand>(probe_options(flags, settings));
       });
 }
 

@@ -1,7 +1,9 @@
 #include "text_report.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
@@ -89,6 +91,31 @@ std::string cpu_line(const topo::CpuTopology& cpu) {
                      cpu.source);
 }
 
+// "Limits: /dev/shm 64.0 MiB, locked memory 8.0 MiB, rmem_max 208.0 KiB, ...": what NCCL, UCX
+// and MPI run into, as far as it was read; empty when nothing was.
+std::string limits_line(const topo::HostLimits& l) {
+  std::vector<std::string> parts;
+  if (l.shm_bytes) {
+    parts.push_back("/dev/shm " + units::format_bytes(*l.shm_bytes));
+  }
+  if (l.memlock_unlimited) {
+    parts.push_back("locked memory " + (*l.memlock_unlimited ? std::string("unlimited")
+                                        : l.memlock_bytes    ? units::format_bytes(*l.memlock_bytes)
+                                                             : l.memlock_text));
+  }
+  const auto bytes = [&](const char* name, const std::optional<std::int64_t>& v) {
+    if (v && *v >= 0) {
+      parts.push_back(
+          fmt::format("{} {}", name, units::format_bytes(static_cast<std::uint64_t>(*v))));
+    }
+  };
+  bytes("rmem_max", l.rmem_max);
+  bytes("wmem_max", l.wmem_max);
+  bytes("tcp_rmem max", l.tcp_rmem_max);
+  bytes("tcp_wmem max", l.tcp_wmem_max);
+  return parts.empty() ? std::string() : fmt::format("Limits: {}\n", fmt::join(parts, ", "));
+}
+
 std::string header(const topo::Machine& m) {
   std::string out = fmt::format("acco probe: {} (kernel {}), read from {}{}\n",
                                 m.hostname.empty() ? "unknown host" : m.hostname,
@@ -123,6 +150,7 @@ std::string header(const topo::Machine& m) {
                        : n.memory_known   ? "no memory"
                                           : "memory unknown");
   }
+  out += limits_line(m.limits);
   int bridges = 0;
   for (const auto& d : m.pci_devices) {
     bridges += d.kind == DeviceKind::kBridge ? 1 : 0;

@@ -96,6 +96,23 @@ nlohmann::ordered_json data_dir_json(const std::optional<DataDir>& d) {
       {"direct_io_untried", string_or_null(d->direct_io_untried)}};
 }
 
+nlohmann::ordered_json limits_json(const HostLimits& l) {
+  const auto text_or_null = [](const std::string& s) {
+    return s.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(s);
+  };
+  return {{"rmem_max_bytes", or_null(l.rmem_max)},
+          {"wmem_max_bytes", or_null(l.wmem_max)},
+          {"tcp_rmem_max_bytes", or_null(l.tcp_rmem_max)},
+          {"tcp_wmem_max_bytes", or_null(l.tcp_wmem_max)},
+          {"tcp_rmem", text_or_null(l.tcp_rmem_text)},
+          {"tcp_wmem", text_or_null(l.tcp_wmem_text)},
+          {"shm_bytes", or_null(l.shm_bytes)},
+          {"shm_evidence", text_or_null(l.shm_evidence)},
+          {"memlock_unlimited", or_null(l.memlock_unlimited)},
+          {"memlock_bytes", or_null(l.memlock_bytes)},
+          {"memlock", text_or_null(l.memlock_text)}};
+}
+
 std::string hex(unsigned value, int digits) {
   return fmt::format("0x{:0{}x}", value, digits);
 }
@@ -152,6 +169,16 @@ nlohmann::ordered_json to_json(const PciDevice& d, const Machine& machine) {
   }
   if (!nets.empty()) {
     j["net_interfaces"] = nets;
+  }
+  if (!d.irqs.empty()) {
+    nlohmann::ordered_json irqs = nlohmann::ordered_json::array();
+    for (const auto& irq : d.irqs) {
+      irqs.push_back(
+          {{"irq", irq.irq},
+           {"affinity", irq.affinity_text.empty() ? nlohmann::ordered_json(nullptr)
+                                                  : nlohmann::ordered_json(irq.affinity_text)}});
+    }
+    j["irqs"] = irqs;
   }
   for (const auto& card : physical_devices(machine)) {
     if (card.functions.size() > 1 &&
@@ -212,7 +239,8 @@ nlohmann::ordered_json probe_json(const Machine& m, const std::vector<Finding>& 
          {"pci", n.pci.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(n.pci)},
          {"speed_bits_per_second", n.speed_mbps ? nlohmann::ordered_json(*n.speed_mbps * 1000000)
                                                 : nlohmann::ordered_json(nullptr)},
-         {"operstate", n.operstate}});
+         {"operstate", n.operstate},
+         {"mtu", or_null(n.mtu)}});
   }
   nlohmann::ordered_json ib = nlohmann::ordered_json::array();
   for (const auto& p : m.ib_ports) {
@@ -225,7 +253,11 @@ nlohmann::ordered_json probe_json(const Machine& m, const std::vector<Finding>& 
          {"rate_bits_per_second", p.rate_gbps * 1e9},
          {"rate", p.rate_text},
          {"link_layer", p.link_layer},
-         {"data_rate_bits_per_second", p.data_rate_gbps * 1e9}});
+         {"data_rate_bits_per_second", p.data_rate_gbps * 1e9},
+         {"netdev",
+          p.netdev.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(p.netdev)},
+         {"gid_types", p.gid_types},
+         {"roce_v2_gid_index", or_null(p.roce_v2_gid_index)}});
   }
   nlohmann::ordered_json nvme = nlohmann::ordered_json::array();
   for (const auto& c : m.nvme_controllers) {
@@ -297,6 +329,7 @@ nlohmann::ordered_json probe_json(const Machine& m, const std::vector<Finding>& 
          {{"loaded", m.gpudirect.rdma_loaded}, {"evidence", m.gpudirect.evidence}}},
         {"nvml", nvml},
         {"input_issues", issues},
+        {"limits", limits_json(m.limits)},
         {"online_cpus", units::format_cpulist(m.online_cpus)},
         {"packages", m.packages}}},
       {"devices", devices},

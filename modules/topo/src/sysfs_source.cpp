@@ -11,6 +11,7 @@
 
 #include "acco/core/units.hpp"
 #include "acco/topo/link_model.hpp"
+#include "acco/topo/mounts.hpp"
 
 namespace acco::topo {
 namespace {
@@ -601,6 +602,9 @@ void read_net(Reader& in, Machine& m) {
       }
     }
     n.operstate = in.text(dir + "/operstate").value_or("unknown");
+    if (auto mtu = in.integer(dir + "/mtu")) {
+      n.mtu = static_cast<int>(*mtu);
+    }
     m.net_interfaces.push_back(std::move(n));
   }
 }
@@ -639,6 +643,37 @@ double data_rate_gbps(const IbPort& p, std::string_view speed) {
     return p.rate_gbps;
   }
   return lane * p.lanes;
+}
+
+// The GID table's types and the netdev of GID 0. Unpopulated entries answer EINVAL (or nothing)
+// on read, which is the kernel saying "empty", not bad input, so those reads bypass the Reader.
+void read_gid_attrs(Reader& in, const std::string& pdir, IbPort& p) {
+  if (auto ndev = in.fs().read_file(pdir + "/gid_attrs/ndevs/0")) {
+    p.netdev = units::escape(units::trim(*ndev));
+  }
+  std::vector<int> indices;
+  for (const auto& name : in.list(pdir + "/gid_attrs/types")) {
+    if (auto index = units::parse_int(name); index && *index >= 0) {
+      indices.push_back(static_cast<int>(*index));
+    }
+  }
+  std::sort(indices.begin(), indices.end());
+  for (const int index : indices) {
+    auto type = in.fs().read_file(fmt::format("{}/gid_attrs/types/{}", pdir, index));
+    if (!type) {
+      continue;
+    }
+    const auto text = units::escape(units::trim(*type));
+    if (text.empty()) {
+      continue;
+    }
+    if (std::find(p.gid_types.begin(), p.gid_types.end(), text) == p.gid_types.end()) {
+      p.gid_types.push_back(text);
+    }
+    if (text == "RoCE v2" && !p.roce_v2_gid_index) {
+      p.roce_v2_gid_index = index;
+    }
+  }
 }
 
 void read_infiniband(Reader& in, Machine& m) {
@@ -693,6 +728,15 @@ void read_infiniband(Reader& in, Machine& m) {
       }
       p.link_layer = units::escape(in.text(pdir + "/link_layer").value_or(""));
       p.data_rate_gbps = data_rate_gbps(p, speed);
+      read_gid_attrs(in, pdir, p);
+      if (p.netdev.empty()) {
+        // Without gid_attrs (InfiniBand ports, older kernels) a single-port function's one
+        // netdev is the port's.
+        const auto nets = in.list(dir + "/device/net");
+        if (nets.size() == 1) {
+          p.netdev = nets.front();
+        }
+      }
       if (readable) {
         m.ib_ports.push_back(std::move(p));
       }
@@ -916,6 +960,209 @@ DeviceKind classify_pci(std::uint32_t class_code, std::uint16_t vendor_id) {
   }
 }
 
+namespace {
+
+// A NIC's interrupt vectors and their CPUs. The affinity of a vector that was freed between the
+// listing and the read (an interface going down) is simply absent.
+void read_nic_irqs(Reader& in, Machine& m) {
+  for (auto& d : m.pci_devices) {
+    if (d.kind != DeviceKind::kNic) {
+      continue;
+    }
+    std::vector<int> numbers;
+    for (const auto& name : in.list(fmt::format("/sys/bus/pci/devices/{}/msi_irqs", d.address))) {
+      if (auto n = units::parse_int(name); n && *n >= 0) {
+        numbers.push_back(static_cast<int>(*n));
+      }
+    }
+    std::sort(numbers.begin(), numbers.end());
+    for (const int n : numbers) {
+      Irq irq;
+      irq.irq = n;
+      const auto path = fmt::format("/proc/irq/{}/smp_affinity_list", n);
+      if (auto text = in.text(path)) {
+        irq.affinity_text = units::escape(*text);
+        if (auto cpus = units::parse_cpulist(*text)) {
+          irq.cpus = std::move(*cpus);
+        } else {
+          in.issue(path, cpus.error().message);
+        }
+      }
+      d.irqs.push_back(std::move(irq));
+    }
+  }
+}
+
+// The third field of tcp_rmem/tcp_wmem ("4096 131072 6291456"): the most autotuning may grow a
+// buffer to.
+std::optional<std::int64_t> tcp_buffer_max(Reader& in, const std::string& path, std::string& text) {
+  auto t = in.text(path);
+  if (!t) {
+    return std::nullopt;
+  }
+  text = units::escape(*t);
+  std::vector<std::string> fields;
+  for (auto& f : units::split(*t, '\t')) {
+    for (auto& g : units::split(f, ' ')) {
+      if (!g.empty()) {
+        fields.push_back(std::move(g));
+      }
+    }
+  }
+  if (fields.size() == 3) {
+    // Tabs as the kernel writes them become single spaces, as a sysctl line writes them.
+    text = units::escape(fields[0] + " " + fields[1] + " " + fields[2]);
+  }
+  auto v = fields.size() == 3 ? units::parse_int(fields[2]) : units::parse_int("");
+  if (!v) {
+    in.issue(path, fmt::format("cannot parse '{}' (expected 'min default max')", text));
+    return std::nullopt;
+  }
+  return *v;
+}
+
+// "Max locked memory         8388608              8388608              bytes": the soft field.
+void read_memlock(Reader& in, HostLimits& limits) {
+  const std::string path = "/proc/self/limits";
+  auto text = in.raw(path);
+  if (!text) {
+    return;
+  }
+  for (const auto& line : units::split(*text, '\n')) {
+    if (line.rfind("Max locked memory", 0) != 0) {
+      continue;
+    }
+    std::vector<std::string> fields;
+    for (auto& w : units::split(line.substr(std::string_view("Max locked memory").size()), ' ')) {
+      if (!w.empty()) {
+        fields.push_back(std::move(w));
+      }
+    }
+    if (fields.empty()) {
+      break;
+    }
+    limits.memlock_text = units::escape(fields[0]);
+    if (fields[0] == "unlimited") {
+      limits.memlock_unlimited = true;
+      return;
+    }
+    if (auto v = units::parse_int(fields[0]); v && *v >= 0) {
+      limits.memlock_unlimited = false;
+      limits.memlock_bytes = static_cast<std::uint64_t>(*v);
+      return;
+    }
+    break;
+  }
+  in.issue(path, "cannot find 'Max locked memory <soft> <hard> bytes'");
+}
+
+// tmpfs's size= ("65536k", "1g", "50%", or bytes) in bytes; nullopt for a form not handled.
+std::optional<std::uint64_t> tmpfs_size(std::string_view value, std::uint64_t mem_total) {
+  if (value.empty()) {
+    return std::nullopt;
+  }
+  if (value.back() == '%') {
+    auto pct = units::parse_int(value.substr(0, value.size() - 1));
+    if (!pct || *pct < 0 || mem_total == 0) {
+      return std::nullopt;
+    }
+    return mem_total / 100 * static_cast<std::uint64_t>(*pct);
+  }
+  std::uint64_t scale = 1;
+  switch (std::tolower(static_cast<unsigned char>(value.back()))) {
+    case 'k':
+      scale = 1ULL << 10;
+      break;
+    case 'm':
+      scale = 1ULL << 20;
+      break;
+    case 'g':
+      scale = 1ULL << 30;
+      break;
+    case 't':
+      scale = 1ULL << 40;
+      break;
+    default:
+      break;
+  }
+  auto v = units::parse_int(scale == 1 ? value : value.substr(0, value.size() - 1));
+  if (!v || *v < 0) {
+    return std::nullopt;
+  }
+  return static_cast<std::uint64_t>(*v) * scale;
+}
+
+// MemTotal from /proc/meminfo, else the sum of the NUMA nodes' when every node gave one.
+std::uint64_t mem_total(Reader& in, const Machine& m) {
+  if (auto meminfo = in.fs().read_file("/proc/meminfo")) {
+    for (const auto& line : units::split(*meminfo, '\n')) {
+      if (line.rfind("MemTotal:", 0) == 0) {
+        auto kb = units::parse_int(units::trim(line.substr(9, line.find("kB") - 9)));
+        if (kb && *kb > 0) {
+          return static_cast<std::uint64_t>(*kb) * 1024;
+        }
+      }
+    }
+  }
+  std::uint64_t total = 0;
+  for (const auto& n : m.numa_nodes) {
+    if (!n.memory_known) {
+      return 0;
+    }
+    total += n.memory_bytes;
+  }
+  return total;
+}
+
+void read_shm(Reader& in, Machine& m) {
+  const std::string path = "/proc/self/mountinfo";
+  auto text = in.fs().read_file(path);
+  if (!text) {
+    return;
+  }
+  auto mounts = parse_mountinfo(*text);
+  if (!mounts) {  // read_data_dir reports the table's problems when --data-dir asks for it
+    return;
+  }
+  const Mount* shm = nullptr;
+  for (const auto& mount : *mounts) {
+    if (mount.mount_point == "/dev/shm") {
+      shm = &mount;  // the last one stacked there is the one processes see
+    }
+  }
+  if (shm == nullptr || shm->fs_type != "tmpfs") {
+    return;
+  }
+  const std::uint64_t total = mem_total(in, m);
+  for (const auto& option : units::split(shm->super_options, ',')) {
+    if (option.rfind("size=", 0) == 0) {
+      m.limits.shm_bytes = tmpfs_size(std::string_view(option).substr(5), total);
+      m.limits.shm_evidence = units::escape(option);
+      return;
+    }
+  }
+  if (total > 0) {
+    // mm/shmem.c: a tmpfs mounted without size= may hold half of RAM, and the kernel then
+    // leaves size= out of the options it shows.
+    m.limits.shm_bytes = total / 2;
+    m.limits.shm_evidence =
+        fmt::format("no size= option ({}): half of MemTotal {}", units::escape(shm->super_options),
+                    units::format_bytes(total));
+  }
+}
+
+void read_limits(Reader& in, Machine& m) {
+  HostLimits& l = m.limits;
+  l.rmem_max = in.integer("/proc/sys/net/core/rmem_max");
+  l.wmem_max = in.integer("/proc/sys/net/core/wmem_max");
+  l.tcp_rmem_max = tcp_buffer_max(in, "/proc/sys/net/ipv4/tcp_rmem", l.tcp_rmem_text);
+  l.tcp_wmem_max = tcp_buffer_max(in, "/proc/sys/net/ipv4/tcp_wmem", l.tcp_wmem_text);
+  read_memlock(in, l);
+  read_shm(in, m);
+}
+
+}  // namespace
+
 Result<Machine> discover_sysfs(const core::Fs& fs) {
   if (!fs.exists("/sys")) {
     return fail(Errc::kNotFound, "no /sys in the sysroot (expected a tree holding sys/ and proc/)");
@@ -927,6 +1174,8 @@ Result<Machine> discover_sysfs(const core::Fs& fs) {
   read_pci(in, m);
   read_net(in, m);
   read_infiniband(in, m);
+  read_nic_irqs(in, m);
+  read_limits(in, m);
   read_nvme(in, m);
   read_iommu(in, m);
   read_gpudirect(in, m);

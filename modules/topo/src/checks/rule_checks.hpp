@@ -46,6 +46,16 @@ void check_nic_pcie_limited(const Machine& m, std::vector<Finding>& out);
 void check_gpudirect_rdma_missing(const Machine& m, std::vector<Finding>& out);
 void check_nvlink_down(const Machine& m, std::vector<Finding>& out);
 
+// net_tuning.cpp: RoCE MTU and GID types, rail balance, NIC interrupts, socket buffers, /dev/shm
+// and RLIMIT_MEMLOCK.
+void check_roce_mtu_low(const Machine& m, std::vector<Finding>& out);
+void check_roce_gid_v1_only(const Machine& m, std::vector<Finding>& out);
+void check_rail_unbalanced(const Machine& m, std::vector<Finding>& out);
+void check_nic_irq_remote(const Machine& m, std::vector<Finding>& out);
+void check_net_socket_buffers_small(const Machine& m, std::vector<Finding>& out);
+void check_dev_shm_small(const Machine& m, std::vector<Finding>& out);
+void check_memlock_limited(const Machine& m, std::vector<Finding>& out);
+
 // cpu.cpp: CPU and NUMA facts where sysfs and hwloc disagree.
 void check_hwloc_disagrees(const Machine& m, std::vector<Finding>& out);
 

@@ -38,6 +38,14 @@ struct Evidence {
   bool operator==(const Evidence&) const = default;
 };
 
+// An interrupt vector of a device and where the kernel may deliver it.
+struct Irq {
+  int irq = 0;
+  std::string affinity_text;  // /proc/irq/N/smp_affinity_list as read (escaped): "0-47"
+  std::vector<int> cpus;      // parsed; empty when the file was absent or unparsable
+  bool operator==(const Irq&) const = default;
+};
+
 struct PciDevice {
   std::string address;           // "0000:41:00.0"
   std::string parent;            // upstream bridge's address; empty when on a root bus
@@ -74,6 +82,10 @@ struct PciDevice {
   // The files behind numa_node and what each held, quoted as read (units::quote_attribute).
   std::vector<Evidence> numa_evidence = {};
 
+  // NICs only: the MSI/MSI-X vectors (msi_irqs/) and the CPUs each may run on
+  // (/proc/irq/N/smp_affinity_list). Empty when the device has none or they were not read.
+  std::vector<Irq> irqs = {};
+
   bool operator==(const PciDevice&) const = default;
 };
 
@@ -96,6 +108,7 @@ struct NetInterface {
   std::string pci;                         // owning PCI function; empty for virtual interfaces
   std::optional<std::int64_t> speed_mbps;  // absent when the kernel reports -1 or cannot tell
   std::string operstate;                   // "up", "down", "unknown"
+  std::optional<int> mtu = {};             // /sys/class/net/X/mtu, bytes of IP payload
   bool operator==(const NetInterface&) const = default;
 };
 
@@ -115,6 +128,13 @@ struct IbPort {
   // 8b/10b (4X QDR: 40 Gb/s signalling, 32 Gb/s data), FDR10 and later use 64b/66b; RoCE ports
   // report an Ethernet rate, which is already the data rate.
   double data_rate_gbps = 0;
+  // The netdev the port carries (RoCE: the Ethernet interface; IB: the IPoIB one), from
+  // gid_attrs/ndevs/0, else the only entry of the device's net/ directory; empty when neither.
+  std::string netdev = {};
+  // The distinct GID types of the port's populated GIDs (gid_attrs/types/N), in index order:
+  // "IB/RoCE v1", "RoCE v2". Empty when none was readable (InfiniBand ports on old kernels).
+  std::vector<std::string> gid_types = {};
+  std::optional<int> roce_v2_gid_index = {};  // the lowest GID index of type "RoCE v2"
   bool operator==(const IbPort&) const = default;
 };
 
@@ -283,6 +303,28 @@ struct CpuTopology {
   bool operator==(const CpuTopology&) const = default;
 };
 
+// Host-wide limits that NCCL, UCX and MPI run into, each absent when its file is.
+struct HostLimits {
+  // Socket buffer ceilings, bytes: /proc/sys/net/core/{r,w}mem_max and the third (max) field of
+  // /proc/sys/net/ipv4/tcp_{r,w}mem.
+  std::optional<std::int64_t> rmem_max = {};
+  std::optional<std::int64_t> wmem_max = {};
+  std::optional<std::int64_t> tcp_rmem_max = {};
+  std::optional<std::int64_t> tcp_wmem_max = {};
+  std::string tcp_rmem_text = {};  // as read: "4096 131072 6291456"
+  std::string tcp_wmem_text = {};
+  // /dev/shm's size, bytes: its tmpfs size= option in /proc/self/mountinfo, else (a tmpfs
+  // mounted without one) the kernel's default of half of MemTotal. Absent when /dev/shm is not
+  // a mount there or its size cannot be told.
+  std::optional<std::uint64_t> shm_bytes = {};
+  std::string shm_evidence = {};  // "size=65536k" or "no size= option: half of MemTotal ..."
+  // RLIMIT_MEMLOCK soft limit from /proc/self/limits ("Max locked memory"): unlimited, or bytes.
+  std::optional<bool> memlock_unlimited = {};
+  std::optional<std::uint64_t> memlock_bytes = {};
+  std::string memlock_text = {};  // the soft field as read: "8388608", "unlimited"
+  bool operator==(const HostLimits&) const = default;
+};
+
 struct Machine {
   std::string origin;  // "/" , "sysroot /tmp/x" or "snapshot file.json"
   std::string hostname;
@@ -306,6 +348,7 @@ struct Machine {
   std::vector<int> online_cpus = {};
   std::vector<int> packages = {};
   CpuTopology cpu;
+  HostLimits limits = {};
   // False when the machine comes from an hwloc XML export alone: drivers, IOMMU groups, ACS,
   // kernel modules, InfiniBand ports and link generations were not read, and the checks that
   // need them stay silent.
