@@ -4,7 +4,10 @@
 // overhead acco adds to the data plane (issue 18's target: within 5 % from 1 MiB up). Run under
 // mpirun:
 //   mpirun -np 2 build/default/bench/acco_dist_bench --json dist-bench.json
-// Rank 0 prints the table and writes JSON ("acco.dist-bench/1"). Not a test.
+// Then fusion: --fusion-count allreduces of --fusion-bytes each, one by one through
+// Communicator::run against FusedAllReduce with the threshold chosen from this link's alpha-beta
+// fit (an allreduce sweep from 8 B to 4 MiB), alternating rounds; the target is at least 10x.
+// Rank 0 prints the tables and writes JSON ("acco.dist-bench/1"). Not a test.
 #include <algorithm>
 #include <cstdint>
 #include <fstream>
@@ -18,7 +21,9 @@
 #include <nlohmann/json.hpp>
 
 #include "acco/core/units.hpp"
+#include "acco/dist/collective.hpp"
 #include "acco/dist/communicator.hpp"
+#include "acco/dist/fusion.hpp"
 #include "acco/dist/launcher.hpp"
 
 namespace {
@@ -31,6 +36,8 @@ struct Options {
   int iters = 10;  // operations per timed round
   int rounds = 7;  // rounds per side, alternating
   std::string json;
+  int fusion_count = 1000;
+  std::string fusion_bytes = "4KiB";
 };
 
 double median(std::vector<double> v) {
@@ -59,6 +66,84 @@ struct Row {
   double mpi_seconds = 0;
 };
 
+struct Fusion {
+  acco::dist::AlphaBeta fit;
+  std::uint64_t threshold = 0;
+  std::uint64_t collectives = 0;  // per fused round
+  double one_by_one_seconds = 0;  // median round, all `count` allreduces
+  double fused_seconds = 0;
+  std::uint64_t wrong = 0;
+};
+
+// The alpha-beta fit of allreduce on this job's link, the threshold from it, then `count`
+// allreduces of `bytes` one by one and fused, alternating rounds; results checked.
+Fusion measure_fusion(acco::dist::Communicator& c, const Options& o, std::uint64_t bytes) {
+  Fusion f;
+  std::vector<acco::dist::SizePoint> sweep;
+  for (std::uint64_t s = 8; s <= (std::uint64_t{4} << 20); s *= 4) {
+    const std::uint64_t n = s / sizeof(float);
+    std::vector<float> send(n, 1.0F);
+    std::vector<float> recv(n);
+    const auto op = [&] { (void)c.run(Op::kAllReduce, send.data(), recv.data(), n); };
+    timed(2, op);
+    std::vector<double> t;
+    for (int r = 0; r < 3; ++r) {
+      t.push_back(timed(o.iters, op));
+    }
+    acco::dist::SizePoint p;
+    p.bytes = s;
+    p.seconds = median(t);
+    sweep.push_back(p);
+  }
+  auto fit = acco::dist::fit_alpha_beta(sweep);
+  f.fit = fit ? *fit : acco::dist::AlphaBeta{};
+  f.threshold = fit ? acco::dist::fusion_threshold(*fit) : acco::dist::kMinFusionThreshold;
+
+  const std::uint64_t n = bytes / sizeof(float);
+  const auto count = static_cast<std::size_t>(o.fusion_count);
+  std::vector<std::vector<float>> buffers(count, std::vector<float>(n));
+  std::vector<float> scratch(n);
+  const auto reset = [&] {
+    for (std::size_t b = 0; b < count; ++b) {
+      std::fill(buffers[b].begin(), buffers[b].end(), static_cast<float>(b % 7 + 1));
+    }
+  };
+  const auto expect = [&] {
+    for (std::size_t b = 0; b < count; ++b) {
+      const auto want = static_cast<float>((b % 7 + 1) * static_cast<std::size_t>(c.size()));
+      f.wrong += static_cast<std::uint64_t>(
+          std::count_if(buffers[b].begin(), buffers[b].end(), [&](float v) { return v != want; }));
+    }
+  };
+  const auto one_by_one = [&] {
+    for (auto& b : buffers) {
+      std::copy(b.begin(), b.end(), scratch.begin());
+      (void)c.run(Op::kAllReduce, scratch.data(), b.data(), n);
+    }
+  };
+  const auto fused = [&] {
+    auto engine = acco::dist::FusedAllReduce::make(c, {.threshold_bytes = f.threshold});
+    for (auto& b : buffers) {
+      (void)engine->add(b.data(), n);
+    }
+    (void)engine->flush();
+    f.collectives = engine->stats().collectives;
+  };
+  std::vector<double> ours;
+  std::vector<double> theirs;
+  for (int r = 0; r < o.rounds; ++r) {
+    reset();
+    theirs.push_back(timed(1, one_by_one));
+    expect();
+    reset();
+    ours.push_back(timed(1, fused));
+    expect();
+  }
+  f.one_by_one_seconds = median(theirs);
+  f.fused_seconds = median(ours);
+  return f;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -69,13 +154,17 @@ int main(int argc, char** argv) {
   app.add_option("--iters", o.iters, "operations per timed round (10)");
   app.add_option("--rounds", o.rounds, "rounds per side, alternating (7)");
   app.add_option("--json", o.json, "write results here (rank 0)");
+  app.add_option("--fusion-count", o.fusion_count, "small allreduces in the fusion case (1000)");
+  app.add_option("--fusion-bytes", o.fusion_bytes, "size of each (4KiB)");
   CLI11_PARSE(app, argc, argv);
   const auto min = acco::units::parse_bytes(o.min);
   const auto max = acco::units::parse_bytes(o.max);
-  if (!min || !max || *min < 4 || *max < *min || o.iters < 1 || o.rounds < 1) {
+  const auto small = acco::units::parse_bytes(o.fusion_bytes);
+  if (!min || !max || !small || *min < 4 || *max < *min || o.iters < 1 || o.rounds < 1 ||
+      *small < 4 || o.fusion_count < 1) {
     fmt::print(stderr,
-               "dist bench: expected 4 B <= --min-bytes <= --max-bytes, --iters and "
-               "--rounds >= 1\n");
+               "dist bench: expected 4 B <= --min-bytes <= --max-bytes, --iters, --rounds and "
+               "--fusion-count >= 1, --fusion-bytes >= 4 B\n");
     return 64;
   }
   auto launch = acco::dist::detect_launcher(acco::dist::process_environment());
@@ -125,6 +214,7 @@ int main(int argc, char** argv) {
       rows.push_back({acco::dist::to_string(op), bytes, median(ours), median(theirs)});
     }
   }
+  const Fusion fusion = measure_fusion(c, o, *small);
   if (rank == 0) {
     fmt::print("acco collectives against Open MPI's own calls: {} ranks on {} node(s), {}\n", ranks,
                c.nodes(), c.capabilities().library);
@@ -151,6 +241,25 @@ int main(int argc, char** argv) {
     }
     j["worst_ratio"] = worst;
     fmt::print("\nworst acco/MPI {:.3f} (target: at most 1.05 at every size from 1 MiB)\n", worst);
+    fmt::print("\nfusion: {} allreduces of {}; alpha {:.1f} us, beta {:.2f} GB/s -> threshold {}\n",
+               o.fusion_count, acco::units::format_bytes(*small), fusion.fit.alpha_seconds * 1e6,
+               fusion.fit.beta_bytes_per_second / 1e9, acco::units::format_bytes(fusion.threshold));
+    fmt::print(
+        "{:<22} {:>12}\n{:<22} {:>12.1f}\n{:<22} {:>12.1f}\n{:<22} {:>12.1f}x (target: "
+        ">= 10x)\n{:<22} {:>12}\n",
+        "", "time (us)", "one by one", fusion.one_by_one_seconds * 1e6, "fused",
+        fusion.fused_seconds * 1e6, "speed-up", fusion.one_by_one_seconds / fusion.fused_seconds,
+        "wrong elements", fusion.wrong);
+    j["fusion"] = {{"count", o.fusion_count},
+                   {"bytes", *small},
+                   {"alpha_seconds", fusion.fit.alpha_seconds},
+                   {"beta_bytes_per_second", fusion.fit.beta_bytes_per_second},
+                   {"threshold_bytes", fusion.threshold},
+                   {"collectives", fusion.collectives},
+                   {"one_by_one_seconds", fusion.one_by_one_seconds},
+                   {"fused_seconds", fusion.fused_seconds},
+                   {"speedup", fusion.one_by_one_seconds / fusion.fused_seconds},
+                   {"wrong", fusion.wrong}};
     if (!o.json.empty()) {
       std::ofstream(o.json) << j.dump(2) << "\n";
     }

@@ -9,6 +9,7 @@
 #include "acco/dist/communicator.hpp"
 #include "acco/dist/expected_peak.hpp"
 #include "acco/dist/launcher.hpp"
+#include "acco/dist/nccl.hpp"
 
 #include "bench_command.hpp"
 #include "command_spec.hpp"
@@ -19,7 +20,8 @@ namespace {
 
 class CollectiveCommand final : public Command {
  public:
-  explicit CollectiveCommand(dist::CollectiveOptions options) : o_(std::move(options)) {}
+  CollectiveCommand(dist::CollectiveOptions options, std::string nccl_library)
+      : o_(std::move(options)), nccl_library_(std::move(nccl_library)) {}
 
   Output run(const Invocation& inv) const override {
     Output out;
@@ -41,10 +43,15 @@ class CollectiveCommand final : public Command {
     if (!peak) {
       return error_output(peak.error(), out.err);
     }
+    auto nccl = dist::probe_nccl(**comm, nccl_library_);
+    if (!nccl) {
+      return error_output(nccl.error(), out.err);
+    }
     auto result = dist::run_collectives(**comm, o_, *peak, inv.progress);
     if (!result) {
       return error_output(result.error(), out.err);
     }
+    result->nccl = std::move(*nccl);
     if (rank != 0) {
       return out;  // rank 0 reports for the job
     }
@@ -80,6 +87,7 @@ class CollectiveCommand final : public Command {
   }
 
   dist::CollectiveOptions o_;
+  std::string nccl_library_;
 };
 
 Result<std::uint64_t> size_flag(const char* flag, const std::string& text) {
@@ -108,6 +116,10 @@ void add_collective_flags(CLI::App& sub, CollectiveFlags& f) {
   sub.add_option("--warmup", f.warmup, "--collective: warm-up iterations per size (default 5)")
       ->type_name("N");
   sub.add_flag("--no-check", f.no_check, "--collective: do not check the results");
+  sub.add_option("--nccl-library", f.nccl_library,
+                 "--collective: NCCL library to dlopen and bootstrap (default libnccl.so.2)")
+      ->envname("ACCO_NCCL_LIBRARY")
+      ->type_name("PATH");
 }
 
 Result<std::unique_ptr<Command>> collective_command(const CollectiveFlags& f) {
@@ -136,7 +148,11 @@ Result<std::unique_ptr<Command>> collective_command(const CollectiveFlags& f) {
   o.iters = f.iters;
   o.warmup = f.warmup;
   o.check = !f.no_check;
-  return std::unique_ptr<Command>(std::make_unique<CollectiveCommand>(std::move(o)));
+  if (f.nccl_library.empty()) {
+    return bad_value("--nccl-library", f.nccl_library, "a library name or path");
+  }
+  return std::unique_ptr<Command>(
+      std::make_unique<CollectiveCommand>(std::move(o), f.nccl_library));
 }
 
 }  // namespace acco::cli

@@ -20,6 +20,7 @@ struct CollectiveFlags {
   int iters = 20;
   int warmup = 5;
   bool no_check = false;
+  std::string nccl_library = "libnccl.so.2";  // --nccl-library (env ACCO_NCCL_LIBRARY)
 };
 
 void add_collective_flags(CLI::App& sub, CollectiveFlags& flags);

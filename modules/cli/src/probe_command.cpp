@@ -8,6 +8,10 @@
 #include <nlohmann/json.hpp>
 
 #include "acco/core/json.hpp"
+#include "acco/core/units.hpp"
+#include "acco/dist/cluster.hpp"
+#include "acco/dist/communicator.hpp"
+#include "acco/dist/launcher.hpp"
 #include "acco/topo/json.hpp"
 #include "acco/topo/nccl_env.hpp"
 #include "acco/topo/probe.hpp"
@@ -24,12 +28,16 @@ struct ProbeFlags {
   MachineFlags machine;
   bool nccl_env = false;
   std::string nccl_topo_file;  // --nccl-topo-file FILE
+  bool cluster = false;
+  std::string pair_bytes = "4MiB";
 };
 
 struct ProbeOptions {
   MachineOptions machine;
   bool nccl_env = false;
   std::string nccl_topo_file;
+  bool cluster = false;
+  dist::PairOptions pairs;
 };
 
 // A value for a POSIX shell: single-quoted, a quote inside as '\''.
@@ -70,6 +78,9 @@ class ProbeCommand final : public Command {
   explicit ProbeCommand(ProbeOptions options) : options_(std::move(options)) {}
 
   Output run(const Invocation& inv) const override {
+    if (options_.cluster) {
+      return run_cluster(inv);
+    }
     const MachineOptions& machine = options_.machine;
     auto result = topo::probe(probe_request(machine, inv.settings));
     if (!result) {
@@ -122,6 +133,77 @@ class ProbeCommand final : public Command {
   }
 
  private:
+  // Every rank of the job runs this; each node's first rank probes it, rank 0 prints.
+  Output run_cluster(const Invocation& inv) const {
+    auto launch = dist::detect_launcher(dist::process_environment());
+    if (!launch) {
+      return error_output(std::move(launch.error()).with_context("launcher environment"));
+    }
+    auto comm = dist::open_communicator(*launch);
+    if (!comm) {
+      return error_output(comm.error());
+    }
+    dist::Communicator& c = **comm;
+    std::string mine;
+    if (c.local_rank() == 0) {
+      dist::NodeSummary node;
+      node.node = c.node();
+      node.rank = c.rank();
+      auto probed = topo::probe(probe_request(options_.machine, inv.settings));
+      if (probed) {
+        node.host = probed->machine.hostname;
+        node.traits = dist::node_traits(probed->machine);
+        for (auto& f : probed->findings) {
+          node.findings.push_back(std::move(f));
+        }
+      } else {
+        node.error = probed.error().message;
+      }
+      mine = dist::encode(node);
+    }
+    auto gathered = c.gather(mine);
+    if (!gathered) {
+      return error_output(gathered.error());
+    }
+    auto pairs = dist::measure_pairs(c, options_.pairs);
+    if (!pairs) {
+      return error_output(pairs.error());
+    }
+    Output out;
+    if (c.rank() != 0) {
+      return out;
+    }
+    dist::ClusterReport report;
+    report.ranks = c.size();
+    report.library = c.capabilities().library;
+    report.pair_options = options_.pairs;
+    for (const std::string& text : *gathered) {
+      if (text.empty()) {
+        continue;  // not a node's first rank
+      }
+      auto node = dist::decode_node_summary(text);
+      if (!node) {
+        return error_output(node.error());
+      }
+      report.nodes.push_back(std::move(*node));
+    }
+    report.outliers = dist::find_outliers(report.nodes);
+    report.pairs = std::move(*pairs);
+    dist::rank_pairs(report.pairs);
+    out.out =
+        inv.format == Format::kJson ? dist::to_json(report).dump(2) + "\n" : dist::to_text(report);
+    if (options_.machine.fail_on) {
+      bool hit = dist::problem_count(report) > 0;
+      for (const auto& node : report.nodes) {
+        for (const auto& f : node.findings) {
+          hit = hit || f.severity >= *options_.machine.fail_on;
+        }
+      }
+      out.exit_code = hit ? kExitFindings : kExitOk;
+    }
+    return out;
+  }
+
   ProbeOptions options_;
 };
 
@@ -131,6 +213,17 @@ Result<ProbeOptions> probe_options(const ProbeFlags& flags, const core::Settings
   o.nccl_topo_file = flags.nccl_topo_file;
   // Writing the topology file is part of the recommendation, so it implies --nccl-env.
   o.nccl_env = flags.nccl_env || !flags.nccl_topo_file.empty();
+  o.cluster = flags.cluster;
+  if (o.cluster && (o.nccl_env || !o.machine.snapshot.empty())) {
+    return usage(
+        "--cluster reports on the job's nodes; it does not take --nccl-env, "
+        "--nccl-topo-file or --snapshot");
+  }
+  const auto bytes = units::parse_bytes(flags.pair_bytes);
+  if (!bytes || *bytes < 8 || *bytes > (std::uint64_t{1} << 30)) {
+    return bad_value("--pair-bytes", flags.pair_bytes, "a size from 8B to 1GiB");
+  }
+  o.pairs.bytes = *bytes;
   return o;
 }
 
@@ -149,6 +242,13 @@ CommandSpec probe_command() {
                        "in a virtual machine, write an NCCL_TOPO_FILE pairing each GPU with a NIC "
                        "to FILE (implies --nccl-env)")
             ->type_name("FILE");
+        sub.add_flag("--cluster", flags.cluster,
+                     "under mpirun/srun: every node probed, outliers among them, and a "
+                     "reachability and bandwidth matrix of every pair of ranks (rank 0 prints; "
+                     "acco.cluster/1 with --json)");
+        sub.add_option("--pair-bytes", flags.pair_bytes,
+                       "--cluster: size of the bandwidth exchange per pair (default 4MiB)")
+            ->type_name("SIZE");
       },
       [](const ProbeFlags& flags, const core::Settings& settings) {
         return command_from<ProbeCommand>(probe_options(flags, settings));

@@ -178,6 +178,10 @@ std::string to_text(const CollectiveRun& run) {
   out +=
       fmt::format("# data path: {}; CUDA-aware MPI: {} ({})\n", run.data_path,
                   run.capabilities.cuda_aware ? "yes" : "no", run.capabilities.cuda_aware_source);
+  if (!run.nccl.library.empty()) {
+    out += fmt::format("# {}; the collectives below ran on host buffers over {}\n",
+                       to_text(run.nccl), run.backend == "mpi" ? "MPI" : "one rank");
+  }
   out += fmt::format("# warm-up {}, iterations {}, check {}; GB/s = 1e9 bytes per second\n",
                      run.options.warmup, run.options.iters, run.options.check ? "on" : "off");
   for (const OpResult& r : run.ops) {
@@ -229,6 +233,9 @@ nlohmann::ordered_json to_json(const CollectiveRun& run) {
   j["cuda_aware"] = run.capabilities.cuda_aware;
   j["cuda_aware_source"] = run.capabilities.cuda_aware_source;
   j["data_path"] = run.data_path;
+  if (!run.nccl.library.empty()) {
+    j["nccl"] = to_json(run.nccl);
+  }
   j["options"] = {{"min_bytes", run.options.min_bytes}, {"max_bytes", run.options.max_bytes},
                   {"factor", run.options.factor},       {"warmup", run.options.warmup},
                   {"iters", run.options.iters},         {"check", run.options.check}};

@@ -1,5 +1,6 @@
 // The MPI communicator: the only file that includes mpi.h. Errors come back as return codes
 // (MPI_ERRORS_RETURN on every communicator), turned into kDeviceError with MPI's message.
+#include <array>
 #include <atomic>
 #include <climits>
 #include <cstring>
@@ -16,15 +17,19 @@
 namespace acco::dist {
 namespace {
 
-std::atomic<bool> g_opened{false};
+// One MPI per process: MPI_Init may run once, so a second communicator is refused.
+std::atomic<bool>& opened() {
+  static std::atomic<bool> flag{false};
+  return flag;
+}
 
 std::string mpi_message(int code) {
-  char text[MPI_MAX_ERROR_STRING] = {};
+  std::array<char, MPI_MAX_ERROR_STRING> text{};
   int length = 0;
-  if (MPI_Error_string(code, text, &length) != MPI_SUCCESS) {
+  if (MPI_Error_string(code, text.data(), &length) != MPI_SUCCESS) {
     return fmt::format("MPI error {}", code);
   }
-  return std::string(text, static_cast<std::size_t>(length));
+  return {text.data(), static_cast<std::size_t>(length)};
 }
 
 Status check(int code, const char* what) {
@@ -36,10 +41,10 @@ Status check(int code, const char* what) {
 
 Capabilities read_capabilities(int provided) {
   Capabilities c;
-  char version[MPI_MAX_LIBRARY_VERSION_STRING] = {};
+  std::array<char, MPI_MAX_LIBRARY_VERSION_STRING> version{};
   int length = 0;
-  if (MPI_Get_library_version(version, &length) == MPI_SUCCESS) {
-    c.library = std::string(version, static_cast<std::size_t>(length));
+  if (MPI_Get_library_version(version.data(), &length) == MPI_SUCCESS) {
+    c.library = std::string(version.data(), static_cast<std::size_t>(length));
     c.library = c.library.substr(0, c.library.find_first_of("\r\n"));
   }
   c.thread_multiple = provided >= MPI_THREAD_MULTIPLE;
@@ -87,7 +92,7 @@ class MpiCommunicator final : public Communicator {
     if (owns_mpi_ && finalized == 0) {
       MPI_Finalize();
     }
-    g_opened = false;
+    opened() = false;
   }
   MpiCommunicator(const MpiCommunicator&) = delete;
   MpiCommunicator& operator=(const MpiCommunicator&) = delete;
@@ -97,6 +102,7 @@ class MpiCommunicator final : public Communicator {
   [[nodiscard]] int local_rank() const override { return local_rank_; }
   [[nodiscard]] int local_size() const override { return local_size_; }
   [[nodiscard]] int nodes() const override { return nodes_; }
+  [[nodiscard]] int node() const override { return node_index_; }
   [[nodiscard]] std::string backend() const override { return "mpi"; }
   [[nodiscard]] Capabilities capabilities() const override { return capabilities_; }
   [[nodiscard]] double seconds() const override { return MPI_Wtime(); }
@@ -182,8 +188,40 @@ class MpiCommunicator final : public Communicator {
     return out;
   }
 
+  [[nodiscard]] Status broadcast(std::span<std::byte> data, int root) override {
+    if (root < 0 || root >= size_) {
+      return fail(Errc::kInvalidArgument,
+                  fmt::format("broadcast: root {} of {} ranks", root, size_));
+    }
+    if (data.size() > static_cast<std::size_t>(INT_MAX)) {
+      return fail(Errc::kInvalidArgument, "broadcast: more than 2 GiB");
+    }
+    return check(
+        MPI_Bcast(data.data(), static_cast<int>(data.size()), MPI_BYTE, root, MPI_COMM_WORLD),
+        "MPI_Bcast");
+  }
+
+  [[nodiscard]] Status exchange(int peer, std::span<const std::byte> send,
+                                std::span<std::byte> recv) override {
+    if (peer < 0 || peer >= size_) {
+      return fail(Errc::kInvalidArgument,
+                  fmt::format("exchange: peer {} of {} ranks", peer, size_));
+    }
+    if (send.size() != recv.size()) {
+      return fail(Errc::kInvalidArgument, "exchange: send and receive sizes differ");
+    }
+    if (send.size() > static_cast<std::size_t>(INT_MAX)) {
+      return fail(Errc::kInvalidArgument, "exchange: more than 2 GiB");
+    }
+    const int n = static_cast<int>(send.size());
+    return check(MPI_Sendrecv(send.data(), n, MPI_BYTE, peer, kExchangeTag, recv.data(), n,
+                              MPI_BYTE, peer, kExchangeTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+                 "MPI_Sendrecv (exchange)");
+  }
+
  private:
   static constexpr int kSendRecvTag = 7001;
+  static constexpr int kExchangeTag = 7002;
 
   MpiCommunicator(bool owns_mpi, int provided)
       : owns_mpi_(owns_mpi), capabilities_(read_capabilities(provided)) {}
@@ -199,8 +237,14 @@ class MpiCommunicator final : public Communicator {
     ACCO_RETURN_IF_ERROR(check(MPI_Comm_rank(node_, &local_rank_), "MPI_Comm_rank (node)"));
     ACCO_RETURN_IF_ERROR(check(MPI_Comm_size(node_, &local_size_), "MPI_Comm_size (node)"));
     const int leader = local_rank_ == 0 ? 1 : 0;
-    return check(MPI_Allreduce(&leader, &nodes_, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD),
-                 "MPI_Allreduce (nodes)");
+    ACCO_RETURN_IF_ERROR(check(MPI_Allreduce(&leader, &nodes_, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD),
+                               "MPI_Allreduce (nodes)"));
+    // The leaders before this node's leader, in world rank order; rank 0's result is undefined.
+    int before = 0;
+    ACCO_RETURN_IF_ERROR(check(MPI_Exscan(&leader, &before, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD),
+                               "MPI_Exscan (node)"));
+    node_index_ = rank_ == 0 ? 0 : before;
+    return check(MPI_Bcast(&node_index_, 1, MPI_INT, 0, node_), "MPI_Bcast (node)");
   }
 
   bool owns_mpi_ = false;
@@ -211,6 +255,7 @@ class MpiCommunicator final : public Communicator {
   int local_rank_ = 0;
   int local_size_ = 1;
   int nodes_ = 1;
+  int node_index_ = 0;
 };
 
 }  // namespace
@@ -219,12 +264,12 @@ Result<std::unique_ptr<Communicator>> open_communicator(const LaunchInfo& launch
   if (launch.launcher == Launcher::kNone) {
     return self_communicator();
   }
-  if (g_opened.exchange(true)) {
+  if (opened().exchange(true)) {
     return fail(Errc::kUnavailable, "MPI is already open in this process");
   }
   auto c = MpiCommunicator::open();
   if (!c) {
-    g_opened = false;
+    opened() = false;
   }
   return c;
 }

@@ -47,6 +47,7 @@ class OffByOne final : public Communicator {
   int local_rank() const override { return 0; }
   int local_size() const override { return 1; }
   int nodes() const override { return 1; }
+  int node() const override { return 0; }
   std::string backend() const override { return "off-by-one"; }
   Capabilities capabilities() const override { return inner_->capabilities(); }
   double seconds() const override { return inner_->seconds(); }
@@ -59,6 +60,10 @@ class OffByOne final : public Communicator {
   Result<std::vector<double>> allgather(double v) override { return inner_->allgather(v); }
   Result<std::vector<std::string>> gather(const std::string& t) override {
     return inner_->gather(t);
+  }
+  Status broadcast(std::span<std::byte> d, int root) override { return inner_->broadcast(d, root); }
+  Status exchange(int peer, std::span<const std::byte> s, std::span<std::byte> r) override {
+    return inner_->exchange(peer, s, r);
   }
 
  private:

@@ -15,6 +15,7 @@
 #include "acco/core/result.hpp"
 #include "acco/dist/collective.hpp"
 #include "acco/dist/communicator.hpp"
+#include "acco/dist/nccl.hpp"
 
 namespace acco::dist {
 
@@ -51,6 +52,7 @@ struct CollectiveRun {
   std::string backend;  // "mpi", "self"
   Capabilities capabilities;
   std::string data_path;  // "host buffers over MPI" (the path each run used)
+  NcclReport nccl;        // set by the caller (probe_nccl); library empty: not probed
   CollectiveOptions options;
   std::vector<OpResult> ops;
   std::uint64_t wrong = 0;  // over every op and size

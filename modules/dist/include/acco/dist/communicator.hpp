@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -42,7 +43,9 @@ class Communicator {
   // Among the ranks on this node (MPI_Comm_split_type MPI_COMM_TYPE_SHARED).
   [[nodiscard]] virtual int local_rank() const = 0;
   [[nodiscard]] virtual int local_size() const = 0;
-  [[nodiscard]] virtual int nodes() const = 0;            // ranks with local rank 0
+  [[nodiscard]] virtual int nodes() const = 0;  // ranks with local rank 0
+  // This rank's node, 0 to nodes() - 1, numbered in the order of the nodes' lowest ranks.
+  [[nodiscard]] virtual int node() const = 0;
   [[nodiscard]] virtual std::string backend() const = 0;  // "mpi" or "self"
   [[nodiscard]] virtual Capabilities capabilities() const = 0;
   [[nodiscard]] virtual double seconds() const = 0;  // a wall clock (MPI_Wtime)
@@ -55,6 +58,13 @@ class Communicator {
   [[nodiscard]] virtual Result<std::vector<double>> allgather(double value) = 0;
   // Every rank's text on rank 0 (in rank order); an empty list on the others.
   [[nodiscard]] virtual Result<std::vector<std::string>> gather(const std::string& text) = 0;
+  // Rank `root`'s bytes into `data` on every rank (the same size everywhere).
+  [[nodiscard]] virtual Status broadcast(std::span<std::byte> data, int root) = 0;
+  // Sends `send` to `peer` and receives as many bytes from it into `recv`, both at once (the two
+  // ranks call it naming each other; a rank naming itself copies). kInvalidArgument for a peer
+  // out of range or sizes that differ.
+  [[nodiscard]] virtual Status exchange(int peer, std::span<const std::byte> send,
+                                        std::span<std::byte> recv) = 0;
 };
 
 // The communicator for this process: MPI when built with it and `launch` names a launcher, else

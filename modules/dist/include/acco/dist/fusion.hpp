@@ -1,0 +1,83 @@
+// Fusion of small allreduces (Horovod's tensor fusion): allreduces queued one by one are packed
+// into one buffer and reduced by one collective when the queue would pass the threshold or on
+// flush; then each result is copied back to its own buffer. Every rank must queue the same
+// allreduces in the same order (as Horovod requires), and a buffer holds its sum only after the
+// flush that covers it.
+//
+// Horovod's cycle time (a background timer, 1 ms) is the caller's flush() here: a timer read on
+// each rank fires at a different entry on each, and the ranks would then reduce buffers of
+// different lengths against each other. Horovod avoids that with a negotiation round per cycle;
+// acco's flush points are the program's (one per step), the same on every rank.
+//
+// The threshold comes from the link's alpha-beta fit (t(S) = alpha + S / beta, fit_alpha_beta):
+// the smallest size that runs within ~10 % of the link's bandwidth, S = 10 alpha beta
+// (../shared/reference/multinode.md E3), rounded up to a power of two.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "acco/core/result.hpp"
+#include "acco/dist/collective.hpp"
+#include "acco/dist/communicator.hpp"
+
+namespace acco::dist {
+
+// The fit of t(S) = alpha + S / beta over measured sizes (least squares on the points' times).
+struct AlphaBeta {
+  double alpha_seconds = 0;          // per-operation latency
+  double beta_bytes_per_second = 0;  // asymptotic rate
+  bool operator==(const AlphaBeta&) const = default;
+};
+// kInvalidArgument for fewer than two distinct sizes or a fit whose alpha or beta is not
+// positive (times that do not grow with size).
+[[nodiscard]] Result<AlphaBeta> fit_alpha_beta(const std::vector<SizePoint>& points);
+
+inline constexpr std::uint64_t kMinFusionThreshold = std::uint64_t{64} << 10;
+inline constexpr std::uint64_t kMaxFusionThreshold = std::uint64_t{128} << 20;  // Horovod's
+// 10 alpha beta rounded up to a power of two, within [64 KiB, 128 MiB].
+[[nodiscard]] std::uint64_t fusion_threshold(const AlphaBeta& fit);
+
+struct FusionOptions {
+  std::uint64_t threshold_bytes = std::uint64_t{64} << 20;
+};
+
+struct FusionStats {
+  std::uint64_t queued = 0;       // allreduces handed to add()
+  std::uint64_t collectives = 0;  // collectives run for them
+  std::uint64_t fused_bytes = 0;  // bytes that went through the fusion buffer
+};
+
+class FusedAllReduce {
+ public:
+  // kInvalidArgument for a threshold below 4 bytes.
+  [[nodiscard]] static Result<FusedAllReduce> make(Communicator& comm, FusionOptions options);
+
+  // Queues the sum over ranks of `count` floats at `data`, in place. An allreduce of the
+  // threshold or more runs at once (after what is queued). kInvalidArgument for a null buffer.
+  [[nodiscard]] Status add(float* data, std::size_t count);
+  // Runs what is queued; every queued buffer holds its sum when it returns.
+  [[nodiscard]] Status flush();
+
+  [[nodiscard]] const FusionStats& stats() const { return stats_; }
+  [[nodiscard]] std::size_t pending() const { return pending_.size(); }
+
+ private:
+  FusedAllReduce(Communicator& comm, FusionOptions options) : comm_(&comm), options_(options) {}
+
+  struct Entry {
+    float* data = nullptr;
+    std::size_t count = 0;
+  };
+
+  Communicator* comm_;
+  FusionOptions options_;
+  std::vector<Entry> pending_;
+  std::size_t pending_elements_ = 0;
+  std::vector<float> send_;
+  std::vector<float> recv_;
+  FusionStats stats_;
+};
+
+}  // namespace acco::dist

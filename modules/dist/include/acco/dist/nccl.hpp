@@ -1,0 +1,54 @@
+// NCCL, the GPU data plane, loaded at run time: libnccl.so.2 comes with the CUDA stack of a GPU
+// machine, so acco opens it with dlopen (its own declarations of the few calls used) and builds
+// and runs without it. The bootstrap is NCCL's own: rank 0's ncclGetUniqueId, broadcast over the
+// job's communicator (MPI), then ncclCommInitRank on every rank. Each rank uses the CUDA device
+// current in it: the one its launcher left visible (Slurm's --gpus-per-task, or
+// CUDA_VISIBLE_DEVICES per rank), device 0 otherwise.
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "acco/dist/communicator.hpp"
+
+namespace acco::dist {
+
+inline constexpr const char* kNcclLibrary = "libnccl.so.2";
+
+// Where the probe stopped, in order.
+enum class NcclStage {
+  kLoad,          // dlopen and the required entry points
+  kUniqueId,      // ncclGetUniqueId on rank 0
+  kInit,          // ncclCommInitRank on every rank
+  kBootstrapped,  // every rank holds an NCCL communicator of the job's size
+};
+[[nodiscard]] const char* to_string(NcclStage stage);
+
+struct NcclReport {
+  std::string library;  // the name or path given to dlopen
+  bool loaded = false;  // on every rank
+  std::string version;  // "2.21.5" (ncclGetVersion), empty when not loaded
+  NcclStage stage = NcclStage::kLoad;
+  int ranks = 0;  // of the NCCL communicator (ncclCommCount) when bootstrapped
+  // Why it stopped there, with the rank that failed first ("rank 1: libnccl.so.2: cannot open
+  // shared object file ..."); empty when bootstrapped.
+  std::string error;
+  [[nodiscard]] bool bootstrapped() const { return stage == NcclStage::kBootstrapped; }
+  bool operator==(const NcclReport&) const = default;
+};
+
+// "2.21.5" from ncclGetVersion's code (X*10000+Y*100+Z since NCCL 2.9, X*1000+Y*100+Z before).
+[[nodiscard]] std::string nccl_version_text(int code);
+
+// Loads `library` and bootstraps one NCCL communicator over `comm`'s ranks, then destroys it.
+// Every rank must call it; every rank returns the same report. NCCL's failures are the report's
+// content, not errors: the result fails only when `comm` itself does.
+[[nodiscard]] Result<NcclReport> probe_nccl(Communicator& comm, const std::string& library);
+
+[[nodiscard]] nlohmann::ordered_json to_json(const NcclReport& report);
+// "NCCL 2.21.5 (libnccl.so.2): bootstrapped over 2 ranks" or "NCCL (libnccl.so.2) not used:
+// stopped at init: rank 0: ...".
+[[nodiscard]] std::string to_text(const NcclReport& report);
+
+}  // namespace acco::dist
