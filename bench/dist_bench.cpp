@@ -10,6 +10,7 @@
 // Rank 0 prints the tables and writes JSON ("acco.dist-bench/1"). Not a test.
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -67,7 +68,8 @@ struct Row {
 };
 
 struct Fusion {
-  acco::dist::AlphaBeta fit;
+  acco::LatencyBandwidth fit;
+  std::string fit_error;  // why the fit failed (the threshold is then the smallest)
   std::uint64_t threshold = 0;
   std::uint64_t collectives = 0;  // per fused round
   double one_by_one_seconds = 0;  // median round, all `count` allreduces
@@ -87,6 +89,7 @@ Fusion measure_fusion(acco::dist::Communicator& c, const Options& o, std::uint64
     const auto op = [&] { (void)c.run(Op::kAllReduce, send.data(), recv.data(), n); };
     timed(2, op);
     std::vector<double> t;
+    t.reserve(3);
     for (int r = 0; r < 3; ++r) {
       t.push_back(timed(o.iters, op));
     }
@@ -95,8 +98,9 @@ Fusion measure_fusion(acco::dist::Communicator& c, const Options& o, std::uint64
     p.seconds = median(t);
     sweep.push_back(p);
   }
-  auto fit = acco::dist::fit_alpha_beta(sweep);
-  f.fit = fit ? *fit : acco::dist::AlphaBeta{};
+  auto fit = acco::dist::fit_points(sweep);
+  f.fit = fit ? *fit : acco::LatencyBandwidth{};
+  f.fit_error = fit ? std::string() : fit.error().message;
   f.threshold = fit ? acco::dist::fusion_threshold(*fit) : acco::dist::kMinFusionThreshold;
 
   const std::uint64_t n = bytes / sizeof(float);
@@ -144,9 +148,7 @@ Fusion measure_fusion(acco::dist::Communicator& c, const Options& o, std::uint64
   return f;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
   CLI::App app{"acco's collectives against Open MPI's own calls (run under mpirun)"};
   Options o;
   app.add_option("--min-bytes", o.min, "smallest size (1MiB)");
@@ -244,6 +246,9 @@ int main(int argc, char** argv) {
     fmt::print("\nfusion: {} allreduces of {}; alpha {:.1f} us, beta {:.2f} GB/s -> threshold {}\n",
                o.fusion_count, acco::units::format_bytes(*small), fusion.fit.alpha_seconds * 1e6,
                fusion.fit.beta_bytes_per_second / 1e9, acco::units::format_bytes(fusion.threshold));
+    if (!fusion.fit_error.empty()) {
+      fmt::print("({}: the smallest threshold is used)\n", fusion.fit_error);
+    }
     fmt::print(
         "{:<22} {:>12}\n{:<22} {:>12.1f}\n{:<22} {:>12.1f}\n{:<22} {:>12.1f}x (target: "
         ">= 10x)\n{:<22} {:>12}\n",
@@ -254,6 +259,7 @@ int main(int argc, char** argv) {
                    {"bytes", *small},
                    {"alpha_seconds", fusion.fit.alpha_seconds},
                    {"beta_bytes_per_second", fusion.fit.beta_bytes_per_second},
+                   {"fit_error", fusion.fit_error},
                    {"threshold_bytes", fusion.threshold},
                    {"collectives", fusion.collectives},
                    {"one_by_one_seconds", fusion.one_by_one_seconds},
@@ -265,4 +271,15 @@ int main(int argc, char** argv) {
     }
   }
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (...) {
+    std::fputs("dist bench: unexpected failure\n", stderr);
+    return 70;
+  }
 }

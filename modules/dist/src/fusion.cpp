@@ -4,43 +4,21 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
-#include <set>
 
 #include <fmt/format.h>
 
 namespace acco::dist {
 
-Result<AlphaBeta> fit_alpha_beta(const std::vector<SizePoint>& points) {
-  std::set<std::uint64_t> sizes;
-  double n = 0;
-  double sx = 0;
-  double sy = 0;
-  double sxx = 0;
-  double sxy = 0;
+Result<LatencyBandwidth> fit_points(const std::vector<SizePoint>& points) {
+  std::vector<TimedSize> timed;
+  timed.reserve(points.size());
   for (const SizePoint& p : points) {
-    sizes.insert(p.bytes);
-    const auto x = static_cast<double>(p.bytes);
-    n += 1;
-    sx += x;
-    sy += p.seconds;
-    sxx += x * x;
-    sxy += x * p.seconds;
+    timed.push_back({p.bytes, p.seconds});
   }
-  if (sizes.size() < 2) {
-    return fail(Errc::kInvalidArgument, "alpha-beta fit: fewer than two sizes");
-  }
-  const double slope = (n * sxy - sx * sy) / (n * sxx - sx * sx);  // seconds per byte = 1/beta
-  const double alpha = (sy - slope * sx) / n;
-  if (!(slope > 0) || !(alpha > 0) || !std::isfinite(slope) || !std::isfinite(alpha)) {
-    return fail(Errc::kInvalidArgument,
-                fmt::format("alpha-beta fit: alpha {:.3g} s, 1/beta {:.3g} s/B: times do not "
-                            "grow with size as a link's do",
-                            alpha, slope));
-  }
-  return AlphaBeta{alpha, 1 / slope};
+  return fit_latency_bandwidth(timed, FitWeight::kRelative);
 }
 
-std::uint64_t fusion_threshold(const AlphaBeta& fit) {
+std::uint64_t fusion_threshold(const LatencyBandwidth& fit) {
   const double bytes = 10 * fit.alpha_seconds * fit.beta_bytes_per_second;
   if (!(bytes >= static_cast<double>(kMinFusionThreshold))) {
     return kMinFusionThreshold;

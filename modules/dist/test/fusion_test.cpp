@@ -15,13 +15,13 @@ SizePoint at(std::uint64_t bytes, double seconds) {
   return p;
 }
 
-TEST(AlphaBeta, RecoversTheLineOfExactTimes) {
+TEST(FitPoints, RecoversTheLineOfExactTimes) {
   // alpha 20 us, beta 10 GB/s
   std::vector<SizePoint> points;
   for (std::uint64_t s = 1024; s <= (std::uint64_t{64} << 20); s *= 4) {
     points.push_back(at(s, 20e-6 + static_cast<double>(s) / 10e9));
   }
-  auto fit = fit_alpha_beta(points);
+  auto fit = fit_points(points);
   ASSERT_TRUE(fit) << fit.error().message;
   EXPECT_NEAR(fit->alpha_seconds, 20e-6, 1e-9);
   EXPECT_NEAR(fit->beta_bytes_per_second, 10e9, 1e3);
@@ -29,19 +29,19 @@ TEST(AlphaBeta, RecoversTheLineOfExactTimes) {
   EXPECT_EQ(fusion_threshold(*fit), std::uint64_t{2} << 20);
 }
 
-TEST(AlphaBeta, AFasterOrLowerLatencyLinkMovesTheThreshold) {
+TEST(FitPoints, AFasterOrLowerLatencyLinkMovesTheThreshold) {
   EXPECT_EQ(fusion_threshold({1e-6, 1e9}), kMinFusionThreshold);            // 10 KB: clamped up
   EXPECT_EQ(fusion_threshold({5e-6, 25e9 / 8}), std::uint64_t{256} << 10);  // 156 KB
   EXPECT_EQ(fusion_threshold({50e-6, 50e9}), std::uint64_t{32} << 20);      // 25 MB
   EXPECT_EQ(fusion_threshold({1e-3, 50e9}), kMaxFusionThreshold);           // 500 MB: clamped
 }
 
-TEST(AlphaBeta, RefusesTimesThatDoNotGrowOrTooFewSizes) {
-  EXPECT_FALSE(fit_alpha_beta({at(1024, 1e-5)}));
-  EXPECT_FALSE(fit_alpha_beta({at(1024, 1e-5), at(1024, 2e-5)}));
-  const auto flat = fit_alpha_beta({at(1024, 2e-5), at(4096, 1e-5)});
+TEST(FitPoints, RefusesTimesThatDoNotGrowOrTooFewSizes) {
+  EXPECT_FALSE(fit_points({at(1024, 1e-5)}));
+  EXPECT_FALSE(fit_points({at(1024, 1e-5), at(1024, 2e-5)}));
+  const auto flat = fit_points({at(1024, 2e-5), at(4096, 1e-5)});
   ASSERT_FALSE(flat);
-  EXPECT_NE(flat.error().message.find("do not grow with size"), std::string::npos);
+  EXPECT_NE(flat.error().message.find("does not grow with size"), std::string::npos);
 }
 
 // A one-rank communicator that counts its collectives and doubles what it reduces (as a sum

@@ -9,7 +9,7 @@
 // different lengths against each other. Horovod avoids that with a negotiation round per cycle;
 // acco's flush points are the program's (one per step), the same on every rank.
 //
-// The threshold comes from the link's alpha-beta fit (t(S) = alpha + S / beta, fit_alpha_beta):
+// The threshold comes from the link's alpha-beta fit (t(S) = alpha + S / beta, fit_points):
 // the smallest size that runs within ~10 % of the link's bandwidth, S = 10 alpha beta
 // (../shared/reference/multinode.md E3), rounded up to a power of two.
 #pragma once
@@ -18,26 +18,21 @@
 #include <cstdint>
 #include <vector>
 
+#include "acco/core/fit.hpp"
 #include "acco/core/result.hpp"
 #include "acco/dist/collective.hpp"
 #include "acco/dist/communicator.hpp"
 
 namespace acco::dist {
 
-// The fit of t(S) = alpha + S / beta over measured sizes (least squares on the points' times).
-struct AlphaBeta {
-  double alpha_seconds = 0;          // per-operation latency
-  double beta_bytes_per_second = 0;  // asymptotic rate
-  bool operator==(const AlphaBeta&) const = default;
-};
-// kInvalidArgument for fewer than two distinct sizes or a fit whose alpha or beta is not
-// positive (times that do not grow with size).
-[[nodiscard]] Result<AlphaBeta> fit_alpha_beta(const std::vector<SizePoint>& points);
+// The alpha-beta fit of one op's sweep (core/fit.hpp, weighted by relative error: the sweep
+// spans 8 B to MiBs).
+[[nodiscard]] Result<LatencyBandwidth> fit_points(const std::vector<SizePoint>& points);
 
 inline constexpr std::uint64_t kMinFusionThreshold = std::uint64_t{64} << 10;
 inline constexpr std::uint64_t kMaxFusionThreshold = std::uint64_t{128} << 20;  // Horovod's
 // 10 alpha beta rounded up to a power of two, within [64 KiB, 128 MiB].
-[[nodiscard]] std::uint64_t fusion_threshold(const AlphaBeta& fit);
+[[nodiscard]] std::uint64_t fusion_threshold(const LatencyBandwidth& fit);
 
 struct FusionOptions {
   std::uint64_t threshold_bytes = std::uint64_t{64} << 20;

@@ -13,9 +13,9 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "acco/core/fit.hpp"
 #include "acco/core/result.hpp"
 #include "acco/io/reader.hpp"
-#include "acco/tune/fit.hpp"
 #include "acco/xfer/profile.hpp"
 
 namespace acco::tune {

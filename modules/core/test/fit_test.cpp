@@ -1,5 +1,6 @@
-#include "acco/tune/fit.hpp"
+#include "acco/core/fit.hpp"
 
+#include <cmath>
 #include <vector>
 
 #include <gmock/gmock.h>
@@ -7,7 +8,7 @@
 
 #include "acco/testing/matchers.hpp"
 
-namespace acco::tune {
+namespace acco {
 namespace {
 
 using ::acco::testing::StatusIs;
@@ -50,5 +51,23 @@ TEST(FitTest, NegativeTimeIsNamed) {
               StatusIs(Errc::kInvalidArgument, HasSubstr("at 1000 bytes")));
 }
 
+// A sweep from 8 B to 2 MiB with 5 % noise on the two largest times: the relative fit keeps the
+// 20 us latency and the 10 GB/s rate.
+TEST(FitTest, RelativeWeightsFitAWideSweepWithNoiseAtTheTop) {
+  std::vector<TimedSize> points;
+  for (std::uint64_t b = 8; b <= (std::uint64_t{2} << 20); b *= 4) {
+    points.push_back({b, 20e-6 + static_cast<double>(b) / 10e9});
+  }
+  points[points.size() - 1].seconds *= 1.05;
+  points[points.size() - 2].seconds *= 0.95;
+  auto relative = fit_latency_bandwidth(points, FitWeight::kRelative);
+  ASSERT_TRUE(relative.has_value());
+  EXPECT_NEAR(relative->alpha_seconds, 20e-6, 1e-6);
+  EXPECT_NEAR(relative->beta_bytes_per_second, 10e9, 1e9);
+  EXPECT_THAT(
+      fit_latency_bandwidth(std::vector<TimedSize>{{8, 0}, {16, 1e-6}}, FitWeight::kRelative),
+      StatusIs(Errc::kInvalidArgument, HasSubstr("finite positive")));
+}
+
 }  // namespace
-}  // namespace acco::tune
+}  // namespace acco
