@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "acco/core/units.hpp"
+#include "acco/dist/fusion.hpp"
 
 namespace acco::dist {
 namespace {
@@ -162,6 +163,10 @@ Result<CollectiveRun> run_collectives(Communicator& comm, const CollectiveOption
       r.points.push_back(*point);
     }
     r.summary = summarize(r.points, run.ranks, peak.bytes_per_second, peak.source);
+    if (auto fit = fit_points(r.points); fit) {
+      r.fit = *fit;
+      r.fusion_threshold = op == Op::kAllReduce ? fusion_threshold(*fit) : 0;
+    }
     if (progress && comm.rank() == 0) {
       progress(fmt::format("{}: {} sizes, plateau {} GB/s", to_string(op), r.points.size(),
                            rate(r.summary.plateau_busbw)));
@@ -206,6 +211,14 @@ std::string to_text(const CollectiveRun& run) {
         s.plateau_sizes == 1 ? "" : "s",
         s.n_half ? units::format_bytes(*s.n_half) : std::string("-"), s.small_latency_seconds * 1e6,
         r.points.empty() ? 0 : r.points.front().bytes);
+    if (r.fit) {
+      out +=
+          fmt::format("#   alpha-beta fit: alpha {:.2f} us, beta {} GB/s{}\n",
+                      r.fit->alpha_seconds * 1e6, rate(r.fit->beta_bytes_per_second),
+                      r.fusion_threshold > 0 ? fmt::format("; fusion threshold {} (10 alpha beta)",
+                                                           units::format_bytes(r.fusion_threshold))
+                                             : std::string());
+    }
     if (single) {
       out += "#   one rank: nothing crosses a link (busbw 0, algbw only)\n";
     } else if (s.expected_busbw > 0) {
@@ -264,6 +277,11 @@ nlohmann::ordered_json to_json(const CollectiveRun& run) {
         {"expected_source", s.expected_source},
         {"efficiency", s.efficiency},
         {"verdict", to_string(s.verdict)}};
+    op["fit"] =
+        r.fit ? nlohmann::ordered_json{{"alpha_seconds", r.fit->alpha_seconds},
+                                       {"beta_bytes_per_second", r.fit->beta_bytes_per_second},
+                                       {"fusion_threshold_bytes", r.fusion_threshold}}
+              : nlohmann::ordered_json();
     j["ops"].push_back(std::move(op));
   }
   j["wrong"] = run.wrong;

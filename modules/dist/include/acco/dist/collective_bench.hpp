@@ -6,12 +6,14 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "acco/core/fit.hpp"
 #include "acco/core/result.hpp"
 #include "acco/dist/collective.hpp"
 #include "acco/dist/communicator.hpp"
@@ -44,6 +46,9 @@ struct OpResult {
   Op op = Op::kAllReduce;
   std::vector<SizePoint> points;
   OpSummary summary;
+  // t(S) = alpha + S / beta over the sweep (fusion.hpp); none when the times do not fit a link.
+  std::optional<LatencyBandwidth> fit;
+  std::uint64_t fusion_threshold = 0;  // allreduce: 10 alpha beta as a power of two; else 0
 };
 
 struct CollectiveRun {
