@@ -1,6 +1,7 @@
 // `acco bench --collective` end to end: one process without a launcher, and MPI jobs of 2 and 4
 // ranks started by Open MPI's mpirun over shared memory and over TCP on this machine. The JSON
 // conforms to docs/schemas/collective.schema.json and every result is checked element by element.
+#include <algorithm>
 #include <string>
 
 #include <gmock/gmock.h>
@@ -213,6 +214,44 @@ TEST(Cluster, ThreeRanksMeasureEveryPairAndRankZeroReports) {
   EXPECT_THAT(text.out, HasSubstr("# acco cluster: 2 ranks on 1 node"));
   EXPECT_THAT(text.out, HasSubstr("one node: nothing to compare"));
   EXPECT_THAT(text.out, HasSubstr("     0    1       0-0      yes"));
+}
+
+// Four "nodes" in network namespaces on one machine, node 3's link shaped slower with tbf: every
+// pair with node 3 ranks below every pair without it, and the report names node 3.
+TEST(Cluster, FourNetworkNamespacesFindTheShapedLink) {
+  if (std::string(kMpiexec).empty()) {
+    GTEST_SKIP() << "acco was built without MPI (libopenmpi-dev not found)";
+  }
+  TempDir io;
+  const std::string cmd = std::string(ACCO_SOURCE_DIR) + "/tests/integration/netns_cluster.sh " +
+                          ACCO_BINARY + " " + kMpiexec + " " + (io.path() / "out").string() +
+                          " 2>" + (io.path() / "err").string();
+  const int status = std::system(cmd.c_str());
+  const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  if (code == 77) {
+    GTEST_SKIP() << slurp(io.path() / "err");
+  }
+  ASSERT_EQ(code, 0) << slurp(io.path() / "err");
+  const std::string out = slurp(io.path() / "out");
+  expect_conforms(out, "cluster.schema.json");
+  const auto j = nlohmann::json::parse(out);
+  ASSERT_EQ(j["nodes"].size(), 4U);
+  EXPECT_EQ(j["nodes"][3]["host"], "node4");
+  ASSERT_EQ(j["pairs"].size(), 6U);
+  double slowest_plain = 1e30;
+  double fastest_shaped = 0;
+  for (const auto& p : j["pairs"]) {
+    ASSERT_EQ(p["reached"], true) << p["error"];
+    const double rate = p["bytes_per_second"].get<double>();
+    if (p["node_b"] == 3) {
+      fastest_shaped = std::max(fastest_shaped, rate);
+      EXPECT_EQ(p["slow"], true) << p;
+    } else {
+      slowest_plain = std::min(slowest_plain, rate);
+    }
+  }
+  EXPECT_LT(fastest_shaped, slowest_plain);
+  EXPECT_EQ(j["slow_node"], 3);
 }
 
 }  // namespace

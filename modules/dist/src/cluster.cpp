@@ -1,8 +1,10 @@
 #include "acco/dist/cluster.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <map>
+#include <optional>
 #include <span>
 
 #include <fmt/format.h>
@@ -27,22 +29,32 @@ double median_of(std::vector<double> v) {
   return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-// Seconds per exchange of `bytes` with `peer`, the median of `iters`.
+// Seconds per exchange of `bytes` with `peer`, the fastest of `iters`: what the link can do. A
+// busy CPU or a neighbour's traffic only ever slows an exchange, and a shaped or downtrained link
+// can never beat its rate, so the best time separates the two where a median would mix them.
 Result<double> time_exchange(Communicator& comm, int peer, std::size_t bytes, int iters) {
   std::vector<std::byte> send(bytes, std::byte{0x5a});
   std::vector<std::byte> recv(bytes);
   ACCO_RETURN_IF_ERROR(comm.exchange(peer, send, recv));  // warm-up: connections, pages
+  // An exchange returns once this rank has the peer's bytes and its own are in the transport's
+  // buffers, not yet delivered: where one direction is slower than the other, the bytes still in
+  // flight would go untimed. A one-byte exchange after it cannot complete before the peer has
+  // received everything (it sends its byte only after its receive), so each try is timed to the
+  // delivery of both directions.
+  std::array<std::byte, 1> ack_out{};
+  std::array<std::byte, 1> ack_in{};
   std::vector<double> times;
   for (int i = 0; i < iters; ++i) {
     const double start = comm.seconds();
     ACCO_RETURN_IF_ERROR(comm.exchange(peer, send, recv));
+    ACCO_RETURN_IF_ERROR(comm.exchange(peer, ack_out, ack_in));
     times.push_back(comm.seconds() - start);
   }
   if (std::any_of(recv.begin(), recv.end(), [](std::byte b) { return b != std::byte{0x5a}; })) {
     return fail(Errc::kDeviceError,
                 fmt::format("exchange with rank {}: wrong bytes came back", peer));
   }
-  return median_of(times);
+  return *std::min_element(times.begin(), times.end());
 }
 
 nlohmann::ordered_json pair_json(const PairResult& p) {
@@ -270,6 +282,28 @@ void rank_pairs(std::vector<PairResult>& pairs) {
   }
 }
 
+std::optional<int> slow_node(const std::vector<PairResult>& pairs) {
+  std::map<int, int> in;
+  int slow = 0;
+  for (const PairResult& p : pairs) {
+    if (p.slow && p.node_a != p.node_b) {
+      ++slow;
+      ++in[p.node_a];
+      ++in[p.node_b];
+    }
+  }
+  std::optional<int> node;
+  for (const auto& [n, count] : in) {
+    if (slow >= 2 && count == slow) {
+      if (node) {
+        return std::nullopt;  // two nodes in every slow pair: no single culprit
+      }
+      node = n;
+    }
+  }
+  return node;
+}
+
 int problem_count(const ClusterReport& r) {
   int n = static_cast<int>(r.outliers.size());
   for (const PairResult& p : r.pairs) {
@@ -317,7 +351,7 @@ std::string to_text(const ClusterReport& r) {
     out += fmt::format("  node {}: {} is {}, the others {}\n", o.node, o.key, o.value, o.others);
   }
   out += fmt::format(
-      "#\n# pairs: exchanges of 8 B (latency) and {} (bandwidth each way), median of {}\n",
+      "#\n# pairs: exchanges of 8 B (latency) and {} (bandwidth each way), best of {}\n",
       units::format_bytes(r.pair_options.bytes), r.pair_options.iters);
   out += fmt::format("# {:>4} {:>4} {:>9} {:>8} {:>12} {:>10} {:>7}\n", "a", "b", "nodes",
                      "reached", "latency(us)", "GB/s", "ratio");
@@ -337,6 +371,12 @@ std::string to_text(const ClusterReport& r) {
   }
   if (r.pairs.empty()) {
     out += "  one rank: no pairs\n";
+  }
+  if (const auto culprit = slow_node(r.pairs)) {
+    const auto it = std::find_if(r.nodes.begin(), r.nodes.end(),
+                                 [&](const NodeSummary& n) { return n.node == *culprit; });
+    out += fmt::format("#   node {}{} is in every slow pair: look at its link first\n", *culprit,
+                       it != r.nodes.end() ? fmt::format(" ({})", it->host) : std::string());
   }
   const int problems = problem_count(r);
   out += fmt::format("#\n# {} problem{}\n", problems, problems == 1 ? "" : "s");
@@ -377,6 +417,8 @@ nlohmann::ordered_json to_json(const ClusterReport& r) {
   for (const PairResult& p : r.pairs) {
     j["pairs"].push_back(pair_json(p));
   }
+  const auto culprit = slow_node(r.pairs);
+  j["slow_node"] = culprit ? nlohmann::ordered_json(*culprit) : nlohmann::ordered_json();
   j["problems"] = problem_count(r);
   return j;
 }

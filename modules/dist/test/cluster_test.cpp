@@ -117,6 +117,20 @@ TEST(RankPairs, TwoPairsAreTooFewToCallOneSlow) {
   EXPECT_FALSE(pairs[1].slow);
 }
 
+TEST(SlowNode, TheNodeInEveryShapedPairIsNamed) {
+  // Four nodes, node 3's link shaped: its three pairs are slow, the others not.
+  std::vector<PairResult> pairs = {pair(0, 1, 0, 1, 10), pair(0, 2, 0, 2, 9), pair(1, 2, 1, 2, 11),
+                                   pair(0, 3, 0, 3, 1),  pair(1, 3, 1, 3, 1), pair(2, 3, 2, 3, 1)};
+  rank_pairs(pairs);
+  EXPECT_TRUE(pairs[3].slow && pairs[4].slow && pairs[5].slow);
+  EXPECT_FALSE(pairs[0].slow || pairs[1].slow || pairs[2].slow);
+  EXPECT_EQ(slow_node(pairs), 3);
+  pairs[4].slow = false;  // 0-3 and 2-3: node 3 is still in both
+  EXPECT_EQ(slow_node(pairs), 3);
+  pairs[5].slow = false;  // one slow pair: either end could be at fault
+  EXPECT_EQ(slow_node(pairs), std::nullopt);
+}
+
 TEST(MeasurePairs, OneRankHasNoPairsAndBadOptionsAreRefused) {
   auto comm = self_communicator();
   auto pairs = measure_pairs(*comm, {});

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -85,6 +86,10 @@ inline constexpr double kSlowPairRatio = 0.7;
 // within one node, pairs across nodes; a class needs three pairs to have a median worth the
 // name), and sets each pair's ratio.
 void rank_pairs(std::vector<PairResult>& pairs);
+
+// The node that is in every slow pair across nodes, when there are two such pairs or more and
+// one node alone is in all of them (its link is the slow one).
+[[nodiscard]] std::optional<int> slow_node(const std::vector<PairResult>& pairs);
 
 struct ClusterReport {
   int ranks = 1;
