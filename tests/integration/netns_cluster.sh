@@ -40,6 +40,8 @@ for i in 1 2 3 4; do
   ip -n "$ns" link set lo up
   hosts="$hosts${hosts:+,}$net.1$i:1"
 done
+ip netns exec "acn$tag-1" unshare --uts true 2>"$dir/err" ||
+  skip "ip netns exec with unshare --uts refused: $(cat "$dir/err")"
 # Traffic into node 4 goes through this qdisc: its link is the slow one.
 tc qdisc add dev "acv$tag-4" root tbf rate 100mbit burst 32kb latency 50ms 2>"$dir/err" ||
   skip "tc tbf refused: $(cat "$dir/err")"
