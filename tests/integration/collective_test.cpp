@@ -21,16 +21,19 @@ constexpr const char* kMpiexec = ACCO_MPIEXEC;  // empty when acco was built wit
 constexpr const char* kSmall = " --max-bytes 256KiB --iters 3 --warmup 1";
 constexpr const char* kFakeNccl = ACCO_FAKE_NCCL_PATH;
 
+// Under ASan: Open MPI's own blocks, kept until exit, are not acco's leaks (tests/lsan.supp);
+// its plugins stay mapped so their frames keep their names. No effect in other builds.
+std::string sanitizer_env() {
+  return std::string("env LSAN_OPTIONS=suppressions=") + ACCO_SOURCE_DIR +
+         "/tests/lsan.supp:fast_unwind_on_malloc=0 "
+         "OMPI_MCA_mca_base_component_disable_dlclose=1 ";
+}
+
 // `mpirun -np N` of acco with `args`; the launcher's own flags for running as root in a 2-core
 // container.
 Run mpirun(int ranks, const std::string& mca, const std::string& args) {
-  // Under ASan: Open MPI's own blocks, kept until exit, are not acco's leaks (tests/lsan.supp);
-  // its plugins stay mapped so their frames keep their names. No effect in other builds.
-  const std::string sanitizer_env = std::string("env LSAN_OPTIONS=suppressions=") +
-                                    ACCO_SOURCE_DIR +
-                                    "/tests/lsan.supp:fast_unwind_on_malloc=0 "
-                                    "OMPI_MCA_mca_base_component_disable_dlclose=1 ";
-  const std::string cmd = sanitizer_env + kMpiexec +
+  // A job that hangs fails here after two minutes instead of stalling the whole test run.
+  const std::string cmd = sanitizer_env() + "timeout 120 " + kMpiexec +
                           " --allow-run-as-root --oversubscribe --bind-to none -np " +
                           std::to_string(ranks) + " " + mca + " " + ACCO_BINARY + " " + args;
   TempDir io;
@@ -209,7 +212,7 @@ TEST(Cluster, ThreeRanksMeasureEveryPairAndRankZeroReports) {
     EXPECT_GT(p["bytes_per_second"].get<double>(), 0);
     EXPECT_GT(p["latency_seconds"].get<double>(), 0);
   }
-  const auto text = mpirun(2, "--mca btl self,tcp", "probe --cluster --pair-bytes 64KiB");
+  const auto text = mpirun(2, "--mca btl self,vader", "probe --cluster --pair-bytes 64KiB");
   ASSERT_EQ(text.exit_code, 0) << text.err;
   EXPECT_THAT(text.out, HasSubstr("# acco cluster: 2 ranks on 1 node"));
   EXPECT_THAT(text.out, HasSubstr("one node: nothing to compare"));
@@ -223,9 +226,9 @@ TEST(Cluster, FourNetworkNamespacesFindTheShapedLink) {
     GTEST_SKIP() << "acco was built without MPI (libopenmpi-dev not found)";
   }
   TempDir io;
-  const std::string cmd = std::string(ACCO_SOURCE_DIR) + "/tests/integration/netns_cluster.sh " +
-                          ACCO_BINARY + " " + kMpiexec + " " + (io.path() / "out").string() +
-                          " 2>" + (io.path() / "err").string();
+  const std::string cmd = sanitizer_env() + ACCO_SOURCE_DIR +
+                          "/tests/integration/netns_cluster.sh " + ACCO_BINARY + " " + kMpiexec +
+                          " " + (io.path() / "out").string() + " 2>" + (io.path() / "err").string();
   const int status = std::system(cmd.c_str());
   const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   if (code == 77) {
