@@ -230,7 +230,8 @@ TEST(Cluster, FourNetworkNamespacesFindTheShapedLink) {
   TempDir io;
   const std::string cmd = sanitizer_env() + ACCO_SOURCE_DIR +
                           "/tests/integration/netns_cluster.sh " + ACCO_BINARY + " " + kMpiexec +
-                          " " + (io.path() / "out").string() + " 2>" + (io.path() / "err").string();
+                          " " + (io.path() / "out").string() + " " +
+                          (io.path() / "bench").string() + " 2>" + (io.path() / "err").string();
   const int status = std::system(cmd.c_str());
   const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   if (code == 77) {
@@ -257,6 +258,17 @@ TEST(Cluster, FourNetworkNamespacesFindTheShapedLink) {
   }
   EXPECT_LT(fastest_shaped, slowest_plain);
   EXPECT_EQ(j["slow_node"], 3);
+
+  // The collective bench over the same nodes: the expected peak is node 4's shaped port, read
+  // from its root qdisc (100 Mbit/s = 12.5 MB/s), not the 10 Gb/s its veth reports in sysfs.
+  const std::string bench = slurp(io.path() / "bench");
+  expect_conforms(bench, "collective.schema.json");
+  const auto b = nlohmann::json::parse(bench);
+  ASSERT_FALSE(b["ops"].empty()) << bench;
+  const auto& summary = b["ops"][0]["summary"];
+  EXPECT_DOUBLE_EQ(summary["expected_busbw_bytes_per_second"].get<double>(), 12.5e6) << summary;
+  EXPECT_THAT(summary["expected_source"].get<std::string>(), HasSubstr("eth0 (tbf)"));
+  EXPECT_THAT(summary["expected_source"].get<std::string>(), HasSubstr("node4"));
 }
 
 }  // namespace

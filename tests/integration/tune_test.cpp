@@ -116,6 +116,32 @@ TEST(TuneCliTest, BenchLoadsTheNamedProfileAndRefusesBothFlags) {
   EXPECT_THAT(missing.err, HasSubstr("--profile"));
 }
 
+TEST(TuneCliTest, ScheduleLoadsTheProfileSavedForThisMachineOrTheNamedOne) {
+  TempDir state;
+  // Saved under XDG_STATE_HOME for this machine's fingerprint, for schedule's default link.
+  ASSERT_EQ(
+      acco("tune --backend host --devices 2 --budget 1s --bytes 1MiB --link pcie3x16", state.path())
+          .exit_code,
+      0);
+  const auto saved =
+      acco("schedule --devices host:2 --workload independent --tasks 4", state.path());
+  EXPECT_EQ(saved.exit_code, 0) << saved.err;
+  EXPECT_THAT(saved.err, HasSubstr("acco: engine profile from " + state.path().string()));
+  const auto off =
+      acco("schedule --devices host:2 --workload independent --tasks 4 --no-profile", state.path());
+  EXPECT_EQ(off.exit_code, 0) << off.err;
+  EXPECT_THAT(off.err, Not(HasSubstr("engine profile")));
+  const auto missing =
+      acco("schedule --devices host:2 --workload independent --tasks 4 --profile " +
+               (state.path() / "none.json").string(),
+           state.path());
+  EXPECT_EQ(missing.exit_code, 66);
+  EXPECT_THAT(missing.err, HasSubstr("--profile"));
+  const auto both = acco("schedule --profile x.json --no-profile", state.path());
+  EXPECT_EQ(both.exit_code, 64);
+  EXPECT_THAT(both.err, HasSubstr("--profile and --no-profile exclude each other"));
+}
+
 // The storage_h2d result of a bench --json run.
 nlohmann::json storage_h2d(const std::string& out) {
   const auto run = nlohmann::json::parse(out);

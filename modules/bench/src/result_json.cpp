@@ -17,7 +17,8 @@ ojson positive_or_null(double value) {
 }
 
 constexpr std::array<std::string_view, 3> kStatuses = {kStatusOk, kStatusWaived, kStatusError};
-constexpr std::array<std::string_view, 4> kVerdicts = {"ok", "low", "very low", "unknown"};
+constexpr std::array<std::string_view, 5> kVerdicts = {"ok", "low", "very low", "unknown",
+                                                       "emulated"};
 constexpr std::array<std::string_view, 3> kTimers = {"", kTimerDeviceEvents, kTimerHostClock};
 
 Status expect_object(const nlohmann::json& json, std::string_view what) {

@@ -83,6 +83,13 @@ std::string text_report(const BenchRun& run) {
   std::string out =
       fmt::format("acco bench on {} at {} (machine {})\n", run.host, run.created, run.fingerprint);
   out += text_table(run.results);
+  const auto emulated = std::find_if(run.results.begin(), run.results.end(),
+                                     [](const BenchResult& r) { return r.verdict == "emulated"; });
+  if (emulated != run.results.end() && !emulated->peak_source.empty()) {
+    out += fmt::format(
+        "peak on emulated devices: {}; verdict \"emulated\": no real link's band applies\n",
+        emulated->peak_source);
+  }
   for (const auto& r : run.results) {
     if (r.status != kStatusOk || r.sweep.empty()) {
       continue;

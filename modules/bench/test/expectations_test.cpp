@@ -44,6 +44,15 @@ TEST(ExpectationsTest, PathsWithoutALinkPeakAreUnknown) {
   EXPECT_EQ(verdict(PathKind::kDeviceLocal, 0.9), Verdict::kUnknown);
 }
 
+TEST(ExpectationsTest, EmulatedLinksHaveNoBandButAVerdictOfTheirOwn) {
+  EXPECT_FALSE(expectation(PathKind::kEmulatedLink).has_band());
+  EXPECT_EQ(verdict(PathKind::kEmulatedLink, 0.2), Verdict::kEmulated);
+  EXPECT_EQ(verdict(PathKind::kEmulatedLink, 0.95), Verdict::kEmulated);
+  EXPECT_EQ(verdict(PathKind::kEmulatedLink, 1.3), Verdict::kEmulated);  // memcpy measured low
+  EXPECT_EQ(verdict(PathKind::kEmulatedLink, 0), Verdict::kUnknown);
+  EXPECT_EQ(verdict(PathKind::kEmulatedLink, std::nan("")), Verdict::kUnknown);
+}
+
 TEST(ExpectationsTest, MissingOrImplausibleEfficiencyIsUnknown) {
   EXPECT_EQ(verdict(PathKind::kPcieCopyEngine, 0), Verdict::kUnknown);
   EXPECT_EQ(verdict(PathKind::kPcieCopyEngine, -0.5), Verdict::kUnknown);
@@ -77,6 +86,7 @@ TEST(ExpectationsTest, VerdictNames) {
   EXPECT_STREQ(to_string(Verdict::kLow), "low");
   EXPECT_STREQ(to_string(Verdict::kVeryLow), "very low");
   EXPECT_STREQ(to_string(Verdict::kUnknown), "unknown");
+  EXPECT_STREQ(to_string(Verdict::kEmulated), "emulated");
 }
 
 TEST(AssessTest, SetsEfficiencyAndVerdictFromThePeak) {

@@ -70,7 +70,11 @@ class CollectiveCommand final : public Command {
                                               const std::optional<topo::Machine>& machine) {
     dist::NodeLink mine;
     if (machine) {
-      mine = dist::fastest_link(*machine);
+      // A shaped port (tbf) carries no more than its shaping; a namespace that refuses rtnetlink
+      // is judged by the interfaces' speeds alone.
+      const auto limits = dist::root_qdisc_limits();
+      mine = dist::fastest_link(*machine, limits ? std::span<const dist::QdiscLimit>(*limits)
+                                                 : std::span<const dist::QdiscLimit>());
     }
     const std::string text =
         fmt::format("{}\t{}", comm.local_rank() == 0 ? 1 : 0, dist::encode(mine));

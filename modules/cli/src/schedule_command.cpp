@@ -18,7 +18,9 @@
 #include "acco/sched/perf_model.hpp"
 #include "acco/sched/record.hpp"
 #include "acco/sched/workload_run.hpp"
+#include "acco/tune/tune_profile.hpp"
 
+#include "bench_command.hpp"
 #include "command_spec.hpp"
 #include "commands.hpp"
 #include "monitor_flags.hpp"
@@ -56,6 +58,7 @@ struct ScheduleFlags {
   double thermal_scale = 60;
   std::string cooling = "1";
   std::string governor = "off,thermal";
+  ProfileFlags profile;
   const CLI::Option* link_option = nullptr;  // was --link given?
 };
 
@@ -93,6 +96,7 @@ void add_schedule_flags(CLI::App& cmd, SharedFlags& shared, ScheduleFlags& f) {
       ->type_name("LIST");
   f.link_option = cmd.add_option("--link", f.link, "host devices: emulated link (default pcie3x16)")
                       ->type_name("SPEC");
+  add_profile_flags(cmd, f.profile);
   cmd.add_option("--tile-bytes", f.tile_bytes,
                  "cholesky, lu: bytes per tile (default b x b floats of the kernel table)")
       ->type_name("SIZE");
@@ -367,6 +371,8 @@ Result<ScheduleOptions> schedule_options(const ScheduleFlags& f) {
   s.trace = f.trace;
   ACCO_RETURN_IF_ERROR(parse_serve(f, s));
   ACCO_RETURN_IF_ERROR(parse_thermal(f, s));
+  ACCO_RETURN_IF_ERROR(check_profile_flags(f.profile));
+  s.profile = f.profile;
   return s;
 }
 
@@ -432,6 +438,9 @@ std::vector<sched::DeviceSpec> device_specs(const ScheduleDevices& d, const Sche
     spec.device = d.devices[i];
     spec.kind = d.models[i].kind;
     spec.memory_budget_bytes = s.memory_bytes;
+    if (i < d.transfer_profiles.size()) {
+      spec.transfer_profile = d.transfer_profiles[i];
+    }
     specs.push_back(std::move(spec));
   }
   return specs;
@@ -573,6 +582,47 @@ Result<std::vector<mon::ThermalOutcome>> run_thermal(const ScheduleOptions& s,
   return runs;
 }
 
+// Whether `dir` holds any saved profile: probing the topology for the fingerprint costs more
+// than a run of a small workload, so it is skipped when nothing could match.
+bool any_saved_profile(const std::string& dir) {
+  std::error_code ec;
+  for (auto it = std::filesystem::directory_iterator(dir, ec);
+       !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
+    if (it->path().extension() == ".json") {
+      return true;
+    }
+  }
+  return false;
+}
+
+// acco tune's engine settings for each device: its h2d_pinned entry, as the runtime moves its
+// host data from pinned buffers. `note` says which file was used.
+Status load_transfer_profiles(const ProfileFlags& flags, const core::Settings& settings,
+                              ScheduleDevices& d, std::string& note) {
+  d.transfer_profiles.assign(d.devices.size(), std::nullopt);
+  if (flags.no_profile) {
+    return {};
+  }
+  std::optional<topo::Machine> machine;
+  if (flags.profile.empty()) {
+    auto dir = tune::tune_directory();
+    if (!dir || !any_saved_profile(*dir)) {
+      return {};
+    }
+    machine = probe_machine(settings, note);
+  }
+  ACCO_ASSIGN_OR_RETURN(const auto engines,
+                        engine_profiles_for(flags, machine ? &*machine : nullptr, note));
+  for (std::size_t i = 0; i < d.devices.size(); ++i) {
+    const auto& info = d.devices[i]->info();
+    const auto it = engines.find((info.pci.empty() ? info.name : info.pci) + "/h2d_pinned");
+    if (it != engines.end()) {
+      d.transfer_profiles[i] = it->second;
+    }
+  }
+  return {};
+}
+
 }  // namespace
 
 Output ScheduleCommand::run(const Invocation& inv) const {
@@ -580,6 +630,11 @@ Output ScheduleCommand::run(const Invocation& inv) const {
   auto devices = open_devices(s);
   if (!devices) {
     return error_output(devices.error());
+  }
+  std::string profile_note;
+  if (auto loaded = load_transfer_profiles(s.profile, inv.settings, *devices, profile_note);
+      !loaded) {
+    return error_output(loaded.error(), profile_note);
   }
   auto workload = sched::make_workload(s.workload, devices->models);
   if (!workload) {
@@ -617,6 +672,7 @@ Output ScheduleCommand::run(const Invocation& inv) const {
   }
 
   Output out;
+  out.err = profile_note;
   if (!s.trace.empty()) {
     const auto trace = sched::chrome_trace(runs->front().record).dump();
     if (auto written = core::write_file_atomic(s.trace, trace); !written) {

@@ -14,6 +14,7 @@
 #include "acco/sched/policy.hpp"
 #include "acco/sched/workload.hpp"
 
+#include "profile_flags.hpp"
 #include "schedule_serve.hpp"
 
 namespace acco::cli {
@@ -45,6 +46,8 @@ struct ScheduleOptions {
     std::vector<std::pair<std::string, std::optional<power::GovernorOptions>>> governors;
   };
   std::optional<Thermal> thermal;
+  // The engine profile acco tune saved (loaded by default, --profile FILE, --no-profile).
+  ProfileFlags profile;
 };
 
 // Exit codes: 64 for a value that does not fit the devices found (list lengths with cuda, a

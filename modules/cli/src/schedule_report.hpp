@@ -2,6 +2,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -9,6 +10,7 @@
 #include "acco/mon/thermal_run.hpp"
 #include "acco/sched/workload.hpp"
 #include "acco/sched/workload_run.hpp"
+#include "acco/xfer/profile.hpp"
 
 #include "schedule_command.hpp"
 
@@ -20,6 +22,8 @@ struct ScheduleDevices {
   std::vector<dev::Device*> devices;
   std::vector<sched::DeviceModel> models;  // kind and speed per device
   std::string link;                        // host: the emulated link; cuda: empty
+  // Per device, the tune profile's engine settings (its h2d_pinned entry); unset: the defaults.
+  std::vector<std::optional<xfer::Profile>> transfer_profiles;
 };
 
 // `thermal` (--simulate-thermal) holds one entry per run, in the order of `runs`.

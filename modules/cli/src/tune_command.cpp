@@ -169,15 +169,17 @@ std::string profile_text(const tune::TuneProfile& p, const std::string& path) {
                      p.link.empty() ? "" : fmt::format(" (emulated link {})", p.link),
                      units::format_bytes(p.bytes), p.budget_seconds,
                      p.budget_exhausted ? " (spent before the search finished)" : "");
-  std::vector<std::vector<std::string>> rows = {{"device", "path", "choice", "chunk", "slots",
-                                                 "queues", "threads", "defaults", "tuned", "gain",
-                                                 "fit (alpha + bytes / beta)"}};
+  std::vector<std::vector<std::string>> rows = {{"device", "path", "choice", "staged", "chunk",
+                                                 "slots", "queues", "threads", "defaults", "tuned",
+                                                 "gain", "fit (alpha + bytes / beta)"}};
   for (const auto& t : p.paths) {
     const auto& c = t.profile;
     const std::string choice = choice_text(t.tuned, t.confirmed);
     const double dr = median(t.default_bytes_per_second);
     const double wr = median(t.winner_bytes_per_second);
+    const auto yes_no = [](bool b) { return b ? "yes" : "no"; };
     rows.push_back({t.device, t.path, choice,
+                    fmt::format("{} ({})", yes_no(c.stage_pageable), yes_no(d.stage_pageable)),
                     fmt::format("{} ({})", units::format_bytes(c.chunk_bytes),
                                 units::format_bytes(d.chunk_bytes)),
                     fmt::format("{} ({})", c.slots, d.slots),
@@ -194,7 +196,8 @@ std::string profile_text(const tune::TuneProfile& p, const std::string& path) {
     out += reader_text(*p.reader);
   }
   out +=
-      "  chosen (default); the defaults and tuned columns are medians of the interleaved "
+      "  chosen (default); staged: pageable memory through acco's pinned staging (no: the device's "
+      "own copy, the plain path); the defaults and tuned columns are medians of the interleaved "
       "confirmation\n";
   return out;
 }

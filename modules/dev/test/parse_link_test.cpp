@@ -25,7 +25,14 @@ TEST(ParseLinkTest, Pcie4x16IsSixteenLanesOf128b130bAt16GTPerSecond) {
   ASSERT_THAT(link, IsOk());
   EXPECT_EQ(link->name, "pcie4x16");
   EXPECT_DOUBLE_EQ(link->bytes_per_second, lanes(16.0e9 * 128 / 130 / 8, 16));
-  EXPECT_EQ(link->latency, nanoseconds(0));
+  EXPECT_EQ(link->latency, kDefaultLinkLatency);
+}
+
+TEST(ParseLinkTest, ARateWithoutALatencyGetsADmaLikeDefaultAndZeroIsKept) {
+  EXPECT_EQ(kDefaultLinkLatency, nanoseconds(2000));
+  EXPECT_EQ(parse_link("25GB/s")->latency, kDefaultLinkLatency);
+  EXPECT_EQ(parse_link("25GB/s,0us")->latency, nanoseconds(0));
+  EXPECT_EQ(parse_link("25GB/s,0us")->name, "25GB/s,0us");
 }
 
 TEST(ParseLinkTest, EveryGenerationUsesItsEncodedLaneRate) {

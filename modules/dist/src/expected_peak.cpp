@@ -9,7 +9,7 @@
 
 namespace acco::dist {
 
-NodeLink fastest_link(const topo::Machine& machine) {
+NodeLink fastest_link(const topo::Machine& machine, std::span<const QdiscLimit> limits) {
   NodeLink best{machine.hostname, "", 0};
   for (const topo::IbPort& p : machine.ib_ports) {
     const double rate = p.data_rate_gbps * 1e9 / 8;
@@ -19,12 +19,20 @@ NodeLink fastest_link(const topo::Machine& machine) {
     }
   }
   for (const topo::NetInterface& n : machine.net_interfaces) {
-    if (n.name == "lo" || n.operstate != "up" || !n.speed_mbps || *n.speed_mbps <= 0) {
+    if (n.name == "lo" || n.operstate != "up") {
       continue;
     }
-    const double rate = static_cast<double>(*n.speed_mbps) * 1e6 / 8;
+    const auto limit = std::find_if(limits.begin(), limits.end(),
+                                    [&](const QdiscLimit& l) { return l.interface == n.name; });
+    const bool speed_known = n.speed_mbps && *n.speed_mbps > 0;
+    double rate = speed_known ? static_cast<double>(*n.speed_mbps) * 1e6 / 8 : 0;
+    std::string port = n.name;
+    if (limit != limits.end() && (rate <= 0 || limit->bytes_per_second < rate)) {
+      rate = limit->bytes_per_second;
+      port = fmt::format("{} ({})", n.name, limit->kind);
+    }
     if (rate > best.bytes_per_second) {
-      best.port = n.name;
+      best.port = port;
       best.bytes_per_second = rate;
     }
   }

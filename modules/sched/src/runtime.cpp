@@ -51,7 +51,8 @@ RuntimeCore::RuntimeCore(std::vector<DeviceSpec> specs, RuntimeOptions options, 
 Status RuntimeCore::start() {
   for (auto& d : devices_) {
     ACCO_ASSIGN_OR_RETURN(d->transfers.engine,
-                          xfer::Engine::create(*d->spec.device, options_.transfer_profile),
+                          xfer::Engine::create(*d->spec.device, d->spec.transfer_profile.value_or(
+                                                                    options_.transfer_profile)),
                           fmt::format("device {}", d->name));
   }
   for (std::size_t i = 0; i < devices_.size(); ++i) {

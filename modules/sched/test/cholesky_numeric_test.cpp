@@ -103,7 +103,10 @@ double factorise(PolicyKind policy, int devices, std::uint64_t budget, int t, bo
   EXPECT_THAT(backend, IsOk());
   std::vector<DeviceSpec> specs;
   for (dev::Device* d : (*backend)->devices()) {
-    specs.push_back({d, "", {}, budget});
+    DeviceSpec spec;
+    spec.device = d;
+    spec.memory_budget_bytes = budget;
+    specs.push_back(std::move(spec));
   }
   RuntimeOptions options;
   options.policy = policy;

@@ -37,8 +37,23 @@ double rate_of(const Result<double>& seconds, std::uint64_t bytes) {
 }
 
 std::string describe(const xfer::Profile& p) {
+  if (!p.stage_pageable) {
+    return fmt::format("pageable unstaged (plain path) queues {}", p.queues);
+  }
   return fmt::format("chunk {} slots {} queues {} threads {}", units::format_bytes(p.chunk_bytes),
                      p.slots, p.queues, p.host_copy_threads);
+}
+
+bool is_pageable_path(std::string_view path) {
+  return path.ends_with("_pageable");
+}
+
+// Unstaged copies use no staging: a candidate that is unstaged and changes a staging setting
+// would measure the same thing again.
+bool stages_or_keeps_staging_defaults(const xfer::Profile& p) {
+  const xfer::Profile d{};
+  return p.stage_pageable || (p.chunk_bytes == d.chunk_bytes && p.slots == d.slots &&
+                              p.host_copy_threads == d.host_copy_threads);
 }
 
 std::string describe(const io::ReaderOptions& o) {
@@ -203,10 +218,14 @@ Status tune_path(const Target& target, const SearchOptions& o, const Measure& me
   out.path = target.path;
   Problem<xfer::Profile> problem;
   // host_copy_threads 0 (the engine's own choice) is the default; the axis tries fixed counts.
-  problem.axes = {axis(o.space.chunk_bytes, &xfer::Profile::chunk_bytes),
-                  axis(o.space.slots, &xfer::Profile::slots),
-                  axis(o.space.queues, &xfer::Profile::queues),
-                  axis(o.space.host_copy_threads, &xfer::Profile::host_copy_threads)};
+  if (is_pageable_path(target.path) && !o.space.stage_pageable.empty()) {
+    problem.axes.push_back(axis(o.space.stage_pageable, &xfer::Profile::stage_pageable));
+    problem.allowed = stages_or_keeps_staging_defaults;
+  }
+  problem.axes.push_back(axis(o.space.chunk_bytes, &xfer::Profile::chunk_bytes));
+  problem.axes.push_back(axis(o.space.slots, &xfer::Profile::slots));
+  problem.axes.push_back(axis(o.space.queues, &xfer::Profile::queues));
+  problem.axes.push_back(axis(o.space.host_copy_threads, &xfer::Profile::host_copy_threads));
   problem.seconds = [&](const xfer::Profile& p) { return measure(target, p, o.bytes); };
   problem.bytes = o.bytes;
   const std::string what = fmt::format("{} {}", target.device, target.path);

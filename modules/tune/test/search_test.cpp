@@ -69,8 +69,35 @@ TEST(SearchTest, FindsTheFastestCoordinatesAndConfirmsThem) {
   EXPECT_NEAR(p.gain, 0.8, 0.01);
   ASSERT_TRUE(p.fit.has_value());
   EXPECT_NEAR(p.fit->alpha_seconds, 1e-6, 1e-9);
-  // 1 default + 6 chunks + 4 slots + 3 queues + 3 threads, 6 confirmations, 4 fit sizes.
-  EXPECT_EQ(m.measurements, 1 + 6 + 4 + 3 + 3 + 6 + 4);
+  EXPECT_TRUE(p.profile.stage_pageable);
+  // 1 default + 1 unstaged + 6 chunks + 4 slots + 3 queues + 3 threads, 6 confirmations, 4 fit
+  // sizes.
+  EXPECT_EQ(m.measurements, 1 + 1 + 6 + 4 + 3 + 3 + 6 + 4);
+}
+
+TEST(SearchTest, UnstagedPageableCopiesWinWhereFasterAndSkipTheStagingAxes) {
+  FakeMachine m;
+  m.rate = [](const xfer::Profile& p) { return p.stage_pageable ? 1e9 : 2e9; };
+  auto out =
+      search({{"d0", "d2h_pageable"}}, options(std::chrono::seconds(10)), m.measure(), m.clock());
+  ASSERT_TRUE(out.has_value()) << out.error().message;
+  const auto& p = out->paths.at(0);
+  EXPECT_TRUE(p.tuned);
+  EXPECT_FALSE(p.profile.stage_pageable);
+  EXPECT_EQ(p.profile.chunk_bytes, xfer::Profile{}.chunk_bytes);
+  // 1 default + 1 unstaged + 3 queues (chunk, slots and threads do not apply unstaged), 6
+  // confirmations, 4 fit sizes.
+  EXPECT_EQ(m.measurements, 1 + 1 + 3 + 6 + 4);
+}
+
+TEST(SearchTest, PinnedPathsDoNotTryUnstaged) {
+  FakeMachine m;
+  m.rate = [](const xfer::Profile& p) { return p.stage_pageable ? 1e9 : 2e9; };
+  auto out =
+      search({{"d0", "h2d_pinned"}}, options(std::chrono::seconds(10)), m.measure(), m.clock());
+  ASSERT_TRUE(out.has_value()) << out.error().message;
+  EXPECT_TRUE(out->paths.at(0).profile.stage_pageable);
+  EXPECT_FALSE(out->paths.at(0).tuned);
 }
 
 TEST(SearchTest, DefaultsStayWhenNothingBeatsThem) {

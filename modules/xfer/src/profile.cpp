@@ -30,11 +30,15 @@ struct IntField {
   int min;
   int max;
 };
-using Field = std::variant<SizeField, IntField>;
+struct BoolField {
+  const char* name;
+  bool Profile::*member;
+};
+using Field = std::variant<SizeField, IntField, BoolField>;
 
 // A staging buffer stays at or below 1 GiB (transfer.md idea 11: larger pinned buffers fail on
 // some drivers and hold RLIMIT_MEMLOCK for little gain).
-const std::array<Field, 8> kFields = {
+const std::array<Field, 9> kFields = {
     Field{SizeField{"chunk_bytes", &Profile::chunk_bytes, 4096, kGiB}},
     Field{IntField{"slots", &Profile::slots, 1, 64}},
     Field{IntField{"queues", &Profile::queues, 1, 16}},
@@ -43,6 +47,7 @@ const std::array<Field, 8> kFields = {
     Field{SizeField{"split_above_bytes", &Profile::split_above_bytes, 0, std::uint64_t{1} << 50}},
     Field{SizeField{"zero_copy_below_bytes", &Profile::zero_copy_below_bytes, 0, kGiB}},
     Field{IntField{"register_after_uses", &Profile::register_after_uses, 0, 1'000'000}},
+    Field{BoolField{"stage_pageable", &Profile::stage_pageable}},
 };
 
 const char* name_of(const Field& field) {
@@ -67,11 +72,10 @@ Status validate(const Profile& profile) {
       if (value < f->min || value > f->max) {
         return out_of_range(f->name, f->min, f->max, value);
       }
-    } else {
-      const auto& i = std::get<IntField>(field);
-      const int value = profile.*(i.member);
-      if (value < i.min || value > i.max) {
-        return out_of_range(i.name, i.min, i.max, value);
+    } else if (const auto* i = std::get_if<IntField>(&field)) {
+      const int value = profile.*(i->member);
+      if (value < i->min || value > i->max) {
+        return out_of_range(i->name, i->min, i->max, value);
       }
     }
   }
@@ -113,6 +117,8 @@ Result<Profile> profile_from_json(const nlohmann::json& j) {
     if (const auto* f = std::get_if<SizeField>(field)) {
       profile.*(f->member) = static_cast<std::size_t>(
           in.integer(key, {static_cast<std::int64_t>(f->min), static_cast<std::int64_t>(f->max)}));
+    } else if (const auto* b = std::get_if<BoolField>(field)) {
+      profile.*(b->member) = in.boolean(key);
     } else {
       const auto& i = std::get<IntField>(*field);
       // An integer beyond int64 has always been shown as its int64 bit pattern ("got -1"); the

@@ -97,6 +97,9 @@ CopyPlan plan_copy(const CopyShape& shape, const Profile& profile, const DeviceT
   if (profile.register_after_uses > 0 && shape.host_buffer_uses >= profile.register_after_uses) {
     return {Strategy::kDirect, true, queues};
   }
+  if (!profile.stage_pageable) {
+    return {Strategy::kDirect, false, queues};
+  }
   return {Strategy::kPipelined, false, 1};
 }
 

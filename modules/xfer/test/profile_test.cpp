@@ -29,6 +29,7 @@ Profile unusual_profile() {
   p.split_above_bytes = 1 << 28;
   p.zero_copy_below_bytes = 0;
   p.register_after_uses = 7;
+  p.stage_pageable = false;
   return p;
 }
 
@@ -80,6 +81,7 @@ TEST(ProfileTest, WrongTypeNamesTheField) {
   expect_invalid({{"slots", "four"}}, "slots");
   expect_invalid({{"chunk_bytes", 1.5}}, "chunk_bytes");
   expect_invalid({{"queues", true}}, "queues");
+  expect_invalid({{"stage_pageable", 1}}, "stage_pageable");
 }
 
 TEST(ProfileTest, NegativeValueNamesTheField) {

@@ -89,6 +89,20 @@ TEST(PlanCopyTest, RegistrationIsOffWhenTheThresholdIsZero) {
       Strategy::kPipelined);
 }
 
+TEST(PlanCopyTest, UnstagedPageableMemoryGoesDirectInBothDirections) {
+  Profile p = profile();
+  p.stage_pageable = false;
+  EXPECT_EQ(plan_copy({MemoryKind::kDevice, MemoryKind::kPageable, 1 << 20, 1}, p, kUnmapped),
+            (CopyPlan{Strategy::kDirect, false, 1}));
+  EXPECT_EQ(plan_copy({MemoryKind::kPageable, MemoryKind::kDevice, 2 << 20, 1}, p, kUnmapped),
+            (CopyPlan{Strategy::kDirect, false, 3}));
+  // Registration, when asked for, still comes first; small mapped copies stay zero-copy.
+  EXPECT_EQ(plan_copy({MemoryKind::kDevice, MemoryKind::kPageable, 1 << 20, 4}, p, kUnmapped),
+            (CopyPlan{Strategy::kDirect, true, 1}));
+  EXPECT_EQ(plan_copy({MemoryKind::kDevice, MemoryKind::kPageable, 4096, 1}, p, kMapped).strategy,
+            Strategy::kZeroCopy);
+}
+
 TEST(PlanCopyTest, DirectionFollowsTheDeviceEnds) {
   EXPECT_EQ(direction_of(MemoryKind::kDevice, MemoryKind::kMapped), Direction::kHostToDevice);
   EXPECT_EQ(direction_of(MemoryKind::kPageable, MemoryKind::kDevice), Direction::kDeviceToHost);

@@ -32,6 +32,9 @@ std::string describe(const xfer::CopyRecord& r) {
   }
   if (r.registered) {
     s += ", registered";
+  } else if (r.strategy == xfer::Strategy::kDirect &&
+             (r.src_kind == MemoryKind::kPageable || r.dst_kind == MemoryKind::kPageable)) {
+    s += ", pageable unstaged (the plain path: the profile's stage_pageable is off)";
   }
   return s;
 }

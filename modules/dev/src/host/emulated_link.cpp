@@ -6,6 +6,21 @@
 #include <thread>
 
 namespace acco::dev::host {
+namespace {
+
+// sleep_until wakes tens of microseconds late (the kernel's timer slack is 50 us), which would
+// turn a 2 us DMA latency into 60; the last stretch before the deadline is spun instead.
+void wait_until(LinkChannel::Clock::time_point deadline) {
+  constexpr std::chrono::microseconds kSpin{100};
+  if (deadline - LinkChannel::Clock::now() > kSpin) {
+    std::this_thread::sleep_until(deadline - kSpin);
+  }
+  while (LinkChannel::Clock::now() < deadline) {
+    std::this_thread::yield();
+  }
+}
+
+}  // namespace
 
 LinkChannel::LinkChannel(double bytes_per_second, std::chrono::nanoseconds latency, int engines)
     : bytes_per_second_(bytes_per_second), latency_(latency), engines_(engines) {}
@@ -42,7 +57,7 @@ void LinkChannel::transfer(void* dst, const void* src, std::size_t bytes) {
   const Engine engine = acquire();
   const Window window = reserve(bytes);
   std::memcpy(dst, src, bytes);
-  std::this_thread::sleep_until(window.end + latency_);
+  wait_until(window.end + latency_);
 }
 
 void transfer_through_host(LinkChannel& source_to_host, LinkChannel& host_to_destination, void* dst,
@@ -54,8 +69,8 @@ void transfer_through_host(LinkChannel& source_to_host, LinkChannel& host_to_des
   const LinkChannel::Window up_window = source_to_host.reserve(bytes);
   const LinkChannel::Window down_window = host_to_destination.reserve(bytes);
   std::memcpy(dst, src, bytes);
-  std::this_thread::sleep_until(std::max(up_window.end, down_window.end) +
-                                source_to_host.latency() + host_to_destination.latency());
+  wait_until(std::max(up_window.end, down_window.end) + source_to_host.latency() +
+             host_to_destination.latency());
 }
 
 }  // namespace acco::dev::host

@@ -128,6 +128,8 @@ Result<EmulatedLink> parse_link(std::string_view spec) {
       return bad();
     }
     link.latency = std::chrono::nanoseconds(std::llround(latency_ns));
+  } else if (link.bytes_per_second > 0) {
+    link.latency = kDefaultLinkLatency;
   }
   return link;
 }

@@ -31,6 +31,9 @@ enum class Verdict {
   kLow,
   kVeryLow,
   kUnknown,  // no peak, no band for this path kind, or an implausible efficiency
+  // An emulated device (the host backend): the efficiency is against the lower of the emulated
+  // link and the host's memcpy rate, and says nothing of a real device, so no band is applied.
+  kEmulated,
 };
 
 // Efficiency is median / peak of the crossed link, one direction.
@@ -53,11 +56,13 @@ inline constexpr double kImplausibleEfficiency = 1.10;
 [[nodiscard]] const Expectation& expectation(PathKind kind);
 
 // kUnknown when the kind has no band, or efficiency is not finite, <= 0 or above
-// kImplausibleEfficiency; else by the kind's band. Pure.
+// kImplausibleEfficiency; kEmulated for kEmulatedLink with any positive finite efficiency; else by
+// the kind's band. Pure.
 [[nodiscard]] Verdict verdict(PathKind kind, double efficiency);
 
-[[nodiscard]] const char* to_string(Verdict verdict);  // "ok", "low", "very low", "unknown"
-[[nodiscard]] const char* to_string(PathKind kind);    // the expectation's key
+// "ok", "low", "very low", "unknown", "emulated"
+[[nodiscard]] const char* to_string(Verdict verdict);
+[[nodiscard]] const char* to_string(PathKind kind);  // the expectation's key
 
 // Sets result.efficiency (median / peak, 0 when either is unknown or the case did not run) and
 // result.verdict from the band of `kind`.

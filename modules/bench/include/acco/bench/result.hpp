@@ -53,7 +53,7 @@ struct BenchResult {
   // 0000:c1:00.0, Gen4 x4, 7.88 GB/s"); empty otherwise. Not kept in the history.
   std::string peak_source;
   double efficiency = 0;            // median / peak; 0 when unknown
-  std::string verdict = "unknown";  // "ok", "low", "very low", "unknown" (see expectations.hpp)
+  std::string verdict = "unknown";  // "ok", "low", "very low", "unknown", "emulated"
   std::string strategy;             // what the engine did: "direct", "pipelined 4 MiB x 3", ...
   std::string timer;                // kTimerDeviceEvents or kTimerHostClock; empty if not run
   std::optional<double> latency_seconds;  // median time per copy, for latency cases

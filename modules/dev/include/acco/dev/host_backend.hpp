@@ -23,10 +23,16 @@ struct EmulatedLink {
   bool operator==(const EmulatedLink&) const = default;
 };
 
+// Per-transfer latency of a rated link given without one: a queued DMA on a GPU costs a few
+// microseconds from submit to completion (launch, doorbell, completion write), so one-by-one small
+// copies on an emulated link cost what they cost on a device. "unlimited" has none.
+inline constexpr std::chrono::nanoseconds kDefaultLinkLatency{2000};
+
 // "pcie3x16", "pcie4x16", "pcie5x16", "pcie4x8", ... (encoded rate of that generation and
 // width), "unlimited", or explicit figures "25GB/s" (units B/s, kB/s, MB/s, GB/s), each optionally
-// followed by a latency: "25GB/s,2us", "pcie4x16,1us" (ns, us, ms). kInvalidArgument naming the
-// accepted forms otherwise. Thread-safe.
+// followed by a latency: "25GB/s,2us", "pcie4x16,1us", "25GB/s,0us" (ns, us, ms); a rate without
+// one gets kDefaultLinkLatency. kInvalidArgument naming the accepted forms otherwise.
+// Thread-safe.
 [[nodiscard]] Result<EmulatedLink> parse_link(std::string_view spec);
 
 struct HostBackendOptions {

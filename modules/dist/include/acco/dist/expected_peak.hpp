@@ -4,10 +4,12 @@
 // bounds them, so no peak is claimed (multinode.md c: inter-node busbw ~ the NIC rate).
 #pragma once
 
+#include <span>
 #include <string>
 #include <vector>
 
 #include "acco/dist/collective_bench.hpp"
+#include "acco/dist/qdisc.hpp"
 #include "acco/topo/machine.hpp"
 
 namespace acco::dist {
@@ -19,8 +21,12 @@ struct NodeLink {
   bool operator==(const NodeLink&) const = default;
 };
 
-// The fastest active port of `machine` (loopback, down and unknown-speed interfaces left out).
-[[nodiscard]] NodeLink fastest_link(const topo::Machine& machine);
+// The fastest active port of `machine` (loopback, down and unknown-speed interfaces left out). An
+// interface in `limits` (its root qdisc's rate, root_qdisc_limits()) carries at most that rate,
+// and an interface of unknown speed with a limit carries the limit; its port then reads
+// "eth0 (tbf)".
+[[nodiscard]] NodeLink fastest_link(const topo::Machine& machine,
+                                    std::span<const QdiscLimit> limits = {});
 
 // One entry per node. Fewer than two nodes: no peak, the reason in `source`.
 [[nodiscard]] ExpectedPeak expected_peak(const std::vector<NodeLink>& nodes);

@@ -101,6 +101,8 @@ struct DeviceSpec {
   std::string kind;                       // implementation key; the backend's name when empty
   DevicePeak peak;                        // for the prior
   std::uint64_t memory_budget_bytes = 0;  // 0: the device's memory
+  // This device's engine profile (acco tune's choice); unset: RuntimeOptions::transfer_profile.
+  std::optional<xfer::Profile> transfer_profile;
 };
 
 struct RuntimeOptions {

@@ -41,6 +41,9 @@ struct SearchSpace {
   std::vector<int> slots = {2, 3, 4, 6, 8};
   std::vector<int> queues = {1, 2, 3, 4};
   std::vector<int> host_copy_threads = {1, 2};  // 1..N, N = the host's CPUs (tune_run)
+  // Pageable paths only, tried first: off hands pageable memory to the device's own copy (the
+  // plain path), after which the staging axes (chunk, slots, threads) are not swept.
+  std::vector<bool> stage_pageable = {true, false};
 };
 
 // The storage reader's axes, swept in this order from io::ReaderOptions' defaults.
@@ -77,13 +80,13 @@ struct SearchOutcome {
 };
 
 // Tunes every target in turn. Per path: measures the defaults, then for each axis in the order
-// chunk, slots, queues, host_copy_threads tries every value with the others at the best so far
-// and keeps the fastest (one pass). When the search share of the budget runs out the best so far
-// is kept and budget_exhausted set. Then confirm_repeats rounds of defaults and winner, in
-// alternating order, decide `tuned` by the noise rule above, and the chosen profile is timed at
-// fit_bytes for the alpha/beta fit. A path whose confirmation cannot run keeps the defaults
-// (tuned = false, confirmed = false). Errors: kInvalidArgument for no targets or an empty axis;
-// the defaults' measurement error for a path, with the path named.
+// (stage_pageable on pageable paths), chunk, slots, queues, host_copy_threads tries every value
+// with the others at the best so far and keeps the fastest (one pass). When the search share of the
+// budget runs out the best so far is kept and budget_exhausted set. Then confirm_repeats rounds of
+// defaults and winner, in alternating order, decide `tuned` by the noise rule above, and the chosen
+// profile is timed at fit_bytes for the alpha/beta fit. A path whose confirmation cannot run keeps
+// the defaults (tuned = false, confirmed = false). Errors: kInvalidArgument for no targets or an
+// empty axis; the defaults' measurement error for a path, with the path named.
 [[nodiscard]] Result<SearchOutcome> search(const std::vector<Target>& targets,
                                            const SearchOptions& options, const Measure& measure,
                                            const Clock& clock, const StopRequested& stop = {},

@@ -39,6 +39,11 @@ struct Profile {
   // it moves by direct DMA. 0 = never. Off by default because the engine cannot know when the
   // caller frees the buffer: see Engine::forget.
   int register_after_uses = 0;
+  // Pageable host memory is staged through the engine's pinned slots (kPipelined). false = hand
+  // it to the device's own copy (kDirect; the driver stages it as cudaMemcpy does), which `acco
+  // tune` chooses where that measured faster: on the host backend, where every emulated DMA is a
+  // memcpy, the engine's staging costs a second memcpy and one CPU thread bounds both.
+  bool stage_pageable = true;
 
   bool operator==(const Profile&) const = default;
 };
