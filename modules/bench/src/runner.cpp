@@ -50,6 +50,22 @@ double host_memcpy_rate(std::uint64_t bytes) {
   return best;
 }
 
+// Emulated devices are judged against what the host can move at all: the lower of the emulated
+// link and one thread's memcpy, and their verdict is "emulated", not a band of a real link.
+struct EmulatedPeak {
+  double bytes_per_second = 0;
+  std::string source;
+};
+
+EmulatedPeak emulated_peak_of(const std::vector<dev::Device*>& devices, std::uint64_t bytes) {
+  const double memcpy_rate = host_memcpy_rate(bytes);
+  const double link_rate = devices.empty() ? 0 : devices.front()->info().link_bytes_per_second;
+  return {link_rate > 0 ? std::min(link_rate, memcpy_rate) : memcpy_rate,
+          fmt::format("the lower of the emulated link ({}) and this host's memcpy ({})",
+                      link_rate > 0 ? units::format_rate(link_rate) : std::string("unlimited"),
+                      units::format_rate(memcpy_rate))};
+}
+
 }  // namespace
 
 Result<OpenedBackend> open_backend(BackendChoice choice, const dev::HostBackendOptions& host) {
@@ -114,19 +130,8 @@ Result<BenchRun> run_benchmarks(const RunOptions& options, const topo::Machine* 
     run.fingerprint += fmt::format("|host:{}x{}", devices.size(), options.host.link.name);
   }
 
-  // Emulated devices are judged against what the host can move at all: the lower of the emulated
-  // link and one thread's memcpy, and their verdict is "emulated", not a band of a real link.
-  double emulated_peak = 0;
-  std::string emulated_peak_source;
-  if (emulated) {
-    const double memcpy_rate = host_memcpy_rate(options.defaults.bytes);
-    const double link_rate = devices.empty() ? 0 : devices.front()->info().link_bytes_per_second;
-    emulated_peak = link_rate > 0 ? std::min(link_rate, memcpy_rate) : memcpy_rate;
-    emulated_peak_source =
-        fmt::format("the lower of the emulated link ({}) and this host's memcpy ({})",
-                    link_rate > 0 ? units::format_rate(link_rate) : std::string("unlimited"),
-                    units::format_rate(memcpy_rate));
-  }
+  const EmulatedPeak emulated_peak =
+      emulated ? emulated_peak_of(devices, options.defaults.bytes) : EmulatedPeak{};
 
   std::size_t total = 0;
   for (const auto* c : selected) {
@@ -141,7 +146,7 @@ Result<BenchRun> run_benchmarks(const RunOptions& options, const topo::Machine* 
       ctx.devices = devices;
       ctx.machine = machine;
       if (emulated) {
-        ctx.peak_bytes_per_second = emulated_peak;
+        ctx.peak_bytes_per_second = emulated_peak.bytes_per_second;
         ctx.link_kind = PathKind::kEmulatedLink;
       } else {
         ctx.peak_bytes_per_second = topology_peak(machine, devices[i]->info().pci);
@@ -157,7 +162,7 @@ Result<BenchRun> run_benchmarks(const RunOptions& options, const topo::Machine* 
       }
       for (auto& r : c->run(ctx)) {
         if (r.verdict == "emulated" && r.peak_source.empty()) {
-          r.peak_source = emulated_peak_source;
+          r.peak_source = emulated_peak.source;
         }
         run.results.push_back(std::move(r));
       }

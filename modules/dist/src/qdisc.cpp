@@ -25,7 +25,7 @@ std::optional<T> read_at(std::span<const std::byte> bytes, std::size_t offset) {
   if (offset > bytes.size() || bytes.size() - offset < sizeof(T)) {
     return std::nullopt;
   }
-  T value;
+  T value{};
   std::memcpy(&value, bytes.data() + offset, sizeof(T));
   return value;
 }

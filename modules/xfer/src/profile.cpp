@@ -38,7 +38,7 @@ using Field = std::variant<SizeField, IntField, BoolField>;
 
 // A staging buffer stays at or below 1 GiB (transfer.md idea 11: larger pinned buffers fail on
 // some drivers and hold RLIMIT_MEMLOCK for little gain).
-const std::array<Field, 9> kFields = {
+constexpr std::array<Field, 9> kFields = {
     Field{SizeField{"chunk_bytes", &Profile::chunk_bytes, 4096, kGiB}},
     Field{IntField{"slots", &Profile::slots, 1, 64}},
     Field{IntField{"queues", &Profile::queues, 1, 16}},

@@ -35,6 +35,9 @@ class LinkChannel {
   LinkChannel(double bytes_per_second, std::chrono::nanoseconds latency, int engines);
   LinkChannel(const LinkChannel&) = delete;
   LinkChannel& operator=(const LinkChannel&) = delete;
+  LinkChannel(LinkChannel&&) = delete;
+  LinkChannel& operator=(LinkChannel&&) = delete;
+  ~LinkChannel() = default;
 
   // Blocks until fewer than `engines` transfers are in flight. Thread-safe.
   [[nodiscard]] Engine acquire();
