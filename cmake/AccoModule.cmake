@@ -1,3 +1,12 @@
+# The headers nearly every test includes, compiled once per test target: gmock and nlohmann are
+# about 3.5 s of every test TU on the CI's 2 cores. Every module reaches nlohmann and tl::expected
+# through acco::core.
+function(acco_test_pch target)
+  target_precompile_headers(${target} PRIVATE <gmock/gmock.h> <gtest/gtest.h>
+                            <nlohmann/json.hpp> <tl/expected.hpp> <algorithm> <filesystem>
+                            <fstream> <map> <memory> <sstream> <string> <thread> <vector>)
+endfunction()
+
 # acco_add_module(NAME m SOURCES ... DEPS ... PRIVATE_DEPS ... TESTS ... [TEST_DEPS ...])
 # One module = one folder = one target acco_<m> (alias acco::<m>) = one namespace acco::<m>.
 function(acco_add_module)
@@ -19,6 +28,7 @@ function(acco_add_module)
     target_include_directories(${lib}_test PRIVATE src)
     target_link_libraries(${lib}_test PRIVATE ${lib} ${ARG_TEST_DEPS} acco_testing GTest::gmock
                                               GTest::gtest_main acco_warnings)
+    acco_test_pch(${lib}_test)
     gtest_discover_tests(${lib}_test TEST_PREFIX "${ARG_NAME}." PROPERTIES LABELS unit
                          DISCOVERY_TIMEOUT 60)
   endif()
