@@ -24,6 +24,7 @@
 #include "command_spec.hpp"
 #include "commands.hpp"
 #include "monitor_flags.hpp"
+#include "schedule_distributed.hpp"
 #include "schedule_report.hpp"
 
 namespace acco::cli {
@@ -59,6 +60,7 @@ struct ScheduleFlags {
   std::string cooling = "1";
   std::string governor = "off,thermal";
   ProfileFlags profile;
+  DistributedFlags distributed;
   const CLI::Option* link_option = nullptr;  // was --link given?
 };
 
@@ -97,6 +99,7 @@ void add_schedule_flags(CLI::App& cmd, SharedFlags& shared, ScheduleFlags& f) {
   f.link_option = cmd.add_option("--link", f.link, "host devices: emulated link (default pcie3x16)")
                       ->type_name("SPEC");
   add_profile_flags(cmd, f.profile);
+  add_distributed_flags(cmd, f.distributed);
   cmd.add_option("--tile-bytes", f.tile_bytes,
                  "cholesky, lu: bytes per tile (default b x b floats of the kernel table)")
       ->type_name("SIZE");
@@ -373,6 +376,18 @@ Result<ScheduleOptions> schedule_options(const ScheduleFlags& f) {
   ACCO_RETURN_IF_ERROR(parse_thermal(f, s));
   ACCO_RETURN_IF_ERROR(check_profile_flags(f.profile));
   s.profile = f.profile;
+  ACCO_ASSIGN_OR_RETURN(s.distributed, parse_distributed(f.distributed));
+  if (s.distributed) {
+    for (const auto& [given, flag] :
+         {std::pair{s.serve.has_value(), "--serve"},
+          std::pair{s.thermal.has_value(), "--simulate-thermal"},
+          std::pair{!s.trace.empty(), "--trace"}, std::pair{!s.models.empty(), "--models"},
+          std::pair{s.policies.size() > 1, "several --policy"}}) {
+      if (given) {
+        return usage(fmt::format("--distributed: {} is for one-node runs", flag));
+      }
+    }
+  }
   return s;
 }
 
@@ -429,21 +444,6 @@ Result<ScheduleDevices> open_devices(const ScheduleOptions& s) {
     out.models.push_back({kinds[d], speeds[d]});
   }
   return out;
-}
-
-std::vector<sched::DeviceSpec> device_specs(const ScheduleDevices& d, const ScheduleOptions& s) {
-  std::vector<sched::DeviceSpec> specs;
-  for (std::size_t i = 0; i < d.devices.size(); ++i) {
-    sched::DeviceSpec spec;
-    spec.device = d.devices[i];
-    spec.kind = d.models[i].kind;
-    spec.memory_budget_bytes = s.memory_bytes;
-    if (i < d.transfer_profiles.size()) {
-      spec.transfer_profile = d.transfer_profiles[i];
-    }
-    specs.push_back(std::move(spec));
-  }
-  return specs;
 }
 
 // The most bytes one task touches: a budget below it leaves that task nowhere to run.
@@ -625,6 +625,21 @@ Status load_transfer_profiles(const ProfileFlags& flags, const core::Settings& s
 
 }  // namespace
 
+std::vector<sched::DeviceSpec> device_specs(const ScheduleDevices& d, const ScheduleOptions& s) {
+  std::vector<sched::DeviceSpec> specs;
+  for (std::size_t i = 0; i < d.devices.size(); ++i) {
+    sched::DeviceSpec spec;
+    spec.device = d.devices[i];
+    spec.kind = d.models[i].kind;
+    spec.memory_budget_bytes = s.memory_bytes;
+    if (i < d.transfer_profiles.size()) {
+      spec.transfer_profile = d.transfer_profiles[i];
+    }
+    specs.push_back(std::move(spec));
+  }
+  return specs;
+}
+
 Output ScheduleCommand::run(const Invocation& inv) const {
   const ScheduleOptions& s = options_;
   auto devices = open_devices(s);
@@ -642,6 +657,9 @@ Output ScheduleCommand::run(const Invocation& inv) const {
   }
   if (auto ready = check_before_runs(s, *workload); !ready) {
     return error_output(ready.error());
+  }
+  if (s.distributed) {
+    return run_distributed_schedule(s, inv, *devices, profile_note);
   }
   std::unique_ptr<ScheduleServer> server;
   if (s.serve) {

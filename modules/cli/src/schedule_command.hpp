@@ -15,6 +15,7 @@
 #include "acco/sched/workload.hpp"
 
 #include "profile_flags.hpp"
+#include "schedule_distributed.hpp"
 #include "schedule_serve.hpp"
 
 namespace acco::cli {
@@ -48,6 +49,8 @@ struct ScheduleOptions {
   std::optional<Thermal> thermal;
   // The engine profile acco tune saved (loaded by default, --profile FILE, --no-profile).
   ProfileFlags profile;
+  // --distributed: over every rank of the MPI job (schedule_distributed.hpp).
+  std::optional<DistributedSchedule> distributed;
 };
 
 // Exit codes: 64 for a value that does not fit the devices found (list lengths with cuda, a

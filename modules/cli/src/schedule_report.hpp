@@ -26,6 +26,10 @@ struct ScheduleDevices {
   std::vector<std::optional<xfer::Profile>> transfer_profiles;
 };
 
+// The runtime's view of the devices: kind, the --memory budget, the tuned engine profile.
+[[nodiscard]] std::vector<sched::DeviceSpec> device_specs(const ScheduleDevices& d,
+                                                          const ScheduleOptions& s);
+
 // `thermal` (--simulate-thermal) holds one entry per run, in the order of `runs`.
 [[nodiscard]] std::string schedule_json(const ScheduleOptions& s, const sched::Workload& w,
                                         const ScheduleDevices& d,

@@ -4,6 +4,10 @@
 #include <atomic>
 #include <climits>
 #include <cstring>
+#include <iterator>
+#include <list>
+#include <optional>
+#include <vector>
 
 #include <fmt/format.h>
 #include <mpi.h>
@@ -84,6 +88,15 @@ class MpiCommunicator final : public Communicator {
   }
 
   ~MpiCommunicator() override {
+    // Posted sends nobody waits for any more (an error path): cancelled, so MPI_Finalize does
+    // not wait for a peer that stopped receiving.
+    for (Outgoing& o : outgoing_) {
+      MPI_Cancel(&o.request);
+      MPI_Request_free(&o.request);
+    }
+    if (messages_ != MPI_COMM_NULL) {
+      MPI_Comm_free(&messages_);
+    }
     if (node_ != MPI_COMM_NULL) {
       MPI_Comm_free(&node_);
     }
@@ -219,7 +232,56 @@ class MpiCommunicator final : public Communicator {
                  "MPI_Sendrecv (exchange)");
   }
 
+  [[nodiscard]] Status post(int peer, int tag, std::vector<std::byte> data) override {
+    if (peer < 0 || peer >= size_) {
+      return fail(Errc::kInvalidArgument, fmt::format("post: peer {} of {} ranks", peer, size_));
+    }
+    if (tag < 0 || tag > kMaxTag) {
+      return fail(Errc::kInvalidArgument, fmt::format("post: tag {} outside 0..{}", tag, kMaxTag));
+    }
+    if (data.size() > static_cast<std::size_t>(INT_MAX)) {
+      return fail(Errc::kInvalidArgument, "post: more than 2 GiB");
+    }
+    Outgoing& o = outgoing_.emplace_back();
+    o.data = std::move(data);
+    const Status sent = check(MPI_Isend(o.data.data(), static_cast<int>(o.data.size()), MPI_BYTE,
+                                        peer, tag, messages_, &o.request),
+                              "MPI_Isend (post)");
+    if (!sent) {
+      outgoing_.pop_back();
+    }
+    return sent;
+  }
+
+  [[nodiscard]] Result<std::optional<Message>> poll() override {
+    ACCO_RETURN_IF_ERROR(progress());
+    int flag = 0;
+    MPI_Message handle = MPI_MESSAGE_NULL;
+    MPI_Status status;
+    ACCO_RETURN_IF_ERROR(
+        check(MPI_Improbe(MPI_ANY_SOURCE, MPI_ANY_TAG, messages_, &flag, &handle, &status),
+              "MPI_Improbe (poll)"));
+    if (flag == 0) {
+      return std::optional<Message>{};
+    }
+    int count = 0;
+    ACCO_RETURN_IF_ERROR(check(MPI_Get_count(&status, MPI_BYTE, &count), "MPI_Get_count (poll)"));
+    Message m;
+    m.source = status.MPI_SOURCE;
+    m.tag = status.MPI_TAG;
+    m.data.resize(static_cast<std::size_t>(count));
+    ACCO_RETURN_IF_ERROR(check(
+        MPI_Mrecv(m.data.data(), count, MPI_BYTE, &handle, MPI_STATUS_IGNORE), "MPI_Mrecv (poll)"));
+    return std::optional<Message>{std::move(m)};
+  }
+
+  [[nodiscard]] std::size_t pending_sends() override {
+    (void)progress();
+    return outgoing_.size();
+  }
+
  private:
+  static constexpr int kMaxTag = 32767;  // the least MPI_TAG_UB the standard allows
   static constexpr int kSendRecvTag = 7001;
   static constexpr int kExchangeTag = 7002;
 
@@ -244,9 +306,28 @@ class MpiCommunicator final : public Communicator {
     ACCO_RETURN_IF_ERROR(check(MPI_Exscan(&leader, &before, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD),
                                "MPI_Exscan (node)"));
     node_index_ = rank_ == 0 ? 0 : before;
+    ACCO_RETURN_IF_ERROR(check(MPI_Comm_dup(MPI_COMM_WORLD, &messages_), "MPI_Comm_dup"));
+    ACCO_RETURN_IF_ERROR(check(MPI_Comm_set_errhandler(messages_, MPI_ERRORS_RETURN),
+                               "MPI_Comm_set_errhandler (messages)"));
     return check(MPI_Bcast(&node_index_, 1, MPI_INT, 0, node_), "MPI_Bcast (node)");
   }
 
+  // Tests the posted sends and drops those done, their buffers with them.
+  Status progress() {
+    for (auto it = outgoing_.begin(); it != outgoing_.end();) {
+      int done = 0;
+      ACCO_RETURN_IF_ERROR(check(MPI_Test(&it->request, &done, MPI_STATUS_IGNORE), "MPI_Test"));
+      it = done != 0 ? outgoing_.erase(it) : std::next(it);
+    }
+    return {};
+  }
+
+  struct Outgoing {
+    MPI_Request request = MPI_REQUEST_NULL;
+    std::vector<std::byte> data;
+  };
+  std::list<Outgoing> outgoing_;       // a list: MPI holds pointers into each element's buffer
+  MPI_Comm messages_ = MPI_COMM_NULL;  // post/poll apart from the collectives' tags
   bool owns_mpi_ = false;
   Capabilities capabilities_;
   MPI_Comm node_ = MPI_COMM_NULL;

@@ -65,6 +65,11 @@ class OffByOne final : public Communicator {
   Status exchange(int peer, std::span<const std::byte> s, std::span<std::byte> r) override {
     return inner_->exchange(peer, s, r);
   }
+  Status post(int peer, int tag, std::vector<std::byte> d) override {
+    return inner_->post(peer, tag, std::move(d));
+  }
+  Result<std::optional<Message>> poll() override { return inner_->poll(); }
+  std::size_t pending_sends() override { return inner_->pending_sends(); }
 
  private:
   std::unique_ptr<Communicator> inner_ = self_communicator();

@@ -46,6 +46,13 @@ void RuntimeCore::finish(TaskId id, std::string error, int releasing_device,
     }
   }
   t.dependents.clear();
+  if (t.on_done) {
+    const bool started = t.started.count() > 0;
+    t.on_done({id, started ? t.device : -1,
+               started ? std::chrono::duration<double>(t.finished - t.started).count() : 0,
+               t.error});
+    t.on_done = nullptr;
+  }
   --unfinished_;
   // wait_all waits for all tasks, write_back for one handle's writers, the destructor for parked
   // tasks to become hopeless. Nobody else is woken: a waiter woken per task would cost a

@@ -227,6 +227,7 @@ void RuntimeCore::add_task(TaskId id, Task task) {
   t.name = std::move(task.name);
   t.priority = task.priority;
   t.cost = task.cost;
+  t.on_done = std::move(task.on_done);
   // Timestamps only feed records and the run's span: the clock is read once per event that
   // needs it, not on every step of every task.
   if (options_.keep_task_records || first_submit_.count() < 0) {

@@ -47,7 +47,7 @@ void TaskTable::reset(TaskState& t) {
   // Field by field, cheaper than assigning a fresh TaskState (docs/scheduler.md, "Design notes"):
   // every field back to its initial value, the vectors' and strings' buffers kept.
 #if defined(__GLIBCXX__) && defined(__x86_64__)
-  static_assert(sizeof(TaskState) == 456, "a field was added to TaskState: reset it here");
+  static_assert(sizeof(TaskState) == 488, "a field was added to TaskState: reset it here");
 #endif
   t.codelet.reset();
   t.codelet_id = 0;
@@ -58,6 +58,7 @@ void TaskTable::reset(TaskState& t) {
   t.access_handles.clear();
   t.priority = 0;
   t.cost = CostHint{};
+  t.on_done = nullptr;
   t.bytes = 0;
   t.size_class = 0;
   t.pending = 0;

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -69,6 +70,7 @@ struct TaskState {
   std::vector<std::size_t> access_handles;               // as submitted, for TaskContext
   int priority = 0;
   CostHint cost;
+  std::function<void(const TaskEnd&)> on_done;
   std::uint64_t bytes = 0;
   int size_class = 0;
   std::size_t pending = 0;

@@ -73,7 +73,6 @@ void touch(const Spans& spans) {
 // on a CPU worker) on the device's queue instead, as a GPU runs a kernel, so the device thread
 // prepares and launches the next task meanwhile (TaskContext::queue).
 // `kernel` (WorkloadRunOptions::kernel) replaces the hold when set.
-using KernelHook = std::function<void(int device, double seconds)>;
 void run_kernel(TaskContext& ctx, double seconds, bool async, const KernelHook& kernel) {
   const int device = ctx.device();
   const auto compute = [&kernel, device, seconds] {
@@ -97,14 +96,15 @@ void run_kernel(TaskContext& ctx, double seconds, bool async, const KernelHook& 
   }
 }
 
-std::vector<Task> make_tasks(const Workload& workload, const std::vector<DataHandle>& handles,
-                             const std::vector<std::string>& kinds, bool async,
-                             const KernelHook& kernel) {
-  std::vector<Task> tasks;
-  tasks.reserve(workload.tasks.size());
+}  // namespace
+
+EmulatedTasks::EmulatedTasks(const Workload& workload, const std::vector<std::string>& kinds,
+                             bool async, const KernelHook& kernel)
+    : workload_(&workload) {
   // One codelet per (type, costs), as an application has one per kernel: the runtime caches its
   // decisions per codelet (a tiled Cholesky has four; a random DAG one per task).
   std::map<std::pair<std::string, std::vector<double>>, std::shared_ptr<const Codelet>> codelets;
+  codelet_of_.reserve(workload.tasks.size());
   for (const WorkTask& w : workload.tasks) {
     std::shared_ptr<const Codelet>& shared = codelets[{w.type, w.seconds}];
     if (!shared) {
@@ -118,19 +118,21 @@ std::vector<Task> make_tasks(const Workload& workload, const std::vector<DataHan
       }
       shared = std::move(codelet);
     }
-    Task t;
-    t.codelet = shared;
-    t.name = w.name;
-    t.cost.flops = w.flops;
-    for (const auto& [data, mode] : w.accesses) {
-      t.accesses.emplace_back(handles[data], mode);
-    }
-    tasks.push_back(std::move(t));
+    codelet_of_.push_back(shared);
   }
-  return tasks;
 }
 
-}  // namespace
+Task EmulatedTasks::make(std::size_t index, const std::vector<DataHandle>& handles) const {
+  const WorkTask& w = workload_->tasks.at(index);
+  Task t;
+  t.codelet = codelet_of_.at(index);
+  t.name = w.name;
+  t.cost.flops = w.flops;
+  for (const auto& [data, mode] : w.accesses) {
+    t.accesses.emplace_back(handles.at(data), mode);
+  }
+  return t;
+}
 
 Dag workload_dag(const Workload& workload, double link_bytes_per_second) {
   Dag dag;
@@ -231,7 +233,8 @@ Result<WorkloadOutcome> run_workload(const Workload& workload, std::vector<Devic
   ACCO_RETURN_IF_ERROR(check_devices(workload, devices));
   ACCO_ASSIGN_OR_RETURN(const Bounds workload_bounds, bounds(workload_dag(workload)),
                         fmt::format("workload {}", workload.name));
-  const std::vector<std::string> kinds = implementation_kinds(devices);
+  const EmulatedTasks emulated(workload, implementation_kinds(devices), run.async_kernels,
+                               run.kernel);
   const std::string policy(to_string(options.policy));
   dev::Device* pin_on = devices.front().device;
   ACCO_ASSIGN_OR_RETURN(const std::unique_ptr<Runtime> owned_runtime,
@@ -263,7 +266,11 @@ Result<WorkloadOutcome> run_workload(const Workload& workload, std::vector<Devic
       }
     }
     if (status) {
-      std::vector<Task> tasks = make_tasks(workload, handles, kinds, run.async_kernels, run.kernel);
+      std::vector<Task> tasks;
+      tasks.reserve(workload.tasks.size());
+      for (std::size_t i = 0; i < workload.tasks.size(); ++i) {
+        tasks.push_back(emulated.make(i, handles));
+      }
       if (run.as_graph) {
         auto ids = runtime.submit_graph(std::move(tasks));
         if (!ids) {

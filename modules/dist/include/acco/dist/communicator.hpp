@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -29,6 +30,13 @@ struct Capabilities {
   bool cuda_aware = false;        // MPIX_Query_cuda_support() where the library has it
   std::string cuda_aware_source;  // how that was decided
   bool operator==(const Capabilities&) const = default;
+};
+
+// A point-to-point message as it arrived.
+struct Message {
+  int source = 0;
+  int tag = 0;
+  std::vector<std::byte> data;
 };
 
 class Communicator {
@@ -65,6 +73,17 @@ class Communicator {
   // out of range or sizes that differ.
   [[nodiscard]] virtual Status exchange(int peer, std::span<const std::byte> send,
                                         std::span<std::byte> recv) = 0;
+
+  // Messages for protocols (the distributed runtime), apart from the collectives: `data` goes to
+  // `peer` (itself included) with `tag` (0 to 32767) and the call returns without waiting for
+  // the peer; messages from one rank with one tag arrive in the order posted. kInvalidArgument
+  // for a peer out of range, a bad tag or more than 2 GiB; kDeviceError when the library fails.
+  [[nodiscard]] virtual Status post(int peer, int tag, std::vector<std::byte> data) = 0;
+  // The next message that has arrived from any rank with any tag, or nullopt when none has; also
+  // moves the posted sends on. Call it often: a protocol is driven by polling.
+  [[nodiscard]] virtual Result<std::optional<Message>> poll() = 0;
+  // Sends posted and not yet taken by the library (0 once all have gone).
+  [[nodiscard]] virtual std::size_t pending_sends() = 0;
 };
 
 // The communicator for this process: MPI when built with it and `launch` names a launcher, else

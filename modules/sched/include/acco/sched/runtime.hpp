@@ -86,6 +86,14 @@ struct Codelet {
   std::vector<std::pair<std::string, Implementation>> implementations;
 };
 
+// How a task ended, for Task::on_done.
+struct TaskEnd {
+  TaskId task = 0;
+  int device = -1;     // where it ran; -1 when it never started
+  double seconds = 0;  // from its start (inputs in place) to its end
+  std::string error;   // empty when it finished
+};
+
 struct Task {
   std::shared_ptr<const Codelet> codelet;
   std::string name;  // for traces; the type when empty
@@ -94,6 +102,10 @@ struct Task {
   std::vector<std::size_t> after;  // submit_graph only: indices of tasks of the same graph
   int priority = 0;                // higher runs first among ready tasks of one queue
   CostHint cost;                   // for the prior before the model is calibrated
+  // Called once when the task has finished or failed, as StarPU's callback_func: on a device
+  // thread or the submitting thread, with the runtime's lock held, so it must not call the
+  // runtime and should only hand the news on (a queue, a flag).
+  std::function<void(const TaskEnd&)> on_done;
 };
 
 struct DeviceSpec {

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,26 @@ struct WorkloadOutcome {
   PerfModels models;  // what the runtime had learnt at the end (for --models)
 };
 
+using KernelHook = std::function<void(int device, double seconds)>;
+
+// The workload's tasks as runtime tasks with emulated kernels: each holds its device for its cost
+// there (seconds[device index in the runtime]) and touches its data; one codelet per (type,
+// costs). What run_workload submits; the distributed runtime (dist) submits them one by one as
+// they are dispatched to its node. `workload` must outlive this. Devices other than "cpu" run
+// the kernel on their queue with `async`; `kernel` replaces the hold when set.
+class EmulatedTasks {
+ public:
+  EmulatedTasks(const Workload& workload, const std::vector<std::string>& kinds, bool async,
+                const KernelHook& kernel);
+  // Task `index` of the workload, its accesses on handles[datum]. Throws std::out_of_range for an
+  // index or datum beyond them.
+  [[nodiscard]] Task make(std::size_t index, const std::vector<DataHandle>& handles) const;
+
+ private:
+  const Workload* workload_;
+  std::vector<std::shared_ptr<const Codelet>> codelet_of_;
+};
+
 struct WorkloadRunOptions {
   int calibration_runs = 1;  // unmeasured runs first, so the models are calibrated
   bool as_graph = true;      // submit_graph (HEFT plan, upward-rank priorities) vs task by task
@@ -57,7 +78,7 @@ struct WorkloadRunOptions {
   // Replaces the emulated kernel: called with the device index and the task's cost there (its
   // seconds at full speed), on the thread that runs the kernel, for as long as the kernel runs
   // (simulated devices whose speed follows their clocks). May throw DeviceFailure.
-  std::function<void(int device, double seconds)> kernel;
+  KernelHook kernel;
 };
 
 // Creates the runtime on `devices` (their kinds must be the workload's DeviceModel kinds, in the

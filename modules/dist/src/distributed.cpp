@@ -1,0 +1,675 @@
+#include "acco/dist/distributed.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <chrono>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <numeric>
+#include <optional>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "acco/sched/workload_run.hpp"
+
+namespace acco::dist {
+namespace {
+
+constexpr int kTagControl = 1;  // coordinator -> worker
+constexpr int kTagReport = 2;   // worker -> coordinator
+constexpr int kTagData = 3;     // worker -> worker
+
+enum class Kind : std::uint64_t {
+  kAssign = 1,
+  kSend = 2,
+  kInit = 3,
+  kFinish = 4,
+  kDone = 5,
+  kFailed = 6,
+  kAlive = 7,
+  kCancel = 8,
+  kCancelled = 9,
+};
+
+// Messages are 64-bit words (and text at the end, for errors).
+class Encoder {
+ public:
+  Encoder& word(std::uint64_t w) {
+    const auto* p = reinterpret_cast<const std::byte*>(&w);
+    bytes_.insert(bytes_.end(), p, p + sizeof w);
+    return *this;
+  }
+  Encoder& real(double d) { return word(std::bit_cast<std::uint64_t>(d)); }
+  Encoder& text(const std::string& s) {
+    const auto* p = reinterpret_cast<const std::byte*>(s.data());
+    bytes_.insert(bytes_.end(), p, p + s.size());
+    return *this;
+  }
+  Encoder& raw(const void* data, std::size_t n) {
+    const auto* p = static_cast<const std::byte*>(data);
+    bytes_.insert(bytes_.end(), p, p + n);
+    return *this;
+  }
+  std::vector<std::byte> take() { return std::move(bytes_); }
+
+ private:
+  std::vector<std::byte> bytes_;
+};
+
+class Decoder {
+ public:
+  explicit Decoder(const std::vector<std::byte>& bytes) : bytes_(bytes) {}
+  // nullopt past the end: a malformed message.
+  std::optional<std::uint64_t> word() {
+    if (at_ + sizeof(std::uint64_t) > bytes_.size()) {
+      return std::nullopt;
+    }
+    std::uint64_t w = 0;
+    std::memcpy(&w, bytes_.data() + at_, sizeof w);
+    at_ += sizeof w;
+    return w;
+  }
+  std::optional<double> real() {
+    auto w = word();
+    return w ? std::optional<double>(std::bit_cast<double>(*w)) : std::nullopt;
+  }
+  std::string rest_text() const {
+    return {reinterpret_cast<const char*>(bytes_.data() + at_), bytes_.size() - at_};
+  }
+  std::size_t offset() const { return at_; }
+
+ private:
+  const std::vector<std::byte>& bytes_;
+  std::size_t at_ = 0;
+};
+
+Status malformed(const Message& m) {
+  return fail(Errc::kInternal, fmt::format("distributed: malformed message (tag {}, {} bytes) "
+                                           "from rank {}",
+                                           m.tag, m.data.size(), m.source));
+}
+
+using Clock = std::chrono::steady_clock;
+double since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+// This rank's devices' costs only: the local runtime numbers its devices from 0.
+sched::Workload local_view(const sched::Workload& workload, std::size_t offset, std::size_t n,
+                           double slowdown) {
+  sched::Workload local = workload;
+  for (sched::WorkTask& t : local.tasks) {
+    t.seconds = std::vector<double>(t.seconds.begin() + static_cast<std::ptrdiff_t>(offset),
+                                    t.seconds.begin() + static_cast<std::ptrdiff_t>(offset + n));
+    for (double& s : t.seconds) {
+      s *= slowdown;
+    }
+  }
+  return local;
+}
+
+std::vector<std::string> kinds_of(const std::vector<sched::DeviceSpec>& devices) {
+  std::vector<std::string> kinds;
+  for (const sched::DeviceSpec& d : devices) {
+    const std::string kind = d.kind.empty() ? d.device->info().backend : d.kind;
+    if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) {
+      kinds.push_back(kind);
+    }
+  }
+  return kinds;
+}
+
+// One rank's worker: the data in host memory registered with the local runtime, the tasks it
+// was given, what it waits for.
+class Worker {
+ public:
+  Worker(Communicator& comm, sched::Runtime& runtime, const sched::EmulatedTasks& tasks,
+         std::vector<std::unique_ptr<dev::Buffer>>& memory, const sched::Workload& workload,
+         std::size_t device_offset, std::uint64_t run)
+      : comm_(comm),
+        runtime_(runtime),
+        tasks_(tasks),
+        memory_(memory),
+        workload_(workload),
+        device_offset_(device_offset),
+        run_(run) {}
+
+  Status start() {
+    for (std::size_t d = 0; d < memory_.size(); ++d) {
+      ACCO_ASSIGN_OR_RETURN(auto h,
+                            runtime_.register_data(memory_[d]->data(), workload_.data_bytes[d]));
+      handles_.push_back(h);
+    }
+    return {};
+  }
+
+  // Waits for the local tasks and lets go of the data.
+  void stop() {
+    (void)runtime_.wait_all();
+    for (sched::DataHandle h : handles_) {
+      (void)runtime_.unregister(h);
+    }
+    handles_.clear();
+  }
+
+  Status on_control(const Message& m, bool& finish, std::string& finish_error) {
+    Decoder in(m.data);
+    const auto kind = in.word();
+    if (!kind) {
+      return malformed(m);
+    }
+    switch (static_cast<Kind>(*kind)) {
+      case Kind::kAssign: {
+        const auto task = in.word();
+        const auto n = in.word();
+        if (!task || !n || *task >= workload_.tasks.size()) {
+          return malformed(m);
+        }
+        Pending p{*task, {}};
+        for (std::uint64_t i = 0; i < *n; ++i) {
+          const auto datum = in.word();
+          const auto version = in.word();
+          const auto from = in.word();
+          if (!datum || !version || !from || *datum >= handles_.size()) {
+            return malformed(m);
+          }
+          if (*from == 0) {
+            ACCO_RETURN_IF_ERROR(install(*datum, nullptr));  // the initial value
+            continue;
+          }
+          // The copy may have come before the assignment (from another rank).
+          auto early = early_.find(*datum);
+          if (early != early_.end() && early->second.first == *version) {
+            const std::vector<std::byte> bytes = std::move(early->second.second);
+            early_.erase(early);
+            ACCO_RETURN_IF_ERROR(install(*datum, bytes.data()));
+            continue;
+          }
+          if (early != early_.end()) {
+            early_.erase(early);  // an older version nobody waits for
+          }
+          expected_[*datum] = *version;
+          p.waiting.push_back(*datum);
+        }
+        pending_.push_back(std::move(p));
+        return submit_ready();
+      }
+      case Kind::kSend: {
+        const auto datum = in.word();
+        const auto version = in.word();
+        const auto to = in.word();
+        if (!datum || !version || !to || *datum >= handles_.size()) {
+          return malformed(m);
+        }
+        // The host copy made valid (the writer that made this version has ended), then copied
+        // into the message: later writers here never race the send.
+        ACCO_RETURN_IF_ERROR(runtime_.write_back(handles_[*datum]),
+                             fmt::format("datum {}", *datum));
+        Encoder out;
+        out.word(run_).word(*datum).word(*version);
+        out.raw(memory_[*datum]->data(), workload_.data_bytes[*datum]);
+        return comm_.post(static_cast<int>(*to), kTagData, out.take());
+      }
+      case Kind::kInit: {
+        const auto datum = in.word();
+        if (!datum || *datum >= handles_.size()) {
+          return malformed(m);
+        }
+        expected_.erase(*datum);
+        ACCO_RETURN_IF_ERROR(install(*datum, nullptr));
+        return submit_ready();
+      }
+      case Kind::kCancel: {
+        const auto task = in.word();
+        if (!task) {
+          return malformed(m);
+        }
+        auto it = std::find_if(pending_.begin(), pending_.end(),
+                               [&](const Pending& p) { return p.task == *task; });
+        if (it == pending_.end()) {
+          return {};  // it started: its result is on the way
+        }
+        pending_.erase(it);
+        // What only it waited for is no longer on its way.
+        for (auto e = expected_.begin(); e != expected_.end();) {
+          const bool wanted = std::any_of(pending_.begin(), pending_.end(), [&](const Pending& p) {
+            return std::find(p.waiting.begin(), p.waiting.end(), e->first) != p.waiting.end();
+          });
+          e = wanted ? std::next(e) : expected_.erase(e);
+        }
+        Encoder out;
+        out.word(static_cast<std::uint64_t>(Kind::kCancelled)).word(*task);
+        ACCO_RETURN_IF_ERROR(comm_.post(0, kTagReport, out.take()));
+        return submit_ready();
+      }
+      case Kind::kFinish:
+        finish = true;
+        finish_error = in.rest_text();
+        return {};
+      default:
+        return malformed(m);
+    }
+  }
+
+  Status on_data(const Message& m) {
+    Decoder in(m.data);
+    const auto run = in.word();
+    const auto datum = in.word();
+    const auto version = in.word();
+    if (!run || !datum || !version || *datum >= handles_.size() ||
+        m.data.size() - in.offset() != workload_.data_bytes[*datum]) {
+      return malformed(m);
+    }
+    if (*run != run_) {
+      return {};  // an earlier run's copy, sent again after its first one arrived
+    }
+    auto it = expected_.find(*datum);
+    if (it == expected_.end() || it->second != *version) {
+      // Before the assignment that needs it (messages from different ranks are not ordered),
+      // or a copy sent again after the first one arrived: kept until an assignment asks.
+      early_[*datum] = {
+          *version, std::vector<std::byte>(
+                        m.data.begin() + static_cast<std::ptrdiff_t>(in.offset()), m.data.end())};
+      return {};
+    }
+    expected_.erase(it);
+    ACCO_RETURN_IF_ERROR(install(*datum, m.data.data() + in.offset()));
+    return submit_ready();
+  }
+
+  // Reports of tasks that ended since the last call.
+  std::vector<sched::TaskEnd> ended() {
+    std::lock_guard lock(ended_mutex_);
+    return std::exchange(ended_, {});
+  }
+  // Given and not yet reported: submitted, or waiting for its inputs.
+  [[nodiscard]] std::size_t assigned() const { return outstanding_ + pending_.size(); }
+  void finished_one() { --outstanding_; }
+
+ private:
+  struct Pending {
+    std::size_t task = 0;
+    std::vector<std::size_t> waiting;  // data still to arrive
+  };
+
+  // A new version of a datum into host memory: the old copies dropped first (no task here
+  // touches the datum now: the coordinator sends a version only to a rank whose tasks on that
+  // datum have ended), then registered again. `bytes` null: the initial value, zeros.
+  Status install(std::size_t datum, const std::byte* bytes) {
+    ACCO_RETURN_IF_ERROR(runtime_.unregister(handles_[datum]), fmt::format("datum {}", datum));
+    if (bytes != nullptr) {
+      std::memcpy(memory_[datum]->data(), bytes, workload_.data_bytes[datum]);
+    } else {
+      std::memset(memory_[datum]->data(), 0, workload_.data_bytes[datum]);
+    }
+    ACCO_ASSIGN_OR_RETURN(handles_[datum], runtime_.register_data(memory_[datum]->data(),
+                                                                  workload_.data_bytes[datum]));
+    return {};
+  }
+
+  Status submit_ready() {
+    for (auto it = pending_.begin(); it != pending_.end();) {
+      std::erase_if(it->waiting, [this](std::size_t d) { return expected_.count(d) == 0; });
+      if (!it->waiting.empty()) {
+        ++it;
+        continue;
+      }
+      sched::Task task = tasks_.make(it->task, handles_);
+      const std::size_t index = it->task;
+      task.on_done = [this, index](const sched::TaskEnd& end) {
+        sched::TaskEnd e = end;
+        e.task = index;  // the workload's index, not the local runtime's id
+        std::lock_guard lock(ended_mutex_);
+        ended_.push_back(std::move(e));
+      };
+      ACCO_RETURN_IF_ERROR(runtime_.submit(std::move(task)).map([](sched::TaskId) {}),
+                           fmt::format("task {}", index));
+      ++outstanding_;
+      it = pending_.erase(it);
+    }
+    return {};
+  }
+
+  Communicator& comm_;
+  sched::Runtime& runtime_;
+  const sched::EmulatedTasks& tasks_;
+  std::vector<std::unique_ptr<dev::Buffer>>& memory_;
+  const sched::Workload& workload_;
+  std::size_t device_offset_;
+  std::uint64_t run_;
+  std::vector<sched::DataHandle> handles_;
+  std::map<std::size_t, std::uint64_t> expected_;  // datum -> version on its way here
+  // datum -> (version, bytes) that came before an assignment asked for them
+  std::map<std::size_t, std::pair<std::uint64_t, std::vector<std::byte>>> early_;
+  std::vector<Pending> pending_;
+  std::size_t outstanding_ = 0;  // submitted, not yet reported
+  std::mutex ended_mutex_;
+  std::vector<sched::TaskEnd> ended_;
+};
+
+Encoder assign_message(const Assignment& a) {
+  Encoder e;
+  e.word(static_cast<std::uint64_t>(Kind::kAssign)).word(a.task).word(a.fetches.size());
+  for (const Fetch& f : a.fetches) {
+    e.word(f.datum).word(f.version).word(static_cast<std::uint64_t>(f.from + 1));
+  }
+  return e;
+}
+
+// Rank 0's side: the coordinator, fed by reports, and when each worker was last heard of.
+class Control {
+ public:
+  Control(Communicator& comm, Coordinator coordinator, const DistributedOptions& run)
+      : comm_(comm), coordinator_(std::move(coordinator)), run_(run) {
+    last_heard_.assign(static_cast<std::size_t>(comm.size()), Clock::now());
+  }
+
+  Status on_report(const Message& m) {
+    last_heard_[static_cast<std::size_t>(m.source)] = Clock::now();
+    Decoder in(m.data);
+    const auto kind = in.word();
+    if (!kind) {
+      return malformed(m);
+    }
+    if (static_cast<Kind>(*kind) == Kind::kAlive) {
+      return {};
+    }
+    const auto task = in.word();
+    if (!task) {
+      return malformed(m);
+    }
+    if (static_cast<Kind>(*kind) == Kind::kCancelled) {
+      (void)coordinator_.cancelled(m.source, *task);
+      return {};
+    }
+    if (static_cast<Kind>(*kind) == Kind::kFailed) {
+      error_ = fmt::format("rank {}: task {} failed: {}", m.source, *task, in.rest_text());
+      return {};
+    }
+    const auto device = in.word();
+    const auto seconds = in.real();
+    if (static_cast<Kind>(*kind) != Kind::kDone || !device || !seconds) {
+      return malformed(m);
+    }
+    (void)coordinator_.done(m.source, *task, *device, *seconds);  // a lost worker's late news
+    last_done_ = comm_.seconds();
+    return {};
+  }
+
+  // Lost workers, new assignments, the end. Returns true once finish has been sent.
+  Result<bool> step() {
+    if (finished_) {
+      return true;
+    }
+    for (const WorkerInfo& w : coordinator_.workers()) {
+      if (coordinator_.in_flight(w.rank) > 0 &&
+          since(last_heard_[static_cast<std::size_t>(w.rank)]) > run_.lost_after_seconds) {
+        ACCO_RETURN_IF_ERROR(coordinator_.lost(w.rank));
+      }
+    }
+    if (started_ < 0) {
+      started_ = comm_.seconds();
+    }
+    for (const Assignment& a : coordinator_.dispatch()) {
+      ACCO_RETURN_IF_ERROR(post(a, true));
+    }
+    for (const Assignment& a : coordinator_.resend()) {
+      ACCO_RETURN_IF_ERROR(post(a, false));
+    }
+    for (const auto& [rank, task] : coordinator_.cancels()) {
+      Encoder e;
+      e.word(static_cast<std::uint64_t>(Kind::kCancel)).word(task);
+      ACCO_RETURN_IF_ERROR(comm_.post(rank, kTagControl, e.take()));
+    }
+    if (coordinator_.stuck() && error_.empty()) {
+      error_ = "every worker was lost with tasks left";
+    }
+    if (coordinator_.finished() || !error_.empty()) {
+      for (int r = 0; r < comm_.size(); ++r) {
+        Encoder e;
+        e.word(static_cast<std::uint64_t>(Kind::kFinish)).text(error_);
+        ACCO_RETURN_IF_ERROR(comm_.post(r, kTagControl, e.take()));
+      }
+      finished_ = true;
+    }
+    return finished_;
+  }
+
+  [[nodiscard]] double makespan() const {
+    return last_done_ > started_ ? last_done_ - started_ : 0;
+  }
+  [[nodiscard]] const Coordinator& coordinator() const { return coordinator_; }
+
+ private:
+  Status post(const Assignment& a, bool assign) {
+    for (const Fetch& f : a.fetches) {
+      if (f.from >= 0) {
+        Encoder e;
+        e.word(static_cast<std::uint64_t>(Kind::kSend))
+            .word(f.datum)
+            .word(f.version)
+            .word(static_cast<std::uint64_t>(a.rank));
+        ACCO_RETURN_IF_ERROR(comm_.post(f.from, kTagControl, e.take()));
+      } else if (!assign) {
+        Encoder e;
+        e.word(static_cast<std::uint64_t>(Kind::kInit)).word(f.datum);
+        ACCO_RETURN_IF_ERROR(comm_.post(a.rank, kTagControl, e.take()));
+      }
+    }
+    if (assign) {
+      return comm_.post(a.rank, kTagControl, assign_message(a).take());
+    }
+    return {};
+  }
+
+  Communicator& comm_;
+  Coordinator coordinator_;
+  const DistributedOptions& run_;
+  std::vector<Clock::time_point> last_heard_;
+  std::string error_;
+  double started_ = -1;
+  double last_done_ = 0;
+  bool finished_ = false;
+};
+
+struct RunResult {
+  std::size_t local_tasks = 0;
+  std::optional<DistributedOutcome> outcome;  // rank 0
+};
+
+// One run of the protocol on this rank, until the coordinator says finish.
+Result<RunResult> run_once(Communicator& comm, const sched::Workload& workload,
+                           const std::vector<WorkerInfo>& workers, sched::Runtime& runtime,
+                           const sched::EmulatedTasks& tasks,
+                           std::vector<std::unique_ptr<dev::Buffer>>& memory,
+                           std::size_t device_offset, const DistributedOptions& run,
+                           std::uint64_t run_index, bool measured) {
+  Worker worker(comm, runtime, tasks, memory, workload, device_offset, run_index);
+  ACCO_RETURN_IF_ERROR(worker.start());
+  std::optional<Control> control;
+  if (comm.rank() == 0) {
+    ACCO_ASSIGN_OR_RETURN(Coordinator c, Coordinator::make(workload, workers, run.dispatch));
+    control.emplace(comm, std::move(c), run);
+  }
+  const bool hangs = measured && run.hang_rank == comm.rank() && run.hang_rank != 0;
+  std::size_t reported = 0;
+  bool finish = false;
+  std::string finish_error;
+  Status status;
+  auto last_report = Clock::now();
+  while (!finish && status) {
+    bool busy = false;
+    for (int i = 0; i < 64 && status; ++i) {
+      auto m = comm.poll();
+      if (!m) {
+        status = tl::unexpected(std::move(m.error()));
+        break;
+      }
+      if (!*m) {
+        break;
+      }
+      busy = true;
+      const Message& msg = **m;
+      const bool hung = hangs && reported >= run.hang_after;
+      if (msg.tag == kTagReport && control) {
+        status = control->on_report(msg);
+      } else if (msg.tag == kTagControl) {
+        // A hung worker hears only the end.
+        if (!hung || Decoder(msg.data).word() == static_cast<std::uint64_t>(Kind::kFinish)) {
+          status = worker.on_control(msg, finish, finish_error);
+        }
+      } else if (msg.tag == kTagData) {
+        if (!hung) {
+          status = worker.on_data(msg);
+        }
+      } else {
+        status = malformed(msg);
+      }
+    }
+    if (!status) {
+      break;
+    }
+    for (const sched::TaskEnd& end : worker.ended()) {
+      busy = true;
+      worker.finished_one();
+      if (hangs && reported >= run.hang_after) {
+        continue;
+      }
+      Encoder e;
+      if (end.error.empty()) {
+        e.word(static_cast<std::uint64_t>(Kind::kDone))
+            .word(end.task)
+            .word(device_offset + static_cast<std::size_t>(std::max(0, end.device)))
+            .real(end.seconds);
+      } else {
+        e.word(static_cast<std::uint64_t>(Kind::kFailed)).word(end.task).text(end.error);
+      }
+      status = comm.post(0, kTagReport, e.take());
+      ++reported;
+      last_report = Clock::now();
+    }
+    const bool hung = hangs && reported >= run.hang_after;
+    if (status && !hung && worker.assigned() > 0 && since(last_report) > run.heartbeat_seconds) {
+      Encoder e;
+      e.word(static_cast<std::uint64_t>(Kind::kAlive));
+      status = comm.post(0, kTagReport, e.take());
+      last_report = Clock::now();
+    }
+    if (status && control) {
+      auto done = control->step();
+      if (!done) {
+        status = tl::unexpected(std::move(done.error()));
+      }
+    }
+    if (!busy) {
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
+  }
+  worker.stop();
+  ACCO_RETURN_IF_ERROR(status, fmt::format("rank {}", comm.rank()));
+  if (!finish_error.empty()) {
+    return fail(Errc::kInternal, fmt::format("distributed run: {}", finish_error));
+  }
+  // Sends still on their way (copies a lost worker never took) are left to the communicator.
+  RunResult result;
+  result.local_tasks = reported;
+  if (control) {
+    DistributedOutcome out;
+    out.coordinator = true;
+    out.policy = to_string(run.dispatch.policy);
+    out.ranks = comm.size();
+    out.makespan_seconds = control->makespan();
+    out.tasks = workload.tasks.size();
+    out.reruns = control->coordinator().reruns();
+    out.bytes_between_ranks = control->coordinator().bytes_moved();
+    out.workers = control->coordinator().stats();
+    result.outcome = std::move(out);
+  }
+  return result;
+}
+
+}  // namespace
+
+Result<DistributedOutcome> run_distributed(Communicator& comm, const sched::Workload& workload,
+                                           const std::vector<std::size_t>& devices_per_rank,
+                                           std::vector<sched::DeviceSpec> local,
+                                           sched::RuntimeOptions options,
+                                           const DistributedOptions& run) {
+  const auto rank = static_cast<std::size_t>(comm.rank());
+  if (devices_per_rank.size() != static_cast<std::size_t>(comm.size())) {
+    return fail(Errc::kInvalidArgument,
+                fmt::format("distributed: devices given for {} ranks, the job has {}",
+                            devices_per_rank.size(), comm.size()));
+  }
+  if (!(run.slowdown >= 1)) {
+    return fail(Errc::kInvalidArgument,
+                fmt::format("distributed: slowdown {}, expected at least 1", run.slowdown));
+  }
+  if (local.size() != devices_per_rank[rank] || local.empty()) {
+    return fail(Errc::kInvalidArgument,
+                fmt::format("distributed: rank {} has {} devices, expected {} (at least 1)", rank,
+                            local.size(), devices_per_rank[rank]));
+  }
+  const std::size_t total =
+      std::accumulate(devices_per_rank.begin(), devices_per_rank.end(), std::size_t{0});
+  for (std::size_t i = 0; i < workload.tasks.size(); ++i) {
+    if (workload.tasks[i].seconds.size() != total) {
+      return fail(Errc::kInvalidArgument,
+                  fmt::format("distributed: task {} has costs for {} devices, the ranks have {}", i,
+                              workload.tasks[i].seconds.size(), total));
+    }
+  }
+  std::vector<WorkerInfo> workers;
+  std::size_t offset = 0;
+  std::size_t my_offset = 0;
+  for (std::size_t r = 0; r < devices_per_rank.size(); ++r) {
+    WorkerInfo w{static_cast<int>(r), {}};
+    for (std::size_t d = 0; d < devices_per_rank[r]; ++d) {
+      w.devices.push_back(offset + d);
+    }
+    if (r == rank) {
+      my_offset = offset;
+    }
+    offset += devices_per_rank[r];
+    workers.push_back(std::move(w));
+  }
+  ACCO_ASSIGN_OR_RETURN(const sched::Bounds bounds, sched::bounds(sched::workload_dag(workload)),
+                        fmt::format("workload {}", workload.name));
+
+  const sched::Workload mine = local_view(workload, my_offset, local.size(), run.slowdown);
+  const sched::EmulatedTasks tasks(mine, kinds_of(local), run.async_kernels, {});
+  dev::Device* pin_on = local.front().device;
+  ACCO_ASSIGN_OR_RETURN(auto runtime, sched::Runtime::create(std::move(local), std::move(options)));
+  std::vector<std::unique_ptr<dev::Buffer>> memory;
+  for (std::size_t bytes : workload.data_bytes) {
+    ACCO_ASSIGN_OR_RETURN(auto buffer, pin_on->allocate_host(bytes, dev::MemoryKind::kPinned),
+                          "workload data");
+    std::memset(buffer->data(), 0, bytes);
+    memory.push_back(std::move(buffer));
+  }
+  RunResult last;
+  for (int i = 0; i <= run.calibration_runs; ++i) {
+    const bool measured = i == run.calibration_runs;
+    if (measured) {
+      runtime->reset_records();
+    }
+    ACCO_ASSIGN_OR_RETURN(last,
+                          run_once(comm, workload, workers, *runtime, tasks, memory, my_offset, run,
+                                   static_cast<std::uint64_t>(i), measured),
+                          measured ? "measured run" : fmt::format("calibration run {}", i + 1));
+    ACCO_RETURN_IF_ERROR(comm.barrier());
+  }
+  DistributedOutcome out = last.outcome.value_or(DistributedOutcome{});
+  out.ranks = comm.size();
+  out.devices = total;
+  out.bounds = bounds;
+  out.efficiency = out.makespan_seconds > 0 ? bounds.best() / out.makespan_seconds : 0;
+  out.tasks = workload.tasks.size();
+  out.local_tasks = last.local_tasks;
+  return out;
+}
+
+}  // namespace acco::dist

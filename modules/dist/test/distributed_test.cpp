@@ -1,0 +1,214 @@
+#include "acco/dist/distributed.hpp"
+
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "acco/dev/host_backend.hpp"
+#include "acco/sched/workload.hpp"
+#include "acco/testing/matchers.hpp"
+
+namespace acco::dist {
+namespace {
+
+using acco::testing::IsOk;
+
+// Ranks as threads of one process: the messages of post/poll through shared queues, a barrier;
+// the collectives are not used by the distributed runtime and say so.
+struct Group {
+  explicit Group(int n) : inbox(static_cast<std::size_t>(n)) {}
+  std::mutex mutex;
+  std::condition_variable cv;
+  std::vector<std::deque<Message>> inbox;
+  int arrived = 0;
+  int generation = 0;
+};
+
+class ThreadRank final : public Communicator {
+ public:
+  ThreadRank(std::shared_ptr<Group> g, int rank) : g_(std::move(g)), rank_(rank) {}
+  int rank() const override { return rank_; }
+  int size() const override { return static_cast<int>(g_->inbox.size()); }
+  int local_rank() const override { return 0; }
+  int local_size() const override { return 1; }
+  int nodes() const override { return size(); }
+  int node() const override { return rank_; }
+  std::string backend() const override { return "threads"; }
+  Capabilities capabilities() const override { return {}; }
+  double seconds() const override {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  }
+  Status barrier() override {
+    std::unique_lock lock(g_->mutex);
+    const int generation = g_->generation;
+    if (++g_->arrived == size()) {
+      g_->arrived = 0;
+      ++g_->generation;
+      g_->cv.notify_all();
+    } else {
+      g_->cv.wait(lock, [&] { return g_->generation != generation; });
+    }
+    return {};
+  }
+  Status run(Op /*op*/, const float* /*s*/, float* /*r*/, std::size_t /*n*/) override {
+    return fail(Errc::kUnsupported, "threads: no collectives");
+  }
+  Result<std::vector<double>> allgather(double /*v*/) override {
+    return fail(Errc::kUnsupported, "threads: no collectives");
+  }
+  Result<std::vector<std::string>> gather(const std::string& /*t*/) override {
+    return fail(Errc::kUnsupported, "threads: no collectives");
+  }
+  Status broadcast(std::span<std::byte> /*d*/, int /*root*/) override {
+    return fail(Errc::kUnsupported, "threads: no collectives");
+  }
+  Status exchange(int /*p*/, std::span<const std::byte> /*s*/,
+                  std::span<std::byte> /*r*/) override {
+    return fail(Errc::kUnsupported, "threads: no collectives");
+  }
+  Status post(int peer, int tag, std::vector<std::byte> data) override {
+    if (peer < 0 || peer >= size()) {
+      return fail(Errc::kInvalidArgument, "threads: bad peer");
+    }
+    std::lock_guard lock(g_->mutex);
+    g_->inbox[static_cast<std::size_t>(peer)].push_back({rank_, tag, std::move(data)});
+    return {};
+  }
+  Result<std::optional<Message>> poll() override {
+    std::lock_guard lock(g_->mutex);
+    auto& q = g_->inbox[static_cast<std::size_t>(rank_)];
+    if (q.empty()) {
+      return std::optional<Message>{};
+    }
+    Message m = std::move(q.front());
+    q.pop_front();
+    return std::optional<Message>{std::move(m)};
+  }
+  std::size_t pending_sends() override { return 0; }
+
+ private:
+  std::shared_ptr<Group> g_;
+  int rank_;
+};
+
+sched::Workload cholesky(int tiles, std::size_t devices) {
+  sched::WorkloadSpec spec;
+  spec.tiles = tiles;
+  spec.tile_bytes = 64 << 10;
+  spec.time_scale = 0.05;  // sirocco's gpu kernels: a few hundred microseconds each
+  auto w = sched::make_workload(
+      spec, std::vector<sched::DeviceModel>(devices, sched::DeviceModel{"gpu", 1}));
+  EXPECT_THAT(w, IsOk());
+  return *w;
+}
+
+// Runs the workload over `ranks` threads of `each` host devices.
+std::vector<Result<DistributedOutcome>> run(const sched::Workload& w, int ranks, std::size_t each,
+                                            const DistributedOptions& options) {
+  auto group = std::make_shared<Group>(ranks);
+  std::vector<Result<DistributedOutcome>> out(static_cast<std::size_t>(ranks),
+                                              fail(Errc::kInternal, "did not run"));
+  std::vector<std::thread> threads;
+  for (int r = 0; r < ranks; ++r) {
+    threads.emplace_back([&, r] {
+      ThreadRank comm(group, r);
+      dev::HostBackendOptions host;
+      host.devices = static_cast<int>(each);
+      auto backend = dev::make_host_backend(host);
+      if (!backend) {
+        out[static_cast<std::size_t>(r)] = tl::unexpected(backend.error());
+        return;
+      }
+      std::vector<sched::DeviceSpec> local;
+      for (dev::Device* d : (*backend)->devices()) {
+        sched::DeviceSpec s;
+        s.device = d;
+        s.kind = "gpu";
+        local.push_back(std::move(s));
+      }
+      out[static_cast<std::size_t>(r)] =
+          run_distributed(comm, w, std::vector<std::size_t>(static_cast<std::size_t>(ranks), each),
+                          std::move(local), {}, options);
+    });
+  }
+  for (std::thread& t : threads) {
+    t.join();
+  }
+  return out;
+}
+
+TEST(RunDistributed, CholeskyOverTwoRanksOfTwoDevices) {
+  const sched::Workload w = cholesky(5, 4);
+  DistributedOptions options;
+  options.calibration_runs = 1;
+  const auto out = run(w, 2, 2, options);
+  ASSERT_THAT(out[0], IsOk());
+  ASSERT_THAT(out[1], IsOk());
+  const DistributedOutcome& o = *out[0];
+  EXPECT_TRUE(o.coordinator);
+  EXPECT_FALSE(out[1]->coordinator);
+  EXPECT_EQ(o.ranks, 2);
+  EXPECT_EQ(o.devices, 4U);
+  EXPECT_EQ(o.tasks, w.tasks.size());
+  EXPECT_EQ(o.reruns, 0U);
+  EXPECT_GT(o.makespan_seconds, 0);
+  EXPECT_GT(o.efficiency, 0);
+  EXPECT_LE(o.efficiency, 1.05);
+  ASSERT_EQ(o.workers.size(), 2U);
+  EXPECT_EQ(o.workers[0].tasks + o.workers[1].tasks, w.tasks.size());
+  EXPECT_EQ(out[0]->local_tasks + out[1]->local_tasks, w.tasks.size());
+  EXPECT_EQ(o.workers[1].tasks, out[1]->local_tasks);
+}
+
+TEST(RunDistributed, AWorkerThatStopsAnsweringIsLostAndItsWorkRunsElsewhere) {
+  const sched::Workload w = cholesky(6, 6);
+  DistributedOptions options;
+  options.calibration_runs = 0;
+  options.hang_rank = 2;
+  options.hang_after = 0;  // hangs on its first task: it gets some of the trsm(i,0) at least
+  options.heartbeat_seconds = 0.02;
+  options.lost_after_seconds = 0.3;
+  const auto out = run(w, 3, 2, options);
+  for (const auto& o : out) {
+    ASSERT_TRUE(o) << o.error().message;
+  }
+  const DistributedOutcome& o = *out[0];
+  EXPECT_TRUE(o.workers[2].lost);
+  EXPECT_EQ(o.workers[2].tasks, 0U);
+  EXPECT_EQ(o.workers[0].tasks + o.workers[1].tasks + o.workers[2].tasks,
+            w.tasks.size() + o.reruns);
+}
+
+TEST(RunDistributed, RefusesDevicesThatDoNotMatchTheJob) {
+  const sched::Workload w = cholesky(3, 4);
+  auto comm = self_communicator();
+  dev::HostBackendOptions host;
+  host.devices = 2;
+  auto backend = dev::make_host_backend(host);
+  ASSERT_THAT(backend, IsOk());
+  std::vector<sched::DeviceSpec> local;
+  for (dev::Device* d : (*backend)->devices()) {
+    local.push_back({d, "gpu", {}, 0, std::nullopt});
+  }
+  auto ranks = run_distributed(*comm, w, {2, 2}, local, {}, {});
+  ASSERT_FALSE(ranks);
+  EXPECT_THAT(ranks.error().message, ::testing::HasSubstr("devices given for 2 ranks"));
+  auto costs = run_distributed(*comm, w, {2}, local, {}, {});
+  ASSERT_FALSE(costs);
+  EXPECT_THAT(costs.error().message, ::testing::HasSubstr("costs for 4 devices"));
+  // One rank alone runs it all itself.
+  const sched::Workload two = cholesky(3, 2);
+  auto alone = run_distributed(*comm, two, {2}, local, {}, {});
+  ASSERT_THAT(alone, IsOk());
+  EXPECT_EQ(alone->workers.at(0).tasks, two.tasks.size());
+}
+
+}  // namespace
+}  // namespace acco::dist
