@@ -16,34 +16,8 @@ namespace {
 
 using ::testing::HasSubstr;
 
-constexpr const char* kMpiexec = ACCO_MPIEXEC;  // empty when acco was built without MPI
-
 constexpr const char* kSmall = " --max-bytes 256KiB --iters 3 --warmup 1";
 constexpr const char* kFakeNccl = ACCO_FAKE_NCCL_PATH;
-
-// Under ASan: Open MPI's own blocks, kept until exit, are not acco's leaks (tests/lsan.supp);
-// its plugins stay mapped so their frames keep their names. No effect in other builds.
-std::string sanitizer_env() {
-  return std::string("env LSAN_OPTIONS=suppressions=") + ACCO_SOURCE_DIR +
-         "/tests/lsan.supp:fast_unwind_on_malloc=0 "
-         "OMPI_MCA_mca_base_component_disable_dlclose=1 ";
-}
-
-// `mpirun -np N` of acco with `args`; the launcher's own flags for running as root in a 2-core
-// container, its control connections on loopback (the netns test makes and removes a bridge
-// beside it, and a connection over a vanished interface hangs).
-Run mpirun(int ranks, const std::string& mca, const std::string& args) {
-  // A job that hangs fails here after two minutes instead of stalling the whole test run.
-  const std::string cmd =
-      sanitizer_env() + "timeout 120 " + kMpiexec +
-      " --allow-run-as-root --oversubscribe --bind-to none --mca oob_tcp_if_include lo -np " +
-      std::to_string(ranks) + " " + mca + " " + ACCO_BINARY + " " + args;
-  TempDir io;
-  const int status = std::system(
-      (cmd + " >" + (io.path() / "out").string() + " 2>" + (io.path() / "err").string()).c_str());
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(io.path() / "out"),
-          slurp(io.path() / "err")};
-}
 
 void expect_every_op_checked(const nlohmann::json& j, int ranks) {
   EXPECT_EQ(j["ranks"], ranks);
