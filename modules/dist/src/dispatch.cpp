@@ -120,7 +120,8 @@ Result<Coordinator> Coordinator::make(const sched::Workload& workload,
   }
   ACCO_ASSIGN_OR_RETURN(
       const std::vector<double> ranks_u,
-      sched::upward_ranks(sched::workload_dag(workload, options.link_bytes_per_second)),
+      sched::upward_ranks(sched::workload_dag(workload, options.link_bytes_per_second),
+                          sched::RankCost::kBest),
       "dispatch");
   for (std::size_t i = 0; i < c.tasks_.size(); ++i) {
     c.tasks_[i].priority = ranks_u[i];
