@@ -89,8 +89,8 @@ acco::Status round(dist::Communicator& c, const Options& o, const sched::Workloa
     out.one_node.push_back(one.efficiency);
   }
   ACCO_RETURN_IF_ERROR(c.barrier());
-  for (dist::DispatchPolicy policy : {dist::DispatchPolicy::kLocality,
-                                      dist::DispatchPolicy::kRoundRobin}) {
+  for (dist::DispatchPolicy policy :
+       {dist::DispatchPolicy::kLocality, dist::DispatchPolicy::kRoundRobin}) {
     ACCO_ASSIGN_OR_RETURN(Devices mine, host_devices(o.devices, link));
     dist::DistributedOptions run;
     run.dispatch.policy = policy;
@@ -98,10 +98,10 @@ acco::Status round(dist::Communicator& c, const Options& o, const sched::Workloa
       run.slowdown = out.slow;
     }
     ACCO_ASSIGN_OR_RETURN(
-        auto r, dist::run_distributed(
-                    c, w, std::vector<std::size_t>(static_cast<std::size_t>(ranks),
-                                                   static_cast<std::size_t>(o.devices)),
-                    std::move(mine.specs), {}, run));
+        auto r, dist::run_distributed(c, w,
+                                      std::vector<std::size_t>(static_cast<std::size_t>(ranks),
+                                                               static_cast<std::size_t>(o.devices)),
+                                      std::move(mine.specs), {}, run));
     if (c.rank() == 0) {
       const bool local = policy == dist::DispatchPolicy::kLocality;
       (local ? out.locality : out.round_robin).push_back(r.efficiency);
@@ -153,9 +153,9 @@ int run(int argc, char** argv) {
     fmt::print(stderr, "dist sched bench: {}\n", w.error().message);
     return 64;
   }
-  std::vector<Case> cases = {{"homogeneous", 1, {}, {}, {}, {}, {}},
-                             {fmt::format("rank {} at 1/{:g} speed", c.size() - 1, o.slow), o.slow,
-                              {}, {}, {}, {}, {}}};
+  std::vector<Case> cases = {
+      {"homogeneous", 1, {}, {}, {}, {}, {}},
+      {fmt::format("rank {} at 1/{:g} speed", c.size() - 1, o.slow), o.slow, {}, {}, {}, {}, {}}};
   for (Case& k : cases) {
     for (int r = 0; r < o.rounds; ++r) {
       if (auto done = round(c, o, *w, *link, k); !done) {
@@ -167,10 +167,11 @@ int run(int argc, char** argv) {
   if (c.rank() != 0) {
     return 0;
   }
-  fmt::print("distributed cholesky {}x{} ({} tasks, {} tiles), {} rank(s) x {} host device(s), "
-             "link {}; median of {} rounds\n\n",
-             o.tiles, o.tiles, w->tasks.size(), acco::units::format_bytes(*tile_bytes), c.size(),
-             o.devices, link->name, o.rounds);
+  fmt::print(
+      "distributed cholesky {}x{} ({} tasks, {} tiles), {} rank(s) x {} host device(s), "
+      "link {}; median of {} rounds\n\n",
+      o.tiles, o.tiles, w->tasks.size(), acco::units::format_bytes(*tile_bytes), c.size(),
+      o.devices, link->name, o.rounds);
   fmt::print("{:<22} {:>9} {:>9} {:>12} {:>14} {:>15}  {}\n", "case", "one node", "locality",
              "round-robin", "vs one node", "vs round-robin", "verdict");
   nlohmann::json j = {{"schema", "acco.dist-sched-bench/1"},

@@ -80,8 +80,10 @@ TEST(ScheduleDistributed, ARankThatStopsAnsweringIsLostAndTheRunCompletes) {
   if (std::string(kMpiexec).empty()) {
     GTEST_SKIP() << "built without MPI";
   }
-  const auto r = mpirun(3, "", small("6") + " --hang-rank 2 --hang-after 0 "
-                                                     "--lost-after 500ms --json");
+  const auto r = mpirun(3, "",
+                        small("6") +
+                            " --hang-rank 2 --hang-after 0 "
+                            "--lost-after 500ms --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   expect_conforms(r.out, "schedule-distributed.schema.json");
   const auto j = nlohmann::json::parse(r.out);

@@ -7,6 +7,7 @@
 #include <iterator>
 #include <list>
 #include <optional>
+#include <string_view>
 #include <vector>
 
 #include <fmt/format.h>
@@ -49,7 +50,8 @@ Capabilities read_capabilities(int provided) {
   int length = 0;
   if (MPI_Get_library_version(version.data(), &length) == MPI_SUCCESS) {
     c.library = std::string(version.data(), static_cast<std::size_t>(length));
-    c.library = c.library.substr(0, c.library.find_first_of("\r\n"));
+    // The first line; some builds count the terminating NUL in `length`.
+    c.library = c.library.substr(0, c.library.find_first_of(std::string_view("\r\n\0", 3)));
   }
   c.thread_multiple = provided >= MPI_THREAD_MULTIPLE;
 #if defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT

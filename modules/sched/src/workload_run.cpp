@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 #include <thread>
+#include <tuple>
 
 #include <fmt/format.h>
 #include <sys/prctl.h>
@@ -47,33 +48,47 @@ void hold(double seconds) {
   }
 }
 
-// Reads and writes one byte per page of each buffer so a wrong replica shows up as a fault
-// under the sanitizers, and the runtime's data movement is exercised for real. Only where the
-// host can address device memory (the host backend); a GPU's memory is left alone.
-using Spans = std::vector<std::pair<void*, std::size_t>>;
-Spans host_addressable(const TaskContext& ctx) {
+// Touches one byte per page of each buffer, writing those it writes and reading the others, so
+// a wrong replica shows up as a fault under the sanitizers, and the runtime's data movement is
+// exercised for real; a buffer only read may be copied from meanwhile (to another device, back
+// to the host), so it is never written. Only where the host can address device memory (the host
+// backend); a GPU's memory is left alone.
+struct Span {
+  void* data = nullptr;
+  std::size_t bytes = 0;
+  bool writes = false;
+};
+using Spans = std::vector<Span>;
+Spans host_addressable(const TaskContext& ctx, const std::vector<Access>& modes) {
   Spans spans;
   if (ctx.dev().info().backend == "host") {
     for (std::size_t i = 0; i < ctx.accesses(); ++i) {
-      spans.emplace_back(ctx.data(i), ctx.bytes(i));
+      spans.push_back({ctx.data(i), ctx.bytes(i), i < modes.size() && writes(modes[i])});
     }
   }
   return spans;
 }
 void touch(const Spans& spans) {
-  for (const auto& [data, bytes] : spans) {
-    auto* p = static_cast<volatile unsigned char*>(data);
-    for (std::size_t b = 0; b < bytes; b += 4096) {
-      p[b] = static_cast<unsigned char>(p[b] + 1);
+  unsigned sum = 0;
+  for (const Span& s : spans) {
+    auto* p = static_cast<volatile unsigned char*>(s.data);
+    for (std::size_t b = 0; b < s.bytes; b += 4096) {
+      if (s.writes) {
+        p[b] = static_cast<unsigned char>(p[b] + 1);
+      } else {
+        sum += p[b];
+      }
     }
   }
+  static_cast<void>(sum);
 }
 
 // A kernel of `seconds` on the task's device, run by the device thread; with `async` (and not
 // on a CPU worker) on the device's queue instead, as a GPU runs a kernel, so the device thread
 // prepares and launches the next task meanwhile (TaskContext::queue).
 // `kernel` (WorkloadRunOptions::kernel) replaces the hold when set.
-void run_kernel(TaskContext& ctx, double seconds, bool async, const KernelHook& kernel) {
+void run_kernel(TaskContext& ctx, const std::vector<Access>& modes, double seconds, bool async,
+                const KernelHook& kernel) {
   const int device = ctx.device();
   const auto compute = [&kernel, device, seconds] {
     if (kernel) {
@@ -83,11 +98,11 @@ void run_kernel(TaskContext& ctx, double seconds, bool async, const KernelHook& 
     }
   };
   if (!async || ctx.kind() == "cpu") {
-    touch(host_addressable(ctx));
+    touch(host_addressable(ctx, modes));
     compute();
     return;
   }
-  Status launched = ctx.queue().host_task([spans = host_addressable(ctx), compute] {
+  Status launched = ctx.queue().host_task([spans = host_addressable(ctx, modes), compute] {
     touch(spans);
     compute();
   });
@@ -101,19 +116,25 @@ void run_kernel(TaskContext& ctx, double seconds, bool async, const KernelHook& 
 EmulatedTasks::EmulatedTasks(const Workload& workload, const std::vector<std::string>& kinds,
                              bool async, const KernelHook& kernel)
     : workload_(&workload) {
-  // One codelet per (type, costs), as an application has one per kernel: the runtime caches its
-  // decisions per codelet (a tiled Cholesky has four; a random DAG one per task).
-  std::map<std::pair<std::string, std::vector<double>>, std::shared_ptr<const Codelet>> codelets;
+  // One codelet per (type, costs, modes), as an application has one per kernel: the runtime
+  // caches its decisions per codelet (a tiled Cholesky has four; a random DAG one per task).
+  using Key = std::tuple<std::string, std::vector<double>, std::vector<Access>>;
+  std::map<Key, std::shared_ptr<const Codelet>> codelets;
   codelet_of_.reserve(workload.tasks.size());
   for (const WorkTask& w : workload.tasks) {
-    std::shared_ptr<const Codelet>& shared = codelets[{w.type, w.seconds}];
+    std::vector<Access> modes;
+    for (const auto& access : w.accesses) {
+      modes.push_back(access.second);
+    }
+    std::shared_ptr<const Codelet>& shared = codelets[Key{w.type, w.seconds, modes}];
     if (!shared) {
       auto codelet = std::make_shared<Codelet>();
       codelet->type = w.type;
       const std::vector<double> seconds = w.seconds;
       for (const std::string& kind : kinds) {
-        codelet->implementations.emplace_back(kind, [seconds, async, kernel](TaskContext& ctx) {
-          run_kernel(ctx, seconds.at(static_cast<std::size_t>(ctx.device())), async, kernel);
+        codelet->implementations.emplace_back(kind, [seconds, modes, async,
+                                                     kernel](TaskContext& ctx) {
+          run_kernel(ctx, modes, seconds.at(static_cast<std::size_t>(ctx.device())), async, kernel);
         });
       }
       shared = std::move(codelet);
