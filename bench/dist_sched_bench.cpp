@@ -147,7 +147,7 @@ int run(int argc, char** argv) {
   spec.tiles = o.tiles;
   spec.tile_bytes = *tile_bytes;
   spec.time_scale = o.time_scale;
-  const auto total = static_cast<std::size_t>(c.size() * o.devices);
+  const auto total = static_cast<std::size_t>(c.size()) * static_cast<std::size_t>(o.devices);
   auto w = sched::make_workload(spec, std::vector<sched::DeviceModel>(total, {"gpu", 1}));
   if (!w) {
     fmt::print(stderr, "dist sched bench: {}\n", w.error().message);
@@ -217,5 +217,10 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  return run(argc, argv);
+  try {
+    return run(argc, argv);
+  } catch (...) {
+    std::fputs("dist sched bench: unexpected failure\n", stderr);
+    return 70;
+  }
 }

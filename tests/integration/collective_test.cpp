@@ -245,5 +245,36 @@ TEST(Cluster, FourNetworkNamespacesFindTheShapedLink) {
   EXPECT_THAT(summary["expected_source"].get<std::string>(), HasSubstr("node4"));
 }
 
+TEST(Collective, SaveFusionStoresTheThresholdPerLinkClassInTheTuneProfile) {
+  if (std::string(kMpiexec).empty()) {
+    GTEST_SKIP() << "acco was built without MPI (libopenmpi-dev not found)";
+  }
+  TempDir state;
+  const std::string export_state = "-x XDG_STATE_HOME=" + state.path().string();
+  for (int round = 0; round < 2; ++round) {  // the second replaces the first's entry
+    const auto r = mpirun(2, export_state,
+                          "bench --collective allreduce --max-bytes 1MiB --iters 3 --warmup 1 "
+                          "--save-fusion");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_THAT(r.err, HasSubstr("for intra-node links saved to"));
+  }
+  const auto dir = state.path() / "acco" / "tune";
+  ASSERT_TRUE(std::filesystem::exists(dir));
+  const auto file = std::filesystem::directory_iterator(dir)->path();
+  const std::string text = slurp(file);
+  expect_conforms(text, "tune-profile.schema.json");
+  const auto j = nlohmann::json::parse(text);
+  ASSERT_EQ(j["fusion"].size(), 1U);
+  EXPECT_EQ(j["fusion"][0]["link_class"], "intra-node");
+  EXPECT_EQ(j["fusion"][0]["ranks"], 2);
+  EXPECT_GE(j["fusion"][0]["threshold_bytes"].get<std::uint64_t>(), 64U << 10);
+  const auto shown = acco("tune --show", "XDG_STATE_HOME=" + state.path().string());
+  ASSERT_EQ(shown.exit_code, 0) << shown.err;
+  EXPECT_THAT(shown.out, HasSubstr("fusion of small allreduces, intra-node links: threshold"));
+  const auto refused = acco("bench --collective sendrecv --save-fusion");
+  EXPECT_EQ(refused.exit_code, 64);
+  EXPECT_THAT(refused.err, HasSubstr("--save-fusion: needs allreduce"));
+}
+
 }  // namespace
 }  // namespace acco::testing

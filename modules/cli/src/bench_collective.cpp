@@ -1,15 +1,23 @@
 #include "bench_collective.hpp"
 
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <system_error>
+
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
 
+#include "acco/bench/machine_summary.hpp"
+#include "acco/bench/result.hpp"
 #include "acco/core/units.hpp"
 #include "acco/dist/collective_bench.hpp"
 #include "acco/dist/communicator.hpp"
 #include "acco/dist/expected_peak.hpp"
 #include "acco/dist/launcher.hpp"
 #include "acco/dist/nccl.hpp"
+#include "acco/tune/tune_profile.hpp"
 
 #include "bench_command.hpp"
 #include "command_spec.hpp"
@@ -20,8 +28,8 @@ namespace {
 
 class CollectiveCommand final : public Command {
  public:
-  CollectiveCommand(dist::CollectiveOptions options, std::string nccl_library)
-      : o_(std::move(options)), nccl_library_(std::move(nccl_library)) {}
+  CollectiveCommand(dist::CollectiveOptions options, std::string nccl_library, bool save_fusion)
+      : o_(std::move(options)), nccl_library_(std::move(nccl_library)), save_fusion_(save_fusion) {}
 
   Output run(const Invocation& inv) const override {
     Output out;
@@ -56,6 +64,15 @@ class CollectiveCommand final : public Command {
       return out;  // rank 0 reports for the job
     }
     out.out = inv.format == Format::kJson ? to_json(*result).dump(2) + "\n" : to_text(*result);
+    if (save_fusion_) {
+      if (auto saved = save_fusion(*result, machine); saved) {
+        out.err += *saved;
+      } else {
+        Output failed = error_output(saved.error(), out.err);
+        failed.out = std::move(out.out);
+        return failed;
+      }
+    }
     if (result->wrong > 0) {
       out.err += fmt::format("acco: {} element(s) held a wrong value after the collectives\n",
                              result->wrong);
@@ -65,6 +82,50 @@ class CollectiveCommand final : public Command {
   }
 
  private:
+  // The allreduce fit's threshold for this job's link class into the machine's tune profile
+  // (created when there is none; the rest of it kept). The line to print, or why not.
+  static Result<std::string> save_fusion(const dist::CollectiveRun& run,
+                                         const std::optional<topo::Machine>& machine) {
+    const auto op = std::find_if(run.ops.begin(), run.ops.end(), [](const dist::OpResult& r) {
+      return r.op == dist::Op::kAllReduce;
+    });
+    if (op == run.ops.end() || !op->fit || op->fusion_threshold == 0) {
+      return fail(Errc::kUnavailable,
+                  "--save-fusion: the allreduce times did not fit alpha + S / beta; nothing saved");
+    }
+    if (!machine) {
+      return fail(Errc::kUnavailable,
+                  "--save-fusion: this machine could not be probed, so it has no profile name");
+    }
+    ACCO_ASSIGN_OR_RETURN(const std::string dir, tune::tune_directory(), "--save-fusion");
+    const std::string path = tune::profile_path(dir, bench::machine_fingerprint(*machine));
+    tune::TuneProfile profile;
+    if (auto existing = tune::load_tune_profile(path); existing) {
+      profile = std::move(*existing);
+    } else if (existing.error().code == Errc::kNotFound) {
+      profile.fingerprint = bench::machine_fingerprint(*machine);
+      profile.created = bench::utc_timestamp(std::chrono::system_clock::now());
+    } else {
+      return tl::unexpected(std::move(existing.error()).with_context("--save-fusion"));
+    }
+    tune::FusionTuning f;
+    f.link_class = run.nodes > 1 ? "inter-node" : "intra-node";
+    f.ranks = run.ranks;
+    f.alpha_seconds = op->fit->alpha_seconds;
+    f.beta_bytes_per_second = op->fit->beta_bytes_per_second;
+    f.threshold_bytes = op->fusion_threshold;
+    f.measured = bench::utc_timestamp(std::chrono::system_clock::now());
+    tune::set_fusion(profile, f);
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    ACCO_RETURN_IF_ERROR(tune::save_tune_profile(path, profile).map_error([](Error e) {
+      return as_cannot_write(std::move(e));
+    }),
+                         "--save-fusion");
+    return fmt::format("acco: fusion threshold {} for {} links saved to {}\n",
+                       units::format_bytes(f.threshold_bytes), f.link_class, path);
+  }
+
   // Every node's fastest port, gathered on rank 0 from each node's local rank 0.
   static Result<dist::ExpectedPeak> node_peak(dist::Communicator& comm,
                                               const std::optional<topo::Machine>& machine) {
@@ -92,6 +153,7 @@ class CollectiveCommand final : public Command {
 
   dist::CollectiveOptions o_;
   std::string nccl_library_;
+  bool save_fusion_ = false;
 };
 
 Result<std::uint64_t> size_flag(const char* flag, const std::string& text) {
@@ -120,6 +182,8 @@ void add_collective_flags(CLI::App& sub, CollectiveFlags& f) {
   sub.add_option("--warmup", f.warmup, "--collective: warm-up iterations per size (default 5)")
       ->type_name("N");
   sub.add_flag("--no-check", f.no_check, "--collective: do not check the results");
+  sub.add_flag("--save-fusion", f.save_fusion,
+               "--collective: store the allreduce fit's fusion threshold in the tune profile");
   sub.add_option("--nccl-library", f.nccl_library,
                  "--collective: NCCL library to dlopen and bootstrap (default libnccl.so.2)")
       ->envname("ACCO_NCCL_LIBRARY")
@@ -155,8 +219,11 @@ Result<std::unique_ptr<Command>> collective_command(const CollectiveFlags& f) {
   if (f.nccl_library.empty()) {
     return bad_value("--nccl-library", f.nccl_library, "a library name or path");
   }
+  if (f.save_fusion && std::find(o.ops.begin(), o.ops.end(), dist::Op::kAllReduce) == o.ops.end()) {
+    return usage("--save-fusion: needs allreduce in --collective");
+  }
   return std::unique_ptr<Command>(
-      std::make_unique<CollectiveCommand>(std::move(o), f.nccl_library));
+      std::make_unique<CollectiveCommand>(std::move(o), f.nccl_library, f.save_fusion));
 }
 
 }  // namespace acco::cli

@@ -20,6 +20,7 @@ struct CollectiveFlags {
   int iters = 20;
   int warmup = 5;
   bool no_check = false;
+  bool save_fusion = false;  // --save-fusion: the allreduce fit's threshold into the tune profile
   std::string nccl_library = "libnccl.so.2";  // --nccl-library (env ACCO_NCCL_LIBRARY)
 };
 

@@ -195,6 +195,13 @@ std::string profile_text(const tune::TuneProfile& p, const std::string& path) {
   if (p.reader) {
     out += reader_text(*p.reader);
   }
+  for (const tune::FusionTuning& f : p.fusion) {
+    out += fmt::format(
+        "  fusion of small allreduces, {} links: threshold {} ({:.1f} us + bytes / {}, {} ranks, "
+        "{})\n",
+        f.link_class, units::format_bytes(f.threshold_bytes), f.alpha_seconds * 1e6,
+        units::format_rate(f.beta_bytes_per_second), f.ranks, f.measured);
+  }
   out +=
       "  chosen (default); staged: pageable memory through acco's pinned staging (no: the device's "
       "own copy, the plain path); the defaults and tuned columns are medians of the interleaved "
@@ -281,6 +288,10 @@ class TuneCommand final : public Command {
       out.err += fmt::format("acco: tune interrupted; {} left as it was\n", *path);
       out.exit_code = kExitInterrupted;
       return out;
+    }
+    // What a collective bench saved there (--save-fusion) stays: acco tune does not measure it.
+    if (auto previous = tune::load_tune_profile(*path); previous) {
+      result->profile.fusion = previous->fusion;
     }
     if (auto s = tune::save_tune_profile(*path, result->profile); !s) {
       return error_output(as_cannot_write(std::move(s.error())), out.err);

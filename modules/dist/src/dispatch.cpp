@@ -183,17 +183,12 @@ bool Coordinator::available(std::size_t datum, std::uint32_t version) const {
 }
 
 bool Coordinator::fits(std::size_t task, const Worker& w) const {
-  for (const Use& u : tasks_[task].uses) {
+  // Only readers of the same version share a worker's copy of a datum.
+  return std::ranges::all_of(tasks_[task].uses, [&w](const Use& u) {
     const Busy& b = w.busy[u.datum];
-    if (b.readers == 0 && b.writers == 0) {
-      continue;
-    }
-    // Only readers of the same version share a worker's copy of a datum.
-    if (u.writes || b.writers > 0 || b.version != u.version_in) {
-      return false;
-    }
-  }
-  return true;
+    return (b.readers == 0 && b.writers == 0) ||
+           (!u.writes && b.writers == 0 && b.version == u.version_in);
+  });
 }
 
 std::uint64_t Coordinator::missing_bytes(std::size_t task, const Worker& w) const {
@@ -273,48 +268,73 @@ Assignment Coordinator::assign(std::size_t task, Worker& w) {
 }
 
 std::vector<Assignment> Coordinator::dispatch() {
+  return options_.policy == DispatchPolicy::kRoundRobin ? dispatch_round_robin()
+                                                        : dispatch_locality();
+}
+
+std::vector<Assignment> Coordinator::dispatch_round_robin() {
   std::vector<Assignment> out;
-  if (options_.policy == DispatchPolicy::kRoundRobin) {
-    std::sort(ready_.begin(), ready_.end(), [this](std::size_t a, std::size_t b) {
-      return tasks_[a].ready_seq < tasks_[b].ready_seq;
-    });
-    while (!ready_.empty() && !stuck()) {
-      Worker& w = workers_storage_[turn_ % workers_storage_.size()];
-      if (w.lost) {
-        ++turn_;
-        continue;
-      }
-      if (w.running >= w.window) {
-        break;  // strictly in turn: the next task waits for this worker
-      }
-      std::optional<std::size_t> pick;
-      for (std::size_t i = 0; i < ready_.size() && !pick; ++i) {
-        const std::size_t task = ready_[i];
-        if (fits(task, w) && inputs_ready(task)) {
-          pick = task;
-        }
-      }
-      if (!pick) {
-        break;
-      }
-      out.push_back(assign(*pick, w));
+  std::sort(ready_.begin(), ready_.end(), [this](std::size_t a, std::size_t b) {
+    return tasks_[a].ready_seq < tasks_[b].ready_seq;
+  });
+  while (!ready_.empty() && !stuck()) {
+    Worker& w = workers_storage_[turn_ % workers_storage_.size()];
+    if (w.lost) {
       ++turn_;
+      continue;
     }
-    return out;
+    if (w.running >= w.window) {
+      break;  // strictly in turn: the next task waits for this worker
+    }
+    std::optional<std::size_t> pick;
+    for (std::size_t i = 0; i < ready_.size() && !pick; ++i) {
+      if (fits(ready_[i], w) && inputs_ready(ready_[i])) {
+        pick = ready_[i];
+      }
+    }
+    if (!pick) {
+      break;
+    }
+    out.push_back(assign(*pick, w));
+    ++turn_;
   }
+  return out;
+}
+
+bool Coordinator::ends_soonest(std::size_t task, std::size_t ahead, const Worker& w) const {
+  // Here unless another worker would end it sooner, its queue included and the `ahead` ready
+  // tasks of higher priority that go before it there.
+  const double here = estimate(task, w);
+  return std::ranges::none_of(workers_storage_, [&](const Worker& other) {
+    if (&other == &w || other.lost || !fits(task, other)) {
+      return false;
+    }
+    const double before = static_cast<double>(ahead) * cost_on(task, other) /
+                          static_cast<double>(other.info.devices.size());
+    return estimate(task, other) + before < here;
+  });
+}
+
+std::vector<std::size_t> Coordinator::candidates() {
+  std::sort(ready_.begin(), ready_.end(), [this](std::size_t a, std::size_t b) {
+    return tasks_[a].priority > tasks_[b].priority ||
+           (tasks_[a].priority == tasks_[b].priority && a < b);
+  });
+  std::vector<std::size_t> out;
+  for (std::size_t i = 0; i < ready_.size() && out.size() < options_.lookahead; ++i) {
+    if (inputs_ready(ready_[i])) {
+      out.push_back(ready_[i]);
+    }
+  }
+  return out;
+}
+
+std::vector<Assignment> Coordinator::dispatch_locality() {
+  std::vector<Assignment> out;
   for (bool progress = true; progress;) {
     progress = false;
-    std::vector<std::size_t> candidates;
-    std::sort(ready_.begin(), ready_.end(), [this](std::size_t a, std::size_t b) {
-      return tasks_[a].priority > tasks_[b].priority ||
-             (tasks_[a].priority == tasks_[b].priority && a < b);
-    });
-    for (std::size_t i = 0; i < ready_.size() && candidates.size() < options_.lookahead; ++i) {
-      if (inputs_ready(ready_[i])) {
-        candidates.push_back(ready_[i]);
-      }
-    }
-    if (candidates.empty()) {
+    const std::vector<std::size_t> ready = candidates();
+    if (ready.empty()) {
       break;
     }
     // Workers with a free slot, the least loaded first.
@@ -328,35 +348,14 @@ std::vector<Assignment> Coordinator::dispatch() {
       return a->backlog_seconds / static_cast<double>(a->info.devices.size()) <
              b->backlog_seconds / static_cast<double>(b->info.devices.size());
     });
-    for (Worker* w : free) {
-      for (std::size_t k = 0; k < candidates.size(); ++k) {
-        const std::size_t task = candidates[k];
-        if (tasks_[task].phase != Phase::kReady || !fits(task, *w)) {
-          continue;
-        }
-        // Here unless another worker would end it sooner, its queue included and the k ready
-        // tasks of higher priority that go before it there.
-        const double here = estimate(task, *w);
-        bool best = true;
-        for (const Worker& other : workers_storage_) {
-          if (&other == w || other.lost || !fits(task, other)) {
-            continue;
-          }
-          const double ahead = static_cast<double>(k) * cost_on(task, other) /
-                               static_cast<double>(other.info.devices.size());
-          if (estimate(task, other) + ahead < here) {
-            best = false;
-            break;
-          }
-        }
-        if (best) {
-          out.push_back(assign(task, *w));
-          progress = true;
+    for (std::size_t wi = 0; wi < free.size() && !progress; ++wi) {
+      Worker& w = *free[wi];
+      for (std::size_t k = 0; k < ready.size(); ++k) {
+        if (fits(ready[k], w) && ends_soonest(ready[k], k, w)) {
+          out.push_back(assign(ready[k], w));
+          progress = true;  // estimates changed: look again
           break;
         }
-      }
-      if (progress) {
-        break;  // estimates changed: look again
       }
     }
   }

@@ -162,89 +162,14 @@ class Worker {
       return malformed(m);
     }
     switch (static_cast<Kind>(*kind)) {
-      case Kind::kAssign: {
-        const auto task = in.word();
-        const auto n = in.word();
-        if (!task || !n || *task >= workload_.tasks.size()) {
-          return malformed(m);
-        }
-        Pending p{*task, {}};
-        for (std::uint64_t i = 0; i < *n; ++i) {
-          const auto datum = in.word();
-          const auto version = in.word();
-          const auto from = in.word();
-          if (!datum || !version || !from || *datum >= handles_.size()) {
-            return malformed(m);
-          }
-          if (*from == 0) {
-            ACCO_RETURN_IF_ERROR(install(*datum, nullptr));  // the initial value
-            continue;
-          }
-          // The copy may have come before the assignment (from another rank).
-          auto early = early_.find(*datum);
-          if (early != early_.end() && early->second.first == *version) {
-            const std::vector<std::byte> bytes = std::move(early->second.second);
-            early_.erase(early);
-            ACCO_RETURN_IF_ERROR(install(*datum, bytes.data()));
-            continue;
-          }
-          if (early != early_.end()) {
-            early_.erase(early);  // an older version nobody waits for
-          }
-          expected_[*datum] = *version;
-          p.waiting.push_back(*datum);
-        }
-        pending_.push_back(std::move(p));
-        return submit_ready();
-      }
-      case Kind::kSend: {
-        const auto datum = in.word();
-        const auto version = in.word();
-        const auto to = in.word();
-        if (!datum || !version || !to || *datum >= handles_.size()) {
-          return malformed(m);
-        }
-        // The host copy made valid (the writer that made this version has ended), then copied
-        // into the message: later writers here never race the send.
-        ACCO_RETURN_IF_ERROR(runtime_.write_back(handles_[*datum]),
-                             fmt::format("datum {}", *datum));
-        Encoder out;
-        out.word(run_).word(*datum).word(*version);
-        out.raw(memory_[*datum]->data(), workload_.data_bytes[*datum]);
-        return comm_.post(static_cast<int>(*to), kTagData, out.take());
-      }
-      case Kind::kInit: {
-        const auto datum = in.word();
-        if (!datum || *datum >= handles_.size()) {
-          return malformed(m);
-        }
-        expected_.erase(*datum);
-        ACCO_RETURN_IF_ERROR(install(*datum, nullptr));
-        return submit_ready();
-      }
-      case Kind::kCancel: {
-        const auto task = in.word();
-        if (!task) {
-          return malformed(m);
-        }
-        auto it = std::find_if(pending_.begin(), pending_.end(),
-                               [&](const Pending& p) { return p.task == *task; });
-        if (it == pending_.end()) {
-          return {};  // it started: its result is on the way
-        }
-        pending_.erase(it);
-        // What only it waited for is no longer on its way.
-        for (auto e = expected_.begin(); e != expected_.end();) {
-          const bool wanted = std::any_of(pending_.begin(), pending_.end(), [&](const Pending& p) {
-            return std::find(p.waiting.begin(), p.waiting.end(), e->first) != p.waiting.end();
-          });
-          e = wanted ? std::next(e) : expected_.erase(e);
-        }
-        Encoder out;
-        out.word(static_cast<std::uint64_t>(Kind::kCancelled)).word(*task);
-        ACCO_RETURN_IF_ERROR(comm_.post(0, kTagReport, out.take()));
-        return submit_ready();
-      }
+      case Kind::kAssign:
+        return on_assign(m, in);
+      case Kind::kSend:
+        return on_send(m, in);
+      case Kind::kInit:
+        return on_init(m, in);
+      case Kind::kCancel:
+        return on_cancel(m, in);
       case Kind::kFinish:
         finish = true;
         finish_error = in.rest_text();
@@ -290,6 +215,92 @@ class Worker {
   void finished_one() { --outstanding_; }
 
  private:
+  Status on_assign(const Message& m, Decoder& in) {
+    const auto task = in.word();
+    const auto n = in.word();
+    if (!task || !n || *task >= workload_.tasks.size()) {
+      return malformed(m);
+    }
+    Pending p{*task, {}};
+    for (std::uint64_t i = 0; i < *n; ++i) {
+      const auto datum = in.word();
+      const auto version = in.word();
+      const auto from = in.word();
+      if (!datum || !version || !from || *datum >= handles_.size()) {
+        return malformed(m);
+      }
+      if (*from == 0) {
+        ACCO_RETURN_IF_ERROR(install(*datum, nullptr));  // the initial value
+        continue;
+      }
+      // The copy may have come before the assignment (from another rank).
+      auto early = early_.find(*datum);
+      if (early != early_.end() && early->second.first == *version) {
+        const std::vector<std::byte> bytes = std::move(early->second.second);
+        early_.erase(early);
+        ACCO_RETURN_IF_ERROR(install(*datum, bytes.data()));
+        continue;
+      }
+      if (early != early_.end()) {
+        early_.erase(early);  // an older version nobody waits for
+      }
+      expected_[*datum] = *version;
+      p.waiting.push_back(*datum);
+    }
+    pending_.push_back(std::move(p));
+    return submit_ready();
+  }
+
+  Status on_send(const Message& m, Decoder& in) {
+    const auto datum = in.word();
+    const auto version = in.word();
+    const auto to = in.word();
+    if (!datum || !version || !to || *datum >= handles_.size()) {
+      return malformed(m);
+    }
+    // The host copy made valid (the writer that made this version has ended), then copied
+    // into the message: later writers here never race the send.
+    ACCO_RETURN_IF_ERROR(runtime_.write_back(handles_[*datum]), fmt::format("datum {}", *datum));
+    Encoder out;
+    out.word(run_).word(*datum).word(*version);
+    out.raw(memory_[*datum]->data(), workload_.data_bytes[*datum]);
+    return comm_.post(static_cast<int>(*to), kTagData, out.take());
+  }
+
+  Status on_init(const Message& m, Decoder& in) {
+    const auto datum = in.word();
+    if (!datum || *datum >= handles_.size()) {
+      return malformed(m);
+    }
+    expected_.erase(*datum);
+    ACCO_RETURN_IF_ERROR(install(*datum, nullptr));
+    return submit_ready();
+  }
+
+  Status on_cancel(const Message& m, Decoder& in) {
+    const auto task = in.word();
+    if (!task) {
+      return malformed(m);
+    }
+    auto it = std::find_if(pending_.begin(), pending_.end(),
+                           [&](const Pending& p) { return p.task == *task; });
+    if (it == pending_.end()) {
+      return {};  // it started: its result is on the way
+    }
+    pending_.erase(it);
+    // What only it waited for is no longer on its way.
+    for (auto e = expected_.begin(); e != expected_.end();) {
+      const bool wanted = std::any_of(pending_.begin(), pending_.end(), [&](const Pending& p) {
+        return std::find(p.waiting.begin(), p.waiting.end(), e->first) != p.waiting.end();
+      });
+      e = wanted ? std::next(e) : expected_.erase(e);
+    }
+    Encoder out;
+    out.word(static_cast<std::uint64_t>(Kind::kCancelled)).word(*task);
+    ACCO_RETURN_IF_ERROR(comm_.post(0, kTagReport, out.take()));
+    return submit_ready();
+  }
+
   struct Pending {
     std::size_t task = 0;
     std::vector<std::size_t> waiting;  // data still to arrive
@@ -312,7 +323,7 @@ class Worker {
 
   Status submit_ready() {
     for (auto it = pending_.begin(); it != pending_.end();) {
-      std::erase_if(it->waiting, [this](std::size_t d) { return expected_.count(d) == 0; });
+      std::erase_if(it->waiting, [this](std::size_t d) { return !expected_.contains(d); });
       if (!it->waiting.empty()) {
         ++it;
         continue;
@@ -354,7 +365,7 @@ Encoder assign_message(const Assignment& a) {
   Encoder e;
   e.word(static_cast<std::uint64_t>(Kind::kAssign)).word(a.task).word(a.fetches.size());
   for (const Fetch& f : a.fetches) {
-    e.word(f.datum).word(f.version).word(static_cast<std::uint64_t>(f.from + 1));
+    e.word(f.datum).word(f.version).word(f.from < 0 ? 0 : static_cast<std::uint64_t>(f.from) + 1);
   }
   return e;
 }
@@ -480,6 +491,112 @@ struct RunResult {
   std::optional<DistributedOutcome> outcome;  // rank 0
 };
 
+// One rank's loop state: its worker, rank 0's control, what the worker reported.
+class Loop {
+ public:
+  Loop(Communicator& comm, Worker& worker, Control* control, const DistributedOptions& run,
+       std::size_t device_offset, bool hangs)
+      : comm_(comm),
+        worker_(worker),
+        control_(control),
+        run_(run),
+        device_offset_(device_offset),
+        hangs_(hangs) {}
+
+  // Until the coordinator says finish (or an error).
+  Status run() {
+    while (!finish_) {
+      ACCO_ASSIGN_OR_RETURN(bool busy, receive());
+      ACCO_ASSIGN_OR_RETURN(const bool reported, report());
+      busy = busy || reported;
+      if (control_ != nullptr) {
+        ACCO_RETURN_IF_ERROR(control_->step().map([](bool) {}));
+      }
+      if (!busy) {
+        std::this_thread::sleep_for(std::chrono::microseconds(50));
+      }
+    }
+    return {};
+  }
+
+  [[nodiscard]] std::size_t reported() const { return reported_; }
+  [[nodiscard]] const std::string& finish_error() const { return finish_error_; }
+
+ private:
+  [[nodiscard]] bool hung() const { return hangs_ && reported_ >= run_.hang_after; }
+
+  // Up to 64 messages; true when there was one.
+  Result<bool> receive() {
+    bool any = false;
+    for (int i = 0; i < 64; ++i) {
+      ACCO_ASSIGN_OR_RETURN(auto m, comm_.poll());
+      if (!m) {
+        break;
+      }
+      any = true;
+      const Message& msg = *m;
+      if (msg.tag == kTagReport && control_ != nullptr) {
+        ACCO_RETURN_IF_ERROR(control_->on_report(msg));
+      } else if (msg.tag == kTagControl) {
+        // A hung worker hears only the end.
+        if (!hung() || Decoder(msg.data).word() == static_cast<std::uint64_t>(Kind::kFinish)) {
+          ACCO_RETURN_IF_ERROR(worker_.on_control(msg, finish_, finish_error_));
+        }
+      } else if (msg.tag == kTagData) {
+        if (!hung()) {
+          ACCO_RETURN_IF_ERROR(worker_.on_data(msg));
+        }
+      } else {
+        return tl::unexpected(malformed(msg).error());
+      }
+    }
+    return any;
+  }
+
+  // The tasks that ended since the last call to rank 0, or `alive` when it is time; true when
+  // a task ended.
+  Result<bool> report() {
+    bool any = false;
+    for (const sched::TaskEnd& end : worker_.ended()) {
+      any = true;
+      worker_.finished_one();
+      if (hung()) {
+        continue;
+      }
+      Encoder e;
+      if (end.error.empty()) {
+        e.word(static_cast<std::uint64_t>(Kind::kDone))
+            .word(end.task)
+            .word(device_offset_ + static_cast<std::size_t>(std::max(0, end.device)))
+            .real(end.seconds);
+      } else {
+        e.word(static_cast<std::uint64_t>(Kind::kFailed)).word(end.task).text(end.error);
+      }
+      ACCO_RETURN_IF_ERROR(comm_.post(0, kTagReport, e.take()));
+      ++reported_;
+      last_report_ = Clock::now();
+    }
+    if (!hung() && worker_.assigned() > 0 && since(last_report_) > run_.heartbeat_seconds) {
+      Encoder e;
+      e.word(static_cast<std::uint64_t>(Kind::kAlive));
+      ACCO_RETURN_IF_ERROR(comm_.post(0, kTagReport, e.take()));
+      last_report_ = Clock::now();
+    }
+    return any;
+  }
+
+  Communicator& comm_;
+  Worker& worker_;
+  Control* control_;
+  const DistributedOptions& run_;
+  std::size_t device_offset_;
+  bool hangs_;
+  std::size_t reported_ = 0;
+  bool finish_ = false;
+  std::string finish_error_;
+  Clock::time_point last_report_ = Clock::now();
+};
+
 // One run of the protocol on this rank, until the coordinator says finish.
 Result<RunResult> run_once(Communicator& comm, const sched::Workload& workload,
                            const std::vector<WorkerInfo>& workers, sched::Runtime& runtime,
@@ -495,79 +612,10 @@ Result<RunResult> run_once(Communicator& comm, const sched::Workload& workload,
     control.emplace(comm, std::move(c), run);
   }
   const bool hangs = measured && run.hang_rank == comm.rank() && run.hang_rank != 0;
-  std::size_t reported = 0;
-  bool finish = false;
-  std::string finish_error;
-  Status status;
-  auto last_report = Clock::now();
-  while (!finish && status) {
-    bool busy = false;
-    for (int i = 0; i < 64 && status; ++i) {
-      auto m = comm.poll();
-      if (!m) {
-        status = tl::unexpected(std::move(m.error()));
-        break;
-      }
-      if (!*m) {
-        break;
-      }
-      busy = true;
-      const Message& msg = **m;
-      const bool hung = hangs && reported >= run.hang_after;
-      if (msg.tag == kTagReport && control) {
-        status = control->on_report(msg);
-      } else if (msg.tag == kTagControl) {
-        // A hung worker hears only the end.
-        if (!hung || Decoder(msg.data).word() == static_cast<std::uint64_t>(Kind::kFinish)) {
-          status = worker.on_control(msg, finish, finish_error);
-        }
-      } else if (msg.tag == kTagData) {
-        if (!hung) {
-          status = worker.on_data(msg);
-        }
-      } else {
-        status = malformed(msg);
-      }
-    }
-    if (!status) {
-      break;
-    }
-    for (const sched::TaskEnd& end : worker.ended()) {
-      busy = true;
-      worker.finished_one();
-      if (hangs && reported >= run.hang_after) {
-        continue;
-      }
-      Encoder e;
-      if (end.error.empty()) {
-        e.word(static_cast<std::uint64_t>(Kind::kDone))
-            .word(end.task)
-            .word(device_offset + static_cast<std::size_t>(std::max(0, end.device)))
-            .real(end.seconds);
-      } else {
-        e.word(static_cast<std::uint64_t>(Kind::kFailed)).word(end.task).text(end.error);
-      }
-      status = comm.post(0, kTagReport, e.take());
-      ++reported;
-      last_report = Clock::now();
-    }
-    const bool hung = hangs && reported >= run.hang_after;
-    if (status && !hung && worker.assigned() > 0 && since(last_report) > run.heartbeat_seconds) {
-      Encoder e;
-      e.word(static_cast<std::uint64_t>(Kind::kAlive));
-      status = comm.post(0, kTagReport, e.take());
-      last_report = Clock::now();
-    }
-    if (status && control) {
-      auto done = control->step();
-      if (!done) {
-        status = tl::unexpected(std::move(done.error()));
-      }
-    }
-    if (!busy) {
-      std::this_thread::sleep_for(std::chrono::microseconds(50));
-    }
-  }
+  Loop loop(comm, worker, control ? &*control : nullptr, run, device_offset, hangs);
+  const Status status = loop.run();
+  const std::size_t reported = loop.reported();
+  const std::string finish_error = loop.finish_error();
   worker.stop();
   ACCO_RETURN_IF_ERROR(status, fmt::format("rank {}", comm.rank()));
   if (!finish_error.empty()) {

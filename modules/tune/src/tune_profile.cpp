@@ -1,6 +1,7 @@
 #include "acco/tune/tune_profile.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <filesystem>
 
@@ -225,6 +226,56 @@ std::optional<io::ReaderOptions> reader_options(const TuneProfile& profile) {
   return profile.reader->options;
 }
 
+void set_fusion(TuneProfile& profile, FusionTuning fusion) {
+  auto it = std::find_if(profile.fusion.begin(), profile.fusion.end(),
+                         [&](const FusionTuning& f) { return f.link_class == fusion.link_class; });
+  if (it != profile.fusion.end()) {
+    *it = std::move(fusion);
+  } else {
+    profile.fusion.push_back(std::move(fusion));
+  }
+}
+
+const FusionTuning* find_fusion(const TuneProfile& profile, std::string_view link_class) {
+  for (const FusionTuning& f : profile.fusion) {
+    if (f.link_class == link_class) {
+      return &f;
+    }
+  }
+  return nullptr;
+}
+
+namespace {
+
+constexpr std::array<std::string_view, 2> kLinkClasses = {"intra-node", "inter-node"};
+
+nlohmann::json fusion_json(const FusionTuning& f) {
+  return {
+      {"link_class", f.link_class},           {"ranks", f.ranks},
+      {"alpha_seconds", f.alpha_seconds},     {"beta_bytes_per_second", f.beta_bytes_per_second},
+      {"threshold_bytes", f.threshold_bytes}, {"measured", f.measured}};
+}
+
+Result<FusionTuning> read_fusion(const nlohmann::json& item, const std::string& where) {
+  core::JsonReader in(item, where);
+  FusionTuning f;
+  f.link_class = in.string("link_class");
+  if (in.ok() &&
+      std::find(kLinkClasses.begin(), kLinkClasses.end(), f.link_class) == kLinkClasses.end()) {
+    in.problem("link_class",
+               fmt::format("'{}' is not one of intra-node, inter-node", f.link_class));
+  }
+  f.ranks = static_cast<int>(in.integer("ranks", {1, 1 << 24}, "expected a rank count"));
+  f.alpha_seconds = in.non_negative("alpha_seconds");
+  f.beta_bytes_per_second = in.non_negative("beta_bytes_per_second");
+  f.threshold_bytes = in.count("threshold_bytes");
+  f.measured = in.non_empty_string("measured");
+  ACCO_RETURN_IF_ERROR(in.status());
+  return f;
+}
+
+}  // namespace
+
 nlohmann::json to_json(const TuneProfile& profile) {
   nlohmann::json paths = nlohmann::json::array();
   for (const auto& p : profile.paths) {
@@ -241,6 +292,13 @@ nlohmann::json to_json(const TuneProfile& profile) {
                       {"paths", paths}};
   if (profile.reader) {
     j["reader"] = reader_json(*profile.reader);
+  }
+  if (!profile.fusion.empty()) {
+    nlohmann::json fusion = nlohmann::json::array();
+    for (const FusionTuning& f : profile.fusion) {
+      fusion.push_back(fusion_json(f));
+    }
+    j["fusion"] = std::move(fusion);
   }
   return j;
 }
@@ -267,6 +325,10 @@ Result<TuneProfile> tune_profile_from_json(const nlohmann::json& j) {
     } else {
       in.add(r.error());
     }
+  }
+  // Absent until a collective bench saved one.
+  if (j.contains("fusion")) {
+    p.fusion = in.optional_list<FusionTuning>("fusion", read_fusion);
   }
   ACCO_RETURN_IF_ERROR(in.status(), "tune profile");
   return p;

@@ -119,6 +119,27 @@ TEST(TuneProfileTest, ReaderSectionRoundTripsAndIsAbsentWithoutOne) {
   EXPECT_FALSE(tune_profile_from_json(to_json(sample())).value().reader.has_value());
 }
 
+TEST(TuneProfileTest, FusionEntriesRoundTripOnePerLinkClass) {
+  auto p = sample();
+  EXPECT_FALSE(to_json(p).contains("fusion"));
+  set_fusion(p, {"intra-node", 2, 1e-6, 5e9, 64 << 10, "2026-12-03T08:00:00Z"});
+  set_fusion(p, {"inter-node", 4, 3e-5, 1e9, 512 << 10, "2026-12-03T08:01:00Z"});
+  set_fusion(p, {"intra-node", 4, 2e-6, 6e9, 128 << 10, "2026-12-03T08:02:00Z"});  // replaces
+  ASSERT_EQ(p.fusion.size(), 2U);
+  ASSERT_NE(find_fusion(p, "intra-node"), nullptr);
+  EXPECT_EQ(find_fusion(p, "intra-node")->threshold_bytes, 128U << 10);
+  EXPECT_EQ(find_fusion(p, "inter-node")->ranks, 4);
+  EXPECT_EQ(find_fusion(p, "nvlink"), nullptr);
+  auto back = tune_profile_from_json(nlohmann::json::parse(to_json(p).dump()));
+  ASSERT_TRUE(back.has_value()) << back.error().message;
+  EXPECT_EQ(*back, p);
+  auto bad = to_json(p);
+  bad["fusion"][1]["link_class"] = "pcie";
+  auto refused = tune_profile_from_json(bad);
+  ASSERT_FALSE(refused);
+  EXPECT_THAT(refused.error().message, ::testing::HasSubstr("fusion[1].link_class"));
+}
+
 TEST(TuneProfileTest, ReaderOptionsComeFromTheReaderSection) {
   EXPECT_FALSE(reader_options(sample()).has_value());
   const auto o = reader_options(sample_with_reader());

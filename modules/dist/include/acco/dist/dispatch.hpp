@@ -167,6 +167,12 @@ class Coordinator {
   bool inputs_ready(std::size_t task);
   void make_ready(std::size_t task);
   Assignment assign(std::size_t task, Worker& w);
+  std::vector<Assignment> dispatch_round_robin();
+  std::vector<Assignment> dispatch_locality();
+  // Ready tasks whose inputs some live worker holds, by priority, at most `lookahead`.
+  std::vector<std::size_t> candidates();
+  // No other worker would end `task` sooner than `w`, `ahead` higher-priority tasks counted.
+  [[nodiscard]] bool ends_soonest(std::size_t task, std::size_t ahead, const Worker& w) const;
   void release(std::size_t task, Worker& w);  // running -> not running on w
   void update_stragglers();
 

@@ -72,6 +72,19 @@ struct ReaderTuning {
   bool operator==(const ReaderTuning&) const = default;
 };
 
+// Fusion of small allreduces for one link class, from an allreduce sweep's alpha-beta fit
+// (`acco bench --collective allreduce --save-fusion` under mpirun, rank 0): the threshold is
+// dist::fusion_threshold of the fit, 10 alpha beta as a power of two.
+struct FusionTuning {
+  std::string link_class;  // "intra-node" (every rank on one node) or "inter-node"
+  int ranks = 0;           // of the sweep
+  double alpha_seconds = 0;
+  double beta_bytes_per_second = 0;
+  std::uint64_t threshold_bytes = 0;
+  std::string measured;  // UTC, "2025-03-01T12:00:00Z"
+  bool operator==(const FusionTuning&) const = default;
+};
+
 struct TuneProfile {
   std::string fingerprint;  // bench::machine_fingerprint of the machine
   std::string created;      // UTC, "2025-03-01T12:00:00Z"
@@ -82,11 +95,18 @@ struct TuneProfile {
   bool budget_exhausted = false;  // the search stopped early; the best so far was kept
   std::vector<PathTuning> paths;
   std::optional<ReaderTuning> reader;  // none when tune ran without --file
+  std::vector<FusionTuning> fusion;    // one per link class measured; acco tune keeps them
   bool operator==(const TuneProfile&) const = default;
 
   // The entry for `device` and `path`, or null.
   [[nodiscard]] const PathTuning* find(std::string_view device, std::string_view path) const;
 };
+
+// Replaces the entry of the same link class, or adds it.
+void set_fusion(TuneProfile& profile, FusionTuning fusion);
+// The entry of `link_class`, or null.
+[[nodiscard]] const FusionTuning* find_fusion(const TuneProfile& profile,
+                                              std::string_view link_class);
 
 // Profiles keyed "<device>/<path>", as bench::CaseContext::path_profiles takes them.
 [[nodiscard]] std::map<std::string, xfer::Profile> engine_profiles(const TuneProfile& profile);
