@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "acco/bench/history.hpp"
 #include "acco/bench/machine_summary.hpp"
 #include "acco/bench/result.hpp"
 #include "acco/core/units.hpp"
@@ -28,8 +29,12 @@ namespace {
 
 class CollectiveCommand final : public Command {
  public:
-  CollectiveCommand(dist::CollectiveOptions options, std::string nccl_library, bool save_fusion)
-      : o_(std::move(options)), nccl_library_(std::move(nccl_library)), save_fusion_(save_fusion) {}
+  CollectiveCommand(dist::CollectiveOptions options, const CollectiveFlags& flags)
+      : o_(std::move(options)),
+        nccl_library_(flags.nccl_library),
+        save_fusion_(flags.save_fusion),
+        history_(flags.history),
+        no_history_(flags.no_history) {}
 
   Output run(const Invocation& inv) const override {
     Output out;
@@ -64,6 +69,9 @@ class CollectiveCommand final : public Command {
       return out;  // rank 0 reports for the job
     }
     out.out = inv.format == Format::kJson ? to_json(*result).dump(2) + "\n" : to_text(*result);
+    if (!no_history_ && machine) {
+      out.err += save_history(*result, *machine);
+    }
     if (save_fusion_) {
       if (auto saved = save_fusion(*result, machine); saved) {
         out.err += *saved;
@@ -82,6 +90,53 @@ class CollectiveCommand final : public Command {
   }
 
  private:
+  // Each op as a result of the bench history (acco bench --compare reads it like the copy
+  // cases): case "collective_<op>_<R>r<N>n", the plateau bus bandwidth against the expected
+  // peak, the small-message latency, busbw per size as the sweep. A line for stderr when the
+  // history could not be written, else empty.
+  std::string save_history(const dist::CollectiveRun& run, const topo::Machine& machine) const {
+    bench::BenchRun b;
+    b.created = bench::utc_timestamp(std::chrono::system_clock::now());
+    b.host = machine.hostname;
+    b.fingerprint = bench::machine_fingerprint(machine);
+    b.machine = bench::machine_summary(machine);
+    for (const dist::OpResult& op : run.ops) {
+      bench::BenchResult r;
+      r.case_key =
+          fmt::format("collective_{}_{}r{}n", dist::to_string(op.op), run.ranks, run.nodes);
+      r.device = run.data_path;
+      r.bytes = op.points.empty() ? 0 : op.points.back().bytes;
+      r.median_bytes_per_second = op.summary.plateau_busbw;
+      r.min_bytes_per_second = op.summary.plateau_busbw;
+      r.max_bytes_per_second = op.summary.plateau_busbw;
+      r.peak_bytes_per_second = op.summary.expected_busbw;
+      r.efficiency = op.summary.efficiency;
+      r.verdict = op.summary.verdict == dist::Verdict::kOk        ? "ok"
+                  : op.summary.verdict == dist::Verdict::kLow     ? "low"
+                  : op.summary.verdict == dist::Verdict::kVeryLow ? "very low"
+                                                                  : "unknown";
+      r.strategy = run.backend;
+      r.timer = bench::kTimerHostClock;
+      r.latency_seconds = op.summary.small_latency_seconds;
+      for (const dist::SizePoint& p : op.points) {
+        r.sweep.push_back({p.bytes, run.ranks > 1 ? p.busbw : p.algbw});
+      }
+      b.results.push_back(std::move(r));
+    }
+    auto path = history_.empty() ? bench::default_history_path() : Result<std::string>(history_);
+    if (!path) {
+      return fmt::format("acco: history not saved: {}\n", path.error().message);
+    }
+    auto history = bench::History::open(*path);
+    if (!history) {
+      return fmt::format("acco: history not saved: {}\n", history.error().message);
+    }
+    if (auto saved = history->save(b); !saved) {
+      return fmt::format("acco: history not saved: {}\n", saved.error().message);
+    }
+    return {};
+  }
+
   // The allreduce fit's threshold for this job's link class into the machine's tune profile
   // (created when there is none; the rest of it kept). The line to print, or why not.
   static Result<std::string> save_fusion(const dist::CollectiveRun& run,
@@ -154,6 +209,8 @@ class CollectiveCommand final : public Command {
   dist::CollectiveOptions o_;
   std::string nccl_library_;
   bool save_fusion_ = false;
+  std::string history_;
+  bool no_history_ = false;
 };
 
 Result<std::uint64_t> size_flag(const char* flag, const std::string& text) {
@@ -222,8 +279,7 @@ Result<std::unique_ptr<Command>> collective_command(const CollectiveFlags& f) {
   if (f.save_fusion && std::find(o.ops.begin(), o.ops.end(), dist::Op::kAllReduce) == o.ops.end()) {
     return usage("--save-fusion: needs allreduce in --collective");
   }
-  return std::unique_ptr<Command>(
-      std::make_unique<CollectiveCommand>(std::move(o), f.nccl_library, f.save_fusion));
+  return std::unique_ptr<Command>(std::make_unique<CollectiveCommand>(std::move(o), f));
 }
 
 }  // namespace acco::cli

@@ -21,6 +21,9 @@ struct CollectiveFlags {
   int warmup = 5;
   bool no_check = false;
   bool save_fusion = false;  // --save-fusion: the allreduce fit's threshold into the tune profile
+  // bench's --history / --no-history, copied in by bench_command: where rank 0 appends the run.
+  std::string history;
+  bool no_history = false;
   std::string nccl_library = "libnccl.so.2";  // --nccl-library (env ACCO_NCCL_LIBRARY)
 };
 

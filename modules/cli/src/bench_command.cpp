@@ -484,7 +484,10 @@ CommandSpec bench_command() {
             return Result<std::unique_ptr<Command>>(
                 usage("--collective runs on its own: drop --suite, --file, --cases and --list"));
           }
-          return collective_command(flags.collective);
+          CollectiveFlags collective = flags.collective;
+          collective.history = flags.history;
+          collective.no_history = flags.no_history;
+          return collective_command(collective);
         }
         return command_from<BenchCommand>(bench_options(flags));
       });
