@@ -6,11 +6,11 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <sqlite3.h>
 
 #include <nlohmann/json.hpp>
 
 #include "run_acco.hpp"
+#include "sqlite_scalar.hpp"
 
 namespace acco::testing {
 namespace {
@@ -277,22 +277,6 @@ TEST(Collective, SaveFusionStoresTheThresholdPerLinkClassInTheTuneProfile) {
   EXPECT_THAT(refused.err, HasSubstr("--save-fusion: needs allreduce"));
 }
 
-// Rows of `sql` (one integer column) from the SQLite file `path`; -1 when the query fails.
-std::int64_t count_rows(const std::filesystem::path& path, const char* sql) {
-  sqlite3* db = nullptr;
-  std::int64_t out = -1;
-  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
-    sqlite3_stmt* s = nullptr;
-    if (sqlite3_prepare_v2(db, sql, -1, &s, nullptr) == SQLITE_OK &&
-        sqlite3_step(s) == SQLITE_ROW) {
-      out = sqlite3_column_int64(s, 0);
-    }
-    sqlite3_finalize(s);
-  }
-  sqlite3_close(db);
-  return out;
-}
-
 TEST(Collective, EveryOpGoesIntoTheBenchHistoryUnlessToldNot) {
   TempDir dir;
   const auto file = dir.path() / "history.sqlite";
@@ -300,14 +284,14 @@ TEST(Collective, EveryOpGoesIntoTheBenchHistoryUnlessToldNot) {
   auto r = acco(std::string("bench --collective allreduce,sendrecv") + kSmall + history);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.err, ::testing::Not(HasSubstr("history not saved")));
-  EXPECT_EQ(count_rows(file, "SELECT COUNT(*) FROM runs"), 1);
-  EXPECT_EQ(count_rows(file,
-                       "SELECT COUNT(*) FROM results WHERE case_key IN "
-                       "('collective_allreduce_1r1n', 'collective_sendrecv_1r1n')"),
+  EXPECT_EQ(sqlite_scalar(file, "SELECT COUNT(*) FROM runs"), 1);
+  EXPECT_EQ(sqlite_scalar(file,
+                          "SELECT COUNT(*) FROM results WHERE case_key IN "
+                          "('collective_allreduce_1r1n', 'collective_sendrecv_1r1n')"),
             2);
   r = acco(std::string("bench --collective allreduce --no-history") + kSmall + history);
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(count_rows(file, "SELECT COUNT(*) FROM runs"), 1);
+  EXPECT_EQ(sqlite_scalar(file, "SELECT COUNT(*) FROM runs"), 1);
 }
 
 }  // namespace

@@ -20,13 +20,13 @@
 #include <httplib.h>
 #include <poll.h>
 #include <signal.h>
-#include <sqlite3.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
 #include "daemon.hpp"
+#include "sqlite_scalar.hpp"
 #include "sysroot_builder.hpp"
 
 namespace acco::testing {
@@ -157,22 +157,6 @@ TEST(ServeTest, UnwritableLogIsExit73) {
       run_serve("--simulate 1 --duration 1s --listen 127.0.0.1:0 --log /proc/no/such.jsonl");
   EXPECT_EQ(r.exit_code, 73);
   EXPECT_THAT(r.err, HasSubstr("cannot open the event log /proc/no/such.jsonl"));
-}
-
-// A scalar from the SQLite file `path`, opened read-only; -1 when the query fails.
-std::int64_t sqlite_scalar(const stdfs::path& path, const char* sql) {
-  sqlite3* db = nullptr;
-  std::int64_t out = -1;
-  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
-    sqlite3_stmt* s = nullptr;
-    if (sqlite3_prepare_v2(db, sql, -1, &s, nullptr) == SQLITE_OK &&
-        sqlite3_step(s) == SQLITE_ROW) {
-      out = sqlite3_column_int64(s, 0);
-    }
-    sqlite3_finalize(s);
-  }
-  sqlite3_close(db);
-  return out;
 }
 
 TEST(ServeTest, StoreKeepsEveryRoundAndSigtermFlushesTheLastBatch) {

@@ -55,7 +55,8 @@ Status check_options(const DispatchOptions& o) {
 }  // namespace
 
 Result<Coordinator> Coordinator::make(const sched::Workload& workload,
-                                      std::vector<WorkerInfo> workers, DispatchOptions options) {
+                                      const std::vector<WorkerInfo>& workers,
+                                      DispatchOptions options) {
   ACCO_RETURN_IF_ERROR(check_options(options));
   if (workers.empty()) {
     return fail(Errc::kInvalidArgument, "dispatch: no workers");
@@ -135,7 +136,6 @@ Result<Coordinator> Coordinator::make(const sched::Workload& workload,
     w.holds.assign(data, 0);  // every rank can make the initial values
     c.workers_storage_.push_back(std::move(w));
   }
-  c.workers_ = std::move(workers);
   c.remaining_ = c.tasks_.size();
   for (std::size_t i = 0; i < c.tasks_.size(); ++i) {
     if (c.tasks_[i].pending == 0) {
@@ -512,6 +512,14 @@ Status Coordinator::lost(int rank) {
 bool Coordinator::stuck() const {
   return remaining_ > 0 && std::all_of(workers_storage_.begin(), workers_storage_.end(),
                                        [](const Worker& w) { return w.lost; });
+}
+
+std::vector<int> Coordinator::ranks() const {
+  std::vector<int> out;
+  for (const Worker& w : workers_storage_) {
+    out.push_back(w.info.rank);
+  }
+  return out;
 }
 
 std::size_t Coordinator::in_flight(int rank) const {

@@ -111,30 +111,18 @@ sched::Workload local_view(const sched::Workload& workload, std::size_t offset, 
   return local;
 }
 
-std::vector<std::string> kinds_of(const std::vector<sched::DeviceSpec>& devices) {
-  std::vector<std::string> kinds;
-  for (const sched::DeviceSpec& d : devices) {
-    const std::string kind = d.kind.empty() ? d.device->info().backend : d.kind;
-    if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) {
-      kinds.push_back(kind);
-    }
-  }
-  return kinds;
-}
-
 // One rank's worker: the data in host memory registered with the local runtime, the tasks it
 // was given, what it waits for.
 class Worker {
  public:
   Worker(Communicator& comm, sched::Runtime& runtime, const sched::EmulatedTasks& tasks,
          std::vector<std::unique_ptr<dev::Buffer>>& memory, const sched::Workload& workload,
-         std::size_t device_offset, std::uint64_t run)
+         std::uint64_t run)
       : comm_(comm),
         runtime_(runtime),
         tasks_(tasks),
         memory_(memory),
         workload_(workload),
-        device_offset_(device_offset),
         run_(run) {}
 
   Status start() {
@@ -349,7 +337,6 @@ class Worker {
   const sched::EmulatedTasks& tasks_;
   std::vector<std::unique_ptr<dev::Buffer>>& memory_;
   const sched::Workload& workload_;
-  std::size_t device_offset_;
   std::uint64_t run_;
   std::vector<sched::DataHandle> handles_;
   std::map<std::size_t, std::uint64_t> expected_;  // datum -> version on its way here
@@ -388,6 +375,7 @@ class Control {
     if (static_cast<Kind>(*kind) == Kind::kAlive) {
       return {};
     }
+    changed_ = true;
     const auto task = in.word();
     if (!task) {
       return malformed(m);
@@ -415,15 +403,23 @@ class Control {
     if (finished_) {
       return true;
     }
-    for (const WorkerInfo& w : coordinator_.workers()) {
-      if (coordinator_.in_flight(w.rank) > 0 &&
-          since(last_heard_[static_cast<std::size_t>(w.rank)]) > run_.lost_after_seconds) {
-        ACCO_RETURN_IF_ERROR(coordinator_.lost(w.rank));
+    for (const int rank : coordinator_.ranks()) {
+      if (coordinator_.in_flight(rank) > 0 &&
+          since(last_heard_[static_cast<std::size_t>(rank)]) > run_.lost_after_seconds) {
+        ACCO_RETURN_IF_ERROR(coordinator_.lost(rank));
+        changed_ = true;
       }
     }
     if (started_ < 0) {
       started_ = comm_.seconds();
     }
+    // Nothing to decide until a task ended, was cancelled or a worker was lost: the loop calls
+    // this every turn, and a decision sorts the ready tasks and scans the running ones.
+    if (!changed_) {
+      return false;
+    }
+    changed_ = false;
+    const std::size_t reruns = coordinator_.reruns();
     for (const Assignment& a : coordinator_.dispatch()) {
       ACCO_RETURN_IF_ERROR(post(a, true));
     }
@@ -435,6 +431,8 @@ class Control {
       e.word(static_cast<std::uint64_t>(Kind::kCancel)).word(task);
       ACCO_RETURN_IF_ERROR(comm_.post(rank, kTagControl, e.take()));
     }
+    // Producers made ready again by a lost input become assignable at the next decision.
+    changed_ = coordinator_.reruns() != reruns;
     if (coordinator_.stuck() && error_.empty()) {
       error_ = "every worker was lost with tasks left";
     }
@@ -484,6 +482,7 @@ class Control {
   double started_ = -1;
   double last_done_ = 0;
   bool finished_ = false;
+  bool changed_ = true;  // something happened since the last decision (the first one too)
 };
 
 struct RunResult {
@@ -604,7 +603,7 @@ Result<RunResult> run_once(Communicator& comm, const sched::Workload& workload,
                            std::vector<std::unique_ptr<dev::Buffer>>& memory,
                            std::size_t device_offset, const DistributedOptions& run,
                            std::uint64_t run_index, bool measured) {
-  Worker worker(comm, runtime, tasks, memory, workload, device_offset, run_index);
+  Worker worker(comm, runtime, tasks, memory, workload, run_index);
   ACCO_RETURN_IF_ERROR(worker.start());
   std::optional<Control> control;
   if (comm.rank() == 0) {
@@ -688,7 +687,7 @@ Result<DistributedOutcome> run_distributed(Communicator& comm, const sched::Work
                         fmt::format("workload {}", workload.name));
 
   const sched::Workload mine = local_view(workload, my_offset, local.size(), run.slowdown);
-  const sched::EmulatedTasks tasks(mine, kinds_of(local), run.async_kernels, {});
+  const sched::EmulatedTasks tasks(mine, sched::implementation_kinds(local), run.async_kernels, {});
   dev::Device* pin_on = local.front().device;
   ACCO_ASSIGN_OR_RETURN(auto runtime, sched::Runtime::create(std::move(local), std::move(options)));
   std::vector<std::unique_ptr<dev::Buffer>> memory;

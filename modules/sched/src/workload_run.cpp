@@ -210,18 +210,6 @@ Status check_devices(const Workload& workload, const std::vector<DeviceSpec>& de
   return {};
 }
 
-// The implementation kinds of the devices, each once, in device order.
-std::vector<std::string> implementation_kinds(const std::vector<DeviceSpec>& devices) {
-  std::vector<std::string> kinds;
-  for (const DeviceSpec& d : devices) {
-    const std::string kind = d.kind.empty() ? d.device->info().backend : d.kind;
-    if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) {
-      kinds.push_back(kind);
-    }
-  }
-  return kinds;
-}
-
 // What the measured run did, from its record.
 WorkloadOutcome outcome_of(std::string policy, const Bounds& workload_bounds, RunRecord record,
                            PerfModels models) {
@@ -248,6 +236,17 @@ WorkloadOutcome outcome_of(std::string policy, const Bounds& workload_bounds, Ru
 }
 
 }  // namespace
+
+std::vector<std::string> implementation_kinds(const std::vector<DeviceSpec>& devices) {
+  std::vector<std::string> kinds;
+  for (const DeviceSpec& d : devices) {
+    const std::string kind = d.kind.empty() ? d.device->info().backend : d.kind;
+    if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) {
+      kinds.push_back(kind);
+    }
+  }
+  return kinds;
+}
 
 Result<WorkloadOutcome> run_workload(const Workload& workload, std::vector<DeviceSpec> devices,
                                      RuntimeOptions options, const WorkloadRunOptions& run) {

@@ -77,7 +77,7 @@ class Coordinator {
   // a device index beyond the workload's costs, or an option out of range (window < 1, link
   // rate <= 0, straggler factor <= 1); the workload's DAG errors otherwise.
   [[nodiscard]] static Result<Coordinator> make(const sched::Workload& workload,
-                                                std::vector<WorkerInfo> workers,
+                                                const std::vector<WorkerInfo>& workers,
                                                 DispatchOptions options = {});
 
   // The assignments that can start now: every live worker up to its window. Call after every
@@ -111,7 +111,7 @@ class Coordinator {
   [[nodiscard]] std::vector<WorkerStats> stats() const;
   [[nodiscard]] std::size_t reruns() const { return reruns_; }  // tasks run a second time
   [[nodiscard]] std::uint64_t bytes_moved() const { return bytes_moved_; }
-  [[nodiscard]] const std::vector<WorkerInfo>& workers() const { return workers_; }
+  [[nodiscard]] std::vector<int> ranks() const;  // the workers', in the order given
 
  private:
   struct Use {
@@ -156,7 +156,7 @@ class Coordinator {
   };
 
   Coordinator() = default;
-  [[nodiscard]] std::size_t worker_index(int rank) const;  // workers_.size() when unknown
+  [[nodiscard]] std::size_t worker_index(int rank) const;  // workers_storage_.size() when unknown
   [[nodiscard]] double cost_on(std::size_t task, const Worker& w) const;
   [[nodiscard]] int holder(std::size_t datum, std::uint32_t version, int except) const;
   [[nodiscard]] bool available(std::size_t datum, std::uint32_t version) const;
@@ -181,7 +181,6 @@ class Coordinator {
   std::vector<std::vector<std::size_t>> producer_;  // [datum][version - 1] -> task
   std::vector<TaskState> tasks_;
   std::vector<Worker> workers_storage_;
-  std::vector<WorkerInfo> workers_;
   std::vector<std::size_t> ready_;  // task ids, unordered
   DispatchOptions options_;
   std::size_t remaining_ = 0;

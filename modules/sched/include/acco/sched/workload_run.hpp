@@ -64,6 +64,10 @@ class EmulatedTasks {
   std::vector<std::shared_ptr<const Codelet>> codelet_of_;
 };
 
+// The implementation kinds of `devices` (DeviceSpec::kind, the backend's name when empty), each
+// once, in device order: the kinds EmulatedTasks needs for them.
+[[nodiscard]] std::vector<std::string> implementation_kinds(const std::vector<DeviceSpec>& devices);
+
 struct WorkloadRunOptions {
   int calibration_runs = 1;  // unmeasured runs first, so the models are calibrated
   bool as_graph = true;      // submit_graph (HEFT plan, upward-rank priorities) vs task by task
