@@ -9,11 +9,22 @@
 //                       ncclCommCount answers nranks
 //   "unique-id-fails"   ncclGetUniqueId answers ncclSystemError
 //   "fail-on-rank-N"    as "ok", except that rank N's ncclCommInitRank answers ncclSystemError
+//   "collective-fails"  as "ok", except that every collective answers ncclSystemError
+//   "wrong-sum"         as "ok", except that ncclAllReduce adds 1 to the first element
+// The collectives work on host memory (the host backend's device buffers) and ignore the
+// stream: with one rank they copy, with more they run Open MPI's collectives on MPI_COMM_WORLD
+// (the ranks of acco's job) when built with MPI (ACCO_FAKE_NCCL_MPI); alltoall and sendrecv are
+// groups of ncclSend/ncclRecv, posted at ncclGroupEnd.
 // ACCO_FAKE_NCCL_VERSION: the code ncclGetVersion answers (default 22105, NCCL 2.21.5).
 #include <cstdlib>
 #include <cstring>
 #include <new>
 #include <string>
+#include <vector>
+
+#ifdef ACCO_FAKE_NCCL_MPI
+#include <mpi.h>
+#endif
 
 #include "nccl_api.hpp"
 
@@ -38,6 +49,103 @@ std::string mode() {
 ncclResult_t fail(ncclResult_t code, const char* why) {
   g_last_error = why;
   return code;
+}
+
+constexpr std::size_t kFloat = sizeof(float);
+
+// A send or receive of a group, posted at ncclGroupEnd.
+struct PointToPoint {
+  bool send = false;
+  void* buffer = nullptr;
+  std::size_t count = 0;
+  int peer = 0;
+};
+int g_group_depth = 0;
+std::vector<PointToPoint> g_group;
+ncclComm_t g_group_comm = nullptr;  // every call of one group names the same one in acco
+
+// Checks common to every collective; ncclSuccess when it may go on.
+ncclResult_t usable(ncclComm_t comm, const void* send, const void* recv, std::size_t count) {
+  if (comm == nullptr) {
+    return fail(ncclInvalidArgument, "collective: null communicator");
+  }
+  if (count > 0 && (send == nullptr || recv == nullptr)) {
+    return fail(ncclInvalidArgument, "collective: null buffer");
+  }
+  if (mode() == "collective-fails") {
+    return fail(ncclSystemError, "NET/Socket : peer closed the connection");
+  }
+#ifndef ACCO_FAKE_NCCL_MPI
+  if (comm->nranks > 1) {
+    return fail(ncclInternalError, "fake NCCL built without MPI: one rank only");
+  }
+#endif
+  return ncclSuccess;
+}
+
+#ifdef ACCO_FAKE_NCCL_MPI
+ncclResult_t mpi(int code) {
+  return code == MPI_SUCCESS ? ncclSuccess : fail(ncclSystemError, "MPI call failed");
+}
+int mpi_count(std::size_t count) {
+  return static_cast<int>(count);
+}
+#endif
+
+// Posts the group's sends and receives (one rank: each send copied to the receive from itself).
+ncclResult_t run_group(ncclComm_t comm) {
+  std::vector<PointToPoint> ops;
+  ops.swap(g_group);
+  g_group_comm = nullptr;
+  if (comm == nullptr || ops.empty()) {
+    return ncclSuccess;
+  }
+  if (comm->nranks == 1) {
+    std::size_t next_recv = 0;
+    for (const PointToPoint& s : ops) {
+      if (!s.send) {
+        continue;
+      }
+      while (next_recv < ops.size() && ops[next_recv].send) {
+        ++next_recv;
+      }
+      if (next_recv == ops.size() || ops[next_recv].count != s.count) {
+        return fail(ncclInvalidUsage, "group: a send without its matching receive");
+      }
+      std::memcpy(ops[next_recv].buffer, s.buffer, s.count * kFloat);
+      ++next_recv;
+    }
+    return ncclSuccess;
+  }
+#ifdef ACCO_FAKE_NCCL_MPI
+  std::vector<MPI_Request> requests(ops.size(), MPI_REQUEST_NULL);
+  constexpr int kTag = 4242;
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    const PointToPoint& p = ops[i];
+    const int code = p.send ? MPI_Isend(p.buffer, mpi_count(p.count), MPI_FLOAT, p.peer, kTag,
+                                        MPI_COMM_WORLD, &requests[i])
+                            : MPI_Irecv(p.buffer, mpi_count(p.count), MPI_FLOAT, p.peer, kTag,
+                                        MPI_COMM_WORLD, &requests[i]);
+    if (code != MPI_SUCCESS) {
+      return mpi(code);
+    }
+  }
+  return mpi(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE));
+#else
+  return fail(ncclInternalError, "fake NCCL built without MPI: one rank only");
+#endif
+}
+
+ncclResult_t add_to_group(ncclComm_t comm, PointToPoint op) {
+  if (comm == nullptr || op.peer < 0 || op.peer >= comm->nranks) {
+    return fail(ncclInvalidArgument, "send/recv: bad peer");
+  }
+  if (ncclResult_t ok = usable(comm, op.buffer, op.buffer, op.count); ok != ncclSuccess) {
+    return ok;
+  }
+  g_group.push_back(op);
+  g_group_comm = comm;
+  return g_group_depth > 0 ? ncclSuccess : run_group(comm);
 }
 
 }  // namespace
@@ -115,6 +223,140 @@ __attribute__((visibility("default"))) const char* ncclGetErrorString(ncclResult
 
 __attribute__((visibility("default"))) const char* ncclGetLastError(ncclComm_t /*comm*/) {
   return g_last_error.c_str();
+}
+
+__attribute__((visibility("default"))) ncclResult_t ncclAllReduce(const void* sendbuff,
+                                                                  void* recvbuff, std::size_t count,
+                                                                  ncclDataType_t datatype,
+                                                                  ncclRedOp_t op, ncclComm_t comm,
+                                                                  cudaStream_t /*stream*/) {
+  if (datatype != ncclFloat32 || op != ncclSum) {
+    return fail(ncclInvalidArgument, "allreduce: the fake sums floats only");
+  }
+  if (ncclResult_t ok = usable(comm, sendbuff, recvbuff, count); ok != ncclSuccess) {
+    return ok;
+  }
+  if (comm->nranks == 1) {
+    std::memmove(recvbuff, sendbuff, count * kFloat);
+  } else {
+#ifdef ACCO_FAKE_NCCL_MPI
+    if (ncclResult_t ok = mpi(MPI_Allreduce(sendbuff, recvbuff, mpi_count(count), MPI_FLOAT,
+                                            MPI_SUM, MPI_COMM_WORLD));
+        ok != ncclSuccess) {
+      return ok;
+    }
+#endif
+  }
+  if (mode() == "wrong-sum" && count > 0) {
+    static_cast<float*>(recvbuff)[0] += 1.0F;
+  }
+  return ncclSuccess;
+}
+
+__attribute__((visibility("default"))) ncclResult_t ncclAllGather(
+    const void* sendbuff, void* recvbuff, std::size_t sendcount, ncclDataType_t datatype,
+    ncclComm_t comm, cudaStream_t /*stream*/) {
+  if (datatype != ncclFloat32) {
+    return fail(ncclInvalidArgument, "allgather: the fake moves floats only");
+  }
+  if (ncclResult_t ok = usable(comm, sendbuff, recvbuff, sendcount); ok != ncclSuccess) {
+    return ok;
+  }
+  if (comm->nranks == 1) {
+    std::memmove(recvbuff, sendbuff, sendcount * kFloat);
+    return ncclSuccess;
+  }
+#ifdef ACCO_FAKE_NCCL_MPI
+  return mpi(MPI_Allgather(sendbuff, mpi_count(sendcount), MPI_FLOAT, recvbuff,
+                           mpi_count(sendcount), MPI_FLOAT, MPI_COMM_WORLD));
+#else
+  return ncclInternalError;
+#endif
+}
+
+__attribute__((visibility("default"))) ncclResult_t ncclReduceScatter(
+    const void* sendbuff, void* recvbuff, std::size_t recvcount, ncclDataType_t datatype,
+    ncclRedOp_t op, ncclComm_t comm, cudaStream_t /*stream*/) {
+  if (datatype != ncclFloat32 || op != ncclSum) {
+    return fail(ncclInvalidArgument, "reducescatter: the fake sums floats only");
+  }
+  if (ncclResult_t ok = usable(comm, sendbuff, recvbuff, recvcount); ok != ncclSuccess) {
+    return ok;
+  }
+  if (comm->nranks == 1) {
+    std::memmove(recvbuff, sendbuff, recvcount * kFloat);
+    return ncclSuccess;
+  }
+#ifdef ACCO_FAKE_NCCL_MPI
+  return mpi(MPI_Reduce_scatter_block(sendbuff, recvbuff, mpi_count(recvcount), MPI_FLOAT, MPI_SUM,
+                                      MPI_COMM_WORLD));
+#else
+  return ncclInternalError;
+#endif
+}
+
+__attribute__((visibility("default"))) ncclResult_t ncclBroadcast(const void* sendbuff,
+                                                                  void* recvbuff, std::size_t count,
+                                                                  ncclDataType_t datatype, int root,
+                                                                  ncclComm_t comm,
+                                                                  cudaStream_t /*stream*/) {
+  if (datatype != ncclFloat32) {
+    return fail(ncclInvalidArgument, "broadcast: the fake moves floats only");
+  }
+  if (ncclResult_t ok = usable(comm, sendbuff, recvbuff, count); ok != ncclSuccess) {
+    return ok;
+  }
+  if (root < 0 || root >= comm->nranks) {
+    return fail(ncclInvalidArgument, "broadcast: bad root");
+  }
+  if (comm->rank == root) {
+    std::memmove(recvbuff, sendbuff, count * kFloat);
+  }
+  if (comm->nranks == 1) {
+    return ncclSuccess;
+  }
+#ifdef ACCO_FAKE_NCCL_MPI
+  return mpi(MPI_Bcast(recvbuff, mpi_count(count), MPI_FLOAT, root, MPI_COMM_WORLD));
+#else
+  return ncclInternalError;
+#endif
+}
+
+__attribute__((visibility("default"))) ncclResult_t ncclSend(const void* sendbuff,
+                                                             std::size_t count,
+                                                             ncclDataType_t datatype, int peer,
+                                                             ncclComm_t comm,
+                                                             cudaStream_t /*stream*/) {
+  if (datatype != ncclFloat32) {
+    return fail(ncclInvalidArgument, "send: the fake moves floats only");
+  }
+  // The buffer is only read; MPI_Isend takes it as void*.
+  return add_to_group(comm, {true, const_cast<void*>(sendbuff), count, peer});
+}
+
+__attribute__((visibility("default"))) ncclResult_t ncclRecv(void* recvbuff, std::size_t count,
+                                                             ncclDataType_t datatype, int peer,
+                                                             ncclComm_t comm,
+                                                             cudaStream_t /*stream*/) {
+  if (datatype != ncclFloat32) {
+    return fail(ncclInvalidArgument, "recv: the fake moves floats only");
+  }
+  return add_to_group(comm, {false, recvbuff, count, peer});
+}
+
+__attribute__((visibility("default"))) ncclResult_t ncclGroupStart() {
+  ++g_group_depth;
+  return ncclSuccess;
+}
+
+__attribute__((visibility("default"))) ncclResult_t ncclGroupEnd() {
+  if (g_group_depth == 0) {
+    return fail(ncclInvalidUsage, "ncclGroupEnd without ncclGroupStart");
+  }
+  if (--g_group_depth > 0) {
+    return ncclSuccess;
+  }
+  return run_group(g_group_comm);
 }
 
 }  // extern "C"

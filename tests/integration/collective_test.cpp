@@ -76,7 +76,30 @@ TEST(Collective, TheFakeNcclWithoutAGpuStopsAtInitInTheTable) {
   EXPECT_THAT(r.out, HasSubstr("# NCCL 2.21.5 (" + std::string(kFakeNccl) +
                                ") not used: stopped at init: rank 0: ncclCommInitRank: "
                                "unhandled cuda error"));
-  EXPECT_THAT(r.out, HasSubstr("the collectives below ran on host buffers over one rank"));
+  EXPECT_THAT(r.out, HasSubstr("the collectives below ran on host buffers, one rank (copy)"));
+}
+
+TEST(Collective, DeviceBuffersOfOneRankAreStagedThroughPinnedHostBuffers) {
+  const auto r = acco(std::string("bench --collective all --json --buffers device --backend host "
+                                  "--nccl-library libnccl-absent.so.2") +
+                      kSmall);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  expect_conforms(r.out, "collective.schema.json");
+  const auto j = nlohmann::json::parse(r.out);
+  expect_every_op_checked(j, 1);
+  EXPECT_EQ(j["path"], "staged-mpi");
+  EXPECT_EQ(j["data_path"], "device buffers staged through pinned host buffers, one rank (copy)");
+  EXPECT_THAT(j["device"].get<std::string>(), HasSubstr("host 0"));
+}
+
+TEST(Collective, AskingForNcclThatIsAbsentIsUnavailableAndSaysWhy) {
+  const auto r = acco(std::string("bench --collective allreduce --buffers device --backend host "
+                                  "--via nccl --nccl-library libnccl-absent.so.2") +
+                      kSmall);
+  EXPECT_EQ(r.exit_code, 69);
+  EXPECT_THAT(r.err, HasSubstr("--via nccl: NCCL (libnccl-absent.so.2) not used: stopped at "
+                               "load: rank 0: libnccl-absent.so.2: cannot open"));
+  EXPECT_EQ(r.out, "");
 }
 
 TEST(Collective, BadFlagsAreUsageErrors) {
@@ -92,6 +115,15 @@ TEST(Collective, BadFlagsAreUsageErrors) {
   r = acco("bench --collective allreduce --suite storage");
   EXPECT_EQ(r.exit_code, 64);
   EXPECT_THAT(r.err, HasSubstr("--collective runs on its own"));
+  r = acco("bench --collective allreduce --buffers gpu");
+  EXPECT_EQ(r.exit_code, 64);
+  EXPECT_THAT(r.err, HasSubstr("--buffers: 'gpu' is not one of host, device"));
+  r = acco("bench --collective allreduce --via nccl");
+  EXPECT_EQ(r.exit_code, 64);
+  EXPECT_THAT(r.err, HasSubstr("--via nccl: needs --buffers device"));
+  r = acco("bench --collective allreduce --buffers device --via ucx");
+  EXPECT_EQ(r.exit_code, 64);
+  EXPECT_THAT(r.err, HasSubstr("--via: 'ucx' is not one of auto, nccl, mpi"));
 }
 
 TEST(Collective, TwoRanksOverSharedMemory) {
@@ -144,6 +176,53 @@ TEST(Collective, NcclBootstrapsOverTwoRanksWithTheIdBroadcastOverMpi) {
   EXPECT_EQ(j["nccl"]["stage"], "init");
   EXPECT_THAT(j["nccl"]["error"].get<std::string>(),
               HasSubstr("rank 1: ncclCommInitRank: unhandled system error"));
+}
+
+// Device buffers of the host backend over two ranks: NCCL's collectives (the fake's data plane
+// is Open MPI, so every result crosses processes), and staged through pinned host buffers.
+TEST(Collective, TwoRanksMoveDeviceBuffersThroughNcclOrStagedMpi) {
+  if (std::string(kMpiexec).empty()) {
+    GTEST_SKIP() << "acco was built without MPI (libopenmpi-dev not found)";
+  }
+  const std::string device = std::string(
+                                 "bench --collective all --json --buffers device "
+                                 "--backend host --nccl-library ") +
+                             kFakeNccl + kSmall;
+  auto r = mpirun(2, "-x ACCO_FAKE_NCCL_MODE=ok --mca btl self,vader", device + " --via nccl");
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  expect_conforms(r.out, "collective.schema.json");
+  auto j = nlohmann::json::parse(r.out);
+  expect_every_op_checked(j, 2);
+  EXPECT_EQ(j["path"], "nccl");
+  EXPECT_EQ(j["data_path"], "device buffers over NCCL");
+  EXPECT_EQ(j["nccl"]["stage"], "bootstrapped");
+
+  // The fake without a GPU: NCCL stops at init and MPI carries staged copies.
+  r = mpirun(2, "--mca btl self,vader", device);
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  expect_conforms(r.out, "collective.schema.json");
+  j = nlohmann::json::parse(r.out);
+  expect_every_op_checked(j, 2);
+  EXPECT_EQ(j["path"], "staged-mpi");
+  EXPECT_EQ(j["data_path"], "device buffers staged through pinned host buffers over MPI");
+  EXPECT_EQ(j["nccl"]["stage"], "init");
+  // Staged copies cross the emulated device's link: it bounds the expected bus bandwidth.
+  EXPECT_THAT(j["ops"][0]["summary"]["expected_source"].get<std::string>(),
+              HasSubstr("crossed to and from host memory"));
+}
+
+TEST(Collective, AWrongSumFromNcclFailsTheRunAndTheTableSaysWhere) {
+  if (std::string(kMpiexec).empty()) {
+    GTEST_SKIP() << "acco was built without MPI (libopenmpi-dev not found)";
+  }
+  const auto r = mpirun(2, "-x ACCO_FAKE_NCCL_MODE=wrong-sum --mca btl self,vader",
+                        std::string("bench --collective allreduce --buffers device --backend "
+                                    "host --via nccl --max-bytes 64 --iters 2 --warmup 0 "
+                                    "--nccl-library ") +
+                            kFakeNccl);
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("# Out of bounds values : 8 FAILED"));  // 4 sizes x 2 ranks
+  EXPECT_THAT(r.err, HasSubstr("8 element(s) held a wrong value"));
 }
 
 TEST(Cluster, OneProcessIsOneNodeWithoutPairs) {

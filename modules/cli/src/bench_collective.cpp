@@ -12,8 +12,11 @@
 #include "acco/bench/history.hpp"
 #include "acco/bench/machine_summary.hpp"
 #include "acco/bench/result.hpp"
+#include "acco/bench/runner.hpp"
 #include "acco/core/units.hpp"
+#include "acco/dev/host_backend.hpp"
 #include "acco/dist/collective_bench.hpp"
+#include "acco/dist/collective_plane.hpp"
 #include "acco/dist/communicator.hpp"
 #include "acco/dist/expected_peak.hpp"
 #include "acco/dist/launcher.hpp"
@@ -27,10 +30,20 @@
 namespace acco::cli {
 namespace {
 
+// Where the buffers live and what may move them (checked flags).
+struct PlaneChoice {
+  dist::Buffers buffers = dist::Buffers::kHost;
+  dist::Via via = dist::Via::kAuto;
+  bench::BackendChoice backend = bench::BackendChoice::kAuto;  // --buffers device
+  dev::HostBackendOptions host;                                // its emulated device
+};
+
 class CollectiveCommand final : public Command {
  public:
-  CollectiveCommand(dist::CollectiveOptions options, const CollectiveFlags& flags)
+  CollectiveCommand(dist::CollectiveOptions options, PlaneChoice plane,
+                    const CollectiveFlags& flags)
       : o_(std::move(options)),
+        plane_(std::move(plane)),
         nccl_library_(flags.nccl_library),
         save_fusion_(flags.save_fusion),
         history_(flags.history),
@@ -56,15 +69,43 @@ class CollectiveCommand final : public Command {
     if (!peak) {
       return error_output(peak.error(), out.err);
     }
-    auto nccl = dist::probe_nccl(**comm, nccl_library_);
+    // The device first: NCCL's init joins the device current on this thread.
+    std::optional<bench::OpenedBackend> backend;
+    dev::Device* device = nullptr;
+    if (plane_.buffers == dist::Buffers::kDevice) {
+      auto opened = bench::open_backend(plane_.backend, plane_.host);
+      if (!opened) {
+        return error_output(std::move(opened.error()).with_context("--buffers device"), out.err);
+      }
+      backend = std::move(*opened);
+      auto devices = backend->backend->devices();
+      if (devices.empty()) {
+        return error_output(Error{Errc::kUnavailable, "--buffers device: no device"}, out.err);
+      }
+      // One device per rank of a node, as nccl-tests runs one GPU per process.
+      device = devices[static_cast<std::size_t>((*comm)->local_rank()) % devices.size()];
+      if (auto current = device->make_current(); !current) {
+        return error_output(current.error(), out.err);
+      }
+    }
+    auto nccl = dist::open_nccl(**comm, nccl_library_);
     if (!nccl) {
       return error_output(nccl.error(), out.err);
     }
-    auto result = dist::run_collectives(**comm, o_, *peak, inv.progress);
+    auto plane = make_plane(**comm, device, *nccl);
+    if (!plane) {
+      return error_output(plane.error(), out.err);
+    }
+    dist::ExpectedPeak bound = *peak;
+    if (device != nullptr) {
+      bound = device_bound(bound, (*plane)->path(), device->info());
+    }
+    auto result = dist::run_collectives(**comm, **plane, o_, bound, inv.progress);
     if (!result) {
       return error_output(result.error(), out.err);
     }
-    result->nccl = std::move(*nccl);
+    result->nccl = std::move(nccl->report);
+    result->device = device != nullptr ? device->info().name : std::string();
     if (rank != 0) {
       return out;  // rank 0 reports for the job
     }
@@ -90,6 +131,44 @@ class CollectiveCommand final : public Command {
   }
 
  private:
+  // The plane of the path every rank chose (the same on all of them, or an error).
+  Result<std::unique_ptr<dist::CollectivePlane>> make_plane(dist::Communicator& comm,
+                                                            dev::Device* device,
+                                                            dist::NcclSession& nccl) const {
+    dist::PathQuery q;
+    q.buffers = plane_.buffers;
+    q.via = plane_.via;
+    q.nccl_bootstrapped = nccl.report.bootstrapped();
+    q.nccl_why = dist::to_text(nccl.report);
+    q.mpi_cuda_aware = comm.capabilities().cuda_aware;
+    q.device_is_gpu = device != nullptr && device->info().backend == "cuda";
+    ACCO_ASSIGN_OR_RETURN(const dist::DataPath path, dist::choose_data_path(q));
+    ACCO_ASSIGN_OR_RETURN(const auto paths, comm.allgather(static_cast<double>(path)));
+    for (const double other : paths) {
+      if (other != static_cast<double>(path)) {
+        return fail(Errc::kUnavailable,
+                    "--buffers device: the ranks found different data paths (GPUs on some nodes "
+                    "only?); choose one with --via mpi");
+      }
+    }
+    if (path == dist::DataPath::kHost) {
+      return dist::host_plane(comm);
+    }
+    return dist::device_plane(comm, *device, path, nccl.comm.get());
+  }
+
+  // Through MPI, device buffers also cross the device's link (PCIe) to and from host memory.
+  static dist::ExpectedPeak device_bound(dist::ExpectedPeak peak, dist::DataPath path,
+                                         const dev::DeviceInfo& info) {
+    const double link = info.link_bytes_per_second;
+    if (path == dist::DataPath::kNccl || link <= 0 ||
+        (peak.bytes_per_second > 0 && peak.bytes_per_second <= link)) {
+      return peak;
+    }
+    return {link, fmt::format("the link of {} at {:.1f} GB/s, crossed to and from host memory",
+                              info.name, link / 1e9)};
+  }
+
   // Each op as a result of the bench history (acco bench --compare reads it like the copy
   // cases): case "collective_<op>_<R>r<N>n", the plateau bus bandwidth against the expected
   // peak, the small-message latency, busbw per size as the sweep. A line for stderr when the
@@ -102,8 +181,11 @@ class CollectiveCommand final : public Command {
     b.machine = bench::machine_summary(machine);
     for (const dist::OpResult& op : run.ops) {
       bench::BenchResult r;
-      r.case_key =
-          fmt::format("collective_{}_{}r{}n", dist::to_string(op.op), run.ranks, run.nodes);
+      // Host buffers keep the plain key; device paths are cases of their own.
+      r.case_key = fmt::format(
+          "collective_{}_{}r{}n{}", dist::to_string(op.op), run.ranks, run.nodes,
+          run.path == dist::DataPath::kHost ? std::string()
+                                            : fmt::format("_{}", dist::to_string(run.path)));
       r.device = run.data_path;
       r.bytes = op.points.empty() ? 0 : op.points.back().bytes;
       r.median_bytes_per_second = op.summary.plateau_busbw;
@@ -207,6 +289,7 @@ class CollectiveCommand final : public Command {
   }
 
   dist::CollectiveOptions o_;
+  PlaneChoice plane_;
   std::string nccl_library_;
   bool save_fusion_ = false;
   std::string history_;
@@ -245,6 +328,14 @@ void add_collective_flags(CLI::App& sub, CollectiveFlags& f) {
                  "--collective: NCCL library to dlopen and bootstrap (default libnccl.so.2)")
       ->envname("ACCO_NCCL_LIBRARY")
       ->type_name("PATH");
+  sub.add_option("--buffers", f.buffers,
+                 "--collective: host (default) or device buffers (the device of --backend, one "
+                 "per rank of a node)")
+      ->type_name("WHERE");
+  sub.add_option("--via", f.via,
+                 "--collective with --buffers device: auto (NCCL on a GPU, else MPI), nccl, or "
+                 "mpi (CUDA-aware when it is, else staged through pinned host buffers)")
+      ->type_name("PATH");
 }
 
 Result<std::unique_ptr<Command>> collective_command(const CollectiveFlags& f) {
@@ -279,7 +370,28 @@ Result<std::unique_ptr<Command>> collective_command(const CollectiveFlags& f) {
   if (f.save_fusion && std::find(o.ops.begin(), o.ops.end(), dist::Op::kAllReduce) == o.ops.end()) {
     return usage("--save-fusion: needs allreduce in --collective");
   }
-  return std::unique_ptr<Command>(std::make_unique<CollectiveCommand>(std::move(o), f));
+  PlaneChoice plane;
+  auto buffers = dist::parse_buffers(f.buffers);
+  if (!buffers) {
+    return tl::unexpected(as_usage(std::move(buffers.error()).with_context("--buffers")));
+  }
+  plane.buffers = *buffers;
+  auto via = dist::parse_via(f.via);
+  if (!via) {
+    return tl::unexpected(as_usage(std::move(via.error()).with_context("--via")));
+  }
+  plane.via = *via;
+  if (plane.buffers == dist::Buffers::kHost && plane.via != dist::Via::kAuto) {
+    return usage(fmt::format("--via {}: needs --buffers device", f.via));
+  }
+  ACCO_ASSIGN_OR_RETURN(plane.backend, parse_backend(f.backend));
+  auto link = dev::parse_link(f.link);
+  if (!link) {
+    return tl::unexpected(as_usage(std::move(link.error()).with_context("--link")));
+  }
+  plane.host.link = *link;
+  return std::unique_ptr<Command>(
+      std::make_unique<CollectiveCommand>(std::move(o), std::move(plane), f));
 }
 
 }  // namespace acco::cli

@@ -25,6 +25,11 @@ struct CollectiveFlags {
   std::string history;
   bool no_history = false;
   std::string nccl_library = "libnccl.so.2";  // --nccl-library (env ACCO_NCCL_LIBRARY)
+  std::string buffers = "host";               // --buffers host|device
+  std::string via = "auto";                   // --via auto|nccl|mpi (device buffers)
+  // bench's --backend / --link, copied in by bench_command: the device of --buffers device.
+  std::string backend = "auto";
+  std::string link = "pcie4x16";
 };
 
 void add_collective_flags(CLI::App& sub, CollectiveFlags& flags);

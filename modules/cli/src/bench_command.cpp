@@ -487,6 +487,8 @@ CommandSpec bench_command() {
           CollectiveFlags collective = flags.collective;
           collective.history = flags.history;
           collective.no_history = flags.no_history;
+          collective.backend = flags.backend;
+          collective.link = flags.link;
           return collective_command(collective);
         }
         return command_from<BenchCommand>(bench_options(flags));

@@ -24,18 +24,19 @@ float value(int rank, std::uint64_t i) {
   return static_cast<float>((static_cast<std::uint64_t>(rank + 1) * 7 + i) % 61);
 }
 
-struct Buffers {
+// Rank `rank`'s send buffer and the size of its receive buffer (nccl-tests' layouts).
+struct Layout {
   std::vector<float> send;
-  std::vector<float> recv;
+  std::size_t recv_count = 0;
 };
 
-Buffers make_buffers(Op op, int rank, int ranks, std::uint64_t count) {
+Layout make_layout(Op op, int rank, int ranks, std::uint64_t count) {
   const auto n = static_cast<std::uint64_t>(ranks);
   const bool wide_send = op == Op::kReduceScatter || op == Op::kAllToAll;
   const bool wide_recv = op == Op::kAllGather || op == Op::kAllToAll;
-  Buffers b;
+  Layout b;
   b.send.resize(wide_send ? count * n : count);
-  b.recv.assign(wide_recv ? count * n : count, -1.0F);
+  b.recv_count = wide_recv ? count * n : count;
   for (std::uint64_t i = 0; i < b.send.size(); ++i) {
     b.send[i] = value(rank, i);
   }
@@ -81,22 +82,29 @@ std::uint64_t count_wrong(Op op, int rank, int ranks, std::uint64_t count,
   return wrong;
 }
 
-Result<SizePoint> measure(Communicator& comm, Op op, std::uint64_t size,
+Result<SizePoint> measure(Communicator& comm, CollectivePlane& plane, Op op, std::uint64_t size,
                           const CollectiveOptions& o) {
   const int ranks = comm.size();
   const std::uint64_t per_rank = splits(op) ? size / static_cast<std::uint64_t>(ranks) : size;
   const std::uint64_t count = per_rank / kElement;
-  Buffers b = make_buffers(op, comm.rank(), ranks, count);
+  const Layout layout = make_layout(op, comm.rank(), ranks, count);
+  ACCO_RETURN_IF_ERROR(plane.prepare(layout.send, layout.recv_count, -1.0F));
   for (int i = 0; i < o.warmup; ++i) {
-    ACCO_RETURN_IF_ERROR(comm.run(op, b.send.data(), b.recv.data(), count));
+    ACCO_RETURN_IF_ERROR(plane.run(op, count));
   }
+  ACCO_RETURN_IF_ERROR(plane.complete());
   ACCO_RETURN_IF_ERROR(comm.barrier());
   const double start = comm.seconds();
   for (int i = 0; i < o.iters; ++i) {
-    ACCO_RETURN_IF_ERROR(comm.run(op, b.send.data(), b.recv.data(), count));
+    ACCO_RETURN_IF_ERROR(plane.run(op, count));
   }
+  ACCO_RETURN_IF_ERROR(plane.complete());
   const double per_op = (comm.seconds() - start) / o.iters;
-  const std::uint64_t wrong = o.check ? count_wrong(op, comm.rank(), ranks, count, b.recv) : 0;
+  std::uint64_t wrong = 0;
+  if (o.check) {
+    ACCO_ASSIGN_OR_RETURN(const auto recv, plane.received());
+    wrong = count_wrong(op, comm.rank(), ranks, count, recv);
+  }
   ACCO_ASSIGN_OR_RETURN(const auto times, comm.allgather(per_op));
   ACCO_ASSIGN_OR_RETURN(const auto wrongs, comm.allgather(static_cast<double>(wrong)));
   double all_wrong = 0;
@@ -136,13 +144,21 @@ Status validate(const CollectiveOptions& o) {
 
 Result<CollectiveRun> run_collectives(Communicator& comm, const CollectiveOptions& options,
                                       const ExpectedPeak& peak, const ProgressLine& progress) {
+  const auto plane = host_plane(comm);
+  return run_collectives(comm, *plane, options, peak, progress);
+}
+
+Result<CollectiveRun> run_collectives(Communicator& comm, CollectivePlane& plane,
+                                      const CollectiveOptions& options, const ExpectedPeak& peak,
+                                      const ProgressLine& progress) {
   ACCO_RETURN_IF_ERROR(validate(options));
   CollectiveRun run;
   run.ranks = comm.size();
   run.nodes = comm.nodes();
   run.backend = comm.backend();
   run.capabilities = comm.capabilities();
-  run.data_path = run.backend == "mpi" ? "host buffers over MPI" : "host buffers, one rank (copy)";
+  run.path = plane.path();
+  run.data_path = describe(run.path, run.backend);
   run.options = options;
   for (const Op op : options.ops) {
     const std::uint64_t granule =
@@ -153,7 +169,7 @@ Result<CollectiveRun> run_collectives(Communicator& comm, const CollectiveOption
     OpResult r;
     r.op = op;
     for (const std::uint64_t size : sizes) {
-      auto point = measure(comm, op, size, options);
+      auto point = measure(comm, plane, op, size, options);
       if (!point) {
         return tl::unexpected(
             std::move(point.error())
@@ -181,11 +197,11 @@ std::string to_text(const CollectiveRun& run) {
                                 run.ranks, run.ranks == 1 ? "" : "s", run.nodes,
                                 run.nodes == 1 ? "" : "s", run.backend, run.capabilities.library);
   out +=
-      fmt::format("# data path: {}; CUDA-aware MPI: {} ({})\n", run.data_path,
+      fmt::format("# data path: {}{}; CUDA-aware MPI: {} ({})\n", run.data_path,
+                  run.device.empty() ? std::string() : fmt::format(" on {}", run.device),
                   run.capabilities.cuda_aware ? "yes" : "no", run.capabilities.cuda_aware_source);
   if (!run.nccl.library.empty()) {
-    out += fmt::format("# {}; the collectives below ran on host buffers over {}\n",
-                       to_text(run.nccl), run.backend == "mpi" ? "MPI" : "one rank");
+    out += fmt::format("# {}; the collectives below ran on {}\n", to_text(run.nccl), run.data_path);
   }
   out += fmt::format("# warm-up {}, iterations {}, check {}; GB/s = 1e9 bytes per second\n",
                      run.options.warmup, run.options.iters, run.options.check ? "on" : "off");
@@ -245,7 +261,9 @@ nlohmann::ordered_json to_json(const CollectiveRun& run) {
   j["thread_multiple"] = run.capabilities.thread_multiple;
   j["cuda_aware"] = run.capabilities.cuda_aware;
   j["cuda_aware_source"] = run.capabilities.cuda_aware_source;
+  j["path"] = to_string(run.path);
   j["data_path"] = run.data_path;
+  j["device"] = run.device;
   if (!run.nccl.library.empty()) {
     j["nccl"] = to_json(run.nccl);
   }

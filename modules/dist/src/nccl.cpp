@@ -6,6 +6,7 @@
 #include <array>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <optional>
 #include <span>
 #include <type_traits>
@@ -48,6 +49,14 @@ class NcclLibrary {
     need("ncclCommCount", lib.count_);
     need("ncclCommDestroy", lib.destroy_);
     need("ncclGetErrorString", lib.error_string_);
+    need("ncclAllReduce", lib.all_reduce_);
+    need("ncclAllGather", lib.all_gather_);
+    need("ncclReduceScatter", lib.reduce_scatter_);
+    need("ncclBroadcast", lib.broadcast_);
+    need("ncclSend", lib.send_);
+    need("ncclRecv", lib.recv_);
+    need("ncclGroupStart", lib.group_start_);
+    need("ncclGroupEnd", lib.group_end_);
     lib.last_error_ =
         reinterpret_cast<decltype(&ncclGetLastError)>(dlsym(handle, "ncclGetLastError"));
     if (!missing.empty()) {
@@ -66,20 +75,74 @@ class NcclLibrary {
     ACCO_RETURN_IF_ERROR(check(get_unique_id_(&id), "ncclGetUniqueId", nullptr));
     return id;
   }
-  // ncclCommInitRank, its size checked against `ranks`, then destroyed.
-  [[nodiscard]] Result<int> init_and_count(int ranks, const ncclUniqueId& id, int rank) const {
+  // ncclCommInitRank and ncclCommCount: the communicator and its size (destroyed when the count
+  // fails).
+  [[nodiscard]] Result<std::pair<ncclComm_t, int>> init_and_count(int ranks, const ncclUniqueId& id,
+                                                                  int rank) const {
     ncclComm_t comm = nullptr;
     ACCO_RETURN_IF_ERROR(check(init_rank_(&comm, ranks, id, rank), "ncclCommInitRank", nullptr));
     int count = 0;
-    const auto counted = check(count_(comm, &count), "ncclCommCount", comm);
-    const auto destroyed = check(destroy_(comm), "ncclCommDestroy", nullptr);
-    ACCO_RETURN_IF_ERROR(counted);
-    ACCO_RETURN_IF_ERROR(destroyed);
-    return count;
+    if (auto counted = check(count_(comm, &count), "ncclCommCount", comm); !counted) {
+      destroy(comm);
+      return tl::unexpected(std::move(counted.error()));
+    }
+    return std::pair{comm, count};
+  }
+  void destroy(ncclComm_t comm) const { static_cast<void>(destroy_(comm)); }
+
+  // One collective (layouts of Communicator::run) enqueued on `stream`.
+  [[nodiscard]] Status enqueue(ncclComm_t comm, int rank, int ranks, Op op, const float* send,
+                               float* recv, std::size_t count, cudaStream_t stream) const {
+    switch (op) {
+      case Op::kAllReduce:
+        return check(all_reduce_(send, recv, count, ncclFloat32, ncclSum, comm, stream),
+                     "ncclAllReduce", comm);
+      case Op::kAllGather:
+        return check(all_gather_(send, recv, count, ncclFloat32, comm, stream), "ncclAllGather",
+                     comm);
+      case Op::kReduceScatter:
+        return check(reduce_scatter_(send, recv, count, ncclFloat32, ncclSum, comm, stream),
+                     "ncclReduceScatter", comm);
+      case Op::kBroadcast:
+        return check(broadcast_(send, recv, count, ncclFloat32, 0, comm, stream), "ncclBroadcast",
+                     comm);
+      case Op::kAllToAll:
+      case Op::kSendRecv:
+        return group(comm, [&]() -> Status {
+          const auto n = static_cast<std::size_t>(ranks);
+          if (op == Op::kSendRecv) {
+            ACCO_RETURN_IF_ERROR(
+                check(send_(send, count, ncclFloat32, (rank + 1) % ranks, comm, stream), "ncclSend",
+                      comm));
+            return check(recv_(recv, count, ncclFloat32, (rank + ranks - 1) % ranks, comm, stream),
+                         "ncclRecv", comm);
+          }
+          for (std::size_t peer = 0; peer < n; ++peer) {
+            ACCO_RETURN_IF_ERROR(check(send_(send + peer * count, count, ncclFloat32,
+                                             static_cast<int>(peer), comm, stream),
+                                       "ncclSend", comm));
+            ACCO_RETURN_IF_ERROR(check(recv_(recv + peer * count, count, ncclFloat32,
+                                             static_cast<int>(peer), comm, stream),
+                                       "ncclRecv", comm));
+          }
+          return {};
+        });
+    }
+    return fail(Errc::kInvalidArgument, "NCCL: unknown collective");
   }
 
  private:
   NcclLibrary() = default;
+
+  // ncclGroupStart, `body`, ncclGroupEnd (also when `body` failed, so the group is closed).
+  template <typename Body>
+  Status group(ncclComm_t comm, Body&& body) const {
+    ACCO_RETURN_IF_ERROR(check(group_start_(), "ncclGroupStart", comm));
+    const Status inside = std::forward<Body>(body)();
+    Status ended = check(group_end_(), "ncclGroupEnd", comm);
+    ACCO_RETURN_IF_ERROR(inside);
+    return ended;
+  }
 
   [[nodiscard]] Status check(ncclResult_t code, const char* what, ncclComm_t comm) const {
     if (code == ncclSuccess) {
@@ -101,6 +164,38 @@ class NcclLibrary {
   decltype(&ncclCommDestroy) destroy_ = nullptr;
   decltype(&ncclGetErrorString) error_string_ = nullptr;
   decltype(&ncclGetLastError) last_error_ = nullptr;  // optional (NCCL 2.13)
+  decltype(&ncclAllReduce) all_reduce_ = nullptr;
+  decltype(&ncclAllGather) all_gather_ = nullptr;
+  decltype(&ncclReduceScatter) reduce_scatter_ = nullptr;
+  decltype(&ncclBroadcast) broadcast_ = nullptr;
+  decltype(&ncclSend) send_ = nullptr;
+  decltype(&ncclRecv) recv_ = nullptr;
+  decltype(&ncclGroupStart) group_start_ = nullptr;
+  decltype(&ncclGroupEnd) group_end_ = nullptr;
+};
+
+class LoadedNcclCommunicator final : public NcclCommunicator {
+ public:
+  LoadedNcclCommunicator(NcclLibrary lib, ncclComm_t comm, int rank, int ranks)
+      : lib_(lib), comm_(comm), rank_(rank), ranks_(ranks) {}
+  ~LoadedNcclCommunicator() override { lib_.destroy(comm_); }
+  LoadedNcclCommunicator(const LoadedNcclCommunicator&) = delete;
+  LoadedNcclCommunicator& operator=(const LoadedNcclCommunicator&) = delete;
+
+  [[nodiscard]] Status enqueue(Op op, const float* send, float* recv, std::size_t count,
+                               void* stream) override {
+    if (count > 0 && (send == nullptr || recv == nullptr)) {
+      return fail(Errc::kInvalidArgument, "NCCL collective: null buffer");
+    }
+    return lib_.enqueue(comm_, rank_, ranks_, op, send, recv, count,
+                        static_cast<cudaStream_t>(stream));
+  }
+
+ private:
+  NcclLibrary lib_;
+  ncclComm_t comm_;
+  int rank_;
+  int ranks_;
 };
 
 template <typename T>
@@ -161,7 +256,13 @@ std::string nccl_version_text(int code) {
 }
 
 Result<NcclReport> probe_nccl(Communicator& comm, const std::string& library) {
-  NcclReport report;
+  ACCO_ASSIGN_OR_RETURN(auto session, open_nccl(comm, library));
+  return std::move(session.report);
+}
+
+Result<NcclSession> open_nccl(Communicator& comm, const std::string& library) {
+  NcclSession session;
+  NcclReport& report = session.report;
   report.library = library;
 
   auto lib = NcclLibrary::open(library);
@@ -170,7 +271,7 @@ Result<NcclReport> probe_nccl(Communicator& comm, const std::string& library) {
   ACCO_ASSIGN_OR_RETURN(auto failure, first_failure(comm, status_of(version)));
   if (failure) {
     report.error = std::move(*failure);
-    return report;
+    return session;
   }
   report.loaded = true;
   int code = *version;
@@ -190,25 +291,30 @@ Result<NcclReport> probe_nccl(Communicator& comm, const std::string& library) {
   ACCO_ASSIGN_OR_RETURN(failure, first_failure(comm, made));
   if (failure) {
     report.error = std::move(*failure);
-    return report;
+    return session;
   }
   ACCO_RETURN_IF_ERROR(comm.broadcast(std::as_writable_bytes(std::span(id.internal)), 0));
 
   report.stage = NcclStage::kInit;
-  auto count = lib->init_and_count(comm.size(), id, comm.rank());
-  Status joined = status_of(count);
-  if (count && *count != comm.size()) {
-    joined = fail(Errc::kDeviceError,
-                  fmt::format("ncclCommCount: {} ranks, expected {}", *count, comm.size()));
+  auto joined = lib->init_and_count(comm.size(), id, comm.rank());
+  std::unique_ptr<NcclCommunicator> nccl;
+  Status mine = status_of(joined);
+  if (joined) {
+    nccl = std::make_unique<LoadedNcclCommunicator>(*lib, joined->first, comm.rank(), comm.size());
+    if (joined->second != comm.size()) {
+      mine = fail(Errc::kDeviceError,
+                  fmt::format("ncclCommCount: {} ranks, expected {}", joined->second, comm.size()));
+    }
   }
-  ACCO_ASSIGN_OR_RETURN(failure, first_failure(comm, joined));
+  ACCO_ASSIGN_OR_RETURN(failure, first_failure(comm, mine));
   if (failure) {
     report.error = std::move(*failure);
-    return report;
+    return session;  // `nccl` destroyed: a communicator only some ranks hold is no use
   }
   report.stage = NcclStage::kBootstrapped;
-  report.ranks = *count;
-  return report;
+  report.ranks = joined->second;
+  session.comm = std::move(nccl);
+  return session;
 }
 
 nlohmann::ordered_json to_json(const NcclReport& report) {

@@ -3,6 +3,8 @@
 // The fake library of the tests (tests/fake_nccl) defines these very prototypes.
 #pragma once
 
+#include <cstddef>
+
 // NOLINTBEGIN(modernize-use-using, cppcoreguidelines-avoid-c-arrays, readability-identifier-naming)
 extern "C" {
 
@@ -26,12 +28,40 @@ typedef enum {
   ncclInProgress = 7,
 } ncclResult_t;
 
+// The element type and reduction acco's collectives use (nccl.h's ncclFloat32, ncclSum).
+typedef enum {
+  ncclFloat32 = 7,
+} ncclDataType_t;
+typedef enum {
+  ncclSum = 0,
+} ncclRedOp_t;
+// cudaStream_t without CUDA's headers (the same opaque pointer type).
+typedef struct CUstream_st* cudaStream_t;
+
 ncclResult_t ncclGetVersion(int* version);
 ncclResult_t ncclGetUniqueId(ncclUniqueId* unique_id);
 ncclResult_t ncclCommInitRank(ncclComm_t* comm, int nranks, ncclUniqueId comm_id, int rank);
 ncclResult_t ncclCommCount(ncclComm_t comm, int* count);
 ncclResult_t ncclCommDestroy(ncclComm_t comm);
 const char* ncclGetErrorString(ncclResult_t result);
+// The collectives, enqueued on `stream` (they return before the data has moved).
+ncclResult_t ncclAllReduce(const void* sendbuff, void* recvbuff, std::size_t count,
+                           ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm,
+                           cudaStream_t stream);
+ncclResult_t ncclAllGather(const void* sendbuff, void* recvbuff, std::size_t sendcount,
+                           ncclDataType_t datatype, ncclComm_t comm, cudaStream_t stream);
+ncclResult_t ncclReduceScatter(const void* sendbuff, void* recvbuff, std::size_t recvcount,
+                               ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm,
+                               cudaStream_t stream);
+ncclResult_t ncclBroadcast(const void* sendbuff, void* recvbuff, std::size_t count,
+                           ncclDataType_t datatype, int root, ncclComm_t comm, cudaStream_t stream);
+// Point to point (NCCL 2.7): alltoall and the sendrecv ring are groups of these.
+ncclResult_t ncclSend(const void* sendbuff, std::size_t count, ncclDataType_t datatype, int peer,
+                      ncclComm_t comm, cudaStream_t stream);
+ncclResult_t ncclRecv(void* recvbuff, std::size_t count, ncclDataType_t datatype, int peer,
+                      ncclComm_t comm, cudaStream_t stream);
+ncclResult_t ncclGroupStart(void);
+ncclResult_t ncclGroupEnd(void);
 // NCCL 2.13 and later: the last error's detail ("Cuda failure 'no CUDA-capable device ...'").
 const char* ncclGetLastError(ncclComm_t comm);
 

@@ -25,6 +25,7 @@ class CudaDevice final : public Device {
   [[nodiscard]] Result<std::unique_ptr<Queue>> create_queue() override;
   [[nodiscard]] Status copy(void* dst, const void* src, std::size_t bytes) override;
   [[nodiscard]] MemoryKind kind_of(const void* ptr) const override;
+  [[nodiscard]] Status make_current() override { return select(); }
 
  private:
   [[nodiscard]] Status select() const;

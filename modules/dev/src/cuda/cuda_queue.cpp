@@ -190,6 +190,11 @@ class CudaQueue final : public Queue {
     return {};
   }
 
+  [[nodiscard]] Result<void*> native_stream() override {
+    ACCO_RETURN_IF_ERROR(select(), "queue native_stream");
+    return static_cast<void*>(stream_);
+  }
+
   [[nodiscard]] Status synchronize() override {
     ACCO_RETURN_IF_ERROR(cuda_check("cudaStreamSynchronize", cudaStreamSynchronize(stream_)),
                          "queue synchronize");

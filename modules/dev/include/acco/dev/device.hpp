@@ -79,6 +79,11 @@ class Queue {
   [[nodiscard]] virtual Status wait(std::shared_ptr<Event> event) = 0;
   // Blocks until everything submitted so far is done; returns the first error, if any.
   [[nodiscard]] virtual Status synchronize() = 0;
+  // The backend's own stream, for a library that enqueues on it itself (NCCL): this queue's
+  // cudaStream_t on CUDA, its device made current on the calling thread; null where the backend
+  // has none (the host backend: such a library works synchronously there). synchronize() waits
+  // for what the library enqueued too.
+  [[nodiscard]] virtual Result<void*> native_stream() { return nullptr; }
 };
 
 struct DeviceInfo {
@@ -115,6 +120,9 @@ class Device {
   [[nodiscard]] virtual Status copy(void* dst, const void* src, std::size_t bytes) = 0;
   // What the device knows about an address: kDevice, kPinned, kRegistered, kMapped or kPageable.
   [[nodiscard]] virtual MemoryKind kind_of(const void* ptr) const = 0;
+  // Makes this the calling thread's current device, for libraries that work on the current one
+  // (NCCL's ncclCommInitRank): cudaSetDevice on CUDA; nothing to do on the host backend.
+  [[nodiscard]] virtual Status make_current() { return {}; }
 };
 
 // Owns its devices; they live as long as the backend.

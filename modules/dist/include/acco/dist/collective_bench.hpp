@@ -16,6 +16,7 @@
 #include "acco/core/fit.hpp"
 #include "acco/core/result.hpp"
 #include "acco/dist/collective.hpp"
+#include "acco/dist/collective_plane.hpp"
 #include "acco/dist/communicator.hpp"
 #include "acco/dist/nccl.hpp"
 
@@ -56,7 +57,9 @@ struct CollectiveRun {
   int nodes = 1;
   std::string backend;  // "mpi", "self"
   Capabilities capabilities;
-  std::string data_path;  // "host buffers over MPI" (the path each run used)
+  DataPath path = DataPath::kHost;
+  std::string data_path;  // describe(path, backend): "host buffers over MPI"
+  std::string device;     // the device holding the buffers ("NVIDIA H200"); empty for host ones
   NcclReport nccl;        // set by the caller (probe_nccl); library empty: not probed
   CollectiveOptions options;
   std::vector<OpResult> ops;
@@ -65,8 +68,14 @@ struct CollectiveRun {
 
 using ProgressLine = std::function<void(std::string_view line)>;
 
-// Runs on every rank (they must call it with the same options). kInvalidArgument for bad
-// options; the communicator's errors otherwise.
+// Runs on every rank (they must call it with the same options and the same path). The collectives
+// move `plane`'s buffers; the times cover enqueueing and completing `iters` of them, as
+// nccl-tests times them. kInvalidArgument for bad options; the plane's errors otherwise.
+[[nodiscard]] Result<CollectiveRun> run_collectives(Communicator& comm, CollectivePlane& plane,
+                                                    const CollectiveOptions& options,
+                                                    const ExpectedPeak& peak,
+                                                    const ProgressLine& progress = {});
+// On host buffers (host_plane(comm)).
 [[nodiscard]] Result<CollectiveRun> run_collectives(Communicator& comm,
                                                     const CollectiveOptions& options,
                                                     const ExpectedPeak& peak,

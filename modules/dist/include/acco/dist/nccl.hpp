@@ -6,10 +6,13 @@
 // CUDA_VISIBLE_DEVICES per rank), device 0 otherwise.
 #pragma once
 
+#include <cstddef>
+#include <memory>
 #include <string>
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "acco/dist/collective.hpp"
 #include "acco/dist/communicator.hpp"
 
 namespace acco::dist {
@@ -41,9 +44,33 @@ struct NcclReport {
 // "2.21.5" from ncclGetVersion's code (X*10000+Y*100+Z since NCCL 2.9, X*1000+Y*100+Z before).
 [[nodiscard]] std::string nccl_version_text(int code);
 
-// Loads `library` and bootstraps one NCCL communicator over `comm`'s ranks, then destroys it.
-// Every rank must call it; every rank returns the same report. NCCL's failures are the report's
-// content, not errors: the result fails only when `comm` itself does.
+// An NCCL communicator of the job's ranks, for the collectives; destroyed with the object. One
+// thread at a time.
+class NcclCommunicator {
+ public:
+  virtual ~NcclCommunicator() = default;
+  NcclCommunicator() = default;
+  NcclCommunicator(const NcclCommunicator&) = delete;
+  NcclCommunicator& operator=(const NcclCommunicator&) = delete;
+  // Enqueues one collective of device buffers on `stream` (dev::Queue::native_stream: the
+  // cudaStream_t of the queue whose device is current on this thread) and returns before the data
+  // has moved: synchronize the queue to wait. Layouts as Communicator::run; alltoall and the
+  // sendrecv ring are groups of ncclSend/ncclRecv, as nccl-tests runs them. kInvalidArgument for
+  // a null buffer with count > 0; kDeviceError with NCCL's message.
+  [[nodiscard]] virtual Status enqueue(Op op, const float* send, float* recv, std::size_t count,
+                                       void* stream) = 0;
+};
+
+struct NcclSession {
+  NcclReport report;
+  std::unique_ptr<NcclCommunicator> comm;  // set when report.bootstrapped()
+};
+
+// Loads `library` and bootstraps one NCCL communicator over `comm`'s ranks on the CUDA device
+// current in each. Every rank must call it; every rank returns the same report. NCCL's failures
+// are the report's content, not errors: the result fails only when `comm` itself does.
+[[nodiscard]] Result<NcclSession> open_nccl(Communicator& comm, const std::string& library);
+// open_nccl, the communicator destroyed at once: the report alone.
 [[nodiscard]] Result<NcclReport> probe_nccl(Communicator& comm, const std::string& library);
 
 [[nodiscard]] nlohmann::ordered_json to_json(const NcclReport& report);

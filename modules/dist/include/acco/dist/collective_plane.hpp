@@ -1,0 +1,97 @@
+// The data plane of the collective bench: where its buffers live and which library moves them.
+// Host buffers go to the job's communicator (MPI, or a copy on one rank). Device buffers go to
+// NCCL's collectives on the device's stream when NCCL bootstrapped, else to MPI: handed over as
+// they are when the MPI library is CUDA-aware and the device a GPU, else staged through pinned
+// host buffers by the transfer engine (device to host, MPI, host to device). Every run reports the
+// path it took.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "acco/core/result.hpp"
+#include "acco/dev/device.hpp"
+#include "acco/dist/collective.hpp"
+#include "acco/dist/communicator.hpp"
+#include "acco/dist/nccl.hpp"
+
+namespace acco::dist {
+
+enum class Buffers {
+  kHost,
+  kDevice
+};
+[[nodiscard]] const char* to_string(Buffers buffers);  // "host", "device"
+// kInvalidArgument naming the word otherwise.
+[[nodiscard]] Result<Buffers> parse_buffers(const std::string& text);
+
+// What the user asked for device buffers.
+enum class Via {
+  kAuto,  // NCCL when it bootstrapped, else MPI
+  kNccl,  // NCCL, or fail
+  kMpi,   // MPI, CUDA-aware when it is, else staged
+};
+[[nodiscard]] const char* to_string(Via via);  // "auto", "nccl", "mpi"
+[[nodiscard]] Result<Via> parse_via(const std::string& text);
+
+enum class DataPath {
+  kHost,          // host buffers, the job's communicator
+  kNccl,          // device buffers, NCCL's collectives on the device's stream
+  kCudaAwareMpi,  // device buffers handed to a CUDA-aware MPI
+  kStagedMpi,     // device buffers through pinned host buffers (transfer engine), MPI between
+};
+[[nodiscard]] const char* to_string(DataPath path);  // "host", "nccl", "cuda-aware-mpi", ...
+// "host buffers over MPI", "device buffers staged through pinned host buffers, one rank (copy)";
+// `backend` is the communicator's ("mpi", "self").
+[[nodiscard]] std::string describe(DataPath path, const std::string& backend);
+
+struct PathQuery {
+  Buffers buffers = Buffers::kHost;
+  Via via = Via::kAuto;
+  bool nccl_bootstrapped = false;
+  std::string nccl_why;         // why not (NCCL's report as text), for the error of --via nccl
+  bool mpi_cuda_aware = false;  // Capabilities::cuda_aware
+  bool device_is_gpu = false;   // the device is a CUDA device, not host memory standing in for one
+};
+// The path a run takes. kInvalidArgument for --via nccl|mpi with host buffers; kUnavailable for
+// --via nccl when NCCL did not bootstrap (with why).
+[[nodiscard]] Result<DataPath> choose_data_path(const PathQuery& query);
+
+// The buffers of one size and the collectives on them. One thread.
+class CollectivePlane {
+ public:
+  virtual ~CollectivePlane() = default;
+  CollectivePlane() = default;
+  CollectivePlane(const CollectivePlane&) = delete;
+  CollectivePlane& operator=(const CollectivePlane&) = delete;
+
+  [[nodiscard]] virtual DataPath path() const = 0;
+  // Buffers for the next size: a send buffer holding `send`, a receive buffer of `recv_count`
+  // elements set to `recv_fill`. Replaces the previous size's.
+  [[nodiscard]] virtual Status prepare(std::span<const float> send, std::size_t recv_count,
+                                       float recv_fill) = 0;
+  // One collective on the prepared buffers (layouts of Communicator::run, `count` elements per
+  // rank); may return before it has completed (NCCL).
+  [[nodiscard]] virtual Status run(Op op, std::size_t count) = 0;
+  // Waits until every run so far has completed.
+  [[nodiscard]] virtual Status complete() = 0;
+  // The receive buffer as it is now, on the host.
+  [[nodiscard]] virtual Result<std::vector<float>> received() = 0;
+};
+
+// Host buffers over `comm`.
+[[nodiscard]] std::unique_ptr<CollectivePlane> host_plane(Communicator& comm);
+
+// Buffers in `device`'s memory, moved by `path` (kNccl, kCudaAwareMpi or kStagedMpi); `nccl` is
+// required for kNccl. `comm`, `device` and `nccl` must outlive the plane. kInvalidArgument for
+// kHost or kNccl without a communicator; kDeviceError when the device's queue or the transfer
+// engine cannot be made.
+[[nodiscard]] Result<std::unique_ptr<CollectivePlane>> device_plane(Communicator& comm,
+                                                                    dev::Device& device,
+                                                                    DataPath path,
+                                                                    NcclCommunicator* nccl);
+
+}  // namespace acco::dist
