@@ -373,5 +373,33 @@ TEST(Collective, EveryOpGoesIntoTheBenchHistoryUnlessToldNot) {
   EXPECT_EQ(sqlite_scalar(file, "SELECT COUNT(*) FROM runs"), 1);
 }
 
+// --compare sets each op against the last run of the same collectives on this machine; device
+// buffers are cases of their own.
+TEST(Collective, CompareSetsTheRunAgainstTheLastOneOfTheSameCollectives) {
+  TempDir dir;
+  const std::string history = " --history " + (dir.path() / "history.sqlite").string();
+  auto r = acco(std::string("bench --collective sendrecv --compare") + kSmall + history);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("No previous run of these collectives on this machine"));
+  r = acco(std::string("bench --collective allreduce,sendrecv --compare --json") + kSmall +
+           history);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  expect_conforms(r.out, "collective.schema.json");
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["comparisons"].size(), 2U) << j["comparisons"];
+  EXPECT_EQ(j["comparisons"][0]["case"], "collective_allreduce_1r1n");
+  EXPECT_EQ(j["comparisons"][0]["change"], "new");
+  EXPECT_EQ(j["comparisons"][1]["case"], "collective_sendrecv_1r1n");
+  EXPECT_NE(j["comparisons"][1]["change"], "new");
+  EXPECT_GT(j["comparisons"][1]["previous"].get<double>(), 0);
+  r = acco(std::string("bench --collective sendrecv --compare --buffers device --backend host") +
+           kSmall + history);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("No previous run of these collectives on this machine"));
+  r = acco(std::string("bench --collective sendrecv --compare --no-history") + kSmall);
+  EXPECT_EQ(r.exit_code, 64);
+  EXPECT_THAT(r.err, HasSubstr("--compare needs the history"));
+}
+
 }  // namespace
 }  // namespace acco::testing

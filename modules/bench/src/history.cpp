@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <limits>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -238,13 +239,32 @@ Status History::save(const BenchRun& run) {
   return tx.commit();
 }
 
-Result<std::optional<BenchRun>> History::last_run(std::string_view fingerprint) {
+Result<std::optional<BenchRun>> History::last_run_like(const BenchRun& current) {
+  std::vector<std::string> cases;
+  cases.reserve(current.results.size());
+  for (const BenchResult& r : current.results) {
+    cases.push_back(r.case_key);
+  }
+  return last_run(current.fingerprint, cases);
+}
+
+Result<std::optional<BenchRun>> History::last_run(std::string_view fingerprint,
+                                                  std::span<const std::string> cases) {
   auto& db = impl_->db;
-  ACCO_ASSIGN_OR_RETURN(auto find, sqlite::Statement::prepare(
-                                       db,
-                                       "SELECT id, created, host, schema, machine FROM runs WHERE "
-                                       "fingerprint = ? ORDER BY created DESC, id DESC LIMIT 1"));
+  std::string sql = "SELECT id, created, host, schema, machine FROM runs WHERE fingerprint = ?";
+  if (!cases.empty()) {
+    sql += " AND id IN (SELECT run_id FROM results WHERE case_key IN (?";
+    for (std::size_t i = 1; i < cases.size(); ++i) {
+      sql += ", ?";
+    }
+    sql += "))";
+  }
+  sql += " ORDER BY created DESC, id DESC LIMIT 1";
+  ACCO_ASSIGN_OR_RETURN(auto find, sqlite::Statement::prepare(db, sql));
   ACCO_RETURN_IF_ERROR(find.bind(1, fingerprint));
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    ACCO_RETURN_IF_ERROR(find.bind(static_cast<int>(i) + 2, cases[i]));
+  }
   ACCO_ASSIGN_OR_RETURN(const bool row, find.step());
   if (!row) {
     return std::nullopt;

@@ -101,6 +101,25 @@ TEST(HistoryTest, LastRunIsTheLatestOfThatMachine) {
   EXPECT_FALSE(h.last_run("node-c")->has_value());
 }
 
+// A copy-suite run compares with the last copy-suite run, not with a collective run saved since.
+TEST(HistoryTest, TheRunToCompareWithSharesACaseWithTheCurrentOne) {
+  TempDir dir;
+  auto h = open_ok(dir.file("history.sqlite"));
+  const auto copies = run_at("2025-03-01T00:00:00Z");
+  auto collective = run_at("2025-03-02T00:00:00Z");
+  collective.results.resize(1);
+  collective.results[0].case_key = "collective_allreduce_2r1n";
+  ASSERT_THAT(h.save(copies), IsOk());
+  ASSERT_THAT(h.save(collective), IsOk());
+  auto now = run_at("2025-03-03T00:00:00Z");
+  EXPECT_EQ((*h.last_run_like(now))->created, "2025-03-01T00:00:00Z");
+  EXPECT_EQ((*h.last_run("node-a"))->created, "2025-03-02T00:00:00Z");  // any case
+  EXPECT_EQ((*h.last_run_like(collective))->created, "2025-03-02T00:00:00Z");
+  now.results.resize(1);
+  now.results[0].case_key = "collective_allreduce_4r2n";
+  EXPECT_FALSE(h.last_run_like(now)->has_value());
+}
+
 TEST(HistoryTest, RunsInTheSameSecondOrderBySaveOrder) {
   TempDir dir;
   auto h = open_ok(dir.file("history.sqlite"));

@@ -9,8 +9,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "acco/bench/compare.hpp"
 #include "acco/bench/history.hpp"
 #include "acco/bench/machine_summary.hpp"
+#include "acco/bench/report.hpp"
 #include "acco/bench/result.hpp"
 #include "acco/bench/runner.hpp"
 #include "acco/core/units.hpp"
@@ -47,7 +49,8 @@ class CollectiveCommand final : public Command {
         nccl_library_(flags.nccl_library),
         save_fusion_(flags.save_fusion),
         history_(flags.history),
-        no_history_(flags.no_history) {}
+        no_history_(flags.no_history),
+        compare_(flags.compare) {}
 
   Output run(const Invocation& inv) const override {
     Output out;
@@ -109,9 +112,24 @@ class CollectiveCommand final : public Command {
     if (rank != 0) {
       return out;  // rank 0 reports for the job
     }
-    out.out = inv.format == Format::kJson ? to_json(*result).dump(2) + "\n" : to_text(*result);
+    std::vector<bench::Comparison> comparisons;  // --compare
+    std::string compare_note = "No machine fingerprint (the probe failed): nothing to compare.\n";
     if (!no_history_ && machine) {
-      out.err += save_history(*result, *machine);
+      compare_note.clear();
+      out.err += save_history(*result, *machine, comparisons, compare_note);
+    }
+    if (inv.format == Format::kJson) {
+      auto j = to_json(*result);
+      if (compare_) {
+        j["comparisons"] = bench::to_json(comparisons);
+      }
+      out.out = j.dump(2) + "\n";
+    } else {
+      out.out = to_text(*result);
+      if (compare_) {
+        out.out +=
+            "\n" + (compare_note.empty() ? bench::text_comparison(comparisons) : compare_note);
+      }
     }
     if (save_fusion_) {
       if (auto saved = save_fusion(*result, machine); saved) {
@@ -171,9 +189,12 @@ class CollectiveCommand final : public Command {
 
   // Each op as a result of the bench history (acco bench --compare reads it like the copy
   // cases): case "collective_<op>_<R>r<N>n", the plateau bus bandwidth against the expected
-  // peak, the small-message latency, busbw per size as the sweep. A line for stderr when the
-  // history could not be written, else empty.
-  std::string save_history(const dist::CollectiveRun& run, const topo::Machine& machine) const {
+  // peak, the small-message latency, busbw per size as the sweep. With --compare, first the
+  // comparison with the last run of these cases (or a note saying there is none). A line for
+  // stderr when the history could not be read or written, else empty.
+  std::string save_history(const dist::CollectiveRun& run, const topo::Machine& machine,
+                           std::vector<bench::Comparison>& comparisons,
+                           std::string& compare_note) const {
     bench::BenchRun b;
     b.created = bench::utc_timestamp(std::chrono::system_clock::now());
     b.host = machine.hostname;
@@ -207,11 +228,26 @@ class CollectiveCommand final : public Command {
     }
     auto path = history_.empty() ? bench::default_history_path() : Result<std::string>(history_);
     if (!path) {
+      compare_note =
+          fmt::format("History unavailable: nothing to compare ({}).\n", path.error().message);
       return fmt::format("acco: history not saved: {}\n", path.error().message);
     }
     auto history = bench::History::open(*path);
     if (!history) {
+      compare_note =
+          fmt::format("History unavailable: nothing to compare ({}).\n", history.error().message);
       return fmt::format("acco: history not saved: {}\n", history.error().message);
+    }
+    if (compare_) {
+      auto previous = history->last_run_like(b);
+      if (!previous) {
+        compare_note =
+            fmt::format("History unreadable: nothing to compare ({}).\n", previous.error().message);
+      } else if (!*previous) {
+        compare_note = "No previous run of these collectives on this machine to compare with.\n";
+      } else {
+        comparisons = bench::compare(**previous, b);
+      }
     }
     if (auto saved = history->save(b); !saved) {
       return fmt::format("acco: history not saved: {}\n", saved.error().message);
@@ -294,6 +330,7 @@ class CollectiveCommand final : public Command {
   bool save_fusion_ = false;
   std::string history_;
   bool no_history_ = false;
+  bool compare_ = false;
 };
 
 Result<std::uint64_t> size_flag(const char* flag, const std::string& text) {
@@ -369,6 +406,9 @@ Result<std::unique_ptr<Command>> collective_command(const CollectiveFlags& f) {
   }
   if (f.save_fusion && std::find(o.ops.begin(), o.ops.end(), dist::Op::kAllReduce) == o.ops.end()) {
     return usage("--save-fusion: needs allreduce in --collective");
+  }
+  if (f.compare && f.no_history) {
+    return usage("--compare needs the history; drop --no-history");
   }
   PlaneChoice plane;
   auto buffers = dist::parse_buffers(f.buffers);

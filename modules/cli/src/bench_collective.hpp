@@ -24,6 +24,7 @@ struct CollectiveFlags {
   // bench's --history / --no-history, copied in by bench_command: where rank 0 appends the run.
   std::string history;
   bool no_history = false;
+  bool compare = false;  // bench's --compare: with the last run of the same collectives
   std::string nccl_library = "libnccl.so.2";  // --nccl-library (env ACCO_NCCL_LIBRARY)
   std::string buffers = "host";               // --buffers host|device
   std::string via = "auto";                   // --via auto|nccl|mpi (device buffers)

@@ -347,7 +347,7 @@ class BenchCommand final : public Command {
         }
         out.err += fmt::format("acco: history not saved: {}\n", history.error().message);
       } else {
-        auto previous = history->last_run(run->fingerprint);
+        auto previous = history->last_run_like(*run);
         if (!previous) {
           out.err += fmt::format("acco: history: {}\n", previous.error().message);
         } else if (o_.compare && !*previous) {
@@ -488,6 +488,7 @@ CommandSpec bench_command() {
           collective.history = flags.history;
           collective.no_history = flags.no_history;
           collective.backend = flags.backend;
+          collective.compare = flags.compare;
           collective.link = flags.link;
           return collective_command(collective);
         }

@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -53,10 +54,15 @@ class History {
   // (read-only, full disk, locked past the timeout).
   [[nodiscard]] Status save(const BenchRun& run);
 
-  // The latest saved run with this fingerprint (by `created`, then by save order); nullopt when
-  // there is none. Call it before saving the current run to get the one to compare with.
-  // kInvalidArgument when the stored data is corrupt.
-  [[nodiscard]] Result<std::optional<BenchRun>> last_run(std::string_view fingerprint);
+  // The latest saved run with this fingerprint (by `created`, then by save order) that has a
+  // result of one of `cases` (any run when empty): a copy-suite run is compared with the last
+  // copy-suite run, not with a collective run saved since. nullopt when there is none. Call it
+  // before saving the current run to get the one to compare with. kInvalidArgument when the
+  // stored data is corrupt.
+  [[nodiscard]] Result<std::optional<BenchRun>> last_run(std::string_view fingerprint,
+                                                         std::span<const std::string> cases = {});
+  // The run to compare `current` with: the latest of its machine with one of its cases.
+  [[nodiscard]] Result<std::optional<BenchRun>> last_run_like(const BenchRun& current);
 
   [[nodiscard]] const std::string& path() const;
 
