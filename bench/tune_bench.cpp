@@ -70,12 +70,12 @@ Judged judge(const std::vector<double>& base, const std::vector<double>& mine, c
   Judged j;
   std::vector<double> ratios;
   for (std::size_t i = 0; i < std::min(base.size(), mine.size()); ++i) {
-    if (base[i] > 0) {
+    if (base[i] > 0 && mine[i] > 0) {  // a round where either side failed is no pair
       ratios.push_back(mine[i] / base[i]);
     }
   }
-  if (ratios.empty()) {
-    j.verdict = "not measured";
+  if (ratios.size() < std::max(base.size(), mine.size())) {
+    j.verdict = "not measured";  // the targets do not hold on missing data
     return j;
   }
   j.ratio = median(ratios);
@@ -206,7 +206,7 @@ int tune_bench(int argc, char** argv) {
                         : tuned->profile.find(tuned->profile.paths.front().device, path);
     const std::string choice = p == nullptr ? "-" : p->tuned ? "tuned" : "defaults";
     const Judged j = judge(d_rates, w_rates, "tuned better", "tuned worse");
-    tuned_worse += j.verdict == "tuned worse" ? 1 : 0;
+    tuned_worse += j.verdict == "tuned worse" || j.verdict == "not measured" ? 1 : 0;
     tuned_better += j.verdict == "tuned better" ? 1 : 0;
     fmt::print("  {:<14} {:>12} {:>12} {:>8.3f} {:>5.1f}%  {:<9} {}\n", path,
                acco::units::format_rate(d), acco::units::format_rate(w), j.ratio, 100 * j.threshold,
@@ -236,7 +236,7 @@ int tune_bench(int argc, char** argv) {
           o.rounds, [&] { return measure_case(with_tuned, path + "_plain"); },
           [&] { return measure_case(with_tuned, path + "_engine"); }, plain_rates, engine_rates);
       const Judged j = judge(plain_rates, engine_rates, "engine faster", "engine slower");
-      engine_slower += j.verdict == "engine slower" ? 1 : 0;
+      engine_slower += j.verdict == "engine slower" || j.verdict == "not measured" ? 1 : 0;
       fmt::print("  {:<16} {:>12} {:>12} {:>8.3f} {:>5.1f}%  {}\n", path,
                  acco::units::format_rate(median(plain_rates)),
                  acco::units::format_rate(median(engine_rates)), j.ratio, 100 * j.threshold,
@@ -253,8 +253,9 @@ int tune_bench(int argc, char** argv) {
   const bool b_met = tuned_worse == 0 && tuned_better > 0;
   const bool c_met = engine_slower == 0;
   fmt::print(
-      "\ntarget (b), tuned never worse and better on at least one path: {} ({} worse, {} "
-      "better)\ntarget (c), no *_engine case slower than its *_plain one: {} ({} slower)\n",
+      "\ntarget (b), tuned never worse and better on at least one path: {} ({} worse or not "
+      "measured, {} better)\ntarget (c), no *_engine case slower than its *_plain one: {} ({} "
+      "slower or not measured)\n",
       b_met ? "met" : "not met", tuned_worse, tuned_better, c_met ? "met" : "not met",
       engine_slower);
   out["targets"] = {{"tuned_not_worse_and_better_somewhere", b_met},

@@ -344,6 +344,20 @@ __attribute__((visibility("default"))) ncclResult_t ncclRecv(void* recvbuff, std
   return add_to_group(comm, {false, recvbuff, count, peer});
 }
 
+__attribute__((visibility("default"))) ncclResult_t ncclCommGetAsyncError(
+    ncclComm_t comm, ncclResult_t* async_error) {
+  if (comm == nullptr || async_error == nullptr) {
+    return fail(ncclInvalidArgument, "ncclCommGetAsyncError: null pointer");
+  }
+  *async_error = ncclSuccess;  // the fake's collectives complete before they return
+  return ncclSuccess;
+}
+
+__attribute__((visibility("default"))) ncclResult_t ncclCommAbort(ncclComm_t comm) {
+  delete comm;
+  return ncclSuccess;
+}
+
 __attribute__((visibility("default"))) ncclResult_t ncclGroupStart() {
   ++g_group_depth;
   return ncclSuccess;

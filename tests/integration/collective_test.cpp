@@ -208,7 +208,7 @@ TEST(Collective, TwoRanksMoveDeviceBuffersThroughNcclOrStagedMpi) {
   EXPECT_EQ(j["nccl"]["stage"], "init");
   // Staged copies cross the emulated device's link: it bounds the expected bus bandwidth.
   EXPECT_THAT(j["ops"][0]["summary"]["expected_source"].get<std::string>(),
-              HasSubstr("crossed to and from host memory"));
+              HasSubstr("crossed down and back up one after the other (half)"));
 }
 
 TEST(Collective, AWrongSumFromNcclFailsTheRunAndTheTableSaysWhere) {

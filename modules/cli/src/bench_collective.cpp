@@ -17,6 +17,7 @@
 #include "acco/bench/runner.hpp"
 #include "acco/core/units.hpp"
 #include "acco/dev/host_backend.hpp"
+#include "acco/dist/agreement.hpp"
 #include "acco/dist/collective_bench.hpp"
 #include "acco/dist/collective_plane.hpp"
 #include "acco/dist/communicator.hpp"
@@ -72,28 +73,25 @@ class CollectiveCommand final : public Command {
     if (!peak) {
       return error_output(peak.error(), out.err);
     }
-    // The device first: NCCL's init joins the device current on this thread.
+    // The device first: NCCL's init joins the device current on this thread. Every rank must
+    // have one before any goes on (a rank that stopped alone would leave the others waiting).
     std::optional<bench::OpenedBackend> backend;
     dev::Device* device = nullptr;
     if (plane_.buffers == dist::Buffers::kDevice) {
-      auto opened = bench::open_backend(plane_.backend, plane_.host);
-      if (!opened) {
-        return error_output(std::move(opened.error()).with_context("--buffers device"), out.err);
+      auto chosen = open_device(**comm, backend);
+      if (auto agreed =
+              dist::agree(**comm, chosen ? Status{} : Status(tl::unexpected(chosen.error())));
+          !agreed) {
+        return error_output(std::move(agreed.error()).with_context("--buffers device"), out.err);
       }
-      backend = std::move(*opened);
-      auto devices = backend->backend->devices();
-      if (devices.empty()) {
-        return error_output(Error{Errc::kUnavailable, "--buffers device: no device"}, out.err);
-      }
-      // One device per rank of a node, as nccl-tests runs one GPU per process.
-      device = devices[static_cast<std::size_t>((*comm)->local_rank()) % devices.size()];
-      if (auto current = device->make_current(); !current) {
-        return error_output(current.error(), out.err);
-      }
+      device = *chosen;
     }
     auto nccl = dist::open_nccl(**comm, nccl_library_);
     if (!nccl) {
       return error_output(nccl.error(), out.err);
+    }
+    if (device == nullptr) {
+      nccl->comm.reset();  // host buffers: NCCL is only reported, its threads not kept
     }
     auto plane = make_plane(**comm, device, *nccl);
     if (!plane) {
@@ -149,6 +147,29 @@ class CollectiveCommand final : public Command {
   }
 
  private:
+  // This rank's device of the backend: one per rank of a node (local rank modulo the devices,
+  // as nccl-tests runs one GPU per process), made current. kUnavailable when ranks of this node
+  // would share a GPU (NCCL refuses two ranks on one device).
+  Result<dev::Device*> open_device(dist::Communicator& comm,
+                                   std::optional<bench::OpenedBackend>& backend) const {
+    ACCO_ASSIGN_OR_RETURN(auto opened, bench::open_backend(plane_.backend, plane_.host));
+    backend = std::move(opened);
+    const auto devices = backend->backend->devices();
+    if (devices.empty()) {
+      return fail(Errc::kUnavailable, "no device");
+    }
+    const auto local = static_cast<std::size_t>(comm.local_rank());
+    dev::Device* device = devices[local % devices.size()];
+    if (device->info().backend == "cuda" &&
+        static_cast<std::size_t>(comm.local_size()) > devices.size()) {
+      return fail(Errc::kUnavailable,
+                  fmt::format("{} ranks on this node for {} GPU(s): start one rank per GPU",
+                              comm.local_size(), devices.size()));
+    }
+    ACCO_RETURN_IF_ERROR(device->make_current());
+    return device;
+  }
+
   // The plane of the path every rank chose (the same on all of them, or an error).
   Result<std::unique_ptr<dist::CollectivePlane>> make_plane(dist::Communicator& comm,
                                                             dev::Device* device,
@@ -172,19 +193,26 @@ class CollectiveCommand final : public Command {
     if (path == dist::DataPath::kHost) {
       return dist::host_plane(comm);
     }
-    return dist::device_plane(comm, *device, path, nccl.comm.get());
+    auto plane = dist::device_plane(comm, *device, path, nccl.comm.get());
+    ACCO_RETURN_IF_ERROR(
+        dist::agree(comm, plane ? Status{} : Status(tl::unexpected(plane.error()))));
+    return plane;
   }
 
-  // Through MPI, device buffers also cross the device's link (PCIe) to and from host memory.
+  // Through MPI, device buffers also cross the device's link (PCIe) to and from host memory;
+  // staged, down and back up one after the other, so at most half its rate is left.
   static dist::ExpectedPeak device_bound(dist::ExpectedPeak peak, dist::DataPath path,
                                          const dev::DeviceInfo& info) {
-    const double link = info.link_bytes_per_second;
+    const bool staged = path == dist::DataPath::kStagedMpi;
+    const double link = info.link_bytes_per_second / (staged ? 2 : 1);
     if (path == dist::DataPath::kNccl || link <= 0 ||
         (peak.bytes_per_second > 0 && peak.bytes_per_second <= link)) {
       return peak;
     }
-    return {link, fmt::format("the link of {} at {:.1f} GB/s, crossed to and from host memory",
-                              info.name, link / 1e9)};
+    return {link, fmt::format("the link of {} at {:.1f} GB/s, {}", info.name,
+                              info.link_bytes_per_second / 1e9,
+                              staged ? "crossed down and back up one after the other (half)"
+                                     : "crossed to and from host memory")};
   }
 
   // Each op as a result of the bench history (acco bench --compare reads it like the copy

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "acco/core/units.hpp"
+#include "acco/dist/agreement.hpp"
 #include "acco/dist/fusion.hpp"
 
 namespace acco::dist {
@@ -88,7 +89,13 @@ Result<SizePoint> measure(Communicator& comm, CollectivePlane& plane, Op op, std
   const std::uint64_t per_rank = splits(op) ? size / static_cast<std::uint64_t>(ranks) : size;
   const std::uint64_t count = per_rank / kElement;
   const Layout layout = make_layout(op, comm.rank(), ranks, count);
-  ACCO_RETURN_IF_ERROR(plane.prepare(layout.send, layout.recv_count, -1.0F));
+  // Buffers and a first, untimed collective are agreed on by every rank: a rank that fails here
+  // stops them all (its peers' NCCL work abandoned) instead of leaving them waiting for it.
+  ACCO_RETURN_IF_ERROR(agree(comm, plane.prepare(layout.send, layout.recv_count, -1.0F)));
+  if (auto first = agree(comm, plane.run(op, count)); !first) {
+    plane.abandon();
+    return tl::unexpected(std::move(first.error()));
+  }
   for (int i = 0; i < o.warmup; ++i) {
     ACCO_RETURN_IF_ERROR(plane.run(op, count));
   }

@@ -1,6 +1,8 @@
 #include "acco/dist/collective_plane.hpp"
 
 #include <algorithm>
+#include <chrono>
+#include <thread>
 #include <utility>
 
 #include <fmt/format.h>
@@ -26,6 +28,7 @@ class HostPlane final : public CollectivePlane {
   }
   [[nodiscard]] Status complete() override { return {}; }
   [[nodiscard]] Result<std::vector<float>> received() override { return recv_; }
+  void abandon() override {}
 
  private:
   Communicator* comm_;
@@ -63,11 +66,14 @@ class DevicePlane final : public CollectivePlane {
     recv_count_ = recv_count;
     ACCO_ASSIGN_OR_RETURN(send_, device_->allocate(bytes_of(send_count_)), "collective buffers");
     ACCO_ASSIGN_OR_RETURN(recv_, device_->allocate(bytes_of(recv_count_)), "collective buffers");
+    // Through the queue the collectives use, then waited for: a pageable cudaMemcpy may return
+    // before its DMA lands, and this queue's stream does not wait for the legacy one.
     const std::vector<float> fill(recv_count_, recv_fill);
-    ACCO_RETURN_IF_ERROR(device_->copy(send_->data(), send.data(), send_count_ * sizeof(float)),
+    ACCO_RETURN_IF_ERROR(queue_->copy(send_->data(), send.data(), send_count_ * sizeof(float)),
                          "collective buffers");
-    ACCO_RETURN_IF_ERROR(device_->copy(recv_->data(), fill.data(), recv_count_ * sizeof(float)),
+    ACCO_RETURN_IF_ERROR(queue_->copy(recv_->data(), fill.data(), recv_count_ * sizeof(float)),
                          "collective buffers");
+    ACCO_RETURN_IF_ERROR(queue_->synchronize(), "collective buffers");
     if (path_ == DataPath::kStagedMpi) {
       ACCO_ASSIGN_OR_RETURN(host_send_,
                             device_->allocate_host(bytes_of(send_count_), dev::MemoryKind::kPinned),
@@ -91,6 +97,14 @@ class DevicePlane final : public CollectivePlane {
         return nccl_->enqueue(op, send, recv, count, stream);
       }
       case DataPath::kCudaAwareMpi:
+        if (op == Op::kBroadcast) {
+          // The root's own copy on the device (the communicator's memcpy cannot reach it), then
+          // the broadcast in place.
+          if (comm_->rank() == 0 && count > 0) {
+            ACCO_RETURN_IF_ERROR(device_->copy(recv, send, count * sizeof(float)), "broadcast");
+          }
+          return comm_->run(op, recv, recv, count);
+        }
         return comm_->run(op, send, recv, count);
       case DataPath::kStagedMpi:
         return staged(op, count);
@@ -100,10 +114,25 @@ class DevicePlane final : public CollectivePlane {
     return fail(Errc::kInvalidArgument, "collective: host path on a device plane");
   }
 
-  [[nodiscard]] Status complete() override { return queue_->synchronize(); }
+  [[nodiscard]] Status complete() override {
+    if (path_ == DataPath::kNccl) {
+      // Polled, as nccl-tests waits: a communicator that failed while its kernels wait for a
+      // peer is aborted instead of waited for forever.
+      ACCO_ASSIGN_OR_RETURN(auto done, queue_->record(), "collective completion");
+      while (!done->ready()) {
+        if (auto failed = nccl_->async_error(); !failed) {
+          nccl_->abort();
+          return failed;
+        }
+        std::this_thread::sleep_for(std::chrono::microseconds(20));
+      }
+    }
+    return queue_->synchronize().map_error(
+        [](Error e) { return std::move(e).with_context("collective completion"); });
+  }
 
   [[nodiscard]] Result<std::vector<float>> received() override {
-    ACCO_RETURN_IF_ERROR(queue_->synchronize());
+    ACCO_RETURN_IF_ERROR(queue_->synchronize(), "collective result");
     std::vector<float> out(recv_count_);
     if (recv_) {
       ACCO_RETURN_IF_ERROR(device_->copy(out.data(), recv_->data(), recv_count_ * sizeof(float)),
@@ -125,6 +154,12 @@ class DevicePlane final : public CollectivePlane {
         auto up, engine_->copy(recv_->data(), host_recv_->data(), recv_count_ * sizeof(float)));
     ACCO_RETURN_IF_ERROR(up.wait(), "staging host to device");
     return {};
+  }
+
+  void abandon() override {
+    if (nccl_ != nullptr) {
+      nccl_->abort();
+    }
   }
 
   void release() {

@@ -150,7 +150,7 @@ class MpiCommunicator final : public Communicator {
         return check(MPI_Alltoall(send, n, MPI_FLOAT, recv, n, MPI_FLOAT, MPI_COMM_WORLD),
                      "MPI_Alltoall");
       case Op::kBroadcast:
-        if (rank_ == 0 && count > 0) {
+        if (rank_ == 0 && count > 0 && send != recv) {  // in place: the root's data is there
           std::memcpy(recv, send, count * sizeof(float));
         }
         return check(MPI_Bcast(recv, n, MPI_FLOAT, 0, MPI_COMM_WORLD), "MPI_Bcast");

@@ -17,6 +17,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "acco/dist/agreement.hpp"
+
 #include "nccl_api.hpp"
 
 namespace acco::dist {
@@ -49,16 +51,22 @@ class NcclLibrary {
     need("ncclCommCount", lib.count_);
     need("ncclCommDestroy", lib.destroy_);
     need("ncclGetErrorString", lib.error_string_);
-    need("ncclAllReduce", lib.all_reduce_);
-    need("ncclAllGather", lib.all_gather_);
-    need("ncclReduceScatter", lib.reduce_scatter_);
-    need("ncclBroadcast", lib.broadcast_);
-    need("ncclSend", lib.send_);
-    need("ncclRecv", lib.recv_);
-    need("ncclGroupStart", lib.group_start_);
-    need("ncclGroupEnd", lib.group_end_);
-    lib.last_error_ =
-        reinterpret_cast<decltype(&ncclGetLastError)>(dlsym(handle, "ncclGetLastError"));
+    // The collectives are looked up only: an older NCCL still bootstraps (the probe), and the
+    // call that needs a missing one says so.
+    auto optional = [&](const char* name, auto& fn) {
+      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(handle, name));
+    };
+    optional("ncclGetLastError", lib.last_error_);
+    optional("ncclAllReduce", lib.all_reduce_);
+    optional("ncclAllGather", lib.all_gather_);
+    optional("ncclReduceScatter", lib.reduce_scatter_);
+    optional("ncclBroadcast", lib.broadcast_);
+    optional("ncclSend", lib.send_);
+    optional("ncclRecv", lib.recv_);
+    optional("ncclGroupStart", lib.group_start_);
+    optional("ncclGroupEnd", lib.group_end_);
+    optional("ncclCommGetAsyncError", lib.async_error_);
+    optional("ncclCommAbort", lib.abort_);
     if (!missing.empty()) {
       return fail(Errc::kUnavailable, fmt::format("{}: missing symbol {}", library, missing));
     }
@@ -90,9 +98,31 @@ class NcclLibrary {
   }
   void destroy(ncclComm_t comm) const { static_cast<void>(destroy_(comm)); }
 
+  [[nodiscard]] Status async_error(ncclComm_t comm) const {
+    if (async_error_ == nullptr) {
+      return {};
+    }
+    ncclResult_t state = ncclSuccess;
+    ACCO_RETURN_IF_ERROR(check(async_error_(comm, &state), "ncclCommGetAsyncError", comm));
+    if (state == ncclSuccess || state == ncclInProgress) {
+      return {};
+    }
+    return check(state, "NCCL communicator (asynchronous error)", comm);
+  }
+  // True when the communicator was aborted (it must not be destroyed after).
+  [[nodiscard]] bool abort(ncclComm_t comm) const {
+    return abort_ != nullptr && abort_(comm) == ncclSuccess;
+  }
+
   // One collective (layouts of Communicator::run) enqueued on `stream`.
   [[nodiscard]] Status enqueue(ncclComm_t comm, int rank, int ranks, Op op, const float* send,
                                float* recv, std::size_t count, cudaStream_t stream) const {
+    if (const char* missing = missing_for(op); missing != nullptr) {
+      return fail(Errc::kUnsupported,
+                  fmt::format("{}: this NCCL lacks {} (NCCL 2.7 or later has every call acco "
+                              "uses)",
+                              to_string(op), missing));
+    }
     switch (op) {
       case Op::kAllReduce:
         return check(all_reduce_(send, recv, count, ncclFloat32, ncclSum, comm, stream),
@@ -134,6 +164,28 @@ class NcclLibrary {
  private:
   NcclLibrary() = default;
 
+  // The first entry point `op` needs that the library lacks, or null.
+  [[nodiscard]] const char* missing_for(Op op) const {
+    switch (op) {
+      case Op::kAllReduce:
+        return all_reduce_ == nullptr ? "ncclAllReduce" : nullptr;
+      case Op::kAllGather:
+        return all_gather_ == nullptr ? "ncclAllGather" : nullptr;
+      case Op::kReduceScatter:
+        return reduce_scatter_ == nullptr ? "ncclReduceScatter" : nullptr;
+      case Op::kBroadcast:
+        return broadcast_ == nullptr ? "ncclBroadcast" : nullptr;
+      case Op::kAllToAll:
+      case Op::kSendRecv:
+        return send_ == nullptr          ? "ncclSend"
+               : recv_ == nullptr        ? "ncclRecv"
+               : group_start_ == nullptr ? "ncclGroupStart"
+               : group_end_ == nullptr   ? "ncclGroupEnd"
+                                         : nullptr;
+    }
+    return nullptr;
+  }
+
   // ncclGroupStart, `body`, ncclGroupEnd (also when `body` failed, so the group is closed).
   template <typename Body>
   Status group(ncclComm_t comm, Body&& body) const {
@@ -163,7 +215,7 @@ class NcclLibrary {
   decltype(&ncclCommCount) count_ = nullptr;
   decltype(&ncclCommDestroy) destroy_ = nullptr;
   decltype(&ncclGetErrorString) error_string_ = nullptr;
-  decltype(&ncclGetLastError) last_error_ = nullptr;  // optional (NCCL 2.13)
+  decltype(&ncclGetLastError) last_error_ = nullptr;  // optional (NCCL 2.13), as the rest below
   decltype(&ncclAllReduce) all_reduce_ = nullptr;
   decltype(&ncclAllGather) all_gather_ = nullptr;
   decltype(&ncclReduceScatter) reduce_scatter_ = nullptr;
@@ -172,13 +224,19 @@ class NcclLibrary {
   decltype(&ncclRecv) recv_ = nullptr;
   decltype(&ncclGroupStart) group_start_ = nullptr;
   decltype(&ncclGroupEnd) group_end_ = nullptr;
+  decltype(&ncclCommGetAsyncError) async_error_ = nullptr;
+  decltype(&ncclCommAbort) abort_ = nullptr;
 };
 
 class LoadedNcclCommunicator final : public NcclCommunicator {
  public:
   LoadedNcclCommunicator(NcclLibrary lib, ncclComm_t comm, int rank, int ranks)
       : lib_(lib), comm_(comm), rank_(rank), ranks_(ranks) {}
-  ~LoadedNcclCommunicator() override { lib_.destroy(comm_); }
+  ~LoadedNcclCommunicator() override {
+    if (!aborted_) {
+      lib_.destroy(comm_);
+    }
+  }
   LoadedNcclCommunicator(const LoadedNcclCommunicator&) = delete;
   LoadedNcclCommunicator& operator=(const LoadedNcclCommunicator&) = delete;
 
@@ -187,8 +245,19 @@ class LoadedNcclCommunicator final : public NcclCommunicator {
     if (count > 0 && (send == nullptr || recv == nullptr)) {
       return fail(Errc::kInvalidArgument, "NCCL collective: null buffer");
     }
+    if (aborted_) {
+      return fail(Errc::kUnavailable, "NCCL communicator: aborted");
+    }
     return lib_.enqueue(comm_, rank_, ranks_, op, send, recv, count,
                         static_cast<cudaStream_t>(stream));
+  }
+  [[nodiscard]] Status async_error() override {
+    return aborted_ ? Status{} : lib_.async_error(comm_);
+  }
+  void abort() override {
+    if (!aborted_) {
+      aborted_ = lib_.abort(comm_);
+    }
   }
 
  private:
@@ -196,6 +265,7 @@ class LoadedNcclCommunicator final : public NcclCommunicator {
   ncclComm_t comm_;
   int rank_;
   int ranks_;
+  bool aborted_ = false;
 };
 
 template <typename T>
@@ -204,29 +274,6 @@ Status status_of(const Result<T>& result) {
     return {};
   }
   return tl::unexpected<Error>(result.error());
-}
-
-// `root`'s text on every rank: its length, then its bytes.
-Result<std::string> broadcast_text(Communicator& comm, std::string text, int root) {
-  std::uint64_t length = text.size();
-  ACCO_RETURN_IF_ERROR(
-      comm.broadcast(std::as_writable_bytes(std::span<std::uint64_t>(&length, 1)), root));
-  text.resize(length);
-  ACCO_RETURN_IF_ERROR(comm.broadcast(std::as_writable_bytes(std::span<char>(text)), root));
-  return text;
-}
-
-// Every rank's outcome of one step; the first rank that failed and its message, on every rank.
-Result<std::optional<std::string>> first_failure(Communicator& comm, const Status& mine) {
-  ACCO_ASSIGN_OR_RETURN(const auto failed, comm.allgather(mine ? 0.0 : 1.0));
-  for (int r = 0; r < comm.size(); ++r) {
-    if (failed[static_cast<std::size_t>(r)] != 0.0) {
-      ACCO_ASSIGN_OR_RETURN(const auto text,
-                            broadcast_text(comm, mine ? std::string() : mine.error().message, r));
-      return std::optional<std::string>(fmt::format("rank {}: {}", r, text));
-    }
-  }
-  return std::optional<std::string>();
 }
 
 }  // namespace

@@ -62,6 +62,10 @@ ncclResult_t ncclRecv(void* recvbuff, std::size_t count, ncclDataType_t datatype
                       ncclComm_t comm, cudaStream_t stream);
 ncclResult_t ncclGroupStart(void);
 ncclResult_t ncclGroupEnd(void);
+// NCCL 2.4: a communicator's asynchronous error (network failures while kernels wait), and the
+// abort that stops its queued work on every stream.
+ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t* asyncError);
+ncclResult_t ncclCommAbort(ncclComm_t comm);
 // NCCL 2.13 and later: the last error's detail ("Cuda failure 'no CUDA-capable device ...'").
 const char* ncclGetLastError(ncclComm_t comm);
 

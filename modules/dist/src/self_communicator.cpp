@@ -32,7 +32,7 @@ class SelfCommunicator final : public Communicator {
     if (count > 0 && (send == nullptr || recv == nullptr)) {
       return fail(Errc::kInvalidArgument, "collective: null buffer");
     }
-    if (count > 0) {
+    if (count > 0 && send != recv) {  // in place (a broadcast's root): already there
       std::memcpy(recv, send, count * sizeof(float));
     }
     return {};

@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "acco/dev/host_backend.hpp"
+#include "acco/dist/agreement.hpp"
 #include "acco/dist/collective_bench.hpp"
 
 namespace acco::dist {
@@ -20,7 +21,7 @@ using ::testing::HasSubstr;
 
 const std::string kFake = ACCO_FAKE_NCCL_PATH;
 
-TEST(DataPath, HostBuffersGoOverTheCommunicator) {
+TEST(DataPathTest, HostBuffersGoOverTheCommunicator) {
   EXPECT_EQ(choose_data_path({}).value(), DataPath::kHost);
   PathQuery q;
   q.via = Via::kNccl;
@@ -30,7 +31,7 @@ TEST(DataPath, HostBuffersGoOverTheCommunicator) {
   EXPECT_THAT(bad.error().message, HasSubstr("--via nccl: needs --buffers device"));
 }
 
-TEST(DataPath, DeviceBuffersPreferNcclOnAGpuThenCudaAwareMpiThenStaging) {
+TEST(DataPathTest, DeviceBuffersPreferNcclOnAGpuThenCudaAwareMpiThenStaging) {
   PathQuery q;
   q.buffers = Buffers::kDevice;
   q.device_is_gpu = true;
@@ -49,7 +50,7 @@ TEST(DataPath, DeviceBuffersPreferNcclOnAGpuThenCudaAwareMpiThenStaging) {
   EXPECT_EQ(choose_data_path(q).value(), DataPath::kNccl);
 }
 
-TEST(DataPath, AskingForNcclThatDidNotBootstrapSaysWhy) {
+TEST(DataPathTest, AskingForNcclThatDidNotBootstrapSaysWhy) {
   PathQuery q;
   q.buffers = Buffers::kDevice;
   q.via = Via::kNccl;
@@ -60,7 +61,7 @@ TEST(DataPath, AskingForNcclThatDidNotBootstrapSaysWhy) {
   EXPECT_EQ(r.error().message, "--via nccl: NCCL (libnccl.so.2) not used: stopped at load");
 }
 
-TEST(DataPath, WordsParseAndBadOnesAreNamed) {
+TEST(DataPathTest, WordsParseAndBadOnesAreNamed) {
   EXPECT_EQ(parse_buffers("device").value(), Buffers::kDevice);
   EXPECT_EQ(parse_via("mpi").value(), Via::kMpi);
   EXPECT_THAT(parse_buffers("gpu").error().message, HasSubstr("'gpu' is not one of host, device"));
@@ -68,6 +69,18 @@ TEST(DataPath, WordsParseAndBadOnesAreNamed) {
   EXPECT_EQ(describe(DataPath::kStagedMpi, "mpi"),
             "device buffers staged through pinned host buffers over MPI");
   EXPECT_EQ(describe(DataPath::kHost, "self"), "host buffers, one rank (copy)");
+}
+
+TEST(AgreementTest, OneRanksOutcomeIsItsOwn) {
+  const auto comm = self_communicator();
+  EXPECT_TRUE(agree(*comm, {}));
+  const auto failed = agree(*comm, fail(Errc::kDeviceError, "out of memory"));
+  ASSERT_FALSE(failed);
+  EXPECT_EQ(failed.error().code, Errc::kDeviceError);  // its own error, not a peer's
+  EXPECT_EQ(failed.error().message, "out of memory");
+  const auto first = first_failure(*comm, fail(Errc::kDeviceError, "out of memory"));
+  ASSERT_TRUE(first);
+  EXPECT_EQ(first->value_or(""), "rank 0: out of memory");
 }
 
 class DevicePlaneTest : public ::testing::Test {

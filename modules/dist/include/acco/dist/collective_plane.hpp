@@ -1,9 +1,6 @@
-// The data plane of the collective bench: where its buffers live and which library moves them.
-// Host buffers go to the job's communicator (MPI, or a copy on one rank). Device buffers go to
-// NCCL's collectives on the device's stream when NCCL bootstrapped, else to MPI: handed over as
-// they are when the MPI library is CUDA-aware and the device a GPU, else staged through pinned
-// host buffers by the transfer engine (device to host, MPI, host to device). Every run reports the
-// path it took.
+// The collective bench's data plane: host buffers over the job's communicator, or device buffers
+// through NCCL, a CUDA-aware MPI, or pinned host buffers the transfer engine stages (device to
+// host, MPI, host to device). Every run reports the path it took.
 #pragma once
 
 #include <cstddef>
@@ -80,6 +77,9 @@ class CollectivePlane {
   [[nodiscard]] virtual Status complete() = 0;
   // The receive buffer as it is now, on the host.
   [[nodiscard]] virtual Result<std::vector<float>> received() = 0;
+  // After a failure on another rank: stops what this rank queued and its peers will never match
+  // (NCCL: ncclCommAbort). The plane takes no more runs after.
+  virtual void abandon() = 0;
 };
 
 // Host buffers over `comm`.

@@ -6,7 +6,8 @@
 //   allgather      send count, recv count x ranks (rank r's block at r x count)
 //   reducescatter  send count x ranks, recv count (block `rank` of the sum)
 //   alltoall       send count x ranks (block j to rank j), recv count x ranks (block r from r)
-//   broadcast      recv count on every rank, rank 0's send copied there
+//   broadcast      recv count on every rank, rank 0's send copied there (or already there:
+//                  send == recv on rank 0)
 //   sendrecv       send count to rank + 1, recv count from rank - 1 (a ring)
 #pragma once
 

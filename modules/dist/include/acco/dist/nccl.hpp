@@ -57,8 +57,14 @@ class NcclCommunicator {
   // has moved: synchronize the queue to wait. Layouts as Communicator::run; alltoall and the
   // sendrecv ring are groups of ncclSend/ncclRecv, as nccl-tests runs them. kInvalidArgument for
   // a null buffer with count > 0; kDeviceError with NCCL's message.
+  // kUnsupported when the library lacks a call the op needs (ncclSend before NCCL 2.7).
   [[nodiscard]] virtual Status enqueue(Op op, const float* send, float* recv, std::size_t count,
                                        void* stream) = 0;
+  // ncclCommGetAsyncError: kDeviceError naming it once the communicator has failed (a peer or
+  // the network gone while its kernels wait); success while healthy.
+  [[nodiscard]] virtual Status async_error() = 0;
+  // ncclCommAbort: what is queued on every stream stops; the communicator is unusable after.
+  virtual void abort() = 0;
 };
 
 struct NcclSession {

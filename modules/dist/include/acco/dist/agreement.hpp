@@ -1,0 +1,22 @@
+// Steps every rank must pass together: each rank's outcome shared, so that a failure on one rank
+// stops all of them at the same point instead of leaving the others waiting in a collective.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "acco/core/result.hpp"
+#include "acco/dist/communicator.hpp"
+
+namespace acco::dist {
+
+// Collective. The first rank that failed and its message ("rank 1: ..."), the same on every rank;
+// nullopt when every rank succeeded. Fails only when `comm` does.
+[[nodiscard]] Result<std::optional<std::string>> first_failure(Communicator& comm,
+                                                               const Status& mine);
+
+// Collective. Success when every rank succeeded; else this rank's own error, or, on a rank that
+// succeeded, kUnavailable naming the first rank that failed.
+[[nodiscard]] Status agree(Communicator& comm, Status mine);
+
+}  // namespace acco::dist
