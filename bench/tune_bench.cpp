@@ -19,6 +19,7 @@
 #include <exception>
 #include <functional>
 #include <map>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -80,6 +81,7 @@ Judged judge(const std::vector<double>& base, const std::vector<double>& mine, c
   }
   j.ratio = median(ratios);
   std::vector<double> deviations;
+  deviations.reserve(ratios.size());
   for (const double r : ratios) {
     deviations.push_back(std::abs(r - j.ratio));
   }
@@ -192,7 +194,7 @@ int tune_bench(int argc, char** argv) {
   Json paths = Json::array();
   int tuned_worse = 0;
   int tuned_better = 0;
-  for (const auto path : acco::tune::kPaths) {
+  for (const std::string_view path : std::span(acco::tune::kPaths)) {
     const auto key = std::string(path) + "_engine";
     std::vector<double> d_rates;
     std::vector<double> w_rates;
