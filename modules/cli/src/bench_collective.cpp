@@ -79,9 +79,7 @@ class CollectiveCommand final : public Command {
     dev::Device* device = nullptr;
     if (plane_.buffers == dist::Buffers::kDevice) {
       auto chosen = open_device(**comm, backend);
-      if (auto agreed =
-              dist::agree(**comm, chosen ? Status{} : Status(tl::unexpected(chosen.error())));
-          !agreed) {
+      if (auto agreed = dist::agree(**comm, chosen); !agreed) {
         return error_output(std::move(agreed.error()).with_context("--buffers device"), out.err);
       }
       device = *chosen;
@@ -194,8 +192,7 @@ class CollectiveCommand final : public Command {
       return dist::host_plane(comm);
     }
     auto plane = dist::device_plane(comm, *device, path, nccl.comm.get());
-    ACCO_RETURN_IF_ERROR(
-        dist::agree(comm, plane ? Status{} : Status(tl::unexpected(plane.error()))));
+    ACCO_RETURN_IF_ERROR(dist::agree(comm, plane));
     return plane;
   }
 
@@ -449,8 +446,8 @@ Result<std::unique_ptr<Command>> collective_command(const CollectiveFlags& f) {
     return tl::unexpected(as_usage(std::move(via.error()).with_context("--via")));
   }
   plane.via = *via;
-  if (plane.buffers == dist::Buffers::kHost && plane.via != dist::Via::kAuto) {
-    return usage(fmt::format("--via {}: needs --buffers device", f.via));
+  if (auto fits = dist::check_via(plane.buffers, plane.via); !fits) {
+    return tl::unexpected(as_usage(std::move(fits.error())));
   }
   ACCO_ASSIGN_OR_RETURN(plane.backend, parse_backend(f.backend));
   auto link = dev::parse_link(f.link);

@@ -250,14 +250,19 @@ std::string describe(DataPath path, const std::string& backend) {
   return "host buffers";
 }
 
+Status check_via(Buffers buffers, Via via) {
+  if (buffers == Buffers::kHost && via != Via::kAuto) {
+    return fail(Errc::kInvalidArgument,
+                fmt::format("--via {}: needs --buffers device (host buffers always go over the "
+                            "job's communicator)",
+                            to_string(via)));
+  }
+  return {};
+}
+
 Result<DataPath> choose_data_path(const PathQuery& q) {
+  ACCO_RETURN_IF_ERROR(check_via(q.buffers, q.via));
   if (q.buffers == Buffers::kHost) {
-    if (q.via != Via::kAuto) {
-      return fail(Errc::kInvalidArgument,
-                  fmt::format("--via {}: needs --buffers device (host buffers always go over the "
-                              "job's communicator)",
-                              to_string(q.via)));
-    }
     return DataPath::kHost;
   }
   if (q.via == Via::kNccl && !q.nccl_bootstrapped) {

@@ -268,14 +268,6 @@ class LoadedNcclCommunicator final : public NcclCommunicator {
   bool aborted_ = false;
 };
 
-template <typename T>
-Status status_of(const Result<T>& result) {
-  if (result) {
-    return {};
-  }
-  return tl::unexpected<Error>(result.error());
-}
-
 }  // namespace
 
 const char* to_string(NcclStage stage) {

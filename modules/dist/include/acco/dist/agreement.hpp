@@ -19,4 +19,16 @@ namespace acco::dist {
 // succeeded, kUnavailable naming the first rank that failed.
 [[nodiscard]] Status agree(Communicator& comm, Status mine);
 
+// A result's outcome alone.
+template <typename T>
+[[nodiscard]] Status status_of(const Result<T>& result) {
+  return result ? Status{} : Status(tl::unexpected(result.error()));
+}
+
+// agree() on a result's outcome; the value stays with the caller.
+template <typename T>
+[[nodiscard]] Status agree(Communicator& comm, const Result<T>& mine) {
+  return agree(comm, status_of(mine));
+}
+
 }  // namespace acco::dist

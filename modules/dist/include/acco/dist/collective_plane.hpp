@@ -33,6 +33,8 @@ enum class Via {
 };
 [[nodiscard]] const char* to_string(Via via);  // "auto", "nccl", "mpi"
 [[nodiscard]] Result<Via> parse_via(const std::string& text);
+// kInvalidArgument for --via nccl|mpi with host buffers (they always go over the communicator).
+[[nodiscard]] Status check_via(Buffers buffers, Via via);
 
 enum class DataPath {
   kHost,          // host buffers, the job's communicator
