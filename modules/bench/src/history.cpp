@@ -329,4 +329,30 @@ Result<std::optional<BenchRun>> History::last_run(std::string_view fingerprint,
   return std::optional<BenchRun>(std::move(*parsed));
 }
 
+Result<Recorded> record_run(const std::string& path, const BenchRun& run, bool compare) {
+  Recorded out;
+  auto where = path.empty() ? default_history_path() : Result<std::string>(path);
+  auto history = where ? History::open(*where) : Result<History>(tl::unexpected(where.error()));
+  if (!history) {
+    if (compare) {
+      return tl::unexpected(std::move(history.error()).with_context("history"));
+    }
+    out.warnings = fmt::format("acco: history not saved: {}\n", history.error().message);
+    return out;
+  }
+  if (compare) {
+    auto previous = history->last_run_like(run);
+    if (!previous) {
+      out.warnings += fmt::format("acco: history: {}\n", previous.error().message);
+    } else if (*previous) {
+      out.had_previous = true;
+      out.comparisons = bench::compare(**previous, run);
+    }
+  }
+  if (auto saved = history->save(run); !saved) {
+    out.warnings += fmt::format("acco: history not saved: {}\n", saved.error().message);
+  }
+  return out;
+}
+
 }  // namespace acco::bench

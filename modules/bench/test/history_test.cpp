@@ -120,6 +120,36 @@ TEST(HistoryTest, TheRunToCompareWithSharesACaseWithTheCurrentOne) {
   EXPECT_FALSE(h.last_run_like(now)->has_value());
 }
 
+TEST(RecordRunTest, ComparesOnlyWhenAskedAndSavesEveryTime) {
+  TempDir dir;
+  const auto file = dir.file("history.sqlite");
+  auto first = record_run(file, run_at("2025-03-01T00:00:00Z"), true);
+  ASSERT_THAT(first, IsOk());
+  EXPECT_FALSE(first->had_previous);
+  EXPECT_TRUE(first->comparisons.empty());
+  EXPECT_EQ(first->warnings, "");
+  auto second = record_run(file, run_at("2025-03-02T00:00:00Z"), true);
+  ASSERT_THAT(second, IsOk());
+  EXPECT_TRUE(second->had_previous);
+  ASSERT_FALSE(second->comparisons.empty());
+  for (const Comparison& c : second->comparisons) {
+    EXPECT_EQ(c.change, Change::kUnchanged) << c.case_key;  // the same results twice
+  }
+  auto third = record_run(file, run_at("2025-03-03T00:00:00Z"), false);
+  ASSERT_THAT(third, IsOk());
+  EXPECT_FALSE(third->had_previous);  // not read without --compare
+  EXPECT_EQ((*open_ok(file).last_run("node-a"))->created, "2025-03-03T00:00:00Z");
+}
+
+TEST(RecordRunTest, AnUnopenableHistoryIsAWarningOrWithCompareTheError) {
+  TempDir dir;  // a directory is not a history file
+  auto quiet = record_run(dir.path().string(), run_at("2025-03-01T00:00:00Z"), false);
+  ASSERT_THAT(quiet, IsOk());
+  EXPECT_THAT(quiet->warnings, ::testing::HasSubstr("acco: history not saved: "));
+  EXPECT_THAT(record_run(dir.path().string(), run_at("2025-03-01T00:00:00Z"), true),
+              StatusIs(Errc::kInvalidArgument, ::testing::HasSubstr("history")));
+}
+
 TEST(HistoryTest, RunsInTheSameSecondOrderBySaveOrder) {
   TempDir dir;
   auto h = open_ok(dir.file("history.sqlite"));

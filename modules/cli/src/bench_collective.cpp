@@ -111,8 +111,16 @@ class CollectiveCommand final : public Command {
     std::vector<bench::Comparison> comparisons;  // --compare
     std::string compare_note = "No machine fingerprint (the probe failed): nothing to compare.\n";
     if (!no_history_ && machine) {
-      compare_note.clear();
-      out.err += save_history(*result, *machine, comparisons, compare_note);
+      auto recorded = bench::record_run(history_, history_run(*result, *machine), compare_);
+      if (!recorded) {
+        return error_output(recorded.error(), out.err);
+      }
+      out.err += recorded->warnings;
+      comparisons = std::move(recorded->comparisons);
+      compare_note =
+          recorded->had_previous
+              ? std::string()
+              : "No previous run of these collectives on this machine to compare with.\n";
     }
     if (inv.format == Format::kJson) {
       auto j = to_json(*result);
@@ -213,13 +221,10 @@ class CollectiveCommand final : public Command {
   }
 
   // Each op as a result of the bench history (acco bench --compare reads it like the copy
-  // cases): case "collective_<op>_<R>r<N>n", the plateau bus bandwidth against the expected
-  // peak, the small-message latency, busbw per size as the sweep. With --compare, first the
-  // comparison with the last run of these cases (or a note saying there is none). A line for
-  // stderr when the history could not be read or written, else empty.
-  std::string save_history(const dist::CollectiveRun& run, const topo::Machine& machine,
-                           std::vector<bench::Comparison>& comparisons,
-                           std::string& compare_note) const {
+  // cases): case "collective_<op>_<R>r<N>n" (host buffers; "_<path>" appended for device ones),
+  // the plateau bus bandwidth against the expected peak, the small-message latency, busbw per
+  // size as the sweep.
+  static bench::BenchRun history_run(const dist::CollectiveRun& run, const topo::Machine& machine) {
     bench::BenchRun b;
     b.created = bench::utc_timestamp(std::chrono::system_clock::now());
     b.host = machine.hostname;
@@ -227,7 +232,6 @@ class CollectiveCommand final : public Command {
     b.machine = bench::machine_summary(machine);
     for (const dist::OpResult& op : run.ops) {
       bench::BenchResult r;
-      // Host buffers keep the plain key; device paths are cases of their own.
       r.case_key = fmt::format(
           "collective_{}_{}r{}n{}", dist::to_string(op.op), run.ranks, run.nodes,
           run.path == dist::DataPath::kHost ? std::string()
@@ -251,33 +255,7 @@ class CollectiveCommand final : public Command {
       }
       b.results.push_back(std::move(r));
     }
-    auto path = history_.empty() ? bench::default_history_path() : Result<std::string>(history_);
-    if (!path) {
-      compare_note =
-          fmt::format("History unavailable: nothing to compare ({}).\n", path.error().message);
-      return fmt::format("acco: history not saved: {}\n", path.error().message);
-    }
-    auto history = bench::History::open(*path);
-    if (!history) {
-      compare_note =
-          fmt::format("History unavailable: nothing to compare ({}).\n", history.error().message);
-      return fmt::format("acco: history not saved: {}\n", history.error().message);
-    }
-    if (compare_) {
-      auto previous = history->last_run_like(b);
-      if (!previous) {
-        compare_note =
-            fmt::format("History unreadable: nothing to compare ({}).\n", previous.error().message);
-      } else if (!*previous) {
-        compare_note = "No previous run of these collectives on this machine to compare with.\n";
-      } else {
-        comparisons = bench::compare(**previous, b);
-      }
-    }
-    if (auto saved = history->save(b); !saved) {
-      return fmt::format("acco: history not saved: {}\n", saved.error().message);
-    }
-    return {};
+    return b;
   }
 
   // The allreduce fit's threshold for this job's link class into the machine's tune profile

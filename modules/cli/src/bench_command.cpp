@@ -337,27 +337,14 @@ class BenchCommand final : public Command {
     std::vector<bench::Comparison> comparisons;
     std::string compare_note;
     if (!o_.no_history) {
-      auto path =
-          o_.history.empty() ? bench::default_history_path() : Result<std::string>(o_.history);
-      auto history =
-          path ? bench::History::open(*path) : Result<bench::History>(tl::unexpected(path.error()));
-      if (!history) {
-        if (o_.compare) {
-          return error_output(std::move(history.error()).with_context("history"), out.err);
-        }
-        out.err += fmt::format("acco: history not saved: {}\n", history.error().message);
-      } else {
-        auto previous = history->last_run_like(*run);
-        if (!previous) {
-          out.err += fmt::format("acco: history: {}\n", previous.error().message);
-        } else if (o_.compare && !*previous) {
-          compare_note = "No previous run on this machine to compare with.\n";
-        } else if (o_.compare) {
-          comparisons = bench::compare(**previous, *run);
-        }
-        if (auto saved = history->save(*run); !saved) {
-          out.err += fmt::format("acco: history not saved: {}\n", saved.error().message);
-        }
+      auto recorded = bench::record_run(o_.history, *run, o_.compare);
+      if (!recorded) {
+        return error_output(recorded.error(), out.err);
+      }
+      out.err += recorded->warnings;
+      comparisons = std::move(recorded->comparisons);
+      if (o_.compare && !recorded->had_previous) {
+        compare_note = "No previous run on this machine to compare with.\n";
       }
     }
 

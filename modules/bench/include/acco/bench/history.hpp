@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 
+#include "acco/bench/compare.hpp"
 #include "acco/bench/result.hpp"
 #include "acco/core/result.hpp"
 
@@ -71,5 +72,18 @@ class History {
   explicit History(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
+
+// What recording a run found.
+struct Recorded {
+  std::vector<Comparison> comparisons;  // with `compare` and a previous run
+  bool had_previous = false;            // a run of these cases was there to compare with
+  std::string warnings;                 // lines for stderr: the history could not be read/written
+};
+
+// Appends `run` to the history at `path` (default_history_path() when empty), compared first
+// with History::last_run_like when `compare` (only then is the last run read). A history that
+// cannot be opened is a warning, and with `compare` the error itself (with context "history").
+[[nodiscard]] Result<Recorded> record_run(const std::string& path, const BenchRun& run,
+                                          bool compare);
 
 }  // namespace acco::bench
