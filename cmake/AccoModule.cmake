@@ -7,11 +7,19 @@ function(acco_test_pch target)
                             <fstream> <map> <memory> <sstream> <string> <thread> <vector>)
 endfunction()
 
-# acco_add_module(NAME m SOURCES ... DEPS ... PRIVATE_DEPS ... TESTS ... [TEST_DEPS ...])
+# acco_add_module(NAME m SOURCES ... DEPS ... PRIVATE_DEPS ... TESTS ... [TEST_DEPS ...]
+#                 [NO_UNITY ...])
 # One module = one folder = one target acco_<m> (alias acco::<m>) = one namespace acco::<m>.
+# The sanitizer presets build in unity batches (CMAKE_UNITY_BUILD: several sources of a target
+# compiled as one, about half the CPU time): NO_UNITY lists the sources (or tests) that must be
+# compiled alone because a name in their anonymous namespace is also one of a sibling's.
 function(acco_add_module)
-  cmake_parse_arguments(ARG "" "NAME" "SOURCES;DEPS;PRIVATE_DEPS;TESTS;TEST_DEPS" ${ARGN})
+  cmake_parse_arguments(ARG "" "NAME" "SOURCES;DEPS;PRIVATE_DEPS;TESTS;TEST_DEPS;NO_UNITY"
+                        ${ARGN})
   set(lib acco_${ARG_NAME})
+  if(ARG_NO_UNITY)
+    set_source_files_properties(${ARG_NO_UNITY} PROPERTIES SKIP_UNITY_BUILD_INCLUSION ON)
+  endif()
   add_library(${lib} ${ARG_SOURCES})
   add_library(acco::${ARG_NAME} ALIAS ${lib})
   set_target_properties(${lib} PROPERTIES EXPORT_NAME ${ARG_NAME} OUTPUT_NAME acco_${ARG_NAME})
