@@ -11,13 +11,20 @@
 //   "fail-on-rank-N"    as "ok", except that rank N's ncclCommInitRank answers ncclSystemError
 //   "collective-fails"  as "ok", except that every collective answers ncclSystemError
 //   "wrong-sum"         as "ok", except that ncclAllReduce adds 1 to the first element
+//   "collective-fails-on-rank-N-after-K"
+//                       as "ok", except that on rank N every collective call after the first K
+//                       (ncclSend and ncclRecv count one each) answers ncclSystemError
 // The collectives work on host memory (the host backend's device buffers) and ignore the
-// stream: with one rank they copy, with more they run Open MPI's collectives on MPI_COMM_WORLD
-// (the ranks of acco's job) when built with MPI (ACCO_FAKE_NCCL_MPI); alltoall and sendrecv are
-// groups of ncclSend/ncclRecv, posted at ncclGroupEnd.
+// stream: with one rank they copy at once; with more they are queued, as kernels on a stream
+// that wait for their peers, and run Open MPI's collectives on MPI_COMM_WORLD (the ranks of
+// acco's job, when built with MPI: ACCO_FAKE_NCCL_MPI) in order when ncclCommGetAsyncError or
+// ncclCommDestroy is called (an error then is the asynchronous error); ncclCommAbort drops them.
+// alltoall and sendrecv are groups of ncclSend/ncclRecv, queued at ncclGroupEnd.
 // ACCO_FAKE_NCCL_VERSION: the code ncclGetVersion answers (default 22105, NCCL 2.21.5).
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <new>
 #include <string>
 #include <vector>
@@ -31,6 +38,8 @@
 struct ncclComm {
   int nranks = 0;
   int rank = 0;
+  std::vector<std::function<ncclResult_t()>> queued;  // more than one rank: run when asked
+  int calls = 0;                                      // collective calls so far
 };
 
 namespace {
@@ -72,8 +81,15 @@ ncclResult_t usable(ncclComm_t comm, const void* send, const void* recv, std::si
   if (count > 0 && (send == nullptr || recv == nullptr)) {
     return fail(ncclInvalidArgument, "collective: null buffer");
   }
-  if (mode() == "collective-fails") {
+  const std::string m = mode();
+  if (m == "collective-fails") {
     return fail(ncclSystemError, "NET/Socket : peer closed the connection");
+  }
+  int rank = -1;
+  int after = 0;
+  if (std::sscanf(m.c_str(), "collective-fails-on-rank-%d-after-%d", &rank, &after) == 2 &&
+      rank == comm->rank && ++comm->calls > after) {
+    return fail(ncclSystemError, "transport/net.cc: NET/IB : failed to post a send (rank's NIC)");
   }
 #ifndef ACCO_FAKE_NCCL_MPI
   if (comm->nranks > 1) {
@@ -91,6 +107,18 @@ int mpi_count(std::size_t count) {
   return static_cast<int>(count);
 }
 #endif
+
+// Runs what is queued, in order; the first failure is the asynchronous error.
+ncclResult_t run_queued(ncclComm_t comm) {
+  std::vector<std::function<ncclResult_t()>> work;
+  work.swap(comm->queued);
+  for (const auto& w : work) {
+    if (ncclResult_t ok = w(); ok != ncclSuccess) {
+      return ok;
+    }
+  }
+  return ncclSuccess;
+}
 
 // Posts the group's sends and receives (one rank: each send copied to the receive from itself).
 ncclResult_t run_group(ncclComm_t comm) {
@@ -118,19 +146,23 @@ ncclResult_t run_group(ncclComm_t comm) {
     return ncclSuccess;
   }
 #ifdef ACCO_FAKE_NCCL_MPI
-  std::vector<MPI_Request> requests(ops.size(), MPI_REQUEST_NULL);
-  constexpr int kTag = 4242;
-  for (std::size_t i = 0; i < ops.size(); ++i) {
-    const PointToPoint& p = ops[i];
-    const int code = p.send ? MPI_Isend(p.buffer, mpi_count(p.count), MPI_FLOAT, p.peer, kTag,
-                                        MPI_COMM_WORLD, &requests[i])
-                            : MPI_Irecv(p.buffer, mpi_count(p.count), MPI_FLOAT, p.peer, kTag,
-                                        MPI_COMM_WORLD, &requests[i]);
-    if (code != MPI_SUCCESS) {
-      return mpi(code);
+  comm->queued.emplace_back([ops = std::move(ops)] {
+    std::vector<MPI_Request> requests(ops.size(), MPI_REQUEST_NULL);
+    constexpr int kTag = 4242;
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      const PointToPoint& p = ops[i];
+      const int code = p.send ? MPI_Isend(p.buffer, mpi_count(p.count), MPI_FLOAT, p.peer, kTag,
+                                          MPI_COMM_WORLD, &requests[i])
+                              : MPI_Irecv(p.buffer, mpi_count(p.count), MPI_FLOAT, p.peer, kTag,
+                                          MPI_COMM_WORLD, &requests[i]);
+      if (code != MPI_SUCCESS) {
+        return mpi(code);
+      }
     }
-  }
-  return mpi(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE));
+    return mpi(
+        MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE));
+  });
+  return ncclSuccess;
 #else
   return fail(ncclInternalError, "fake NCCL built without MPI: one rank only");
 #endif
@@ -202,8 +234,9 @@ __attribute__((visibility("default"))) ncclResult_t ncclCommCount(ncclComm_t com
 }
 
 __attribute__((visibility("default"))) ncclResult_t ncclCommDestroy(ncclComm_t comm) {
+  const ncclResult_t ok = comm != nullptr ? run_queued(comm) : ncclSuccess;
   delete comm;
-  return ncclSuccess;
+  return ok;
 }
 
 __attribute__((visibility("default"))) const char* ncclGetErrorString(ncclResult_t result) {
@@ -236,21 +269,30 @@ __attribute__((visibility("default"))) ncclResult_t ncclAllReduce(const void* se
   if (ncclResult_t ok = usable(comm, sendbuff, recvbuff, count); ok != ncclSuccess) {
     return ok;
   }
+  const bool wrong = mode() == "wrong-sum" && count > 0;
   if (comm->nranks == 1) {
     std::memmove(recvbuff, sendbuff, count * kFloat);
-  } else {
+    if (wrong) {
+      static_cast<float*>(recvbuff)[0] += 1.0F;
+    }
+    return ncclSuccess;
+  }
 #ifdef ACCO_FAKE_NCCL_MPI
+  comm->queued.emplace_back([=] {
     if (ncclResult_t ok = mpi(MPI_Allreduce(sendbuff, recvbuff, mpi_count(count), MPI_FLOAT,
                                             MPI_SUM, MPI_COMM_WORLD));
         ok != ncclSuccess) {
       return ok;
     }
-#endif
-  }
-  if (mode() == "wrong-sum" && count > 0) {
-    static_cast<float*>(recvbuff)[0] += 1.0F;
-  }
+    if (wrong) {
+      static_cast<float*>(recvbuff)[0] += 1.0F;
+    }
+    return ncclSuccess;
+  });
   return ncclSuccess;
+#else
+  return ncclInternalError;
+#endif
 }
 
 __attribute__((visibility("default"))) ncclResult_t ncclAllGather(
@@ -267,8 +309,11 @@ __attribute__((visibility("default"))) ncclResult_t ncclAllGather(
     return ncclSuccess;
   }
 #ifdef ACCO_FAKE_NCCL_MPI
-  return mpi(MPI_Allgather(sendbuff, mpi_count(sendcount), MPI_FLOAT, recvbuff,
-                           mpi_count(sendcount), MPI_FLOAT, MPI_COMM_WORLD));
+  comm->queued.emplace_back([=] {
+    return mpi(MPI_Allgather(sendbuff, mpi_count(sendcount), MPI_FLOAT, recvbuff,
+                             mpi_count(sendcount), MPI_FLOAT, MPI_COMM_WORLD));
+  });
+  return ncclSuccess;
 #else
   return ncclInternalError;
 #endif
@@ -288,8 +333,11 @@ __attribute__((visibility("default"))) ncclResult_t ncclReduceScatter(
     return ncclSuccess;
   }
 #ifdef ACCO_FAKE_NCCL_MPI
-  return mpi(MPI_Reduce_scatter_block(sendbuff, recvbuff, mpi_count(recvcount), MPI_FLOAT, MPI_SUM,
-                                      MPI_COMM_WORLD));
+  comm->queued.emplace_back([=] {
+    return mpi(MPI_Reduce_scatter_block(sendbuff, recvbuff, mpi_count(recvcount), MPI_FLOAT,
+                                        MPI_SUM, MPI_COMM_WORLD));
+  });
+  return ncclSuccess;
 #else
   return ncclInternalError;
 #endif
@@ -309,14 +357,18 @@ __attribute__((visibility("default"))) ncclResult_t ncclBroadcast(const void* se
   if (root < 0 || root >= comm->nranks) {
     return fail(ncclInvalidArgument, "broadcast: bad root");
   }
-  if (comm->rank == root) {
-    std::memmove(recvbuff, sendbuff, count * kFloat);
-  }
   if (comm->nranks == 1) {
+    std::memmove(recvbuff, sendbuff, count * kFloat);
     return ncclSuccess;
   }
 #ifdef ACCO_FAKE_NCCL_MPI
-  return mpi(MPI_Bcast(recvbuff, mpi_count(count), MPI_FLOAT, root, MPI_COMM_WORLD));
+  comm->queued.emplace_back([=, mine = comm->rank == root] {
+    if (mine) {
+      std::memmove(recvbuff, sendbuff, count * kFloat);
+    }
+    return mpi(MPI_Bcast(recvbuff, mpi_count(count), MPI_FLOAT, root, MPI_COMM_WORLD));
+  });
+  return ncclSuccess;
 #else
   return ncclInternalError;
 #endif
@@ -349,7 +401,7 @@ __attribute__((visibility("default"))) ncclResult_t ncclCommGetAsyncError(
   if (comm == nullptr || async_error == nullptr) {
     return fail(ncclInvalidArgument, "ncclCommGetAsyncError: null pointer");
   }
-  *async_error = ncclSuccess;  // the fake's collectives complete before they return
+  *async_error = run_queued(comm);
   return ncclSuccess;
 }
 

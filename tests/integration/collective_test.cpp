@@ -225,6 +225,23 @@ TEST(Collective, AWrongSumFromNcclFailsTheRunAndTheTableSaysWhere) {
   EXPECT_THAT(r.err, HasSubstr("8 element(s) held a wrong value"));
 }
 
+// Rank 1 cannot queue its fourth collective (the first timed one; its peer has queued all of
+// them): both ranks stop with rank 1's reason instead of rank 0 waiting for it forever.
+TEST(Collective, ARankThatCannotQueueALaterNcclCollectiveStopsItsPeers) {
+  if (std::string(kMpiexec).empty()) {
+    GTEST_SKIP() << "acco was built without MPI (libopenmpi-dev not found)";
+  }
+  const auto r =
+      mpirun(2, "-x ACCO_FAKE_NCCL_MODE=collective-fails-on-rank-1-after-3 --mca btl self,vader",
+             std::string("bench --collective allreduce --buffers device --backend host --via "
+                         "nccl --max-bytes 64 --iters 4 --warmup 2 --nccl-library ") +
+                 kFakeNccl);
+  EXPECT_NE(r.exit_code, 124) << "rank 0 waited for rank 1 until mpirun's timeout";
+  EXPECT_NE(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("failed to post a send"));
+  EXPECT_THAT(r.err, HasSubstr("rank 1"));
+}
+
 TEST(Cluster, OneProcessIsOneNodeWithoutPairs) {
   const auto r = acco("probe --cluster --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -243,10 +243,11 @@ class CollectiveCommand final : public Command {
       r.max_bytes_per_second = op.summary.plateau_busbw;
       r.peak_bytes_per_second = op.summary.expected_busbw;
       r.efficiency = op.summary.efficiency;
-      r.verdict = op.summary.verdict == dist::Verdict::kOk        ? "ok"
-                  : op.summary.verdict == dist::Verdict::kLow     ? "low"
-                  : op.summary.verdict == dist::Verdict::kVeryLow ? "very low"
-                                                                  : "unknown";
+      // The history's verdicts are the copy suite's: the three judged ones share their names.
+      const dist::Verdict v = op.summary.verdict;
+      const bool judged =
+          v == dist::Verdict::kOk || v == dist::Verdict::kLow || v == dist::Verdict::kVeryLow;
+      r.verdict = judged ? dist::to_string(v) : "unknown";
       r.strategy = run.backend;
       r.timer = bench::kTimerHostClock;
       r.latency_seconds = op.summary.small_latency_seconds;

@@ -72,6 +72,43 @@ nlohmann::ordered_json pair_json(const PairResult& p) {
   return j;
 }
 
+// One node as the report shows it; also what a rank sends rank 0 (decode_node_summary).
+nlohmann::ordered_json node_json(const NodeSummary& n) {
+  nlohmann::ordered_json node;
+  node["node"] = n.node;
+  node["rank"] = n.rank;
+  node["host"] = n.host;
+  node["error"] = n.error;
+  node["traits"] = nlohmann::ordered_json::object();
+  for (const Trait& t : n.traits) {
+    node["traits"][t.key] = t.value;
+  }
+  node["findings"] = nlohmann::ordered_json::array();
+  for (const topo::Finding& f : n.findings) {
+    node["findings"].push_back(
+        {{"rule", f.rule}, {"severity", topo::to_string(f.severity)}, {"message", f.message}});
+  }
+  return node;
+}
+
+// A pair as pair_json() wrote it (what was measured; the ranking is made again on rank 0).
+Result<PairResult> decode_pair(const nlohmann::ordered_json& e) {
+  try {
+    PairResult p;
+    p.a = e.at("a").get<int>();
+    p.b = e.at("b").get<int>();
+    p.node_a = e.at("node_a").get<int>();
+    p.node_b = e.at("node_b").get<int>();
+    p.reached = e.at("reached").get<bool>();
+    p.latency_seconds = e.at("latency_seconds").get<double>();
+    p.bytes_per_second = e.at("bytes_per_second").get<double>();
+    p.error = e.at("error").get<std::string>();
+    return p;
+  } catch (const nlohmann::json::exception& x) {
+    return fail(Errc::kInternal, fmt::format("pair result: {}", x.what()));
+  }
+}
+
 }  // namespace
 
 std::vector<Trait> node_traits(const topo::Machine& m) {
@@ -117,40 +154,27 @@ std::vector<Trait> node_traits(const topo::Machine& m) {
 }
 
 std::string encode(const NodeSummary& node) {
-  nlohmann::json j;
-  j["node"] = node.node;
-  j["rank"] = node.rank;
-  j["host"] = node.host;
-  j["error"] = node.error;
-  j["traits"] = nlohmann::json::array();
-  for (const Trait& t : node.traits) {
-    j["traits"].push_back({t.key, t.value});
-  }
-  j["findings"] = nlohmann::json::array();
-  for (const topo::Finding& f : node.findings) {
-    j["findings"].push_back({f.rule, topo::to_string(f.severity), f.message});
-  }
-  return j.dump();
+  return node_json(node).dump();
 }
 
 Result<NodeSummary> decode_node_summary(const std::string& text) {
   try {
-    const auto j = nlohmann::json::parse(text);
+    const auto j = nlohmann::ordered_json::parse(text);  // the traits keep their order
     NodeSummary n;
     n.node = j.at("node").get<int>();
     n.rank = j.at("rank").get<int>();
     n.host = j.at("host").get<std::string>();
     n.error = j.at("error").get<std::string>();
-    for (const auto& t : j.at("traits")) {
-      n.traits.push_back({t.at(0).get<std::string>(), t.at(1).get<std::string>()});
+    for (const auto& [key, value] : j.at("traits").items()) {
+      n.traits.push_back({key, value.get<std::string>()});
     }
     for (const auto& f : j.at("findings")) {
       topo::Finding finding;
-      finding.rule = f.at(0).get<std::string>();
-      if (!topo::parse_severity(f.at(1).get<std::string>(), finding.severity)) {
+      finding.rule = f.at("rule").get<std::string>();
+      if (!topo::parse_severity(f.at("severity").get<std::string>(), finding.severity)) {
         return fail(Errc::kInvalidArgument, "node summary: unknown severity");
       }
-      finding.message = f.at(2).get<std::string>();
+      finding.message = f.at("message").get<std::string>();
       n.findings.push_back(std::move(finding));
     }
     return n;
@@ -234,24 +258,19 @@ Result<std::vector<PairResult>> measure_pairs(Communicator& comm, const PairOpti
       ACCO_RETURN_IF_ERROR(comm.barrier());  // one pair at a time
     }
   }
-  nlohmann::json j = nlohmann::json::array();
+  nlohmann::ordered_json j = nlohmann::ordered_json::array();
   for (const PairResult& p : mine) {
-    j.push_back(
-        {p.a, p.b, p.node_a, p.node_b, p.reached, p.latency_seconds, p.bytes_per_second, p.error});
+    j.push_back(pair_json(p));
   }
   ACCO_ASSIGN_OR_RETURN(const auto all, comm.gather(j.dump()));
   std::vector<PairResult> pairs;
   for (const std::string& text : all) {
-    for (const auto& e : nlohmann::json::parse(text)) {
-      PairResult p;
-      p.a = e[0];
-      p.b = e[1];
-      p.node_a = e[2];
-      p.node_b = e[3];
-      p.reached = e[4];
-      p.latency_seconds = e[5];
-      p.bytes_per_second = e[6];
-      p.error = e[7];
+    const auto list = nlohmann::ordered_json::parse(text, nullptr, /*allow_exceptions=*/false);
+    if (!list.is_array()) {
+      return fail(Errc::kInternal, "pair results: not a JSON list");
+    }
+    for (const auto& e : list) {
+      ACCO_ASSIGN_OR_RETURN(auto p, decode_pair(e));
       pairs.push_back(std::move(p));
     }
   }
@@ -390,21 +409,7 @@ nlohmann::ordered_json to_json(const ClusterReport& r) {
   j["library"] = r.library;
   j["nodes"] = nlohmann::ordered_json::array();
   for (const NodeSummary& n : r.nodes) {
-    nlohmann::ordered_json node;
-    node["node"] = n.node;
-    node["rank"] = n.rank;
-    node["host"] = n.host;
-    node["error"] = n.error;
-    node["traits"] = nlohmann::ordered_json::object();
-    for (const Trait& t : n.traits) {
-      node["traits"][t.key] = t.value;
-    }
-    node["findings"] = nlohmann::ordered_json::array();
-    for (const topo::Finding& f : n.findings) {
-      node["findings"].push_back(
-          {{"rule", f.rule}, {"severity", topo::to_string(f.severity)}, {"message", f.message}});
-    }
-    j["nodes"].push_back(std::move(node));
+    j["nodes"].push_back(node_json(n));
   }
   j["outliers"] = nlohmann::ordered_json::array();
   for (const Outlier& o : r.outliers) {

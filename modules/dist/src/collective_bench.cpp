@@ -83,6 +83,27 @@ std::uint64_t count_wrong(Op op, int rank, int ranks, std::uint64_t count,
   return wrong;
 }
 
+// `n` collectives, then waits for them. On an asynchronous plane every rank says whether it
+// could queue all of them before any waits: a rank that failed to queue one would otherwise leave
+// its peers' queued work waiting for it forever. On the others a failure is this rank's alone
+// (its peers are stopped in the same blocking call as with MPI itself).
+Status run_and_complete(Communicator& comm, CollectivePlane& plane, Op op, std::size_t count,
+                        int n) {
+  Status queued;
+  for (int i = 0; i < n && queued; ++i) {
+    queued = plane.run(op, count);
+  }
+  if (plane.asynchronous()) {
+    if (auto all = agree(comm, std::move(queued)); !all) {
+      plane.abandon();
+      return all;
+    }
+  } else {
+    ACCO_RETURN_IF_ERROR(queued);
+  }
+  return plane.complete();
+}
+
 Result<SizePoint> measure(Communicator& comm, CollectivePlane& plane, Op op, std::uint64_t size,
                           const CollectiveOptions& o) {
   const int ranks = comm.size();
@@ -96,16 +117,10 @@ Result<SizePoint> measure(Communicator& comm, CollectivePlane& plane, Op op, std
     plane.abandon();
     return tl::unexpected(std::move(first.error()));
   }
-  for (int i = 0; i < o.warmup; ++i) {
-    ACCO_RETURN_IF_ERROR(plane.run(op, count));
-  }
-  ACCO_RETURN_IF_ERROR(plane.complete());
+  ACCO_RETURN_IF_ERROR(run_and_complete(comm, plane, op, count, o.warmup));
   ACCO_RETURN_IF_ERROR(comm.barrier());
   const double start = comm.seconds();
-  for (int i = 0; i < o.iters; ++i) {
-    ACCO_RETURN_IF_ERROR(plane.run(op, count));
-  }
-  ACCO_RETURN_IF_ERROR(plane.complete());
+  ACCO_RETURN_IF_ERROR(run_and_complete(comm, plane, op, count, o.iters));
   const double per_op = (comm.seconds() - start) / o.iters;
   std::uint64_t wrong = 0;
   if (o.check) {

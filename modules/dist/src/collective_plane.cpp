@@ -57,6 +57,7 @@ class DevicePlane final : public CollectivePlane {
   ~DevicePlane() override { static_cast<void>(queue_->synchronize()); }
 
   [[nodiscard]] DataPath path() const override { return path_; }
+  [[nodiscard]] bool asynchronous() const override { return path_ == DataPath::kNccl; }
 
   [[nodiscard]] Status prepare(std::span<const float> send, std::size_t recv_count,
                                float recv_fill) override {
@@ -118,11 +119,15 @@ class DevicePlane final : public CollectivePlane {
     if (path_ == DataPath::kNccl) {
       // Polled, as nccl-tests waits: a communicator that failed while its kernels wait for a
       // peer is aborted instead of waited for forever.
+      // Asked at least once, even when the queue looks idle already.
       ACCO_ASSIGN_OR_RETURN(auto done, queue_->record(), "collective completion");
-      while (!done->ready()) {
+      for (;;) {
         if (auto failed = nccl_->async_error(); !failed) {
           nccl_->abort();
           return failed;
+        }
+        if (done->ready()) {
+          break;
         }
         std::this_thread::sleep_for(std::chrono::microseconds(20));
       }

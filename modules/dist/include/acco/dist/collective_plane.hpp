@@ -68,6 +68,9 @@ class CollectivePlane {
   CollectivePlane& operator=(const CollectivePlane&) = delete;
 
   [[nodiscard]] virtual DataPath path() const = 0;
+  // Whether run() only queues the work (NCCL on a stream): a rank that fails to queue one must
+  // then tell its peers before they wait for work that will never match (see measure()).
+  [[nodiscard]] virtual bool asynchronous() const { return false; }
   // Buffers for the next size: a send buffer holding `send`, a receive buffer of `recv_count`
   // elements set to `recv_fill`. Replaces the previous size's.
   [[nodiscard]] virtual Status prepare(std::span<const float> send, std::size_t recv_count,
