@@ -364,6 +364,10 @@ std::vector<Assignment> Coordinator::dispatch_locality() {
 
 std::vector<Assignment> Coordinator::resend() {
   std::vector<Assignment> out;
+  if (losses_ == losses_resent_) {
+    return out;  // the fetches from every lost worker were rerouted when it was lost
+  }
+  losses_resent_ = losses_;
   for (std::size_t task = 0; task < tasks_.size(); ++task) {
     TaskState& t = tasks_[task];
     if (t.phase != Phase::kRunning || t.cancel || t.cancelling) {
@@ -377,6 +381,7 @@ std::vector<Assignment> Coordinator::resend() {
     }
     if (unavailable) {
       t.cancel = true;
+      ++marked_cancel_;
       continue;
     }
     for (Fetch& f : t.fetches) {
@@ -396,6 +401,10 @@ std::vector<Assignment> Coordinator::resend() {
 
 std::vector<std::pair<int, std::size_t>> Coordinator::cancels() {
   std::vector<std::pair<int, std::size_t>> out;
+  if (marked_cancel_ == 0) {
+    return out;
+  }
+  marked_cancel_ = 0;
   for (std::size_t task = 0; task < tasks_.size(); ++task) {
     TaskState& t = tasks_[task];
     if (t.phase == Phase::kRunning && t.cancel) {
@@ -491,6 +500,7 @@ Status Coordinator::lost(int rank) {
     return {};
   }
   w.lost = true;
+  ++losses_;
   w.stats.lost = true;
   w.stats.straggler = false;
   for (std::size_t task = 0; task < tasks_.size(); ++task) {
