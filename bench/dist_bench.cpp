@@ -4,9 +4,11 @@
 // overhead acco adds to the data plane (issue 18's target: within 5 % from 1 MiB up). Run under
 // mpirun:
 //   mpirun -np 2 build/default/bench/acco_dist_bench --json dist-bench.json
-// Then fusion: --fusion-count allreduces of --fusion-bytes each, one by one through
-// Communicator::run against FusedAllReduce with the threshold chosen from this link's alpha-beta
-// fit (an allreduce sweep from 8 B to 4 MiB), alternating rounds; the target is at least 10x.
+// Then fusion: --fusion-count allreduces of --fusion-bytes each, one by one (in place) through
+// Communicator::run against FusedAllReduce (Horovod's way: packed into a fusion buffer and copied
+// back) and against FusionBuckets (PyTorch DDP's bucket views: the tensors live in the buckets,
+// reduced in place), with the threshold chosen from this link's alpha-beta fit (an allreduce
+// sweep from 8 B to 4 MiB), alternating rounds; the target is at least 10x.
 // Rank 0 prints the tables and writes JSON ("acco.dist-bench/1"). Not a test.
 #include <algorithm>
 #include <cstdint>
@@ -39,6 +41,7 @@ struct Options {
   std::string json;
   int fusion_count = 1000;
   std::string fusion_bytes = "4KiB";
+  std::string fusion_threshold;  // empty: from the fit
 };
 
 double median(std::vector<double> v) {
@@ -71,9 +74,12 @@ struct Fusion {
   acco::LatencyBandwidth fit;
   std::string fit_error;  // why the fit failed (the threshold is then the smallest)
   std::uint64_t threshold = 0;
+  bool threshold_given = false;   // --fusion-threshold, not the fit's
   std::uint64_t collectives = 0;  // per fused round
   double one_by_one_seconds = 0;  // median round, all `count` allreduces
   double fused_seconds = 0;
+  std::uint64_t bucket_collectives = 0;
+  double bucket_seconds = 0;  // the same allreduces as bucket views
   std::uint64_t wrong = 0;
 };
 
@@ -102,11 +108,14 @@ Fusion measure_fusion(acco::dist::Communicator& c, const Options& o, std::uint64
   f.fit = fit ? *fit : acco::LatencyBandwidth{};
   f.fit_error = fit ? std::string() : fit.error().message;
   f.threshold = fit ? acco::dist::fusion_threshold(*fit) : acco::dist::kMinFusionThreshold;
+  if (!o.fusion_threshold.empty()) {
+    f.threshold = acco::units::parse_bytes(o.fusion_threshold).value_or(f.threshold);
+    f.threshold_given = true;
+  }
 
   const std::uint64_t n = bytes / sizeof(float);
   const auto count = static_cast<std::size_t>(o.fusion_count);
   std::vector<std::vector<float>> buffers(count, std::vector<float>(n));
-  std::vector<float> scratch(n);
   const auto reset = [&] {
     for (std::size_t b = 0; b < count; ++b) {
       std::fill(buffers[b].begin(), buffers[b].end(), static_cast<float>(b % 7 + 1));
@@ -121,20 +130,40 @@ Fusion measure_fusion(acco::dist::Communicator& c, const Options& o, std::uint64
   };
   const auto one_by_one = [&] {
     for (auto& b : buffers) {
-      std::copy(b.begin(), b.end(), scratch.begin());
-      (void)c.run(Op::kAllReduce, scratch.data(), b.data(), n);
+      (void)c.run(Op::kAllReduce, b.data(), b.data(), n);  // in place
     }
   };
+  // One engine for every round, as a training loop keeps it: its fusion buffer is made once.
+  auto engine = acco::dist::FusedAllReduce::make(c, {.threshold_bytes = f.threshold}).value();
   const auto fused = [&] {
-    auto engine = acco::dist::FusedAllReduce::make(c, {.threshold_bytes = f.threshold});
+    const std::uint64_t before = engine.stats().collectives;
     for (auto& b : buffers) {
-      (void)engine->add(b.data(), n);
+      (void)engine.add(b.data(), n);
     }
-    (void)engine->flush();
-    f.collectives = engine->stats().collectives;
+    (void)engine.flush();
+    f.collectives = engine.stats().collectives - before;
+  };
+  const std::vector<std::size_t> counts(count, n);
+  auto buckets =
+      acco::dist::FusionBuckets::make(c, counts, {.threshold_bytes = f.threshold}).value();
+  f.bucket_collectives = buckets.buckets();
+  const auto reset_views = [&] {
+    for (std::size_t b = 0; b < count; ++b) {
+      const auto view = buckets.tensor(b);
+      std::fill(view.begin(), view.end(), static_cast<float>(b % 7 + 1));
+    }
+  };
+  const auto expect_views = [&] {
+    for (std::size_t b = 0; b < count; ++b) {
+      const auto want = static_cast<float>((b % 7 + 1) * static_cast<std::size_t>(c.size()));
+      const auto view = buckets.tensor(b);
+      f.wrong += static_cast<std::uint64_t>(
+          std::count_if(view.begin(), view.end(), [&](float v) { return v != want; }));
+    }
   };
   std::vector<double> ours;
   std::vector<double> theirs;
+  std::vector<double> views;
   for (int r = 0; r < o.rounds; ++r) {
     reset();
     theirs.push_back(timed(1, one_by_one));
@@ -142,9 +171,13 @@ Fusion measure_fusion(acco::dist::Communicator& c, const Options& o, std::uint64
     reset();
     ours.push_back(timed(1, fused));
     expect();
+    reset_views();
+    views.push_back(timed(1, [&] { (void)buckets.allreduce(); }));
+    expect_views();
   }
   f.one_by_one_seconds = median(theirs);
   f.fused_seconds = median(ours);
+  f.bucket_seconds = median(views);
   return f;
 }
 
@@ -158,15 +191,19 @@ int run(int argc, char** argv) {
   app.add_option("--json", o.json, "write results here (rank 0)");
   app.add_option("--fusion-count", o.fusion_count, "small allreduces in the fusion case (1000)");
   app.add_option("--fusion-bytes", o.fusion_bytes, "size of each (4KiB)");
+  app.add_option("--fusion-threshold", o.fusion_threshold,
+                 "fusion threshold instead of the fit's (128MiB: Horovod's default)");
   CLI11_PARSE(app, argc, argv);
   const auto min = acco::units::parse_bytes(o.min);
   const auto max = acco::units::parse_bytes(o.max);
   const auto small = acco::units::parse_bytes(o.fusion_bytes);
   if (!min || !max || !small || *min < 4 || *max < *min || o.iters < 1 || o.rounds < 1 ||
-      *small < 4 || o.fusion_count < 1) {
+      *small < 4 || o.fusion_count < 1 ||
+      (!o.fusion_threshold.empty() &&
+       acco::units::parse_bytes(o.fusion_threshold).value_or(0) < 4)) {
     fmt::print(stderr,
                "dist bench: expected 4 B <= --min-bytes <= --max-bytes, --iters, --rounds and "
-               "--fusion-count >= 1, --fusion-bytes >= 4 B\n");
+               "--fusion-count >= 1, --fusion-bytes and --fusion-threshold >= 4 B\n");
     return 64;
   }
   auto launch = acco::dist::detect_launcher(acco::dist::process_environment());
@@ -243,28 +280,41 @@ int run(int argc, char** argv) {
     }
     j["worst_ratio"] = worst;
     fmt::print("\nworst acco/MPI {:.3f} (target: at most 1.05 at every size from 1 MiB)\n", worst);
-    fmt::print("\nfusion: {} allreduces of {}; alpha {:.1f} us, beta {:.2f} GB/s -> threshold {}\n",
-               o.fusion_count, acco::units::format_bytes(*small), fusion.fit.alpha_seconds * 1e6,
-               fusion.fit.beta_bytes_per_second / 1e9, acco::units::format_bytes(fusion.threshold));
+    fmt::print(
+        "\nfusion: {} allreduces of {}; alpha {:.1f} us, beta {:.2f} GB/s -> threshold {}{}\n",
+        o.fusion_count, acco::units::format_bytes(*small), fusion.fit.alpha_seconds * 1e6,
+        fusion.fit.beta_bytes_per_second / 1e9, acco::units::format_bytes(fusion.threshold),
+        fusion.threshold_given ? " (--fusion-threshold)" : "");
     if (!fusion.fit_error.empty()) {
       fmt::print("({}: the smallest threshold is used)\n", fusion.fit_error);
     }
-    fmt::print(
-        "{:<22} {:>12}\n{:<22} {:>12.1f}\n{:<22} {:>12.1f}\n{:<22} {:>12.1f}x (target: "
-        ">= 10x)\n{:<22} {:>12}\n",
-        "", "time (us)", "one by one", fusion.one_by_one_seconds * 1e6, "fused",
-        fusion.fused_seconds * 1e6, "speed-up", fusion.one_by_one_seconds / fusion.fused_seconds,
-        "wrong elements", fusion.wrong);
+    const auto line = [](const char* name, std::uint64_t collectives, double seconds,
+                         double baseline) {
+      fmt::print("{:<34} {:>11} {:>12.1f} {:>9.1f}x\n", name, collectives, seconds * 1e6,
+                 baseline / seconds);
+    };
+    fmt::print("{:<34} {:>11} {:>12} {:>10}\n", "", "collectives", "time (us)", "speed-up");
+    line("one by one (in place)", static_cast<std::uint64_t>(o.fusion_count),
+         fusion.one_by_one_seconds, fusion.one_by_one_seconds);
+    line("fused: packed, copied back", fusion.collectives, fusion.fused_seconds,
+         fusion.one_by_one_seconds);
+    line("fused: bucket views, in place", fusion.bucket_collectives, fusion.bucket_seconds,
+         fusion.one_by_one_seconds);
+    fmt::print("(target: >= 10x)  wrong elements: {}\n", fusion.wrong);
     j["fusion"] = {{"count", o.fusion_count},
                    {"bytes", *small},
                    {"alpha_seconds", fusion.fit.alpha_seconds},
                    {"beta_bytes_per_second", fusion.fit.beta_bytes_per_second},
                    {"fit_error", fusion.fit_error},
                    {"threshold_bytes", fusion.threshold},
+                   {"threshold_given", fusion.threshold_given},
                    {"collectives", fusion.collectives},
                    {"one_by_one_seconds", fusion.one_by_one_seconds},
                    {"fused_seconds", fusion.fused_seconds},
                    {"speedup", fusion.one_by_one_seconds / fusion.fused_seconds},
+                   {"bucket_collectives", fusion.bucket_collectives},
+                   {"bucket_seconds", fusion.bucket_seconds},
+                   {"bucket_speedup", fusion.one_by_one_seconds / fusion.bucket_seconds},
                    {"wrong", fusion.wrong}};
     if (!o.json.empty()) {
       std::ofstream(o.json) << j.dump(2) << "\n";

@@ -221,8 +221,13 @@ __attribute__((visibility("default"))) ncclResult_t ncclCommInitRank(ncclComm_t*
   if (m == "fail-on-rank-" + std::to_string(rank)) {
     return fail(ncclSystemError, "socket connect to the root failed");
   }
-  *comm = new (std::nothrow) ncclComm{nranks, rank};
-  return *comm != nullptr ? ncclSuccess : fail(ncclSystemError, "out of memory");
+  *comm = new (std::nothrow) ncclComm;
+  if (*comm == nullptr) {
+    return fail(ncclSystemError, "out of memory");
+  }
+  (*comm)->nranks = nranks;
+  (*comm)->rank = rank;
+  return ncclSuccess;
 }
 
 __attribute__((visibility("default"))) ncclResult_t ncclCommCount(ncclComm_t comm, int* count) {

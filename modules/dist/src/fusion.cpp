@@ -46,9 +46,7 @@ Status FusedAllReduce::add(float* data, std::size_t count) {
   if (bytes >= options_.threshold_bytes) {
     ACCO_RETURN_IF_ERROR(flush());
     ++stats_.collectives;
-    // In place through a copy: Communicator::run takes distinct buffers.
-    send_.assign(data, data + count);
-    return comm_->run(Op::kAllReduce, send_.data(), data, count);
+    return comm_->run(Op::kAllReduce, data, data, count);  // in place
   }
   if ((pending_elements_ + count) * sizeof(float) > options_.threshold_bytes) {
     ACCO_RETURN_IF_ERROR(flush());
@@ -82,6 +80,51 @@ Status FusedAllReduce::flush() {
   pending_.clear();
   pending_elements_ = 0;
   return ran;
+}
+
+Result<FusionBuckets> FusionBuckets::make(Communicator& comm, std::span<const std::size_t> counts,
+                                          FusionOptions options) {
+  if (options.threshold_bytes < sizeof(float)) {
+    return fail(Errc::kInvalidArgument, fmt::format("fusion threshold {} bytes: expected 4 or more",
+                                                    options.threshold_bytes));
+  }
+  FusionBuckets b(comm);
+  const std::uint64_t limit = options.threshold_bytes / sizeof(float);  // elements
+  bool open = false;  // the last bucket takes more
+  for (const std::size_t count : counts) {
+    if (count == 0) {
+      b.views_.push_back({});
+      continue;
+    }
+    // As FusedAllReduce packs them: a tensor joins the open bucket while that stays within the
+    // threshold; one of the threshold or more has a bucket of its own.
+    if (!open || count >= limit || b.buckets_.back().size() + count > limit) {
+      b.buckets_.emplace_back();
+    }
+    std::vector<float>& bucket = b.buckets_.back();
+    b.views_.push_back({b.buckets_.size() - 1, bucket.size(), count});
+    bucket.resize(bucket.size() + count);
+    open = count < limit;
+  }
+  return b;
+}
+
+std::span<float> FusionBuckets::tensor(std::size_t i) {
+  if (i >= views_.size() || views_[i].count == 0) {
+    return {};
+  }
+  const View& v = views_[i];
+  return std::span<float>(buckets_[v.bucket]).subspan(v.offset, v.count);
+}
+
+Status FusionBuckets::allreduce() {
+  for (std::vector<float>& bucket : buckets_) {
+    ++stats_.collectives;
+    stats_.fused_bytes += bucket.size() * sizeof(float);
+    ACCO_RETURN_IF_ERROR(comm_->run(Op::kAllReduce, bucket.data(), bucket.data(), bucket.size()));
+  }
+  stats_.queued += views_.size();
+  return {};
 }
 
 }  // namespace acco::dist

@@ -137,8 +137,9 @@ class MpiCommunicator final : public Communicator {
     }
     const int n = static_cast<int>(count);
     switch (op) {
-      case Op::kAllReduce:
-        return check(MPI_Allreduce(send, recv, n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD),
+      case Op::kAllReduce:  // send == recv: in place
+        return check(MPI_Allreduce(send == recv ? MPI_IN_PLACE : send, recv, n, MPI_FLOAT, MPI_SUM,
+                                   MPI_COMM_WORLD),
                      "MPI_Allreduce");
       case Op::kAllGather:
         return check(MPI_Allgather(send, n, MPI_FLOAT, recv, n, MPI_FLOAT, MPI_COMM_WORLD),

@@ -98,7 +98,7 @@ class ThreadRank final : public Communicator {
   int rank_;
 };
 
-sched::Workload cholesky(int tiles, std::size_t devices) {
+sched::Workload distributed_cholesky(int tiles, std::size_t devices) {
   sched::WorkloadSpec spec;
   spec.tiles = tiles;
   spec.tile_bytes = 64 << 10;
@@ -145,7 +145,7 @@ std::vector<Result<DistributedOutcome>> run(const sched::Workload& w, int ranks,
 }
 
 TEST(RunDistributed, CholeskyOverTwoRanksOfTwoDevices) {
-  const sched::Workload w = cholesky(5, 4);
+  const sched::Workload w = distributed_cholesky(5, 4);
   DistributedOptions options;
   options.calibration_runs = 1;
   const auto out = run(w, 2, 2, options);
@@ -168,7 +168,7 @@ TEST(RunDistributed, CholeskyOverTwoRanksOfTwoDevices) {
 }
 
 TEST(RunDistributed, AWorkerThatStopsAnsweringIsLostAndItsWorkRunsElsewhere) {
-  const sched::Workload w = cholesky(6, 6);
+  const sched::Workload w = distributed_cholesky(6, 6);
   DistributedOptions options;
   options.calibration_runs = 0;
   options.hang_rank = 2;
@@ -187,7 +187,7 @@ TEST(RunDistributed, AWorkerThatStopsAnsweringIsLostAndItsWorkRunsElsewhere) {
 }
 
 TEST(RunDistributed, RefusesDevicesThatDoNotMatchTheJob) {
-  const sched::Workload w = cholesky(3, 4);
+  const sched::Workload w = distributed_cholesky(3, 4);
   auto comm = self_communicator();
   dev::HostBackendOptions host;
   host.devices = 2;
@@ -204,7 +204,7 @@ TEST(RunDistributed, RefusesDevicesThatDoNotMatchTheJob) {
   ASSERT_FALSE(costs);
   EXPECT_THAT(costs.error().message, ::testing::HasSubstr("costs for 4 devices"));
   // One rank alone runs it all itself.
-  const sched::Workload two = cholesky(3, 2);
+  const sched::Workload two = distributed_cholesky(3, 2);
   auto alone = run_distributed(*comm, two, {2}, local, {}, {});
   ASSERT_THAT(alone, IsOk());
   EXPECT_EQ(alone->workers.at(0).tasks, two.tasks.size());

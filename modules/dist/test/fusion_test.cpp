@@ -133,5 +133,55 @@ TEST(FusedAllReduce, BadInputIsRefused) {
   EXPECT_TRUE(fused->add(nullptr, 0));
 }
 
+TEST(FusionBuckets, TensorsAreViewsIntoBucketsReducedInPlace) {
+  Doubling comm;
+  // 64-byte buckets (16 floats): 6 + 6, then 6 + 0 + 4, then 20 alone, then 3.
+  const std::vector<std::size_t> counts = {6, 6, 6, 0, 4, 20, 3};
+  auto buckets = FusionBuckets::make(comm, counts, {.threshold_bytes = 64});
+  ASSERT_TRUE(buckets);
+  ASSERT_EQ(buckets->size(), counts.size());
+  EXPECT_EQ(buckets->buckets(), 4U);
+  for (std::size_t t = 0; t < counts.size(); ++t) {
+    const auto view = buckets->tensor(t);
+    ASSERT_EQ(view.size(), counts[t]);
+    std::fill(view.begin(), view.end(), static_cast<float>(t + 1));
+  }
+  // Views of one bucket follow each other; the large one starts a bucket of its own.
+  EXPECT_EQ(buckets->tensor(1).data(), buckets->tensor(0).data() + 6);
+  EXPECT_NE(buckets->tensor(2).data(), buckets->tensor(1).data() + 6);
+  EXPECT_EQ(buckets->tensor(4).data(), buckets->tensor(2).data() + 6);
+  ASSERT_TRUE(buckets->allreduce());
+  EXPECT_EQ(comm.counts, (std::vector<std::size_t>{12, 10, 20, 3}));
+  for (std::size_t t = 0; t < counts.size(); ++t) {
+    for (const float v : buckets->tensor(t)) {
+      EXPECT_EQ(v, 2.0F * static_cast<float>(t + 1)) << "tensor " << t;
+    }
+  }
+  EXPECT_EQ(buckets->stats().collectives, 4U);
+  EXPECT_EQ(buckets->stats().fused_bytes, 180U);
+  EXPECT_TRUE(buckets->tensor(counts.size()).empty());
+  EXPECT_FALSE(FusionBuckets::make(comm, counts, {.threshold_bytes = 3}));
+}
+
+TEST(FusionBuckets, PackLikeTheFusedAllReduce) {
+  const std::vector<std::size_t> counts = {5, 5, 5, 30, 1, 1, 9, 2};
+  Doubling packed;
+  auto fused = FusedAllReduce::make(packed, {.threshold_bytes = 40});  // 10 floats
+  ASSERT_TRUE(fused);
+  std::vector<std::vector<float>> buffers;
+  for (const std::size_t n : counts) {
+    buffers.emplace_back(n, 1.0F);
+  }
+  for (auto& b : buffers) {
+    ASSERT_TRUE(fused->add(b.data(), b.size()));
+  }
+  ASSERT_TRUE(fused->flush());
+  Doubling viewed;
+  auto buckets = FusionBuckets::make(viewed, counts, {.threshold_bytes = 40});
+  ASSERT_TRUE(buckets);
+  ASSERT_TRUE(buckets->allreduce());
+  EXPECT_EQ(viewed.counts, packed.counts);
+}
+
 }  // namespace
 }  // namespace acco::dist

@@ -2,7 +2,7 @@
 // when acco was built with it (ACCO_WITH_MPI) and a launcher started this process, else the
 // process alone (one rank). Host buffers of 32-bit floats, laid out as nccl-tests lays them out
 // (`count` elements per rank):
-//   allreduce      send count, recv count (sum)
+//   allreduce      send count, recv count (sum); send == recv reduces in place
 //   allgather      send count, recv count x ranks (rank r's block at r x count)
 //   reducescatter  send count x ranks, recv count (block `rank` of the sum)
 //   alltoall       send count x ranks (block j to rank j), recv count x ranks (block r from r)

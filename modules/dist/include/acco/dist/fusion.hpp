@@ -16,6 +16,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "acco/core/fit.hpp"
@@ -72,6 +73,42 @@ class FusedAllReduce {
   std::size_t pending_elements_ = 0;
   std::vector<float> send_;
   std::vector<float> recv_;
+  FusionStats stats_;
+};
+
+// Allreduces whose tensors live in the fusion buffers (PyTorch DDP's bucket views,
+// gradient_as_bucket_view): each tensor is a view into one of a few buckets of up to the
+// threshold, made once, so a step reduces every bucket in place with no copy in or out. The
+// tensors are packed into buckets as FusedAllReduce packs them. Every rank makes the same buckets
+// (the same counts in the same order).
+class FusionBuckets {
+ public:
+  // kInvalidArgument for a threshold below 4 bytes.
+  [[nodiscard]] static Result<FusionBuckets> make(Communicator& comm,
+                                                  std::span<const std::size_t> counts,
+                                                  FusionOptions options);
+
+  [[nodiscard]] std::size_t size() const { return views_.size(); }  // tensors
+  [[nodiscard]] std::size_t buckets() const { return buckets_.size(); }
+  // Tensor `i` (empty for i >= size()); valid as long as the buckets are.
+  [[nodiscard]] std::span<float> tensor(std::size_t i);
+  // The sum over ranks of every tensor, in place: one collective per bucket.
+  [[nodiscard]] Status allreduce();
+
+  [[nodiscard]] const FusionStats& stats() const { return stats_; }
+
+ private:
+  explicit FusionBuckets(Communicator& comm) : comm_(&comm) {}
+
+  struct View {
+    std::size_t bucket = 0;
+    std::size_t offset = 0;  // elements
+    std::size_t count = 0;
+  };
+
+  Communicator* comm_;
+  std::vector<std::vector<float>> buckets_;
+  std::vector<View> views_;
   FusionStats stats_;
 };
 
