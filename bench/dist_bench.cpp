@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -41,7 +42,8 @@ struct Options {
   std::string json;
   int fusion_count = 1000;
   std::string fusion_bytes = "4KiB";
-  std::string fusion_threshold;  // empty: from the fit
+  std::string fusion_threshold;              // empty: from the fit
+  std::uint64_t fusion_threshold_bytes = 0;  // --fusion-threshold parsed; 0: from the fit
 };
 
 double median(std::vector<double> v) {
@@ -108,8 +110,8 @@ Fusion measure_fusion(acco::dist::Communicator& c, const Options& o, std::uint64
   f.fit = fit ? *fit : acco::LatencyBandwidth{};
   f.fit_error = fit ? std::string() : fit.error().message;
   f.threshold = fit ? acco::dist::fusion_threshold(*fit) : acco::dist::kMinFusionThreshold;
-  if (!o.fusion_threshold.empty()) {
-    f.threshold = acco::units::parse_bytes(o.fusion_threshold).value_or(f.threshold);
+  if (o.fusion_threshold_bytes > 0) {
+    f.threshold = o.fusion_threshold_bytes;
     f.threshold_given = true;
   }
 
@@ -121,11 +123,15 @@ Fusion measure_fusion(acco::dist::Communicator& c, const Options& o, std::uint64
       std::fill(buffers[b].begin(), buffers[b].end(), static_cast<float>(b % 7 + 1));
     }
   };
+  // Elements of tensor `b` that do not hold its sum over the ranks.
+  const auto wrong_in = [&](std::span<const float> tensor, std::size_t b) {
+    const auto want = static_cast<float>((b % 7 + 1) * static_cast<std::size_t>(c.size()));
+    return static_cast<std::uint64_t>(
+        std::count_if(tensor.begin(), tensor.end(), [&](float v) { return v != want; }));
+  };
   const auto expect = [&] {
     for (std::size_t b = 0; b < count; ++b) {
-      const auto want = static_cast<float>((b % 7 + 1) * static_cast<std::size_t>(c.size()));
-      f.wrong += static_cast<std::uint64_t>(
-          std::count_if(buffers[b].begin(), buffers[b].end(), [&](float v) { return v != want; }));
+      f.wrong += wrong_in(buffers[b], b);
     }
   };
   const auto one_by_one = [&] {
@@ -155,10 +161,7 @@ Fusion measure_fusion(acco::dist::Communicator& c, const Options& o, std::uint64
   };
   const auto expect_views = [&] {
     for (std::size_t b = 0; b < count; ++b) {
-      const auto want = static_cast<float>((b % 7 + 1) * static_cast<std::size_t>(c.size()));
-      const auto view = buckets.tensor(b);
-      f.wrong += static_cast<std::uint64_t>(
-          std::count_if(view.begin(), view.end(), [&](float v) { return v != want; }));
+      f.wrong += wrong_in(buckets.tensor(b), b);
     }
   };
   std::vector<double> ours;
@@ -197,10 +200,12 @@ int run(int argc, char** argv) {
   const auto min = acco::units::parse_bytes(o.min);
   const auto max = acco::units::parse_bytes(o.max);
   const auto small = acco::units::parse_bytes(o.fusion_bytes);
+  if (!o.fusion_threshold.empty()) {
+    o.fusion_threshold_bytes = acco::units::parse_bytes(o.fusion_threshold).value_or(0);
+  }
   if (!min || !max || !small || *min < 4 || *max < *min || o.iters < 1 || o.rounds < 1 ||
       *small < 4 || o.fusion_count < 1 ||
-      (!o.fusion_threshold.empty() &&
-       acco::units::parse_bytes(o.fusion_threshold).value_or(0) < 4)) {
+      (!o.fusion_threshold.empty() && o.fusion_threshold_bytes < 4)) {
     fmt::print(stderr,
                "dist bench: expected 4 B <= --min-bytes <= --max-bytes, --iters, --rounds and "
                "--fusion-count >= 1, --fusion-bytes and --fusion-threshold >= 4 B\n");

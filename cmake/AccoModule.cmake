@@ -10,9 +10,9 @@ endfunction()
 # acco_add_module(NAME m SOURCES ... DEPS ... PRIVATE_DEPS ... TESTS ... [TEST_DEPS ...]
 #                 [NO_UNITY ...])
 # One module = one folder = one target acco_<m> (alias acco::<m>) = one namespace acco::<m>.
-# The sanitizer presets build in unity batches (CMAKE_UNITY_BUILD: several sources of a target
-# compiled as one, about half the CPU time): NO_UNITY lists the sources (or tests) that must be
-# compiled alone because a name in their anonymous namespace is also one of a sibling's.
+# Every preset builds unity batches (CMAKE_UNITY_BUILD: several sources of a target compiled as
+# one, about half the CPU time): NO_UNITY lists the sources (or tests) that must be compiled alone
+# because a name in their anonymous namespace is also one of a sibling's.
 function(acco_add_module)
   cmake_parse_arguments(ARG "" "NAME" "SOURCES;DEPS;PRIVATE_DEPS;TESTS;TEST_DEPS;NO_UNITY"
                         ${ARGN})

@@ -117,9 +117,9 @@ class DevicePlane final : public CollectivePlane {
 
   [[nodiscard]] Status complete() override {
     if (path_ == DataPath::kNccl) {
-      // Polled, as nccl-tests waits: a communicator that failed while its kernels wait for a
-      // peer is aborted instead of waited for forever.
-      // Asked at least once, even when the queue looks idle already.
+      // Polled, as nccl-tests waits (and at least once, even when the queue looks idle): a
+      // communicator that failed while its kernels wait for a peer is aborted instead of waited
+      // for forever.
       ACCO_ASSIGN_OR_RETURN(auto done, queue_->record(), "collective completion");
       for (;;) {
         if (auto failed = nccl_->async_error(); !failed) {

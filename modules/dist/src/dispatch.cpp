@@ -364,10 +364,10 @@ std::vector<Assignment> Coordinator::dispatch_locality() {
 
 std::vector<Assignment> Coordinator::resend() {
   std::vector<Assignment> out;
-  if (losses_ == losses_resent_) {
+  if (!lost_since_resend_) {
     return out;  // the fetches from every lost worker were rerouted when it was lost
   }
-  losses_resent_ = losses_;
+  lost_since_resend_ = false;
   for (std::size_t task = 0; task < tasks_.size(); ++task) {
     TaskState& t = tasks_[task];
     if (t.phase != Phase::kRunning || t.cancel || t.cancelling) {
@@ -381,7 +381,7 @@ std::vector<Assignment> Coordinator::resend() {
     }
     if (unavailable) {
       t.cancel = true;
-      ++marked_cancel_;
+      marked_to_cancel_ = true;
       continue;
     }
     for (Fetch& f : t.fetches) {
@@ -401,10 +401,10 @@ std::vector<Assignment> Coordinator::resend() {
 
 std::vector<std::pair<int, std::size_t>> Coordinator::cancels() {
   std::vector<std::pair<int, std::size_t>> out;
-  if (marked_cancel_ == 0) {
+  if (!marked_to_cancel_) {
     return out;
   }
-  marked_cancel_ = 0;
+  marked_to_cancel_ = false;
   for (std::size_t task = 0; task < tasks_.size(); ++task) {
     TaskState& t = tasks_[task];
     if (t.phase == Phase::kRunning && t.cancel) {
@@ -500,7 +500,7 @@ Status Coordinator::lost(int rank) {
     return {};
   }
   w.lost = true;
-  ++losses_;
+  lost_since_resend_ = true;
   w.stats.lost = true;
   w.stats.straggler = false;
   for (std::size_t task = 0; task < tasks_.size(); ++task) {

@@ -29,11 +29,29 @@ std::uint64_t fusion_threshold(const LatencyBandwidth& fit) {
   return std::bit_ceil(static_cast<std::uint64_t>(std::ceil(bytes)));
 }
 
-Result<FusedAllReduce> FusedAllReduce::make(Communicator& comm, FusionOptions options) {
+namespace {
+
+Status check_threshold(const FusionOptions& options) {
   if (options.threshold_bytes < sizeof(float)) {
     return fail(Errc::kInvalidArgument, fmt::format("fusion threshold {} bytes: expected 4 or more",
                                                     options.threshold_bytes));
   }
+  return {};
+}
+
+// The packing rule FusedAllReduce and FusionBuckets share: an allreduce of the threshold or more
+// goes alone; a smaller one joins the open group unless the group would pass the threshold.
+bool goes_alone(std::uint64_t bytes, const FusionOptions& options) {
+  return bytes >= options.threshold_bytes;
+}
+bool joins(std::uint64_t group_bytes, std::uint64_t bytes, const FusionOptions& options) {
+  return group_bytes + bytes <= options.threshold_bytes;
+}
+
+}  // namespace
+
+Result<FusedAllReduce> FusedAllReduce::make(Communicator& comm, FusionOptions options) {
+  ACCO_RETURN_IF_ERROR(check_threshold(options));
   return FusedAllReduce(comm, options);
 }
 
@@ -43,12 +61,12 @@ Status FusedAllReduce::add(float* data, std::size_t count) {
   }
   ++stats_.queued;
   const std::uint64_t bytes = count * sizeof(float);
-  if (bytes >= options_.threshold_bytes) {
+  if (goes_alone(bytes, options_)) {
     ACCO_RETURN_IF_ERROR(flush());
     ++stats_.collectives;
     return comm_->run(Op::kAllReduce, data, data, count);  // in place
   }
-  if ((pending_elements_ + count) * sizeof(float) > options_.threshold_bytes) {
+  if (!joins(pending_elements_ * sizeof(float), bytes, options_)) {
     ACCO_RETURN_IF_ERROR(flush());
   }
   pending_.push_back({data, count});
@@ -84,27 +102,23 @@ Status FusedAllReduce::flush() {
 
 Result<FusionBuckets> FusionBuckets::make(Communicator& comm, std::span<const std::size_t> counts,
                                           FusionOptions options) {
-  if (options.threshold_bytes < sizeof(float)) {
-    return fail(Errc::kInvalidArgument, fmt::format("fusion threshold {} bytes: expected 4 or more",
-                                                    options.threshold_bytes));
-  }
+  ACCO_RETURN_IF_ERROR(check_threshold(options));
   FusionBuckets b(comm);
-  const std::uint64_t limit = options.threshold_bytes / sizeof(float);  // elements
   bool open = false;  // the last bucket takes more
   for (const std::size_t count : counts) {
     if (count == 0) {
       b.views_.push_back({});
       continue;
     }
-    // As FusedAllReduce packs them: a tensor joins the open bucket while that stays within the
-    // threshold; one of the threshold or more has a bucket of its own.
-    if (!open || count >= limit || b.buckets_.back().size() + count > limit) {
+    const std::uint64_t bytes = count * sizeof(float);
+    const bool alone = goes_alone(bytes, options);
+    if (!open || alone || !joins(b.buckets_.back().size() * sizeof(float), bytes, options)) {
       b.buckets_.emplace_back();
     }
     std::vector<float>& bucket = b.buckets_.back();
     b.views_.push_back({b.buckets_.size() - 1, bucket.size(), count});
     bucket.resize(bucket.size() + count);
-    open = count < limit;
+    open = !alone;
   }
   return b;
 }

@@ -188,9 +188,8 @@ class Coordinator {
   std::uint64_t bytes_moved_ = 0;
   // resend() has work only after a loss, cancels() only after resend() marked a task: both skip
   // the scan of every task otherwise (they are asked at every decision).
-  std::size_t losses_ = 0;
-  std::size_t losses_resent_ = 0;
-  std::size_t marked_cancel_ = 0;
+  bool lost_since_resend_ = false;
+  bool marked_to_cancel_ = false;
   std::uint64_t ready_counter_ = 0;
   std::size_t turn_ = 0;  // round-robin: the worker whose turn it is
 };
