@@ -9,7 +9,10 @@
 #include <mutex>
 #include <numeric>
 #include <optional>
+#include <span>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -46,11 +49,6 @@ class Encoder {
   Encoder& text(const std::string& s) {
     const auto* p = reinterpret_cast<const std::byte*>(s.data());
     bytes_.insert(bytes_.end(), p, p + s.size());
-    return *this;
-  }
-  Encoder& raw(const void* data, std::size_t n) {
-    const auto* p = static_cast<const std::byte*>(data);
-    bytes_.insert(bytes_.end(), p, p + n);
     return *this;
   }
   std::vector<std::byte> take() { return std::move(bytes_); }
@@ -111,13 +109,87 @@ sched::Workload local_view(const sched::Workload& workload, std::size_t offset, 
   return local;
 }
 
+// This rank's host copy of every datum (pinned), for all runs. A copy is sent to other ranks
+// from where it lies (Communicator::post_payload, no copy), so a new version that lands while
+// the old one is still being sent goes to a fresh buffer, and the old one is kept until it has
+// gone.
+class HostData {
+ public:
+  HostData(Communicator& comm, dev::Device& device) : comm_(comm), device_(device) {}
+  HostData(const HostData&) = delete;
+  HostData& operator=(const HostData&) = delete;
+  // Buffers still being sent when the run ends (to a worker that stopped receiving; a second
+  // to let the library see the others complete) are left allocated: it may still read them.
+  ~HostData() {
+    const auto sending = [this](const auto& b) { return b && comm_.sending_payload(b->data()); };
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+    while (std::chrono::steady_clock::now() < until &&
+           (std::any_of(current_.begin(), current_.end(), sending) ||
+            std::any_of(retired_.begin(), retired_.end(), sending))) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    keep_if_sending(current_);
+    keep_if_sending(retired_);
+  }
+
+  Status allocate(const std::vector<std::size_t>& bytes) {
+    for (std::size_t n : bytes) {
+      ACCO_ASSIGN_OR_RETURN(auto buffer, make(n));
+      std::memset(buffer->data(), 0, n);
+      current_.push_back(std::move(buffer));
+    }
+    return {};
+  }
+  [[nodiscard]] std::size_t size() const { return current_.size(); }
+  [[nodiscard]] std::byte* data(std::size_t datum) const {
+    return static_cast<std::byte*>(current_[datum]->data());
+  }
+  // The datum's memory for a new version: a fresh buffer when the old one is still being sent.
+  Result<std::span<std::byte>> writable(std::size_t datum) {
+    std::erase_if(retired_, [this](const auto& b) { return !comm_.sending_payload(b->data()); });
+    const std::size_t n = current_[datum]->size();
+    if (comm_.sending_payload(current_[datum]->data())) {
+      ACCO_ASSIGN_OR_RETURN(auto fresh, make(n));
+      retired_.push_back(std::exchange(current_[datum], std::move(fresh)));
+    }
+    return std::span<std::byte>(data(datum), n);
+  }
+
+ private:
+  Result<std::unique_ptr<dev::Buffer>> make(std::size_t bytes) {
+    return device_.allocate_host(bytes, dev::MemoryKind::kPinned).map_error([](Error e) {
+      return std::move(e).with_context("workload data");
+    });
+  }
+  // Never freed, not even at exit (the device that made them may be gone by then); reachable
+  // from a static, so LeakSanitizer does not count them.
+  void keep_if_sending(std::vector<std::unique_ptr<dev::Buffer>>& buffers) {
+    struct Kept {
+      std::mutex mutex;  // ranks may be threads of one process (the tests)
+      std::vector<std::unique_ptr<dev::Buffer>> buffers;
+    };
+    // NOLINTNEXTLINE(cppcoreguidelines-avoid-non-const-global-variables): one list per process
+    static auto* kept = new Kept;
+    for (auto& b : buffers) {
+      if (b && comm_.sending_payload(b->data())) {
+        const std::lock_guard lock(kept->mutex);
+        kept->buffers.push_back(std::move(b));
+      }
+    }
+  }
+
+  Communicator& comm_;
+  dev::Device& device_;
+  std::vector<std::unique_ptr<dev::Buffer>> current_;
+  std::vector<std::unique_ptr<dev::Buffer>> retired_;  // replaced while being sent
+};
+
 // One rank's worker: the data in host memory registered with the local runtime, the tasks it
 // was given, what it waits for.
 class Worker {
  public:
   Worker(Communicator& comm, sched::Runtime& runtime, const sched::EmulatedTasks& tasks,
-         std::vector<std::unique_ptr<dev::Buffer>>& memory, const sched::Workload& workload,
-         std::uint64_t run)
+         HostData& memory, const sched::Workload& workload, std::uint64_t run)
       : comm_(comm),
         runtime_(runtime),
         tasks_(tasks),
@@ -125,10 +197,12 @@ class Worker {
         workload_(workload),
         run_(run) {}
 
+  // Every datum at version 0, the initial value (zeros), as in the run before.
   Status start() {
     for (std::size_t d = 0; d < memory_.size(); ++d) {
-      ACCO_ASSIGN_OR_RETURN(auto h,
-                            runtime_.register_data(memory_[d]->data(), workload_.data_bytes[d]));
+      ACCO_ASSIGN_OR_RETURN(const std::span<std::byte> host, memory_.writable(d));
+      std::memset(host.data(), 0, host.size());
+      ACCO_ASSIGN_OR_RETURN(auto h, runtime_.register_data(host.data(), workload_.data_bytes[d]));
       handles_.push_back(h);
     }
     return {};
@@ -167,13 +241,16 @@ class Worker {
     }
   }
 
+  // The header says which copy; the bytes are the message's payload, taken straight into the
+  // datum's memory when a task here waits for it (a payload not taken is dropped by the
+  // communicator).
   Status on_data(const Message& m) {
     Decoder in(m.data);
     const auto run = in.word();
     const auto datum = in.word();
     const auto version = in.word();
-    if (!run || !datum || !version || *datum >= handles_.size() ||
-        m.data.size() - in.offset() != workload_.data_bytes[*datum]) {
+    if (!run || !datum || !version || *datum >= handles_.size() || in.offset() != m.data.size() ||
+        m.payload != workload_.data_bytes[*datum]) {
       return malformed(m);
     }
     if (*run != run_) {
@@ -183,13 +260,14 @@ class Worker {
     if (it == expected_.end() || it->second != *version) {
       // Before the assignment that needs it (messages from different ranks are not ordered),
       // or a copy sent again after the first one arrived: kept until an assignment asks.
-      early_[*datum] = {
-          *version, std::vector<std::byte>(
-                        m.data.begin() + static_cast<std::ptrdiff_t>(in.offset()), m.data.end())};
+      std::vector<std::byte> bytes(m.payload);
+      ACCO_RETURN_IF_ERROR(comm_.take_payload(m, bytes), fmt::format("datum {}", *datum));
+      early_[*datum] = {*version, std::move(bytes)};
       return {};
     }
     expected_.erase(it);
-    ACCO_RETURN_IF_ERROR(install(*datum, m.data.data() + in.offset()));
+    ACCO_RETURN_IF_ERROR(
+        install(*datum, [&](std::span<std::byte> host) { return comm_.take_payload(m, host); }));
     return submit_ready();
   }
 
@@ -218,7 +296,7 @@ class Worker {
         return malformed(m);
       }
       if (*from == 0) {
-        ACCO_RETURN_IF_ERROR(install(*datum, nullptr));  // the initial value
+        ACCO_RETURN_IF_ERROR(install_initial(*datum));
         continue;
       }
       // The copy may have come before the assignment (from another rank).
@@ -226,7 +304,10 @@ class Worker {
       if (early != early_.end() && early->second.first == *version) {
         const std::vector<std::byte> bytes = std::move(early->second.second);
         early_.erase(early);
-        ACCO_RETURN_IF_ERROR(install(*datum, bytes.data()));
+        ACCO_RETURN_IF_ERROR(install(*datum, [&](std::span<std::byte> host) -> Status {
+          std::memcpy(host.data(), bytes.data(), host.size());
+          return {};
+        }));
         continue;
       }
       if (early != early_.end()) {
@@ -246,13 +327,15 @@ class Worker {
     if (!datum || !version || !to || *datum >= handles_.size()) {
       return malformed(m);
     }
-    // The host copy made valid (the writer that made this version has ended), then copied
-    // into the message: later writers here never race the send.
+    // The host copy made valid (the writer that made this version has ended), then sent from
+    // where it lies. Nothing writes it before the peer has it: the next writer of the datum waits
+    // for the peer's reader (write after read), and a version that lands here meanwhile goes to
+    // a fresh buffer (HostData::writable).
     ACCO_RETURN_IF_ERROR(runtime_.write_back(handles_[*datum]), fmt::format("datum {}", *datum));
     Encoder out;
     out.word(run_).word(*datum).word(*version);
-    out.raw(memory_[*datum]->data(), workload_.data_bytes[*datum]);
-    return comm_.post(static_cast<int>(*to), kTagData, out.take());
+    return comm_.post_payload(static_cast<int>(*to), kTagData, out.take(),
+                              {memory_.data(*datum), workload_.data_bytes[*datum]});
   }
 
   Status on_init(const Message& m, Decoder& in) {
@@ -261,7 +344,7 @@ class Worker {
       return malformed(m);
     }
     expected_.erase(*datum);
-    ACCO_RETURN_IF_ERROR(install(*datum, nullptr));
+    ACCO_RETURN_IF_ERROR(install_initial(*datum));
     return submit_ready();
   }
 
@@ -296,17 +379,36 @@ class Worker {
 
   // A new version of a datum into host memory: the old copies dropped first (no task here
   // touches the datum now: the coordinator sends a version only to a rank whose tasks on that
-  // datum have ended), then registered again. `bytes` null: the initial value, zeros.
-  Status install(std::size_t datum, const std::byte* bytes) {
+  // datum have ended), `fill` writes the bytes, then the datum is registered again.
+  template <class Fill>
+  Status install(std::size_t datum, Fill fill) {
     ACCO_RETURN_IF_ERROR(runtime_.unregister(handles_[datum]), fmt::format("datum {}", datum));
-    if (bytes != nullptr) {
-      std::memcpy(memory_[datum]->data(), bytes, workload_.data_bytes[datum]);
-    } else {
-      std::memset(memory_[datum]->data(), 0, workload_.data_bytes[datum]);
-    }
-    ACCO_ASSIGN_OR_RETURN(handles_[datum], runtime_.register_data(memory_[datum]->data(),
-                                                                  workload_.data_bytes[datum]));
+    ACCO_ASSIGN_OR_RETURN(const std::span<std::byte> host, memory_.writable(datum));
+    ACCO_RETURN_IF_ERROR(fill(host), fmt::format("datum {}", datum));
+    ACCO_ASSIGN_OR_RETURN(handles_[datum],
+                          runtime_.register_data(host.data(), workload_.data_bytes[datum]));
     return {};
+  }
+  // A datum about to be written here whose host memory is still being sent (the library has
+  // not let go of it yet) moves to a fresh buffer first, so nothing writes memory under a send.
+  // Its host copy is valid (written back for the send), so this copy is all it costs, and only
+  // then.
+  Status rehome(std::size_t datum) {
+    const std::byte* sent = memory_.data(datum);
+    if (!comm_.sending_payload(sent)) {
+      return {};
+    }
+    return install(datum, [&](std::span<std::byte> host) -> Status {
+      std::memcpy(host.data(), sent, host.size());  // the old buffer is kept while being sent
+      return {};
+    });
+  }
+  // The initial value: zeros.
+  Status install_initial(std::size_t datum) {
+    return install(datum, [](std::span<std::byte> host) -> Status {
+      std::memset(host.data(), 0, host.size());
+      return {};
+    });
   }
 
   Status submit_ready() {
@@ -315,6 +417,11 @@ class Worker {
       if (!it->waiting.empty()) {
         ++it;
         continue;
+      }
+      for (const auto& [datum, mode] : workload_.tasks[it->task].accesses) {
+        if (mode != sched::Access::kRead) {
+          ACCO_RETURN_IF_ERROR(rehome(datum));
+        }
       }
       sched::Task task = tasks_.make(it->task, handles_);
       const std::size_t index = it->task;
@@ -335,7 +442,7 @@ class Worker {
   Communicator& comm_;
   sched::Runtime& runtime_;
   const sched::EmulatedTasks& tasks_;
-  std::vector<std::unique_ptr<dev::Buffer>>& memory_;
+  HostData& memory_;
   const sched::Workload& workload_;
   std::uint64_t run_;
   std::vector<sched::DataHandle> handles_;
@@ -599,8 +706,7 @@ class Loop {
 // One run of the protocol on this rank, until the coordinator says finish.
 Result<RunResult> run_once(Communicator& comm, const sched::Workload& workload,
                            const std::vector<WorkerInfo>& workers, sched::Runtime& runtime,
-                           const sched::EmulatedTasks& tasks,
-                           std::vector<std::unique_ptr<dev::Buffer>>& memory,
+                           const sched::EmulatedTasks& tasks, HostData& memory,
                            std::size_t device_offset, const DistributedOptions& run,
                            std::uint64_t run_index, bool measured) {
   Worker worker(comm, runtime, tasks, memory, workload, run_index);
@@ -620,7 +726,8 @@ Result<RunResult> run_once(Communicator& comm, const sched::Workload& workload,
   if (!finish_error.empty()) {
     return fail(Errc::kInternal, fmt::format("distributed run: {}", finish_error));
   }
-  // Sends still on their way (copies a lost worker never took) are left to the communicator.
+  // Sends still on their way (copies a lost worker never took) are left to the communicator,
+  // their buffers to HostData.
   RunResult result;
   result.local_tasks = reported;
   if (control) {
@@ -690,13 +797,8 @@ Result<DistributedOutcome> run_distributed(Communicator& comm, const sched::Work
   const sched::EmulatedTasks tasks(mine, sched::implementation_kinds(local), run.async_kernels, {});
   dev::Device* pin_on = local.front().device;
   ACCO_ASSIGN_OR_RETURN(auto runtime, sched::Runtime::create(std::move(local), std::move(options)));
-  std::vector<std::unique_ptr<dev::Buffer>> memory;
-  for (std::size_t bytes : workload.data_bytes) {
-    ACCO_ASSIGN_OR_RETURN(auto buffer, pin_on->allocate_host(bytes, dev::MemoryKind::kPinned),
-                          "workload data");
-    std::memset(buffer->data(), 0, bytes);
-    memory.push_back(std::move(buffer));
-  }
+  HostData memory(comm, *pin_on);
+  ACCO_RETURN_IF_ERROR(memory.allocate(workload.data_bytes));
   RunResult last;
   for (int i = 0; i <= run.calibration_runs; ++i) {
     const bool measured = i == run.calibration_runs;

@@ -1,8 +1,10 @@
 // The MPI communicator: the only file that includes mpi.h. Errors come back as return codes
 // (MPI_ERRORS_RETURN on every communicator), turned into kDeviceError with MPI's message.
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <climits>
+#include <cstdint>
 #include <cstring>
 #include <iterator>
 #include <list>
@@ -98,6 +100,9 @@ class MpiCommunicator final : public Communicator {
     }
     if (messages_ != MPI_COMM_NULL) {
       MPI_Comm_free(&messages_);
+    }
+    if (payloads_ != MPI_COMM_NULL) {
+      MPI_Comm_free(&payloads_);
     }
     if (node_ != MPI_COMM_NULL) {
       MPI_Comm_free(&node_);
@@ -261,6 +266,7 @@ class MpiCommunicator final : public Communicator {
 
   [[nodiscard]] Result<std::optional<Message>> poll() override {
     ACCO_RETURN_IF_ERROR(progress());
+    ACCO_RETURN_IF_ERROR(drop_owed_payload());
     int flag = 0;
     MPI_Message handle = MPI_MESSAGE_NULL;
     MPI_Status status;
@@ -278,7 +284,90 @@ class MpiCommunicator final : public Communicator {
     m.data.resize(static_cast<std::size_t>(count));
     ACCO_RETURN_IF_ERROR(check(
         MPI_Mrecv(m.data.data(), count, MPI_BYTE, &handle, MPI_STATUS_IGNORE), "MPI_Mrecv (poll)"));
+    if (m.tag >= kPayloadFlag) {
+      // A header: its payload's size at the end, the payload on its way on payloads_.
+      std::uint64_t bytes = 0;
+      if (m.data.size() < sizeof bytes) {
+        return fail(Errc::kDeviceError,
+                    fmt::format("poll: a payload header of {} bytes from rank {}", m.data.size(),
+                                m.source));
+      }
+      std::memcpy(&bytes, m.data.data() + m.data.size() - sizeof bytes, sizeof bytes);
+      m.data.resize(m.data.size() - sizeof bytes);
+      m.tag -= kPayloadFlag;
+      m.payload = static_cast<std::size_t>(bytes);
+      owed_ = Owed{m.source, m.payload};
+    }
     return std::optional<Message>{std::move(m)};
+  }
+
+  [[nodiscard]] Status post_payload(int peer, int tag, std::vector<std::byte> header,
+                                    std::span<const std::byte> payload) override {
+    if (tag >= 0 && tag <= kMaxTag && tag + kPayloadFlag > tag_ub_) {
+      return fail(Errc::kUnsupported,
+                  fmt::format("post_payload: this MPI's tags end at {} (MPI_TAG_UB), a header "
+                              "with a payload needs tags up to {}",
+                              tag_ub_, kMaxTag + kPayloadFlag));
+    }
+    if (payload.size() > static_cast<std::size_t>(INT_MAX) ||
+        header.size() > static_cast<std::size_t>(INT_MAX) - sizeof(std::uint64_t)) {
+      return fail(Errc::kInvalidArgument, "post: more than 2 GiB");
+    }
+    if (peer < 0 || peer >= size_ || tag < 0 || tag > kMaxTag) {
+      return post(peer, tag, {});  // its error
+    }
+    // The payload first: if it cannot be sent, no header announces it.
+    Outgoing& p = outgoing_.emplace_back();
+    p.payload = payload.data();
+    // NOLINTNEXTLINE(clang-analyzer-optin.mpi.MPI-Checker)
+    Status sent = check(MPI_Isend(payload.data(), static_cast<int>(payload.size()), MPI_BYTE, peer,
+                                  0, payloads_, &p.request),
+                        "MPI_Isend (post_payload)");
+    if (!sent) {
+      outgoing_.pop_back();
+      return sent;
+    }
+    const auto bytes = static_cast<std::uint64_t>(payload.size());
+    const auto* b = reinterpret_cast<const std::byte*>(&bytes);
+    header.insert(header.end(), b, b + sizeof bytes);
+    Outgoing& h = outgoing_.emplace_back();
+    h.data = std::move(header);
+    // NOLINTNEXTLINE(clang-analyzer-optin.mpi.MPI-Checker)
+    sent = check(MPI_Isend(h.data.data(), static_cast<int>(h.data.size()), MPI_BYTE, peer,
+                           tag + kPayloadFlag, messages_, &h.request),
+                 "MPI_Isend (post_payload header)");
+    if (!sent) {
+      outgoing_.pop_back();
+      // The payload went without its header: the peer's payloads from this rank are out of
+      // step from here on, so this error must end the job (every caller's does).
+      return sent;
+    }
+    return {};
+  }
+
+  [[nodiscard]] bool sending_payload(const void* payload) override {
+    (void)progress();
+    return std::any_of(outgoing_.begin(), outgoing_.end(),
+                       [&](const Outgoing& o) { return o.payload == payload; });
+  }
+
+  [[nodiscard]] Status take_payload(const Message& m, std::span<std::byte> into) override {
+    if (!owed_ || owed_->source != m.source || owed_->bytes != m.payload || m.payload == 0) {
+      return fail(Errc::kInvalidArgument,
+                  fmt::format("take_payload: the message from rank {} is not the last one polled "
+                              "with a payload",
+                              m.source));
+    }
+    if (into.size() != m.payload) {
+      ACCO_RETURN_IF_ERROR(drop_owed_payload());
+      return fail(Errc::kInvalidArgument,
+                  fmt::format("take_payload: {} bytes from rank {} into {} bytes", m.payload,
+                              m.source, into.size()));
+    }
+    owed_.reset();
+    return check(MPI_Recv(into.data(), static_cast<int>(into.size()), MPI_BYTE, m.source, 0,
+                          payloads_, MPI_STATUS_IGNORE),
+                 "MPI_Recv (take_payload)");
   }
 
   [[nodiscard]] std::size_t pending_sends() override {
@@ -288,6 +377,8 @@ class MpiCommunicator final : public Communicator {
 
  private:
   static constexpr int kMaxTag = 32767;  // the least MPI_TAG_UB the standard allows
+  // Added to a header's tag when a payload follows it (Open MPI's MPI_TAG_UB is 2^31 - 1).
+  static constexpr int kPayloadFlag = 32768;
   static constexpr int kSendRecvTag = 7001;
   static constexpr int kExchangeTag = 7002;
 
@@ -315,6 +406,16 @@ class MpiCommunicator final : public Communicator {
     ACCO_RETURN_IF_ERROR(check(MPI_Comm_dup(MPI_COMM_WORLD, &messages_), "MPI_Comm_dup"));
     ACCO_RETURN_IF_ERROR(check(MPI_Comm_set_errhandler(messages_, MPI_ERRORS_RETURN),
                                "MPI_Comm_set_errhandler (messages)"));
+    ACCO_RETURN_IF_ERROR(check(MPI_Comm_dup(MPI_COMM_WORLD, &payloads_), "MPI_Comm_dup"));
+    ACCO_RETURN_IF_ERROR(check(MPI_Comm_set_errhandler(payloads_, MPI_ERRORS_RETURN),
+                               "MPI_Comm_set_errhandler (payloads)"));
+    int* tag_ub = nullptr;
+    int has_tag_ub = 0;
+    if (MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, static_cast<void*>(&tag_ub), &has_tag_ub) ==
+            MPI_SUCCESS &&
+        has_tag_ub != 0 && tag_ub != nullptr) {
+      tag_ub_ = *tag_ub;
+    }
     return check(MPI_Bcast(&node_index_, 1, MPI_INT, 0, node_), "MPI_Bcast (node)");
   }
 
@@ -328,12 +429,35 @@ class MpiCommunicator final : public Communicator {
     return {};
   }
 
+  // The payload of the message poll() returned last, not taken yet: received and dropped
+  // before the next message, so each header meets its own payload (a rank's payloads arrive in
+  // the order of its headers).
+  Status drop_owed_payload() {
+    if (!owed_) {
+      return {};
+    }
+    const Owed owed = *owed_;
+    owed_.reset();
+    std::vector<std::byte> dropped(owed.bytes);
+    return check(MPI_Recv(dropped.data(), static_cast<int>(dropped.size()), MPI_BYTE, owed.source,
+                          0, payloads_, MPI_STATUS_IGNORE),
+                 "MPI_Recv (a payload not taken)");
+  }
+
   struct Outgoing {
     MPI_Request request = MPI_REQUEST_NULL;
     std::vector<std::byte> data;
+    const void* payload = nullptr;  // a payload sent from the caller's memory
   };
-  std::list<Outgoing> outgoing_;       // a list: MPI holds pointers into each element's buffer
+  struct Owed {
+    int source = 0;
+    std::size_t bytes = 0;
+  };
+  std::list<Outgoing> outgoing_;  // a list: MPI holds pointers into each element's buffer
+  std::optional<Owed> owed_;
+  int tag_ub_ = kMaxTag;
   MPI_Comm messages_ = MPI_COMM_NULL;  // post/poll apart from the collectives' tags
+  MPI_Comm payloads_ = MPI_COMM_NULL;  // post_payload's payloads, tag 0
   bool owns_mpi_ = false;
   Capabilities capabilities_;
   MPI_Comm node_ = MPI_COMM_NULL;

@@ -3,6 +3,9 @@
 #include <chrono>
 #include <cstring>
 #include <deque>
+#include <optional>
+#include <span>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -69,22 +72,56 @@ class SelfCommunicator final : public Communicator {
     if (tag < 0 || tag > kMaxTag) {
       return fail(Errc::kInvalidArgument, fmt::format("post: tag {} outside 0..{}", tag, kMaxTag));
     }
-    inbox_.push_back({0, tag, std::move(data)});
+    inbox_.push_back({{0, tag, std::move(data), 0}, {}});
     return {};
   }
   [[nodiscard]] Result<std::optional<Message>> poll() override {
+    owed_.reset();  // a payload not taken: dropped
     if (inbox_.empty()) {
       return std::optional<Message>{};
     }
-    Message m = std::move(inbox_.front());
+    Incoming in = std::move(inbox_.front());
     inbox_.pop_front();
-    return std::optional<Message>{std::move(m)};
+    if (in.message.payload > 0) {
+      owed_ = std::move(in.payload);
+    }
+    return std::optional<Message>{std::move(in.message)};
   }
   [[nodiscard]] std::size_t pending_sends() override { return 0; }
 
+  // To itself the payload is copied when posted: the caller may change its memory at once.
+  [[nodiscard]] Status post_payload(int peer, int tag, std::vector<std::byte> header,
+                                    std::span<const std::byte> payload) override {
+    ACCO_RETURN_IF_ERROR(post(peer, tag, std::move(header)));
+    inbox_.back().message.payload = payload.size();
+    inbox_.back().payload.assign(payload.begin(), payload.end());
+    return {};
+  }
+  [[nodiscard]] bool sending_payload(const void* /*payload*/) override { return false; }
+  [[nodiscard]] Status take_payload(const Message& m, std::span<std::byte> into) override {
+    if (!owed_ || owed_->size() != m.payload || m.payload == 0) {
+      return fail(Errc::kInvalidArgument,
+                  "take_payload: the message is not the last one polled with a payload");
+    }
+    std::vector<std::byte> payload = std::move(*owed_);
+    owed_.reset();
+    if (into.size() != payload.size()) {
+      return fail(Errc::kInvalidArgument, fmt::format("take_payload: {} bytes from rank 0 into {} "
+                                                      "bytes",
+                                                      payload.size(), into.size()));
+    }
+    std::memcpy(into.data(), payload.data(), payload.size());
+    return {};
+  }
+
  private:
   static constexpr int kMaxTag = 32767;
-  std::deque<Message> inbox_;
+  struct Incoming {
+    Message message;
+    std::vector<std::byte> payload;
+  };
+  std::deque<Incoming> inbox_;
+  std::optional<std::vector<std::byte>> owed_;  // the last polled message's payload
 };
 
 }  // namespace

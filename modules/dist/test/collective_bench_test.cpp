@@ -70,6 +70,14 @@ class OffByOne final : public Communicator {
   }
   Result<std::optional<Message>> poll() override { return inner_->poll(); }
   std::size_t pending_sends() override { return inner_->pending_sends(); }
+  Status post_payload(int peer, int tag, std::vector<std::byte> h,
+                      std::span<const std::byte> p) override {
+    return inner_->post_payload(peer, tag, std::move(h), p);
+  }
+  bool sending_payload(const void* p) override { return inner_->sending_payload(p); }
+  Status take_payload(const Message& m, std::span<std::byte> into) override {
+    return inner_->take_payload(m, into);
+  }
 
  private:
   std::unique_ptr<Communicator> inner_ = self_communicator();

@@ -1,10 +1,13 @@
 #include "acco/dist/distributed.hpp"
 
+#include <algorithm>
 #include <condition_variable>
+#include <cstring>
 #include <deque>
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <gmock/gmock.h>
@@ -20,12 +23,28 @@ namespace {
 using acco::testing::IsOk;
 
 // Ranks as threads of one process: the messages of post/poll through shared queues, a barrier;
-// the collectives are not used by the distributed runtime and say so.
+// the collectives are not used by the distributed runtime and say so. A payload is read from the
+// sender's memory when the receiver takes it (as MPI may), so a sender that changed it while it
+// was being sent shows (wrong data, and a race under TSan).
+struct Incoming {
+  Message message;
+  const std::byte* payload = nullptr;  // the sender's memory
+};
 struct Group {
   explicit Group(int n) : inbox(static_cast<std::size_t>(n)) {}
   std::mutex mutex;
   std::condition_variable cv;
-  std::vector<std::deque<Message>> inbox;
+  std::vector<std::deque<Incoming>> inbox;
+  std::vector<const std::byte*> in_flight;  // payloads posted and not yet taken or dropped
+  // The library never lets go of a payload (as one whose peer stopped receiving): the sender
+  // must put every new version of a datum it sent somewhere else.
+  bool hold_payloads = false;
+  // Copies whose bytes are not the version their header names (each writer of the emulated
+  // workload adds 1 to a byte in every 4 KiB of the datum, from 0).
+  int wrong_copies = 0;
+  // With hold_payloads: each payload's bytes when posted, to compare at the end (the sender
+  // keeps memory that is still being sent).
+  std::vector<std::pair<const std::byte*, std::vector<std::byte>>> held;
   int arrived = 0;
   int generation = 0;
 };
@@ -78,24 +97,81 @@ class ThreadRank final : public Communicator {
       return fail(Errc::kInvalidArgument, "threads: bad peer");
     }
     std::lock_guard lock(g_->mutex);
-    g_->inbox[static_cast<std::size_t>(peer)].push_back({rank_, tag, std::move(data)});
+    g_->inbox[static_cast<std::size_t>(peer)].push_back({{rank_, tag, std::move(data), 0}});
     return {};
   }
   Result<std::optional<Message>> poll() override {
     std::lock_guard lock(g_->mutex);
+    drop_owed();
     auto& q = g_->inbox[static_cast<std::size_t>(rank_)];
     if (q.empty()) {
       return std::optional<Message>{};
     }
-    Message m = std::move(q.front());
+    Incoming in = std::move(q.front());
     q.pop_front();
-    return std::optional<Message>{std::move(m)};
+    if (in.payload != nullptr) {
+      owed_ = in.payload;
+    }
+    return std::optional<Message>{std::move(in.message)};
   }
   std::size_t pending_sends() override { return 0; }
+  Status post_payload(int peer, int tag, std::vector<std::byte> header,
+                      std::span<const std::byte> payload) override {
+    if (peer < 0 || peer >= size() || payload.empty()) {
+      return fail(Errc::kInvalidArgument, "threads: bad peer or empty payload");
+    }
+    std::lock_guard lock(g_->mutex);
+    g_->inbox[static_cast<std::size_t>(peer)].push_back(
+        {{rank_, tag, std::move(header), payload.size()}, payload.data()});
+    g_->in_flight.push_back(payload.data());
+    if (g_->hold_payloads) {
+      g_->held.emplace_back(payload.data(), std::vector<std::byte>(payload.begin(), payload.end()));
+    }
+    return {};
+  }
+  bool sending_payload(const void* payload) override {
+    std::lock_guard lock(g_->mutex);
+    return std::find(g_->in_flight.begin(), g_->in_flight.end(), payload) != g_->in_flight.end();
+  }
+  Status take_payload(const Message& m, std::span<std::byte> into) override {
+    std::lock_guard lock(g_->mutex);
+    if (owed_ == nullptr || m.payload == 0) {
+      return fail(Errc::kInvalidArgument, "threads: no payload owed");
+    }
+    if (into.size() != m.payload) {
+      drop_owed();
+      return fail(Errc::kInvalidArgument, "threads: payload size differs");
+    }
+    std::memcpy(into.data(), owed_, into.size());
+    drop_owed();
+    // The header: run, datum, version (distributed.cpp's data message).
+    std::uint64_t version = 0;
+    if (m.data.size() == 3 * sizeof version) {
+      std::memcpy(&version, m.data.data() + 2 * sizeof version, sizeof version);
+      for (std::size_t b = 0; b < into.size(); b += 4096) {
+        if (into[b] != static_cast<std::byte>(version & 0xFFU)) {
+          ++g_->wrong_copies;
+          break;
+        }
+      }
+    }
+    return {};
+  }
 
  private:
+  void drop_owed() {  // under the group's mutex
+    if (owed_ != nullptr && !g_->hold_payloads) {
+      auto it = std::find(g_->in_flight.begin(), g_->in_flight.end(), owed_);
+      if (it != g_->in_flight.end()) {
+        g_->in_flight.erase(it);
+      }
+    }
+    owed_ = nullptr;
+  }
+
   std::shared_ptr<Group> g_;
   int rank_;
+  const std::byte* owed_ = nullptr;
 };
 
 sched::Workload distributed_cholesky(int tiles, std::size_t devices) {
@@ -109,10 +185,13 @@ sched::Workload distributed_cholesky(int tiles, std::size_t devices) {
   return *w;
 }
 
-// Runs the workload over `ranks` threads of `each` host devices.
+// Runs the workload over `ranks` threads of `each` host devices; every copy that moved between
+// ranks must have carried the version its header named.
 std::vector<Result<DistributedOutcome>> run(const sched::Workload& w, int ranks, std::size_t each,
-                                            const DistributedOptions& options) {
+                                            const DistributedOptions& options,
+                                            bool hold_payloads = false) {
   auto group = std::make_shared<Group>(ranks);
+  group->hold_payloads = hold_payloads;
   std::vector<Result<DistributedOutcome>> out(static_cast<std::size_t>(ranks),
                                               fail(Errc::kInternal, "did not run"));
   std::vector<std::thread> threads;
@@ -141,6 +220,12 @@ std::vector<Result<DistributedOutcome>> run(const sched::Workload& w, int ranks,
   for (std::thread& t : threads) {
     t.join();
   }
+  EXPECT_EQ(group->wrong_copies, 0);
+  std::size_t changed = 0;
+  for (const auto& [memory, bytes] : group->held) {
+    changed += std::memcmp(memory, bytes.data(), bytes.size()) != 0 ? 1 : 0;
+  }
+  EXPECT_EQ(changed, 0U) << "payloads written while being sent, of " << group->held.size();
   return out;
 }
 
@@ -165,6 +250,19 @@ TEST(RunDistributed, CholeskyOverTwoRanksOfTwoDevices) {
   EXPECT_EQ(o.workers[0].tasks + o.workers[1].tasks, w.tasks.size());
   EXPECT_EQ(out[0]->local_tasks + out[1]->local_tasks, w.tasks.size());
   EXPECT_EQ(o.workers[1].tasks, out[1]->local_tasks);
+}
+
+// Copies go from where they lie; while the library still holds one, a new version of that
+// datum on the sender lands in a fresh buffer, and every copy still arrives as sent.
+TEST(RunDistributed, ANewVersionOfADatumBeingSentGoesToAFreshBuffer) {
+  const sched::Workload w = distributed_cholesky(5, 4);
+  DistributedOptions options;
+  options.calibration_runs = 1;
+  const auto held = run(w, 2, 2, options, /*hold_payloads=*/true);
+  ASSERT_THAT(held[0], IsOk());
+  ASSERT_THAT(held[1], IsOk());
+  EXPECT_EQ(held[0]->local_tasks + held[1]->local_tasks, w.tasks.size());
+  EXPECT_GT(held[0]->bytes_between_ranks, 0U);
 }
 
 TEST(RunDistributed, AWorkerThatStopsAnsweringIsLostAndItsWorkRunsElsewhere) {

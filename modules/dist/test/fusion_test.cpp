@@ -81,6 +81,14 @@ class Doubling final : public Communicator {
   }
   Result<std::optional<Message>> poll() override { return std::optional<Message>{}; }
   std::size_t pending_sends() override { return 0; }
+  Status post_payload(int /*p*/, int /*t*/, std::vector<std::byte> /*h*/,
+                      std::span<const std::byte> /*d*/) override {
+    return fail(Errc::kUnsupported, "no messages here");
+  }
+  bool sending_payload(const void* /*p*/) override { return false; }
+  Status take_payload(const Message& /*m*/, std::span<std::byte> /*into*/) override {
+    return fail(Errc::kUnsupported, "no messages here");
+  }
   std::vector<std::size_t> counts;
 };
 

@@ -33,11 +33,13 @@ struct Capabilities {
   bool operator==(const Capabilities&) const = default;
 };
 
-// A point-to-point message as it arrived.
+// A point-to-point message as it arrived. `payload`: the size of a payload that follows it
+// (post_payload), still with the library until take_payload.
 struct Message {
   int source = 0;
   int tag = 0;
   std::vector<std::byte> data;
+  std::size_t payload = 0;
 };
 
 class Communicator {
@@ -85,6 +87,23 @@ class Communicator {
   [[nodiscard]] virtual Result<std::optional<Message>> poll() = 0;
   // Sends posted and not yet taken by the library (0 once all have gone).
   [[nodiscard]] virtual std::size_t pending_sends() = 0;
+
+  // A message in two parts: `header` as post's data, then `payload` sent from where it lies,
+  // without a copy (bulk data: the distributed runtime's task inputs). The payload must stay
+  // valid and unchanged while sending_payload(payload.data()) is true. The peer's poll() returns
+  // the header with Message::payload set to the payload's size, and the peer receives the
+  // payload with take_payload straight into its own memory. The errors of post, and
+  // kUnsupported where the library's tags cannot mark a header that has a payload.
+  [[nodiscard]] virtual Status post_payload(int peer, int tag, std::vector<std::byte> header,
+                                            std::span<const std::byte> payload) = 0;
+  // True while a payload posted from `payload` has not gone yet (moves the posted sends on).
+  [[nodiscard]] virtual bool sending_payload(const void* payload) = 0;
+  // The payload of `m`, the message poll() returned last, into `into` (as many bytes as
+  // m.payload); it waits until the payload has arrived (it is sent right after its header). A
+  // payload not taken before the next poll() is received and dropped there. kInvalidArgument,
+  // the payload dropped, for a size that differs; kInvalidArgument for a message that is not
+  // the last one polled or whose payload was taken.
+  [[nodiscard]] virtual Status take_payload(const Message& m, std::span<std::byte> into) = 0;
 };
 
 // The communicator for this process: MPI when built with it and `launch` names a launcher, else

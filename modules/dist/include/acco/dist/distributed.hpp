@@ -8,7 +8,8 @@
 //   tag 1, coordinator -> worker: assign(task, fetches), send(datum, version, to),
 //          init(datum) (the initial value, made locally), finish(error)
 //   tag 2, worker -> coordinator: done(task, device, seconds), failed(task, error), alive
-//   tag 3, worker -> worker: data(run, datum, version, bytes)
+//   tag 3, worker -> worker: data(run, datum, version), the bytes as its payload
+//          (post_payload: sent from and received into the datum's host copy, no copy of ours)
 // A worker that sends nothing (no result, no `alive` every heartbeat) for lost_after_seconds
 // while it has tasks is lost: Open MPI 4.1 ends the whole job when a rank's process dies, so what
 // this handles is a node that hangs or loses its devices; --hang-rank emulates one.
