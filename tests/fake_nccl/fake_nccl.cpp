@@ -14,6 +14,11 @@
 //   "collective-fails-on-rank-N-after-K"
 //                       as "ok", except that on rank N every collective call after the first K
 //                       (ncclSend and ncclRecv count one each) answers ncclSystemError
+//   "async-error-on-rank-N-after-K"
+//                       as "ok", except that the calls after the first K are accepted and never
+//                       run: on rank N ncclCommGetAsyncError then answers ncclSystemError (its
+//                       NIC failed under them), on the other ranks ncclInProgress for ever (as
+//                       kernels that wait for rank N; NCCL has no timeout of its own)
 // The collectives work on host memory (the host backend's device buffers) and ignore the
 // stream: with one rank they copy at once; with more they are queued, as kernels on a stream
 // that wait for their peers, and run Open MPI's collectives on MPI_COMM_WORLD (the ranks of
@@ -27,6 +32,7 @@
 #include <functional>
 #include <new>
 #include <string>
+#include <utility>
 #include <vector>
 
 #ifdef ACCO_FAKE_NCCL_MPI
@@ -40,6 +46,7 @@ struct ncclComm {
   int rank = 0;
   std::vector<std::function<ncclResult_t()>> queued;  // more than one rank: run when asked
   int calls = 0;                                      // collective calls so far
+  bool stalled = false;  // async-error-on-rank-N-after-K: a call after the K-th was made
 };
 
 namespace {
@@ -91,6 +98,10 @@ ncclResult_t usable(ncclComm_t comm, const void* send, const void* recv, std::si
       rank == comm->rank && ++comm->calls > after) {
     return fail(ncclSystemError, "transport/net.cc: NET/IB : failed to post a send (rank's NIC)");
   }
+  if (std::sscanf(m.c_str(), "async-error-on-rank-%d-after-%d", &rank, &after) == 2 &&
+      ++comm->calls > after) {
+    comm->stalled = true;
+  }
 #ifndef ACCO_FAKE_NCCL_MPI
   if (comm->nranks > 1) {
     return fail(ncclInternalError, "fake NCCL built without MPI: one rank only");
@@ -107,6 +118,13 @@ int mpi_count(std::size_t count) {
   return static_cast<int>(count);
 }
 #endif
+
+// Queues work for the peers' arrival, unless the communicator stalled (it never runs then).
+void enqueue(ncclComm_t comm, std::function<ncclResult_t()> work) {
+  if (!comm->stalled) {
+    comm->queued.push_back(std::move(work));
+  }
+}
 
 // Runs what is queued, in order; the first failure is the asynchronous error.
 ncclResult_t run_queued(ncclComm_t comm) {
@@ -146,7 +164,7 @@ ncclResult_t run_group(ncclComm_t comm) {
     return ncclSuccess;
   }
 #ifdef ACCO_FAKE_NCCL_MPI
-  comm->queued.emplace_back([ops = std::move(ops)] {
+  enqueue(comm, [ops = std::move(ops)] {
     std::vector<MPI_Request> requests(ops.size(), MPI_REQUEST_NULL);
     constexpr int kTag = 4242;
     for (std::size_t i = 0; i < ops.size(); ++i) {
@@ -283,7 +301,7 @@ __attribute__((visibility("default"))) ncclResult_t ncclAllReduce(const void* se
     return ncclSuccess;
   }
 #ifdef ACCO_FAKE_NCCL_MPI
-  comm->queued.emplace_back([=] {
+  enqueue(comm, [=] {
     if (ncclResult_t ok = mpi(MPI_Allreduce(sendbuff, recvbuff, mpi_count(count), MPI_FLOAT,
                                             MPI_SUM, MPI_COMM_WORLD));
         ok != ncclSuccess) {
@@ -314,7 +332,7 @@ __attribute__((visibility("default"))) ncclResult_t ncclAllGather(
     return ncclSuccess;
   }
 #ifdef ACCO_FAKE_NCCL_MPI
-  comm->queued.emplace_back([=] {
+  enqueue(comm, [=] {
     return mpi(MPI_Allgather(sendbuff, mpi_count(sendcount), MPI_FLOAT, recvbuff,
                              mpi_count(sendcount), MPI_FLOAT, MPI_COMM_WORLD));
   });
@@ -338,7 +356,7 @@ __attribute__((visibility("default"))) ncclResult_t ncclReduceScatter(
     return ncclSuccess;
   }
 #ifdef ACCO_FAKE_NCCL_MPI
-  comm->queued.emplace_back([=] {
+  enqueue(comm, [=] {
     return mpi(MPI_Reduce_scatter_block(sendbuff, recvbuff, mpi_count(recvcount), MPI_FLOAT,
                                         MPI_SUM, MPI_COMM_WORLD));
   });
@@ -367,7 +385,7 @@ __attribute__((visibility("default"))) ncclResult_t ncclBroadcast(const void* se
     return ncclSuccess;
   }
 #ifdef ACCO_FAKE_NCCL_MPI
-  comm->queued.emplace_back([=, mine = comm->rank == root] {
+  enqueue(comm, [=, mine = comm->rank == root] {
     if (mine) {
       std::memmove(recvbuff, sendbuff, count * kFloat);
     }
@@ -407,6 +425,17 @@ __attribute__((visibility("default"))) ncclResult_t ncclCommGetAsyncError(
     return fail(ncclInvalidArgument, "ncclCommGetAsyncError: null pointer");
   }
   *async_error = run_queued(comm);
+  int rank = -1;
+  int after = 0;
+  if (*async_error == ncclSuccess && comm->stalled &&
+      std::sscanf(mode().c_str(), "async-error-on-rank-%d-after-%d", &rank, &after) == 2) {
+    *async_error =
+        rank == comm->rank
+            ? fail(ncclSystemError,
+                   "transport/net_ib.cc: NET/IB : Got completion from peer with status=12 "
+                   "(rank's NIC)")
+            : ncclInProgress;
+  }
   return ncclSuccess;
 }
 

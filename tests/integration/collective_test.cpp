@@ -124,6 +124,9 @@ TEST(Collective, BadFlagsAreUsageErrors) {
   r = acco("bench --collective allreduce --buffers device --via ucx");
   EXPECT_EQ(r.exit_code, 64);
   EXPECT_THAT(r.err, HasSubstr("--via: 'ucx' is not one of auto, nccl, mpi"));
+  r = acco("bench --collective allreduce --nccl-timeout 0s");
+  EXPECT_EQ(r.exit_code, 64);
+  EXPECT_THAT(r.err, HasSubstr("--nccl-timeout '0s': expected a duration above 0"));
 }
 
 TEST(Collective, TwoRanksOverSharedMemory) {
@@ -240,6 +243,31 @@ TEST(Collective, ARankThatCannotQueueALaterNcclCollectiveStopsItsPeers) {
   EXPECT_NE(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.err, HasSubstr("failed to post a send"));
   EXPECT_THAT(r.err, HasSubstr("rank 1"));
+}
+
+// Rank 1's NIC fails under its queued collectives: it sees the asynchronous error and stops
+// (in MPI_Finalize, which waits for rank 0); rank 0's kernels wait for rank 1 with no error of
+// NCCL's, until the watchdog aborts them after 2 s. Without it the job never ends (checked: with
+// --nccl-timeout 1h the same command is still running after 60 s). Which rank's message mpirun
+// shows first is a race: rank 1 exits 69 as soon as rank 0 lets go, and mpirun ends the job.
+TEST(Collective, ARankWhoseQueuedNcclWorkFailsIsWaitedForOnlyUntilTheWatchdog) {
+  if (std::string(kMpiexec).empty()) {
+    GTEST_SKIP() << "acco was built without MPI (libopenmpi-dev not found)";
+  }
+  const auto r =
+      mpirun(2, "-x ACCO_FAKE_NCCL_MODE=async-error-on-rank-1-after-3 --mca btl self,vader",
+             std::string("bench --collective allreduce --buffers device --backend host --via "
+                         "nccl --max-bytes 64 --iters 4 --warmup 2 --nccl-timeout 2s "
+                         "--nccl-library ") +
+                 kFakeNccl);
+  EXPECT_NE(r.exit_code, 124) << "rank 0 waited for rank 1 until mpirun's timeout";
+  EXPECT_NE(r.exit_code, 0) << r.err;
+  const bool either =
+      r.err.find("Got completion from peer with status=12") != std::string::npos ||
+      r.err.find(
+          "NCCL collectives not complete after 2 s (a peer failed or "
+          "stopped while they wait for it): aborted by the watchdog") != std::string::npos;
+  EXPECT_TRUE(either) << r.err;
 }
 
 TEST(Cluster, OneProcessIsOneNodeWithoutPairs) {

@@ -39,6 +39,7 @@ struct PlaneChoice {
   dist::Via via = dist::Via::kAuto;
   bench::BackendChoice backend = bench::BackendChoice::kAuto;  // --buffers device
   dev::HostBackendOptions host;                                // its emulated device
+  double nccl_timeout_seconds = dist::kNcclTimeoutSeconds;
 };
 
 class CollectiveCommand final : public Command {
@@ -199,7 +200,8 @@ class CollectiveCommand final : public Command {
     if (path == dist::DataPath::kHost) {
       return dist::host_plane(comm);
     }
-    auto plane = dist::device_plane(comm, *device, path, nccl.comm.get());
+    auto plane =
+        dist::device_plane(comm, *device, path, nccl.comm.get(), plane_.nccl_timeout_seconds);
     ACCO_RETURN_IF_ERROR(dist::agree(comm, plane));
     return plane;
   }
@@ -377,6 +379,10 @@ void add_collective_flags(CLI::App& sub, CollectiveFlags& f) {
                  "--collective with --buffers device: auto (NCCL on a GPU, else MPI), nccl, or "
                  "mpi (CUDA-aware when it is, else staged through pinned host buffers)")
       ->type_name("PATH");
+  sub.add_option("--nccl-timeout", f.nccl_timeout,
+                 "--collective over NCCL: abort collectives not complete after this long (a "
+                 "peer failed or stopped; default 300s)")
+      ->type_name("DURATION");
 }
 
 Result<std::unique_ptr<Command>> collective_command(const CollectiveFlags& f) {
@@ -434,6 +440,12 @@ Result<std::unique_ptr<Command>> collective_command(const CollectiveFlags& f) {
     return tl::unexpected(as_usage(std::move(link.error()).with_context("--link")));
   }
   plane.host.link = *link;
+  auto timeout = units::parse_duration(f.nccl_timeout);
+  if (!timeout || !(*timeout > 0)) {
+    return usage(
+        fmt::format("--nccl-timeout '{}': expected a duration above 0 (300s, 5m)", f.nccl_timeout));
+  }
+  plane.nccl_timeout_seconds = *timeout;
   return std::unique_ptr<Command>(
       std::make_unique<CollectiveCommand>(std::move(o), std::move(plane), f));
 }

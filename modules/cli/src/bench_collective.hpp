@@ -28,6 +28,7 @@ struct CollectiveFlags {
   std::string nccl_library = "libnccl.so.2";  // --nccl-library (env ACCO_NCCL_LIBRARY)
   std::string buffers = "host";               // --buffers host|device
   std::string via = "auto";                   // --via auto|nccl|mpi (device buffers)
+  std::string nccl_timeout = "300s";          // --nccl-timeout: the watchdog of NCCL's waits
   // bench's --backend / --link, copied in by bench_command: the device of --buffers device.
   std::string backend = "auto";
   std::string link = "pcie4x16";

@@ -44,11 +44,13 @@ std::size_t bytes_of(std::size_t count) {
 class DevicePlane final : public CollectivePlane {
  public:
   DevicePlane(Communicator& comm, dev::Device& device, DataPath path, NcclCommunicator* nccl,
-              std::unique_ptr<dev::Queue> queue, std::unique_ptr<xfer::Engine> engine)
+              double nccl_timeout_seconds, std::unique_ptr<dev::Queue> queue,
+              std::unique_ptr<xfer::Engine> engine)
       : comm_(&comm),
         device_(&device),
         path_(path),
         nccl_(nccl),
+        nccl_timeout_seconds_(nccl_timeout_seconds),
         queue_(std::move(queue)),
         engine_(std::move(engine)) {}
   DevicePlane(const DevicePlane&) = delete;
@@ -119,15 +121,29 @@ class DevicePlane final : public CollectivePlane {
     if (path_ == DataPath::kNccl) {
       // Polled, as nccl-tests waits (and at least once, even when the queue looks idle): a
       // communicator that failed while its kernels wait for a peer is aborted instead of waited
-      // for forever.
+      // for forever. A peer that failed on its own leaves this rank's kernels waiting for it
+      // with no error here (NCCL has no timeout of its own): after the watchdog's time they are
+      // aborted too, as PyTorch's NCCL watchdog does.
       ACCO_ASSIGN_OR_RETURN(auto done, queue_->record(), "collective completion");
+      const auto start = std::chrono::steady_clock::now();
       for (;;) {
-        if (auto failed = nccl_->async_error(); !failed) {
+        auto working = nccl_->in_progress();
+        if (!working) {
           nccl_->abort();
-          return failed;
+          return tl::unexpected(std::move(working.error()));
         }
-        if (done->ready()) {
+        if (!*working && done->ready()) {
           break;
+        }
+        const double waited =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        if (waited > nccl_timeout_seconds_) {
+          nccl_->abort();
+          return fail(Errc::kDeviceError,
+                      fmt::format("NCCL collectives not complete after {:g} s (a peer failed or "
+                                  "stopped while they wait for it): aborted by the watchdog "
+                                  "(--nccl-timeout)",
+                                  nccl_timeout_seconds_));
         }
         std::this_thread::sleep_for(std::chrono::microseconds(20));
       }
@@ -178,6 +194,7 @@ class DevicePlane final : public CollectivePlane {
   dev::Device* device_;
   DataPath path_;
   NcclCommunicator* nccl_;
+  double nccl_timeout_seconds_;
   std::unique_ptr<dev::Queue> queue_;
   std::unique_ptr<xfer::Engine> engine_;  // kStagedMpi only
   std::unique_ptr<dev::Buffer> send_;
@@ -288,7 +305,12 @@ std::unique_ptr<CollectivePlane> host_plane(Communicator& comm) {
 }
 
 Result<std::unique_ptr<CollectivePlane>> device_plane(Communicator& comm, dev::Device& device,
-                                                      DataPath path, NcclCommunicator* nccl) {
+                                                      DataPath path, NcclCommunicator* nccl,
+                                                      double nccl_timeout_seconds) {
+  if (!(nccl_timeout_seconds > 0)) {
+    return fail(Errc::kInvalidArgument,
+                fmt::format("NCCL timeout {} s: expected more than 0", nccl_timeout_seconds));
+  }
   if (path == DataPath::kHost) {
     return fail(Errc::kInvalidArgument, "device plane: the host path has no device");
   }
@@ -300,8 +322,8 @@ Result<std::unique_ptr<CollectivePlane>> device_plane(Communicator& comm, dev::D
   if (path == DataPath::kStagedMpi) {
     ACCO_ASSIGN_OR_RETURN(engine, xfer::Engine::create(device), "collective staging");
   }
-  return std::unique_ptr<CollectivePlane>(
-      std::make_unique<DevicePlane>(comm, device, path, nccl, std::move(queue), std::move(engine)));
+  return std::unique_ptr<CollectivePlane>(std::make_unique<DevicePlane>(
+      comm, device, path, nccl, nccl_timeout_seconds, std::move(queue), std::move(engine)));
 }
 
 }  // namespace acco::dist

@@ -98,16 +98,18 @@ class NcclLibrary {
   }
   void destroy(ncclComm_t comm) const { static_cast<void>(destroy_(comm)); }
 
-  [[nodiscard]] Status async_error(ncclComm_t comm) const {
+  // True while ncclInProgress.
+  [[nodiscard]] Result<bool> in_progress(ncclComm_t comm) const {
     if (async_error_ == nullptr) {
-      return {};
+      return false;
     }
     ncclResult_t state = ncclSuccess;
     ACCO_RETURN_IF_ERROR(check(async_error_(comm, &state), "ncclCommGetAsyncError", comm));
     if (state == ncclSuccess || state == ncclInProgress) {
-      return {};
+      return state == ncclInProgress;
     }
-    return check(state, "NCCL communicator (asynchronous error)", comm);
+    ACCO_RETURN_IF_ERROR(check(state, "NCCL communicator (asynchronous error)", comm));
+    return false;
   }
   // True when the communicator was aborted (it must not be destroyed after).
   [[nodiscard]] bool abort(ncclComm_t comm) const {
@@ -251,8 +253,8 @@ class LoadedNcclCommunicator final : public NcclCommunicator {
     return lib_.enqueue(comm_, rank_, ranks_, op, send, recv, count,
                         static_cast<cudaStream_t>(stream));
   }
-  [[nodiscard]] Status async_error() override {
-    return aborted_ ? Status{} : lib_.async_error(comm_);
+  [[nodiscard]] Result<bool> in_progress() override {
+    return aborted_ ? Result<bool>(false) : lib_.in_progress(comm_);
   }
   void abort() override {
     if (!aborted_) {

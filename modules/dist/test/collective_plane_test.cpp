@@ -152,6 +152,47 @@ TEST_F(DevicePlaneTest, AWrongNcclSumIsCounted) {
   EXPECT_EQ(run->wrong, run->ops[0].points.size());
 }
 
+// NCCL reports no error while its kernels wait for a peer that is gone (the fake answers
+// ncclInProgress for ever once the calls pass K here, as on a rank other than the failed one):
+// the watchdog aborts them after the plane's timeout.
+TEST_F(DevicePlaneTest, NcclWorkThatNeverCompletesIsAbortedByTheWatchdog) {
+  ::setenv("ACCO_FAKE_NCCL_MODE", "async-error-on-rank-1-after-2", 1);
+  auto session = open_nccl(*comm_, kFake);
+  ASSERT_TRUE(session && session->comm);
+  auto plane = device_plane(*comm_, device(), DataPath::kNccl, session->comm.get(), 0.2);
+  ASSERT_TRUE(plane);
+  CollectiveOptions o = every_op();
+  o.ops = {Op::kAllReduce};
+  const auto run = run_collectives(*comm_, **plane, o, {});
+  ASSERT_FALSE(run);
+  EXPECT_EQ(run.error().code, Errc::kDeviceError);
+  EXPECT_THAT(run.error().message,
+              HasSubstr("NCCL collectives not complete after 0.2 s (a peer failed or stopped while "
+                        "they wait for it): aborted by the watchdog (--nccl-timeout)"));
+  // Aborted: nothing more goes on that communicator.
+  EXPECT_FALSE((*plane)->run(Op::kAllReduce, 1));
+}
+
+TEST_F(DevicePlaneTest, TheFailedRanksOwnAsynchronousErrorStopsItAtOnce) {
+  ::setenv("ACCO_FAKE_NCCL_MODE", "async-error-on-rank-0-after-2", 1);
+  auto session = open_nccl(*comm_, kFake);
+  ASSERT_TRUE(session && session->comm);
+  auto plane = device_plane(*comm_, device(), DataPath::kNccl, session->comm.get());
+  ASSERT_TRUE(plane);
+  CollectiveOptions o = every_op();
+  o.ops = {Op::kAllReduce};
+  const auto run = run_collectives(*comm_, **plane, o, {});
+  ASSERT_FALSE(run);
+  EXPECT_THAT(run.error().message, HasSubstr("NCCL communicator (asynchronous error)"));
+  EXPECT_THAT(run.error().message, HasSubstr("Got completion from peer with status=12"));
+}
+
+TEST_F(DevicePlaneTest, ATimeoutThatIsNotPositiveIsRefused) {
+  auto plane = device_plane(*comm_, device(), DataPath::kStagedMpi, nullptr, 0);
+  ASSERT_FALSE(plane);
+  EXPECT_EQ(plane.error().code, Errc::kInvalidArgument);
+}
+
 TEST_F(DevicePlaneTest, AFailingNcclCollectiveIsAnErrorNamingIt) {
   ::setenv("ACCO_FAKE_NCCL_MODE", "collective-fails", 1);
   auto session = open_nccl(*comm_, kFake);

@@ -61,8 +61,9 @@ class NcclCommunicator {
   [[nodiscard]] virtual Status enqueue(Op op, const float* send, float* recv, std::size_t count,
                                        void* stream) = 0;
   // ncclCommGetAsyncError: kDeviceError naming it once the communicator has failed (a peer or
-  // the network gone while its kernels wait); success while healthy.
-  [[nodiscard]] virtual Status async_error() = 0;
+  // the network gone while its kernels wait); true while it reports ncclInProgress (a
+  // nonblocking communicator still working on what was queued), false while healthy and idle.
+  [[nodiscard]] virtual Result<bool> in_progress() = 0;
   // ncclCommAbort: what is queued on every stream stops; the communicator is unusable after.
   virtual void abort() = 0;
 };
