@@ -270,6 +270,23 @@ TEST(Collective, ARankWhoseQueuedNcclWorkFailsIsWaitedForOnlyUntilTheWatchdog) {
   EXPECT_TRUE(either) << r.err;
 }
 
+// The communicator's messages with payloads (the distributed runtime's task inputs) between
+// real MPI ranks, over shared memory and TCP: tests/integration/mpi_messages_check.cpp.
+TEST(Collective, PayloadsMeetTheirHeadersBetweenMpiRanks) {
+  if (std::string(kMpiexec).empty()) {
+    GTEST_SKIP() << "acco was built without MPI (libopenmpi-dev not found)";
+  }
+  for (const auto& [ranks, mca] :
+       {std::pair{2, "--mca btl self,vader"},
+        std::pair{3, "--mca btl self,tcp --mca btl_tcp_if_include lo"}}) {
+    const auto r = mpirun(ranks, mca, "", ACCO_MPI_MESSAGES_CHECK);
+    ASSERT_EQ(r.exit_code, 0) << mca << "\n" << r.err;
+    for (int rank = 0; rank < ranks; ++rank) {
+      EXPECT_THAT(r.out, HasSubstr("rank " + std::to_string(rank) + ": ok")) << mca;
+    }
+  }
+}
+
 TEST(Cluster, OneProcessIsOneNodeWithoutPairs) {
   const auto r = acco("probe --cluster --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;

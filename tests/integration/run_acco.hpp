@@ -66,12 +66,14 @@ inline std::string sanitizer_env() {
 // `mpirun -np N` of acco with `args`; the launcher's own flags for running as root in a 2-core
 // container, its control connections on loopback (the netns test makes and removes a bridge
 // beside it, and a connection over a vanished interface hangs).
-inline Run mpirun(int ranks, const std::string& mca, const std::string& args) {
+// `program` (acco unless named) with `args` on `ranks` ranks of mpirun.
+inline Run mpirun(int ranks, const std::string& mca, const std::string& args,
+                  const std::string& program = ACCO_BINARY) {
   // A job that hangs fails here after two minutes instead of stalling the whole test run.
   const std::string cmd =
       sanitizer_env() + "timeout 120 " + kMpiexec +
       " --allow-run-as-root --oversubscribe --bind-to none --mca oob_tcp_if_include lo -np " +
-      std::to_string(ranks) + " " + mca + " " + ACCO_BINARY + " " + args;
+      std::to_string(ranks) + " " + mca + " " + program + " " + args;
   TempDir io;
   const int status = std::system(
       (cmd + " >" + (io.path() / "out").string() + " 2>" + (io.path() / "err").string()).c_str());

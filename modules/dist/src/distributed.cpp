@@ -399,7 +399,9 @@ class Worker {
       return {};
     }
     return install(datum, [&](std::span<std::byte> host) -> Status {
-      std::memcpy(host.data(), sent, host.size());  // the old buffer is kept while being sent
+      if (host.data() != sent) {  // the same buffer when the send ended meanwhile
+        std::memcpy(host.data(), sent, host.size());  // the old one is kept while being sent
+      }
       return {};
     });
   }

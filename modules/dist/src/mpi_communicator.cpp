@@ -288,6 +288,8 @@ class MpiCommunicator final : public Communicator {
       // A header: its payload's size at the end, the payload on its way on payloads_.
       std::uint64_t bytes = 0;
       if (m.data.size() < sizeof bytes) {
+        // Its payload cannot be told apart from the next one's: no payload is taken after it.
+        broken_ = true;
         return fail(Errc::kDeviceError,
                     fmt::format("poll: a payload header of {} bytes from rank {}", m.data.size(),
                                 m.source));
@@ -303,11 +305,16 @@ class MpiCommunicator final : public Communicator {
 
   [[nodiscard]] Status post_payload(int peer, int tag, std::vector<std::byte> header,
                                     std::span<const std::byte> payload) override {
+    if (broken_) {
+      return fail(Errc::kDeviceError,
+                  "post_payload: an earlier payload went without its header; the payloads of "
+                  "this rank are out of step");
+    }
     if (tag >= 0 && tag <= kMaxTag && tag + kPayloadFlag > tag_ub_) {
       return fail(Errc::kUnsupported,
-                  fmt::format("post_payload: this MPI's tags end at {} (MPI_TAG_UB), a header "
-                              "with a payload needs tags up to {}",
-                              tag_ub_, kMaxTag + kPayloadFlag));
+                  fmt::format("post_payload: this MPI's tags end at {} (MPI_TAG_UB); a header "
+                              "with a payload on tag {} needs tag {}",
+                              tag_ub_, tag, tag + kPayloadFlag));
     }
     if (payload.size() > static_cast<std::size_t>(INT_MAX) ||
         header.size() > static_cast<std::size_t>(INT_MAX) - sizeof(std::uint64_t)) {
@@ -339,7 +346,9 @@ class MpiCommunicator final : public Communicator {
     if (!sent) {
       outgoing_.pop_back();
       // The payload went without its header: the peer's payloads from this rank are out of
-      // step from here on, so this error must end the job (every caller's does).
+      // step from here on, so no later payload is sent (and this error ends the job: every
+      // caller's does).
+      broken_ = true;
       return sent;
     }
     return {};
@@ -352,6 +361,9 @@ class MpiCommunicator final : public Communicator {
   }
 
   [[nodiscard]] Status take_payload(const Message& m, std::span<std::byte> into) override {
+    if (broken_) {
+      return fail(Errc::kDeviceError, "take_payload: the payloads are out of step");
+    }
     if (!owed_ || owed_->source != m.source || owed_->bytes != m.payload || m.payload == 0) {
       return fail(Errc::kInvalidArgument,
                   fmt::format("take_payload: the message from rank {} is not the last one polled "
@@ -365,9 +377,11 @@ class MpiCommunicator final : public Communicator {
                               m.source, into.size()));
     }
     owed_.reset();
-    return check(MPI_Recv(into.data(), static_cast<int>(into.size()), MPI_BYTE, m.source, 0,
-                          payloads_, MPI_STATUS_IGNORE),
-                 "MPI_Recv (take_payload)");
+    MPI_Status status;
+    ACCO_RETURN_IF_ERROR(check(MPI_Recv(into.data(), static_cast<int>(into.size()), MPI_BYTE,
+                                        m.source, 0, payloads_, &status),
+                               "MPI_Recv (take_payload)"));
+    return check_payload_size(status, m.payload, m.source);
   }
 
   [[nodiscard]] std::size_t pending_sends() override {
@@ -439,9 +453,25 @@ class MpiCommunicator final : public Communicator {
     const Owed owed = *owed_;
     owed_.reset();
     std::vector<std::byte> dropped(owed.bytes);
-    return check(MPI_Recv(dropped.data(), static_cast<int>(dropped.size()), MPI_BYTE, owed.source,
-                          0, payloads_, MPI_STATUS_IGNORE),
-                 "MPI_Recv (a payload not taken)");
+    MPI_Status status;
+    ACCO_RETURN_IF_ERROR(check(MPI_Recv(dropped.data(), static_cast<int>(dropped.size()), MPI_BYTE,
+                                        owed.source, 0, payloads_, &status),
+                               "MPI_Recv (a payload not taken)"));
+    return check_payload_size(status, owed.bytes, owed.source);
+  }
+
+  // A payload shorter than its header said (a longer one is MPI's truncation error): the two
+  // streams are out of step.
+  Status check_payload_size(const MPI_Status& status, std::size_t expected, int source) {
+    int count = 0;
+    ACCO_RETURN_IF_ERROR(check(MPI_Get_count(&status, MPI_BYTE, &count), "MPI_Get_count"));
+    if (static_cast<std::size_t>(count) != expected) {
+      broken_ = true;
+      return fail(Errc::kDeviceError,
+                  fmt::format("payload from rank {}: {} bytes, its header said {}", source, count,
+                              expected));
+    }
+    return {};
   }
 
   struct Outgoing {
@@ -455,6 +485,7 @@ class MpiCommunicator final : public Communicator {
   };
   std::list<Outgoing> outgoing_;  // a list: MPI holds pointers into each element's buffer
   std::optional<Owed> owed_;
+  bool broken_ = false;  // a header and its payload parted: no payload is sent or taken
   int tag_ub_ = kMaxTag;
   MPI_Comm messages_ = MPI_COMM_NULL;  // post/poll apart from the collectives' tags
   MPI_Comm payloads_ = MPI_COMM_NULL;  // post_payload's payloads, tag 0

@@ -18,6 +18,7 @@ namespace acco::dist {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 const std::string kFake = ACCO_FAKE_NCCL_PATH;
 
@@ -177,7 +178,7 @@ TEST_F(DevicePlaneTest, TheFailedRanksOwnAsynchronousErrorStopsItAtOnce) {
   ::setenv("ACCO_FAKE_NCCL_MODE", "async-error-on-rank-0-after-2", 1);
   auto session = open_nccl(*comm_, kFake);
   ASSERT_TRUE(session && session->comm);
-  auto plane = device_plane(*comm_, device(), DataPath::kNccl, session->comm.get());
+  auto plane = device_plane(*comm_, device(), DataPath::kNccl, session->comm.get(), 5);
   ASSERT_TRUE(plane);
   CollectiveOptions o = every_op();
   o.ops = {Op::kAllReduce};
@@ -185,12 +186,14 @@ TEST_F(DevicePlaneTest, TheFailedRanksOwnAsynchronousErrorStopsItAtOnce) {
   ASSERT_FALSE(run);
   EXPECT_THAT(run.error().message, HasSubstr("NCCL communicator (asynchronous error)"));
   EXPECT_THAT(run.error().message, HasSubstr("Got completion from peer with status=12"));
+  EXPECT_THAT(run.error().message, Not(HasSubstr("watchdog")));
 }
 
 TEST_F(DevicePlaneTest, ATimeoutThatIsNotPositiveIsRefused) {
   auto plane = device_plane(*comm_, device(), DataPath::kStagedMpi, nullptr, 0);
   ASSERT_FALSE(plane);
   EXPECT_EQ(plane.error().code, Errc::kInvalidArgument);
+  EXPECT_THAT(plane.error().message, HasSubstr("NCCL timeout 0 s: expected more than 0"));
 }
 
 TEST_F(DevicePlaneTest, AFailingNcclCollectiveIsAnErrorNamingIt) {

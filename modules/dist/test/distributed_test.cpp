@@ -40,7 +40,8 @@ struct Group {
   // must put every new version of a datum it sent somewhere else.
   bool hold_payloads = false;
   // Copies whose bytes are not the version their header names (each writer of the emulated
-  // workload adds 1 to a byte in every 4 KiB of the datum, from 0).
+  // workload adds 1 to a byte in every 4 KiB of the datum, from 0; the workloads here read what
+  // they write, kReadWrite, so no writer starts from a device copy's old bytes).
   int wrong_copies = 0;
   // With hold_payloads: each payload's bytes when posted, to compare at the end (the sender
   // keeps memory that is still being sent).
@@ -263,6 +264,30 @@ TEST(RunDistributed, ANewVersionOfADatumBeingSentGoesToAFreshBuffer) {
   ASSERT_THAT(held[1], IsOk());
   EXPECT_EQ(held[0]->local_tasks + held[1]->local_tasks, w.tasks.size());
   EXPECT_GT(held[0]->bytes_between_ranks, 0U);
+}
+
+// Rank 0 writes a datum, rank 1 reads it (a copy from rank 0, which the library keeps holding),
+// then rank 0 writes it again: the second writer must not write the memory being sent (its
+// result would reach it on the write-back), so the datum moves to a fresh buffer first. The
+// costs (1 ms where each task should run, 1 s elsewhere) place the tasks.
+TEST(RunDistributed, ADatumWrittenAgainWhileBeingSentMovesToAFreshBuffer) {
+  sched::Workload w;
+  w.name = "write-read-write";
+  w.data_bytes = {64 << 10};
+  const std::vector<double> on_rank0{1e-3, 1e-3, 1, 1};
+  const std::vector<double> on_rank1{1, 1, 1e-3, 1e-3};
+  w.tasks = {{"task", "w0", {{0, sched::Access::kReadWrite}}, 0, on_rank0},
+             {"task", "r1", {{0, sched::Access::kRead}}, 0, on_rank1},
+             {"task", "w2", {{0, sched::Access::kReadWrite}}, 0, on_rank0}};
+  DistributedOptions options;
+  options.calibration_runs = 0;
+  const auto held = run(w, 2, 2, options, /*hold_payloads=*/true);
+  ASSERT_THAT(held[0], IsOk());
+  ASSERT_THAT(held[1], IsOk());
+  ASSERT_EQ(held[0]->workers.size(), 2U);
+  EXPECT_EQ(held[0]->workers[0].tasks, 2U);
+  EXPECT_EQ(held[0]->workers[1].tasks, 1U);
+  EXPECT_EQ(held[0]->bytes_between_ranks, std::uint64_t{64} << 10);
 }
 
 TEST(RunDistributed, AWorkerThatStopsAnsweringIsLostAndItsWorkRunsElsewhere) {

@@ -88,18 +88,20 @@ class Communicator {
   // Sends posted and not yet taken by the library (0 once all have gone).
   [[nodiscard]] virtual std::size_t pending_sends() = 0;
 
-  // A message in two parts: `header` as post's data, then `payload` sent from where it lies,
-  // without a copy (bulk data: the distributed runtime's task inputs). The payload must stay
-  // valid and unchanged while sending_payload(payload.data()) is true. The peer's poll() returns
-  // the header with Message::payload set to the payload's size, and the peer receives the
-  // payload with take_payload straight into its own memory. The errors of post, and
-  // kUnsupported where the library's tags cannot mark a header that has a payload.
+  // A message in two parts: `header` as post's data and `payload` sent from where it lies,
+  // without a copy (bulk data: the distributed runtime's task inputs), both posted at once (MPI:
+  // the payload first, so a payload that cannot be sent is never announced). The payload must
+  // stay valid and unchanged while sending_payload(payload.data()) is true. The peer's poll()
+  // returns the header with Message::payload set to the payload's size, and the peer receives
+  // the payload with take_payload straight into its own memory. The errors of post, and
+  // kUnsupported where the library's tags cannot mark a header that has a payload (MPI_TAG_UB
+  // below tag + 32768; Open MPI's and MPICH's are far above).
   [[nodiscard]] virtual Status post_payload(int peer, int tag, std::vector<std::byte> header,
                                             std::span<const std::byte> payload) = 0;
   // True while a payload posted from `payload` has not gone yet (moves the posted sends on).
   [[nodiscard]] virtual bool sending_payload(const void* payload) = 0;
   // The payload of `m`, the message poll() returned last, into `into` (as many bytes as
-  // m.payload); it waits until the payload has arrived (it is sent right after its header). A
+  // m.payload); it waits until the payload has arrived (it was posted with its header). A
   // payload not taken before the next poll() is received and dropped there. kInvalidArgument,
   // the payload dropped, for a size that differs; kInvalidArgument for a message that is not
   // the last one polled or whose payload was taken.

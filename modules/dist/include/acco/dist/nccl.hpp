@@ -62,7 +62,8 @@ class NcclCommunicator {
                                        void* stream) = 0;
   // ncclCommGetAsyncError: kDeviceError naming it once the communicator has failed (a peer or
   // the network gone while its kernels wait); true while it reports ncclInProgress (a
-  // nonblocking communicator still working on what was queued), false while healthy and idle.
+  // nonblocking communicator still working on what was queued), false otherwise (a blocking
+  // communicator answers false while its kernels still run: wait for the stream as well).
   [[nodiscard]] virtual Result<bool> in_progress() = 0;
   // ncclCommAbort: what is queued on every stream stops; the communicator is unusable after.
   virtual void abort() = 0;
