@@ -6,6 +6,7 @@
 #include "acco/cli/app.hpp"
 
 int main(int argc, char** argv) try {
+  acco::cli::defer_mpi_finalize();  // MPI, when a command opens it, ends after the printing
   const std::vector<std::string> args(argv + 1, argv + argc);
   const auto output = acco::cli::run_command_line(
       args, [](const char* name) { return std::getenv(name); },
@@ -13,6 +14,7 @@ int main(int argc, char** argv) try {
                                             << std::flush; });
   std::cout << output.out << std::flush;
   std::cerr << output.err << std::flush;
+  acco::cli::finish();
   return output.exit_code;
 } catch (const std::exception& e) {
   std::cerr << "acco: internal error: " << e.what() << "\n";

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "acco/cli/app.hpp"
+#include "acco/dist/communicator.hpp"
 
 namespace acco::cli {
 
@@ -44,6 +45,14 @@ Output run(const Options& options) {
   } catch (const std::exception& e) {
     return {"", fmt::format("acco: internal error: {}\n", e.what()), kExitInternal};
   }
+}
+
+void defer_mpi_finalize() {
+  dist::defer_mpi_finalize();
+}
+
+void finish() {
+  dist::finish_mpi();
 }
 
 Output run_command_line(const std::vector<std::string>& args, const Getenv& getenv,

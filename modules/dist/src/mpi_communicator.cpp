@@ -29,6 +29,15 @@ std::atomic<bool>& opened() {
   static std::atomic<bool> flag{false};
   return flag;
 }
+// defer_mpi_finalize() was called; a communicator that owned MPI left it to finish_mpi().
+std::atomic<bool>& finalize_deferred() {
+  static std::atomic<bool> flag{false};
+  return flag;
+}
+std::atomic<bool>& finalize_owed() {
+  static std::atomic<bool> flag{false};
+  return flag;
+}
 
 std::string mpi_message(int code) {
   std::array<char, MPI_MAX_ERROR_STRING> text{};
@@ -110,7 +119,11 @@ class MpiCommunicator final : public Communicator {
     int finalized = 0;
     MPI_Finalized(&finalized);
     if (owns_mpi_ && finalized == 0) {
-      MPI_Finalize();
+      if (finalize_deferred()) {
+        finalize_owed() = true;
+      } else {
+        MPI_Finalize();
+      }
     }
     opened() = false;
   }
@@ -501,6 +514,18 @@ class MpiCommunicator final : public Communicator {
 };
 
 }  // namespace
+
+void defer_mpi_finalize() {
+  finalize_deferred() = true;
+}
+
+void finish_mpi() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (finalize_owed().exchange(false) && finalized == 0) {
+    MPI_Finalize();
+  }
+}
 
 Result<std::unique_ptr<Communicator>> open_communicator(const LaunchInfo& launch) {
   if (launch.launcher == Launcher::kNone) {

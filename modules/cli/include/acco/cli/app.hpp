@@ -90,6 +90,12 @@ using Getenv = std::function<const char*(const char*)>;
 [[nodiscard]] Output run_command_line(const std::vector<std::string>& args, const Getenv& getenv,
                                       const Progress& progress = {});
 
+// For a program that prints run_command_line's Output: call defer_mpi_finalize() before it and
+// finish() once the output is printed, so a rank of an MPI job that fails alone prints its error
+// at once instead of when MPI_Finalize, which waits for every rank, lets it go.
+void defer_mpi_finalize();
+void finish();
+
 // The one table from an error to the process's exit code.
 [[nodiscard]] int exit_code_for(const Error& error);
 

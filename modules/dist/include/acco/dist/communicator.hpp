@@ -114,6 +114,13 @@ class Communicator {
 // launcher, when a launcher started the process but acco was built without MPI.
 [[nodiscard]] Result<std::unique_ptr<Communicator>> open_communicator(const LaunchInfo& launch);
 
+// Open MPI's MPI_Finalize waits for every rank, so a rank that failed alone would print nothing
+// until its peers end too. A program that prints after its work returns calls
+// defer_mpi_finalize() first: the last communicator then leaves MPI running, and finish_mpi(),
+// called once the output is out, finalises it. Both do nothing without MPI.
+void defer_mpi_finalize();
+void finish_mpi();
+
 // The one-rank communicator (used without a launcher; tests use it directly).
 [[nodiscard]] std::unique_ptr<Communicator> self_communicator();
 
