@@ -46,7 +46,8 @@ struct ncclComm {
   int rank = 0;
   std::vector<std::function<ncclResult_t()>> queued;  // more than one rank: run when asked
   int calls = 0;                                      // collective calls so far
-  bool stalled = false;  // async-error-on-rank-N-after-K: a call after the K-th was made
+  bool stalled = false;      // async-error-on-rank-N-after-K: a call after the K-th was made
+  bool stall_fails = false;  // ... and this is rank N, whose NIC failed under them
 };
 
 namespace {
@@ -101,6 +102,7 @@ ncclResult_t usable(ncclComm_t comm, const void* send, const void* recv, std::si
   if (std::sscanf(m.c_str(), "async-error-on-rank-%d-after-%d", &rank, &after) == 2 &&
       ++comm->calls > after) {
     comm->stalled = true;
+    comm->stall_fails = rank == comm->rank;
   }
 #ifndef ACCO_FAKE_NCCL_MPI
   if (comm->nranks > 1) {
@@ -425,16 +427,12 @@ __attribute__((visibility("default"))) ncclResult_t ncclCommGetAsyncError(
     return fail(ncclInvalidArgument, "ncclCommGetAsyncError: null pointer");
   }
   *async_error = run_queued(comm);
-  int rank = -1;
-  int after = 0;
-  if (*async_error == ncclSuccess && comm->stalled &&
-      std::sscanf(mode().c_str(), "async-error-on-rank-%d-after-%d", &rank, &after) == 2) {
-    *async_error =
-        rank == comm->rank
-            ? fail(ncclSystemError,
-                   "transport/net_ib.cc: NET/IB : Got completion from peer with status=12 "
-                   "(rank's NIC)")
-            : ncclInProgress;
+  if (*async_error == ncclSuccess && comm->stalled) {
+    *async_error = comm->stall_fails
+                       ? fail(ncclSystemError,
+                              "transport/net_ib.cc: NET/IB : Got completion from peer with "
+                              "status=12 (rank's NIC)")
+                       : ncclInProgress;
   }
   return ncclSuccess;
 }

@@ -132,10 +132,10 @@ class HostData {
     keep_if_sending(retired_);
   }
 
+  // Zeroed by each run's Worker::start.
   Status allocate(const std::vector<std::size_t>& bytes) {
     for (std::size_t n : bytes) {
       ACCO_ASSIGN_OR_RETURN(auto buffer, make(n));
-      std::memset(buffer->data(), 0, n);
       current_.push_back(std::move(buffer));
     }
     return {};

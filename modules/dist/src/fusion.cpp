@@ -78,20 +78,20 @@ Status FusedAllReduce::flush() {
   if (pending_.empty()) {
     return {};
   }
-  send_.resize(pending_elements_);
-  recv_.resize(pending_elements_);
+  buffer_.resize(pending_elements_);
   std::size_t at = 0;
   for (const Entry& e : pending_) {
-    std::copy_n(e.data, e.count, send_.begin() + static_cast<std::ptrdiff_t>(at));
+    std::copy_n(e.data, e.count, buffer_.begin() + static_cast<std::ptrdiff_t>(at));
     at += e.count;
   }
   ++stats_.collectives;
   stats_.fused_bytes += pending_elements_ * sizeof(float);
-  auto ran = comm_->run(Op::kAllReduce, send_.data(), recv_.data(), pending_elements_);
+  // In place in the fusion buffer, as Horovod reduces it.
+  auto ran = comm_->run(Op::kAllReduce, buffer_.data(), buffer_.data(), pending_elements_);
   if (ran) {
     at = 0;
     for (const Entry& e : pending_) {
-      std::copy_n(recv_.begin() + static_cast<std::ptrdiff_t>(at), e.count, e.data);
+      std::copy_n(buffer_.begin() + static_cast<std::ptrdiff_t>(at), e.count, e.data);
       at += e.count;
     }
   }

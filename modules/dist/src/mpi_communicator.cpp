@@ -254,15 +254,7 @@ class MpiCommunicator final : public Communicator {
   }
 
   [[nodiscard]] Status post(int peer, int tag, std::vector<std::byte> data) override {
-    if (peer < 0 || peer >= size_) {
-      return fail(Errc::kInvalidArgument, fmt::format("post: peer {} of {} ranks", peer, size_));
-    }
-    if (tag < 0 || tag > kMaxTag) {
-      return fail(Errc::kInvalidArgument, fmt::format("post: tag {} outside 0..{}", tag, kMaxTag));
-    }
-    if (data.size() > static_cast<std::size_t>(INT_MAX)) {
-      return fail(Errc::kInvalidArgument, "post: more than 2 GiB");
-    }
+    ACCO_RETURN_IF_ERROR(check_post(peer, tag, data.size()));
     Outgoing& o = outgoing_.emplace_back();
     o.data = std::move(data);
     // Completed by MPI_Test in progress() (poll, pending_sends) or cancelled by the destructor,
@@ -320,21 +312,15 @@ class MpiCommunicator final : public Communicator {
                                     std::span<const std::byte> payload) override {
     if (broken_) {
       return fail(Errc::kDeviceError,
-                  "post_payload: an earlier payload went without its header; the payloads of "
-                  "this rank are out of step");
+                  "post_payload: headers and payloads are out of step since an earlier failure");
     }
-    if (tag >= 0 && tag <= kMaxTag && tag + kPayloadFlag > tag_ub_) {
+    ACCO_RETURN_IF_ERROR(check_post(peer, tag, header.size() + sizeof(std::uint64_t)));
+    ACCO_RETURN_IF_ERROR(check_post(peer, tag, payload.size()));
+    if (tag + kPayloadFlag > tag_ub_) {
       return fail(Errc::kUnsupported,
                   fmt::format("post_payload: this MPI's tags end at {} (MPI_TAG_UB); a header "
                               "with a payload on tag {} needs tag {}",
                               tag_ub_, tag, tag + kPayloadFlag));
-    }
-    if (payload.size() > static_cast<std::size_t>(INT_MAX) ||
-        header.size() > static_cast<std::size_t>(INT_MAX) - sizeof(std::uint64_t)) {
-      return fail(Errc::kInvalidArgument, "post: more than 2 GiB");
-    }
-    if (peer < 0 || peer >= size_ || tag < 0 || tag > kMaxTag) {
-      return post(peer, tag, {});  // its error
     }
     // The payload first: if it cannot be sent, no header announces it.
     Outgoing& p = outgoing_.emplace_back();
@@ -375,7 +361,8 @@ class MpiCommunicator final : public Communicator {
 
   [[nodiscard]] Status take_payload(const Message& m, std::span<std::byte> into) override {
     if (broken_) {
-      return fail(Errc::kDeviceError, "take_payload: the payloads are out of step");
+      return fail(Errc::kDeviceError,
+                  "take_payload: headers and payloads are out of step since an earlier failure");
     }
     if (!owed_ || owed_->source != m.source || owed_->bytes != m.payload || m.payload == 0) {
       return fail(Errc::kInvalidArgument,
@@ -452,6 +439,20 @@ class MpiCommunicator final : public Communicator {
       int done = 0;
       ACCO_RETURN_IF_ERROR(check(MPI_Test(&it->request, &done, MPI_STATUS_IGNORE), "MPI_Test"));
       it = done != 0 ? outgoing_.erase(it) : std::next(it);
+    }
+    return {};
+  }
+
+  // The checks every post makes: a peer of the job, a tag of the protocols', at most 2 GiB.
+  [[nodiscard]] Status check_post(int peer, int tag, std::size_t bytes) const {
+    if (peer < 0 || peer >= size_) {
+      return fail(Errc::kInvalidArgument, fmt::format("post: peer {} of {} ranks", peer, size_));
+    }
+    if (tag < 0 || tag > kMaxTag) {
+      return fail(Errc::kInvalidArgument, fmt::format("post: tag {} outside 0..{}", tag, kMaxTag));
+    }
+    if (bytes > static_cast<std::size_t>(INT_MAX)) {
+      return fail(Errc::kInvalidArgument, "post: more than 2 GiB");
     }
     return {};
   }

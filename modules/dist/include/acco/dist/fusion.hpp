@@ -1,8 +1,8 @@
 // Fusion of small allreduces (Horovod's tensor fusion): allreduces queued one by one are packed
-// into one buffer and reduced by one collective when the queue would pass the threshold or on
-// flush; then each result is copied back to its own buffer. Every rank must queue the same
-// allreduces in the same order (as Horovod requires), and a buffer holds its sum only after the
-// flush that covers it.
+// into one buffer and reduced by one collective, in place, when the queue would pass the
+// threshold or on flush; then each result is copied back to its own buffer. Every rank must
+// queue the same allreduces in the same order (as Horovod requires), and a buffer holds its sum
+// only after the flush that covers it.
 //
 // Horovod's cycle time (a background timer, 1 ms) is the caller's flush() here: a timer read on
 // each rank fires at a different entry on each, and the ranks would then reduce buffers of
@@ -71,8 +71,7 @@ class FusedAllReduce {
   FusionOptions options_;
   std::vector<Entry> pending_;
   std::size_t pending_elements_ = 0;
-  std::vector<float> send_;
-  std::vector<float> recv_;
+  std::vector<float> buffer_;  // the fusion buffer, reduced in place
   FusionStats stats_;
 };
 
