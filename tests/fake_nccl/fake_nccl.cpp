@@ -19,6 +19,19 @@
 //                       run: on rank N ncclCommGetAsyncError then answers ncclSystemError (its
 //                       NIC failed under them), on the other ranks ncclInProgress for ever (as
 //                       kernels that wait for rank N; NCCL has no timeout of its own)
+//   "init-stalls"       as "ok", except that a nonblocking init never completes (a rank cannot
+//                       reach rank 0's bootstrap address: NCCL waits for it for ever), and a
+//                       blocking one answers ncclSystemError (the fake does not hang a test)
+// ncclCommInitRankConfig (NCCL 2.14) reads the config as NCCL does (the first `size` bytes, the
+// magic, `blocking` from version 2.14): a nonblocking init answers ncclInProgress, and
+// ncclCommGetAsyncError answers ncclInProgress twice before the init's outcome (its errors, as
+// "no-gpu"'s, come from there); a nonblocking communicator's collectives and group ends answer
+// ncclInProgress, then ncclCommGetAsyncError once more ncclInProgress (still enqueueing) and
+// then ncclSuccess (queued: that poll runs nothing, as NCCL's waits for no peer). A
+// call on a nonblocking communicator before ncclCommGetAsyncError has answered ncclSuccess
+// answers ncclInvalidUsage (NCCL requires that poll).
+// The library built with tests/fake_nccl/no_config.map lacks ncclCommInitRankConfig (an NCCL
+// before 2.14: a blocking init).
 // The collectives work on host memory (the host backend's device buffers) and ignore the
 // stream: with one rank they copy at once; with more they are queued, as kernels on a stream
 // that wait for their peers, and run Open MPI's collectives on MPI_COMM_WORLD (the ranks of
@@ -26,6 +39,7 @@
 // ncclCommDestroy is called (an error then is the asynchronous error); ncclCommAbort drops them.
 // alltoall and sendrecv are groups of ncclSend/ncclRecv, queued at ncclGroupEnd.
 // ACCO_FAKE_NCCL_VERSION: the code ncclGetVersion answers (default 22105, NCCL 2.21.5).
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -48,6 +62,11 @@ struct ncclComm {
   int calls = 0;                                      // collective calls so far
   bool stalled = false;      // async-error-on-rank-N-after-K: a call after the K-th was made
   bool stall_fails = false;  // ... and this is rank N, whose NIC failed under them
+  bool nonblocking = false;  // made by ncclCommInitRankConfig with blocking = 0
+  int busy_polls = 0;        // ncclCommGetAsyncError answers ncclInProgress this often; -1: ever
+  bool enqueued = false;     // ... then ncclSuccess once, the queue left for a later poll
+  ncclResult_t init_error = ncclSuccess;  // a nonblocking init's outcome, after busy_polls
+  std::string init_why;
 };
 
 namespace {
@@ -81,6 +100,14 @@ int g_group_depth = 0;
 std::vector<PointToPoint> g_group;
 ncclComm_t g_group_comm = nullptr;  // every call of one group names the same one in acco
 
+// NCCL requires a nonblocking communicator's state to be ncclSuccess before the next call.
+constexpr const char* kBusy =
+    "a call while the communicator is still in progress (poll ncclCommGetAsyncError until "
+    "ncclSuccess first)";
+bool busy(ncclComm_t comm) {
+  return comm->nonblocking && comm->busy_polls != 0;
+}
+
 // Checks common to every collective; ncclSuccess when it may go on.
 ncclResult_t usable(ncclComm_t comm, const void* send, const void* recv, std::size_t count) {
   if (comm == nullptr) {
@@ -88,6 +115,9 @@ ncclResult_t usable(ncclComm_t comm, const void* send, const void* recv, std::si
   }
   if (count > 0 && (send == nullptr || recv == nullptr)) {
     return fail(ncclInvalidArgument, "collective: null buffer");
+  }
+  if (busy(comm)) {
+    return fail(ncclInvalidUsage, kBusy);
   }
   const std::string m = mode();
   if (m == "collective-fails") {
@@ -120,6 +150,17 @@ int mpi_count(std::size_t count) {
   return static_cast<int>(count);
 }
 #endif
+
+// What a collective call answers once accepted: a nonblocking communicator is still enqueueing
+// (one more ncclCommGetAsyncError answers ncclInProgress). A stalled call is accepted at once.
+ncclResult_t accepted(ncclComm_t comm) {
+  if (!comm->nonblocking || comm->stalled) {
+    return ncclSuccess;
+  }
+  comm->busy_polls = std::max(comm->busy_polls, 1);
+  comm->enqueued = true;
+  return ncclInProgress;
+}
 
 // Queues work for the peers' arrival, unless the communicator stalled (it never runs then).
 void enqueue(ncclComm_t comm, std::function<ncclResult_t()> work) {
@@ -200,6 +241,48 @@ ncclResult_t add_to_group(ncclComm_t comm, PointToPoint op) {
   return g_group_depth > 0 ? ncclSuccess : run_group(comm);
 }
 
+// ncclCommInitRank, and ncclCommInitRankConfig once its config is read. Nonblocking: the
+// outcome of every check after the arguments' comes from ncclCommGetAsyncError.
+ncclResult_t init(ncclComm_t* comm, int nranks, const ncclUniqueId& comm_id, int rank,
+                  bool blocking) {
+  if (comm == nullptr || nranks <= 0 || rank < 0 || rank >= nranks) {
+    return fail(ncclInvalidArgument, "ncclCommInitRank: bad rank or size");
+  }
+  const std::string m = mode();
+  ncclResult_t code = ncclSuccess;
+  const char* why = "";
+  if (m == "no-gpu") {
+    code = ncclUnhandledCudaError;
+    why = "Cuda failure 100 'no CUDA-capable device is detected'";
+  } else if (std::memcmp(comm_id.internal, kMarker, sizeof kMarker) != 0) {
+    code = ncclInvalidArgument;
+    why = "ncclCommInitRank: invalid unique id";
+  } else if (m == "fail-on-rank-" + std::to_string(rank)) {
+    code = ncclSystemError;
+    why = "socket connect to the root failed";
+  } else if (m == "init-stalls" && blocking) {
+    code = ncclSystemError;
+    why = "the fake's init-stalls mode needs a nonblocking init (a blocking one would hang)";
+  }
+  if (blocking && code != ncclSuccess) {
+    return fail(code, why);
+  }
+  *comm = new (std::nothrow) ncclComm;
+  if (*comm == nullptr) {
+    return fail(ncclSystemError, "out of memory");
+  }
+  (*comm)->nranks = nranks;
+  (*comm)->rank = rank;
+  if (blocking) {
+    return ncclSuccess;
+  }
+  (*comm)->nonblocking = true;
+  (*comm)->busy_polls = m == "init-stalls" ? -1 : 2;
+  (*comm)->init_error = code;
+  (*comm)->init_why = why;
+  return ncclInProgress;
+}
+
 }  // namespace
 
 extern "C" {
@@ -228,31 +311,33 @@ __attribute__((visibility("default"))) ncclResult_t ncclGetUniqueId(ncclUniqueId
 __attribute__((visibility("default"))) ncclResult_t ncclCommInitRank(ncclComm_t* comm, int nranks,
                                                                      ncclUniqueId comm_id,
                                                                      int rank) {
-  if (comm == nullptr || nranks <= 0 || rank < 0 || rank >= nranks) {
-    return fail(ncclInvalidArgument, "ncclCommInitRank: bad rank or size");
+  return init(comm, nranks, comm_id, rank, true);
+}
+
+__attribute__((visibility("default"))) ncclResult_t ncclCommInitRankConfig(
+    ncclComm_t* comm, int nranks, ncclUniqueId comm_id, int rank, ncclConfig_t* config) {
+  if (config == nullptr) {
+    return fail(ncclInvalidArgument, "ncclCommInitRankConfig: null config");
   }
-  const std::string m = mode();
-  if (m == "no-gpu") {
-    return fail(ncclUnhandledCudaError, "Cuda failure 100 'no CUDA-capable device is detected'");
+  // As NCCL: the first `size` bytes (at most its own struct's), then the magic and version.
+  ncclConfig_t c{sizeof(ncclConfig_t), 0, 0, 1};
+  std::size_t size = 0;
+  std::memcpy(&size, config, sizeof size);
+  std::memcpy(&c, config, std::min(size, sizeof c));
+  if (c.magic != kNcclConfigMagic) {
+    return fail(ncclInvalidArgument,
+                "ncclConfig_t argument not initialized via NCCL_CONFIG_INITIALIZER");
   }
-  if (std::memcmp(comm_id.internal, kMarker, sizeof kMarker) != 0) {
-    return fail(ncclInvalidArgument, "ncclCommInitRank: invalid unique id");
-  }
-  if (m == "fail-on-rank-" + std::to_string(rank)) {
-    return fail(ncclSystemError, "socket connect to the root failed");
-  }
-  *comm = new (std::nothrow) ncclComm;
-  if (*comm == nullptr) {
-    return fail(ncclSystemError, "out of memory");
-  }
-  (*comm)->nranks = nranks;
-  (*comm)->rank = rank;
-  return ncclSuccess;
+  const bool blocking = c.version < kNcclConfigVersion || c.blocking != 0;
+  return init(comm, nranks, comm_id, rank, blocking);
 }
 
 __attribute__((visibility("default"))) ncclResult_t ncclCommCount(ncclComm_t comm, int* count) {
   if (comm == nullptr || count == nullptr) {
     return fail(ncclInvalidArgument, "ncclCommCount: null pointer");
+  }
+  if (busy(comm)) {
+    return fail(ncclInvalidUsage, kBusy);
   }
   *count = comm->nranks;
   return ncclSuccess;
@@ -274,6 +359,8 @@ __attribute__((visibility("default"))) const char* ncclGetErrorString(ncclResult
       return "unhandled system error (run with NCCL_DEBUG=INFO for details)";
     case ncclInvalidArgument:
       return "invalid argument (run with NCCL_DEBUG=WARN for details)";
+    case ncclInvalidUsage:
+      return "invalid usage (run with NCCL_DEBUG=WARN for details)";
     default:
       return "unknown result code";
   }
@@ -300,7 +387,7 @@ __attribute__((visibility("default"))) ncclResult_t ncclAllReduce(const void* se
     if (wrong) {
       static_cast<float*>(recvbuff)[0] += 1.0F;
     }
-    return ncclSuccess;
+    return accepted(comm);
   }
 #ifdef ACCO_FAKE_NCCL_MPI
   enqueue(comm, [=] {
@@ -314,7 +401,7 @@ __attribute__((visibility("default"))) ncclResult_t ncclAllReduce(const void* se
     }
     return ncclSuccess;
   });
-  return ncclSuccess;
+  return accepted(comm);
 #else
   return ncclInternalError;
 #endif
@@ -331,14 +418,14 @@ __attribute__((visibility("default"))) ncclResult_t ncclAllGather(
   }
   if (comm->nranks == 1) {
     std::memmove(recvbuff, sendbuff, sendcount * kFloat);
-    return ncclSuccess;
+    return accepted(comm);
   }
 #ifdef ACCO_FAKE_NCCL_MPI
   enqueue(comm, [=] {
     return mpi(MPI_Allgather(sendbuff, mpi_count(sendcount), MPI_FLOAT, recvbuff,
                              mpi_count(sendcount), MPI_FLOAT, MPI_COMM_WORLD));
   });
-  return ncclSuccess;
+  return accepted(comm);
 #else
   return ncclInternalError;
 #endif
@@ -355,14 +442,14 @@ __attribute__((visibility("default"))) ncclResult_t ncclReduceScatter(
   }
   if (comm->nranks == 1) {
     std::memmove(recvbuff, sendbuff, recvcount * kFloat);
-    return ncclSuccess;
+    return accepted(comm);
   }
 #ifdef ACCO_FAKE_NCCL_MPI
   enqueue(comm, [=] {
     return mpi(MPI_Reduce_scatter_block(sendbuff, recvbuff, mpi_count(recvcount), MPI_FLOAT,
                                         MPI_SUM, MPI_COMM_WORLD));
   });
-  return ncclSuccess;
+  return accepted(comm);
 #else
   return ncclInternalError;
 #endif
@@ -384,7 +471,7 @@ __attribute__((visibility("default"))) ncclResult_t ncclBroadcast(const void* se
   }
   if (comm->nranks == 1) {
     std::memmove(recvbuff, sendbuff, count * kFloat);
-    return ncclSuccess;
+    return accepted(comm);
   }
 #ifdef ACCO_FAKE_NCCL_MPI
   enqueue(comm, [=, mine = comm->rank == root] {
@@ -393,7 +480,7 @@ __attribute__((visibility("default"))) ncclResult_t ncclBroadcast(const void* se
     }
     return mpi(MPI_Bcast(recvbuff, mpi_count(count), MPI_FLOAT, root, MPI_COMM_WORLD));
   });
-  return ncclSuccess;
+  return accepted(comm);
 #else
   return ncclInternalError;
 #endif
@@ -426,6 +513,20 @@ __attribute__((visibility("default"))) ncclResult_t ncclCommGetAsyncError(
   if (comm == nullptr || async_error == nullptr) {
     return fail(ncclInvalidArgument, "ncclCommGetAsyncError: null pointer");
   }
+  if (comm->busy_polls != 0) {
+    comm->busy_polls -= comm->busy_polls > 0 ? 1 : 0;
+    *async_error = ncclInProgress;
+    return ncclSuccess;
+  }
+  if (comm->enqueued) {  // the call is queued: the poll NCCL requires waits for no peer
+    comm->enqueued = false;
+    *async_error = ncclSuccess;
+    return ncclSuccess;
+  }
+  if (comm->init_error != ncclSuccess) {
+    *async_error = fail(comm->init_error, comm->init_why.c_str());
+    return ncclSuccess;
+  }
   *async_error = run_queued(comm);
   if (*async_error == ncclSuccess && comm->stalled) {
     *async_error = comm->stall_fails
@@ -454,7 +555,9 @@ __attribute__((visibility("default"))) ncclResult_t ncclGroupEnd() {
   if (--g_group_depth > 0) {
     return ncclSuccess;
   }
-  return run_group(g_group_comm);
+  ncclComm_t comm = g_group_comm;
+  const ncclResult_t ran = run_group(comm);
+  return ran == ncclSuccess && comm != nullptr ? accepted(comm) : ran;
 }
 
 }  // extern "C"

@@ -74,7 +74,7 @@ TEST(Collective, TheFakeNcclWithoutAGpuStopsAtInitInTheTable) {
       acco(std::string("bench --collective allreduce --nccl-library ") + kFakeNccl + kSmall);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("# NCCL 2.21.5 (" + std::string(kFakeNccl) +
-                               ") not used: stopped at init: rank 0: ncclCommInitRank: "
+                               ") not used: stopped at init: rank 0: ncclCommInitRankConfig: "
                                "unhandled cuda error"));
   EXPECT_THAT(r.out, HasSubstr("the collectives below ran on host buffers, one rank (copy)"));
 }
@@ -157,7 +157,7 @@ TEST(Collective, FourRanksOverTcp) {
   expect_every_op_checked(nlohmann::json::parse(r.out), 4);
 }
 
-// Rank 0's unique id reaches rank 1 over MPI (the fake's ncclCommInitRank refuses an id that
+// Rank 0's unique id reaches rank 1 over MPI (the fake's init refuses an id that
 // ncclGetUniqueId did not make), and a failure on rank 1 alone is named on rank 0.
 TEST(Collective, NcclBootstrapsOverTwoRanksWithTheIdBroadcastOverMpi) {
   if (std::string(kMpiexec).empty()) {
@@ -178,7 +178,31 @@ TEST(Collective, NcclBootstrapsOverTwoRanksWithTheIdBroadcastOverMpi) {
   j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["nccl"]["stage"], "init");
   EXPECT_THAT(j["nccl"]["error"].get<std::string>(),
-              HasSubstr("rank 1: ncclCommInitRank: unhandled system error"));
+              HasSubstr("rank 1: ncclCommInitRankConfig: unhandled system error"));
+}
+
+// NCCL's bootstrap waits for a rank that never joins for ever (the fake's nonblocking init
+// never completes, on either rank): each rank aborts its init after 2 s, the report says so,
+// and the collectives run over MPI. Without the watchdog the job would never end.
+TEST(Collective, AnNcclInitThatNeverCompletesIsAbortedAndMpiCarriesTheData) {
+  if (std::string(kMpiexec).empty()) {
+    GTEST_SKIP() << "acco was built without MPI (libopenmpi-dev not found)";
+  }
+  const auto r = mpirun(2, "-x ACCO_FAKE_NCCL_MODE=init-stalls --mca btl self,vader",
+                        std::string("bench --collective allreduce --json --nccl-timeout 2s "
+                                    "--nccl-library ") +
+                            kFakeNccl + kSmall);
+  EXPECT_NE(r.exit_code, 124) << "the init was not aborted before mpirun's timeout";
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  expect_conforms(r.out, "collective.schema.json");
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["nccl"]["stage"], "init");
+  EXPECT_EQ(j["nccl"]["nonblocking"], true);
+  EXPECT_THAT(j["nccl"]["error"].get<std::string>(),
+              HasSubstr("rank 0: ncclCommInitRankConfig not complete after 2 s (a rank did not "
+                        "join"));
+  EXPECT_EQ(j["ranks"], 2);
+  EXPECT_EQ(j["wrong"], 0);
 }
 
 // Device buffers of the host backend over two ranks: NCCL's collectives (the fake's data plane

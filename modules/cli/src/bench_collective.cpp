@@ -85,7 +85,7 @@ class CollectiveCommand final : public Command {
       }
       device = *chosen;
     }
-    auto nccl = dist::open_nccl(**comm, nccl_library_);
+    auto nccl = dist::open_nccl(**comm, nccl_library_, plane_.nccl_timeout_seconds);
     if (!nccl) {
       return error_output(nccl.error(), out.err);
     }
@@ -380,8 +380,8 @@ void add_collective_flags(CLI::App& sub, CollectiveFlags& f) {
                  "mpi (CUDA-aware when it is, else staged through pinned host buffers)")
       ->type_name("PATH");
   sub.add_option("--nccl-timeout", f.nccl_timeout,
-                 "--collective over NCCL: abort collectives not complete after this long (a "
-                 "peer failed or stopped; default 300s)")
+                 "--collective: abort NCCL's init, and collectives over NCCL, not complete "
+                 "after this long (a peer failed, stopped or cannot be reached; default 300s)")
       ->type_name("DURATION");
 }
 

@@ -3,12 +3,16 @@
 // to a step that needs the others when one of them has stopped.
 #include "acco/dist/nccl.hpp"
 
+#include <algorithm>
 #include <array>
+#include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <memory>
 #include <optional>
 #include <span>
+#include <thread>
 #include <type_traits>
 #include <utility>
 
@@ -57,6 +61,7 @@ class NcclLibrary {
       fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(handle, name));
     };
     optional("ncclGetLastError", lib.last_error_);
+    optional("ncclCommInitRankConfig", lib.init_rank_config_);
     optional("ncclAllReduce", lib.all_reduce_);
     optional("ncclAllGather", lib.all_gather_);
     optional("ncclReduceScatter", lib.reduce_scatter_);
@@ -83,20 +88,80 @@ class NcclLibrary {
     ACCO_RETURN_IF_ERROR(check(get_unique_id_(&id), "ncclGetUniqueId", nullptr));
     return id;
   }
-  // ncclCommInitRank and ncclCommCount: the communicator and its size (destroyed when the count
-  // fails).
-  [[nodiscard]] Result<std::pair<ncclComm_t, int>> init_and_count(int ranks, const ncclUniqueId& id,
-                                                                  int rank) const {
+  // The init can be watched when the library has a nonblocking init (NCCL 2.14) and the calls
+  // that poll and abort it.
+  [[nodiscard]] bool nonblocking_init() const {
+    return init_rank_config_ != nullptr && async_error_ != nullptr && abort_ != nullptr;
+  }
+
+  struct Joined {
     ncclComm_t comm = nullptr;
-    ACCO_RETURN_IF_ERROR(check(init_rank_(&comm, ranks, id, rank), "ncclCommInitRank", nullptr));
-    int count = 0;
-    if (auto counted = check(count_(comm, &count), "ncclCommCount", comm); !counted) {
-      destroy(comm);
-      return tl::unexpected(std::move(counted.error()));
+    int count = 0;  // ncclCommCount
+  };
+  // The communicator and its size. Where nonblocking_init(), a nonblocking
+  // ncclCommInitRankConfig polled until it completes and aborted when it has not after
+  // `timeout_seconds` (NCCL's bootstrap waits for every rank for ever: one that cannot reach
+  // rank 0, or stopped, leaves the others in it); ncclCommInitRank otherwise. Nothing is left
+  // allocated when it fails.
+  [[nodiscard]] Result<Joined> init_and_count(int ranks, const ncclUniqueId& id, int rank,
+                                              double timeout_seconds) const {
+    ncclComm_t comm = nullptr;
+    Status joined;
+    if (nonblocking_init()) {
+      // `size` ends at `blocking`: the struct's tail padding is not handed to NCCL as a field
+      // (it would land on a later version's cgaClusterSize).
+      ncclConfig_t config{offsetof(ncclConfig_t, blocking) + sizeof(int), kNcclConfigMagic,
+                          kNcclConfigVersion, 0};
+      const ncclResult_t code = init_rank_config_(&comm, ranks, id, rank, &config);
+      joined = code == ncclInProgress ? Status{} : check(code, "ncclCommInitRankConfig", comm);
+      if (joined && comm != nullptr) {
+        joined = wait_ready(comm, timeout_seconds, "ncclCommInitRankConfig",
+                            "a rank did not join: every rank must reach rank 0's bootstrap "
+                            "address (NCCL_SOCKET_IFNAME, acco probe --nccl-env)");
+      }
+    } else {
+      joined = check(init_rank_(&comm, ranks, id, rank), "ncclCommInitRank", nullptr);
     }
-    return std::pair{comm, count};
+    int count = 0;
+    if (joined && comm != nullptr) {
+      joined = check(count_(comm, &count), "ncclCommCount", comm);
+    }
+    if (!joined) {
+      discard(comm);
+      return tl::unexpected(std::move(joined.error()));
+    }
+    return Joined{comm, count};
   }
   void destroy(ncclComm_t comm) const { static_cast<void>(destroy_(comm)); }
+
+  // After a call answered ncclInProgress (a nonblocking communicator still working on it):
+  // polls ncclCommGetAsyncError until ncclSuccess, as NCCL requires before the next call. Its
+  // error, or kDeviceError after `timeout_seconds` (`why` says what keeps it); the caller
+  // aborts the communicator then.
+  [[nodiscard]] Status wait_ready(ncclComm_t comm, double timeout_seconds, const char* what,
+                                  std::string_view why) const {
+    using Clock = std::chrono::steady_clock;
+    const auto start = Clock::now();
+    auto pause = std::chrono::microseconds(20);
+    for (;;) {
+      ncclResult_t state = ncclSuccess;
+      ACCO_RETURN_IF_ERROR(check(async_error_(comm, &state), "ncclCommGetAsyncError", comm));
+      if (state == ncclSuccess) {
+        return {};
+      }
+      if (state != ncclInProgress) {
+        return check(state, what, comm);
+      }
+      if (std::chrono::duration<double>(Clock::now() - start).count() > timeout_seconds) {
+        return fail(Errc::kDeviceError,
+                    fmt::format("{} not complete after {:g} s ({}): aborted by the watchdog "
+                                "(--nccl-timeout)",
+                                what, timeout_seconds, why));
+      }
+      std::this_thread::sleep_for(pause);
+      pause = std::min(pause * 2, std::chrono::microseconds(10'000));
+    }
+  }
 
   // True while ncclInProgress.
   [[nodiscard]] Result<bool> in_progress(ncclComm_t comm) const {
@@ -116,9 +181,18 @@ class NcclLibrary {
     return abort_ != nullptr && abort_(comm) == ncclSuccess;
   }
 
-  // One collective (layouts of Communicator::run) enqueued on `stream`.
+  // One collective (layouts of Communicator::run) enqueued on `stream`. `pending` is set when a
+  // call answered ncclInProgress (a nonblocking communicator): wait_ready before the next call.
   [[nodiscard]] Status enqueue(ncclComm_t comm, int rank, int ranks, Op op, const float* send,
-                               float* recv, std::size_t count, cudaStream_t stream) const {
+                               float* recv, std::size_t count, cudaStream_t stream,
+                               bool& pending) const {
+    const auto queued = [&](ncclResult_t code, const char* what) {
+      if (code == ncclInProgress) {
+        pending = true;
+        return Status{};
+      }
+      return check(code, what, comm);
+    };
     if (const char* missing = missing_for(op); missing != nullptr) {
       return fail(Errc::kUnsupported,
                   fmt::format("{}: this NCCL lacks {} (NCCL 2.7 or later has every call acco "
@@ -127,20 +201,18 @@ class NcclLibrary {
     }
     switch (op) {
       case Op::kAllReduce:
-        return check(all_reduce_(send, recv, count, ncclFloat32, ncclSum, comm, stream),
-                     "ncclAllReduce", comm);
+        return queued(all_reduce_(send, recv, count, ncclFloat32, ncclSum, comm, stream),
+                      "ncclAllReduce");
       case Op::kAllGather:
-        return check(all_gather_(send, recv, count, ncclFloat32, comm, stream), "ncclAllGather",
-                     comm);
+        return queued(all_gather_(send, recv, count, ncclFloat32, comm, stream), "ncclAllGather");
       case Op::kReduceScatter:
-        return check(reduce_scatter_(send, recv, count, ncclFloat32, ncclSum, comm, stream),
-                     "ncclReduceScatter", comm);
+        return queued(reduce_scatter_(send, recv, count, ncclFloat32, ncclSum, comm, stream),
+                      "ncclReduceScatter");
       case Op::kBroadcast:
-        return check(broadcast_(send, recv, count, ncclFloat32, 0, comm, stream), "ncclBroadcast",
-                     comm);
+        return queued(broadcast_(send, recv, count, ncclFloat32, 0, comm, stream), "ncclBroadcast");
       case Op::kAllToAll:
       case Op::kSendRecv:
-        return group(comm, [&]() -> Status {
+        return group(comm, queued, [&]() -> Status {
           const auto n = static_cast<std::size_t>(ranks);
           if (op == Op::kSendRecv) {
             ACCO_RETURN_IF_ERROR(
@@ -188,14 +260,22 @@ class NcclLibrary {
     return nullptr;
   }
 
-  // ncclGroupStart, `body`, ncclGroupEnd (also when `body` failed, so the group is closed).
-  template <typename Body>
-  Status group(ncclComm_t comm, Body&& body) const {
+  // ncclGroupStart, `body`, ncclGroupEnd (also when `body` failed, so the group is closed);
+  // the group's end may answer ncclInProgress (`queued` takes it).
+  template <typename Queued, typename Body>
+  Status group(ncclComm_t comm, const Queued& queued, Body&& body) const {
     ACCO_RETURN_IF_ERROR(check(group_start_(), "ncclGroupStart", comm));
     const Status inside = std::forward<Body>(body)();
-    Status ended = check(group_end_(), "ncclGroupEnd", comm);
+    Status ended = queued(group_end_(), "ncclGroupEnd");
     ACCO_RETURN_IF_ERROR(inside);
     return ended;
+  }
+
+  // A communicator whose call failed is aborted (it may still be working); nothing when null.
+  void discard(ncclComm_t comm) const {
+    if (comm != nullptr && !abort(comm)) {
+      destroy(comm);
+    }
   }
 
   [[nodiscard]] Status check(ncclResult_t code, const char* what, ncclComm_t comm) const {
@@ -218,6 +298,7 @@ class NcclLibrary {
   decltype(&ncclCommDestroy) destroy_ = nullptr;
   decltype(&ncclGetErrorString) error_string_ = nullptr;
   decltype(&ncclGetLastError) last_error_ = nullptr;  // optional (NCCL 2.13), as the rest below
+  decltype(&ncclCommInitRankConfig) init_rank_config_ = nullptr;  // NCCL 2.14
   decltype(&ncclAllReduce) all_reduce_ = nullptr;
   decltype(&ncclAllGather) all_gather_ = nullptr;
   decltype(&ncclReduceScatter) reduce_scatter_ = nullptr;
@@ -232,8 +313,9 @@ class NcclLibrary {
 
 class LoadedNcclCommunicator final : public NcclCommunicator {
  public:
-  LoadedNcclCommunicator(NcclLibrary lib, ncclComm_t comm, int rank, int ranks)
-      : lib_(lib), comm_(comm), rank_(rank), ranks_(ranks) {}
+  LoadedNcclCommunicator(NcclLibrary lib, ncclComm_t comm, int rank, int ranks,
+                         double timeout_seconds)
+      : lib_(lib), comm_(comm), rank_(rank), ranks_(ranks), timeout_seconds_(timeout_seconds) {}
   ~LoadedNcclCommunicator() override {
     if (!aborted_) {
       lib_.destroy(comm_);
@@ -250,8 +332,18 @@ class LoadedNcclCommunicator final : public NcclCommunicator {
     if (aborted_) {
       return fail(Errc::kUnavailable, "NCCL communicator: aborted");
     }
-    return lib_.enqueue(comm_, rank_, ranks_, op, send, recv, count,
-                        static_cast<cudaStream_t>(stream));
+    bool pending = false;
+    ACCO_RETURN_IF_ERROR(lib_.enqueue(comm_, rank_, ranks_, op, send, recv, count,
+                                      static_cast<cudaStream_t>(stream), pending));
+    if (!pending) {
+      return {};
+    }
+    Status ready =
+        lib_.wait_ready(comm_, timeout_seconds_, to_string(op), "its enqueue waits for a peer");
+    if (!ready) {
+      abort();
+    }
+    return ready;
   }
   [[nodiscard]] Result<bool> in_progress() override {
     return aborted_ ? Result<bool>(false) : lib_.in_progress(comm_);
@@ -267,6 +359,7 @@ class LoadedNcclCommunicator final : public NcclCommunicator {
   ncclComm_t comm_;
   int rank_;
   int ranks_;
+  double timeout_seconds_;
   bool aborted_ = false;
 };
 
@@ -296,12 +389,18 @@ std::string nccl_version_text(int code) {
   return fmt::format("{}.{}.{}", code / 1000, code / 100 % 10, code % 100);
 }
 
-Result<NcclReport> probe_nccl(Communicator& comm, const std::string& library) {
-  ACCO_ASSIGN_OR_RETURN(auto session, open_nccl(comm, library));
+Result<NcclReport> probe_nccl(Communicator& comm, const std::string& library,
+                              double timeout_seconds) {
+  ACCO_ASSIGN_OR_RETURN(auto session, open_nccl(comm, library, timeout_seconds));
   return std::move(session.report);
 }
 
-Result<NcclSession> open_nccl(Communicator& comm, const std::string& library) {
+Result<NcclSession> open_nccl(Communicator& comm, const std::string& library,
+                              double timeout_seconds) {
+  if (!(timeout_seconds > 0)) {
+    return fail(Errc::kInvalidArgument,
+                fmt::format("NCCL timeout {} s: expected more than 0", timeout_seconds));
+  }
   NcclSession session;
   NcclReport& report = session.report;
   report.library = library;
@@ -337,14 +436,16 @@ Result<NcclSession> open_nccl(Communicator& comm, const std::string& library) {
   ACCO_RETURN_IF_ERROR(comm.broadcast(std::as_writable_bytes(std::span(id.internal)), 0));
 
   report.stage = NcclStage::kInit;
-  auto joined = lib->init_and_count(comm.size(), id, comm.rank());
+  report.nonblocking = lib->nonblocking_init();
+  auto joined = lib->init_and_count(comm.size(), id, comm.rank(), timeout_seconds);
   std::unique_ptr<NcclCommunicator> nccl;
   Status mine = status_of(joined);
   if (joined) {
-    nccl = std::make_unique<LoadedNcclCommunicator>(*lib, joined->first, comm.rank(), comm.size());
-    if (joined->second != comm.size()) {
+    nccl = std::make_unique<LoadedNcclCommunicator>(*lib, joined->comm, comm.rank(), comm.size(),
+                                                    timeout_seconds);
+    if (joined->count != comm.size()) {
       mine = fail(Errc::kDeviceError,
-                  fmt::format("ncclCommCount: {} ranks, expected {}", joined->second, comm.size()));
+                  fmt::format("ncclCommCount: {} ranks, expected {}", joined->count, comm.size()));
     }
   }
   ACCO_ASSIGN_OR_RETURN(failure, first_failure(comm, mine));
@@ -353,7 +454,7 @@ Result<NcclSession> open_nccl(Communicator& comm, const std::string& library) {
     return session;  // `nccl` destroyed: a communicator only some ranks hold is no use
   }
   report.stage = NcclStage::kBootstrapped;
-  report.ranks = joined->second;
+  report.ranks = joined->count;
   session.comm = std::move(nccl);
   return session;
 }
@@ -364,6 +465,7 @@ nlohmann::ordered_json to_json(const NcclReport& report) {
   j["loaded"] = report.loaded;
   j["version"] = report.version;
   j["stage"] = to_string(report.stage);
+  j["nonblocking"] = report.nonblocking;
   j["bootstrapped"] = report.bootstrapped();
   j["ranks"] = report.ranks;
   j["error"] = report.error;

@@ -41,6 +41,22 @@ typedef struct CUstream_st* cudaStream_t;
 ncclResult_t ncclGetVersion(int* version);
 ncclResult_t ncclGetUniqueId(ncclUniqueId* unique_id);
 ncclResult_t ncclCommInitRank(ncclComm_t* comm, int nranks, ncclUniqueId comm_id, int rank);
+// NCCL 2.14: a communicator's configuration, in the layout of 2.14 (later versions append fields
+// and read only the first `size` bytes, with the defaults of nccl.h's NCCL_CONFIG_INITIALIZER for
+// the rest). `blocking` 0 makes the init and every later call return at once (ncclInProgress):
+// the caller polls ncclCommGetAsyncError until ncclSuccess before its next NCCL call.
+typedef struct {
+  std::size_t size;      // the bytes NCCL reads: up to the end of `blocking` here
+  unsigned int magic;    // kNcclConfigMagic
+  unsigned int version;  // NCCL_VERSION(2, 14, 0): the fields this struct holds
+  int blocking;
+} ncclConfig_t;
+enum : unsigned int {
+  kNcclConfigMagic = 0xcafebeef,
+  kNcclConfigVersion = 21400,
+};
+ncclResult_t ncclCommInitRankConfig(ncclComm_t* comm, int nranks, ncclUniqueId comm_id, int rank,
+                                    ncclConfig_t* config);
 ncclResult_t ncclCommCount(ncclComm_t comm, int* count);
 ncclResult_t ncclCommDestroy(ncclComm_t comm);
 const char* ncclGetErrorString(ncclResult_t result);

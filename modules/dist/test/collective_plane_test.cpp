@@ -21,6 +21,7 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 
 const std::string kFake = ACCO_FAKE_NCCL_PATH;
+const std::string kFakeNoConfig = ACCO_FAKE_NCCL_NO_CONFIG_PATH;  // NCCL before 2.14
 
 TEST(DataPathTest, HostBuffersGoOverTheCommunicator) {
   EXPECT_EQ(choose_data_path({}).value(), DataPath::kHost);
@@ -136,6 +137,22 @@ TEST_F(DevicePlaneTest, NcclCollectivesRunOnTheDeviceBuffers) {
   const auto run = run_collectives(*comm_, **plane, every_op(), {});
   ASSERT_TRUE(run) << run.error().message;
   EXPECT_EQ(run->data_path, "device buffers over NCCL");
+  EXPECT_EQ(run->wrong, 0U);
+  // A nonblocking communicator (every call answers ncclInProgress in the fake, which refuses a
+  // call made before the poll that NCCL requires has answered ncclSuccess).
+  EXPECT_TRUE(session->report.nonblocking);
+}
+
+TEST_F(DevicePlaneTest, NcclCollectivesRunOnABlockingCommunicatorToo) {
+  ::setenv("ACCO_FAKE_NCCL_MODE", "ok", 1);
+  auto session = open_nccl(*comm_, kFakeNoConfig);
+  ASSERT_TRUE(session) << session.error().message;
+  ASSERT_TRUE(session->report.bootstrapped()) << session->report.error;
+  EXPECT_FALSE(session->report.nonblocking);
+  auto plane = device_plane(*comm_, device(), DataPath::kNccl, session->comm.get());
+  ASSERT_TRUE(plane) << plane.error().message;
+  const auto run = run_collectives(*comm_, **plane, every_op(), {});
+  ASSERT_TRUE(run) << run.error().message;
   EXPECT_EQ(run->wrong, 0U);
 }
 

@@ -3,6 +3,7 @@
 // are in tests/integration/collective_test.cpp.
 #include "acco/dist/nccl.hpp"
 
+#include <chrono>
 #include <cstdlib>
 #include <string>
 
@@ -18,6 +19,7 @@ using ::testing::HasSubstr;
 
 const std::string kFake = ACCO_FAKE_NCCL_PATH;
 const std::string kFakeNoInit = ACCO_FAKE_NCCL_NO_INIT_PATH;
+const std::string kFakeNoConfig = ACCO_FAKE_NCCL_NO_CONFIG_PATH;  // NCCL before 2.14
 
 class NcclProbeTest : public ::testing::Test {
  protected:
@@ -25,11 +27,12 @@ class NcclProbeTest : public ::testing::Test {
     ::unsetenv("ACCO_FAKE_NCCL_MODE");
     ::unsetenv("ACCO_FAKE_NCCL_VERSION");
   }
-  NcclReport probe(const std::string& library, const char* mode) {
+  NcclReport probe(const std::string& library, const char* mode,
+                   double timeout_seconds = kNcclTimeoutSeconds) {
     if (mode != nullptr) {
       ::setenv("ACCO_FAKE_NCCL_MODE", mode, 1);
     }
-    auto report = probe_nccl(*comm_, library);
+    auto report = probe_nccl(*comm_, library, timeout_seconds);
     EXPECT_TRUE(report) << report.error().message;
     return report ? *report : NcclReport{};
   }
@@ -64,8 +67,46 @@ TEST_F(NcclProbeTest, WithoutAGpuInitFailsWithTheCudaError) {
   EXPECT_EQ(r.version, "2.21.5");
   EXPECT_EQ(r.stage, NcclStage::kInit);
   EXPECT_FALSE(r.bootstrapped());
-  EXPECT_THAT(r.error, HasSubstr("rank 0: ncclCommInitRank: unhandled cuda error"));
+  // The nonblocking init's error comes from ncclCommGetAsyncError, with the same detail.
+  EXPECT_THAT(r.error, HasSubstr("rank 0: ncclCommInitRankConfig: unhandled cuda error"));
   EXPECT_THAT(r.error, HasSubstr("(NCCL error 1): Cuda failure 100 'no CUDA-capable device"));
+  EXPECT_TRUE(r.nonblocking);
+}
+
+TEST_F(NcclProbeTest, AnNcclBefore214InitsBlockingAndSaysSo) {
+  const auto failed = probe(kFakeNoConfig, nullptr);
+  EXPECT_EQ(failed.stage, NcclStage::kInit);
+  EXPECT_FALSE(failed.nonblocking);
+  EXPECT_THAT(failed.error, HasSubstr("rank 0: ncclCommInitRank: unhandled cuda error"));
+  const auto r = probe(kFakeNoConfig, "ok");
+  EXPECT_TRUE(r.bootstrapped()) << r.error;
+  EXPECT_FALSE(r.nonblocking);
+  EXPECT_EQ(to_json(r)["nonblocking"], false);
+}
+
+// NCCL's bootstrap waits for every rank for ever (one that cannot reach rank 0's address leaves
+// the others in it); the nonblocking init is aborted after the timeout.
+TEST_F(NcclProbeTest, AnInitThatNeverCompletesIsAbortedByTheWatchdog) {
+  const auto start = std::chrono::steady_clock::now();
+  const auto r = probe(kFake, "init-stalls", 0.2);
+  const double took =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(r.stage, NcclStage::kInit);
+  EXPECT_FALSE(r.bootstrapped());
+  EXPECT_TRUE(r.nonblocking);
+  EXPECT_THAT(r.error, HasSubstr("rank 0: ncclCommInitRankConfig not complete after 0.2 s (a rank "
+                                 "did not join: every rank must reach rank 0's bootstrap address"));
+  EXPECT_THAT(r.error, HasSubstr("aborted by the watchdog (--nccl-timeout)"));
+  EXPECT_LT(took, 30) << "the watchdog did not stop the init";
+}
+
+TEST_F(NcclProbeTest, ATimeoutNotAboveZeroIsRefused) {
+  for (const double t : {0.0, -1.0}) {
+    auto r = probe_nccl(*comm_, kFake, t);
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().code, Errc::kInvalidArgument);
+    EXPECT_THAT(r.error().message, HasSubstr("expected more than 0"));
+  }
 }
 
 TEST_F(NcclProbeTest, AFailingUniqueIdStopsBeforeInit) {
@@ -86,12 +127,14 @@ TEST_F(NcclProbeTest, BootstrapsOneRankAndSaysSo) {
   EXPECT_EQ(j["stage"], "bootstrapped");
   EXPECT_EQ(j["bootstrapped"], true);
   EXPECT_EQ(j["ranks"], 1);
+  EXPECT_EQ(j["nonblocking"], true);
+  EXPECT_TRUE(r.nonblocking);
 }
 
 TEST_F(NcclProbeTest, AnInitFailureOnTheRankNamesIt) {
   const auto r = probe(kFake, "fail-on-rank-0");
   EXPECT_EQ(r.stage, NcclStage::kInit);
-  EXPECT_THAT(r.error, HasSubstr("rank 0: ncclCommInitRank: unhandled system error"));
+  EXPECT_THAT(r.error, HasSubstr("rank 0: ncclCommInitRankConfig: unhandled system error"));
   EXPECT_THAT(r.error, HasSubstr("socket connect to the root failed"));
 }
 

@@ -90,13 +90,10 @@ class CollectivePlane {
 // Host buffers over `comm`.
 [[nodiscard]] std::unique_ptr<CollectivePlane> host_plane(Communicator& comm);
 
-// NCCL collectives queued and not complete after this long are aborted by complete(): a peer
-// that failed on its own leaves this rank's kernels waiting with no error of NCCL's (PyTorch's
-// NCCL watchdog waits 10 minutes by default; a benchmark's collectives take milliseconds).
-inline constexpr double kNcclTimeoutSeconds = 300;
-
 // Buffers in `device`'s memory, moved by `path` (kNccl, kCudaAwareMpi or kStagedMpi); `nccl` is
-// required for kNccl. `comm`, `device` and `nccl` must outlive the plane. kInvalidArgument for
+// required for kNccl; NCCL collectives queued and not complete `nccl_timeout_seconds` after
+// complete() began waiting are aborted (the watchdog, kNcclTimeoutSeconds in nccl.hpp). `comm`,
+// `device` and `nccl` must outlive the plane. kInvalidArgument for
 // kHost, kNccl without a communicator or a timeout not above 0; kDeviceError when the device's
 // queue or the transfer engine cannot be made.
 [[nodiscard]] Result<std::unique_ptr<CollectivePlane>> device_plane(

@@ -1,7 +1,9 @@
 // NCCL, the GPU data plane, loaded at run time: libnccl.so.2 comes with the CUDA stack of a GPU
 // machine, so acco opens it with dlopen (its own declarations of the few calls used) and builds
 // and runs without it. The bootstrap is NCCL's own: rank 0's ncclGetUniqueId, broadcast over the
-// job's communicator (MPI), then ncclCommInitRank on every rank. Each rank uses the CUDA device
+// job's communicator (MPI), then the init on every rank: ncclCommInitRankConfig nonblocking
+// (NCCL 2.14), polled and aborted by a watchdog when it does not complete in time, or
+// ncclCommInitRank on an older NCCL. Each rank uses the CUDA device
 // current in it: the one its launcher left visible (Slurm's --gpus-per-task, or
 // CUDA_VISIBLE_DEVICES per rank), device 0 otherwise.
 #pragma once
@@ -23,7 +25,7 @@ inline constexpr const char* kNcclLibrary = "libnccl.so.2";
 enum class NcclStage {
   kLoad,          // dlopen and the required entry points
   kUniqueId,      // ncclGetUniqueId on rank 0
-  kInit,          // ncclCommInitRank on every rank
+  kInit,          // ncclCommInitRankConfig (or ncclCommInitRank) on every rank
   kBootstrapped,  // every rank holds an NCCL communicator of the job's size
 };
 [[nodiscard]] const char* to_string(NcclStage stage);
@@ -33,6 +35,9 @@ struct NcclReport {
   bool loaded = false;  // on every rank
   std::string version;  // "2.21.5" (ncclGetVersion), empty when not loaded
   NcclStage stage = NcclStage::kLoad;
+  // The init was nonblocking, under the watchdog (ncclCommInitRankConfig: NCCL 2.14 or later);
+  // false: a blocking ncclCommInitRank, or the probe stopped before the init.
+  bool nonblocking = false;
   int ranks = 0;  // of the NCCL communicator (ncclCommCount) when bootstrapped
   // Why it stopped there, with the rank that failed first ("rank 1: libnccl.so.2: cannot open
   // shared object file ..."); empty when bootstrapped.
@@ -69,6 +74,12 @@ class NcclCommunicator {
   virtual void abort() = 0;
 };
 
+// NCCL work not complete after this long is aborted: the init (a rank that never joins leaves
+// the others in NCCL's bootstrap), and collectives queued and waited for (CollectivePlane: a peer
+// that failed on its own leaves this rank's kernels waiting with no error of NCCL's). PyTorch's
+// NCCL watchdog waits 10 minutes by default; a benchmark's collectives take milliseconds.
+inline constexpr double kNcclTimeoutSeconds = 300;
+
 struct NcclSession {
   NcclReport report;
   std::unique_ptr<NcclCommunicator> comm;  // set when report.bootstrapped()
@@ -76,10 +87,15 @@ struct NcclSession {
 
 // Loads `library` and bootstraps one NCCL communicator over `comm`'s ranks on the CUDA device
 // current in each. Every rank must call it; every rank returns the same report. NCCL's failures
-// are the report's content, not errors: the result fails only when `comm` itself does.
-[[nodiscard]] Result<NcclSession> open_nccl(Communicator& comm, const std::string& library);
+// are the report's content, not errors: the result fails only when `comm` itself does, or
+// (kInvalidArgument) for a timeout not above 0. A nonblocking init not complete after
+// `timeout_seconds` is aborted (the report's error says so), and so is a later call of the
+// communicator that answers ncclInProgress and stays so that long.
+[[nodiscard]] Result<NcclSession> open_nccl(Communicator& comm, const std::string& library,
+                                            double timeout_seconds = kNcclTimeoutSeconds);
 // open_nccl, the communicator destroyed at once: the report alone.
-[[nodiscard]] Result<NcclReport> probe_nccl(Communicator& comm, const std::string& library);
+[[nodiscard]] Result<NcclReport> probe_nccl(Communicator& comm, const std::string& library,
+                                            double timeout_seconds = kNcclTimeoutSeconds);
 
 [[nodiscard]] nlohmann::ordered_json to_json(const NcclReport& report);
 // "NCCL 2.21.5 (libnccl.so.2): bootstrapped over 2 ranks" or "NCCL (libnccl.so.2) not used:
