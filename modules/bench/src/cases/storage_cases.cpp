@@ -10,7 +10,9 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -154,70 +156,100 @@ class StorageReadCase final : public Case {
         if (block * static_cast<std::size_t>(depth) > kMaxStaging) {
           continue;
         }
-        const std::string name = point_name(block, depth);
-        out.push_back(ours(c, bytes, block, depth, "storage_read_" + name));
-        out.push_back(
-            fio ? theirs(c, bytes, block, depth, "fio_read_" + name)
-                : waived("fio_read_" + name, "host", "fio is not installed (Debian package fio)"));
+        auto [ours, theirs] = side_by_side(c, bytes, block, depth, fio);
+        out.push_back(std::move(ours));
+        out.push_back(std::move(theirs));
       }
     }
     return out;
   }
 
  private:
-  static BenchResult ours(const CaseContext& c, std::uint64_t bytes, std::size_t block, int depth,
-                          const std::string& key) {
+  // acco's reader and fio at one point, their repeats interleaved with the order alternating
+  // (acco fio, fio acco, ...), so a drift of the disk's rate (a virtio disk follows its host's
+  // load and cache) falls on both sides alike. A side that fails is reported alone; the other
+  // goes on.
+  static std::pair<BenchResult, BenchResult> side_by_side(const CaseContext& c, std::uint64_t bytes,
+                                                          std::size_t block, int depth, bool fio) {
+    const std::string name = point_name(block, depth);
+    const std::string ours_key = "storage_read_" + name;
+    const std::string fio_key = "fio_read_" + name;
     io::ReaderOptions o;
     o.block_bytes = block;
     o.depth = depth;
     auto reader = io::Reader::create(*c.device, o);
+    std::optional<Error> ours_error;
+    std::optional<Error> fio_error;
     if (!reader) {
-      return failed(key, "host", reader.error());
+      ours_error = reader.error();
     }
-    std::vector<double> seconds;
+    std::vector<double> ours_seconds;
+    std::vector<double> fio_seconds;
     io::ReadStats last;
-    for (int i = 0; i < c.warmup + c.reps; ++i) {
-      auto s = (*reader)->read_discard({{c.storage_file, 0, bytes}});
-      if (!s) {
-        return failed(key, "host", s.error());
+    const auto read_ours = [&](bool timed) {
+      if (ours_error) {
+        return;
       }
-      if (i >= c.warmup) {
-        seconds.push_back(s->seconds);
+      auto got = (*reader)->read_discard({{c.storage_file, 0, bytes}});
+      if (!got) {
+        ours_error = got.error();
+        return;
       }
-      last = *s;
+      if (timed) {
+        ours_seconds.push_back(got->seconds);
+      }
+      last = *got;
+    };
+    const auto run_theirs = [&] {
+      if (!fio || fio_error) {
+        return;
+      }
+      auto bw = run_fio(c.storage_file, bytes, block, depth);
+      if (!bw || *bw <= 0) {
+        fio_error = bw ? Error{Errc::kDeviceError, "fio reported no bandwidth"} : bw.error();
+        return;
+      }
+      fio_seconds.push_back(static_cast<double>(bytes) / *bw);
+    };
+    for (int i = 0; i < c.warmup; ++i) {
+      read_ours(false);
     }
-    BenchResult r =
-        base(key, bytes,
-             fmt::format("{}{}{}, {} x {}", last.engine, last.direct ? " O_DIRECT" : "",
-                         last.fixed_buffers ? " fixed" : "", compact_size(block), depth));
-    if (!last.notes.empty()) {
-      r.strategy += "; " + last.notes.front();
+    for (int i = 0; i < c.reps; ++i) {
+      if (i % 2 == 0) {
+        read_ours(true);
+        run_theirs();
+      } else {
+        run_theirs();
+        read_ours(true);
+      }
     }
-    if (auto s = finish_rates(r, bytes, seconds, c.storage_peak_bytes_per_second); !s) {
-      return failed(key, "host", s.error());
+    BenchResult ours =
+        ours_error
+            ? failed(ours_key, "host", *ours_error)
+            : base(ours_key, bytes,
+                   fmt::format("{}{}{}, {} x {}", last.engine, last.direct ? " O_DIRECT" : "",
+                               last.fixed_buffers ? " fixed" : "", compact_size(block), depth));
+    if (!ours_error) {
+      if (!last.notes.empty()) {
+        ours.strategy += "; " + last.notes.front();
+      }
+      ours = rated(std::move(ours), c, bytes, ours_seconds);
     }
-    r.peak_source = c.storage_peak_source;
-    return r;
+    BenchResult theirs =
+        !fio        ? waived(fio_key, "host", "fio is not installed (Debian package fio)")
+        : fio_error ? failed(fio_key, "host", *fio_error)
+                    : rated(base(fio_key, bytes,
+                                 fmt::format("fio io_uring direct fixedbufs registerfiles, {} x {}",
+                                             compact_size(block), depth)),
+                            c, bytes, fio_seconds);
+    return {std::move(ours), std::move(theirs)};
   }
 
-  static BenchResult theirs(const CaseContext& c, std::uint64_t bytes, std::size_t block, int depth,
-                            const std::string& key) {
-    std::vector<double> seconds;
-    for (int i = 0; i < c.reps; ++i) {
-      auto bw = run_fio(c.storage_file, bytes, block, depth);
-      if (!bw) {
-        return failed(key, "host", bw.error());
-      }
-      if (*bw <= 0) {
-        return failed(key, "host", Error{Errc::kDeviceError, "fio reported no bandwidth"});
-      }
-      seconds.push_back(static_cast<double>(bytes) / *bw);
-    }
-    BenchResult r = base(key, bytes,
-                         fmt::format("fio io_uring direct fixedbufs registerfiles, {} x {}",
-                                     compact_size(block), depth));
+  // The rates and verdict of `r` from its samples, against the storage peak.
+  static BenchResult rated(BenchResult r, const CaseContext& c, std::uint64_t bytes,
+                           const std::vector<double>& seconds) {
     if (auto s = finish_rates(r, bytes, seconds, c.storage_peak_bytes_per_second); !s) {
-      return failed(key, "host", s.error());
+      return failed(r.case_key, "host", s.error());
     }
     r.peak_source = c.storage_peak_source;
     return r;
