@@ -139,13 +139,13 @@ void print_point(const std::string& block, int depth, const Point& ours, const P
   }
 }
 
-// `best` becomes `p` when `p` is faster or failed (a failure is kept), or `best` is still empty.
-void keep_best(Point& best, Point p) {
+// `best` becomes `p` when `p` is faster or failed (a failure is kept).
+void keep_best(Point& best, const Point& p) {
   if (!best.why.empty()) {
     return;
   }
-  if (best.key.empty() || !p.why.empty() || p.bytes_per_second > best.bytes_per_second) {
-    best = std::move(p);
+  if (!p.why.empty() || p.bytes_per_second > best.bytes_per_second) {
+    best = p;
   }
 }
 
@@ -172,9 +172,9 @@ acco::Result<BestPoint> host_sweep(const Options& o, acco::dev::Device& device, 
     for (const int depth : o.depths) {
       // One run of each per round, the order alternating, so a drift of the disk's rate falls
       // on both sides alike.
-      Point ours;
-      Point fio;
-      for (int r = 0; r < o.reps; ++r) {
+      Point ours = ours_to_host(device, o.file, *block, depth, 1);
+      Point fio = fio_to_host(o.file, bytes, *block, depth, 1);
+      for (int r = 1; r < o.reps; ++r) {
         if (r % 2 == 0) {
           keep_best(ours, ours_to_host(device, o.file, *block, depth, 1));
           keep_best(fio, fio_to_host(o.file, bytes, *block, depth, 1));
