@@ -36,6 +36,9 @@ constexpr int kMaxTiles = 100;
 constexpr int kMaxTasks = 1'000'000;
 constexpr int kMaxHostDevices = 64;
 constexpr int kMaxCalibrate = 100;
+constexpr double kMaxFactor = 1e6;  // --skew, --ccr, --alpha, --time-scale (and its inverse)
+constexpr double kMinSpeed = 1e-3;  // --speeds
+constexpr double kMaxSpeed = 1e3;
 
 // `acco schedule` flags as CLI11 reads them: numbers typed, lists, names and sizes as text.
 struct ScheduleFlags {
@@ -254,15 +257,15 @@ Status check_workload(const std::string& name, sched::WorkloadSpec& w) {
   if (w.tasks < 1 || w.tasks > kMaxTasks) {
     return bad_value("--tasks", std::to_string(w.tasks), "between 1 and 1000000");
   }
-  const auto finite = [](double x) { return std::isfinite(x); };
-  if (!(w.skew >= 1) || !finite(w.skew)) {
-    return bad_value("--skew", fmt::format("{}", w.skew), "a finite number >= 1");
+  // Bounds far beyond any useful value, so the emulated times stay finite.
+  if (!(w.skew >= 1 && w.skew <= kMaxFactor)) {
+    return bad_value("--skew", fmt::format("{}", w.skew), "a number from 1 to 1e6");
   }
-  if (!(w.ccr >= 0) || !finite(w.ccr)) {
-    return bad_value("--ccr", fmt::format("{}", w.ccr), "a finite number >= 0");
+  if (!(w.ccr >= 0 && w.ccr <= kMaxFactor)) {
+    return bad_value("--ccr", fmt::format("{}", w.ccr), "a number from 0 to 1e6");
   }
-  if (!(w.alpha > 0) || !finite(w.alpha)) {
-    return bad_value("--alpha", fmt::format("{}", w.alpha), "a finite number > 0");
+  if (!(w.alpha > 0 && w.alpha <= kMaxFactor)) {
+    return bad_value("--alpha", fmt::format("{}", w.alpha), "a number above 0, at most 1e6");
   }
   if (w.out_degree < 1) {
     return bad_value("--out-degree", std::to_string(w.out_degree), "at least 1");
@@ -270,8 +273,8 @@ Status check_workload(const std::string& name, sched::WorkloadSpec& w) {
   if (!(w.beta >= 0 && w.beta < 2)) {
     return bad_value("--beta", fmt::format("{}", w.beta), "in [0, 2)");
   }
-  if (!(w.time_scale > 0) || !finite(w.time_scale)) {
-    return bad_value("--time-scale", fmt::format("{}", w.time_scale), "a finite number > 0");
+  if (!(w.time_scale >= 1 / kMaxFactor && w.time_scale <= kMaxFactor)) {
+    return bad_value("--time-scale", fmt::format("{}", w.time_scale), "a number from 1e-6 to 1e6");
   }
   if (!sched::kernel_table(w.kernels)) {
     return bad_value("--kernels", w.kernels, "one of sirocco, mirage, uniform");
@@ -296,8 +299,8 @@ Status parse_kinds_and_speeds(const ScheduleFlags& f, ScheduleOptions& s) {
   if (!f.speeds.empty()) {
     for (const auto& v : units::split(f.speeds, ',')) {
       auto speed = units::parse_double(v);
-      if (!speed || !(*speed > 0) || !std::isfinite(*speed)) {
-        return bad_value("--speeds", v, "a finite number > 0");
+      if (!speed || !(*speed >= kMinSpeed && *speed <= kMaxSpeed)) {
+        return bad_value("--speeds", v, "a number from 0.001 to 1000");
       }
       s.speeds.push_back(*speed);
     }

@@ -241,7 +241,11 @@ INSTANTIATE_TEST_SUITE_P(
         BadSchedule{{"--speeds", "1,2,3"}, "--speeds"}, BadSchedule{{"--speeds", "0"}, "--speeds"},
         BadSchedule{{"--speeds", "1,-2,1,1"}, "--speeds"},
         BadSchedule{{"--speeds", "fast"}, "--speeds"},
-        BadSchedule{{"--link", "pcie9x99"}, "--link"},
+        BadSchedule{{"--speeds", "1e-308"}, "--speeds"},  // was a crash (infinite costs)
+        BadSchedule{{"--speeds", "1e4"}, "--speeds"},
+        BadSchedule{{"--time-scale", "1e300"}, "--time-scale"},
+        BadSchedule{{"--skew", "1e308"}, "--skew"}, BadSchedule{{"--ccr", "1e300"}, "--ccr"},
+        BadSchedule{{"--alpha", "1e300"}, "--alpha"}, BadSchedule{{"--link", "pcie9x99"}, "--link"},
         BadSchedule{{"--devices", "cuda", "--link", "pcie4x16"}, "--link"},
         BadSchedule{{"--memory", "lots"}, "--memory"},
         BadSchedule{{"--tile-bytes", "big"}, "--tile-bytes"},

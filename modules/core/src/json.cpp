@@ -36,13 +36,31 @@ Result<std::string> read_text_file(const std::string& path) {
   if (std::filesystem::is_directory(path, ec)) {
     return fail(Errc::kInvalidArgument, fmt::format("{}: is a directory, expected a file", path));
   }
+  const auto type = std::filesystem::status(path, ec).type();
+  if (type == std::filesystem::file_type::character || type == std::filesystem::file_type::block ||
+      type == std::filesystem::file_type::socket) {
+    return fail(Errc::kInvalidArgument,
+                fmt::format("{}: is a device or socket, expected a file", path));
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     return fail(Errc::kUnavailable, fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
   }
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
+  // In chunks, so a pipe that never ends stops at the limit instead of filling memory.
+  std::string text;
+  std::string chunk(std::size_t{1} << 20, '\0');
+  while (in.read(chunk.data(), static_cast<std::streamsize>(chunk.size())) || in.gcount() > 0) {
+    text.append(chunk.data(), static_cast<std::size_t>(in.gcount()));
+    if (text.size() > kMaxInputFileBytes) {
+      return fail(Errc::kInvalidArgument,
+                  fmt::format("{}: larger than {} GiB, expected an input file of acco's", path,
+                              kMaxInputFileBytes >> 30));
+    }
+  }
+  if (in.bad()) {
+    return fail(Errc::kUnavailable, fmt::format("{}: cannot read: {}", path, std::strerror(errno)));
+  }
+  return text;
 }
 
 Result<nlohmann::json> read_json_file(const std::string& path) {
@@ -52,9 +70,30 @@ Result<nlohmann::json> read_json_file(const std::string& path) {
 
 Status write_file_atomic(const std::string& path, std::string_view content) {
   namespace stdfs = std::filesystem;
-  const stdfs::path target(path);
-  const auto dir = target.has_parent_path() ? target.parent_path() : stdfs::path(".");
   std::error_code ec;
+  // A symbolic link is written through (the file it names is replaced, the link kept); anything
+  // but a regular file (a device, a pipe, a socket, a directory) is refused, never replaced.
+  stdfs::path target(path);
+  for (int hops = 0; stdfs::is_symlink(stdfs::symlink_status(target, ec)); ++hops) {
+    constexpr int kMaxHops = 40;  // as the kernel's ELOOP
+    const stdfs::path next = stdfs::read_symlink(target, ec);
+    if (ec || hops >= kMaxHops) {
+      return fail(Errc::kUnavailable, fmt::format("{}: cannot follow the link: {}", path,
+                                                  ec ? ec.message() : "too many levels"));
+    }
+    target = next.is_absolute() ? next : target.parent_path() / next;
+  }
+  const auto st = stdfs::status(target, ec);
+  if (stdfs::exists(st) && !stdfs::is_regular_file(st)) {
+    return fail(Errc::kUnavailable,
+                fmt::format("{}: exists and is not a regular file (a {}): not replaced", path,
+                            stdfs::is_directory(st)    ? "directory"
+                            : stdfs::is_fifo(st)       ? "pipe"
+                            : stdfs::is_socket(st)     ? "socket"
+                            : stdfs::is_block_file(st) ? "block device"
+                                                       : "character device"));
+  }
+  const auto dir = target.has_parent_path() ? target.parent_path() : stdfs::path(".");
   if (!stdfs::is_directory(dir, ec)) {
     return fail(Errc::kNotFound,
                 fmt::format("{}: directory '{}' does not exist", path, dir.string()));
@@ -86,7 +125,7 @@ Status write_file_atomic(const std::string& path, std::string_view content) {
     return cleanup_fail(errno);
   }
   ::close(fd);
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+  if (::rename(tmp.c_str(), target.c_str()) != 0) {
     const int err = errno;
     ::unlink(tmp.c_str());
     return fail(Errc::kUnavailable, fmt::format("{}: cannot write: {}", path, std::strerror(err)));

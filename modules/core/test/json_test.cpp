@@ -4,6 +4,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include "acco/testing/matchers.hpp"
 
@@ -37,6 +38,33 @@ TEST(JsonTest, AtomicWriteReplacesContentAndLeavesNoTemporary) {
 TEST(JsonTest, AtomicWriteIntoMissingDirectoryFailsCleanly) {
   auto r = write_file_atomic("/nonexistent-acco-dir/out.json", "x");
   EXPECT_THAT(r, StatusIs(Errc::kNotFound));
+}
+
+// A symbolic link is written through; a pipe (as a device node) is refused and left as it was
+// (found by a robustness sweep: `--snapshot /dev/full` had replaced the device with a file).
+TEST(JsonTest, AtomicWriteFollowsLinksAndNeverReplacesWhatIsNotARegularFile) {
+  namespace fs = std::filesystem;
+  const auto dir = fs::temp_directory_path() / "acco_json_link_test";
+  fs::remove_all(dir);
+  fs::create_directories(dir / "sub");
+  fs::create_symlink("sub/real.json", dir / "link.json");  // dangling until written
+  ASSERT_THAT(write_file_atomic((dir / "link.json").string(), "through"), IsOk());
+  EXPECT_TRUE(fs::is_symlink(fs::symlink_status(dir / "link.json")));
+  EXPECT_EQ(read_text_file((dir / "sub" / "real.json").string()).value(), "through");
+  const auto pipe = dir / "pipe";
+  ASSERT_EQ(::mkfifo(pipe.c_str(), 0600), 0);
+  EXPECT_THAT(write_file_atomic(pipe.string(), "x"),
+              StatusIs(Errc::kUnavailable, HasSubstr("is not a regular file (a pipe)")));
+  EXPECT_TRUE(fs::is_fifo(fs::symlink_status(pipe)));
+  EXPECT_THAT(write_file_atomic(dir.string(), "x"),
+              StatusIs(Errc::kUnavailable, HasSubstr("(a directory)")));
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir), {}), 3);  // sub, link.json, pipe
+  fs::remove_all(dir);
+}
+
+TEST(JsonTest, ADeviceIsNotReadAsAnInputFile) {
+  EXPECT_THAT(read_text_file("/dev/zero"),
+              StatusIs(Errc::kInvalidArgument, HasSubstr("is a device or socket")));
 }
 
 TEST(JsonTest, ErrcNamesRoundTrip) {

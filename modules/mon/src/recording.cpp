@@ -3,14 +3,12 @@
 #include <cctype>
 #include <cmath>
 #include <ctime>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
 
+#include "acco/core/json.hpp"
 #include "acco/core/units.hpp"
 #include "acco/mon/json.hpp"
 #include "acco/mon/recorded_readers.hpp"
@@ -42,8 +40,9 @@ Result<Recording> parse_jsonl(std::string_view text, const std::string& name) {
     const auto j = nlohmann::json::parse(line, nullptr, false);
     if (j.is_discarded()) {
       // A recording cut off by kill -9 ends in half a line; anything else is a broken file.
+      // A file of that half line alone holds nothing to analyze.
       const bool rest_empty = units::trim(text.substr(pos)).empty();
-      if (last || rest_empty) {
+      if ((last || rest_empty) && !r.rounds.empty()) {
         r.notes.push_back(fmt::format("{}:{}: skipped a cut-off last line", name, line_no));
         break;
       }
@@ -80,6 +79,10 @@ Result<Recording> parse_recording(std::string_view text, const std::string& name
         r.trace = std::move(whole);
         return r;
       }
+      if (whole.is_discarded() && head.size() == units::trim(text).size()) {
+        return fail(Errc::kInvalidArgument,
+                    fmt::format("{}: a Chrome trace that is not valid JSON (cut off?)", name));
+      }
     }
     return parse_jsonl(text, name);
   }
@@ -101,20 +104,8 @@ Result<Recording> parse_recording(std::string_view text, const std::string& name
 }
 
 Result<Recording> read_recording(const std::string& path) {
-  std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) {
-    return fail(Errc::kNotFound, fmt::format("{}: no such file", path));
-  }
-  if (std::filesystem::is_directory(path, ec)) {
-    return fail(Errc::kInvalidArgument, fmt::format("{}: is a directory, expected a file", path));
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return fail(Errc::kNotFound, fmt::format("{}: cannot be read", path));
-  }
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_recording(text.str(), path);
+  ACCO_ASSIGN_OR_RETURN(const auto text, core::read_text_file(path));
+  return parse_recording(text, path);
 }
 
 Result<std::int64_t> parse_time(std::string_view text) {
@@ -130,7 +121,8 @@ Result<std::int64_t> parse_time(std::string_view text) {
   }
   if (t.find('T') == std::string_view::npos) {
     const auto seconds = units::parse_double(t);
-    if (!seconds || *seconds < 0) {
+    constexpr double kMaxUnixSeconds = 9e9;  // beyond it the nanoseconds overflow int64
+    if (!seconds || !(*seconds >= 0 && *seconds <= kMaxUnixSeconds)) {
       return bad();
     }
     return static_cast<std::int64_t>(std::llround(*seconds * 1e9));
@@ -140,6 +132,12 @@ Result<std::int64_t> parse_time(std::string_view text) {
   const std::string s(t);
   if (std::sscanf(s.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%n", &tm.tm_year, &tm.tm_mon,  // NOLINT
                   &tm.tm_mday, &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &consumed) != 6) {
+    return bad();
+  }
+  // timegm would normalise month 13 or hour 99 into some other date.
+  if (tm.tm_year < 1970 || tm.tm_year > 2200 || tm.tm_mon < 1 || tm.tm_mon > 12 || tm.tm_mday < 1 ||
+      tm.tm_mday > 31 || tm.tm_hour > 23 || tm.tm_min > 59 || tm.tm_sec > 60 || tm.tm_hour < 0 ||
+      tm.tm_min < 0 || tm.tm_sec < 0) {
     return bad();
   }
   tm.tm_year -= 1900;

@@ -1,6 +1,7 @@
 #include "acco/mon/trace_analysis.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <utility>
 
@@ -68,9 +69,10 @@ double overlap(const std::vector<Interval>& a, const std::vector<Interval>& b) {
 constexpr double kIdleShare = 0.2;      // below this a device counts as busy
 constexpr double kTransferShare = 0.5;  // of its idle time, for transfer-bound gaps
 
-}  // namespace
+// The times of a trace's events, in microseconds: finite and within a century.
+constexpr double kMaxTraceMicros = 3.2e15;
 
-Result<TraceReport> analyze_trace(const nlohmann::json& trace, const std::string& name) {
+Result<TraceReport> analyze_checked(const nlohmann::json& trace, const std::string& name) {
   const auto bad = [&](const std::string& why) {
     return fail(Errc::kInvalidArgument, fmt::format("{}: {}", name, why));
   };
@@ -87,6 +89,9 @@ Result<TraceReport> analyze_trace(const nlohmann::json& trace, const std::string
   }
   r.policy = other.value("policy", "");
   const double elapsed_us = other.value("elapsed_us", 0.0);
+  if (!(elapsed_us >= 0 && elapsed_us <= kMaxTraceMicros)) {
+    return bad(fmt::format("otherData.elapsed_us {} is not a duration", elapsed_us));
+  }
   std::map<int, std::string> device_names;    // devices: tid -> name
   std::map<int, std::string> transfer_names;  // transfers: tid -> "to <name>"
   std::map<int, std::vector<Interval>> tasks;
@@ -106,7 +111,11 @@ Result<TraceReport> analyze_trace(const nlohmann::json& trace, const std::string
     } else if (ph == "X" && e.contains("ts") && e.contains("dur") && e["ts"].is_number() &&
                e["dur"].is_number()) {
       const double ts = e["ts"].get<double>();
-      const double dur = std::max(0.0, e["dur"].get<double>());
+      const double dur = e["dur"].get<double>();
+      if (!(std::abs(ts) <= kMaxTraceMicros && dur >= 0 && dur <= kMaxTraceMicros)) {
+        return bad(fmt::format("an event's ts {} or dur {} is not a time (microseconds, dur >= 0)",
+                               ts, dur));
+      }
       first = std::min(first, ts);
       if (pid == 1) {
         tasks[tid].emplace_back(ts, ts + dur);
@@ -168,6 +177,22 @@ Result<TraceReport> analyze_trace(const nlohmann::json& trace, const std::string
     r.devices.push_back(std::move(d));
   }
   return r;
+}
+
+}  // namespace
+
+// nlohmann's value() and get() throw on a field of another type ("pid": "x"): a malformed file.
+Result<TraceReport> analyze_trace(const nlohmann::json& trace, const std::string& name) {
+  try {
+    return analyze_checked(trace, name);
+  } catch (const nlohmann::json::exception& e) {
+    std::string why = e.what();
+    if (const auto pos = why.find("] "); pos != std::string::npos) {
+      why.erase(0, pos + 2);
+    }
+    return fail(Errc::kInvalidArgument,
+                fmt::format("{}: a field of the trace has the wrong type ({})", name, why));
+  }
 }
 
 std::string trace_text(const TraceReport& r) {

@@ -33,6 +33,17 @@ TEST(RecordingTest, CutOffLastLineIsSkippedWithANote) {
   EXPECT_THAT(r->notes, ::testing::ElementsAre("run.jsonl:2: skipped a cut-off last line"));
 }
 
+// A file of one cut-off line (half of a one-line Chrome trace) holds nothing: an error, not a
+// recording of zero rounds.
+TEST(RecordingTest, AFileThatIsOnlyACutOffLineIsMalformed) {
+  const auto jsonl = parse_recording("{\"time_unix_nanos\": 2, \"dev", "run.jsonl");
+  ASSERT_THAT(jsonl, StatusIs(Errc::kInvalidArgument));
+  EXPECT_THAT(jsonl.error().message, HasSubstr("run.jsonl:1: not a JSON object"));
+  const auto trace = parse_recording("{\"traceEvents\": [{\"ph\": \"X\", \"ts\": 1", "t.json");
+  ASSERT_THAT(trace, StatusIs(Errc::kInvalidArgument));
+  EXPECT_THAT(trace.error().message, HasSubstr("t.json: a Chrome trace that is not valid JSON"));
+}
+
 TEST(RecordingTest, BrokenLinesNameTheFileAndLine) {
   const auto middle = parse_recording(
       "{\"time_unix_nanos\": 1, \"devices\": []}\nnot json\n{\"time_unix_nanos\": 3, "
@@ -50,6 +61,7 @@ TEST(RecordingTest, BrokenLinesNameTheFileAndLine) {
   EXPECT_THAT(parse_recording("hello,world\n", "x.csv").error().message, HasSubstr("x.csv"));
   EXPECT_THAT(read_recording("/no/such/file.jsonl"), StatusIs(Errc::kNotFound));
   EXPECT_THAT(read_recording("/"), StatusIs(Errc::kInvalidArgument));
+  EXPECT_THAT(read_recording("/dev/zero"), StatusIs(Errc::kInvalidArgument));
 }
 
 TEST(RecordingTest, NvidiaSmiLogsAndPrometheusScrapesAreDetected) {
@@ -78,7 +90,8 @@ TEST(RecordingTest, TimesAreRfc3339OrUnixSeconds) {
   EXPECT_EQ(parse_time("2026-01-01T01:00:00+01:00").value(), 1'767'225'600'000'000'000);
   EXPECT_EQ(parse_time("1767225600.5").value(), 1'767'225'600'500'000'000);
   for (const char* bad : {"", "yesterday", "2026-01-01", "2026-01-01T00:00:00", "2026-13-45T99Z",
-                          "2026-01-01T00:00:00+1"}) {
+                          "2026-01-01T00:00:00+1", "2026-13-45T99:99:99Z", "2026-02-01T24:00:00Z",
+                          "1e30", "1969-12-31T23:59:59Z"}) {
     const auto r = parse_time(bad);
     EXPECT_FALSE(r.has_value()) << bad;
   }

@@ -62,5 +62,39 @@ TEST(TraceAnalysisTest, OtherDocumentsAreRefusedByName) {
   EXPECT_THAT(foreign.error().message, HasSubstr("b.json: not an acco trace"));
 }
 
+// Fields of another type made nlohmann throw (exit 70, found by a robustness sweep).
+TEST(TraceAnalysisTest, FieldsOfTheWrongTypeOrTimesOutOfRangeAreMalformed) {
+  const nlohmann::json good = {
+      {"otherData", {{"schema", "acco.trace/1"}, {"policy", "dmda"}, {"elapsed_us", 10}}},
+      {"traceEvents",
+       {{{"ph", "M"}, {"name", "thread_name"}, {"pid", 1}, {"tid", 0}, {"args", {{"name", "d"}}}},
+        {{"ph", "X"}, {"pid", 1}, {"tid", 0}, {"ts", 0}, {"dur", 5}}}}};
+  ASSERT_THAT(analyze_trace(good, "t.json"), IsOk());
+  auto other = good;
+  other["otherData"] = "x";
+  auto pid = good;
+  pid["traceEvents"][1]["pid"] = "x";
+  auto args = good;
+  args["traceEvents"][0]["args"] = "x";
+  auto policy = good;
+  policy["otherData"]["policy"] = 5;
+  for (const auto& bad : {other, pid, args, policy}) {
+    const auto r = analyze_trace(bad, "t.json");
+    ASSERT_THAT(r, StatusIs(Errc::kInvalidArgument)) << bad.dump();
+    EXPECT_THAT(r.error().message, HasSubstr("t.json: a field of the trace has the wrong type"));
+  }
+  auto dur = good;
+  dur["traceEvents"][1]["dur"] = -1;
+  auto ts = good;
+  ts["traceEvents"][1]["ts"] = 1e300;
+  auto elapsed = good;
+  elapsed["otherData"]["elapsed_us"] = -5;
+  for (const auto& bad : {dur, ts, elapsed}) {
+    EXPECT_THAT(analyze_trace(bad, "t.json"),
+                StatusIs(Errc::kInvalidArgument, HasSubstr("t.json: ")))
+        << bad.dump();
+  }
+}
+
 }  // namespace
 }  // namespace acco::mon

@@ -55,27 +55,14 @@ Action note(const std::string& uuid, const std::string& device, double now, Acti
   return a;
 }
 
-}  // namespace
-
-Result<std::vector<SavedDevice>> read_state_file(const std::filesystem::path& path) {
-  std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) {
-    return std::vector<SavedDevice>{};
-  }
-  auto json = core::read_json_file(path.string());
-  if (!json) {
-    return fail(Errc::kInvalidArgument,
-                fmt::format("governor state file {}: {}", path.string(), json.error().message));
-  }
-  const auto bad = [&](const std::string& what) {
-    return fail(Errc::kInvalidArgument, fmt::format("governor state file {}: {} (expected {})",
-                                                    path.string(), what, kSchema));
-  };
-  if (!json->is_object() || json->value("schema", "") != kSchema) {
+// The devices of a parsed state file (`bad` makes the error naming the file).
+template <typename Bad>
+Result<std::vector<SavedDevice>> saved_devices(const nlohmann::json& j, const Bad& bad) {
+  if (!j.is_object() || j.value("schema", "") != kSchema) {
     return bad("not a governor state file");
   }
-  const auto devices = json->find("devices");
-  if (devices == json->end() || !devices->is_array()) {
+  const auto devices = j.find("devices");
+  if (devices == j.end() || !devices->is_array()) {
     return bad("no devices list");
   }
   std::vector<SavedDevice> out;
@@ -94,6 +81,34 @@ Result<std::vector<SavedDevice>> read_state_file(const std::filesystem::path& pa
     out.push_back(std::move(s));
   }
   return out;
+}
+
+}  // namespace
+
+Result<std::vector<SavedDevice>> read_state_file(const std::filesystem::path& path) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) {
+    return std::vector<SavedDevice>{};
+  }
+  auto json = core::read_json_file(path.string());
+  if (!json) {
+    return fail(Errc::kInvalidArgument,
+                fmt::format("governor state file {}: {}", path.string(), json.error().message));
+  }
+  const auto bad = [&](const std::string& what) {
+    return fail(Errc::kInvalidArgument, fmt::format("governor state file {}: {} (expected {})",
+                                                    path.string(), what, kSchema));
+  };
+  // value() throws on a field of another type ("schema": 5, "clocks_locked": "s").
+  try {
+    return saved_devices(*json, bad);
+  } catch (const nlohmann::json::exception& e) {
+    std::string why = e.what();
+    if (const auto pos = why.find("] "); pos != std::string::npos) {
+      why.erase(0, pos + 2);
+    }
+    return bad("a field has the wrong type: " + why);
+  }
 }
 
 Controller::Controller(Actuator* actuator, ControllerOptions options)

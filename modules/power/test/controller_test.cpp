@@ -281,5 +281,19 @@ TEST_F(ControllerTest, AStateFileThatIsNotOneIsAnErrorAndNothingChanges) {
   EXPECT_TRUE(fake_.calls.empty());
 }
 
+// A field of another type made nlohmann throw (exit 70, found by a robustness sweep).
+TEST_F(ControllerTest, AStateFileWithAFieldOfTheWrongTypeIsAnError) {
+  for (const char* text :
+       {"{\"schema\": 5, \"devices\": []}",
+        "{\"schema\": \"acco.governor-state/1\", \"devices\": [{\"uuid\": \"GPU-0\", "
+        "\"original_limit_watts\": 700, \"set_limit_watts\": 300, \"clocks_locked\": \"s\"}]}"}) {
+    { std::ofstream(state_) << text; }
+    const auto saved = read_state_file(state_);
+    ASSERT_FALSE(saved.has_value()) << text;
+    EXPECT_EQ(saved.error().code, Errc::kInvalidArgument);
+    EXPECT_THAT(saved.error().message, ::testing::HasSubstr("a field has the wrong type"));
+  }
+}
+
 }  // namespace
 }  // namespace acco::power

@@ -2,6 +2,7 @@
 // happen here so every caller gets the same one-line messages and atomic writes.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -15,10 +16,14 @@ namespace acco::core {
 [[nodiscard]] Result<nlohmann::json> parse_json(std::string_view text, std::string_view what);
 // Reads and parses a whole file from the real file system (not a sysroot).
 [[nodiscard]] Result<nlohmann::json> read_json_file(const std::string& path);
-// Reads a whole file from the real file system; kNotFound when absent.
+// The largest input file acco reads whole (snapshots, configs, traces, recordings).
+inline constexpr std::size_t kMaxInputFileBytes = std::size_t{2} << 30;
+// Reads a whole file from the real file system; kNotFound when absent; kInvalidArgument for a
+// directory, a device or a socket, or a file (or pipe) above kMaxInputFileBytes.
 [[nodiscard]] Result<std::string> read_text_file(const std::string& path);
 // Writes `content` to `path` atomically: a temporary file in the same directory, fsync, rename.
-// Nothing is left behind on failure.
+// Nothing is left behind on failure. A symbolic link is written through (the file it names is
+// replaced); a path that exists and is not a regular file is refused (kUnavailable).
 [[nodiscard]] Status write_file_atomic(const std::string& path, std::string_view content);
 
 [[nodiscard]] Result<Errc> errc_from_string(std::string_view text);
