@@ -30,8 +30,10 @@
 // then ncclSuccess (queued: that poll runs nothing, as NCCL's waits for no peer). A
 // call on a nonblocking communicator before ncclCommGetAsyncError has answered ncclSuccess
 // answers ncclInvalidUsage (NCCL requires that poll).
-// The library built with tests/fake_nccl/no_config.map lacks ncclCommInitRankConfig (an NCCL
-// before 2.14: a blocking init).
+// ncclCommSplit (NCCL 2.18) copies a communicator with the config's blocking;
+// ACCO_FAKE_NCCL_SPLIT_FAILS set makes it fail. The library built with
+// tests/fake_nccl/no_config.map lacks ncclCommInitRankConfig and ncclCommSplit (an NCCL before
+// 2.14: a blocking init).
 // The collectives work on host memory (the host backend's device buffers) and ignore the
 // stream: with one rank they copy at once; with more they are queued, as kernels on a stream
 // that wait for their peers, and run Open MPI's collectives on MPI_COMM_WORLD (the ranks of
@@ -330,6 +332,38 @@ __attribute__((visibility("default"))) ncclResult_t ncclCommInitRankConfig(
   }
   const bool blocking = c.version < kNcclConfigVersion || c.blocking != 0;
   return init(comm, nranks, comm_id, rank, blocking);
+}
+
+// As NCCL 2.18: every rank of `comm` passes color 0 here (acco's blocking copy). With
+// ACCO_FAKE_NCCL_SPLIT_FAILS set it answers ncclInvalidUsage on every rank.
+__attribute__((visibility("default"))) ncclResult_t ncclCommSplit(ncclComm_t comm, int color,
+                                                                  int key, ncclComm_t* newcomm,
+                                                                  ncclConfig_t* config) {
+  if (comm == nullptr || newcomm == nullptr || config == nullptr || color != 0 || key < 0) {
+    return fail(ncclInvalidArgument, "ncclCommSplit: bad arguments");
+  }
+  if (busy(comm)) {
+    return fail(ncclInvalidUsage, kBusy);
+  }
+  if (std::getenv("ACCO_FAKE_NCCL_SPLIT_FAILS") != nullptr) {
+    return fail(ncclInvalidUsage, "ncclCommSplit: refused (ACCO_FAKE_NCCL_SPLIT_FAILS)");
+  }
+  ncclConfig_t c{sizeof(ncclConfig_t), 0, 0, 1};
+  std::size_t size = 0;
+  std::memcpy(&size, config, sizeof size);
+  std::memcpy(&c, config, std::min(size, sizeof c));
+  if (c.magic != kNcclConfigMagic) {
+    return fail(ncclInvalidArgument,
+                "ncclConfig_t argument not initialized via NCCL_CONFIG_INITIALIZER");
+  }
+  *newcomm = new (std::nothrow) ncclComm;
+  if (*newcomm == nullptr) {
+    return fail(ncclSystemError, "out of memory");
+  }
+  (*newcomm)->nranks = comm->nranks;
+  (*newcomm)->rank = key;
+  (*newcomm)->nonblocking = c.version >= kNcclConfigVersion && c.blocking == 0;
+  return ncclSuccess;
 }
 
 __attribute__((visibility("default"))) ncclResult_t ncclCommCount(ncclComm_t comm, int* count) {

@@ -8,10 +8,12 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <optional>
 #include <span>
+#include <string_view>
 #include <thread>
 #include <type_traits>
 #include <utility>
@@ -62,6 +64,7 @@ class NcclLibrary {
     };
     optional("ncclGetLastError", lib.last_error_);
     optional("ncclCommInitRankConfig", lib.init_rank_config_);
+    optional("ncclCommSplit", lib.split_);
     optional("ncclAllReduce", lib.all_reduce_);
     optional("ncclAllGather", lib.all_gather_);
     optional("ncclReduceScatter", lib.reduce_scatter_);
@@ -142,7 +145,10 @@ class NcclLibrary {
                                   std::string_view why) const {
     using Clock = std::chrono::steady_clock;
     const auto start = Clock::now();
-    auto pause = std::chrono::microseconds(20);
+    // Yield for the first millisecond (an enqueue that answered ncclInProgress is usually done
+    // in microseconds), then sleep, doubling up to 10 ms.
+    constexpr auto kSpin = std::chrono::milliseconds(1);
+    auto pause = std::chrono::microseconds(50);
     for (;;) {
       ncclResult_t state = ncclSuccess;
       ACCO_RETURN_IF_ERROR(check(async_error_(comm, &state), "ncclCommGetAsyncError", comm));
@@ -157,6 +163,10 @@ class NcclLibrary {
                     fmt::format("{} not complete after {:g} s ({}): aborted by the watchdog "
                                 "(--nccl-timeout)",
                                 what, timeout_seconds, why));
+      }
+      if (Clock::now() - start < kSpin) {
+        std::this_thread::yield();
+        continue;
       }
       std::this_thread::sleep_for(pause);
       pause = std::min(pause * 2, std::chrono::microseconds(10'000));
@@ -176,9 +186,32 @@ class NcclLibrary {
     ACCO_RETURN_IF_ERROR(check(state, "NCCL communicator (asynchronous error)", comm));
     return false;
   }
-  // True when the communicator was aborted (it must not be destroyed after).
+  // True when ncclCommAbort was called: the communicator is gone whatever it answered (2.28
+  // answers its reclaim's error after taking the communicator), never to be destroyed after.
   [[nodiscard]] bool abort(ncclComm_t comm) const {
-    return abort_ != nullptr && abort_(comm) == ncclSuccess;
+    if (abort_ == nullptr) {
+      return false;
+    }
+    static_cast<void>(abort_(comm));
+    return true;
+  }
+
+  // A blocking communicator of the same ranks (ncclCommSplit, NCCL 2.18), for the data plane:
+  // on a nonblocking one NCCL runs every group end on a thread of its own and answers
+  // ncclInProgress, a cost per collective that nccl-tests' blocking communicators do not pay.
+  // Null when the library lacks the call.
+  [[nodiscard]] Result<ncclComm_t> blocking_copy(ncclComm_t comm, int rank) const {
+    if (split_ == nullptr) {
+      return nullptr;
+    }
+    ncclConfig_t config{offsetof(ncclConfig_t, blocking) + sizeof(int), kNcclConfigMagic,
+                        kNcclConfigVersion, 1};
+    ncclComm_t child = nullptr;
+    if (auto made = check(split_(comm, 0, rank, &child, &config), "ncclCommSplit", comm); !made) {
+      discard(child);
+      return tl::unexpected(std::move(made.error()));
+    }
+    return child;
   }
 
   // One collective (layouts of Communicator::run) enqueued on `stream`. `pending` is set when a
@@ -215,19 +248,18 @@ class NcclLibrary {
         return group(comm, queued, [&]() -> Status {
           const auto n = static_cast<std::size_t>(ranks);
           if (op == Op::kSendRecv) {
-            ACCO_RETURN_IF_ERROR(
-                check(send_(send, count, ncclFloat32, (rank + 1) % ranks, comm, stream), "ncclSend",
-                      comm));
-            return check(recv_(recv, count, ncclFloat32, (rank + ranks - 1) % ranks, comm, stream),
-                         "ncclRecv", comm);
+            ACCO_RETURN_IF_ERROR(queued(
+                send_(send, count, ncclFloat32, (rank + 1) % ranks, comm, stream), "ncclSend"));
+            return queued(recv_(recv, count, ncclFloat32, (rank + ranks - 1) % ranks, comm, stream),
+                          "ncclRecv");
           }
           for (std::size_t peer = 0; peer < n; ++peer) {
-            ACCO_RETURN_IF_ERROR(check(send_(send + peer * count, count, ncclFloat32,
-                                             static_cast<int>(peer), comm, stream),
-                                       "ncclSend", comm));
-            ACCO_RETURN_IF_ERROR(check(recv_(recv + peer * count, count, ncclFloat32,
-                                             static_cast<int>(peer), comm, stream),
-                                       "ncclRecv", comm));
+            ACCO_RETURN_IF_ERROR(queued(send_(send + peer * count, count, ncclFloat32,
+                                              static_cast<int>(peer), comm, stream),
+                                        "ncclSend"));
+            ACCO_RETURN_IF_ERROR(queued(recv_(recv + peer * count, count, ncclFloat32,
+                                              static_cast<int>(peer), comm, stream),
+                                        "ncclRecv"));
           }
           return {};
         });
@@ -299,6 +331,7 @@ class NcclLibrary {
   decltype(&ncclGetErrorString) error_string_ = nullptr;
   decltype(&ncclGetLastError) last_error_ = nullptr;  // optional (NCCL 2.13), as the rest below
   decltype(&ncclCommInitRankConfig) init_rank_config_ = nullptr;  // NCCL 2.14
+  decltype(&ncclCommSplit) split_ = nullptr;                      // NCCL 2.18
   decltype(&ncclAllReduce) all_reduce_ = nullptr;
   decltype(&ncclAllGather) all_gather_ = nullptr;
   decltype(&ncclReduceScatter) reduce_scatter_ = nullptr;
@@ -333,8 +366,14 @@ class LoadedNcclCommunicator final : public NcclCommunicator {
       return fail(Errc::kUnavailable, "NCCL communicator: aborted");
     }
     bool pending = false;
-    ACCO_RETURN_IF_ERROR(lib_.enqueue(comm_, rank_, ranks_, op, send, recv, count,
-                                      static_cast<cudaStream_t>(stream), pending));
+    Status queued = lib_.enqueue(comm_, rank_, ranks_, op, send, recv, count,
+                                 static_cast<cudaStream_t>(stream), pending);
+    if (!queued) {
+      if (pending) {
+        abort();  // a group whose end is still in progress after a call in it failed
+      }
+      return queued;
+    }
     if (!pending) {
       return {};
     }
@@ -436,7 +475,10 @@ Result<NcclSession> open_nccl(Communicator& comm, const std::string& library,
   ACCO_RETURN_IF_ERROR(comm.broadcast(std::as_writable_bytes(std::span(id.internal)), 0));
 
   report.stage = NcclStage::kInit;
-  report.nonblocking = lib->nonblocking_init();
+  // NCCL_COMM_BLOCKING=1 makes NCCL block the init whatever the config says: not watched then.
+  const char* forced = std::getenv("NCCL_COMM_BLOCKING");
+  report.nonblocking =
+      lib->nonblocking_init() && !(forced != nullptr && std::string_view(forced) == "1");
   auto joined = lib->init_and_count(comm.size(), id, comm.rank(), timeout_seconds);
   std::unique_ptr<NcclCommunicator> nccl;
   Status mine = status_of(joined);
@@ -451,7 +493,23 @@ Result<NcclSession> open_nccl(Communicator& comm, const std::string& library,
   ACCO_ASSIGN_OR_RETURN(failure, first_failure(comm, mine));
   if (failure) {
     report.error = std::move(*failure);
-    return session;  // `nccl` destroyed: a communicator only some ranks hold is no use
+    if (nccl) {
+      nccl->abort();  // its peers may have aborted theirs: a destroy could wait for them
+    }
+    return session;  // a communicator only some ranks hold is no use
+  }
+  if (report.nonblocking) {
+    // The data plane on a blocking copy where the library can make one; every rank keeps the
+    // watched communicator unless every rank made its copy.
+    auto copy = lib->blocking_copy(joined->comm, comm.rank());
+    ACCO_ASSIGN_OR_RETURN(auto copy_failed, first_failure(comm, status_of(copy)));
+    if (!copy_failed && copy && *copy != nullptr) {
+      nccl = std::make_unique<LoadedNcclCommunicator>(*lib, *copy, comm.rank(), comm.size(),
+                                                      timeout_seconds);
+      report.blocking_data_plane = true;
+    } else if (copy && *copy != nullptr) {
+      lib->destroy(*copy);
+    }
   }
   report.stage = NcclStage::kBootstrapped;
   report.ranks = joined->count;
@@ -466,6 +524,7 @@ nlohmann::ordered_json to_json(const NcclReport& report) {
   j["version"] = report.version;
   j["stage"] = to_string(report.stage);
   j["nonblocking"] = report.nonblocking;
+  j["blocking_data_plane"] = report.blocking_data_plane;
   j["bootstrapped"] = report.bootstrapped();
   j["ranks"] = report.ranks;
   j["error"] = report.error;

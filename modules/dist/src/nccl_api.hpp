@@ -55,8 +55,15 @@ enum : unsigned int {
   kNcclConfigMagic = 0xcafebeef,
   kNcclConfigVersion = 21400,
 };
+// nccl.h's layout (checked against NCCL 2.28.9's header): the fields NCCL reads by these offsets.
+static_assert(offsetof(ncclConfig_t, magic) == 8 && offsetof(ncclConfig_t, version) == 12 &&
+              offsetof(ncclConfig_t, blocking) == 16);
 ncclResult_t ncclCommInitRankConfig(ncclComm_t* comm, int nranks, ncclUniqueId comm_id, int rank,
                                     ncclConfig_t* config);
+// NCCL 2.18: a new communicator of the ranks that pass the same color, ordered by key, made with
+// `config` (acco: a blocking copy of the watched one, for the data plane).
+ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t* newcomm,
+                           ncclConfig_t* config);
 ncclResult_t ncclCommCount(ncclComm_t comm, int* count);
 ncclResult_t ncclCommDestroy(ncclComm_t comm);
 const char* ncclGetErrorString(ncclResult_t result);

@@ -138,9 +138,28 @@ TEST_F(DevicePlaneTest, NcclCollectivesRunOnTheDeviceBuffers) {
   ASSERT_TRUE(run) << run.error().message;
   EXPECT_EQ(run->data_path, "device buffers over NCCL");
   EXPECT_EQ(run->wrong, 0U);
-  // A nonblocking communicator (every call answers ncclInProgress in the fake, which refuses a
-  // call made before the poll that NCCL requires has answered ncclSuccess).
+  // The init was watched; the collectives ran on its blocking copy (ncclCommSplit).
   EXPECT_TRUE(session->report.nonblocking);
+  EXPECT_TRUE(session->report.blocking_data_plane);
+}
+
+// Without the copy the collectives run on the watched, nonblocking communicator: every call
+// answers ncclInProgress in the fake, which refuses a call made before the poll that NCCL
+// requires has answered ncclSuccess.
+TEST_F(DevicePlaneTest, NcclCollectivesRunOnTheNonblockingCommunicatorWhenItCannotBeCopied) {
+  ::setenv("ACCO_FAKE_NCCL_MODE", "ok", 1);
+  ::setenv("ACCO_FAKE_NCCL_SPLIT_FAILS", "1", 1);
+  auto session = open_nccl(*comm_, kFake);
+  ::unsetenv("ACCO_FAKE_NCCL_SPLIT_FAILS");
+  ASSERT_TRUE(session) << session.error().message;
+  ASSERT_TRUE(session->report.bootstrapped()) << session->report.error;
+  EXPECT_TRUE(session->report.nonblocking);
+  EXPECT_FALSE(session->report.blocking_data_plane);
+  auto plane = device_plane(*comm_, device(), DataPath::kNccl, session->comm.get());
+  ASSERT_TRUE(plane) << plane.error().message;
+  const auto run = run_collectives(*comm_, **plane, every_op(), {});
+  ASSERT_TRUE(run) << run.error().message;
+  EXPECT_EQ(run->wrong, 0U);
 }
 
 TEST_F(DevicePlaneTest, NcclCollectivesRunOnABlockingCommunicatorToo) {
@@ -149,6 +168,7 @@ TEST_F(DevicePlaneTest, NcclCollectivesRunOnABlockingCommunicatorToo) {
   ASSERT_TRUE(session) << session.error().message;
   ASSERT_TRUE(session->report.bootstrapped()) << session->report.error;
   EXPECT_FALSE(session->report.nonblocking);
+  EXPECT_FALSE(session->report.blocking_data_plane);
   auto plane = device_plane(*comm_, device(), DataPath::kNccl, session->comm.get());
   ASSERT_TRUE(plane) << plane.error().message;
   const auto run = run_collectives(*comm_, **plane, every_op(), {});

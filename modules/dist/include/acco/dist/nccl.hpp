@@ -38,6 +38,9 @@ struct NcclReport {
   // The init was nonblocking, under the watchdog (ncclCommInitRankConfig: NCCL 2.14 or later);
   // false: a blocking ncclCommInitRank, or the probe stopped before the init.
   bool nonblocking = false;
+  // The collectives run on a blocking copy of the watched communicator (ncclCommSplit, NCCL
+  // 2.18), as nccl-tests' do; false: on the communicator of the init itself.
+  bool blocking_data_plane = false;
   int ranks = 0;  // of the NCCL communicator (ncclCommCount) when bootstrapped
   // Why it stopped there, with the rank that failed first ("rank 1: libnccl.so.2: cannot open
   // shared object file ..."); empty when bootstrapped.
