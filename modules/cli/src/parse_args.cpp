@@ -1,6 +1,8 @@
 // The command line's shared part: every registered command's flags on one CLI11 app, then the
 // settings precedence (default < --config file < ACCO_* environment < flag) and the output
 // format, then the command's own checks. Each command's flags live in its own file.
+#include <filesystem>
+
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
@@ -43,9 +45,30 @@ Status resolve_settings(core::Settings& settings, const SharedFlags& shared, con
   }
   const auto nvml = settings.get("nvml");
   if (nvml != "auto" && nvml != "on" && nvml != "off") {
-    return usage(fmt::format("--nvml: '{}' is not one of auto, on, off", nvml));
+    // Named where it came from: a config file's value is a malformed file (65), not a flag.
+    const core::SetBy by = settings.find("nvml")->set_by;
+    const std::string where = by == core::SetBy::kFile  ? fmt::format("--config {}: nvml", config)
+                              : by == core::SetBy::kEnv ? std::string("ACCO_NVML")
+                                                        : std::string("--nvml");
+    const std::string why = fmt::format("{}: '{}' is not one of auto, on, off", where, nvml);
+    return by == core::SetBy::kFile ? fail(Errc::kInvalidArgument, why) : usage(why);
   }
   return {};
+}
+
+// A sysroot that is not there is a missing input (66) for every command that reads the machine,
+// not a warning (`config` shows the settings, whatever they name).
+Status check_sysroot(const core::Settings& settings, const std::string& command) {
+  const auto root = settings.get("sysroot");
+  std::error_code ec;
+  if (root == "/" || command == "config" || command == "rules" ||
+      std::filesystem::is_directory(root, ec)) {
+    return {};
+  }
+  return fail(Errc::kNotFound,
+              fmt::format("--sysroot '{}': no such directory (expected a copied /sys and /proc "
+                          "tree)",
+                          root));
 }
 
 }  // namespace
@@ -65,6 +88,19 @@ Result<Options> parse_args(const std::vector<std::string>& args, const Getenv& g
     declared.emplace_back(sub, spec.declare(*sub, shared));
   }
 
+  // An empty value would read as a flag not given (`--collective ""` ran the transfer suite).
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a.empty() || (a.starts_with("--") && a.ends_with("="))) {
+      const std::string flag = !a.empty()                              ? a.substr(0, a.size() - 1)
+                               : i > 0 && args[i - 1].starts_with("-") ? args[i - 1]
+                                                                       : std::string("an argument");
+      return usage(
+          fmt::format("{}: empty value (expected a value; leave the flag out for its "
+                      "default)",
+                      flag));
+    }
+  }
   std::vector<std::string> argv_storage = {"acco"};
   argv_storage.insert(argv_storage.end(), args.begin(), args.end());
   std::vector<const char*> argv;
@@ -102,6 +138,7 @@ Result<Options> parse_args(const std::vector<std::string>& args, const Getenv& g
   }
   o.invocation.format = shared.json ? Format::kJson : Format::kText;
   ACCO_RETURN_IF_ERROR(resolve_settings(o.invocation.settings, shared, getenv));
+  ACCO_RETURN_IF_ERROR(check_sysroot(o.invocation.settings, o.command));
   ACCO_ASSIGN_OR_RETURN(o.runner, (*finish)(o.invocation.settings));
   return o;
 }

@@ -38,11 +38,15 @@ TEST(ParseArgsTest, ProbeDefaultsToLiveRootAndText) {
 }
 
 TEST(ParseArgsTest, FlagBeatsEnvironmentForSysroot) {
-  auto o = parse_args({"probe", "--sysroot", "/flag"}, env_of({{"ACCO_SYSROOT", "/env"}}));
+  // Directories that exist: a sysroot that does not is refused here (66, for every command).
+  auto o = parse_args({"probe", "--sysroot", "/usr"}, env_of({{"ACCO_SYSROOT", "/etc"}}));
   ASSERT_THAT(o, IsOk());
-  EXPECT_EQ(o->invocation.settings.get("sysroot"), "/flag");
-  auto e = parse_args({"probe"}, env_of({{"ACCO_SYSROOT", "/env"}}));
-  EXPECT_EQ(e->invocation.settings.get("sysroot"), "/env");
+  EXPECT_EQ(o->invocation.settings.get("sysroot"), "/usr");
+  auto e = parse_args({"probe"}, env_of({{"ACCO_SYSROOT", "/etc"}}));
+  ASSERT_THAT(e, IsOk());
+  EXPECT_EQ(e->invocation.settings.get("sysroot"), "/etc");
+  EXPECT_THAT(parse_args({"bench", "--sysroot", "/nonexistent/acco"}, env_of({})),
+              StatusIs(Errc::kNotFound, HasSubstr("--sysroot '/nonexistent/acco': no such")));
 }
 
 TEST(ParseArgsTest, FailOnAcceptsWarningAndCriticalOnly) {
@@ -67,7 +71,7 @@ TEST(ParseArgsTest, UnknownFlagIsAnError) {
 TEST(ParseArgsTest, FromAndSnapshotCannotBeCombined) {
   EXPECT_THAT(parse_args({"probe", "--from", "a.json", "--snapshot", "b.json"}, env_of({})),
               StatusIs(Errc::kUsage, HasSubstr("--snapshot")));
-  EXPECT_THAT(parse_args({"probe", "--from", "a.json", "--sysroot", "/x"}, env_of({})),
+  EXPECT_THAT(parse_args({"probe", "--from", "a.json", "--sysroot", "/usr"}, env_of({})),
               StatusIs(Errc::kUsage, HasSubstr("--sysroot")));
 }
 
@@ -256,6 +260,17 @@ INSTANTIATE_TEST_SUITE_P(
         BadSchedule{{"--policy", "all,dmda"}, "--policy"},
         BadSchedule{{"--calibrate", "-1"}, "--calibrate"},
         BadSchedule{{"--calibrate", "101"}, "--calibrate"}));
+
+// An empty value used to read as the flag not given (a robustness sweep: `bench --collective ""`
+// ran the whole transfer suite, `serve --duration ""` ran for ever).
+TEST(ParseArgsTest, AnEmptyValueIsAUsageErrorNamingTheFlag) {
+  EXPECT_THAT(parse_args({"bench", "--collective", ""}, env_of({})),
+              StatusIs(Errc::kUsage, HasSubstr("--collective: empty value")));
+  EXPECT_THAT(parse_args({"serve", "--duration="}, env_of({})),
+              StatusIs(Errc::kUsage, HasSubstr("--duration: empty value")));
+  EXPECT_THAT(parse_args({"probe", "--from", ""}, env_of({})),
+              StatusIs(Errc::kUsage, HasSubstr("--from: empty value")));
+}
 
 TEST(ParseArgsTest, BenchFlagsAreCheckedWhereTheyAreParsed) {
   EXPECT_THAT(parse_args({"bench", "--backend", "quantum"}, env_of({})),

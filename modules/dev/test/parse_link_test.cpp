@@ -53,7 +53,10 @@ TEST(ParseLinkTest, ExplicitRatesTakeDecimalUnits) {
   EXPECT_DOUBLE_EQ(parse_link("25GB/s")->bytes_per_second, 25e9);
   EXPECT_DOUBLE_EQ(parse_link("800MB/s")->bytes_per_second, 800e6);
   EXPECT_DOUBLE_EQ(parse_link("1.5kB/s")->bytes_per_second, 1500);
-  EXPECT_DOUBLE_EQ(parse_link("512B/s")->bytes_per_second, 512);
+  EXPECT_DOUBLE_EQ(parse_link("2048B/s")->bytes_per_second, 2048);
+  EXPECT_FALSE(parse_link("512B/s"));  // below 1 kB/s: a copy would take hours
+  EXPECT_FALSE(parse_link("1e-30GB/s"));
+  EXPECT_FALSE(parse_link("20000GB/s"));
   EXPECT_EQ(parse_link("25GB/s")->name, "25GB/s");
 }
 

@@ -99,7 +99,8 @@ Result<EmulatedLink> parse_link(std::string_view spec) {
   const auto bad = [&] {
     return fail(Errc::kInvalidArgument,
                 fmt::format("link '{}': expected pcie<gen>x<width> (gen 1-6, width 1, 2, 4, 8 or "
-                            "16), 'unlimited' or a rate in B/s, kB/s, MB/s or GB/s, each "
+                            "16), 'unlimited' or a rate from 1kB/s to 10000GB/s in B/s, kB/s, "
+                            "MB/s or GB/s, each "
                             "optionally followed by ',<latency>' in ns, us or ms (25GB/s,2us)",
                             spec));
   };
@@ -113,8 +114,9 @@ Result<EmulatedLink> parse_link(std::string_view spec) {
     link.bytes_per_second = 0;
   } else if (const double pcie = parse_pcie(rate); pcie > 0) {
     link.bytes_per_second = pcie;
-  } else if (double bytes_per_second = 0;
-             parse_quantity(rate, kRateUnits, bytes_per_second) && bytes_per_second > 0) {
+  } else if (double bytes_per_second = 0; parse_quantity(rate, kRateUnits, bytes_per_second) &&
+                                          bytes_per_second >= 1e3 && bytes_per_second <= 1e13) {
+    // 1 kB/s to 10 TB/s: below, a benchmark's copy would take hours; above, no link exists.
     link.bytes_per_second = bytes_per_second;
   } else {
     return bad();
