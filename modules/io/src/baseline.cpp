@@ -19,6 +19,11 @@ Result<bool> fill_test_file(const std::string& path, std::uint64_t bytes) {
   if (std::filesystem::is_regular_file(path, ec) && std::filesystem::file_size(path, ec) >= bytes) {
     return false;
   }
+  if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec)) {
+    return fail(
+        Errc::kCannotWrite,
+        fmt::format("{}: exists and is not a regular file (expected the test file's path)", path));
+  }
   const std::string temp = path + ".acco-tmp";
   {
     std::ofstream out(temp, std::ios::binary | std::ios::trunc);
@@ -42,9 +47,9 @@ Result<bool> fill_test_file(const std::string& path, std::uint64_t bytes) {
   }
   std::filesystem::rename(temp, path, ec);
   if (ec) {
+    const std::string why = ec.message();  // before remove() sets `ec` again
     std::filesystem::remove(temp, ec);
-    return fail(Errc::kCannotWrite,
-                fmt::format("cannot rename {} to {}: {}", temp, path, ec.message()));
+    return fail(Errc::kCannotWrite, fmt::format("cannot rename {} to {}: {}", temp, path, why));
   }
   return true;
 }

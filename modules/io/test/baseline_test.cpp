@@ -80,5 +80,18 @@ TEST(ReadBuffered, MissingFileIsNotFound) {
   EXPECT_EQ(s.error().code, Errc::kNotFound);
 }
 
+// A directory named as the test file: refused before anything is written (it used to write the
+// data beside it and fail the rename with "Success" as the reason).
+TEST(FillTestFile, ADirectoryIsRefusedAndNothingIsWritten) {
+  const DiskDir dir;
+  const auto path = dir.path() / "d";
+  fs::create_directories(path);
+  auto created = fill_test_file(path.string(), 8192);
+  ASSERT_FALSE(created.has_value());
+  EXPECT_EQ(created.error().code, Errc::kCannotWrite);
+  EXPECT_NE(created.error().message.find("is not a regular file"), std::string::npos);
+  EXPECT_FALSE(fs::exists(path.string() + ".acco-tmp"));
+}
+
 }  // namespace
 }  // namespace acco::io

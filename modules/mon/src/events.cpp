@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <utility>
 
 #include <fmt/format.h>
@@ -223,6 +224,16 @@ EventLog::~EventLog() {
 Result<std::unique_ptr<EventLog>> EventLog::open(const EventLogOptions& options) {
   std::unique_ptr<EventLog> log(new EventLog(options));
   if (!options.path.empty()) {
+    // spdlog's file sink makes missing directories; acco's outputs never do (a typo would
+    // scatter directories): a missing one is an error as for every other output.
+    const std::filesystem::path path(options.path);
+    const auto dir = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
+    std::error_code ec;
+    if (!std::filesystem::is_directory(dir, ec)) {
+      return fail(Errc::kCannotWrite,
+                  fmt::format("cannot open the event log {}: directory '{}' does not exist",
+                              options.path, dir.string()));
+    }
     try {
       auto sink = std::make_shared<spdlog::sinks::rotating_file_sink_mt>(
           options.path, std::max<std::size_t>(options.max_file_bytes, 4096),

@@ -155,5 +155,16 @@ TEST(EventLogTest, UnwritablePathIsCannotWrite) {
   EXPECT_THAT(r.error().message, HasSubstr("cannot open the event log /proc/acco-no-such-dir"));
 }
 
+// spdlog's sink would make the directory (a robustness sweep: `serve --log /nonexist/l.jsonl`
+// created /nonexist); a missing one is refused as for every other output.
+TEST(EventLogTest, AMissingDirectoryIsCannotWriteAndIsNotMade) {
+  const auto dir = std::filesystem::temp_directory_path() / "acco-events-missing-dir";
+  std::filesystem::remove_all(dir);
+  const auto r = EventLog::open({.path = (dir / "events.jsonl").string()});
+  ASSERT_THAT(r, StatusIs(Errc::kCannotWrite));
+  EXPECT_THAT(r.error().message, HasSubstr("does not exist"));
+  EXPECT_FALSE(std::filesystem::exists(dir));
+}
+
 }  // namespace
 }  // namespace acco::mon
