@@ -243,6 +243,21 @@ ncclResult_t add_to_group(ncclComm_t comm, PointToPoint op) {
   return g_group_depth > 0 ? ncclSuccess : run_group(comm);
 }
 
+// A config read as NCCL reads it: the first `size` bytes (at most its own struct's), then the
+// magic; `blocking` from version 2.14 on.
+ncclResult_t read_config(const ncclConfig_t* config, bool& blocking) {
+  ncclConfig_t c{sizeof(ncclConfig_t), 0, 0, 1};
+  std::size_t size = 0;
+  std::memcpy(&size, config, sizeof size);
+  std::memcpy(&c, config, std::min(size, sizeof c));
+  if (c.magic != kNcclConfigMagic) {
+    return fail(ncclInvalidArgument,
+                "ncclConfig_t argument not initialized via NCCL_CONFIG_INITIALIZER");
+  }
+  blocking = c.version < kNcclConfigVersion || c.blocking != 0;
+  return ncclSuccess;
+}
+
 // ncclCommInitRank, and ncclCommInitRankConfig once its config is read. Nonblocking: the
 // outcome of every check after the arguments' comes from ncclCommGetAsyncError.
 ncclResult_t init(ncclComm_t* comm, int nranks, const ncclUniqueId& comm_id, int rank,
@@ -321,16 +336,10 @@ __attribute__((visibility("default"))) ncclResult_t ncclCommInitRankConfig(
   if (config == nullptr) {
     return fail(ncclInvalidArgument, "ncclCommInitRankConfig: null config");
   }
-  // As NCCL: the first `size` bytes (at most its own struct's), then the magic and version.
-  ncclConfig_t c{sizeof(ncclConfig_t), 0, 0, 1};
-  std::size_t size = 0;
-  std::memcpy(&size, config, sizeof size);
-  std::memcpy(&c, config, std::min(size, sizeof c));
-  if (c.magic != kNcclConfigMagic) {
-    return fail(ncclInvalidArgument,
-                "ncclConfig_t argument not initialized via NCCL_CONFIG_INITIALIZER");
+  bool blocking = true;
+  if (ncclResult_t read = read_config(config, blocking); read != ncclSuccess) {
+    return read;
   }
-  const bool blocking = c.version < kNcclConfigVersion || c.blocking != 0;
   return init(comm, nranks, comm_id, rank, blocking);
 }
 
@@ -348,13 +357,9 @@ __attribute__((visibility("default"))) ncclResult_t ncclCommSplit(ncclComm_t com
   if (std::getenv("ACCO_FAKE_NCCL_SPLIT_FAILS") != nullptr) {
     return fail(ncclInvalidUsage, "ncclCommSplit: refused (ACCO_FAKE_NCCL_SPLIT_FAILS)");
   }
-  ncclConfig_t c{sizeof(ncclConfig_t), 0, 0, 1};
-  std::size_t size = 0;
-  std::memcpy(&size, config, sizeof size);
-  std::memcpy(&c, config, std::min(size, sizeof c));
-  if (c.magic != kNcclConfigMagic) {
-    return fail(ncclInvalidArgument,
-                "ncclConfig_t argument not initialized via NCCL_CONFIG_INITIALIZER");
+  bool blocking = true;
+  if (ncclResult_t read = read_config(config, blocking); read != ncclSuccess) {
+    return read;
   }
   *newcomm = new (std::nothrow) ncclComm;
   if (*newcomm == nullptr) {
@@ -362,7 +367,7 @@ __attribute__((visibility("default"))) ncclResult_t ncclCommSplit(ncclComm_t com
   }
   (*newcomm)->nranks = comm->nranks;
   (*newcomm)->rank = key;
-  (*newcomm)->nonblocking = c.version >= kNcclConfigVersion && c.blocking == 0;
+  (*newcomm)->nonblocking = !blocking;
   return ncclSuccess;
 }
 
