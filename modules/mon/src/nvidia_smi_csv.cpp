@@ -325,8 +325,8 @@ std::optional<std::int64_t> parse_timestamp(std::string_view text) {
   const bool s5 = sep(":");
   const auto second = digits(2);
   if (!year || !month || !day || !hour || !minute || !second || !s1 || !s2 || !s3 || !s4 || !s5 ||
-      *hour > 23 || *minute > 59 || *second > 60) {
-    return std::nullopt;
+      *hour > 23 || *minute > 59 || *second > 60 || *year < 1970 || *year > 2200) {
+    return std::nullopt;  // years beyond 2262 overflow the nanoseconds (2999 read as 1830)
   }
   std::int64_t nanos = 0;
   if (sep(".")) {

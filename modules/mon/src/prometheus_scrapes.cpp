@@ -242,7 +242,8 @@ Result<Comment> parse_comment(std::string_view line) {
     const std::string_view ms = p.token();
     const auto v = units::parse_int(ms);
     p.skip_blanks();
-    if (!v || !p.at_end()) {
+    constexpr std::int64_t kMaxUnixMillis = 9'000'000'000'000;  // year 2255; ns fit int64
+    if (!v || !p.at_end() || *v < 0 || *v > kMaxUnixMillis) {
       return fail(Errc::kInvalidArgument,
                   fmt::format("# acco-scrape: expected unix milliseconds, got '{}{}'",
                               units::escape(ms), units::escape(p.rest())));
@@ -684,7 +685,7 @@ class Reader {
       // A double holds unix nanoseconds only to 256 ns; the printed decimal has them all.
       const std::string text(s.value_text);
       const long double seconds = std::strtold(text.c_str(), nullptr);
-      if (std::isfinite(v)) {
+      if (std::isfinite(v) && v >= 0 && v <= 9e9) {  // beyond, the nanoseconds overflow
         scrape_.acco_nanos = std::llround(seconds * 1e9L);
       }
     } else if (s.name == "acco_sampler_rounds_total") {

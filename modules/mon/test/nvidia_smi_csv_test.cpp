@@ -290,6 +290,10 @@ TEST(NvidiaSmiCsvTest, UnreadableCellsAreRejectedNamingLineAndColumn) {
   EXPECT_EQ(error_of("timestamp, index\n01.12.2026 16:25, 0\n"),
             "run.csv:2: timestamp: cannot read '01.12.2026 16:25' as a timestamp like 2026/12/01 "
             "16:25:24.123");
+  // Years whose nanoseconds overflow used to be read as other dates (2999 as 1830).
+  EXPECT_EQ(error_of("timestamp, index\n2999/01/01 00:00:00.000, 0\n"),
+            "run.csv:2: timestamp: cannot read '2999/01/01 00:00:00.000' as a timestamp like "
+            "2026/12/01 16:25:24.123");
   EXPECT_EQ(error_of("index, pstate\n0, fast\n"),
             "run.csv:2: pstate: cannot read 'fast' as a performance state P0-P15");
   EXPECT_EQ(error_of("index, clocks_event_reasons.sw_power_cap\n0, maybe\n"),

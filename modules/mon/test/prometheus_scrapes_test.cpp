@@ -366,6 +366,8 @@ TEST(PrometheusScrapesTest, MalformedLinesAreRejectedNamingTheFileAndLine) {
       {"# HELP\n", "scrape.prom:1: # HELP: expected a metric name"},
       {"\n# acco-scrape yesterday\n",
        "scrape.prom:2: # acco-scrape: expected unix milliseconds, got 'yesterday'"},
+      {"# acco-scrape 9223372036854775807\n",  // was read as 1970 (the nanoseconds overflowed)
+       "scrape.prom:1: # acco-scrape: expected unix milliseconds, got '9223372036854775807'"},
   };
   for (const auto& [text, message] : cases) {
     EXPECT_EQ(error_of(text), message);
