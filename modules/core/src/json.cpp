@@ -14,17 +14,20 @@
 
 namespace acco::core {
 
+std::string json_message(const nlohmann::json::exception& e) {
+  std::string message = e.what();
+  if (const auto pos = message.find("] "); pos != std::string::npos) {
+    message.erase(0, pos + 2);
+  }
+  return message;
+}
+
 Result<nlohmann::json> parse_json(std::string_view text, std::string_view what) {
   try {
     return nlohmann::json::parse(text.begin(), text.end());
   } catch (const nlohmann::json::parse_error& e) {
-    // e.what() is "[json.exception.parse_error.101] parse error at line 1, column 2: ..."; keep
-    // the part after the bracketed id.
-    std::string message = e.what();
-    if (const auto pos = message.find("] "); pos != std::string::npos) {
-      message.erase(0, pos + 2);
-    }
-    return fail(Errc::kInvalidArgument, fmt::format("{}: not valid JSON: {}", what, message));
+    return fail(Errc::kInvalidArgument,
+                fmt::format("{}: not valid JSON: {}", what, json_message(e)));
   }
 }
 

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "acco/core/json.hpp"
 #include "acco/core/text_table.hpp"
 #include "acco/core/units.hpp"
 
@@ -181,18 +182,10 @@ Result<TraceReport> analyze_checked(const nlohmann::json& trace, const std::stri
 
 }  // namespace
 
-// nlohmann's value() and get() throw on a field of another type ("pid": "x"): a malformed file.
+// A field of another type ("pid": "x") is a malformed file.
 Result<TraceReport> analyze_trace(const nlohmann::json& trace, const std::string& name) {
-  try {
-    return analyze_checked(trace, name);
-  } catch (const nlohmann::json::exception& e) {
-    std::string why = e.what();
-    if (const auto pos = why.find("] "); pos != std::string::npos) {
-      why.erase(0, pos + 2);
-    }
-    return fail(Errc::kInvalidArgument,
-                fmt::format("{}: a field of the trace has the wrong type ({})", name, why));
-  }
+  return core::catch_type_errors(name + ": a field of the trace",
+                                 [&] { return analyze_checked(trace, name); });
 }
 
 std::string trace_text(const TraceReport& r) {

@@ -99,16 +99,9 @@ Result<std::vector<SavedDevice>> read_state_file(const std::filesystem::path& pa
     return fail(Errc::kInvalidArgument, fmt::format("governor state file {}: {} (expected {})",
                                                     path.string(), what, kSchema));
   };
-  // value() throws on a field of another type ("schema": 5, "clocks_locked": "s").
-  try {
-    return saved_devices(*json, bad);
-  } catch (const nlohmann::json::exception& e) {
-    std::string why = e.what();
-    if (const auto pos = why.find("] "); pos != std::string::npos) {
-      why.erase(0, pos + 2);
-    }
-    return bad("a field has the wrong type: " + why);
-  }
+  // A field of another type ("schema": 5, "clocks_locked": "s") is a malformed file.
+  return core::catch_type_errors(fmt::format("governor state file {}: a field", path.string()),
+                                 [&] { return saved_devices(*json, bad); });
 }
 
 Controller::Controller(Actuator* actuator, ControllerOptions options)

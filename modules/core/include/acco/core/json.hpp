@@ -5,12 +5,30 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
 #include "acco/core/result.hpp"
 
 namespace acco::core {
+
+// nlohmann's message without its bracketed id: "[json.exception.type_error.302] type must be
+// number, but is string" -> "type must be number, but is string".
+[[nodiscard]] std::string json_message(const nlohmann::json::exception& e);
+
+// Runs `read` (returning a Result) over a parsed document whose value() and get() throw on a
+// field of another type ("pid": "x"), and turns such a throw into kInvalidArgument
+// "<field> has the wrong type (<nlohmann's reason>)": `field` names it ("t.json: a field").
+template <typename Read>
+auto catch_type_errors(std::string_view field, Read&& read) -> decltype(read()) {
+  try {
+    return std::forward<Read>(read)();
+  } catch (const nlohmann::json::exception& e) {
+    return fail(Errc::kInvalidArgument,
+                std::string(field) + " has the wrong type (" + json_message(e) + ")");
+  }
+}
 
 // Parses `text`; `what` names the input in the error ("snapshot.json: line 3, column 7: ...").
 [[nodiscard]] Result<nlohmann::json> parse_json(std::string_view text, std::string_view what);
