@@ -32,6 +32,13 @@ namespace {
 
 // The loaded library and its entry points; closing it is left to process exit (RTLD_NODELETE):
 // NCCL starts threads that must not outlive its code.
+// A config in NCCL 2.14's layout whose `size` ends at `blocking`: the struct's tail padding is
+// not handed to NCCL as a field (it would land on a later version's cgaClusterSize).
+ncclConfig_t config_of(bool blocking) {
+  return {offsetof(ncclConfig_t, blocking) + sizeof(int), kNcclConfigMagic, kNcclConfigVersion,
+          blocking ? 1 : 0};
+}
+
 class NcclLibrary {
  public:
   static Result<NcclLibrary> open(const std::string& library) {
@@ -111,10 +118,7 @@ class NcclLibrary {
     ncclComm_t comm = nullptr;
     Status joined;
     if (nonblocking_init()) {
-      // `size` ends at `blocking`: the struct's tail padding is not handed to NCCL as a field
-      // (it would land on a later version's cgaClusterSize).
-      ncclConfig_t config{offsetof(ncclConfig_t, blocking) + sizeof(int), kNcclConfigMagic,
-                          kNcclConfigVersion, 0};
+      ncclConfig_t config = config_of(false);
       const ncclResult_t code = init_rank_config_(&comm, ranks, id, rank, &config);
       joined = code == ncclInProgress ? Status{} : check(code, "ncclCommInitRankConfig", comm);
       if (joined && comm != nullptr) {
@@ -136,6 +140,13 @@ class NcclLibrary {
     return Joined{comm, count};
   }
   void destroy(ncclComm_t comm) const { static_cast<void>(destroy_(comm)); }
+  // A communicator whose call failed, or that its peers may not hold, is aborted (it may still
+  // be working, or wait for them); nothing when null.
+  void discard(ncclComm_t comm) const {
+    if (comm != nullptr && !abort(comm)) {
+      destroy(comm);
+    }
+  }
 
   // After a call answered ncclInProgress (a nonblocking communicator still working on it):
   // polls ncclCommGetAsyncError until ncclSuccess, as NCCL requires before the next call. Its
@@ -204,8 +215,7 @@ class NcclLibrary {
     if (split_ == nullptr) {
       return nullptr;
     }
-    ncclConfig_t config{offsetof(ncclConfig_t, blocking) + sizeof(int), kNcclConfigMagic,
-                        kNcclConfigVersion, 1};
+    ncclConfig_t config = config_of(true);
     ncclComm_t child = nullptr;
     if (auto made = check(split_(comm, 0, rank, &child, &config), "ncclCommSplit", comm); !made) {
       discard(child);
@@ -301,13 +311,6 @@ class NcclLibrary {
     Status ended = queued(group_end_(), "ncclGroupEnd");
     ACCO_RETURN_IF_ERROR(inside);
     return ended;
-  }
-
-  // A communicator whose call failed is aborted (it may still be working); nothing when null.
-  void discard(ncclComm_t comm) const {
-    if (comm != nullptr && !abort(comm)) {
-      destroy(comm);
-    }
   }
 
   [[nodiscard]] Status check(ncclResult_t code, const char* what, ncclComm_t comm) const {
@@ -507,8 +510,8 @@ Result<NcclSession> open_nccl(Communicator& comm, const std::string& library,
       nccl = std::make_unique<LoadedNcclCommunicator>(*lib, *copy, comm.rank(), comm.size(),
                                                       timeout_seconds);
       report.blocking_data_plane = true;
-    } else if (copy && *copy != nullptr) {
-      lib->destroy(*copy);
+    } else if (copy) {
+      lib->discard(*copy);  // made here, not on every rank
     }
   }
   report.stage = NcclStage::kBootstrapped;

@@ -3,7 +3,6 @@
 // are in tests/integration/collective_test.cpp.
 #include "acco/dist/nccl.hpp"
 
-#include <chrono>
 #include <cstdlib>
 #include <string>
 
@@ -87,17 +86,13 @@ TEST_F(NcclProbeTest, AnNcclBefore214InitsBlockingAndSaysSo) {
 // NCCL's bootstrap waits for every rank for ever (one that cannot reach rank 0's address leaves
 // the others in it); the nonblocking init is aborted after the timeout.
 TEST_F(NcclProbeTest, AnInitThatNeverCompletesIsAbortedByTheWatchdog) {
-  const auto start = std::chrono::steady_clock::now();
-  const auto r = probe(kFake, "init-stalls", 0.2);
-  const double took =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const auto r = probe(kFake, "init-stalls", 0.2);  // without the watchdog: never returns
   EXPECT_EQ(r.stage, NcclStage::kInit);
   EXPECT_FALSE(r.bootstrapped());
   EXPECT_TRUE(r.nonblocking);
   EXPECT_THAT(r.error, HasSubstr("rank 0: ncclCommInitRankConfig not complete after 0.2 s (a rank "
                                  "did not join: every rank must reach rank 0's bootstrap address"));
   EXPECT_THAT(r.error, HasSubstr("aborted by the watchdog (--nccl-timeout)"));
-  EXPECT_LT(took, 30) << "the watchdog did not stop the init";
 }
 
 TEST_F(NcclProbeTest, ATimeoutNotAboveZeroIsRefused) {
