@@ -80,6 +80,13 @@ TEST(AnalyzeCliTest, ScheduleTraceIdleGapsAreAttributed) {
   const auto j = acco("analyze --json " + trace);
   ASSERT_EQ(j.exit_code, 0);
   EXPECT_EQ(nlohmann::json::parse(j.out)["schema"], "acco.analyze-trace/1");
+  // A trace has no device indices and no wall clock: the recording's filters are refused, not
+  // ignored.
+  const auto filtered = acco("analyze " + trace + " --device 5 --window 10s");
+  EXPECT_EQ(filtered.exit_code, 64);
+  EXPECT_THAT(filtered.err, HasSubstr(": --device, --window apply to recordings; this file is a "
+                                      "Chrome trace"));
+  EXPECT_EQ(filtered.out, "");
 }
 
 TEST(AnalyzeCliTest, LiveRecordingHasHostReadings) {

@@ -506,6 +506,23 @@ void expect_one_line_error(const CommandResult& r, int code, const std::string& 
   EXPECT_THAT(r.err, HasSubstr(needle));
 }
 
+// `--nvml on` asks for NVML: without it probe and doctor stop with 69, as serve and power do
+// (auto reports it as a finding, above).
+TEST(CliTest, NvmlOnWithoutNvmlExits69) {
+  TempDir dir;
+  write_dgx_h100(dir.path());
+  TempDir cfg;
+  const auto path = (cfg.path() / "nvml.json").string();
+  std::ofstream(path) << R"({"init_error": 9})";
+  for (const char* command : {"probe", "doctor"}) {
+    SCOPED_TRACE(command);
+    expect_one_line_error(
+        acco({command, "--sysroot", dir.path().string(), "--nvml", "on"},
+             {{"ACCO_NVML_LIBRARY", ACCO_FAKE_NVML_PATH}, {"ACCO_FAKE_NVML_CONFIG", path}}),
+        69, "--nvml on: NVML is unavailable (");
+  }
+}
+
 TEST(CliTest, MissingSysrootExits66) {
   expect_one_line_error(acco({"probe", "--sysroot", "/nonexistent/acco"}), 66, "/nonexistent/acco");
 }

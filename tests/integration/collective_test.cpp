@@ -114,7 +114,7 @@ TEST(Collective, BadFlagsAreUsageErrors) {
   EXPECT_THAT(r.err, HasSubstr("--factor"));
   r = acco("bench --collective allreduce --suite storage");
   EXPECT_EQ(r.exit_code, 64);
-  EXPECT_THAT(r.err, HasSubstr("--collective runs on its own"));
+  EXPECT_THAT(r.err, HasSubstr("--suite excludes --collective"));
   r = acco("bench --collective allreduce --buffers gpu");
   EXPECT_EQ(r.exit_code, 64);
   EXPECT_THAT(r.err, HasSubstr("--buffers: 'gpu' is not one of host, device"));

@@ -303,8 +303,8 @@ TEST(PowerCliTest, BadFlagsAreOneLineAndExit64) {
        "--fast runs simulated devices on simulated time: give --simulate N and --duration D"},
       {"power run --simulate 1 --duration soon", "--duration: 'soon' is not a positive duration"},
       {"power run --simulate 99", "--simulate: '99' is not a device count from 0 to 64"},
-      {"serve --simulate 1 --allow-control",
-       "--allow-control applies the governor's actions: give --governor"},
+      {"serve --simulate 1 --allow-control", "--allow-control requires --governor"},
+      {"serve --simulate 1 --mode energy", "--mode requires --governor"},
   };
   for (const auto& [args, message] : cases) {
     const auto r = acco(args);
@@ -313,6 +313,12 @@ TEST(PowerCliTest, BadFlagsAreOneLineAndExit64) {
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << args << ": " << r.err;
   }
   EXPECT_EQ(acco("power").exit_code, 64);
+  // CLI11 said only "A subcommand is required".
+  auto r = acco("power");
+  EXPECT_THAT(r.err, HasSubstr("power: expected a subcommand: status, run"));
+  r = acco("power bogus");
+  EXPECT_EQ(r.exit_code, 64);
+  EXPECT_THAT(r.err, HasSubstr("power: 'bogus' is not one; expected a subcommand: status, run"));
 }
 
 TEST(PowerCliTest, ServeWithTheGovernorExportsItsStateAndActions) {

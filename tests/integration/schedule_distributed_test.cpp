@@ -97,7 +97,8 @@ TEST(ScheduleDistributed, BadFlagsAreUsageErrors) {
   for (const auto& [args, message] : std::vector<std::pair<std::string, std::string>>{
            {"--dispatch eager --distributed", "--dispatch: 'eager'"},
            {"--dispatch locality,locality --distributed", "named twice"},
-           {"--hang-rank 1", "need --distributed"},
+           {"--hang-rank 1", "--hang-rank requires --distributed"},
+           {"--distributed --hang-after 2", "--hang-after requires --hang-rank"},
            {"--distributed --hang-rank 0", "--hang-rank: '0'"},
            {"--distributed --slow-rank 1", "--slow-rank: '1'"},
            {"--distributed --lost-after 0s", "--lost-after: '0s'"},

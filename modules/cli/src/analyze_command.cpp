@@ -3,8 +3,11 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "acco/core/units.hpp"
 #include "acco/mon/analyze.hpp"
@@ -20,6 +23,7 @@ namespace {
 struct AnalyzeCommandOptions {
   std::string input;
   mon::AnalyzeOptions analyze;
+  std::vector<std::string> recording_flags;  // given flags that only a recording has a use for
 };
 
 class AnalyzeCommand final : public Command {
@@ -32,6 +36,12 @@ class AnalyzeCommand final : public Command {
       return error_output(recording.error());
     }
     if (recording->trace) {
+      if (!options_.recording_flags.empty()) {  // a trace has no devices by index, no clock
+        return error_output(
+            usage(fmt::format("{}: {} apply to recordings; this file is a Chrome trace",
+                              options_.input, fmt::join(options_.recording_flags, ", ")))
+                .value());
+      }
       auto trace = mon::analyze_trace(*recording->trace, options_.input);
       if (!trace) {
         return error_output(trace.error());
@@ -58,7 +68,7 @@ struct AnalyzeFlags {
   std::string since;
   std::string until;
   std::string device;
-  std::string window = "30s";
+  std::string window;  // empty: 30s
 };
 
 Result<AnalyzeCommandOptions> analyze_options(const AnalyzeFlags& flags) {
@@ -82,12 +92,21 @@ Result<AnalyzeCommandOptions> analyze_options(const AnalyzeFlags& flags) {
       *o.analyze.until_unix_nanos < *o.analyze.since_unix_nanos) {
     return usage("--until is before --since");
   }
-  const auto window = units::parse_duration(flags.window);
+  const std::string window_text = flags.window.empty() ? "30s" : flags.window;
+  const auto window = units::parse_duration(window_text);
   if (!window || *window < 1 || *window > 86400) {
     return bad_value("--window", flags.window, "a duration from 1s to 1d (e.g. 30s)");
   }
   o.analyze.window_seconds = *window;
   o.analyze.device = flags.device;
+  for (const auto& [flag, value] : {std::pair{"--since", &flags.since},
+                                    {"--until", &flags.until},
+                                    {"--device", &flags.device},
+                                    {"--window", &flags.window}}) {
+    if (!value->empty()) {
+      o.recording_flags.emplace_back(flag);
+    }
+  }
   return o;
 }
 

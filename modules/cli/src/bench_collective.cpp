@@ -349,24 +349,32 @@ Result<std::uint64_t> size_flag(const char* flag, const std::string& text) {
 
 }  // namespace
 
-void add_collective_flags(CLI::App& sub, CollectiveFlags& f) {
-  sub.add_option("--collective", f.ops,
-                 "collectives to measure under mpirun/srun: allreduce,allgather,reducescatter,"
-                 "alltoall,broadcast,sendrecv or all")
-      ->type_name("OPS");
+CLI::Option* add_collective_flags(CLI::App& sub, CollectiveFlags& f) {
+  CLI::Option* collective =
+      sub.add_option("--collective", f.ops,
+                     "collectives to measure under mpirun/srun: allreduce,allgather,reducescatter,"
+                     "alltoall,broadcast,sendrecv or all")
+          ->type_name("OPS");
   sub.add_option("--min-bytes", f.min_bytes, "--collective: smallest size (default 8)")
-      ->type_name("SIZE");
+      ->type_name("SIZE")
+      ->needs(collective);
   sub.add_option("--max-bytes", f.max_bytes, "--collective: largest size (default 32MiB)")
-      ->type_name("SIZE");
+      ->type_name("SIZE")
+      ->needs(collective);
   sub.add_option("--factor", f.factor, "--collective: size step factor (default 2)")
-      ->type_name("N");
+      ->type_name("N")
+      ->needs(collective);
   sub.add_option("--iters", f.iters, "--collective: timed iterations per size (default 20)")
-      ->type_name("N");
+      ->type_name("N")
+      ->needs(collective);
   sub.add_option("--warmup", f.warmup, "--collective: warm-up iterations per size (default 5)")
-      ->type_name("N");
-  sub.add_flag("--no-check", f.no_check, "--collective: do not check the results");
+      ->type_name("N")
+      ->needs(collective);
+  sub.add_flag("--no-check", f.no_check, "--collective: do not check the results")
+      ->needs(collective);
   sub.add_flag("--save-fusion", f.save_fusion,
-               "--collective: store the allreduce fit's fusion threshold in the tune profile");
+               "--collective: store the allreduce fit's fusion threshold in the tune profile")
+      ->needs(collective);
   sub.add_option("--nccl-library", f.nccl_library,
                  "--collective: NCCL library to dlopen and bootstrap (default libnccl.so.2)")
       ->envname("ACCO_NCCL_LIBRARY")
@@ -374,15 +382,19 @@ void add_collective_flags(CLI::App& sub, CollectiveFlags& f) {
   sub.add_option("--buffers", f.buffers,
                  "--collective: host (default) or device buffers (the device of --backend, one "
                  "per rank of a node)")
-      ->type_name("WHERE");
+      ->type_name("WHERE")
+      ->needs(collective);
   sub.add_option("--via", f.via,
                  "--collective with --buffers device: auto (NCCL on a GPU, else MPI), nccl, or "
                  "mpi (CUDA-aware when it is, else staged through pinned host buffers)")
-      ->type_name("PATH");
+      ->type_name("PATH")
+      ->needs(collective);
   sub.add_option("--nccl-timeout", f.nccl_timeout,
                  "--collective: abort NCCL's init, and collectives over NCCL, not complete "
                  "after this long (a peer failed, stopped or cannot be reached; default 300s)")
-      ->type_name("DURATION");
+      ->type_name("DURATION")
+      ->needs(collective);
+  return collective;
 }
 
 Result<std::unique_ptr<Command>> collective_command(const CollectiveFlags& f) {

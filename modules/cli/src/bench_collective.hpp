@@ -34,7 +34,9 @@ struct CollectiveFlags {
   std::string link = "pcie4x16";
 };
 
-void add_collective_flags(CLI::App& sub, CollectiveFlags& flags);
+// Declares --collective and the flags that need it; returns --collective, which the suites' own
+// flags exclude.
+CLI::Option* add_collective_flags(CLI::App& sub, CollectiveFlags& flags);
 
 // The command for `flags`; kUsage naming the flag when one is wrong.
 [[nodiscard]] Result<std::unique_ptr<Command>> collective_command(const CollectiveFlags& flags);

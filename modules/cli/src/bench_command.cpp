@@ -116,7 +116,11 @@ void add_bench_flags(CLI::App& sub, SharedFlags& shared, BenchFlags& f) {
       ->type_name("FILE");
   sub.add_flag("--no-history", f.no_history, "do not read or write the history");
   add_profile_flags(sub, f.profile);
-  add_collective_flags(sub, f.collective);
+  CLI::Option* collective = add_collective_flags(sub, f.collective);
+  for (const char* suite_flag : {"--devices", "--suite", "--file", "--create", "--cases", "--bytes",
+                                 "--reps", "--quick", "--list", "--html"}) {
+    sub.get_option(suite_flag)->excludes(collective);  // the suites' own flags
+  }
   add_setting_flag(sub, shared, "sysroot", "topology from DIR/sys (for link peaks)", "DIR");
   add_config_flag(sub, shared);
 }
@@ -465,12 +469,7 @@ CommandSpec bench_command() {
   return command_with_flags<BenchFlags>(
       "bench", "measure host<->device, device<->device and host bandwidth against the link peak",
       add_bench_flags, [](const BenchFlags& flags, const core::Settings&) {
-        if (!flags.collective.ops.empty()) {
-          if (flags.suite != "transfer" || !flags.file.empty() || !flags.cases.empty() ||
-              flags.list) {
-            return Result<std::unique_ptr<Command>>(
-                usage("--collective runs on its own: drop --suite, --file, --cases and --list"));
-          }
+        if (!flags.collective.ops.empty()) {  // the suites' flags exclude it (add_bench_flags)
           CollectiveFlags collective = flags.collective;
           collective.history = flags.history;
           collective.no_history = flags.no_history;

@@ -10,19 +10,25 @@
 
 namespace acco::cli {
 
-void add_governor_flags(CLI::App& sub, GovernorFlags& flags) {
-  sub.add_option("--mode", flags.mode,
-                 "thermal (default: thermal rules, load-following caps), energy (the cap with "
-                 "the least energy per unit of work), cap:W (a fixed cap)")
-      ->type_name("MODE");
-  sub.add_flag("--allow-control", flags.allow_control,
-               "apply the actions (power limits, clocks; needs root for GPUs and RAPL); "
-               "without it the governor only logs them");
-  sub.add_option("--state-file", flags.state_file,
-                 std::string("where original limits are kept while acco has changed them "
-                             "(default ") +
-                     kDefaultStateFile + ")")
-      ->type_name("FILE");
+void add_governor_flags(CLI::App& sub, GovernorFlags& flags, CLI::Option* governor) {
+  const std::vector<CLI::Option*> declared = {
+      sub.add_option("--mode", flags.mode,
+                     "thermal (default: thermal rules, load-following caps), energy (the cap "
+                     "with the least energy per unit of work), cap:W (a fixed cap)")
+          ->type_name("MODE"),
+      sub.add_flag("--allow-control", flags.allow_control,
+                   "apply the actions (power limits, clocks; needs root for GPUs and RAPL); "
+                   "without it the governor only logs them"),
+      sub.add_option("--state-file", flags.state_file,
+                     std::string("where original limits are kept while acco has changed them "
+                                 "(default ") +
+                         kDefaultStateFile + ")")
+          ->type_name("FILE")};
+  if (governor != nullptr) {
+    for (CLI::Option* option : declared) {
+      option->needs(governor);
+    }
+  }
 }
 
 Result<GovernorSettings> governor_settings(const GovernorFlags& flags) {

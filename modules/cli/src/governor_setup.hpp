@@ -25,8 +25,9 @@ struct GovernorFlags {
   std::string state_file = kDefaultStateFile;
 };
 
-// Declares --mode, --allow-control and --state-file.
-void add_governor_flags(CLI::App& sub, GovernorFlags& flags);
+// Declares --mode, --allow-control and --state-file; where the governor is itself a flag
+// (`serve --governor`), each of them needs it.
+void add_governor_flags(CLI::App& sub, GovernorFlags& flags, CLI::Option* governor = nullptr);
 
 struct GovernorSettings {
   power::GovernorOptions options;

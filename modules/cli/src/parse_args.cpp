@@ -1,9 +1,12 @@
 // The command line's shared part: every registered command's flags on one CLI11 app, then the
 // settings precedence (default < --config file < ACCO_* environment < flag) and the output
 // format, then the command's own checks. Each command's flags live in its own file.
+#include <algorithm>
 #include <filesystem>
+#include <string_view>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <CLI/CLI.hpp>
 
@@ -71,6 +74,32 @@ Status check_sysroot(const core::Settings& settings, const std::string& command)
                           root));
 }
 
+// CLI11 says only "A subcommand is required" (`acco power bogus`): the command, the subcommands
+// it has and the word given instead; empty when the error is another one.
+std::string missing_subcommand(const CLI::App& app, const CLI::ParseError& e,
+                               const std::vector<std::string>& args) {
+  if (std::string_view(e.what()).find("subcommand") == std::string_view::npos) {
+    return {};
+  }
+  for (const CLI::App* sub : app.get_subcommands()) {
+    std::vector<std::string> names;
+    for (const CLI::App* own : sub->get_subcommands([](const CLI::App*) { return true; })) {
+      names.push_back(own->get_name());
+    }
+    if (names.empty()) {
+      continue;
+    }
+    // The word right after the command, where its subcommand goes.
+    auto word = std::find(args.begin(), args.end(), sub->get_name());
+    word = word == args.end() ? word : std::next(word);
+    const bool given = word != args.end() && !word->starts_with("-");
+    return fmt::format("{}: {}expected a subcommand: {}", sub->get_name(),
+                       given ? fmt::format("'{}' is not one; ", *word) : std::string(),
+                       fmt::join(names, ", "));
+  }
+  return {};
+}
+
 }  // namespace
 
 Result<Options> parse_args(const std::vector<std::string>& args, const Getenv& getenv) {
@@ -121,7 +150,8 @@ Result<Options> parse_args(const std::vector<std::string>& args, const Getenv& g
     o.command = "version";
     return o;
   } catch (const CLI::ParseError& e) {
-    return usage(e.what());
+    const std::string subcommand = missing_subcommand(app, e, args);
+    return usage(subcommand.empty() ? e.what() : subcommand);
   }
 
   const FinishParse* finish = nullptr;

@@ -124,26 +124,32 @@ void add_schedule_flags(CLI::App& cmd, SharedFlags& shared, ScheduleFlags& f) {
       ->type_name("FILE");
   cmd.add_option("--trace", f.trace, "write the first policy's run as a Chrome trace to FILE")
       ->type_name("FILE");
-  cmd.add_option("--serve", f.serve,
-                 "while the runs last, serve /metrics and the API (the runtime's queues and "
-                 "tasks, the transfer engines' bytes) on this address")
-      ->type_name("HOST:PORT");
+  CLI::Option* serve =
+      cmd.add_option("--serve", f.serve,
+                     "while the runs last, serve /metrics and the API (the runtime's queues and "
+                     "tasks, the transfer engines' bytes) on this address")
+          ->type_name("HOST:PORT");
   cmd.add_option("--serve-interval", f.serve_interval, "--serve: sampling period (default 200ms)")
-      ->type_name("DURATION");
-  cmd.add_flag("--simulate-thermal", f.simulate_thermal,
-               "run every kernel on simulated accelerators whose clocks follow a thermal and "
-               "power model (firmware throttling included), once per --governor setting");
+      ->type_name("DURATION")
+      ->needs(serve);
+  CLI::Option* thermal =
+      cmd.add_flag("--simulate-thermal", f.simulate_thermal,
+                   "run every kernel on simulated accelerators whose clocks follow a thermal and "
+                   "power model (firmware throttling included), once per --governor setting");
   cmd.add_option("--thermal-scale", f.thermal_scale,
                  "--simulate-thermal: simulated seconds per wall second (default 60)")
-      ->type_name("X");
+      ->type_name("X")
+      ->needs(thermal);
   cmd.add_option("--cooling", f.cooling,
                  "--simulate-thermal: heatsink-to-air resistance factor per device, or one for "
                  "all (default 1; 2 is a device with poor cooling)")
-      ->type_name("LIST");
+      ->type_name("LIST")
+      ->needs(thermal);
   cmd.add_option("--governor", f.governor,
                  "--simulate-thermal: governor settings to compare: off (firmware only), "
                  "thermal, energy, cap:W (default off,thermal)")
-      ->type_name("LIST");
+      ->type_name("LIST")
+      ->needs(thermal);
   add_json_flag(cmd, shared, "print JSON (schema acco.schedule/1)");
 }
 
@@ -183,6 +189,11 @@ Status parse_thermal(const ScheduleFlags& f, ScheduleOptions& s) {
                     t.cooling.size(), s.devices));
   }
   for (const std::string& item : units::split(f.governor, ',')) {
+    const bool again = std::any_of(t.governors.begin(), t.governors.end(),
+                                   [&](const auto& g) { return g.first == item; });
+    if (again) {
+      return usage(fmt::format("--governor: '{}' is given twice (each setting runs once)", item));
+    }
     if (item == "off") {
       t.governors.emplace_back(item, std::nullopt);
       continue;

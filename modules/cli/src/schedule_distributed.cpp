@@ -142,32 +142,37 @@ std::string report_text(const ScheduleOptions& s, const sched::Workload& w,
 }  // namespace
 
 void add_distributed_flags(CLI::App& cmd, DistributedFlags& f) {
-  cmd.add_flag("--distributed", f.on,
-               "run over every rank of the MPI job (mpirun, srun), rank 0 coordinating");
+  CLI::Option* distributed =
+      cmd.add_flag("--distributed", f.on,
+                   "run over every rank of the MPI job (mpirun, srun), rank 0 coordinating");
   cmd.add_option("--dispatch", f.dispatch,
                  "--distributed: locality (default), round-robin, or both comma-separated")
-      ->type_name("LIST");
+      ->type_name("LIST")
+      ->needs(distributed);
   cmd.add_option("--between-ranks", f.between_ranks,
                  "--distributed: rate the coordinator assumes between ranks (default 10GB/s)")
-      ->type_name("RATE");
+      ->type_name("RATE")
+      ->needs(distributed);
   cmd.add_option("--lost-after", f.lost_after,
                  "--distributed: a silent worker with tasks is lost after this (default 5s)")
-      ->type_name("DURATION");
-  cmd.add_option("--hang-rank", f.hang_rank,
-                 "--distributed: fault injection, this rank stops answering (not 0)")
-      ->type_name("RANK");
+      ->type_name("DURATION")
+      ->needs(distributed);
+  CLI::Option* hang_rank =
+      cmd.add_option("--hang-rank", f.hang_rank,
+                     "--distributed: fault injection, this rank stops answering (not 0)")
+          ->type_name("RANK")
+          ->needs(distributed);
   cmd.add_option("--hang-after", f.hang_after, "--hang-rank: after this many tasks (default 0)")
-      ->type_name("N");
+      ->type_name("N")
+      ->needs(hang_rank);
   cmd.add_option("--slow-rank", f.slow_rank,
                  "--distributed: RANK:FACTOR, that rank's kernels take FACTOR times their cost")
-      ->type_name("R:F");
+      ->type_name("R:F")
+      ->needs(distributed);
 }
 
 Result<std::optional<DistributedSchedule>> parse_distributed(const DistributedFlags& f) {
-  if (!f.on) {
-    if (f.hang_rank >= 0 || !f.slow_rank.empty() || f.dispatch != "locality") {
-      return usage("--dispatch, --hang-rank and --slow-rank need --distributed");
-    }
+  if (!f.on) {  // the flags below need --distributed (add_distributed_flags)
     return std::optional<DistributedSchedule>{};
   }
   DistributedSchedule d;

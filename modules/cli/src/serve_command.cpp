@@ -222,10 +222,8 @@ struct ServeFlags {
 Result<ServeOptions> serve_options(const ServeFlags& flags, const core::Settings& settings) {
   ServeOptions o;
   ACCO_ASSIGN_OR_RETURN(o.server, listen_address("--listen", flags.listen));
-  if (flags.governor) {
+  if (flags.governor) {  // its flags need it (add_governor_flags)
     ACCO_ASSIGN_OR_RETURN(o.governor, governor_settings(flags.governor_flags));
-  } else if (flags.governor_flags.allow_control) {
-    return usage("--allow-control applies the governor's actions: give --governor");
   }
   ACCO_ASSIGN_OR_RETURN(auto monitor, monitor_options(flags.monitor, settings));
   o.interval = monitor.interval;
@@ -297,10 +295,11 @@ CommandSpec serve_command() {
                        "run the quick bench this often when every device is idle, store it in "
                        "the bench history and log regressions")
             ->type_name("DURATION");
-        sub.add_flag("--governor", flags.governor,
-                     "run the power and thermal governor on every round (dry-run unless "
-                     "--allow-control; actions as events, acco_governor_* in /metrics)");
-        add_governor_flags(sub, flags.governor_flags);
+        CLI::Option* governor =
+            sub.add_flag("--governor", flags.governor,
+                         "run the power and thermal governor on every round (dry-run unless "
+                         "--allow-control; actions as events, acco_governor_* in /metrics)");
+        add_governor_flags(sub, flags.governor_flags, governor);
         sub.add_option("--history", flags.history,
                        "bench history for --bench-every (default: the acco bench history)")
             ->type_name("FILE");

@@ -1,5 +1,8 @@
 #include <algorithm>
 #include <map>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -283,6 +286,38 @@ TEST(ParseArgsTest, BenchFlagsAreCheckedWhereTheyAreParsed) {
               StatusIs(Errc::kUsage, HasSubstr("--link")));
   // --list needs none of the measurement's flags.
   EXPECT_THAT(parse_args({"bench", "--list", "--bytes", "1KiB"}, env_of({})), IsOk());
+}
+
+// A flag that only means something beside another was accepted alone and did nothing (a
+// robustness sweep: `bench --min-bytes 1MiB` ran the transfer suite).
+TEST(ParseArgsTest, AFlagWithoutTheOneItBelongsToIsAUsageError) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"bench", "--min-bytes", "1MiB"}, "--min-bytes requires --collective"},
+      {{"bench", "--save-fusion"}, "--save-fusion requires --collective"},
+      {{"bench", "--nccl-timeout", "5s"}, "--nccl-timeout requires --collective"},
+      {{"bench", "--collective", "allreduce", "--quick"}, "--quick excludes --collective"},
+      {{"bench", "--collective", "allreduce", "--bytes", "1MiB"}, "--bytes excludes --collective"},
+      {{"schedule", "--serve-interval", "50ms"}, "--serve-interval requires --serve"},
+      {{"schedule", "--governor", "off"}, "--governor requires --simulate-thermal"},
+      {{"schedule", "--cooling", "2"}, "--cooling requires --simulate-thermal"},
+      {{"schedule", "--simulate-thermal", "--governor", "off,thermal,off"},
+       "--governor: 'off' is given twice"},
+      {{"schedule", "--dispatch", "locality"}, "--dispatch requires --distributed"},
+      {{"schedule", "--distributed", "--hang-after", "3"}, "--hang-after requires --hang-rank"},
+      {{"serve", "--mode", "energy"}, "--mode requires --governor"},
+      {{"serve", "--state-file", "s.json"}, "--state-file requires --governor"},
+  };
+  for (const auto& [args, message] : cases) {
+    EXPECT_THAT(parse_args(args, env_of({})), StatusIs(Errc::kUsage, HasSubstr(message)))
+        << args[1];
+  }
+  // The same flags with what they belong to.
+  EXPECT_THAT(parse_args({"serve", "--governor", "--mode", "energy"}, env_of({})), IsOk());
+  EXPECT_THAT(parse_args({"power", "run", "--simulate", "1", "--mode", "energy"}, env_of({})),
+              IsOk());
+  EXPECT_THAT(
+      parse_args({"schedule", "--simulate-thermal", "--governor", "off,cap:200"}, env_of({})),
+      IsOk());
 }
 
 TEST(ExitCodeTest, EveryErrorCodeHasItsExitCode) {

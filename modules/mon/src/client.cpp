@@ -67,6 +67,29 @@ Result<ServerUrl> parse_server_url(const std::string& url) {
   return out;
 }
 
+namespace {
+
+// httplib's own names are one word ("Connection"); what each means for a user.
+std::string describe(httplib::Error error, std::chrono::milliseconds timeout) {
+  switch (error) {
+    case httplib::Error::Connection:
+      return "connection failed (nothing listening there, or the host is unreachable)";
+    case httplib::Error::ConnectionTimeout:
+      return fmt::format("no connection within {} ms", timeout.count());
+    case httplib::Error::Read:
+      return fmt::format("no complete answer within {} ms (or the connection closed)",
+                         timeout.count());
+    case httplib::Error::Write:
+      return "the request could not be sent (the connection closed)";
+    case httplib::Error::BindIPAddress:
+      return "could not bind the local address";
+    default:
+      return httplib::to_string(error);
+  }
+}
+
+}  // namespace
+
 Result<Snapshot> fetch_snapshot(const ServerUrl& url, std::chrono::milliseconds timeout) {
   httplib::Client client(url.host, url.port);
   const auto seconds = static_cast<time_t>(timeout.count() / 1000);
@@ -77,7 +100,7 @@ Result<Snapshot> fetch_snapshot(const ServerUrl& url, std::chrono::milliseconds 
   const auto res = client.Get("/api/v1/snapshot");
   if (!res) {
     return fail(Errc::kUnavailable,
-                fmt::format("cannot reach {}: {}", where, httplib::to_string(res.error())));
+                fmt::format("cannot reach {}: {}", where, describe(res.error(), timeout)));
   }
   if (res->status != 200) {
     return fail(Errc::kUnavailable, fmt::format("{} answered HTTP {}", where, res->status));

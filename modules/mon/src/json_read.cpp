@@ -23,6 +23,11 @@ std::optional<double> number(JsonReader& r, const char* key) {
   return r.optional_number(key, kAny, "expected a number");
 }
 
+// Utilizations are ratios (json.cpp writes 0.93 for 93 %); 1e308 printed "inf%".
+std::optional<double> ratio(JsonReader& r, const char* key) {
+  return r.optional_number(key, {0, 1}, "expected a ratio from 0 to 1");
+}
+
 std::optional<int> small_int(JsonReader& r, const char* key) {
   const auto v = r.optional_integer(key, {-1'000'000, 1'000'000});
   return v ? std::optional<int>(static_cast<int>(*v)) : std::nullopt;
@@ -61,8 +66,8 @@ Result<power::DeviceSample> device_sample_from_json(const nlohmann::json& j,
   s.sm_clock_max_hertz = number(r, "sm_clock_max_hertz");
   s.memory_clock_max_hertz = number(r, "memory_clock_max_hertz");
   s.pstate = small_int(r, "pstate");
-  s.utilization_ratio = number(r, "utilization_ratio");
-  s.memory_utilization_ratio = number(r, "memory_utilization_ratio");
+  s.utilization_ratio = ratio(r, "utilization_ratio");
+  s.memory_utilization_ratio = ratio(r, "memory_utilization_ratio");
   s.memory_total_bytes = r.optional_count("memory_total_bytes");
   s.memory_used_bytes = r.optional_count("memory_used_bytes");
   s.memory_free_bytes = r.optional_count("memory_free_bytes");

@@ -178,6 +178,9 @@ std::optional<double> parse_value(std::string_view text) {
   return v;
 }
 
+// Unix milliseconds up to the year 2255, so that nanoseconds fit an int64.
+constexpr std::int64_t kMaxUnixMillis = 9'000'000'000'000;
+
 Result<Sample> parse_sample(std::string_view line) {
   LineParser p(line);
   Sample s;
@@ -210,9 +213,9 @@ Result<Sample> parse_sample(std::string_view line) {
   if (!p.at_end()) {
     const std::string_view ts = p.token();
     const auto t = units::parse_int(ts);
-    if (!t) {
+    if (!t || *t < 0 || *t > kMaxUnixMillis) {
       return fail(Errc::kInvalidArgument,
-                  fmt::format("{}: cannot parse '{}' as a timestamp in milliseconds", s.name,
+                  fmt::format("{}: cannot parse '{}' as a timestamp in unix milliseconds", s.name,
                               units::escape(ts)));
     }
     s.timestamp_ms = *t;
@@ -242,7 +245,6 @@ Result<Comment> parse_comment(std::string_view line) {
     const std::string_view ms = p.token();
     const auto v = units::parse_int(ms);
     p.skip_blanks();
-    constexpr std::int64_t kMaxUnixMillis = 9'000'000'000'000;  // year 2255; ns fit int64
     if (!v || !p.at_end() || *v < 0 || *v > kMaxUnixMillis) {
       return fail(Errc::kInvalidArgument,
                   fmt::format("# acco-scrape: expected unix milliseconds, got '{}{}'",
@@ -420,6 +422,16 @@ bool set_double(const Sample& s, std::optional<double>& field) {
   return true;
 }
 
+// A utilization outside 0-1 is no reading NVML gives: dropped and counted, as the sensor does.
+bool set_ratio(const Sample& s, std::optional<double>& field, power::DeviceSample& x) {
+  if (s.value < 0 || s.value > 1) {
+    ++x.dropped_readings;
+  } else {
+    field = s.value;
+  }
+  return true;
+}
+
 bool read_acco_thermal_power(const Sample& s, power::DeviceSample& x) {
   const std::string& n = s.name;
   if (n == "acco_gpu_up") {
@@ -474,10 +486,10 @@ bool read_acco_clocks_memory(const Sample& s, power::DeviceSample& x) {
     return set_small(s, x.pstate);
   }
   if (n == "acco_gpu_utilization_ratio") {
-    return set_double(s, x.utilization_ratio);
+    return set_ratio(s, x.utilization_ratio, x);
   }
   if (n == "acco_gpu_memory_utilization_ratio") {
-    return set_double(s, x.memory_utilization_ratio);
+    return set_ratio(s, x.memory_utilization_ratio, x);
   }
   if (n == "acco_gpu_memory_bytes") {
     const std::string state = label(s.labels, "state");

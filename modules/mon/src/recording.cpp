@@ -61,6 +61,23 @@ Result<Recording> parse_jsonl(std::string_view text, const std::string& name) {
   return r;
 }
 
+// A Prometheus scrape starts with a comment (# HELP, # TYPE, # acco-scrape) or a sample line:
+// a metric name ([a-zA-Z_:][a-zA-Z0-9_:]*) then '{' or a blank. An nvidia-smi log starts with its
+// header, whose first field is followed by ',' or has a dot ("temperature.gpu", "power.draw
+// [W]"), or with a row, which starts with a date or a number. (Commas or a long line say
+// nothing: labels have commas.)
+bool prometheus_sample(std::string_view head) {
+  const auto name_char = [](char c, bool first) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == ':' ||
+           (!first && c >= '0' && c <= '9');
+  };
+  std::size_t i = 0;
+  while (i < head.size() && name_char(head[i], i == 0)) {
+    ++i;
+  }
+  return i > 0 && i < head.size() && (head[i] == '{' || head[i] == ' ' || head[i] == '\t');
+}
+
 }  // namespace
 
 Result<Recording> parse_recording(std::string_view text, const std::string& name) {
@@ -86,10 +103,7 @@ Result<Recording> parse_recording(std::string_view text, const std::string& name
     }
     return parse_jsonl(text, name);
   }
-  // A Prometheus scrape starts with a comment (# HELP, # TYPE, # acco-scrape) or a sample line
-  // "name{labels} value"; an nvidia-smi log with its header, whose first cell has no brace.
-  const bool prometheus = head.front() == '#' || (head.find(',') == std::string_view::npos &&
-                                                  head.find(' ') != std::string_view::npos);
+  const bool prometheus = head.front() == '#' || prometheus_sample(head);
   Recording r;
   std::vector<std::string> warnings;
   Result<std::vector<Snapshot>> rounds = prometheus ? read_prometheus_scrapes(text, name, warnings)

@@ -37,7 +37,8 @@ TEST(ClientTest, UnreachableDaemonIsUnavailableNamingTheUrl) {
   ASSERT_FALSE(snapshot);
   EXPECT_EQ(snapshot.error().code, Errc::kUnavailable);
   EXPECT_THAT(snapshot.error().message,
-              ::testing::HasSubstr("cannot reach http://127.0.0.1:1/api/v1/snapshot"));
+              ::testing::HasSubstr("cannot reach http://127.0.0.1:1/api/v1/snapshot: connection "
+                                   "failed (nothing listening there"));
 }
 
 }  // namespace

@@ -67,6 +67,11 @@ TEST(JsonTest, BadFieldsAreNamedByPath) {
       R"({"time_unix_nanos": 1, "devices": [{"device": "0"}, {"device": "1", "power_watts": "hot"}]})"));
   ASSERT_THAT(bad, StatusIs(Errc::kInvalidArgument));
   EXPECT_THAT(bad.error().message, HasSubstr("devices[1].power_watts: expected a number"));
+  const auto busy = snapshot_from_json(nlohmann::json::parse(
+      R"({"time_unix_nanos": 1, "devices": [{"device": "0", "utilization_ratio": 1e308}]})"));
+  ASSERT_THAT(busy, StatusIs(Errc::kInvalidArgument));
+  EXPECT_THAT(busy.error().message,
+              HasSubstr("devices[0].utilization_ratio: expected a ratio from 0 to 1"));
   const auto missing = snapshot_from_json(nlohmann::json::parse(R"({"devices": []})"));
   ASSERT_FALSE(missing.has_value());
   EXPECT_THAT(missing.error().message, HasSubstr("time_unix_nanos: missing"));

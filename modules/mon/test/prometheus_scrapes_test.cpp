@@ -165,6 +165,19 @@ TEST(PrometheusScrapesTest, EveryDcgmSentinelAndOutOfRangeValueIsDroppedAndCount
   EXPECT_EQ(d.memory_free_bytes, 100ULL << 20);
 }
 
+// A utilization of acco's own series outside 0-1 (1e308 printed "inf%" in acco analyze).
+TEST(PrometheusScrapesTest, AccoUtilizationOutsideZeroToOneIsDroppedAndCounted) {
+  const auto scrapes = read(
+      "acco_gpu_utilization_ratio{device=\"0\"} 1e308\n"
+      "acco_gpu_memory_utilization_ratio{device=\"0\"} -0.5\n"
+      "acco_gpu_power_watts{device=\"0\"} 10\n");
+  const auto& d = scrapes.at(0).devices.at(0);
+  EXPECT_EQ(d.dropped_readings, 2);
+  EXPECT_EQ(d.utilization_ratio, std::nullopt);
+  EXPECT_EQ(d.memory_utilization_ratio, std::nullopt);
+  EXPECT_EQ(d.power_watts, 10);
+}
+
 TEST(PrometheusScrapesTest, LabelEscapesAreUnescapedAndBlanksAreAllowed) {
   const auto scrapes =
       read("acco_gpu_power_watts { device = \"0\" , model=\"a \\\"b\\\" \\\\ c\\nd\", } \t 12.5\n");
@@ -360,7 +373,11 @@ TEST(PrometheusScrapesTest, MalformedLinesAreRejectedNamingTheFileAndLine) {
       {"up{gpu=\"0\",gpu=\"1\"} 1\n", "scrape.prom:1: label 'gpu' appears twice"},
       {"up{1=\"0\"} 1\n", "scrape.prom:1: expected a label name or '}' at column 4"},
       {"up one\n", "scrape.prom:1: up: cannot parse 'one' as a value"},
-      {"up 1 soon\n", "scrape.prom:1: up: cannot parse 'soon' as a timestamp in milliseconds"},
+      {"up 1 soon\n", "scrape.prom:1: up: cannot parse 'soon' as a timestamp in unix milliseconds"},
+      {"up 1 9223372036854775807\n",  // the nanoseconds would overflow
+       "scrape.prom:1: up: cannot parse '9223372036854775807' as a timestamp in unix "
+       "milliseconds"},
+      {"up 1 -5\n", "scrape.prom:1: up: cannot parse '-5' as a timestamp in unix milliseconds"},
       {"up 1 1000 x\n", "scrape.prom:1: up: unexpected 'x' after the timestamp"},
       {"# TYPE up meter\n", "scrape.prom:1: # TYPE up: unknown type 'meter'"},
       {"# HELP\n", "scrape.prom:1: # HELP: expected a metric name"},

@@ -82,6 +82,21 @@ TEST(RecordingTest, NvidiaSmiLogsAndPrometheusScrapesAreDetected) {
   ASSERT_THAT(prom, IsOk());
   EXPECT_EQ(prom->format, "prometheus");
   EXPECT_EQ(*prom->rounds[0].devices[0].temperature_gpu_celsius, 45);
+  // A scrape without comments whose first sample has labels (commas) was read as CSV.
+  const std::string long_labels(300, 'x');
+  const auto bare = parse_recording("DCGM_FI_DEV_GPU_TEMP{gpu=\"0\",modelName=\"" + long_labels +
+                                        "\"} 46\nDCGM_FI_DEV_POWER_USAGE{gpu=\"0\"} 70\n",
+                                    "bare.prom");
+  ASSERT_THAT(bare, IsOk());
+  EXPECT_EQ(bare->format, "prometheus");
+  EXPECT_EQ(*bare->rounds[0].devices[0].temperature_gpu_celsius, 46);
+  // Headers nvidia-smi prints: the first field followed by a comma, or with a dot and a unit.
+  for (const char* header :
+       {"index, power.draw [W]\n0, 350.50 W\n", "power.draw [W], index\n350.50 W, 0\n"}) {
+    const auto smi = parse_recording(header, "smi.csv");
+    ASSERT_THAT(smi, IsOk()) << header;
+    EXPECT_EQ(smi->format, "nvidia-smi-csv") << header;
+  }
 }
 
 TEST(RecordingTest, TimesAreRfc3339OrUnixSeconds) {

@@ -154,6 +154,10 @@ Result<ProbeResult> probe(const ProbeRequest& request) {
       (request.nvml == NvmlMode::kAuto && (live_root || request.nvml_library_explicit));
   if (query) {
     nvml = query_nvml(request.nvml_library);
+    if (request.nvml == NvmlMode::kOn && !nvml.available) {  // asked for, as serve and power do
+      return fail(Errc::kUnavailable,
+                  fmt::format("--nvml on: NVML is unavailable ({})", nvml.reason));
+    }
   } else {
     nvml.reason = request.nvml == NvmlMode::kOff
                       ? "disabled (--nvml off)"
