@@ -181,6 +181,32 @@ TEST(Collective, NcclBootstrapsOverTwoRanksWithTheIdBroadcastOverMpi) {
               HasSubstr("rank 1: ncclCommInitRankConfig: unhandled system error"));
 }
 
+// Ranks that load different NCCL versions (NCCL refuses a mix, and its bootstrap may not get
+// that far): every rank stops at load naming both versions, and MPI carries the data.
+TEST(Collective, RanksWithDifferentNcclVersionsDoNotBootstrapAndMpiCarriesTheData) {
+  if (std::string(kMpiexec).empty()) {
+    GTEST_SKIP() << "acco was built without MPI (libopenmpi-dev not found)";
+  }
+  const std::string rank_1_older = std::string(
+                                       "sh -c '[ \"$OMPI_COMM_WORLD_RANK\" = 1 ] && export "
+                                       "ACCO_FAKE_NCCL_VERSION=21805; exec ") +
+                                   ACCO_BINARY + " \"$@\"' acco";
+  const auto r = mpirun(
+      2, "-x ACCO_FAKE_NCCL_MODE=ok --mca btl self,vader",
+      std::string("bench --collective allreduce --json --nccl-library ") + kFakeNccl + kSmall,
+      rank_1_older);
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  expect_conforms(r.out, "collective.schema.json");
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["nccl"]["stage"], "load");
+  EXPECT_EQ(j["nccl"]["version"], "2.21.5");
+  EXPECT_THAT(j["nccl"]["error"].get<std::string>(),
+              HasSubstr("rank 1: NCCL 2.18.5 here, 2.21.5 on rank 0 (every rank must load the "
+                        "same NCCL version"));
+  EXPECT_EQ(j["ranks"], 2);
+  EXPECT_EQ(j["wrong"], 0);
+}
+
 // NCCL's bootstrap waits for a rank that never joins for ever (the fake's nonblocking init
 // never completes, on either rank): each rank aborts its init after 2 s, the report says so,
 // and the collectives run over MPI. Without the watchdog the job would never end.

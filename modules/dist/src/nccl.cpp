@@ -459,6 +459,19 @@ Result<NcclSession> open_nccl(Communicator& comm, const std::string& library,
   int code = *version;
   ACCO_RETURN_IF_ERROR(comm.broadcast(std::as_writable_bytes(std::span<int>(&code, 1)), 0));
   report.version = nccl_version_text(code);
+  // NCCL refuses peers of another version at init, if its bootstrap gets that far (the two
+  // may not speak the same protocol), and acco's config layout follows the version: stop here.
+  const Status same = *version == code
+                          ? Status{}
+                          : fail(Errc::kUnsupported,
+                                 fmt::format("NCCL {} here, {} on rank 0 (every rank must load the "
+                                             "same NCCL version: --nccl-library)",
+                                             nccl_version_text(*version), report.version));
+  ACCO_ASSIGN_OR_RETURN(failure, first_failure(comm, same));
+  if (failure) {
+    report.error = std::move(*failure);
+    return session;
+  }
 
   report.stage = NcclStage::kUniqueId;
   ncclUniqueId id{};
