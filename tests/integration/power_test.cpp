@@ -257,6 +257,31 @@ TEST(PowerCliTest, AStateFileThatIsNotOneStopsTheGovernorBeforeItChangesAnything
   EXPECT_EQ(gpus.gpu0_limit_mw(), 0) << "nothing was set";
 }
 
+// What a previous governor left is unknown when its state file is not one: `power status`
+// prints the devices and exits 65 (an empty `unrestored` said nothing was left), and `serve
+// --governor --allow-control` refuses to start (it ran with the governor silently stopped).
+TEST(PowerCliTest, AStateFileThatIsNotOneFailsStatusAndServe) {
+  const FakeGpus gpus;
+  std::ofstream(gpus.governor_state()) << "{\"schema\": 5";
+  const auto status = acco("power status " + gpus.flags() + " --json", gpus.env());
+  EXPECT_EQ(status.exit_code, 65) << status.err;
+  expect_conforms(status.out, "power-status.schema.json");
+  const auto doc = json::parse(status.out);
+  EXPECT_TRUE(doc["unrestored"].is_null());
+  EXPECT_THAT(
+      doc["state_file_error"].get<std::string>(),
+      HasSubstr("governor state file " + gpus.governor_state().string() + ": not valid JSON"));
+  EXPECT_FALSE(doc["devices"].empty());  // the report is still printed
+  EXPECT_EQ(std::count(status.err.begin(), status.err.end(), '\n'), 1) << status.err;
+  const auto serve =
+      acco("serve --listen 127.0.0.1:0 --duration 5s --governor --allow-control " + gpus.flags(),
+           gpus.env());
+  EXPECT_EQ(serve.exit_code, 65) << serve.err;
+  EXPECT_THAT(serve.err, HasSubstr("governor state file " + gpus.governor_state().string() +
+                                   ": not valid JSON"));
+  EXPECT_EQ(gpus.gpu0_limit_mw(), 0) << "nothing was set";
+}
+
 TEST(PowerCliTest, RaplPackagesInASysrootAreCappedAndRestored) {
   TempDir root;
   const auto zone = root.path() / "sys/class/powercap/intel-rapl:0";

@@ -189,13 +189,20 @@ class StatusCommand final : public Command {
             d.uuid, d.set_limit_watts, d.original_limit_watts);
       }
     } else {
+      // What a previous governor left is unknown: the report is printed, and the run fails as
+      // for any malformed input (an empty `unrestored` would say nothing is left).
       out.err += "acco power status: " + previous.error().message + "\n";
+      out.exit_code = exit_code_for(previous.error());
     }
     if (inv.format == Format::kJson) {
       nlohmann::ordered_json doc = {{"schema", "acco.power-status/1"},
                                     {"nvml", built->nvml_note},
                                     {"devices", devices},
                                     {"unrestored", left}};
+      if (!previous) {
+        doc["unrestored"] = nullptr;
+        doc["state_file_error"] = previous.error().message;
+      }
       out.out = doc.dump(2) + "\n";
       return out;
     }

@@ -266,7 +266,8 @@ std::string PeriodicChecks::findings_json() const {
     }
     j["findings"] = list;
   }
-  return j.dump() + "\n";
+  // Evidence read from sysfs need not be UTF-8: replaced, not thrown (the daemon serves this).
+  return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace acco::cli

@@ -89,6 +89,13 @@ class ServeCommand final : public Command {
         return error_output(made.error());
       }
       governing = std::move(*made);
+      // A state file that is not one stops the governor before it changes anything: at start,
+      // as acco power run does, not as an event once the daemon is up.
+      if (governing->uses_state_file) {
+        if (auto left = power::read_state_file(options_.governor->state_file); !left) {
+          return error_output(left.error());
+        }
+      }
     }
     mon::SamplerOptions sampler_options;
     if (governing) {

@@ -31,6 +31,42 @@ Result<nlohmann::json> parse_json(std::string_view text, std::string_view what) 
   }
 }
 
+namespace {
+
+// The rest of `fd`, blocking again (it was opened without), in chunks, so a pipe that never ends
+// stops at the limit instead of filling memory.
+Result<std::string> read_blocking(int fd, const std::string& path) {
+  const int flags = ::fcntl(fd, F_GETFL);  // NOLINT(cppcoreguidelines-pro-type-vararg)
+  // NOLINTNEXTLINE(cppcoreguidelines-pro-type-vararg)
+  if (flags < 0 || ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0) {
+    return fail(Errc::kUnavailable, fmt::format("{}: cannot read: {}", path, std::strerror(errno)));
+  }
+  std::string text;
+  std::string chunk(std::size_t{1} << 20, '\0');
+  for (;;) {
+    const ssize_t got = ::read(fd, chunk.data(), chunk.size());
+    if (got < 0 && errno == EINTR) {
+      continue;
+    }
+    if (got < 0) {
+      return fail(Errc::kUnavailable,
+                  fmt::format("{}: cannot read: {}", path, std::strerror(errno)));
+    }
+    if (got == 0) {
+      break;
+    }
+    text.append(chunk.data(), static_cast<std::size_t>(got));
+    if (text.size() > kMaxInputFileBytes) {
+      return fail(Errc::kInvalidArgument,
+                  fmt::format("{}: larger than {} GiB, expected an input file of acco's", path,
+                              kMaxInputFileBytes >> 30));
+    }
+  }
+  return text;
+}
+
+}  // namespace
+
 Result<std::string> read_text_file(const std::string& path) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) {
@@ -45,24 +81,16 @@ Result<std::string> read_text_file(const std::string& path) {
     return fail(Errc::kInvalidArgument,
                 fmt::format("{}: is a device or socket, expected a file", path));
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
+  // Opened without blocking: a named pipe that no one writes would hold open() for ever (and
+  // with it a daemon's start); its read then ends at once, an empty input. A pipe with a writer
+  // (`--config <(...)`) is read to its end, blocking again once open.
+  // NOLINTNEXTLINE(cppcoreguidelines-pro-type-vararg)
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
     return fail(Errc::kUnavailable, fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
   }
-  // In chunks, so a pipe that never ends stops at the limit instead of filling memory.
-  std::string text;
-  std::string chunk(std::size_t{1} << 20, '\0');
-  while (in.read(chunk.data(), static_cast<std::streamsize>(chunk.size())) || in.gcount() > 0) {
-    text.append(chunk.data(), static_cast<std::size_t>(in.gcount()));
-    if (text.size() > kMaxInputFileBytes) {
-      return fail(Errc::kInvalidArgument,
-                  fmt::format("{}: larger than {} GiB, expected an input file of acco's", path,
-                              kMaxInputFileBytes >> 30));
-    }
-  }
-  if (in.bad()) {
-    return fail(Errc::kUnavailable, fmt::format("{}: cannot read: {}", path, std::strerror(errno)));
-  }
+  Result<std::string> text = read_blocking(fd, path);
+  ::close(fd);
   return text;
 }
 

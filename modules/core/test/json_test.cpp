@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "acco/testing/matchers.hpp"
 
@@ -65,6 +66,25 @@ TEST(JsonTest, AtomicWriteFollowsLinksAndNeverReplacesWhatIsNotARegularFile) {
 TEST(JsonTest, ADeviceIsNotReadAsAnInputFile) {
   EXPECT_THAT(read_text_file("/dev/zero"),
               StatusIs(Errc::kInvalidArgument, HasSubstr("is a device or socket")));
+}
+
+// A named pipe that no one writes held open() for ever (`--profile FIFO`, `serve --governor
+// --state-file FIFO` never started); it reads as empty now. A pipe with a writer is read whole.
+TEST(JsonTest, ANamedPipeWithoutAWriterReadsAsEmptyInsteadOfBlocking) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("acco-json-fifo-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const fs::path pipe = dir / "pipe";
+  ASSERT_EQ(::mkfifo(pipe.c_str(), 0600), 0);
+  EXPECT_EQ(read_text_file(pipe.string()).value(), "");
+  EXPECT_THAT(read_json_file(pipe.string()), StatusIs(Errc::kInvalidArgument));
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  ASSERT_EQ(::write(fds[1], "{\"a\": 1}", 8), 8);
+  ::close(fds[1]);
+  EXPECT_EQ(read_text_file("/dev/fd/" + std::to_string(fds[0])).value(), "{\"a\": 1}");
+  ::close(fds[0]);
+  fs::remove_all(dir);
 }
 
 TEST(JsonTest, ErrcNamesRoundTrip) {

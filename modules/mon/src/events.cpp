@@ -1,13 +1,17 @@
 #include "acco/mon/events.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <utility>
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <spdlog/logger.h>
 #include <spdlog/sinks/rotating_file_sink.h>
+#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
@@ -212,7 +216,8 @@ std::string to_json_line(const Event& e) {
       j[name] = value;
     }
   }
-  return j.dump();
+  // A message quoting bytes that are not UTF-8 (a path, a sensor's text) must not end the daemon.
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 EventLog::EventLog(EventLogOptions options) : options_(std::move(options)) {}
@@ -233,6 +238,18 @@ Result<std::unique_ptr<EventLog>> EventLog::open(const EventLogOptions& options)
       return fail(Errc::kCannotWrite,
                   fmt::format("cannot open the event log {}: directory '{}' does not exist",
                               options.path, dir.string()));
+    }
+    // A named pipe that no one reads would hold the sink's open() for ever (a pipe with a
+    // reader, or /dev/stdout in a container, is written as before).
+    if (std::filesystem::is_fifo(path, ec)) {
+      // NOLINTNEXTLINE(cppcoreguidelines-pro-type-vararg)
+      const int fd = ::open(options.path.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+      if (fd < 0) {
+        return fail(Errc::kCannotWrite,
+                    fmt::format("cannot open the event log {}: a pipe that no one reads ({})",
+                                options.path, std::strerror(errno)));
+      }
+      ::close(fd);
     }
     try {
       auto sink = std::make_shared<spdlog::sinks::rotating_file_sink_mt>(

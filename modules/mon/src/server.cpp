@@ -30,9 +30,16 @@ constexpr int kListenBacklog = 1024;
 constexpr std::size_t kKeepAliveRequests = 1000;
 constexpr std::size_t kMaxStoredPoints = 2000;  // per device, from the store, per request
 
+// A JSON document and a newline. Bytes that are not UTF-8 (a request's path, a device name
+// from the store) become U+FFFD instead of throwing: nlohmann's dump() would end the daemon.
+template <typename Document>
+std::string json_body(const Document& j) {
+  return j.dump(-1, ' ', false, Document::error_handler_t::replace) + "\n";
+}
+
 void json_error(httplib::Response& res, int status, const std::string& message) {
   res.status = status;
-  res.set_content(Json{{"error", message}}.dump() + "\n", kJson);
+  res.set_content(json_body(Json{{"error", message}}), kJson);
 }
 
 // Paths as label values: the known ones, everything else "other" (bounded cardinality).
@@ -100,7 +107,7 @@ struct Server::Impl {
           devices.push_back(to_json(d));
         }
       }
-      res.set_content(Json{{"devices", devices}}.dump() + "\n", kJson);
+      res.set_content(json_body(Json{{"devices", devices}}), kJson);
     });
     http.Get("/api/v1/snapshot", [this](const httplib::Request&, httplib::Response& res) {
       const auto latest = sampler.latest();
@@ -108,7 +115,7 @@ struct Server::Impl {
         json_error(res, 503, "no sample yet");
         return;
       }
-      res.set_content(to_json(latest->snapshot).dump() + "\n", kJson);
+      res.set_content(json_body(to_json(latest->snapshot)), kJson);
     });
     http.Get("/api/v1/series",
              [this](const httplib::Request& req, httplib::Response& res) { series(req, res); });
@@ -135,7 +142,12 @@ struct Server::Impl {
       res.set_content(std::string(dashboard_html()), "text/html; charset=utf-8");
     });
     http.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
-      if (res.status == 404) {
+      if (res.status == 404 && path_label(req.path) != "other") {
+        // A path served for GET (and HEAD) only: httplib answers other methods with 404.
+        res.set_header("Allow", "GET, HEAD");
+        json_error(res, 405,
+                   fmt::format("{} {}: method not allowed (GET or HEAD)", req.method, req.path));
+      } else if (res.status == 404) {
         json_error(res, 404, fmt::format("no such path: {}", req.path));
       } else if (res.body.empty()) {
         json_error(res, res.status, fmt::format("request refused ({})", res.status));
@@ -220,8 +232,7 @@ struct Server::Impl {
       series.push_back({{"device", device}, {"points", std::move(list)}});
     }
     res.set_content(
-        Json{{"name", field->name}, {"unit", field->unit}, {"series", series}}.dump() + "\n",
-        kJson);
+        json_body(Json{{"name", field->name}, {"unit", field->unit}, {"series", series}}), kJson);
   }
 };
 

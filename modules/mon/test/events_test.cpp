@@ -3,9 +3,13 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <string>
 
+#include <fcntl.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
@@ -164,6 +168,26 @@ TEST(EventLogTest, AMissingDirectoryIsCannotWriteAndIsNotMade) {
   ASSERT_THAT(r, StatusIs(Errc::kCannotWrite));
   EXPECT_THAT(r.error().message, HasSubstr("does not exist"));
   EXPECT_FALSE(std::filesystem::exists(dir));
+}
+
+// A named pipe no one reads held spdlog's open() for ever (`serve --log FIFO` never started, and
+// SIGTERM could not stop it). A pipe with a reader, or a device (/dev/stdout), is written.
+TEST(EventLogTest, APipeThatNoOneReadsIsRefusedNotOpened) {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("acco-events-fifo-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const auto pipe = dir / "events.jsonl";
+  ASSERT_EQ(::mkfifo(pipe.c_str(), 0600), 0);
+  const auto r = EventLog::open({.path = pipe.string()});
+  ASSERT_THAT(r, StatusIs(Errc::kCannotWrite));
+  EXPECT_THAT(r.error().message, HasSubstr("a pipe that no one reads"));
+  EXPECT_TRUE(std::filesystem::is_fifo(pipe));
+  const int reader = ::open(pipe.c_str(), O_RDONLY | O_NONBLOCK);
+  ASSERT_GE(reader, 0);
+  EXPECT_THAT(EventLog::open({.path = pipe.string()}), IsOk());
+  ::close(reader);
+  EXPECT_THAT(EventLog::open({.path = "/dev/null"}), IsOk());
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

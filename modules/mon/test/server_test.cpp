@@ -167,6 +167,18 @@ TEST_F(ServerTest, BadRequestsGet4xxAndAreCounted) {
   EXPECT_THAT(metrics->body, HasSubstr("acco_http_requests_total{code=\"404\",path=\"other\"} 1"));
   EXPECT_THAT(metrics->body,
               HasSubstr("acco_http_requests_total{code=\"400\",path=\"/api/v1/series\"} 2"));
+  // A path that decodes to bytes that are not UTF-8 ended the daemon (nlohmann threw in the 404
+  // answer's dump).
+  EXPECT_EQ(raw("GET /%ff%fe HTTP/1.1\r\nHost: x\r\n\r\n"), "HTTP/1.1 404 Not Found");
+  // Another method on a served path is 405 naming the ones allowed, not "no such path".
+  const auto post = c.Delete("/metrics");
+  ASSERT_TRUE(post);
+  EXPECT_EQ(post->status, 405);
+  EXPECT_EQ(post->get_header_value("Allow"), "GET, HEAD");
+  EXPECT_THAT(post->body, HasSubstr("DELETE /metrics: method not allowed (GET or HEAD)"));
+  const auto after = c.Get("/metrics");
+  ASSERT_TRUE(after);
+  EXPECT_EQ(after->status, 200);
 }
 
 TEST_F(ServerTest, SecondServerOnTheSamePortIsRefusedByName) {
