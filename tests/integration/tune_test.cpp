@@ -2,6 +2,7 @@
 // to docs/schemas/tune-profile.schema.json, --show reads it back, --file adds the storage reader
 // which `bench --suite storage` then uses, SIGINT leaves the old file, and the doctor says when
 // this machine has no profile. Every run gets its own XDG_STATE_HOME.
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -214,19 +215,38 @@ TEST(TuneCliTest, FileTunesTheReaderAndTheStorageBenchUsesIt) {
 TEST(TuneCliTest, SigintLeavesTheOldProfile) {
   TempDir state;
   const auto file = (state.path() / "p.json").string();
-  std::ofstream(file) << "old\n";
+  const auto first =
+      acco("tune --backend host --budget 2s --bytes 4MiB --output " + file, state.path());
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  const std::string old = slurp(file);
   const auto r = shell("$ACCO tune --backend host --budget 60s --output " + file +
                            " & pid=$!; sleep 1; kill -INT $pid; wait $pid",
                        state.path());
   EXPECT_EQ(r.exit_code, 130) << r.err;
   EXPECT_THAT(r.err, HasSubstr("interrupted; " + file + " left as it was"));
-  EXPECT_EQ(slurp(file), "old\n");
+  EXPECT_EQ(slurp(file), old);
   int files = 0;
   for (const auto& e : stdfs::directory_iterator(state.path())) {
     (void)e;
     ++files;
   }
   EXPECT_EQ(files, 1);  // no temporary left
+}
+
+// A file in the way that is not a profile (another program's, a corrupt one) was replaced after
+// the run without a word: it is refused before the run and left as it is.
+TEST(TuneCliTest, AFileThatIsNotAProfileIsLeftAsItIs) {
+  TempDir state;
+  const auto file = (state.path() / "p.json").string();
+  for (const std::string content : {"{\"schema\": \"acco.other/1\", \"precious\": 1}\n", "old\n"}) {
+    std::ofstream(file) << content;
+    const auto r = acco("tune --backend host --budget 60s --output " + file, state.path());
+    EXPECT_EQ(r.exit_code, 65) << r.err;
+    EXPECT_THAT(r.err, HasSubstr(file));
+    EXPECT_THAT(r.err, HasSubstr("left as it is (remove it, or give --output another file)"));
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_EQ(slurp(file), content);
+  }
 }
 
 TEST(TuneCliTest, BadFlagsAreOneLineUsageErrors) {

@@ -272,6 +272,18 @@ class TuneCommand final : public Command {
     if (!path) {
       return error_output(path.error(), out.err);
     }
+    // A file there that is not a profile (another program's, a corrupt one) is left as it is:
+    // refused before the run rather than replaced after it. A profile's fusion entries are kept.
+    std::optional<tune::TuneProfile> previous;
+    if (std::error_code ec; std::filesystem::exists(*path, ec)) {
+      auto loaded = tune::load_tune_profile(*path);
+      if (!loaded) {
+        Error e = std::move(loaded.error());
+        e.message += "; left as it is (remove it, or give --output another file)";
+        return error_output(e, out.err);
+      }
+      previous = std::move(*loaded);
+    }
     // Blocked before the engines start their threads, so SIGINT reaches only this one and the
     // search stops between two measurements; nothing is written until the end.
     const SignalScope signals;
@@ -290,7 +302,7 @@ class TuneCommand final : public Command {
       return out;
     }
     // What a collective bench saved there (--save-fusion) stays: acco tune does not measure it.
-    if (auto previous = tune::load_tune_profile(*path); previous) {
+    if (previous) {
       result->profile.fusion = previous->fusion;
     }
     if (auto s = tune::save_tune_profile(*path, result->profile); !s) {
