@@ -353,6 +353,17 @@ Result<std::unique_ptr<SeriesStore>> SeriesStore::open(const std::string& path,
       return not_a_store(fmt::format("schema version {}, this acco reads version {}",
                                      version.value_or(0), kSchemaVersion));
     }
+    // A damaged file still reads its header and then fails every write: one pass over the file
+    // here, so the daemon does not start with a store that can hold nothing.
+    ACCO_ASSIGN_OR_RETURN(auto check, impl->prepare("PRAGMA quick_check(1)"),
+                          fmt::format("series store {}", path));
+    const int step = sqlite3_step(check.get());
+    const auto* verdict = step == SQLITE_ROW ? sqlite3_column_text(check.get(), 0) : nullptr;
+    const std::string said =
+        verdict != nullptr ? reinterpret_cast<const char*>(verdict) : impl->message();
+    if (said != "ok") {
+      return not_a_store("damaged (" + said + ")");
+    }
   } else if (tables.value_or(0) != 0) {
     return not_a_store("it holds other tables (application_id is not acco's)");
   }

@@ -323,6 +323,34 @@ TEST(SeriesStoreTest, AFileThatIsNotAnAccoStoreIsInvalidArgumentNamingIt) {
   EXPECT_THAT(t.error().message, HasSubstr(text + " is not an acco series store"));
 }
 
+// A store damaged in the middle opened, and then every write failed for the daemon's whole run
+// (acco_store_write_errors_total only): refused at open, the file left as it is.
+TEST(SeriesStoreTest, AStoreDamagedInTheMiddleIsRefusedAtOpen) {
+  TempDir dir;
+  const auto path = dir.file("damaged.db");
+  {
+    auto store = SeriesStore::open(path, every(1));
+    ASSERT_TRUE(store);
+    for (int i = 0; i < 200; ++i) {
+      (*store)->add(round_at(std::int64_t{1'000'000'000} * (i + 1), 100 + i, 8));
+    }
+  }
+  std::filesystem::remove(path + "-wal");
+  std::filesystem::remove(path + "-shm");
+  const auto size = std::filesystem::file_size(path);
+  ASSERT_GT(size, 16384U);
+  {
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(size / 2));
+    const std::string junk(2000, static_cast<char>(0xab));
+    f.write(junk.data(), static_cast<std::streamsize>(junk.size()));
+  }
+  const auto r = SeriesStore::open(path);
+  ASSERT_THAT(r, StatusIs(Errc::kInvalidArgument));
+  EXPECT_THAT(r.error().message, HasSubstr(path + " is not an acco series store: damaged ("));
+  EXPECT_EQ(std::filesystem::file_size(path), size);
+}
+
 TEST(SeriesStoreTest, KilledWithSigkillMidRunKeepsEveryCommittedBatchIntact) {
   TempDir dir;
   const auto path = dir.file("s.db");
