@@ -1,11 +1,15 @@
 #include "acco/bench/history.hpp"
 
+#include <array>
 #include <cstdlib>
 #include <filesystem>
 #include <limits>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
+
+#include "acco/core/json.hpp"
 
 #include "sqlite.hpp"
 
@@ -282,7 +286,7 @@ Result<std::optional<BenchRun>> History::last_run(std::string_view fingerprint,
   try {
     run["machine"] = nlohmann::json::parse(find.text(4));
   } catch (const nlohmann::json::exception& e) {
-    return corrupt(fmt::format("machine: not valid JSON: {}", e.what()));
+    return corrupt(fmt::format("machine: not valid JSON: {}", core::json_message(e)));
   }
 
   ACCO_ASSIGN_OR_RETURN(auto st, sqlite::Statement::prepare(db, R"sql(
@@ -302,7 +306,24 @@ Result<std::optional<BenchRun>> History::last_run(std::string_view fingerprint,
         sweep.push_back({{"bytes", p.at(0)}, {"median_bytes_per_second", p.at(1)}});
       }
     } catch (const nlohmann::json::exception& e) {
-      return corrupt(fmt::format("{}: sweep: {}", st.text(0), e.what()));
+      return corrupt(fmt::format("{}: sweep: {}", st.text(0), core::json_message(e)));
+    }
+    // Text in a number column reads as 0 (a rate of 0 B/s compared as "unchanged").
+    constexpr std::array<std::pair<int, const char*>, 7> kNumbers = {
+        {{4, "bytes"},
+         {5, "median_bytes_per_second"},
+         {6, "min_bytes_per_second"},
+         {7, "max_bytes_per_second"},
+         {8, "cov"},
+         {9, "peak_bytes_per_second"},
+         {10, "efficiency"}}};
+    for (const auto& [column, name] : kNumbers) {
+      if (!st.is_number(column)) {
+        return corrupt(fmt::format("{}: {}: not a number", st.text(0), name));
+      }
+    }
+    if (!st.is_null(14) && !st.is_number(14)) {
+      return corrupt(fmt::format("{}: latency_seconds: not a number", st.text(0)));
     }
     run["results"].push_back({{"case", st.text(0)},
                               {"device", st.text(1)},
@@ -343,8 +364,11 @@ Result<Recorded> record_run(const std::string& path, const BenchRun& run, bool c
   if (compare) {
     auto previous = history->last_run_like(run);
     if (!previous) {
-      out.warnings += fmt::format("acco: history: {}\n", previous.error().message);
-    } else if (*previous) {
+      // The comparison asked for cannot be made: an error of its own (65 for a corrupt row, as
+      // for a file that is not a history), and nothing saved into a file that reads wrong.
+      return tl::unexpected(std::move(previous.error()).with_context("history"));
+    }
+    if (*previous) {
       out.had_previous = true;
       out.comparisons = bench::compare(**previous, run);
     }

@@ -168,6 +168,11 @@ bool Statement::is_null(int column) const {
   return sqlite3_column_type(stmt_, column) == SQLITE_NULL;
 }
 
+bool Statement::is_number(int column) const {
+  const int type = sqlite3_column_type(stmt_, column);
+  return type == SQLITE_INTEGER || type == SQLITE_FLOAT;
+}
+
 Result<Transaction> Transaction::begin(Database& db) {
   ACCO_RETURN_IF_ERROR(db.exec("BEGIN IMMEDIATE", "begin"));
   return Transaction(&db);

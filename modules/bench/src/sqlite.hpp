@@ -64,6 +64,8 @@ class Statement {
   [[nodiscard]] std::int64_t integer(int column) const;
   [[nodiscard]] double real(int column) const;
   [[nodiscard]] bool is_null(int column) const;
+  // An INTEGER or a REAL (SQLite reads text such as 'zz' as 0 through real()).
+  [[nodiscard]] bool is_number(int column) const;
 
  private:
   Statement(sqlite3_stmt* stmt, Database* db) : stmt_(stmt), db_(db) {}

@@ -150,6 +150,29 @@ TEST(RecordRunTest, AnUnopenableHistoryIsAWarningOrWithCompareTheError) {
               StatusIs(Errc::kInvalidArgument, ::testing::HasSubstr("history")));
 }
 
+// A stored row that reads wrong failed only the comparison, with exit 0 and a line that read as
+// an error; and text in a number column read as 0 B/s ("unchanged" against 7 GB/s).
+TEST(RecordRunTest, ARowThatReadsWrongFailsTheComparisonAndNothingIsSaved) {
+  TempDir dir;
+  const auto file = dir.file("history.sqlite");
+  ASSERT_THAT(record_run(file, run_at("2025-03-01T00:00:00Z"), false), IsOk());
+  exec(file, "UPDATE results SET median_bytes_per_second = 'zz'");
+  const auto text = open_ok(file).last_run("node-a");
+  EXPECT_THAT(text, StatusIs(Errc::kInvalidArgument,
+                             ::testing::HasSubstr(": median_bytes_per_second: not a number")));
+  const auto compared = record_run(file, run_at("2025-03-02T00:00:00Z"), true);
+  EXPECT_THAT(compared, StatusIs(Errc::kInvalidArgument,
+                                 ::testing::HasSubstr("history: " + file + ": run 1: ")));
+  exec(file, "UPDATE results SET median_bytes_per_second = 1e9");
+  exec(file, "UPDATE runs SET machine = '{bad'");
+  const auto machine = open_ok(file).last_run("node-a");
+  ASSERT_THAT(machine, StatusIs(Errc::kInvalidArgument));
+  EXPECT_THAT(machine.error().message, Not(::testing::HasSubstr("[json.exception")));
+  EXPECT_EQ((*open_ok(file).last_run("node-b")), std::nullopt);
+  exec(file, "UPDATE runs SET machine = '{}'");
+  EXPECT_EQ((*open_ok(file).last_run("node-a"))->created, "2025-03-01T00:00:00Z");  // one run
+}
+
 TEST(HistoryTest, RunsInTheSameSecondOrderBySaveOrder) {
   TempDir dir;
   auto h = open_ok(dir.file("history.sqlite"));
