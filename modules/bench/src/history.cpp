@@ -151,10 +151,8 @@ Result<History> History::open(const std::string& path) {
   if (path.empty()) {
     return fail(Errc::kInvalidArgument, "bench history: empty path");
   }
+  ACCO_RETURN_IF_ERROR(core::check_file_or_absent(path));  // a device read as "disk I/O error"
   std::error_code ec;
-  if (stdfs::is_directory(path, ec)) {
-    return fail(Errc::kInvalidArgument, fmt::format("{}: is a directory, expected a file", path));
-  }
   const auto parent = stdfs::path(path).parent_path();
   if (!parent.empty() && !stdfs::is_directory(parent, ec)) {
     return fail(Errc::kNotFound,

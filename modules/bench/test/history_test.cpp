@@ -288,6 +288,10 @@ TEST(HistoryTest, PathErrorsNameThePath) {
   const auto is_dir = History::open(dir.path().string());
   EXPECT_THAT(is_dir, StatusIs(Errc::kInvalidArgument));
   EXPECT_EQ(is_dir.error().message, dir.path().string() + ": is a directory, expected a file");
+  // A device or a pipe said "disk I/O error" (69).
+  EXPECT_THAT(
+      History::open("/dev/null"),
+      StatusIs(Errc::kInvalidArgument, "/dev/null: is a character device, expected a file"));
   const auto missing = History::open(dir.file("no/such/dir/history.sqlite"));
   EXPECT_THAT(missing, StatusIs(Errc::kNotFound));
   EXPECT_EQ(missing.error().message, dir.file("no/such/dir/history.sqlite") + ": directory '" +

@@ -99,6 +99,37 @@ Result<nlohmann::json> read_json_file(const std::string& path) {
   return parse_json(text, path);
 }
 
+namespace {
+
+const char* file_kind(const std::filesystem::file_status& st) {
+  namespace stdfs = std::filesystem;
+  return stdfs::is_directory(st)    ? "directory"
+         : stdfs::is_fifo(st)       ? "pipe"
+         : stdfs::is_socket(st)     ? "socket"
+         : stdfs::is_block_file(st) ? "block device"
+                                    : "character device";
+}
+
+}  // namespace
+
+Status check_file_or_absent(const std::string& path) {
+  namespace stdfs = std::filesystem;
+  std::error_code ec;
+  if (!stdfs::exists(stdfs::symlink_status(path, ec))) {
+    return {};
+  }
+  const auto st = stdfs::status(path, ec);
+  if (!stdfs::exists(st)) {
+    return fail(Errc::kNotFound, fmt::format("{}: a symbolic link to '{}', which does not exist",
+                                             path, stdfs::read_symlink(path, ec).string()));
+  }
+  if (stdfs::is_regular_file(st)) {
+    return {};
+  }
+  return fail(Errc::kInvalidArgument,
+              fmt::format("{}: is a {}, expected a file", path, file_kind(st)));
+}
+
 Status write_file_atomic(const std::string& path, std::string_view content) {
   namespace stdfs = std::filesystem;
   std::error_code ec;
@@ -118,11 +149,7 @@ Status write_file_atomic(const std::string& path, std::string_view content) {
   if (stdfs::exists(st) && !stdfs::is_regular_file(st)) {
     return fail(Errc::kUnavailable,
                 fmt::format("{}: exists and is not a regular file (a {}): not replaced", path,
-                            stdfs::is_directory(st)    ? "directory"
-                            : stdfs::is_fifo(st)       ? "pipe"
-                            : stdfs::is_socket(st)     ? "socket"
-                            : stdfs::is_block_file(st) ? "block device"
-                                                       : "character device"));
+                            file_kind(st)));
   }
   const auto dir = target.has_parent_path() ? target.parent_path() : stdfs::path(".");
   if (!stdfs::is_directory(dir, ec)) {

@@ -1,6 +1,8 @@
 #include "acco/core/json.hpp"
 
 #include <filesystem>
+#include <fstream>
+#include <string>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -84,6 +86,30 @@ TEST(JsonTest, ANamedPipeWithoutAWriterReadsAsEmptyInsteadOfBlocking) {
   ::close(fds[1]);
   EXPECT_EQ(read_text_file("/dev/fd/" + std::to_string(fds[0])).value(), "{\"a\": 1}");
   ::close(fds[0]);
+  fs::remove_all(dir);
+}
+
+// SQLite on a device or a pipe said "disk I/O error" (or held open() on a pipe): what is there
+// is named instead; an absent path or a link to a file is fine.
+TEST(JsonTest, CheckFileOrAbsentNamesWhatIsThere) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("acco-json-kind-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  EXPECT_THAT(check_file_or_absent((dir / "absent.db").string()), IsOk());
+  std::ofstream((dir / "file.db").string()) << "x";
+  fs::create_symlink(dir / "file.db", dir / "link.db");
+  EXPECT_THAT(check_file_or_absent((dir / "link.db").string()), IsOk());
+  ASSERT_EQ(::mkfifo((dir / "pipe.db").c_str(), 0600), 0);
+  EXPECT_THAT(check_file_or_absent((dir / "pipe.db").string()),
+              StatusIs(Errc::kInvalidArgument, HasSubstr("pipe.db: is a pipe, expected a file")));
+  EXPECT_THAT(
+      check_file_or_absent("/dev/null"),
+      StatusIs(Errc::kInvalidArgument, "/dev/null: is a character device, expected a file"));
+  EXPECT_THAT(check_file_or_absent(dir.string()),
+              StatusIs(Errc::kInvalidArgument, HasSubstr("is a directory, expected a file")));
+  fs::create_symlink(dir / "nowhere.db", dir / "dangling.db");
+  EXPECT_THAT(check_file_or_absent((dir / "dangling.db").string()),
+              StatusIs(Errc::kNotFound, HasSubstr("nowhere.db', which does not exist")));
   fs::remove_all(dir);
 }
 

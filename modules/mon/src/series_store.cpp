@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <sqlite3.h>
 
+#include "acco/core/json.hpp"
 #include "acco/core/units.hpp"
 #include "acco/mon/fields.hpp"
 
@@ -328,6 +329,8 @@ Result<std::unique_ptr<SeriesStore>> SeriesStore::open(const std::string& path,
     return fail(Errc::kInvalidArgument,
                 fmt::format("{} is not an acco series store: {}", path, why));
   };
+  // A device or a pipe there failed as "disk I/O error" (73): it is no store (65).
+  ACCO_RETURN_IF_ERROR(core::check_file_or_absent(path));
   if (sqlite3_open_v2(path.c_str(), &impl->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
                       nullptr) != SQLITE_OK) {
     return cannot_write(impl->db == nullptr ? "out of memory" : impl->message());

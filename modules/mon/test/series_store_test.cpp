@@ -321,6 +321,9 @@ TEST(SeriesStoreTest, AFileThatIsNotAnAccoStoreIsInvalidArgumentNamingIt) {
   const auto t = SeriesStore::open(text);
   ASSERT_THAT(t, StatusIs(Errc::kInvalidArgument));
   EXPECT_THAT(t.error().message, HasSubstr(text + " is not an acco series store"));
+  // A device said "disk I/O error" (73).
+  EXPECT_THAT(SeriesStore::open("/dev/null"),
+              StatusIs(Errc::kInvalidArgument, HasSubstr("/dev/null: is a character device")));
 }
 
 // A store damaged in the middle opened, and then every write failed for the daemon's whole run

@@ -30,6 +30,12 @@ auto catch_type_errors(std::string_view field, Read&& read) -> decltype(read()) 
   }
 }
 
+// A path acco opens as a database or a log of its own: absent, or (through its links) a regular
+// file. Else kInvalidArgument naming what is there ("is a pipe, expected a file"; a device or a
+// pipe would hold SQLite or a sink in open() or fail later with "disk I/O error"), or kNotFound
+// for a symbolic link to nothing.
+[[nodiscard]] Status check_file_or_absent(const std::string& path);
+
 // Parses `text`; `what` names the input in the error ("snapshot.json: line 3, column 7: ...").
 [[nodiscard]] Result<nlohmann::json> parse_json(std::string_view text, std::string_view what);
 // Reads and parses a whole file from the real file system (not a sysroot).
