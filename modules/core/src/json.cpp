@@ -151,6 +151,16 @@ Status write_file_atomic(const std::string& path, std::string_view content) {
                 fmt::format("{}: exists and is not a regular file (a {}): not replaced", path,
                             file_kind(st)));
   }
+  // A file the user made read-only is not replaced behind their back (rename would), and a file
+  // replaced keeps its permissions.
+  mode_t mode = 0644;
+  if (stdfs::exists(st)) {
+    if (::access(target.c_str(), W_OK) != 0) {
+      return fail(Errc::kUnavailable,
+                  fmt::format("{}: cannot write: {} (not replaced)", path, std::strerror(errno)));
+    }
+    mode = static_cast<mode_t>(st.permissions()) & 07777;
+  }
   const auto dir = target.has_parent_path() ? target.parent_path() : stdfs::path(".");
   if (!stdfs::is_directory(dir, ec)) {
     return fail(Errc::kNotFound,
@@ -178,8 +188,9 @@ Status write_file_atomic(const std::string& path, std::string_view content) {
     }
     written += static_cast<std::size_t>(n);
   }
-  // mkstemp creates 0600; a report or snapshot is meant to be shared, so use the usual 0644.
-  if (::fchmod(fd, 0644) != 0 || ::fsync(fd) != 0) {
+  // mkstemp creates 0600; a report or snapshot is meant to be shared, so a new file gets the
+  // usual 0644, a replaced one its own.
+  if (::fchmod(fd, mode) != 0 || ::fsync(fd) != 0) {
     return cleanup_fail(errno);
   }
   ::close(fd);

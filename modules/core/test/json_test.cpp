@@ -113,6 +113,28 @@ TEST(JsonTest, CheckFileOrAbsentNamesWhatIsThere) {
   fs::remove_all(dir);
 }
 
+// A replaced file kept nothing of its own (a robustness sweep: a 0444 models file was replaced
+// by a 0644 one): its permissions are kept, and one the user cannot write is not replaced.
+TEST(JsonTest, AReplacedFileKeepsItsPermissionsAndAReadOnlyOneIsLeftAlone) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("acco-json-mode-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const auto file = (dir / "kept.json").string();
+  ASSERT_THAT(write_file_atomic(file, "first"), IsOk());
+  fs::permissions(file, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read);
+  ASSERT_THAT(write_file_atomic(file, "second"), IsOk());
+  EXPECT_EQ(read_text_file(file).value(), "second");
+  EXPECT_EQ(fs::status(file).permissions(),
+            fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read);
+  if (::geteuid() != 0) {  // root may write any file
+    fs::permissions(file, fs::perms::owner_read);
+    EXPECT_THAT(write_file_atomic(file, "third"),
+                StatusIs(Errc::kUnavailable, HasSubstr("(not replaced)")));
+    EXPECT_EQ(read_text_file(file).value(), "second");
+  }
+  fs::remove_all(dir);
+}
+
 TEST(JsonTest, ErrcNamesRoundTrip) {
   EXPECT_EQ(errc_from_string(to_string(Errc::kUnavailable)).value(), Errc::kUnavailable);
   EXPECT_THAT(errc_from_string("bogus"), Not(IsOk()));
