@@ -506,6 +506,27 @@ void expect_one_line_error(const CommandResult& r, int code, const std::string& 
   EXPECT_THAT(r.err, HasSubstr(needle));
 }
 
+// A history that reads wrong with --compare discarded the run's report: the measurements are
+// printed, the error is one line naming the file, the exit 65, and the file is left as it is.
+TEST(CliTest, BenchCompareWithACorruptHistoryPrintsTheRunAndExits65) {
+  TempDir dir;
+  const auto history = (dir.path() / "history.sqlite").string();
+  const std::string text(200, 'x');
+  std::ofstream(history) << text;
+  const auto r = acco({"bench", "--backend", "host", "--cases", "host_memcpy", "--bytes", "4MiB",
+                       "--reps", "1", "--no-profile", "--compare", "--history", history});
+  EXPECT_EQ(r.exit_code, 65) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("host_memcpy"));
+  EXPECT_THAT(r.err, HasSubstr("acco: history: " + history));
+  std::size_t errors = 0;  // progress lines ("[1/1] host_memcpy ...") aside
+  for (std::size_t at = r.err.find("acco: "); at != std::string::npos;
+       at = r.err.find("acco: ", at + 1)) {
+    ++errors;
+  }
+  EXPECT_EQ(errors, 1U) << r.err;
+  EXPECT_EQ(slurp(history), text);
+}
+
 // `--nvml on` asks for NVML: without it probe and doctor stop with 69, as serve and power do
 // (auto reports it as a finding, above).
 TEST(CliTest, NvmlOnWithoutNvmlExits69) {

@@ -117,8 +117,9 @@ void add_bench_flags(CLI::App& sub, SharedFlags& shared, BenchFlags& f) {
   sub.add_flag("--no-history", f.no_history, "do not read or write the history");
   add_profile_flags(sub, f.profile);
   CLI::Option* collective = add_collective_flags(sub, f.collective);
-  for (const char* suite_flag : {"--devices", "--suite", "--file", "--create", "--cases", "--bytes",
-                                 "--reps", "--quick", "--list", "--html"}) {
+  for (const char* suite_flag :
+       {"--devices", "--suite", "--file", "--create", "--cases", "--bytes", "--reps", "--quick",
+        "--list", "--html", "--profile", "--no-profile"}) {
     sub.get_option(suite_flag)->excludes(collective);  // the suites' own flags
   }
   add_setting_flag(sub, shared, "sysroot", "topology from DIR/sys (for link peaks)", "DIR");
@@ -343,12 +344,16 @@ class BenchCommand final : public Command {
     if (!o_.no_history) {
       auto recorded = bench::record_run(o_.history, *run, o_.compare);
       if (!recorded) {
-        return error_output(recorded.error(), out.err);
-      }
-      out.err += recorded->warnings;
-      comparisons = std::move(recorded->comparisons);
-      if (o_.compare && !recorded->had_previous) {
-        compare_note = "No previous run on this machine to compare with.\n";
+        // The comparison asked for cannot be made: the measurements are still reported, and
+        // the run fails with the history's code (65 for a corrupt one).
+        out.err += fmt::format("acco: {}\n", recorded.error().message);
+        out.exit_code = exit_code_for(recorded.error());
+      } else {
+        out.err += recorded->warnings;
+        comparisons = std::move(recorded->comparisons);
+        if (o_.compare && !recorded->had_previous) {
+          compare_note = "No previous run on this machine to compare with.\n";
+        }
       }
     }
 

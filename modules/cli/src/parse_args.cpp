@@ -78,7 +78,8 @@ Status check_sysroot(const core::Settings& settings, const std::string& command)
 // it has and the word given instead; empty when the error is another one.
 std::string missing_subcommand(const CLI::App& app, const CLI::ParseError& e,
                                const std::vector<std::string>& args) {
-  if (std::string_view(e.what()).find("subcommand") == std::string_view::npos) {
+  if (dynamic_cast<const CLI::RequiredError*>(&e) == nullptr ||
+      !std::string_view(e.what()).starts_with("A subcommand")) {
     return {};
   }
   for (const CLI::App* sub : app.get_subcommands()) {
@@ -86,8 +87,8 @@ std::string missing_subcommand(const CLI::App& app, const CLI::ParseError& e,
     for (const CLI::App* own : sub->get_subcommands([](const CLI::App*) { return true; })) {
       names.push_back(own->get_name());
     }
-    if (names.empty()) {
-      continue;
+    if (names.empty() || !sub->get_subcommands().empty()) {
+      continue;  // no subcommands of its own, or one was given
     }
     // The word right after the command, where its subcommand goes.
     auto word = std::find(args.begin(), args.end(), sub->get_name());

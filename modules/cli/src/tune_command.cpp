@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "acco/bench/machine_summary.hpp"
+#include "acco/core/json.hpp"
 #include "acco/core/text_table.hpp"
 #include "acco/core/units.hpp"
 #include "acco/dev/host_backend.hpp"
@@ -275,6 +276,9 @@ class TuneCommand final : public Command {
     // A file there that is not a profile (another program's, a corrupt one) is left as it is:
     // refused before the run rather than replaced after it. A profile's fusion entries are kept.
     std::optional<tune::TuneProfile> previous;
+    if (auto file = core::check_file_or_absent(*path); !file) {  // a directory, a pipe: 73
+      return error_output(as_cannot_write(std::move(file.error())), out.err);
+    }
     if (std::error_code ec; std::filesystem::exists(*path, ec)) {
       auto loaded = tune::load_tune_profile(*path);
       if (!loaded) {

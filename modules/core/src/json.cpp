@@ -89,6 +89,12 @@ Result<std::string> read_text_file(const std::string& path) {
   if (fd < 0) {
     return fail(Errc::kUnavailable, fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
   }
+  // What was opened, not what the name showed a moment before: a file or a pipe only.
+  struct stat opened {};
+  if (::fstat(fd, &opened) != 0 || !(S_ISREG(opened.st_mode) || S_ISFIFO(opened.st_mode))) {
+    ::close(fd);
+    return fail(Errc::kInvalidArgument, fmt::format("{}: not a regular file or a pipe", path));
+  }
   Result<std::string> text = read_blocking(fd, path);
   ::close(fd);
   return text;
@@ -120,8 +126,17 @@ Status check_file_or_absent(const std::string& path) {
   }
   const auto st = stdfs::status(path, ec);
   if (!stdfs::exists(st)) {
-    return fail(Errc::kNotFound, fmt::format("{}: a symbolic link to '{}', which does not exist",
-                                             path, stdfs::read_symlink(path, ec).string()));
+    // A link made before the file (SQLite creates the file it names): fine where the file can
+    // be created, not where its directory is missing too.
+    stdfs::path to = stdfs::read_symlink(path, ec);
+    to = to.is_absolute() ? to : stdfs::path(path).parent_path() / to;
+    const auto dir = to.has_parent_path() ? to.parent_path() : stdfs::path(".");
+    if (stdfs::is_directory(dir, ec)) {
+      return {};
+    }
+    return fail(Errc::kNotFound,
+                fmt::format("{}: a symbolic link to '{}', whose directory does not exist", path,
+                            to.string()));
   }
   if (stdfs::is_regular_file(st)) {
     return {};
@@ -153,13 +168,11 @@ Status write_file_atomic(const std::string& path, std::string_view content) {
   }
   // A file the user made read-only is not replaced behind their back (rename would), and a file
   // replaced keeps its permissions.
-  mode_t mode = 0644;
-  if (stdfs::exists(st)) {
-    if (::access(target.c_str(), W_OK) != 0) {
-      return fail(Errc::kUnavailable,
-                  fmt::format("{}: cannot write: {} (not replaced)", path, std::strerror(errno)));
-    }
-    mode = static_cast<mode_t>(st.permissions()) & 07777;
+  struct stat old {};
+  const bool replacing = stdfs::exists(st) && ::stat(target.c_str(), &old) == 0;
+  if (replacing && ::access(target.c_str(), W_OK) != 0) {
+    return fail(Errc::kUnavailable,
+                fmt::format("{}: cannot write: {} (not replaced)", path, std::strerror(errno)));
   }
   const auto dir = target.has_parent_path() ? target.parent_path() : stdfs::path(".");
   if (!stdfs::is_directory(dir, ec)) {
@@ -189,7 +202,12 @@ Status write_file_atomic(const std::string& path, std::string_view content) {
     written += static_cast<std::size_t>(n);
   }
   // mkstemp creates 0600; a report or snapshot is meant to be shared, so a new file gets the
-  // usual 0644, a replaced one its own.
+  // usual 0644, a replaced one its own permissions (no set-id bits) and, where acco may give
+  // it (root), its owner: root rewriting a user's 0600 file must not lock the user out.
+  const mode_t mode = replacing ? (old.st_mode & 0777) : 0644;
+  if (replacing && ::geteuid() == 0) {
+    (void)::fchown(fd, old.st_uid, old.st_gid);
+  }
   if (::fchmod(fd, mode) != 0 || ::fsync(fd) != 0) {
     return cleanup_fail(errno);
   }

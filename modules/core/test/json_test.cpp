@@ -107,9 +107,12 @@ TEST(JsonTest, CheckFileOrAbsentNamesWhatIsThere) {
       StatusIs(Errc::kInvalidArgument, "/dev/null: is a character device, expected a file"));
   EXPECT_THAT(check_file_or_absent(dir.string()),
               StatusIs(Errc::kInvalidArgument, HasSubstr("is a directory, expected a file")));
-  fs::create_symlink(dir / "nowhere.db", dir / "dangling.db");
+  // A link made before its file is fine where the file can be created.
+  fs::create_symlink(dir / "later.db", dir / "early.db");
+  EXPECT_THAT(check_file_or_absent((dir / "early.db").string()), IsOk());
+  fs::create_symlink(dir / "no-dir" / "x.db", dir / "dangling.db");
   EXPECT_THAT(check_file_or_absent((dir / "dangling.db").string()),
-              StatusIs(Errc::kNotFound, HasSubstr("nowhere.db', which does not exist")));
+              StatusIs(Errc::kNotFound, HasSubstr("x.db', whose directory does not exist")));
   fs::remove_all(dir);
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <csignal>
 #include <cstring>
 #include <filesystem>
 #include <utility>
@@ -240,16 +241,20 @@ Result<std::unique_ptr<EventLog>> EventLog::open(const EventLogOptions& options)
                               options.path, dir.string()));
     }
     // A named pipe that no one reads would hold the sink's open() for ever (a pipe with a
-    // reader, or /dev/stdout in a container, is written as before).
+    // reader, or /dev/stdout in a container, is written as before). The probe's descriptor stays
+    // open until the sink has its own, so a reader woken by it does not see the end first; and
+    // a reader that goes away later must not end the daemon with SIGPIPE.
+    int held = -1;
     if (std::filesystem::is_fifo(path, ec)) {
       // NOLINTNEXTLINE(cppcoreguidelines-pro-type-vararg)
-      const int fd = ::open(options.path.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
-      if (fd < 0) {
+      held = ::open(options.path.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+      if (held < 0) {
+        const int err = errno;
         return fail(Errc::kCannotWrite,
-                    fmt::format("cannot open the event log {}: a pipe that no one reads ({})",
-                                options.path, std::strerror(errno)));
+                    fmt::format("cannot open the event log {}: {}", options.path,
+                                err == ENXIO ? "a pipe that no one reads" : std::strerror(err)));
       }
-      ::close(fd);
+      (void)std::signal(SIGPIPE, SIG_IGN);
     }
     try {
       auto sink = std::make_shared<spdlog::sinks::rotating_file_sink_mt>(
@@ -259,8 +264,14 @@ Result<std::unique_ptr<EventLog>> EventLog::open(const EventLogOptions& options)
       log->file_->set_pattern("%v");
       log->file_->flush_on(spdlog::level::trace);
     } catch (const std::exception& e) {
+      if (held >= 0) {
+        ::close(held);
+      }
       return fail(Errc::kCannotWrite,
                   fmt::format("cannot open the event log {}: {}", options.path, e.what()));
+    }
+    if (held >= 0) {
+      ::close(held);
     }
   }
   return log;

@@ -64,8 +64,8 @@ Result<Recording> parse_jsonl(std::string_view text, const std::string& name) {
 // A Prometheus scrape starts with a comment (# HELP, # TYPE, # acco-scrape) or a sample line:
 // a metric name ([a-zA-Z_:][a-zA-Z0-9_:]*) then '{' or a blank. An nvidia-smi log starts with its
 // header, whose first field is followed by ',' or has a dot ("temperature.gpu", "power.draw
-// [W]"), or with a row, which starts with a date or a number. (Commas or a long line say
-// nothing: labels have commas.)
+// [W]"), or with a row, which starts with a date, a number or a GPU's name and has commas.
+// (A long line says nothing, and labels have commas.)
 bool prometheus_sample(std::string_view head) {
   const auto name_char = [](char c, bool first) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == ':' ||
@@ -75,7 +75,13 @@ bool prometheus_sample(std::string_view head) {
   while (i < head.size() && name_char(head[i], i == 0)) {
     ++i;
   }
-  return i > 0 && i < head.size() && (head[i] == '{' || head[i] == ' ' || head[i] == '\t');
+  if (i == 0 || i >= head.size()) {
+    return false;
+  }
+  // "name{labels} value"; "name value" has no comma, unlike a noheader row that starts with a
+  // GPU's name ("NVIDIA H100 80GB HBM3, ...").
+  return head[i] == '{' ||
+         ((head[i] == ' ' || head[i] == '\t') && head.find(',') == std::string_view::npos);
 }
 
 }  // namespace

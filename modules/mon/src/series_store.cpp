@@ -361,9 +361,15 @@ Result<std::unique_ptr<SeriesStore>> SeriesStore::open(const std::string& path,
     ACCO_ASSIGN_OR_RETURN(auto check, impl->prepare("PRAGMA quick_check(1)"),
                           fmt::format("series store {}", path));
     const int step = sqlite3_step(check.get());
-    const auto* verdict = step == SQLITE_ROW ? sqlite3_column_text(check.get(), 0) : nullptr;
-    const std::string said =
-        verdict != nullptr ? reinterpret_cast<const char*>(verdict) : impl->message();
+    if (step != SQLITE_ROW) {
+      const int code = sqlite3_errcode(impl->db) & 0xff;
+      if (code != SQLITE_CORRUPT && code != SQLITE_NOTADB) {
+        return cannot_write(impl->message());  // locked, an I/O error: not the file's fault
+      }
+      return not_a_store("damaged (" + impl->message() + ")");
+    }
+    const auto* verdict = sqlite3_column_text(check.get(), 0);
+    const std::string said = verdict != nullptr ? reinterpret_cast<const char*>(verdict) : "";
     if (said != "ok") {
       return not_a_store("damaged (" + said + ")");
     }

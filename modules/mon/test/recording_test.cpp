@@ -90,6 +90,10 @@ TEST(RecordingTest, NvidiaSmiLogsAndPrometheusScrapesAreDetected) {
   ASSERT_THAT(bare, IsOk());
   EXPECT_EQ(bare->format, "prometheus");
   EXPECT_EQ(*bare->rounds[0].devices[0].temperature_gpu_celsius, 46);
+  // A noheader log whose first field is a GPU's name is nvidia-smi's, refused as such.
+  const auto noheader = parse_recording("NVIDIA H100 80GB HBM3, 0, 350.50 W\n", "smi.csv");
+  ASSERT_FALSE(noheader.has_value());
+  EXPECT_THAT(noheader.error().message, ::testing::HasSubstr("logs written with noheader"));
   // Headers nvidia-smi prints: the first field followed by a comma, or with a dot and a unit.
   for (const char* header :
        {"index, power.draw [W]\n0, 350.50 W\n", "power.draw [W], index\n350.50 W, 0\n"}) {

@@ -92,8 +92,9 @@ Result<std::vector<SavedDevice>> read_state_file(const std::filesystem::path& pa
   }
   auto json = core::read_json_file(path.string());
   if (!json) {
-    // The message names the file already ("F: not valid JSON ...").
-    return fail(Errc::kInvalidArgument, "governor state file " + json.error().message);
+    // The message names the file already ("F: not valid JSON ..."); a file that cannot be
+    // opened (no permission) keeps its code: it is not a malformed one.
+    return fail(json.error().code, "governor state file " + json.error().message);
   }
   const auto bad = [&](const std::string& what) {
     return fail(Errc::kInvalidArgument, fmt::format("governor state file {}: {} (expected {})",
