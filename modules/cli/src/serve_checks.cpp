@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "acco/bench/history.hpp"
+#include "acco/core/json.hpp"
 #include "acco/mon/json.hpp"
 #include "acco/topo/json.hpp"
 #include "acco/topo/probe.hpp"
@@ -267,7 +268,7 @@ std::string PeriodicChecks::findings_json() const {
     j["findings"] = list;
   }
   // Evidence read from sysfs need not be UTF-8: replaced, not thrown (the daemon serves this).
-  return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+  return core::dump_replacing_invalid_utf8(j) + "\n";
 }
 
 }  // namespace acco::cli

@@ -138,6 +138,14 @@ TEST(JsonTest, AReplacedFileKeepsItsPermissionsAndAReadOnlyOneIsLeftAlone) {
   fs::remove_all(dir);
 }
 
+// `serve` died on `GET /%ff`: the 404 body's dump() threw on the path's bytes.
+TEST(JsonTest, DumpReplacesBytesThatAreNotUtf8) {
+  const nlohmann::json j = {{"path", std::string("/\xff\xfe")}};
+  EXPECT_THROW((void)j.dump(), nlohmann::json::type_error);
+  EXPECT_EQ(dump_replacing_invalid_utf8(j), "{\"path\":\"/\xef\xbf\xbd\xef\xbf\xbd\"}");
+  EXPECT_EQ(dump_replacing_invalid_utf8(nlohmann::json{{"a", 1}}, 2), "{\n  \"a\": 1\n}");
+}
+
 TEST(JsonTest, ErrcNamesRoundTrip) {
   EXPECT_EQ(errc_from_string(to_string(Errc::kUnavailable)).value(), Errc::kUnavailable);
   EXPECT_THAT(errc_from_string("bogus"), Not(IsOk()));

@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "acco/core/json.hpp"
 #include "acco/mon/json.hpp"
 
 namespace acco::mon {
@@ -218,7 +219,7 @@ std::string to_json_line(const Event& e) {
     }
   }
   // A message quoting bytes that are not UTF-8 (a path, a sensor's text) must not end the daemon.
-  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return core::dump_replacing_invalid_utf8(j);
 }
 
 EventLog::EventLog(EventLogOptions options) : options_(std::move(options)) {}

@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "acco/core/json.hpp"
 #include "acco/core/units.hpp"
 #include "acco/mon/dashboard.hpp"
 #include "acco/mon/fields.hpp"
@@ -30,11 +31,11 @@ constexpr int kListenBacklog = 1024;
 constexpr std::size_t kKeepAliveRequests = 1000;
 constexpr std::size_t kMaxStoredPoints = 2000;  // per device, from the store, per request
 
-// A JSON document and a newline. Bytes that are not UTF-8 (a request's path, a device name
-// from the store) become U+FFFD instead of throwing: nlohmann's dump() would end the daemon.
+// A JSON document and a newline; a path or a stored name that is not UTF-8 must not end the
+// daemon.
 template <typename Document>
 std::string json_body(const Document& j) {
-  return j.dump(-1, ' ', false, Document::error_handler_t::replace) + "\n";
+  return core::dump_replacing_invalid_utf8(j) + "\n";
 }
 
 void json_error(httplib::Response& res, int status, const std::string& message) {

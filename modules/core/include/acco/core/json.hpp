@@ -30,10 +30,19 @@ auto catch_type_errors(std::string_view field, Read&& read) -> decltype(read()) 
   }
 }
 
+// `j` as text (compact unless `indent` >= 0) with bytes that are not UTF-8 (a request's path, a
+// name read from sysfs or a store) replaced by U+FFFD: nlohmann's plain dump() throws on them,
+// which in a daemon's handler or log ends the process.
+template <typename Json>
+[[nodiscard]] std::string dump_replacing_invalid_utf8(const Json& j, int indent = -1) {
+  return j.dump(indent, ' ', false, Json::error_handler_t::replace);
+}
+
 // A path acco opens as a database or a log of its own: absent, or (through its links) a regular
-// file. Else kInvalidArgument naming what is there ("is a pipe, expected a file"; a device or a
-// pipe would hold SQLite or a sink in open() or fail later with "disk I/O error"), or kNotFound
-// for a symbolic link to nothing.
+// file, or a symbolic link to a file not made yet in a directory that exists. Else
+// kInvalidArgument naming what is there ("is a pipe, expected a file"; a device or a pipe would
+// hold SQLite or a sink in open() or fail later with "disk I/O error"), or kNotFound for a link
+// whose target's directory does not exist.
 [[nodiscard]] Status check_file_or_absent(const std::string& path);
 
 // Parses `text`; `what` names the input in the error ("snapshot.json: line 3, column 7: ...").
