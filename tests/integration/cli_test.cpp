@@ -120,6 +120,13 @@ const std::vector<GeneratedMachine>& machines() {
       {"ci_vm", [](const stdfs::path& d) { write_ci_vm(d); }, nullptr},
       {"pcie_server", [](const stdfs::path& d) { write_pcie_server(d); }, nullptr},
       {"amd_accelerator", [](const stdfs::path& d) { write_amd_accelerator(d); }, nullptr},
+      // A CXL memory expander (a memory-only node with HMAT and tiers) and a chipset NIC: what
+      // the probe says holds there, and no warning about either.
+      {"cxl_chipset_nic",
+       [](const stdfs::path& d) {
+         write_firmware_quirks(d, {.memory_only_node = true, .chipset_nic = true});
+       },
+       nullptr},
   };
   return kMachines;
 }
@@ -387,6 +394,15 @@ TEST(CliTest, ProbeHeaderCountsSocketsFromTheCpus) {
       {{}, "NUMA: 2 node(s) on 2 socket(s)\n"},
       {{.one_node = true}, "NUMA: 1 node(s) on 2 socket(s)\n"},
       {{.memory_only_node = true}, "NUMA: 3 node(s) on 2 socket(s)\n"},
+      {{.gpu_memory_node = true},
+       "NUMA: 3 node(s) on 2 socket(s)\n  node 0: socket 0, CPUs 0-15, 64.0 GiB\n  node 1: socket "
+       "1, CPUs 16-31, 64.0 GiB\n  node 2: memory only (no CPUs), 16.0 GiB, nearest CPUs node(s) 1 "
+       "at distance 20\n"},
+      // The kernel names three packages and hwloc keeps two: the header counts the kernel's, as
+      // the table does, and hwloc-disagrees says what hwloc kept.
+      {{.package_dropped = true},
+       "NUMA: 2 node(s) on 3 socket(s)\n  node 0: socket 0, CPUs 0-15, 64.0 GiB\n  node 1: socket "
+       "1, CPUs 16-31, 64.0 GiB\n"},
       {{.first_cpu_offline = true}, "NUMA: 2 node(s) on 2 socket(s)\n"},
       // hwloc groups the CPUs by package_cpus whatever their package id.
       {{.package_unknown = true}, "NUMA: 2 node(s) on 2 socket(s)\n"},

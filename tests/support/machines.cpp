@@ -586,27 +586,52 @@ void write_ci_vm(const fs::path& dir, const CiVmOptions& /*options*/) {
 
 void write_firmware_quirks(const fs::path& dir, const FirmwareQuirksOptions& o) {
   SysrootBuilder b(dir);
-  const bool third_node = o.memory_only_node || o.empty_node;
-  const std::vector<int> node0_distances =
-      third_node ? std::vector<int>{10, 21, 31} : std::vector<int>{10, 21};
+  const bool third_node = o.memory_only_node || o.gpu_memory_node || o.empty_node;
+  // The third node's distances: a CXL expander on socket 0, GPU memory on socket 1, or an empty
+  // proximity domain as far from both.
+  const std::vector<int> node2_distances = o.memory_only_node  ? std::vector<int>{14, 24, 10}
+                                           : o.gpu_memory_node ? std::vector<int>{40, 20, 10}
+                                                               : std::vector<int>{31, 31, 10};
+  const int dram_tier = o.memory_only_node ? 4 : -1;
   if (o.one_node) {
     b.numa_node({.id = 0, .cpus = "0-31", .distances = {10}, .memory_kib = 134217728});
   } else {
     b.numa_node({.id = 0,
                  .cpus = o.overlapping_nodes ? "0-31" : "0-15",
-                 .distances = node0_distances,
-                 .memory_kib = 67108864})
-        .numa_node(
-            {.id = 1,
-             .cpus = o.overlapping_nodes ? "0-31" : (o.cpu_in_no_node ? "16-30" : "16-31"),
-             .distances = third_node ? std::vector<int>{21, 10, 31} : std::vector<int>{21, 10},
-             .memory_kib = 67108864});
+                 .distances = third_node ? std::vector<int>{10, 21, node2_distances[0]}
+                                         : std::vector<int>{10, 21},
+                 .memory_kib = 67108864,
+                 .memory_tier = dram_tier})
+        .numa_node({.id = 1,
+                    .cpus = o.overlapping_nodes          ? "0-31"
+                            : o.partly_overlapping_nodes ? "12-31"
+                            : o.cpu_in_no_node           ? "16-30"
+                                                         : "16-31",
+                    .distances = third_node ? std::vector<int>{21, 10, node2_distances[1]}
+                                            : std::vector<int>{21, 10},
+                    .memory_kib = 67108864,
+                    .memory_tier = dram_tier});
   }
   if (third_node) {
-    b.numa_node({.id = 2,
-                 .cpus = "",
-                 .distances = {31, 31, 10},
-                 .memory_kib = o.memory_only_node ? 16777216U : 0U});
+    NumaNodeSpec node2{.id = 2,
+                       .cpus = "",
+                       .distances = node2_distances,
+                       .memory_kib = o.empty_node ? 0U : 16777216U};
+    if (o.memory_only_node) {
+      // An HMAT that names socket 0 as the initiator; dax/kmem puts the memory in tier 22.
+      node2.initiators = {0};
+      node2.read_bandwidth_mbps = 25600;
+      node2.read_latency_ns = 250;
+      node2.memory_tier = 22;
+    }
+    b.numa_node(node2);
+  }
+  if (o.offline_node) {
+    // A node the kernel did not bring up has no directory and is only in node/possible; node 0's
+    // distance row lists the online nodes.
+    b.remove("sys/devices/system/node/node1")
+        .file("sys/devices/system/node/online", "0\n")
+        .file("sys/devices/system/node/node0/distance", "10\n");
   }
   // Sapphire Rapids Gold 6430 cut to 16 single-thread cores per package, so the quirks stay small.
   b.cpu_topology({.threads_per_core = 1,
@@ -620,6 +645,17 @@ void write_firmware_quirks(const fs::path& dir, const FirmwareQuirksOptions& o) 
       .cpu_packages("16-31", o.package_unknown ? -1 : 1);
   if (o.cpu_in_no_node) {
     b.file("sys/devices/system/cpu/online", "0-31\n");
+  }
+  if (o.package_dropped) {
+    // Firmware that gives half a socket its own package id and a package mask that cuts across
+    // the other package's (topology_core_cpumask from a broken MADT/CPUID enumeration).
+    for (int cpu = 24; cpu < 32; ++cpu) {
+      const std::string topo = fmt::format("sys/devices/system/cpu/cpu{}/topology/", cpu);
+      b.file(topo + "physical_package_id", "2\n");
+      for (const char* name : {"package_cpus", "core_siblings"}) {
+        b.file(topo + name, "fff00000\n").file(topo + name + "_list", "20-31\n");
+      }
+    }
   }
   if (o.first_cpu_offline) {
     b.offline_cpus("0,16");
@@ -686,6 +722,24 @@ void write_firmware_quirks(const fs::path& dir, const FirmwareQuirksOptions& o) 
                   .fw_ver = o.old_hca ? "2.9.1000" : "20.39.1002",
                   .ports = {{.rate = o.old_hca ? "40 Gb/sec (4X QDR)" : "200 Gb/sec (4X HDR)"}}})
       .netdev("ib0", {.speed_mbps = o.old_hca ? 40000 : 200000, .mtu = 4092});
+
+  if (o.chipset_nic) {
+    // Intel's X722 is built into the Lewisburg PCH: its functions report 8 GT/s x1 while the
+    // PCH-internal port above them reports 2.5 GT/s x1 (a link no slot wires, and one that could
+    // not carry two 10 GbE ports).
+    auto port = bus0.add(std::string(kQuirksX722Port),
+                         {{0x060400, 0x8086, 0xa194, 0x8086, 0x0000}, Link{1, 1}, "pcieport"});
+    for (int f = 0; f < 2; ++f) {
+      port.add(fmt::format("0000:3d:00.{}", f),
+               {{0x020000, 0x8086, 0x37d3, 0x8086, 0x37d3}, Link{3, 1}, "i40e"})
+          .netdev(fmt::format("eno{}", f + 1), {.speed_mbps = 10000});
+    }
+    for (int f = 0; f < 2; ++f) {
+      b.file(fmt::format("sys/devices/pci0000:00/{}/0000:3d:00.{}/current_link_speed",
+                         kQuirksX722Port, f),
+             "8.0 GT/s PCIe\n");
+    }
+  }
 
   if (o.coprocessor) {
     b.root_bus("0000:40", 0)
@@ -960,8 +1014,18 @@ const std::vector<Fault<FirmwareQuirksOptions>>& firmware_quirks_faults() {
        [](O& o, int) { o.memory_only_node = true; }},
       {{"empty-node", false, "node 2 with no CPUs and no memory"},
        [](O& o, int) { o.empty_node = true; }},
+      {{"gpu-memory-node", false, "node 2 with memory, no CPUs, no HMAT (Grace Hopper)"},
+       [](O& o, int) { o.gpu_memory_node = true; }},
       {{"overlapping-nodes", false, "both nodes list CPUs 0-31"},
        [](O& o, int) { o.overlapping_nodes = true; }},
+      {{"partly-overlapping-nodes", false, "node 0 lists CPUs 0-15, node 1 12-31"},
+       [](O& o, int) { o.partly_overlapping_nodes = true; }},
+      {{"package-dropped", false, "CPUs 24-31 in package 2, whose mask conflicts with 1's"},
+       [](O& o, int) { o.package_dropped = true; }},
+      {{"offline-node", false, "node 1 possible but offline, its CPUs online"},
+       [](O& o, int) { o.offline_node = true; }},
+      {{"chipset-nic", false, "adds an X722 behind a 2.5 GT/s x1 PCH-internal port"},
+       [](O& o, int) { o.chipset_nic = true; }},
       {{"cpu-in-no-node", false, "CPU 31 online but in no node"},
        [](O& o, int) { o.cpu_in_no_node = true; }},
       {{"numa-node-absent", false, "GPU 1 without numa_node"},

@@ -106,17 +106,30 @@ inline constexpr std::string_view kQuirksHcaDomain32 = "10000:01:00.0";  // with
 inline constexpr std::string_view kQuirksPhi = "0000:41:00.0";           // with coprocessor
 inline constexpr std::string_view kQuirksCirrus = "0000:00:02.0";        // with cirrus_vga
 inline constexpr std::string_view kQuirksAspeed = "0000:03:00.0";
+inline constexpr std::string_view kQuirksX722 = "0000:3d:00.0";      // with chipset_nic, and .1
+inline constexpr std::string_view kQuirksX722Port = "0000:00:1c.4";  // its PCH-internal port
 struct FirmwareQuirksOptions {
   bool cpulist_nul = false;        // node 0's cpulist reads "0-15\n\0"
   bool cpumap_only = false;        // nodes have cpumap but no cpulist (older kernels)
   bool first_cpu_offline = false;  // CPUs 0 and 16 offline (no topology/), still in the node lists
   bool package_unknown = false;    // physical_package_id -1 on every CPU (s390, POWER7)
   bool one_node = false;           // one NUMA node over both packages (node interleaving)
-  bool memory_only_node = false;   // node 2: 16 GiB and no CPUs (GPU memory, CXL)
-  bool empty_node = false;         // node 2: no CPUs and MemTotal 0 kB
-  bool overlapping_nodes = false;  // both nodes list CPUs 0-31 (a broken SRAT)
-  bool cpu_in_no_node = false;     // CPU 31 online but in neither node's list
-  bool numa_node_absent = false;   // GPU 1 has no numa_node file (local_cpulist places it)
+  // node 2: 16 GiB and no CPUs, a CXL expander: HMAT initiator node 0 (25.6 GB/s, 250 ns),
+  // memory tier 22 beside the DRAM nodes' tier 4, nearest to node 0 by distance
+  bool memory_only_node = false;
+  // node 2: 16 GiB and no CPUs with no HMAT and no tiers (GPU memory on Grace Hopper, POWER9),
+  // nearest to node 1 by distance alone
+  bool gpu_memory_node = false;
+  bool empty_node = false;                // node 2: no CPUs and MemTotal 0 kB
+  bool overlapping_nodes = false;         // both nodes list CPUs 0-31 (a broken SRAT)
+  bool partly_overlapping_nodes = false;  // node 0 lists 0-15, node 1 12-31
+  // CPUs 24-31 report physical_package_id 2 and package_cpus 20-31, which conflicts with package
+  // 1's 16-31: the kernel names three packages, hwloc keeps two
+  bool package_dropped = false;
+  bool offline_node = false;    // node 1 possible but not online: CPUs 16-31 online in no node
+  bool chipset_nic = false;     // adds an X722 (2x 10 GbE, 8 GT/s x1) behind a 2.5 GT/s x1 PCH port
+  bool cpu_in_no_node = false;  // CPU 31 online but in neither node's list
+  bool numa_node_absent = false;      // GPU 1 has no numa_node file (local_cpulist places it)
   bool numa_from_local_cpus = false;  // GPU 1: numa_node -1, no local_cpulist, local_cpus mask
   bool numa_from_parent = false;      // GPU 1: numa_node -1, local CPUs all; its root port says 1
   bool domain_32bit = false;          // the HCA and its root port in PCI domain 10000

@@ -461,6 +461,22 @@ SysrootBuilder& SysrootBuilder::numa_node(const NumaNodeSpec& spec) {
                             "Node {0} MemFree:        {2:8} kB\n"
                             "Node {0} MemUsed:        {3:8} kB\n",
                             id, node.memory_kib, free_kib, node.memory_kib - free_kib));
+    if (!node.initiators.empty()) {
+      const fs::path access = dir / "access0/initiators";
+      fs::create_directories(access);
+      for (const int initiator : node.initiators) {
+        make_link(access / fmt::format("node{}", initiator),
+                  node_dir / fmt::format("node{}", initiator));
+      }
+      if (node.read_bandwidth_mbps > 0) {
+        write_attr(access / "read_bandwidth", fmt::format("{}", node.read_bandwidth_mbps));
+        write_attr(access / "write_bandwidth", fmt::format("{}", node.read_bandwidth_mbps));
+      }
+      if (node.read_latency_ns > 0) {
+        write_attr(access / "read_latency", fmt::format("{}", node.read_latency_ns));
+        write_attr(access / "write_latency", fmt::format("{}", node.read_latency_ns));
+      }
+    }
     const int package = node.package >= 0 ? node.package : id;
     for (int cpu : cpus) {
       write_attr(
@@ -470,6 +486,18 @@ SysrootBuilder& SysrootBuilder::numa_node(const NumaNodeSpec& spec) {
   }
   write_attr(node_dir / "online", format_cpu_list(ids));
   write_attr(node_dir / "possible", format_cpu_list(ids));
+  // mm/memory-tiers.c: one memory_tierN directory per tier in use, its nodelist a node list.
+  std::map<int, std::vector<int>> tiers;
+  for (const auto& [id, node] : nodes_) {
+    if (node.memory_tier >= 0) {
+      tiers[node.memory_tier].push_back(id);
+    }
+  }
+  for (const auto& [tier, members] : tiers) {
+    write_attr(
+        root_ / fmt::format("sys/devices/virtual/memory_tiering/memory_tier{}/nodelist", tier),
+        format_cpu_list(members));
+  }
   const std::string cpus = format_cpu_list(all_cpus());
   for (const char* file : {"online", "possible", "present"}) {
     write_attr(root_ / "sys/devices/system/cpu" / file, cpus);

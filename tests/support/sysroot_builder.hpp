@@ -52,6 +52,13 @@ struct NumaNodeSpec {
   int package = -1;  // socket of its CPUs; -1 means the same number as the node
   // An empty `cpus` is a memory-only node (GPU memory on POWER9, CXL); memory_kib 0 as well is a
   // node with nothing in it.
+  // HMAT (Documentation/ABI/stable/sysfs-devices-node): access0/initiators/nodeN links and, when
+  // non-zero, read/write bandwidth (MB/s) and latency (ns) there. Empty: no access0 directory.
+  std::vector<int> initiators = {};
+  int read_bandwidth_mbps = 0;
+  int read_latency_ns = 0;
+  // memory_tierN/nodelist under sys/devices/virtual/memory_tiering lists it; -1: no tier files.
+  int memory_tier = -1;
 };
 
 struct CpuInfoSpec {

@@ -116,6 +116,67 @@ std::string limits_line(const topo::HostLimits& l) {
   return parts.empty() ? std::string() : fmt::format("Limits: {}\n", fmt::join(parts, ", "));
 }
 
+// The nodes with CPUs nearest to `n` by the firmware's distances, and that distance; empty when
+// the distances are unknown.
+std::pair<std::vector<int>, int> nearest_cpu_nodes(const topo::Machine& m,
+                                                   const topo::NumaNode& n) {
+  std::vector<int> nearest;
+  int best = 0;
+  if (n.distances.size() != m.numa_nodes.size()) {
+    return {nearest, best};
+  }
+  for (std::size_t i = 0; i < m.numa_nodes.size(); ++i) {
+    const auto& other = m.numa_nodes[i];
+    if (other.cpus.empty() || other.memory_only() || n.distances[i] <= 0) {
+      continue;
+    }
+    if (nearest.empty() || n.distances[i] < best) {
+      nearest = {other.id};
+      best = n.distances[i];
+    } else if (n.distances[i] == best) {
+      nearest.push_back(other.id);
+    }
+  }
+  return {nearest, best};
+}
+
+// A node whose memory has no CPUs of its own (CXL, HBM, NVDIMM, GPU memory): what the kernel says
+// of it, and where it is near, from HMAT's initiators, else the distances, else hwloc.
+std::string memory_only_node_line(const topo::Machine& m, const topo::NumaNode& n) {
+  std::vector<std::string> parts = {
+      "memory only (no CPUs)",
+      n.memory_bytes > 0 ? units::format_bytes(n.memory_bytes) : std::string("memory unknown")};
+  const auto [nearest, distance] = nearest_cpu_nodes(m, n);
+  if (!n.initiators.empty()) {
+    parts.push_back(
+        fmt::format("initiators node(s) {} (HMAT)", units::format_cpulist(n.initiators)));
+  }
+  if (!nearest.empty()) {
+    parts.push_back(
+        fmt::format("nearest CPUs node(s) {} at distance {}", fmt::join(nearest, ","), distance));
+  } else if (n.initiators.empty() && !n.near_cpus.empty()) {
+    parts.push_back(fmt::format("near CPUs {} (hwloc)", units::format_cpulist(n.near_cpus)));
+  }
+  if (n.read_bandwidth_mbps || n.read_latency_ns) {
+    std::vector<std::string> figures;
+    if (n.read_bandwidth_mbps) {
+      figures.push_back(units::format_rate(static_cast<double>(*n.read_bandwidth_mbps) * 1e6));
+    }
+    if (n.read_latency_ns) {
+      figures.push_back(fmt::format("{} ns", *n.read_latency_ns));
+    }
+    parts.push_back(fmt::format("read {}", fmt::join(figures, ", ")));
+  }
+  if (n.memory_tier) {
+    parts.push_back(fmt::format("memory tier {}", *n.memory_tier));
+  }
+  if (n.memory_side_cache_bytes > 0) {
+    parts.push_back(
+        fmt::format("memory-side cache {}", units::format_bytes(n.memory_side_cache_bytes)));
+  }
+  return fmt::format("  node {}: {}\n", n.id, fmt::join(parts, ", "));
+}
+
 std::string header(const topo::Machine& m) {
   std::string out = fmt::format("acco probe: {} (kernel {}), read from {}{}\n",
                                 m.hostname.empty() ? "unknown host" : m.hostname,
@@ -133,9 +194,11 @@ std::string header(const topo::Machine& m) {
       sockets.insert(n.package);
     }
   }
-  // hwloc counts every CPU's package; without it, the packages of the online CPUs.
-  const std::size_t socket_count =
-      m.cpu.source.empty() ? sockets.size() : static_cast<std::size_t>(m.cpu.packages);
+  // The kernel's packages of the online CPUs; hwloc's count where no CPU reports one (hwloc then
+  // groups CPUs by package_cpus). Where the two differ, hwloc-disagrees says how.
+  const std::size_t socket_count = !sockets.empty() || m.cpu.source.empty()
+                                       ? sockets.size()
+                                       : static_cast<std::size_t>(m.cpu.packages);
   out += socket_count == 0 && any_cpus
              ? fmt::format(
                    "NUMA: {} node(s), socket count unknown (no CPU reports a "
@@ -143,12 +206,14 @@ std::string header(const topo::Machine& m) {
                    m.numa_nodes.size())
              : fmt::format("NUMA: {} node(s) on {} socket(s)\n", m.numa_nodes.size(), socket_count);
   for (const auto& n : m.numa_nodes) {
-    out += fmt::format("  node {}: socket {}, CPUs {}, {}\n", n.id,
-                       n.package < 0 ? std::string("?") : std::to_string(n.package),
-                       n.cpus.empty() ? std::string("none") : units::format_cpulist(n.cpus),
-                       n.memory_bytes > 0 ? units::format_bytes(n.memory_bytes)
-                       : n.memory_known   ? "no memory"
-                                          : "memory unknown");
+    out += n.memory_only()
+               ? memory_only_node_line(m, n)
+               : fmt::format("  node {}: socket {}, CPUs {}, {}\n", n.id,
+                             n.package < 0 ? std::string("?") : std::to_string(n.package),
+                             n.cpus.empty() ? std::string("none") : units::format_cpulist(n.cpus),
+                             n.memory_bytes > 0 ? units::format_bytes(n.memory_bytes)
+                             : n.memory_known   ? "no memory"
+                                                : "memory unknown");
   }
   out += limits_line(m.limits);
   int bridges = 0;
@@ -190,7 +255,8 @@ std::string devices_section(
                     d->numa_node < 0 ? "-1" : std::to_string(d->numa_node), name_of(m, *d),
                     topo::describe(d->current), topo::describe(d->max),
                     rate(d->capable_bytes_per_second), rate(d->path_bytes_per_second),
-                    d->path_limited_by.empty() || d->path_limited_by == d->address
+                    topo::internal_link(m, *d) ? "chipset-internal link"
+                    : d->path_limited_by.empty() || d->path_limited_by == d->address
                         ? "-"
                         : d->path_limited_by});
   }

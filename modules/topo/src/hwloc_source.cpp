@@ -121,6 +121,20 @@ int package_above(hwloc_topology_t t, hwloc_obj_t obj) {
                                                   : static_cast<int>(package->os_index);
 }
 
+std::vector<HwlocPackage> packages_of(hwloc_topology_t t) {
+  std::vector<HwlocPackage> packages;
+  const int n = count_of(t, HWLOC_OBJ_PACKAGE);
+  for (int i = 0; i < n; ++i) {
+    hwloc_obj_t obj = hwloc_get_obj_by_type(t, HWLOC_OBJ_PACKAGE, static_cast<unsigned>(i));
+    packages.push_back({obj->os_index == HWLOC_UNKNOWN_INDEX ? static_cast<int>(obj->logical_index)
+                                                             : static_cast<int>(obj->os_index),
+                        bitmap_indexes(obj->cpuset)});
+  }
+  std::sort(packages.begin(), packages.end(),
+            [](const HwlocPackage& a, const HwlocPackage& b) { return a.id < b.id; });
+  return packages;
+}
+
 std::vector<NumaNode> nodes_of(hwloc_topology_t t) {
   std::vector<NumaNode> nodes;
   const int n = count_of(t, HWLOC_OBJ_NUMANODE);
@@ -316,6 +330,7 @@ Result<HwlocView> load(const HwlocInput& input) {
   view.cpu.numa_nodes = count_of(raw, HWLOC_OBJ_NUMANODE);
   view.cpu.caches = caches_of(raw);
   view.numa_nodes = nodes_of(raw);
+  view.packages = packages_of(raw);
   view.pci = pci_of(raw);
   for (const auto& [name, out] :
        {std::pair{"HostName", &view.hostname}, std::pair{"OSRelease", &view.kernel}}) {
@@ -363,6 +378,26 @@ void merge_hwloc(Machine& machine, const HwlocView& view) {
   for (const auto& n : view.numa_nodes) {
     hwloc_nodes[n.id] = &n;
   }
+  // The kernel's packages (each online CPU's physical_package_id) against hwloc's: hwloc drops
+  // or merges a package whose CPUs' package_cpus/core_siblings conflict, and then its nodes'
+  // packages are not the kernel's. The kernel's reading stays, and the difference is said.
+  std::vector<int> hwloc_package_ids;
+  for (const auto& p : view.packages) {
+    hwloc_package_ids.push_back(p.id);
+  }
+  const bool packages_agree = machine.packages.empty() || hwloc_package_ids == machine.packages;
+  if (!packages_agree) {
+    std::vector<std::string> kept;
+    for (const auto& p : view.packages) {
+      kept.push_back(fmt::format("{} (CPUs {})", p.id, cpus_text(p.cpus)));
+    }
+    cpu.disagreements.push_back(fmt::format(
+        "the kernel's physical_package_id names {} package(s) ({}), hwloc keeps {}{}{} (hwloc "
+        "drops or merges packages whose CPUs' package_cpus or core_siblings conflict); sockets "
+        "here follow the kernel",
+        machine.packages.size(), units::format_cpulist(machine.packages), view.packages.size(),
+        kept.empty() ? "" : ": ", fmt::join(kept, ", ")));
+  }
   std::set<int> sysfs_ids;
   for (auto& node : machine.numa_nodes) {
     sysfs_ids.insert(node.id);
@@ -375,7 +410,14 @@ void merge_hwloc(Machine& machine, const HwlocView& view) {
       continue;
     }
     const NumaNode& h = *it->second;
-    if (node.cpus.empty() && !h.cpus.empty()) {
+    if (node.memory_only()) {
+      // hwloc gives a node without CPUs the CPUs of the object it hangs below (from HMAT's
+      // initiators or the nearest node by distance): where its memory is near, not CPUs of its
+      // own, and no socket of its own.
+      node.near_cpus = h.cpus;
+      continue;
+    }
+    if (node.cpus.empty() && node.cpus_source.empty() && !h.cpus.empty()) {
       node.cpus = h.cpus;  // acco could not read the node's CPUs (an input issue says why)
     } else if (h.cpus != node.cpus) {
       cpu.disagreements.push_back(
@@ -383,7 +425,7 @@ void merge_hwloc(Machine& machine, const HwlocView& view) {
                       "finds in no package or in another node)",
                       node.id, cpus_text(node.cpus), cpus_text(h.cpus)));
     }
-    if (h.package != node.package && h.package >= 0) {
+    if (packages_agree && h.package != node.package && h.package >= 0) {
       node.package = h.package;  // hwloc reads every CPU's package, not the first one's
     }
   }

@@ -226,11 +226,26 @@ nlohmann::ordered_json paths_json(const Machine& machine) {
 nlohmann::ordered_json probe_json(const Machine& m, const std::vector<Finding>& findings) {
   nlohmann::ordered_json numa = nlohmann::ordered_json::array();
   for (const auto& n : m.numa_nodes) {
+    const auto scaled = [](const std::optional<std::uint64_t>& v, double factor) {
+      return v ? nlohmann::ordered_json(static_cast<double>(*v) * factor)
+               : nlohmann::ordered_json(nullptr);
+    };
     numa.push_back({{"id", n.id},
                     {"cpus", units::format_cpulist(n.cpus)},
                     {"distances", n.distances},
                     {"package", n.package},
-                    {"memory_bytes", n.memory_bytes}});
+                    {"memory_bytes", n.memory_bytes},
+                    {"memory_only", n.memory_only()},
+                    {"initiators", n.initiators},
+                    {"near_cpus", units::format_cpulist(n.near_cpus)},
+                    {"memory_tier", or_null(n.memory_tier)},
+                    {"memory_side_cache_bytes", n.memory_side_cache_bytes},
+                    // HMAT gives MB/s and nanoseconds; the report's units are bytes/s and seconds.
+                    {"hmat",
+                     {{"read_bandwidth_bytes_per_second", scaled(n.read_bandwidth_mbps, 1e6)},
+                      {"write_bandwidth_bytes_per_second", scaled(n.write_bandwidth_mbps, 1e6)},
+                      {"read_latency_seconds", scaled(n.read_latency_ns, 1e-9)},
+                      {"write_latency_seconds", scaled(n.write_latency_ns, 1e-9)}}}});
   }
   nlohmann::ordered_json nets = nlohmann::ordered_json::array();
   for (const auto& n : m.net_interfaces) {
@@ -331,7 +346,9 @@ nlohmann::ordered_json probe_json(const Machine& m, const std::vector<Finding>& 
         {"input_issues", issues},
         {"limits", limits_json(m.limits)},
         {"online_cpus", units::format_cpulist(m.online_cpus)},
-        {"packages", m.packages}}},
+        {"packages", m.packages},
+        {"possible_nodes", units::format_cpulist(m.possible_nodes)},
+        {"online_nodes", units::format_cpulist(m.online_nodes)}}},
       {"devices", devices},
       {"paths", paths_json(m)},
       {"findings", found}};

@@ -114,11 +114,22 @@ std::vector<std::string> ancestors(const Machine& machine, const std::string& ad
   return chain;
 }
 
+bool internal_link(const Machine& machine, const PciDevice& dev) {
+  const PciDevice* port = machine.find(dev.parent);
+  return port != nullptr && dev.kind != DeviceKind::kBridge && port->kind == DeviceKind::kBridge &&
+         dev.current.known() && port->current.known() &&
+         link_bytes_per_second(dev.current) > link_bytes_per_second(port->current) * 1.01;
+}
+
 void annotate_links(Machine& machine) {
   for (auto& dev : machine.pci_devices) {
     dev.current_bytes_per_second = link_bytes_per_second(dev.current);
     if (dev.current_bytes_per_second == 0) {
       dev.current_bytes_per_second = dev.reported_bytes_per_second;  // hwloc XML: all there is
+    }
+    dev.capable_bytes_per_second = 0;
+    if (internal_link(machine, dev)) {
+      continue;
     }
     dev.capable_bytes_per_second = link_bytes_per_second(dev.max);
     if (const PciDevice* parent = machine.find(dev.parent);
@@ -131,6 +142,11 @@ void annotate_links(Machine& machine) {
     }
   }
   for (auto& dev : machine.pci_devices) {
+    dev.path_bytes_per_second = 0;
+    dev.path_limited_by.clear();
+    if (internal_link(machine, dev)) {
+      continue;  // the path inside the chipset is not one these figures describe
+    }
     double narrowest = dev.current_bytes_per_second;
     std::string at = narrowest > 0 ? dev.address : "";
     for (const auto& up : ancestors(machine, dev.address)) {

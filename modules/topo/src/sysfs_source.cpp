@@ -224,9 +224,82 @@ void read_node_cpus(Reader& in, const std::string& dir, NumaNode& node) {
   }
 }
 
+// What the kernel says of a node's memory beyond its size: the initiators HMAT names and their
+// figures (access0), a memory-side cache. Absent files leave the fields empty: most machines have
+// no HMAT, and kernels before 5.6 have none of these directories.
+void read_node_memory(Reader& in, const std::string& dir, NumaNode& node) {
+  const std::string access = dir + "/access0/initiators";
+  for (const auto& name : in.list(access)) {
+    if (is_numbered(name, "node")) {
+      if (auto id = units::parse_int(name.substr(4)); id && *id <= 65535) {
+        node.initiators.push_back(static_cast<int>(*id));
+      }
+    }
+  }
+  std::sort(node.initiators.begin(), node.initiators.end());
+  const auto figure = [&](const char* file) -> std::optional<std::uint64_t> {
+    const auto v = in.integer(fmt::format("{}/{}", access, file));
+    return v && *v > 0 ? std::optional<std::uint64_t>(static_cast<std::uint64_t>(*v))
+                       : std::nullopt;
+  };
+  node.read_bandwidth_mbps = figure("read_bandwidth");
+  node.write_bandwidth_mbps = figure("write_bandwidth");
+  node.read_latency_ns = figure("read_latency");
+  node.write_latency_ns = figure("write_latency");
+  const std::string cache = dir + "/memory_side_cache";
+  for (const auto& name : in.list(cache)) {
+    if (is_numbered(name, "index")) {
+      if (auto size = in.integer(fmt::format("{}/{}/size", cache, name)); size && *size > 0) {
+        node.memory_side_cache_bytes += static_cast<std::uint64_t>(*size);
+      }
+    }
+  }
+}
+
+// Memory tiers (kernel 6.1+): memory_tierN/nodelist names the nodes of tier N.
+void read_memory_tiers(Reader& in, Machine& m) {
+  const std::string base = "/sys/devices/virtual/memory_tiering";
+  for (const auto& name : in.list(base)) {
+    if (!is_numbered(name, "memory_tier")) {
+      continue;
+    }
+    const auto tier = units::parse_int(name.substr(11));
+    const auto path = fmt::format("{}/{}/nodelist", base, name);
+    const auto text = in.text(path);
+    if (!tier || *tier > 65535 || !text) {
+      continue;
+    }
+    auto nodes = units::parse_cpulist(*text);
+    if (!nodes) {
+      in.issue(path, nodes.error().message);
+      continue;
+    }
+    for (auto& node : m.numa_nodes) {
+      if (std::binary_search(nodes->begin(), nodes->end(), node.id)) {
+        node.memory_tier = static_cast<int>(*tier);
+      }
+    }
+  }
+}
+
+std::vector<int> read_node_list(Reader& in, const std::string& path) {
+  const auto text = in.text(path);
+  if (!text) {
+    return {};
+  }
+  auto nodes = units::parse_cpulist(*text);
+  if (!nodes) {
+    in.issue(path, nodes.error().message);
+    return {};
+  }
+  return std::move(*nodes);
+}
+
 void read_numa(Reader& in, Machine& m) {
   const auto packages = read_cpu_packages(in, m);
   const std::string base = "/sys/devices/system/node";
+  m.possible_nodes = read_node_list(in, base + "/possible");
+  m.online_nodes = read_node_list(in, base + "/online");
   std::vector<int> ids;
   for (const auto& name : in.list(base)) {
     if (is_numbered(name, "node")) {
@@ -273,9 +346,11 @@ void read_numa(Reader& in, Machine& m) {
         in.issue(dir + "/meminfo", "cannot find 'MemTotal: N kB'");
       }
     }
+    read_node_memory(in, dir, node);
     node.package = package_of(packages, node.cpus);
     m.numa_nodes.push_back(std::move(node));
   }
+  read_memory_tiers(in, m);
   if (m.numa_nodes.empty()) {
     // Kernels built without NUMA have no node directory: the whole machine is node 0.
     NumaNode node;

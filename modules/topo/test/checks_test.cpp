@@ -368,6 +368,77 @@ TEST(ChecksTest, OverlappingNumaNodesAreInconsistentFirmwareTopology) {
   EXPECT_EQ(f.evidence[0].value, "0-31");
 }
 
+// Nodes holding 0-15 and 12-31 share CPUs 12-15; they do not "list the same CPUs".
+TEST(ChecksTest, PartlyOverlappingNodesAreQuotedAsRead) {
+  const auto p = quirks({.partly_overlapping_nodes = true});
+  const auto found = all_of_rule(p.findings, "numa-topology-inconsistent");
+  ASSERT_EQ(found.size(), 1U);
+  EXPECT_EQ(found[0]->severity, Severity::kWarning);
+  EXPECT_THAT(found[0]->message,
+              HasSubstr("list overlapping CPUs (node 0 0-15, node 1 12-31; CPU(s) 12-15 in more "
+                        "than one)"));
+  EXPECT_THAT(found[0]->message, Not(HasSubstr("the same CPUs")));
+  EXPECT_EQ(found[0]->evidence[1].value, "12-31");
+}
+
+TEST(ChecksTest, IdenticalNodeListsAreTheSameCpus) {
+  const auto p = quirks({.overlapping_nodes = true});
+  const auto found = all_of_rule(p.findings, "numa-topology-inconsistent");
+  ASSERT_EQ(found.size(), 1U);
+  EXPECT_THAT(found[0]->message, HasSubstr("NUMA nodes 0 and 1 list the same CPUs (0-31)"));
+}
+
+TEST(ChecksTest, OnlineCpusOfAnOfflineNodeNameThatNode) {
+  const auto p = quirks({.offline_node = true});
+  const auto found = all_of_rule(p.findings, "numa-topology-inconsistent");
+  ASSERT_EQ(found.size(), 1U);
+  EXPECT_EQ(found[0]->severity, Severity::kWarning);
+  EXPECT_THAT(found[0]->message,
+              HasSubstr("online CPU(s) 16-31 are in no online NUMA node's CPU list, and node(s) 1 "
+                        "are possible but offline (node/possible 0-1, node/online 0)"));
+  EXPECT_THAT(found[0]->message, Not(HasSubstr("SRAT")));
+  EXPECT_THAT(found[0]->evidence, Contains(Evidence{"/sys/devices/system/node/possible", "0-1"}));
+}
+
+// Intel's X722 in a Lewisburg PCH: its 8 GT/s x1 functions sit behind a 2.5 GT/s x1 internal port.
+// No slot to change: pcie-slot-limited says so as info, and no warning blames that port.
+TEST(ChecksTest, ChipsetIntegratedNicIsNotToldToMoveSlots) {
+  const auto p = quirks({.chipset_nic = true});
+  const std::string x722(acco::testing::kQuirksX722);
+  const auto slot = all_of_rule(p.findings, "pcie-slot-limited");
+  ASSERT_EQ(slot.size(), 2U);  // both functions
+  for (const auto* f : slot) {
+    EXPECT_EQ(f->severity, Severity::kInfo);
+    EXPECT_THAT(f->message, HasSubstr("is built into the chipset or SoC"));
+    EXPECT_THAT(f->recommendation, Not(HasSubstr("slot wired")));
+  }
+  EXPECT_THAT(slot[0]->message,
+              HasSubstr("0000:3d:00.0 reports Gen3 x1 and its port 0000:00:1c.4 reports "
+                        "Gen1 x1 for the one link between them"));
+  for (const auto& f : p.findings) {
+    const bool about_x722 = std::find(f.devices.begin(), f.devices.end(), x722) != f.devices.end();
+    EXPECT_FALSE(about_x722 && f.severity != Severity::kInfo) << f.rule << ": " << f.message;
+  }
+}
+
+// The same card in a real slot too narrow for it (both ends agree) stays a warning.
+TEST(ChecksTest, InternalLinkNeedsEvidence) {
+  auto p = quirks({.chipset_nic = true});
+  Machine m = p.machine;
+  for (auto& d : m.pci_devices) {
+    if (d.address.rfind("0000:3d:00.", 0) == 0) {
+      d.current = {2.5, 1};
+      d.max = {8, 4};
+    }
+  }
+  annotate_links(m);
+  const auto findings = check(m);
+  const auto slot = all_of_rule(findings, "pcie-slot-limited");
+  ASSERT_FALSE(slot.empty());
+  EXPECT_EQ(slot[0]->severity, Severity::kWarning);
+  EXPECT_THAT(slot[0]->message, HasSubstr("the slot caps it"));
+}
+
 TEST(ChecksTest, NodeWithNoCpusAndNoMemoryIsInfo) {
   const auto p = quirks({.empty_node = true});
   const auto found = all_of_rule(p.findings, "numa-topology-inconsistent");

@@ -528,15 +528,62 @@ TEST(SysfsSourceTest, OneNodeOverTwoPackagesCountsBothPackages) {
   EXPECT_THAT(r.machine.packages, ElementsAre(0, 1));
 }
 
-TEST(SysfsSourceTest, MemoryOnlyNodeHasNoPackage) {
+// A CXL expander: the kernel's own files (an empty cpulist, HMAT's access0 initiators and
+// figures, memory tiers) make it a memory-only node; hwloc hangs it below node 0's CPUs, which
+// are its locality, not CPUs it lists, so nothing is inconsistent and it has no socket.
+TEST(SysfsSourceTest, MemoryOnlyNodeIsMemoryNearItsInitiators) {
   const auto r = quirks({.memory_only_node = true});
   EXPECT_THAT(r.machine.input_issues, IsEmpty());
   ASSERT_EQ(r.machine.numa_nodes.size(), 3U);
-  EXPECT_EQ(node(r, 2).package, -1);
-  EXPECT_TRUE(node(r, 2).cpus.empty());
-  EXPECT_EQ(node(r, 2).memory_bytes, 16ULL << 30);
+  const NumaNode& n = node(r, 2);
+  EXPECT_TRUE(n.memory_only());
+  EXPECT_EQ(n.package, -1);
+  EXPECT_TRUE(n.cpus.empty());
+  EXPECT_EQ(n.memory_bytes, 16ULL << 30);
+  EXPECT_THAT(n.initiators, ElementsAre(0));
+  EXPECT_EQ(n.read_bandwidth_mbps, 25600U);
+  EXPECT_EQ(n.read_latency_ns, 250U);
+  EXPECT_EQ(n.memory_tier, 22);
+  EXPECT_EQ(node(r, 0).memory_tier, 4);
+  EXPECT_EQ(units::format_cpulist(n.near_cpus), "0-15");
+  EXPECT_FALSE(node(r, 0).memory_only());
   EXPECT_THAT(r.machine.packages, ElementsAre(0, 1));
   EXPECT_FALSE(has_rule(r, "numa-topology-inconsistent"));
+  EXPECT_FALSE(has_rule(r, "hwloc-disagrees"));
+}
+
+// GPU memory on Grace Hopper: no HMAT, no tiers; hwloc places it by the distances alone.
+TEST(SysfsSourceTest, GpuMemoryNodeWithoutHmatIsMemoryOnly) {
+  const auto r = quirks({.gpu_memory_node = true});
+  EXPECT_THAT(r.machine.input_issues, IsEmpty());
+  ASSERT_EQ(r.machine.numa_nodes.size(), 3U);
+  const NumaNode& n = node(r, 2);
+  EXPECT_TRUE(n.memory_only());
+  EXPECT_TRUE(n.initiators.empty());
+  EXPECT_FALSE(n.memory_tier.has_value());
+  EXPECT_EQ(n.package, -1);
+  EXPECT_FALSE(has_rule(r, "numa-topology-inconsistent"));
+  EXPECT_FALSE(has_rule(r, "hwloc-disagrees"));
+}
+
+// The kernel names packages 0, 1 and 2; hwloc drops the one whose mask conflicts. The kernel's
+// packages stay, and hwloc-disagrees says what hwloc kept.
+TEST(SysfsSourceTest, PackageHwlocDropsIsADisagreement) {
+  const auto r = quirks({.package_dropped = true});
+  EXPECT_THAT(r.machine.packages, ElementsAre(0, 1, 2));
+  EXPECT_EQ(node(r, 1).package, 1);
+  ASSERT_FALSE(r.machine.cpu.disagreements.empty());
+  EXPECT_THAT(r.machine.cpu.disagreements,
+              Contains(HasSubstr("the kernel's physical_package_id names 3 package(s) (0-2), "
+                                 "hwloc keeps 2")));
+  EXPECT_TRUE(has_rule(r, "hwloc-disagrees"));
+}
+
+TEST(SysfsSourceTest, OfflineNodeIsInPossibleNotOnline) {
+  const auto r = quirks({.offline_node = true});
+  EXPECT_THAT(r.machine.possible_nodes, ElementsAre(0, 1));
+  EXPECT_THAT(r.machine.online_nodes, ElementsAre(0));
+  EXPECT_EQ(r.machine.numa_nodes.size(), 1U);
 }
 
 TEST(SysfsSourceTest, DeviceWithoutNumaNodeIsPlacedByItsLocalCpulist) {

@@ -146,6 +146,15 @@ bool owns_its_link(const Machine& m, const PciDevice& d) {
   return role == PortRole::kNone || role == PortRole::kUpstream;
 }
 
+std::string internal_link_reason(const Machine& m, const PciDevice& d) {
+  if (!internal_link(m, d)) {
+    return {};
+  }
+  const PciDevice* port = m.find(d.parent);
+  return fmt::format("{} reports {} and its port {} reports {} for the one link between them",
+                     d.address, describe(d.current), port->address, describe(port->current));
+}
+
 std::vector<RemotePeer> gpus_with_remote_nearest(const Machine& m, DeviceKind peer_kind) {
   std::vector<RemotePeer> remote;
   std::vector<const PciDevice*> peers;

@@ -70,6 +70,10 @@ enum class PortRole {
 // switch upstream ports. Root and downstream ports report the same link as the device below.
 [[nodiscard]] bool owns_its_link(const Machine& m, const PciDevice& d);
 
+// Why the link between `d` and its parent port is one inside a chipset or SoC (topo's
+// internal_link), in words with both readings; empty when it is not.
+[[nodiscard]] std::string internal_link_reason(const Machine& m, const PciDevice& d);
+
 struct RemotePeer {
   const PciDevice* gpu = nullptr;
   const PciDevice* nearest = nullptr;

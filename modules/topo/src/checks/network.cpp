@@ -170,6 +170,10 @@ void check_nic_pcie_limited(const Machine& m, std::vector<Finding>& out) {
     if (bits <= 0 || pcie <= 0 || pcie * (1 + 1e-9) >= needed) {
       continue;
     }
+    // A NIC built into a chipset or SoC: its PCIe figures are not the path its traffic takes.
+    if (!internal_link_reason(m, d).empty()) {
+      continue;
+    }
     // The link that sets the limit: a port above the NIC when the path is narrower than the
     // NIC's own link (path_limited_by), else the NIC's.
     const PciDevice* limit = d.path_bytes_per_second > 0 ? m.find(d.path_limited_by) : nullptr;

@@ -112,6 +112,24 @@ void check_pcie_slot_limited(const Machine& m, std::vector<Finding>& out) {
                   {attr(d.address, "max_link_width"), std::to_string(d.max.width)},
                   {attr(port->address, "max_link_speed"), speed_text(port->max.speed_gts)},
                   {attr(port->address, "max_link_width"), std::to_string(port->max.width)}};
+    if (const auto internal = internal_link_reason(m, d); !internal.empty()) {
+      // A function built into a chipset or SoC: there is no slot, and the port's figures are
+      // the chipset's emulation, not a limit its traffic meets.
+      f.severity = Severity::kInfo;
+      f.evidence.push_back(
+          {attr(d.address, "current_link_speed"), speed_text(d.current.speed_gts)});
+      f.evidence.push_back(
+          {attr(port->address, "current_link_speed"), speed_text(port->current.speed_gts)});
+      f.message = fmt::format(
+          "{} is built into the chipset or SoC ({}): its traffic does not cross a PCIe slot, so "
+          "its port {}'s {} is not a limit on it and there is no slot to change",
+          name_of(d), internal, port->address, describe(port->max));
+      f.recommendation =
+          "Nothing to move; to know what it carries, measure its ports themselves (iperf3, "
+          "ib_write_bw)";
+      out.push_back(std::move(f));
+      continue;
+    }
     f.message = fmt::format(
         "{} supports {} but its port {} supports only {}: the slot caps it at {} instead of {}",
         name_of(d), describe(d.max), port->address, describe(port->max),

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "acco/core/units.hpp"
 
@@ -177,9 +178,12 @@ std::vector<std::vector<const NumaNode*>> overlapping_groups(const std::vector<N
     }
     return i;
   };
+  // Only the kernel's own lists count: CPUs filled in from hwloc (a node whose list could not be
+  // read) or hwloc's locality of a memory-only node are not CPUs the firmware gave the node.
+  const auto own = [&](std::size_t i) { return !nodes[i].cpus_source.empty(); };
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     for (std::size_t k = i + 1; k < nodes.size(); ++k) {
-      if (!common_cpus(nodes[i], nodes[k]).empty()) {
+      if (own(i) && own(k) && !common_cpus(nodes[i], nodes[k]).empty()) {
         group[root(k)] = root(i);
       }
     }
@@ -217,22 +221,33 @@ void check_numa_topology_inconsistent(const Machine& m, std::vector<Finding>& ou
   const auto& nodes = m.numa_nodes;
   for (const auto& group : overlapping_groups(nodes)) {
     std::vector<int> shared;
+    std::vector<std::string> lists;
+    bool identical = true;
     Finding f;
     f.severity = Severity::kWarning;
     for (std::size_t i = 0; i < group.size(); ++i) {
       f.devices.push_back(node_name(*group[i]));
       f.evidence.push_back(cpus_evidence(*group[i]));
+      lists.push_back(fmt::format("node {} {}", group[i]->id, group[i]->cpus_text));
+      identical = identical && group[i]->cpus == group.front()->cpus;
       for (std::size_t k = i + 1; k < group.size(); ++k) {
         const auto both = common_cpus(*group[i], *group[k]);
         shared.insert(shared.end(), both.begin(), both.end());
       }
     }
+    std::sort(shared.begin(), shared.end());
+    shared.erase(std::unique(shared.begin(), shared.end()), shared.end());
+    // The lists as read: nodes holding 20-23 and 12-23 share CPUs, they do not list the same ones.
+    const std::string what =
+        identical ? fmt::format("list the same CPUs ({})", group.front()->cpus_text)
+                  : fmt::format("list overlapping CPUs ({}; CPU(s) {} in more than one)",
+                                fmt::join(lists, ", "), units::format_cpulist(shared));
     f.message = fmt::format(
-        "NUMA nodes {} list the same CPUs ({}): the firmware's SRAT/SLIT describes overlapping "
+        "NUMA nodes {} {}: the firmware's SRAT/SLIT describes overlapping "
         "proximity domains; hwloc merges such nodes (and warns), so hwloc-based tools (MPI "
         "launchers, lstopo) count fewer nodes than the kernel lists, and binding memory to one "
         "of them may not place it near those CPUs",
-        node_ids(group), units::format_cpulist(shared));
+        node_ids(group), what);
     f.recommendation =
         "Update the BIOS/firmware and check its NUMA settings (SNC/NPS, node interleaving); "
         "compare `numactl -H` with `lstopo-no-graphics`; until it is fixed, bind to these nodes "
@@ -282,19 +297,44 @@ void check_numa_topology_inconsistent(const Machine& m, std::vector<Finding>& ou
   Finding f;
   f.severity = Severity::kWarning;
   f.evidence.push_back({"/sys/devices/system/cpu/online", units::format_cpulist(m.online_cpus)});
+  // A node the firmware declares (node/possible) that the kernel did not bring online has no
+  // directory: its CPUs are online but listed nowhere.
+  std::vector<int> offline;
+  std::set_difference(m.possible_nodes.begin(), m.possible_nodes.end(), m.online_nodes.begin(),
+                      m.online_nodes.end(), std::back_inserter(offline));
+  if (!offline.empty()) {
+    f.evidence.push_back(
+        {"/sys/devices/system/node/possible", units::format_cpulist(m.possible_nodes)});
+    f.evidence.push_back(
+        {"/sys/devices/system/node/online", units::format_cpulist(m.online_nodes)});
+  }
   for (const auto& n : nodes) {
     f.devices.push_back(node_name(n));
     if (f.evidence.size() < 5) {
       f.evidence.push_back(cpus_evidence(n));
     }
   }
-  f.message = fmt::format(
-      "online CPU(s) {} are in no NUMA node's CPU list: the firmware's SRAT gives them no "
-      "proximity domain, so which memory is local to threads on them is unknown",
-      units::format_cpulist(homeless));
-  f.recommendation =
-      "Update the BIOS/firmware and check its NUMA settings; meanwhile keep latency-sensitive "
-      "threads off these CPUs (`taskset`/`numactl --physcpubind`)";
+  if (offline.empty()) {
+    f.message = fmt::format(
+        "online CPU(s) {} are in no NUMA node's CPU list: the firmware's SRAT gives them no "
+        "proximity domain, so which memory is local to threads on them is unknown",
+        units::format_cpulist(homeless));
+    f.recommendation =
+        "Update the BIOS/firmware and check its NUMA settings; meanwhile keep latency-sensitive "
+        "threads off these CPUs (`taskset`/`numactl --physcpubind`)";
+  } else {
+    f.message = fmt::format(
+        "online CPU(s) {} are in no online NUMA node's CPU list, and node(s) {} are possible but "
+        "offline (node/possible {}, node/online {}): the kernel did not bring up the node these "
+        "CPUs belong to, so no memory is local to threads on them",
+        units::format_cpulist(homeless), units::format_cpulist(offline),
+        units::format_cpulist(m.possible_nodes), units::format_cpulist(m.online_nodes));
+    f.recommendation = fmt::format(
+        "Check why node {} is offline: memory missing or failed on its socket (`dmesg | grep -i "
+        "numa`, the BIOS memory population), or a kernel booted with `numa=off`/`mem=`; "
+        "meanwhile keep latency-sensitive threads off these CPUs (`taskset`)",
+        units::format_cpulist(offline));
+  }
   out.push_back(std::move(f));
 }
 

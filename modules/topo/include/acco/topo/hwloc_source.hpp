@@ -48,11 +48,19 @@ struct HwlocPci {
   bool operator==(const HwlocPci&) const = default;
 };
 
+// One package (socket) as hwloc keeps it.
+struct HwlocPackage {
+  int id = -1;  // the OS's physical_package_id; hwloc's logical index when the OS gave none
+  std::vector<int> cpus;
+  bool operator==(const HwlocPackage&) const = default;
+};
+
 // What hwloc read.
 struct HwlocView {
-  CpuTopology cpu;                   // counts and caches; `disagreements` left for merge_hwloc
-  std::vector<NumaNode> numa_nodes;  // by OS index; `distances` from hwloc's distance matrix
-  std::vector<HwlocPci> pci;         // sorted by address
+  CpuTopology cpu;                     // counts and caches; `disagreements` left for merge_hwloc
+  std::vector<NumaNode> numa_nodes;    // by OS index; `distances` from hwloc's distance matrix
+  std::vector<HwlocPackage> packages;  // by id
+  std::vector<HwlocPci> pci;           // sorted by address
   std::string xml;       // hwloc's XML export (snapshots keep it), with HwlocInput::export_xml
   std::string hostname;  // the export's HostName and OSRelease, when it has them
   std::string kernel;

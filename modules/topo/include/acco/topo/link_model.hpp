@@ -31,7 +31,15 @@ namespace acco::topo {
 // (hwloc's table: 1.0 -> 20 GB/s, 2.x-4.0 -> 25 GB/s, 5.0 -> 50 GB/s).
 [[nodiscard]] double nvlink_bytes_per_second(int nvml_version);
 
-// Fills capable/current/path bandwidths of every PCI device.
+// True when `dev`'s link to its parent port is one inside a chipset or SoC (Intel's X722 in a
+// Lewisburg PCH), not one through a slot: the device reports a faster current link than its port
+// does for that one link. A trained link has one speed and one width, which both ends read from
+// the same state; a chipset's internal port shows a fixed figure instead. Only the device end
+// reading more counts: a GPU changing speed between the two reads could go either way.
+[[nodiscard]] bool internal_link(const Machine& machine, const PciDevice& dev);
+
+// Fills capable/current/path bandwidths of every PCI device. Behind an internal link (above)
+// capable and path stay unknown (0): neither end's figure limits what the device carries.
 void annotate_links(Machine& machine);
 
 // Ordered from best to worst, as nvidia-smi topo -m prints them.

@@ -100,6 +100,31 @@ struct NumaNode {
   std::string cpus_source = {};
   std::string cpus_text = {};
   bool memory_known = false;  // meminfo gave MemTotal, so memory_bytes 0 means no memory
+
+  // What the kernel says of a node's memory (Documentation/ABI/stable/sysfs-devices-node and
+  // testing/sysfs-kernel-mm-memory-tiers); each is empty or absent when its file is. It matters
+  // most for memory-only nodes: CXL expanders, HBM and NVDIMM tiers, GPU memory on Grace Hopper
+  // and POWER9.
+  // The nodes whose CPUs reach this memory best (access0/initiators/nodeN, from ACPI HMAT).
+  std::vector<int> initiators = {};
+  // HMAT's figures for those initiators (access0/initiators/): MB/s and nanoseconds.
+  std::optional<std::uint64_t> read_bandwidth_mbps = {};
+  std::optional<std::uint64_t> write_bandwidth_mbps = {};
+  std::optional<std::uint64_t> read_latency_ns = {};
+  std::optional<std::uint64_t> write_latency_ns = {};
+  // The memory tier listing this node (/sys/devices/virtual/memory_tiering/memory_tierN/nodelist):
+  // a higher N is slower memory (DRAM is tier 4 on kernels 6.1+).
+  std::optional<int> memory_tier = {};
+  // A memory-side cache in front of this memory (memory_side_cache/indexN/size), bytes.
+  std::uint64_t memory_side_cache_bytes = 0;
+  // hwloc's locality for a node with no CPUs of its own (the CPUs it hangs below): where its
+  // memory is near, never CPUs the node holds.
+  std::vector<int> near_cpus = {};
+
+  // The kernel's own CPU list was read and is empty while the node holds memory.
+  [[nodiscard]] bool memory_only() const {
+    return cpus.empty() && !cpus_source.empty() && (!memory_known || memory_bytes > 0);
+  }
   bool operator==(const NumaNode&) const = default;
 };
 
@@ -347,6 +372,10 @@ struct Machine {
   // (-1, which s390 and POWER7 report, is unknown and left out), sorted.
   std::vector<int> online_cpus = {};
   std::vector<int> packages = {};
+  // /sys/devices/system/node/possible and online: the nodes the firmware declares and those the
+  // kernel brought up (a node directory exists only for an online node); empty when absent.
+  std::vector<int> possible_nodes = {};
+  std::vector<int> online_nodes = {};
   CpuTopology cpu;
   HostLimits limits = {};
   // False when the machine comes from an hwloc XML export alone: drivers, IOMMU groups, ACS,
