@@ -410,10 +410,10 @@ void merge_hwloc(Machine& machine, const HwlocView& view) {
       continue;
     }
     const NumaNode& h = *it->second;
-    if (node.memory_only()) {
-      // hwloc gives a node without CPUs the CPUs of the object it hangs below (from HMAT's
-      // initiators or the nearest node by distance): where its memory is near, not CPUs of its
-      // own, and no socket of its own.
+    if (node.cpus.empty() && !node.cpus_source.empty()) {
+      // hwloc gives a node without CPUs (memory-only, or empty) the CPUs of the object it hangs
+      // below (from HMAT's initiators or the nearest node by distance): where its memory is
+      // near, not CPUs of its own, and no socket of its own.
       node.near_cpus = h.cpus;
       continue;
     }
