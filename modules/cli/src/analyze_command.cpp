@@ -52,6 +52,13 @@ class AnalyzeCommand final : public Command {
       return out;
     }
     auto report = mon::analyze(recording->rounds, options_.analyze, options_.input);
+    report.time_base = recording->time_base;
+    for (auto& device : report.devices) {
+      if (const auto it = recording->instances.find(device.device);
+          it != recording->instances.end()) {
+        device.instances = it->second;
+      }
+    }
     report.notes.insert(report.notes.begin(), recording->notes.begin(), recording->notes.end());
     Output out;
     out.out = inv.format == Format::kJson ? mon::to_json(report).dump(2) + "\n"

@@ -99,25 +99,38 @@ std::optional<double> host_busy(const Snapshot& a, const Snapshot& b) {
   return std::clamp(1.0 - di / dt, 0.0, 1.0);
 }
 
+constexpr std::uint64_t kPowerCapBits = power::clock_event::kSwPowerCap |
+                                        power::clock_event::kHwSlowdown |
+                                        power::clock_event::kHwPowerBrakeSlowdown;
+constexpr std::uint64_t kThermalBits =
+    power::clock_event::kSwThermalSlowdown | power::clock_event::kHwThermalSlowdown;
+
 // Means and shares over a window's samples, one sample at a time.
 struct Accumulator {
-  std::vector<double> util, mem, power, limit, clock, rx, tx, pressure;
-  int reasons_known = 0;
+  std::vector<double> util, mem, power, limit, clock, clock_ratio, rx, tx, pressure;
+  std::optional<double> util_max;
+  int reasons_known = 0;  // busy samples with their clock-event reasons
   int capped = 0;
   int thermal = 0;
+  double highest_sm_clock = 0;  // the device's, over the whole recording; 0: none
 
   void add(const Point& p, WindowNumbers& n) {
     const auto& s = *p.sample;
     ++n.samples;
     if (s.utilization_ratio) {
       util.push_back(*s.utilization_ratio);
-      n.utilization_max = std::max(n.utilization_max, *s.utilization_ratio);
+      util_max = std::max(util_max.value_or(0), *s.utilization_ratio);
     }
     push(mem, s.memory_utilization_ratio);
     push(power, s.power_watts);
-    push(limit, s.power_limit_enforced_watts);
-    if (s.sm_clock_hertz && s.sm_clock_max_hertz && *s.sm_clock_max_hertz > 0) {
-      clock.push_back(*s.sm_clock_hertz / *s.sm_clock_max_hertz);
+    // DCGM and nvidia-smi's power.limit give the management limit; the enforced one wins.
+    push(limit, s.power_limit_enforced_watts ? s.power_limit_enforced_watts
+                                             : s.power_limit_requested_watts);
+    if (s.sm_clock_hertz) {
+      clock.push_back(*s.sm_clock_hertz);
+      if (s.sm_clock_max_hertz && *s.sm_clock_max_hertz > 0) {
+        clock_ratio.push_back(*s.sm_clock_hertz / *s.sm_clock_max_hertz);
+      }
     }
     if (s.temperature_gpu_celsius) {
       n.temperature_max_celsius =
@@ -127,11 +140,11 @@ struct Accumulator {
       push(rx, s.pcie_rx_bytes_per_second, peak);
       push(tx, s.pcie_tx_bytes_per_second, peak);
     }
-    if (s.clock_event_reasons) {
-      constexpr auto kThermalBits =
-          power::clock_event::kSwThermalSlowdown | power::clock_event::kHwThermalSlowdown;
+    // An idle device's clocks drop for gpu_idle; a cap matters while it works.
+    const bool busy = !s.utilization_ratio || *s.utilization_ratio >= kIdleUtilization;
+    if (s.clock_event_reasons && busy) {
       ++reasons_known;
-      capped += (*s.clock_event_reasons & power::clock_event::kSwPowerCap) != 0 ? 1 : 0;
+      capped += (*s.clock_event_reasons & kPowerCapBits) != 0 ? 1 : 0;
       thermal += (*s.clock_event_reasons & kThermalBits) != 0 ? 1 : 0;
     }
     if (p.round->host) {
@@ -144,11 +157,20 @@ struct Accumulator {
   }
 
   void finish(WindowNumbers& n) const {
-    n.utilization = mean(util).value_or(0);
+    n.utilization = mean(util);
+    n.utilization_max = util_max;
     n.memory_utilization = mean(mem);
     n.power_watts = mean(power);
     n.power_limit_watts = mean(limit);
-    n.sm_clock_ratio = mean(clock);
+    n.sm_clock_hertz = mean(clock);
+    // A ratio from the reported maximum only when every clock reading had one.
+    if (!clock_ratio.empty() && clock_ratio.size() == clock.size()) {
+      n.sm_clock_ratio = mean(clock_ratio);
+      n.sm_clock_reference = "max";
+    } else if (n.sm_clock_hertz && highest_sm_clock > 0) {
+      n.sm_clock_ratio = *n.sm_clock_hertz / highest_sm_clock;
+      n.sm_clock_reference = "highest_seen";
+    }
     n.pcie_rx_utilization = mean(rx);
     n.pcie_tx_utilization = mean(tx);
     n.host_cpu_pressure = mean(pressure);
@@ -209,9 +231,10 @@ void window_counters(const Point& first, const Point& last, WindowNumbers& n) {
   n.host_cpu_busy = host_busy(*first.round, *last.round);
 }
 
-WindowNumbers numbers_of(const std::vector<Point>& points) {
+WindowNumbers numbers_of(const std::vector<Point>& points, double highest_sm_clock) {
   WindowNumbers n;
   Accumulator acc;
+  acc.highest_sm_clock = highest_sm_clock;
   const Point* first = nullptr;
   const Point* last = nullptr;
   for (const auto& p : points) {
@@ -233,93 +256,135 @@ std::string pct(double ratio) {
   return units::format_percent(ratio);
 }
 
+// " at 692 W = 99% of the 700 W limit", led by `lead`.
+std::string power_text(const WindowNumbers& n, const char* lead = " at ") {
+  if (!n.power_watts) {
+    return "";
+  }
+  if (!n.power_limit_watts || *n.power_limit_watts <= 0) {
+    return fmt::format("{}{:.0f} W (no power limit recorded)", lead, *n.power_watts);
+  }
+  return fmt::format("{}{:.0f} W = {} of the {:.0f} W limit", lead, *n.power_watts,
+                     pct(*n.power_watts / *n.power_limit_watts), *n.power_limit_watts);
+}
+
+std::string clock_text(const WindowNumbers& n) {
+  if (!n.sm_clock_ratio || !n.sm_clock_hertz) {
+    return "";
+  }
+  return fmt::format("; SM clock {:.0f} MHz, {} of {}", *n.sm_clock_hertz / 1e6,
+                     pct(*n.sm_clock_ratio),
+                     n.sm_clock_reference == "max" ? "its maximum" : "the highest recorded");
+}
+
+// What the clock-event reasons said of the busy samples, for the compute and mixed verdicts.
+std::string throttle_text(const WindowNumbers& n) {
+  if (!n.power_cap_share || !n.thermal_share) {
+    return n.thermal_throttled_ratio ? "" : "; clock-event reasons not recorded";
+  }
+  if (*n.power_cap_share == 0 && *n.thermal_share == 0) {
+    return " with no throttling";
+  }
+  return fmt::format("; power cap in {} and thermal slowdown in {} of the busy samples",
+                     pct(*n.power_cap_share), pct(*n.thermal_share));
+}
+
+std::string pcie_text(const std::optional<double>& pcie) {
+  return pcie ? fmt::format("PCIe at {} of its peak", pct(*pcie)) : "PCIe not recorded";
+}
+
 std::pair<Verdict, std::string> judge(const WindowNumbers& n) {
   using V = Verdict;
   if (n.samples == 0) {
-    return {V::kMixed, "no readings in this window (device lost or suspended)"};
+    return {V::kUnknown, "no readings in this window (device lost or suspended)"};
   }
-  if (n.utilization < kIdleUtilization) {
-    return {V::kIdle, fmt::format("utilization averaged {}, below {} (peak {})", pct(n.utilization),
-                                  pct(kIdleUtilization), pct(n.utilization_max))};
+  const auto& util = n.utilization;
+  if (util && *util < kIdleUtilization) {
+    return {V::kIdle, fmt::format("utilization averaged {}, below {} (peak {})", pct(*util),
+                                  pct(kIdleUtilization), pct(n.utilization_max.value_or(0)))};
   }
+  // The clock-event reasons are direct evidence: set in most busy samples, they are the limit.
+  const double thermal_share = n.thermal_share.value_or(0);
   const bool throttled_thermally =
-      n.thermal_throttled_ratio.value_or(0) > kThermalThrottledRatio || n.thermal_share > 0;
-  if (throttled_thermally && n.sm_clock_ratio && *n.sm_clock_ratio < kThermalClockRatio) {
+      n.thermal_throttled_ratio.value_or(0) > kThermalThrottledRatio || thermal_share > 0;
+  if (thermal_share >= kPowerCapShare ||
+      (throttled_thermally && n.sm_clock_ratio && *n.sm_clock_ratio < kThermalClockRatio)) {
     return {V::kThermal,
-            fmt::format("thermal slowdown held the clocks {} of the window{}; SM clock at {} of "
-                        "its maximum{}",
-                        pct(std::max(n.thermal_share, n.thermal_throttled_ratio.value_or(0))),
+            fmt::format("thermal slowdown held the clocks in {} of the {}{}{}{}",
+                        pct(std::max(thermal_share, n.thermal_throttled_ratio.value_or(0))),
+                        n.thermal_share ? "busy samples" : "window",
                         n.temperature_max_celsius
                             ? fmt::format(", up to {:.0f} C", *n.temperature_max_celsius)
                             : std::string(),
-                        pct(*n.sm_clock_ratio),
-                        n.power_limit_watts && n.power_watts
-                            ? fmt::format(" at {:.0f} W of a {:.0f} W limit", *n.power_watts,
-                                          *n.power_limit_watts)
-                            : std::string())};
+                        clock_text(n), power_text(n, "; "))};
   }
-  if (n.power_cap_share >= kPowerCapShare && n.power_watts && n.power_limit_watts &&
-      *n.power_watts >= kPowerCapOfLimit * *n.power_limit_watts) {
-    return {V::kPowerCap,
-            fmt::format("sw_power_cap held the clocks {} of the window at {:.0f} W = {} of the "
-                        "{:.0f} W limit{}",
-                        pct(n.power_cap_share), *n.power_watts,
-                        pct(*n.power_watts / *n.power_limit_watts), *n.power_limit_watts,
-                        n.sm_clock_ratio
-                            ? fmt::format("; SM clock at {} of its maximum", pct(*n.sm_clock_ratio))
-                            : std::string())};
+  if (n.power_cap_share.value_or(0) >= kPowerCapShare) {
+    return {V::kPowerCap, fmt::format("the power-cap reasons held the clocks in {} of the busy "
+                                      "samples{}{}",
+                                      pct(*n.power_cap_share), power_text(n), clock_text(n))};
   }
-  const double pcie =
-      std::max(n.pcie_rx_utilization.value_or(0), n.pcie_tx_utilization.value_or(0));
-  if (pcie >= kLinkBound && n.utilization < kPcieBoundUtilization) {
+  if (!util) {
+    return {V::kUnknown, fmt::format("no utilization readings in this window: the load cannot be "
+                                     "judged{}{}",
+                                     power_text(n), clock_text(n))};
+  }
+  const std::optional<double> pcie =
+      n.pcie_rx_utilization || n.pcie_tx_utilization
+          ? std::optional<double>(
+                std::max(n.pcie_rx_utilization.value_or(0), n.pcie_tx_utilization.value_or(0)))
+          : std::nullopt;
+  if (pcie && *pcie >= kLinkBound && *util < kPcieBoundUtilization) {
     return {V::kPcie, fmt::format("PCIe carried {} (rx) / {} (tx) of the link's peak while the "
                                   "device computed only {} of the time: transfer-bound",
                                   pct(n.pcie_rx_utilization.value_or(0)),
-                                  pct(n.pcie_tx_utilization.value_or(0)), pct(n.utilization))};
+                                  pct(n.pcie_tx_utilization.value_or(0)), pct(*util))};
   }
   if (n.nvlink_utilization && *n.nvlink_utilization >= kLinkBound &&
-      n.utilization < kNvlinkBoundUtilization) {
+      *util < kNvlinkBoundUtilization) {
     return {V::kNvlink, fmt::format("NVLink carried {} of its {} active links' speed while the "
                                     "device computed {} of the time",
-                                    pct(*n.nvlink_utilization), n.nvlinks_up, pct(n.utilization))};
+                                    pct(*n.nvlink_utilization), n.nvlinks_up, pct(*util))};
   }
-  if (n.nvlinks_up > 0 && n.nvlink_utilization && *n.nvlink_utilization < kNvlinkUnused &&
-      pcie >= kPcieBusyForUnderuse) {
+  if (n.nvlinks_up > 0 && n.nvlink_utilization && *n.nvlink_utilization < kNvlinkUnused && pcie &&
+      *pcie >= kPcieBusyForUnderuse) {
     return {V::kLinkUnderuse,
             fmt::format("{} NVLinks are up but carried {} while PCIe carried {} of its peak: "
                         "peer traffic goes over PCIe (check NCCL_P2P_LEVEL and the topology)",
-                        n.nvlinks_up, pct(*n.nvlink_utilization), pct(pcie))};
+                        n.nvlinks_up, pct(*n.nvlink_utilization), pct(*pcie))};
   }
-  if (n.utilization < kHostStarvedUtilization &&
-      (n.host_cpu_busy.value_or(0) >= kHostBusy ||
-       n.host_cpu_pressure.value_or(0) >= kHostPressure)) {
+  if (*util < kHostStarvedUtilization && (n.host_cpu_busy.value_or(0) >= kHostBusy ||
+                                          n.host_cpu_pressure.value_or(0) >= kHostPressure)) {
     return {V::kHost, fmt::format("the device computed only {} of the time while the host CPUs "
                                   "were {} busy{}: the host does not feed it",
-                                  pct(n.utilization), pct(n.host_cpu_busy.value_or(0)),
+                                  pct(*util), pct(n.host_cpu_busy.value_or(0)),
                                   n.host_cpu_pressure
                                       ? fmt::format(" (CPU pressure {})", pct(*n.host_cpu_pressure))
                                       : std::string())};
   }
   if (n.memory_utilization && *n.memory_utilization >= kMemoryBound &&
-      n.utilization >= kPcieBoundUtilization) {
+      *util >= kPcieBoundUtilization) {
     return {V::kMemory, fmt::format("device memory was busy {} of the time with the device at {}",
-                                    pct(*n.memory_utilization), pct(n.utilization))};
+                                    pct(*n.memory_utilization), pct(*util))};
   }
-  if (n.utilization >= kComputeUtilization && pcie < kComputeLinkIdle) {
-    return {V::kCompute, fmt::format("a kernel ran {} of the time with no throttling and PCIe at "
-                                     "{} of its peak: compute-bound (the device is the limit)",
-                                     pct(n.utilization), pct(pcie))};
+  if (*util >= kComputeUtilization && (!pcie || *pcie < kComputeLinkIdle)) {
+    return {V::kCompute, fmt::format("a kernel ran {} of the time{}, {}: compute-bound (the "
+                                     "device is the limit)",
+                                     pct(*util), throttle_text(n), pcie_text(pcie))};
   }
-  return {V::kMixed, fmt::format("busy {} of the time, PCIe at {}; no single limit holds",
-                                 pct(n.utilization), pct(pcie))};
+  return {V::kMixed, fmt::format("busy {} of the time{}, {}; no single limit holds", pct(*util),
+                                 throttle_text(n), pcie_text(pcie))};
 }
 
+// "+42 s" under two minutes, else "+m:ss" ("+4:00", never "+3:60"), "+h:mm:ss" from an hour.
 std::string offset(std::int64_t from, std::int64_t t) {
-  const double s = seconds_between(from, t);
+  const auto s = static_cast<long long>(std::llround(seconds_between(from, t)));
   if (s < 120) {
-    return fmt::format("+{:.0f} s", s);
+    return fmt::format("+{} s", s);
   }
-  return fmt::format("+{:.0f}:{:02.0f}", std::floor(s / 60), std::fmod(s, 60));
+  if (s < 3600) {
+    return fmt::format("+{}:{:02}", s / 60, s % 60);
+  }
+  return fmt::format("+{}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60);
 }
 
 int level_rank(const std::string& level) {
@@ -331,7 +396,11 @@ DeviceAnalysis analyze_device(const std::string& id, const std::vector<Point>& p
                               double interval, double window_seconds) {
   DeviceAnalysis da;
   da.device = id;
+  double highest_sm_clock = 0;
   for (const auto& p : points) {
+    if (!p.sample->lost && !p.sample->suspended && p.sample->sm_clock_hertz) {
+      highest_sm_clock = std::max(highest_sm_clock, *p.sample->sm_clock_hertz);
+    }
     if (!p.sample->model.empty()) {
       da.model = p.sample->model;
     }
@@ -353,7 +422,7 @@ DeviceAnalysis analyze_device(const std::string& id, const std::vector<Point>& p
     WindowVerdict w;
     w.start_unix_nanos = start;
     w.end_unix_nanos = std::min(end, std::max(in.back().round->time_unix_nanos, start));
-    w.numbers = numbers_of(in);
+    w.numbers = numbers_of(in, highest_sm_clock);
     std::tie(w.verdict, w.why) = judge(w.numbers);
     const double covered =
         seconds_between(in.front().round->time_unix_nanos, in.back().round->time_unix_nanos) +
@@ -440,6 +509,8 @@ const char* to_string(Verdict verdict) {
       return "compute";
     case Verdict::kMixed:
       return "mixed";
+    case Verdict::kUnknown:
+      return "unknown";
   }
   return "mixed";
 }
@@ -510,6 +581,35 @@ AnalyzeReport analyze(const std::vector<Snapshot>& recorded, const AnalyzeOption
 
 namespace {
 
+// A time as the recording gave it: RFC 3339 in UTC, the same without "Z" for local times of an
+// unknown zone, and the offset from the start when the file has no times.
+std::string time_text(const AnalyzeReport& r, std::int64_t t) {
+  switch (r.time_base) {
+    case TimeBase::kUtc:
+      return rfc3339(t);
+    case TimeBase::kLocalUnknownZone: {
+      std::string text = rfc3339(t);
+      text.pop_back();
+      return text;
+    }
+    case TimeBase::kNone:
+      break;
+  }
+  return offset(r.start_unix_nanos, t);
+}
+
+const char* time_base_name(TimeBase base) {
+  switch (base) {
+    case TimeBase::kUtc:
+      return "utc";
+    case TimeBase::kLocalUnknownZone:
+      return "local";
+    case TimeBase::kNone:
+      break;
+  }
+  return "none";
+}
+
 std::string device_text(const AnalyzeReport& r, const DeviceAnalysis& d) {
   double total = 0;
   for (const auto& [v, secs] : d.seconds) {
@@ -524,6 +624,9 @@ std::string device_text(const AnalyzeReport& r, const DeviceAnalysis& d) {
       fmt::format("\nDevice {}{}{}{}\n", d.device, d.model.empty() ? "" : ": " + d.model,
                   d.pci_bus_id.empty() ? "" : " (" + d.pci_bus_id + ")",
                   d.lost ? " [lost during the recording]" : "");
+  for (const auto& instance : d.instances) {
+    out += "  MIG instance " + instance + "\n";
+  }
   const double top = d.seconds.contains(d.dominant) ? d.seconds.at(d.dominant) : 0;
   out += total > 0 && top / total >= 0.5
              ? fmt::format("  mostly {} ({})\n", to_string(d.dominant), shares)
@@ -536,29 +639,43 @@ std::string device_text(const AnalyzeReport& r, const DeviceAnalysis& d) {
   for (const auto& w : d.windows) {
     const auto& n = w.numbers;
     const bool pcie = n.pcie_rx_utilization || n.pcie_tx_utilization;
-    rows.push_back({offset(r.start_unix_nanos, w.start_unix_nanos),
-                    offset(r.start_unix_nanos, w.end_unix_nanos), to_string(w.verdict),
-                    pct(n.utilization),
-                    n.power_watts ? watts(n.power_watts) + " / " + watts(n.power_limit_watts)
-                                  : std::string("-"),
-                    n.sm_clock_ratio ? pct(*n.sm_clock_ratio) : std::string("-"),
-                    pcie ? fmt::format("{} / {}", pct(n.pcie_rx_utilization.value_or(0)),
-                                       pct(n.pcie_tx_utilization.value_or(0)))
-                         : std::string("-"),
-                    w.why});
+    rows.push_back(
+        {offset(r.start_unix_nanos, w.start_unix_nanos),
+         offset(r.start_unix_nanos, w.end_unix_nanos), to_string(w.verdict),
+         n.utilization ? pct(*n.utilization) : std::string("-"),
+         n.power_watts ? watts(n.power_watts) + " / " + watts(n.power_limit_watts)
+                       : std::string("-"),
+         n.sm_clock_ratio ? pct(*n.sm_clock_ratio) : std::string("-"),
+         pcie ? fmt::format("{} / {}", n.pcie_rx_utilization ? pct(*n.pcie_rx_utilization) : "-",
+                            n.pcie_tx_utilization ? pct(*n.pcie_tx_utilization) : "-")
+              : std::string("-"),
+         w.why});
   }
   return out + core::aligned_rows(rows);
+}
+
+std::string span_text(const AnalyzeReport& r) {
+  if (r.rounds == 0) {
+    return "0 round(s)";
+  }
+  if (r.time_base == TimeBase::kNone) {
+    return fmt::format("{} round(s), no times in the file (rounds counted 1 s apart)", r.rounds);
+  }
+  const char* zone = r.time_base == TimeBase::kLocalUnknownZone ? ", local time, zone unknown" : "";
+  if (r.rounds == 1 || r.start_unix_nanos == r.end_unix_nanos) {
+    return fmt::format("{} round(s) at {}{}", r.rounds, time_text(r, r.start_unix_nanos), zone);
+  }
+  return fmt::format("{} round(s) over {} ({} to {}{})", r.rounds,
+                     units::format_seconds(seconds_between(r.start_unix_nanos, r.end_unix_nanos)),
+                     time_text(r, r.start_unix_nanos), time_text(r, r.end_unix_nanos), zone);
 }
 
 }  // namespace
 
 std::string analyze_text(const AnalyzeReport& r) {
-  std::string out =
-      fmt::format("acco analyze: {}{} round(s) over {} ({} to {}), {} device(s), windows of {}\n",
-                  r.input.empty() ? "" : r.input + ": ", r.rounds,
-                  units::format_seconds(seconds_between(r.start_unix_nanos, r.end_unix_nanos)),
-                  rfc3339(r.start_unix_nanos), rfc3339(r.end_unix_nanos), r.devices.size(),
-                  units::format_seconds(r.window_seconds));
+  std::string out = fmt::format("acco analyze: {}{}, {} device(s), windows of {}\n",
+                                r.input.empty() ? "" : r.input + ": ", span_text(r),
+                                r.devices.size(), units::format_seconds(r.window_seconds));
   for (const auto& d : r.devices) {
     out += device_text(r, d);
   }
@@ -568,8 +685,8 @@ std::string analyze_text(const AnalyzeReport& r) {
         "frequent first)\n",
         r.events_total);
     for (const auto& e : r.events) {
-      out += fmt::format("  {} [{}] {} x{}: {}\n", rfc3339(e.time_unix_nanos), e.level, e.event,
-                         static_cast<long long>(e.numbers.at("count")), e.message);
+      out += fmt::format("  {} [{}] {} x{}: {}\n", time_text(r, e.time_unix_nanos), e.level,
+                         e.event, static_cast<long long>(e.numbers.at("count")), e.message);
     }
   } else {
     out += "\nEvents: no warning or error\n";
@@ -583,33 +700,42 @@ std::string analyze_text(const AnalyzeReport& r) {
 nlohmann::ordered_json to_json(const AnalyzeReport& r) {
   using Json = nlohmann::ordered_json;
   const auto opt = [](const std::optional<double>& v) { return v ? Json(*v) : Json(nullptr); };
+  const auto time = [&](std::int64_t t) {
+    return r.time_base == TimeBase::kNone ? Json(nullptr) : Json(time_text(r, t));
+  };
   Json devices = Json::array();
   for (const auto& d : r.devices) {
     Json windows = Json::array();
     for (const auto& w : d.windows) {
       const auto& n = w.numbers;
-      windows.push_back({{"start", rfc3339(w.start_unix_nanos)},
-                         {"end", rfc3339(w.end_unix_nanos)},
-                         {"verdict", to_string(w.verdict)},
-                         {"why", w.why},
-                         {"numbers",
-                          {{"samples", n.samples},
-                           {"utilization", n.utilization},
-                           {"utilization_max", n.utilization_max},
-                           {"memory_utilization", opt(n.memory_utilization)},
-                           {"power_watts", opt(n.power_watts)},
-                           {"power_limit_watts", opt(n.power_limit_watts)},
-                           {"power_cap_share", n.power_cap_share},
-                           {"thermal_share", n.thermal_share},
-                           {"thermal_throttled_ratio", opt(n.thermal_throttled_ratio)},
-                           {"sm_clock_ratio", opt(n.sm_clock_ratio)},
-                           {"temperature_max_celsius", opt(n.temperature_max_celsius)},
-                           {"pcie_rx_utilization", opt(n.pcie_rx_utilization)},
-                           {"pcie_tx_utilization", opt(n.pcie_tx_utilization)},
-                           {"nvlink_utilization", opt(n.nvlink_utilization)},
-                           {"nvlinks_up", n.nvlinks_up},
-                           {"host_cpu_busy", opt(n.host_cpu_busy)},
-                           {"host_cpu_pressure", opt(n.host_cpu_pressure)}}}});
+      windows.push_back(
+          {{"start", time(w.start_unix_nanos)},
+           {"end", time(w.end_unix_nanos)},
+           {"start_seconds", seconds_between(r.start_unix_nanos, w.start_unix_nanos)},
+           {"end_seconds", seconds_between(r.start_unix_nanos, w.end_unix_nanos)},
+           {"verdict", to_string(w.verdict)},
+           {"why", w.why},
+           {"numbers",
+            {{"samples", n.samples},
+             {"utilization", opt(n.utilization)},
+             {"utilization_max", opt(n.utilization_max)},
+             {"memory_utilization", opt(n.memory_utilization)},
+             {"power_watts", opt(n.power_watts)},
+             {"power_limit_watts", opt(n.power_limit_watts)},
+             {"power_cap_share", opt(n.power_cap_share)},
+             {"thermal_share", opt(n.thermal_share)},
+             {"thermal_throttled_ratio", opt(n.thermal_throttled_ratio)},
+             {"sm_clock_hertz", opt(n.sm_clock_hertz)},
+             {"sm_clock_ratio", opt(n.sm_clock_ratio)},
+             {"sm_clock_reference",
+              n.sm_clock_reference.empty() ? Json(nullptr) : Json(n.sm_clock_reference)},
+             {"temperature_max_celsius", opt(n.temperature_max_celsius)},
+             {"pcie_rx_utilization", opt(n.pcie_rx_utilization)},
+             {"pcie_tx_utilization", opt(n.pcie_tx_utilization)},
+             {"nvlink_utilization", opt(n.nvlink_utilization)},
+             {"nvlinks_up", n.nvlinks_up},
+             {"host_cpu_busy", opt(n.host_cpu_busy)},
+             {"host_cpu_pressure", opt(n.host_cpu_pressure)}}}});
     }
     Json seconds = Json::object();
     for (const auto& [v, s] : d.seconds) {
@@ -619,19 +745,25 @@ nlohmann::ordered_json to_json(const AnalyzeReport& r) {
                        {"model", d.model},
                        {"pci_bus_id", d.pci_bus_id},
                        {"lost", d.lost},
+                       {"instances", d.instances},
                        {"dominant", to_string(d.dominant)},
                        {"seconds", seconds},
                        {"windows", windows}});
   }
   Json events = Json::array();
   for (const auto& e : r.events) {
-    events.push_back(nlohmann::ordered_json::parse(to_json_line(e)));
+    auto event = nlohmann::ordered_json::parse(to_json_line(e));
+    if (r.time_base != TimeBase::kUtc && event.contains("time")) {
+      event["time"] = time_text(r, e.time_unix_nanos);
+    }
+    events.push_back(std::move(event));
   }
   return {{"schema", "acco.analyze/1"},
           {"input", r.input},
           {"rounds", r.rounds},
-          {"start", rfc3339(r.start_unix_nanos)},
-          {"end", rfc3339(r.end_unix_nanos)},
+          {"time_base", time_base_name(r.time_base)},
+          {"start", time(r.start_unix_nanos)},
+          {"end", time(r.end_unix_nanos)},
           {"window_seconds", r.window_seconds},
           {"devices", devices},
           {"events_total", r.events_total},

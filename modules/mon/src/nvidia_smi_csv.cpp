@@ -2,6 +2,7 @@
 // nvidia-smi prints in its header (which are sometimes not the names it was asked for:
 // clocks.sm prints as clocks.current.sm, clocks_throttle_reasons.* as clocks_event_reasons.* on
 // drivers from 535 on), units by the header's "[W]" or the cell's " W".
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "acco/core/units.hpp"
 #include "acco/mon/recorded_readers.hpp"
@@ -31,6 +33,7 @@ enum class Field {
   kName,
   kPciBusId,
   kUuid,
+  kSerial,
   kTemperatureGpu,
   kTemperatureMemory,
   kThermalMargin,
@@ -78,6 +81,8 @@ const std::map<std::string_view, Field>& field_names() {
       {"gpu_bus_id", Field::kPciBusId},
       {"uuid", Field::kUuid},
       {"gpu_uuid", Field::kUuid},
+      {"serial", Field::kSerial},
+      {"gpu_serial", Field::kSerial},
       {"temperature.gpu", Field::kTemperatureGpu},
       {"temperature.memory", Field::kTemperatureMemory},
       {"temperature.gpu.tlimit", Field::kThermalMargin},
@@ -362,6 +367,7 @@ struct Row {
   std::string index;
   std::string uuid;
   std::string pci_bus_id;
+  std::string traits;  // name, serial and memory.total as written: which GPU, without an id
   power::DeviceSample sample;
   std::optional<double> power_draw;
   std::optional<double> power_average;
@@ -396,6 +402,10 @@ class RowReader {
         return {};
       case Field::kName:
         s.model = not_available(cell) ? "" : cell;
+        row.traits += cell + '\x1f';
+        return {};
+      case Field::kSerial:
+        row.traits += cell + '\x1f';
         return {};
       case Field::kPciBusId:
         row.pci_bus_id = not_available(cell) ? "" : detail::sysfs_pci_bus_id(cell);
@@ -440,6 +450,7 @@ class RowReader {
       case Field::kMemoryUsed:
         return bytes(column, cell, s.memory_used_bytes, s);
       case Field::kMemoryTotal:
+        row.traits += cell + '\x1f';
         return bytes(column, cell, s.memory_total_bytes, s);
       case Field::kMemoryFree:
         return bytes(column, cell, s.memory_free_bytes, s);
@@ -580,6 +591,7 @@ struct Header {
   bool index = false;
   bool uuid = false;
   bool pci = false;
+  std::vector<std::string> traits;  // the name, serial and memory.total columns present
   std::string text;
 };
 
@@ -616,15 +628,19 @@ Result<Header> read_header(std::string_view line, const std::string& file, std::
     h.index = h.index || column->field == Field::kIndex;
     h.uuid = h.uuid || column->field == Field::kUuid;
     h.pci = h.pci || column->field == Field::kPciBusId;
+    if (column->field == Field::kName || column->field == Field::kSerial ||
+        column->field == Field::kMemoryTotal) {
+      h.traits.push_back(parsed->first);
+    }
     h.columns.push_back(std::move(column));
   }
   if (!any_known) {
     return not_header("no column acco reads");
   }
-  if (!h.timestamp && !h.index && !h.uuid && !h.pci) {
+  if (!h.timestamp && !h.index && !h.uuid && !h.pci && h.traits.empty()) {
     return line_error(file, number,
-                      "needs a timestamp, index, uuid or pci.bus_id column to tell the rounds "
-                      "apart");
+                      "needs a timestamp, index, uuid, pci.bus_id, name, serial or memory.total "
+                      "column to tell the rounds and GPUs apart");
   }
   return h;
 }
@@ -668,57 +684,171 @@ Result<Row> read_row(std::string_view line, const Header& header, const std::str
   return row;
 }
 
-// Rows into rounds: a GPU seen again, or a timestamp away from the round's, starts the next.
-class Rounds {
- public:
-  explicit Rounds(const Header& header) : header_(header) {}
+// How rows are told apart as GPUs: by an id column, by the identity columns when they differ
+// between rows (two GPUs of one log, alternating), else by timestamps.
+enum class Identity {
+  kIndex,
+  kUuid,
+  kPci,
+  kTraits,
+  kTimestamps,
+};
 
-  void add(Row row) {
-    const std::string identity = header_.index  ? row.index
-                                 : header_.uuid ? row.uuid
-                                                : row.pci_bus_id;
-    bool new_round = rounds_.empty() || (!identity.empty() && in_round_.contains(identity));
+Identity identity_of(const Header& header, const std::vector<Row>& rows) {
+  if (header.index) {
+    return Identity::kIndex;
+  }
+  if (header.uuid) {
+    return Identity::kUuid;
+  }
+  if (header.pci) {
+    return Identity::kPci;
+  }
+  if (!header.traits.empty()) {
+    std::set<std::string> seen;
+    for (const auto& row : rows) {
+      seen.insert(row.traits);
+    }
+    // One set of traits for every row: one GPU, or identical GPUs that only the timestamps can
+    // tell apart.
+    if (seen.size() > 1 || !header.timestamp) {
+      return Identity::kTraits;
+    }
+  }
+  return Identity::kTimestamps;
+}
+
+const std::string& identity_key(Identity identity, const Row& row) {
+  switch (identity) {
+    case Identity::kIndex:
+      return row.index;
+    case Identity::kUuid:
+      return row.uuid;
+    case Identity::kPci:
+      return row.pci_bus_id;
+    case Identity::kTraits:
+    case Identity::kTimestamps:
+      break;
+  }
+  return row.traits;
+}
+
+// Rows into rounds by an identity: a GPU seen again, or a timestamp away from the round's,
+// starts the next round.
+std::vector<Snapshot> rounds_by_identity(Identity identity, std::vector<Row>& rows) {
+  std::vector<Snapshot> rounds;
+  std::set<std::string> in_round;
+  std::map<std::string, int> ordinal;  // identity -> device number, without an index column
+  for (auto& row : rows) {
+    const std::string& key = identity_key(identity, row);
+    bool new_round = rounds.empty() || (!key.empty() && in_round.contains(key));
     if (!new_round && row.time) {
-      const std::int64_t first = rounds_.back().time_unix_nanos;
+      const std::int64_t first = rounds.back().time_unix_nanos;
       new_round = *row.time < first || *row.time - first > kRoundToleranceNanos;
     }
     if (new_round) {
       Snapshot s;
       s.time_unix_nanos =
-          row.time.value_or(static_cast<std::int64_t>(rounds_.size()) * 1'000'000'000);
-      rounds_.push_back(std::move(s));
-      in_round_.clear();
+          row.time.value_or(static_cast<std::int64_t>(rounds.size()) * 1'000'000'000);
+      rounds.push_back(std::move(s));
+      in_round.clear();
     }
-    auto& round = rounds_.back();
-    if (!identity.empty()) {
-      in_round_.insert(identity);
+    auto& round = rounds.back();
+    if (!key.empty()) {
+      in_round.insert(key);
     }
-    if (header_.index) {
+    if (identity == Identity::kIndex) {
       row.sample.device = row.index;
-    } else if (!identity.empty()) {
-      const int next = static_cast<int>(ordinal_.size());
-      row.sample.device = std::to_string(ordinal_.emplace(identity, next).first->second);
+    } else if (!key.empty()) {
+      const int next = static_cast<int>(ordinal.size());
+      row.sample.device = std::to_string(ordinal.emplace(key, next).first->second);
     } else {
       row.sample.device = std::to_string(round.devices.size());
     }
     row.sample.time_unix_nanos = row.time.value_or(round.time_unix_nanos);
     round.devices.push_back(std::move(row.sample));
   }
+  return rounds;
+}
 
-  std::vector<Snapshot> finish() {
-    for (auto& round : rounds_) {
-      detail::sort_devices(round.devices);
+// Rows with no identity: the rows sharing one timestamp are one round's GPUs in the order
+// nvidia-smi prints them (by index); a log whose timestamps strictly increase is one GPU.
+std::vector<Snapshot> rounds_by_timestamp(std::vector<Row>& rows) {
+  std::vector<Snapshot> rounds;
+  for (auto& row : rows) {
+    const std::int64_t t = row.time.value_or(0);
+    if (rounds.empty() || rounds.back().time_unix_nanos != t) {
+      Snapshot s;
+      s.time_unix_nanos = t;
+      rounds.push_back(std::move(s));
     }
-    detail::sort_by_time(rounds_);
-    return std::move(rounds_);
+    auto& round = rounds.back();
+    row.sample.device = std::to_string(round.devices.size());
+    row.sample.time_unix_nanos = t;
+    round.devices.push_back(std::move(row.sample));
   }
+  return rounds;
+}
 
- private:
-  const Header& header_;
-  std::vector<Snapshot> rounds_;
-  std::set<std::string> in_round_;
-  std::map<std::string, int> ordinal_;  // identity -> device number, without an index column
-};
+std::string identity_note(Identity identity, const Header& header,
+                          const std::vector<Snapshot>& rounds) {
+  std::set<std::string> devices;
+  std::size_t most = 0;
+  for (const auto& r : rounds) {
+    most = std::max(most, r.devices.size());
+    for (const auto& d : r.devices) {
+      devices.insert(d.device);
+    }
+  }
+  const std::size_t n = devices.size();
+  switch (identity) {
+    case Identity::kIndex:
+      return fmt::format("{} GPU(s) told apart by the index column", n);
+    case Identity::kUuid:
+      return fmt::format(
+          "{} GPU(s) told apart by the uuid column (numbered in order of first "
+          "appearance)",
+          n);
+    case Identity::kPci:
+      return fmt::format(
+          "{} GPU(s) told apart by the pci.bus_id column (numbered in order of "
+          "first appearance)",
+          n);
+    case Identity::kTraits:
+      return fmt::format(
+          "{} GPU(s) told apart by {} (no index, uuid or pci.bus_id column; "
+          "numbered in order of first appearance)",
+          n, fmt::join(header.traits, ", "));
+    case Identity::kTimestamps:
+      break;
+  }
+  if (most <= 1) {
+    return "1 GPU: no index, uuid or pci.bus_id column and the timestamps strictly increase, so "
+           "every row is a new reading of one GPU";
+  }
+  return fmt::format(
+      "{} GPU(s) told apart by timestamps: no index, uuid or pci.bus_id column, "
+      "so the rows sharing a timestamp are one round's GPUs, numbered in the "
+      "order printed",
+      n);
+}
+
+// The sampling interval, the median gap between rounds (nvidia-smi -l / -lms is not in the
+// file); 1 s when the file has no timestamps.
+double median_interval_seconds(const std::vector<Snapshot>& rounds) {
+  std::vector<std::int64_t> gaps;
+  for (std::size_t i = 1; i < rounds.size(); ++i) {
+    if (rounds[i].time_unix_nanos > rounds[i - 1].time_unix_nanos) {
+      gaps.push_back(rounds[i].time_unix_nanos - rounds[i - 1].time_unix_nanos);
+    }
+  }
+  if (gaps.empty()) {
+    return 1.0;
+  }
+  std::nth_element(gaps.begin(), gaps.begin() + static_cast<std::ptrdiff_t>(gaps.size() / 2),
+                   gaps.end());
+  return static_cast<double>(gaps[gaps.size() / 2]) / 1e9;
+}
 
 }  // namespace
 
@@ -729,7 +859,7 @@ Result<std::vector<Snapshot>> read_nvidia_smi_csv(std::string_view text,
     text.remove_prefix(3);
   }
   std::optional<Header> header;
-  std::optional<Rounds> rounds;
+  std::vector<Row> rows;
   std::size_t number = 0;
   std::size_t start = 0;
   while (start < text.size()) {
@@ -745,18 +875,31 @@ Result<std::vector<Snapshot>> read_nvidia_smi_csv(std::string_view text,
     }
     if (!header) {
       ACCO_ASSIGN_OR_RETURN(header, read_header(line, name_for_errors, number, warnings));
-      rounds.emplace(*header);
     } else if (units::trim(line) != header->text) {  // appended logs repeat the header
       ACCO_ASSIGN_OR_RETURN(Row row, read_row(line, *header, name_for_errors, number));
-      rounds->add(std::move(row));
+      rows.push_back(std::move(row));
     }
   }
-  if (!rounds) {
+  if (!header) {
     return fail(
         Errc::kInvalidArgument,
         fmt::format("{}: empty; expected an nvidia-smi --format=csv header", name_for_errors));
   }
-  return rounds->finish();
+  const Identity identity = identity_of(*header, rows);
+  std::vector<Snapshot> rounds = identity == Identity::kTimestamps
+                                     ? rounds_by_timestamp(rows)
+                                     : rounds_by_identity(identity, rows);
+  if (!rounds.empty()) {
+    detail::warn_once(
+        warnings, fmt::format("{}: {}", name_for_errors, identity_note(identity, *header, rounds)));
+  }
+  const double interval = header->timestamp ? median_interval_seconds(rounds) : 1.0;
+  for (auto& round : rounds) {
+    detail::sort_devices(round.devices);
+    round.stats.interval_seconds = interval;
+  }
+  detail::sort_by_time(rounds);
+  return rounds;
 }
 
 Result<std::vector<Snapshot>> read_nvidia_smi_csv(std::string_view text,

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "acco/core/units.hpp"
 #include "acco/mon/recorded_readers.hpp"
@@ -598,12 +599,42 @@ class Reader {
     return std::move(out_);
   }
 
+  // "1 (1g.10gb): graphics engine active 87% (mean of 12 readings), 4096 of 9984 MiB used".
+  [[nodiscard]] std::map<std::string, std::vector<std::string>> instances() const {
+    std::map<std::string, std::vector<std::string>> out;
+    for (const auto& [gpu, by_id] : instances_) {
+      std::vector<std::pair<std::string, const Instance*>> sorted;
+      for (const auto& [id, instance] : by_id) {
+        sorted.emplace_back(id, &instance);
+      }
+      detail::sort_by_number(sorted);
+      for (const auto& [id, instance] : sorted) {
+        std::string text = id;
+        if (!instance->profile.empty()) {
+          text += " (" + instance->profile + ")";
+        }
+        std::vector<std::string> read;
+        if (instance->engine_active_samples > 0) {
+          read.push_back(fmt::format(
+              "graphics engine active {} (mean of {} reading(s))",
+              units::format_percent(instance->engine_active_sum / instance->engine_active_samples),
+              instance->engine_active_samples));
+        }
+        if (instance->used_mib) {
+          read.push_back(instance->total_mib
+                             ? fmt::format("{:.0f} of {:.0f} MiB used (last)", *instance->used_mib,
+                                           *instance->total_mib)
+                             : fmt::format("{:.0f} MiB used (last)", *instance->used_mib));
+        }
+        out[gpu].push_back(read.empty() ? text
+                                        : text + ": " + fmt::format("{}", fmt::join(read, ", ")));
+      }
+    }
+    return out;
+  }
+
  private:
   DeviceEntry* device(const Sample& s, const char* index_label) {
-    if (!label(s.labels, "GPU_I_ID").empty()) {
-      detail::warn_once(warnings_, fmt::format("{}: MIG instance series are not read", file_));
-      return nullptr;
-    }
     const std::string index = label(s.labels, index_label);
     if (index.empty()) {
       detail::warn_once(warnings_, fmt::format("{}: {} without a {} label is not read", file_,
@@ -615,7 +646,40 @@ class Reader {
     return &d;
   }
 
+  // A MIG instance's series (GPU_I_ID set): engine activity and memory are the instance's and
+  // stay with it; every other field is the physical GPU's, the same in each instance's series.
+  // true when the series was the instance's alone.
+  bool add_instance(const Sample& s) {
+    const std::string id = label(s.labels, "GPU_I_ID");
+    const std::string gpu = label(s.labels, "gpu");
+    if (id.empty() || gpu.empty()) {
+      return false;
+    }
+    auto& instance = instances_[gpu][id];
+    if (instance.profile.empty()) {
+      instance.profile = label(s.labels, "GPU_I_PROFILE");
+    }
+    const bool valid = !dcgm_sentinel(s.value_text, s.value);
+    if (s.name == "DCGM_FI_PROF_GR_ENGINE_ACTIVE") {
+      if (valid && s.value >= 0 && s.value <= 1) {
+        instance.engine_active_sum += s.value;
+        ++instance.engine_active_samples;
+      }
+      return true;
+    }
+    if (s.name == "DCGM_FI_DEV_FB_USED" || s.name == "DCGM_FI_DEV_FB_TOTAL") {
+      if (valid && s.value >= 0) {
+        (s.name == "DCGM_FI_DEV_FB_USED" ? instance.used_mib : instance.total_mib) = s.value;
+      }
+      return true;
+    }
+    return s.name.starts_with("DCGM_FI_PROF_") || s.name == "DCGM_FI_DEV_FB_FREE";
+  }
+
   void add_dcgm(const Sample& s) {
+    if (add_instance(s)) {
+      return;
+    }
     const auto* as_double = dcgm_doubles().contains(s.name) ? &dcgm_doubles().at(s.name) : nullptr;
     const auto* as_count = dcgm_counts().contains(s.name) ? &dcgm_counts().at(s.name) : nullptr;
     const auto* as_int = dcgm_ints().contains(s.name) ? &dcgm_ints().at(s.name) : nullptr;
@@ -754,8 +818,17 @@ class Reader {
     scrape_ = Scrape{};
   }
 
+  struct Instance {
+    std::string profile;
+    double engine_active_sum = 0;
+    int engine_active_samples = 0;
+    std::optional<double> used_mib;
+    std::optional<double> total_mib;
+  };
+
   const std::string& file_;
   std::vector<std::string>& warnings_;
+  std::map<std::string, std::map<std::string, Instance>> instances_;  // gpu -> GPU_I_ID -> it
   Scrape scrape_;
   std::optional<std::int64_t> previous_;
   std::vector<Snapshot> out_;
@@ -763,9 +836,9 @@ class Reader {
 
 }  // namespace
 
-Result<std::vector<Snapshot>> read_prometheus_scrapes(std::string_view text,
-                                                      const std::string& name_for_errors,
-                                                      std::vector<std::string>& warnings) {
+Result<std::vector<Snapshot>> read_prometheus_scrapes(
+    std::string_view text, const std::string& name_for_errors, std::vector<std::string>& warnings,
+    std::map<std::string, std::vector<std::string>>& instances) {
   Reader reader(name_for_errors, warnings);
   std::size_t number = 0;
   std::size_t start = 0;
@@ -793,7 +866,16 @@ Result<std::vector<Snapshot>> read_prometheus_scrapes(std::string_view text,
                           fmt::format("{}:{}", name_for_errors, number));
     reader.add(s);
   }
-  return reader.finish();
+  auto rounds = reader.finish();
+  instances = reader.instances();
+  return rounds;
+}
+
+Result<std::vector<Snapshot>> read_prometheus_scrapes(std::string_view text,
+                                                      const std::string& name_for_errors,
+                                                      std::vector<std::string>& warnings) {
+  std::map<std::string, std::vector<std::string>> instances;
+  return read_prometheus_scrapes(text, name_for_errors, warnings, instances);
 }
 
 Result<std::vector<Snapshot>> read_prometheus_scrapes(std::string_view text,

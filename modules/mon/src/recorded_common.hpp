@@ -37,13 +37,26 @@ namespace acco::mon::detail {
   return out;
 }
 
+// "12" -> 12; -1 for text that is not a whole number.
+[[nodiscard]] inline long long whole_number(const std::string& s) {
+  long long v = -1;
+  const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  return ec == std::errc() && ptr == s.data() + s.size() ? v : -1;
+}
+
+// Pairs by their key as a number where both are numbers ("2" before "10"), else by text.
+template <typename T>
+void sort_by_number(std::vector<std::pair<std::string, T>>& items) {
+  std::stable_sort(items.begin(), items.end(), [](const auto& a, const auto& b) {
+    const long long x = whole_number(a.first);
+    const long long y = whole_number(b.first);
+    return x >= 0 && y >= 0 ? x < y : a.first < b.first;
+  });
+}
+
 // Devices by numeric index where both are numbers ("2" before "10"), else by text.
 inline void sort_devices(std::vector<power::DeviceSample>& devices) {
-  const auto number = [](const std::string& s) -> long long {
-    long long v = -1;
-    const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-    return ec == std::errc() && ptr == s.data() + s.size() ? v : -1;
-  };
+  const auto number = [](const std::string& s) { return whole_number(s); };
   std::stable_sort(devices.begin(), devices.end(),
                    [&](const power::DeviceSample& a, const power::DeviceSample& b) {
                      const long long x = number(a.device);

@@ -112,14 +112,22 @@ Result<Recording> parse_recording(std::string_view text, const std::string& name
   const bool prometheus = head.front() == '#' || prometheus_sample(head);
   Recording r;
   std::vector<std::string> warnings;
-  Result<std::vector<Snapshot>> rounds = prometheus ? read_prometheus_scrapes(text, name, warnings)
-                                                    : read_nvidia_smi_csv(text, name, warnings);
+  Result<std::vector<Snapshot>> rounds =
+      prometheus ? read_prometheus_scrapes(text, name, warnings, r.instances)
+                 : read_nvidia_smi_csv(text, name, warnings);
   if (!rounds) {
     return tl::unexpected(std::move(rounds).error());
   }
   r.format = prometheus ? "prometheus" : "nvidia-smi-csv";
   r.rounds = std::move(*rounds);
   r.notes = std::move(warnings);
+  // Both readers number rounds from 0 when the file has no times; nvidia-smi's own times are
+  // local, of a zone it does not print.
+  if (!r.rounds.empty() && r.rounds.front().time_unix_nanos == 0) {
+    r.time_base = TimeBase::kNone;
+  } else if (!prometheus) {
+    r.time_base = TimeBase::kLocalUnknownZone;
+  }
   return r;
 }
 
@@ -140,12 +148,32 @@ Result<std::int64_t> parse_time(std::string_view text) {
     return bad();
   }
   if (t.find('T') == std::string_view::npos) {
-    const auto seconds = units::parse_double(t);
-    constexpr double kMaxUnixSeconds = 9e9;  // beyond it the nanoseconds overflow int64
-    if (!seconds || !(*seconds >= 0 && *seconds <= kMaxUnixSeconds)) {
+    // Digits, not a double: 1764606324.5 as a double is 256 ns off, and --since would drop the
+    // sample taken at exactly that time.
+    const auto dot = t.find('.');
+    const auto whole = t.substr(0, dot);
+    const auto fraction = dot == std::string_view::npos ? std::string_view() : t.substr(dot + 1);
+    const auto digits = [](std::string_view d) {
+      return d.find_first_not_of("0123456789") == std::string_view::npos;
+    };
+    constexpr std::int64_t kMaxUnixSeconds = 9'000'000'000;  // beyond, nanoseconds overflow
+    const auto seconds = units::parse_int(whole);
+    if (whole.empty() || !digits(whole) || !digits(fraction) ||
+        (dot != std::string_view::npos && fraction.empty()) || !seconds ||
+        *seconds > kMaxUnixSeconds) {
       return bad();
     }
-    return static_cast<std::int64_t>(std::llround(*seconds * 1e9));
+    std::int64_t nanos = 0;
+    std::int64_t scale = 100'000'000;
+    for (std::size_t k = 0; k < fraction.size(); ++k) {
+      if (k < 9) {
+        nanos += (fraction[k] - '0') * scale;
+        scale /= 10;
+      } else if (k == 9 && fraction[k] >= '5') {
+        ++nanos;  // rounded to the nearest nanosecond
+      }
+    }
+    return static_cast<std::int64_t>(*seconds) * 1'000'000'000 + nanos;
   }
   std::tm tm{};
   int consumed = 0;

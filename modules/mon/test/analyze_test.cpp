@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "acco/mon/json.hpp"
+#include "acco/mon/recording.hpp"
 #include "acco/mon/sampler.hpp"
 #include "acco/power/simulated_device.hpp"
 
@@ -16,6 +17,7 @@ namespace acco::mon {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 constexpr std::int64_t kStart = 1'767'225'600'000'000'000;  // 2026-01-01T00:00:00Z
 
@@ -124,7 +126,8 @@ TEST(AnalyzeTest, CycleGivesEachPhaseItsVerdictPerDevice) {
 TEST(AnalyzeTest, VerdictsCiteTheirNumbers) {
   const auto capped = analyze(record(power::SimulatedScenario::kPowerCapped, 1, 60), {});
   const auto& w = capped.devices[0].windows.back();
-  EXPECT_THAT(w.why, HasSubstr("sw_power_cap held the clocks 100% of the window at 300 W"));
+  EXPECT_THAT(w.why, HasSubstr("the power-cap reasons held the clocks in 100% of the busy samples "
+                               "at 300 W = 100% of the 300 W limit"));
   EXPECT_NEAR(*w.numbers.power_watts, 300, 1);
   const auto json = to_json(capped);
   EXPECT_EQ(json["schema"], "acco.analyze/1");
@@ -228,6 +231,145 @@ TEST(AnalyzeTest, ThrottleEventsAreGroupedWarningsFirst) {
   ASSERT_FALSE(report.events.empty());
   EXPECT_EQ(report.events[0].event, "throttle_start");
   EXPECT_GE(report.events[0].numbers.at("count"), 1);
+}
+
+TEST(AnalyzeTest, NoUtilizationReadingIsUnknownNeverIdle) {
+  // A DCGM scrape where the GPU has only a power limit and a replay counter.
+  power::DeviceSample d;
+  d.device = "0";
+  d.power_limit_requested_watts = 700;
+  d.pcie_replays = 0;
+  const auto report = analyze(rounds_of(std::vector<power::DeviceSample>(5, d)), {});
+  ASSERT_EQ(report.devices.size(), 1U);
+  const auto& w = report.devices[0].windows.at(0);
+  EXPECT_EQ(w.verdict, Verdict::kUnknown) << analyze_text(report);
+  EXPECT_THAT(w.why, HasSubstr("no utilization readings"));
+  EXPECT_EQ(w.numbers.utilization, std::nullopt);
+  EXPECT_EQ(w.numbers.power_cap_share, std::nullopt);
+  const auto json = to_json(report);
+  EXPECT_TRUE(json["devices"][0]["windows"][0]["numbers"]["utilization"].is_null());
+  EXPECT_EQ(json["devices"][0]["dominant"], "unknown");
+  EXPECT_THAT(analyze_text(report), Not(HasSubstr("idle")));
+}
+
+TEST(AnalyzeTest, WithoutPcieReadingsNoPcieNumberIsClaimed) {
+  auto d = busy_with(0.97);
+  d.pcie_gen_current.reset();
+  d.pcie_width_current.reset();
+  d.pcie_rx_bytes_per_second.reset();
+  d.pcie_tx_bytes_per_second.reset();
+  const auto report = analyze(rounds_of(std::vector<power::DeviceSample>(5, d)), {});
+  const auto& w = report.devices[0].windows.at(0);
+  EXPECT_EQ(w.verdict, Verdict::kCompute);
+  EXPECT_THAT(w.why, HasSubstr("with no throttling, PCIe not recorded"));
+  EXPECT_THAT(w.why, Not(HasSubstr("PCIe at")));
+  EXPECT_EQ(w.numbers.pcie_rx_utilization, std::nullopt);
+}
+
+TEST(AnalyzeTest, PowerCapBitsInMostBusySamplesArePowerCapWellBelowTheLimit) {
+  // An H800 held by sw_power_cap in every busy row at 600 W of 700 W, the clock 200 MHz under
+  // its uncapped value: the bitmask is direct evidence, whatever the power reads.
+  std::vector<power::DeviceSample> devices;
+  for (int i = 0; i < 10; ++i) {
+    auto d = busy_with(0.98);
+    d.clock_event_reasons = power::clock_event::kSwPowerCap;
+    d.power_watts = 600;
+    d.power_limit_enforced_watts = 700;
+    d.memory_utilization_ratio = 0.7;  // would be "memory" without the bits
+    d.sm_clock_hertz = i == 0 ? 1980e6 : 1780e6;
+    d.sm_clock_max_hertz.reset();
+    devices.push_back(d);
+  }
+  const auto report = analyze(rounds_of(devices), {});
+  const auto& w = report.devices[0].windows.at(0);
+  EXPECT_EQ(w.verdict, Verdict::kPowerCap) << analyze_text(report);
+  EXPECT_THAT(w.why, HasSubstr("the power-cap reasons held the clocks in 100% of the busy samples "
+                               "at 600 W = 86% of the 700 W limit; SM clock 1800 MHz, 91% of "
+                               "the highest recorded"));
+  EXPECT_EQ(w.numbers.sm_clock_reference, "highest_seen");
+}
+
+TEST(AnalyzeTest, ThermalBitsInMostBusySamplesAreThermalWithoutAClockReading) {
+  std::vector<power::DeviceSample> devices;
+  for (int i = 0; i < 5; ++i) {
+    auto d = busy_with(0.95);
+    d.clock_event_reasons = power::clock_event::kHwThermalSlowdown;
+    d.sm_clock_hertz.reset();
+    devices.push_back(d);
+  }
+  const auto report = analyze(rounds_of(devices), {});
+  EXPECT_EQ(report.devices[0].windows.at(0).verdict, Verdict::kThermal) << analyze_text(report);
+}
+
+TEST(AnalyzeTest, SomePowerCapSamplesAreNamedNeverNoThrottling) {
+  std::vector<power::DeviceSample> devices;
+  for (int i = 0; i < 10; ++i) {
+    auto d = busy_with(0.97);
+    d.clock_event_reasons = i < 3 ? power::clock_event::kSwPowerCap : 0;
+    devices.push_back(d);
+  }
+  const auto& w = analyze(rounds_of(devices), {}).devices[0].windows.at(0);
+  EXPECT_EQ(w.verdict, Verdict::kCompute);
+  EXPECT_THAT(w.why, HasSubstr("power cap in 30% and thermal slowdown in 0% of the busy samples"));
+  EXPECT_THAT(w.why, Not(HasSubstr("no throttling")));
+}
+
+TEST(AnalyzeTest, TheManagementLimitIsThePowerLimitWithoutAnEnforcedOne) {
+  auto d = busy_with(0.97);
+  d.power_watts = 650;
+  d.power_limit_requested_watts = 700;  // DCGM_FI_DEV_POWER_MGMT_LIMIT, nvidia-smi power.limit
+  const auto report = analyze(rounds_of(std::vector<power::DeviceSample>(3, d)), {});
+  EXPECT_EQ(report.devices[0].windows.at(0).numbers.power_limit_watts, 700);
+  EXPECT_THAT(analyze_text(report), HasSubstr("650 W / 700 W"));
+}
+
+TEST(AnalyzeTest, OffsetsRollOverTheMinute) {
+  std::vector<Snapshot> rounds;
+  for (const std::int64_t ms : {0, 60'000, 119'700, 179'600, 239'600}) {
+    Snapshot s;
+    s.time_unix_nanos = kStart + ms * 1'000'000;
+    s.devices = {busy_with(0.97)};
+    rounds.push_back(s);
+  }
+  AnalyzeOptions options;
+  options.window_seconds = 60;
+  const auto text = analyze_text(analyze(rounds, options));
+  EXPECT_THAT(text, HasSubstr("+4:00"));
+  EXPECT_THAT(text, Not(HasSubstr(":60")));
+}
+
+TEST(AnalyzeTest, LocalTimesAreNotShownAsUtcAndAFileWithoutTimesHasNoDate) {
+  auto report = analyze(rounds_of(std::vector<power::DeviceSample>(3, busy_with(0.97))), {});
+  report.time_base = TimeBase::kLocalUnknownZone;
+  EXPECT_THAT(analyze_text(report),
+              HasSubstr("(2026-01-01T00:00:00.000 to 2026-01-01T00:00:02.000, local time, zone "
+                        "unknown)"));
+  EXPECT_EQ(to_json(report)["start"], "2026-01-01T00:00:00.000");
+  EXPECT_EQ(to_json(report)["time_base"], "local");
+
+  std::vector<Snapshot> untimed = rounds_of(std::vector<power::DeviceSample>(3, busy_with(0.97)));
+  for (std::size_t i = 0; i < untimed.size(); ++i) {
+    untimed[i].time_unix_nanos = static_cast<std::int64_t>(i) * 1'000'000'000;
+  }
+  auto none = analyze(untimed, {}, "run.csv");
+  none.time_base = TimeBase::kNone;
+  const auto text = analyze_text(none);
+  EXPECT_THAT(text, HasSubstr("run.csv: 3 round(s), no times in the file (rounds counted 1 s "
+                              "apart), 1 device(s)"));
+  EXPECT_THAT(text, Not(HasSubstr("1970")));
+  EXPECT_TRUE(to_json(none)["start"].is_null());
+
+  auto one = analyze(rounds_of({busy_with(0.97)}), {});
+  EXPECT_THAT(analyze_text(one), HasSubstr("1 round(s) at 2026-01-01T00:00:00.000Z"));
+}
+
+TEST(AnalyzeTest, SinceAtAFractionalUnixTimeKeepsTheSampleAtExactlyThatTime) {
+  std::vector<Snapshot> rounds = rounds_of(std::vector<power::DeviceSample>(3, busy_with(0.97)));
+  rounds[1].time_unix_nanos = 1'767'225'600'123'456'789;
+  rounds[2].time_unix_nanos = 1'767'225'601'000'000'000;
+  AnalyzeOptions options;
+  options.since_unix_nanos = parse_time("1767225600.123456789").value();
+  EXPECT_EQ(analyze(rounds, options).rounds, 2U);
 }
 
 }  // namespace

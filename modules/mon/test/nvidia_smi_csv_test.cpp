@@ -2,6 +2,7 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -213,6 +214,81 @@ TEST(NvidiaSmiCsvTest, RowsStampedMillisecondsApartAreOneRound) {
   EXPECT_EQ(rounds[0].devices[1].time_unix_nanos, kT0 + 4'000'000);
 }
 
+// nvidia-smi --query-gpu=timestamp,name,utilization.gpu,power.draw --format=csv -lms 15 on one
+// GPU: no id column, a new timestamp every row.
+std::string one_gpu_every_15_ms(int rows) {
+  std::string text = "timestamp, name, utilization.gpu [%], power.draw [W]\n";
+  for (int i = 0; i < rows; ++i) {
+    const int ms = 15 * i;
+    text += fmt::format("2026/12/01 16:25:{:02}.{:03}, NVIDIA H100 80GB HBM3, 97 %, 690.00 W\n",
+                        24 + ms / 1000, ms % 1000);
+  }
+  return text;
+}
+
+TEST(NvidiaSmiCsvTest, OneGpuSampledEvery15MsWithoutAnIdColumnIsOneDevice) {
+  std::vector<std::string> warnings;
+  const auto r = read_nvidia_smi_csv(one_gpu_every_15_ms(200), "run.csv", warnings);
+  ASSERT_TRUE(r.has_value()) << r.error().message;
+  ASSERT_EQ(r->size(), 200U);
+  for (const auto& round : *r) {
+    ASSERT_EQ(round.devices.size(), 1U);
+    EXPECT_EQ(round.devices[0].device, "0");
+  }
+  EXPECT_EQ(r->at(1).time_unix_nanos - r->at(0).time_unix_nanos, 15'000'000);
+  EXPECT_DOUBLE_EQ(r->at(0).stats.interval_seconds, 0.015);
+  EXPECT_THAT(warnings, ElementsAre("run.csv: 1 GPU: no index, uuid or pci.bus_id column and the "
+                                    "timestamps strictly increase, so every row is a new reading "
+                                    "of one GPU"));
+}
+
+TEST(NvidiaSmiCsvTest, AlternatingGpusWithoutAnIdAreToldApartBySerial) {
+  std::vector<std::string> warnings;
+  const auto r = read_nvidia_smi_csv(
+      "timestamp, name, serial, memory.total [MiB], power.draw [W]\n"
+      "2026/12/01 16:25:24.000, NVIDIA H100 80GB HBM3, 1650923000001, 81559 MiB, 100 W\n"
+      "2026/12/01 16:25:24.000, NVIDIA H100 80GB HBM3, 1650923000002, 81559 MiB, 600 W\n"
+      "2026/12/01 16:25:25.000, NVIDIA H100 80GB HBM3, 1650923000001, 81559 MiB, 101 W\n"
+      "2026/12/01 16:25:25.000, NVIDIA H100 80GB HBM3, 1650923000002, 81559 MiB, 601 W\n",
+      "run.csv", warnings);
+  ASSERT_TRUE(r.has_value()) << r.error().message;
+  ASSERT_EQ(r->size(), 2U);
+  ASSERT_EQ(r->at(1).devices.size(), 2U);
+  EXPECT_EQ(r->at(1).devices[0].power_watts, 101);
+  EXPECT_EQ(r->at(1).devices[1].power_watts, 601);
+  EXPECT_EQ(r->at(1).devices[1].device, "1");
+  EXPECT_THAT(warnings, ElementsAre("run.csv: 2 GPU(s) told apart by name, serial, memory.total "
+                                    "(no index, uuid or pci.bus_id column; numbered in order of "
+                                    "first appearance)"));
+}
+
+TEST(NvidiaSmiCsvTest, AlternatingGpusOfDifferentModelsWithoutTimestampsAreToldApartByName) {
+  const auto rounds = read(
+      "name, memory.total [MiB], power.draw [W]\n"
+      "NVIDIA A100-SXM4-40GB, 40960 MiB, 100 W\nNVIDIA H100 80GB HBM3, 81559 MiB, 600 W\n"
+      "NVIDIA A100-SXM4-40GB, 40960 MiB, 110 W\nNVIDIA H100 80GB HBM3, 81559 MiB, 610 W\n");
+  ASSERT_EQ(rounds.size(), 2U);
+  EXPECT_EQ(rounds[1].time_unix_nanos, kSecond);
+  EXPECT_EQ(rounds[1].devices.at(1).model, "NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(rounds[1].devices.at(1).power_watts, 610);
+}
+
+TEST(NvidiaSmiCsvTest, IdenticalGpusWithoutAnIdAreToldApartByTheirSharedTimestamp) {
+  std::vector<std::string> warnings;
+  const auto r = read_nvidia_smi_csv(
+      "timestamp, name, power.draw [W]\n"
+      "2026/12/01 16:25:24.000, NVIDIA H100 80GB HBM3, 100 W\n"
+      "2026/12/01 16:25:24.000, NVIDIA H100 80GB HBM3, 600 W\n"
+      "2026/12/01 16:25:25.000, NVIDIA H100 80GB HBM3, 101 W\n"
+      "2026/12/01 16:25:25.000, NVIDIA H100 80GB HBM3, 601 W\n",
+      "run.csv", warnings);
+  ASSERT_TRUE(r.has_value()) << r.error().message;
+  ASSERT_EQ(r->size(), 2U);
+  EXPECT_EQ(r->at(1).devices.at(1).power_watts, 601);
+  EXPECT_DOUBLE_EQ(r->at(1).stats.interval_seconds, 1.0);
+  EXPECT_THAT(warnings, ElementsAre(::testing::HasSubstr("2 GPU(s) told apart by timestamps")));
+}
+
 TEST(NvidiaSmiCsvTest, QuotedCellsCrlfLineEndsAndARepeatedHeaderAreRead) {
   const auto rounds = read(
       "\xEF\xBB\xBFtimestamp,index,name,power.draw [W]\r\n"
@@ -234,7 +310,8 @@ TEST(NvidiaSmiCsvTest, UnknownColumnsAreIgnoredAndNamedOnceInTheWarnings) {
   ASSERT_TRUE(r.has_value()) << r.error().message;
   EXPECT_EQ(r->at(0).devices.at(0).power_watts, 85);
   EXPECT_THAT(warnings, ElementsAre("run.csv: column fan.speed is not read",
-                                    "run.csv: column driver_version is not read"));
+                                    "run.csv: column driver_version is not read",
+                                    "run.csv: 1 GPU(s) told apart by the index column"));
 }
 
 TEST(NvidiaSmiCsvTest, GpuIsLostCellsMarkTheDeviceLost) {
@@ -270,8 +347,8 @@ TEST(NvidiaSmiCsvTest, HeaderOfAnotherToolIsRejected) {
 
 TEST(NvidiaSmiCsvTest, HeaderWithoutTimestampOrGpuIdentityIsRejected) {
   EXPECT_EQ(error_of("power.draw [W]\n85 W\n"),
-            "run.csv:1: needs a timestamp, index, uuid or pci.bus_id column to tell the rounds "
-            "apart");
+            "run.csv:1: needs a timestamp, index, uuid, pci.bus_id, name, serial or memory.total "
+            "column to tell the rounds and GPUs apart");
 }
 
 TEST(NvidiaSmiCsvTest, RowWithTheWrongNumberOfCellsIsRejected) {

@@ -1,8 +1,10 @@
 #include <cstdint>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -196,6 +198,66 @@ TEST(PrometheusScrapesTest, UnreadDcgmFieldsAndSeriesWithoutAGpuLabelAreNamedOnc
                                     "scrape.prom: DCGM_FI_PROF_GR_ENGINE_ACTIVE is not read",
                                     "scrape.prom: DCGM_FI_DEV_GPU_TEMP without a gpu label is "
                                     "not read"));
+}
+
+// dcgm-exporter on two A100s in MIG mode, two 3g.40gb instances each: every series has
+// GPU_I_ID and GPU_I_PROFILE labels and there is no DCGM_FI_DEV_GPU_UTIL.
+std::string mig_scrape(double active0) {
+  std::string out;
+  for (int gpu = 0; gpu < 2; ++gpu) {
+    for (int instance = 1; instance <= 2; ++instance) {
+      const std::string labels = fmt::format(
+          "gpu=\"{}\",UUID=\"GPU-a{}\",pci_bus_id=\"00000000:0{}:00.0\",device=\"nvidia{}\","
+          "modelName=\"NVIDIA A100-SXM4-80GB\",GPU_I_PROFILE=\"3g.40gb\",GPU_I_ID=\"{}\"",
+          gpu, gpu, gpu + 7, gpu, instance);
+      out += fmt::format("DCGM_FI_DEV_GPU_TEMP{{{}}} {}\n", labels, 40 + gpu);
+      out += fmt::format("DCGM_FI_DEV_POWER_USAGE{{{}}} {}\n", labels, 250 + gpu);
+      out += fmt::format("DCGM_FI_DEV_POWER_MGMT_LIMIT{{{}}} 400\n", labels);
+      out += fmt::format("DCGM_FI_DEV_SM_CLOCK{{{}}} 1410\n", labels);
+      out += fmt::format("DCGM_FI_DEV_FB_USED{{{}}} {}\n", labels, 1000 * instance);
+      out += fmt::format("DCGM_FI_PROF_GR_ENGINE_ACTIVE{{{}}} {}\n", labels,
+                         instance == 1 ? active0 : 0.0);
+    }
+  }
+  return out;
+}
+
+TEST(PrometheusScrapesTest, MigScrapeIsOneDevicePerPhysicalGpuWithItsInstances) {
+  std::vector<std::string> warnings;
+  std::map<std::string, std::vector<std::string>> instances;
+  const auto r =
+      read_prometheus_scrapes(mig_scrape(0.5) + mig_scrape(1.0), "mig.prom", warnings, instances);
+  ASSERT_TRUE(r.has_value()) << r.error().message;
+  ASSERT_EQ(r->size(), 2U);
+  ASSERT_EQ(r->at(1).devices.size(), 2U);
+  const auto& d1 = r->at(1).devices[1];
+  EXPECT_EQ(d1.device, "1");
+  EXPECT_EQ(d1.uuid, "GPU-a1");
+  EXPECT_EQ(d1.power_watts, 251);
+  EXPECT_EQ(d1.power_limit_requested_watts, 400);
+  EXPECT_EQ(d1.sm_clock_hertz, 1410e6);
+  EXPECT_EQ(d1.utilization_ratio, std::nullopt);  // not reported per GPU in MIG mode
+  EXPECT_EQ(d1.memory_used_bytes, std::nullopt);  // the instances' own
+  EXPECT_THAT(instances.at("0"),
+              ElementsAre("1 (3g.40gb): graphics engine active 75% (mean of 2 reading(s)), 1000 "
+                          "MiB used (last)",
+                          "2 (3g.40gb): graphics engine active 0% (mean of 2 reading(s)), 2000 "
+                          "MiB used (last)"));
+  EXPECT_EQ(instances.size(), 2U);
+  EXPECT_THAT(warnings, ::testing::IsEmpty());
+}
+
+TEST(PrometheusScrapesTest, AGpuWithOnlyAPowerLimitAndAReplayCounterHasNoOtherReading) {
+  const auto r = read_prometheus_scrapes(
+      "DCGM_FI_DEV_POWER_MGMT_LIMIT{gpu=\"0\"} 700\n"
+      "DCGM_FI_DEV_PCIE_REPLAY_COUNTER{gpu=\"0\"} 0\n",
+      "scrape.prom");
+  ASSERT_TRUE(r.has_value()) << r.error().message;
+  const auto& d = r->at(0).devices.at(0);
+  EXPECT_EQ(d.power_limit_requested_watts, 700);
+  EXPECT_EQ(d.utilization_ratio, std::nullopt);
+  EXPECT_EQ(d.power_watts, std::nullopt);
+  EXPECT_EQ(d.pcie_rx_bytes_per_second, std::nullopt);
 }
 
 Snapshot simulated_snapshot() {

@@ -108,9 +108,12 @@ TEST(RecordingTest, TimesAreRfc3339OrUnixSeconds) {
   EXPECT_EQ(parse_time("2026-01-01T00:00:00.25Z").value(), 1'767'225'600'250'000'000);
   EXPECT_EQ(parse_time("2026-01-01T01:00:00+01:00").value(), 1'767'225'600'000'000'000);
   EXPECT_EQ(parse_time("1767225600.5").value(), 1'767'225'600'500'000'000);
+  // Digits, not a double, which is 256 ns coarse at this size.
+  EXPECT_EQ(parse_time("1767225600.123456789").value(), 1'767'225'600'123'456'789);
+  EXPECT_EQ(parse_time("1767225600").value(), 1'767'225'600'000'000'000);
   for (const char* bad : {"", "yesterday", "2026-01-01", "2026-01-01T00:00:00", "2026-13-45T99Z",
                           "2026-01-01T00:00:00+1", "2026-13-45T99:99:99Z", "2026-02-01T24:00:00Z",
-                          "1e30", "1969-12-31T23:59:59Z"}) {
+                          "1e30", "1969-12-31T23:59:59Z", "-1", "1767225600.", "12a"}) {
     const auto r = parse_time(bad);
     EXPECT_FALSE(r.has_value()) << bad;
   }

@@ -4,6 +4,7 @@
 // base units; a cell or series that says "not available" is nullopt, never a number.
 #pragma once
 
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,13 +18,17 @@ namespace acco::mon {
 // the columns cannot be known). Columns are found by their header names in any order and subset;
 // units come from the header ("power.draw [W]") or the cell ("85.32 W"). "[N/A]", "N/A",
 // "[Not Supported]", "[Unknown Error]" and any other bracketed cell are nullopt; "[GPU is lost]"
-// marks the device lost. Rows with the same timestamp form one Snapshot with one DeviceSample
-// per GPU (device = the index column); without a timestamp column, each run of rows with
-// distinct GPUs is one round and rounds are numbered 1 s apart from 0. nvidia-smi prints local
-// time without a zone; it is read as if it were UTC. Unknown columns are ignored and named once
-// in `warnings`. kInvalidArgument naming `name_for_errors` and the line ("run.csv:17: expected 8
-// cells, got 5") for a header that is not nvidia-smi's, a row with the wrong number of cells or a
-// cell that cannot be read. Pure; thread-safe.
+// marks the device lost. GPUs are told apart by the index column, else uuid, else pci.bus_id
+// (numbered in order of first appearance), else by name, serial and memory.total when those
+// differ between rows, else by timestamps: rows sharing one timestamp are one round's GPUs in
+// the order printed, and a log whose timestamps strictly increase is one GPU. With an id, rows
+// within 0.5 s of a round's first row and no GPU repeated form one Snapshot. Without a timestamp
+// column rounds are numbered 1 s apart from 0; with one, every Snapshot's
+// stats.interval_seconds is the median gap between rounds. nvidia-smi prints local time without
+// a zone; it is read as if it were UTC. How GPUs were told apart is said once in `warnings`, as
+// are unknown columns (ignored). kInvalidArgument naming `name_for_errors` and the line
+// ("run.csv:17: expected 8 cells, got 5") for a header that is not nvidia-smi's, a row with the
+// wrong number of cells or a cell that cannot be read. Pure; thread-safe.
 [[nodiscard]] Result<std::vector<Snapshot>> read_nvidia_smi_csv(std::string_view text,
                                                                 const std::string& name_for_errors);
 [[nodiscard]] Result<std::vector<Snapshot>> read_nvidia_smi_csv(std::string_view text,
@@ -44,5 +49,12 @@ namespace acco::mon {
     std::string_view text, const std::string& name_for_errors);
 [[nodiscard]] Result<std::vector<Snapshot>> read_prometheus_scrapes(
     std::string_view text, const std::string& name_for_errors, std::vector<std::string>& warnings);
+// The same, with the MIG instances seen (series with a GPU_I_ID label) by physical GPU (the `gpu`
+// label): "1 (1g.10gb): graphics engine active 87% (mean of 12 reading(s)), 4096 of 9984 MiB
+// used (last)". An instance's DCGM_FI_PROF_* and FB_* series are its own; its other series are
+// the physical GPU's and are read into that GPU's DeviceSample.
+[[nodiscard]] Result<std::vector<Snapshot>> read_prometheus_scrapes(
+    std::string_view text, const std::string& name_for_errors, std::vector<std::string>& warnings,
+    std::map<std::string, std::vector<std::string>>& instances);
 
 }  // namespace acco::mon

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -16,10 +17,21 @@
 
 namespace acco::mon {
 
+// How a recording's times are to be read: UTC (acco's own, Prometheus), local time of an
+// unknown zone (nvidia-smi prints no zone), or no times at all (rounds numbered 1 s apart).
+enum class TimeBase {
+  kUtc,
+  kLocalUnknownZone,
+  kNone,
+};
+
 struct Recording {
   std::string format;  // "acco-jsonl", "nvidia-smi-csv", "prometheus"
   std::vector<Snapshot> rounds;
   std::vector<std::string> notes;  // what was skipped, once each
+  TimeBase time_base = TimeBase::kUtc;
+  // MIG instances by physical device ("1 (1g.10gb): ..."), from dcgm-exporter's GPU_I_* labels.
+  std::map<std::string, std::vector<std::string>> instances;
   // An acco Chrome trace (acco schedule --trace) is one JSON document, kept whole: it has no
   // rounds, the trace analysis reads it.
   std::optional<nlohmann::json> trace;
@@ -33,7 +45,8 @@ struct Recording {
 [[nodiscard]] Result<Recording> parse_recording(std::string_view text, const std::string& name);
 
 // "2026-12-01T16:25:24Z", "2026-12-01T16:25:24.123Z", "2026-12-01T16:25:24+01:00" or Unix
-// seconds ("1764606324.5") -> Unix nanoseconds; kInvalidArgument otherwise.
+// seconds ("1764606324.5", read as decimal digits so that the nanoseconds are exact) -> Unix
+// nanoseconds; kInvalidArgument otherwise.
 [[nodiscard]] Result<std::int64_t> parse_time(std::string_view text);
 
 }  // namespace acco::mon
