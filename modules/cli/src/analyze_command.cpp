@@ -23,6 +23,7 @@ namespace {
 struct AnalyzeCommandOptions {
   std::string input;
   mon::AnalyzeOptions analyze;
+  mon::RecordingOptions recording;
   std::vector<std::string> recording_flags;  // given flags that only a recording has a use for
 };
 
@@ -31,7 +32,7 @@ class AnalyzeCommand final : public Command {
   explicit AnalyzeCommand(AnalyzeCommandOptions options) : options_(std::move(options)) {}
 
   Output run(const Invocation& inv) const override {
-    auto recording = mon::read_recording(options_.input);
+    auto recording = mon::read_recording(options_.input, options_.recording);
     if (!recording) {
       return error_output(recording.error());
     }
@@ -75,7 +76,8 @@ struct AnalyzeFlags {
   std::string since;
   std::string until;
   std::string device;
-  std::string window;  // empty: 30s
+  std::string window;    // empty: 30s
+  std::string interval;  // empty: from the file
 };
 
 Result<AnalyzeCommandOptions> analyze_options(const AnalyzeFlags& flags) {
@@ -105,11 +107,19 @@ Result<AnalyzeCommandOptions> analyze_options(const AnalyzeFlags& flags) {
     return bad_value("--window", flags.window, "a duration from 1s to 1d (e.g. 30s)");
   }
   o.analyze.window_seconds = *window;
+  if (!flags.interval.empty()) {
+    const auto interval = units::parse_duration(flags.interval);
+    if (!interval || *interval <= 0 || *interval > 86400) {
+      return bad_value("--interval", flags.interval, "a duration up to 1d (e.g. 1s, 100ms)");
+    }
+    o.recording.interval_seconds = *interval;
+  }
   o.analyze.device = flags.device;
   for (const auto& [flag, value] : {std::pair{"--since", &flags.since},
                                     {"--until", &flags.until},
                                     {"--device", &flags.device},
-                                    {"--window", &flags.window}}) {
+                                    {"--window", &flags.window},
+                                    {"--interval", &flags.interval}}) {
     if (!value->empty()) {
       o.recording_flags.emplace_back(flag);
     }
@@ -125,8 +135,9 @@ CommandSpec analyze_command() {
       [](CLI::App& sub, SharedFlags& shared, AnalyzeFlags& flags) {
         sub.add_option("input", flags.input,
                        "the recording: acco record's JSON Lines, an nvidia-smi --query-gpu CSV "
-                       "log, Prometheus scrapes (dcgm-exporter, acco serve) saved to a file, or "
-                       "an acco Chrome trace (acco schedule --trace) for its idle gaps")
+                       "log, nvidia-smi dmon or -q output, Prometheus scrapes (dcgm-exporter, "
+                       "acco serve) saved to a file, or an acco Chrome trace (acco schedule "
+                       "--trace) for its idle gaps")
             ->type_name("FILE")
             ->required();
         sub.add_option("--since", flags.since, "start of the time range (RFC 3339 or Unix s)")
@@ -134,6 +145,10 @@ CommandSpec analyze_command() {
         sub.add_option("--until", flags.until, "end of the time range")->type_name("TIME");
         sub.add_option("--device", flags.device, "only this device (its index)")->type_name("ID");
         sub.add_option("--window", flags.window, "verdict window (default 30s)")
+            ->type_name("DURATION");
+        sub.add_option("--interval", flags.interval,
+                       "sampling interval of an nvidia-smi dmon log that does not show its "
+                       "command line (-d)")
             ->type_name("DURATION");
         add_json_flag(sub, shared, "print JSON (schema acco.analyze/1) instead of text");
       },

@@ -659,7 +659,10 @@ std::string span_text(const AnalyzeReport& r) {
     return "0 round(s)";
   }
   if (r.time_base == TimeBase::kNone) {
-    return fmt::format("{} round(s), no times in the file (rounds counted 1 s apart)", r.rounds);
+    return fmt::format(
+        "{} round(s) over {}, no dates in the file (times are offsets from the "
+        "first round)",
+        r.rounds, units::format_seconds(seconds_between(r.start_unix_nanos, r.end_unix_nanos)));
   }
   const char* zone = r.time_base == TimeBase::kLocalUnknownZone ? ", local time, zone unknown" : "";
   if (r.rounds == 1 || r.start_unix_nanos == r.end_unix_nanos) {

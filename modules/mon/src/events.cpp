@@ -10,6 +10,7 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <spdlog/logger.h>
 #include <spdlog/sinks/rotating_file_sink.h>
 #include <unistd.h>
@@ -93,16 +94,24 @@ void device_events(const Snapshot& cur, const power::DeviceSample& d,
       continue;
     }
     const bool started = (now & reason.bit) != 0;
+    // Only the readings there are: a recorded log may lack the temperature or the power.
+    std::vector<std::string> readings;
+    if (started && d.sm_clock_hertz && d.sm_clock_max_hertz) {
+      readings.push_back(fmt::format("SM clock {:.0f} of {:.0f} MHz", *d.sm_clock_hertz / 1e6,
+                                     *d.sm_clock_max_hertz / 1e6));
+      if (d.temperature_gpu_celsius) {
+        readings.push_back(fmt::format("{:.0f} C", *d.temperature_gpu_celsius));
+      }
+      if (d.power_watts) {
+        readings.push_back(fmt::format("{:.0f} W", *d.power_watts));
+      }
+    }
     Event e = device_event(
         cur, d, started ? "warning" : "info", started ? "throttle_start" : "throttle_stop",
-        fmt::format("device {}: {} {}{}", d.device, reason.name,
-                    started ? "holds the clocks down" : "released",
-                    started && d.sm_clock_hertz && d.sm_clock_max_hertz
-                        ? fmt::format(" (SM clock {:.0f} of {:.0f} MHz, {:.0f} C, {:.0f} W)",
-                                      *d.sm_clock_hertz / 1e6, *d.sm_clock_max_hertz / 1e6,
-                                      d.temperature_gpu_celsius.value_or(std::nan("")),
-                                      d.power_watts.value_or(std::nan("")))
-                        : std::string()));
+        fmt::format(
+            "device {}: {} {}{}", d.device, reason.name,
+            started ? "holds the clocks down" : "released",
+            readings.empty() ? std::string() : fmt::format(" ({})", fmt::join(readings, ", "))));
     put(e.numbers, "temperature_gpu_celsius", d.temperature_gpu_celsius);
     put(e.numbers, "power_watts", d.power_watts);
     put(e.numbers, "power_limit_enforced_watts", d.power_limit_enforced_watts);

@@ -893,6 +893,10 @@ Result<std::vector<Snapshot>> read_nvidia_smi_csv(std::string_view text,
     detail::warn_once(
         warnings, fmt::format("{}: {}", name_for_errors, identity_note(identity, *header, rounds)));
   }
+  if (!header->timestamp && !rounds.empty()) {
+    detail::warn_once(warnings, fmt::format("{}: no timestamp column: rounds counted 1 s apart",
+                                            name_for_errors));
+  }
   const double interval = header->timestamp ? median_interval_seconds(rounds) : 1.0;
   for (auto& round : rounds) {
     detail::sort_devices(round.devices);

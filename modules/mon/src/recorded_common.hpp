@@ -4,7 +4,10 @@
 
 #include <algorithm>
 #include <charconv>
+#include <chrono>
 #include <cstddef>
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -72,6 +75,26 @@ inline void sort_by_time(std::vector<Snapshot>& snapshots) {
   std::stable_sort(snapshots.begin(), snapshots.end(), [](const Snapshot& a, const Snapshot& b) {
     return a.time_unix_nanos < b.time_unix_nanos;
   });
+}
+
+// A civil date and time (read as UTC: the tools print local time without a zone) -> Unix
+// nanoseconds; nullopt for a date that does not exist or a year outside 1970-2200.
+[[nodiscard]] inline std::optional<std::int64_t> civil_unix_nanos(int year, int month, int day,
+                                                                  int hour, int minute,
+                                                                  int second) {
+  if (year < 1970 || year > 2200 || month < 1 || month > 12 || day < 1 || hour < 0 || hour > 23 ||
+      minute < 0 || minute > 59 || second < 0 || second > 60) {
+    return std::nullopt;
+  }
+  const std::chrono::year_month_day date{std::chrono::year(year),
+                                         std::chrono::month(static_cast<unsigned>(month)),
+                                         std::chrono::day(static_cast<unsigned>(day))};
+  if (!date.ok()) {
+    return std::nullopt;
+  }
+  const auto days = std::chrono::sys_days(date).time_since_epoch().count();
+  return (static_cast<std::int64_t>(days) * 86400 + hour * 3600LL + minute * 60LL + second) *
+         1'000'000'000;
 }
 
 inline void warn_once(std::vector<std::string>& warnings, std::string message) {

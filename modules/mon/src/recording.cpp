@@ -86,7 +86,8 @@ bool prometheus_sample(std::string_view head) {
 
 }  // namespace
 
-Result<Recording> parse_recording(std::string_view text, const std::string& name) {
+Result<Recording> parse_recording(std::string_view text, const std::string& name,
+                                  const RecordingOptions& options) {
   const auto head = first_line(text);
   if (head.empty()) {
     return fail(Errc::kInvalidArgument, fmt::format("{}: the file is empty", name));
@@ -108,6 +109,13 @@ Result<Recording> parse_recording(std::string_view text, const std::string& name
       }
     }
     return parse_jsonl(text, name);
+  }
+  // dmon's header starts with '#' like a Prometheus comment; -q's lines look like nothing else.
+  if (looks_like_nvidia_smi_dmon(text)) {
+    return read_nvidia_smi_dmon(text, name, options.interval_seconds);
+  }
+  if (looks_like_nvidia_smi_query(text)) {
+    return read_nvidia_smi_query(text, name);
   }
   const bool prometheus = head.front() == '#' || prometheus_sample(head);
   Recording r;
@@ -131,9 +139,9 @@ Result<Recording> parse_recording(std::string_view text, const std::string& name
   return r;
 }
 
-Result<Recording> read_recording(const std::string& path) {
+Result<Recording> read_recording(const std::string& path, const RecordingOptions& options) {
   ACCO_ASSIGN_OR_RETURN(const auto text, core::read_text_file(path));
-  return parse_recording(text, path);
+  return parse_recording(text, path, options);
 }
 
 Result<std::int64_t> parse_time(std::string_view text) {

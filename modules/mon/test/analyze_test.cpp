@@ -354,8 +354,8 @@ TEST(AnalyzeTest, LocalTimesAreNotShownAsUtcAndAFileWithoutTimesHasNoDate) {
   auto none = analyze(untimed, {}, "run.csv");
   none.time_base = TimeBase::kNone;
   const auto text = analyze_text(none);
-  EXPECT_THAT(text, HasSubstr("run.csv: 3 round(s), no times in the file (rounds counted 1 s "
-                              "apart), 1 device(s)"));
+  EXPECT_THAT(text, HasSubstr("run.csv: 3 round(s) over 2.00 s, no dates in the file (times are "
+                              "offsets from the first round), 1 device(s)"));
   EXPECT_THAT(text, Not(HasSubstr("1970")));
   EXPECT_TRUE(to_json(none)["start"].is_null());
 

@@ -79,6 +79,16 @@ TEST(EventsTest, ThrottleReasonsStartAndStopWithTheirNumbers) {
   EXPECT_EQ(stopped[0].level, "info");
 }
 
+TEST(EventsTest, AThrottleStartNamesOnlyTheReadingsThereAre) {
+  auto without = gpu(power::clock_event::kSwPowerCap);
+  without.temperature_gpu_celsius.reset();  // an nvidia-smi log without temperature.gpu
+  const auto a = at(0, {gpu(0)});
+  const auto events = detect_events(&a, at(1, {without}));
+  ASSERT_THAT(names(events), ElementsAre("throttle_start"));
+  EXPECT_EQ(events[0].message,
+            "device 0: sw_power_cap holds the clocks down (SM clock 1200 of 1980 MHz, 300 W)");
+}
+
 TEST(EventsTest, LostDeviceRetrainedLinkAndXidAreReported) {
   auto lost = gpu();
   lost.lost = true;

@@ -311,7 +311,8 @@ TEST(NvidiaSmiCsvTest, UnknownColumnsAreIgnoredAndNamedOnceInTheWarnings) {
   EXPECT_EQ(r->at(0).devices.at(0).power_watts, 85);
   EXPECT_THAT(warnings, ElementsAre("run.csv: column fan.speed is not read",
                                     "run.csv: column driver_version is not read",
-                                    "run.csv: 1 GPU(s) told apart by the index column"));
+                                    "run.csv: 1 GPU(s) told apart by the index column",
+                                    "run.csv: no timestamp column: rounds counted 1 s apart"));
 }
 
 TEST(NvidiaSmiCsvTest, GpuIsLostCellsMarkTheDeviceLost) {

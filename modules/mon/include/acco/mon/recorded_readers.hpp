@@ -1,15 +1,18 @@
 // Readers for what people already record, turned into the Snapshots `acco analyze` takes:
-// `nvidia-smi --query-gpu=... --format=csv -l 1` logs and saved Prometheus scrapes (dcgm-exporter's
-// DCGM_FI_* series and acco's own acco_gpu_* / acco_pcie_* series). Readings come out in acco's
+// `nvidia-smi --query-gpu=... --format=csv -l 1` logs, `nvidia-smi dmon` and `nvidia-smi -q`
+// output, and saved Prometheus scrapes (dcgm-exporter's DCGM_FI_* series and acco's own
+// acco_gpu_* / acco_pcie_* series). Readings come out in acco's
 // base units; a cell or series that says "not available" is nullopt, never a number.
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "acco/core/result.hpp"
+#include "acco/mon/recording.hpp"
 #include "acco/mon/snapshot.hpp"
 
 namespace acco::mon {
@@ -56,5 +59,35 @@ namespace acco::mon {
 [[nodiscard]] Result<std::vector<Snapshot>> read_prometheus_scrapes(
     std::string_view text, const std::string& name_for_errors, std::vector<std::string>& warnings,
     std::map<std::string, std::vector<std::string>>& instances);
+
+// `nvidia-smi dmon` output (-s pucvmet, -o DT): the '# gpu pwr ...' names line and the '# Idx W
+// ...' units line (repeated headers skipped), rows of whitespace-separated cells with '-' for no
+// reading, and optionally the command line echoed above them ("$ nvidia-smi dmon -d 5"), whose
+// -d gives the interval (dmon's default 1 s when the line has none). Without such a line the
+// interval is `interval_seconds` (acco analyze --interval), else 1 s with a note. Columns read:
+// gpu (device), pwr (W), gtemp/mtemp (C), sm/mem (% -> utilization ratios), pclk (graphics clock,
+// read as the SM clock) and mclk (MHz), fb (MiB used), rxpci/txpci (MB/s), pviol (% of the
+// interval held by the power cap: 50 % or more sets sw_power_cap) and tviol (non-zero sets
+// sw_thermal_slowdown); others are named once in the notes. Date (YYYYMMDD) and Time (HH:MM:SS)
+// are local time (TimeBase::kLocalUnknownZone); a Time without a Date gives offsets only
+// (TimeBase::kNone). kInvalidArgument naming `name` and the line for rows before the header, a
+// row whose cells do not match the header, or a cell that is not a number. Pure; thread-safe.
+[[nodiscard]] Result<Recording> read_nvidia_smi_dmon(std::string_view text, const std::string& name,
+                                                     std::optional<double> interval_seconds);
+// True when the first lines look like dmon's (a '# gpu' / '#Date' header or a dmon command line).
+[[nodiscard]] bool looks_like_nvidia_smi_dmon(std::string_view text);
+
+// `nvidia-smi -q` reports, whole or by -d (PERFORMANCE, POWER, CLOCK, TEMPERATURE, UTILIZATION,
+// MEMORY, PCI), one or many (-l N); a fragment pasted without its "GPU ..." line is one GPU "0".
+// Each "Timestamp : Fri Dec  4 09:06:33 2026" starts a round (local time); GPUs are numbered in
+// the order listed (nvidia-smi's index order), their "GPU 00000000:18:00.0" line is the bus id.
+// The "Clocks Event Reasons" / "Clocks Throttle Reasons" section sets clock_event_reasons (the
+// state now); its "... Counters" section ("SW Power Capping : 2147483 us") is time summed since
+// the driver loaded and goes to throttle_seconds, never to the current state. kInvalidArgument
+// for a Timestamp that cannot be read or a report with no GPU readings. Pure; thread-safe.
+[[nodiscard]] Result<Recording> read_nvidia_smi_query(std::string_view text,
+                                                      const std::string& name);
+// True when the first lines look like -q output ("NVSMI LOG", "GPU 0000...", "Key   : value").
+[[nodiscard]] bool looks_like_nvidia_smi_query(std::string_view text);
 
 }  // namespace acco::mon

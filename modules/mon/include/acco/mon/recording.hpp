@@ -1,6 +1,6 @@
 // Reading a recording back for `acco analyze`, its format detected by content: acco's own JSON
-// Lines (acco record), nvidia-smi --query-gpu CSV logs, and Prometheus text scrapes of
-// dcgm-exporter or acco serve saved to a file.
+// Lines (acco record), nvidia-smi --query-gpu CSV logs, nvidia-smi dmon and -q output, and
+// Prometheus text scrapes of dcgm-exporter or acco serve saved to a file.
 #pragma once
 
 #include <cstdint>
@@ -26,7 +26,9 @@ enum class TimeBase {
 };
 
 struct Recording {
-  std::string format;  // "acco-jsonl", "nvidia-smi-csv", "prometheus"
+  // "acco-jsonl", "nvidia-smi-csv", "nvidia-smi-dmon", "nvidia-smi-q", "prometheus",
+  // "chrome-trace"
+  std::string format;
   std::vector<Snapshot> rounds;
   std::vector<std::string> notes;  // what was skipped, once each
   TimeBase time_base = TimeBase::kUtc;
@@ -37,12 +39,19 @@ struct Recording {
   std::optional<nlohmann::json> trace;
 };
 
+struct RecordingOptions {
+  // The sampling interval of an nvidia-smi dmon log that does not echo its command line.
+  std::optional<double> interval_seconds;
+};
+
 // Reads `path`: kNotFound when it does not exist, kInvalidArgument naming the file and line
 // ("run.jsonl:17: devices[0].power_watts: expected a number") for a malformed line other than a
 // cut-off last one (kill -9 mid-write), which is skipped with a note.
-[[nodiscard]] Result<Recording> read_recording(const std::string& path);
+[[nodiscard]] Result<Recording> read_recording(const std::string& path,
+                                               const RecordingOptions& options = {});
 // The same from text already read; `name` stands for the file in messages.
-[[nodiscard]] Result<Recording> parse_recording(std::string_view text, const std::string& name);
+[[nodiscard]] Result<Recording> parse_recording(std::string_view text, const std::string& name,
+                                                const RecordingOptions& options = {});
 
 // "2026-12-01T16:25:24Z", "2026-12-01T16:25:24.123Z", "2026-12-01T16:25:24+01:00" or Unix
 // seconds ("1764606324.5", read as decimal digits so that the nanoseconds are exact) -> Unix
