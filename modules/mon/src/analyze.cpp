@@ -20,7 +20,7 @@ namespace {
 constexpr double kIdleUtilization = 0.05;
 constexpr double kThermalThrottledRatio = 0.01;
 constexpr double kThermalClockRatio = 0.9;
-constexpr double kPowerCapShare = 0.5;
+constexpr double kReasonShare = 0.5;  // of the busy samples: the reasons held the clocks
 constexpr double kPowerCapOfLimit = 0.95;
 constexpr double kLinkBound = 0.7;
 constexpr double kPcieBoundUtilization = 0.5;
@@ -307,7 +307,7 @@ std::pair<Verdict, std::string> judge(const WindowNumbers& n) {
   const double thermal_share = n.thermal_share.value_or(0);
   const bool throttled_thermally =
       n.thermal_throttled_ratio.value_or(0) > kThermalThrottledRatio || thermal_share > 0;
-  if (thermal_share >= kPowerCapShare ||
+  if (thermal_share >= kReasonShare ||
       (throttled_thermally && n.sm_clock_ratio && *n.sm_clock_ratio < kThermalClockRatio)) {
     return {V::kThermal,
             fmt::format("thermal slowdown held the clocks in {} of the {}{}{}{}",
@@ -318,7 +318,7 @@ std::pair<Verdict, std::string> judge(const WindowNumbers& n) {
                             : std::string(),
                         clock_text(n), power_text(n, "; "))};
   }
-  if (n.power_cap_share.value_or(0) >= kPowerCapShare) {
+  if (n.power_cap_share.value_or(0) >= kReasonShare) {
     return {V::kPowerCap, fmt::format("the power-cap reasons held the clocks in {} of the busy "
                                       "samples{}{}",
                                       pct(*n.power_cap_share), power_text(n), clock_text(n))};
@@ -657,6 +657,9 @@ std::string device_text(const AnalyzeReport& r, const DeviceAnalysis& d) {
 std::string span_text(const AnalyzeReport& r) {
   if (r.rounds == 0) {
     return "0 round(s)";
+  }
+  if (r.time_base == TimeBase::kNone && (r.rounds == 1 || r.start_unix_nanos == r.end_unix_nanos)) {
+    return fmt::format("{} round(s), no dates in the file", r.rounds);
   }
   if (r.time_base == TimeBase::kNone) {
     return fmt::format(

@@ -772,12 +772,26 @@ std::vector<Snapshot> rounds_by_identity(Identity identity, std::vector<Row>& ro
 }
 
 // Rows with no identity: the rows sharing one timestamp are one round's GPUs in the order
-// nvidia-smi prints them (by index); a log whose timestamps strictly increase is one GPU.
+// nvidia-smi prints them (by index); a log whose timestamps strictly increase is one GPU, and so
+// is one where most timestamps are a single row's (a fast -lms log whose stamps, in whole
+// milliseconds, now and then coincide).
 std::vector<Snapshot> rounds_by_timestamp(std::vector<Row>& rows) {
+  std::size_t single = 0;
+  std::size_t groups = 0;
+  for (std::size_t i = 0; i < rows.size();) {
+    std::size_t j = i + 1;
+    while (j < rows.size() && rows[j].time == rows[i].time) {
+      ++j;
+    }
+    single += j - i == 1 ? 1 : 0;
+    ++groups;
+    i = j;
+  }
+  const bool one_gpu = 2 * single > groups;
   std::vector<Snapshot> rounds;
   for (auto& row : rows) {
     const std::int64_t t = row.time.value_or(0);
-    if (rounds.empty() || rounds.back().time_unix_nanos != t) {
+    if (rounds.empty() || rounds.back().time_unix_nanos != t || one_gpu) {
       Snapshot s;
       s.time_unix_nanos = t;
       rounds.push_back(std::move(s));
@@ -823,8 +837,8 @@ std::string identity_note(Identity identity, const Header& header,
       break;
   }
   if (most <= 1) {
-    return "1 GPU: no index, uuid or pci.bus_id column and the timestamps strictly increase, so "
-           "every row is a new reading of one GPU";
+    return "1 GPU: no index, uuid or pci.bus_id column and the timestamps increase row by row, "
+           "so every row is a new reading of one GPU";
   }
   return fmt::format(
       "{} GPU(s) told apart by timestamps: no index, uuid or pci.bus_id column, "

@@ -361,6 +361,8 @@ TEST(AnalyzeTest, LocalTimesAreNotShownAsUtcAndAFileWithoutTimesHasNoDate) {
 
   auto one = analyze(rounds_of({busy_with(0.97)}), {});
   EXPECT_THAT(analyze_text(one), HasSubstr("1 round(s) at 2026-01-01T00:00:00.000Z"));
+  one.time_base = TimeBase::kNone;
+  EXPECT_THAT(analyze_text(one), HasSubstr(": 1 round(s), no dates in the file, 1 device(s)"));
 }
 
 TEST(AnalyzeTest, SinceAtAFractionalUnixTimeKeepsTheSampleAtExactlyThatTime) {

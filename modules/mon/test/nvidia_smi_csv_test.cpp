@@ -238,8 +238,21 @@ TEST(NvidiaSmiCsvTest, OneGpuSampledEvery15MsWithoutAnIdColumnIsOneDevice) {
   EXPECT_EQ(r->at(1).time_unix_nanos - r->at(0).time_unix_nanos, 15'000'000);
   EXPECT_DOUBLE_EQ(r->at(0).stats.interval_seconds, 0.015);
   EXPECT_THAT(warnings, ElementsAre("run.csv: 1 GPU: no index, uuid or pci.bus_id column and the "
-                                    "timestamps strictly increase, so every row is a new reading "
-                                    "of one GPU"));
+                                    "timestamps increase row by row, so every row is a new "
+                                    "reading of one GPU"));
+}
+
+TEST(NvidiaSmiCsvTest, OneGpuWhoseMillisecondStampsNowAndThenCoincideIsStillOneDevice) {
+  const auto rounds = read(
+      "timestamp, utilization.gpu [%]\n"
+      "2026/12/01 16:25:24.000, 90 %\n2026/12/01 16:25:24.001, 91 %\n"
+      "2026/12/01 16:25:24.001, 92 %\n2026/12/01 16:25:24.002, 93 %\n"
+      "2026/12/01 16:25:24.003, 94 %\n");
+  ASSERT_EQ(rounds.size(), 5U);
+  for (const auto& r : rounds) {
+    ASSERT_EQ(r.devices.size(), 1U);
+    EXPECT_EQ(r.devices[0].device, "0");
+  }
 }
 
 TEST(NvidiaSmiCsvTest, AlternatingGpusWithoutAnIdAreToldApartBySerial) {

@@ -24,9 +24,9 @@ namespace acco::mon {
 // marks the device lost. GPUs are told apart by the index column, else uuid, else pci.bus_id
 // (numbered in order of first appearance), else by name, serial and memory.total when those
 // differ between rows, else by timestamps: rows sharing one timestamp are one round's GPUs in
-// the order printed, and a log whose timestamps strictly increase is one GPU. With an id, rows
-// within 0.5 s of a round's first row and no GPU repeated form one Snapshot. Without a timestamp
-// column rounds are numbered 1 s apart from 0; with one, every Snapshot's
+// the order printed, and a log whose timestamps mostly hold one row each is one GPU. With an id,
+// rows within 0.5 s of a round's first row and no GPU repeated form one Snapshot. Without a
+// timestamp column rounds are numbered 1 s apart from 0; with one, every Snapshot's
 // stats.interval_seconds is the median gap between rounds. nvidia-smi prints local time without
 // a zone; it is read as if it were UTC. How GPUs were told apart is said once in `warnings`, as
 // are unknown columns (ignored). kInvalidArgument naming `name_for_errors` and the line
