@@ -4,7 +4,6 @@
 // (-d N, 1 s by default), which people often keep as the log's first line.
 #include <algorithm>
 #include <cstdint>
-#include <cstdio>
 #include <map>
 #include <optional>
 #include <set>
@@ -114,241 +113,212 @@ struct DmonRow {
   power::DeviceSample sample;
 };
 
-}  // namespace
+struct DmonHeader {
+  std::vector<std::optional<DmonColumn>> columns;  // nullopt: not read
+  std::vector<std::string> names;
+  bool date = false;
+  bool time = false;
+};
 
-bool looks_like_nvidia_smi_dmon(std::string_view text) {
-  std::size_t start = 0;
-  for (int lines = 0; lines < 5 && start < text.size(); ++lines) {
-    const std::size_t end = std::min(text.find('\n', start), text.size());
-    const auto line = units::trim(text.substr(start, end - start));
-    start = end + 1;
-    if (line.find("nvidia-smi dmon") != std::string_view::npos) {
-      return true;
-    }
-    if (line.starts_with('#')) {
-      const auto w = words(line.substr(1));
-      if (!w.empty() && (w.front() == "gpu" || w.front() == "Date" || w.front() == "Time")) {
-        return true;
-      }
-    }
-  }
-  return false;
+bool names_line(const std::vector<std::string_view>& w) {
+  return !w.empty() && (w.front() == "gpu" || w.front() == "Date" || w.front() == "Time");
 }
 
-Result<Recording> read_nvidia_smi_dmon(std::string_view text, const std::string& name,
-                                       std::optional<double> interval_seconds) {
-  Recording r;
-  r.format = "nvidia-smi-dmon";
-  std::optional<double> echoed;
-  std::vector<std::optional<DmonColumn>> columns;
-  std::vector<std::string> names;
-  bool has_date = false;
-  bool has_time = false;
-  std::vector<DmonRow> rows;
-  std::size_t number = 0;
-  std::size_t start = 0;
-  while (start < text.size()) {
-    const std::size_t end = std::min(text.find('\n', start), text.size());
-    std::string_view line = text.substr(start, end - start);
-    start = end + 1;
-    ++number;
-    if (line.ends_with('\r')) {
-      line.remove_suffix(1);
+Result<DmonHeader> read_dmon_header(const std::vector<std::string_view>& w, const std::string& name,
+                                    std::size_t number, std::vector<std::string>& notes) {
+  DmonHeader h;
+  for (const auto& n : w) {
+    h.names.emplace_back(n);
+    const auto it = dmon_columns().find(n);
+    h.columns.push_back(it == dmon_columns().end() ? std::nullopt : std::optional(it->second));
+    if (it == dmon_columns().end()) {
+      detail::warn_once(notes, fmt::format("{}: dmon column {} is not read", name, n));
     }
-    const auto trimmed = units::trim(line);
-    if (trimmed.empty()) {
+    h.date = h.date || n == "Date";
+    h.time = h.time || n == "Time";
+  }
+  if (std::find(h.names.begin(), h.names.end(), "gpu") == h.names.end()) {
+    return line_error(name, number, "a dmon header without its gpu column");
+  }
+  return h;
+}
+
+std::optional<double> ratio(double x, power::DeviceSample& s) {
+  if (x >= 0 && x <= 1) {
+    return x;
+  }
+  ++s.dropped_readings;  // no utilization NVML gives
+  return std::nullopt;
+}
+
+// One reading, already in base units, into the sample.
+void apply_dmon(DmonField field, double x, power::DeviceSample& s) {
+  switch (field) {
+    case DmonField::kPower:
+      s.power_watts = x;
+      break;
+    case DmonField::kGpuTemperature:
+      s.temperature_gpu_celsius = x;
+      break;
+    case DmonField::kMemoryTemperature:
+      s.temperature_memory_celsius = x;
+      break;
+    case DmonField::kSmUtilization:
+      s.utilization_ratio = ratio(x, s);
+      break;
+    case DmonField::kMemoryUtilization:
+      s.memory_utilization_ratio = ratio(x, s);
+      break;
+    case DmonField::kMemoryClock:
+      s.memory_clock_hertz = x;
+      break;
+    case DmonField::kGraphicsClock:
+      s.sm_clock_hertz = x;  // the graphics clock, which the SM clock follows
+      break;
+    case DmonField::kPowerViolation:
+      // The share of the interval the power cap held the clocks: most of it is a capped sample.
+      s.clock_event_reasons =
+          s.clock_event_reasons.value_or(0) | (x >= 0.5 ? power::clock_event::kSwPowerCap : 0);
+      break;
+    case DmonField::kThermalViolation:
+      s.clock_event_reasons =
+          s.clock_event_reasons.value_or(0) | (x > 0 ? power::clock_event::kSwThermalSlowdown : 0);
+      break;
+    case DmonField::kFramebuffer:
+      s.memory_used_bytes = static_cast<std::uint64_t>(x);
+      break;
+    case DmonField::kPcieRx:
+      s.pcie_rx_bytes_per_second = x;
+      break;
+    case DmonField::kPcieTx:
+      s.pcie_tx_bytes_per_second = x;
+      break;
+    default:
+      break;
+  }
+}
+
+// Two digits at `at` of `text`; -1 when they are not.
+int two_digits(std::string_view text, std::size_t at) {
+  const auto v = units::parse_int(text.substr(at, 2));
+  return text.size() >= at + 2 && v ? static_cast<int>(*v) : -1;
+}
+
+// dmon's "20261201" and "16:25:24" (either may be absent) -> Unix nanoseconds, read as UTC.
+std::optional<std::int64_t> dmon_time(std::optional<std::string_view> date,
+                                      std::optional<std::string_view> time) {
+  int year = 1970;
+  int month = 1;
+  int day = 1;
+  int hour = 0;
+  int minute = 0;
+  int second = 0;
+  if (date) {
+    const auto y = units::parse_int(date->substr(0, 4));
+    if (date->size() != 8 || !y) {
+      return std::nullopt;
+    }
+    year = static_cast<int>(*y);
+    month = two_digits(*date, 4);
+    day = two_digits(*date, 6);
+  }
+  if (time) {
+    if (time->size() != 8 || (*time)[2] != ':' || (*time)[5] != ':') {
+      return std::nullopt;
+    }
+    hour = two_digits(*time, 0);
+    minute = two_digits(*time, 3);
+    second = two_digits(*time, 6);
+  }
+  return detail::civil_unix_nanos(year, month, day, hour, minute, second);
+}
+
+Result<DmonRow> read_dmon_row(const std::vector<std::string_view>& cells, const DmonHeader& h,
+                              const std::string& name, std::size_t number) {
+  if (cells.size() != h.columns.size()) {
+    return line_error(name, number,
+                      fmt::format("expected {} columns as the dmon header names, got {}",
+                                  h.columns.size(), cells.size()));
+  }
+  DmonRow row;
+  row.sample.source = "nvidia-smi-dmon";
+  std::optional<std::string_view> date;
+  std::optional<std::string_view> time;
+  for (std::size_t i = 0; i < cells.size(); ++i) {
+    if (!h.columns[i]) {
       continue;
     }
-    if (trimmed.find("nvidia-smi") != std::string_view::npos) {
-      echoed = echo_interval(words(trimmed));
-      continue;
-    }
-    if (trimmed.starts_with('#')) {
-      const auto w = words(trimmed.substr(1));
-      const bool names_line =
-          !w.empty() && (w.front() == "gpu" || w.front() == "Date" || w.front() == "Time");
-      if (names_line && columns.empty()) {
-        for (const auto& n : w) {
-          names.emplace_back(n);
-          const auto it = dmon_columns().find(n);
-          columns.push_back(it == dmon_columns().end() ? std::nullopt : std::optional(it->second));
-          if (it == dmon_columns().end()) {
-            detail::warn_once(r.notes, fmt::format("{}: dmon column {} is not read", name, n));
-          }
-          has_date = has_date || n == "Date";
-          has_time = has_time || n == "Time";
-        }
-        if (std::find(names.begin(), names.end(), "gpu") == names.end()) {
-          return line_error(name, number, "a dmon header without its gpu column");
-        }
+    const auto cell = cells[i];
+    const auto field = h.columns[i]->field;
+    if (field == DmonField::kDate || field == DmonField::kTime) {
+      (field == DmonField::kDate ? date : time) = cell;
+    } else if (field == DmonField::kGpu) {
+      if (!units::parse_int(cell)) {
+        return line_error(name, number,
+                          fmt::format("gpu: cannot read '{}' as a GPU index", units::escape(cell)));
       }
-      continue;  // the units line, repeated headers
-    }
-    if (columns.empty()) {
-      return line_error(name, number,
-                        "expected nvidia-smi dmon's '# gpu ...' header line before the first "
-                        "row (the columns are unknown without it)");
-    }
-    const auto cells = words(trimmed);
-    if (cells.size() != columns.size()) {
-      return line_error(name, number,
-                        fmt::format("expected {} columns as the dmon header names, got {}",
-                                    columns.size(), cells.size()));
-    }
-    DmonRow row;
-    auto& s = row.sample;
-    s.source = "nvidia-smi-dmon";
-    std::optional<std::string_view> date;
-    std::optional<std::string_view> time;
-    for (std::size_t i = 0; i < cells.size(); ++i) {
-      if (!columns[i]) {
-        continue;
-      }
-      const auto cell = cells[i];
-      const auto field = columns[i]->field;
-      if (field == DmonField::kDate) {
-        date = cell;
-        continue;
-      }
-      if (field == DmonField::kTime) {
-        time = cell;
-        continue;
-      }
-      if (field == DmonField::kGpu) {
-        if (!units::parse_int(cell)) {
-          return line_error(
-              name, number,
-              fmt::format("gpu: cannot read '{}' as a GPU index", units::escape(cell)));
-        }
-        row.gpu = std::string(cell);
-        continue;
-      }
-      if (cell == "-" || cell == "N/A") {
-        continue;  // dmon's "no reading"
-      }
+      row.gpu = std::string(cell);
+    } else if (cell != "-" && cell != "N/A") {  // '-': dmon's "no reading"
       const auto v = units::parse_double(cell);
       if (!v) {
         return line_error(
             name, number,
-            fmt::format("{}: cannot read '{}' as a number", names[i], units::escape(cell)));
+            fmt::format("{}: cannot read '{}' as a number", h.names[i], units::escape(cell)));
       }
-      const double x = *v * columns[i]->scale;
-      switch (field) {
-        case DmonField::kPower:
-          s.power_watts = x;
-          break;
-        case DmonField::kGpuTemperature:
-          s.temperature_gpu_celsius = x;
-          break;
-        case DmonField::kMemoryTemperature:
-          s.temperature_memory_celsius = x;
-          break;
-        case DmonField::kSmUtilization:
-          if (x >= 0 && x <= 1) {
-            s.utilization_ratio = x;
-          } else {
-            ++s.dropped_readings;
-          }
-          break;
-        case DmonField::kMemoryUtilization:
-          if (x >= 0 && x <= 1) {
-            s.memory_utilization_ratio = x;
-          } else {
-            ++s.dropped_readings;
-          }
-          break;
-        case DmonField::kMemoryClock:
-          s.memory_clock_hertz = x;
-          break;
-        case DmonField::kGraphicsClock:
-          s.sm_clock_hertz = x;  // the graphics clock, which the SM clock follows
-          break;
-        case DmonField::kPowerViolation:
-          // The share of the interval the power cap held the clocks: most of it is a capped
-          // sample.
-          s.clock_event_reasons =
-              s.clock_event_reasons.value_or(0) | (x >= 0.5 ? power::clock_event::kSwPowerCap : 0);
-          break;
-        case DmonField::kThermalViolation:
-          s.clock_event_reasons = s.clock_event_reasons.value_or(0) |
-                                  (x > 0 ? power::clock_event::kSwThermalSlowdown : 0);
-          break;
-        case DmonField::kFramebuffer:
-          s.memory_used_bytes = static_cast<std::uint64_t>(x);
-          break;
-        case DmonField::kPcieRx:
-          s.pcie_rx_bytes_per_second = x;
-          break;
-        case DmonField::kPcieTx:
-          s.pcie_tx_bytes_per_second = x;
-          break;
-        default:
-          break;
-      }
+      apply_dmon(field, *v * h.columns[i]->scale, row.sample);
     }
-    if (date || time) {
-      int y = 1970;
-      int mo = 1;
-      int d = 1;
-      int h = 0;
-      int mi = 0;
-      int se = 0;
-      bool ok = true;
-      if (date) {
-        ok = date->size() == 8 && std::sscanf(std::string(*date).c_str(), "%4d%2d%2d", &y, &mo,
-                                              &d) == 3;  // NOLINT
-      }
-      if (ok && time) {
-        ok = time->size() == 8 && std::sscanf(std::string(*time).c_str(), "%2d:%2d:%2d", &h, &mi,
-                                              &se) == 3;  // NOLINT
-      }
-      row.time = ok ? detail::civil_unix_nanos(y, mo, d, h, mi, se) : std::nullopt;
-      if (!row.time) {
-        return line_error(
-            name, number,
-            fmt::format("cannot read '{} {}' as dmon's date (YYYYMMDD) and time "
-                        "(HH:MM:SS)",
-                        units::escape(date.value_or("")), units::escape(time.value_or(""))));
-      }
+  }
+  if (date || time) {
+    row.time = dmon_time(date, time);
+    if (!row.time) {
+      return line_error(
+          name, number,
+          fmt::format("cannot read '{} {}' as dmon's date (YYYYMMDD) and time "
+                      "(HH:MM:SS)",
+                      units::escape(date.value_or("")), units::escape(time.value_or(""))));
     }
-    rows.push_back(std::move(row));
   }
-  if (columns.empty()) {
-    return fail(Errc::kInvalidArgument,
-                fmt::format("{}: no nvidia-smi dmon header ('# gpu ...') and no rows", name));
-  }
+  return row;
+}
 
-  // The interval: the echoed command's, else --interval, else dmon's default 1 s.
-  double interval = 1;
+// The interval: the echoed command's, else --interval, else dmon's default 1 s.
+double dmon_interval(std::optional<double> echoed, std::optional<double> flag, bool timed,
+                     const std::string& name, std::vector<std::string>& notes) {
   if (echoed) {
-    interval = *echoed;
-    if (interval_seconds && *interval_seconds != *echoed) {
-      r.notes.push_back(fmt::format(
-          "{}: the command line in the file says -d {}; --interval {} "
-          "is not used",
-          name, units::format_seconds(*echoed), units::format_seconds(*interval_seconds)));
+    if (flag && *flag != *echoed) {
+      notes.push_back(
+          fmt::format("{}: the command line in the file says -d {}; --interval {} is "
+                      "not used",
+                      name, units::format_seconds(*echoed), units::format_seconds(*flag)));
     }
-  } else if (interval_seconds) {
-    interval = *interval_seconds;
-  } else if (!has_date && !has_time) {
-    r.notes.push_back(
+    return *echoed;
+  }
+  if (flag) {
+    return *flag;
+  }
+  if (!timed) {
+    notes.push_back(
         fmt::format("{}: no command line and no times in the file: rows taken 1 s "
                     "apart, dmon's default (give --interval)",
                     name));
   }
+  return 1;
+}
 
-  // A GPU seen again starts the next round.
+// Rows into rounds: a GPU seen again starts the next one.
+void dmon_rounds(std::vector<DmonRow>& rows, const DmonHeader& h, double interval, Recording& r) {
   std::set<std::string> in_round;
   std::int64_t day_offset = 0;
   std::optional<std::int64_t> previous;
+  constexpr std::int64_t kDay = 86'400'000'000'000;
   for (auto& row : rows) {
     if (r.rounds.empty() || in_round.contains(row.gpu)) {
       Snapshot snap;
       if (row.time) {
         std::int64_t t = *row.time + day_offset;
-        if (!has_date && previous && t < *previous) {
-          day_offset += 86'400'000'000'000;  // a time of day that went past midnight
-          t += 86'400'000'000'000;
+        if (!h.date && previous && t < *previous) {
+          day_offset += kDay;  // a time of day that went past midnight
+          t += kDay;
         }
         snap.time_unix_nanos = t;
         previous = t;
@@ -362,23 +332,77 @@ Result<Recording> read_nvidia_smi_dmon(std::string_view text, const std::string&
     }
     in_round.insert(row.gpu);
     row.sample.device = row.gpu;
-    row.sample.time_unix_nanos = r.rounds.back().time_unix_nanos;
     r.rounds.back().devices.push_back(std::move(row.sample));
   }
-  for (auto& round : r.rounds) {
-    detail::sort_devices(round.devices);
-  }
   // A time of day without a date is no moment: the offsets hold, the date does not.
-  r.time_base = has_date ? TimeBase::kLocalUnknownZone : TimeBase::kNone;
-  if (has_time && !has_date && !r.rounds.empty()) {
-    const std::int64_t first = r.rounds.front().time_unix_nanos;
-    for (auto& round : r.rounds) {
-      round.time_unix_nanos -= first;
-      for (auto& d : round.devices) {
-        d.time_unix_nanos = round.time_unix_nanos;
-      }
+  const std::int64_t first =
+      h.time && !h.date && !r.rounds.empty() ? r.rounds.front().time_unix_nanos : 0;
+  for (auto& round : r.rounds) {
+    round.time_unix_nanos -= first;
+    detail::sort_devices(round.devices);
+    for (auto& d : round.devices) {
+      d.time_unix_nanos = round.time_unix_nanos;
     }
   }
+  r.time_base = h.date ? TimeBase::kLocalUnknownZone : TimeBase::kNone;
+}
+
+}  // namespace
+
+bool looks_like_nvidia_smi_dmon(std::string_view text) {
+  std::size_t start = 0;
+  for (int lines = 0; lines < 5 && start < text.size(); ++lines) {
+    const std::size_t end = std::min(text.find('\n', start), text.size());
+    const auto line = units::trim(text.substr(start, end - start));
+    start = end + 1;
+    if (line.find("nvidia-smi dmon") != std::string_view::npos ||
+        (line.starts_with('#') && names_line(words(line.substr(1))))) {
+      return true;
+    }
+  }
+  return false;
+}
+
+Result<Recording> read_nvidia_smi_dmon(std::string_view text, const std::string& name,
+                                       std::optional<double> interval_seconds) {
+  Recording r;
+  r.format = "nvidia-smi-dmon";
+  std::optional<double> echoed;
+  std::optional<DmonHeader> header;
+  std::vector<DmonRow> rows;
+  std::size_t number = 0;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    const std::size_t end = std::min(text.find('\n', start), text.size());
+    const auto line = units::trim(text.substr(start, end - start));
+    start = end + 1;
+    ++number;
+    if (line.empty()) {
+      continue;
+    }
+    if (line.find("nvidia-smi") != std::string_view::npos) {
+      echoed = echo_interval(words(line));
+    } else if (line.starts_with('#')) {
+      // The names line; the units line and repeated headers say nothing new.
+      if (const auto w = words(line.substr(1)); names_line(w) && !header) {
+        ACCO_ASSIGN_OR_RETURN(header, read_dmon_header(w, name, number, r.notes));
+      }
+    } else if (!header) {
+      return line_error(name, number,
+                        "expected nvidia-smi dmon's '# gpu ...' header line before the first "
+                        "row (the columns are unknown without it)");
+    } else {
+      ACCO_ASSIGN_OR_RETURN(DmonRow row, read_dmon_row(words(line), *header, name, number));
+      rows.push_back(std::move(row));
+    }
+  }
+  if (!header) {
+    return fail(Errc::kInvalidArgument,
+                fmt::format("{}: no nvidia-smi dmon header ('# gpu ...') and no rows", name));
+  }
+  const double interval =
+      dmon_interval(echoed, interval_seconds, header->date || header->time, name, r.notes);
+  dmon_rounds(rows, *header, interval, r);
   return r;
 }
 

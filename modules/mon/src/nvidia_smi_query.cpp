@@ -4,6 +4,7 @@
 // "Clocks Event Reasons" (older drivers: "Clocks Throttle Reasons") section says what holds the
 // clocks now; its "... Counters" section holds microseconds summed since the driver loaded,
 // never the current state.
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -90,23 +91,159 @@ const std::map<std::string_view, std::string_view>& counter_keys() {
 // "Fri Dec  4 09:06:33 2026" (ctime, local time) -> Unix nanoseconds read as UTC.
 std::optional<std::int64_t> ctime_nanos(std::string_view text) {
   static constexpr std::string_view kMonths = "JanFebMarAprMayJunJulAugSepOctNovDec";
-  char weekday[4] = {};
-  char month[4] = {};
-  int day = 0;
-  int hour = 0;
-  int minute = 0;
-  int second = 0;
-  int year = 0;
-  const std::string s(text);
-  if (std::sscanf(s.c_str(), "%3s %3s %d %d:%d:%d %d", weekday, month, &day, &hour,  // NOLINT
-                  &minute, &second, &year) != 7) {
+  std::vector<std::string_view> w;
+  for (std::size_t i = 0; i < text.size();) {
+    const std::size_t end = std::min(text.find(' ', i), text.size());
+    if (end > i) {
+      w.push_back(text.substr(i, end - i));
+    }
+    i = end + 1;
+  }
+  if (w.size() != 5 || w[1].size() != 3 || w[3].size() != 8 || w[3][2] != ':' || w[3][5] != ':') {
     return std::nullopt;
   }
-  const auto m = kMonths.find(month);
-  if (std::string_view(month).size() != 3 || m == std::string_view::npos || m % 3 != 0) {
+  const auto month = kMonths.find(w[1]);
+  const auto day = units::parse_int(w[2]);
+  const auto hour = units::parse_int(w[3].substr(0, 2));
+  const auto minute = units::parse_int(w[3].substr(3, 2));
+  const auto second = units::parse_int(w[3].substr(6, 2));
+  const auto year = units::parse_int(w[4]);
+  if (month == std::string_view::npos || month % 3 != 0 || !day || !hour || !minute || !second ||
+      !year) {
     return std::nullopt;
   }
-  return detail::civil_unix_nanos(year, static_cast<int>(m / 3) + 1, day, hour, minute, second);
+  return detail::civil_unix_nanos(static_cast<int>(*year), static_cast<int>(month / 3) + 1,
+                                  static_cast<int>(*day), static_cast<int>(*hour),
+                                  static_cast<int>(*minute), static_cast<int>(*second));
+}
+
+// One report's GPUs, at its Timestamp when it has one.
+struct QueryRound {
+  std::int64_t time = 0;
+  bool timed = false;
+  std::vector<power::DeviceSample> devices;
+};
+
+void set_scaled(std::optional<double>& field, std::optional<double> v, double scale = 1) {
+  if (v) {
+    field = *v * scale;
+  }
+}
+
+void read_reason(power::DeviceSample& d, std::string_view key, std::string_view value) {
+  const auto it = reason_bits().find(key);
+  if (it != reason_bits().end() && (value == "Active" || value == "Not Active")) {
+    d.clock_event_reasons =
+        d.clock_event_reasons.value_or(0) | (value == "Active" ? it->second : 0);
+  }
+}
+
+// Cumulative since the driver loaded: time spent, never what holds the clocks now.
+void read_counter(power::DeviceSample& d, std::string_view key, std::string_view value) {
+  const auto it = counter_keys().find(key);
+  if (const auto us = number_in(value, "us"); it != counter_keys().end() && us) {
+    d.throttle_seconds[std::string(it->second)] = *us / 1e6;
+  }
+}
+
+void read_utilization(power::DeviceSample& d, std::string_view key, std::string_view value) {
+  const auto v = number_in(value, "%");
+  if (!v || *v < 0 || *v > 100) {
+    return;
+  }
+  if (key == "Gpu") {
+    d.utilization_ratio = *v / 100;
+  } else if (key == "Memory") {
+    d.memory_utilization_ratio = *v / 100;
+  }
+}
+
+void read_temperature(power::DeviceSample& d, std::string_view key, std::string_view value) {
+  const auto c = number_in(value, "C");
+  if (key == "GPU Current Temp") {
+    set_scaled(d.temperature_gpu_celsius, c);
+  } else if (key == "Memory Current Temp") {
+    set_scaled(d.temperature_memory_celsius, c);
+  } else if (key == "GPU T.Limit Temp") {
+    set_scaled(d.thermal_margin_celsius, c);
+  } else if (key == "GPU Shutdown Temp") {
+    set_scaled(d.threshold_shutdown_celsius, c);
+  } else if (key == "GPU Slowdown Temp") {
+    set_scaled(d.threshold_slowdown_celsius, c);
+  } else if (key == "GPU Max Operating Temp") {
+    set_scaled(d.threshold_gpu_max_celsius, c);
+  }
+}
+
+void read_power(power::DeviceSample& d, std::string_view key, std::string_view value) {
+  const auto w = number_in(value, "W");
+  if (key == "Power Draw" || key == "Average Power Draw" || key == "Instantaneous Power Draw") {
+    if (!d.power_watts || key == "Power Draw") {
+      set_scaled(d.power_watts, w);
+    }
+  } else if (key == "Current Power Limit" || key == "Enforced Power Limit") {
+    set_scaled(d.power_limit_enforced_watts, w);
+  } else if (key == "Requested Power Limit" || key == "Power Limit") {
+    set_scaled(d.power_limit_requested_watts, w);
+  } else if (key == "Default Power Limit") {
+    set_scaled(d.power_limit_default_watts, w);
+  } else if (key == "Min Power Limit") {
+    set_scaled(d.power_limit_min_watts, w);
+  } else if (key == "Max Power Limit") {
+    set_scaled(d.power_limit_max_watts, w);
+  }
+}
+
+void read_clock(power::DeviceSample& d, bool max, std::string_view key, std::string_view value) {
+  const auto mhz = number_in(value, "MHz");
+  if (key == "SM") {
+    set_scaled(max ? d.sm_clock_max_hertz : d.sm_clock_hertz, mhz, 1e6);
+  } else if (key == "Memory") {
+    set_scaled(max ? d.memory_clock_max_hertz : d.memory_clock_hertz, mhz, 1e6);
+  }
+}
+
+void read_memory(power::DeviceSample& d, std::string_view key, std::string_view value) {
+  const auto mib = number_in(value, "MiB");
+  std::optional<std::uint64_t>* field = key == "Total"  ? &d.memory_total_bytes
+                                        : key == "Used" ? &d.memory_used_bytes
+                                        : key == "Free" ? &d.memory_free_bytes
+                                                        : nullptr;
+  if (field != nullptr && mib && *mib >= 0) {
+    *field = static_cast<std::uint64_t>(*mib * 1048576.0);
+  }
+}
+
+std::optional<int> link_number(std::string_view v) {
+  if (v.ends_with('x')) {
+    v.remove_suffix(1);  // "16x"
+  }
+  const auto n = units::parse_int(v);
+  return n && *n >= 0 && *n <= 64 ? std::optional<int>(static_cast<int>(*n)) : std::nullopt;
+}
+
+void read_pci(power::DeviceSample& d, std::string_view sec, std::string_view key,
+              std::string_view value) {
+  if (sec == "PCIe Generation" || sec == "Link Width") {
+    const bool gen = sec == "PCIe Generation";
+    // "Current"/"Max" on older drivers; newer ones add "Device Current"/"Device Max".
+    const bool exact = key == "Current" || key == "Max";
+    const bool current = key == "Current" || key == "Device Current";
+    const bool max = key == "Max" || key == "Device Max";
+    auto& field = gen ? (current ? d.pcie_gen_current : d.pcie_gen_max)
+                      : (current ? d.pcie_width_current : d.pcie_width_max);
+    if (const auto n = link_number(value); n && (current || max) && (exact || !field)) {
+      field = n;
+    }
+  } else if (key == "Tx Throughput") {
+    set_scaled(d.pcie_tx_bytes_per_second, number_in(value, "KB/s"), 1e3);
+  } else if (key == "Rx Throughput") {
+    set_scaled(d.pcie_rx_bytes_per_second, number_in(value, "KB/s"), 1e3);
+  } else if (key == "Replays Since Reset" || key == "Replay Number") {
+    if (const auto n = units::parse_int(value); n && *n >= 0) {
+      d.pcie_replays = static_cast<std::uint64_t>(*n);
+    }
+  }
 }
 
 class QueryReader {
@@ -162,12 +299,6 @@ class QueryReader {
   }
 
  private:
-  struct Round {
-    std::int64_t time = 0;
-    bool timed = false;
-    std::vector<power::DeviceSample> devices;
-  };
-
   void new_round() {
     flush_round();
     round_.emplace();
@@ -221,150 +352,43 @@ class QueryReader {
     return sections_.empty() ? std::string_view() : std::string_view(sections_.back().second);
   }
   [[nodiscard]] bool in(std::string_view name) const {
-    for (const auto& [indent, s] : sections_) {
-      if (s == name) {
-        return true;
-      }
-    }
-    return false;
-  }
-
-  static void set(std::optional<double>& field, std::optional<double> v, double scale = 1) {
-    if (v) {
-      field = *v * scale;
-    }
+    return std::any_of(sections_.begin(), sections_.end(),
+                       [&](const auto& entry) { return entry.second == name; });
   }
 
   void read(std::string_view key, std::string_view value) {
     auto& d = device();
     const auto sec = section();
     if (sections_.empty()) {
-      if (key == "Product Name") {
-        d.model = std::string(value);
-      } else if (key == "GPU UUID") {
-        d.uuid = std::string(value);
-      } else if (key == "Performance State" && value.starts_with('P')) {
-        if (const auto p = units::parse_int(value.substr(1)); p && *p >= 0 && *p <= 15) {
-          d.pstate = static_cast<int>(*p);
-        }
-      }
-      return;
-    }
-    if (sec == "Clocks Event Reasons" || sec == "Clocks Throttle Reasons") {
-      const auto it = reason_bits().find(key);
-      if (it != reason_bits().end() && (value == "Active" || value == "Not Active")) {
-        d.clock_event_reasons =
-            d.clock_event_reasons.value_or(0) | (value == "Active" ? it->second : 0);
-      }
+      read_identity(d, key, value);
+    } else if (sec == "Clocks Event Reasons" || sec == "Clocks Throttle Reasons") {
+      read_reason(d, key, value);
     } else if (sec == "Clocks Event Reasons Counters" ||
                sec == "Clocks Throttle Reasons Counters") {
-      // Cumulative since the driver loaded: time spent, never what holds the clocks now.
-      const auto it = counter_keys().find(key);
-      if (const auto us = number_in(value, "us"); it != counter_keys().end() && us) {
-        d.throttle_seconds[std::string(it->second)] = *us / 1e6;
-      }
+      read_counter(d, key, value);
     } else if (sec == "Utilization") {
-      const auto v = number_in(value, "%");
-      if (key == "Gpu" && v && *v >= 0 && *v <= 100) {
-        d.utilization_ratio = *v / 100;
-      } else if (key == "Memory" && v && *v >= 0 && *v <= 100) {
-        d.memory_utilization_ratio = *v / 100;
-      }
+      read_utilization(d, key, value);
     } else if (sec == "Temperature") {
       read_temperature(d, key, value);
     } else if (sec == "GPU Power Readings" || sec == "Power Readings") {
       read_power(d, key, value);
     } else if (sec == "Clocks" || sec == "Max Clocks") {
-      const bool max = sec == "Max Clocks";
-      const auto mhz = number_in(value, "MHz");
-      if (key == "SM") {
-        set(max ? d.sm_clock_max_hertz : d.sm_clock_hertz, mhz, 1e6);
-      } else if (key == "Memory") {
-        set(max ? d.memory_clock_max_hertz : d.memory_clock_hertz, mhz, 1e6);
-      }
+      read_clock(d, sec == "Max Clocks", key, value);
     } else if (sec == "FB Memory Usage") {
-      const auto mib = number_in(value, "MiB");
-      std::optional<std::uint64_t>* field = key == "Total"  ? &d.memory_total_bytes
-                                            : key == "Used" ? &d.memory_used_bytes
-                                            : key == "Free" ? &d.memory_free_bytes
-                                                            : nullptr;
-      if (field != nullptr && mib && *mib >= 0) {
-        *field = static_cast<std::uint64_t>(*mib * 1048576.0);
-      }
+      read_memory(d, key, value);
     } else if (in("PCI")) {
       read_pci(d, sec, key, value);
     }
   }
 
-  static void read_temperature(power::DeviceSample& d, std::string_view key,
-                               std::string_view value) {
-    const auto c = number_in(value, "C");
-    if (key == "GPU Current Temp") {
-      set(d.temperature_gpu_celsius, c);
-    } else if (key == "Memory Current Temp") {
-      set(d.temperature_memory_celsius, c);
-    } else if (key == "GPU T.Limit Temp") {
-      set(d.thermal_margin_celsius, c);
-    } else if (key == "GPU Shutdown Temp") {
-      set(d.threshold_shutdown_celsius, c);
-    } else if (key == "GPU Slowdown Temp") {
-      set(d.threshold_slowdown_celsius, c);
-    } else if (key == "GPU Max Operating Temp") {
-      set(d.threshold_gpu_max_celsius, c);
-    }
-  }
-
-  static void read_power(power::DeviceSample& d, std::string_view key, std::string_view value) {
-    const auto w = number_in(value, "W");
-    if (key == "Power Draw" || key == "Average Power Draw" || key == "Instantaneous Power Draw") {
-      if (!d.power_watts || key == "Power Draw") {
-        set(d.power_watts, w);
-      }
-    } else if (key == "Current Power Limit" || key == "Enforced Power Limit") {
-      set(d.power_limit_enforced_watts, w);
-    } else if (key == "Requested Power Limit" || key == "Power Limit") {
-      set(d.power_limit_requested_watts, w);
-    } else if (key == "Default Power Limit") {
-      set(d.power_limit_default_watts, w);
-    } else if (key == "Min Power Limit") {
-      set(d.power_limit_min_watts, w);
-    } else if (key == "Max Power Limit") {
-      set(d.power_limit_max_watts, w);
-    }
-  }
-
-  static void read_pci(power::DeviceSample& d, std::string_view sec, std::string_view key,
-                       std::string_view value) {
-    const auto small = [&](std::string_view v) -> std::optional<int> {
-      if (v.ends_with('x')) {
-        v.remove_suffix(1);
-      }
-      const auto n = units::parse_int(v);
-      return n && *n >= 0 && *n <= 64 ? std::optional<int>(static_cast<int>(*n)) : std::nullopt;
-    };
-    if (sec == "PCIe Generation") {
-      if (key == "Current" || key == "Device Current") {
-        if (const auto n = small(value); n && (key == "Current" || !d.pcie_gen_current)) {
-          d.pcie_gen_current = n;
-        }
-      } else if (key == "Max" || key == "Device Max") {
-        if (const auto n = small(value); n && (key == "Max" || !d.pcie_gen_max)) {
-          d.pcie_gen_max = n;
-        }
-      }
-    } else if (sec == "Link Width") {
-      if (key == "Current") {
-        d.pcie_width_current = small(value);
-      } else if (key == "Max") {
-        d.pcie_width_max = small(value);
-      }
-    } else if (key == "Tx Throughput") {
-      set(d.pcie_tx_bytes_per_second, number_in(value, "KB/s"), 1e3);
-    } else if (key == "Rx Throughput") {
-      set(d.pcie_rx_bytes_per_second, number_in(value, "KB/s"), 1e3);
-    } else if (key == "Replays Since Reset" || key == "Replay Number") {
-      if (const auto n = units::parse_int(value); n && *n >= 0) {
-        d.pcie_replays = static_cast<std::uint64_t>(*n);
+  static void read_identity(power::DeviceSample& d, std::string_view key, std::string_view value) {
+    if (key == "Product Name") {
+      d.model = std::string(value);
+    } else if (key == "GPU UUID") {
+      d.uuid = std::string(value);
+    } else if (key == "Performance State" && value.starts_with('P')) {
+      if (const auto p = units::parse_int(value.substr(1)); p && *p >= 0 && *p <= 15) {
+        d.pstate = static_cast<int>(*p);
       }
     }
   }
@@ -375,7 +399,7 @@ class QueryReader {
  private:
   const std::string& name_;
   Recording& out_;
-  std::optional<Round> round_;
+  std::optional<QueryRound> round_;
   std::vector<std::pair<std::size_t, std::string>> sections_;  // indent, title
   bool any_untimed_ = false;
 };
