@@ -110,6 +110,13 @@ Result<Recording> parse_recording(std::string_view text, const std::string& name
     }
     return parse_jsonl(text, name);
   }
+  if (head.starts_with("<?xml") || head.starts_with("<!DOCTYPE nvidia_smi_log") ||
+      head.starts_with("<nvidia_smi_log")) {
+    return fail(Errc::kInvalidArgument,
+                fmt::format("{}: nvidia-smi -q -x XML is not read; save the text report "
+                            "(nvidia-smi -q) or a --query-gpu CSV log instead",
+                            name));
+  }
   // dmon's header starts with '#' like a Prometheus comment; -q's lines look like nothing else.
   if (looks_like_nvidia_smi_dmon(text)) {
     return read_nvidia_smi_dmon(text, name, options.interval_seconds);

@@ -211,5 +211,17 @@ TEST(NvidiaSmiQueryTest, AnUnreadableTimestampOrNoGpuReadingIsRefused) {
   EXPECT_EQ(empty.error().message, "q.txt: an nvidia-smi -q report with no GPU readings");
 }
 
+TEST(NvidiaSmiQueryTest, XmlReportsAreRefusedNamingWhatToSaveInstead) {
+  const auto r = parse_recording(
+      "<?xml version=\"1.0\" ?>\n<!DOCTYPE nvidia_smi_log SYSTEM \"nvsmi_device_v12.dtd\">\n"
+      "<nvidia_smi_log>\n</nvidia_smi_log>\n",
+      "q.xml");
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().code, Errc::kInvalidArgument);
+  EXPECT_EQ(r.error().message,
+            "q.xml: nvidia-smi -q -x XML is not read; save the text report (nvidia-smi -q) or a "
+            "--query-gpu CSV log instead");
+}
+
 }  // namespace
 }  // namespace acco::mon
