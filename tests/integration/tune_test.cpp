@@ -249,6 +249,64 @@ TEST(TuneCliTest, AFileThatIsNotAProfileIsLeftAsItIs) {
   }
 }
 
+// Issue 33: both ran to the end, printed nothing and exited 73. An output is checked before the
+// work, in one line naming it.
+TEST(OutputPathTest, BenchHtmlAndTuneOutputAreCheckedBeforeTheWork) {
+  TempDir state;
+  const auto html = acco(
+      "bench --backend host --no-history --quick --cases host_memcpy --html "
+      "/nonexistent/r.html",
+      state.path());
+  EXPECT_EQ(html.exit_code, 73);
+  EXPECT_EQ(html.err,
+            "acco: --html: cannot write /nonexistent/r.html: directory /nonexistent does not "
+            "exist\n");
+  EXPECT_EQ(html.out, "");
+  const auto dir = acco("bench --backend host --no-history --quick --cases host_memcpy --html " +
+                            state.path().string(),
+                        state.path());
+  EXPECT_EQ(dir.exit_code, 73);
+  EXPECT_THAT(dir.err, HasSubstr("is a directory, expected a file"));
+  EXPECT_EQ(std::count(dir.err.begin(), dir.err.end(), '\n'), 1) << dir.err;
+  const auto tune =
+      acco("tune --backend host --budget 60s --output /nonexistent/p.json", state.path());
+  EXPECT_EQ(tune.exit_code, 73);
+  EXPECT_EQ(tune.err,
+            "acco: --output: cannot write /nonexistent/p.json: directory /nonexistent does not "
+            "exist\n");
+  EXPECT_EQ(tune.out, "");
+}
+
+// The check passed, the write failed at the end (the directory went away during the run): the
+// results are still printed.
+TEST(OutputPathTest, AReportThatCannotBeWrittenAtTheEndDoesNotHideTheResults) {
+  TempDir state;
+  const auto dir = state.path() / "reports";
+  stdfs::create_directory(dir);
+  const auto r = shell(
+      "$ACCO bench --backend host --no-history --cases h2d_pinned_plain --bytes "
+      "64MiB --reps 60 --html " +
+          (dir / "r.html").string() + " & pid=$!; sleep 1; rm -r " + dir.string() + "; wait $pid",
+      state.path());
+  EXPECT_EQ(r.exit_code, 73) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("--html"));
+  EXPECT_THAT(r.out, HasSubstr("h2d_pinned_plain"));
+  EXPECT_THAT(r.out, HasSubstr("acco bench on"));
+}
+
+TEST(OutputPathTest, SigintStopsTheBenchAndPrintsTheFinishedCases) {
+  TempDir state;
+  const auto r = shell(
+      "$ACCO bench --backend host --cases h2d_pinned_plain,d2h_pinned_plain,h2d_pageable_plain "
+      "--bytes 64MiB --reps 40 & pid=$!; sleep 1.5; kill -INT $pid; wait $pid",
+      state.path());
+  EXPECT_EQ(r.exit_code, 130) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("acco: bench interrupted; "));
+  EXPECT_THAT(r.err, HasSubstr("not saved to the history"));
+  EXPECT_THAT(r.out, HasSubstr("acco bench on"));
+  EXPECT_FALSE(stdfs::exists(state.path() / "acco" / "history.sqlite"));
+}
+
 TEST(TuneCliTest, BadFlagsAreOneLineUsageErrors) {
   TempDir state;
   const auto budget = acco("tune --budget soon", state.path());

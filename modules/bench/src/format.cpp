@@ -4,6 +4,7 @@
 #include <array>
 #include <bit>
 #include <cmath>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -20,14 +21,45 @@ std::string size_text(std::uint64_t bytes) {
   return fmt::format("{} {}", std::uint64_t{1} << (exponent % 10), kNames[exponent / 10]);
 }
 
+bool is_latency(const BenchResult& r) {
+  return r.median_bytes_per_second <= 0 && r.latency_seconds.has_value();
+}
+
+std::string latency_text(double seconds) {
+  return fmt::format("{:.2f} us", seconds * 1e6);
+}
+
+namespace {
+
+std::string time_or_rate(const BenchResult& r, const std::optional<double>& seconds,
+                         double bytes_per_second) {
+  if (is_latency(r)) {
+    return seconds ? latency_text(*seconds) : "-";
+  }
+  return bytes_per_second > 0 ? units::format_rate(bytes_per_second) : "-";
+}
+
+}  // namespace
+
 std::string median_text(const BenchResult& r) {
-  if (r.median_bytes_per_second > 0) {
-    return units::format_rate(r.median_bytes_per_second);
-  }
-  if (r.latency_seconds) {
-    return units::format_seconds(*r.latency_seconds);
-  }
-  return "-";
+  return time_or_rate(r, r.latency_seconds, r.median_bytes_per_second);
+}
+
+std::string min_text(const BenchResult& r) {
+  return time_or_rate(r, r.latency_min_seconds, r.min_bytes_per_second);
+}
+
+std::string max_text(const BenchResult& r) {
+  return time_or_rate(r, r.latency_max_seconds, r.max_bytes_per_second);
+}
+
+std::string latency_summary(const BenchResult& r) {
+  const auto text = [](const std::optional<double>& s) {
+    return s ? latency_text(*s) : std::string("-");
+  };
+  return fmt::format("median {}, min {}, max {}, p99 {}", text(r.latency_seconds),
+                     text(r.latency_min_seconds), text(r.latency_max_seconds),
+                     text(r.latency_p99_seconds));
 }
 
 double sweep_reference(const BenchResult& r) {

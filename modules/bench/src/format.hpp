@@ -12,8 +12,17 @@ namespace acco::bench::detail {
 
 // "4 KiB", "1 GiB" for powers of two; format_bytes ("1.50 MiB") otherwise.
 [[nodiscard]] std::string size_text(std::uint64_t bytes);
-// The median column: the rate, or the latency for a latency-only case, or "-".
+// A latency case: one measured as times per copy (latency_seconds) with no rate.
+[[nodiscard]] bool is_latency(const BenchResult& result);
+// A time per copy in microseconds: "2.40 us", "302.15 us".
+[[nodiscard]] std::string latency_text(double seconds);
+// The median, min and max columns: the rate, or the time per copy for a latency case, or "-".
 [[nodiscard]] std::string median_text(const BenchResult& result);
+[[nodiscard]] std::string min_text(const BenchResult& result);
+[[nodiscard]] std::string max_text(const BenchResult& result);
+// A latency case's times in one phrase: "median 2.40 us, min 2.10 us, max 9.80 us, p99 5.10 us"
+// (p99 "-" below kMinSamplesForP99 copies, or when the result was read without it).
+[[nodiscard]] std::string latency_summary(const BenchResult& result);
 // The peak a sweep is judged against: the link's peak, else the best rate measured.
 [[nodiscard]] double sweep_reference(const BenchResult& result);
 // & < > " ' as entities: safe in element text and in quoted attribute values.

@@ -80,10 +80,8 @@ std::string results_table(const BenchRun& run) {
     }
     const std::string size = r.sweep.empty() ? (r.bytes > 0 ? detail::size_text(r.bytes) : "-")
                                              : fmt::format("sweep, {} sizes", r.sweep.size());
-    out += cell(size, true) + cell(detail::median_text(r), true) +
-           cell(rate_or_dash(r.min_bytes_per_second), true) +
-           cell(rate_or_dash(r.max_bytes_per_second), true) +
-           cell(units::format_percent(r.cov, 1), true) +
+    out += cell(size, true) + cell(detail::median_text(r), true) + cell(detail::min_text(r), true) +
+           cell(detail::max_text(r), true) + cell(units::format_percent(r.cov, 1), true) +
            cell(rate_or_dash(r.peak_bytes_per_second), true) +
            cell(r.efficiency > 0 ? units::format_percent(r.efficiency) : "-", true) +
            fmt::format("<td class=\"{}\">{}</td>", css_class("v-", r.verdict), escape(r.verdict)) +
@@ -147,6 +145,18 @@ std::string html_report(const BenchRun& run, std::span<const Comparison> compari
       "</sup> B/s), the median over repetitions. Efficiency is the median over the peak of the "
       "link crossed; the verdict compares it with published measurements of the same kind of "
       "path (docs/bench.md).</p>\n";
+
+  std::string latencies;
+  for (const auto& r : run.results) {
+    if (r.status == kStatusOk && detail::is_latency(r)) {
+      latencies += fmt::format("<li>{} on {}: time per {} copy, {}</li>\n", escape(r.case_key),
+                               escape(r.device), escape(detail::size_text(r.bytes)),
+                               escape(detail::latency_summary(r)));
+    }
+  }
+  if (!latencies.empty()) {
+    out += "<h2>Latency</h2>\n<ul class=\"latency\">\n" + latencies + "</ul>\n";
+  }
 
   if (!comparisons.empty()) {
     out += "<h2>Change since the last run</h2>\n" + comparison_table(comparisons);

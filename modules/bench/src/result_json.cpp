@@ -1,5 +1,7 @@
 #include <array>
+#include <optional>
 #include <string_view>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -14,6 +16,10 @@ using ojson = nlohmann::ordered_json;
 
 ojson positive_or_null(double value) {
   return value > 0 ? ojson(value) : ojson(nullptr);
+}
+
+ojson optional_or_null(const std::optional<double>& value) {
+  return value ? ojson(*value) : ojson(nullptr);
 }
 
 constexpr std::array<std::string_view, 3> kStatuses = {kStatusOk, kStatusWaived, kStatusError};
@@ -79,6 +85,14 @@ Result<BenchResult> read_result(const nlohmann::json& json, const std::string& p
   r.strategy = in.string("strategy");
   r.timer = in.one_of("timer", kTimers);
   r.latency_seconds = in.optional_non_negative("latency_seconds");
+  // Absent in older documents and in runs read from the history.
+  for (auto [key, field] : {std::pair{"latency_min_seconds", &r.latency_min_seconds},
+                            std::pair{"latency_max_seconds", &r.latency_max_seconds},
+                            std::pair{"latency_p99_seconds", &r.latency_p99_seconds}}) {
+    if (json.contains(key)) {
+      *field = in.optional_non_negative(key);
+    }
+  }
   r.sweep = in.list<SweepPoint>("sweep", read_sweep_point);
   return in.finish(std::move(r));
 }
@@ -109,7 +123,10 @@ ojson to_json(const BenchResult& r) {
           {"verdict", r.verdict},
           {"strategy", r.strategy},
           {"timer", r.timer},
-          {"latency_seconds", r.latency_seconds ? ojson(*r.latency_seconds) : ojson(nullptr)},
+          {"latency_seconds", optional_or_null(r.latency_seconds)},
+          {"latency_min_seconds", optional_or_null(r.latency_min_seconds)},
+          {"latency_max_seconds", optional_or_null(r.latency_max_seconds)},
+          {"latency_p99_seconds", optional_or_null(r.latency_p99_seconds)},
           {"sweep", std::move(sweep)}};
 }
 

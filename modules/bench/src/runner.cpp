@@ -13,6 +13,7 @@
 #include "acco/dev/cuda_backend.hpp"
 
 #include "cases/cases.hpp"
+#include "emulated_peak.hpp"
 
 namespace acco::bench {
 namespace {
@@ -27,43 +28,6 @@ double topology_peak(const topo::Machine* machine, const std::string& pci) {
     return 0;
   }
   return d->path_bytes_per_second > 0 ? d->path_bytes_per_second : d->capable_bytes_per_second;
-}
-
-// One thread's memcpy rate between two pageable buffers of `bytes` (at most 64 MiB), the best of
-// three after a warm-up: on the host backend every emulated DMA is such a memcpy, so no copy can
-// beat it whatever the emulated link's rate.
-double host_memcpy_rate(std::uint64_t bytes) {
-  const auto n = static_cast<std::size_t>(
-      std::clamp<std::uint64_t>(bytes, std::uint64_t{1} << 20, std::uint64_t{64} << 20));
-  const std::vector<std::byte> a(n, std::byte{0x5a});
-  std::vector<std::byte> b(n);
-  std::memcpy(b.data(), a.data(), n);
-  double best = 0;
-  for (int i = 0; i < 3; ++i) {
-    const auto start = std::chrono::steady_clock::now();
-    std::memcpy(b.data(), a.data(), n);
-    const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
-    if (took.count() > 0) {
-      best = std::max(best, static_cast<double>(n) / took.count());
-    }
-  }
-  return best;
-}
-
-// Emulated devices are judged against what the host can move at all: the lower of the emulated
-// link and one thread's memcpy, and their verdict is "emulated", not a band of a real link.
-struct EmulatedPeak {
-  double bytes_per_second = 0;
-  std::string source;
-};
-
-EmulatedPeak emulated_peak_of(const std::vector<dev::Device*>& devices, std::uint64_t bytes) {
-  const double memcpy_rate = host_memcpy_rate(bytes);
-  const double link_rate = devices.empty() ? 0 : devices.front()->info().link_bytes_per_second;
-  return {link_rate > 0 ? std::min(link_rate, memcpy_rate) : memcpy_rate,
-          fmt::format("the lower of the emulated link ({}) and this host's memcpy ({})",
-                      link_rate > 0 ? units::format_rate(link_rate) : std::string("unlimited"),
-                      units::format_rate(memcpy_rate))};
 }
 
 }  // namespace
@@ -130,23 +94,29 @@ Result<BenchRun> run_benchmarks(const RunOptions& options, const topo::Machine* 
     run.fingerprint += fmt::format("|host:{}x{}", devices.size(), options.host.link.name);
   }
 
-  const EmulatedPeak emulated_peak =
-      emulated ? emulated_peak_of(devices, options.defaults.bytes) : EmulatedPeak{};
-
   std::size_t total = 0;
   for (const auto* c : selected) {
     total += detail::runs_once_per_backend(*c) ? 1 : devices.size();
   }
   std::size_t done = 0;
+  detail::EmulatedPeaks emulated_peaks;
+  bool stopped = false;
   for (auto* c : selected) {
     const std::size_t rounds = detail::runs_once_per_backend(*c) ? 1 : devices.size();
-    for (std::size_t i = 0; i < rounds; ++i) {
+    for (std::size_t i = 0; i < rounds && !stopped; ++i) {
+      stopped = options.stop && options.stop();
+      if (stopped) {
+        break;
+      }
       CaseContext ctx = options.defaults;
       ctx.device = devices[i];
       ctx.devices = devices;
       ctx.machine = machine;
       if (emulated) {
-        ctx.peak_bytes_per_second = emulated_peak.bytes_per_second;
+        // The verdict "emulated" with a provisional peak; EmulatedPeaks sets the real one.
+        ctx.peak_bytes_per_second = devices[i]->info().link_bytes_per_second > 0
+                                        ? devices[i]->info().link_bytes_per_second
+                                        : 1;
         ctx.link_kind = PathKind::kEmulatedLink;
       } else {
         ctx.peak_bytes_per_second = topology_peak(machine, devices[i]->info().pci);
@@ -160,14 +130,16 @@ Result<BenchRun> run_benchmarks(const RunOptions& options, const topo::Machine* 
         run.results.push_back(waived(c->key(), ctx.device_name(), why));
         continue;
       }
+      const std::size_t first = run.results.size();
       for (auto& r : c->run(ctx)) {
-        if (r.verdict == "emulated" && r.peak_source.empty()) {
-          r.peak_source = emulated_peak.source;
-        }
         run.results.push_back(std::move(r));
+      }
+      if (emulated) {
+        emulated_peaks.after_case(*devices[i], run.results, first);
       }
     }
   }
+  emulated_peaks.finish(run.results);
   return run;
 }
 

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <string>
 #include <vector>
 
 #include <fmt/format.h>
@@ -71,8 +72,8 @@ std::string text_table(std::span<const BenchResult> results) {
       continue;
     }
     rows.push_back({r.case_key, r.device, size_column(r), detail::median_text(r),
-                    rate_or_dash(r.min_bytes_per_second), rate_or_dash(r.max_bytes_per_second),
-                    units::format_percent(r.cov, 1), rate_or_dash(r.peak_bytes_per_second),
+                    detail::min_text(r), detail::max_text(r), units::format_percent(r.cov, 1),
+                    rate_or_dash(r.peak_bytes_per_second),
                     r.efficiency > 0 ? units::format_percent(r.efficiency) : "-", r.verdict,
                     r.strategy.empty() ? "-" : r.strategy});
   }
@@ -86,9 +87,25 @@ std::string text_report(const BenchRun& run) {
   const auto emulated = std::find_if(run.results.begin(), run.results.end(),
                                      [](const BenchResult& r) { return r.verdict == "emulated"; });
   if (emulated != run.results.end() && !emulated->peak_source.empty()) {
-    out += fmt::format(
-        "peak on emulated devices: {}; verdict \"emulated\": no real link's band applies\n",
-        emulated->peak_source);
+    out +=
+        "peak on emulated devices: the lower of the emulated link and this host's own copy "
+        "(what an emulated DMA does: pinned host to device memory, at the row's size, on as many "
+        "threads as copy engines) measured after each case; verdict \"emulated\": no real "
+        "link's band applies\n";
+    std::vector<std::string> rebased;  // one line per size, not per row
+    for (const auto& r : run.results) {
+      if (r.verdict == "emulated" && r.peak_source.rfind("re-based", 0) == 0 &&
+          std::find(rebased.begin(), rebased.end(), r.peak_source) == rebased.end()) {
+        rebased.push_back(r.peak_source);
+        out += fmt::format("  peak {}\n", r.peak_source);
+      }
+    }
+  }
+  for (const auto& r : run.results) {
+    if (r.status == kStatusOk && detail::is_latency(r)) {
+      out += fmt::format("{} on {}: time per {} copy, {}\n", r.case_key, r.device,
+                         detail::size_text(r.bytes), detail::latency_summary(r));
+    }
   }
   for (const auto& r : run.results) {
     if (r.status != kStatusOk || r.sweep.empty()) {

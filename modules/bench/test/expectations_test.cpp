@@ -61,6 +61,21 @@ TEST(ExpectationsTest, MissingOrImplausibleEfficiencyIsUnknown) {
   EXPECT_EQ(verdict(PathKind::kPcieCopyEngine, 1.2), Verdict::kUnknown);  // peak must be wrong
 }
 
+TEST(ExpectationsTest, ARateAboveThePeakIsNoEfficiencyButAWrongPeak) {
+  auto r = testing::measured("h2d_pinned_ce", 33e9, 31.5e9);
+  assess(r, PathKind::kPcieCopyEngine);
+  EXPECT_EQ(r.efficiency, 0);
+  EXPECT_EQ(r.verdict, "unknown");
+  EXPECT_EQ(r.peak_source,
+            "the link's peak 31.5 GB/s is below the rate measured (33.0 GB/s), so it is wrong: a "
+            "link the VM or the firmware misreports, or another path than the one assumed");
+  auto fine = testing::measured("h2d_pinned_ce", 26e9, 31.5e9);
+  assess(fine, PathKind::kPcieCopyEngine);
+  EXPECT_DOUBLE_EQ(fine.efficiency, 26.0 / 31.5);
+  EXPECT_EQ(fine.verdict, "ok");
+  EXPECT_EQ(fine.peak_source, "");
+}
+
 TEST(ExpectationsTest, TableIsCompleteOrderedAndSourced) {
   const auto table = expectations();
   std::set<std::string_view> keys;

@@ -85,6 +85,58 @@ TEST(TextReportTest, ReportHasHeaderTableAndSweepLine) {
       << text;
 }
 
+BenchResult latency_result() {
+  auto r = testing::measured("latency_h2d", 0);
+  r.bytes = 8;
+  r.min_bytes_per_second = 0;
+  r.max_bytes_per_second = 0;
+  r.latency_seconds = 12.5e-6;
+  r.latency_min_seconds = 9.75e-6;
+  r.latency_max_seconds = 310.2e-6;
+  r.latency_p99_seconds = 41.0e-6;
+  r.timer = kTimerHostClock;
+  r.strategy = "plain async copy + wait";
+  return r;
+}
+
+// The issue-33 run printed "latency_h2d 8 B 302.1 kB/s": a latency case is a time per copy.
+TEST(TextReportTest, LatencyCasesShowMicrosecondsNotRates) {
+  const std::vector<BenchResult> results = {latency_result()};
+  EXPECT_EQ(text_table(results),
+            "case         device        size  median    min      max        CoV   peak  eff.  "
+            "verdict  strategy\n"
+            "latency_h2d  0000:18:00.0  8 B   12.50 us  9.75 us  310.20 us  0.5%  -     -     "
+            "unknown  plain async copy + wait\n");
+  BenchRun run = testing::sample_run();
+  run.results = results;
+  EXPECT_NE(text_report(run).find("latency_h2d on 0000:18:00.0: time per 8 B copy, median 12.50 "
+                                  "us, min 9.75 us, max 310.20 us, p99 41.00 us\n"),
+            std::string::npos)
+      << text_report(run);
+}
+
+TEST(TextReportTest, ReBasedEmulatedPeaksAreListed) {
+  BenchRun run = testing::sample_run();
+  auto fine = testing::measured("h2d_pinned_plain", 15e9, 19e9, "host 0");
+  fine.verdict = "emulated";
+  fine.peak_source = "the lower of the emulated link (31.5 GB/s) and ...";
+  fine.bytes = 1 << 20;
+  auto rebased = testing::measured("h2d_pinned_engine", 20e9, 20e9, "host 0");
+  rebased.verdict = "emulated";
+  rebased.peak_source = "re-based to the fastest rate measured at 512 MiB ...";
+  auto same = rebased;
+  same.case_key = "h2d_pinned_plain";
+  run.results = {fine, rebased, same};
+  const auto text = text_report(run);
+  EXPECT_NE(text.find("peak on emulated devices: the lower of the emulated link and this host's "
+                      "own copy"),
+            std::string::npos)
+      << text;
+  const std::string line = "  peak re-based to the fastest rate measured at 512 MiB ...\n";
+  ASSERT_NE(text.find(line), std::string::npos) << text;
+  EXPECT_EQ(text.find(line, text.find(line) + 1), std::string::npos) << text;  // once a size
+}
+
 TEST(TextReportTest, EmptyTableIsTheHeader) {
   EXPECT_EQ(text_table({}),
             "case  device  size  median  min  max  CoV  peak  eff.  verdict  strategy\n");
@@ -114,6 +166,19 @@ TEST(FormatTest, SizesLatenciesAndPercentages) {
   EXPECT_EQ(units::format_percent(0.0051, 1), "0.5%");
   EXPECT_EQ(detail::escape("<a href=\"x\">'&'</a>"),
             "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;");
+}
+
+TEST(HtmlReportTest, LatencyCasesShowMicroseconds) {
+  BenchRun run = testing::sample_run();
+  run.results = {latency_result()};
+  const auto html = html_report(run, {});
+  EXPECT_NE(html.find("<td class=\"num\">12.50 us</td><td class=\"num\">9.75 us</td><td "
+                      "class=\"num\">310.20 us</td>"),
+            std::string::npos)
+      << html;
+  EXPECT_NE(html.find("<h2>Latency</h2>"), std::string::npos);
+  EXPECT_NE(html.find("p99 41.00 us"), std::string::npos);
+  EXPECT_EQ(html.find("B/s</td>"), std::string::npos) << html;
 }
 
 TEST(HtmlReportTest, IsOneBalancedDocument) {

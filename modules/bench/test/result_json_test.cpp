@@ -51,11 +51,26 @@ TEST(ResultJsonTest, ResultKeysAreTheDocumentedOnesInOrder) {
   for (const auto& [key, value] : j.items()) {
     keys.push_back(key);
   }
-  EXPECT_EQ(keys, (std::vector<std::string>{"case", "device", "status", "reason", "bytes",
-                                            "median_bytes_per_second", "min_bytes_per_second",
-                                            "max_bytes_per_second", "cov", "peak_bytes_per_second",
-                                            "efficiency", "peak_source", "verdict", "strategy",
-                                            "timer", "latency_seconds", "sweep"}));
+  EXPECT_EQ(keys, (std::vector<std::string>{"case",
+                                            "device",
+                                            "status",
+                                            "reason",
+                                            "bytes",
+                                            "median_bytes_per_second",
+                                            "min_bytes_per_second",
+                                            "max_bytes_per_second",
+                                            "cov",
+                                            "peak_bytes_per_second",
+                                            "efficiency",
+                                            "peak_source",
+                                            "verdict",
+                                            "strategy",
+                                            "timer",
+                                            "latency_seconds",
+                                            "latency_min_seconds",
+                                            "latency_max_seconds",
+                                            "latency_p99_seconds",
+                                            "sweep"}));
   EXPECT_EQ(j["case"], "h2d_pinned_ce");
   EXPECT_EQ(j["bytes"], 512ULL << 20);
 }

@@ -3,6 +3,8 @@
 #include "bench_command.hpp"
 
 #include <algorithm>
+#include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -12,6 +14,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
@@ -31,10 +34,14 @@
 #include "bench_collective.hpp"
 #include "command_spec.hpp"
 #include "commands.hpp"
+#include "process.hpp"
 #include "profile_flags.hpp"
 
 namespace acco::cli {
 namespace {
+
+// 128 + SIGINT, what a shell reports for a program stopped by Ctrl-C.
+constexpr int kExitInterrupted = 130;
 
 constexpr std::uint64_t kQuickBytes = std::uint64_t{64} << 20;
 constexpr int kQuickReps = 3;
@@ -316,6 +323,15 @@ class BenchCommand final : public Command {
       return list_cases();
     }
     Output out;
+    if (!o_.html.empty()) {  // before minutes of cases, not after them
+      if (auto s = check_output_path("--html", o_.html); !s) {
+        return error_output(s.error());
+      }
+    }
+    // Blocked before the backend starts its threads, so SIGINT reaches only this one and the run
+    // stops between two cases with the results so far.
+    const SignalScope signals;
+    bool interrupted = false;
     if (auto s = create_file(out.err); !s) {
       return error_output(s.error());
     }
@@ -334,9 +350,25 @@ class BenchCommand final : public Command {
           units::format_bytes(profile->reader->block_bytes), profile->reader->depth,
           profile->reader->threads);
     }
+    options.stop = [&] {
+      interrupted = interrupted || signals.wait(std::chrono::milliseconds(0)) != 0;
+      return interrupted;
+    };
     auto run = bench::run_benchmarks(options, machine ? &*machine : nullptr, inv.progress);
     if (!run) {
       return error_output(as_usage(std::move(run.error())), out.err);
+    }
+    if (interrupted) {
+      // The cases that finished are shown; a partial run is neither saved nor compared (its
+      // missing cases would read as regressions), nor written as a report.
+      out.err += fmt::format(
+          "acco: bench interrupted; {} result(s) finished, shown below, not saved to the "
+          "history{}\n",
+          run->results.size(), o_.html.empty() ? "" : " nor to --html");
+      out.out = inv.format == Format::kJson ? bench::to_json(*run).dump(2) + "\n"
+                                            : bench::text_report(*run);
+      out.exit_code = kExitInterrupted;
+      return out;
     }
 
     std::vector<bench::Comparison> comparisons;
@@ -359,9 +391,13 @@ class BenchCommand final : public Command {
 
     if (!o_.html.empty()) {
       if (auto s = core::write_file_atomic(o_.html, bench::html_report(*run, comparisons)); !s) {
-        return error_output(as_cannot_write(std::move(s.error()).with_context("--html")), out.err);
+        // Checked before the run, failed now (a full disk): the results still go to stdout.
+        const Error e = as_cannot_write(std::move(s.error()).with_context("--html"));
+        out.err += fmt::format("acco: {}\n", e.message);
+        out.exit_code = exit_code_for(e);
+      } else {
+        out.err += fmt::format("acco: HTML report written to {}\n", o_.html);
       }
-      out.err += fmt::format("acco: HTML report written to {}\n", o_.html);
     }
     if (inv.format == Format::kJson) {
       auto j = bench::to_json(*run);
@@ -371,16 +407,6 @@ class BenchCommand final : public Command {
       out.out = j.dump(2) + "\n";
     } else {
       out.out = bench::text_report(*run);
-      if (run->machine.value("backend", "") == "host") {
-        for (const auto& r : run->results) {
-          if (r.case_key == "host_memcpy" && r.status == bench::kStatusOk) {
-            out.out += fmt::format(
-                "note: on the host backend every emulated DMA is a memcpy; this CPU copies {} on "
-                "one thread, so rates above that are out of reach whatever the emulated link\n",
-                units::format_rate(r.median_bytes_per_second));
-          }
-        }
-      }
       out.out += storage_summary(*run);
       if (o_.compare) {
         out.out +=
@@ -424,6 +450,36 @@ Result<bench::BackendChoice> parse_backend(const std::string& name) {
     return bench::BackendChoice::kCuda;
   }
   return usage(fmt::format("--backend: '{}' is not one of auto, host, cuda", name));
+}
+
+Status check_output_path(std::string_view flag, const std::string& path) {
+  namespace stdfs = std::filesystem;
+  const auto cannot = [&](const std::string& why) {
+    return fail(Errc::kCannotWrite, fmt::format("{}: cannot write {}: {}", flag, path, why));
+  };
+  if (auto s = core::check_file_or_absent(path); !s) {  // a directory, a pipe, a dangling link
+    return fail(Errc::kCannotWrite, fmt::format("{}: {}", flag, s.error().message));
+  }
+  std::error_code ec;
+  // The file replaced is the one the links lead to (core::write_file_atomic), in its directory.
+  stdfs::path target(path);
+  if (stdfs::is_symlink(stdfs::symlink_status(target, ec))) {
+    const stdfs::path to = stdfs::read_symlink(target, ec);
+    target = to.is_absolute() ? to : target.parent_path() / to;
+  }
+  const stdfs::path dir = target.has_parent_path() ? target.parent_path() : stdfs::path(".");
+  if (!stdfs::is_directory(dir, ec)) {
+    return cannot(fmt::format("directory {} does not exist", dir.string()));
+  }
+  if (::access(dir.c_str(), W_OK | X_OK) != 0) {
+    return cannot(fmt::format("directory {} is not writable ({})", dir.string(),
+                              std::generic_category().message(errno)));
+  }
+  if (stdfs::exists(target, ec) && ::access(target.c_str(), W_OK) != 0) {
+    return cannot(
+        fmt::format("the file is not writable ({})", std::generic_category().message(errno)));
+  }
+  return {};
 }
 
 // The topology, for link peaks and the history's fingerprint. A probe failure is not fatal:

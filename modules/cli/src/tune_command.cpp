@@ -231,6 +231,11 @@ class TuneCommand final : public Command {
 
   Output run(const Invocation& inv) const override {
     Output out;
+    if (!o_.show && !o_.output.empty()) {  // before the search, not after it
+      if (auto s = check_output_path("--output", o_.output); !s) {
+        return error_output(s.error());
+      }
+    }
     auto machine = probe_machine(inv.settings, out.err);
     const topo::Machine* m = machine ? &*machine : nullptr;
     return o_.show ? show(inv, m, std::move(out)) : tune(inv, m, std::move(out));
@@ -310,9 +315,13 @@ class TuneCommand final : public Command {
       result->profile.fusion = previous->fusion;
     }
     if (auto s = tune::save_tune_profile(*path, result->profile); !s) {
-      return error_output(as_cannot_write(std::move(s.error())), out.err);
+      // Checked before the run, failed now (a full disk): the profile still goes to stdout.
+      const Error e = as_cannot_write(std::move(s.error()));
+      out.err += fmt::format("acco: {}\n", e.message);
+      out.exit_code = exit_code_for(e);
+    } else {
+      out.err += fmt::format("acco: tune profile written to {}\n", *path);
     }
-    out.err += fmt::format("acco: tune profile written to {}\n", *path);
     if (result->profile.budget_exhausted) {
       out.err += "acco: the budget ran out before the search finished; the best so far was kept\n";
     }

@@ -298,13 +298,11 @@ class LatencyCase final : public Case {
     if (!summary) {
       return {failed(key(), r.device, summary.error())};
     }
+    // A time, not a rate: 8 bytes over a few microseconds says nothing about bandwidth.
     r.latency_seconds = summary->median;
-    auto rates = bytes_per_second(8, each);
-    if (rates) {
-      if (auto s = summarize(*rates)) {
-        set_rates(r, *s);
-      }
-    }
+    r.latency_min_seconds = summary->min;
+    r.latency_max_seconds = summary->max;
+    r.latency_p99_seconds = summary->p99;
     r.cov = summary->cov;
     r.verdict = "unknown";
     return {r};

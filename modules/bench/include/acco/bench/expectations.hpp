@@ -32,7 +32,8 @@ enum class Verdict {
   kVeryLow,
   kUnknown,  // no peak, no band for this path kind, or an implausible efficiency
   // An emulated device (the host backend): the efficiency is against the lower of the emulated
-  // link and the host's memcpy rate, and says nothing of a real device, so no band is applied.
+  // link and the host's own copy measured after each case, and says nothing of a real device,
+  // so no band is applied.
   kEmulated,
 };
 
@@ -65,7 +66,9 @@ inline constexpr double kImplausibleEfficiency = 1.10;
 [[nodiscard]] const char* to_string(PathKind kind);  // the expectation's key
 
 // Sets result.efficiency (median / peak, 0 when either is unknown or the case did not run) and
-// result.verdict from the band of `kind`.
+// result.verdict from the band of `kind`. A median above the peak (but on kEmulatedLink, whose
+// peaks are re-based instead) makes the efficiency 0 and the verdict kUnknown, and peak_source
+// says the peak is wrong: no efficiency above 100 % is reported.
 void assess(BenchResult& result, PathKind kind);
 
 }  // namespace acco::bench

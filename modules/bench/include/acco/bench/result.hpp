@@ -57,7 +57,12 @@ struct BenchResult {
   std::string strategy;             // what the engine did: "direct", "pipelined 4 MiB x 3", ...
   std::string timer;                // kTimerDeviceEvents or kTimerHostClock; empty if not run
   std::optional<double> latency_seconds;  // median time per copy, for latency cases
-  std::vector<SweepPoint> sweep;          // ascending sizes, for sweep cases
+  // The rest of a latency case's times per copy, seconds: the fastest, the slowest and the 99th
+  // percentile (from kMinSamplesForP99 copies). Not kept in the history.
+  std::optional<double> latency_min_seconds;
+  std::optional<double> latency_max_seconds;
+  std::optional<double> latency_p99_seconds;
+  std::vector<SweepPoint> sweep;  // ascending sizes, for sweep cases
   bool operator==(const BenchResult&) const = default;
 };
 

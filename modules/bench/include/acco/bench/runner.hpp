@@ -31,6 +31,9 @@ struct RunOptions {
   std::vector<std::string> patterns;  // case filter; empty = all
   std::string suite = "transfer";     // only cases of this suite (Case::suite)
   CaseContext defaults;               // sizes, repetitions, profile (device fields ignored)
+  // Asked before each case on each device: true ends the run there, with the results so far
+  // (Ctrl-C). None: the run goes to the end.
+  std::function<bool()> stop;
 };
 
 using Progress = std::function<void(std::string_view line)>;
