@@ -74,6 +74,10 @@ int auto_copy_threads(double link_bytes_per_second, double memcpy_bytes_per_seco
 
 }  // namespace
 
+Result<std::unique_ptr<Engine>> Engine::create(dev::Device& device) {
+  return create(device, default_profile(device.info()));
+}
+
 Result<std::unique_ptr<Engine>> Engine::create(dev::Device& device, const Profile& profile) {
   ACCO_RETURN_IF_ERROR(validate(profile), "engine");
   auto core = std::make_unique<detail::EngineCore>(device, profile);

@@ -65,6 +65,13 @@ tl::unexpected<Error> out_of_range(const char* name, auto min, auto max, auto go
 
 }  // namespace
 
+Profile default_profile(const dev::DeviceInfo& device) {
+  Profile p;
+  // The host backend's copy engines are threads that memcpy (dev/host_backend.hpp).
+  p.stage_pageable = device.backend != "host";
+  return p;
+}
+
 Status validate(const Profile& profile) {
   for (const Field& field : kFields) {
     if (const auto* f = std::get_if<SizeField>(&field)) {

@@ -38,6 +38,17 @@ void expect_invalid(const nlohmann::json& j, const std::string& field) {
   EXPECT_THAT(profile, StatusIs(Errc::kInvalidArgument, HasSubstr(field))) << j.dump();
 }
 
+TEST(ProfileTest, DefaultsStagePageableMemoryExceptWhereDmasAreHostMemcpys) {
+  dev::DeviceInfo gpu;
+  gpu.backend = "cuda";
+  EXPECT_EQ(default_profile(gpu), Profile{});
+  dev::DeviceInfo emulated;
+  emulated.backend = "host";
+  Profile expected;
+  expected.stage_pageable = false;
+  EXPECT_EQ(default_profile(emulated), expected);
+}
+
 TEST(ProfileTest, DefaultsAreValid) {
   EXPECT_THAT(validate(Profile{}), IsOk());
 }

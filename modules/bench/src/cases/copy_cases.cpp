@@ -16,7 +16,8 @@ namespace {
 
 using dev::MemoryKind;
 
-std::string describe(const xfer::CopyRecord& r) {
+// `tuned`: the profile came from acco tune, not the engine's defaults.
+std::string describe(const xfer::CopyRecord& r, bool tuned) {
   std::string s(xfer::to_string(r.strategy));
   if (r.chunk_bytes > 0 && r.chunks > 1) {
     s += fmt::format(" {} x {}", units::format_bytes(r.chunk_bytes), r.chunks);
@@ -34,7 +35,9 @@ std::string describe(const xfer::CopyRecord& r) {
     s += ", registered";
   } else if (r.strategy == xfer::Strategy::kDirect &&
              (r.src_kind == MemoryKind::kPageable || r.dst_kind == MemoryKind::kPageable)) {
-    s += ", pageable unstaged (the plain path: the profile's stage_pageable is off)";
+    s += tuned ? ", pageable unstaged (the plain path: the tune profile's stage_pageable is off)"
+               : ", pageable unstaged (the plain path, the engine's default where the device's "
+                 "DMAs are host memcpys: staging would add a second copy)";
   }
   return s;
 }
@@ -120,7 +123,7 @@ class HostDeviceCase final : public Case {
         return {};
       });
       result.timer = kTimerHostClock;
-      result.strategy = describe(last);
+      result.strategy = describe(last, c.tuned(path));
     }
     if (!samples) {
       return tl::unexpected(samples.error());

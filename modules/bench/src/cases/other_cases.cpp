@@ -110,7 +110,7 @@ class SmallCopiesCase final : public Case {
     const auto* src = static_cast<const unsigned char*>(host->data());
     Result<std::vector<std::chrono::nanoseconds>> samples = std::vector<std::chrono::nanoseconds>{};
     if (batched_) {
-      auto engine = xfer::Engine::create(*c.device, c.profile);
+      auto engine = xfer::Engine::create(*c.device, c.profile_for("small_copies"));
       if (!engine) {
         return {failed(key(), r.device, engine.error())};
       }

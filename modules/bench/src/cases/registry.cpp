@@ -15,9 +15,19 @@ std::string CaseContext::device_name() const {
   return device->info().pci.empty() ? device->info().name : device->info().pci;
 }
 
-const xfer::Profile& CaseContext::profile_for(std::string_view path) const {
+xfer::Profile CaseContext::profile_for(std::string_view path) const {
   const auto it = path_profiles.find(device_name() + "/" + std::string(path));
-  return it == path_profiles.end() ? profile : it->second;
+  if (it != path_profiles.end()) {
+    return it->second;
+  }
+  if (profile) {
+    return *profile;
+  }
+  return device != nullptr ? xfer::default_profile(device->info()) : xfer::Profile{};
+}
+
+bool CaseContext::tuned(std::string_view path) const {
+  return path_profiles.count(device_name() + "/" + std::string(path)) > 0;
 }
 
 const std::vector<std::unique_ptr<Case>>& cases() {

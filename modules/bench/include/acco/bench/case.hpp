@@ -35,7 +35,9 @@ struct CaseContext {
   int copies_per_sample = 4;                       // copies inside one timed sample
   std::uint64_t sweep_max_bytes = std::uint64_t{1} << 30;
   int small_copies = 10000;  // items of the batched/one-by-one cases
-  xfer::Profile profile;
+  // The engine's profile for paths `acco tune` did not choose; none: the engine's defaults for
+  // the device (xfer::default_profile).
+  std::optional<xfer::Profile> profile;
   // The storage suite: the file read (created by the caller), and the NVMe link's peak per
   // direction when the file's drive is known (0 otherwise, topo::storage_link), with what that
   // peak is or why there is none ("no NVMe link under FILE: /dev/vda (ext4)").
@@ -49,8 +51,11 @@ struct CaseContext {
   // Engine profiles `acco tune` chose, keyed "<device_name>/<path>" with the path as in the case
   // keys ("h2d_pageable", "d2h_pinned"); a path not listed uses `profile`.
   std::map<std::string, xfer::Profile> path_profiles;
-  // The profile of this device's `path`: its path_profiles entry, else `profile`.
-  [[nodiscard]] const xfer::Profile& profile_for(std::string_view path) const;
+  // The profile of this device's `path`: its path_profiles entry, else `profile`, else the
+  // engine's defaults for the device.
+  [[nodiscard]] xfer::Profile profile_for(std::string_view path) const;
+  // Whether profile_for(path) is a profile acco tune chose (a path_profiles entry).
+  [[nodiscard]] bool tuned(std::string_view path) const;
   // The device's name in results: its PCI address, or its name when it has none.
   [[nodiscard]] std::string device_name() const;
 };

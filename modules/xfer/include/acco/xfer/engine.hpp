@@ -101,9 +101,11 @@ class Batch {
 class Engine {
  public:
   // kInvalidArgument for an invalid profile; kDeviceError when queues or staging memory cannot be
-  // created. `device` must outlive the engine.
+  // created. `device` must outlive the engine. Without a profile, default_profile(device.info()):
+  // the defaults that suit this kind of device.
+  [[nodiscard]] static Result<std::unique_ptr<Engine>> create(dev::Device& device);
   [[nodiscard]] static Result<std::unique_ptr<Engine>> create(dev::Device& device,
-                                                              const Profile& profile = {});
+                                                              const Profile& profile);
   // Waits for everything queued, then unpins the buffers it registered and frees its pool.
   ~Engine();
   Engine(const Engine&) = delete;
