@@ -61,6 +61,12 @@ TEST(StorageBenchTest, CreatesItsFileAndMeasuresAccoBesideFio) {
   EXPECT_THAT(text.err, ::testing::Not(HasSubstr("wrote")));
   EXPECT_THAT(text.out, HasSubstr("storage_h2d_naive"));
   EXPECT_THAT(text.out, HasSubstr("vs naive"));
+  if (text.out.find(" vs fio ") != std::string::npos) {  // fio is installed and ran
+    // Issue 33: both sides time-based for the same duration, each ratio with its noise band.
+    EXPECT_THAT(text.out, HasSubstr("time-based 500 ms"));
+    EXPECT_THAT(text.out, ::testing::ContainsRegex("vs fio +[0-9.]+ [kMG]?B/s  [0-9.]+x "
+                                                   "\\([0-9.]+-[0-9.]+\\)  "));
+  }
 }
 
 // The storage_read results of a quick run of one point set.

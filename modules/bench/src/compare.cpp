@@ -50,6 +50,25 @@ double headline_value(const BenchResult& r) {
 
 }  // namespace
 
+PeerRatio peer_ratio(const BenchResult& ours, const BenchResult& theirs) {
+  PeerRatio p;
+  if (ours.median_bytes_per_second <= 0 || theirs.median_bytes_per_second <= 0) {
+    return p;
+  }
+  p.ratio = ours.median_bytes_per_second / theirs.median_bytes_per_second;
+  // A result without a spread (read from an older document) is its median alone.
+  const double ours_min =
+      ours.min_bytes_per_second > 0 ? ours.min_bytes_per_second : ours.median_bytes_per_second;
+  const double ours_max = std::max(ours.max_bytes_per_second, ours.median_bytes_per_second);
+  const double theirs_min = theirs.min_bytes_per_second > 0 ? theirs.min_bytes_per_second
+                                                            : theirs.median_bytes_per_second;
+  const double theirs_max = std::max(theirs.max_bytes_per_second, theirs.median_bytes_per_second);
+  p.low = ours_min / theirs_max;
+  p.high = ours_max / theirs_min;
+  p.within_noise = ours_min <= theirs_max && theirs_min <= ours_max;
+  return p;
+}
+
 const char* to_string(Change change) {
   switch (change) {
     case Change::kUnchanged:

@@ -126,4 +126,30 @@ TEST(CompareTest, JsonHasNullForTheAbsentSide) {
 }
 
 }  // namespace
+// Issue 33: a ratio of 1.93x from runs too short to time was reported as a win.
+TEST(PeerRatioTest, OverlappingSpreadsAreTheSameWithinNoise) {
+  auto ours = testing::measured("storage_read_1MiB_qd8", 4.0e9);
+  ours.min_bytes_per_second = 3.0e9;
+  ours.max_bytes_per_second = 5.0e9;
+  auto fio = testing::measured("fio_read_1MiB_qd8", 3.5e9);
+  fio.min_bytes_per_second = 2.0e9;
+  fio.max_bytes_per_second = 4.0e9;
+  const PeerRatio p = peer_ratio(ours, fio);
+  EXPECT_DOUBLE_EQ(p.ratio, 4.0 / 3.5);
+  EXPECT_DOUBLE_EQ(p.low, 3.0 / 4.0);
+  EXPECT_DOUBLE_EQ(p.high, 5.0 / 2.0);
+  EXPECT_TRUE(p.within_noise);
+}
+
+TEST(PeerRatioTest, SeparateSpreadsAreAWinOrALoss) {
+  const auto ours = testing::measured("storage_read_1MiB_qd8", 4.0e9);  // +-1 %
+  const auto fio = testing::measured("fio_read_1MiB_qd8", 2.0e9);
+  const PeerRatio p = peer_ratio(ours, fio);
+  EXPECT_DOUBLE_EQ(p.ratio, 2.0);
+  EXPECT_DOUBLE_EQ(p.low, 3.96 / 2.02);
+  EXPECT_FALSE(p.within_noise);
+  EXPECT_FALSE(peer_ratio(fio, ours).within_noise);
+  EXPECT_EQ(peer_ratio(ours, testing::measured("fio_read_1MiB_qd8", 0)).ratio, 0);
+}
+
 }  // namespace acco::bench

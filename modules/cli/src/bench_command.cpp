@@ -285,11 +285,14 @@ std::string storage_summary(const bench::BenchRun& run) {
     const std::string twin = "fio_read_" + r.case_key.substr(13);
     for (const auto& f : run.results) {
       if (f.case_key == twin && f.status == bench::kStatusOk && f.median_bytes_per_second > 0) {
-        const double ratio = r.median_bytes_per_second / f.median_bytes_per_second;
-        out += fmt::format("  {:<28} {:>12} vs fio {:>12}  {:.2f}x  {}\n", r.case_key,
-                           units::format_rate(r.median_bytes_per_second),
-                           units::format_rate(f.median_bytes_per_second), ratio,
-                           ratio >= 0.95 ? "ok" : "below fio");
+        // The ratio with its noise band; spreads that overlap are no win and no loss.
+        const bench::PeerRatio p = bench::peer_ratio(r, f);
+        out += fmt::format("  {:<28} {:>12} vs fio {:>12}  {:.2f}x ({:.2f}-{:.2f})  {}\n",
+                           r.case_key, units::format_rate(r.median_bytes_per_second),
+                           units::format_rate(f.median_bytes_per_second), p.ratio, p.low, p.high,
+                           p.within_noise    ? "same within noise"
+                           : p.ratio >= 0.95 ? "ok"
+                                             : "below fio");
       }
     }
   }
@@ -311,7 +314,11 @@ std::string storage_summary(const bench::BenchRun& run) {
                            ? "ok"
                            : "below 1.5x");
   }
-  return out.empty() ? out : "\nacco against its peers (median rates):\n" + out;
+  return out.empty()
+             ? out
+             : "\nacco against its peers (median rates; in brackets the ratio's band from both "
+               "sides' min and max):\n" +
+                   out;
 }
 
 class BenchCommand final : public Command {

@@ -80,13 +80,21 @@ bool fio_installed() {
   return std::system("command -v fio >/dev/null 2>&1") == 0;
 }
 
-// One fio run: its read bandwidth, or the reason it failed.
+// How long each timed sample of either side of the fio comparison reads, again and again over the
+// same region: fio's bandwidth is io_bytes over a runtime in whole milliseconds, so a run of a few
+// milliseconds (a --quick point used to last 8-40 ms) is quantised; 500 ms puts that under 0.2 %.
+constexpr std::chrono::milliseconds kTimedRead{500};
+// fio's runtime below this is too coarse to keep (0.5 % of a whole millisecond's resolution).
+constexpr double kShortestFioSeconds = 0.2;
+
+// One time-based fio run (--time_based --runtime) over the first `bytes` of `file`: its read rate
+// from io_bytes and the runtime in milliseconds, or the reason it failed.
 Result<double> run_fio(const std::string& file, std::uint64_t bytes, std::size_t block, int depth) {
   const std::string cmd = fmt::format(
       "fio --name=acco --filename='{}' --rw=read --bs={} --iodepth={} --ioengine=io_uring "
       "--direct=1 --fixedbufs=1 --registerfiles=1 --size={} --numjobs=1 --thread "
-      "--output-format=json 2>&1",
-      file, block, depth, bytes);
+      "--time_based --runtime={}ms --output-format=json 2>&1",
+      file, block, depth, bytes, kTimedRead.count());
   FILE* pipe = ::popen(cmd.c_str(), "r");
   if (pipe == nullptr) {
     return fail(Errc::kUnavailable, "cannot start fio");
@@ -109,7 +117,23 @@ Result<double> run_fio(const std::string& file, std::uint64_t bytes, std::size_t
         Errc::kDeviceError,
         fmt::format("fio failed: {}", out.substr(0, std::min<std::size_t>(200, out.size()))));
   }
-  return j["jobs"][0]["read"].value("bw_bytes", 0.0);
+  const auto& read = j["jobs"][0]["read"];
+  const double io_bytes = read.value("io_bytes", 0.0);
+  const double seconds = read.value("runtime", 0.0) / 1000;  // fio's runtime is in milliseconds
+  if (io_bytes <= 0 || seconds < kShortestFioSeconds) {
+    return fail(Errc::kDeviceError,
+                fmt::format("fio read {} bytes in {} s: too short to time", io_bytes, seconds));
+  }
+  return io_bytes / seconds;
+}
+
+// The rates of `r` (bytes per second, one per timed sample), its peak and verdict.
+Status finish_from_rates(BenchResult& r, const std::vector<double>& rates, double peak) {
+  ACCO_ASSIGN_OR_RETURN(const auto summary, summarize(rates));
+  set_rates(r, summary);
+  r.peak_bytes_per_second = peak;
+  assess(r, PathKind::kStorageRead);
+  return {};
 }
 
 // Samples of `bytes` read in `seconds` each, turned into the result's rates and verdict.
@@ -183,22 +207,31 @@ class StorageReadCase final : public Case {
     if (!reader) {
       ours_error = reader.error();
     }
-    std::vector<double> ours_seconds;
-    std::vector<double> fio_seconds;
+    std::vector<double> ours_rates;
+    std::vector<double> fio_rates;
     io::ReadStats last;
+    // As fio's --time_based: the same region read again and again for kTimedRead, timed from
+    // each pass's first submission to its last delivery (fio's runtime too leaves out its set-up).
     const auto read_ours = [&](bool timed) {
-      if (ours_error) {
-        return;
+      double seconds = 0;
+      double delivered = 0;
+      const double wanted = timed ? std::chrono::duration<double>(kTimedRead).count() : 0;
+      do {
+        if (ours_error) {
+          return;
+        }
+        auto got = (*reader)->read_discard({{c.storage_file, 0, bytes}});
+        if (!got) {
+          ours_error = got.error();
+          return;
+        }
+        seconds += got->seconds;
+        delivered += static_cast<double>(got->bytes);
+        last = *got;
+      } while (seconds < wanted);
+      if (timed && seconds > 0) {
+        ours_rates.push_back(delivered / seconds);
       }
-      auto got = (*reader)->read_discard({{c.storage_file, 0, bytes}});
-      if (!got) {
-        ours_error = got.error();
-        return;
-      }
-      if (timed) {
-        ours_seconds.push_back(got->seconds);
-      }
-      last = *got;
     };
     const auto run_theirs = [&] {
       if (!fio || fio_error) {
@@ -209,7 +242,7 @@ class StorageReadCase final : public Case {
         fio_error = bw ? Error{Errc::kDeviceError, "fio reported no bandwidth"} : bw.error();
         return;
       }
-      fio_seconds.push_back(static_cast<double>(bytes) / *bw);
+      fio_rates.push_back(*bw);
     };
     for (int i = 0; i < c.warmup; ++i) {
       read_ours(false);
@@ -227,28 +260,30 @@ class StorageReadCase final : public Case {
         ours_error
             ? failed(ours_key, "host", *ours_error)
             : base(ours_key, bytes,
-                   fmt::format("{}{}{}, {} x {}", last.engine, last.direct ? " O_DIRECT" : "",
-                               last.fixed_buffers ? " fixed" : "", compact_size(block), depth));
+                   fmt::format("{}{}{}, {} x {}, time-based {} ms", last.engine,
+                               last.direct ? " O_DIRECT" : "", last.fixed_buffers ? " fixed" : "",
+                               compact_size(block), depth, kTimedRead.count()));
     if (!ours_error) {
       if (!last.notes.empty()) {
         ours.strategy += "; " + last.notes.front();
       }
-      ours = rated(std::move(ours), c, bytes, ours_seconds);
+      ours = rated(std::move(ours), c, ours_rates);
     }
     BenchResult theirs =
-        !fio        ? waived(fio_key, "host", "fio is not installed (Debian package fio)")
-        : fio_error ? failed(fio_key, "host", *fio_error)
-                    : rated(base(fio_key, bytes,
-                                 fmt::format("fio io_uring direct fixedbufs registerfiles, {} x {}",
-                                             compact_size(block), depth)),
-                            c, bytes, fio_seconds);
+        !fio ? waived(fio_key, "host", "fio is not installed (Debian package fio)")
+        : fio_error
+            ? failed(fio_key, "host", *fio_error)
+            : rated(base(fio_key, bytes,
+                         fmt::format("fio io_uring direct fixedbufs registerfiles, {} x {}, "
+                                     "time-based {} ms",
+                                     compact_size(block), depth, kTimedRead.count())),
+                    c, fio_rates);
     return {std::move(ours), std::move(theirs)};
   }
 
   // The rates and verdict of `r` from its samples, against the storage peak.
-  static BenchResult rated(BenchResult r, const CaseContext& c, std::uint64_t bytes,
-                           const std::vector<double>& seconds) {
-    if (auto s = finish_rates(r, bytes, seconds, c.storage_peak_bytes_per_second); !s) {
+  static BenchResult rated(BenchResult r, const CaseContext& c, const std::vector<double>& rates) {
+    if (auto s = finish_from_rates(r, rates, c.storage_peak_bytes_per_second); !s) {
       return failed(r.case_key, "host", s.error());
     }
     r.peak_source = c.storage_peak_source;

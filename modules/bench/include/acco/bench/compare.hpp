@@ -47,6 +47,18 @@ struct Comparison {
 // missing ones. A higher rate is better; a higher latency is worse. Pure.
 [[nodiscard]] std::vector<Comparison> compare(const BenchRun& previous, const BenchRun& current);
 
+// acco against a peer measured beside it in the same run (fio at the same point): the ratio of
+// the medians and its noise band from the two sides' spreads, [ours.min / theirs.max,
+// ours.max / theirs.min]. `within_noise` when the spreads [min, max] overlap: then the ratio is
+// no win and no loss. Pure; rates of 0 give a ratio of 0.
+struct PeerRatio {
+  double ratio = 0;
+  double low = 0;
+  double high = 0;
+  bool within_noise = false;
+};
+[[nodiscard]] PeerRatio peer_ratio(const BenchResult& ours, const BenchResult& theirs);
+
 // [{"case", "device", "change", "metric", "previous", "current", "relative_change",
 //   "threshold"}]; "previous"/"current" are null where there is no value (new, missing).
 [[nodiscard]] nlohmann::ordered_json to_json(const std::vector<Comparison>& comparisons);
