@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <fmt/format.h>
@@ -107,6 +108,7 @@ std::string text_report(const BenchRun& run) {
                          detail::size_text(r.bytes), detail::latency_summary(r));
     }
   }
+  out += engine_vs_plain(run);
   for (const auto& r : run.results) {
     if (r.status != kStatusOk || r.sweep.empty()) {
       continue;
@@ -121,6 +123,40 @@ std::string text_report(const BenchRun& run) {
                             : std::string("never reached"));
   }
   return out;
+}
+
+std::string engine_vs_plain(const BenchRun& run) {
+  constexpr std::string_view kEngine = "_engine";
+  std::vector<Row> rows;
+  for (const auto& e : run.results) {
+    const std::string& key = e.case_key;
+    if (e.status != kStatusOk || key.size() <= kEngine.size() ||
+        key.compare(key.size() - kEngine.size(), kEngine.size(), kEngine) != 0) {
+      continue;
+    }
+    const std::string twin = key.substr(0, key.size() - kEngine.size()) + "_plain";
+    for (const auto& p : run.results) {
+      if (p.case_key != twin || p.device != e.device || p.status != kStatusOk ||
+          p.median_bytes_per_second <= 0 || e.median_bytes_per_second <= 0) {
+        continue;
+      }
+      const PeerRatio r = peer_ratio(e, p);
+      rows.push_back({"  " + key, e.device, units::format_rate(e.median_bytes_per_second),
+                      "vs plain", units::format_rate(p.median_bytes_per_second),
+                      fmt::format("{:.2f}x ({:.2f}-{:.2f})", r.ratio, r.low, r.high),
+                      r.within_noise ? "same within noise"
+                      : r.ratio >= 1 ? "faster"
+                                     : "slower"});
+    }
+  }
+  if (rows.empty()) {
+    return {};
+  }
+  std::string table = render(Row(7), rows);
+  table.erase(0, table.find('\n') + 1);  // no header: the heading line says what the columns are
+  return "engine against the plain path (median rates; in brackets the band from both sides' "
+         "min and max):\n" +
+         table;
 }
 
 std::string text_comparison(std::span<const Comparison> comparisons) {

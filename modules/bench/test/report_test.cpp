@@ -137,6 +137,26 @@ TEST(TextReportTest, ReBasedEmulatedPeaksAreListed) {
   EXPECT_EQ(text.find(line, text.find(line) + 1), std::string::npos) << text;  // once a size
 }
 
+// Issue 33: h2d_pageable_engine 9.8 GB/s beside h2d_pageable_plain 14.7 GB/s went unremarked.
+TEST(TextReportTest, EachEngineCaseIsSetAgainstItsPlainTwinWithItsNoiseBand) {
+  BenchRun run = testing::sample_run();
+  auto plain = testing::measured("h2d_pageable_plain", 14.7e9, 0, "host 0");
+  auto slower = testing::measured("h2d_pageable_engine", 9.8e9, 0, "host 0");
+  auto d2h_plain = testing::measured("d2h_pageable_plain", 10e9, 0, "host 0");
+  auto d2h_engine = testing::measured("d2h_pageable_engine", 10.1e9, 0, "host 0");
+  auto other_device = testing::measured("h2d_pinned_engine", 9e9, 0, "host 1");
+  run.results = {plain, slower, d2h_plain, d2h_engine, other_device};
+  EXPECT_EQ(engine_vs_plain(run),
+            "engine against the plain path (median rates; in brackets the band from both sides' "
+            "min and max):\n"
+            "  h2d_pageable_engine  host 0  9.80 GB/s  vs plain  14.7 GB/s  0.67x (0.65-0.68)  "
+            "slower\n"
+            "  d2h_pageable_engine  host 0  10.1 GB/s  vs plain  10.0 GB/s  1.01x (0.99-1.03)  "
+            "same within noise\n");
+  EXPECT_NE(text_report(run).find(engine_vs_plain(run)), std::string::npos);
+  EXPECT_EQ(engine_vs_plain(testing::sample_run()), "");
+}
+
 TEST(TextReportTest, EmptyTableIsTheHeader) {
   EXPECT_EQ(text_table({}),
             "case  device  size  median  min  max  CoV  peak  eff.  verdict  strategy\n");

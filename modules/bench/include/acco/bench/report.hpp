@@ -15,13 +15,21 @@ namespace acco::bench {
 
 // Columns: case, device, size, median, min, max, CoV, peak, eff., verdict, strategy. Rates in
 // decimal units (format_rate), sizes in binary units; "-" where unknown. A latency-only case
-// shows its median latency in the median column. A waived or failed case shows its status and
-// reason after the device. Ends with a newline; empty input gives the header only.
+// shows its times per copy in microseconds in the median, min and max columns. A waived or
+// failed case shows its status and reason after the device. Ends with a newline; empty input
+// gives the header only.
 [[nodiscard]] std::string text_table(std::span<const BenchResult> results);
 
-// One header line (host, time, fingerprint), the table, then one line per swept case with the
-// size reaching half of the peak.
+// One header line (host, time, fingerprint), the table, what the peak of emulated devices is
+// (and every re-based one), per latency case its times, each engine case against its plain twin
+// on the same device (engine_vs_plain), then one line per swept case with the size reaching half
+// of the peak.
 [[nodiscard]] std::string text_report(const BenchRun& run);
+
+// Each measured `*_engine` case beside its `*_plain` twin on the same device: the ratio of the
+// medians with its noise band (peer_ratio), "same within noise" when the spreads overlap, else
+// "faster" or "slower". Empty when no pair was measured; else a heading line, then one line a pair.
+[[nodiscard]] std::string engine_vs_plain(const BenchRun& run);
 
 // The comparison as a table: case, device, change, before, now, change %, threshold. Only the
 // header for an empty list.
