@@ -157,6 +157,9 @@ std::string html_report(const BenchRun& run, std::span<const Comparison> compari
   if (!latencies.empty()) {
     out += "<h2>Latency</h2>\n<ul class=\"latency\">\n" + latencies + "</ul>\n";
   }
+  if (const std::string pairs = engine_vs_plain(run); !pairs.empty()) {
+    out += "<h2>Engine against the plain path</h2>\n<pre>" + escape(pairs) + "</pre>\n";
+  }
 
   if (!comparisons.empty()) {
     out += "<h2>Change since the last run</h2>\n" + comparison_table(comparisons);

@@ -154,6 +154,9 @@ TEST(TextReportTest, EachEngineCaseIsSetAgainstItsPlainTwinWithItsNoiseBand) {
             "  d2h_pageable_engine  host 0  10.1 GB/s  vs plain  10.0 GB/s  1.01x (0.99-1.03)  "
             "same within noise\n");
   EXPECT_NE(text_report(run).find(engine_vs_plain(run)), std::string::npos);
+  EXPECT_NE(html_report(run, {}).find("<h2>Engine against the plain path</h2>\n<pre>engine "
+                                      "against the plain path"),
+            std::string::npos);
   EXPECT_EQ(engine_vs_plain(testing::sample_run()), "");
 }
 
