@@ -30,6 +30,25 @@ double topology_peak(const topo::Machine* machine, const std::string& pci) {
   return d->path_bytes_per_second > 0 ? d->path_bytes_per_second : d->capable_bytes_per_second;
 }
 
+// The context of one case on devices[i]: the run's defaults, the device and its peak.
+CaseContext context_for(const CaseContext& defaults, const std::vector<dev::Device*>& devices,
+                        std::size_t i, const topo::Machine* machine, bool emulated) {
+  CaseContext ctx = defaults;
+  ctx.device = devices[i];
+  ctx.devices = devices;
+  ctx.machine = machine;
+  if (emulated) {
+    // The verdict "emulated" with a provisional peak; EmulatedPeaks sets the real one.
+    const double link = devices[i]->info().link_bytes_per_second;
+    ctx.peak_bytes_per_second = link > 0 ? link : 1;
+    ctx.link_kind = PathKind::kEmulatedLink;
+  } else {
+    ctx.peak_bytes_per_second = topology_peak(machine, devices[i]->info().pci);
+    ctx.link_kind = PathKind::kPcieCopyEngine;
+  }
+  return ctx;
+}
+
 }  // namespace
 
 Result<OpenedBackend> open_backend(BackendChoice choice, const dev::HostBackendOptions& host) {
@@ -108,20 +127,7 @@ Result<BenchRun> run_benchmarks(const RunOptions& options, const topo::Machine* 
       if (stopped) {
         break;
       }
-      CaseContext ctx = options.defaults;
-      ctx.device = devices[i];
-      ctx.devices = devices;
-      ctx.machine = machine;
-      if (emulated) {
-        // The verdict "emulated" with a provisional peak; EmulatedPeaks sets the real one.
-        ctx.peak_bytes_per_second = devices[i]->info().link_bytes_per_second > 0
-                                        ? devices[i]->info().link_bytes_per_second
-                                        : 1;
-        ctx.link_kind = PathKind::kEmulatedLink;
-      } else {
-        ctx.peak_bytes_per_second = topology_peak(machine, devices[i]->info().pci);
-        ctx.link_kind = PathKind::kPcieCopyEngine;
-      }
+      const CaseContext ctx = context_for(options.defaults, devices, i, machine, emulated);
       ++done;
       if (progress) {
         progress(fmt::format("[{}/{}] {} on {}", done, total, c->key(), ctx.device_name()));

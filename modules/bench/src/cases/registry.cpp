@@ -27,7 +27,7 @@ xfer::Profile CaseContext::profile_for(std::string_view path) const {
 }
 
 bool CaseContext::tuned(std::string_view path) const {
-  return path_profiles.count(device_name() + "/" + std::string(path)) > 0;
+  return path_profiles.contains(device_name() + "/" + std::string(path));
 }
 
 const std::vector<std::unique_ptr<Case>>& cases() {
