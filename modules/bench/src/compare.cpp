@@ -1,8 +1,11 @@
 #include "acco/bench/compare.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <utility>
+
+#include "acco/core/stats.hpp"
 
 namespace acco::bench {
 namespace {
@@ -66,6 +69,41 @@ PeerRatio peer_ratio(const BenchResult& ours, const BenchResult& theirs) {
   p.low = ours_min / theirs_max;
   p.high = ours_max / theirs_min;
   p.within_noise = ours_min <= theirs_max && theirs_min <= ours_max;
+  return p;
+}
+
+PairedRatio paired_ratio(std::span<const std::chrono::nanoseconds> ours,
+                         std::span<const std::chrono::nanoseconds> theirs) {
+  PairedRatio p;
+  if (ours.empty() || ours.size() != theirs.size()) {
+    return p;
+  }
+  std::vector<double> ratios;
+  for (std::size_t i = 0; i < ours.size(); ++i) {
+    if (ours[i].count() <= 0 || theirs[i].count() <= 0) {
+      return p;
+    }
+    // The same bytes on both sides: the rate ratio is the inverse ratio of the times.
+    ratios.push_back(static_cast<double>(theirs[i].count()) / static_cast<double>(ours[i].count()));
+  }
+  const auto summary = core::stats::summarize(ratios);
+  if (!summary) {
+    return p;
+  }
+  // se(median) = 1.2533 sigma / sqrt(n) for normal noise; one round has no spread to judge by.
+  constexpr double kMedianStdError = 1.2533;
+  constexpr double kMinDifference = 0.05;
+  const double n = static_cast<double>(ratios.size());
+  const double band = 3 * kMedianStdError * summary->stddev / std::sqrt(n);
+  p.rounds = static_cast<int>(ratios.size());
+  p.ratio = summary->median;
+  p.low = std::max(0.0, p.ratio - band);
+  p.high = p.ratio + band;
+  const double margin = std::max(band, kMinDifference);
+  p.verdict = ratios.size() < 2      ? "same within noise"
+              : p.ratio > 1 + margin ? "faster"
+              : p.ratio < 1 - margin ? "slower"
+                                     : "same within noise";
   return p;
 }
 

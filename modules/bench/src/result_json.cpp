@@ -25,6 +25,8 @@ ojson optional_or_null(const std::optional<double>& value) {
 constexpr std::array<std::string_view, 3> kStatuses = {kStatusOk, kStatusWaived, kStatusError};
 constexpr std::array<std::string_view, 5> kVerdicts = {"ok", "low", "very low", "unknown",
                                                        "emulated"};
+constexpr std::array<std::string_view, 3> kPairedVerdicts = {"faster", "slower",
+                                                             "same within noise"};
 constexpr std::array<std::string_view, 3> kTimers = {"", kTimerDeviceEvents, kTimerHostClock};
 
 Status expect_object(const nlohmann::json& json, std::string_view what) {
@@ -61,6 +63,18 @@ Result<SweepPoint> read_sweep_point(const nlohmann::json& p, const std::string& 
   return point.finish(sp);
 }
 
+Result<PairedRatio> read_paired_ratio(const nlohmann::json& p, const std::string& path) {
+  ACCO_RETURN_IF_ERROR(expect_object(p, path));
+  JsonReader in(p, path);
+  PairedRatio r;
+  r.rounds = static_cast<int>(std::min<std::uint64_t>(in.count("rounds"), 1U << 30));
+  r.ratio = in.non_negative("ratio");
+  r.low = in.non_negative("low");
+  r.high = in.non_negative("high");
+  r.verdict = in.one_of("verdict", kPairedVerdicts);
+  return in.finish(std::move(r));
+}
+
 Result<BenchResult> read_result(const nlohmann::json& json, const std::string& prefix) {
   ACCO_RETURN_IF_ERROR(expect_object(json, prefix));
   JsonReader in(json, prefix);
@@ -94,6 +108,14 @@ Result<BenchResult> read_result(const nlohmann::json& json, const std::string& p
     }
   }
   r.sweep = in.list<SweepPoint>("sweep", read_sweep_point);
+  // Absent in older documents and in runs read from the history; null for other cases.
+  if (const auto it = json.find("against_plain"); it != json.end() && !it->is_null()) {
+    if (auto paired = read_paired_ratio(*it, prefix + ".against_plain")) {
+      r.against_plain = std::move(*paired);
+    } else {
+      in.add(std::move(paired).error());
+    }
+  }
   return in.finish(std::move(r));
 }
 
@@ -127,7 +149,13 @@ ojson to_json(const BenchResult& r) {
           {"latency_min_seconds", optional_or_null(r.latency_min_seconds)},
           {"latency_max_seconds", optional_or_null(r.latency_max_seconds)},
           {"latency_p99_seconds", optional_or_null(r.latency_p99_seconds)},
-          {"sweep", std::move(sweep)}};
+          {"sweep", std::move(sweep)},
+          {"against_plain", r.against_plain ? ojson{{"rounds", r.against_plain->rounds},
+                                                    {"ratio", r.against_plain->ratio},
+                                                    {"low", r.against_plain->low},
+                                                    {"high", r.against_plain->high},
+                                                    {"verdict", r.against_plain->verdict}}
+                                            : ojson(nullptr)}};
 }
 
 ojson to_json(const BenchRun& run) {

@@ -225,6 +225,29 @@ TEST(CasesTest, WithoutAProfileThePageableEngineTakesThePlainPathAndSaysWhy) {
   }
 }
 
+// Every engine case is timed against the plain copy of the same buffers in alternating rounds, one
+// per sample; other cases carry no pairing.
+TEST(CasesTest, EngineCasesArePairedWithThePlainCopyRoundForRound) {
+  auto o = small_run(1, {"h2d_pinned_engine", "d2h_pageable_engine", "h2d_pinned_plain"});
+  auto run = run_benchmarks(o, nullptr, {});
+  ASSERT_THAT(run, IsOk());
+  ASSERT_EQ(run->results.size(), 3U);
+  for (const auto& r : run->results) {
+    ASSERT_EQ(r.status, kStatusOk) << r.reason;
+    if (r.case_key.ends_with("_plain")) {
+      EXPECT_FALSE(r.against_plain.has_value());
+      continue;
+    }
+    ASSERT_TRUE(r.against_plain.has_value()) << r.case_key;
+    EXPECT_EQ(r.against_plain->rounds, o.defaults.reps);
+    EXPECT_GT(r.against_plain->ratio, 0);
+    EXPECT_LE(r.against_plain->low, r.against_plain->ratio);
+    EXPECT_GE(r.against_plain->high, r.against_plain->ratio);
+    EXPECT_THAT(std::vector<std::string>({"faster", "slower", "same within noise"}),
+                ::testing::Contains(r.against_plain->verdict));
+  }
+}
+
 TEST(CasesTest, EmptySelectionIsAnError) {
   EXPECT_THAT(run_benchmarks(small_run(1, {"nothing*"}), nullptr, {}),
               StatusIs(Errc::kInvalidArgument));

@@ -141,6 +141,42 @@ TEST(PeerRatioTest, OverlappingSpreadsAreTheSameWithinNoise) {
   EXPECT_TRUE(p.within_noise);
 }
 
+using std::chrono::nanoseconds;
+
+// The engine timed against the plain copy in alternating rounds: rounds that all say 10 % slower
+// are slower; rounds that scatter around 1 are the same within noise, whatever their median.
+TEST(PairedRatioTest, ConsistentRoundsAreAVerdictScatteredOnesAreNoise) {
+  const std::vector<nanoseconds> plain(6, nanoseconds(1000));
+  const std::vector<nanoseconds> slower(6, nanoseconds(1111));  // 0.90x in every round
+  const PairedRatio s = paired_ratio(slower, plain);
+  EXPECT_EQ(s.rounds, 6);
+  EXPECT_NEAR(s.ratio, 0.9, 1e-3);
+  EXPECT_EQ(s.verdict, "slower");
+  EXPECT_EQ(paired_ratio(plain, slower).verdict, "faster");
+  const std::vector<nanoseconds> scattered = {nanoseconds(800),  nanoseconds(1300),
+                                              nanoseconds(900),  nanoseconds(1250),
+                                              nanoseconds(1000), nanoseconds(1200)};
+  const PairedRatio n = paired_ratio(scattered, plain);
+  EXPECT_EQ(n.verdict, "same within noise");
+  EXPECT_LT(n.low, 1);
+  EXPECT_GT(n.high, 1);
+  // A 3 % difference, however steady, is under the 5 % floor.
+  EXPECT_EQ(paired_ratio(std::vector<nanoseconds>(6, nanoseconds(1031)), plain).verdict,
+            "same within noise");
+}
+
+TEST(PairedRatioTest, UnevenOrEmptyInputsHaveNoRounds) {
+  const std::vector<nanoseconds> two(2, nanoseconds(10));
+  EXPECT_EQ(paired_ratio({}, {}).rounds, 0);
+  EXPECT_EQ(paired_ratio(two, std::vector<nanoseconds>(3, nanoseconds(10))).rounds, 0);
+  EXPECT_EQ(paired_ratio(two, std::vector<nanoseconds>{nanoseconds(10), nanoseconds(0)}).rounds, 0);
+  // One round has no spread to judge by.
+  EXPECT_EQ(paired_ratio(std::vector<nanoseconds>{nanoseconds(10)},
+                         std::vector<nanoseconds>{nanoseconds(20)})
+                .verdict,
+            "same within noise");
+}
+
 TEST(PeerRatioTest, SeparateSpreadsAreAWinOrALoss) {
   const auto ours = testing::measured("storage_read_1MiB_qd8", 4.0e9);  // +-1 %
   const auto fio = testing::measured("fio_read_1MiB_qd8", 2.0e9);

@@ -70,7 +70,8 @@ TEST(ResultJsonTest, ResultKeysAreTheDocumentedOnesInOrder) {
                                             "latency_min_seconds",
                                             "latency_max_seconds",
                                             "latency_p99_seconds",
-                                            "sweep"}));
+                                            "sweep",
+                                            "against_plain"}));
   EXPECT_EQ(j["case"], "h2d_pinned_ce");
   EXPECT_EQ(j["bytes"], 512ULL << 20);
 }

@@ -111,6 +111,38 @@ Result<std::vector<std::chrono::nanoseconds>> time_with_host_clock(
   return samples;
 }
 
+Result<AlternatingSamples> time_alternating(int warmup, int reps, int copies,
+                                            const std::function<Status()>& run_a,
+                                            const std::function<Status()>& run_b) {
+  for (int i = 0; i < warmup; ++i) {
+    ACCO_RETURN_IF_ERROR(run_a(), "warm-up");
+    ACCO_RETURN_IF_ERROR(run_b(), "warm-up");
+  }
+  const auto sample = [&](const std::function<Status()>& run) -> Result<std::chrono::nanoseconds> {
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int c = 0; c < copies; ++c) {
+      ACCO_RETURN_IF_ERROR(run(), "copy");
+    }
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() -
+                                                                t0);
+  };
+  AlternatingSamples out;
+  for (int r = 0; r < reps; ++r) {
+    if (r % 2 == 0) {
+      ACCO_ASSIGN_OR_RETURN(const auto a, sample(run_a));
+      ACCO_ASSIGN_OR_RETURN(const auto b, sample(run_b));
+      out.a.push_back(a);
+      out.b.push_back(b);
+    } else {
+      ACCO_ASSIGN_OR_RETURN(const auto b, sample(run_b));
+      ACCO_ASSIGN_OR_RETURN(const auto a, sample(run_a));
+      out.a.push_back(a);
+      out.b.push_back(b);
+    }
+  }
+  return out;
+}
+
 Status finish(BenchResult& result, std::uint64_t bytes_per_sample,
               const std::vector<std::chrono::nanoseconds>& samples, double peak, PathKind kind) {
   ACCO_ASSIGN_OR_RETURN(const auto rates, bytes_per_second(bytes_per_sample, samples));

@@ -46,6 +46,18 @@ void fill_pattern(void* data, std::size_t bytes, std::uint64_t seed);
 [[nodiscard]] Result<std::vector<std::chrono::nanoseconds>> time_with_host_clock(
     int warmup, int reps, int copies, const std::function<Status()>& run_one);
 
+// Two ways of doing the same work timed in alternating rounds with the host's steady clock: after
+// `warmup` untimed calls of each, round r times `copies` calls of `run_a` and then of `run_b`
+// (the other order in odd rounds), so load that drifts during the run falls on both. Returns
+// the `reps` durations of each side, round for round.
+struct AlternatingSamples {
+  std::vector<std::chrono::nanoseconds> a;
+  std::vector<std::chrono::nanoseconds> b;
+};
+[[nodiscard]] Result<AlternatingSamples> time_alternating(int warmup, int reps, int copies,
+                                                          const std::function<Status()>& run_a,
+                                                          const std::function<Status()>& run_b);
+
 // Fills rates (bytes per sample / duration), the peak and the verdict.
 [[nodiscard]] Status finish(BenchResult& result, std::uint64_t bytes_per_sample,
                             const std::vector<std::chrono::nanoseconds>& samples, double peak,

@@ -3,6 +3,8 @@
 // improved when it rose by as much. Latency-only cases compare median latency the same way.
 #pragma once
 
+#include <chrono>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -58,6 +60,12 @@ struct PeerRatio {
   bool within_noise = false;
 };
 [[nodiscard]] PeerRatio peer_ratio(const BenchResult& ours, const BenchResult& theirs);
+
+// Ours against theirs from the durations of the same work timed in alternating rounds (round i
+// of each side together): PairedRatio's rule. Pure; an empty, uneven or zero-duration input gives
+// a PairedRatio with 0 rounds.
+[[nodiscard]] PairedRatio paired_ratio(std::span<const std::chrono::nanoseconds> ours,
+                                       std::span<const std::chrono::nanoseconds> theirs);
 
 // [{"case", "device", "change", "metric", "previous", "current", "relative_change",
 //   "threshold"}]; "previous"/"current" are null where there is no value (new, missing).

@@ -38,6 +38,21 @@ struct SweepPoint {
 
 // One case on one device. Rates are bytes per second in one direction, bytes copied (not read
 // plus written). Measured fields are 0 unless status is "ok".
+// A case against its baseline timed in alternating rounds on the same buffers (ours then theirs,
+// theirs then ours, ...), so load that drifts during the run falls on both sides: the engine
+// against the plain copy. `ratio` is the median over rounds of our rate / theirs; the band is
+// that median -/+ three standard errors of it (1.2533 x the ratios' sample standard deviation /
+// sqrt(rounds)); the verdict is "faster" or "slower" only when the ratio differs from 1 by more
+// than max(three standard errors, 5 %), else "same within noise".
+struct PairedRatio {
+  int rounds = 0;
+  double ratio = 0;
+  double low = 0;
+  double high = 0;
+  std::string verdict;  // "faster", "slower", "same within noise"
+  bool operator==(const PairedRatio&) const = default;
+};
+
 struct BenchResult {
   std::string case_key;  // stable key, JSON "case": "h2d_pinned_ce"
   std::string device;    // PCI address "0000:18:00.0", or the device name when it has none
@@ -63,6 +78,9 @@ struct BenchResult {
   std::optional<double> latency_max_seconds;
   std::optional<double> latency_p99_seconds;
   std::vector<SweepPoint> sweep;  // ascending sizes, for sweep cases
+  // Engine cases: the engine against the plain copy in alternating rounds. Not kept in the
+  // history.
+  std::optional<PairedRatio> against_plain = {};
   bool operator==(const BenchResult&) const = default;
 };
 
