@@ -1,8 +1,9 @@
-# ACCO_WITH_CUDA = AUTO (default: the CUDA backend is built when the toolkit is found), ON (the
-# toolkit is required; configuring fails without it) or OFF. Sets ACCO_HAVE_CUDA to ON or OFF for
-# modules/dev and for the package config; with it on, CUDA::cudart_static exists.
-set(ACCO_WITH_CUDA AUTO CACHE STRING
-    "Build the CUDA backend: AUTO (when the toolkit is found), ON, OFF")
+# ACCO_WITH_CUDA = AUTO (default) or ON: the CUDA backend is built. It is on the driver API, which
+# acco loads with dlopen at run time (modules/dev/src/cuda/driver.cpp), so it needs no toolkit:
+# ON and AUTO are the same. OFF leaves the backend out. Sets ACCO_HAVE_CUDA to ON or OFF for
+# modules/dev and for the package config, and ACCO_HAVE_CUDA_TOOLKIT when the toolkit is found
+# (then NVTX ranges are compiled in).
+set(ACCO_WITH_CUDA AUTO CACHE STRING "Build the CUDA backend: AUTO (= ON), ON, OFF")
 set_property(CACHE ACCO_WITH_CUDA PROPERTY STRINGS AUTO ON OFF)
 
 string(TOUPPER "${ACCO_WITH_CUDA}" acco_with_cuda)
@@ -15,26 +16,25 @@ elseif(NOT acco_with_cuda STREQUAL "AUTO")
 endif()
 
 set(acco_have_cuda OFF)
+set(acco_have_cuda_toolkit OFF)
 if(NOT acco_with_cuda STREQUAL "OFF")
-  # 11.0: cudaPointerAttributes::type and cudaLaunchHostFunc as the backend uses them.
-  find_package(CUDAToolkit 11.0 QUIET)
-  if(CUDAToolkit_FOUND AND TARGET CUDA::cudart_static)
-    set(acco_have_cuda ON)
-  elseif(acco_with_cuda STREQUAL "ON")
-    message(FATAL_ERROR
-      "ACCO_WITH_CUDA=ON but no usable CUDA toolkit (>= 11.0 with the static runtime) was found. "
-      "Put nvcc on the PATH or set CUDAToolkit_ROOT, or configure with -DACCO_WITH_CUDA=AUTO|OFF.")
+  set(acco_have_cuda ON)
+  find_package(CUDAToolkit QUIET)
+  if(CUDAToolkit_FOUND)
+    set(acco_have_cuda_toolkit ON)
   endif()
 endif()
 
-# A cache entry so scripts (scripts/gpu-check) can tell from CMakeCache.txt what was built;
-# INTERNAL implies FORCE, so every configure rewrites it.
+# Cache entries so scripts (scripts/gpu-check) can tell from CMakeCache.txt what was built;
+# INTERNAL implies FORCE, so every configure rewrites them.
 set(ACCO_HAVE_CUDA ${acco_have_cuda} CACHE INTERNAL "Whether the CUDA backend is built")
-if(ACCO_HAVE_CUDA)
-  message(STATUS "acco: CUDA backend on (ACCO_WITH_CUDA=${ACCO_WITH_CUDA}, CUDA "
-                 "${CUDAToolkit_VERSION} in ${CUDAToolkit_LIBRARY_DIR})")
-elseif(acco_with_cuda STREQUAL "OFF")
-  message(STATUS "acco: CUDA backend off (ACCO_WITH_CUDA=${ACCO_WITH_CUDA})")
+set(ACCO_HAVE_CUDA_TOOLKIT ${acco_have_cuda_toolkit} CACHE INTERNAL
+    "Whether the CUDA toolkit was found (NVTX ranges)")
+if(ACCO_HAVE_CUDA AND ACCO_HAVE_CUDA_TOOLKIT)
+  message(STATUS "acco: CUDA backend on, driver loaded at run time (toolkit ${CUDAToolkit_VERSION}"
+                 " found: NVTX ranges on)")
+elseif(ACCO_HAVE_CUDA)
+  message(STATUS "acco: CUDA backend on, driver loaded at run time (no toolkit: NVTX ranges off)")
 else()
-  message(STATUS "acco: CUDA backend off (ACCO_WITH_CUDA=AUTO and no CUDA toolkit >= 11.0 found)")
+  message(STATUS "acco: CUDA backend off (ACCO_WITH_CUDA=${ACCO_WITH_CUDA})")
 endif()

@@ -1,5 +1,6 @@
-// The CUDA backend's factory in a build without the CUDA toolkit (ACCO_WITH_CUDA=OFF, or AUTO
-// where none was found).
+// The CUDA backend's factory in a build configured with ACCO_WITH_CUDA=OFF.
+#include <cstdlib>
+
 #include "acco/dev/cuda_backend.hpp"
 
 namespace acco::dev {
@@ -8,8 +9,19 @@ bool cuda_compiled() {
   return false;
 }
 
-Result<std::unique_ptr<Backend>> make_cuda_backend() {
-  return fail(Errc::kUnsupported, "cuda: this build of acco has no CUDA backend (ACCO_WITH_CUDA)");
+std::string cuda_library() {
+  const char* named = std::getenv("ACCO_CUDA_LIBRARY");  // NOLINT(concurrency-mt-unsafe)
+  return named != nullptr && *named != '\0' ? named : "libcuda.so.1";
+}
+
+Result<CudaDriverInfo> cuda_driver_info(const std::string& /*library*/) {
+  return fail(Errc::kUnsupported,
+              "cuda: this build of acco has no CUDA backend (ACCO_WITH_CUDA=OFF)");
+}
+
+Result<std::unique_ptr<Backend>> make_cuda_backend(const std::string& /*library*/) {
+  return fail(Errc::kUnsupported,
+              "cuda: this build of acco has no CUDA backend (ACCO_WITH_CUDA=OFF)");
 }
 
 }  // namespace acco::dev

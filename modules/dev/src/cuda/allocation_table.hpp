@@ -1,5 +1,5 @@
 // Which address ranges a CUDA backend handed out (device buffers, host buffers of each kind,
-// registrations), shared by all devices of one backend. The CUDA runtime can tell device from
+// registrations), shared by all devices of one backend. The CUDA driver can tell device from
 // page-locked host memory but not pinned from mapped from registered, nor where an allocation
 // ends; this table can, so kind_of and the copy range checks answer exactly.
 #pragma once
@@ -23,7 +23,7 @@ class AllocationTable {
     MemoryKind kind = MemoryKind::kPageable;
   };
 
-  // Thread-safe. Entries never overlap: the runtime never hands out overlapping allocations and
+  // Thread-safe. Entries never overlap: the driver never hands out overlapping allocations and
   // register_host checks registrations before inserting.
   void insert(const Entry& entry);
   void erase(const void* begin);
@@ -38,7 +38,7 @@ class AllocationTable {
   std::map<std::uintptr_t, Entry> entries_;  // by begin address
 };
 
-// The argument checks every copy makes before reaching the runtime: kInvalidArgument for null
+// The argument checks every copy makes before reaching the driver: kInvalidArgument for null
 // pointers, overlapping source and destination (all addresses are unified, so host and device
 // ranges never alias), or a range that runs past the end of an allocation this backend knows.
 [[nodiscard]] Status validate_copy(const AllocationTable& table, const void* dst, const void* src,

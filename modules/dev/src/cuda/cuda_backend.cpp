@@ -1,10 +1,10 @@
-// The CUDA backend's factory: enumerates the GPUs the runtime sees (CUDA_VISIBLE_DEVICES
-// applies) and describes each one. The runtime is linked statically and loads libcuda.so.1 on
-// first use, so a machine without a driver gets kUnavailable here instead of a loader error.
+// The CUDA backend's factory: loads the driver, enumerates the GPUs it sees (CUDA_VISIBLE_DEVICES
+// applies) and describes each one from the driver's attributes.
 #include "acco/dev/cuda_backend.hpp"
 
 #include <array>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <memory>
 #include <string>
@@ -15,7 +15,8 @@
 
 #include "cuda/allocation_table.hpp"
 #include "cuda/cuda_device.hpp"
-#include "cuda/cuda_error.hpp"
+#include "cuda/driver.hpp"
+#include "cuda/primary_context.hpp"
 
 namespace acco::dev {
 namespace {
@@ -38,13 +39,12 @@ class CudaBackend final : public Backend {
   std::vector<std::unique_ptr<detail::CudaDevice>> devices_;
 };
 
-// The domain:bus:device form sysfs uses, function 0 (the runtime reports no function number).
-std::string pci_address(const cudaDeviceProp& properties) {
+// The domain:bus:device form sysfs uses, function 0 (the driver reports no function number).
+std::string pci_address(int domain, int bus, int device) {
   std::array<char, 32> buffer{};
-  std::snprintf(buffer.data(), buffer.size(), "%04x:%02x:%02x.0",
-                static_cast<unsigned>(properties.pciDomainID),
-                static_cast<unsigned>(properties.pciBusID),
-                static_cast<unsigned>(properties.pciDeviceID));
+  std::snprintf(buffer.data(), buffer.size(), "%04x:%02x:%02x.0",  // NOLINT
+                static_cast<unsigned>(domain), static_cast<unsigned>(bus),
+                static_cast<unsigned>(device));
   return buffer.data();
 }
 
@@ -64,40 +64,109 @@ int numa_node_of(const core::Fs* fs, const std::string& pci) {
   }
 }
 
+Result<int> device_count(const detail::Driver& driver) {
+  int count = 0;
+  if (const CUresult code = driver.api().device_get_count(&count); code != CUDA_SUCCESS) {
+    return tl::unexpected(driver.error("cuDeviceGetCount", code, Errc::kUnavailable));
+  }
+  if (count == 0) {
+    return fail(Errc::kUnavailable, "cuDeviceGetCount: no CUDA device");
+  }
+  return count;
+}
+
+Result<int> attribute(const detail::Driver& driver, CUdevice device, CUdevice_attribute which,
+                      const char* what) {
+  int value = 0;
+  if (const CUresult code = driver.api().device_get_attribute(&value, which, device);
+      code != CUDA_SUCCESS) {
+    return tl::unexpected(driver.error("cuDeviceGetAttribute", code).with_context(what));
+  }
+  return value;
+}
+
+struct Described {
+  DeviceInfo info;
+  bool can_map_host = false;
+};
+
+Result<Described> describe(const detail::Driver& driver, int ordinal, const core::Fs* fs) {
+  const detail::DriverApi& api = driver.api();
+  CUdevice device = 0;
+  ACCO_RETURN_IF_ERROR(driver.check("cuDeviceGet", api.device_get(&device, ordinal)));
+  std::array<char, 256> name{};
+  ACCO_RETURN_IF_ERROR(driver.check(
+      "cuDeviceGetName", api.device_get_name(name.data(), static_cast<int>(name.size()), device)));
+  std::size_t memory_bytes = 0;
+  ACCO_RETURN_IF_ERROR(
+      driver.check("cuDeviceTotalMem_v2", api.device_total_mem(&memory_bytes, device)));
+  ACCO_ASSIGN_OR_RETURN(const int domain,
+                        attribute(driver, device, CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID, "PCI domain"));
+  ACCO_ASSIGN_OR_RETURN(const int bus,
+                        attribute(driver, device, CU_DEVICE_ATTRIBUTE_PCI_BUS_ID, "PCI bus"));
+  ACCO_ASSIGN_OR_RETURN(const int slot,
+                        attribute(driver, device, CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID, "PCI device"));
+  ACCO_ASSIGN_OR_RETURN(
+      const int engines,
+      attribute(driver, device, CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT, "copy engines"));
+  ACCO_ASSIGN_OR_RETURN(
+      const int can_map,
+      attribute(driver, device, CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY, "can map host memory"));
+  ACCO_ASSIGN_OR_RETURN(
+      const int unified,
+      attribute(driver, device, CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING, "unified addressing"));
+  if (unified == 0) {
+    // Copies pass plain pointers and let the driver tell host from device by address.
+    return fail(Errc::kUnsupported, "the device lacks unified addressing, which acco needs");
+  }
+  Described described;
+  DeviceInfo& info = described.info;
+  info.index = ordinal;
+  info.name = name.data();
+  info.backend = "cuda";
+  info.pci = pci_address(domain, bus, slot);
+  info.numa_node = numa_node_of(fs, info.pci);
+  info.memory_bytes = memory_bytes;
+  info.link_bytes_per_second = 0;  // the topology knows the link; the driver does not
+  info.copy_engines = engines > 0 ? engines : 1;
+  described.can_map_host = can_map != 0;
+  return described;
+}
+
 }  // namespace
 
 bool cuda_compiled() {
   return true;
 }
 
-Result<std::unique_ptr<Backend>> make_cuda_backend() {
-  int count = 0;
-  if (const cudaError_t code = cudaGetDeviceCount(&count); code != cudaSuccess) {
-    return tl::unexpected(detail::cuda_error("cudaGetDeviceCount", code, Errc::kUnavailable));
-  }
-  if (count == 0) {
-    return fail(Errc::kUnavailable, "cudaGetDeviceCount: no CUDA device");
-  }
+std::string cuda_library() {
+  const char* named = std::getenv("ACCO_CUDA_LIBRARY");  // NOLINT(concurrency-mt-unsafe)
+  return named != nullptr && *named != '\0' ? named : detail::kCudaLibrary;
+}
+
+Result<CudaDriverInfo> cuda_driver_info(const std::string& library) {
+  ACCO_ASSIGN_OR_RETURN(const auto driver, detail::Driver::open(library), "cuda");
+  CudaDriverInfo info;
+  info.library = library;
+  info.version = driver->version();
+  info.cuda_version = detail::cuda_version_text(driver->version());
+  ACCO_ASSIGN_OR_RETURN(info.device_count, device_count(*driver), "cuda");
+  return info;
+}
+
+Result<std::unique_ptr<Backend>> make_cuda_backend(const std::string& library) {
+  ACCO_ASSIGN_OR_RETURN(auto driver, detail::Driver::open(library), "cuda");
+  ACCO_ASSIGN_OR_RETURN(const int count, device_count(*driver), "cuda");
   const auto fs = core::make_disk_fs("/");
   auto table = std::make_shared<detail::AllocationTable>();
   std::vector<std::unique_ptr<detail::CudaDevice>> devices;
-  for (int index = 0; index < count; ++index) {
-    cudaDeviceProp properties{};
-    if (const cudaError_t code = cudaGetDeviceProperties(&properties, index); code != cudaSuccess) {
-      return tl::unexpected(detail::cuda_error("cudaGetDeviceProperties", code)
-                                .with_context("cuda device " + std::to_string(index)));
-    }
-    DeviceInfo info;
-    info.index = index;
-    info.name = properties.name;
-    info.backend = "cuda";
-    info.pci = pci_address(properties);
-    info.numa_node = numa_node_of(fs.has_value() ? fs->get() : nullptr, info.pci);
-    info.memory_bytes = properties.totalGlobalMem;
-    info.link_bytes_per_second = 0;  // the topology knows the link; the runtime does not
-    info.copy_engines = properties.asyncEngineCount > 0 ? properties.asyncEngineCount : 1;
+  for (int ordinal = 0; ordinal < count; ++ordinal) {
+    const std::string where = "cuda device " + std::to_string(ordinal);
+    ACCO_ASSIGN_OR_RETURN(auto described,
+                          describe(*driver, ordinal, fs.has_value() ? fs->get() : nullptr), where);
+    ACCO_ASSIGN_OR_RETURN(auto context, detail::PrimaryContext::retain(driver, ordinal), where);
     devices.push_back(std::make_unique<detail::CudaDevice>(
-        std::move(info), properties.canMapHostMemory != 0, table));
+        std::move(described.info), described.can_map_host, std::move(context), table));
   }
   return std::make_unique<CudaBackend>(std::move(devices));
 }

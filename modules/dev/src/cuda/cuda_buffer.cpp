@@ -7,7 +7,6 @@
 
 #include <unistd.h>
 
-#include "cuda/cuda_error.hpp"
 #include "cuda/numa_placement.hpp"
 
 namespace acco::dev::detail {
@@ -20,26 +19,31 @@ std::size_t page_size() {
 
 class CudaBuffer final : public Buffer {
  public:
-  CudaBuffer(std::shared_ptr<AllocationTable> table, int device, void* data, std::size_t size,
-             MemoryKind kind)
-      : table_(std::move(table)), device_(device), data_(data), size_(size), kind_(kind) {
+  CudaBuffer(std::shared_ptr<AllocationTable> table, std::shared_ptr<const PrimaryContext> context,
+             void* data, std::size_t size, MemoryKind kind)
+      : table_(std::move(table)),
+        context_(std::move(context)),
+        data_(data),
+        size_(size),
+        kind_(kind) {
     table_->insert({static_cast<const std::byte*>(data_), size_, kind_});
   }
   CudaBuffer(const CudaBuffer&) = delete;
   CudaBuffer& operator=(const CudaBuffer&) = delete;
 
   // Out of the table first, so an allocation that reuses the address cannot be erased by us.
-  // Free errors cannot be reported from a destructor; the runtime keeps them for the next call.
+  // Free errors cannot be reported from a destructor; a sticky one shows in the next call.
   ~CudaBuffer() override {
     table_->erase(data_);
     switch (kind_) {
       case MemoryKind::kDevice:
-        static_cast<void>(cudaSetDevice(device_));
-        static_cast<void>(cudaFree(data_));
+        static_cast<void>(context_->make_current());
+        static_cast<void>(context_->api().mem_free(reinterpret_cast<CUdeviceptr>(data_)));
         break;
       case MemoryKind::kPinned:
       case MemoryKind::kMapped:
-        static_cast<void>(cudaFreeHost(data_));
+        static_cast<void>(context_->make_current());
+        static_cast<void>(context_->api().mem_free_host(data_));
         break;
       case MemoryKind::kPageable:
       case MemoryKind::kRegistered:
@@ -55,7 +59,7 @@ class CudaBuffer final : public Buffer {
 
  private:
   std::shared_ptr<AllocationTable> table_;
-  int device_;
+  std::shared_ptr<const PrimaryContext> context_;  // keeps the driver's context alive until freed
   void* data_;
   std::size_t size_;
   MemoryKind kind_;
@@ -63,16 +67,22 @@ class CudaBuffer final : public Buffer {
 
 class CudaRegistration final : public Registration {
  public:
-  CudaRegistration(std::shared_ptr<AllocationTable> table, void* data, std::size_t size,
+  CudaRegistration(std::shared_ptr<AllocationTable> table,
+                   std::shared_ptr<const PrimaryContext> context, void* data, std::size_t size,
                    std::chrono::nanoseconds pin_time)
-      : table_(std::move(table)), data_(data), size_(size), pin_time_(pin_time) {
+      : table_(std::move(table)),
+        context_(std::move(context)),
+        data_(data),
+        size_(size),
+        pin_time_(pin_time) {
     table_->insert({static_cast<const std::byte*>(data_), size_, MemoryKind::kRegistered});
   }
   CudaRegistration(const CudaRegistration&) = delete;
   CudaRegistration& operator=(const CudaRegistration&) = delete;
   ~CudaRegistration() override {
     table_->erase(data_);
-    static_cast<void>(cudaHostUnregister(data_));
+    static_cast<void>(context_->make_current());
+    static_cast<void>(context_->api().mem_host_unregister(data_));
   }
 
   [[nodiscard]] void* data() const override { return data_; }
@@ -81,6 +91,7 @@ class CudaRegistration final : public Registration {
 
  private:
   std::shared_ptr<AllocationTable> table_;
+  std::shared_ptr<const PrimaryContext> context_;
   void* data_;
   std::size_t size_;
   std::chrono::nanoseconds pin_time_;
@@ -88,20 +99,26 @@ class CudaRegistration final : public Registration {
 
 }  // namespace
 
-Result<std::unique_ptr<Buffer>> allocate_device_buffer(std::shared_ptr<AllocationTable> table,
-                                                       int device, std::size_t bytes) {
+Result<std::unique_ptr<Buffer>> allocate_device_buffer(
+    std::shared_ptr<AllocationTable> table, std::shared_ptr<const PrimaryContext> context,
+    std::size_t bytes) {
   if (bytes == 0) {
     return fail(Errc::kInvalidArgument, "allocate: 0 bytes");
   }
-  void* data = nullptr;
-  if (const cudaError_t code = cudaMalloc(&data, bytes); code != cudaSuccess) {
-    return tl::unexpected(cuda_error("cudaMalloc", code)
+  CUdeviceptr data = 0;
+  if (const CUresult code = context->api().mem_alloc(&data, bytes); code != CUDA_SUCCESS) {
+    return tl::unexpected(context->driver()
+                              .error("cuMemAlloc_v2", code)
                               .with_context("allocate " + std::to_string(bytes) + " bytes"));
   }
-  return std::make_unique<CudaBuffer>(std::move(table), device, data, bytes, MemoryKind::kDevice);
+  // Unified addressing (every 64-bit platform the driver supports): a device address is a
+  // pointer no host allocation aliases.
+  return std::make_unique<CudaBuffer>(std::move(table), std::move(context),
+                                      reinterpret_cast<void*>(data), bytes, MemoryKind::kDevice);
 }
 
 Result<std::unique_ptr<Buffer>> allocate_host_buffer(std::shared_ptr<AllocationTable> table,
+                                                     std::shared_ptr<const PrimaryContext> context,
                                                      std::size_t bytes, MemoryKind kind,
                                                      int numa_node) {
   const std::string where =
@@ -126,14 +143,15 @@ Result<std::unique_ptr<Buffer>> allocate_host_buffer(std::shared_ptr<AllocationT
     }
     case MemoryKind::kPinned:
     case MemoryKind::kMapped: {
-      // cudaHostAlloc pins, so populates, at once: the policy must be in place during the call.
+      // cuMemHostAlloc pins, so populates, at once: the policy must be in place during the call.
       const ScopedPreferredNode prefer(numa_node);
       // Portable: the backend's table tells every device this memory is pinned, so it must be
       // pinned for every device's context, not only the allocating one.
       const unsigned flags =
-          cudaHostAllocPortable | (kind == MemoryKind::kMapped ? cudaHostAllocMapped : 0U);
-      if (const cudaError_t code = cudaHostAlloc(&data, bytes, flags); code != cudaSuccess) {
-        return tl::unexpected(cuda_error("cudaHostAlloc", code).with_context(where));
+          CU_MEMHOSTALLOC_PORTABLE | (kind == MemoryKind::kMapped ? CU_MEMHOSTALLOC_DEVICEMAP : 0U);
+      if (const CUresult code = context->api().mem_host_alloc(&data, bytes, flags);
+          code != CUDA_SUCCESS) {
+        return tl::unexpected(context->driver().error("cuMemHostAlloc", code).with_context(where));
       }
       break;
     }
@@ -144,11 +162,12 @@ Result<std::unique_ptr<Buffer>> allocate_host_buffer(std::shared_ptr<AllocationT
                       ": host buffers are pageable, pinned or mapped (use allocate or "
                       "register_host)");
   }
-  return std::make_unique<CudaBuffer>(std::move(table), -1, data, bytes, kind);
+  return std::make_unique<CudaBuffer>(std::move(table), std::move(context), data, bytes, kind);
 }
 
-Result<std::unique_ptr<Registration>> register_host_memory(std::shared_ptr<AllocationTable> table,
-                                                           void* ptr, std::size_t bytes) {
+Result<std::unique_ptr<Registration>> register_host_memory(
+    std::shared_ptr<AllocationTable> table, std::shared_ptr<const PrimaryContext> context,
+    void* ptr, std::size_t bytes) {
   const std::string where = "register_host " + std::to_string(bytes) + " bytes";
   if (ptr == nullptr || bytes == 0) {
     return fail(Errc::kInvalidArgument, where + ": null pointer or 0 bytes");
@@ -157,19 +176,22 @@ Result<std::unique_ptr<Registration>> register_host_memory(std::shared_ptr<Alloc
     return fail(Errc::kInvalidArgument, where + ": overlaps another registration");
   }
   const auto start = std::chrono::steady_clock::now();
-  const cudaError_t code = cudaHostRegister(ptr, bytes, cudaHostRegisterPortable);
+  const CUresult code = context->api().mem_host_register(ptr, bytes, CU_MEMHOSTREGISTER_PORTABLE);
   const auto pin_time = std::chrono::steady_clock::now() - start;
-  if (code == cudaErrorHostMemoryAlreadyRegistered) {
+  if (code == CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED) {
     // Pinned by someone else (another registration racing this one, a buffer of this backend,
     // or code outside acco): the caller's mistake, not the device's.
-    return tl::unexpected(
-        cuda_error("cudaHostRegister", code, Errc::kInvalidArgument).with_context(where));
+    return tl::unexpected(context->driver()
+                              .error("cuMemHostRegister_v2", code, Errc::kInvalidArgument)
+                              .with_context(where));
   }
-  if (code != cudaSuccess) {
-    return tl::unexpected(cuda_error("cudaHostRegister", code).with_context(where));
+  if (code != CUDA_SUCCESS) {
+    return tl::unexpected(
+        context->driver().error("cuMemHostRegister_v2", code).with_context(where));
   }
   return std::make_unique<CudaRegistration>(
-      std::move(table), ptr, bytes, std::chrono::duration_cast<std::chrono::nanoseconds>(pin_time));
+      std::move(table), std::move(context), ptr, bytes,
+      std::chrono::duration_cast<std::chrono::nanoseconds>(pin_time));
 }
 
 }  // namespace acco::dev::detail

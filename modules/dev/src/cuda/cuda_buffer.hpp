@@ -10,22 +10,27 @@
 #include "acco/dev/device.hpp"
 
 #include "cuda/allocation_table.hpp"
+#include "cuda/primary_context.hpp"
 
 namespace acco::dev::detail {
 
-// Device memory (cudaMalloc) on device `device`. kDeviceError when the runtime refuses.
+// Device memory (cuMemAlloc) in `context`'s device, which the caller has made current.
+// kDeviceError when the driver refuses.
 [[nodiscard]] Result<std::unique_ptr<Buffer>> allocate_device_buffer(
-    std::shared_ptr<AllocationTable> table, int device, std::size_t bytes);
+    std::shared_ptr<AllocationTable> table, std::shared_ptr<const PrimaryContext> context,
+    std::size_t bytes);
 
-// Host memory of kind kPageable (aligned_alloc), kPinned (cudaHostAlloc, portable) or kMapped
-// (cudaHostAlloc, portable and mapped), page-aligned, preferring NUMA node `numa_node` (-1: no
-// preference). The caller has made its device current.
+// Host memory of kind kPageable (aligned_alloc), kPinned (cuMemHostAlloc, portable) or kMapped
+// (cuMemHostAlloc, portable and mapped), page-aligned, preferring NUMA node `numa_node` (-1: no
+// preference). The caller has made `context` current.
 [[nodiscard]] Result<std::unique_ptr<Buffer>> allocate_host_buffer(
-    std::shared_ptr<AllocationTable> table, std::size_t bytes, MemoryKind kind, int numa_node);
+    std::shared_ptr<AllocationTable> table, std::shared_ptr<const PrimaryContext> context,
+    std::size_t bytes, MemoryKind kind, int numa_node);
 
-// cudaHostRegister (portable) of user memory, timed. kInvalidArgument when it overlaps a
-// registration.
+// cuMemHostRegister (portable) of user memory, timed; the caller has made `context` current.
+// kInvalidArgument when it overlaps a registration.
 [[nodiscard]] Result<std::unique_ptr<Registration>> register_host_memory(
-    std::shared_ptr<AllocationTable> table, void* ptr, std::size_t bytes);
+    std::shared_ptr<AllocationTable> table, std::shared_ptr<const PrimaryContext> context,
+    void* ptr, std::size_t bytes);
 
 }  // namespace acco::dev::detail

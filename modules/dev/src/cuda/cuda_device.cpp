@@ -4,39 +4,39 @@
 #include <utility>
 
 #include "cuda/cuda_buffer.hpp"
-#include "cuda/cuda_error.hpp"
 #include "cuda/cuda_queue.hpp"
 
 namespace acco::dev::detail {
 
-CudaDevice::CudaDevice(DeviceInfo info, bool can_map_host, std::shared_ptr<AllocationTable> table)
-    : info_(std::move(info)), can_map_host_(can_map_host), table_(std::move(table)) {}
-
-Status CudaDevice::select() const {
-  return cuda_check("cudaSetDevice", cudaSetDevice(info_.index));
-}
+CudaDevice::CudaDevice(DeviceInfo info, bool can_map_host,
+                       std::shared_ptr<const PrimaryContext> context,
+                       std::shared_ptr<AllocationTable> table)
+    : info_(std::move(info)),
+      can_map_host_(can_map_host),
+      context_(std::move(context)),
+      table_(std::move(table)) {}
 
 Result<std::unique_ptr<Buffer>> CudaDevice::allocate(std::size_t bytes) {
-  ACCO_RETURN_IF_ERROR(select(), "allocate");
-  return allocate_device_buffer(table_, info_.index, bytes);
+  ACCO_RETURN_IF_ERROR(context_->make_current(), "allocate");
+  return allocate_device_buffer(table_, context_, bytes);
 }
 
 Result<std::unique_ptr<Buffer>> CudaDevice::allocate_host(std::size_t bytes, MemoryKind kind) {
   if (kind == MemoryKind::kMapped && !can_map_host_) {
     return fail(Errc::kUnsupported, info_.name + " cannot map host memory");
   }
-  ACCO_RETURN_IF_ERROR(select(), "allocate_host");
-  return allocate_host_buffer(table_, bytes, kind, info_.numa_node);
+  ACCO_RETURN_IF_ERROR(context_->make_current(), "allocate_host");
+  return allocate_host_buffer(table_, context_, bytes, kind, info_.numa_node);
 }
 
 Result<std::unique_ptr<Registration>> CudaDevice::register_host(void* ptr, std::size_t bytes) {
-  ACCO_RETURN_IF_ERROR(select(), "register_host");
-  return register_host_memory(table_, ptr, bytes);
+  ACCO_RETURN_IF_ERROR(context_->make_current(), "register_host");
+  return register_host_memory(table_, context_, ptr, bytes);
 }
 
 Result<std::unique_ptr<Queue>> CudaDevice::create_queue() {
-  ACCO_RETURN_IF_ERROR(select(), "create_queue");
-  return create_cuda_queue(info_.index, table_);
+  ACCO_RETURN_IF_ERROR(context_->make_current(), "create_queue");
+  return create_cuda_queue(context_, table_);
 }
 
 Status CudaDevice::copy(void* dst, const void* src, std::size_t bytes) {
@@ -44,9 +44,13 @@ Status CudaDevice::copy(void* dst, const void* src, std::size_t bytes) {
   if (bytes == 0) {
     return {};
   }
-  ACCO_RETURN_IF_ERROR(select(), "device copy");
-  ACCO_RETURN_IF_ERROR(cuda_check("cudaMemcpy", cudaMemcpy(dst, src, bytes, cudaMemcpyDefault)),
-                       "device copy");
+  ACCO_RETURN_IF_ERROR(context_->make_current(), "device copy");
+  // Unified addressing tells the direction from the addresses, as cudaMemcpyDefault did.
+  ACCO_RETURN_IF_ERROR(
+      context_->driver().check("cuMemcpy",
+                               context_->api().memcpy(reinterpret_cast<CUdeviceptr>(dst),
+                                                      reinterpret_cast<CUdeviceptr>(src), bytes)),
+      "device copy");
   return {};
 }
 
@@ -54,23 +58,31 @@ MemoryKind CudaDevice::kind_of(const void* ptr) const {
   if (const auto entry = table_->find(ptr)) {
     return entry->kind;
   }
-  // Not ours: ask the runtime. It cannot tell pinned from mapped from registered, and under
-  // unified addressing every page-locked allocation is device-addressable anyway, so page-locked
-  // memory from elsewhere reads as pinned. Managed memory is addressable from both sides without
-  // a copy, which is what kMapped promises callers.
-  cudaPointerAttributes attributes{};
-  if (const cudaError_t code = cudaPointerGetAttributes(&attributes, ptr); code != cudaSuccess) {
-    static_cast<void>(cudaGetLastError());
+  // Not ours: ask the driver, which answers CUDA_ERROR_INVALID_VALUE for memory it does not know
+  // (pageable). It cannot tell pinned from mapped from registered, and under unified addressing
+  // every page-locked allocation is device-addressable anyway, so page-locked memory from
+  // elsewhere reads as pinned. Managed memory is addressable from both sides without a copy,
+  // which is what kMapped promises callers.
+  const auto address = reinterpret_cast<CUdeviceptr>(ptr);
+  const DriverApi& api = context_->api();
+  unsigned int managed = 0;
+  if (api.pointer_get_attribute(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED, address) ==
+          CUDA_SUCCESS &&
+      managed != 0) {
+    return MemoryKind::kMapped;
+  }
+  unsigned int type = 0;
+  if (api.pointer_get_attribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, address) != CUDA_SUCCESS) {
     return MemoryKind::kPageable;
   }
-  switch (attributes.type) {
-    case cudaMemoryTypeDevice:
+  switch (type) {
+    case CU_MEMORYTYPE_DEVICE:
       return MemoryKind::kDevice;
-    case cudaMemoryTypeHost:
+    case CU_MEMORYTYPE_HOST:
       return MemoryKind::kPinned;
-    case cudaMemoryTypeManaged:
+    case CU_MEMORYTYPE_UNIFIED:
       return MemoryKind::kMapped;
-    case cudaMemoryTypeUnregistered:
+    default:
       break;
   }
   return MemoryKind::kPageable;

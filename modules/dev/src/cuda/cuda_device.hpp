@@ -1,5 +1,6 @@
-// One GPU seen through the CUDA runtime. Every call that depends on the calling thread's current
-// device selects this one first (cudaSetDevice is per thread and cheap when unchanged).
+// One GPU seen through the CUDA driver. Every call that depends on the calling thread's current
+// context makes this device's primary context current first (cuCtxSetCurrent is per thread and
+// cheap when unchanged).
 #pragma once
 
 #include <memory>
@@ -8,13 +9,16 @@
 #include "acco/dev/device.hpp"
 
 #include "cuda/allocation_table.hpp"
+#include "cuda/primary_context.hpp"
 
 namespace acco::dev::detail {
 
 class CudaDevice final : public Device {
  public:
-  // `info.index` is the CUDA device ordinal. `can_map_host`: cudaDeviceProp::canMapHostMemory.
-  CudaDevice(DeviceInfo info, bool can_map_host, std::shared_ptr<AllocationTable> table);
+  // `info.index` is the CUDA device ordinal. `can_map_host`:
+  // CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY.
+  CudaDevice(DeviceInfo info, bool can_map_host, std::shared_ptr<const PrimaryContext> context,
+             std::shared_ptr<AllocationTable> table);
 
   [[nodiscard]] const DeviceInfo& info() const override { return info_; }
   [[nodiscard]] Result<std::unique_ptr<Buffer>> allocate(std::size_t bytes) override;
@@ -25,13 +29,12 @@ class CudaDevice final : public Device {
   [[nodiscard]] Result<std::unique_ptr<Queue>> create_queue() override;
   [[nodiscard]] Status copy(void* dst, const void* src, std::size_t bytes) override;
   [[nodiscard]] MemoryKind kind_of(const void* ptr) const override;
-  [[nodiscard]] Status make_current() override { return select(); }
+  [[nodiscard]] Status make_current() override { return context_->make_current(); }
 
  private:
-  [[nodiscard]] Status select() const;
-
   DeviceInfo info_;
   bool can_map_host_;
+  std::shared_ptr<const PrimaryContext> context_;
   std::shared_ptr<AllocationTable> table_;
 };
 

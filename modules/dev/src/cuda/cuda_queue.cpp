@@ -10,12 +10,10 @@
 #include <string>
 #include <utility>
 
-#include "cuda/cuda_error.hpp"
-
 namespace acco::dev::detail {
 namespace {
 
-// Failures the runtime does not see: a host task that threw. Each is stamped with the sequence
+// Failures the driver does not see: a host task that threw. Each is stamped with the sequence
 // number of its operation, so an event reports only the failures of operations before it. A
 // queue starts a new set when synchronize() has reported one (as the host backend clears its
 // error), while events recorded earlier keep the set they were recorded in.
@@ -43,59 +41,61 @@ class QueueFailures {
 
 class CudaEvent final : public Event {
  public:
-  CudaEvent(int device, cudaEvent_t event, std::shared_ptr<const QueueFailures> failures,
-            std::uint64_t sequence)
-      : device_(device), event_(event), failures_(std::move(failures)), sequence_(sequence) {}
+  CudaEvent(std::shared_ptr<const PrimaryContext> context, CUevent event,
+            std::shared_ptr<const QueueFailures> failures, std::uint64_t sequence)
+      : context_(std::move(context)),
+        event_(event),
+        failures_(std::move(failures)),
+        sequence_(sequence) {}
   CudaEvent(const CudaEvent&) = delete;
   CudaEvent& operator=(const CudaEvent&) = delete;
-  // Destroying a pending event is allowed: the runtime releases it once it completes.
-  ~CudaEvent() override { static_cast<void>(cudaEventDestroy(event_)); }
+  // Destroying a pending event is allowed: the driver releases it once it completes.
+  ~CudaEvent() override { static_cast<void>(context_->api().event_destroy(event_)); }
 
   [[nodiscard]] Status wait() override {
-    ACCO_RETURN_IF_ERROR(cuda_check("cudaEventSynchronize", cudaEventSynchronize(event_)),
-                         "event wait");
+    ACCO_RETURN_IF_ERROR(
+        driver().check("cuEventSynchronize", context_->api().event_synchronize(event_)),
+        "event wait");
     return failures_->before(sequence_);
   }
 
   // An event that failed counts as ready, so wait() returns at once with the error.
   [[nodiscard]] bool ready() const override {
-    const cudaError_t code = cudaEventQuery(event_);
-    if (code == cudaErrorNotReady) {
-      static_cast<void>(cudaGetLastError());
-      return false;
-    }
-    return true;
+    return context_->api().event_query(event_) != CUDA_ERROR_NOT_READY;
   }
 
-  // cudaEventElapsedTime gives float milliseconds with a resolution of about 0.5 us (CUDA
-  // Runtime API reference), so short intervals are quantised; bench repeats copies for that.
+  // cuEventElapsedTime gives float milliseconds with a resolution of about 0.5 us (CUDA Driver
+  // API reference), so short intervals are quantised; bench repeats copies for that.
   [[nodiscard]] Result<std::chrono::nanoseconds> since(const Event& earlier) const override {
     const auto* other = dynamic_cast<const CudaEvent*>(&earlier);
     if (other == nullptr) {
       return fail(Errc::kInvalidArgument, "event since: the earlier event is not a CUDA event");
     }
-    if (other->device_ != device_) {
+    if (other->device() != device()) {
       return fail(Errc::kInvalidArgument, "event since: events of devices " +
-                                              std::to_string(other->device_) + " and " +
-                                              std::to_string(device_) + " share no clock");
+                                              std::to_string(other->device()) + " and " +
+                                              std::to_string(device()) + " share no clock");
     }
     if (!other->ready() || !ready()) {
       return fail(Errc::kInvalidArgument, "event since: both events must be complete");
     }
     float milliseconds = 0;
-    if (const cudaError_t code = cudaEventElapsedTime(&milliseconds, other->event_, event_);
-        code != cudaSuccess) {
-      return tl::unexpected(cuda_error("cudaEventElapsedTime", code).with_context("event since"));
+    if (const CUresult code =
+            context_->api().event_elapsed_time(&milliseconds, other->event_, event_);
+        code != CUDA_SUCCESS) {
+      return tl::unexpected(driver().error("cuEventElapsedTime", code).with_context("event since"));
     }
     return std::chrono::nanoseconds(std::llround(static_cast<double>(milliseconds) * 1e6));
   }
 
-  [[nodiscard]] int device() const { return device_; }
-  [[nodiscard]] cudaEvent_t handle() const { return event_; }
+  [[nodiscard]] int device() const { return context_->ordinal(); }
+  [[nodiscard]] CUevent handle() const { return event_; }
 
  private:
-  int device_;
-  cudaEvent_t event_;
+  [[nodiscard]] const Driver& driver() const { return context_->driver(); }
+
+  std::shared_ptr<const PrimaryContext> context_;
+  CUevent event_;
   std::shared_ptr<const QueueFailures> failures_;
   std::uint64_t sequence_;  // operations numbered below it come before this event
 };
@@ -106,9 +106,9 @@ struct HostTask {
   std::uint64_t sequence = 0;
 };
 
-// Runs on the runtime's callback thread; exceptions must not cross into the runtime. The task
-// must not call the CUDA API itself (the runtime forbids it in host functions).
-void CUDART_CB run_host_task(void* user_data) {
+// Runs on the driver's callback thread; exceptions must not cross into the driver. The task
+// must not call the CUDA API itself (the driver forbids it in host functions).
+void run_host_task(void* user_data) {
   const std::unique_ptr<HostTask> host_task(static_cast<HostTask*>(user_data));
   try {
     host_task->task();
@@ -123,14 +123,15 @@ void CUDART_CB run_host_task(void* user_data) {
 
 class CudaQueue final : public Queue {
  public:
-  CudaQueue(int device, cudaStream_t stream, std::shared_ptr<const AllocationTable> table)
-      : device_(device), stream_(stream), table_(std::move(table)) {}
+  CudaQueue(std::shared_ptr<const PrimaryContext> context, CUstream stream,
+            std::shared_ptr<const AllocationTable> table)
+      : context_(std::move(context)), stream_(stream), table_(std::move(table)) {}
   CudaQueue(const CudaQueue&) = delete;
   CudaQueue& operator=(const CudaQueue&) = delete;
   // Drains first so host tasks still queued run (and free their closures) before the stream goes.
   ~CudaQueue() override {
-    static_cast<void>(cudaStreamSynchronize(stream_));
-    static_cast<void>(cudaStreamDestroy(stream_));
+    static_cast<void>(api().stream_synchronize(stream_));
+    static_cast<void>(api().stream_destroy(stream_));
   }
 
   [[nodiscard]] Status copy(void* dst, const void* src, std::size_t bytes) override {
@@ -138,12 +139,14 @@ class CudaQueue final : public Queue {
     if (bytes == 0) {
       return {};
     }
-    ACCO_RETURN_IF_ERROR(select(), "queue copy");
+    ACCO_RETURN_IF_ERROR(context_->make_current(), "queue copy");
     ++submitted_;
-    // cudaMemcpyDefault: unified addressing tells the direction. Pageable memory is staged by
+    // Unified addressing tells the direction from the addresses. Pageable memory is staged by
     // the driver, synchronously with the caller for host-to-device.
     ACCO_RETURN_IF_ERROR(
-        cuda_check("cudaMemcpyAsync", cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, stream_)),
+        driver().check("cuMemcpyAsync",
+                       api().memcpy_async(reinterpret_cast<CUdeviceptr>(dst),
+                                          reinterpret_cast<CUdeviceptr>(src), bytes, stream_)),
         "queue copy");
     return {};
   }
@@ -153,10 +156,11 @@ class CudaQueue final : public Queue {
       return fail(Errc::kInvalidArgument, "queue host_task: empty task");
     }
     auto host_task = std::make_unique<HostTask>(HostTask{std::move(task), failures_, submitted_});
-    ACCO_RETURN_IF_ERROR(select(), "queue host_task");
-    if (const cudaError_t code = cudaLaunchHostFunc(stream_, run_host_task, host_task.get());
-        code != cudaSuccess) {
-      return tl::unexpected(cuda_error("cudaLaunchHostFunc", code).with_context("queue host_task"));
+    ACCO_RETURN_IF_ERROR(context_->make_current(), "queue host_task");
+    if (const CUresult code = api().launch_host_func(stream_, run_host_task, host_task.get());
+        code != CUDA_SUCCESS) {
+      return tl::unexpected(
+          driver().error("cuLaunchHostFunc", code).with_context("queue host_task"));
     }
     static_cast<void>(host_task.release());  // run_host_task owns it now
     ++submitted_;
@@ -164,17 +168,15 @@ class CudaQueue final : public Queue {
   }
 
   [[nodiscard]] Result<std::shared_ptr<Event>> record() override {
-    ACCO_RETURN_IF_ERROR(select(), "queue record");
-    cudaEvent_t event = nullptr;
-    // Timing stays enabled (no cudaEventDisableTiming): since() needs it.
-    if (const cudaError_t code = cudaEventCreateWithFlags(&event, cudaEventDefault);
-        code != cudaSuccess) {
-      return tl::unexpected(
-          cuda_error("cudaEventCreateWithFlags", code).with_context("queue record"));
+    ACCO_RETURN_IF_ERROR(context_->make_current(), "queue record");
+    CUevent event = nullptr;
+    // Timing stays enabled (no CU_EVENT_DISABLE_TIMING): since() needs it.
+    if (const CUresult code = api().event_create(&event, CU_EVENT_DEFAULT); code != CUDA_SUCCESS) {
+      return tl::unexpected(driver().error("cuEventCreate", code).with_context("queue record"));
     }
-    auto recorded = std::make_shared<CudaEvent>(device_, event, failures_, submitted_);
-    if (const cudaError_t code = cudaEventRecord(event, stream_); code != cudaSuccess) {
-      return tl::unexpected(cuda_error("cudaEventRecord", code).with_context("queue record"));
+    auto recorded = std::make_shared<CudaEvent>(context_, event, failures_, submitted_);
+    if (const CUresult code = api().event_record(event, stream_); code != CUDA_SUCCESS) {
+      return tl::unexpected(driver().error("cuEventRecord", code).with_context("queue record"));
     }
     return recorded;
   }
@@ -184,19 +186,21 @@ class CudaQueue final : public Queue {
     if (cuda_event == nullptr) {
       return fail(Errc::kInvalidArgument, "queue wait: not an event of the CUDA backend");
     }
-    ACCO_RETURN_IF_ERROR(
-        cuda_check("cudaStreamWaitEvent", cudaStreamWaitEvent(stream_, cuda_event->handle(), 0)),
-        "queue wait");
+    ACCO_RETURN_IF_ERROR(driver().check("cuStreamWaitEvent",
+                                        api().stream_wait_event(stream_, cuda_event->handle(), 0)),
+                         "queue wait");
     return {};
   }
 
+  // A CUstream is the same handle as the runtime's cudaStream_t, so libraries on the runtime
+  // (NCCL, cuFile) take it as theirs.
   [[nodiscard]] Result<void*> native_stream() override {
-    ACCO_RETURN_IF_ERROR(select(), "queue native_stream");
+    ACCO_RETURN_IF_ERROR(context_->make_current(), "queue native_stream");
     return static_cast<void*>(stream_);
   }
 
   [[nodiscard]] Status synchronize() override {
-    ACCO_RETURN_IF_ERROR(cuda_check("cudaStreamSynchronize", cudaStreamSynchronize(stream_)),
+    ACCO_RETURN_IF_ERROR(driver().check("cuStreamSynchronize", api().stream_synchronize(stream_)),
                          "queue synchronize");
     Status failed = failures_->before(submitted_);
     if (!failed.has_value()) {
@@ -206,12 +210,11 @@ class CudaQueue final : public Queue {
   }
 
  private:
-  [[nodiscard]] Status select() const {
-    return cuda_check("cudaSetDevice", cudaSetDevice(device_));
-  }
+  [[nodiscard]] const Driver& driver() const { return context_->driver(); }
+  [[nodiscard]] const DriverApi& api() const { return context_->api(); }
 
-  int device_;
-  cudaStream_t stream_;
+  std::shared_ptr<const PrimaryContext> context_;
+  CUstream stream_;
   std::shared_ptr<const AllocationTable> table_;
   std::shared_ptr<QueueFailures> failures_ = std::make_shared<QueueFailures>();
   std::uint64_t submitted_ = 0;  // operations submitted so far; the next one's sequence number
@@ -219,17 +222,17 @@ class CudaQueue final : public Queue {
 
 }  // namespace
 
-Result<std::unique_ptr<Queue>> create_cuda_queue(int device,
+Result<std::unique_ptr<Queue>> create_cuda_queue(std::shared_ptr<const PrimaryContext> context,
                                                  std::shared_ptr<const AllocationTable> table) {
-  cudaStream_t stream = nullptr;
+  CUstream stream = nullptr;
   // Non-blocking: no implicit synchronisation with the legacy default stream, which
-  // Device::copy (cudaMemcpy) uses.
-  if (const cudaError_t code = cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
-      code != cudaSuccess) {
+  // Device::copy (cuMemcpy) uses.
+  if (const CUresult code = context->api().stream_create(&stream, CU_STREAM_NON_BLOCKING);
+      code != CUDA_SUCCESS) {
     return tl::unexpected(
-        cuda_error("cudaStreamCreateWithFlags", code).with_context("create_queue"));
+        context->driver().error("cuStreamCreate", code).with_context("create_queue"));
   }
-  return std::make_unique<CudaQueue>(device, stream, std::move(table));
+  return std::make_unique<CudaQueue>(std::move(context), stream, std::move(table));
 }
 
 }  // namespace acco::dev::detail

@@ -8,12 +8,12 @@
 #include "acco/dev/device.hpp"
 
 #include "cuda/allocation_table.hpp"
+#include "cuda/primary_context.hpp"
 
 namespace acco::dev::detail {
 
-// A stream on device `device`, which the caller has made current. kDeviceError when the runtime
-// refuses.
+// A stream in `context`, which the caller has made current. kDeviceError when the driver refuses.
 [[nodiscard]] Result<std::unique_ptr<Queue>> create_cuda_queue(
-    int device, std::shared_ptr<const AllocationTable> table);
+    std::shared_ptr<const PrimaryContext> context, std::shared_ptr<const AllocationTable> table);
 
 }  // namespace acco::dev::detail
