@@ -392,6 +392,14 @@ void* aligned(std::size_t bytes) {
   return std::aligned_alloc(kPage, (bytes + kPage - 1) / kPage * kPage);
 }
 
+// "init_error": 34 makes the fake the toolkit's stub library, which answers every call with
+// CUDA_ERROR_STUB_LIBRARY, its error strings included.
+bool stub_library() {
+  State& s = state();
+  const std::scoped_lock lock(s.mutex);
+  return s.loaded && s.init_error == CUDA_ERROR_STUB_LIBRARY;
+}
+
 // Pinned and registered ranges may not overlap. Under state().mutex.
 bool overlaps_host(const State& s, std::uintptr_t begin, std::size_t bytes) {
   for (const auto& [start, allocation] : s.allocations) {
@@ -408,6 +416,9 @@ bool overlaps_host(const State& s, std::uintptr_t begin, std::size_t bytes) {
 extern "C" {
 
 CUresult cuGetErrorString(CUresult error, const char** pStr) {
+  if (stub_library()) {
+    return CUDA_ERROR_STUB_LIBRARY;
+  }
   const auto it = error_texts().find(static_cast<int>(error));
   if (it == error_texts().end()) {
     *pStr = nullptr;
@@ -418,6 +429,9 @@ CUresult cuGetErrorString(CUresult error, const char** pStr) {
 }
 
 CUresult cuGetErrorName(CUresult error, const char** pStr) {
+  if (stub_library()) {
+    return CUDA_ERROR_STUB_LIBRARY;
+  }
   const auto it = error_texts().find(static_cast<int>(error));
   if (it == error_texts().end()) {
     *pStr = nullptr;

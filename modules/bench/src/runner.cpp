@@ -107,6 +107,14 @@ Result<BenchRun> run_benchmarks(const RunOptions& options, const topo::Machine* 
     run.fingerprint = machine_fingerprint(*machine);
   }
   run.machine["backend"] = backend->name();
+  if (backend->name() == "cuda") {
+    // The driver the backend loaded (loading it again is a reference count and an idempotent
+    // cuInit): which CUDA versions this machine can run is part of what was measured.
+    if (const auto driver = dev::cuda_driver_info(); driver.has_value()) {
+      run.machine["cuda_driver_version"] = driver->version;
+      run.machine["cuda_version"] = driver->cuda_version;
+    }
+  }
   if (emulated) {
     // Emulated runs compare only with runs of the same emulation.
     run.machine["emulated_link"] = options.host.link.name;

@@ -26,6 +26,7 @@
 #include "acco/bench/runner.hpp"
 #include "acco/core/json.hpp"
 #include "acco/core/units.hpp"
+#include "acco/dev/cuda_backend.hpp"
 #include "acco/dev/host_backend.hpp"
 #include "acco/io/baseline.hpp"
 #include "acco/topo/probe.hpp"
@@ -414,6 +415,11 @@ class BenchCommand final : public Command {
       out.out = j.dump(2) + "\n";
     } else {
       out.out = bench::text_report(*run);
+      if (run->machine.contains("cuda_version")) {
+        out.out += fmt::format("CUDA driver {} (supports CUDA {})\n",
+                               run->machine.value("cuda_driver_version", 0),
+                               run->machine.value("cuda_version", ""));
+      }
       out.out += storage_summary(*run);
       if (o_.compare) {
         out.out +=
@@ -519,6 +525,10 @@ Result<bench::BenchRun> quick_bench(const topo::Machine& machine, const Progress
     o.patterns = {"h2d_pinned_plain", "d2h_pinned_plain", "h2d_pageable_plain",
                   "h2d_pageable_engine"};
     note = "pinned and pageable copies on every GPU, 64 MiB, 3 samples";
+    if (const auto driver = dev::cuda_driver_info(); driver.has_value()) {
+      note +=
+          fmt::format(" (CUDA driver {}, supports CUDA {})", driver->version, driver->cuda_version);
+    }
   } else {
     // Emulated devices say nothing about this machine; its memory bandwidth does.
     o.patterns = {"host_memcpy"};

@@ -117,10 +117,12 @@ Result<std::shared_ptr<const Driver>> Driver::open(const std::string& library) {
   }
   const Driver probe(library, api, version);
   if (const CUresult code = api.init(0); code != CUDA_SUCCESS) {
-    Error error = probe.error("cuInit", code, Errc::kUnavailable);
-    if (code == CUDA_ERROR_STUB_LIBRARY) {
-      error.message += ": this is the CUDA toolkit's stub library, not a driver";
-    }
+    // The stub answers every call with CUDA_ERROR_STUB_LIBRARY, cuGetErrorString included.
+    Error error = code == CUDA_ERROR_STUB_LIBRARY
+                      ? Error{Errc::kUnavailable,
+                              "cuInit: CUDA_ERROR_STUB_LIBRARY: this is the CUDA toolkit's stub "
+                              "library (stubs/libcuda.so), not a driver"}
+                      : probe.error("cuInit", code, Errc::kUnavailable);
     dlclose(handle);
     return tl::unexpected(std::move(error).with_context(library));
   }

@@ -1,0 +1,106 @@
+// `acco bench --backend cuda` and `acco doctor` on the fake CUDA driver (tests/fake_cuda): every
+// transfer case measured on every GPU, the driver's version and the highest CUDA version it
+// supports reported; JSON conforms to docs/schemas/bench.schema.json. Without a driver the
+// backend is unavailable with one line and exit 69.
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "run_acco.hpp"
+
+namespace acco::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+// Two GPUs that reach each other, at the PCI addresses of the dgx_h100 sysroot's first two.
+constexpr const char* kTwoGpus = R"({"driver_version": 12080, "devices": [
+  {"name": "NVIDIA H100 80GB HBM3", "pci": "0000:18:00.0", "memory_bytes": 85520809984,
+   "copy_engines": 3, "copy_bytes_per_second": 5.3e10, "pageable_bytes_per_second": 2e10,
+   "copy_latency_ns": 2500, "peers": [1]},
+  {"name": "NVIDIA H100 80GB HBM3", "pci": "0000:2a:00.0", "memory_bytes": 85520809984,
+   "copy_engines": 3, "copy_bytes_per_second": 5.3e10, "pageable_bytes_per_second": 2e10,
+   "copy_latency_ns": 2500, "peers": [0]}]})";
+
+class FakeCudaCliTest : public ::testing::Test {
+ protected:
+  void SetUp() override { std::ofstream(dir_.path() / "gpus.json") << kTwoGpus; }
+  [[nodiscard]] std::string env() const {
+    return "ACCO_CUDA_LIBRARY=" + std::string(ACCO_FAKE_CUDA_PATH) +
+           " ACCO_FAKE_CUDA_CONFIG=" + (dir_.path() / "gpus.json").string();
+  }
+
+  TempDir dir_;
+};
+
+// The transfer suite's case keys, as `acco bench --list` names them.
+std::set<std::string> transfer_cases() {
+  const acco::testing::Run list = acco("bench --list");
+  EXPECT_EQ(list.exit_code, 0) << list.err;
+  std::set<std::string> keys;
+  std::istringstream lines(list.out);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.find("[--suite") == std::string::npos && !line.empty()) {
+      keys.insert(line.substr(0, line.find(' ')));
+    }
+  }
+  return keys;
+}
+
+TEST_F(FakeCudaCliTest, BenchMeasuresEveryTransferCaseOnEveryGpu) {
+  const acco::testing::Run run =
+      acco("bench --backend cuda --quick --bytes 4MiB --reps 2 --no-history --json", env());
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  expect_conforms(run.out, "bench.schema.json");
+  const auto j = nlohmann::json::parse(run.out);
+  EXPECT_EQ(j["machine"]["backend"], "cuda");
+  EXPECT_EQ(j["machine"]["cuda_driver_version"], 12080);
+  EXPECT_EQ(j["machine"]["cuda_version"], "12.8");
+  std::set<std::string> measured;
+  std::set<std::string> gpus;
+  for (const auto& r : j["results"]) {
+    EXPECT_EQ(r["status"], "ok") << r.dump();
+    std::string key = r["case"].get<std::string>();
+    if (key.rfind("bidir_pinned_", 0) == 0) {
+      key = "bidir_pinned";  // one result per direction
+    }
+    measured.insert(key);
+    gpus.insert(r["device"].get<std::string>());
+  }
+  EXPECT_EQ(measured, transfer_cases());
+  EXPECT_TRUE(gpus.count("0000:18:00.0") && gpus.count("0000:2a:00.0"));
+  EXPECT_TRUE(gpus.count("0000:18:00.0->0000:2a:00.0") && gpus.count("0000:2a:00.0->0000:18:00.0"));
+}
+
+TEST_F(FakeCudaCliTest, BenchAndDoctorNameTheDriverAndItsCudaVersion) {
+  const acco::testing::Run bench = acco(
+      "bench --backend cuda --quick --bytes 1MiB --reps 2 --no-history "
+      "--cases h2d_pinned_plain",
+      env());
+  ASSERT_EQ(bench.exit_code, 0) << bench.err;
+  EXPECT_THAT(bench.out, HasSubstr("CUDA driver 12080 (supports CUDA 12.8)\n"));
+  const acco::testing::Run doctor = acco("doctor --json", env());
+  ASSERT_EQ(doctor.exit_code, 0) << doctor.err;
+  const auto j = nlohmann::json::parse(doctor.out);
+  EXPECT_EQ(j["quick_bench"]["note"],
+            "pinned and pageable copies on every GPU, 64 MiB, 3 samples (CUDA driver 12080, "
+            "supports CUDA 12.8)");
+  EXPECT_EQ(j["quick_bench"]["results"].size(), 8U);  // four cases on two GPUs
+}
+
+TEST(CudaCliTest, WithoutADriverTheCudaBackendIsOneLineAndExit69) {
+  const acco::testing::Run run = acco("bench --backend cuda --quick --no-history",
+                                      "ACCO_CUDA_LIBRARY=/nonexistent/libcuda.so.1");
+  EXPECT_EQ(run.exit_code, 69);
+  EXPECT_THAT(run.err, HasSubstr("cuda: /nonexistent/libcuda.so.1: cannot be loaded, no NVIDIA "
+                                 "driver installed?"));
+}
+
+}  // namespace
+}  // namespace acco::testing
