@@ -1,7 +1,7 @@
 // `acco bench --backend cuda` and `acco doctor` on the fake CUDA driver (tests/fake_cuda): every
 // transfer case measured on every GPU, the driver's version and the highest CUDA version it
-// supports reported; JSON conforms to docs/schemas/bench.schema.json. Without a driver the
-// backend is unavailable with one line and exit 69.
+// supports reported by bench, doctor and probe; JSON conforms to docs/schemas/. Without a driver
+// the backend is unavailable with one line and exit 69, and probe says why.
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "machines.hpp"
 #include "run_acco.hpp"
 
 namespace acco::testing {
@@ -92,6 +93,38 @@ TEST_F(FakeCudaCliTest, BenchAndDoctorNameTheDriverAndItsCudaVersion) {
             "pinned and pageable copies on every GPU, 64 MiB, 3 samples (CUDA driver 12080, "
             "supports CUDA 12.8)");
   EXPECT_EQ(j["quick_bench"]["results"].size(), 8U);  // four cases on two GPUs
+}
+
+TEST_F(FakeCudaCliTest, ProbeOfTheLiveMachineNamesTheDriver) {
+  const acco::testing::Run json = acco("probe --json", env());
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  expect_conforms(json.out, "probe.schema.json");
+  const auto driver = nlohmann::json::parse(json.out)["cuda_driver"];
+  EXPECT_EQ(driver["library"], ACCO_FAKE_CUDA_PATH);
+  EXPECT_EQ(driver["version"], 12080);
+  EXPECT_EQ(driver["cuda_version"], "12.8");
+  EXPECT_EQ(driver["device_count"], 2);
+  EXPECT_TRUE(driver["error"].is_null());
+  const acco::testing::Run text = acco("probe", env());
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_THAT(text.out, HasSubstr("CUDA driver: 12080 (supports CUDA 12.8), 2 devices, " +
+                                  std::string(ACCO_FAKE_CUDA_PATH) + "\n"));
+}
+
+TEST(CudaCliTest, ProbeSaysWhyNoDriverIsUsableAndNothingForASysroot) {
+  const acco::testing::Run live =
+      acco("probe --json", "ACCO_CUDA_LIBRARY=/nonexistent/libcuda.so.1");
+  ASSERT_EQ(live.exit_code, 0) << live.err;
+  expect_conforms(live.out, "probe.schema.json");
+  const auto driver = nlohmann::json::parse(live.out)["cuda_driver"];
+  EXPECT_TRUE(driver["version"].is_null());
+  EXPECT_THAT(driver["error"].get<std::string>(),
+              HasSubstr("/nonexistent/libcuda.so.1: cannot be loaded"));
+  TempDir sysroot;
+  write_dgx_h100(sysroot.path());
+  const acco::testing::Run other = acco("probe --json --sysroot " + sysroot.path().string());
+  ASSERT_EQ(other.exit_code, 0) << other.err;
+  EXPECT_FALSE(nlohmann::json::parse(other.out).contains("cuda_driver"));
 }
 
 TEST(CudaCliTest, WithoutADriverTheCudaBackendIsOneLineAndExit69) {

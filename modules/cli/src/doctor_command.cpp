@@ -79,6 +79,9 @@ class DoctorCommand final : public Command {
     Output out;
     if (inv.format == Format::kJson) {
       auto j = topo::probe_json(result->machine, result->findings);
+      if (live) {
+        j["cuda_driver"] = cuda_driver_json();
+      }
       j["quick_bench"] = {{"note", bench_note},
                           {"results", measured ? bench::to_json(*measured)["results"]
                                                : nlohmann::ordered_json::array()}};
@@ -92,6 +95,9 @@ class DoctorCommand final : public Command {
       out.out = j.dump(2) + "\n";
     } else {
       out.out = probe_text(result->machine, result->findings);
+      if (live) {
+        out.out += cuda_driver_text();
+      }
       out.out += fmt::format("\nMeasured paths (quick bench): {}\n", bench_note);
       if (measured) {
         out.out += bench::text_table(measured->results);

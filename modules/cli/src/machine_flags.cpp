@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "acco/dev/cuda_backend.hpp"
 #include "acco/io/reader.hpp"
 
 namespace acco::cli {
@@ -160,6 +161,39 @@ int findings_exit(const MachineOptions& machine, const std::vector<topo::Finding
     return f.severity >= *machine.fail_on;
   });
   return hit ? kExitFindings : kExitOk;
+}
+
+bool is_live(const MachineOptions& machine, const core::Settings& settings) {
+  return machine.from.empty() && machine.hwloc_xml.empty() && settings.get("sysroot") == "/";
+}
+
+nlohmann::ordered_json cuda_driver_json() {
+  const std::string library = dev::cuda_library();
+  const auto driver = dev::cuda_driver_info(library);
+  nlohmann::ordered_json j;
+  j["library"] = library;
+  if (driver.has_value()) {
+    j["version"] = driver->version;
+    j["cuda_version"] = driver->cuda_version;
+    j["device_count"] = driver->device_count;
+    j["error"] = nullptr;
+  } else {
+    j["version"] = nullptr;
+    j["cuda_version"] = nullptr;
+    j["device_count"] = nullptr;
+    j["error"] = driver.error().message;
+  }
+  return j;
+}
+
+std::string cuda_driver_text() {
+  const auto driver = dev::cuda_driver_info();
+  if (!driver.has_value()) {
+    return fmt::format("CUDA driver: none usable ({})\n", driver.error().message);
+  }
+  return fmt::format("CUDA driver: {} (supports CUDA {}), {} device{}, {}\n", driver->version,
+                     driver->cuda_version, driver->device_count,
+                     driver->device_count == 1 ? "" : "s", driver->library);
 }
 
 }  // namespace acco::cli

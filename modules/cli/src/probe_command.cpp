@@ -121,9 +121,19 @@ class ProbeCommand final : public Command {
                     ? topo::to_json(env, options_.nccl_topo_file).dump(2) + "\n"
                     : nccl_env_text(result->machine, env, options_.nccl_topo_file);
     } else {
-      out.out = inv.format == Format::kJson
-                    ? topo::probe_json(result->machine, result->findings).dump(2) + "\n"
-                    : probe_text(result->machine, result->findings);
+      const bool live = is_live(machine, inv.settings);
+      if (inv.format == Format::kJson) {
+        auto j = topo::probe_json(result->machine, result->findings);
+        if (live) {
+          j["cuda_driver"] = cuda_driver_json();
+        }
+        out.out = j.dump(2) + "\n";
+      } else {
+        out.out = probe_text(result->machine, result->findings);
+        if (live) {
+          out.out += cuda_driver_text();
+        }
+      }
     }
     if (!machine.snapshot.empty()) {
       out.err += fmt::format("acco: snapshot written to {}\n", machine.snapshot);
