@@ -94,10 +94,8 @@ class DoctorCommand final : public Command {
       j["fix_first"] = first;
       out.out = j.dump(2) + "\n";
     } else {
-      out.out = probe_text(result->machine, result->findings);
-      if (live) {
-        out.out += cuda_driver_text();
-      }
+      out.out =
+          probe_text(result->machine, result->findings, live ? cuda_driver_text() : std::string());
       out.out += fmt::format("\nMeasured paths (quick bench): {}\n", bench_note);
       if (measured) {
         out.out += bench::text_table(measured->results);

@@ -129,10 +129,8 @@ class ProbeCommand final : public Command {
         }
         out.out = j.dump(2) + "\n";
       } else {
-        out.out = probe_text(result->machine, result->findings);
-        if (live) {
-          out.out += cuda_driver_text();
-        }
+        out.out = probe_text(result->machine, result->findings,
+                             live ? cuda_driver_text() : std::string());
       }
     }
     if (!machine.snapshot.empty()) {

@@ -460,9 +460,10 @@ std::string aligned_table(const std::vector<std::vector<std::string>>& rows) {
   return out;
 }
 
-std::string probe_text(const topo::Machine& machine, const std::vector<topo::Finding>& findings) {
+std::string probe_text(const topo::Machine& machine, const std::vector<topo::Finding>& findings,
+                       const std::string& machine_lines) {
   const auto eps = labelled(machine);
-  return header(machine) + devices_section(machine, eps) + nvml_section(machine) +
+  return header(machine) + machine_lines + devices_section(machine, eps) + nvml_section(machine) +
          storage_section(machine) + matrix_section(machine, eps) + findings_section(findings);
 }
 

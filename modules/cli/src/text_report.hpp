@@ -14,8 +14,11 @@ namespace acco::cli {
 // header. Trailing spaces are trimmed.
 [[nodiscard]] std::string aligned_table(const std::vector<std::vector<std::string>>& rows);
 
+// `machine_lines`: lines about the machine the probe does not read (the live machine's CUDA
+// driver), printed after the header's NVML line.
 [[nodiscard]] std::string probe_text(const topo::Machine& machine,
-                                     const std::vector<topo::Finding>& findings);
+                                     const std::vector<topo::Finding>& findings,
+                                     const std::string& machine_lines = "");
 // The doctor's closing summary: counts and the few findings to fix first.
 [[nodiscard]] std::string doctor_summary_text(const std::vector<topo::Finding>& findings);
 
