@@ -23,7 +23,8 @@
 // wall time, so events time it plausibly. Each stream is a thread running its operations in
 // order. Test-only exports: acco_fake_cuda_live_allocations() counts device and pinned
 // allocations and registrations not yet freed; acco_fake_cuda_retained_contexts() counts primary
-// context retains not yet released.
+// context retains not yet released; acco_fake_cuda_peer_access(from, to) is 1 while device
+// `from`'s primary context has peer access to `to`'s enabled (the last release disables it).
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
@@ -1015,6 +1016,16 @@ int acco_fake_cuda_live_allocations() {
   State& s = state();
   const std::scoped_lock lock(s.mutex);
   return static_cast<int>(s.allocations.size());
+}
+
+// 1 when device `from`'s primary context has peer access to device `to`'s enabled.
+int acco_fake_cuda_peer_access(int from, int to) {
+  State& s = state();
+  const std::scoped_lock lock(s.mutex);
+  if (!valid_device(s, from)) {
+    return 0;
+  }
+  return s.contexts[static_cast<std::size_t>(from)]->peers_enabled.count(to) != 0 ? 1 : 0;
 }
 
 int acco_fake_cuda_retained_contexts() {

@@ -224,6 +224,40 @@ TEST_F(FakeCudaTest, ADeviceLostMidCopyFailsTheQueueAndEveryLaterCall) {
   EXPECT_THAT(device.copy((*gpu)->data(), (*host)->data(), 64), StatusIs(Errc::kDeviceError));
 }
 
+TEST_F(FakeCudaTest, EveryPairOfPeersTheDriverAllowsGetsPeerAccess) {
+  // Devices 0 and 1 reach each other; device 2 reaches nobody (a GPU on another PCIe root).
+  std::string zero = device_json("0000:18:00.0");
+  std::string one = device_json("0000:2a:00.0");
+  zero.replace(zero.size() - 1, 1, R"(, "peers": [1]})");
+  one.replace(one.size() - 1, 1, R"(, "peers": [0]})");
+  use_config(R"({"devices": [)" + zero + "," + one + "," + device_json("0000:3a:00.0") + "]}");
+  auto backend = make_cuda_backend(fake_);
+  ASSERT_THAT(backend, IsOk());
+  auto access = [](int from, int to) {
+    void* fake = dlopen(ACCO_FAKE_CUDA_PATH, RTLD_NOW | RTLD_NOLOAD);
+    auto* query = reinterpret_cast<int (*)(int, int)>(dlsym(fake, "acco_fake_cuda_peer_access"));
+    const int value = query != nullptr ? query(from, to) : -1;
+    dlclose(fake);
+    return value;
+  };
+  EXPECT_EQ(access(0, 1), 1);
+  EXPECT_EQ(access(1, 0), 1);
+  EXPECT_EQ(access(0, 2), 0);
+  EXPECT_EQ(access(2, 0), 0);
+  EXPECT_EQ(access(2, 1), 0);
+  // A copy between the peers moves the bytes.
+  const auto devices = (*backend)->devices();
+  auto a = devices[0]->allocate(4096);
+  auto b = devices[1]->allocate(4096);
+  ASSERT_TRUE(a && b);
+  std::vector<char> data(4096, 'x');
+  ASSERT_THAT(devices[0]->copy((*a)->data(), data.data(), data.size()), IsOk());
+  ASSERT_THAT(devices[0]->copy((*b)->data(), (*a)->data(), data.size()), IsOk());
+  std::vector<char> back(4096);
+  ASSERT_THAT(devices[1]->copy(back.data(), (*b)->data(), back.size()), IsOk());
+  EXPECT_EQ(back, data);
+}
+
 TEST_F(FakeCudaTest, EveryAllocationAndContextIsReleased) {
   use_config(R"({"devices": [)" + device_json("0000:18:00.0") + "," + device_json("0000:2a:00.0") +
              "]}");

@@ -133,6 +133,28 @@ Result<Described> describe(const detail::Driver& driver, int ordinal, const core
   return described;
 }
 
+// Lets every device reach the memory of every peer the driver allows (NVLink or PCIe P2P), so a
+// device-to-device copy goes straight across instead of being staged through host memory. Best
+// effort: a pair the driver refuses still copies, staged. The primary contexts are shared with
+// the rest of the process (the CUDA runtime, NCCL), which may have enabled a pair already.
+void enable_peer_access(
+    const detail::Driver& driver,
+    const std::vector<std::shared_ptr<const detail::PrimaryContext>>& contexts) {
+  for (const auto& from : contexts) {
+    for (const auto& to : contexts) {
+      int can_access = 0;
+      if (from == to ||
+          driver.api().device_can_access_peer(&can_access, from->ordinal(), to->ordinal()) !=
+              CUDA_SUCCESS ||
+          can_access == 0 || !from->make_current().has_value()) {
+        continue;
+      }
+      // CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED and refusals alike leave the pair as it was.
+      static_cast<void>(driver.api().ctx_enable_peer_access(to->handle(), 0));
+    }
+  }
+}
+
 }  // namespace
 
 bool cuda_compiled() {
@@ -160,14 +182,17 @@ Result<std::unique_ptr<Backend>> make_cuda_backend(const std::string& library) {
   const auto fs = core::make_disk_fs("/");
   auto table = std::make_shared<detail::AllocationTable>();
   std::vector<std::unique_ptr<detail::CudaDevice>> devices;
+  std::vector<std::shared_ptr<const detail::PrimaryContext>> contexts;
   for (int ordinal = 0; ordinal < count; ++ordinal) {
     const std::string where = "cuda device " + std::to_string(ordinal);
     ACCO_ASSIGN_OR_RETURN(auto described,
                           describe(*driver, ordinal, fs.has_value() ? fs->get() : nullptr), where);
     ACCO_ASSIGN_OR_RETURN(auto context, detail::PrimaryContext::retain(driver, ordinal), where);
+    contexts.push_back(context);
     devices.push_back(std::make_unique<detail::CudaDevice>(
         std::move(described.info), described.can_map_host, std::move(context), table));
   }
+  enable_peer_access(*driver, contexts);
   return std::make_unique<CudaBackend>(std::move(devices));
 }
 
