@@ -37,6 +37,11 @@ std::string device_json(const std::string& pci, std::size_t memory_bytes = 1U <<
 // Points the fake driver at a config holding `json`, written for this test alone.
 class FakeCudaTest : public ::testing::Test {
  protected:
+  void SetUp() override {
+    if (!cuda_compiled()) {
+      GTEST_SKIP() << "built with ACCO_WITH_CUDA=OFF";
+    }
+  }
   void use_config(const std::string& json) {
     const auto* test = ::testing::UnitTest::GetInstance()->current_test_info();
     const std::string path = ::testing::TempDir() + "fake_cuda_" + test->name() + ".json";
@@ -62,8 +67,13 @@ class FakeCudaTest : public ::testing::Test {
   const std::string fake_ = ACCO_FAKE_CUDA_PATH;
 };
 
-TEST(CudaBackendTest, IsCompiledIntoEveryBuild) {
-  EXPECT_TRUE(cuda_compiled());
+TEST(CudaBackendTest, IsCompiledUnlessConfiguredOut) {
+  EXPECT_EQ(cuda_compiled(), ACCO_EXPECT_CUDA_BACKEND != 0);
+  if (!cuda_compiled()) {
+    const auto backend = make_cuda_backend();
+    ASSERT_THAT(backend, StatusIs(Errc::kUnsupported));
+    EXPECT_THAT(backend.error().message, HasSubstr("ACCO_WITH_CUDA=OFF"));
+  }
 }
 
 TEST(CudaBackendTest, LoadsLibcudaUnlessTheEnvironmentNamesAnother) {
@@ -89,12 +99,15 @@ TEST(CudaBackendTest, FactoryGivesDevicesOrAOneLineReason) {
     EXPECT_FALSE((*backend)->devices().empty());
     return;
   }
-  EXPECT_THAT(backend, StatusIs(Errc::kUnavailable));
+  EXPECT_THAT(backend, StatusIs(cuda_compiled() ? Errc::kUnavailable : Errc::kUnsupported));
   EXPECT_FALSE(backend.error().message.empty());
   EXPECT_THAT(backend.error().message, Not(HasSubstr("\n")));
 }
 
 TEST(CudaBackendTest, WithoutADriverLibraryTheBackendIsUnavailable) {
+  if (!cuda_compiled()) {
+    GTEST_SKIP() << "built with ACCO_WITH_CUDA=OFF";
+  }
   const auto backend = make_cuda_backend("/nonexistent/libcuda.so.1");
   ASSERT_THAT(backend, StatusIs(Errc::kUnavailable));
   EXPECT_THAT(backend.error().message,
