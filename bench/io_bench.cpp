@@ -56,6 +56,8 @@ struct Point {
   double bytes_per_second = 0;
   std::string why;  // not measured: why
   Json detail;
+  std::vector<double> samples = {};  // every run's rate, for the noise band
+  std::string warning = {};          // measured, but too short to time (fio's whole milliseconds)
 };
 
 Point ours_to_host(acco::dev::Device& device, const std::string& file, std::size_t block, int depth,
@@ -75,6 +77,7 @@ Point ours_to_host(acco::dev::Device& device, const std::string& file, std::size
       p.why = s.error().message;
       return p;
     }
+    p.samples.push_back(s->bytes_per_second());
     if (s->bytes_per_second() > p.bytes_per_second) {
       p.bytes_per_second = s->bytes_per_second();
       p.detail = acco::io::to_json(*s);
@@ -114,7 +117,14 @@ Point fio_to_host(const std::string& file, std::uint64_t size, std::size_t block
       p.why = "fio output not understood: " + out.substr(0, 200);
       return p;
     }
-    const double bw = j["jobs"][0]["read"]["bw_bytes"].get<double>();
+    const auto& read = j["jobs"][0]["read"];
+    const double bw = read.value("bw_bytes", 0.0);
+    // fio times in whole milliseconds: under 200 ms its rate is off by more than 0.5 %.
+    if (const double ms = read.value("runtime", 0.0); ms < 200) {
+      p.warning =
+          fmt::format("fio ran {:.0f} ms, too short to time to 0.5 % (use a larger --create)", ms);
+    }
+    p.samples.push_back(bw);
     p.bytes_per_second = std::max(p.bytes_per_second, bw);
   }
   return p;
@@ -124,29 +134,54 @@ double seconds_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
 
+// The ratio's band from both sides' spreads over their runs, [ours min / fio max, ours max / fio
+// min], and "same within noise" when the spreads overlap (as acco bench's peer ratio).
+std::string ratio_band(const Point& ours, const Point& fio) {
+  if (!ours.why.empty() || !fio.why.empty() || ours.samples.empty() || fio.samples.empty()) {
+    return {};
+  }
+  const auto [omin, omax] = std::minmax_element(ours.samples.begin(), ours.samples.end());
+  const auto [fmin, fmax] = std::minmax_element(fio.samples.begin(), fio.samples.end());
+  if (*fmin <= 0 || *fmax <= 0) {
+    return {};
+  }
+  const bool overlap = *omin <= *fmax && *fmin <= *omax;
+  return fmt::format("({:.2f}-{:.2f}){}", *omin / *fmax, *omax / *fmin,
+                     overlap ? " same within noise" : "");
+}
+
 void print_point(const std::string& block, int depth, const Point& ours, const Point& fio) {
   const auto rate = [](const Point& p) {
     return p.why.empty() ? acco::units::format_rate(p.bytes_per_second) : std::string("-");
   };
-  fmt::print("  {:>8} {:>5} {:>14} {:>14} {:>8}\n", block, depth, rate(ours), rate(fio),
+  fmt::print("  {:>8} {:>5} {:>14} {:>14} {:>8} {}\n", block, depth, rate(ours), rate(fio),
              ours.why.empty() && fio.why.empty() && fio.bytes_per_second > 0
                  ? fmt::format("{:.2f}", ours.bytes_per_second / fio.bytes_per_second)
-                 : "-");
+                 : "-",
+             ratio_band(ours, fio));
   for (const Point* p : {&ours, &fio}) {
     if (!p->why.empty()) {
       fmt::print("    {}: {}\n", p->what, p->why);
+    } else if (!p->warning.empty()) {
+      fmt::print("    {}: {}\n", p->what, p->warning);
     }
   }
 }
 
-// `best` becomes `p` when `p` is faster or failed (a failure is kept).
+// `best` becomes `p` when `p` is faster or failed (a failure is kept); every run's rate stays in
+// `samples`.
 void keep_best(Point& best, const Point& p) {
   if (!best.why.empty()) {
     return;
   }
+  auto samples = std::move(best.samples);
+  samples.insert(samples.end(), p.samples.begin(), p.samples.end());
+  const std::string warning = best.warning.empty() ? p.warning : best.warning;
   if (!p.why.empty() || p.bytes_per_second > best.bytes_per_second) {
     best = p;
   }
+  best.samples = std::move(samples);
+  best.warning = warning;
 }
 
 struct BestPoint {
@@ -160,8 +195,10 @@ struct BestPoint {
 acco::Result<BestPoint> host_sweep(const Options& o, acco::dev::Device& device, std::uint64_t bytes,
                                    Json& out) {
   BestPoint best;
-  fmt::print("(a) file -> host: {} ({}), O_DIRECT, best of {} (acco and fio alternating)\n", o.file,
-             acco::units::format_bytes(bytes), o.reps);
+  fmt::print(
+      "(a) file -> host: {} ({}), O_DIRECT, best of {} (acco and fio alternating); in brackets the "
+      "ratio's band from both sides' runs (min and max)\n",
+      o.file, acco::units::format_bytes(bytes), o.reps);
   fmt::print("  {:>8} {:>5} {:>14} {:>14} {:>8}\n", "block", "depth", "acco", "fio", "acco/fio");
   Json host_points = Json::array();
   for (const auto& b : o.blocks) {
@@ -197,6 +234,8 @@ acco::Result<BestPoint> host_sweep(const Options& o, acco::dev::Device& device, 
                                {"block_bytes", p->block},
                                {"depth", p->depth},
                                {"bytes_per_second", p->bytes_per_second},
+                               {"samples_bytes_per_second", p->samples},
+                               {"warning", p->warning},
                                {"why", p->why},
                                {"detail", p->detail}});
       }
