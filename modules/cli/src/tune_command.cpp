@@ -161,9 +161,17 @@ std::string reader_text(const tune::ReaderTuning& r) {
   return out + core::aligned_rows(rows);
 }
 
+// The engine's defaults on the profile's backend (xfer::default_profile): what the search started
+// from and what "(default)" shows.
+xfer::Profile engine_defaults(const tune::TuneProfile& p) {
+  dev::DeviceInfo info;
+  info.backend = p.backend;
+  return xfer::default_profile(info);
+}
+
 // The profile beside the defaults: one row per path, each setting as "chosen (default)".
 std::string profile_text(const tune::TuneProfile& p, const std::string& path) {
-  const xfer::Profile d;
+  const xfer::Profile d = engine_defaults(p);
   std::string out = fmt::format("Tune profile {}\n", path);
   out += fmt::format("  machine {}, created {}, backend {}{}, copies of {}, budget {:g} s{}\n",
                      p.fingerprint, p.created, p.backend,
@@ -260,7 +268,7 @@ class TuneCommand final : public Command {
     if (inv.format == Format::kJson) {
       auto j = tune::to_json(*p);
       j["path"] = *path;
-      j["defaults"] = xfer::to_json(xfer::Profile{});
+      j["defaults"] = xfer::to_json(engine_defaults(*p));
       if (p->reader) {
         const io::ReaderOptions d;
         j["reader_defaults"] = {

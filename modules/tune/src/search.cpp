@@ -87,6 +87,7 @@ struct Problem {
   std::function<Result<double>(const Config&)> seconds;  // one measurement of `bytes`
   std::uint64_t bytes = 0;
   std::function<bool(const Config&)> allowed;  // empty: every candidate is measured
+  Config defaults{};  // where the search starts and what a winner must beat
 };
 
 template <typename Config>
@@ -108,7 +109,7 @@ Result<Choice<Config>> descend(const Problem<Config>& problem, const SearchOptio
                                const Clock& clock, const StopRequested& stop, TimePoint search_end,
                                TimePoint end) {
   const auto stopped = [&] { return stop && stop(); };
-  const Config defaults{};
+  const Config& defaults = problem.defaults;
   auto first = problem.seconds(defaults);
   if (!first) {
     return tl::unexpected(std::move(first.error()));
@@ -167,7 +168,7 @@ Result<Choice<Config>> descend(const Problem<Config>& problem, const SearchOptio
 // Copies a choice into a PathTuning or ReaderTuning (the same field names), `chosen` being the
 // member that holds what is used: the winner when kept, else the defaults.
 template <typename Tuning, typename Config>
-void record(const Choice<Config>& c, Config Tuning::*chosen, Tuning& out) {
+void record(const Choice<Config>& c, const Config& defaults, Config Tuning::*chosen, Tuning& out) {
   for (const auto& [config, rate] : c.candidates) {
     out.candidates.push_back({config, rate});
   }
@@ -177,7 +178,7 @@ void record(const Choice<Config>& c, Config Tuning::*chosen, Tuning& out) {
   out.gain = c.verdict.gain;
   out.noise = c.verdict.noise;
   out.tuned = c.verdict.keep_winner;
-  out.*chosen = out.tuned ? c.best : Config{};
+  out.*chosen = out.tuned ? c.best : defaults;
 }
 
 template <typename Config>
@@ -228,6 +229,7 @@ Status tune_path(const Target& target, const SearchOptions& o, const Measure& me
   problem.axes.push_back(axis(o.space.host_copy_threads, &xfer::Profile::host_copy_threads));
   problem.seconds = [&](const xfer::Profile& p) { return measure(target, p, o.bytes); };
   problem.bytes = o.bytes;
+  problem.defaults = target.defaults;
   const std::string what = fmt::format("{} {}", target.device, target.path);
   auto c = descend(problem, o, clock, stop, search_end, end);
   if (!c) {
@@ -238,7 +240,7 @@ Status tune_path(const Target& target, const SearchOptions& o, const Measure& me
   }
   exhausted = exhausted || !c->search_complete || c->confirm_cut;
   report(progress, what, *c);
-  record(*c, &PathTuning::profile, out);
+  record(*c, problem.defaults, &PathTuning::profile, out);
   if (!c->confirm_cut) {
     fit(target, o, measure, clock, stop, end, out);
   }
@@ -344,7 +346,7 @@ Result<ReaderSearchOutcome> search_reader(const ReaderTarget& target, const Sear
   report(progress, what, *c);
   outcome.reader.file = target.file;
   outcome.reader.bytes = target.bytes;
-  record(*c, &ReaderTuning::options, outcome.reader);
+  record(*c, problem.defaults, &ReaderTuning::options, outcome.reader);
   return outcome;
 }
 

@@ -53,7 +53,7 @@ Result<TuneResult> run_tune(const TuneOptions& options, const topo::Machine* mac
     const auto name = ctx.device_name();
     by_name[name] = d;
     for (const auto path : kPaths) {
-      targets.push_back({name, std::string(path)});
+      targets.push_back({name, std::string(path), xfer::default_profile(d->info())});
     }
   }
   SearchOptions so = options.search;

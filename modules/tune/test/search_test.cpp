@@ -90,6 +90,23 @@ TEST(SearchTest, UnstagedPageableCopiesWinWhereFasterAndSkipTheStagingAxes) {
   EXPECT_EQ(m.measurements, 1 + 1 + 3 + 6 + 4);
 }
 
+// On the host backend the engine's defaults copy pageable memory unstaged (xfer::default_profile):
+// the search starts there, staging must beat it, and a lost search keeps those defaults.
+TEST(SearchTest, TheSearchStartsFromTheEnginesDefaultsForTheDevice) {
+  FakeMachine m;
+  m.rate = [](const xfer::Profile& p) { return p.stage_pageable ? 1e9 : 2e9; };
+  xfer::Profile unstaged;
+  unstaged.stage_pageable = false;
+  auto out = search({{"d0", "h2d_pageable", unstaged}}, options(std::chrono::seconds(10)),
+                    m.measure(), m.clock());
+  ASSERT_TRUE(out.has_value()) << out.error().message;
+  const auto& p = out->paths.at(0);
+  ASSERT_FALSE(p.candidates.empty());
+  EXPECT_EQ(p.candidates.front().profile, unstaged);  // the first measurement is the defaults
+  EXPECT_FALSE(p.tuned);
+  EXPECT_EQ(p.profile, unstaged);
+}
+
 TEST(SearchTest, PinnedPathsDoNotTryUnstaged) {
   FakeMachine m;
   m.rate = [](const xfer::Profile& p) { return p.stage_pageable ? 1e9 : 2e9; };

@@ -22,6 +22,9 @@ namespace acco::tune {
 struct Target {
   std::string device;
   std::string path;  // one of kPaths
+  // The engine's defaults for the device (xfer::default_profile): where the search starts and
+  // what a winner must beat. Unstaged pageable copies on the host backend, whose DMAs are memcpys.
+  xfer::Profile defaults = {};
 };
 
 // Seconds for one copy of `bytes` on `target` with `profile` (a median of a few copies, say).
