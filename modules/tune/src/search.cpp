@@ -36,16 +36,18 @@ double rate_of(const Result<double>& seconds, std::uint64_t bytes) {
   return seconds && *seconds > 0 ? static_cast<double>(bytes) / *seconds : 0.0;
 }
 
-std::string describe(const xfer::Profile& p) {
-  if (!p.stage_pageable) {
+bool is_pageable_path(std::string_view path) {
+  return path.ends_with("_pageable");
+}
+
+// The settings that matter on `what`'s path: stage_pageable only on pageable paths (pinned,
+// registered and mapped memory is never staged, whatever the profile says).
+std::string describe(const xfer::Profile& p, std::string_view what) {
+  if (!p.stage_pageable && is_pageable_path(what)) {
     return fmt::format("pageable unstaged (plain path) queues {}", p.queues);
   }
   return fmt::format("chunk {} slots {} queues {} threads {}", units::format_bytes(p.chunk_bytes),
                      p.slots, p.queues, p.host_copy_threads);
-}
-
-bool is_pageable_path(std::string_view path) {
-  return path.ends_with("_pageable");
 }
 
 // Unstaged copies use no staging: a candidate that is unstaged and changes a staging setting
@@ -56,7 +58,7 @@ bool stages_or_keeps_staging_defaults(const xfer::Profile& p) {
                               p.host_copy_threads == d.host_copy_threads);
 }
 
-std::string describe(const io::ReaderOptions& o) {
+std::string describe(const io::ReaderOptions& o, std::string_view /*what*/) {
   return fmt::format("block {} depth {} threads {}", units::format_bytes(o.block_bytes), o.depth,
                      o.threads);
 }
@@ -192,7 +194,7 @@ void report(const Progress& progress, const std::string& what, const Choice<Conf
   if (c.confirmed && !c.winner_rates.empty()) {
     progress(fmt::format("acco tune: {}: {} ({:+.1f}%, noise {:.1f}%): {}", what,
                          c.verdict.keep_winner ? "tuned" : "defaults kept", 100 * c.verdict.gain,
-                         100 * c.verdict.noise, describe(c.best)));
+                         100 * c.verdict.noise, describe(c.best, what)));
   }
 }
 
