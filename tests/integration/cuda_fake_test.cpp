@@ -95,6 +95,27 @@ TEST_F(FakeCudaCliTest, BenchAndDoctorNameTheDriverAndItsCudaVersion) {
   EXPECT_EQ(j["quick_bench"]["results"].size(), 8U);  // four cases on two GPUs
 }
 
+// The storage reader's file -> GPU path on the fake driver: io_uring reads into pinned staging,
+// the engine's copies into device memory, checked there, beside the naive read-then-copy.
+TEST_F(FakeCudaCliTest, StorageReadsLandInGpuMemory) {
+  const std::string file = (dir_.path() / "data.bin").string();
+  const acco::testing::Run run = acco("bench --suite storage --backend cuda --file " + file +
+                                          " --create 16MiB --quick --no-history --cases "
+                                          "storage_to_device --json",
+                                      env());
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  expect_conforms(run.out, "bench.schema.json");
+  const auto j = nlohmann::json::parse(run.out);
+  std::set<std::string> cases;
+  for (const auto& r : j["results"]) {
+    EXPECT_EQ(r["status"], "ok") << r.dump();
+    EXPECT_EQ(r["device"], "0000:18:00.0");
+    EXPECT_GT(r["median_bytes_per_second"].get<double>(), 0);
+    cases.insert(r["case"].get<std::string>());
+  }
+  EXPECT_EQ(cases, (std::set<std::string>{"storage_h2d", "storage_h2d_naive"}));
+}
+
 TEST_F(FakeCudaCliTest, ProbeOfTheLiveMachineNamesTheDriver) {
   const acco::testing::Run json = acco("probe --json", env());
   ASSERT_EQ(json.exit_code, 0) << json.err;
