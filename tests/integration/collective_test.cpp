@@ -2,7 +2,6 @@
 // ranks started by Open MPI's mpirun over shared memory and over TCP on this machine. The JSON
 // conforms to docs/schemas/collective.schema.json and every result is checked element by element.
 #include <algorithm>
-#include <fstream>
 #include <string>
 
 #include <gmock/gmock.h>
@@ -269,35 +268,6 @@ TEST(Collective, TwoRanksMoveDeviceBuffersThroughNcclOrStagedMpi) {
 // NCCL across two ranks: the whole device-buffer path of the CUDA backend, checked element by
 // element.
 TEST(Collective, TwoRanksMoveGpuBuffersOfTheFakeDriverThroughNccl) {
-  if (std::string(kMpiexec).empty()) {
-    GTEST_SKIP() << "acco was built without MPI (libopenmpi-dev not found)";
-  }
-  TempDir dir;
-  const auto config = dir.path() / "gpus.json";
-  std::ofstream(config) << R"({"driver_version": 12080, "devices": [
-    {"name": "NVIDIA H100 80GB HBM3", "pci": "0000:18:00.0", "memory_bytes": 85520809984,
-     "copy_engines": 3, "copy_bytes_per_second": 5.3e10, "pageable_bytes_per_second": 2e10,
-     "copy_latency_ns": 2500, "peers": [1]},
-    {"name": "NVIDIA H100 80GB HBM3", "pci": "0000:2a:00.0", "memory_bytes": 85520809984,
-     "copy_engines": 3, "copy_bytes_per_second": 5.3e10, "pageable_bytes_per_second": 2e10,
-     "copy_latency_ns": 2500, "peers": [0]}]})";
-  const auto r =
-      mpirun(2,
-             std::string("-x ACCO_FAKE_NCCL_MODE=ok -x ACCO_CUDA_LIBRARY=") + ACCO_FAKE_CUDA_PATH +
-                 " -x ACCO_FAKE_CUDA_CONFIG=" + config.string() + " --mca btl self,vader",
-             std::string("bench --collective all --json --buffers device "
-                         "--backend cuda --via nccl --nccl-library ") +
-                 kFakeNccl + kSmall);
-  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
-  expect_conforms(r.out, "collective.schema.json");
-  const auto j = nlohmann::json::parse(r.out);
-  expect_every_op_checked(j, 2);
-  EXPECT_EQ(j["device"], "NVIDIA H100 80GB HBM3");
-  EXPECT_EQ(j["data_path"], "device buffers over NCCL");
-  EXPECT_EQ(j["nccl"]["stage"], "bootstrapped");
-}
-
-TEST(Collective, AWrongSumFromNcclFailsTheRunAndTheTableSaysWhere) {
   if (std::string(kMpiexec).empty()) {
     GTEST_SKIP() << "acco was built without MPI (libopenmpi-dev not found)";
   }

@@ -2,7 +2,6 @@
 // transfer case measured on every GPU, the driver's version and the highest CUDA version it
 // supports reported by bench, doctor and probe; JSON conforms to docs/schemas/. Without a driver
 // the backend is unavailable with one line and exit 69, and probe says why.
-#include <fstream>
 #include <set>
 #include <sstream>
 #include <string>
@@ -20,21 +19,12 @@ namespace {
 
 using ::testing::HasSubstr;
 
-// Two GPUs that reach each other, at the PCI addresses of the dgx_h100 sysroot's first two.
-constexpr const char* kTwoGpus = R"({"driver_version": 12080, "devices": [
-  {"name": "NVIDIA H100 80GB HBM3", "pci": "0000:18:00.0", "memory_bytes": 85520809984,
-   "copy_engines": 3, "copy_bytes_per_second": 5.3e10, "pageable_bytes_per_second": 2e10,
-   "copy_latency_ns": 2500, "peers": [1]},
-  {"name": "NVIDIA H100 80GB HBM3", "pci": "0000:2a:00.0", "memory_bytes": 85520809984,
-   "copy_engines": 3, "copy_bytes_per_second": 5.3e10, "pageable_bytes_per_second": 2e10,
-   "copy_latency_ns": 2500, "peers": [0]}]})";
-
 class FakeCudaCliTest : public ::testing::Test {
  protected:
-  void SetUp() override { std::ofstream(dir_.path() / "gpus.json") << kTwoGpus; }
-  [[nodiscard]] std::string env() const {
+  // Two GPUs that reach each other, at the PCI addresses of the dgx_h100 sysroot's first two.
+  [[nodiscard]] static std::string env() {
     return "ACCO_CUDA_LIBRARY=" + std::string(ACCO_FAKE_CUDA_PATH) +
-           " ACCO_FAKE_CUDA_CONFIG=" + (dir_.path() / "gpus.json").string();
+           " ACCO_FAKE_CUDA_CONFIG=" + ACCO_SOURCE_DIR + "/tests/data/cuda/two_h100.json";
   }
 
   TempDir dir_;
