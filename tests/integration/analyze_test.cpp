@@ -369,5 +369,23 @@ TEST(AnalyzeCliTest, DmonIntervalFlagAndItsBadValue) {
   EXPECT_THAT(bad.err, HasSubstr("--interval: 'soon' is not a duration"));
 }
 
+// A GPU name and a file name that are not UTF-8: the name is kept escaped (\xff), the path in
+// "input" replaced by U+FFFD, and --json is still a document, never an internal error.
+TEST(AnalyzeCliTest, BytesThatAreNotUtf8AreEscapedInTextAndJson) {
+  TempDir dir;
+  const auto file = dir.path() / "run\xff.csv";
+  std::ofstream(file) << "timestamp, name, utilization.gpu [%]\n"
+                         "2026/12/01 16:00:00.000, H\xff\xfe, 100 %\n"
+                         "2026/12/01 16:00:01.000, H\xff\xfe, 100 %\n";
+  const auto json = acco("analyze --json '" + file.string() + "'");
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  const auto doc = nlohmann::json::parse(json.out);
+  EXPECT_EQ(doc.at("input"), dir.path().string() + "/run\xef\xbf\xbd.csv");
+  EXPECT_THAT(json.out, HasSubstr("H\\\\xff\\\\xfe"));
+  const auto text = acco("analyze '" + file.string() + "'");
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_THAT(text.out, HasSubstr("H\\xff\\xfe"));
+}
+
 }  // namespace
 }  // namespace acco::testing

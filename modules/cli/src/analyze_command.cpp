@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "acco/core/json.hpp"
 #include "acco/core/units.hpp"
 #include "acco/mon/analyze.hpp"
 #include "acco/mon/recording.hpp"
@@ -48,8 +49,9 @@ class AnalyzeCommand final : public Command {
         return error_output(trace.error());
       }
       Output out;
-      out.out = inv.format == Format::kJson ? mon::to_json(*trace).dump(2) + "\n"
-                                            : mon::trace_text(*trace);
+      out.out = inv.format == Format::kJson
+                    ? core::dump_replacing_invalid_utf8(mon::to_json(*trace), 2) + "\n"
+                    : mon::trace_text(*trace);
       return out;
     }
     auto report = mon::analyze(recording->rounds, options_.analyze, options_.input);
@@ -62,8 +64,9 @@ class AnalyzeCommand final : public Command {
     }
     report.notes.insert(report.notes.begin(), recording->notes.begin(), recording->notes.end());
     Output out;
-    out.out = inv.format == Format::kJson ? mon::to_json(report).dump(2) + "\n"
-                                          : mon::analyze_text(report);
+    out.out = inv.format == Format::kJson
+                  ? core::dump_replacing_invalid_utf8(mon::to_json(report), 2) + "\n"
+                  : mon::analyze_text(report);
     return out;
   }
 

@@ -401,7 +401,7 @@ class RowReader {
         row.index = cell;
         return {};
       case Field::kName:
-        s.model = not_available(cell) ? "" : cell;
+        s.model = not_available(cell) ? "" : detail::stored_text(cell);
         row.traits += cell + '\x1f';
         return {};
       case Field::kSerial:
@@ -411,7 +411,7 @@ class RowReader {
         row.pci_bus_id = not_available(cell) ? "" : detail::sysfs_pci_bus_id(cell);
         return {};
       case Field::kUuid:
-        row.uuid = not_available(cell) ? "" : cell;
+        row.uuid = not_available(cell) ? "" : detail::stored_text(cell);
         return {};
       case Field::kTemperatureGpu:
         return quantity(column, cell, Quantity::kCelsius, s.temperature_gpu_celsius, s);
@@ -426,15 +426,15 @@ class RowReader {
       case Field::kPowerDrawInstant:
         return quantity(column, cell, Quantity::kWatts, row.power_instant, s);
       case Field::kPowerLimit:
-        return quantity(column, cell, Quantity::kWatts, s.power_limit_requested_watts, s);
+        return limit(column, cell, s.power_limit_requested_watts, s);
       case Field::kEnforcedPowerLimit:
-        return quantity(column, cell, Quantity::kWatts, s.power_limit_enforced_watts, s);
+        return limit(column, cell, s.power_limit_enforced_watts, s);
       case Field::kDefaultPowerLimit:
-        return quantity(column, cell, Quantity::kWatts, s.power_limit_default_watts, s);
+        return limit(column, cell, s.power_limit_default_watts, s);
       case Field::kMinPowerLimit:
-        return quantity(column, cell, Quantity::kWatts, s.power_limit_min_watts, s);
+        return limit(column, cell, s.power_limit_min_watts, s);
       case Field::kMaxPowerLimit:
-        return quantity(column, cell, Quantity::kWatts, s.power_limit_max_watts, s);
+        return limit(column, cell, s.power_limit_max_watts, s);
       case Field::kSmClock:
         return quantity(column, cell, Quantity::kHertz, s.sm_clock_hertz, s);
       case Field::kMemoryClock:
@@ -503,7 +503,8 @@ class RowReader {
     }
     const double v = *value * *scale;
     // NVML cannot give these; a value out of range is dropped and counted, as the sensor does.
-    if ((!signed_ok && v < 0) || (q == Quantity::kPercent && v > 1)) {
+    if (!std::isfinite(v) || (!signed_ok && v < 0) || (q == Quantity::kPercent && v > 1) ||
+        (q == Quantity::kWatts && v > detail::kMaxGpuWatts)) {
       ++s.dropped_readings;
       return {};
     }
@@ -521,7 +522,20 @@ class RowReader {
     std::optional<double> v;
     ACCO_RETURN_IF_ERROR(quantity(column, cell, Quantity::kBytes, v, s));
     if (v) {
-      out = static_cast<std::uint64_t>(std::llround(*v));
+      out = detail::whole_count(*v);
+      if (!out) {
+        ++s.dropped_readings;  // more bytes than 64 bits hold
+      }
+    }
+    return {};
+  }
+
+  // A power limit of 0 W is no limit set (a GPU or a driver that reports none): absent.
+  Status limit(const Column& column, const std::string& cell, std::optional<double>& out,
+               power::DeviceSample& s) {
+    ACCO_RETURN_IF_ERROR(quantity(column, cell, Quantity::kWatts, out, s));
+    if (out && *out <= 0) {
+      out.reset();
     }
     return {};
   }
@@ -837,6 +851,18 @@ std::string identity_note(Identity identity, const Header& header,
       break;
   }
   if (most <= 1) {
+    // In file order (not sorted yet): say whether the timestamps do increase.
+    std::size_t back = 0;
+    for (std::size_t i = 1; i < rounds.size(); ++i) {
+      back += rounds[i].time_unix_nanos < rounds[i - 1].time_unix_nanos ? 1 : 0;
+    }
+    if (back > 0) {
+      return fmt::format(
+          "1 GPU: no index, uuid or pci.bus_id column and the rows' timestamps differ, so "
+          "every row is a new reading of one GPU; the timestamps go backwards {} time(s), "
+          "the rows are taken in time order",
+          back);
+    }
     return "1 GPU: no index, uuid or pci.bus_id column and the timestamps increase row by row, "
            "so every row is a new reading of one GPU";
   }
@@ -898,6 +924,10 @@ Result<std::vector<Snapshot>> read_nvidia_smi_csv(std::string_view text,
     return fail(
         Errc::kInvalidArgument,
         fmt::format("{}: empty; expected an nvidia-smi --format=csv header", name_for_errors));
+  }
+  if (rows.empty()) {  // as an empty file: nothing to analyze, whatever the time range
+    return fail(Errc::kInvalidArgument,
+                fmt::format("{}: the file has a header and no rows", name_for_errors));
   }
   const Identity identity = identity_of(*header, rows);
   std::vector<Snapshot> rounds = identity == Identity::kTimestamps

@@ -3,6 +3,7 @@
 // puts no time in a row unless run with -o D / -o T / -o DT. The interval is in the command line
 // (-d N, 1 s by default), which people often keep as the log's first line.
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -107,7 +108,12 @@ std::optional<double> echo_interval(const std::vector<std::string_view>& tokens)
   return 1.0;
 }
 
+// The longest interval read, as --interval is bounded: rounds * interval stays in 64-bit
+// nanoseconds.
+constexpr double kMaxIntervalSeconds = 86'400;
+
 struct DmonRow {
+  std::size_t line = 0;
   std::optional<std::int64_t> time;
   std::string gpu;
   power::DeviceSample sample;
@@ -122,6 +128,13 @@ struct DmonHeader {
 
 bool names_line(const std::vector<std::string_view>& w) {
   return !w.empty() && (w.front() == "gpu" || w.front() == "Date" || w.front() == "Time");
+}
+
+// "# pwr sm mem": two or more of dmon's column names and nothing else, a names line that lost
+// its gpu column.
+bool gpu_less_names_line(const std::vector<std::string_view>& w) {
+  return w.size() >= 2 && !names_line(w) &&
+         std::all_of(w.begin(), w.end(), [](auto n) { return dmon_columns().contains(n); });
 }
 
 Result<DmonHeader> read_dmon_header(const std::vector<std::string_view>& w, const std::string& name,
@@ -185,7 +198,10 @@ void apply_dmon(DmonField field, double x, power::DeviceSample& s) {
           s.clock_event_reasons.value_or(0) | (x > 0 ? power::clock_event::kSwThermalSlowdown : 0);
       break;
     case DmonField::kFramebuffer:
-      s.memory_used_bytes = static_cast<std::uint64_t>(x);
+      s.memory_used_bytes = detail::whole_count(x);
+      if (!s.memory_used_bytes) {
+        ++s.dropped_readings;  // more bytes than 64 bits hold
+      }
       break;
     case DmonField::kPcieRx:
       s.pcie_rx_bytes_per_second = x;
@@ -253,7 +269,7 @@ Result<DmonRow> read_dmon_row(const std::vector<std::string_view>& cells, const 
     if (field == DmonField::kDate || field == DmonField::kTime) {
       (field == DmonField::kDate ? date : time) = cell;
     } else if (field == DmonField::kGpu) {
-      if (!units::parse_int(cell)) {
+      if (const auto gpu = units::parse_int(cell); !gpu || *gpu < 0) {
         return line_error(name, number,
                           fmt::format("gpu: cannot read '{}' as a GPU index", units::escape(cell)));
       }
@@ -265,7 +281,23 @@ Result<DmonRow> read_dmon_row(const std::vector<std::string_view>& cells, const 
             name, number,
             fmt::format("{}: cannot read '{}' as a number", h.names[i], units::escape(cell)));
       }
-      apply_dmon(field, *v * h.columns[i]->scale, row.sample);
+      // Violations are shares of the interval: pviol 0-100 %, tviol 0 or 1.
+      if ((field == DmonField::kPowerViolation && !(*v >= 0 && *v <= 100)) ||
+          (field == DmonField::kThermalViolation && *v != 0 && *v != 1)) {
+        return line_error(
+            name, number,
+            fmt::format(
+                "{}: cannot read '{}' as {}", h.names[i], units::escape(cell),
+                field == DmonField::kPowerViolation ? "a percentage from 0 to 100" : "0 or 1"));
+      }
+      const double x = *v * h.columns[i]->scale;
+      // NVML cannot give a negative reading, nor more than 10 kW on one GPU: dropped and counted
+      // as the other readers do.
+      if (!std::isfinite(x) || x < 0 || (field == DmonField::kPower && x > detail::kMaxGpuWatts)) {
+        ++row.sample.dropped_readings;
+        continue;
+      }
+      apply_dmon(field, x, row.sample);
     }
   }
   if (date || time) {
@@ -306,18 +338,27 @@ double dmon_interval(std::optional<double> echoed, std::optional<double> flag, b
 }
 
 // Rows into rounds: a GPU seen again starts the next one.
-void dmon_rounds(std::vector<DmonRow>& rows, const DmonHeader& h, double interval, Recording& r) {
+Status dmon_rounds(std::vector<DmonRow>& rows, const DmonHeader& h, double interval,
+                   const std::string& name, Recording& r) {
   std::set<std::string> in_round;
   std::int64_t day_offset = 0;
   std::optional<std::int64_t> previous;
   constexpr std::int64_t kDay = 86'400'000'000'000;
+  constexpr std::int64_t kHalfDay = kDay / 2;
   for (auto& row : rows) {
     if (r.rounds.empty() || in_round.contains(row.gpu)) {
       Snapshot snap;
       if (row.time) {
         std::int64_t t = *row.time + day_offset;
         if (!h.date && previous && t < *previous) {
-          day_offset += kDay;  // a time of day that went past midnight
+          if (*previous - t <= kHalfDay) {
+            return line_error(
+                name, row.line,
+                fmt::format("times go backwards ({} back; only a step back of more than 12 h "
+                            "is taken as midnight passing)",
+                            units::format_seconds(static_cast<double>(*previous - t) / 1e9)));
+          }
+          day_offset += kDay;  // a time of day that went past midnight (23:59:59 -> 00:00:00)
           t += kDay;
         }
         snap.time_unix_nanos = t;
@@ -345,6 +386,7 @@ void dmon_rounds(std::vector<DmonRow>& rows, const DmonHeader& h, double interva
     }
   }
   r.time_base = h.date ? TimeBase::kLocalUnknownZone : TimeBase::kNone;
+  return {};
 }
 
 }  // namespace
@@ -356,7 +398,8 @@ bool looks_like_nvidia_smi_dmon(std::string_view text) {
     const auto line = units::trim(text.substr(start, end - start));
     start = end + 1;
     if (line.find("nvidia-smi dmon") != std::string_view::npos ||
-        (line.starts_with('#') && names_line(words(line.substr(1))))) {
+        (line.starts_with('#') &&
+         (names_line(words(line.substr(1))) || gpu_less_names_line(words(line.substr(1)))))) {
       return true;
     }
   }
@@ -382,10 +425,21 @@ Result<Recording> read_nvidia_smi_dmon(std::string_view text, const std::string&
     }
     if (line.find("nvidia-smi") != std::string_view::npos) {
       echoed = echo_interval(words(line));
+      if (*echoed > kMaxIntervalSeconds) {
+        return line_error(name, number,
+                          fmt::format("the command's interval -d {} s is more than a day (at "
+                                      "most 1d, as --interval)",
+                                      *echoed));
+      }
     } else if (line.starts_with('#')) {
       // The names line; the units line and repeated headers say nothing new.
-      if (const auto w = words(line.substr(1)); names_line(w) && !header) {
+      const auto w = words(line.substr(1));
+      if (names_line(w) && !header) {
         ACCO_ASSIGN_OR_RETURN(header, read_dmon_header(w, name, number, r.notes));
+      } else if (!header && gpu_less_names_line(w)) {
+        return line_error(name, number,
+                          "a dmon header without its gpu column (expected '# gpu ...'; dmon "
+                          "prints it with every -s)");
       }
     } else if (!header) {
       return line_error(name, number,
@@ -393,6 +447,7 @@ Result<Recording> read_nvidia_smi_dmon(std::string_view text, const std::string&
                         "row (the columns are unknown without it)");
     } else {
       ACCO_ASSIGN_OR_RETURN(DmonRow row, read_dmon_row(words(line), *header, name, number));
+      row.line = number;
       rows.push_back(std::move(row));
     }
   }
@@ -400,9 +455,12 @@ Result<Recording> read_nvidia_smi_dmon(std::string_view text, const std::string&
     return fail(Errc::kInvalidArgument,
                 fmt::format("{}: no nvidia-smi dmon header ('# gpu ...') and no rows", name));
   }
+  if (rows.empty()) {
+    return fail(Errc::kInvalidArgument, fmt::format("{}: the file has a header and no rows", name));
+  }
   const double interval =
       dmon_interval(echoed, interval_seconds, header->date || header->time, name, r.notes);
-  dmon_rounds(rows, *header, interval, r);
+  ACCO_RETURN_IF_ERROR(dmon_rounds(rows, *header, interval, name, r));
   return r;
 }
 

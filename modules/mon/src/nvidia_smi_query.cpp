@@ -5,6 +5,7 @@
 // clocks now; its "... Counters" section holds microseconds summed since the driver loaded,
 // never the current state.
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -176,8 +177,17 @@ void read_temperature(power::DeviceSample& d, std::string_view key, std::string_
 }
 
 void read_power(power::DeviceSample& d, std::string_view key, std::string_view value) {
-  const auto w = number_in(value, "W");
-  if (key == "Power Draw" || key == "Average Power Draw" || key == "Instantaneous Power Draw") {
+  auto w = number_in(value, "W");
+  const bool draw =
+      key == "Power Draw" || key == "Average Power Draw" || key == "Instantaneous Power Draw";
+  // No GPU draws more than 10 kW; a limit of 0 W (or less) is no limit set: absent.
+  if (w && (!std::isfinite(*w) || *w > detail::kMaxGpuWatts || (draw ? *w < 0 : *w <= 0))) {
+    if (draw) {
+      ++d.dropped_readings;
+    }
+    w.reset();
+  }
+  if (draw) {
     if (!d.power_watts || key == "Power Draw") {
       set_scaled(d.power_watts, w);
     }
@@ -209,8 +219,11 @@ void read_memory(power::DeviceSample& d, std::string_view key, std::string_view 
                                         : key == "Used" ? &d.memory_used_bytes
                                         : key == "Free" ? &d.memory_free_bytes
                                                         : nullptr;
-  if (field != nullptr && mib && *mib >= 0) {
-    *field = static_cast<std::uint64_t>(*mib * 1048576.0);
+  if (field != nullptr && mib) {
+    *field = detail::whole_count(*mib * 1048576.0);  // NaN, negative or past 64 bits: none
+    if (!*field) {
+      ++d.dropped_readings;
+    }
   }
 }
 
@@ -260,8 +273,7 @@ class QueryReader {
     }
     const std::size_t indent = indent_of(raw);
     if (indent == 0 && text.starts_with("GPU ") && !key_value(text)) {
-      new_gpu(text.substr(4));
-      return {};
+      return new_gpu(text.substr(4), number);
     }
     while (!sections_.empty() && sections_.back().first >= indent) {
       sections_.pop_back();
@@ -323,16 +335,26 @@ class QueryReader {
     round_.reset();
   }
 
-  void new_gpu(std::string_view bus_id) {
+  Status new_gpu(std::string_view bus_id, std::size_t number) {
     if (!round_) {
       round_.emplace();
     }
     power::DeviceSample d;
     d.device = std::to_string(round_->devices.size());  // -q lists GPUs in index order
     d.pci_bus_id = detail::sysfs_pci_bus_id(units::trim(bus_id));
+    // One report lists each GPU once: a bus id seen again in it is no second GPU.
+    for (const auto& other : round_->devices) {
+      if (!d.pci_bus_id.empty() && other.pci_bus_id == d.pci_bus_id) {
+        return line_error(name_, number,
+                          fmt::format("GPU {} is listed twice in one report (expected one "
+                                      "'GPU <bus id>' section per GPU)",
+                                      d.pci_bus_id));
+      }
+    }
     d.source = "nvidia-smi-q";
     round_->devices.push_back(std::move(d));
     sections_.clear();
+    return {};
   }
 
   power::DeviceSample& device() {
@@ -383,9 +405,9 @@ class QueryReader {
 
   static void read_identity(power::DeviceSample& d, std::string_view key, std::string_view value) {
     if (key == "Product Name") {
-      d.model = std::string(value);
+      d.model = detail::stored_text(value);
     } else if (key == "GPU UUID") {
-      d.uuid = std::string(value);
+      d.uuid = detail::stored_text(value);
     } else if (key == "Performance State" && value.starts_with('P')) {
       if (const auto p = units::parse_int(value.substr(1)); p && *p >= 0 && *p <= 15) {
         d.pstate = static_cast<int>(*p);

@@ -393,7 +393,7 @@ std::string series_key(const Sample& s) {
 
 std::string label(const Labels& labels, const std::string& name) {
   const auto it = labels.find(name);
-  return it == labels.end() ? "" : it->second;
+  return it == labels.end() ? "" : detail::stored_text(it->second);
 }
 
 // Sets the field whose key is the value of label `name`; other values are ignored (true).
@@ -416,6 +416,22 @@ bool set_count(const Sample& s, std::optional<std::uint64_t>& field) {
 bool set_small(const Sample& s, std::optional<int>& field) {
   field = static_cast<int>(std::lround(s.value));
   return true;
+}
+
+// No GPU draws more than 10 kW: such a reading is dropped and counted. A power limit of 0 W (or
+// less, or past 10 kW) is no limit set: absent.
+void bound_power(power::DeviceSample& x) {
+  if (x.power_watts && !(*x.power_watts >= 0 && *x.power_watts <= detail::kMaxGpuWatts)) {
+    x.power_watts.reset();
+    ++x.dropped_readings;
+  }
+  for (auto* limit :
+       {&x.power_limit_enforced_watts, &x.power_limit_requested_watts, &x.power_limit_default_watts,
+        &x.power_limit_min_watts, &x.power_limit_max_watts}) {
+    if (*limit && !(**limit > 0 && **limit <= detail::kMaxGpuWatts)) {
+      limit->reset();
+    }
+  }
 }
 
 bool set_double(const Sample& s, std::optional<double>& field) {
@@ -676,8 +692,22 @@ class Reader {
     return s.name.starts_with("DCGM_FI_PROF_") || s.name == "DCGM_FI_DEV_FB_FREE";
   }
 
+  static void fill_dcgm_identity(const Sample& s, power::DeviceSample& sample) {
+    fill(sample.uuid, label(s.labels, "UUID"));
+    fill(sample.pci_bus_id, detail::sysfs_pci_bus_id(label(s.labels, "pci_bus_id")));
+    fill(sample.model, label(s.labels, "modelName"));
+    if (sample.source.empty()) {
+      sample.source = "dcgm-exporter";
+    }
+  }
+
   void add_dcgm(const Sample& s) {
     if (add_instance(s)) {
+      // The physical GPU exists even when the exporter sends only its instances' series: its
+      // own readings stay unknown, the instances are listed under it.
+      if (DeviceEntry* d = device(s, "gpu"); d != nullptr) {
+        fill_dcgm_identity(s, d->sample);
+      }
       return;
     }
     const auto* as_double = dcgm_doubles().contains(s.name) ? &dcgm_doubles().at(s.name) : nullptr;
@@ -692,12 +722,7 @@ class Reader {
       return;
     }
     auto& sample = d->sample;
-    fill(sample.uuid, label(s.labels, "UUID"));
-    fill(sample.pci_bus_id, detail::sysfs_pci_bus_id(label(s.labels, "pci_bus_id")));
-    fill(sample.model, label(s.labels, "modelName"));
-    if (sample.source.empty()) {
-      sample.source = "dcgm-exporter";
-    }
+    fill_dcgm_identity(s, sample);
     const double v = s.value;
     const bool sentinel = dcgm_sentinel(s.value_text, v);
     if (as_double != nullptr) {
@@ -811,6 +836,7 @@ class Reader {
       for (auto& [link, nv] : entry.links) {
         sample.nvlinks.push_back(nv);
       }
+      bound_power(sample);
       snap.devices.push_back(std::move(sample));
     }
     detail::sort_devices(snap.devices);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 #include <chrono>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -16,6 +17,7 @@
 #include <fmt/format.h>
 
 #include "acco/core/result.hpp"
+#include "acco/core/units.hpp"
 #include "acco/mon/snapshot.hpp"
 
 namespace acco::mon::detail {
@@ -23,6 +25,55 @@ namespace acco::mon::detail {
 [[nodiscard]] inline tl::unexpected<Error> line_error(const std::string& name, std::size_t line,
                                                       const std::string& message) {
   return fail(Errc::kInvalidArgument, fmt::format("{}:{}: {}", name, line, message));
+}
+
+// Whether `text` is well-formed UTF-8 (no overlong forms, surrogates or code points past
+// U+10FFFF).
+[[nodiscard]] inline bool is_utf8(std::string_view text) {
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    std::size_t extra = 0;
+    std::uint32_t cp = 0;
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    if (c >= 0xc2 && c <= 0xdf) {
+      extra = 1;
+      cp = c & 0x1fU;
+    } else if (c >= 0xe0 && c <= 0xef) {
+      extra = 2;
+      cp = c & 0x0fU;
+    } else if (c >= 0xf0 && c <= 0xf4) {
+      extra = 3;
+      cp = c & 0x07U;
+    } else {
+      return false;
+    }
+    if (i + extra >= text.size()) {
+      return false;
+    }
+    for (std::size_t k = 1; k <= extra; ++k) {
+      const auto b = static_cast<unsigned char>(text[i + k]);
+      if ((b & 0xc0U) != 0x80U) {
+        return false;
+      }
+      cp = (cp << 6U) | (b & 0x3fU);
+    }
+    if ((extra == 2 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
+        (extra == 3 && (cp < 0x10000 || cp > 0x10ffff))) {
+      return false;
+    }
+    i += extra + 1;
+  }
+  return true;
+}
+
+// A name, serial, id or label read from a file, as stored: UTF-8 as is, anything else escaped
+// (\xNN) so that text and JSON output show it and never carry bytes that are not UTF-8.
+[[nodiscard]] inline std::string stored_text(std::string_view text) {
+  return is_utf8(text) ? std::string(text) : units::escape(text);
 }
 
 // nvidia-smi and DCGM print "00000000:3B:00.0"; acco keeps sysfs's "0000:3b:00.0".
@@ -37,7 +88,22 @@ namespace acco::mon::detail {
       out.find_first_not_of('0') >= colon - 4) {  // only leading zeros beyond four digits
     out.erase(0, colon - 4);
   }
-  return out;
+  return stored_text(out);
+}
+
+// The most power one GPU is taken to draw: a larger reading is dropped as no reading (an
+// H200 or B200 draws 700-1200 W; 1e308 W would print as "inf W").
+inline constexpr double kMaxGpuWatts = 10'000;
+
+// A reading in bytes (or another count) as a whole number: nullopt for NaN, a negative value or
+// one that does not fit in 64 bits (a cast of those is undefined behaviour).
+[[nodiscard]] inline std::optional<std::uint64_t> whole_count(double x) {
+  constexpr double kTwoTo64 = 18446744073709551616.0;
+  if (!(x >= 0) || !(x < kTwoTo64)) {  // NaN fails both
+    return std::nullopt;
+  }
+  const double rounded = std::round(x);
+  return rounded < kTwoTo64 ? std::optional(static_cast<std::uint64_t>(rounded)) : std::nullopt;
 }
 
 // "12" -> 12; -1 for text that is not a whole number.

@@ -61,6 +61,20 @@ std::string error_of(const std::string& text) {
   return r.error().message;
 }
 
+TEST(NvidiaSmiCsvTest, NamesAndIdsThatAreNotUtf8AreStoredEscapedAndUtf8AsIs) {
+  const auto rounds = read(
+      "timestamp, name, uuid, utilization.gpu [%]\n"
+      "2026/12/01 16:25:24.000, H\xff\xfe, GPU-\x80, 100 %\n"
+      "2026/12/01 16:25:25.000, H\xff\xfe, GPU-\x80, 100 %\n");
+  ASSERT_EQ(rounds.size(), 2U);
+  EXPECT_EQ(rounds[0].devices.at(0).model, "H\\xff\\xfe");
+  EXPECT_EQ(rounds[0].devices.at(0).uuid, "GPU-\\x80");
+  const auto utf8 = read(
+      "timestamp, name, utilization.gpu [%]\n"
+      "2026/12/01 16:25:24.000, Caf\xc3\xa9 \xe2\x84\xa2, 100 %\n");
+  EXPECT_EQ(utf8.at(0).devices.at(0).model, "Caf\xc3\xa9 \xe2\x84\xa2");
+}
+
 TEST(NvidiaSmiCsvTest, TwoGpusThreeRoundsWithUnitsInCellsAreThreeSnapshotsInBaseUnits) {
   const auto rounds = read(kWithUnits);
   ASSERT_EQ(rounds.size(), 3U);
@@ -392,6 +406,43 @@ TEST(NvidiaSmiCsvTest, UnreadableCellsAreRejectedNamingLineAndColumn) {
             "Active");
   EXPECT_EQ(error_of("index, name\n0, \"H100\n"), "run.csv:2: unbalanced quotes");
   EXPECT_EQ(error_of("index\nzero\n"), "run.csv:2: index: cannot read 'zero' as a GPU index");
+}
+
+TEST(NvidiaSmiCsvTest, AHeaderWithoutRowsIsRejectedAsAnEmptyFileIs) {
+  EXPECT_EQ(error_of("timestamp, index, utilization.gpu [%]\n"),
+            "run.csv: the file has a header and no rows");
+}
+
+TEST(NvidiaSmiCsvTest, HugeMemoryAndPowerAreDroppedAndAZeroPowerLimitIsAbsent) {
+  const auto rounds = read(
+      "index, memory.used [MiB], power.draw [W], power.limit [W]\n"
+      "0, 1e300 MiB, 1e308 W, 0.00 W\n"
+      "0, 10 MiB, 10001 W, 700.00 W\n");
+  ASSERT_EQ(rounds.size(), 2U);
+  const auto& a = rounds[0].devices.at(0);
+  EXPECT_FALSE(a.memory_used_bytes);
+  EXPECT_FALSE(a.power_watts);
+  EXPECT_FALSE(a.power_limit_requested_watts);
+  EXPECT_EQ(a.dropped_readings, 2U);
+  const auto& b = rounds[1].devices.at(0);
+  EXPECT_EQ(b.memory_used_bytes, 10U * 1048576U);
+  EXPECT_FALSE(b.power_watts);  // above 10 kW
+  EXPECT_EQ(b.power_limit_requested_watts, 700);
+}
+
+TEST(NvidiaSmiCsvTest, OneGpuWhoseTimestampsGoBackSaysSo) {
+  std::vector<std::string> warnings;
+  const auto r = read_nvidia_smi_csv(
+      "timestamp, name, utilization.gpu [%]\n"
+      "2026/12/01 16:00:05.000, H100, 100 %\n"
+      "2026/12/01 16:00:00.000, H100, 100 %\n"
+      "2026/12/01 15:00:00.000, H100, 50 %\n",
+      "run.csv", warnings);
+  ASSERT_TRUE(r.has_value()) << r.error().message;
+  EXPECT_THAT(warnings, ::testing::Contains(
+                            "run.csv: 1 GPU: no index, uuid or pci.bus_id column and the rows' "
+                            "timestamps differ, so every row is a new reading of one GPU; the "
+                            "timestamps go backwards 2 time(s), the rows are taken in time order"));
 }
 
 TEST(NvidiaSmiCsvTest, EmptyFileIsRejected) {

@@ -105,6 +105,55 @@ TEST(NvidiaSmiDmonTest, WhatCannotBeReadIsRefusedWithTheReason) {
             "(the columns are unknown without it)");
 }
 
+TEST(NvidiaSmiDmonTest, ReviewedBadInputIsRefusedNamingTheLine) {
+  const auto error = [](const std::string& text) {
+    const auto r = parse_recording(text, "dmon.log");
+    EXPECT_FALSE(r.has_value());
+    return r.has_value() ? std::string() : r.error().message;
+  };
+  // An echoed interval is bounded as --interval is: rounds * interval stays in 64 bits.
+  EXPECT_EQ(error("$ nvidia-smi dmon -d 1e300\n# gpu pwr sm\n# Idx W %\n 0 100 50\n"),
+            "dmon.log:1: the command's interval -d 1e+300 s is more than a day (at most 1d, as "
+            "--interval)");
+  EXPECT_EQ(error("# gpu pwr sm\n# Idx W %\n -1 100 50\n"),
+            "dmon.log:3: gpu: cannot read '-1' as a GPU index");
+  EXPECT_EQ(error("# gpu pviol tviol\n# Idx % bool\n 0 150 0\n"),
+            "dmon.log:3: pviol: cannot read '150' as a percentage from 0 to 100");
+  EXPECT_EQ(error("# gpu pviol tviol\n# Idx % bool\n 0 50 2\n"),
+            "dmon.log:3: tviol: cannot read '2' as 0 or 1");
+  // A step back of 5 s is no midnight: only more than 12 h back is a new day.
+  EXPECT_EQ(error("#Time gpu pwr sm\n#HH:MM:SS Idx W %\n 16:00:05 0 100 50\n"
+                  " 16:00:00 0 100 50\n"),
+            "dmon.log:4: times go backwards (5.00 s back; only a step back of more than 12 h is "
+            "taken as midnight passing)");
+  EXPECT_EQ(error("$ nvidia-smi dmon\n# gpu pwr sm\n# Idx W %\n"),
+            "dmon.log: the file has a header and no rows");
+  EXPECT_EQ(error("# pwr sm\n# W %\n 100 50\n"),
+            "dmon.log:1: a dmon header without its gpu column (expected '# gpu ...'; dmon prints "
+            "it with every -s)");
+}
+
+TEST(NvidiaSmiDmonTest, MidnightPassesAndOutOfRangeReadingsAreDroppedAndCounted) {
+  const auto r = parse_recording(
+      "#Time gpu pwr gtemp pclk fb\n#HH:MM:SS Idx W C MHz MB\n"
+      " 23:59:59 0 -5 -3 -1 1e300\n 00:00:00 0 1e308 40 1000 -2\n",
+      "dmon.log");
+  ASSERT_THAT(r, IsOk());
+  ASSERT_EQ(r->rounds.size(), 2U);
+  EXPECT_EQ(r->rounds[1].time_unix_nanos - r->rounds[0].time_unix_nanos, kSecond);
+  const auto& a = r->rounds[0].devices.at(0);
+  EXPECT_FALSE(a.power_watts);
+  EXPECT_FALSE(a.temperature_gpu_celsius);
+  EXPECT_FALSE(a.sm_clock_hertz);
+  EXPECT_FALSE(a.memory_used_bytes);
+  EXPECT_EQ(a.dropped_readings, 4U);
+  const auto& b = r->rounds[1].devices.at(0);
+  EXPECT_FALSE(b.power_watts);  // above 10 kW
+  EXPECT_FALSE(b.memory_used_bytes);
+  EXPECT_EQ(b.temperature_gpu_celsius, 40);
+  EXPECT_EQ(b.dropped_readings, 2U);
+}
+
 // `nvidia-smi -q -d PERFORMANCE,POWER,CLOCK,UTILIZATION -l 1` on one H800 held at its power cap:
 // the current reasons say SW Power Cap; the counters are time summed since the driver loaded.
 std::string query_report(int second, bool sw_power_cap, long long capped_us) {
@@ -150,6 +199,46 @@ std::string query_report(int second, bool sw_power_cap, long long capped_us) {
       "        SM                                : 1980 MHz\n"
       "        Memory                            : 2619 MHz\n",
       24 + second, sw_power_cap ? "Active" : "Not Active", capped_us);
+}
+
+TEST(NvidiaSmiQueryTest, ANameThatIsNotUtf8IsStoredEscaped) {
+  const auto r = parse_recording(
+      "==============NVSMI LOG==============\n"
+      "Timestamp : Tue Dec  1 16:25:20 2026\n"
+      "GPU 00000000:18:00.0\n"
+      "    Product Name : H\xff\xfe\n"
+      "    Utilization\n"
+      "        Gpu : 100 %\n",
+      "q.txt");
+  ASSERT_THAT(r, IsOk());
+  EXPECT_EQ(r->rounds.at(0).devices.at(0).model, "H\\xff\\xfe");
+}
+
+TEST(NvidiaSmiQueryTest, ABusIdTwiceInOneReportIsRefusedAndHugeOrZeroReadingsAreNone) {
+  const std::string head =
+      "==============NVSMI LOG==============\n"
+      "Timestamp : Tue Dec  1 16:25:20 2026\n"
+      "GPU 00000000:18:00.0\n"
+      "    Utilization\n"
+      "        Gpu : 100 %\n";
+  const auto twice = parse_recording(head + "GPU 00000000:18:00.0\n", "q.txt");
+  ASSERT_FALSE(twice.has_value());
+  EXPECT_EQ(twice.error().message,
+            "q.txt:6: GPU 0000:18:00.0 is listed twice in one report (expected one 'GPU <bus "
+            "id>' section per GPU)");
+  const auto r = parse_recording(head +
+                                     "    FB Memory Usage\n"
+                                     "        Used : 1e300 MiB\n"
+                                     "    GPU Power Readings\n"
+                                     "        Power Draw : 1e308 W\n"
+                                     "        Current Power Limit : 0.00 W\n",
+                                 "q.txt");
+  ASSERT_THAT(r, IsOk());
+  const auto& d = r->rounds.at(0).devices.at(0);
+  EXPECT_FALSE(d.memory_used_bytes);
+  EXPECT_FALSE(d.power_watts);
+  EXPECT_FALSE(d.power_limit_enforced_watts);
+  EXPECT_EQ(d.dropped_readings, 2U);
 }
 
 TEST(NvidiaSmiQueryTest, LoopedReportsAreRoundsWithCurrentReasonsAndCumulativeCounters) {

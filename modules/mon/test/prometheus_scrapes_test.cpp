@@ -188,6 +188,49 @@ TEST(PrometheusScrapesTest, LabelEscapesAreUnescapedAndBlanksAreAllowed) {
   EXPECT_EQ(d.power_watts, 12.5);
 }
 
+TEST(PrometheusScrapesTest, LabelValuesThatAreNotUtf8AreStoredEscaped) {
+  const auto scrapes = read("acco_gpu_power_watts{device=\"0\",model=\"H\xff\xfe\"} 12.5\n");
+  EXPECT_EQ(scrapes.at(0).devices.at(0).model, "H\\xff\\xfe");
+}
+
+// dcgm-exporter with only the profiling fields collected on a MIG GPU: every series is an
+// instance's, yet the physical GPU is there, its own readings unknown, its instances under it.
+TEST(PrometheusScrapesTest, InstanceSeriesAloneStillMakeTheirPhysicalGpu) {
+  std::vector<std::string> warnings;
+  std::map<std::string, std::vector<std::string>> instances;
+  const auto r = read_prometheus_scrapes(
+      "DCGM_FI_PROF_GR_ENGINE_ACTIVE{gpu=\"0\",UUID=\"GPU-a\",GPU_I_ID=\"1\","
+      "GPU_I_PROFILE=\"1g.10gb\",Hostname=\"h\"} 0.5\n"
+      "DCGM_FI_PROF_GR_ENGINE_ACTIVE{gpu=\"0\",UUID=\"GPU-a\",GPU_I_ID=\"2\","
+      "GPU_I_PROFILE=\"1g.10gb\",Hostname=\"h\"} 0.9\n",
+      "mig.prom", warnings, instances);
+  ASSERT_TRUE(r.has_value()) << r.error().message;
+  ASSERT_EQ(r->size(), 1U);
+  ASSERT_EQ(r->at(0).devices.size(), 1U);
+  const auto& d = r->at(0).devices[0];
+  EXPECT_EQ(d.device, "0");
+  EXPECT_EQ(d.uuid, "GPU-a");
+  EXPECT_EQ(d.source, "dcgm-exporter");
+  EXPECT_FALSE(d.utilization_ratio);
+  EXPECT_EQ(instances.at("0").size(), 2U);
+}
+
+TEST(PrometheusScrapesTest, PowerAboveTenKilowattsIsDroppedAndAZeroLimitIsAbsent) {
+  const auto acco = read(
+      "acco_gpu_power_watts{device=\"0\"} 1e308\n"
+      "acco_gpu_power_limit_watts{device=\"0\",kind=\"enforced\"} 0\n");
+  const auto& a = acco.at(0).devices.at(0);
+  EXPECT_FALSE(a.power_watts);
+  EXPECT_FALSE(a.power_limit_enforced_watts);
+  EXPECT_EQ(a.dropped_readings, 1U);
+  const auto dcgm = read("DCGM_FI_DEV_POWER_USAGE{" + dcgm_labels(1) + "} 20000\n" +
+                         "DCGM_FI_DEV_POWER_MGMT_LIMIT{" + dcgm_labels(1) + "} 0\n");
+  const auto& b = dcgm.at(0).devices.at(0);
+  EXPECT_FALSE(b.power_watts);
+  EXPECT_FALSE(b.power_limit_requested_watts);
+  EXPECT_EQ(b.dropped_readings, 1U);
+}
+
 TEST(PrometheusScrapesTest, UnreadDcgmFieldsAndSeriesWithoutAGpuLabelAreNamedOnce) {
   std::vector<std::string> warnings;
   const auto r = read_prometheus_scrapes(
