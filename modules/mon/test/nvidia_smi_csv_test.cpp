@@ -21,7 +21,7 @@ constexpr std::int64_t kSecond = 1'000'000'000;
 //   temperature.memory,power.draw,power.limit,clocks.sm,clocks.mem,utilization.gpu,
 //   utilization.memory,memory.used,memory.total,pstate,clocks_throttle_reasons.active
 //   --format=csv -l 1   (two H100s, three rounds)
-const char* const kWithUnits =
+constexpr const char* kWithUnits =
     "timestamp, index, name, pci.bus_id, uuid, temperature.gpu, temperature.memory, "
     "power.draw [W], power.limit [W], clocks.current.sm [MHz], clocks.current.memory [MHz], "
     "utilization.gpu [%], utilization.memory [%], memory.used [MiB], memory.total [MiB], pstate, "

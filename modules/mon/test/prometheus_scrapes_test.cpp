@@ -342,6 +342,33 @@ power::DeviceSample carried(power::DeviceSample d) {
   return d;
 }
 
+// One device of `original` read back as `got` from its rendering (`back` the whole snapshot read).
+void expect_device_reads_back(const Snapshot& original, const Snapshot& back,
+                              const power::DeviceSample& want, const power::DeviceSample& got,
+                              bool compat) {
+  // Prometheus text carries 16 significant digits: compare numbers to the last bit or two.
+  EXPECT_TRUE(got.temperature_gpu_celsius.has_value() == want.temperature_gpu_celsius.has_value());
+  if (want.power_watts) {
+    EXPECT_DOUBLE_EQ(*got.power_watts, *want.power_watts);
+    EXPECT_DOUBLE_EQ(*got.energy_joules, *want.energy_joules);
+    EXPECT_DOUBLE_EQ(*got.sm_clock_hertz, *want.sm_clock_hertz);
+    EXPECT_DOUBLE_EQ(*got.utilization_ratio, *want.utilization_ratio);
+    EXPECT_DOUBLE_EQ(*got.temperature_gpu_celsius, *want.temperature_gpu_celsius);
+  }
+  EXPECT_EQ(got.memory_used_bytes, want.memory_used_bytes);
+  EXPECT_EQ(got.clock_event_reasons, want.clock_event_reasons);
+  EXPECT_EQ(got.lost, want.lost);
+  EXPECT_EQ(got.uuid, want.uuid);
+  EXPECT_EQ(got.dropped_readings, 0);
+  // Rendering what was read gives the same text, so every series was read back.
+  Snapshot one = original;
+  one.devices = {want};
+  Snapshot one_back = back;
+  one_back.devices = {got};
+  EXPECT_EQ(render_metrics(one_back, {.dcgm_compat = compat, .version = "1.0"}),
+            render_metrics(one, {.dcgm_compat = compat, .version = "1.0"}));
+}
+
 TEST(PrometheusScrapesTest, AccoMetricsReadBackToTheSnapshotTheyWereRenderedFrom) {
   const Snapshot original = simulated_snapshot();
   for (const bool compat : {false, true}) {
@@ -354,30 +381,8 @@ TEST(PrometheusScrapesTest, AccoMetricsReadBackToTheSnapshotTheyWereRenderedFrom
     ASSERT_EQ(back.devices.size(), original.devices.size());
     for (std::size_t i = 0; i < back.devices.size(); ++i) {
       SCOPED_TRACE("device " + std::to_string(i) + (compat ? " with --compat=dcgm" : ""));
-      const power::DeviceSample want = carried(original.devices[i]);
-      const power::DeviceSample& got = back.devices[i];
-      // Prometheus text carries 16 significant digits: compare numbers to the last bit or two.
-      EXPECT_TRUE(got.temperature_gpu_celsius.has_value() ==
-                  want.temperature_gpu_celsius.has_value());
-      if (want.power_watts) {
-        EXPECT_DOUBLE_EQ(*got.power_watts, *want.power_watts);
-        EXPECT_DOUBLE_EQ(*got.energy_joules, *want.energy_joules);
-        EXPECT_DOUBLE_EQ(*got.sm_clock_hertz, *want.sm_clock_hertz);
-        EXPECT_DOUBLE_EQ(*got.utilization_ratio, *want.utilization_ratio);
-        EXPECT_DOUBLE_EQ(*got.temperature_gpu_celsius, *want.temperature_gpu_celsius);
-      }
-      EXPECT_EQ(got.memory_used_bytes, want.memory_used_bytes);
-      EXPECT_EQ(got.clock_event_reasons, want.clock_event_reasons);
-      EXPECT_EQ(got.lost, want.lost);
-      EXPECT_EQ(got.uuid, want.uuid);
-      EXPECT_EQ(got.dropped_readings, 0);
-      // Rendering what was read gives the same text, so every series was read back.
-      Snapshot one = original;
-      one.devices = {want};
-      Snapshot one_back = back;
-      one_back.devices = {got};
-      EXPECT_EQ(render_metrics(one_back, {.dcgm_compat = compat, .version = "1.0"}),
-                render_metrics(one, {.dcgm_compat = compat, .version = "1.0"}));
+      expect_device_reads_back(original, back, carried(original.devices[i]), back.devices[i],
+                               compat);
     }
   }
 }
