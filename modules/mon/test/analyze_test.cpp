@@ -308,7 +308,8 @@ TEST(AnalyzeTest, SomePowerCapSamplesAreNamedNeverNoThrottling) {
     d.clock_event_reasons = i < 3 ? power::clock_event::kSwPowerCap : 0;
     devices.push_back(d);
   }
-  const auto& w = analyze(rounds_of(devices), {}).devices[0].windows.at(0);
+  const auto report = analyze(rounds_of(devices), {});
+  const auto& w = report.devices[0].windows.at(0);
   EXPECT_EQ(w.verdict, Verdict::kCompute);
   EXPECT_THAT(w.why, HasSubstr("power cap in 30% and thermal slowdown in 0% of the busy samples"));
   EXPECT_THAT(w.why, Not(HasSubstr("no throttling")));
