@@ -23,9 +23,11 @@
 // wall time, so events time it plausibly. Each stream is a thread running its operations in
 // order. Test-only exports: acco_fake_cuda_live_allocations() counts device and pinned
 // allocations and registrations not yet freed; acco_fake_cuda_retained_contexts() counts primary
-// context retains not yet released; acco_fake_cuda_peer_access(from, to) is 1 while device
-// `from`'s primary context has peer access to `to`'s enabled (the last release disables it).
+// context retains not yet released; acco_fake_cuda_legacy_stream_syncs() counts waits for the
+// legacy default stream; acco_fake_cuda_peer_access(from, to) is 1 while device `from`'s primary
+// context has peer access to `to`'s enabled (the last release disables it).
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -112,6 +114,8 @@ State& state() {
 }
 
 thread_local CUctx_st* current_context = nullptr;
+// cuStreamSynchronize calls on the legacy default stream (handle 0), for the test-only counter.
+std::atomic<int> legacy_stream_syncs{0};
 
 std::uintptr_t address(const void* ptr) {
   return reinterpret_cast<std::uintptr_t>(ptr);
@@ -878,7 +882,13 @@ CUresult cuStreamDestroy_v2(CUstream hStream) {
 
 CUresult cuStreamSynchronize(CUstream hStream) {
   if (hStream == nullptr) {
-    return CUDA_ERROR_INVALID_HANDLE;
+    // The legacy default stream of the current context: the fake's cuMemcpy, the only work it
+    // takes, has finished when it returns.
+    if (current_context == nullptr) {
+      return CUDA_ERROR_INVALID_CONTEXT;
+    }
+    ++legacy_stream_syncs;
+    return CUDA_SUCCESS;
   }
   return hStream->synchronize();
 }
@@ -1026,6 +1036,10 @@ int acco_fake_cuda_peer_access(int from, int to) {
     return 0;
   }
   return s.contexts[static_cast<std::size_t>(from)]->peers_enabled.count(to) != 0 ? 1 : 0;
+}
+
+int acco_fake_cuda_legacy_stream_syncs() {
+  return legacy_stream_syncs.load();
 }
 
 int acco_fake_cuda_retained_contexts() {

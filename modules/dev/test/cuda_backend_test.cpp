@@ -271,6 +271,22 @@ TEST_F(FakeCudaTest, EveryPairOfPeersTheDriverAllowsGetsPeerAccess) {
   EXPECT_EQ(back, data);
 }
 
+// cuMemcpy may return before its copy is done (device to device; pageable host to device once
+// staged), so Device::copy waits for the legacy default stream it ran on before returning.
+TEST_F(FakeCudaTest, ADeviceCopyWaitsForTheStreamItRanOn) {
+  use_config(R"({"devices": [)" + device_json("0000:18:00.0") + "]}");
+  auto backend = make_cuda_backend(fake_);
+  ASSERT_THAT(backend, IsOk());
+  Device& device = *(*backend)->devices().front();
+  auto gpu = device.allocate(4096);
+  ASSERT_TRUE(gpu);
+  std::vector<char> host(4096, 7);
+  const int before = fake_counter("acco_fake_cuda_legacy_stream_syncs");
+  ASSERT_THAT(device.copy((*gpu)->data(), host.data(), host.size()), IsOk());
+  ASSERT_THAT(device.copy(host.data(), (*gpu)->data(), host.size()), IsOk());
+  EXPECT_EQ(fake_counter("acco_fake_cuda_legacy_stream_syncs"), before + 2);
+}
+
 TEST_F(FakeCudaTest, EveryAllocationAndContextIsReleased) {
   use_config(R"({"devices": [)" + device_json("0000:18:00.0") + "," + device_json("0000:2a:00.0") +
              "]}");

@@ -51,6 +51,13 @@ Status CudaDevice::copy(void* dst, const void* src, std::size_t bytes) {
                                context_->api().memcpy(reinterpret_cast<CUdeviceptr>(dst),
                                                       reinterpret_cast<CUdeviceptr>(src), bytes)),
       "device copy");
+  // cuMemcpy may return before the copy is done (device to device: no host synchronisation;
+  // pageable host to device: once the data is staged), while Device::copy promises a finished
+  // copy. It runs on the legacy default stream (handle 0): waiting for that stream waits for it,
+  // and not for the queues, which are non-blocking streams.
+  ACCO_RETURN_IF_ERROR(
+      context_->driver().check("cuStreamSynchronize", context_->api().stream_synchronize(nullptr)),
+      "device copy");
   return {};
 }
 
