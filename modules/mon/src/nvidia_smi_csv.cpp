@@ -900,26 +900,19 @@ Result<std::vector<Snapshot>> read_nvidia_smi_csv(std::string_view text,
   }
   std::optional<Header> header;
   std::vector<Row> rows;
-  std::size_t number = 0;
-  std::size_t start = 0;
-  while (start < text.size()) {
-    const std::size_t end = std::min(text.find('\n', start), text.size());
-    std::string_view line = text.substr(start, end - start);
-    start = end + 1;
-    ++number;
-    if (line.ends_with('\r')) {
-      line.remove_suffix(1);
-    }
-    if (units::trim(line).empty()) {
-      continue;
-    }
-    if (!header) {
-      ACCO_ASSIGN_OR_RETURN(header, read_header(line, name_for_errors, number, warnings));
-    } else if (units::trim(line) != header->text) {  // appended logs repeat the header
-      ACCO_ASSIGN_OR_RETURN(Row row, read_row(line, *header, name_for_errors, number));
-      rows.push_back(std::move(row));
-    }
-  }
+  ACCO_RETURN_IF_ERROR(
+      detail::for_each_line(text, [&](std::string_view line, std::size_t number) -> Status {
+        if (units::trim(line).empty()) {
+          return {};
+        }
+        if (!header) {
+          ACCO_ASSIGN_OR_RETURN(header, read_header(line, name_for_errors, number, warnings));
+        } else if (units::trim(line) != header->text) {  // appended logs repeat the header
+          ACCO_ASSIGN_OR_RETURN(Row row, read_row(line, *header, name_for_errors, number));
+          rows.push_back(std::move(row));
+        }
+        return {};
+      }));
   if (!header) {
     return fail(
         Errc::kInvalidArgument,

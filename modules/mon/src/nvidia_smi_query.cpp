@@ -461,18 +461,8 @@ Result<Recording> read_nvidia_smi_query(std::string_view text, const std::string
   Recording r;
   r.format = "nvidia-smi-q";
   QueryReader reader(name, r);
-  std::size_t number = 0;
-  std::size_t start = 0;
-  while (start < text.size()) {
-    const std::size_t end = std::min(text.find('\n', start), text.size());
-    std::string_view line = text.substr(start, end - start);
-    start = end + 1;
-    ++number;
-    if (line.ends_with('\r')) {
-      line.remove_suffix(1);
-    }
-    ACCO_RETURN_IF_ERROR(reader.line(line, number));
-  }
+  ACCO_RETURN_IF_ERROR(detail::for_each_line(
+      text, [&](std::string_view line, std::size_t number) { return reader.line(line, number); }));
   reader.finish();
   if (r.rounds.empty()) {
     return fail(Errc::kInvalidArgument,

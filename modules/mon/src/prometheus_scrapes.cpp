@@ -866,32 +866,25 @@ Result<std::vector<Snapshot>> read_prometheus_scrapes(
     std::string_view text, const std::string& name_for_errors, std::vector<std::string>& warnings,
     std::map<std::string, std::vector<std::string>>& instances) {
   Reader reader(name_for_errors, warnings);
-  std::size_t number = 0;
-  std::size_t start = 0;
-  while (start < text.size()) {
-    const std::size_t end = std::min(text.find('\n', start), text.size());
-    std::string_view line = text.substr(start, end - start);
-    start = end + 1;
-    ++number;
-    if (line.ends_with('\r')) {
-      line.remove_suffix(1);
-    }
-    const std::string_view trimmed = units::trim(line);
-    if (trimmed.empty()) {
-      continue;
-    }
-    if (trimmed.front() == '#') {
-      ACCO_ASSIGN_OR_RETURN(const Comment c, parse_comment(trimmed),
-                            fmt::format("{}:{}", name_for_errors, number));
-      if (c.scrape_ms) {
-        reader.marker(*c.scrape_ms);
-      }
-      continue;
-    }
-    ACCO_ASSIGN_OR_RETURN(const Sample s, parse_sample(trimmed),
-                          fmt::format("{}:{}", name_for_errors, number));
-    reader.add(s);
-  }
+  ACCO_RETURN_IF_ERROR(
+      detail::for_each_line(text, [&](std::string_view line, std::size_t number) -> Status {
+        const std::string_view trimmed = units::trim(line);
+        if (trimmed.empty()) {
+          return {};
+        }
+        if (trimmed.front() == '#') {
+          ACCO_ASSIGN_OR_RETURN(const Comment c, parse_comment(trimmed),
+                                fmt::format("{}:{}", name_for_errors, number));
+          if (c.scrape_ms) {
+            reader.marker(*c.scrape_ms);
+          }
+          return {};
+        }
+        ACCO_ASSIGN_OR_RETURN(const Sample s, parse_sample(trimmed),
+                              fmt::format("{}:{}", name_for_errors, number));
+        reader.add(s);
+        return {};
+      }));
   auto rounds = reader.finish();
   instances = reader.instances();
   return rounds;

@@ -163,6 +163,25 @@ inline void sort_by_time(std::vector<Snapshot>& snapshots) {
          1'000'000'000;
 }
 
+// Calls `on_line(line, number)` for each line of `text` (numbered from 1, a trailing '\r' cut, a
+// last line without '\n' included) and stops at the first error it returns.
+template <typename OnLine>
+[[nodiscard]] Status for_each_line(std::string_view text, OnLine on_line) {
+  std::size_t number = 0;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    const std::size_t end = std::min(text.find('\n', start), text.size());
+    std::string_view line = text.substr(start, end - start);
+    start = end + 1;
+    ++number;
+    if (line.ends_with('\r')) {
+      line.remove_suffix(1);
+    }
+    ACCO_RETURN_IF_ERROR(on_line(line, number));
+  }
+  return {};
+}
+
 inline void warn_once(std::vector<std::string>& warnings, std::string message) {
   if (std::find(warnings.begin(), warnings.end(), message) == warnings.end()) {
     warnings.push_back(std::move(message));
