@@ -255,7 +255,8 @@ std::string devices_section(
                     d->numa_node < 0 ? "-1" : std::to_string(d->numa_node), name_of(m, *d),
                     topo::describe(d->current), topo::describe(d->max),
                     rate(d->capable_bytes_per_second), rate(d->path_bytes_per_second),
-                    topo::internal_link(m, *d) ? "chipset-internal link"
+                    topo::internal_link(m, *d)
+                        ? (m.hypervisor ? "emulated port (VM)" : "chipset-internal link")
                     : d->path_limited_by.empty() || d->path_limited_by == d->address
                         ? "-"
                         : d->path_limited_by});

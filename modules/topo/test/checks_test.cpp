@@ -421,6 +421,21 @@ TEST(ChecksTest, ChipsetIntegratedNicIsNotToldToMoveSlots) {
   }
 }
 
+// In a VM the same two readings are a passed-through device behind a port QEMU emulates: no
+// chipset, and still nothing the guest could move.
+TEST(ChecksTest, AFasterDeviceBehindAnEmulatedPortInAGuestIsNotCalledChipset) {
+  auto p = quirks({.chipset_nic = true});
+  Machine m = p.machine;
+  m.hypervisor = true;
+  const auto findings = check(m);
+  const auto slot = all_of_rule(findings, "pcie-slot-limited");
+  ASSERT_EQ(slot.size(), 2U);
+  EXPECT_EQ(slot[0]->severity, Severity::kInfo);
+  EXPECT_THAT(slot[0]->message, HasSubstr("sits behind a port the hypervisor emulates"));
+  EXPECT_THAT(slot[0]->message, Not(HasSubstr("chipset")));
+  EXPECT_THAT(slot[0]->recommendation, HasSubstr("on the host"));
+}
+
 // The same card in a real slot too narrow for it (both ends agree) stays a warning.
 TEST(ChecksTest, InternalLinkNeedsEvidence) {
   auto p = quirks({.chipset_nic = true});

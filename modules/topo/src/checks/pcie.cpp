@@ -120,10 +120,20 @@ void check_pcie_slot_limited(const Machine& m, std::vector<Finding>& out) {
           {attr(d.address, "current_link_speed"), speed_text(d.current.speed_gts)});
       f.evidence.push_back(
           {attr(port->address, "current_link_speed"), speed_text(port->current.speed_gts)});
-      f.message = fmt::format(
-          "{} is built into the chipset or SoC ({}): its traffic does not cross a PCIe slot, so "
-          "its port {}'s {} is not a limit on it and there is no slot to change",
-          name_of(d), internal, port->address, describe(port->max));
+      // In a guest the same two readings mean a passed-through device behind a port the
+      // hypervisor emulates (QEMU's root and switch ports show fixed figures).
+      f.message = m.hypervisor
+                      ? fmt::format(
+                            "{} sits behind a port the hypervisor emulates ({}): its traffic "
+                            "crosses the host's physical link, which this guest cannot read, so "
+                            "{}'s {} is not a limit on it",
+                            name_of(d), internal, port->address, describe(port->max))
+                      : fmt::format(
+                            "{} is built into the chipset or SoC ({}): its traffic does not cross "
+                            "a PCIe slot, so its port {}'s {} is not a limit on it and there is "
+                            "no slot to change",
+                            name_of(d), internal, port->address, describe(port->max));
+      // In a guest the shared rewrite for virtual machines gives the recommendation.
       f.recommendation =
           "Nothing to move; to know what it carries, measure its ports themselves (iperf3, "
           "ib_write_bw)";
