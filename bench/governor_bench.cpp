@@ -29,8 +29,8 @@
 #include <nlohmann/json.hpp>
 
 #include "acco/core/result.hpp"
-#include "acco/dev/host_backend.hpp"
-#include "acco/mon/thermal_run.hpp"
+#include "acco/device/host_backend.hpp"
+#include "acco/monitor/thermal_run.hpp"
 #include "acco/power/controller.hpp"
 #include "acco/power/governor_run.hpp"
 #include "acco/power/thermal_rig.hpp"
@@ -60,7 +60,7 @@ struct Options {
   std::string json;
 };
 
-std::vector<acco::sched::DeviceSpec> specs_of(const std::vector<acco::dev::Device*>& devices) {
+std::vector<acco::sched::DeviceSpec> specs_of(const std::vector<acco::device::Device*>& devices) {
   std::vector<acco::sched::DeviceSpec> specs;
   for (auto* d : devices) {
     acco::sched::DeviceSpec s;
@@ -86,15 +86,15 @@ struct ThermalCase {
 };
 
 Result<ThermalCase> thermal_case(const Options& o, bool governed) {
-  acco::dev::HostBackendOptions host;
+  acco::device::HostBackendOptions host;
   host.devices = 4;
-  ACCO_ASSIGN_OR_RETURN(auto backend, acco::dev::make_host_backend(host));
+  ACCO_ASSIGN_OR_RETURN(auto backend, acco::device::make_host_backend(host));
   acco::sched::WorkloadSpec spec;
   spec.tiles = o.tiles;
   spec.time_scale = o.cost_scale;
   const std::vector<acco::sched::DeviceModel> models(4, {"gpu", 1});
   ACCO_ASSIGN_OR_RETURN(auto workload, acco::sched::make_workload(spec, models));
-  acco::mon::ThermalRunOptions thermal;
+  acco::monitor::ThermalRunOptions thermal;
   thermal.rig.time_scale = o.scale;
   thermal.rig.cooling_factors = {1, 1, 1, o.hot_cooling};
   if (governed) {
@@ -106,7 +106,7 @@ Result<ThermalCase> thermal_case(const Options& o, bool governed) {
   }
   acco::sched::WorkloadRunOptions run;
   run.calibration_runs = o.repeats - 1;
-  ACCO_ASSIGN_OR_RETURN(auto out, acco::mon::run_thermal_workload(
+  ACCO_ASSIGN_OR_RETURN(auto out, acco::monitor::run_thermal_workload(
                                       workload, specs_of(backend->devices()), {}, run, thermal));
   ThermalCase c;
   c.name = governed ? "thermal governor + headroom placement" : "no governor (firmware only)";
@@ -146,9 +146,9 @@ struct EnergyCase {
 Result<EnergyCase> energy_case(const Options& o, double load,
                                const std::optional<std::string>& mode) {
   constexpr int kDevices = 4;
-  acco::dev::HostBackendOptions host;
+  acco::device::HostBackendOptions host;
   host.devices = kDevices;
-  ACCO_ASSIGN_OR_RETURN(auto backend, acco::dev::make_host_backend(host));
+  ACCO_ASSIGN_OR_RETURN(auto backend, acco::device::make_host_backend(host));
   acco::power::ThermalRigOptions rig_options;
   rig_options.devices = kDevices;
   rig_options.time_scale = o.scale;

@@ -28,10 +28,10 @@
 
 #include "acco/core/result.hpp"
 #include "acco/core/units.hpp"
-#include "acco/dev/host_backend.hpp"
+#include "acco/device/host_backend.hpp"
 #include "acco/io/baseline.hpp"
 #include "acco/io/reader.hpp"
-#include "acco/xfer/engine.hpp"
+#include "acco/transfer/engine.hpp"
 
 namespace {
 
@@ -60,8 +60,8 @@ struct Point {
   std::string warning = {};          // measured, but too short to time (fio's whole milliseconds)
 };
 
-Point ours_to_host(acco::dev::Device& device, const std::string& file, std::size_t block, int depth,
-                   int reps) {
+Point ours_to_host(acco::device::Device& device, const std::string& file, std::size_t block,
+                   int depth, int reps) {
   Point p{fmt::format("read_{}_qd{}", block, depth), "acco io_uring", block, depth, 0, {}, {}};
   acco::io::ReaderOptions o;
   o.block_bytes = block;
@@ -192,8 +192,8 @@ struct BestPoint {
 };
 
 // (a) file -> host: every block size and depth, acco then fio; the table, the JSON points.
-acco::Result<BestPoint> host_sweep(const Options& o, acco::dev::Device& device, std::uint64_t bytes,
-                                   Json& out) {
+acco::Result<BestPoint> host_sweep(const Options& o, acco::device::Device& device,
+                                   std::uint64_t bytes, Json& out) {
   BestPoint best;
   fmt::print(
       "(a) file -> host: {} ({}), O_DIRECT, best of {} (acco and fio alternating); in brackets the "
@@ -269,19 +269,19 @@ int run(int argc, char** argv) {
     return 73;
   }
   const std::uint64_t bytes = std::filesystem::file_size(o.file);
-  const auto link = acco::dev::parse_link(o.link);
+  const auto link = acco::device::parse_link(o.link);
   if (!link) {
     fmt::print(stderr, "io bench: --link: {}\n", link.error().message);
     return 64;
   }
-  acco::dev::HostBackendOptions host;
+  acco::device::HostBackendOptions host;
   host.link = *link;
-  auto backend = acco::dev::make_host_backend(host);
+  auto backend = acco::device::make_host_backend(host);
   if (!backend) {
     fmt::print(stderr, "io bench: {}\n", backend.error().message);
     return 70;
   }
-  acco::dev::Device& device = *(*backend)->devices().front();
+  acco::device::Device& device = *(*backend)->devices().front();
 
   Json out = {{"schema", kSchema}, {"file", o.file}, {"bytes", bytes}, {"link", o.link}};
   auto swept = host_sweep(o, device, bytes, out);
@@ -291,7 +291,7 @@ int run(int argc, char** argv) {
   }
   const BestPoint best = *swept;
   // (b) file -> device
-  auto engine = acco::xfer::Engine::create(device);
+  auto engine = acco::transfer::Engine::create(device);
   auto dst = device.allocate(bytes);
   if (!engine || !dst) {
     fmt::print(stderr, "io bench: cannot set up the emulated device\n");

@@ -32,7 +32,7 @@
 
 #include "acco/core/json.hpp"
 #include "acco/core/stats.hpp"
-#include "acco/dev/host_backend.hpp"
+#include "acco/device/host_backend.hpp"
 #include "acco/sched/runtime.hpp"
 
 #ifdef ACCO_BENCH_WITH_STARPU
@@ -125,12 +125,12 @@ Result<Stats> run_acco(const AccoConfig& config, Workload workload, const Option
   namespace sched = acco::sched;
   const std::string who =
       fmt::format("acco {} x{}", sched::to_string(config.policy), config.devices);
-  acco::dev::HostBackendOptions host;
+  acco::device::HostBackendOptions host;
   host.devices = config.devices;
-  ACCO_ASSIGN_OR_RETURN(host.link, acco::dev::parse_link("unlimited"), who);
-  ACCO_ASSIGN_OR_RETURN(auto backend, acco::dev::make_host_backend(host), who);
+  ACCO_ASSIGN_OR_RETURN(host.link, acco::device::parse_link("unlimited"), who);
+  ACCO_ASSIGN_OR_RETURN(auto backend, acco::device::make_host_backend(host), who);
   std::vector<sched::DeviceSpec> specs;
-  for (acco::dev::Device* device : backend->devices()) {
+  for (acco::device::Device* device : backend->devices()) {
     sched::DeviceSpec spec;
     spec.device = device;
     specs.push_back(std::move(spec));

@@ -23,7 +23,7 @@
 #include "acco/core/json.hpp"
 #include "acco/core/stats.hpp"
 #include "acco/core/units.hpp"
-#include "acco/dev/host_backend.hpp"
+#include "acco/device/host_backend.hpp"
 #include "acco/sched/workload_run.hpp"
 
 namespace {
@@ -55,16 +55,16 @@ struct Row {
 };
 
 Result<Row> measure(acco::sched::PolicyKind policy, const acco::sched::Workload& workload,
-                    const Options& o, const acco::dev::EmulatedLink& link, double bound) {
+                    const Options& o, const acco::device::EmulatedLink& link, double bound) {
   Row row;
   row.policy = std::string(acco::sched::to_string(policy));
   for (int rep = 0; rep < o.reps; ++rep) {
-    acco::dev::HostBackendOptions host;
+    acco::device::HostBackendOptions host;
     host.devices = static_cast<int>(o.kinds.size());
     host.link = link;
-    ACCO_ASSIGN_OR_RETURN(auto backend, acco::dev::make_host_backend(host));
+    ACCO_ASSIGN_OR_RETURN(auto backend, acco::device::make_host_backend(host));
     std::vector<acco::sched::DeviceSpec> specs;
-    for (acco::dev::Device* d : backend->devices()) {
+    for (acco::device::Device* d : backend->devices()) {
       acco::sched::DeviceSpec spec;
       spec.device = d;
       spec.kind = o.kinds[specs.size()];
@@ -124,7 +124,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "acco-sched-quality-bench: %s\n", e.what());
     return 64;
   }
-  auto link = acco::dev::parse_link(o.link);
+  auto link = acco::device::parse_link(o.link);
   auto tile_bytes = acco::units::parse_bytes(o.tile_bytes);
   if (!link || !tile_bytes) {
     std::fprintf(stderr, "acco-sched-quality-bench: %s\n",

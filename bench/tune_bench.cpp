@@ -33,7 +33,7 @@
 #include "acco/core/json.hpp"
 #include "acco/core/stats.hpp"
 #include "acco/core/units.hpp"
-#include "acco/dev/host_backend.hpp"
+#include "acco/device/host_backend.hpp"
 #include "acco/tune/tune_run.hpp"
 
 namespace {
@@ -136,7 +136,7 @@ int tune_bench(int argc, char** argv) {
   app.add_option("--json", o.json, "write results here");
   CLI11_PARSE(app, argc, argv);
 
-  const auto link = acco::dev::parse_link(o.link);
+  const auto link = acco::device::parse_link(o.link);
   const auto budget = acco::units::parse_duration(o.budget);
   const auto bytes = acco::units::parse_bytes(o.bytes);
   if (!link || !budget || !bytes || o.rounds < 1) {

@@ -1,7 +1,7 @@
 # ACCO_WITH_CUDA = AUTO (default) or ON: the CUDA backend is built. It is on the driver API, which
-# acco loads with dlopen at run time (modules/dev/src/cuda/driver.cpp), so it needs no toolkit:
+# acco loads with dlopen at run time (modules/device/src/cuda/driver.cpp), so it needs no toolkit:
 # ON and AUTO are the same. OFF leaves the backend out. Sets ACCO_HAVE_CUDA to ON or OFF for
-# modules/dev and for the package config, and ACCO_HAVE_CUDA_TOOLKIT when the toolkit is found
+# modules/device and for the package config, and ACCO_HAVE_CUDA_TOOLKIT when the toolkit is found
 # (then NVTX ranges are compiled in).
 set(ACCO_WITH_CUDA AUTO CACHE STRING "Build the CUDA backend: AUTO (= ON), ON, OFF")
 set_property(CACHE ACCO_WITH_CUDA PROPERTY STRINGS AUTO ON OFF)

@@ -1,5 +1,6 @@
 // A stand-in libnccl.so.2 so the NCCL path is tested on machines without a GPU. It defines the
-// prototypes acco declares (modules/dist/src/nccl_api.hpp) and behaves as ACCO_FAKE_NCCL_MODE says:
+// prototypes acco declares (modules/cluster/src/nccl_api.hpp) and behaves as ACCO_FAKE_NCCL_MODE
+// says:
 //   unset or "no-gpu"   as NCCL on a machine without a CUDA device: ncclGetUniqueId works,
 //                       ncclCommInitRank answers ncclUnhandledCudaError and ncclGetLastError
 //                       names the CUDA failure

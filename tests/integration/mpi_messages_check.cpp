@@ -14,13 +14,13 @@
 #include <thread>
 #include <vector>
 
-#include "acco/dist/communicator.hpp"
-#include "acco/dist/launcher.hpp"
+#include "acco/cluster/communicator.hpp"
+#include "acco/cluster/launcher.hpp"
 
 namespace {
 
-using acco::dist::Communicator;
-using acco::dist::Message;
+using acco::cluster::Communicator;
+using acco::cluster::Message;
 
 constexpr int kTagHeader = 5;
 constexpr int kTagPlain = 6;
@@ -143,11 +143,11 @@ int check(Communicator& comm) {
 }  // namespace
 
 int main() {
-  auto launch = acco::dist::detect_launcher(acco::dist::process_environment());
+  auto launch = acco::cluster::detect_launcher(acco::cluster::process_environment());
   if (!launch) {
     return failed(-1, launch.error().message);
   }
-  auto comm = acco::dist::open_communicator(*launch);
+  auto comm = acco::cluster::open_communicator(*launch);
   if (!comm) {
     return failed(-1, comm.error().message);
   }

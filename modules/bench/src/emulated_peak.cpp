@@ -18,9 +18,9 @@
 
 namespace acco::bench::detail {
 
-double host_copy_rate(dev::Device& device, std::uint64_t bytes) {
+double host_copy_rate(device::Device& device, std::uint64_t bytes) {
   const auto n = static_cast<std::size_t>(std::max<std::uint64_t>(bytes, 1));
-  auto src = device.allocate_host(n, dev::MemoryKind::kPinned);
+  auto src = device.allocate_host(n, device::MemoryKind::kPinned);
   auto dst = device.allocate(n);
   if (!src || !dst || !(*dst)->host_accessible()) {
     return 0;
@@ -100,7 +100,7 @@ bool is_emulated(const BenchResult& r) {
 
 }  // namespace
 
-void EmulatedPeaks::after_case(dev::Device& device, const std::vector<BenchResult>& run_results,
+void EmulatedPeaks::after_case(device::Device& device, const std::vector<BenchResult>& run_results,
                                std::size_t first_result) {
   link_bytes_per_second_ = device.info().link_bytes_per_second;
   threads_ = device.info().copy_engines;

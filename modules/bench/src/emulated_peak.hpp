@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "acco/bench/result.hpp"
-#include "acco/dev/device.hpp"
+#include "acco/device/device.hpp"
 
 namespace acco::bench::detail {
 
@@ -20,7 +20,7 @@ namespace acco::bench::detail {
 // over 1 and over copy_engines threads (the DMAs that may run at once in one direction), each
 // timed sample repeated up to 64 MiB so that a small size is long enough to time; the best
 // sample of either. 0 when the buffers cannot be had or the device's memory is not the host's.
-[[nodiscard]] double host_copy_rate(dev::Device& device, std::uint64_t bytes);
+[[nodiscard]] double host_copy_rate(device::Device& device, std::uint64_t bytes);
 
 // Pure: the peak of every row in `rows`, emulated results of one size (bytes) in one run, as
 // the lower of `link_bytes_per_second` (0 = unlimited) and `copy_bytes_per_second` (the best
@@ -37,7 +37,7 @@ class EmulatedPeaks {
  public:
   // After a case on `device`: measures host_copy_rate at each size of its measured "emulated"
   // results (first_result .. the run's end) and remembers them.
-  void after_case(dev::Device& device, const std::vector<BenchResult>& run_results,
+  void after_case(device::Device& device, const std::vector<BenchResult>& run_results,
                   std::size_t first_result);
   // set_emulated_peaks per size over the remembered rows of `run_results`.
   void finish(std::vector<BenchResult>& run_results) const;

@@ -10,7 +10,7 @@
 
 #include "acco/bench/machine_summary.hpp"
 #include "acco/core/units.hpp"
-#include "acco/dev/cuda_backend.hpp"
+#include "acco/device/cuda_backend.hpp"
 
 #include "cases/cases.hpp"
 #include "emulated_peak.hpp"
@@ -31,7 +31,7 @@ double topology_peak(const topo::Machine* machine, const std::string& pci) {
 }
 
 // The context of one case on devices[i]: the run's defaults, the device and its peak.
-CaseContext context_for(const CaseContext& defaults, const std::vector<dev::Device*>& devices,
+CaseContext context_for(const CaseContext& defaults, const std::vector<device::Device*>& devices,
                         std::size_t i, const topo::Machine* machine, bool emulated) {
   CaseContext ctx = defaults;
   ctx.device = devices[i];
@@ -51,10 +51,10 @@ CaseContext context_for(const CaseContext& defaults, const std::vector<dev::Devi
 
 }  // namespace
 
-Result<OpenedBackend> open_backend(BackendChoice choice, const dev::HostBackendOptions& host) {
+Result<OpenedBackend> open_backend(BackendChoice choice, const device::HostBackendOptions& host) {
   OpenedBackend out;
   if (choice != BackendChoice::kHost) {
-    auto cuda = dev::make_cuda_backend();
+    auto cuda = device::make_cuda_backend();
     if (cuda && !(*cuda)->devices().empty()) {
       out.backend = std::move(*cuda);
       return out;
@@ -68,7 +68,7 @@ Result<OpenedBackend> open_backend(BackendChoice choice, const dev::HostBackendO
       out.cuda_error = std::move(cuda.error());
     }
   }
-  ACCO_ASSIGN_OR_RETURN(out.backend, dev::make_host_backend(host));
+  ACCO_ASSIGN_OR_RETURN(out.backend, device::make_host_backend(host));
   return out;
 }
 
@@ -84,7 +84,7 @@ Result<BenchRun> run_benchmarks(const RunOptions& options, const topo::Machine* 
     return fail(Errc::kInvalidArgument, "no case matches the patterns");
   }
   std::string note;
-  std::shared_ptr<dev::Backend> backend = options.opened;
+  std::shared_ptr<device::Backend> backend = options.opened;
   if (!backend) {
     ACCO_ASSIGN_OR_RETURN(auto opened, open_backend(options.backend, options.host));
     backend = std::move(opened.backend);
@@ -110,7 +110,7 @@ Result<BenchRun> run_benchmarks(const RunOptions& options, const topo::Machine* 
   if (backend->name() == "cuda") {
     // The driver the backend loaded (loading it again is a reference count and an idempotent
     // cuInit): which CUDA versions this machine can run is part of what was measured.
-    if (const auto driver = dev::cuda_driver_info(); driver.has_value()) {
+    if (const auto driver = device::cuda_driver_info(); driver.has_value()) {
       run.machine["cuda_driver_version"] = driver->version;
       run.machine["cuda_version"] = driver->cuda_version;
     }

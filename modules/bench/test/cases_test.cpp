@@ -21,7 +21,7 @@ RunOptions small_run(int devices, std::vector<std::string> patterns = {}) {
   RunOptions o;
   o.backend = BackendChoice::kHost;
   o.host.devices = devices;
-  o.host.link = dev::parse_link("pcie4x16").value();
+  o.host.link = device::parse_link("pcie4x16").value();
   o.patterns = std::move(patterns);
   o.defaults.bytes = 1 << 20;
   o.defaults.reps = 2;
@@ -29,7 +29,7 @@ RunOptions small_run(int devices, std::vector<std::string> patterns = {}) {
   o.defaults.copies_per_sample = 1;
   o.defaults.sweep_max_bytes = 256 << 10;
   o.defaults.small_copies = 64;
-  o.defaults.profile = xfer::Profile{};
+  o.defaults.profile = transfer::Profile{};
   o.defaults.profile->chunk_bytes = 256 << 10;
   return o;
 }
@@ -144,7 +144,7 @@ TEST(EmulatedPeakTest, ARateAboveTheCeilingReBasesEveryRowOfThatSize) {
 }
 
 TEST(EmulatedPeakTest, TheHostCopyIsMeasuredOnTheDevicesBuffers) {
-  auto backend = dev::make_host_backend({});
+  auto backend = device::make_host_backend({});
   ASSERT_THAT(backend, IsOk());
   EXPECT_GT(detail::host_copy_rate(*(*backend)->devices().front(), 1 << 20), 0);
   EXPECT_GT(detail::host_copy_rate(*(*backend)->devices().front(), 4096), 0);
@@ -180,7 +180,7 @@ TEST(CasesTest, StopEndsTheRunWithTheResultsSoFar) {
 
 TEST(CasesTest, ALinkSlowerThanMemcpyIsThePeakOfAnEmulatedDevice) {
   RunOptions o = small_run(1, {"h2d_pinned_plain"});
-  o.host.link = dev::parse_link("200MB/s").value();
+  o.host.link = device::parse_link("200MB/s").value();
   o.defaults.bytes = 256 << 10;
   auto run = run_benchmarks(o, nullptr, {});
   ASSERT_THAT(run, IsOk());

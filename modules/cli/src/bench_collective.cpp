@@ -15,15 +15,15 @@
 #include "acco/bench/report.hpp"
 #include "acco/bench/result.hpp"
 #include "acco/bench/runner.hpp"
+#include "acco/cluster/agreement.hpp"
+#include "acco/cluster/collective_bench.hpp"
+#include "acco/cluster/collective_plane.hpp"
+#include "acco/cluster/communicator.hpp"
+#include "acco/cluster/expected_peak.hpp"
+#include "acco/cluster/launcher.hpp"
+#include "acco/cluster/nccl.hpp"
 #include "acco/core/units.hpp"
-#include "acco/dev/host_backend.hpp"
-#include "acco/dist/agreement.hpp"
-#include "acco/dist/collective_bench.hpp"
-#include "acco/dist/collective_plane.hpp"
-#include "acco/dist/communicator.hpp"
-#include "acco/dist/expected_peak.hpp"
-#include "acco/dist/launcher.hpp"
-#include "acco/dist/nccl.hpp"
+#include "acco/device/host_backend.hpp"
 #include "acco/tune/tune_profile.hpp"
 
 #include "bench_command.hpp"
@@ -35,16 +35,16 @@ namespace {
 
 // Where the buffers live and what may move them (checked flags).
 struct PlaneChoice {
-  dist::Buffers buffers = dist::Buffers::kHost;
-  dist::Via via = dist::Via::kAuto;
+  cluster::Buffers buffers = cluster::Buffers::kHost;
+  cluster::Via via = cluster::Via::kAuto;
   bench::BackendChoice backend = bench::BackendChoice::kAuto;  // --buffers device
-  dev::HostBackendOptions host;                                // its emulated device
-  double nccl_timeout_seconds = dist::kNcclTimeoutSeconds;
+  device::HostBackendOptions host;                             // its emulated device
+  double nccl_timeout_seconds = cluster::kNcclTimeoutSeconds;
 };
 
 class CollectiveCommand final : public Command {
  public:
-  CollectiveCommand(dist::CollectiveOptions options, PlaneChoice plane,
+  CollectiveCommand(cluster::CollectiveOptions options, PlaneChoice plane,
                     const CollectiveFlags& flags)
       : o_(std::move(options)),
         plane_(std::move(plane)),
@@ -56,11 +56,11 @@ class CollectiveCommand final : public Command {
 
   Output run(const Invocation& inv) const override {
     Output out;
-    auto launch = dist::detect_launcher(dist::process_environment());
+    auto launch = cluster::detect_launcher(cluster::process_environment());
     if (!launch) {
       return error_output(std::move(launch.error()).with_context("launcher environment"), out.err);
     }
-    auto comm = dist::open_communicator(*launch);
+    auto comm = cluster::open_communicator(*launch);
     if (!comm) {
       return error_output(comm.error(), out.err);
     }
@@ -77,15 +77,15 @@ class CollectiveCommand final : public Command {
     // The device first: NCCL's init joins the device current on this thread. Every rank must
     // have one before any goes on (a rank that stopped alone would leave the others waiting).
     std::optional<bench::OpenedBackend> backend;
-    dev::Device* device = nullptr;
-    if (plane_.buffers == dist::Buffers::kDevice) {
+    device::Device* device = nullptr;
+    if (plane_.buffers == cluster::Buffers::kDevice) {
       auto chosen = open_device(**comm, backend);
-      if (auto agreed = dist::agree(**comm, chosen); !agreed) {
+      if (auto agreed = cluster::agree(**comm, chosen); !agreed) {
         return error_output(std::move(agreed.error()).with_context("--buffers device"), out.err);
       }
       device = *chosen;
     }
-    auto nccl = dist::open_nccl(**comm, nccl_library_, plane_.nccl_timeout_seconds);
+    auto nccl = cluster::open_nccl(**comm, nccl_library_, plane_.nccl_timeout_seconds);
     if (!nccl) {
       return error_output(nccl.error(), out.err);
     }
@@ -96,11 +96,11 @@ class CollectiveCommand final : public Command {
     if (!plane) {
       return error_output(plane.error(), out.err);
     }
-    dist::ExpectedPeak bound = *peak;
+    cluster::ExpectedPeak bound = *peak;
     if (device != nullptr) {
       bound = device_bound(bound, (*plane)->path(), device->info());
     }
-    auto result = dist::run_collectives(**comm, **plane, o_, bound, inv.progress);
+    auto result = cluster::run_collectives(**comm, **plane, o_, bound, inv.progress);
     if (!result) {
       return error_output(result.error(), out.err);
     }
@@ -157,8 +157,8 @@ class CollectiveCommand final : public Command {
   // This rank's device of the backend: one per rank of a node (local rank modulo the devices,
   // as nccl-tests runs one GPU per process), made current. kUnavailable when ranks of this node
   // would share a GPU (NCCL refuses two ranks on one device).
-  Result<dev::Device*> open_device(dist::Communicator& comm,
-                                   std::optional<bench::OpenedBackend>& backend) const {
+  Result<device::Device*> open_device(cluster::Communicator& comm,
+                                      std::optional<bench::OpenedBackend>& backend) const {
     ACCO_ASSIGN_OR_RETURN(auto opened, bench::open_backend(plane_.backend, plane_.host));
     backend = std::move(opened);
     const auto devices = backend->backend->devices();
@@ -166,7 +166,7 @@ class CollectiveCommand final : public Command {
       return fail(Errc::kUnavailable, "no device");
     }
     const auto local = static_cast<std::size_t>(comm.local_rank());
-    dev::Device* device = devices[local % devices.size()];
+    device::Device* device = devices[local % devices.size()];
     if (device->info().backend == "cuda" &&
         static_cast<std::size_t>(comm.local_size()) > devices.size()) {
       return fail(Errc::kUnavailable,
@@ -178,17 +178,17 @@ class CollectiveCommand final : public Command {
   }
 
   // The plane of the path every rank chose (the same on all of them, or an error).
-  Result<std::unique_ptr<dist::CollectivePlane>> make_plane(dist::Communicator& comm,
-                                                            dev::Device* device,
-                                                            dist::NcclSession& nccl) const {
-    dist::PathQuery q;
+  Result<std::unique_ptr<cluster::CollectivePlane>> make_plane(cluster::Communicator& comm,
+                                                               device::Device* device,
+                                                               cluster::NcclSession& nccl) const {
+    cluster::PathQuery q;
     q.buffers = plane_.buffers;
     q.via = plane_.via;
     q.nccl_bootstrapped = nccl.report.bootstrapped();
-    q.nccl_why = dist::to_text(nccl.report);
+    q.nccl_why = cluster::to_text(nccl.report);
     q.mpi_cuda_aware = comm.capabilities().cuda_aware;
     q.device_is_gpu = device != nullptr && device->info().backend == "cuda";
-    ACCO_ASSIGN_OR_RETURN(const dist::DataPath path, dist::choose_data_path(q));
+    ACCO_ASSIGN_OR_RETURN(const cluster::DataPath path, cluster::choose_data_path(q));
     ACCO_ASSIGN_OR_RETURN(const auto paths, comm.allgather(static_cast<double>(path)));
     for (const double other : paths) {
       if (other != static_cast<double>(path)) {
@@ -197,22 +197,22 @@ class CollectiveCommand final : public Command {
                     "only?); choose one with --via mpi");
       }
     }
-    if (path == dist::DataPath::kHost) {
-      return dist::host_plane(comm);
+    if (path == cluster::DataPath::kHost) {
+      return cluster::host_plane(comm);
     }
     auto plane =
-        dist::device_plane(comm, *device, path, nccl.comm.get(), plane_.nccl_timeout_seconds);
-    ACCO_RETURN_IF_ERROR(dist::agree(comm, plane));
+        cluster::device_plane(comm, *device, path, nccl.comm.get(), plane_.nccl_timeout_seconds);
+    ACCO_RETURN_IF_ERROR(cluster::agree(comm, plane));
     return plane;
   }
 
   // Through MPI, device buffers also cross the device's link (PCIe) to and from host memory;
   // staged, down and back up one after the other, so at most half its rate is left.
-  static dist::ExpectedPeak device_bound(dist::ExpectedPeak peak, dist::DataPath path,
-                                         const dev::DeviceInfo& info) {
-    const bool staged = path == dist::DataPath::kStagedMpi;
+  static cluster::ExpectedPeak device_bound(cluster::ExpectedPeak peak, cluster::DataPath path,
+                                            const device::DeviceInfo& info) {
+    const bool staged = path == cluster::DataPath::kStagedMpi;
     const double link = info.link_bytes_per_second / (staged ? 2 : 1);
-    if (path == dist::DataPath::kNccl || link <= 0 ||
+    if (path == cluster::DataPath::kNccl || link <= 0 ||
         (peak.bytes_per_second > 0 && peak.bytes_per_second <= link)) {
       return peak;
     }
@@ -226,18 +226,19 @@ class CollectiveCommand final : public Command {
   // cases): case "collective_<op>_<R>r<N>n" (host buffers; "_<path>" appended for device ones),
   // the plateau bus bandwidth against the expected peak, the small-message latency, busbw per
   // size as the sweep.
-  static bench::BenchRun history_run(const dist::CollectiveRun& run, const topo::Machine& machine) {
+  static bench::BenchRun history_run(const cluster::CollectiveRun& run,
+                                     const topo::Machine& machine) {
     bench::BenchRun b;
     b.created = bench::utc_timestamp(std::chrono::system_clock::now());
     b.host = machine.hostname;
     b.fingerprint = bench::machine_fingerprint(machine);
     b.machine = bench::machine_summary(machine);
-    for (const dist::OpResult& op : run.ops) {
+    for (const cluster::OpResult& op : run.ops) {
       bench::BenchResult r;
       r.case_key = fmt::format(
-          "collective_{}_{}r{}n{}", dist::to_string(op.op), run.ranks, run.nodes,
-          run.path == dist::DataPath::kHost ? std::string()
-                                            : fmt::format("_{}", dist::to_string(run.path)));
+          "collective_{}_{}r{}n{}", cluster::to_string(op.op), run.ranks, run.nodes,
+          run.path == cluster::DataPath::kHost ? std::string()
+                                               : fmt::format("_{}", cluster::to_string(run.path)));
       r.device = run.data_path;
       r.bytes = op.points.empty() ? 0 : op.points.back().bytes;
       r.median_bytes_per_second = op.summary.plateau_busbw;
@@ -246,14 +247,14 @@ class CollectiveCommand final : public Command {
       r.peak_bytes_per_second = op.summary.expected_busbw;
       r.efficiency = op.summary.efficiency;
       // The history's verdicts are the copy suite's: the three judged ones share their names.
-      const dist::Verdict v = op.summary.verdict;
-      const bool judged =
-          v == dist::Verdict::kOk || v == dist::Verdict::kLow || v == dist::Verdict::kVeryLow;
-      r.verdict = judged ? dist::to_string(v) : "unknown";
+      const cluster::Verdict v = op.summary.verdict;
+      const bool judged = v == cluster::Verdict::kOk || v == cluster::Verdict::kLow ||
+                          v == cluster::Verdict::kVeryLow;
+      r.verdict = judged ? cluster::to_string(v) : "unknown";
       r.strategy = run.backend;
       r.timer = bench::kTimerHostClock;
       r.latency_seconds = op.summary.small_latency_seconds;
-      for (const dist::SizePoint& p : op.points) {
+      for (const cluster::SizePoint& p : op.points) {
         r.sweep.push_back({p.bytes, run.ranks > 1 ? p.busbw : p.algbw});
       }
       b.results.push_back(std::move(r));
@@ -263,10 +264,10 @@ class CollectiveCommand final : public Command {
 
   // The allreduce fit's threshold for this job's link class into the machine's tune profile
   // (created when there is none; the rest of it kept). The line to print, or why not.
-  static Result<std::string> save_fusion(const dist::CollectiveRun& run,
+  static Result<std::string> save_fusion(const cluster::CollectiveRun& run,
                                          const std::optional<topo::Machine>& machine) {
-    const auto op = std::find_if(run.ops.begin(), run.ops.end(), [](const dist::OpResult& r) {
-      return r.op == dist::Op::kAllReduce;
+    const auto op = std::find_if(run.ops.begin(), run.ops.end(), [](const cluster::OpResult& r) {
+      return r.op == cluster::Op::kAllReduce;
     });
     if (op == run.ops.end() || !op->fit || op->fusion_threshold == 0) {
       return fail(Errc::kUnavailable,
@@ -306,31 +307,31 @@ class CollectiveCommand final : public Command {
   }
 
   // Every node's fastest port, gathered on rank 0 from each node's local rank 0.
-  static Result<dist::ExpectedPeak> node_peak(dist::Communicator& comm,
-                                              const std::optional<topo::Machine>& machine) {
-    dist::NodeLink mine;
+  static Result<cluster::ExpectedPeak> node_peak(cluster::Communicator& comm,
+                                                 const std::optional<topo::Machine>& machine) {
+    cluster::NodeLink mine;
     if (machine) {
       // A shaped port (tbf) carries no more than its shaping; a namespace that refuses rtnetlink
       // is judged by the interfaces' speeds alone.
-      const auto limits = dist::root_qdisc_limits();
-      mine = dist::fastest_link(*machine, limits ? std::span<const dist::QdiscLimit>(*limits)
-                                                 : std::span<const dist::QdiscLimit>());
+      const auto limits = cluster::root_qdisc_limits();
+      mine = cluster::fastest_link(*machine, limits ? std::span<const cluster::QdiscLimit>(*limits)
+                                                    : std::span<const cluster::QdiscLimit>());
     }
     const std::string text =
-        fmt::format("{}\t{}", comm.local_rank() == 0 ? 1 : 0, dist::encode(mine));
+        fmt::format("{}\t{}", comm.local_rank() == 0 ? 1 : 0, cluster::encode(mine));
     ACCO_ASSIGN_OR_RETURN(const auto all, comm.gather(text));
-    std::vector<dist::NodeLink> nodes;
+    std::vector<cluster::NodeLink> nodes;
     for (const std::string& t : all) {
       if (t.rfind("1\t", 0) != 0) {
         continue;
       }
-      ACCO_ASSIGN_OR_RETURN(auto link, dist::decode_node_link(t.substr(2)));
+      ACCO_ASSIGN_OR_RETURN(auto link, cluster::decode_node_link(t.substr(2)));
       nodes.push_back(std::move(link));
     }
-    return dist::expected_peak(nodes);
+    return cluster::expected_peak(nodes);
   }
 
-  dist::CollectiveOptions o_;
+  cluster::CollectiveOptions o_;
   PlaneChoice plane_;
   std::string nccl_library_;
   bool save_fusion_ = false;
@@ -398,8 +399,8 @@ CLI::Option* add_collective_flags(CLI::App& sub, CollectiveFlags& f) {
 }
 
 Result<std::unique_ptr<Command>> collective_command(const CollectiveFlags& f) {
-  dist::CollectiveOptions o;
-  auto ops = dist::parse_ops(f.ops);
+  cluster::CollectiveOptions o;
+  auto ops = cluster::parse_ops(f.ops);
   if (!ops) {
     return tl::unexpected(as_usage(std::move(ops.error()).with_context("--collective")));
   }
@@ -426,28 +427,29 @@ Result<std::unique_ptr<Command>> collective_command(const CollectiveFlags& f) {
   if (f.nccl_library.empty()) {
     return bad_value("--nccl-library", f.nccl_library, "a library name or path");
   }
-  if (f.save_fusion && std::find(o.ops.begin(), o.ops.end(), dist::Op::kAllReduce) == o.ops.end()) {
+  if (f.save_fusion &&
+      std::find(o.ops.begin(), o.ops.end(), cluster::Op::kAllReduce) == o.ops.end()) {
     return usage("--save-fusion: needs allreduce in --collective");
   }
   if (f.compare && f.no_history) {
     return usage("--compare needs the history; drop --no-history");
   }
   PlaneChoice plane;
-  auto buffers = dist::parse_buffers(f.buffers);
+  auto buffers = cluster::parse_buffers(f.buffers);
   if (!buffers) {
     return tl::unexpected(as_usage(std::move(buffers.error()).with_context("--buffers")));
   }
   plane.buffers = *buffers;
-  auto via = dist::parse_via(f.via);
+  auto via = cluster::parse_via(f.via);
   if (!via) {
     return tl::unexpected(as_usage(std::move(via.error()).with_context("--via")));
   }
   plane.via = *via;
-  if (auto fits = dist::check_via(plane.buffers, plane.via); !fits) {
+  if (auto fits = cluster::check_via(plane.buffers, plane.via); !fits) {
     return tl::unexpected(as_usage(std::move(fits.error())));
   }
   ACCO_ASSIGN_OR_RETURN(plane.backend, parse_backend(f.backend));
-  auto link = dev::parse_link(f.link);
+  auto link = device::parse_link(f.link);
   if (!link) {
     return tl::unexpected(as_usage(std::move(link.error()).with_context("--link")));
   }

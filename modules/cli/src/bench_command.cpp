@@ -26,8 +26,8 @@
 #include "acco/bench/runner.hpp"
 #include "acco/core/json.hpp"
 #include "acco/core/units.hpp"
-#include "acco/dev/cuda_backend.hpp"
-#include "acco/dev/host_backend.hpp"
+#include "acco/device/cuda_backend.hpp"
+#include "acco/device/host_backend.hpp"
 #include "acco/io/baseline.hpp"
 #include "acco/topo/probe.hpp"
 #include "acco/topo/storage_link.hpp"
@@ -190,7 +190,7 @@ Result<BenchOptions> bench_options(const BenchFlags& f) {
   }
   auto& run = o.run;
   run.host.devices = f.devices;
-  auto link = dev::parse_link(f.link);
+  auto link = device::parse_link(f.link);
   if (!link) {
     return tl::unexpected(as_usage(std::move(link.error()).with_context("--link")));
   }
@@ -517,7 +517,7 @@ Result<bench::BenchRun> quick_bench(const topo::Machine& machine, const Progress
   o.defaults.bytes = kQuickBytes;
   o.defaults.reps = kQuickReps;
   apply_quick(o.defaults);
-  auto link = dev::parse_link(kDefaultLink);
+  auto link = device::parse_link(kDefaultLink);
   ACCO_CHECK(link.has_value());
   o.host.link = *link;
   ACCO_ASSIGN_OR_RETURN(auto opened, bench::open_backend(bench::BackendChoice::kAuto, o.host));
@@ -525,7 +525,7 @@ Result<bench::BenchRun> quick_bench(const topo::Machine& machine, const Progress
     o.patterns = {"h2d_pinned_plain", "d2h_pinned_plain", "h2d_pageable_plain",
                   "h2d_pageable_engine"};
     note = "pinned and pageable copies on every GPU, 64 MiB, 3 samples";
-    if (const auto driver = dev::cuda_driver_info(); driver.has_value()) {
+    if (const auto driver = device::cuda_driver_info(); driver.has_value()) {
       note +=
           fmt::format(" (CUDA driver {}, supports CUDA {})", driver->version, driver->cuda_version);
     }

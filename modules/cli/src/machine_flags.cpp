@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "acco/dev/cuda_backend.hpp"
+#include "acco/device/cuda_backend.hpp"
 #include "acco/io/reader.hpp"
 
 namespace acco::cli {
@@ -168,8 +168,8 @@ bool is_live(const MachineOptions& machine, const core::Settings& settings) {
 }
 
 nlohmann::ordered_json cuda_driver_json() {
-  const std::string library = dev::cuda_library();
-  const auto driver = dev::cuda_driver_info(library);
+  const std::string library = device::cuda_library();
+  const auto driver = device::cuda_driver_info(library);
   nlohmann::ordered_json j;
   j["library"] = library;
   if (driver.has_value()) {
@@ -187,7 +187,7 @@ nlohmann::ordered_json cuda_driver_json() {
 }
 
 std::string cuda_driver_text() {
-  const auto driver = dev::cuda_driver_info();
+  const auto driver = device::cuda_driver_info();
   if (!driver.has_value()) {
     return fmt::format("CUDA driver: none usable ({})\n", driver.error().message);
   }

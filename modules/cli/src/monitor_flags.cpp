@@ -35,8 +35,8 @@ Result<std::chrono::milliseconds> sampling_interval(std::string_view flag, const
   return std::chrono::milliseconds(static_cast<long long>(*interval * 1000));
 }
 
-Result<mon::ServerOptions> listen_address(std::string_view flag, const std::string& text) {
-  auto listen = mon::parse_listen(text);
+Result<monitor::ServerOptions> listen_address(std::string_view flag, const std::string& text) {
+  auto listen = monitor::parse_listen(text);
   if (!listen) {
     return bad_value(std::string(flag), text, "HOST:PORT (e.g. 127.0.0.1:9477 or 0.0.0.0:9477)");
   }

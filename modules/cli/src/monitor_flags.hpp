@@ -11,8 +11,8 @@
 
 #include "acco/core/result.hpp"
 #include "acco/core/settings.hpp"
-#include "acco/mon/server.hpp"
-#include "acco/mon/sources.hpp"
+#include "acco/monitor/server.hpp"
+#include "acco/monitor/sources.hpp"
 
 #include "command_spec.hpp"
 
@@ -28,7 +28,7 @@ struct MonitorFlags {
 
 struct MonitorOptions {
   std::chrono::milliseconds interval{1000};
-  mon::SourceOptions sources;
+  monitor::SourceOptions sources;
   std::string sysroot = "/";
 };
 
@@ -42,8 +42,8 @@ void add_monitor_flags(CLI::App& sub, SharedFlags& shared, MonitorFlags& flags,
                                                                   const std::string& text,
                                                                   int min_milliseconds);
 // HOST:PORT to listen on; kUsage naming `flag` otherwise.
-[[nodiscard]] Result<mon::ServerOptions> listen_address(std::string_view flag,
-                                                        const std::string& text);
+[[nodiscard]] Result<monitor::ServerOptions> listen_address(std::string_view flag,
+                                                            const std::string& text);
 // kUsage naming the flag: an interval outside 100 ms..1 h, a device count outside 0..64, an
 // unknown scenario.
 [[nodiscard]] Result<MonitorOptions> monitor_options(const MonitorFlags& flags,

@@ -17,9 +17,9 @@
 
 #include "acco/core/text_table.hpp"
 #include "acco/core/units.hpp"
-#include "acco/mon/events.hpp"
-#include "acco/mon/json.hpp"
-#include "acco/mon/sources.hpp"
+#include "acco/monitor/events.hpp"
+#include "acco/monitor/json.hpp"
+#include "acco/monitor/sources.hpp"
 #include "acco/power/controller.hpp"
 #include "acco/power/governor.hpp"
 #include "acco/power/rapl.hpp"
@@ -43,7 +43,7 @@ std::int64_t now_unix_nanos() {
 // The devices to govern: NVML GPUs and simulated devices as the monitoring commands build them,
 // and the host's RAPL packages where powercap has any.
 struct DeviceSources {
-  mon::Sources sources;
+  monitor::Sources sources;
   std::string nvml_note;
 };
 
@@ -56,9 +56,9 @@ Result<DeviceSources> device_sources(const MonitorOptions& monitor, bool fast,
     d.nvml_note = "off";
     return d;
   }
-  mon::SourceOptions options = monitor.sources;
+  monitor::SourceOptions options = monitor.sources;
   options.host = false;
-  ACCO_ASSIGN_OR_RETURN(d.sources, mon::make_sources(monitor.sysroot, options));
+  ACCO_ASSIGN_OR_RETURN(d.sources, monitor::make_sources(monitor.sysroot, options));
   d.nvml_note = d.sources.nvml_note;
   if (d.sources.fs) {
     d.sources.devices.push_back(power::make_rapl_source(*d.sources.fs));
@@ -254,7 +254,7 @@ class RunCommand final : public Command {
         [&](const power::Action& a) {
           actions.push_back(a);
           if (progress && !json) {
-            const mon::Event e = mon::governor_event(a, clock_ns());
+            const monitor::Event e = monitor::governor_event(a, clock_ns());
             progress(fmt::format("{} {} {}: {}", e.level, e.device.empty() ? "-" : e.device,
                                  e.event, e.message));
           }
@@ -315,7 +315,7 @@ class RunCommand final : public Command {
     if (json) {
       nlohmann::ordered_json list = nlohmann::ordered_json::array();
       for (const auto& a : actions) {
-        list.push_back(mon::to_json(a));
+        list.push_back(monitor::to_json(a));
       }
       nlohmann::ordered_json doc = {{"schema", "acco.power-run/1"},
                                     {"mode", status.mode},
@@ -324,7 +324,7 @@ class RunCommand final : public Command {
                                     {"duration_seconds", seconds_since_start()},
                                     {"rounds", rounds},
                                     {"stopped_by", why},
-                                    {"status", mon::to_json(status)},
+                                    {"status", monitor::to_json(status)},
                                     {"actions", list}};
       out.out = doc.dump(2) + "\n";
       return out;

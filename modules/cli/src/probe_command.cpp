@@ -7,11 +7,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "acco/cluster/cluster.hpp"
+#include "acco/cluster/communicator.hpp"
+#include "acco/cluster/launcher.hpp"
 #include "acco/core/json.hpp"
 #include "acco/core/units.hpp"
-#include "acco/dist/cluster.hpp"
-#include "acco/dist/communicator.hpp"
-#include "acco/dist/launcher.hpp"
 #include "acco/topo/json.hpp"
 #include "acco/topo/nccl_env.hpp"
 #include "acco/topo/probe.hpp"
@@ -37,7 +37,7 @@ struct ProbeOptions {
   bool nccl_env = false;
   std::string nccl_topo_file;
   bool cluster = false;
-  dist::PairOptions pairs;
+  cluster::PairOptions pairs;
 };
 
 // A value for a POSIX shell: single-quoted, a quote inside as '\''.
@@ -143,37 +143,37 @@ class ProbeCommand final : public Command {
  private:
   // Every rank of the job runs this; each node's first rank probes it, rank 0 prints.
   Output run_cluster(const Invocation& inv) const {
-    auto launch = dist::detect_launcher(dist::process_environment());
+    auto launch = cluster::detect_launcher(cluster::process_environment());
     if (!launch) {
       return error_output(std::move(launch.error()).with_context("launcher environment"));
     }
-    auto comm = dist::open_communicator(*launch);
+    auto comm = cluster::open_communicator(*launch);
     if (!comm) {
       return error_output(comm.error());
     }
-    dist::Communicator& c = **comm;
+    cluster::Communicator& c = **comm;
     std::string mine;
     if (c.local_rank() == 0) {
-      dist::NodeSummary node;
+      cluster::NodeSummary node;
       node.node = c.node();
       node.rank = c.rank();
       auto probed = topo::probe(probe_request(options_.machine, inv.settings));
       if (probed) {
         node.host = probed->machine.hostname;
-        node.traits = dist::node_traits(probed->machine);
+        node.traits = cluster::node_traits(probed->machine);
         for (auto& f : probed->findings) {
           node.findings.push_back(std::move(f));
         }
       } else {
         node.error = probed.error().message;
       }
-      mine = dist::encode(node);
+      mine = cluster::encode(node);
     }
     auto gathered = c.gather(mine);
     if (!gathered) {
       return error_output(gathered.error());
     }
-    auto pairs = dist::measure_pairs(c, options_.pairs);
+    auto pairs = cluster::measure_pairs(c, options_.pairs);
     if (!pairs) {
       return error_output(pairs.error());
     }
@@ -181,7 +181,7 @@ class ProbeCommand final : public Command {
     if (c.rank() != 0) {
       return out;
     }
-    dist::ClusterReport report;
+    cluster::ClusterReport report;
     report.ranks = c.size();
     report.library = c.capabilities().library;
     report.pair_options = options_.pairs;
@@ -189,19 +189,19 @@ class ProbeCommand final : public Command {
       if (text.empty()) {
         continue;  // not a node's first rank
       }
-      auto node = dist::decode_node_summary(text);
+      auto node = cluster::decode_node_summary(text);
       if (!node) {
         return error_output(node.error());
       }
       report.nodes.push_back(std::move(*node));
     }
-    report.outliers = dist::find_outliers(report.nodes);
+    report.outliers = cluster::find_outliers(report.nodes);
     report.pairs = std::move(*pairs);
-    dist::rank_pairs(report.pairs);
-    out.out =
-        inv.format == Format::kJson ? dist::to_json(report).dump(2) + "\n" : dist::to_text(report);
+    cluster::rank_pairs(report.pairs);
+    out.out = inv.format == Format::kJson ? cluster::to_json(report).dump(2) + "\n"
+                                          : cluster::to_text(report);
     if (options_.machine.fail_on) {
-      bool hit = dist::problem_count(report) > 0;
+      bool hit = cluster::problem_count(report) > 0;
       for (const auto& node : report.nodes) {
         for (const auto& f : node.findings) {
           hit = hit || f.severity >= *options_.machine.fail_on;

@@ -62,9 +62,9 @@ Result<LoadedProfile> profile_for(const ProfileFlags& flags, const topo::Machine
   return loaded(*p, path, note);
 }
 
-Result<std::map<std::string, xfer::Profile>> engine_profiles_for(const ProfileFlags& flags,
-                                                                 const topo::Machine* machine,
-                                                                 std::string& note) {
+Result<std::map<std::string, transfer::Profile>> engine_profiles_for(const ProfileFlags& flags,
+                                                                     const topo::Machine* machine,
+                                                                     std::string& note) {
   return profile_for(flags, machine, note).transform([](LoadedProfile p) {
     return std::move(p.engines);
   });

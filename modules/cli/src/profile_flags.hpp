@@ -27,7 +27,7 @@ void add_profile_flags(CLI::App& sub, ProfileFlags& flags);
 // What a tune profile gives the commands that load it.
 struct LoadedProfile {
   // Keyed as bench::CaseContext::path_profiles takes them.
-  std::map<std::string, xfer::Profile> engines;
+  std::map<std::string, transfer::Profile> engines;
   // The storage reader's options (bench::CaseContext::reader_options), when tuned with --file.
   std::optional<io::ReaderOptions> reader;
 };
@@ -39,7 +39,7 @@ struct LoadedProfile {
 [[nodiscard]] Result<LoadedProfile> profile_for(const ProfileFlags& flags,
                                                 const topo::Machine* machine, std::string& note);
 // Its engine profiles only.
-[[nodiscard]] Result<std::map<std::string, xfer::Profile>> engine_profiles_for(
+[[nodiscard]] Result<std::map<std::string, transfer::Profile>> engine_profiles_for(
     const ProfileFlags& flags, const topo::Machine* machine, std::string& note);
 
 // The saved profile for this machine: its path under tune_directory(), whether it exists, and

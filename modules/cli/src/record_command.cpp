@@ -13,9 +13,9 @@
 #include <fmt/format.h>
 
 #include "acco/core/units.hpp"
-#include "acco/mon/json.hpp"
-#include "acco/mon/sampler.hpp"
-#include "acco/mon/sources.hpp"
+#include "acco/monitor/json.hpp"
+#include "acco/monitor/sampler.hpp"
+#include "acco/monitor/sources.hpp"
 #include "acco/power/simulated_device.hpp"
 
 #include "command_spec.hpp"
@@ -29,7 +29,7 @@ struct RecordOptions {
   std::string out;
   double duration_seconds = 0;
   std::chrono::milliseconds interval{1000};
-  mon::SourceOptions sources;
+  monitor::SourceOptions sources;
   bool fast = false;
   std::string sysroot;
 };
@@ -71,7 +71,7 @@ class RecordCommand final : public Command {
           options_.sources.simulate, options_.sources.scenario,
           [&simulated_now] { return simulated_now; }));
     } else {
-      auto sources = mon::make_sources(options_.sysroot, options_.sources);
+      auto sources = monitor::make_sources(options_.sysroot, options_.sources);
       if (!sources) {
         return error_output(sources.error());
       }
@@ -88,17 +88,17 @@ class RecordCommand final : public Command {
       return error_output(
           Error{Errc::kCannotWrite, fmt::format("cannot write the recording {}", options_.out)});
     }
-    mon::SamplerOptions sampler_options;
+    monitor::SamplerOptions sampler_options;
     sampler_options.interval = options_.interval;
     sampler_options.history_rounds = 1;
     if (options_.fast) {
       sampler_options.clock = [&simulated_now] { return simulated_now; };
     }
-    mon::Sampler sampler(std::move(devices), std::move(host), sampler_options);
+    monitor::Sampler sampler(std::move(devices), std::move(host), sampler_options);
     std::size_t rounds = 0;
     bool write_failed = false;
-    sampler.add_observer([&](const mon::Published& p) {
-      file << mon::to_json(p.snapshot).dump() << '\n';
+    sampler.add_observer([&](const monitor::Published& p) {
+      file << monitor::to_json(p.snapshot).dump() << '\n';
       file.flush();
       write_failed = write_failed || !file;
       ++rounds;

@@ -4,7 +4,7 @@
 #include <fmt/format.h>
 
 #include "acco/cli/app.hpp"
-#include "acco/dist/communicator.hpp"
+#include "acco/cluster/communicator.hpp"
 
 namespace acco::cli {
 
@@ -48,11 +48,11 @@ Output run(const Options& options) {
 }
 
 void defer_mpi_finalize() {
-  dist::defer_mpi_finalize();
+  cluster::defer_mpi_finalize();
 }
 
 void finish() {
-  dist::finish_mpi();
+  cluster::finish_mpi();
 }
 
 Output run_command_line(const std::vector<std::string>& args, const Getenv& getenv,

@@ -12,9 +12,9 @@
 
 #include "acco/core/json.hpp"
 #include "acco/core/units.hpp"
-#include "acco/dev/cuda_backend.hpp"
-#include "acco/mon/server.hpp"
-#include "acco/mon/thermal_run.hpp"
+#include "acco/device/cuda_backend.hpp"
+#include "acco/monitor/server.hpp"
+#include "acco/monitor/thermal_run.hpp"
 #include "acco/sched/perf_model.hpp"
 #include "acco/sched/record.hpp"
 #include "acco/sched/workload_run.hpp"
@@ -372,7 +372,7 @@ Result<ScheduleOptions> schedule_options(const ScheduleFlags& f) {
   if (s.cuda && f.link_option->count() > 0) {
     return usage("--link: only for host devices (a GPU has its own link)");
   }
-  auto link = dev::parse_link(f.link);
+  auto link = device::parse_link(f.link);
   if (!link) {
     return tl::unexpected(as_usage(std::move(link.error()).with_context("--link")));
   }
@@ -428,7 +428,7 @@ Result<ScheduleDevices> open_devices(const ScheduleOptions& s) {
   ScheduleDevices out;
   std::vector<double> speeds;
   if (s.cuda) {
-    ACCO_ASSIGN_OR_RETURN(out.backend, dev::make_cuda_backend(), "--devices cuda");
+    ACCO_ASSIGN_OR_RETURN(out.backend, device::make_cuda_backend(), "--devices cuda");
     if (out.backend->devices().empty()) {
       return fail(Errc::kUnavailable, "--devices cuda: the CUDA backend found no GPU");
     }
@@ -437,14 +437,14 @@ Result<ScheduleDevices> open_devices(const ScheduleOptions& s) {
   } else {
     ACCO_ASSIGN_OR_RETURN(
         speeds, expand_per_device("--speeds", s.speeds, 1.0, static_cast<std::size_t>(s.devices)));
-    dev::HostBackendOptions host;
+    device::HostBackendOptions host;
     host.devices = s.devices;
     host.link = s.link;
     host.speed_factors = speeds;
     if (s.memory_bytes > 0) {
       host.memory_bytes_per_device = s.memory_bytes;
     }
-    auto backend = dev::make_host_backend(host);
+    auto backend = device::make_host_backend(host);
     if (!backend) {
       return tl::unexpected(as_usage(std::move(backend.error()).with_context("host devices")));
     }
@@ -554,12 +554,12 @@ Result<std::vector<sched::WorkloadOutcome>> run_policies(const ScheduleOptions& 
 }
 
 // Every policy once per governor setting, each on a fresh rig (the same start temperatures).
-Result<std::vector<mon::ThermalOutcome>> run_thermal(const ScheduleOptions& s,
-                                                     const sched::Workload& workload,
-                                                     const ScheduleDevices& devices,
-                                                     const Progress& progress,
-                                                     ScheduleServer* server) {
-  std::vector<mon::ThermalOutcome> runs;
+Result<std::vector<monitor::ThermalOutcome>> run_thermal(const ScheduleOptions& s,
+                                                         const sched::Workload& workload,
+                                                         const ScheduleDevices& devices,
+                                                         const Progress& progress,
+                                                         ScheduleServer* server) {
+  std::vector<monitor::ThermalOutcome> runs;
   const auto& t = *s.thermal;
   const std::size_t total = s.policies.size() * t.governors.size();
   for (const auto kind : s.policies) {
@@ -578,14 +578,14 @@ Result<std::vector<mon::ThermalOutcome>> run_thermal(const ScheduleOptions& s,
       if (server != nullptr) {
         run.observe = [server](sched::Runtime* runtime) { server->observe(runtime); };
       }
-      mon::ThermalRunOptions thermal;
+      monitor::ThermalRunOptions thermal;
       thermal.rig.time_scale = t.time_scale;
       thermal.rig.cooling_factors = t.cooling.size() == 1
                                         ? std::vector<double>(devices.devices.size(), t.cooling[0])
                                         : t.cooling;
       thermal.governor = governor;
       auto outcome =
-          mon::run_thermal_workload(workload, device_specs(devices, s), options, run, thermal);
+          monitor::run_thermal_workload(workload, device_specs(devices, s), options, run, thermal);
       if (!outcome) {
         return tl::unexpected(as_usage(std::move(outcome.error()).with_context(label)));
       }
@@ -684,7 +684,7 @@ Output ScheduleCommand::run(const Invocation& inv) const {
     server = std::move(*started);
   }
   Result<std::vector<sched::WorkloadOutcome>> runs = std::vector<sched::WorkloadOutcome>{};
-  std::vector<mon::ThermalOutcome> thermal;
+  std::vector<monitor::ThermalOutcome> thermal;
   if (s.thermal) {
     auto thermal_runs = run_thermal(s, *workload, *devices, inv.progress, server.get());
     if (!thermal_runs) {

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "acco/cli/app.hpp"
-#include "acco/dev/host_backend.hpp"
+#include "acco/device/host_backend.hpp"
 #include "acco/power/governor.hpp"
 #include "acco/sched/policy.hpp"
 #include "acco/sched/workload.hpp"
@@ -29,7 +29,7 @@ struct ScheduleOptions {
   // Per device, or one entry for every device; empty: "gpu" and speed 1 for every device.
   std::vector<std::string> kinds;
   std::vector<double> speeds;
-  dev::EmulatedLink link;          // host: the emulated link
+  device::EmulatedLink link;       // host: the emulated link
   std::uint64_t memory_bytes = 0;  // per-device budget; 0: the device's memory
   std::vector<sched::PolicyKind> policies = {sched::PolicyKind::kDmda};
   int calibrate = 1;  // unmeasured runs before the measured one, per policy

@@ -6,11 +6,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "acco/cluster/communicator.hpp"
+#include "acco/cluster/distributed.hpp"
+#include "acco/cluster/launcher.hpp"
 #include "acco/core/units.hpp"
-#include "acco/dev/host_backend.hpp"
-#include "acco/dist/communicator.hpp"
-#include "acco/dist/distributed.hpp"
-#include "acco/dist/launcher.hpp"
+#include "acco/device/host_backend.hpp"
 
 #include "command_spec.hpp"
 #include "process.hpp"
@@ -26,13 +26,13 @@ using Json = nlohmann::ordered_json;
 constexpr int kMaxRank = 1 << 20;
 constexpr int kMaxHangAfter = 1'000'000;
 
-Result<std::vector<dist::DispatchPolicy>> parse_dispatch(const std::string& text) {
-  std::vector<dist::DispatchPolicy> out;
+Result<std::vector<cluster::DispatchPolicy>> parse_dispatch(const std::string& text) {
+  std::vector<cluster::DispatchPolicy> out;
   std::size_t from = 0;
   while (from <= text.size()) {
     const std::size_t comma = std::min(text.find(',', from), text.size());
     const std::string name = text.substr(from, comma - from);
-    const auto policy = dist::parse_dispatch_policy(name);
+    const auto policy = cluster::parse_dispatch_policy(name);
     if (!policy) {
       return bad_value("--dispatch", name, "locality or round-robin, comma-separated");
     }
@@ -62,7 +62,7 @@ Status parse_slow_rank(const std::string& text, DistributedSchedule& d) {
   return {};
 }
 
-Json worker_json(const dist::WorkerStats& w) {
+Json worker_json(const cluster::WorkerStats& w) {
   return {{"rank", w.rank},
           {"tasks", w.tasks},
           {"measured_seconds", w.measured_seconds},
@@ -75,7 +75,7 @@ Json worker_json(const dist::WorkerStats& w) {
 
 std::string report_json(const ScheduleOptions& s, const sched::Workload& w,
                         const ScheduleDevices& d,
-                        const std::vector<dist::DistributedOutcome>& runs) {
+                        const std::vector<cluster::DistributedOutcome>& runs) {
   Json out = {{"schema", "acco.schedule.distributed/1"},
               {"workload", {{"name", w.name}, {"tasks", w.tasks.size()}}}};
   if (s.workload.kind == sched::WorkloadKind::kCholesky ||
@@ -89,9 +89,9 @@ std::string report_json(const ScheduleOptions& s, const sched::Workload& w,
   out["local_policy"] = sched::to_string(s.policies.front());
   out["between_ranks_bytes_per_second"] = s.distributed->between_ranks_bytes_per_second;
   Json list = Json::array();
-  for (const dist::DistributedOutcome& r : runs) {
+  for (const cluster::DistributedOutcome& r : runs) {
     Json workers = Json::array();
-    for (const dist::WorkerStats& ws : r.workers) {
+    for (const cluster::WorkerStats& ws : r.workers) {
       workers.push_back(worker_json(ws));
     }
     list.push_back({{"dispatch", r.policy},
@@ -110,7 +110,7 @@ std::string report_json(const ScheduleOptions& s, const sched::Workload& w,
 
 std::string report_text(const ScheduleOptions& s, const sched::Workload& w,
                         const ScheduleDevices& d,
-                        const std::vector<dist::DistributedOutcome>& runs) {
+                        const std::vector<cluster::DistributedOutcome>& runs) {
   const int ranks = runs.empty() ? 1 : runs.front().ranks;
   std::string out = fmt::format(
       "distributed schedule: {} ({} tasks) over {} rank(s) x {} device(s) ({}), local policy {}\n",
@@ -118,18 +118,18 @@ std::string report_text(const ScheduleOptions& s, const sched::Workload& w,
       sched::to_string(s.policies.front()));
   std::vector<std::vector<std::string>> table = {
       {"dispatch", "makespan", "bound", "efficiency", "between ranks", "reruns"}};
-  for (const dist::DistributedOutcome& r : runs) {
+  for (const cluster::DistributedOutcome& r : runs) {
     table.push_back({r.policy, units::format_seconds(r.makespan_seconds),
                      units::format_seconds(r.bounds.best()),
                      fmt::format("{:.1f} %", 100 * r.efficiency),
                      units::format_bytes(r.bytes_between_ranks), std::to_string(r.reruns)});
   }
   out += aligned_table(table);
-  for (const dist::DistributedOutcome& r : runs) {
+  for (const cluster::DistributedOutcome& r : runs) {
     out += fmt::format("\n{}: per rank\n", r.policy);
     std::vector<std::vector<std::string>> per = {
         {"rank", "tasks", "slowdown", "inputs in", "state"}};
-    for (const dist::WorkerStats& ws : r.workers) {
+    for (const cluster::WorkerStats& ws : r.workers) {
       per.push_back({std::to_string(ws.rank), std::to_string(ws.tasks),
                      fmt::format("{:.2f}x", ws.slowdown), units::format_bytes(ws.bytes_in),
                      ws.lost ? "lost" : (ws.straggler ? "straggler" : "ok")});
@@ -177,7 +177,7 @@ Result<std::optional<DistributedSchedule>> parse_distributed(const DistributedFl
   }
   DistributedSchedule d;
   ACCO_ASSIGN_OR_RETURN(d.dispatch, parse_dispatch(f.dispatch));
-  auto rate = dev::parse_link(f.between_ranks);
+  auto rate = device::parse_link(f.between_ranks);
   if (!rate || rate->bytes_per_second <= 0) {
     return bad_value("--between-ranks", f.between_ranks, "a rate such as 10GB/s or pcie4x16");
   }
@@ -205,15 +205,15 @@ Result<std::optional<DistributedSchedule>> parse_distributed(const DistributedFl
 Output run_distributed_schedule(const ScheduleOptions& s, const Invocation& inv,
                                 const ScheduleDevices& devices, std::string err) {
   const DistributedSchedule& d = *s.distributed;
-  auto launch = dist::detect_launcher(dist::process_environment());
+  auto launch = cluster::detect_launcher(cluster::process_environment());
   if (!launch) {
     return error_output(std::move(launch.error()).with_context("launcher environment"), err);
   }
-  auto opened = dist::open_communicator(*launch);
+  auto opened = cluster::open_communicator(*launch);
   if (!opened) {
     return error_output(opened.error(), err);
   }
-  dist::Communicator& comm = **opened;
+  cluster::Communicator& comm = **opened;
   const auto ranks = static_cast<std::size_t>(comm.size());
   if (d.hang_rank >= comm.size() || d.slow_rank >= comm.size()) {
     return error_output(
@@ -229,9 +229,9 @@ Output run_distributed_schedule(const ScheduleOptions& s, const Invocation& inv,
   if (!workload) {
     return error_output(as_usage(std::move(workload.error())), err);
   }
-  std::vector<dist::DistributedOutcome> runs;
+  std::vector<cluster::DistributedOutcome> runs;
   for (std::size_t i = 0; i < d.dispatch.size(); ++i) {
-    const char* name = dist::to_string(d.dispatch[i]);
+    const char* name = cluster::to_string(d.dispatch[i]);
     if (inv.progress && comm.rank() == 0) {
       inv.progress(fmt::format("[{}/{}] {}: {} task(s) over {} rank(s), {} calibration run(s)",
                                i + 1, d.dispatch.size(), name, workload->tasks.size(), ranks,
@@ -240,7 +240,7 @@ Output run_distributed_schedule(const ScheduleOptions& s, const Invocation& inv,
     sched::RuntimeOptions options;
     options.policy = s.policies.front();
     options.knobs.sorted_decision = s.sorted_decision;
-    dist::DistributedOptions run;
+    cluster::DistributedOptions run;
     run.dispatch.policy = d.dispatch[i];
     run.dispatch.link_bytes_per_second = d.between_ranks_bytes_per_second;
     run.calibration_runs = s.calibrate;
@@ -250,9 +250,9 @@ Output run_distributed_schedule(const ScheduleOptions& s, const Invocation& inv,
     if (d.slow_rank == comm.rank()) {
       run.slowdown = d.slow_factor;
     }
-    auto outcome = dist::run_distributed(comm, *workload,
-                                         std::vector<std::size_t>(ranks, devices.devices.size()),
-                                         device_specs(devices, s), options, run);
+    auto outcome = cluster::run_distributed(comm, *workload,
+                                            std::vector<std::size_t>(ranks, devices.devices.size()),
+                                            device_specs(devices, s), options, run);
     if (!outcome) {
       return error_output(std::move(outcome.error()).with_context(name), err);
     }

@@ -1,6 +1,6 @@
 // `acco schedule --distributed`: the workload over the devices of every rank of an MPI job
-// (mpirun, srun), rank 0 coordinating (dist::run_distributed), once per --dispatch policy; rank 0
-// prints the report, the other ranks nothing.
+// (mpirun, srun), rank 0 coordinating (cluster::run_distributed), once per --dispatch policy; rank
+// 0 prints the report, the other ranks nothing.
 #pragma once
 
 #include <cstddef>
@@ -11,8 +11,8 @@
 #include <CLI/CLI.hpp>
 
 #include "acco/cli/app.hpp"
+#include "acco/cluster/dispatch.hpp"
 #include "acco/core/result.hpp"
-#include "acco/dist/dispatch.hpp"
 
 namespace acco::cli {
 
@@ -20,7 +20,7 @@ struct ScheduleOptions;
 struct ScheduleDevices;
 
 struct DistributedSchedule {
-  std::vector<dist::DispatchPolicy> dispatch = {dist::DispatchPolicy::kLocality};
+  std::vector<cluster::DispatchPolicy> dispatch = {cluster::DispatchPolicy::kLocality};
   double between_ranks_bytes_per_second = 10e9;  // the coordinator's cost of moving an input
   double lost_after_seconds = 5;
   int hang_rank = -1;  // fault injection: stops answering after hang_after tasks

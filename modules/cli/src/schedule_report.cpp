@@ -126,7 +126,7 @@ struct ThermalSummary {
   double joules = 0;
   double joules_per_task = 0;
 };
-ThermalSummary summarize(const mon::ThermalOutcome& t) {
+ThermalSummary summarize(const monitor::ThermalOutcome& t) {
   ThermalSummary s;
   for (const auto& d : t.devices) {
     s.joules += d.energy_joules;
@@ -138,7 +138,7 @@ ThermalSummary summarize(const mon::ThermalOutcome& t) {
   return s;
 }
 
-Json thermal_json(const mon::ThermalOutcome& t) {
+Json thermal_json(const monitor::ThermalOutcome& t) {
   const ThermalSummary sum = summarize(t);
   Json devices = Json::array();
   for (std::size_t i = 0; i < t.devices.size(); ++i) {
@@ -169,7 +169,7 @@ Json thermal_json(const mon::ThermalOutcome& t) {
   return j;
 }
 
-std::string thermal_text(const std::vector<mon::ThermalOutcome>& thermal) {
+std::string thermal_text(const std::vector<monitor::ThermalOutcome>& thermal) {
   std::vector<std::vector<std::string>> rows = {{"run", "sim time", "tasks/s", "energy/task",
                                                  "hottest", "sw thermal", "hw thermal", "actions"}};
   for (const auto& t : thermal) {
@@ -203,7 +203,7 @@ std::string thermal_text(const std::vector<mon::ThermalOutcome>& thermal) {
 
 std::string schedule_json(const ScheduleOptions& s, const sched::Workload& w,
                           const ScheduleDevices& d, const std::vector<sched::WorkloadOutcome>& runs,
-                          const std::vector<mon::ThermalOutcome>& thermal) {
+                          const std::vector<monitor::ThermalOutcome>& thermal) {
   Json j = {{"schema", "acco.schedule/1"},
             {"workload", workload_json(s, w)},
             {"devices", devices_json(d)},
@@ -229,7 +229,7 @@ std::string schedule_json(const ScheduleOptions& s, const sched::Workload& w,
 
 std::string schedule_text(const ScheduleOptions& s, const sched::Workload& w,
                           const ScheduleDevices& d, const std::vector<sched::WorkloadOutcome>& runs,
-                          const std::vector<mon::ThermalOutcome>& thermal) {
+                          const std::vector<monitor::ThermalOutcome>& thermal) {
   std::vector<std::vector<std::string>> rows;
   std::vector<std::string> head = {"policy", "makespan", "bound", "efficiency", "tasks", "moved"};
   for (std::size_t i = 0; i < d.devices.size(); ++i) {

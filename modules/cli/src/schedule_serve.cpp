@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 
 #include "acco/core/units.hpp"
-#include "acco/xfer/strategy.hpp"
+#include "acco/transfer/strategy.hpp"
 
 #include "process.hpp"
 
@@ -23,8 +23,8 @@ void add_totals(sched::RuntimeDeviceCounters& to, const sched::RuntimeDeviceCoun
   to.transfers += from.transfers;
 }
 
-mon::RuntimeDeviceActivity activity(const sched::RuntimeDeviceCounters& c) {
-  mon::RuntimeDeviceActivity a;
+monitor::RuntimeDeviceActivity activity(const sched::RuntimeDeviceCounters& c) {
+  monitor::RuntimeDeviceActivity a;
   a.device = std::to_string(c.device);
   a.queued = c.queued;
   a.running = c.running;
@@ -33,18 +33,19 @@ mon::RuntimeDeviceActivity activity(const sched::RuntimeDeviceCounters& c) {
   a.failed = c.failed;
   a.task_seconds = c.task_seconds;
   a.queue_wait_seconds = c.queue_wait_seconds;
-  for (const xfer::Direction d : {xfer::Direction::kHostToDevice, xfer::Direction::kDeviceToHost,
-                                  xfer::Direction::kDeviceToDevice, xfer::Direction::kHostToHost}) {
-    const xfer::DirectionCounters& t = c.transfers.of(d);
-    a.transfers.push_back({std::string(xfer::to_string(d)), t.bytes, t.copies});
+  for (const transfer::Direction d :
+       {transfer::Direction::kHostToDevice, transfer::Direction::kDeviceToHost,
+        transfer::Direction::kDeviceToDevice, transfer::Direction::kHostToHost}) {
+    const transfer::DirectionCounters& t = c.transfers.of(d);
+    a.transfers.push_back({std::string(transfer::to_string(d)), t.bytes, t.copies});
   }
   return a;
 }
 
 }  // namespace
 
-mon::ProcessCounters process_counters(const std::vector<sched::RuntimeDeviceCounters>& retired,
-                                      const sched::RuntimeCounters* current) {
+monitor::ProcessCounters process_counters(const std::vector<sched::RuntimeDeviceCounters>& retired,
+                                          const sched::RuntimeCounters* current) {
   std::vector<sched::RuntimeDeviceCounters> devices = retired;
   if (current != nullptr) {
     if (devices.size() < current->devices.size()) {
@@ -57,7 +58,7 @@ mon::ProcessCounters process_counters(const std::vector<sched::RuntimeDeviceCoun
       add_totals(devices[i], live);
     }
   }
-  mon::ProcessCounters out;
+  monitor::ProcessCounters out;
   for (std::size_t i = 0; i < devices.size(); ++i) {
     devices[i].device = static_cast<int>(i);
     out.devices.push_back(activity(devices[i]));
@@ -68,17 +69,17 @@ mon::ProcessCounters process_counters(const std::vector<sched::RuntimeDeviceCoun
 Result<std::unique_ptr<ScheduleServer>> ScheduleServer::start(const ScheduleServeOptions& options,
                                                               const Progress& progress) {
   std::unique_ptr<ScheduleServer> s(new ScheduleServer());
-  ACCO_ASSIGN_OR_RETURN(auto sources, mon::make_sources("/", {}), "--serve");
+  ACCO_ASSIGN_OR_RETURN(auto sources, monitor::make_sources("/", {}), "--serve");
   s->sources_ = std::move(sources);
-  mon::SamplerOptions sampler_options;
+  monitor::SamplerOptions sampler_options;
   sampler_options.interval = options.interval;
   sampler_options.metrics = {.version = ACCO_VERSION, .hostname = hostname()};
   ScheduleServer* self = s.get();
   sampler_options.process_counters = [self] { return self->counters(); };
   const std::string nvml_note = s->sources_->nvml_note;
-  s->sampler_ = std::make_unique<mon::Sampler>(std::move(s->sources_->devices),
-                                               std::move(s->sources_->host), sampler_options);
-  s->server_ = std::make_unique<mon::Server>(*s->sampler_, options.server);
+  s->sampler_ = std::make_unique<monitor::Sampler>(std::move(s->sources_->devices),
+                                                   std::move(s->sources_->host), sampler_options);
+  s->server_ = std::make_unique<monitor::Server>(*s->sampler_, options.server);
   s->sampler_->start();
   ACCO_ASSIGN_OR_RETURN(const int port, s->server_->start(), "--serve");
   if (progress) {
@@ -114,7 +115,7 @@ void ScheduleServer::observe(const sched::Runtime* runtime) {
   runtime_ = runtime;
 }
 
-mon::ProcessCounters ScheduleServer::counters() const {
+monitor::ProcessCounters ScheduleServer::counters() const {
   const std::lock_guard lock(mutex_);
   if (runtime_ == nullptr) {
     return process_counters(retired_, nullptr);

@@ -11,23 +11,23 @@
 
 #include "acco/cli/app.hpp"
 #include "acco/core/result.hpp"
-#include "acco/mon/sampler.hpp"
-#include "acco/mon/server.hpp"
-#include "acco/mon/snapshot.hpp"
-#include "acco/mon/sources.hpp"
+#include "acco/monitor/sampler.hpp"
+#include "acco/monitor/server.hpp"
+#include "acco/monitor/snapshot.hpp"
+#include "acco/monitor/sources.hpp"
 #include "acco/sched/runtime.hpp"
 
 namespace acco::cli {
 
 struct ScheduleServeOptions {
-  mon::ServerOptions server;
+  monitor::ServerOptions server;
   std::chrono::milliseconds interval{200};
 };
 
 // Pure: the counters of the runtimes that have ended (`retired`, totals per device index) plus
 // the live one's (`current`, null between runtimes) as mon's plain value. Totals add up; the
 // queue and running gauges are the live runtime's.
-[[nodiscard]] mon::ProcessCounters process_counters(
+[[nodiscard]] monitor::ProcessCounters process_counters(
     const std::vector<sched::RuntimeDeviceCounters>& retired,
     const sched::RuntimeCounters* current);
 
@@ -50,14 +50,14 @@ class ScheduleServer {
 
  private:
   ScheduleServer() = default;
-  [[nodiscard]] mon::ProcessCounters counters() const;
+  [[nodiscard]] monitor::ProcessCounters counters() const;
 
   mutable std::mutex mutex_;  // guards runtime_ and retired_; held while polling the runtime
   const sched::Runtime* runtime_ = nullptr;
   std::vector<sched::RuntimeDeviceCounters> retired_;
-  std::optional<mon::Sources> sources_;  // the sampler's sources read its fs
-  std::unique_ptr<mon::Sampler> sampler_;
-  std::unique_ptr<mon::Server> server_;  // last: stopped and destroyed first
+  std::optional<monitor::Sources> sources_;  // the sampler's sources read its fs
+  std::unique_ptr<monitor::Sampler> sampler_;
+  std::unique_ptr<monitor::Server> server_;  // last: stopped and destroyed first
 };
 
 }  // namespace acco::cli

@@ -10,7 +10,7 @@
 
 #include "acco/bench/history.hpp"
 #include "acco/core/json.hpp"
-#include "acco/mon/json.hpp"
+#include "acco/monitor/json.hpp"
 #include "acco/topo/json.hpp"
 #include "acco/topo/probe.hpp"
 
@@ -42,16 +42,16 @@ const char* level_of(topo::Severity s) {
 
 }  // namespace
 
-std::vector<mon::Event> finding_events(const std::optional<std::vector<topo::Finding>>& previous,
-                                       const std::vector<topo::Finding>& current,
-                                       std::int64_t time_unix_nanos) {
-  std::vector<mon::Event> out;
+std::vector<monitor::Event> finding_events(
+    const std::optional<std::vector<topo::Finding>>& previous,
+    const std::vector<topo::Finding>& current, std::int64_t time_unix_nanos) {
+  std::vector<monitor::Event> out;
   for (const auto& f : current) {
     const bool is_new = previous ? !contains(*previous, f) : f.severity != topo::Severity::kInfo;
     if (!is_new) {
       continue;
     }
-    mon::Event e;
+    monitor::Event e;
     e.time_unix_nanos = time_unix_nanos;
     e.level = level_of(f.severity);
     e.event = "finding_appeared";
@@ -61,7 +61,7 @@ std::vector<mon::Event> finding_events(const std::optional<std::vector<topo::Fin
   if (previous) {
     for (const auto& f : *previous) {
       if (!contains(current, f)) {
-        mon::Event e;
+        monitor::Event e;
         e.time_unix_nanos = time_unix_nanos;
         e.level = "info";
         e.event = "finding_cleared";
@@ -73,14 +73,14 @@ std::vector<mon::Event> finding_events(const std::optional<std::vector<topo::Fin
   return out;
 }
 
-std::vector<mon::Event> bench_events(const std::vector<bench::Comparison>& changes,
-                                     std::int64_t time_unix_nanos) {
-  std::vector<mon::Event> out;
+std::vector<monitor::Event> bench_events(const std::vector<bench::Comparison>& changes,
+                                         std::int64_t time_unix_nanos) {
+  std::vector<monitor::Event> out;
   for (const auto& c : changes) {
     if (c.change != bench::Change::kRegressed) {
       continue;
     }
-    mon::Event e;
+    monitor::Event e;
     e.time_unix_nanos = time_unix_nanos;
     e.level = "warning";
     e.event = "bench_regression";
@@ -98,8 +98,8 @@ std::vector<mon::Event> bench_events(const std::vector<bench::Comparison>& chang
   return out;
 }
 
-PeriodicChecks::PeriodicChecks(ChecksOptions options, const mon::Sampler& sampler,
-                               mon::EventLog& events)
+PeriodicChecks::PeriodicChecks(ChecksOptions options, const monitor::Sampler& sampler,
+                               monitor::EventLog& events)
     : options_(std::move(options)), sampler_(sampler), events_(events) {}
 
 PeriodicChecks::~PeriodicChecks() {
@@ -142,12 +142,12 @@ bool PeriodicChecks::devices_idle() const {
 void PeriodicChecks::run_probe() {
   auto result = topo::probe(probe_request(MachineOptions{}, options_.settings));
   const auto t = now();
-  std::vector<mon::Event> events;
+  std::vector<monitor::Event> events;
   {
     const std::lock_guard lock(mutex_);
     if (!result) {
       probe_error_ = result.error().message;
-      mon::Event e;
+      monitor::Event e;
       e.time_unix_nanos = t;
       e.level = "error";
       e.event = "probe_failed";
@@ -183,7 +183,7 @@ void PeriodicChecks::run_bench() {
   }
   auto path = options_.history_path.empty() ? bench::default_history_path()
                                             : Result<std::string>(options_.history_path);
-  std::vector<mon::Event> events;
+  std::vector<monitor::Event> events;
   std::size_t regressions = 0;
   if (path) {
     auto history = bench::History::open(*path);
@@ -211,13 +211,13 @@ void PeriodicChecks::run_bench() {
     }
   }
   events.insert(events.begin(),
-                mon::Event{t,
-                           "info",
-                           "bench_done",
-                           "",
-                           fmt::format("quick bench: {} ({} result(s), {} regression(s))", note,
-                                       run->results.size(), regressions),
-                           {}});
+                monitor::Event{t,
+                               "info",
+                               "bench_done",
+                               "",
+                               fmt::format("quick bench: {} ({} result(s), {} regression(s))", note,
+                                           run->results.size(), regressions),
+                               {}});
   events_.add(events);
 }
 
@@ -260,7 +260,7 @@ std::string PeriodicChecks::findings_json() const {
     j["findings"] = nullptr;
     j["note"] = probe_error_.empty() ? "the first probe has not finished" : probe_error_;
   } else {
-    j["time"] = mon::rfc3339(probed_at_);
+    j["time"] = monitor::rfc3339(probed_at_);
     nlohmann::ordered_json list = nlohmann::ordered_json::array();
     for (const auto& f : *findings_) {
       list.push_back(topo::to_json(f));

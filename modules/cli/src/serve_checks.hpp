@@ -17,8 +17,8 @@
 
 #include "acco/bench/compare.hpp"
 #include "acco/core/settings.hpp"
-#include "acco/mon/events.hpp"
-#include "acco/mon/sampler.hpp"
+#include "acco/monitor/events.hpp"
+#include "acco/monitor/sampler.hpp"
 #include "acco/topo/checks.hpp"
 #include "acco/topo/machine.hpp"
 
@@ -26,13 +26,13 @@ namespace acco::cli {
 
 // Events for findings that are new in `current` or gone from it; with no previous probe, every
 // warning and critical finding is new. Findings are matched by rule and devices. Pure.
-[[nodiscard]] std::vector<mon::Event> finding_events(
+[[nodiscard]] std::vector<monitor::Event> finding_events(
     const std::optional<std::vector<topo::Finding>>& previous,
     const std::vector<topo::Finding>& current, std::int64_t time_unix_nanos);
 
 // A bench_regression warning per regressed case; nothing for the others. Pure.
-[[nodiscard]] std::vector<mon::Event> bench_events(const std::vector<bench::Comparison>& changes,
-                                                   std::int64_t time_unix_nanos);
+[[nodiscard]] std::vector<monitor::Event> bench_events(
+    const std::vector<bench::Comparison>& changes, std::int64_t time_unix_nanos);
 
 struct ChecksOptions {
   std::optional<std::chrono::seconds> probe_every;  // nullopt: only once, at start
@@ -45,7 +45,7 @@ struct ChecksOptions {
 
 class PeriodicChecks {
  public:
-  PeriodicChecks(ChecksOptions options, const mon::Sampler& sampler, mon::EventLog& events);
+  PeriodicChecks(ChecksOptions options, const monitor::Sampler& sampler, monitor::EventLog& events);
   ~PeriodicChecks();
   PeriodicChecks(const PeriodicChecks&) = delete;
   PeriodicChecks& operator=(const PeriodicChecks&) = delete;
@@ -63,8 +63,8 @@ class PeriodicChecks {
   [[nodiscard]] static std::int64_t now();
 
   ChecksOptions options_;
-  const mon::Sampler& sampler_;
-  mon::EventLog& events_;
+  const monitor::Sampler& sampler_;
+  monitor::EventLog& events_;
   mutable std::mutex mutex_;  // guards the fields below
   std::condition_variable wake_;
   bool stopping_ = false;

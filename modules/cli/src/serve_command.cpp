@@ -11,11 +11,11 @@
 #include <fmt/format.h>
 
 #include "acco/core/units.hpp"
-#include "acco/mon/events.hpp"
-#include "acco/mon/sampler.hpp"
-#include "acco/mon/series_store.hpp"
-#include "acco/mon/server.hpp"
-#include "acco/mon/sources.hpp"
+#include "acco/monitor/events.hpp"
+#include "acco/monitor/sampler.hpp"
+#include "acco/monitor/series_store.hpp"
+#include "acco/monitor/server.hpp"
+#include "acco/monitor/sources.hpp"
 #include "acco/power/rapl.hpp"
 #include "acco/power/simulated_device.hpp"
 
@@ -36,14 +36,14 @@ std::int64_t wall_unix_nanos() {
 }
 
 struct ServeOptions {
-  mon::ServerOptions server;
+  monitor::ServerOptions server;
   std::chrono::milliseconds interval{1000};
-  mon::SourceOptions sources;
+  monitor::SourceOptions sources;
   bool dcgm_compat = false;
   double duration_seconds = 0;  // 0: until a signal
   std::string log_path;
   std::string store_path;  // empty: no series store
-  mon::SeriesStoreOptions store;
+  monitor::SeriesStoreOptions store;
   ChecksOptions checks;
   std::string sysroot;
   std::optional<GovernorSettings> governor;  // --governor
@@ -55,16 +55,16 @@ class ServeCommand final : public Command {
 
   Output run(const Invocation& inv) const override {
     const SignalScope signals;
-    auto sources = mon::make_sources(options_.sysroot, options_.sources);
+    auto sources = monitor::make_sources(options_.sysroot, options_.sources);
     if (!sources) {
       return error_output(sources.error());
     }
 
-    auto log = mon::EventLog::open({.path = options_.log_path});
+    auto log = monitor::EventLog::open({.path = options_.log_path});
     if (!log) {
       return error_output(log.error());
     }
-    mon::EventLog& events = **log;
+    monitor::EventLog& events = **log;
     // The governor ticks on the sampler's thread with each round's samples (scrapes never read
     // a sensor); its actions are events.
     std::optional<Governing> governing;
@@ -83,7 +83,7 @@ class ServeCommand final : public Command {
       }
       auto made = make_governing(*options_.governor, raw, options_.sources.nvml_library,
                                  options_.sysroot, [&events](const power::Action& a) {
-                                   events.add(mon::governor_event(a, wall_unix_nanos()));
+                                   events.add(monitor::governor_event(a, wall_unix_nanos()));
                                  });
       if (!made) {
         return error_output(made.error());
@@ -97,7 +97,7 @@ class ServeCommand final : public Command {
         }
       }
     }
-    mon::SamplerOptions sampler_options;
+    monitor::SamplerOptions sampler_options;
     if (governing) {
       sampler_options.governor = [&governing, governor_seconds](
                                      const std::vector<power::DeviceSample>& samples,
@@ -110,33 +110,35 @@ class ServeCommand final : public Command {
     sampler_options.metrics = {
         .dcgm_compat = options_.dcgm_compat, .version = ACCO_VERSION, .hostname = hostname()};
     const std::string nvml_note = sources->nvml_note;
-    mon::Sampler sampler(std::move(sources->devices), std::move(sources->host), sampler_options);
-    std::shared_ptr<const mon::Published> previous;
-    sampler.add_observer([&](const mon::Published& round) {
-      events.add(mon::detect_events(previous ? &previous->snapshot : nullptr, round.snapshot));
+    monitor::Sampler sampler(std::move(sources->devices), std::move(sources->host),
+                             sampler_options);
+    std::shared_ptr<const monitor::Published> previous;
+    sampler.add_observer([&](const monitor::Published& round) {
+      events.add(monitor::detect_events(previous ? &previous->snapshot : nullptr, round.snapshot));
       previous = sampler.latest();
     });
-    std::unique_ptr<mon::SeriesStore> store;
+    std::unique_ptr<monitor::SeriesStore> store;
     if (!options_.store_path.empty()) {
-      mon::SeriesStoreOptions store_options = options_.store;
+      monitor::SeriesStoreOptions store_options = options_.store;
       // Runs on the sampler thread, the events observer's thread too.
       store_options.on_write_error = [&events, &previous](const Error& e) {
-        mon::Event failed;
+        monitor::Event failed;
         failed.time_unix_nanos = previous ? previous->snapshot.time_unix_nanos : 0;
         failed.level = "error";
         failed.event = "store_write_error";
         failed.message = e.message;
         events.add(failed);
       };
-      auto opened = mon::SeriesStore::open(options_.store_path, std::move(store_options));
+      auto opened = monitor::SeriesStore::open(options_.store_path, std::move(store_options));
       if (!opened) {
         return error_output(opened.error());
       }
       store = std::move(*opened);
-      sampler.add_observer([&store](const mon::Published& round) { store->add(round.snapshot); });
+      sampler.add_observer(
+          [&store](const monitor::Published& round) { store->add(round.snapshot); });
     }
-    mon::Server server(sampler, options_.server,
-                       [&](std::int64_t since) { return events.since(since); });
+    monitor::Server server(sampler, options_.server,
+                           [&](std::int64_t since) { return events.since(since); });
     server.set_store(store.get());
     ChecksOptions checks_options = options_.checks;
     checks_options.settings = inv.settings;
@@ -159,7 +161,7 @@ class ServeCommand final : public Command {
           *port, units::format_seconds(std::chrono::duration<double>(options_.interval).count()),
           devices, options_.sources.simulate, nvml_note, options_.sysroot));
     }
-    mon::Event started;
+    monitor::Event started;
     started.time_unix_nanos = latest ? latest->snapshot.time_unix_nanos : 0;
     started.level = "info";
     started.event = "serve_started";
@@ -195,7 +197,7 @@ class ServeCommand final : public Command {
     const std::string why = signal == SIGTERM  ? "SIGTERM"
                             : signal == SIGINT ? "SIGINT"
                                                : "the end of --duration";
-    mon::Event stopped;
+    monitor::Event stopped;
     stopped.time_unix_nanos = last ? last->snapshot.time_unix_nanos : 0;
     stopped.level = "info";
     stopped.event = "serve_stopped";
@@ -268,7 +270,7 @@ Result<ServeOptions> serve_options(const ServeFlags& flags, const core::Settings
     return usage("--retention: applies to --store, which is not given");
   }
   if (!flags.retention.empty()) {
-    auto retention = mon::parse_retention(flags.retention);
+    auto retention = monitor::parse_retention(flags.retention);
     if (!retention) {
       return bad_value("--retention", flags.retention,
                        "raw=DURATION,minute=DURATION (e.g. raw=1h,minute=7d)");

@@ -18,11 +18,11 @@
 #include <unistd.h>
 
 #include "acco/core/units.hpp"
-#include "acco/mon/client.hpp"
-#include "acco/mon/json.hpp"
-#include "acco/mon/sampler.hpp"
-#include "acco/mon/sources.hpp"
-#include "acco/mon/top_view.hpp"
+#include "acco/monitor/client.hpp"
+#include "acco/monitor/json.hpp"
+#include "acco/monitor/sampler.hpp"
+#include "acco/monitor/sources.hpp"
+#include "acco/monitor/top_view.hpp"
 #include "acco/power/simulated_device.hpp"
 
 #include "command_spec.hpp"
@@ -38,11 +38,11 @@ constexpr const char* kHideCursor = "\x1b[?25l";
 constexpr const char* kShowCursor = "\x1b[?25h";
 
 struct TopCommandOptions {
-  std::optional<mon::ServerUrl> from;
+  std::optional<monitor::ServerUrl> from;
   std::chrono::milliseconds interval{1000};
   int iterations = 0;  // 0: until a signal (one frame when stdout is not a terminal)
   bool once = false;
-  mon::SourceOptions sources;
+  monitor::SourceOptions sources;
   std::string sysroot = "/";
 };
 
@@ -133,33 +133,33 @@ class TopCommand final : public Command {
 
   Output run(const Invocation& /*invocation*/) const override {
     const SignalScope signals;
-    mon::TopOptions view;
-    std::function<Result<mon::Snapshot>()> next;
-    std::unique_ptr<mon::Sampler> sampler;
-    std::optional<mon::Sources> sources;
+    monitor::TopOptions view;
+    std::function<Result<monitor::Snapshot>()> next;
+    std::unique_ptr<monitor::Sampler> sampler;
+    std::optional<monitor::Sources> sources;
     if (options_.from) {
       view.hostname = options_.from->host;
       view.source = "from " + options_.from->text();
       // A daemon that does not answer within an interval (at least a second) is late: the
       // view says so and tries again rather than freezing.
       const auto timeout = std::max(options_.interval, std::chrono::milliseconds(1000));
-      next = [url = *options_.from, timeout] { return mon::fetch_snapshot(url, timeout); };
+      next = [url = *options_.from, timeout] { return monitor::fetch_snapshot(url, timeout); };
     } else {
-      auto made = mon::make_sources(options_.sysroot, options_.sources);
+      auto made = monitor::make_sources(options_.sysroot, options_.sources);
       if (!made) {
         return error_output(made.error());
       }
       sources = std::move(*made);
       const std::string nvml = sources->nvml_note.substr(0, sources->nvml_note.find(' '));
-      sampler =
-          std::make_unique<mon::Sampler>(std::move(sources->devices), std::move(sources->host),
-                                         mon::SamplerOptions{.interval = options_.interval});
+      sampler = std::make_unique<monitor::Sampler>(
+          std::move(sources->devices), std::move(sources->host),
+          monitor::SamplerOptions{.interval = options_.interval});
       sampler->start();
       const auto first = sampler->latest();
       view.hostname = hostname();
       view.source = fmt::format("{} device(s), NVML {}, host {}",
                                 first ? first->snapshot.devices.size() : 0, nvml, options_.sysroot);
-      next = [&sampler]() -> Result<mon::Snapshot> { return sampler->latest()->snapshot; };
+      next = [&sampler]() -> Result<monitor::Snapshot> { return sampler->latest()->snapshot; };
     }
 
     const bool terminal = ::isatty(STDOUT_FILENO) == 1;
@@ -169,8 +169,8 @@ class TopCommand final : public Command {
                                                  : (live ? 0 : 1);
     view.colour = live;
     const Keys keys(live);
-    std::optional<mon::Snapshot> current;
-    std::optional<mon::Snapshot> previous;
+    std::optional<monitor::Snapshot> current;
+    std::optional<monitor::Snapshot> previous;
     std::string streamed;
     if (live) {
       write_stdout(kHideCursor);
@@ -189,14 +189,15 @@ class TopCommand final : public Command {
           return error_output(snapshot.error());
         }
         view.status = fmt::format(
-            "{}: {} (retrying every {})", mon::rfc3339(now_unix_nanos()), snapshot.error().message,
+            "{}: {} (retrying every {})", monitor::rfc3339(now_unix_nanos()),
+            snapshot.error().message,
             units::format_seconds(std::chrono::duration<double>(options_.interval).count()));
       } else if (!current || snapshot->time_unix_nanos != current->time_unix_nanos) {
         previous = std::move(current);
         current = std::move(*snapshot);
       }
       view.width = live ? terminal_width() : 0;
-      const std::string text = mon::render_top(*current, previous ? &*previous : nullptr, view);
+      const std::string text = monitor::render_top(*current, previous ? &*previous : nullptr, view);
       if (live) {
         write_stdout(kClear + text);
       } else if (frames == 1) {
@@ -220,8 +221,8 @@ class TopCommand final : public Command {
   // Waits an interval; false when a signal or q came. The sampler's clock and this loop's drift
   // apart, so with a sampler it then waits (up to another interval) for the round after the one
   // on screen: no frame repeats a round and every rate has two rounds behind it.
-  bool wait_for_next(const SignalScope& signals, const Keys& keys, const mon::Sampler* sampler,
-                     const std::optional<mon::Snapshot>& current) const {
+  bool wait_for_next(const SignalScope& signals, const Keys& keys, const monitor::Sampler* sampler,
+                     const std::optional<monitor::Snapshot>& current) const {
     if (!pause(signals, keys, options_.interval)) {
       return false;
     }
@@ -257,7 +258,7 @@ struct TopFlags {
 Result<TopCommandOptions> top_options(const TopFlags& flags, const core::Settings& settings) {
   TopCommandOptions o;
   if (!flags.from.empty()) {
-    auto url = mon::parse_server_url(flags.from);
+    auto url = monitor::parse_server_url(flags.from);
     if (!url) {
       return bad_value("--from", flags.from, "http://HOST:PORT (e.g. http://127.0.0.1:9477)");
     }

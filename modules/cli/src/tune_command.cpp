@@ -15,7 +15,7 @@
 #include "acco/core/json.hpp"
 #include "acco/core/text_table.hpp"
 #include "acco/core/units.hpp"
-#include "acco/dev/host_backend.hpp"
+#include "acco/device/host_backend.hpp"
 #include "acco/tune/tune_run.hpp"
 
 #include "bench_command.hpp"
@@ -80,7 +80,7 @@ Result<TuneOptions> tune_options(const TuneFlags& f) {
   if (f.devices < 1 || f.devices > 64) {
     return usage(fmt::format("--devices: {} is not between 1 and 64", f.devices));
   }
-  auto link = dev::parse_link(f.link);
+  auto link = device::parse_link(f.link);
   if (!link) {
     return tl::unexpected(as_usage(std::move(link.error()).with_context("--link")));
   }
@@ -161,17 +161,17 @@ std::string reader_text(const tune::ReaderTuning& r) {
   return out + core::aligned_rows(rows);
 }
 
-// The engine's defaults on the profile's backend (xfer::default_profile): what the search started
-// from and what "(default)" shows.
-xfer::Profile engine_defaults(const tune::TuneProfile& p) {
-  dev::DeviceInfo info;
+// The engine's defaults on the profile's backend (transfer::default_profile): what the search
+// started from and what "(default)" shows.
+transfer::Profile engine_defaults(const tune::TuneProfile& p) {
+  device::DeviceInfo info;
   info.backend = p.backend;
-  return xfer::default_profile(info);
+  return transfer::default_profile(info);
 }
 
 // The profile beside the defaults: one row per path, each setting as "chosen (default)".
 std::string profile_text(const tune::TuneProfile& p, const std::string& path) {
-  const xfer::Profile d = engine_defaults(p);
+  const transfer::Profile d = engine_defaults(p);
   std::string out = fmt::format("Tune profile {}\n", path);
   out += fmt::format("  machine {}, created {}, backend {}{}, copies of {}, budget {:g} s{}\n",
                      p.fingerprint, p.created, p.backend,
@@ -268,7 +268,7 @@ class TuneCommand final : public Command {
     if (inv.format == Format::kJson) {
       auto j = tune::to_json(*p);
       j["path"] = *path;
-      j["defaults"] = xfer::to_json(engine_defaults(*p));
+      j["defaults"] = transfer::to_json(engine_defaults(*p));
       if (p->reader) {
         const io::ReaderOptions d;
         j["reader_defaults"] = {

@@ -8,7 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "acco/cli/app.hpp"
-#include "acco/dev/cuda_backend.hpp"
+#include "acco/device/cuda_backend.hpp"
 #include "acco/testing/matchers.hpp"
 
 #include "machine_flags.hpp"
@@ -334,7 +334,7 @@ TEST(ExitCodeTest, EveryErrorCodeHasItsExitCode) {
 
 TEST(ParseArgsTest, ScheduleWithCudaUnavailableExits69WithOneLine) {
   // This test machine has no GPU; a machine with one runs the schedule instead.
-  if (auto cuda = dev::make_cuda_backend(); cuda && !(*cuda)->devices().empty()) {
+  if (auto cuda = device::make_cuda_backend(); cuda && !(*cuda)->devices().empty()) {
     GTEST_SKIP() << "a GPU is present";
   }
   const auto outcome = run_command_line({"schedule", "--devices", "cuda"}, env_of({}));

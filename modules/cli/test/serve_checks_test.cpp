@@ -17,7 +17,7 @@ topo::Finding finding(const char* rule, topo::Severity s, std::vector<std::strin
   return f;
 }
 
-std::vector<std::string> names(const std::vector<mon::Event>& events) {
+std::vector<std::string> names(const std::vector<monitor::Event>& events) {
   std::vector<std::string> out;
   for (const auto& e : events) {
     out.push_back(e.event + " " + e.level);

@@ -21,7 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "acco/core/names.hpp"
-#include "acco/xfer/staging_pool.hpp"
+#include "acco/transfer/staging_pool.hpp"
 
 #include "files.hpp"
 #include "ring.hpp"
@@ -111,14 +111,14 @@ using detail::Ring;
 // Delivers a block's useful bytes from its slot; the Transfer, when there is one, must finish
 // before the slot is read into again.
 using Deliver =
-    std::function<Result<std::optional<xfer::Transfer>>(const Block&, const std::byte* data)>;
+    std::function<Result<std::optional<transfer::Transfer>>(const Block&, const std::byte* data)>;
 
 struct Slot {
   std::byte* data = nullptr;
   int buffer_index = -1;  // in its ring's registered buffers
   std::size_t block = 0;  // index into the plan
   std::size_t done = 0;   // bytes read so far
-  std::optional<xfer::Transfer> pending;
+  std::optional<transfer::Transfer> pending;
 };
 
 struct Worker {
@@ -390,11 +390,11 @@ class Pipeline {
 }  // namespace
 
 struct Reader::State {
-  dev::Device* device = nullptr;
-  xfer::Engine* engine = nullptr;
+  device::Device* device = nullptr;
+  transfer::Engine* engine = nullptr;
   ReaderOptions options;
-  std::unique_ptr<xfer::StagingPool> pool;
-  std::vector<xfer::StagingPool::Slot> taken;
+  std::unique_ptr<transfer::StagingPool> pool;
+  std::vector<transfer::StagingPool::Slot> taken;
   std::vector<Worker> workers;
   std::vector<std::string> notes;  // from create, reported with every read
   bool fixed_buffers = false;
@@ -510,8 +510,8 @@ Result<ReadStats> Reader::State::read(const std::vector<FileRange>& ranges, std:
   return stats;
 }
 
-Result<std::unique_ptr<Reader>> Reader::create(dev::Device& device, const ReaderOptions& options,
-                                               xfer::Engine* engine) {
+Result<std::unique_ptr<Reader>> Reader::create(device::Device& device, const ReaderOptions& options,
+                                               transfer::Engine* engine) {
   ACCO_RETURN_IF_ERROR(validate(options));
   if (engine != nullptr && &engine->device() != &device) {
     return fail(Errc::kInvalidArgument, "reader: the engine belongs to another device");
@@ -520,10 +520,10 @@ Result<std::unique_ptr<Reader>> Reader::create(dev::Device& device, const Reader
   state->device = &device;
   state->engine = engine;
   state->options = options;
-  xfer::StagingPoolOptions pool_options;
+  transfer::StagingPoolOptions pool_options;
   pool_options.slot_bytes = options.block_bytes;
   pool_options.slots = options.depth * options.threads;
-  ACCO_ASSIGN_OR_RETURN(state->pool, xfer::StagingPool::create(device, pool_options));
+  ACCO_ASSIGN_OR_RETURN(state->pool, transfer::StagingPool::create(device, pool_options));
   for (int i = 0; i < pool_options.slots; ++i) {
     state->taken.push_back(state->pool->acquire());
   }
@@ -588,8 +588,8 @@ Result<ReadStats> Reader::read(void* dst, std::size_t capacity,
     return fail(Errc::kInvalidArgument, "read: expected a destination, got null");
   }
   auto* out = static_cast<std::byte*>(dst);
-  const Deliver deliver = [out](const Block& b,
-                                const std::byte* data) -> Result<std::optional<xfer::Transfer>> {
+  const Deliver deliver =
+      [out](const Block& b, const std::byte* data) -> Result<std::optional<transfer::Transfer>> {
     std::memcpy(out + b.dst_offset, data + b.skip, b.useful);
     return std::nullopt;
   };
@@ -598,7 +598,7 @@ Result<ReadStats> Reader::read(void* dst, std::size_t capacity,
 
 Result<ReadStats> Reader::read_discard(const std::vector<FileRange>& ranges) {
   const Deliver deliver = [](const Block&,
-                             const std::byte*) -> Result<std::optional<xfer::Transfer>> {
+                             const std::byte*) -> Result<std::optional<transfer::Transfer>> {
     return std::nullopt;
   };
   return state_->read(ranges, UINT64_MAX, deliver);
@@ -614,14 +614,15 @@ Result<ReadStats> Reader::read_to_device(void* device_dst, std::size_t capacity,
   }
   auto* out = static_cast<std::byte*>(device_dst);
   State* st = state_.get();
-  const Deliver deliver =
-      [out, st](const Block& b, const std::byte* data) -> Result<std::optional<xfer::Transfer>> {
+  const Deliver deliver = [out, st](
+                              const Block& b,
+                              const std::byte* data) -> Result<std::optional<transfer::Transfer>> {
     if (b.useful == 0) {
       return std::nullopt;
     }
     const std::lock_guard lock(st->engine_mutex);
     ACCO_ASSIGN_OR_RETURN(auto t, st->engine->copy(out + b.dst_offset, data + b.skip, b.useful));
-    return std::optional<xfer::Transfer>(std::move(t));
+    return std::optional<transfer::Transfer>(std::move(t));
   };
   return state_->read(ranges, capacity, deliver);
 }

@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include "acco/core/names.hpp"
-#include "acco/xfer/staging_pool.hpp"
+#include "acco/transfer/staging_pool.hpp"
 
 #include "files.hpp"
 #include "ring.hpp"
@@ -61,7 +61,7 @@ namespace {
 
 // Fills a slot with chunk bytes [offset, offset + bytes) of the source; a Transfer to wait for
 // before the slot is written out, when the fill is a DMA.
-using Fill = std::function<Result<std::optional<xfer::Transfer>>(
+using Fill = std::function<Result<std::optional<transfer::Transfer>>(
     std::byte* slot, std::uint64_t offset, std::size_t bytes)>;
 
 struct WSlot {
@@ -71,7 +71,7 @@ struct WSlot {
   std::size_t length = 0;    // bytes of data
   std::size_t padded = 0;    // bytes written (length rounded up for O_DIRECT)
   std::size_t done = 0;
-  std::optional<xfer::Transfer> filling;
+  std::optional<transfer::Transfer> filling;
 };
 
 std::string write_error(const std::string& path, std::uint64_t offset, int error) {
@@ -183,10 +183,10 @@ class TempFile {
 }  // namespace
 
 struct Writer::State {
-  xfer::Engine* engine = nullptr;
+  transfer::Engine* engine = nullptr;
   WriterOptions options;
-  std::unique_ptr<xfer::StagingPool> pool;
-  std::vector<xfer::StagingPool::Slot> taken;
+  std::unique_ptr<transfer::StagingPool> pool;
+  std::vector<transfer::StagingPool::Slot> taken;
   std::unique_ptr<detail::Ring> ring;
   std::vector<std::string> notes;
   std::mutex mutex;
@@ -223,7 +223,7 @@ void pad(WSlot& s, std::uint64_t alignment) {
 // writing -> free, in file order.
 class WritePipeline {
  public:
-  WritePipeline(detail::Ring& ring, const std::vector<xfer::StagingPool::Slot>& taken,
+  WritePipeline(detail::Ring& ring, const std::vector<transfer::StagingPool::Slot>& taken,
                 TempFile& file, const std::string& path, std::size_t block, const Fill& fill,
                 WriteStats& stats)
       : ring_(ring),
@@ -430,8 +430,8 @@ Result<WriteStats> Writer::State::write(const std::string& path, std::uint64_t b
   return stats;
 }
 
-Result<std::unique_ptr<Writer>> Writer::create(dev::Device& device, const WriterOptions& options,
-                                               xfer::Engine* engine) {
+Result<std::unique_ptr<Writer>> Writer::create(device::Device& device, const WriterOptions& options,
+                                               transfer::Engine* engine) {
   ACCO_RETURN_IF_ERROR(validate(options));
   if (engine != nullptr && &engine->device() != &device) {
     return fail(Errc::kInvalidArgument, "writer: the engine belongs to another device");
@@ -439,10 +439,10 @@ Result<std::unique_ptr<Writer>> Writer::create(dev::Device& device, const Writer
   auto state = std::make_unique<State>();
   state->engine = engine;
   state->options = options;
-  xfer::StagingPoolOptions pool_options;
+  transfer::StagingPoolOptions pool_options;
   pool_options.slot_bytes = options.block_bytes;
   pool_options.slots = options.depth;
-  ACCO_ASSIGN_OR_RETURN(state->pool, xfer::StagingPool::create(device, pool_options));
+  ACCO_ASSIGN_OR_RETURN(state->pool, transfer::StagingPool::create(device, pool_options));
   std::vector<iovec> buffers;
   for (int i = 0; i < options.depth; ++i) {
     state->taken.push_back(state->pool->acquire());
@@ -473,7 +473,7 @@ Result<WriteStats> Writer::write(const std::string& path, const void* src, std::
   }
   const auto* in = static_cast<const std::byte*>(src);
   const Fill fill = [in](std::byte* slot, std::uint64_t offset,
-                         std::size_t n) -> Result<std::optional<xfer::Transfer>> {
+                         std::size_t n) -> Result<std::optional<transfer::Transfer>> {
     std::memcpy(slot, in + offset, n);
     return std::nullopt;
   };
@@ -490,11 +490,11 @@ Result<WriteStats> Writer::write_from_device(const std::string& path, const void
     return fail(Errc::kInvalidArgument, "write_from_device: expected a source, got null");
   }
   const auto* in = static_cast<const std::byte*>(device_src);
-  xfer::Engine* engine = state_->engine;
+  transfer::Engine* engine = state_->engine;
   const Fill fill = [in, engine](std::byte* slot, std::uint64_t offset,
-                                 std::size_t n) -> Result<std::optional<xfer::Transfer>> {
+                                 std::size_t n) -> Result<std::optional<transfer::Transfer>> {
     ACCO_ASSIGN_OR_RETURN(auto t, engine->copy(slot, in + offset, n));
-    return std::optional<xfer::Transfer>(std::move(t));
+    return std::optional<transfer::Transfer>(std::move(t));
   };
   return state_->write(path, bytes, fill);
 }

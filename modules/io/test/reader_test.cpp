@@ -18,7 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "acco/dev/host_backend.hpp"
+#include "acco/device/host_backend.hpp"
 #include "acco/testing/matchers.hpp"
 
 #include "io_test_support.hpp"
@@ -34,13 +34,13 @@ using ::testing::HasSubstr;
 class ReaderTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto backend = dev::make_host_backend({});
+    auto backend = device::make_host_backend({});
     ASSERT_TRUE(backend.has_value());
     backend_ = std::move(*backend);
     device_ = backend_->devices().front();
   }
 
-  std::unique_ptr<Reader> make(ReaderOptions o, xfer::Engine* engine = nullptr) {
+  std::unique_ptr<Reader> make(ReaderOptions o, transfer::Engine* engine = nullptr) {
     auto r = Reader::create(*device_, o, engine);
     EXPECT_TRUE(r.has_value()) << r.error().message;
     return r ? std::move(*r) : nullptr;
@@ -58,8 +58,8 @@ class ReaderTest : public ::testing::Test {
   }
 
   DiskDir dir_;
-  std::unique_ptr<dev::Backend> backend_;
-  dev::Device* device_ = nullptr;
+  std::unique_ptr<device::Backend> backend_;
+  device::Device* device_ = nullptr;
 };
 
 TEST_F(ReaderTest, ReadsAWholeFileWithIoUringAndODirect) {
@@ -147,7 +147,7 @@ TEST_F(ReaderTest, BufferedWhenAskedAndTheReaderIsReusable) {
 TEST_F(ReaderTest, ReadsToDeviceMemoryThroughTheEngine) {
   const std::uint64_t bytes = (4 << 20) + 100;
   const auto path = write_pattern(dir_.path() / "a", bytes, 9);
-  auto engine = xfer::Engine::create(*device_);
+  auto engine = transfer::Engine::create(*device_);
   ASSERT_TRUE(engine.has_value());
   ReaderOptions o;
   o.block_bytes = 512 << 10;
@@ -266,11 +266,11 @@ void refuse_io_uring() {
 
 int read_without_io_uring(const std::string& path) {
   refuse_io_uring();
-  auto backend = dev::make_host_backend({});
+  auto backend = device::make_host_backend({});
   if (!backend) {
     return 3;
   }
-  dev::Device& device = *(*backend)->devices().front();
+  device::Device& device = *(*backend)->devices().front();
   ReaderOptions only;
   only.engine = IoEngine::kIoUring;
   auto refused = Reader::create(device, only);

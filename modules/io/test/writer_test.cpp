@@ -15,7 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "acco/dev/host_backend.hpp"
+#include "acco/device/host_backend.hpp"
 #include "acco/testing/matchers.hpp"
 
 #include "io_test_support.hpp"
@@ -51,14 +51,14 @@ std::vector<std::string> names(const std::filesystem::path& dir) {
 class WriterTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto backend = dev::make_host_backend({});
+    auto backend = device::make_host_backend({});
     ASSERT_TRUE(backend.has_value());
     backend_ = std::move(*backend);
     device_ = backend_->devices().front();
   }
   DiskDir dir_;
-  std::unique_ptr<dev::Backend> backend_;
-  dev::Device* device_ = nullptr;
+  std::unique_ptr<device::Backend> backend_;
+  device::Device* device_ = nullptr;
 };
 
 TEST_F(WriterTest, WritesHostMemoryOfAnUnalignedSizeWithEveryEngine) {
@@ -82,7 +82,7 @@ TEST_F(WriterTest, WritesHostMemoryOfAnUnalignedSizeWithEveryEngine) {
 }
 
 TEST_F(WriterTest, WritesDeviceMemoryThroughTheEngineAndReplacesTheTarget) {
-  auto engine = xfer::Engine::create(*device_);
+  auto engine = transfer::Engine::create(*device_);
   ASSERT_TRUE(engine.has_value());
   WriterOptions o;
   o.block_bytes = 512 << 10;
@@ -142,7 +142,7 @@ int write_to_full_disk(const std::string& dir) {
     return 77;  // the sandbox refuses mount namespaces
   }
   { std::ofstream(dir + "/ckpt") << "old"; }
-  auto backend = dev::make_host_backend({});
+  auto backend = device::make_host_backend({});
   if (!backend) {
     return 3;
   }

@@ -47,9 +47,9 @@ Status AsyncLaunch::ensure() {
   if (queue) {
     return {};
   }
-  ACCO_ASSIGN_OR_RETURN(std::unique_ptr<dev::Queue> made, device->create_queue());
+  ACCO_ASSIGN_OR_RETURN(std::unique_ptr<device::Queue> made, device->create_queue());
   const auto before = std::chrono::steady_clock::now();
-  ACCO_ASSIGN_OR_RETURN(std::shared_ptr<dev::Event> event, made->record());
+  ACCO_ASSIGN_OR_RETURN(std::shared_ptr<device::Event> event, made->record());
   ACCO_RETURN_IF_ERROR(event->wait());
   const auto after = std::chrono::steady_clock::now();
   reference_at = std::chrono::duration_cast<std::chrono::nanoseconds>(before - origin) +
@@ -64,7 +64,7 @@ Status AsyncLaunch::ensure() {
 
 namespace acco::sched {
 
-dev::Queue& TaskContext::queue() {
+device::Queue& TaskContext::queue() {
   if (async_ == nullptr) {
     throw DeviceFailure("TaskContext::queue: this context belongs to no running task");
   }

@@ -12,7 +12,7 @@
 #include <string>
 
 #include "acco/core/result.hpp"
-#include "acco/dev/device.hpp"
+#include "acco/device/device.hpp"
 #include "acco/sched/runtime.hpp"
 
 namespace acco::sched::detail {
@@ -27,31 +27,33 @@ struct AsyncErrors {
 
 // The queue an implementation sees: forwards to the device's compute queue, wrapping host tasks
 // so that what they throw goes to the task's AsyncErrors.
-class TaskQueue final : public dev::Queue {
+class TaskQueue final : public device::Queue {
  public:
   Status copy(void* dst, const void* src, std::size_t bytes) override;
   Status host_task(std::function<void()> task) override;
-  Result<std::shared_ptr<dev::Event>> record() override { return inner->record(); }
-  Status wait(std::shared_ptr<dev::Event> event) override { return inner->wait(std::move(event)); }
+  Result<std::shared_ptr<device::Event>> record() override { return inner->record(); }
+  Status wait(std::shared_ptr<device::Event> event) override {
+    return inner->wait(std::move(event));
+  }
   Status synchronize() override { return inner->synchronize(); }
 
-  dev::Queue* inner = nullptr;
+  device::Queue* inner = nullptr;
   std::shared_ptr<AsyncErrors> errors;
 };
 
 // A device's compute queue for asynchronous implementations, made on first use by its thread,
 // and the launch in progress (what TaskContext::queue() started for the current task).
 struct AsyncLaunch {
-  dev::Device* device = nullptr;
+  device::Device* device = nullptr;
   std::chrono::steady_clock::time_point origin;  // the runtime's clock
-  std::unique_ptr<dev::Queue> queue;
+  std::unique_ptr<device::Queue> queue;
   // Device-clock times are placed on the runtime's clock through an event completed at a known
   // time (within half the round trip that waited for it).
-  std::shared_ptr<dev::Event> reference;
+  std::shared_ptr<device::Event> reference;
   std::chrono::nanoseconds reference_at{0};
   TaskQueue facade;
-  std::shared_ptr<dev::Event> start;  // of the current task; null until queue() is called
-  Status ensure();                    // makes the queue and the reference event
+  std::shared_ptr<device::Event> start;  // of the current task; null until queue() is called
+  Status ensure();                       // makes the queue and the reference event
 };
 
 // What running one implementation gave: times, and an error or a device failure.
@@ -61,7 +63,7 @@ struct Outcome {
   std::string device_error;
   // Set when the implementation submitted work to TaskContext::queue(): the task was launched
   // and completes when `end` does (RuntimeCore::settle fills the rest then).
-  std::shared_ptr<dev::Event> start, end;
+  std::shared_ptr<device::Event> start, end;
   std::shared_ptr<AsyncErrors> errors;
 };
 

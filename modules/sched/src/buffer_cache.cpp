@@ -5,12 +5,12 @@
 
 namespace acco::sched::detail {
 
-std::unique_ptr<dev::Buffer> BufferCache::take(std::size_t bytes) {
+std::unique_ptr<device::Buffer> BufferCache::take(std::size_t bytes) {
   auto it = buffers_.find(bytes);
   if (it == buffers_.end()) {
     return nullptr;
   }
-  std::unique_ptr<dev::Buffer> buffer = std::move(it->second);
+  std::unique_ptr<device::Buffer> buffer = std::move(it->second);
   buffers_.erase(it);
   bytes_ -= bytes;
   return buffer;
@@ -24,7 +24,7 @@ void BufferCache::make_room(std::uint64_t in_use, std::size_t incoming, std::uin
   }
 }
 
-void BufferCache::keep(std::unique_ptr<dev::Buffer> buffer, std::uint64_t limit) {
+void BufferCache::keep(std::unique_ptr<device::Buffer> buffer, std::uint64_t limit) {
   const std::size_t bytes = buffer->size();
   if (bytes_ + bytes <= limit) {
     buffers_.emplace(bytes, std::move(buffer));
@@ -32,8 +32,9 @@ void BufferCache::keep(std::unique_ptr<dev::Buffer> buffer, std::uint64_t limit)
   }
 }
 
-Result<std::unique_ptr<dev::Buffer>> DeviceMemory::take(dev::Device& device, std::size_t bytes) {
-  if (std::unique_ptr<dev::Buffer> cached = cache.take(bytes)) {
+Result<std::unique_ptr<device::Buffer>> DeviceMemory::take(device::Device& device,
+                                                           std::size_t bytes) {
+  if (std::unique_ptr<device::Buffer> cached = cache.take(bytes)) {
     used += bytes;
     ++buffers_reused;
     return cached;
@@ -48,7 +49,7 @@ Result<std::unique_ptr<dev::Buffer>> DeviceMemory::take(dev::Device& device, std
   return buffer;
 }
 
-void DeviceMemory::drop(std::unique_ptr<dev::Buffer> buffer, std::uint64_t cache_limit) {
+void DeviceMemory::drop(std::unique_ptr<device::Buffer> buffer, std::uint64_t cache_limit) {
   if (!buffer) {
     return;
   }

@@ -9,7 +9,7 @@
 #include <memory>
 
 #include "acco/core/result.hpp"
-#include "acco/dev/device.hpp"
+#include "acco/device/device.hpp"
 
 namespace acco::sched::detail {
 
@@ -17,16 +17,16 @@ namespace acco::sched::detail {
 class BufferCache {
  public:
   // A cached buffer of exactly `bytes`, or null.
-  std::unique_ptr<dev::Buffer> take(std::size_t bytes);
+  std::unique_ptr<device::Buffer> take(std::size_t bytes);
   // Frees cached buffers, largest first, while in_use + bytes() + incoming > budget.
   void make_room(std::uint64_t in_use, std::size_t incoming, std::uint64_t budget);
   // Keeps `buffer` when the cache then holds at most `limit` bytes; frees it otherwise.
-  void keep(std::unique_ptr<dev::Buffer> buffer, std::uint64_t limit);
+  void keep(std::unique_ptr<device::Buffer> buffer, std::uint64_t limit);
   std::uint64_t bytes() const { return bytes_; }
   std::size_t size() const { return buffers_.size(); }
 
  private:
-  std::multimap<std::size_t, std::unique_ptr<dev::Buffer>> buffers_;
+  std::multimap<std::size_t, std::unique_ptr<device::Buffer>> buffers_;
   std::uint64_t bytes_ = 0;
 };
 
@@ -40,9 +40,9 @@ struct DeviceMemory {
   // A buffer for a replica of `bytes` (the caller checked used + bytes against the budget): a
   // cached one of that size, else a new one from `device`, after freeing cached buffers as
   // needed to keep used + cached within the budget. Counted in `used`.
-  Result<std::unique_ptr<dev::Buffer>> take(dev::Device& device, std::size_t bytes);
+  Result<std::unique_ptr<device::Buffer>> take(device::Device& device, std::size_t bytes);
   // A replica's buffer is no longer needed: cached within `cache_limit` bytes, or freed.
-  void drop(std::unique_ptr<dev::Buffer> buffer, std::uint64_t cache_limit);
+  void drop(std::unique_ptr<device::Buffer> buffer, std::uint64_t cache_limit);
 };
 
 }  // namespace acco::sched::detail

@@ -8,7 +8,7 @@
 
 namespace acco::sched::detail {
 
-Result<xfer::Transfer> RuntimeCore::issue(DeviceState& d, const InflightCopy& copy) {
+Result<transfer::Transfer> RuntimeCore::issue(DeviceState& d, const InflightCopy& copy) {
   const std::lock_guard<std::mutex> guard(d.transfers.engine_mu);
   if (!d.transfers.engine) {
     return fail(Errc::kUnavailable, fmt::format("{}: its device thread has stopped", d.name));

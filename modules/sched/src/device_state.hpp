@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "acco/sched/runtime.hpp"
-#include "acco/xfer/engine.hpp"
+#include "acco/transfer/engine.hpp"
 
 #include "async_launch.hpp"
 #include "buffer_cache.hpp"
@@ -31,7 +31,7 @@ struct InflightCopy {
   void* dst = nullptr;
   const void* src = nullptr;
   std::size_t bytes = 0;
-  xfer::Transfer transfer;
+  transfer::Transfer transfer;
   bool issued = false;
   std::chrono::nanoseconds start{0};
 };
@@ -69,8 +69,8 @@ struct WorkerThread {
 // Transfers are waited on without it.
 struct DeviceTransfers {
   std::mutex engine_mu;
-  std::unique_ptr<xfer::Engine> engine;
-  xfer::EngineCounters retired;        // what `engine` had moved when its thread stopped
+  std::unique_ptr<transfer::Engine> engine;
+  transfer::EngineCounters retired;    // what `engine` had moved when its thread stopped
   std::vector<InflightCopy> inflight;  // prefetches in flight into this device (under mu_)
   bool prefetch_wanted = false;        // a task was pushed since its last prefetch pass
 };

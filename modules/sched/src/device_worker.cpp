@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-#include "acco/dev/trace_range.hpp"
+#include "acco/device/trace_range.hpp"
 
 #include "runtime_core.hpp"
 
@@ -74,7 +74,7 @@ void RuntimeCore::worker(int device) {
     }
   }
   drain_inflight(device, lock);
-  std::unique_ptr<xfer::Engine> engine;
+  std::unique_ptr<transfer::Engine> engine;
   {
     const std::lock_guard<std::mutex> guard(d.transfers.engine_mu);
     if (d.transfers.engine) {
@@ -82,7 +82,7 @@ void RuntimeCore::worker(int device) {
     }
     engine = std::move(d.transfers.engine);
   }
-  std::unique_ptr<dev::Queue> compute = std::move(d.async.launch.queue);
+  std::unique_ptr<device::Queue> compute = std::move(d.async.launch.queue);
   d.async.launch.reference.reset();
   lock.unlock();
   compute.reset();  // idle: every launched task has completed
@@ -304,8 +304,8 @@ Outcome RuntimeCore::execute(TaskId id, const TaskState& t, int device, TaskCont
   Outcome out;
   out.started = now();
   try {
-    const dev::TraceRange range =
-        dev::TraceRange::lazy([&] { return fmt::format("acco task {} #{}", t.codelet->type, id); });
+    const device::TraceRange range = device::TraceRange::lazy(
+        [&] { return fmt::format("acco task {} #{}", t.codelet->type, id); });
     run(context);
   } catch (const DeviceFailure& e) {
     out.device_error = e.what();

@@ -8,27 +8,27 @@
 
 #include <fmt/format.h>
 
-#include "acco/xfer/engine.hpp"
+#include "acco/transfer/engine.hpp"
 
 namespace acco::sched {
 
 struct FileLoader::State {
   struct PerDevice {
-    std::unique_ptr<xfer::Engine> engine;
+    std::unique_ptr<transfer::Engine> engine;
     std::unique_ptr<io::Reader> reader;
   };
   io::ReaderOptions options;
   mutable std::mutex mutex;
-  std::map<dev::Device*, std::shared_ptr<PerDevice>> devices;
+  std::map<device::Device*, std::shared_ptr<PerDevice>> devices;
   std::uint64_t bytes = 0;
   std::vector<std::string> notes;
 
   // The device's reader, created at its first load. Throws with the reason when it cannot be.
-  std::shared_ptr<PerDevice> on(dev::Device& device) {
+  std::shared_ptr<PerDevice> on(device::Device& device) {
     const std::lock_guard lock(mutex);
     auto& slot = devices[&device];
     if (!slot) {
-      auto engine = xfer::Engine::create(device);
+      auto engine = transfer::Engine::create(device);
       if (!engine) {
         throw std::runtime_error("file load: " + engine.error().message);
       }

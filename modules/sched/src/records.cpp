@@ -35,7 +35,7 @@ RuntimeCounters RuntimeCore::counters() const {
   for (std::size_t i = 0; i < devices_.size(); ++i) {
     DeviceTransfers& t = devices_[i]->transfers;
     const std::lock_guard<std::mutex> guard(t.engine_mu);
-    xfer::EngineCounters c = t.retired;
+    transfer::EngineCounters c = t.retired;
     if (t.engine) {
       c += t.engine->counters();
     }

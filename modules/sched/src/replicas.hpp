@@ -9,13 +9,13 @@
 #include <string>
 #include <vector>
 
-#include "acco/dev/device.hpp"
+#include "acco/device/device.hpp"
 #include "acco/sched/runtime.hpp"
 
 namespace acco::sched::detail {
 
 struct Replica {
-  std::unique_ptr<dev::Buffer> buffer;  // null until first needed there
+  std::unique_ptr<device::Buffer> buffer;  // null until first needed there
   bool valid = false;
   int pins = 0;           // running task, in-flight copy into or out of it, prefetch
   bool fetching = false;  // a prefetch into it is in flight

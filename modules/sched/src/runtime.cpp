@@ -12,7 +12,7 @@ namespace detail {
 
 namespace {
 
-std::string device_instance(const dev::DeviceInfo& info) {
+std::string device_instance(const device::DeviceInfo& info) {
   if (!info.pci.empty()) {
     return fmt::format("{}:{}", info.backend, info.pci);
   }
@@ -33,7 +33,7 @@ RuntimeCore::RuntimeCore(std::vector<DeviceSpec> specs, RuntimeOptions options, 
   policy_ = policy_of(options_.policy);
   for (DeviceSpec& spec : specs) {
     auto d = std::make_unique<DeviceState>();
-    const dev::DeviceInfo& info = spec.device->info();
+    const device::DeviceInfo& info = spec.device->info();
     d->kind = spec.kind.empty() ? info.backend : spec.kind;
     d->instance = device_instance(info);
     d->name = fmt::format("dev{} {} ({})", devices_.size(), d->instance, d->kind);
@@ -50,10 +50,11 @@ RuntimeCore::RuntimeCore(std::vector<DeviceSpec> specs, RuntimeOptions options, 
 
 Status RuntimeCore::start() {
   for (auto& d : devices_) {
-    ACCO_ASSIGN_OR_RETURN(d->transfers.engine,
-                          xfer::Engine::create(*d->spec.device, d->spec.transfer_profile.value_or(
-                                                                    options_.transfer_profile)),
-                          fmt::format("device {}", d->name));
+    ACCO_ASSIGN_OR_RETURN(
+        d->transfers.engine,
+        transfer::Engine::create(*d->spec.device,
+                                 d->spec.transfer_profile.value_or(options_.transfer_profile)),
+        fmt::format("device {}", d->name));
   }
   for (std::size_t i = 0; i < devices_.size(); ++i) {
     devices_[i]->worker.thread = std::thread([this, i] { worker(static_cast<int>(i)); });

@@ -41,7 +41,7 @@
 #include "acco/core/result.hpp"
 #include "acco/sched/policy.hpp"
 #include "acco/sched/runtime.hpp"
-#include "acco/xfer/engine.hpp"
+#include "acco/transfer/engine.hpp"
 
 #include "async_launch.hpp"
 #include "device_state.hpp"
@@ -280,7 +280,7 @@ class RuntimeCore {
   // Prefetches for the devices that were pushed tasks (StarPU prefetches at push time): called
   // where the pushing thread may release the lock, after a completion and after a submit.
   void prefetch_pushed(Lock& lock);
-  Result<xfer::Transfer> issue(DeviceState& d, const InflightCopy& copy);
+  Result<transfer::Transfer> issue(DeviceState& d, const InflightCopy& copy);
   Status wait_inflight(int device, std::size_t handle, Lock& lock);
   void drain_inflight(int device, Lock& lock);
 

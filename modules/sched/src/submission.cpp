@@ -66,7 +66,7 @@ Status RuntimeCore::write_back(DataHandle handle, bool forget) {
     ++r.pins;
     h.host_writing = true;
     const std::uint64_t version = h.version;
-    dev::Device& device = *devices_[static_cast<std::size_t>(source)]->spec.device;
+    device::Device& device = *devices_[static_cast<std::size_t>(source)]->spec.device;
     void* src = r.buffer->data();
     lock.unlock();
     status = device.copy(h.host, src, h.bytes);

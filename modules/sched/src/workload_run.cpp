@@ -256,7 +256,7 @@ Result<WorkloadOutcome> run_workload(const Workload& workload, std::vector<Devic
   const EmulatedTasks emulated(workload, implementation_kinds(devices), run.async_kernels,
                                run.kernel);
   const std::string policy(to_string(options.policy));
-  dev::Device* pin_on = devices.front().device;
+  device::Device* pin_on = devices.front().device;
   ACCO_ASSIGN_OR_RETURN(const std::unique_ptr<Runtime> owned_runtime,
                         Runtime::create(std::move(devices), std::move(options)));
   Runtime& runtime = *owned_runtime;
@@ -266,9 +266,9 @@ Result<WorkloadOutcome> run_workload(const Workload& workload, std::vector<Devic
   // Pinned host memory, as an application that cares about transfers allocates it (StarPU's
   // starpu_malloc does the same): copies to and from devices are then DMA, asynchronous, and
   // need no staging. Pinned memory is portable: every device of the backend recognises it.
-  std::vector<std::unique_ptr<dev::Buffer>> memory;
+  std::vector<std::unique_ptr<device::Buffer>> memory;
   for (std::size_t bytes : workload.data_bytes) {
-    ACCO_ASSIGN_OR_RETURN(auto buffer, pin_on->allocate_host(bytes, dev::MemoryKind::kPinned),
+    ACCO_ASSIGN_OR_RETURN(auto buffer, pin_on->allocate_host(bytes, device::MemoryKind::kPinned),
                           "workload data");
     memory.push_back(std::move(buffer));
   }

@@ -9,19 +9,19 @@
 namespace acco::sched::detail {
 namespace {
 
-class FakeBuffer final : public dev::Buffer {
+class FakeBuffer final : public device::Buffer {
  public:
   explicit FakeBuffer(std::size_t bytes) : bytes_(bytes) {}
   void* data() const override { return nullptr; }
   std::size_t size() const override { return bytes_; }
-  dev::MemoryKind kind() const override { return dev::MemoryKind::kDevice; }
+  device::MemoryKind kind() const override { return device::MemoryKind::kDevice; }
   bool host_accessible() const override { return false; }
 
  private:
   std::size_t bytes_;
 };
 
-std::unique_ptr<dev::Buffer> buffer(std::size_t bytes) {
+std::unique_ptr<device::Buffer> buffer(std::size_t bytes) {
   return std::make_unique<FakeBuffer>(bytes);
 }
 

@@ -8,7 +8,7 @@
 
 #include <gtest/gtest.h>
 
-#include "acco/dev/host_backend.hpp"
+#include "acco/device/host_backend.hpp"
 #include "acco/sched/runtime.hpp"
 #include "acco/testing/matchers.hpp"
 
@@ -97,12 +97,12 @@ double element(int i, int j, int n) {
 
 // Factorises a t x t tiled SPD matrix and returns max |(L L^T - A)_ij| over the lower triangle.
 double factorise(PolicyKind policy, int devices, std::uint64_t budget, int t, bool as_graph) {
-  dev::HostBackendOptions host;
+  device::HostBackendOptions host;
   host.devices = devices;
-  auto backend = dev::make_host_backend(host);
+  auto backend = device::make_host_backend(host);
   EXPECT_THAT(backend, IsOk());
   std::vector<DeviceSpec> specs;
-  for (dev::Device* d : (*backend)->devices()) {
+  for (device::Device* d : (*backend)->devices()) {
     DeviceSpec spec;
     spec.device = d;
     spec.memory_budget_bytes = budget;

@@ -10,7 +10,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "acco/dev/host_backend.hpp"
+#include "acco/device/host_backend.hpp"
 #include "acco/testing/matchers.hpp"
 
 namespace acco::sched {
@@ -49,17 +49,17 @@ std::vector<int> numbers(std::size_t n, int seed) {
 }
 
 struct Fixture {
-  std::unique_ptr<dev::Backend> backend;
+  std::unique_ptr<device::Backend> backend;
   std::unique_ptr<Runtime> runtime;
 };
 
 Fixture make(int devices) {
-  dev::HostBackendOptions host;
+  device::HostBackendOptions host;
   host.devices = devices;
-  auto backend = dev::make_host_backend(host);
+  auto backend = device::make_host_backend(host);
   EXPECT_THAT(backend, IsOk());
   std::vector<DeviceSpec> specs;
-  for (dev::Device* d : (*backend)->devices()) {
+  for (device::Device* d : (*backend)->devices()) {
     DeviceSpec spec;
     spec.device = d;
     specs.push_back(spec);

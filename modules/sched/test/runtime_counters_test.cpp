@@ -10,7 +10,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "acco/dev/host_backend.hpp"
+#include "acco/device/host_backend.hpp"
 #include "acco/sched/runtime.hpp"
 #include "acco/testing/matchers.hpp"
 
@@ -20,17 +20,17 @@ namespace {
 using ::acco::testing::IsOk;
 
 struct Fixture {
-  std::unique_ptr<dev::Backend> backend;
+  std::unique_ptr<device::Backend> backend;
   std::unique_ptr<Runtime> runtime;
 };
 
 Fixture make(int devices, PolicyKind policy = PolicyKind::kDmda) {
-  dev::HostBackendOptions host;
+  device::HostBackendOptions host;
   host.devices = devices;
-  auto backend = dev::make_host_backend(host);
+  auto backend = device::make_host_backend(host);
   EXPECT_THAT(backend, IsOk());
   std::vector<DeviceSpec> specs;
-  for (dev::Device* d : (*backend)->devices()) {
+  for (device::Device* d : (*backend)->devices()) {
     DeviceSpec spec;
     spec.device = d;
     specs.push_back(spec);
@@ -74,7 +74,7 @@ TEST(RuntimeCountersTest, ANewRuntimeHasOneIdleEntryPerDevice) {
     EXPECT_FALSE(c.devices[i].name.empty());
     EXPECT_EQ(c.devices[i].started, 0U);
     EXPECT_EQ(c.devices[i].queued, 0U);
-    EXPECT_EQ(c.devices[i].transfers, xfer::EngineCounters{});
+    EXPECT_EQ(c.devices[i].transfers, transfer::EngineCounters{});
   }
 }
 

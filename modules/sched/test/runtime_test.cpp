@@ -11,7 +11,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "acco/dev/host_backend.hpp"
+#include "acco/device/host_backend.hpp"
 #include "acco/testing/matchers.hpp"
 
 namespace acco::sched {
@@ -23,18 +23,18 @@ using ::acco::testing::StatusIs;
 using ::testing::HasSubstr;
 
 struct Fixture {
-  std::unique_ptr<dev::Backend> backend;
+  std::unique_ptr<device::Backend> backend;
   std::unique_ptr<Runtime> runtime;
 };
 
 Fixture make(int devices, RuntimeOptions options = {}, std::uint64_t budget = 0,
              std::vector<std::string> kinds = {}) {
-  dev::HostBackendOptions host;
+  device::HostBackendOptions host;
   host.devices = devices;
-  auto backend = dev::make_host_backend(host);
+  auto backend = device::make_host_backend(host);
   EXPECT_THAT(backend, IsOk());
   std::vector<DeviceSpec> specs;
-  for (dev::Device* d : (*backend)->devices()) {
+  for (device::Device* d : (*backend)->devices()) {
     DeviceSpec spec;
     spec.device = d;
     spec.memory_budget_bytes = budget;
@@ -1241,9 +1241,9 @@ TEST(RuntimeTest, PlacementReasonsAreThoseOfTheDecisionEvenAfterPolicyAndKnobsCh
 TEST(RuntimeTest, PriorPredictionsFollowEachTasksOwnCostHint) {
   // Uncalibrated predictions come from the cost hint and the device peak; they are cached per
   // hint, so tasks of one kind with different hints keep their own predictions.
-  dev::HostBackendOptions host;
+  device::HostBackendOptions host;
   host.devices = 1;
-  auto backend = dev::make_host_backend(host);
+  auto backend = device::make_host_backend(host);
   ASSERT_THAT(backend, IsOk());
   DeviceSpec spec;
   spec.device = (*backend)->devices()[0];

@@ -6,15 +6,16 @@
 
 #include <fmt/format.h>
 
-#include "acco/xfer/engine.hpp"
+#include "acco/transfer/engine.hpp"
 
 namespace acco::tune::detail {
 
-EngineMeasure::EngineMeasure(std::map<std::string, dev::Device*> devices, int copies)
+EngineMeasure::EngineMeasure(std::map<std::string, device::Device*> devices, int copies)
     : devices_(std::move(devices)), copies_(std::max(1, copies)) {}
 
-Result<EngineMeasure::Buffers*> EngineMeasure::buffers(dev::Device& device, const std::string& name,
-                                                       dev::MemoryKind kind, std::size_t bytes) {
+Result<EngineMeasure::Buffers*> EngineMeasure::buffers(device::Device& device,
+                                                       const std::string& name,
+                                                       device::MemoryKind kind, std::size_t bytes) {
   auto& b = buffers_[{name, kind}];
   if (!b.host || b.host->size() < bytes) {
     b = {};  // free the smaller pair first: the largest size is asked for first
@@ -26,7 +27,7 @@ Result<EngineMeasure::Buffers*> EngineMeasure::buffers(dev::Device& device, cons
   return &b;
 }
 
-Result<double> EngineMeasure::operator()(const Target& target, const xfer::Profile& profile,
+Result<double> EngineMeasure::operator()(const Target& target, const transfer::Profile& profile,
                                          std::uint64_t bytes) {
   const auto it = devices_.find(target.device);
   if (it == devices_.end()) {
@@ -38,13 +39,13 @@ Result<double> EngineMeasure::operator()(const Target& target, const xfer::Profi
     return fail(Errc::kInvalidArgument, fmt::format("tune: unknown path '{}'", target.path));
   }
   const auto n = static_cast<std::size_t>(bytes);
-  dev::Device& device = *it->second;
-  ACCO_ASSIGN_OR_RETURN(auto* b,
-                        buffers(device, target.device,
-                                pinned ? dev::MemoryKind::kPinned : dev::MemoryKind::kPageable, n));
+  device::Device& device = *it->second;
+  ACCO_ASSIGN_OR_RETURN(
+      auto* b, buffers(device, target.device,
+                       pinned ? device::MemoryKind::kPinned : device::MemoryKind::kPageable, n));
   void* dst = h2d ? b->device->data() : b->host->data();
   const void* src = h2d ? b->host->data() : b->device->data();
-  ACCO_ASSIGN_OR_RETURN(auto engine, xfer::Engine::create(device, profile));
+  ACCO_ASSIGN_OR_RETURN(auto engine, transfer::Engine::create(device, profile));
   const auto one = [&]() -> Status {
     ACCO_ASSIGN_OR_RETURN(auto t, engine->copy(dst, src, n));
     return t.wait().transform([](const auto&) {});

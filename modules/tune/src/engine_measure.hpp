@@ -7,7 +7,7 @@
 #include <tuple>
 #include <vector>
 
-#include "acco/dev/device.hpp"
+#include "acco/device/device.hpp"
 #include "acco/tune/search.hpp"
 
 namespace acco::tune::detail {
@@ -16,24 +16,24 @@ class EngineMeasure {
  public:
   // `devices` by the names Targets use; they must outlive this. `copies` timed per measurement
   // after one untimed warm-up.
-  EngineMeasure(std::map<std::string, dev::Device*> devices, int copies);
+  EngineMeasure(std::map<std::string, device::Device*> devices, int copies);
 
   // Seconds of one copy (median). kInvalidArgument for an unknown device or path; the engine's
   // and the device's errors as they are.
-  [[nodiscard]] Result<double> operator()(const Target& target, const xfer::Profile& profile,
+  [[nodiscard]] Result<double> operator()(const Target& target, const transfer::Profile& profile,
                                           std::uint64_t bytes);
 
  private:
   struct Buffers {
-    std::unique_ptr<dev::Buffer> host;
-    std::unique_ptr<dev::Buffer> device;
+    std::unique_ptr<device::Buffer> host;
+    std::unique_ptr<device::Buffer> device;
   };
-  Result<Buffers*> buffers(dev::Device& device, const std::string& name, dev::MemoryKind kind,
+  Result<Buffers*> buffers(device::Device& device, const std::string& name, device::MemoryKind kind,
                            std::size_t bytes);
 
-  std::map<std::string, dev::Device*> devices_;
+  std::map<std::string, device::Device*> devices_;
   int copies_;
-  std::map<std::tuple<std::string, dev::MemoryKind>, Buffers> buffers_;
+  std::map<std::tuple<std::string, device::MemoryKind>, Buffers> buffers_;
 };
 
 }  // namespace acco::tune::detail

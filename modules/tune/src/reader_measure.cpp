@@ -5,7 +5,7 @@
 
 namespace acco::tune::detail {
 
-FileReadMeasure::FileReadMeasure(dev::Device& device, xfer::Profile engine, std::string file,
+FileReadMeasure::FileReadMeasure(device::Device& device, transfer::Profile engine, std::string file,
                                  int reads)
     : device_(device),
       profile_(std::move(engine)),
@@ -14,7 +14,7 @@ FileReadMeasure::FileReadMeasure(dev::Device& device, xfer::Profile engine, std:
 
 Result<double> FileReadMeasure::operator()(const io::ReaderOptions& options, std::uint64_t bytes) {
   if (!engine_) {
-    ACCO_ASSIGN_OR_RETURN(engine_, xfer::Engine::create(device_, profile_), "engine");
+    ACCO_ASSIGN_OR_RETURN(engine_, transfer::Engine::create(device_, profile_), "engine");
   }
   if (!dst_ || dst_->size() < bytes) {
     dst_.reset();

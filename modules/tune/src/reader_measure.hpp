@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "acco/dev/device.hpp"
+#include "acco/device/device.hpp"
 #include "acco/io/reader.hpp"
-#include "acco/xfer/engine.hpp"
-#include "acco/xfer/profile.hpp"
+#include "acco/transfer/engine.hpp"
+#include "acco/transfer/profile.hpp"
 
 namespace acco::tune::detail {
 
@@ -22,7 +22,7 @@ class FileReadMeasure {
   // `device` pins the staging, holds the destination and must outlive this; `engine` is the
   // engine profile the chunks move with (the device's h2d_pinned choice: staging is pinned);
   // `reads` timed per measurement after one untimed warm-up.
-  FileReadMeasure(dev::Device& device, xfer::Profile engine, std::string file, int reads);
+  FileReadMeasure(device::Device& device, transfer::Profile engine, std::string file, int reads);
 
   // Seconds of one read of the first `bytes` of the file into device memory (median). The
   // reader's and the engine's errors as they are (kInvalidArgument for bad options, kNotFound for
@@ -33,10 +33,10 @@ class FileReadMeasure {
   [[nodiscard]] const std::vector<std::string>& notes() const { return notes_; }
 
  private:
-  dev::Device& device_;
-  xfer::Profile profile_;
-  std::unique_ptr<xfer::Engine> engine_;
-  std::unique_ptr<dev::Buffer> dst_;
+  device::Device& device_;
+  transfer::Profile profile_;
+  std::unique_ptr<transfer::Engine> engine_;
+  std::unique_ptr<device::Buffer> dst_;
   std::string file_;
   int reads_;
   std::vector<std::string> notes_;

@@ -42,7 +42,7 @@ bool is_pageable_path(std::string_view path) {
 
 // The settings that matter on `what`'s path: stage_pageable only on pageable paths (pinned,
 // registered and mapped memory is never staged, whatever the profile says).
-std::string describe(const xfer::Profile& p, std::string_view what) {
+std::string describe(const transfer::Profile& p, std::string_view what) {
   if (!p.stage_pageable && is_pageable_path(what)) {
     return fmt::format("pageable unstaged (plain path) queues {}", p.queues);
   }
@@ -52,8 +52,8 @@ std::string describe(const xfer::Profile& p, std::string_view what) {
 
 // Unstaged copies use no staging: a candidate that is unstaged and changes a staging setting
 // would measure the same thing again.
-bool stages_or_keeps_staging_defaults(const xfer::Profile& p) {
-  const xfer::Profile d{};
+bool stages_or_keeps_staging_defaults(const transfer::Profile& p) {
+  const transfer::Profile d{};
   return p.stage_pageable || (p.chunk_bytes == d.chunk_bytes && p.slots == d.slots &&
                               p.host_copy_threads == d.host_copy_threads);
 }
@@ -219,17 +219,17 @@ Status tune_path(const Target& target, const SearchOptions& o, const Measure& me
                  TimePoint search_end, TimePoint end, PathTuning& out, bool& exhausted) {
   out.device = target.device;
   out.path = target.path;
-  Problem<xfer::Profile> problem;
+  Problem<transfer::Profile> problem;
   // host_copy_threads 0 (the engine's own choice) is the default; the axis tries fixed counts.
   if (is_pageable_path(target.path) && !o.space.stage_pageable.empty()) {
-    problem.axes.push_back(axis(o.space.stage_pageable, &xfer::Profile::stage_pageable));
+    problem.axes.push_back(axis(o.space.stage_pageable, &transfer::Profile::stage_pageable));
     problem.allowed = stages_or_keeps_staging_defaults;
   }
-  problem.axes.push_back(axis(o.space.chunk_bytes, &xfer::Profile::chunk_bytes));
-  problem.axes.push_back(axis(o.space.slots, &xfer::Profile::slots));
-  problem.axes.push_back(axis(o.space.queues, &xfer::Profile::queues));
-  problem.axes.push_back(axis(o.space.host_copy_threads, &xfer::Profile::host_copy_threads));
-  problem.seconds = [&](const xfer::Profile& p) { return measure(target, p, o.bytes); };
+  problem.axes.push_back(axis(o.space.chunk_bytes, &transfer::Profile::chunk_bytes));
+  problem.axes.push_back(axis(o.space.slots, &transfer::Profile::slots));
+  problem.axes.push_back(axis(o.space.queues, &transfer::Profile::queues));
+  problem.axes.push_back(axis(o.space.host_copy_threads, &transfer::Profile::host_copy_threads));
+  problem.seconds = [&](const transfer::Profile& p) { return measure(target, p, o.bytes); };
   problem.bytes = o.bytes;
   problem.defaults = target.defaults;
   const std::string what = fmt::format("{} {}", target.device, target.path);

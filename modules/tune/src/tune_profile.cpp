@@ -29,7 +29,7 @@ nlohmann::json path_json(const PathTuning& p) {
   nlohmann::json candidates = nlohmann::json::array();
   for (const auto& c : p.candidates) {
     candidates.push_back(
-        {{"profile", xfer::to_json(c.profile)}, {"bytes_per_second", c.bytes_per_second}});
+        {{"profile", transfer::to_json(c.profile)}, {"bytes_per_second", c.bytes_per_second}});
   }
   nlohmann::json points = nlohmann::json::array();
   for (const auto& t : p.fit_points) {
@@ -42,7 +42,7 @@ nlohmann::json path_json(const PathTuning& p) {
   }
   return {{"device", p.device},
           {"path", p.path},
-          {"profile", xfer::to_json(p.profile)},
+          {"profile", transfer::to_json(p.profile)},
           {"tuned", p.tuned},
           {"confirmed", p.confirmed},
           {"default_bytes_per_second", rates_json(p.default_bytes_per_second)},
@@ -87,12 +87,12 @@ std::vector<double> read_rates(core::JsonReader& in, std::string_view key) {
       });
 }
 
-Result<xfer::Profile> read_engine_profile(core::JsonReader& in, std::string_view key) {
+Result<transfer::Profile> read_engine_profile(core::JsonReader& in, std::string_view key) {
   const auto* j = in.object(key);
   if (j == nullptr) {
-    return in.finish(xfer::Profile{});
+    return in.finish(transfer::Profile{});
   }
-  auto p = xfer::profile_from_json(*j);
+  auto p = transfer::profile_from_json(*j);
   if (!p) {
     return fail(Errc::kInvalidArgument, in.path(key) + ": " + p.error().message);
   }
@@ -211,8 +211,8 @@ const PathTuning* TuneProfile::find(std::string_view device, std::string_view pa
   return nullptr;
 }
 
-std::map<std::string, xfer::Profile> engine_profiles(const TuneProfile& profile) {
-  std::map<std::string, xfer::Profile> out;
+std::map<std::string, transfer::Profile> engine_profiles(const TuneProfile& profile) {
+  std::map<std::string, transfer::Profile> out;
   for (const auto& p : profile.paths) {
     out[p.device + "/" + p.path] = p.profile;
   }
@@ -342,7 +342,7 @@ Result<TuneProfile> load_tune_profile(const std::string& path) {
 
 Status save_tune_profile(const std::string& path, const TuneProfile& profile) {
   for (const auto& p : profile.paths) {
-    ACCO_RETURN_IF_ERROR(xfer::validate(p.profile), fmt::format("{}: {}", path, p.path));
+    ACCO_RETURN_IF_ERROR(transfer::validate(p.profile), fmt::format("{}: {}", path, p.path));
   }
   if (profile.reader) {
     ACCO_RETURN_IF_ERROR(io::validate(profile.reader->options), fmt::format("{}: reader", path));

@@ -45,7 +45,7 @@ Result<TuneResult> run_tune(const TuneOptions& options, const topo::Machine* mac
                          opened.cuda_error ? opened.cuda_error->message : "no CUDA device found",
                          options.host.link.name.empty() ? "unlimited" : options.host.link.name));
   }
-  std::map<std::string, dev::Device*> by_name;
+  std::map<std::string, device::Device*> by_name;
   std::vector<Target> targets;
   for (auto* d : backend->devices()) {
     bench::CaseContext ctx;
@@ -53,7 +53,7 @@ Result<TuneResult> run_tune(const TuneOptions& options, const topo::Machine* mac
     const auto name = ctx.device_name();
     by_name[name] = d;
     for (const auto path : kPaths) {
-      targets.push_back({name, std::string(path), xfer::default_profile(d->info())});
+      targets.push_back({name, std::string(path), transfer::default_profile(d->info())});
     }
   }
   SearchOptions so = options.search;
@@ -76,7 +76,7 @@ Result<TuneResult> run_tune(const TuneOptions& options, const topo::Machine* mac
   detail::EngineMeasure measure(std::move(by_name), options.copies);
   ACCO_ASSIGN_OR_RETURN(auto outcome, search(
                                           targets, so,
-                                          [&](const Target& t, const xfer::Profile& p,
+                                          [&](const Target& t, const transfer::Profile& p,
                                               std::uint64_t bytes) { return measure(t, p, bytes); },
                                           clock, stop, progress));
 
@@ -87,7 +87,7 @@ Result<TuneResult> run_tune(const TuneOptions& options, const topo::Machine* mac
     SearchOptions ro = so;
     ro.budget = std::max(std::chrono::nanoseconds(0), start + budget - clock());
     // Chunks move with the engine's choice for pinned host-to-device copies on that device.
-    xfer::Profile engine;
+    transfer::Profile engine;
     for (const PathTuning& t : outcome.paths) {
       if (t.path == "h2d_pinned") {
         engine = t.profile;

@@ -22,7 +22,7 @@ struct FakeMachine {
   steady_clock::time_point now{};
   int measurements = 0;
   // bytes per second of a profile: best at chunk 1 MiB and 2 threads.
-  double (*rate)(const xfer::Profile&) = [](const xfer::Profile& p) {
+  double (*rate)(const transfer::Profile&) = [](const transfer::Profile& p) {
     double r = 1e9;
     if (p.chunk_bytes == std::size_t{1} << 20) {
       r *= 1.5;
@@ -34,11 +34,12 @@ struct FakeMachine {
   };
 
   Measure measure() {
-    return [this](const Target&, const xfer::Profile& p, std::uint64_t bytes) -> Result<double> {
-      ++measurements;
-      now += milliseconds(1);
-      return 1e-6 + static_cast<double>(bytes) / rate(p);
-    };
+    return
+        [this](const Target&, const transfer::Profile& p, std::uint64_t bytes) -> Result<double> {
+          ++measurements;
+          now += milliseconds(1);
+          return 1e-6 + static_cast<double>(bytes) / rate(p);
+        };
   }
   Clock clock() {
     return [this] { return now; };
@@ -77,25 +78,26 @@ TEST(SearchTest, FindsTheFastestCoordinatesAndConfirmsThem) {
 
 TEST(SearchTest, UnstagedPageableCopiesWinWhereFasterAndSkipTheStagingAxes) {
   FakeMachine m;
-  m.rate = [](const xfer::Profile& p) { return p.stage_pageable ? 1e9 : 2e9; };
+  m.rate = [](const transfer::Profile& p) { return p.stage_pageable ? 1e9 : 2e9; };
   auto out =
       search({{"d0", "d2h_pageable"}}, options(std::chrono::seconds(10)), m.measure(), m.clock());
   ASSERT_TRUE(out.has_value()) << out.error().message;
   const auto& p = out->paths.at(0);
   EXPECT_TRUE(p.tuned);
   EXPECT_FALSE(p.profile.stage_pageable);
-  EXPECT_EQ(p.profile.chunk_bytes, xfer::Profile{}.chunk_bytes);
+  EXPECT_EQ(p.profile.chunk_bytes, transfer::Profile{}.chunk_bytes);
   // 1 default + 1 unstaged + 3 queues (chunk, slots and threads do not apply unstaged), 6
   // confirmations, 4 fit sizes.
   EXPECT_EQ(m.measurements, 1 + 1 + 3 + 6 + 4);
 }
 
-// On the host backend the engine's defaults copy pageable memory unstaged (xfer::default_profile):
-// the search starts there, staging must beat it, and a lost search keeps those defaults.
+// On the host backend the engine's defaults copy pageable memory unstaged
+// (transfer::default_profile): the search starts there, staging must beat it, and a lost search
+// keeps those defaults.
 TEST(SearchTest, TheSearchStartsFromTheEnginesDefaultsForTheDevice) {
   FakeMachine m;
-  m.rate = [](const xfer::Profile& p) { return p.stage_pageable ? 1e9 : 2e9; };
-  xfer::Profile unstaged;
+  m.rate = [](const transfer::Profile& p) { return p.stage_pageable ? 1e9 : 2e9; };
+  transfer::Profile unstaged;
   unstaged.stage_pageable = false;
   auto out = search({{"d0", "h2d_pageable", unstaged}}, options(std::chrono::seconds(10)),
                     m.measure(), m.clock());
@@ -109,7 +111,7 @@ TEST(SearchTest, TheSearchStartsFromTheEnginesDefaultsForTheDevice) {
 
 TEST(SearchTest, PinnedPathsDoNotTryUnstaged) {
   FakeMachine m;
-  m.rate = [](const xfer::Profile& p) { return p.stage_pageable ? 1e9 : 2e9; };
+  m.rate = [](const transfer::Profile& p) { return p.stage_pageable ? 1e9 : 2e9; };
   auto out =
       search({{"d0", "h2d_pinned"}}, options(std::chrono::seconds(10)), m.measure(), m.clock());
   ASSERT_TRUE(out.has_value()) << out.error().message;
@@ -119,24 +121,24 @@ TEST(SearchTest, PinnedPathsDoNotTryUnstaged) {
 
 TEST(SearchTest, DefaultsStayWhenNothingBeatsThem) {
   FakeMachine m;
-  m.rate = [](const xfer::Profile&) { return 1e9; };
+  m.rate = [](const transfer::Profile&) { return 1e9; };
   auto out =
       search({{"d0", "d2h_pinned"}}, options(std::chrono::seconds(10)), m.measure(), m.clock());
   ASSERT_TRUE(out.has_value());
   EXPECT_FALSE(out->paths[0].tuned);
-  EXPECT_EQ(out->paths[0].profile, xfer::Profile{});
+  EXPECT_EQ(out->paths[0].profile, transfer::Profile{});
 }
 
 TEST(SearchTest, GainWithinNoiseKeepsTheDefaults) {
   FakeMachine m;
-  m.rate = [](const xfer::Profile& p) { return p.slots == 8 ? 1.01e9 : 1e9; };  // +1% < 2%
+  m.rate = [](const transfer::Profile& p) { return p.slots == 8 ? 1.01e9 : 1e9; };  // +1% < 2%
   auto out =
       search({{"d0", "h2d_pinned"}}, options(std::chrono::seconds(10)), m.measure(), m.clock());
   ASSERT_TRUE(out.has_value());
   const auto& p = out->paths[0];
   EXPECT_TRUE(p.confirmed);
   EXPECT_FALSE(p.tuned);
-  EXPECT_EQ(p.profile, xfer::Profile{});
+  EXPECT_EQ(p.profile, transfer::Profile{});
   EXPECT_NEAR(p.gain, 0.01, 1e-3);
 }
 
@@ -152,7 +154,7 @@ TEST(SearchTest, ExhaustedBudgetKeepsTheBestSoFarAndSaysSo) {
   // needs 6 measurements and has 3, so the defaults stay.
   EXPECT_FALSE(p.confirmed);
   EXPECT_FALSE(p.tuned);
-  EXPECT_EQ(p.profile, xfer::Profile{});
+  EXPECT_EQ(p.profile, transfer::Profile{});
   EXPECT_EQ(m.measurements, 7 + 4);  // two rounds of confirmation started before the deadline
 }
 
@@ -178,7 +180,8 @@ TEST(SearchTest, StopRequestedEndsTheRunAsInterrupted) {
 
 TEST(SearchTest, FailingDefaultsNameThePath) {
   FakeMachine m;
-  const Measure broken = [](const Target&, const xfer::Profile&, std::uint64_t) -> Result<double> {
+  const Measure broken = [](const Target&, const transfer::Profile&,
+                            std::uint64_t) -> Result<double> {
     return fail(Errc::kDeviceError, "copy failed");
   };
   EXPECT_THAT(search({{"d0", "h2d_pinned"}}, options(std::chrono::seconds(1)), broken, m.clock()),

@@ -41,7 +41,7 @@ TuneProfile sample() {
   t.gain = 0.95;
   t.fit = LatencyBandwidth{1e-5, 2e9};
   t.fit_points = {{1 << 20, 5e-4}, {4 << 20, 2e-3}};
-  t.candidates = {{xfer::Profile{}, 1e9}, {t.profile, 2e9}};
+  t.candidates = {{transfer::Profile{}, 1e9}, {t.profile, 2e9}};
   p.paths.push_back(t);
   PathTuning d = t;
   d.path = "d2h_pinned";

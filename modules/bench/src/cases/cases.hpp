@@ -4,7 +4,7 @@
 #include <memory>
 
 #include "acco/bench/case.hpp"
-#include "acco/dev/device.hpp"
+#include "acco/device/device.hpp"
 
 namespace acco::bench::detail {
 
@@ -18,8 +18,8 @@ enum class CopyPath {
 };
 
 // Host<->device copies of one memory kind, through the plain API or the transfer engine.
-[[nodiscard]] std::unique_ptr<Case> host_device_case(CopyDirection direction, dev::MemoryKind kind,
-                                                     CopyPath path);
+[[nodiscard]] std::unique_ptr<Case> host_device_case(CopyDirection direction,
+                                                     device::MemoryKind kind, CopyPath path);
 // Both directions at once on pinned memory, one result per direction.
 [[nodiscard]] std::unique_ptr<Case> bidirectional_case();
 // Device memory to device memory on one device.

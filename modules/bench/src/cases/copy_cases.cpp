@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 
 #include "acco/core/units.hpp"
-#include "acco/xfer/engine.hpp"
+#include "acco/transfer/engine.hpp"
 
 #include "cases.hpp"
 #include "measure.hpp"
@@ -14,11 +14,11 @@
 namespace acco::bench::detail {
 namespace {
 
-using dev::MemoryKind;
+using device::MemoryKind;
 
 // `tuned`: the profile came from acco tune, not the engine's defaults.
-std::string describe(const xfer::CopyRecord& r, bool tuned) {
-  std::string s(xfer::to_string(r.strategy));
+std::string describe(const transfer::CopyRecord& r, bool tuned) {
+  std::string s(transfer::to_string(r.strategy));
   if (r.chunk_bytes > 0 && r.chunks > 1) {
     s += fmt::format(" {} x {}", units::format_bytes(r.chunk_bytes), r.chunks);
   }
@@ -33,7 +33,7 @@ std::string describe(const xfer::CopyRecord& r, bool tuned) {
   }
   if (r.registered) {
     s += ", registered";
-  } else if (r.strategy == xfer::Strategy::kDirect &&
+  } else if (r.strategy == transfer::Strategy::kDirect &&
              (r.src_kind == MemoryKind::kPageable || r.dst_kind == MemoryKind::kPageable)) {
     s += tuned ? ", pageable unstaged (the plain path: the tune profile's stage_pageable is off)"
                : ", pageable unstaged (the plain path, the engine's default where the device's "
@@ -59,13 +59,13 @@ class HostDeviceCase final : public Case {
 
   std::string key() const override {
     return fmt::format("{}_{}_{}", direction_ == CopyDirection::kHostToDevice ? "h2d" : "d2h",
-                       dev::to_string(kind_), path_ == CopyPath::kPlain ? "plain" : "engine");
+                       device::to_string(kind_), path_ == CopyPath::kPlain ? "plain" : "engine");
   }
   std::string description() const override {
     return fmt::format(
         "{} from {} host memory {} {}",
         direction_ == CopyDirection::kHostToDevice ? "host-to-device" : "device-to-host",
-        dev::to_string(kind_),
+        device::to_string(kind_),
         direction_ == CopyDirection::kHostToDevice ? "to device memory" : "from device memory",
         path_ == CopyPath::kPlain ? "with the plain copy API" : "through acco's transfer engine");
   }
@@ -84,7 +84,7 @@ class HostDeviceCase final : public Case {
 
  private:
   Status measure(const CaseContext& c, BenchResult& result) const {
-    dev::Device& device = *c.device;
+    device::Device& device = *c.device;
     const auto n = static_cast<std::size_t>(c.bytes);
     ACCO_ASSIGN_OR_RETURN(auto host, host_memory(device, kind_, n));
     ACCO_ASSIGN_OR_RETURN(auto dbuf, device.allocate(n));
@@ -114,8 +114,8 @@ class HostDeviceCase final : public Case {
       result.timer = kTimerHostClock;
       result.strategy = "plain copy (driver staging)";
     } else {
-      const auto path = fmt::format("{}_{}", h2d ? "h2d" : "d2h", dev::to_string(kind_));
-      ACCO_ASSIGN_OR_RETURN(auto engine, xfer::Engine::create(device, c.profile_for(path)));
+      const auto path = fmt::format("{}_{}", h2d ? "h2d" : "d2h", device::to_string(kind_));
+      ACCO_ASSIGN_OR_RETURN(auto engine, transfer::Engine::create(device, c.profile_for(path)));
       // The plain copy of the same buffers, in rounds alternating with the engine's, so the
       // engine is judged against it under the same load (its own row is the *_plain case).
       ACCO_ASSIGN_OR_RETURN(auto queue, device.create_queue());
@@ -126,7 +126,7 @@ class HostDeviceCase final : public Case {
         ACCO_RETURN_IF_ERROR(queue->copy(dst, src, n));
         return queue->synchronize();
       };
-      xfer::CopyRecord last;
+      transfer::CopyRecord last;
       auto pair = time_alternating(
           c.warmup, c.reps, c.copies_per_sample,
           [&]() -> Status {
@@ -189,7 +189,7 @@ class BidirectionalCase final : public Case {
 
  private:
   static Status measure(const CaseContext& c, std::vector<BenchResult>& out) {
-    dev::Device& device = *c.device;
+    device::Device& device = *c.device;
     const auto n = static_cast<std::size_t>(c.bytes);
     auto up = host_memory(device, MemoryKind::kPinned, n);
     auto down = host_memory(device, MemoryKind::kPinned, n);

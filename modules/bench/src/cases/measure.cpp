@@ -17,11 +17,12 @@ std::uint64_t word_at(std::size_t index, std::uint64_t seed) {
 
 }  // namespace
 
-Result<HostMemory> host_memory(dev::Device& device, dev::MemoryKind kind, std::size_t bytes) {
+Result<HostMemory> host_memory(device::Device& device, device::MemoryKind kind, std::size_t bytes) {
   HostMemory m;
-  const auto alloc_kind = kind == dev::MemoryKind::kRegistered ? dev::MemoryKind::kPageable : kind;
+  const auto alloc_kind =
+      kind == device::MemoryKind::kRegistered ? device::MemoryKind::kPageable : kind;
   ACCO_ASSIGN_OR_RETURN(m.buffer, device.allocate_host(bytes, alloc_kind));
-  if (kind == dev::MemoryKind::kRegistered) {
+  if (kind == device::MemoryKind::kRegistered) {
     ACCO_ASSIGN_OR_RETURN(m.registration, device.register_host(m.buffer->data(), bytes));
   }
   return m;
@@ -46,23 +47,23 @@ bool check_pattern(const void* data, std::size_t bytes, std::uint64_t seed) {
   return true;
 }
 
-Status fill_device(dev::Device& device, dev::Buffer& buffer, std::uint64_t seed) {
+Status fill_device(device::Device& device, device::Buffer& buffer, std::uint64_t seed) {
   if (buffer.host_accessible()) {
     fill_pattern(buffer.data(), buffer.size(), seed);
     return {};
   }
   ACCO_ASSIGN_OR_RETURN(const auto bounce,
-                        device.allocate_host(buffer.size(), dev::MemoryKind::kPinned));
+                        device.allocate_host(buffer.size(), device::MemoryKind::kPinned));
   fill_pattern(bounce->data(), buffer.size(), seed);
   return device.copy(buffer.data(), bounce->data(), buffer.size());
 }
 
-Status check_device(dev::Device& device, const dev::Buffer& buffer, std::uint64_t seed,
+Status check_device(device::Device& device, const device::Buffer& buffer, std::uint64_t seed,
                     const std::string& what) {
   const void* data = buffer.data();
-  std::unique_ptr<dev::Buffer> bounce;
+  std::unique_ptr<device::Buffer> bounce;
   if (!buffer.host_accessible()) {
-    ACCO_ASSIGN_OR_RETURN(bounce, device.allocate_host(buffer.size(), dev::MemoryKind::kPinned));
+    ACCO_ASSIGN_OR_RETURN(bounce, device.allocate_host(buffer.size(), device::MemoryKind::kPinned));
     ACCO_RETURN_IF_ERROR(device.copy(bounce->data(), buffer.data(), buffer.size()), what);
     data = bounce->data();
   }
@@ -75,7 +76,7 @@ Status check_device(dev::Device& device, const dev::Buffer& buffer, std::uint64_
 }
 
 Result<std::vector<std::chrono::nanoseconds>> time_with_events(
-    dev::Queue& queue, int warmup, int reps, int copies, const std::function<Status()>& submit) {
+    device::Queue& queue, int warmup, int reps, int copies, const std::function<Status()>& submit) {
   for (int i = 0; i < warmup; ++i) {
     ACCO_RETURN_IF_ERROR(submit(), "warm-up");
   }

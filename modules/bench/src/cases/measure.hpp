@@ -13,17 +13,17 @@
 #include "acco/bench/case.hpp"
 #include "acco/bench/result.hpp"
 #include "acco/core/result.hpp"
-#include "acco/dev/device.hpp"
+#include "acco/device/device.hpp"
 
 namespace acco::bench::detail {
 
 // Host memory of one kind; kRegistered is a pageable buffer pinned in place for its lifetime.
 struct HostMemory {
-  std::unique_ptr<dev::Buffer> buffer;
-  std::unique_ptr<dev::Registration> registration;
+  std::unique_ptr<device::Buffer> buffer;
+  std::unique_ptr<device::Registration> registration;
   [[nodiscard]] void* data() const { return buffer->data(); }
 };
-[[nodiscard]] Result<HostMemory> host_memory(dev::Device& device, dev::MemoryKind kind,
+[[nodiscard]] Result<HostMemory> host_memory(device::Device& device, device::MemoryKind kind,
                                              std::size_t bytes);
 
 // A pattern that depends on the byte's offset and a seed, so a shifted, stale or partial copy
@@ -33,14 +33,15 @@ void fill_pattern(void* data, std::size_t bytes, std::uint64_t seed);
 
 // Fills device memory with the pattern (through a pinned bounce buffer when the device's memory
 // is not host-accessible) and checks it back the same way.
-[[nodiscard]] Status fill_device(dev::Device& device, dev::Buffer& buffer, std::uint64_t seed);
-[[nodiscard]] Status check_device(dev::Device& device, const dev::Buffer& buffer,
+[[nodiscard]] Status fill_device(device::Device& device, device::Buffer& buffer,
+                                 std::uint64_t seed);
+[[nodiscard]] Status check_device(device::Device& device, const device::Buffer& buffer,
                                   std::uint64_t seed, const std::string& what);
 
 // Runs `warmup` untimed then `reps` timed samples of `copies` calls of `submit` on `queue`,
 // timing each sample between two events (the device's clock). Returns one duration per sample.
 [[nodiscard]] Result<std::vector<std::chrono::nanoseconds>> time_with_events(
-    dev::Queue& queue, int warmup, int reps, int copies, const std::function<Status()>& submit);
+    device::Queue& queue, int warmup, int reps, int copies, const std::function<Status()>& submit);
 // The same with the host's steady clock around `copies` calls of `run_one`, each of which must
 // return only when its copy is complete.
 [[nodiscard]] Result<std::vector<std::chrono::nanoseconds>> time_with_host_clock(

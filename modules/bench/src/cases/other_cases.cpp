@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "acco/xfer/engine.hpp"
+#include "acco/transfer/engine.hpp"
 
 #include "cases.hpp"
 #include "measure.hpp"
@@ -13,7 +13,7 @@
 namespace acco::bench::detail {
 namespace {
 
-using dev::MemoryKind;
+using device::MemoryKind;
 
 class PeerMatrixCase final : public Case {
  public:
@@ -37,10 +37,10 @@ class PeerMatrixCase final : public Case {
   }
 
  private:
-  static std::string name(const dev::Device& d) {
+  static std::string name(const device::Device& d) {
     return d.info().pci.empty() ? d.info().name : d.info().pci;
   }
-  BenchResult pair(const CaseContext& c, dev::Device& from, dev::Device& to) const {
+  BenchResult pair(const CaseContext& c, device::Device& from, device::Device& to) const {
     BenchResult r;
     r.case_key = key();
     r.device = name(from) + "->" + name(to);
@@ -110,11 +110,11 @@ class SmallCopiesCase final : public Case {
     const auto* src = static_cast<const unsigned char*>(host->data());
     Result<std::vector<std::chrono::nanoseconds>> samples = std::vector<std::chrono::nanoseconds>{};
     if (batched_) {
-      auto engine = xfer::Engine::create(*c.device, c.profile_for("small_copies"));
+      auto engine = transfer::Engine::create(*c.device, c.profile_for("small_copies"));
       if (!engine) {
         return {failed(key(), r.device, engine.error())};
       }
-      xfer::CopyRecord last;
+      transfer::CopyRecord last;
       samples = time_with_host_clock(1, c.reps, 1, [&]() -> Status {
         auto batch = (*engine)->batch();
         for (std::size_t i = 0; i < count; ++i) {

@@ -15,7 +15,7 @@ std::string CaseContext::device_name() const {
   return device->info().pci.empty() ? device->info().name : device->info().pci;
 }
 
-xfer::Profile CaseContext::profile_for(std::string_view path) const {
+transfer::Profile CaseContext::profile_for(std::string_view path) const {
   const auto it = path_profiles.find(device_name() + "/" + std::string(path));
   if (it != path_profiles.end()) {
     return it->second;
@@ -23,7 +23,7 @@ xfer::Profile CaseContext::profile_for(std::string_view path) const {
   if (profile) {
     return *profile;
   }
-  return device != nullptr ? xfer::default_profile(device->info()) : xfer::Profile{};
+  return device != nullptr ? transfer::default_profile(device->info()) : transfer::Profile{};
 }
 
 bool CaseContext::tuned(std::string_view path) const {
@@ -34,7 +34,7 @@ const std::vector<std::unique_ptr<Case>>& cases() {
   static const std::vector<std::unique_ptr<Case>> all = [] {
     using detail::CopyDirection;
     using detail::CopyPath;
-    using dev::MemoryKind;
+    using device::MemoryKind;
     std::vector<std::unique_ptr<Case>> v;
     for (const auto direction : {CopyDirection::kHostToDevice, CopyDirection::kDeviceToHost}) {
       for (const auto kind : {MemoryKind::kPageable, MemoryKind::kPinned, MemoryKind::kRegistered,

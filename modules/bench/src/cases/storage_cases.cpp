@@ -22,7 +22,7 @@
 #include "acco/core/units.hpp"
 #include "acco/io/baseline.hpp"
 #include "acco/io/reader.hpp"
-#include "acco/xfer/engine.hpp"
+#include "acco/transfer/engine.hpp"
 
 #include "cases.hpp"
 #include "measure.hpp"
@@ -307,7 +307,7 @@ class StorageToDeviceCase final : public Case {
     std::uint64_t bytes = 0;
     (void)file_size_problem(c, bytes);
     // The staging is pinned memory, so the engine copies as on the h2d_pinned path.
-    auto engine = xfer::Engine::create(*c.device, c.profile_for("h2d_pinned"));
+    auto engine = transfer::Engine::create(*c.device, c.profile_for("h2d_pinned"));
     auto dst = c.device->allocate(bytes);
     if (!engine || !dst) {
       const Error e = !engine ? engine.error() : dst.error();
@@ -327,7 +327,7 @@ class StorageToDeviceCase final : public Case {
     std::vector<double> seconds;
     std::string strategy;
   };
-  static Result<Point> point(const CaseContext& c, xfer::Engine& engine, dev::Buffer& dst,
+  static Result<Point> point(const CaseContext& c, transfer::Engine& engine, device::Buffer& dst,
                              std::uint64_t bytes, const io::ReaderOptions& o) {
     ACCO_ASSIGN_OR_RETURN(auto reader, io::Reader::create(*c.device, o, &engine));
     Point p;
@@ -347,7 +347,7 @@ class StorageToDeviceCase final : public Case {
     return p;
   }
 
-  static BenchResult pipeline(const CaseContext& c, xfer::Engine& engine, dev::Buffer& dst,
+  static BenchResult pipeline(const CaseContext& c, transfer::Engine& engine, device::Buffer& dst,
                               std::uint64_t bytes) {
     Point best;
     if (c.reader_options) {
@@ -394,7 +394,7 @@ class StorageToDeviceCase final : public Case {
     return r;
   }
 
-  static BenchResult naive(const CaseContext& c, dev::Buffer& dst, std::uint64_t bytes) {
+  static BenchResult naive(const CaseContext& c, device::Buffer& dst, std::uint64_t bytes) {
     std::vector<double> seconds;
     bool dropped = true;
     std::vector<char> pageable(bytes);

@@ -14,16 +14,16 @@
 
 #include "acco/bench/expectations.hpp"
 #include "acco/bench/result.hpp"
-#include "acco/dev/device.hpp"
+#include "acco/device/device.hpp"
 #include "acco/io/reader.hpp"
 #include "acco/topo/machine.hpp"
-#include "acco/xfer/profile.hpp"
+#include "acco/transfer/profile.hpp"
 
 namespace acco::bench {
 
 struct CaseContext {
-  dev::Device* device = nullptr;           // the device under test
-  std::vector<dev::Device*> devices;       // every device of the backend (peer cases)
+  device::Device* device = nullptr;        // the device under test
+  std::vector<device::Device*> devices;    // every device of the backend (peer cases)
   const topo::Machine* machine = nullptr;  // the probed machine; may be null
   // Peak per direction of the link between host and `device`, bytes per second: the emulated
   // link on the host backend, the topology's path bandwidth on a GPU; 0 when unknown.
@@ -36,8 +36,8 @@ struct CaseContext {
   std::uint64_t sweep_max_bytes = std::uint64_t{1} << 30;
   int small_copies = 10000;  // items of the batched/one-by-one cases
   // The engine's profile for paths `acco tune` did not choose; none: the engine's defaults for
-  // the device (xfer::default_profile).
-  std::optional<xfer::Profile> profile;
+  // the device (transfer::default_profile).
+  std::optional<transfer::Profile> profile;
   // The storage suite: the file read (created by the caller), and the NVMe link's peak per
   // direction when the file's drive is known (0 otherwise, topo::storage_link), with what that
   // peak is or why there is none ("no NVMe link under FILE: /dev/vda (ext4)").
@@ -50,10 +50,10 @@ struct CaseContext {
   std::optional<io::ReaderOptions> reader_options;
   // Engine profiles `acco tune` chose, keyed "<device_name>/<path>" with the path as in the case
   // keys ("h2d_pageable", "d2h_pinned"); a path not listed uses `profile`.
-  std::map<std::string, xfer::Profile> path_profiles;
+  std::map<std::string, transfer::Profile> path_profiles;
   // The profile of this device's `path`: its path_profiles entry, else `profile`, else the
   // engine's defaults for the device.
-  [[nodiscard]] xfer::Profile profile_for(std::string_view path) const;
+  [[nodiscard]] transfer::Profile profile_for(std::string_view path) const;
   // Whether profile_for(path) is a profile acco tune chose (a path_profiles entry).
   [[nodiscard]] bool tuned(std::string_view path) const;
   // The device's name in results: its PCI address, or its name when it has none.

@@ -12,7 +12,7 @@
 #include "acco/bench/case.hpp"
 #include "acco/bench/result.hpp"
 #include "acco/core/result.hpp"
-#include "acco/dev/host_backend.hpp"
+#include "acco/device/host_backend.hpp"
 #include "acco/topo/machine.hpp"
 
 namespace acco::bench {
@@ -26,8 +26,8 @@ enum class BackendChoice {
 struct RunOptions {
   BackendChoice backend = BackendChoice::kAuto;
   // A backend the caller has opened already (it then decides `backend`); null = open one.
-  std::shared_ptr<dev::Backend> opened;
-  dev::HostBackendOptions host;       // devices and emulated link of the host backend
+  std::shared_ptr<device::Backend> opened;
+  device::HostBackendOptions host;    // devices and emulated link of the host backend
   std::vector<std::string> patterns;  // case filter; empty = all
   std::string suite = "transfer";     // only cases of this suite (Case::suite)
   CaseContext defaults;               // sizes, repetitions, profile (device fields ignored)
@@ -39,7 +39,7 @@ struct RunOptions {
 using Progress = std::function<void(std::string_view line)>;
 
 struct OpenedBackend {
-  std::shared_ptr<dev::Backend> backend;
+  std::shared_ptr<device::Backend> backend;
   bool fell_back = false;  // kAuto found no usable GPU and opened the host backend
   // Why CUDA was not used when it fell back: the CUDA backend's error, or none when it loaded
   // and found no device.
@@ -48,7 +48,7 @@ struct OpenedBackend {
 
 // The one place the CUDA-or-host choice is made. kUnavailable for kCuda without a usable GPU.
 [[nodiscard]] Result<OpenedBackend> open_backend(BackendChoice choice,
-                                                 const dev::HostBackendOptions& host);
+                                                 const device::HostBackendOptions& host);
 
 // kInvalidArgument for a filter that selects no case; kUnavailable when kCuda is asked for and no
 // GPU is usable. `machine` may be null (peaks then come from the

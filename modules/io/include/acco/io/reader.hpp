@@ -18,8 +18,8 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "acco/core/result.hpp"
-#include "acco/dev/device.hpp"
-#include "acco/xfer/engine.hpp"
+#include "acco/device/device.hpp"
+#include "acco/transfer/engine.hpp"
 
 namespace acco::io {
 
@@ -100,9 +100,9 @@ class Reader {
   // staged chunks to device memory and must belong to `device`. kInvalidArgument for bad options,
   // kDeviceError when staging cannot be pinned, kUnavailable for kIoUring where io_uring is not
   // permitted.
-  [[nodiscard]] static Result<std::unique_ptr<Reader>> create(dev::Device& device,
+  [[nodiscard]] static Result<std::unique_ptr<Reader>> create(device::Device& device,
                                                               const ReaderOptions& options = {},
-                                                              xfer::Engine* engine = nullptr);
+                                                              transfer::Engine* engine = nullptr);
   ~Reader();
   Reader(const Reader&) = delete;
   Reader& operator=(const Reader&) = delete;

@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "acco/core/result.hpp"
-#include "acco/dev/device.hpp"
+#include "acco/device/device.hpp"
 #include "acco/io/reader.hpp"
-#include "acco/xfer/engine.hpp"
+#include "acco/transfer/engine.hpp"
 
 namespace acco::io {
 
@@ -53,9 +53,9 @@ struct WriteStats {
 class Writer {
  public:
   // As Reader::create; `engine` moves device memory into staging.
-  [[nodiscard]] static Result<std::unique_ptr<Writer>> create(dev::Device& device,
+  [[nodiscard]] static Result<std::unique_ptr<Writer>> create(device::Device& device,
                                                               const WriterOptions& options = {},
-                                                              xfer::Engine* engine = nullptr);
+                                                              transfer::Engine* engine = nullptr);
   ~Writer();
   Writer(const Writer&) = delete;
   Writer& operator=(const Writer&) = delete;

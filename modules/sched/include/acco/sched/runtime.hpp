@@ -19,13 +19,13 @@
 #include <vector>
 
 #include "acco/core/result.hpp"
-#include "acco/dev/device.hpp"
+#include "acco/device/device.hpp"
 #include "acco/sched/access.hpp"
 #include "acco/sched/perf_model.hpp"
 #include "acco/sched/policy.hpp"
 #include "acco/sched/record.hpp"
-#include "acco/xfer/counters.hpp"
-#include "acco/xfer/profile.hpp"
+#include "acco/transfer/counters.hpp"
+#include "acco/transfer/profile.hpp"
 
 namespace acco::sched {
 
@@ -47,7 +47,7 @@ class TaskContext {
  public:
   [[nodiscard]] int device() const { return device_; }
   [[nodiscard]] const std::string& kind() const { return *kind_; }
-  [[nodiscard]] dev::Device& dev() const { return *dev_; }
+  [[nodiscard]] device::Device& dev() const { return *dev_; }
   // Device memory (or host memory on the host backend, where device memory is RAM) of access i.
   [[nodiscard]] void* data(std::size_t i) const { return buffers_.at(i).first; }
   [[nodiscard]] std::size_t bytes(std::size_t i) const { return buffers_.at(i).second; }
@@ -59,14 +59,14 @@ class TaskContext {
   // An exception thrown by a host task submitted here fails the task (a DeviceFailure, the
   // device); an error the queue itself reports fails the device. Submit from the implementation
   // only. Throws DeviceFailure when the device cannot make a queue.
-  [[nodiscard]] dev::Queue& queue();
+  [[nodiscard]] device::Queue& queue();
 
  private:
   friend class detail::RuntimeCore;
   detail::AsyncLaunch* async_ = nullptr;  // the device's, owned by the runtime
   int device_ = -1;
   const std::string* kind_ = nullptr;
-  dev::Device* dev_ = nullptr;
+  device::Device* dev_ = nullptr;
   std::vector<std::pair<void*, std::size_t>> buffers_;
 };
 
@@ -109,18 +109,18 @@ struct Task {
 };
 
 struct DeviceSpec {
-  dev::Device* device = nullptr;          // must outlive the runtime
+  device::Device* device = nullptr;       // must outlive the runtime
   std::string kind;                       // implementation key; the backend's name when empty
   DevicePeak peak;                        // for the prior
   std::uint64_t memory_budget_bytes = 0;  // 0: the device's memory
   // This device's engine profile (acco tune's choice); unset: RuntimeOptions::transfer_profile.
-  std::optional<xfer::Profile> transfer_profile;
+  std::optional<transfer::Profile> transfer_profile;
 };
 
 struct RuntimeOptions {
   PolicyKind policy = PolicyKind::kDmda;
   PolicyKnobs knobs;
-  xfer::Profile transfer_profile;
+  transfer::Profile transfer_profile;
   ModelOptions models;
   std::optional<std::filesystem::path> model_file;  // loaded at create, written by save_models
   int prefetch_depth = 2;  // queued tasks per device whose inputs are fetched ahead
@@ -161,7 +161,7 @@ struct RuntimeDeviceCounters {
   double queue_wait_seconds = 0;
   // The device's transfer engine: inputs and prefetches into the device, evictions out of it
   // (write_back and unregister copy with the device itself, outside the engine).
-  xfer::EngineCounters transfers;
+  transfer::EngineCounters transfers;
   bool operator==(const RuntimeDeviceCounters&) const = default;
 };
 

@@ -13,8 +13,8 @@
 
 #include "acco/core/result.hpp"
 #include "acco/io/reader.hpp"
+#include "acco/transfer/profile.hpp"
 #include "acco/tune/tune_profile.hpp"
-#include "acco/xfer/profile.hpp"
 
 namespace acco::tune {
 
@@ -22,15 +22,15 @@ namespace acco::tune {
 struct Target {
   std::string device;
   std::string path;  // one of kPaths
-  // The engine's defaults for the device (xfer::default_profile): where the search starts and
+  // The engine's defaults for the device (transfer::default_profile): where the search starts and
   // what a winner must beat. Unstaged pageable copies on the host backend, whose DMAs are memcpys.
-  xfer::Profile defaults = {};
+  transfer::Profile defaults = {};
 };
 
 // Seconds for one copy of `bytes` on `target` with `profile` (a median of a few copies, say).
 // An error drops the candidate (it is recorded with rate 0); an error for the defaults fails the
 // path.
-using Measure = std::function<Result<double>(const Target& target, const xfer::Profile& profile,
+using Measure = std::function<Result<double>(const Target& target, const transfer::Profile& profile,
                                              std::uint64_t bytes)>;
 // Monotonic time; steady_clock in the tool, a fake in tests.
 using Clock = std::function<std::chrono::steady_clock::time_point()>;

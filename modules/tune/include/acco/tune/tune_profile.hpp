@@ -16,7 +16,7 @@
 #include "acco/core/fit.hpp"
 #include "acco/core/result.hpp"
 #include "acco/io/reader.hpp"
-#include "acco/xfer/profile.hpp"
+#include "acco/transfer/profile.hpp"
 
 namespace acco::tune {
 
@@ -27,17 +27,17 @@ inline constexpr std::string_view kPaths[] = {"h2d_pageable", "h2d_pinned", "d2h
                                               "d2h_pinned"};
 
 struct Candidate {
-  xfer::Profile profile;
+  transfer::Profile profile;
   double bytes_per_second = 0;  // measured during the search
   bool operator==(const Candidate&) const = default;
 };
 
 struct PathTuning {
-  std::string device;      // the device's name in bench results
-  std::string path;        // one of kPaths
-  xfer::Profile profile;   // what the engine uses on this path: the winner or the defaults
-  bool tuned = false;      // the winner beat the defaults beyond noise; false keeps the defaults
-  bool confirmed = false;  // the confirmation ran (false when the budget ran out first)
+  std::string device;         // the device's name in bench results
+  std::string path;           // one of kPaths
+  transfer::Profile profile;  // what the engine uses on this path: the winner or the defaults
+  bool tuned = false;         // the winner beat the defaults beyond noise; false keeps the defaults
+  bool confirmed = false;     // the confirmation ran (false when the budget ran out first)
   std::vector<double> default_bytes_per_second;  // confirmation repeats, interleaved with:
   std::vector<double> winner_bytes_per_second;
   double noise = 0;                     // relative spread judged as noise (see search.hpp)
@@ -74,7 +74,7 @@ struct ReaderTuning {
 
 // Fusion of small allreduces for one link class, from an allreduce sweep's alpha-beta fit
 // (`acco bench --collective allreduce --save-fusion` under mpirun, rank 0): the threshold is
-// dist::fusion_threshold of the fit, 10 alpha beta as a power of two.
+// cluster::fusion_threshold of the fit, 10 alpha beta as a power of two.
 struct FusionTuning {
   std::string link_class;  // "intra-node" (every rank on one node) or "inter-node"
   int ranks = 0;           // of the sweep
@@ -109,7 +109,7 @@ void set_fusion(TuneProfile& profile, FusionTuning fusion);
                                               std::string_view link_class);
 
 // Profiles keyed "<device>/<path>", as bench::CaseContext::path_profiles takes them.
-[[nodiscard]] std::map<std::string, xfer::Profile> engine_profiles(const TuneProfile& profile);
+[[nodiscard]] std::map<std::string, transfer::Profile> engine_profiles(const TuneProfile& profile);
 
 // The reader's options the profile chose (its defaults where the winner was not kept), or none
 // when the profile has no reader section.

@@ -14,9 +14,9 @@ namespace acco::tune {
 
 struct TuneOptions {
   bench::BackendChoice backend = bench::BackendChoice::kAuto;
-  dev::HostBackendOptions host;  // devices and emulated link of the host backend
-  SearchOptions search;          // host_copy_threads is replaced by 1..min(CPUs, 8)
-  int copies = 5;                // timed copies (and reads) per measurement (their median counts)
+  device::HostBackendOptions host;  // devices and emulated link of the host backend
+  SearchOptions search;             // host_copy_threads is replaced by 1..min(CPUs, 8)
+  int copies = 5;  // timed copies (and reads) per measurement (their median counts)
   // The storage reader is tuned on this file when it is not empty: min(file size, search.bytes)
   // read per measurement, through the first device's pinned staging.
   std::string reader_file;

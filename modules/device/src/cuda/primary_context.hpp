@@ -1,0 +1,42 @@
+// A device's primary context, retained while any object of the backend that lives in it (device,
+// buffer, queue, event) does. The driver API's calls act on the calling thread's current context,
+// so each call that needs one makes this one current first (cheap when unchanged), as
+// cudaSetDevice did for the runtime.
+#pragma once
+
+#include <memory>
+
+#include "acco/core/result.hpp"
+
+#include "cuda/driver.hpp"
+
+namespace acco::device::detail {
+
+class PrimaryContext {
+ public:
+  // cuDevicePrimaryCtxRetain of device `ordinal`. kDeviceError when the driver refuses.
+  [[nodiscard]] static Result<std::shared_ptr<const PrimaryContext>> retain(
+      std::shared_ptr<const Driver> driver, int ordinal);
+
+  PrimaryContext(const PrimaryContext&) = delete;
+  PrimaryContext& operator=(const PrimaryContext&) = delete;
+  // cuDevicePrimaryCtxRelease_v2; the driver destroys the context with its last release.
+  ~PrimaryContext();
+
+  // cuCtxSetCurrent on the calling thread. Thread-safe.
+  [[nodiscard]] Status make_current() const;
+  [[nodiscard]] const Driver& driver() const { return *driver_; }
+  [[nodiscard]] const DriverApi& api() const { return driver_->api(); }
+  [[nodiscard]] int ordinal() const { return ordinal_; }
+  [[nodiscard]] CUcontext handle() const { return context_; }
+
+ private:
+  PrimaryContext(std::shared_ptr<const Driver> driver, int ordinal, CUcontext context)
+      : driver_(std::move(driver)), ordinal_(ordinal), context_(context) {}
+
+  std::shared_ptr<const Driver> driver_;
+  int ordinal_;
+  CUcontext context_;
+};
+
+}  // namespace acco::device::detail

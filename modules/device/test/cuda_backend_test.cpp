@@ -1,0 +1,312 @@
+// The CUDA backend's loading of the driver and its failures, against the fake libcuda.so.1
+// (tests/fake_cuda): no driver, the toolkit's stub library, an old driver, no device, an
+// uninitialised driver, out of memory, a refused pinned allocation and a device lost mid-copy,
+// each a clear error value, never a crash. The data paths are tested in cuda_backend_gpu_test.cpp,
+// which CI runs on the fake driver too.
+#include "acco/device/cuda_backend.hpp"
+
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <dlfcn.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "acco/testing/matchers.hpp"
+
+namespace acco::device {
+namespace {
+
+using ::acco::testing::IsOk;
+using ::acco::testing::StatusIs;
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+// One device of the fake driver, as its config spells it.
+std::string device_json(const std::string& pci, std::size_t memory_bytes = 1U << 30) {
+  return R"({"name": "NVIDIA H100 80GB HBM3", "pci": ")" + pci + R"(", "memory_bytes": )" +
+         std::to_string(memory_bytes) +
+         R"(, "copy_engines": 3, "copy_bytes_per_second": 5e10, "copy_latency_ns": 1000})";
+}
+
+// Points the fake driver at a config holding `json`, written for this test alone.
+class FakeCudaTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!cuda_compiled()) {
+      GTEST_SKIP() << "built with ACCO_WITH_CUDA=OFF";
+    }
+  }
+  void use_config(const std::string& json) {
+    const auto* test = ::testing::UnitTest::GetInstance()->current_test_info();
+    const std::string path = ::testing::TempDir() + "fake_cuda_" + test->name() + ".json";
+    std::ofstream(path) << json;
+    ::setenv("ACCO_FAKE_CUDA_CONFIG", path.c_str(), 1);  // NOLINT(concurrency-mt-unsafe)
+  }
+  void TearDown() override {
+    ::unsetenv("ACCO_FAKE_CUDA_CONFIG");  // NOLINT(concurrency-mt-unsafe)
+  }
+
+  // The fake's test-only counters (its library is loaded by then).
+  static int fake_counter(const char* name) {
+    void* fake = dlopen(ACCO_FAKE_CUDA_PATH, RTLD_NOW | RTLD_NOLOAD);
+    if (fake == nullptr) {
+      return -1;
+    }
+    auto* counter = reinterpret_cast<int (*)()>(dlsym(fake, name));
+    const int value = counter != nullptr ? counter() : -1;
+    dlclose(fake);
+    return value;
+  }
+
+  const std::string fake_ = ACCO_FAKE_CUDA_PATH;
+};
+
+TEST(CudaBackendTest, IsCompiledUnlessConfiguredOut) {
+  EXPECT_EQ(cuda_compiled(), ACCO_EXPECT_CUDA_BACKEND != 0);
+  if (!cuda_compiled()) {
+    const auto backend = make_cuda_backend();
+    ASSERT_THAT(backend, StatusIs(Errc::kUnsupported));
+    EXPECT_THAT(backend.error().message, HasSubstr("ACCO_WITH_CUDA=OFF"));
+  }
+}
+
+TEST(CudaBackendTest, LoadsLibcudaUnlessTheEnvironmentNamesAnother) {
+  const char* saved = std::getenv("ACCO_CUDA_LIBRARY");  // NOLINT(concurrency-mt-unsafe)
+  const std::string restore = saved != nullptr ? saved : "";
+  ::unsetenv("ACCO_CUDA_LIBRARY");  // NOLINT(concurrency-mt-unsafe)
+  EXPECT_EQ(cuda_library(), "libcuda.so.1");
+  ::setenv("ACCO_CUDA_LIBRARY", "", 1);  // NOLINT(concurrency-mt-unsafe)
+  EXPECT_EQ(cuda_library(), "libcuda.so.1");
+  ::setenv("ACCO_CUDA_LIBRARY", "/opt/driver/libcuda.so.1", 1);  // NOLINT(concurrency-mt-unsafe)
+  EXPECT_EQ(cuda_library(), "/opt/driver/libcuda.so.1");
+  if (saved != nullptr) {
+    ::setenv("ACCO_CUDA_LIBRARY", restore.c_str(), 1);  // NOLINT(concurrency-mt-unsafe)
+  } else {
+    ::unsetenv("ACCO_CUDA_LIBRARY");  // NOLINT(concurrency-mt-unsafe)
+  }
+}
+
+TEST(CudaBackendTest, FactoryGivesDevicesOrAOneLineReason) {
+  const auto backend = make_cuda_backend();
+  if (backend.has_value()) {
+    EXPECT_EQ((*backend)->name(), "cuda");
+    EXPECT_FALSE((*backend)->devices().empty());
+    return;
+  }
+  EXPECT_THAT(backend, StatusIs(cuda_compiled() ? Errc::kUnavailable : Errc::kUnsupported));
+  EXPECT_FALSE(backend.error().message.empty());
+  EXPECT_THAT(backend.error().message, Not(HasSubstr("\n")));
+}
+
+TEST(CudaBackendTest, WithoutADriverLibraryTheBackendIsUnavailable) {
+  if (!cuda_compiled()) {
+    GTEST_SKIP() << "built with ACCO_WITH_CUDA=OFF";
+  }
+  const auto backend = make_cuda_backend("/nonexistent/libcuda.so.1");
+  ASSERT_THAT(backend, StatusIs(Errc::kUnavailable));
+  EXPECT_THAT(backend.error().message,
+              AllOf(HasSubstr("cuda: /nonexistent/libcuda.so.1: cannot be loaded, no NVIDIA "
+                              "driver installed?"),
+                    Not(HasSubstr("\n"))));
+  EXPECT_THAT(cuda_driver_info("/nonexistent/libcuda.so.1"), StatusIs(Errc::kUnavailable));
+  EXPECT_THAT(make_cuda_backend(""), StatusIs(Errc::kUnavailable));
+}
+
+TEST_F(FakeCudaTest, DescribesEveryDeviceFromTheDriversAttributes) {
+  use_config(R"({"driver_version": 12080, "devices": [)" + device_json("0000:18:00.0") + "," +
+             device_json("0001:ab:1f.0", std::size_t{80} << 30) + "]}");
+  const auto backend = make_cuda_backend(fake_);
+  ASSERT_THAT(backend, IsOk());
+  const auto devices = (*backend)->devices();
+  ASSERT_EQ(devices.size(), 2U);
+  const DeviceInfo& second = devices[1]->info();
+  EXPECT_EQ(second.index, 1);
+  EXPECT_EQ(second.name, "NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(second.backend, "cuda");
+  EXPECT_EQ(second.pci, "0001:ab:1f.0");  // sysfs's spelling, as the topology has it
+  EXPECT_EQ(second.memory_bytes, std::size_t{80} << 30);
+  EXPECT_EQ(second.copy_engines, 3);
+  EXPECT_EQ(devices[0]->info().pci, "0000:18:00.0");
+}
+
+TEST_F(FakeCudaTest, DriverInfoNamesTheHighestCudaVersion) {
+  use_config(R"({"driver_version": 12080, "devices": [)" + device_json("0000:18:00.0") + "]}");
+  const auto info = cuda_driver_info(fake_);
+  ASSERT_THAT(info, IsOk());
+  EXPECT_EQ(info->library, fake_);
+  EXPECT_EQ(info->version, 12080);
+  EXPECT_EQ(info->cuda_version, "12.8");
+  EXPECT_EQ(info->device_count, 1);
+}
+
+TEST_F(FakeCudaTest, TheToolkitsStubLibraryIsNamedAsSuch) {
+  use_config(R"({"init_error": 34, "devices": [)" + device_json("0000:18:00.0") + "]}");
+  const auto backend = make_cuda_backend(fake_);
+  ASSERT_THAT(backend, StatusIs(Errc::kUnavailable));
+  EXPECT_THAT(backend.error().message,
+              HasSubstr("cuInit: CUDA_ERROR_STUB_LIBRARY: this is the CUDA toolkit's stub "
+                        "library (stubs/libcuda.so), not a driver"));
+}
+
+TEST_F(FakeCudaTest, AMachineWithoutAGpuHasNoDevice) {
+  use_config(R"({"devices": []})");
+  const auto backend = make_cuda_backend(fake_);
+  ASSERT_THAT(backend, StatusIs(Errc::kUnavailable));
+  EXPECT_THAT(backend.error().message,
+              HasSubstr("cuInit: no CUDA-capable device is detected (CUDA_ERROR_NO_DEVICE)"));
+}
+
+TEST_F(FakeCudaTest, AnUninitialisedDriverIsUnavailable) {
+  use_config(R"({"errors": {"cuDeviceGetCount": 3}, "devices": [)" + device_json("0000:18:00.0") +
+             "]}");
+  const auto backend = make_cuda_backend(fake_);
+  ASSERT_THAT(backend, StatusIs(Errc::kUnavailable));
+  EXPECT_THAT(backend.error().message,
+              HasSubstr("cuDeviceGetCount: initialization error (CUDA_ERROR_NOT_INITIALIZED)"));
+}
+
+TEST_F(FakeCudaTest, ADriverOlderThanAccoNeedsNamesTheMissingEntryPoint) {
+  use_config(R"({"driver_version": 10020, "devices": [)" + device_json("0000:18:00.0") + "]}");
+  const auto backend = make_cuda_backend(ACCO_FAKE_CUDA_OLD_PATH);
+  ASSERT_THAT(backend, StatusIs(Errc::kUnavailable));
+  EXPECT_THAT(backend.error().message,
+              HasSubstr("driver 10020 (CUDA 10.2) lacks cuDevicePrimaryCtxRelease_v2, which acco "
+                        "needs (CUDA 11.0 or later)"));
+}
+
+TEST_F(FakeCudaTest, AnUnreadableConfigIsAnErrorNotACrash) {
+  use_config("{not json");
+  const auto backend = make_cuda_backend(fake_);
+  ASSERT_THAT(backend, StatusIs(Errc::kUnavailable));
+  EXPECT_THAT(backend.error().message, HasSubstr("CUDA_ERROR_UNKNOWN"));
+}
+
+TEST_F(FakeCudaTest, OutOfDeviceMemoryIsADeviceErrorThatDoesNotStick) {
+  use_config(R"({"devices": [)" + device_json("0000:18:00.0", 1U << 20) + "]}");
+  auto backend = make_cuda_backend(fake_);
+  ASSERT_THAT(backend, IsOk());
+  Device& device = *(*backend)->devices().front();
+  const auto huge = device.allocate(2U << 20);
+  ASSERT_THAT(huge, StatusIs(Errc::kDeviceError));
+  EXPECT_THAT(huge.error().message,
+              HasSubstr("cuMemAlloc_v2: out of memory (CUDA_ERROR_OUT_OF_MEMORY)"));
+  EXPECT_THAT(device.allocate(1U << 19), IsOk());
+}
+
+TEST_F(FakeCudaTest, ARefusedPinnedAllocationLeavesPageableMemory) {
+  use_config(R"({"errors": {"cuMemHostAlloc": 2}, "devices": [)" + device_json("0000:18:00.0") +
+             "]}");
+  auto backend = make_cuda_backend(fake_);
+  ASSERT_THAT(backend, IsOk());
+  Device& device = *(*backend)->devices().front();
+  const auto pinned = device.allocate_host(4096, MemoryKind::kPinned);
+  ASSERT_THAT(pinned, StatusIs(Errc::kDeviceError));
+  EXPECT_THAT(pinned.error().message,
+              AllOf(HasSubstr("allocate_host pinned 4096 bytes"), HasSubstr("cuMemHostAlloc: ")));
+  EXPECT_THAT(device.allocate_host(4096, MemoryKind::kPageable), IsOk());
+}
+
+TEST_F(FakeCudaTest, ADeviceLostMidCopyFailsTheQueueAndEveryLaterCall) {
+  use_config(R"({"copy_error": {"after": 1, "error": 700}, "devices": [)" +
+             device_json("0000:18:00.0") + "]}");
+  auto backend = make_cuda_backend(fake_);
+  ASSERT_THAT(backend, IsOk());
+  Device& device = *(*backend)->devices().front();
+  auto host = device.allocate_host(1 << 16, MemoryKind::kPinned);
+  auto gpu = device.allocate(1 << 16);
+  auto queue = device.create_queue();
+  ASSERT_TRUE(host && gpu && queue);
+  ASSERT_THAT((*queue)->copy((*gpu)->data(), (*host)->data(), 1 << 16), IsOk());
+  auto good = (*queue)->record();
+  ASSERT_THAT((*queue)->copy((*host)->data(), (*gpu)->data(), 1 << 16), IsOk());
+  auto bad = (*queue)->record();
+  ASSERT_TRUE(good && bad);
+  EXPECT_THAT((*good)->wait(), IsOk());
+  const auto failed = (*bad)->wait();
+  ASSERT_THAT(failed, StatusIs(Errc::kDeviceError));
+  EXPECT_THAT(failed.error().message,
+              HasSubstr("an illegal memory access was encountered (CUDA_ERROR_ILLEGAL_ADDRESS)"));
+  EXPECT_THAT((*queue)->synchronize(), StatusIs(Errc::kDeviceError));
+  EXPECT_THAT(device.allocate(4096), StatusIs(Errc::kDeviceError));
+  EXPECT_THAT(device.copy((*gpu)->data(), (*host)->data(), 64), StatusIs(Errc::kDeviceError));
+}
+
+TEST_F(FakeCudaTest, EveryPairOfPeersTheDriverAllowsGetsPeerAccess) {
+  // Devices 0 and 1 reach each other; device 2 reaches nobody (a GPU on another PCIe root).
+  std::string zero = device_json("0000:18:00.0");
+  std::string one = device_json("0000:2a:00.0");
+  zero.replace(zero.size() - 1, 1, R"(, "peers": [1]})");
+  one.replace(one.size() - 1, 1, R"(, "peers": [0]})");
+  use_config(R"({"devices": [)" + zero + "," + one + "," + device_json("0000:3a:00.0") + "]}");
+  auto backend = make_cuda_backend(fake_);
+  ASSERT_THAT(backend, IsOk());
+  auto access = [](int from, int to) {
+    void* fake = dlopen(ACCO_FAKE_CUDA_PATH, RTLD_NOW | RTLD_NOLOAD);
+    auto* query = reinterpret_cast<int (*)(int, int)>(dlsym(fake, "acco_fake_cuda_peer_access"));
+    const int value = query != nullptr ? query(from, to) : -1;
+    dlclose(fake);
+    return value;
+  };
+  EXPECT_EQ(access(0, 1), 1);
+  EXPECT_EQ(access(1, 0), 1);
+  EXPECT_EQ(access(0, 2), 0);
+  EXPECT_EQ(access(2, 0), 0);
+  EXPECT_EQ(access(2, 1), 0);
+  // A copy between the peers moves the bytes.
+  const auto devices = (*backend)->devices();
+  auto a = devices[0]->allocate(4096);
+  auto b = devices[1]->allocate(4096);
+  ASSERT_TRUE(a && b);
+  std::vector<char> data(4096, 'x');
+  ASSERT_THAT(devices[0]->copy((*a)->data(), data.data(), data.size()), IsOk());
+  ASSERT_THAT(devices[0]->copy((*b)->data(), (*a)->data(), data.size()), IsOk());
+  std::vector<char> back(4096);
+  ASSERT_THAT(devices[1]->copy(back.data(), (*b)->data(), back.size()), IsOk());
+  EXPECT_EQ(back, data);
+}
+
+// cuMemcpy may return before its copy is done (device to device; pageable host to device once
+// staged), so Device::copy waits for the legacy default stream it ran on before returning.
+TEST_F(FakeCudaTest, ADeviceCopyWaitsForTheStreamItRanOn) {
+  use_config(R"({"devices": [)" + device_json("0000:18:00.0") + "]}");
+  auto backend = make_cuda_backend(fake_);
+  ASSERT_THAT(backend, IsOk());
+  Device& device = *(*backend)->devices().front();
+  auto gpu = device.allocate(4096);
+  ASSERT_TRUE(gpu);
+  std::vector<char> host(4096, 7);
+  const int before = fake_counter("acco_fake_cuda_legacy_stream_syncs");
+  ASSERT_THAT(device.copy((*gpu)->data(), host.data(), host.size()), IsOk());
+  ASSERT_THAT(device.copy(host.data(), (*gpu)->data(), host.size()), IsOk());
+  EXPECT_EQ(fake_counter("acco_fake_cuda_legacy_stream_syncs"), before + 2);
+}
+
+TEST_F(FakeCudaTest, EveryAllocationAndContextIsReleased) {
+  use_config(R"({"devices": [)" + device_json("0000:18:00.0") + "," + device_json("0000:2a:00.0") +
+             "]}");
+  {
+    auto backend = make_cuda_backend(fake_);
+    ASSERT_THAT(backend, IsOk());
+    Device& device = *(*backend)->devices().back();
+    std::vector<char> user(1 << 16);
+    auto gpu = device.allocate(4096);
+    auto pinned = device.allocate_host(4096, MemoryKind::kPinned);
+    auto mapped = device.allocate_host(4096, MemoryKind::kMapped);
+    auto registration = device.register_host(user.data(), user.size());
+    ASSERT_TRUE(gpu && pinned && mapped && registration);
+    EXPECT_EQ(fake_counter("acco_fake_cuda_live_allocations"), 4);
+    EXPECT_EQ(fake_counter("acco_fake_cuda_retained_contexts"), 2);
+    EXPECT_EQ(device.kind_of((*gpu)->data()), MemoryKind::kDevice);
+  }
+  EXPECT_EQ(fake_counter("acco_fake_cuda_live_allocations"), 0);
+  EXPECT_EQ(fake_counter("acco_fake_cuda_retained_contexts"), 0);
+}
+
+}  // namespace
+}  // namespace acco::device

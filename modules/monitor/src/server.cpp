@@ -1,0 +1,350 @@
+#include "acco/monitor/server.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <limits>
+#include <thread>
+#include <utility>
+
+#include <fmt/format.h>
+#include <httplib.h>
+#include <prometheus/counter.h>
+#include <prometheus/registry.h>
+#include <prometheus/text_serializer.h>
+
+#include <nlohmann/json.hpp>
+
+#include "acco/core/json.hpp"
+#include "acco/core/units.hpp"
+#include "acco/monitor/dashboard.hpp"
+#include "acco/monitor/fields.hpp"
+#include "acco/monitor/json.hpp"
+#include "acco/monitor/series_store.hpp"
+
+namespace acco::monitor {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+constexpr const char* kJson = "application/json";
+constexpr int kListenBacklog = 1024;
+constexpr std::size_t kKeepAliveRequests = 1000;
+constexpr std::size_t kMaxStoredPoints = 2000;  // per device, from the store, per request
+
+// A JSON document and a newline; a path or a stored name that is not UTF-8 must not end the
+// daemon.
+template <typename Document>
+std::string json_body(const Document& j) {
+  return core::dump_replacing_invalid_utf8(j) + "\n";
+}
+
+void json_error(httplib::Response& res, int status, const std::string& message) {
+  res.status = status;
+  res.set_content(json_body(Json{{"error", message}}), kJson);
+}
+
+// Paths as label values: the known ones, everything else "other" (bounded cardinality).
+std::string path_label(const std::string& path) {
+  for (const char* known : {"/", "/metrics", "/healthz", "/api/v1/devices", "/api/v1/series",
+                            "/api/v1/events", "/api/v1/snapshot", "/api/v1/findings"}) {
+    if (path == known) {
+      return path;
+    }
+  }
+  return "other";
+}
+
+}  // namespace
+
+struct Server::Impl {
+  const Sampler& sampler;
+  ServerOptions options;
+  EventsFn events;
+  const SeriesStore* store = nullptr;
+  std::function<std::string()> findings;
+  httplib::Server http;
+  std::thread thread;
+  socket_t listen_socket = INVALID_SOCKET;
+  prometheus::Registry registry;
+  prometheus::Family<prometheus::Counter>& requests =
+      prometheus::BuildCounter()
+          .Name("acco_http_requests_total")
+          .Help("HTTP requests answered, by path and status code")
+          .Register(registry);
+  std::mutex requests_mutex;  // Family::Add is thread-safe; this keeps label lookups cheap
+
+  Impl(const Sampler& s, ServerOptions o, EventsFn e)
+      : sampler(s), options(std::move(o)), events(std::move(e)) {}
+
+  void count(const std::string& path, int status) {
+    requests.Add({{"path", path_label(path)}, {"code", std::to_string(status)}}).Increment();
+  }
+
+  std::string http_metrics() const {
+    return prometheus::TextSerializer().Serialize(registry.Collect());
+  }
+
+  void routes() {
+    http.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+      const auto latest = sampler.latest();
+      if (!latest) {
+        res.status = 503;
+        res.set_content("no sample yet\n", "text/plain");
+        return;
+      }
+      res.set_content(latest->metrics +
+                          (store != nullptr ? render_store_metrics(store->stats()) : "") +
+                          http_metrics(),
+                      kMetricsContentType);
+    });
+    http.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
+      res.set_content("ok\n", "text/plain");
+    });
+    http.Get("/api/v1/devices", [this](const httplib::Request&, httplib::Response& res) {
+      const auto latest = sampler.latest();
+      Json devices = Json::array();
+      if (latest) {
+        for (const auto& d : latest->snapshot.devices) {
+          devices.push_back(to_json(d));
+        }
+      }
+      res.set_content(json_body(Json{{"devices", devices}}), kJson);
+    });
+    http.Get("/api/v1/snapshot", [this](const httplib::Request&, httplib::Response& res) {
+      const auto latest = sampler.latest();
+      if (!latest) {
+        json_error(res, 503, "no sample yet");
+        return;
+      }
+      res.set_content(json_body(to_json(latest->snapshot)), kJson);
+    });
+    http.Get("/api/v1/series",
+             [this](const httplib::Request& req, httplib::Response& res) { series(req, res); });
+    http.Get("/api/v1/events", [this](const httplib::Request& req, httplib::Response& res) {
+      std::int64_t since = 0;
+      if (req.has_param("since")) {
+        const auto v = units::parse_int(req.get_param_value("since"));
+        if (!v) {
+          json_error(res, 400, "since: expected Unix time in nanoseconds");
+          return;
+        }
+        since = *v;
+      }
+      res.set_content(events ? events(since) : std::string(), "application/x-ndjson");
+    });
+    http.Get("/api/v1/findings", [this](const httplib::Request&, httplib::Response& res) {
+      res.set_content(
+          findings
+              ? findings()
+              : std::string("{\"findings\": null, \"note\": \"not checked by this daemon\"}\n"),
+          kJson);
+    });
+    http.Get("/", [](const httplib::Request&, httplib::Response& res) {
+      res.set_content(std::string(dashboard_html()), "text/html; charset=utf-8");
+    });
+    http.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
+      if (res.status == 404 && path_label(req.path) != "other") {
+        // A path served for GET (and HEAD) only: httplib answers other methods with 404.
+        res.set_header("Allow", "GET, HEAD");
+        json_error(res, 405,
+                   fmt::format("{} {}: method not allowed (GET or HEAD)", req.method, req.path));
+      } else if (res.status == 404) {
+        json_error(res, 404, fmt::format("no such path: {}", req.path));
+      } else if (res.body.empty()) {
+        json_error(res, res.status, fmt::format("request refused ({})", res.status));
+      }
+    });
+    http.set_logger([this](const httplib::Request& req, const httplib::Response& res) {
+      count(req.path, res.status);
+    });
+  }
+
+  // Parses the optional Unix-nanosecond parameter `key`; false after answering 400.
+  static bool time_param(const httplib::Request& req, httplib::Response& res, const char* key,
+                         std::int64_t& out) {
+    if (!req.has_param(key)) {
+      return true;
+    }
+    const auto v = units::parse_int(req.get_param_value(key));
+    if (!v) {
+      json_error(res, 400, fmt::format("{}: expected Unix time in nanoseconds", key));
+      return false;
+    }
+    out = *v;
+    return true;
+  }
+
+  void series(const httplib::Request& req, httplib::Response& res) {
+    const std::string name = req.get_param_value("name");
+    const DeviceField* field = find_device_field(name);
+    if (field == nullptr) {
+      std::string names;
+      for (const auto& f : device_fields()) {
+        names += fmt::format("{}{}", names.empty() ? "" : ", ", f.name);
+      }
+      json_error(res, 400,
+                 fmt::format("name: unknown series '{}' (expected one of {})", units::escape(name),
+                             names));
+      return;
+    }
+    std::int64_t since = 0;
+    std::int64_t until = std::numeric_limits<std::int64_t>::max();
+    if (!time_param(req, res, "since", since) || !time_param(req, res, "until", until)) {
+      return;
+    }
+    // device -> [[time_unix_nanos, value], ...]
+    std::map<std::string, Json> points;
+    const auto append = [&](const std::string& device, std::int64_t t, double v) {
+      auto& list = points[device];
+      if (list.is_null()) {
+        list = Json::array();
+      }
+      list.push_back(Json::array({t, v}));
+    };
+    const auto rounds = sampler.since(since);
+    const std::int64_t memory_from = rounds.empty() ? std::numeric_limits<std::int64_t>::max()
+                                                    : rounds.front()->snapshot.time_unix_nanos;
+    // The first round at or after `since` comes within an interval of it when `since` is inside
+    // the in-memory history; a larger gap means older rounds, which only the store has.
+    const auto slack =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(2 * sampler.options().interval)
+            .count();
+    if (store != nullptr && since < memory_from - slack) {
+      const auto stored = store->query(std::string(field->name), std::nullopt, since,
+                                       std::min(until, memory_from - 1), kMaxStoredPoints);
+      for (const auto& s : stored.value_or(std::vector<Series>{})) {
+        for (const auto& p : s.points) {
+          append(s.device, p.time_unix_nanos, p.value);
+        }
+      }
+    }
+    for (const auto& round : rounds) {
+      if (round->snapshot.time_unix_nanos > until) {
+        break;
+      }
+      for (const auto& d : round->snapshot.devices) {
+        if (const auto v = field->get(d)) {
+          append(d.device, round->snapshot.time_unix_nanos, *v);
+        }
+      }
+    }
+    Json series = Json::array();
+    for (auto& [device, list] : points) {
+      series.push_back({{"device", device}, {"points", std::move(list)}});
+    }
+    res.set_content(
+        json_body(Json{{"name", field->name}, {"unit", field->unit}, {"series", series}}), kJson);
+  }
+};
+
+Server::Server(const Sampler& sampler, ServerOptions options, EventsFn events)
+    : impl_(std::make_unique<Impl>(sampler, std::move(options), std::move(events))) {}
+
+void Server::set_store(const SeriesStore* store) {
+  impl_->store = store;
+}
+
+void Server::set_findings(std::function<std::string()> findings) {
+  impl_->findings = std::move(findings);
+}
+
+Server::~Server() {
+  stop();
+}
+
+Result<int> Server::start() {
+  Impl& i = *impl_;
+  i.routes();
+  const int threads = std::max(1, i.options.threads);
+  i.http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  i.http.set_payload_max_length(i.options.max_request_bytes);
+  const auto timeout = static_cast<time_t>(i.options.io_timeout.count());
+  i.http.set_read_timeout(timeout, 0);
+  i.http.set_write_timeout(timeout, 0);
+  i.http.set_keep_alive_timeout(timeout);
+  // cpp-httplib sets SO_REUSEPORT by default, which lets a second daemon bind the same port and
+  // take half the scrapes; SO_REUSEADDR alone lets a restart rebind at once and no more.
+  i.http.set_socket_options([&i](socket_t sock) {
+    int yes = 1;
+    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+    i.listen_socket = sock;
+  });
+  // A scraper keeps its connection for up to this many requests (cpp-httplib closes after 5 by
+  // default, and every reconnect goes through the accept queue).
+  i.http.set_keep_alive_max_count(kKeepAliveRequests);
+  int port = i.options.port;
+  if (port == 0) {
+    port = i.http.bind_to_any_port(i.options.host);
+    if (port < 0) {
+      port = 0;
+    }
+  } else if (!i.http.bind_to_port(i.options.host, port)) {
+    port = 0;
+  }
+  // cpp-httplib listens with a backlog of 5 (compiled into Debian's library): 50 scrapers
+  // connecting at once overflow it, and each dropped SYN costs its client a 1 s retransmit.
+  // Linux lets listen() on a listening socket change the backlog.
+  if (port > 0 && i.listen_socket >= 0) {
+    ::listen(i.listen_socket, kListenBacklog);
+  }
+  if (port <= 0) {
+    return fail(Errc::kUnavailable,
+                fmt::format("cannot listen on {}:{} (address in use, not local, or not "
+                            "permitted)",
+                            i.options.host, i.options.port));
+  }
+  i.thread = std::thread([&i] { i.http.listen_after_bind(); });
+  // stop() only ends a server that already runs its accept loop, so start() returns once it
+  // does: a stop() right after start() would otherwise leave the thread listening forever.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!i.http.is_running() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return port;
+}
+
+void Server::stop() {
+  if (!impl_) {
+    return;
+  }
+  impl_->http.stop();
+  if (impl_->thread.joinable()) {
+    impl_->thread.join();
+  }
+}
+
+Result<ServerOptions> parse_listen(const std::string& text, ServerOptions base) {
+  const auto bad = [&] {
+    return fail(Errc::kInvalidArgument,
+                fmt::format("cannot parse '{}' as HOST:PORT (expected e.g. 127.0.0.1:9477, "
+                            "0.0.0.0:9477, [::1]:9477 or a port)",
+                            units::escape(text)));
+  };
+  std::string host = base.host;
+  std::string port_text = text;
+  if (!text.empty() && text.front() == '[') {
+    const auto close = text.find(']');
+    if (close == std::string::npos || close + 1 >= text.size() || text[close + 1] != ':') {
+      return bad();
+    }
+    host = text.substr(1, close - 1);
+    port_text = text.substr(close + 2);
+  } else if (const auto colon = text.rfind(':'); colon != std::string::npos) {
+    if (text.find(':') != colon) {
+      return bad();  // a bare IPv6 address needs brackets
+    }
+    if (colon > 0) {
+      host = text.substr(0, colon);
+    }
+    port_text = text.substr(colon + 1);
+  }
+  const auto port = units::parse_int(port_text);
+  if (!port || *port < 0 || *port > 65535 || host.empty()) {
+    return bad();
+  }
+  base.host = host;
+  base.port = static_cast<int>(*port);
+  return base;
+}
+
+}  // namespace acco::monitor

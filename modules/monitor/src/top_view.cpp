@@ -1,0 +1,389 @@
+#include "acco/monitor/top_view.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "acco/core/units.hpp"
+#include "acco/monitor/json.hpp"
+#include "acco/monitor/metrics.hpp"
+
+namespace acco::monitor {
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+constexpr const char* kReset = "\x1b[0m";
+constexpr const char* kBold = "\x1b[1m";
+constexpr const char* kRed = "\x1b[31m";
+constexpr const char* kYellow = "\x1b[33m";
+
+enum class Align {
+  kLeft,
+  kRight
+};
+
+struct Column {
+  std::string_view header;
+  Align align;
+};
+
+// Every header names its unit; a cell holds numbers only. 150 columns before THROTTLE, so a
+// 160-column terminal shows every fixed column.
+constexpr Column kColumns[] = {
+    {"ID", Align::kLeft},
+    {"MODEL", Align::kLeft},
+    {"TEMP C / MAX", Align::kRight},
+    {"POWER W / LIMIT W", Align::kRight},
+    {"UTIL %", Align::kRight},
+    {"MEM GiB USED / TOTAL", Align::kRight},
+    {"SM MHz / MAX", Align::kRight},
+    {"PCIe RX GB/s (%)", Align::kRight},
+    {"PCIe TX GB/s (%)", Align::kRight},
+    {"STATE", Align::kLeft},
+    {"THROTTLE", Align::kLeft},  // last: the one cell of no fixed width
+};
+constexpr std::size_t kColumnCount = std::size(kColumns);
+constexpr std::size_t kModelWidth = 20;
+
+struct Cell {
+  std::string text;
+  const char* colour = nullptr;  // ANSI code when colours are on
+};
+using Row = std::vector<Cell>;
+
+std::string pair_cell(std::optional<double> value, std::optional<double> limit, double scale,
+                      int decimals) {
+  if (!value) {
+    return "-";
+  }
+  if (!limit) {
+    return fmt::format("{:.{}f}", *value * scale, decimals);
+  }
+  return fmt::format("{:.{}f} / {:.{}f}", *value * scale, decimals, *limit * scale, decimals);
+}
+
+std::optional<double> as_double(std::optional<std::uint64_t> v) {
+  return v ? std::optional<double>(static_cast<double>(*v)) : std::nullopt;
+}
+
+std::string short_model(const std::string& model) {
+  std::string m = model;
+  for (const auto& [prefix, replacement] :
+       {std::pair<std::string_view, std::string_view>{"NVIDIA ", ""},
+        {"acco simulated ", "sim "}}) {
+    if (m.rfind(prefix, 0) == 0) {
+      m = std::string(replacement) + m.substr(prefix.size());
+    }
+  }
+  if (m.empty()) {
+    return "-";
+  }
+  return m.size() > kModelWidth ? m.substr(0, kModelWidth - 1) + "~" : m;
+}
+
+std::string pcie_cell(std::optional<double> bytes_per_second, double peak) {
+  if (!bytes_per_second) {
+    return "-";
+  }
+  if (peak <= 0) {
+    return fmt::format("{:.2f}", *bytes_per_second / 1e9);
+  }
+  return fmt::format("{:.2f} ({:.0f}%)", *bytes_per_second / 1e9, 100.0 * *bytes_per_second / peak);
+}
+
+std::string throttle_cell(const power::DeviceSample& d) {
+  if (!d.clock_event_reasons) {
+    return "-";
+  }
+  std::string out;
+  for (const auto& reason : power::clock_event_names()) {
+    // Idle clocks are the normal state of an unused device, not a slowdown worth a column.
+    if (reason.bit == power::clock_event::kGpuIdle || (*d.clock_event_reasons & reason.bit) == 0) {
+      continue;
+    }
+    out += (out.empty() ? "" : ",") + std::string(reason.name);
+  }
+  return out.empty() ? "-" : out;
+}
+
+Row device_row(const power::DeviceSample& d) {
+  Row row;
+  row.push_back({d.device.empty() ? "-" : d.device});
+  row.push_back({short_model(d.model)});
+  if (d.lost || d.suspended) {
+    for (std::size_t i = 2; i + 2 < kColumnCount; ++i) {
+      row.push_back({"-"});
+    }
+    row.push_back({d.lost ? "lost" : "suspended", d.lost ? kRed : kYellow});
+    row.push_back({"-"});
+    return row;
+  }
+  row.push_back({pair_cell(d.temperature_gpu_celsius, d.threshold_gpu_max_celsius, 1, 0)});
+  row.push_back({pair_cell(d.power_watts, d.power_limit_enforced_watts, 1, 0)});
+  row.push_back({pair_cell(d.utilization_ratio, std::nullopt, 100, 0)});
+  row.push_back(
+      {pair_cell(as_double(d.memory_used_bytes), as_double(d.memory_total_bytes), 1 / kGiB, 1)});
+  row.push_back({pair_cell(d.sm_clock_hertz, d.sm_clock_max_hertz, 1e-6, 0)});
+  const double peak = pcie_peak_bytes_per_second(d);
+  row.push_back({pcie_cell(d.pcie_rx_bytes_per_second, peak)});
+  row.push_back({pcie_cell(d.pcie_tx_bytes_per_second, peak)});
+  row.push_back({"ok"});
+  const std::string throttle = throttle_cell(d);
+  row.push_back({throttle, throttle == "-" ? nullptr : kYellow});
+  return row;
+}
+
+std::string pad(const std::string& text, std::size_t width, Align align) {
+  const std::size_t fill = width > text.size() ? width - text.size() : 0;
+  return align == Align::kLeft ? text + std::string(fill, ' ') : std::string(fill, ' ') + text;
+}
+
+// Cuts a line to `width` visible columns, skipping ANSI sequences, which take none.
+std::string cut(const std::string& line, std::size_t width, bool colour) {
+  if (width == 0) {
+    return line;
+  }
+  std::string out;
+  std::size_t visible = 0;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    if (line[i] == '\x1b') {
+      const auto end = line.find('m', i);
+      out += line.substr(i, end - i + 1);
+      i = end;
+      continue;
+    }
+    if (visible == width) {
+      return colour ? out + kReset : out;
+    }
+    out += line[i];
+    ++visible;
+  }
+  return out;
+}
+
+std::string table(const std::vector<Row>& rows, bool colour) {
+  std::vector<std::size_t> widths(kColumnCount);
+  for (std::size_t c = 0; c < kColumnCount; ++c) {
+    widths[c] = kColumns[c].header.size();
+    for (const auto& row : rows) {
+      widths[c] = std::max(widths[c], row[c].text.size());
+    }
+  }
+  const auto line = [&](const Row& row) {
+    std::string out;
+    for (std::size_t c = 0; c < kColumnCount; ++c) {
+      std::string cell = pad(row[c].text, widths[c], kColumns[c].align);
+      if (c + 1 == kColumnCount) {
+        cell = row[c].text;  // no trailing blanks
+      }
+      if (colour && row[c].colour != nullptr) {
+        cell = std::string(row[c].colour).append(cell).append(kReset);
+      }
+      out += (c == 0 ? "" : "  ") + cell;
+    }
+    return out;
+  };
+  Row header;
+  for (const auto& column : kColumns) {
+    header.push_back({std::string(column.header), kBold});
+  }
+  std::string out = line(header) + "\n";
+  for (const auto& row : rows) {
+    out += line(row) + "\n";
+  }
+  return out;
+}
+
+double seconds_between(std::int64_t from_unix_nanos, std::int64_t to_unix_nanos) {
+  return static_cast<double>(to_unix_nanos - from_unix_nanos) / 1e9;
+}
+
+double sum_seconds(const power::CpuTimes& cpu) {
+  double total = 0;
+  for (const auto& [mode, seconds] : cpu.seconds) {
+    total += seconds;
+  }
+  return total;
+}
+
+double idle_seconds(const power::CpuTimes& cpu) {
+  double idle = 0;
+  for (const char* mode : {"idle", "iowait"}) {
+    if (const auto it = cpu.seconds.find(mode); it != cpu.seconds.end()) {
+      idle += it->second;
+    }
+  }
+  return idle;
+}
+
+std::string cpu_part(const power::HostSample& now, const power::HostSample* previous) {
+  std::string busy = "-";
+  if (previous != nullptr) {
+    const double total = sum_seconds(now.cpu) - sum_seconds(previous->cpu);
+    const double idle = idle_seconds(now.cpu) - idle_seconds(previous->cpu);
+    if (total > 0 && idle >= 0 && idle <= total) {
+      busy = fmt::format("{:.1f}", 100.0 * (total - idle) / total);
+    }
+  }
+  return fmt::format("CPU % BUSY {} of {} CPU(s)", busy, now.cpu.cpus);
+}
+
+std::string memory_part(const power::HostSample& h) {
+  const auto total = h.memory_bytes.find("total");
+  const auto available = h.memory_bytes.find("available");
+  if (total == h.memory_bytes.end() || available == h.memory_bytes.end()) {
+    return "MEM GiB USED / TOTAL -";
+  }
+  const auto used = total->second > available->second ? total->second - available->second : 0;
+  return fmt::format("MEM GiB USED / TOTAL {:.1f} / {:.1f}", static_cast<double>(used) / kGiB,
+                     static_cast<double>(total->second) / kGiB);
+}
+
+std::string pressure_part(const power::HostSample& h) {
+  std::string out;
+  for (const char* resource : {"cpu", "memory", "io"}) {
+    for (const auto& p : h.pressure) {
+      if (p.resource == resource && p.kind == "some") {
+        out += fmt::format(" {} {:.1f}", resource, 100 * p.avg10_ratio);
+      }
+    }
+  }
+  return out.empty() ? "" : "PSI SOME AVG10 %" + out;
+}
+
+struct Rate {
+  std::string name;
+  double in_bytes_per_second = 0;
+  double out_bytes_per_second = 0;
+};
+
+// Per-second rates of the counters that exist in both rounds; a counter that went backwards
+// (a reset, a device that came back) has no rate this frame.
+template <typename Item, typename In, typename Out>
+std::vector<Rate> rates(const std::vector<Item>& now, const std::vector<Item>& before,
+                        double seconds, In in, Out out) {
+  std::vector<Rate> result;
+  for (const auto& item : now) {
+    const auto it = std::find_if(before.begin(), before.end(),
+                                 [&](const Item& b) { return b.name == item.name; });
+    if (it == before.end() || in(item) < in(*it) || out(item) < out(*it)) {
+      continue;
+    }
+    result.push_back({item.name, static_cast<double>(in(item)-in(*it)) / seconds,
+                      static_cast<double>(out(item) - out(*it)) / seconds});
+  }
+  std::stable_sort(result.begin(), result.end(), [](const Rate& a, const Rate& b) {
+    return a.in_bytes_per_second + a.out_bytes_per_second >
+           b.in_bytes_per_second + b.out_bytes_per_second;
+  });
+  return result;
+}
+
+std::string rate_line(std::string_view label, std::string_view in, std::string_view out,
+                      const std::optional<std::vector<Rate>>& list, std::size_t top) {
+  std::string line = fmt::format("{:<6}", label);
+  if (!list) {
+    return line + "-";
+  }
+  if (list->empty()) {
+    return line + "none";
+  }
+  for (std::size_t i = 0; i < list->size() && i < top; ++i) {
+    const auto& r = (*list)[i];
+    line += fmt::format("{}{} {} {} {} {}", i == 0 ? "" : "   ", r.name, in,
+                        units::format_rate(r.in_bytes_per_second), out,
+                        units::format_rate(r.out_bytes_per_second));
+  }
+  return line;
+}
+
+bool shown_disk(const std::string& name) {
+  // Loop and RAM disks are files and memory, not storage worth a place in the line.
+  return name.rfind("loop", 0) != 0 && name.rfind("ram", 0) != 0 && name.rfind("zram", 0) != 0;
+}
+
+std::vector<std::string> host_lines(const power::HostSample& now, const power::HostSample* previous,
+                                    std::size_t top) {
+  std::vector<std::string> lines;
+  std::string first = "HOST  " + cpu_part(now, previous) + "   " + memory_part(now);
+  if (const auto psi = pressure_part(now); !psi.empty()) {
+    first += "   " + psi;
+  }
+  lines.push_back(first);
+  std::optional<std::vector<Rate>> net;
+  std::optional<std::vector<Rate>> disks;
+  const double seconds =
+      previous != nullptr ? seconds_between(previous->time_unix_nanos, now.time_unix_nanos) : 0;
+  if (seconds > 0) {
+    std::vector<power::NetSample> nics;
+    std::copy_if(now.net.begin(), now.net.end(), std::back_inserter(nics),
+                 [](const power::NetSample& n) { return n.name != "lo"; });
+    net = rates(
+        nics, previous->net, seconds, [](const power::NetSample& n) { return n.rx_bytes; },
+        [](const power::NetSample& n) { return n.tx_bytes; });
+    std::vector<power::DiskSample> storage;
+    std::copy_if(now.disks.begin(), now.disks.end(), std::back_inserter(storage),
+                 [](const power::DiskSample& d) { return shown_disk(d.name); });
+    disks = rates(
+        storage, previous->disks, seconds, [](const power::DiskSample& d) { return d.read_bytes; },
+        [](const power::DiskSample& d) { return d.written_bytes; });
+  }
+  lines.push_back(rate_line("NET", "rx", "tx", net, top));
+  lines.push_back(rate_line("DISK", "read", "write", disks, top));
+  return lines;
+}
+
+}  // namespace
+
+std::string render_top(const Snapshot& now, const Snapshot* previous, const TopOptions& options) {
+  std::vector<std::string> lines;
+  lines.push_back(fmt::format("acco top - {} - {} - {} - round {} every {}", options.hostname,
+                              rfc3339(now.time_unix_nanos), options.source, now.stats.rounds,
+                              units::format_seconds(now.stats.interval_seconds)));
+  if (!options.status.empty()) {
+    lines.push_back(options.colour ? kRed + options.status + kReset : options.status);
+  }
+  for (const auto& [source, count] : now.stats.read_errors) {
+    const auto last = now.stats.last_error.find(source);
+    lines.push_back(
+        fmt::format("{}: {} failed read(s){}", source, count,
+                    last == now.stats.last_error.end() ? "" : " (last: " + last->second + ")"));
+  }
+  lines.emplace_back();
+  if (now.devices.empty()) {
+    lines.emplace_back("no devices");
+  } else {
+    std::vector<Row> rows;
+    rows.reserve(now.devices.size());
+    for (const auto& device : now.devices) {
+      rows.push_back(device_row(device));
+    }
+    std::string text = table(rows, options.colour);
+    text.pop_back();
+    for (auto& line : units::split(text, '\n')) {
+      lines.push_back(std::move(line));
+    }
+  }
+  lines.emplace_back();
+  if (now.host) {
+    const power::HostSample* before =
+        previous != nullptr && previous->host ? &*previous->host : nullptr;
+    for (auto& line : host_lines(*now.host, before, options.top_interfaces)) {
+      lines.push_back(std::move(line));
+    }
+  } else {
+    lines.emplace_back("HOST  -");
+  }
+  std::string out;
+  for (const auto& line : lines) {
+    out += cut(line, options.width, options.colour) + "\n";
+  }
+  return out;
+}
+
+}  // namespace acco::monitor
