@@ -1,6 +1,6 @@
-#include "acco/mon/dashboard.hpp"
+#include "acco/monitor/dashboard.hpp"
 
-namespace acco::mon {
+namespace acco::monitor {
 namespace {
 
 // The page's state for tests is in <body data-...>: data-updates counts completed refreshes,
@@ -237,4 +237,4 @@ std::string_view dashboard_html() {
   return kPage;
 }
 
-}  // namespace acco::mon
+}  // namespace acco::monitor
