@@ -7,6 +7,7 @@
 
 #include "acco/bench/report.hpp"
 #include "acco/core/units.hpp"
+#include "acco/report/table.hpp"
 
 #include "format.hpp"
 
@@ -18,32 +19,14 @@ using Row = std::vector<std::string>;
 // Left-aligned columns two spaces apart. A row shorter than the header ends with one free text
 // cell (a waived case's reason) that is not padded and does not widen the column it starts in.
 std::string render(const Row& header, const std::vector<Row>& rows) {
-  std::vector<std::size_t> widths(header.size());
-  for (std::size_t c = 0; c < header.size(); ++c) {
-    widths[c] = header[c].size();
+  report::Table table{.columns = {}, .rows = {}, .style = report::TableStyle::layout(0, 2)};
+  for (const auto& h : header) {
+    table.columns.push_back({.header = h, .align = report::Align::kLeft});
   }
   for (const auto& row : rows) {
-    if (row.size() == header.size()) {
-      for (std::size_t c = 0; c < row.size(); ++c) {
-        widths[c] = std::max(widths[c], row[c].size());
-      }
-    }
+    table.rows.emplace_back(row.begin(), row.end());
   }
-  std::string out;
-  const auto line = [&](const Row& row) {
-    std::string text;
-    for (std::size_t c = 0; c < row.size(); ++c) {
-      const bool last = c + 1 == row.size();
-      text += last ? row[c] : fmt::format("{:<{}}  ", row[c], widths[c]);
-    }
-    text.erase(text.find_last_not_of(' ') + 1);
-    out += text + "\n";
-  };
-  line(header);
-  for (const auto& row : rows) {
-    line(row);
-  }
-  return out;
+  return report::render_table(table);
 }
 
 std::string rate_or_dash(double bytes_per_second) {
@@ -160,8 +143,8 @@ std::string engine_vs_plain(const BenchRun& run) {
   if (rows.empty()) {
     return {};
   }
-  std::string table = render(Row(7), rows);
-  table.erase(0, table.find('\n') + 1);  // no header: the heading line says what the columns are
+  // No header: the heading line says what the columns are.
+  const std::string table = render(Row(7), rows);
   return "engine against the plain path (the engine's median rate; the ratio of engine to plain "
          "timed in alternating rounds on the same buffers, in brackets -/+ three standard errors; "
          "without paired rounds, the ratio of the two cases' medians with the band from both "

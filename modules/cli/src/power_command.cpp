@@ -15,7 +15,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "acco/core/text_table.hpp"
 #include "acco/core/units.hpp"
 #include "acco/monitor/events.hpp"
 #include "acco/monitor/json.hpp"
@@ -24,6 +23,7 @@
 #include "acco/power/governor.hpp"
 #include "acco/power/rapl.hpp"
 #include "acco/power/simulated_device.hpp"
+#include "acco/report/table.hpp"
 
 #include "command_spec.hpp"
 #include "commands.hpp"
@@ -209,7 +209,7 @@ class StatusCommand final : public Command {
     out.out = fmt::format("acco power status: {} device(s) (NVML {})\n", samples.size(),
                           built->nvml_note);
     if (!samples.empty()) {
-      out.out += core::aligned_rows(rows);
+      out.out += report::render_table(report::plain_table(rows, report::TableStyle::layout(2, 1)));
     }
     out.out += left_text;
     return out;
@@ -344,7 +344,7 @@ class RunCommand final : public Command {
         "acco power run: {} round(s) over {} (stopped by {}); {} action(s), {} applied{}\n", rounds,
         units::format_seconds(seconds_since_start()), why, actions.size(), applied,
         status.allow_control ? "" : " (dry-run: give --allow-control to apply)");
-    out.out += core::aligned_rows(rows);
+    out.out += report::render_table(report::plain_table(rows, report::TableStyle::layout(2, 1)));
     return out;
   }
 

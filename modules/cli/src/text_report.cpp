@@ -10,6 +10,7 @@
 #include <fmt/ranges.h>
 
 #include "acco/core/units.hpp"
+#include "acco/report/table.hpp"
 #include "acco/topo/json.hpp"
 #include "acco/topo/link_model.hpp"
 
@@ -440,25 +441,7 @@ std::string findings_section(const std::vector<topo::Finding>& findings) {
 }  // namespace
 
 std::string aligned_table(const std::vector<std::vector<std::string>>& rows) {
-  std::vector<std::size_t> widths;
-  for (const auto& row : rows) {
-    widths.resize(std::max(widths.size(), row.size()));
-    for (std::size_t i = 0; i < row.size(); ++i) {
-      widths[i] = std::max(widths[i], row[i].size());
-    }
-  }
-  std::string out;
-  for (const auto& row : rows) {
-    std::string line;
-    for (std::size_t i = 0; i < row.size(); ++i) {
-      line += i + 1 == row.size() ? row[i] : fmt::format("{:<{}}  ", row[i], widths[i]);
-    }
-    while (!line.empty() && line.back() == ' ') {
-      line.pop_back();
-    }
-    out += "  " + line + "\n";
-  }
-  return out;
+  return report::render_table(report::plain_table(rows));
 }
 
 std::string probe_text(const topo::Machine& machine, const std::vector<topo::Finding>& findings,

@@ -13,9 +13,9 @@
 
 #include "acco/bench/machine_summary.hpp"
 #include "acco/core/json.hpp"
-#include "acco/core/text_table.hpp"
 #include "acco/core/units.hpp"
 #include "acco/device/host_backend.hpp"
+#include "acco/report/table.hpp"
 #include "acco/tune/tune_run.hpp"
 
 #include "bench_command.hpp"
@@ -158,7 +158,7 @@ std::string reader_text(const tune::ReaderTuning& r) {
                    units::format_bytes(d.block_bytes)),
        fmt::format("{} ({})", c.depth, d.depth), fmt::format("{} ({})", c.threads, d.threads),
        rate_text(dr), rate_text(wr), gain_text(dr, wr, r.gain, r.noise)}};
-  return out + core::aligned_rows(rows);
+  return out + report::render_table(report::plain_table(rows, report::TableStyle::layout(2, 1)));
 }
 
 // The engine's defaults on the profile's backend (transfer::default_profile): what the search
@@ -200,7 +200,7 @@ std::string profile_text(const tune::TuneProfile& p, const std::string& path) {
                                         units::format_rate(t.fit->beta_bytes_per_second))
                           : "-"});
   }
-  out += core::aligned_rows(rows);
+  out += report::render_table(report::plain_table(rows, report::TableStyle::layout(2, 1)));
   if (p.reader) {
     out += reader_text(*p.reader);
   }

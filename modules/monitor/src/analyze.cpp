@@ -8,10 +8,10 @@
 
 #include <fmt/format.h>
 
-#include "acco/core/text_table.hpp"
 #include "acco/core/units.hpp"
 #include "acco/monitor/json.hpp"
 #include "acco/monitor/metrics.hpp"
+#include "acco/report/table.hpp"
 
 namespace acco::monitor {
 namespace {
@@ -651,7 +651,7 @@ std::string device_text(const AnalyzeReport& r, const DeviceAnalysis& d) {
               : std::string("-"),
          w.why});
   }
-  return out + core::aligned_rows(rows);
+  return out + report::render_table(report::plain_table(rows, report::TableStyle::layout(2, 1)));
 }
 
 std::string span_text(const AnalyzeReport& r) {

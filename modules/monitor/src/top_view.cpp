@@ -12,6 +12,7 @@
 #include "acco/core/units.hpp"
 #include "acco/monitor/json.hpp"
 #include "acco/monitor/metrics.hpp"
+#include "acco/report/table.hpp"
 
 namespace acco::monitor {
 namespace {
@@ -22,10 +23,7 @@ constexpr const char* kBold = "\x1b[1m";
 constexpr const char* kRed = "\x1b[31m";
 constexpr const char* kYellow = "\x1b[33m";
 
-enum class Align {
-  kLeft,
-  kRight
-};
+using report::Align;
 
 struct Column {
   std::string_view header;
@@ -138,11 +136,6 @@ Row device_row(const power::DeviceSample& d) {
   return row;
 }
 
-std::string pad(const std::string& text, std::size_t width, Align align) {
-  const std::size_t fill = width > text.size() ? width - text.size() : 0;
-  return align == Align::kLeft ? text + std::string(fill, ' ') : std::string(fill, ' ') + text;
-}
-
 // Cuts a line to `width` visible columns, skipping ANSI sequences, which take none.
 std::string cut(const std::string& line, std::size_t width, bool colour) {
   if (width == 0) {
@@ -167,36 +160,19 @@ std::string cut(const std::string& line, std::size_t width, bool colour) {
 }
 
 std::string table(const std::vector<Row>& rows, bool colour) {
-  std::vector<std::size_t> widths(kColumnCount);
-  for (std::size_t c = 0; c < kColumnCount; ++c) {
-    widths[c] = kColumns[c].header.size();
-    for (const auto& row : rows) {
-      widths[c] = std::max(widths[c], row[c].text.size());
-    }
-  }
-  const auto line = [&](const Row& row) {
-    std::string out;
-    for (std::size_t c = 0; c < kColumnCount; ++c) {
-      std::string cell = pad(row[c].text, widths[c], kColumns[c].align);
-      if (c + 1 == kColumnCount) {
-        cell = row[c].text;  // no trailing blanks
-      }
-      if (colour && row[c].colour != nullptr) {
-        cell = std::string(row[c].colour).append(cell).append(kReset);
-      }
-      out += (c == 0 ? "" : "  ") + cell;
-    }
-    return out;
-  };
-  Row header;
+  report::Table t{.columns = {},
+                  .rows = {},
+                  .style = {.indent = 0, .gap = 2, .colour = colour, .header_style = kBold}};
   for (const auto& column : kColumns) {
-    header.push_back({std::string(column.header), kBold});
+    t.columns.push_back({.header = std::string(column.header), .align = column.align});
   }
-  std::string out = line(header) + "\n";
   for (const auto& row : rows) {
-    out += line(row) + "\n";
+    auto& cells = t.rows.emplace_back();
+    for (const auto& cell : row) {
+      cells.emplace_back(cell.text, cell.colour == nullptr ? "" : cell.colour);
+    }
   }
-  return out;
+  return report::render_table(t);
 }
 
 double seconds_between(std::int64_t from_unix_nanos, std::int64_t to_unix_nanos) {

@@ -8,8 +8,8 @@
 #include <fmt/format.h>
 
 #include "acco/core/json.hpp"
-#include "acco/core/text_table.hpp"
 #include "acco/core/units.hpp"
+#include "acco/report/table.hpp"
 
 namespace acco::monitor {
 namespace {
@@ -201,7 +201,7 @@ std::string trace_text(const TraceReport& r) {
          units::format_seconds(d.idle_seconds), units::format_seconds(d.idle_with_transfer_seconds),
          units::format_bytes(static_cast<std::uint64_t>(d.transfer_bytes)), d.verdict, d.why});
   }
-  out += core::aligned_rows(rows);
+  out += report::render_table(report::plain_table(rows, report::TableStyle::layout(2, 1)));
   return out;
 }
 
