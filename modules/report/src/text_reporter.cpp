@@ -25,8 +25,8 @@ struct Renderer {
     }
     std::string out;
     for (const auto& [name, value] : f.fields) {
-      std::string line = std::string(f.indent, ' ') + name + ":" +
-                         std::string(width - name.size() + 1, ' ') + value;
+      std::string line(f.indent, ' ');
+      line.append(name).append(":").append(width - name.size() + 1, ' ').append(value);
       line.erase(line.find_last_not_of(' ') + 1);
       out += line + "\n";
     }
