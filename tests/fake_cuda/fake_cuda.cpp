@@ -19,7 +19,9 @@
 //                                               as after a device lost mid-copy)
 // No ACCO_FAKE_CUDA_CONFIG, or no devices: cuInit answers CUDA_ERROR_NO_DEVICE, as a driver on a
 // machine without a GPU does. An unreadable config: CUDA_ERROR_UNKNOWN, with the reason on stderr.
-// Device pointers are host memory, so copies are memcpy; a copy takes latency + bytes / rate of
+// cuDeviceGet's CUdevice handles are not the ordinals (ordinal + 1000), so passing an ordinal
+// where a handle belongs fails with CUDA_ERROR_INVALID_DEVICE. Device pointers are host memory,
+// so copies are memcpy; a copy takes latency + bytes / rate of
 // wall time, so events time it plausibly. Each stream is a thread running its operations in
 // order. Test-only exports: acco_fake_cuda_live_allocations() counts device and pinned
 // allocations and registrations not yet freed; acco_fake_cuda_retained_contexts() counts primary
@@ -137,8 +139,14 @@ CUresult injected(const State& s, const char* name) {
   return CUDA_SUCCESS;
 }
 
-bool valid_device(const State& s, int device) {
-  return device >= 0 && static_cast<std::size_t>(device) < s.devices.size();
+// CUdevice handles are not the ordinals, so a caller that passes an ordinal where cuDeviceGet's
+// handle belongs fails (the real driver makes no promise that the two are equal).
+constexpr int kFirstDeviceHandle = 1000;
+
+// The ordinal of device handle `dev`, or -1 for a handle cuDeviceGet never gave.
+int ordinal_of(const State& s, CUdevice dev) {
+  const int ordinal = dev - kFirstDeviceHandle;
+  return ordinal >= 0 && static_cast<std::size_t>(ordinal) < s.devices.size() ? ordinal : -1;
 }
 
 CUresult load(State& s, const std::string& path) {
@@ -491,10 +499,10 @@ CUresult cuDeviceGet(CUdevice* device, int ordinal) {
   if (const CUresult code = injected(s, "cuDeviceGet"); code != CUDA_SUCCESS) {
     return code;
   }
-  if (!valid_device(s, ordinal)) {
+  if (ordinal < 0 || static_cast<std::size_t>(ordinal) >= s.devices.size()) {
     return CUDA_ERROR_INVALID_DEVICE;
   }
-  *device = ordinal;
+  *device = kFirstDeviceHandle + ordinal;
   return CUDA_SUCCESS;
 }
 
@@ -504,14 +512,15 @@ CUresult cuDeviceGetName(char* name, int len, CUdevice dev) {
   if (const CUresult code = injected(s, "cuDeviceGetName"); code != CUDA_SUCCESS) {
     return code;
   }
-  if (!valid_device(s, dev)) {
+  const int ordinal = ordinal_of(s, dev);
+  if (ordinal < 0) {
     return CUDA_ERROR_INVALID_DEVICE;
   }
   if (name == nullptr || len <= 0) {
     return CUDA_ERROR_INVALID_VALUE;
   }
   std::snprintf(name, static_cast<std::size_t>(len), "%s",  // NOLINT
-                s.devices[static_cast<std::size_t>(dev)].name.c_str());
+                s.devices[static_cast<std::size_t>(ordinal)].name.c_str());
   return CUDA_SUCCESS;
 }
 
@@ -521,10 +530,11 @@ CUresult cuDeviceTotalMem_v2(size_t* bytes, CUdevice dev) {
   if (const CUresult code = injected(s, "cuDeviceTotalMem_v2"); code != CUDA_SUCCESS) {
     return code;
   }
-  if (!valid_device(s, dev)) {
+  const int ordinal = ordinal_of(s, dev);
+  if (ordinal < 0) {
     return CUDA_ERROR_INVALID_DEVICE;
   }
-  *bytes = s.devices[static_cast<std::size_t>(dev)].memory_bytes;
+  *bytes = s.devices[static_cast<std::size_t>(ordinal)].memory_bytes;
   return CUDA_SUCCESS;
 }
 
@@ -534,10 +544,11 @@ CUresult cuDeviceGetAttribute(int* pi, CUdevice_attribute attrib, CUdevice dev) 
   if (const CUresult code = injected(s, "cuDeviceGetAttribute"); code != CUDA_SUCCESS) {
     return code;
   }
-  if (!valid_device(s, dev)) {
+  const int ordinal = ordinal_of(s, dev);
+  if (ordinal < 0) {
     return CUDA_ERROR_INVALID_DEVICE;
   }
-  const DeviceConfig& device = s.devices[static_cast<std::size_t>(dev)];
+  const DeviceConfig& device = s.devices[static_cast<std::size_t>(ordinal)];
   switch (attrib) {
     case CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY:
       *pi = device.can_map_host ? 1 : 0;
@@ -568,13 +579,14 @@ CUresult cuDeviceGetPCIBusId(char* pciBusId, int len, CUdevice dev) {
   if (const CUresult code = injected(s, "cuDeviceGetPCIBusId"); code != CUDA_SUCCESS) {
     return code;
   }
-  if (!valid_device(s, dev)) {
+  const int ordinal = ordinal_of(s, dev);
+  if (ordinal < 0) {
     return CUDA_ERROR_INVALID_DEVICE;
   }
   if (pciBusId == nullptr || len < 13) {
     return CUDA_ERROR_INVALID_VALUE;
   }
-  const DeviceConfig& device = s.devices[static_cast<std::size_t>(dev)];
+  const DeviceConfig& device = s.devices[static_cast<std::size_t>(ordinal)];
   std::snprintf(pciBusId, static_cast<std::size_t>(len), "%08X:%02X:%02X.0",  // NOLINT
                 device.domain, device.bus, device.slot);
   return CUDA_SUCCESS;
@@ -586,10 +598,11 @@ CUresult cuDevicePrimaryCtxRetain(CUcontext* pctx, CUdevice dev) {
   if (const CUresult code = injected(s, "cuDevicePrimaryCtxRetain"); code != CUDA_SUCCESS) {
     return code;
   }
-  if (!valid_device(s, dev)) {
+  const int ordinal = ordinal_of(s, dev);
+  if (ordinal < 0) {
     return CUDA_ERROR_INVALID_DEVICE;
   }
-  CUctx_st* context = s.contexts[static_cast<std::size_t>(dev)].get();
+  CUctx_st* context = s.contexts[static_cast<std::size_t>(ordinal)].get();
   ++context->retains;
   *pctx = context;
   return CUDA_SUCCESS;
@@ -598,10 +611,11 @@ CUresult cuDevicePrimaryCtxRetain(CUcontext* pctx, CUdevice dev) {
 CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev) {
   State& s = state();
   const std::scoped_lock lock(s.mutex);
-  if (!valid_device(s, dev)) {
+  const int ordinal = ordinal_of(s, dev);
+  if (ordinal < 0) {
     return CUDA_ERROR_INVALID_DEVICE;
   }
-  CUctx_st* context = s.contexts[static_cast<std::size_t>(dev)].get();
+  CUctx_st* context = s.contexts[static_cast<std::size_t>(ordinal)].get();
   if (context->retains == 0) {
     return CUDA_ERROR_INVALID_CONTEXT;
   }
@@ -630,10 +644,12 @@ CUresult cuDeviceCanAccessPeer(int* canAccessPeer, CUdevice dev, CUdevice peerDe
   if (const CUresult code = injected(s, "cuDeviceCanAccessPeer"); code != CUDA_SUCCESS) {
     return code;
   }
-  if (!valid_device(s, dev) || !valid_device(s, peerDev)) {
+  const int ordinal = ordinal_of(s, dev);
+  const int peer = ordinal_of(s, peerDev);
+  if (ordinal < 0 || peer < 0) {
     return CUDA_ERROR_INVALID_DEVICE;
   }
-  *canAccessPeer = s.devices[static_cast<std::size_t>(dev)].peers.count(peerDev) != 0 ? 1 : 0;
+  *canAccessPeer = s.devices[static_cast<std::size_t>(ordinal)].peers.count(peer) != 0 ? 1 : 0;
   return CUDA_SUCCESS;
 }
 
@@ -1032,7 +1048,7 @@ int acco_fake_cuda_live_allocations() {
 int acco_fake_cuda_peer_access(int from, int to) {
   State& s = state();
   const std::scoped_lock lock(s.mutex);
-  if (!valid_device(s, from)) {
+  if (from < 0 || static_cast<std::size_t>(from) >= s.contexts.size()) {
     return 0;
   }
   return s.contexts[static_cast<std::size_t>(from)]->peers_enabled.count(to) != 0 ? 1 : 0;

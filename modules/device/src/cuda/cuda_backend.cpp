@@ -87,6 +87,7 @@ Result<int> attribute(const detail::Driver& driver, CUdevice device, CUdevice_at
 
 struct Described {
   DeviceInfo info;
+  CUdevice device = 0;  // cuDeviceGet's handle, which every later call about the device takes
   bool can_map_host = false;
 };
 
@@ -129,6 +130,7 @@ Result<Described> describe(const detail::Driver& driver, int ordinal, const core
   info.memory_bytes = memory_bytes;
   info.link_bytes_per_second = 0;  // the topology knows the link; the driver does not
   info.copy_engines = engines > 0 ? engines : 1;
+  described.device = device;
   described.can_map_host = can_map != 0;
   return described;
 }
@@ -144,7 +146,7 @@ void enable_peer_access(
     for (const auto& to : contexts) {
       int can_access = 0;
       if (from == to ||
-          driver.api().device_can_access_peer(&can_access, from->ordinal(), to->ordinal()) !=
+          driver.api().device_can_access_peer(&can_access, from->device(), to->device()) !=
               CUDA_SUCCESS ||
           can_access == 0 || !from->make_current().has_value()) {
         continue;
@@ -187,7 +189,8 @@ Result<std::unique_ptr<Backend>> make_cuda_backend(const std::string& library) {
     const std::string where = "cuda device " + std::to_string(ordinal);
     ACCO_ASSIGN_OR_RETURN(auto described,
                           describe(*driver, ordinal, fs.has_value() ? fs->get() : nullptr), where);
-    ACCO_ASSIGN_OR_RETURN(auto context, detail::PrimaryContext::retain(driver, ordinal), where);
+    ACCO_ASSIGN_OR_RETURN(auto context,
+                          detail::PrimaryContext::retain(driver, ordinal, described.device), where);
     contexts.push_back(context);
     devices.push_back(std::make_unique<detail::CudaDevice>(
         std::move(described.info), described.can_map_host, std::move(context), table));

@@ -6,20 +6,20 @@
 namespace acco::device::detail {
 
 Result<std::shared_ptr<const PrimaryContext>> PrimaryContext::retain(
-    std::shared_ptr<const Driver> driver, int ordinal) {
+    std::shared_ptr<const Driver> driver, int ordinal, CUdevice device) {
   CUcontext context = nullptr;
-  if (const CUresult code = driver->api().primary_ctx_retain(&context, ordinal);
+  if (const CUresult code = driver->api().primary_ctx_retain(&context, device);
       code != CUDA_SUCCESS) {
     return tl::unexpected(driver->error("cuDevicePrimaryCtxRetain", code)
                               .with_context("cuda device " + std::to_string(ordinal)));
   }
   return std::shared_ptr<const PrimaryContext>(
-      new PrimaryContext(std::move(driver), ordinal, context));
+      new PrimaryContext(std::move(driver), ordinal, device, context));
 }
 
 // A release error cannot be reported from a destructor, and leaves nothing to undo.
 PrimaryContext::~PrimaryContext() {
-  static_cast<void>(driver_->api().primary_ctx_release(ordinal_));
+  static_cast<void>(driver_->api().primary_ctx_release(device_));
 }
 
 Status PrimaryContext::make_current() const {

@@ -14,9 +14,10 @@ namespace acco::device::detail {
 
 class PrimaryContext {
  public:
-  // cuDevicePrimaryCtxRetain of device `ordinal`. kDeviceError when the driver refuses.
+  // cuDevicePrimaryCtxRetain of `device`, cuDeviceGet's handle of device `ordinal` (the driver
+  // does not promise that the two are equal). kDeviceError when the driver refuses.
   [[nodiscard]] static Result<std::shared_ptr<const PrimaryContext>> retain(
-      std::shared_ptr<const Driver> driver, int ordinal);
+      std::shared_ptr<const Driver> driver, int ordinal, CUdevice device);
 
   PrimaryContext(const PrimaryContext&) = delete;
   PrimaryContext& operator=(const PrimaryContext&) = delete;
@@ -28,14 +29,18 @@ class PrimaryContext {
   [[nodiscard]] const Driver& driver() const { return *driver_; }
   [[nodiscard]] const DriverApi& api() const { return driver_->api(); }
   [[nodiscard]] int ordinal() const { return ordinal_; }
+  // The handle every driver call about the device takes.
+  [[nodiscard]] CUdevice device() const { return device_; }
   [[nodiscard]] CUcontext handle() const { return context_; }
 
  private:
-  PrimaryContext(std::shared_ptr<const Driver> driver, int ordinal, CUcontext context)
-      : driver_(std::move(driver)), ordinal_(ordinal), context_(context) {}
+  PrimaryContext(std::shared_ptr<const Driver> driver, int ordinal, CUdevice device,
+                 CUcontext context)
+      : driver_(std::move(driver)), ordinal_(ordinal), device_(device), context_(context) {}
 
   std::shared_ptr<const Driver> driver_;
   int ordinal_;
+  CUdevice device_;
   CUcontext context_;
 };
 
