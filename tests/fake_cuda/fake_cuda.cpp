@@ -14,20 +14,45 @@
 //                 "peers": [1]}],               (ordinals cuDeviceCanAccessPeer answers 1 for)
 //    "errors": {"cuMemHostAlloc": 2},          (entry points answering this CUresult instead)
 //    "copy_error": {"after": 3, "error": 700}} (the asynchronous copy after `after` successful
-//                                               ones fails with `error`, which then sticks to
-//                                               its device: every later call about it answers it,
-//                                               as after a device lost mid-copy)
+//                                               ones fails with `error`: a device lost mid-copy)
 // No ACCO_FAKE_CUDA_CONFIG, or no devices: cuInit answers CUDA_ERROR_NO_DEVICE, as a driver on a
 // machine without a GPU does. An unreadable config: CUDA_ERROR_UNKNOWN, with the reason on stderr.
-// cuDeviceGet's CUdevice handles are not the ordinals (ordinal + 1000), so passing an ordinal
-// where a handle belongs fails with CUDA_ERROR_INVALID_DEVICE. Device pointers are host memory,
-// so copies are memcpy; a copy takes latency + bytes / rate of
-// wall time, so events time it plausibly. Each stream is a thread running its operations in
-// order. Test-only exports: acco_fake_cuda_live_allocations() counts device and pinned
-// allocations and registrations not yet freed; acco_fake_cuda_retained_contexts() counts primary
-// context retains not yet released; acco_fake_cuda_legacy_stream_syncs() counts waits for the
-// legacy default stream; acco_fake_cuda_peer_access(from, to) is 1 while device `from`'s primary
-// context has peer access to `to`'s enabled (the last release disables it).
+//
+// What it models, as the CUDA Driver API reference describes the real driver:
+// - One primary context per device (no cuCtxCreate); the last cuDevicePrimaryCtxRelease destroys
+//   it with whatever memory it still owns, and a later retain starts a new one.
+// - cuDeviceGet's CUdevice handles are not the ordinals (ordinal + 1000), so passing an ordinal
+//   where a handle belongs fails with CUDA_ERROR_INVALID_DEVICE.
+// - Device pointers are host memory, so copies are memcpy; a copy takes latency + bytes / rate of
+//   wall time, so events time it plausibly. Each stream is a thread running its operations in
+//   order; an operation after a failure in its stream fails with that failure.
+// - A copy_error breaks its stream's context for good, as a device lost or an illegal address
+//   does: work still queued in any stream of the context fails with it, and so does every later
+//   call on the context (allocations, frees, registrations, copies, streams, events, callbacks,
+//   synchronisation) until its destruction; device queries (cuDeviceGet*) and other devices'
+//   contexts go on.
+// - cuStreamAddCallback's callback runs on its stream's thread once the work before it is done,
+//   exactly once, with CUDA_SUCCESS or the stream's or context's error (acco queues host tasks
+//   this way; cuLaunchHostFunc, whose functions the driver does not call after an error, is not
+//   provided).
+// - Refusals acco relies on: cuMemHostRegister of a range overlapping pinned or registered memory
+//   (CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED), cuMemHostUnregister of memory not registered,
+//   frees of the wrong kind, cuCtxEnablePeerAccess twice (..._ALREADY_ENABLED) or to a device
+//   that is no peer, cuEventRecord on a stream of another context (CUDA_ERROR_INVALID_HANDLE).
+// What it does not model: callbacks of different streams run at once on their streams' threads,
+// while the real driver may serialise all of them on one thread of its own (so a host task that
+// waits for another stream's host task can deadlock there and not here); cuMemcpyAsync from or
+// to pageable memory returns before the copy (the driver stages it first, and returns only
+// after a device-to-pageable copy); the legacy default stream (cuMemcpy runs to completion in the
+// caller); contexts other than primary ones, kernels, managed memory, MIG and MPS.
+//
+// Test-only exports: acco_fake_cuda_live_allocations() counts device and pinned allocations and
+// registrations not yet freed; acco_fake_cuda_reclaimed_allocations() those a context's
+// destruction freed because their owner could not (a broken context refuses cuMemFree);
+// acco_fake_cuda_retained_contexts() counts primary context retains not yet released;
+// acco_fake_cuda_legacy_stream_syncs() counts waits for the legacy default stream;
+// acco_fake_cuda_peer_access(from, to) is 1 while device `from`'s primary context has peer access
+// to `to`'s enabled (the last release disables it).
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -90,7 +115,7 @@ enum class Kind {
 struct Allocation {
   std::size_t size = 0;
   Kind kind = Kind::kDevice;
-  int device = -1;
+  int context = -1;  // the ordinal of the primary context that owns it (device memory: its device)
 };
 
 struct State {
@@ -102,12 +127,13 @@ struct State {
   std::vector<DeviceConfig> devices;
   std::vector<std::unique_ptr<CUctx_st>> contexts;
   std::vector<std::size_t> used_bytes;
-  std::vector<CUresult> sticky;  // per device
+  std::vector<CUresult> sticky;  // per primary context: the error that broke it, if any
   std::map<std::string, CUresult> errors;
   long long copy_error_after = -1;
   CUresult copy_error = CUDA_SUCCESS;
   long long copies = 0;
   std::map<std::uintptr_t, Allocation> allocations;  // by begin address
+  int reclaimed = 0;  // allocations a context's destruction freed, not their owner
 };
 
 State& state() {
@@ -230,6 +256,43 @@ const std::pair<const std::uintptr_t, Allocation>* find(const State& s, std::uin
   return ptr - it->first < it->second.size ? &*it : nullptr;
 }
 
+// The error that broke primary context `ordinal` (a device lost mid-copy), or CUDA_SUCCESS. Once
+// set, every call on that context and every operation still queued in its streams fails with it,
+// until the context is destroyed. Under state().mutex.
+CUresult context_error(const State& s, int ordinal) {
+  return s.sticky[static_cast<std::size_t>(ordinal)];
+}
+
+// The same for a caller that does not hold state().mutex.
+CUresult context_error(int ordinal) {
+  State& s = state();
+  const std::scoped_lock lock(s.mutex);
+  return context_error(s, ordinal);
+}
+
+// The last release of a primary context destroys it, and with it whatever its owner could not
+// free (a broken context refuses every cuMemFree): a later retain starts a new, working context.
+// Under state().mutex.
+void destroy_context(State& s, int ordinal) {
+  CUctx_st& context = *s.contexts[static_cast<std::size_t>(ordinal)];
+  context.peers_enabled.clear();
+  for (auto it = s.allocations.begin(); it != s.allocations.end();) {
+    if (it->second.context != ordinal) {
+      ++it;
+      continue;
+    }
+    if (it->second.kind == Kind::kDevice) {
+      s.used_bytes[static_cast<std::size_t>(ordinal)] -= it->second.size;
+    }
+    if (it->second.kind != Kind::kRegistered) {
+      std::free(reinterpret_cast<void*>(it->first));  // NOLINT
+    }
+    ++s.reclaimed;
+    it = s.allocations.erase(it);
+  }
+  s.sticky[static_cast<std::size_t>(ordinal)] = CUDA_SUCCESS;
+}
+
 // How long a copy of `bytes` between dst and src takes, and the device it concerns (that of a
 // device side, else the calling thread's). CUDA_ERROR_INVALID_VALUE when a device range runs past
 // its allocation. Under state().mutex.
@@ -254,7 +317,7 @@ CopyPlan plan_copy(const State& s, CUdeviceptr dst, CUdeviceptr src, std::size_t
       return plan;
     }
     if (entry->second.kind == Kind::kDevice) {
-      plan.device = entry->second.device;
+      plan.device = entry->second.context;
     }
   }
   const DeviceConfig& device = s.devices[static_cast<std::size_t>(plan.device)];
@@ -288,6 +351,8 @@ struct EventState {
 }  // namespace
 
 struct CUevent_st {
+  explicit CUevent_st(int owner) : device(owner) {}
+  int device;  // the ordinal of the context it was created in
   std::shared_ptr<EventState> state = std::make_shared<EventState>();
 };
 
@@ -330,8 +395,10 @@ struct CUstream_st {
       auto operation = std::move(operations.front());
       operations.pop_front();
       busy = true;
-      const CUresult before = error;
+      const CUresult stream_error = error;
       lock.unlock();
+      // A broken context fails the work still queued in every one of its streams.
+      const CUresult before = stream_error != CUDA_SUCCESS ? stream_error : context_error(device);
       const CUresult result = operation(before);
       lock.lock();
       if (error == CUDA_SUCCESS) {
@@ -620,7 +687,7 @@ CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev) {
     return CUDA_ERROR_INVALID_CONTEXT;
   }
   if (--context->retains == 0) {
-    context->peers_enabled.clear();
+    destroy_context(s, ordinal);
   }
   return CUDA_SUCCESS;
 }
@@ -662,6 +729,9 @@ CUresult cuCtxEnablePeerAccess(CUcontext peerContext, unsigned int Flags) {
   if (current_context == nullptr) {
     return CUDA_ERROR_INVALID_CONTEXT;
   }
+  if (const CUresult broken = context_error(s, current_context->device); broken != CUDA_SUCCESS) {
+    return broken;
+  }
   if (Flags != 0 || peerContext == nullptr || peerContext->retains == 0) {
     return CUDA_ERROR_INVALID_VALUE;
   }
@@ -688,8 +758,8 @@ CUresult cuMemAlloc_v2(CUdeviceptr* dptr, size_t bytesize) {
     return CUDA_ERROR_INVALID_VALUE;
   }
   const auto device = static_cast<std::size_t>(current_context->device);
-  if (s.sticky[device] != CUDA_SUCCESS) {
-    return s.sticky[device];
+  if (const CUresult broken = context_error(s, current_context->device); broken != CUDA_SUCCESS) {
+    return broken;
   }
   if (bytesize > s.devices[device].memory_bytes - s.used_bytes[device]) {
     return CUDA_ERROR_OUT_OF_MEMORY;
@@ -711,7 +781,10 @@ CUresult cuMemFree_v2(CUdeviceptr dptr) {
   if (it == s.allocations.end() || it->second.kind != Kind::kDevice) {
     return CUDA_ERROR_INVALID_VALUE;
   }
-  s.used_bytes[static_cast<std::size_t>(it->second.device)] -= it->second.size;
+  if (const CUresult broken = context_error(s, it->second.context); broken != CUDA_SUCCESS) {
+    return broken;  // freed with the context
+  }
+  s.used_bytes[static_cast<std::size_t>(it->second.context)] -= it->second.size;
   s.allocations.erase(it);
   std::free(reinterpret_cast<void*>(dptr));  // NOLINT
   return CUDA_SUCCESS;
@@ -726,6 +799,9 @@ CUresult cuMemHostAlloc(void** pp, size_t bytesize, unsigned int Flags) {
   if (current_context == nullptr) {
     return CUDA_ERROR_INVALID_CONTEXT;
   }
+  if (const CUresult broken = context_error(s, current_context->device); broken != CUDA_SUCCESS) {
+    return broken;
+  }
   if (bytesize == 0 || (Flags & ~(CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP)) != 0) {
     return CUDA_ERROR_INVALID_VALUE;
   }
@@ -733,7 +809,7 @@ CUresult cuMemHostAlloc(void** pp, size_t bytesize, unsigned int Flags) {
   if (data == nullptr) {
     return CUDA_ERROR_OUT_OF_MEMORY;
   }
-  s.allocations[address(data)] = {bytesize, Kind::kPinned, -1};
+  s.allocations[address(data)] = {bytesize, Kind::kPinned, current_context->device};
   *pp = data;
   return CUDA_SUCCESS;
 }
@@ -744,6 +820,9 @@ CUresult cuMemFreeHost(void* p) {
   const auto it = s.allocations.find(address(p));
   if (it == s.allocations.end() || it->second.kind != Kind::kPinned) {
     return CUDA_ERROR_INVALID_VALUE;
+  }
+  if (const CUresult broken = context_error(s, it->second.context); broken != CUDA_SUCCESS) {
+    return broken;  // freed with the context
   }
   s.allocations.erase(it);
   std::free(p);  // NOLINT
@@ -759,13 +838,16 @@ CUresult cuMemHostRegister_v2(void* p, size_t bytesize, unsigned int Flags) {
   if (current_context == nullptr) {
     return CUDA_ERROR_INVALID_CONTEXT;
   }
+  if (const CUresult broken = context_error(s, current_context->device); broken != CUDA_SUCCESS) {
+    return broken;
+  }
   if (p == nullptr || bytesize == 0 || (Flags & ~CU_MEMHOSTREGISTER_PORTABLE) != 0) {
     return CUDA_ERROR_INVALID_VALUE;
   }
   if (overlaps_host(s, address(p), bytesize)) {
     return CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
   }
-  s.allocations[address(p)] = {bytesize, Kind::kRegistered, -1};
+  s.allocations[address(p)] = {bytesize, Kind::kRegistered, current_context->device};
   return CUDA_SUCCESS;
 }
 
@@ -775,6 +857,9 @@ CUresult cuMemHostUnregister(void* p) {
   const auto it = s.allocations.find(address(p));
   if (it == s.allocations.end() || it->second.kind != Kind::kRegistered) {
     return CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
+  }
+  if (const CUresult broken = context_error(s, it->second.context); broken != CUDA_SUCCESS) {
+    return broken;  // unregistered with the context
   }
   s.allocations.erase(it);
   return CUDA_SUCCESS;
@@ -813,6 +898,9 @@ CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount) {
     if (current_context == nullptr) {
       return CUDA_ERROR_INVALID_CONTEXT;
     }
+    if (const CUresult broken = context_error(s, current_context->device); broken != CUDA_SUCCESS) {
+      return broken;
+    }
     plan = plan_copy(s, dst, src, ByteCount);
   }
   if (plan.result != CUDA_SUCCESS) {
@@ -838,6 +926,9 @@ CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, CUstr
     if (hStream == nullptr) {
       return CUDA_ERROR_INVALID_HANDLE;  // acco always names its stream
     }
+    if (const CUresult broken = context_error(s, hStream->device); broken != CUDA_SUCCESS) {
+      return broken;
+    }
     plan = plan_copy(s, dst, src, ByteCount);
     if (plan.result != CUDA_SUCCESS) {
       return plan.result;
@@ -847,14 +938,16 @@ CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, CUstr
       failure = s.copy_error;
     }
   }
+  const int context = hStream->device;
   hStream->submit([=](CUresult before) {
     if (before != CUDA_SUCCESS) {
       return before;
     }
     if (fails) {
+      // The device is lost under the copy: the stream's context is broken for good.
       State& s = state();
       const std::scoped_lock lock(s.mutex);
-      s.sticky[static_cast<std::size_t>(plan.device)] = failure;
+      s.sticky[static_cast<std::size_t>(context)] = failure;
       return failure;
     }
     run_copy(dst, src, ByteCount, plan.duration);
@@ -878,8 +971,8 @@ CUresult cuStreamCreate(CUstream* phStream, unsigned int Flags) {
       return CUDA_ERROR_INVALID_VALUE;
     }
     device = current_context->device;
-    if (s.sticky[static_cast<std::size_t>(device)] != CUDA_SUCCESS) {
-      return s.sticky[static_cast<std::size_t>(device)];
+    if (const CUresult broken = context_error(s, device); broken != CUDA_SUCCESS) {
+      return broken;
     }
   }
   *phStream = new CUstream_st(device);
@@ -887,13 +980,15 @@ CUresult cuStreamCreate(CUstream* phStream, unsigned int Flags) {
 }
 
 // The driver returns at once and frees the stream when its work is done; joining its thread here
-// is the same to the caller, who cannot name the stream any more.
+// is the same to the caller, who cannot name the stream any more. A broken context answers with
+// its error, and the stream goes with the context (here: at once).
 CUresult cuStreamDestroy_v2(CUstream hStream) {
   if (hStream == nullptr) {
     return CUDA_ERROR_INVALID_HANDLE;
   }
+  const int context = hStream->device;
   delete hStream;
-  return CUDA_SUCCESS;
+  return context_error(context);
 }
 
 CUresult cuStreamSynchronize(CUstream hStream) {
@@ -904,14 +999,18 @@ CUresult cuStreamSynchronize(CUstream hStream) {
       return CUDA_ERROR_INVALID_CONTEXT;
     }
     ++legacy_stream_syncs;
-    return CUDA_SUCCESS;
+    return context_error(current_context->device);
   }
-  return hStream->synchronize();
+  const CUresult failed = hStream->synchronize();
+  return failed != CUDA_SUCCESS ? failed : context_error(hStream->device);
 }
 
 CUresult cuStreamWaitEvent(CUstream hStream, CUevent hEvent, unsigned int Flags) {
   if (hStream == nullptr || hEvent == nullptr || Flags != 0) {
     return CUDA_ERROR_INVALID_VALUE;
+  }
+  if (const CUresult broken = context_error(hStream->device); broken != CUDA_SUCCESS) {
+    return broken;
   }
   std::shared_ptr<EventState> event = hEvent->state;
   std::uint64_t target = 0;
@@ -939,7 +1038,10 @@ CUresult cuEventCreate(CUevent* phEvent, unsigned int Flags) {
   if (Flags != CU_EVENT_DEFAULT) {
     return CUDA_ERROR_INVALID_VALUE;  // acco times every event
   }
-  *phEvent = new CUevent_st();
+  if (const CUresult broken = context_error(s, current_context->device); broken != CUDA_SUCCESS) {
+    return broken;
+  }
+  *phEvent = new CUevent_st(current_context->device);
   return CUDA_SUCCESS;
 }
 
@@ -947,13 +1049,20 @@ CUresult cuEventDestroy_v2(CUevent hEvent) {
   if (hEvent == nullptr) {
     return CUDA_ERROR_INVALID_HANDLE;
   }
+  const int context = hEvent->device;
   delete hEvent;  // a pending record keeps its state alive
-  return CUDA_SUCCESS;
+  return context_error(context);
 }
 
 CUresult cuEventRecord(CUevent hEvent, CUstream hStream) {
   if (hEvent == nullptr || hStream == nullptr) {
     return CUDA_ERROR_INVALID_HANDLE;
+  }
+  if (hEvent->device != hStream->device) {
+    return CUDA_ERROR_INVALID_HANDLE;  // the event and the stream must share a context
+  }
+  if (const CUresult broken = context_error(hStream->device); broken != CUDA_SUCCESS) {
+    return broken;
   }
   std::shared_ptr<EventState> event = hEvent->state;
   std::uint64_t sequence = 0;
@@ -978,6 +1087,9 @@ CUresult cuEventQuery(CUevent hEvent) {
   if (hEvent == nullptr) {
     return CUDA_ERROR_INVALID_HANDLE;
   }
+  if (const CUresult broken = context_error(hEvent->device); broken != CUDA_SUCCESS) {
+    return broken;
+  }
   const std::scoped_lock lock(hEvent->state->mutex);
   if (hEvent->state->completed < hEvent->state->recorded) {
     return CUDA_ERROR_NOT_READY;
@@ -989,16 +1101,23 @@ CUresult cuEventSynchronize(CUevent hEvent) {
   if (hEvent == nullptr) {
     return CUDA_ERROR_INVALID_HANDLE;
   }
-  EventState& event = *hEvent->state;
-  std::unique_lock lock(event.mutex);
-  const std::uint64_t target = event.recorded;
-  event.changed.wait(lock, [&] { return event.completed >= target; });
-  return event.error;
+  CUresult failed = CUDA_SUCCESS;
+  {
+    EventState& event = *hEvent->state;
+    std::unique_lock lock(event.mutex);
+    const std::uint64_t target = event.recorded;
+    event.changed.wait(lock, [&] { return event.completed >= target; });
+    failed = event.error;
+  }
+  return failed != CUDA_SUCCESS ? failed : context_error(hEvent->device);
 }
 
 CUresult cuEventElapsedTime(float* pMilliseconds, CUevent hStart, CUevent hEnd) {
   if (pMilliseconds == nullptr || hStart == nullptr || hEnd == nullptr) {
     return CUDA_ERROR_INVALID_HANDLE;
+  }
+  if (const CUresult broken = context_error(hEnd->device); broken != CUDA_SUCCESS) {
+    return broken;
   }
   Clock::time_point start;
   Clock::time_point end;
@@ -1016,22 +1135,26 @@ CUresult cuEventElapsedTime(float* pMilliseconds, CUevent hStart, CUevent hEnd) 
   return CUDA_SUCCESS;
 }
 
-CUresult cuLaunchHostFunc(CUstream hStream, CUhostFn fn, void* userData) {
+// The callback runs on the stream's thread once the work before it is done, exactly once, and
+// also after a failure: it gets the stream's or its context's error (cuLaunchHostFunc's
+// functions, which acco does not use, are not called after one).
+CUresult cuStreamAddCallback(CUstream hStream, CUstreamCallback callback, void* userData,
+                             unsigned int flags) {
   {
     State& s = state();
     const std::scoped_lock lock(s.mutex);
-    if (const CUresult code = injected(s, "cuLaunchHostFunc"); code != CUDA_SUCCESS) {
+    if (const CUresult code = injected(s, "cuStreamAddCallback"); code != CUDA_SUCCESS) {
       return code;
     }
   }
-  if (hStream == nullptr || fn == nullptr) {
+  if (hStream == nullptr || callback == nullptr || flags != 0) {
     return CUDA_ERROR_INVALID_VALUE;
   }
-  // After a failure in the stream the driver does not call later host functions.
-  hStream->submit([fn, userData](CUresult before) {
-    if (before == CUDA_SUCCESS) {
-      fn(userData);
-    }
+  if (const CUresult broken = context_error(hStream->device); broken != CUDA_SUCCESS) {
+    return broken;
+  }
+  hStream->submit([hStream, callback, userData](CUresult before) {
+    callback(hStream, before, userData);
     return before;
   });
   return CUDA_SUCCESS;
@@ -1052,6 +1175,14 @@ int acco_fake_cuda_peer_access(int from, int to) {
     return 0;
   }
   return s.contexts[static_cast<std::size_t>(from)]->peers_enabled.count(to) != 0 ? 1 : 0;
+}
+
+// Allocations freed by a context's destruction rather than by their owner: 0 unless a context
+// broke (a healthy owner frees everything before its last release).
+int acco_fake_cuda_reclaimed_allocations() {
+  State& s = state();
+  const std::scoped_lock lock(s.mutex);
+  return s.reclaimed;
 }
 
 int acco_fake_cuda_legacy_stream_syncs() {

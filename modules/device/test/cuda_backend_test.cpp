@@ -1,13 +1,15 @@
 // The CUDA backend's loading of the driver and its failures, against the fake libcuda.so.1
 // (tests/fake_cuda): no driver, the toolkit's stub library, an old driver, no device, an
-// uninitialised driver, out of memory, a refused pinned allocation and a device lost mid-copy,
-// each a clear error value, never a crash. The data paths are tested in cuda_backend_gpu_test.cpp,
-// which CI runs on the fake driver too.
+// uninitialised driver, out of memory, a refused pinned allocation and a device lost mid-copy
+// (which breaks its whole context), each a clear error value, never a crash nor a hang. The data
+// paths are tested in cuda_backend_gpu_test.cpp, which CI runs on the fake driver too.
 #include "acco/device/cuda_backend.hpp"
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <future>
 #include <memory>
 #include <string>
 #include <vector>
@@ -212,29 +214,117 @@ TEST_F(FakeCudaTest, ARefusedPinnedAllocationLeavesPageableMemory) {
   EXPECT_THAT(device.allocate_host(4096, MemoryKind::kPageable), IsOk());
 }
 
-TEST_F(FakeCudaTest, ADeviceLostMidCopyFailsTheQueueAndEveryLaterCall) {
+// A device lost under a copy (700, CUDA_ERROR_ILLEGAL_ADDRESS) breaks its whole context, as on the
+// real driver: the failing queue, work already queued in another queue of the device, and every
+// later call on the device fail with that error, which names the device; another device goes on;
+// destroying the backend destroys the context with what could not be freed, and a new backend
+// starts on a working context.
+TEST_F(FakeCudaTest, ADeviceLostMidCopyBreaksItsWholeContext) {
   use_config(R"({"copy_error": {"after": 1, "error": 700}, "devices": [)" +
+             device_json("0000:18:00.0") + "," + device_json("0000:2a:00.0") + "]}");
+  int reclaimed_before = 0;
+  {
+    auto backend = make_cuda_backend(fake_);
+    ASSERT_THAT(backend, IsOk());
+    reclaimed_before = fake_counter("acco_fake_cuda_reclaimed_allocations");
+    Device& device = *(*backend)->devices().front();
+    Device& healthy = *(*backend)->devices().back();
+    auto host = device.allocate_host(1 << 16, MemoryKind::kPinned);
+    auto gpu = device.allocate(1 << 16);
+    auto queue = device.create_queue();
+    auto other = device.create_queue();
+    ASSERT_TRUE(host && gpu && queue && other);
+    ASSERT_THAT((*queue)->copy((*gpu)->data(), (*host)->data(), 1 << 16), IsOk());
+    auto good = (*queue)->record();
+    ASSERT_TRUE(good);
+    EXPECT_THAT((*good)->wait(), IsOk());
+    // The failing copy waits behind `go`, work in the other queue behind `lost`: queued first.
+    std::promise<void> go;
+    std::promise<void> lost;
+    std::shared_future<void> started = go.get_future().share();
+    std::shared_future<void> gate = lost.get_future().share();
+    ASSERT_THAT((*queue)->host_task([started] { started.wait(); }), IsOk());
+    ASSERT_THAT((*queue)->copy((*host)->data(), (*gpu)->data(), 1 << 16), IsOk());
+    auto bad = (*queue)->record();
+    ASSERT_THAT((*other)->host_task([gate] { gate.wait(); }), IsOk());
+    ASSERT_THAT((*other)->copy((*gpu)->data(), (*host)->data(), 64), IsOk());
+    auto queued = (*other)->record();
+    ASSERT_TRUE(queued && bad);
+    go.set_value();
+    const auto failed = (*bad)->wait();
+    ASSERT_THAT(failed, StatusIs(Errc::kDeviceError));
+    EXPECT_THAT(failed.error().message,
+                HasSubstr("cuda device 0: event wait: cuEventSynchronize: an illegal memory access "
+                          "was encountered (CUDA_ERROR_ILLEGAL_ADDRESS)"));
+    lost.set_value();
+    EXPECT_THAT((*queued)->wait(), StatusIs(Errc::kDeviceError, HasSubstr("ILLEGAL_ADDRESS")));
+    EXPECT_THAT((*queue)->synchronize(), StatusIs(Errc::kDeviceError));
+    EXPECT_THAT((*other)->synchronize(), StatusIs(Errc::kDeviceError));
+    EXPECT_THAT((*queue)->copy((*gpu)->data(), (*host)->data(), 64),
+                StatusIs(Errc::kDeviceError, HasSubstr("cuda device 0: queue copy: ")));
+    EXPECT_THAT((*queue)->record(), StatusIs(Errc::kDeviceError));
+    EXPECT_THAT(device.allocate(4096), StatusIs(Errc::kDeviceError));
+    EXPECT_THAT(device.allocate_host(4096, MemoryKind::kPinned), StatusIs(Errc::kDeviceError));
+    std::vector<char> user(4096);
+    EXPECT_THAT(device.register_host(user.data(), user.size()), StatusIs(Errc::kDeviceError));
+    EXPECT_THAT(device.create_queue(), StatusIs(Errc::kDeviceError));
+    EXPECT_THAT(device.copy((*gpu)->data(), (*host)->data(), 64), StatusIs(Errc::kDeviceError));
+    // The other device has a context of its own.
+    auto its = healthy.allocate(64);
+    auto its_queue = healthy.create_queue();
+    ASSERT_TRUE(its && its_queue);
+    ASSERT_THAT((*its_queue)->copy((*its)->data(), user.data(), 64), IsOk());
+    EXPECT_THAT((*its_queue)->synchronize(), IsOk());
+  }
+  EXPECT_EQ(fake_counter("acco_fake_cuda_retained_contexts"), 0);
+  EXPECT_EQ(fake_counter("acco_fake_cuda_live_allocations"), 0);
+  // The pinned and the device buffer of the broken context: cuMemFree refused, the context's
+  // destruction freed them.
+  EXPECT_EQ(fake_counter("acco_fake_cuda_reclaimed_allocations"), reclaimed_before + 2);
+  auto again = make_cuda_backend(fake_);
+  ASSERT_THAT(again, IsOk());
+  Device& device = *(*again)->devices().front();
+  auto gpu = device.allocate(4096);
+  ASSERT_THAT(gpu, IsOk());
+  std::vector<char> user(64, 'x');
+  EXPECT_THAT(device.copy((*gpu)->data(), user.data(), user.size()), IsOk());
+}
+
+// Host tasks are stream callbacks, which the driver calls exactly once even after the stream
+// failed (cuLaunchHostFunc's host functions are not called after an error): every task queued
+// before the loss runs, so nothing that waits for one (the engine's staging slots) waits for
+// ever, and none leaks. Once the loss is known, a new task is refused and freed.
+TEST_F(FakeCudaTest, HostTasksRunOnceEvenAfterTheDeviceIsLost) {
+  use_config(R"({"copy_error": {"after": 0, "error": 999}, "devices": [)" +
              device_json("0000:18:00.0") + "]}");
   auto backend = make_cuda_backend(fake_);
   ASSERT_THAT(backend, IsOk());
   Device& device = *(*backend)->devices().front();
-  auto host = device.allocate_host(1 << 16, MemoryKind::kPinned);
-  auto gpu = device.allocate(1 << 16);
+  auto host = device.allocate_host(4096, MemoryKind::kPinned);
+  auto gpu = device.allocate(4096);
   auto queue = device.create_queue();
   ASSERT_TRUE(host && gpu && queue);
-  ASSERT_THAT((*queue)->copy((*gpu)->data(), (*host)->data(), 1 << 16), IsOk());
-  auto good = (*queue)->record();
-  ASSERT_THAT((*queue)->copy((*host)->data(), (*gpu)->data(), 1 << 16), IsOk());
-  auto bad = (*queue)->record();
-  ASSERT_TRUE(good && bad);
-  EXPECT_THAT((*good)->wait(), IsOk());
-  const auto failed = (*bad)->wait();
-  ASSERT_THAT(failed, StatusIs(Errc::kDeviceError));
-  EXPECT_THAT(failed.error().message,
-              HasSubstr("an illegal memory access was encountered (CUDA_ERROR_ILLEGAL_ADDRESS)"));
+  std::promise<void> submitted;
+  std::shared_future<void> gate = submitted.get_future().share();
+  std::atomic<int> ran{0};
+  ASSERT_THAT((*queue)->host_task([gate, &ran] {
+    gate.wait();
+    ++ran;
+  }),
+              IsOk());
+  ASSERT_THAT((*queue)->copy((*gpu)->data(), (*host)->data(), 4096), IsOk());  // fails
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_THAT((*queue)->host_task([&ran] { ++ran; }), IsOk());
+  }
+  submitted.set_value();
+  EXPECT_THAT((*queue)->synchronize(),
+              StatusIs(Errc::kDeviceError, HasSubstr("unknown error (CUDA_ERROR_UNKNOWN)")));
+  EXPECT_EQ(ran.load(), 4);
+  EXPECT_THAT((*queue)->host_task([&ran] { ++ran; }),
+              StatusIs(Errc::kDeviceError,
+                       HasSubstr("cuda device 0: queue host_task: cuStreamAddCallback: ")));
   EXPECT_THAT((*queue)->synchronize(), StatusIs(Errc::kDeviceError));
-  EXPECT_THAT(device.allocate(4096), StatusIs(Errc::kDeviceError));
-  EXPECT_THAT(device.copy((*gpu)->data(), (*host)->data(), 64), StatusIs(Errc::kDeviceError));
+  EXPECT_EQ(ran.load(), 4);
 }
 
 TEST_F(FakeCudaTest, EveryPairOfPeersTheDriverAllowsGetsPeerAccess) {
@@ -290,6 +380,7 @@ TEST_F(FakeCudaTest, ADeviceCopyWaitsForTheStreamItRanOn) {
 TEST_F(FakeCudaTest, EveryAllocationAndContextIsReleased) {
   use_config(R"({"devices": [)" + device_json("0000:18:00.0") + "," + device_json("0000:2a:00.0") +
              "]}");
+  int reclaimed_before = -1;
   {
     auto backend = make_cuda_backend(fake_);
     ASSERT_THAT(backend, IsOk());
@@ -302,10 +393,13 @@ TEST_F(FakeCudaTest, EveryAllocationAndContextIsReleased) {
     ASSERT_TRUE(gpu && pinned && mapped && registration);
     EXPECT_EQ(fake_counter("acco_fake_cuda_live_allocations"), 4);
     EXPECT_EQ(fake_counter("acco_fake_cuda_retained_contexts"), 2);
+    reclaimed_before = fake_counter("acco_fake_cuda_reclaimed_allocations");
     EXPECT_EQ(device.kind_of((*gpu)->data()), MemoryKind::kDevice);
   }
   EXPECT_EQ(fake_counter("acco_fake_cuda_live_allocations"), 0);
   EXPECT_EQ(fake_counter("acco_fake_cuda_retained_contexts"), 0);
+  // Freed by acco itself, not by the contexts' destruction.
+  EXPECT_EQ(fake_counter("acco_fake_cuda_reclaimed_allocations"), reclaimed_before);
 }
 
 }  // namespace

@@ -17,47 +17,54 @@ CudaDevice::CudaDevice(DeviceInfo info, bool can_map_host,
       table_(std::move(table)) {}
 
 Result<std::unique_ptr<Buffer>> CudaDevice::allocate(std::size_t bytes) {
-  ACCO_RETURN_IF_ERROR(context_->make_current(), "allocate");
-  return allocate_device_buffer(table_, context_, bytes);
+  ACCO_RETURN_IF_ERROR(context_->make_current(), context_->where("allocate"));
+  ACCO_ASSIGN_OR_RETURN(auto buffer, allocate_device_buffer(table_, context_, bytes),
+                        context_->name());
+  return buffer;
 }
 
 Result<std::unique_ptr<Buffer>> CudaDevice::allocate_host(std::size_t bytes, MemoryKind kind) {
   if (kind == MemoryKind::kMapped && !can_map_host_) {
     return fail(Errc::kUnsupported, info_.name + " cannot map host memory");
   }
-  ACCO_RETURN_IF_ERROR(context_->make_current(), "allocate_host");
-  return allocate_host_buffer(table_, context_, bytes, kind, info_.numa_node);
+  ACCO_RETURN_IF_ERROR(context_->make_current(), context_->where("allocate_host"));
+  ACCO_ASSIGN_OR_RETURN(auto buffer,
+                        allocate_host_buffer(table_, context_, bytes, kind, info_.numa_node),
+                        context_->name());
+  return buffer;
 }
 
 Result<std::unique_ptr<Registration>> CudaDevice::register_host(void* ptr, std::size_t bytes) {
-  ACCO_RETURN_IF_ERROR(context_->make_current(), "register_host");
-  return register_host_memory(table_, context_, ptr, bytes);
+  ACCO_RETURN_IF_ERROR(context_->make_current(), context_->where("register_host"));
+  ACCO_ASSIGN_OR_RETURN(auto registration, register_host_memory(table_, context_, ptr, bytes),
+                        context_->name());
+  return registration;
 }
 
 Result<std::unique_ptr<Queue>> CudaDevice::create_queue() {
-  ACCO_RETURN_IF_ERROR(context_->make_current(), "create_queue");
+  ACCO_RETURN_IF_ERROR(context_->make_current(), context_->where("create_queue"));
   return create_cuda_queue(context_, table_);
 }
 
 Status CudaDevice::copy(void* dst, const void* src, std::size_t bytes) {
-  ACCO_RETURN_IF_ERROR(validate_copy(*table_, dst, src, bytes), "device");
+  ACCO_RETURN_IF_ERROR(validate_copy(*table_, dst, src, bytes), context_->name());
   if (bytes == 0) {
     return {};
   }
-  ACCO_RETURN_IF_ERROR(context_->make_current(), "device copy");
+  ACCO_RETURN_IF_ERROR(context_->make_current(), context_->where("device copy"));
   // Unified addressing tells the direction from the addresses, as cudaMemcpyDefault did.
   ACCO_RETURN_IF_ERROR(
       context_->driver().check("cuMemcpy",
                                context_->api().memcpy(reinterpret_cast<CUdeviceptr>(dst),
                                                       reinterpret_cast<CUdeviceptr>(src), bytes)),
-      "device copy");
+      context_->where("device copy"));
   // cuMemcpy may return before the copy is done (device to device: no host synchronisation;
   // pageable host to device: once the data is staged), while Device::copy promises a finished
   // copy. It runs on the legacy default stream (handle 0): waiting for that stream waits for it,
   // and not for the queues, which are non-blocking streams.
   ACCO_RETURN_IF_ERROR(
       context_->driver().check("cuStreamSynchronize", context_->api().stream_synchronize(nullptr)),
-      "device copy");
+      context_->where("device copy"));
   return {};
 }
 

@@ -55,7 +55,7 @@ class CudaEvent final : public Event {
   [[nodiscard]] Status wait() override {
     ACCO_RETURN_IF_ERROR(
         driver().check("cuEventSynchronize", context_->api().event_synchronize(event_)),
-        "event wait");
+        context_->where("event wait"));
     return failures_->before(sequence_);
   }
 
@@ -83,7 +83,8 @@ class CudaEvent final : public Event {
     if (const CUresult code =
             context_->api().event_elapsed_time(&milliseconds, other->event_, event_);
         code != CUDA_SUCCESS) {
-      return tl::unexpected(driver().error("cuEventElapsedTime", code).with_context("event since"));
+      return tl::unexpected(
+          driver().error("cuEventElapsedTime", code).with_context(context_->where("event since")));
     }
     return std::chrono::nanoseconds(std::llround(static_cast<double>(milliseconds) * 1e6));
   }
@@ -107,8 +108,13 @@ struct HostTask {
 };
 
 // Runs on the driver's callback thread; exceptions must not cross into the driver. The task
-// must not call the CUDA API itself (the driver forbids it in host functions).
-void run_host_task(void* user_data) {
+// must not call the CUDA API itself (the driver forbids it in callbacks). A stream callback, unlike
+// a cuLaunchHostFunc host function, is called exactly once even after the stream or its context
+// failed (with that error as `status`), so the task runs and its closure is freed whatever
+// happened before it: a task that gives back what earlier operations used (the engine's staging
+// slots) never waits for a device that will not answer again. The failure itself reaches the
+// caller through events and synchronize.
+void run_host_task(CUstream /*stream*/, CUresult /*status*/, void* user_data) {
   const std::unique_ptr<HostTask> host_task(static_cast<HostTask*>(user_data));
   try {
     host_task->task();
@@ -135,11 +141,11 @@ class CudaQueue final : public Queue {
   }
 
   [[nodiscard]] Status copy(void* dst, const void* src, std::size_t bytes) override {
-    ACCO_RETURN_IF_ERROR(validate_copy(*table_, dst, src, bytes), "queue");
+    ACCO_RETURN_IF_ERROR(validate_copy(*table_, dst, src, bytes), context_->where("queue"));
     if (bytes == 0) {
       return {};
     }
-    ACCO_RETURN_IF_ERROR(context_->make_current(), "queue copy");
+    ACCO_RETURN_IF_ERROR(context_->make_current(), context_->where("queue copy"));
     ++submitted_;
     // Unified addressing tells the direction from the addresses. Pageable memory is staged by
     // the driver, synchronously with the caller for host-to-device.
@@ -147,20 +153,21 @@ class CudaQueue final : public Queue {
         driver().check("cuMemcpyAsync",
                        api().memcpy_async(reinterpret_cast<CUdeviceptr>(dst),
                                           reinterpret_cast<CUdeviceptr>(src), bytes, stream_)),
-        "queue copy");
+        context_->where("queue copy"));
     return {};
   }
 
   [[nodiscard]] Status host_task(std::function<void()> task) override {
     if (!task) {
-      return fail(Errc::kInvalidArgument, "queue host_task: empty task");
+      return fail(Errc::kInvalidArgument, context_->where("queue host_task: empty task"));
     }
     auto host_task = std::make_unique<HostTask>(HostTask{std::move(task), failures_, submitted_});
-    ACCO_RETURN_IF_ERROR(context_->make_current(), "queue host_task");
-    if (const CUresult code = api().launch_host_func(stream_, run_host_task, host_task.get());
+    ACCO_RETURN_IF_ERROR(context_->make_current(), context_->where("queue host_task"));
+    if (const CUresult code = api().stream_add_callback(stream_, run_host_task, host_task.get(), 0);
         code != CUDA_SUCCESS) {
-      return tl::unexpected(
-          driver().error("cuLaunchHostFunc", code).with_context("queue host_task"));
+      return tl::unexpected(driver()
+                                .error("cuStreamAddCallback", code)
+                                .with_context(context_->where("queue host_task")));
     }
     static_cast<void>(host_task.release());  // run_host_task owns it now
     ++submitted_;
@@ -168,15 +175,17 @@ class CudaQueue final : public Queue {
   }
 
   [[nodiscard]] Result<std::shared_ptr<Event>> record() override {
-    ACCO_RETURN_IF_ERROR(context_->make_current(), "queue record");
+    ACCO_RETURN_IF_ERROR(context_->make_current(), context_->where("queue record"));
     CUevent event = nullptr;
     // Timing stays enabled (no CU_EVENT_DISABLE_TIMING): since() needs it.
     if (const CUresult code = api().event_create(&event, CU_EVENT_DEFAULT); code != CUDA_SUCCESS) {
-      return tl::unexpected(driver().error("cuEventCreate", code).with_context("queue record"));
+      return tl::unexpected(
+          driver().error("cuEventCreate", code).with_context(context_->where("queue record")));
     }
     auto recorded = std::make_shared<CudaEvent>(context_, event, failures_, submitted_);
     if (const CUresult code = api().event_record(event, stream_); code != CUDA_SUCCESS) {
-      return tl::unexpected(driver().error("cuEventRecord", code).with_context("queue record"));
+      return tl::unexpected(
+          driver().error("cuEventRecord", code).with_context(context_->where("queue record")));
     }
     return recorded;
   }
@@ -184,24 +193,25 @@ class CudaQueue final : public Queue {
   [[nodiscard]] Status wait(std::shared_ptr<Event> event) override {
     const auto* cuda_event = dynamic_cast<const CudaEvent*>(event.get());
     if (cuda_event == nullptr) {
-      return fail(Errc::kInvalidArgument, "queue wait: not an event of the CUDA backend");
+      return fail(Errc::kInvalidArgument,
+                  context_->where("queue wait: not an event of the CUDA backend"));
     }
     ACCO_RETURN_IF_ERROR(driver().check("cuStreamWaitEvent",
                                         api().stream_wait_event(stream_, cuda_event->handle(), 0)),
-                         "queue wait");
+                         context_->where("queue wait"));
     return {};
   }
 
   // A CUstream is the same handle as the runtime's cudaStream_t, so libraries on the runtime
   // (NCCL, cuFile) take it as theirs.
   [[nodiscard]] Result<void*> native_stream() override {
-    ACCO_RETURN_IF_ERROR(context_->make_current(), "queue native_stream");
+    ACCO_RETURN_IF_ERROR(context_->make_current(), context_->where("queue native_stream"));
     return static_cast<void*>(stream_);
   }
 
   [[nodiscard]] Status synchronize() override {
     ACCO_RETURN_IF_ERROR(driver().check("cuStreamSynchronize", api().stream_synchronize(stream_)),
-                         "queue synchronize");
+                         context_->where("queue synchronize"));
     Status failed = failures_->before(submitted_);
     if (!failed.has_value()) {
       failures_ = std::make_shared<QueueFailures>();
@@ -229,8 +239,9 @@ Result<std::unique_ptr<Queue>> create_cuda_queue(std::shared_ptr<const PrimaryCo
   // Device::copy (cuMemcpy) uses.
   if (const CUresult code = context->api().stream_create(&stream, CU_STREAM_NON_BLOCKING);
       code != CUDA_SUCCESS) {
-    return tl::unexpected(
-        context->driver().error("cuStreamCreate", code).with_context("create_queue"));
+    return tl::unexpected(context->driver()
+                              .error("cuStreamCreate", code)
+                              .with_context(context->where("create_queue")));
   }
   return std::make_unique<CudaQueue>(std::move(context), stream, std::move(table));
 }

@@ -67,7 +67,7 @@ std::string resolve_entries(void* library, DriverApi& api) {
   need("cuEventQuery", api.event_query);
   need("cuEventSynchronize", api.event_synchronize);
   need("cuEventElapsedTime", api.event_elapsed_time);
-  need("cuLaunchHostFunc", api.launch_host_func);
+  need("cuStreamAddCallback", api.stream_add_callback);
   return missing;
 }
 

@@ -52,7 +52,7 @@ struct DriverApi {
   decltype(&cuEventQuery) event_query = nullptr;
   decltype(&cuEventSynchronize) event_synchronize = nullptr;
   decltype(&cuEventElapsedTime) event_elapsed_time = nullptr;
-  decltype(&cuLaunchHostFunc) launch_host_func = nullptr;
+  decltype(&cuStreamAddCallback) stream_add_callback = nullptr;
 };
 
 // cuDriverGetVersion's number as CUDA writes it: 12080 -> "12.8".

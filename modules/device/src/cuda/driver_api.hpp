@@ -44,7 +44,8 @@ typedef unsigned long long CUdeviceptr;  // CUdeviceptr_v2 on 64-bit hosts
 typedef struct CUctx_st* CUcontext;
 typedef struct CUstream_st* CUstream;
 typedef struct CUevent_st* CUevent;
-typedef void (*CUhostFn)(void* userData);
+// status: CUDA_SUCCESS, or the error of the stream or its context before the callback.
+typedef void (*CUstreamCallback)(CUstream hStream, CUresult status, void* userData);
 
 typedef enum CUdevice_attribute_enum {
   CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY = 19,
@@ -110,7 +111,8 @@ CUresult cuEventRecord(CUevent hEvent, CUstream hStream);
 CUresult cuEventQuery(CUevent hEvent);
 CUresult cuEventSynchronize(CUevent hEvent);
 CUresult cuEventElapsedTime(float* pMilliseconds, CUevent hStart, CUevent hEnd);
-CUresult cuLaunchHostFunc(CUstream hStream, CUhostFn fn, void* userData);
+CUresult cuStreamAddCallback(CUstream hStream, CUstreamCallback callback, void* userData,
+                             unsigned int flags);
 
 }  // extern "C"
 // NOLINTEND(readability-identifier-naming, modernize-use-using, cppcoreguidelines-macro-usage)

@@ -22,6 +22,14 @@ PrimaryContext::~PrimaryContext() {
   static_cast<void>(driver_->api().primary_ctx_release(device_));
 }
 
+std::string PrimaryContext::name() const {
+  return "cuda device " + std::to_string(ordinal_);
+}
+
+std::string PrimaryContext::where(std::string_view what) const {
+  return name() + ": " + std::string(what);
+}
+
 Status PrimaryContext::make_current() const {
   return driver_->check("cuCtxSetCurrent", driver_->api().ctx_set_current(context_));
 }

@@ -5,6 +5,8 @@
 #pragma once
 
 #include <memory>
+#include <string>
+#include <string_view>
 
 #include "acco/core/result.hpp"
 
@@ -31,6 +33,9 @@ class PrimaryContext {
   [[nodiscard]] int ordinal() const { return ordinal_; }
   // The handle every driver call about the device takes.
   [[nodiscard]] CUdevice device() const { return device_; }
+  // "cuda device <ordinal>", and "cuda device <ordinal>: <what>": errors name their device.
+  [[nodiscard]] std::string name() const;
+  [[nodiscard]] std::string where(std::string_view what) const;
   [[nodiscard]] CUcontext handle() const { return context_; }
 
  private:

@@ -71,7 +71,10 @@ class Queue {
   // vendor driver does it (synchronously with respect to the caller for host-to-device).
   // kInvalidArgument for null pointers, overlapping ranges or a range past an allocation's end.
   [[nodiscard]] virtual Status copy(void* dst, const void* src, std::size_t bytes) = 0;
-  // Runs `task` on the host in queue order (pipelines use it to order host copies with DMA).
+  // Runs `task` on the host in queue order (pipelines use it to order host copies with DMA),
+  // exactly once, also when an operation before it failed (the failure reaches events and
+  // synchronize): a task may give back what earlier operations used. The task must not call
+  // the device layer itself (a GPU driver runs it on a thread of its own).
   [[nodiscard]] virtual Status host_task(std::function<void()> task) = 0;
   [[nodiscard]] virtual Result<std::shared_ptr<Event>> record() = 0;
   // Later operations in this queue start only after `event` (possibly from another queue of the
