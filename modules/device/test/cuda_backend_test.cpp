@@ -1,16 +1,20 @@
 // The CUDA backend's loading of the driver and its failures, against the fake libcuda.so.1
 // (tests/fake_cuda): no driver, the toolkit's stub library, an old driver, no device, an
-// uninitialised driver, out of memory, a refused pinned allocation and a device lost mid-copy
-// (which breaks its whole context), each a clear error value, never a crash nor a hang. The data
-// paths are tested in cuda_backend_gpu_test.cpp, which CI runs on the fake driver too.
+// uninitialised driver, out of memory, a refused pinned allocation, a device lost mid-copy (which
+// breaks its whole context) and memory pinned elsewhere, each a clear error value, never a crash
+// nor a hang. The data paths are tested in cuda_backend_gpu_test.cpp,
+// which CI runs on the fake driver too.
 #include "acco/device/cuda_backend.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <future>
 #include <memory>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -46,7 +50,9 @@ class FakeCudaTest : public ::testing::Test {
   }
   void use_config(const std::string& json) {
     const auto* test = ::testing::UnitTest::GetInstance()->current_test_info();
-    const std::string path = ::testing::TempDir() + "fake_cuda_" + test->name() + ".json";
+    std::string name = test->name();
+    std::replace(name.begin(), name.end(), '/', '_');  // parameterised: "SaysWhatToDo/36"
+    const std::string path = ::testing::TempDir() + "fake_cuda_" + name + ".json";
     std::ofstream(path) << json;
     ::setenv("ACCO_FAKE_CUDA_CONFIG", path.c_str(), 1);  // NOLINT(concurrency-mt-unsafe)
   }
@@ -154,6 +160,69 @@ TEST_F(FakeCudaTest, TheToolkitsStubLibraryIsNamedAsSuch) {
   EXPECT_THAT(backend.error().message,
               HasSubstr("cuInit: CUDA_ERROR_STUB_LIBRARY: this is the CUDA toolkit's stub "
                         "library (stubs/libcuda.so), not a driver"));
+}
+
+// The driver's codes for a machine that keeps CUDA from working, each with what to do.
+struct InitFailure {
+  int code;
+  const char* name;
+  const char* remedy;
+};
+
+void PrintTo(const InitFailure& failure, std::ostream* out) {
+  *out << failure.name;
+}
+
+class FakeCudaInitTest : public FakeCudaTest, public ::testing::WithParamInterface<InitFailure> {};
+
+TEST_P(FakeCudaInitTest, SaysWhatToDo) {
+  const InitFailure& failure = GetParam();
+  use_config(R"({"init_error": )" + std::to_string(failure.code) + R"(, "devices": [)" +
+             device_json("0000:18:00.0") + "]}");
+  const auto backend = make_cuda_backend(fake_);
+  ASSERT_THAT(backend, StatusIs(Errc::kUnavailable));
+  EXPECT_THAT(backend.error().message,
+              AllOf(HasSubstr(std::string("cuInit: ")),
+                    HasSubstr(std::string("(") + failure.name + "): " + failure.remedy),
+                    Not(HasSubstr("\n"))));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    EveryMachineFault, FakeCudaInitTest,
+    ::testing::Values(
+        InitFailure{36, "CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER",
+                    "the installed NVIDIA driver is older than this call needs"},
+        InitFailure{46, "CUDA_ERROR_DEVICE_UNAVAILABLE", "the GPU is busy or unavailable"},
+        InitFailure{102, "CUDA_ERROR_DEVICE_NOT_LICENSED",
+                    "this (virtual) GPU has no valid NVIDIA vGPU license"},
+        InitFailure{304, "CUDA_ERROR_OPERATING_SYSTEM", "a system call inside the driver failed"},
+        InitFailure{802, "CUDA_ERROR_SYSTEM_NOT_READY",
+                    "the system is not ready for CUDA yet: a driver daemon it needs is not running "
+                    "(on NVSwitch systems, HGX and DGX, nvidia-fabricmanager)"},
+        InitFailure{803, "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH",
+                    "the CUDA driver library and the loaded nvidia kernel module are of different "
+                    "versions"},
+        InitFailure{804, "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE",
+                    "a CUDA forward-compatibility libcuda (cuda-compat) is loaded"}),
+    [](const ::testing::TestParamInfo<InitFailure>& info) {
+      return std::to_string(info.param.code);
+    });
+
+TEST_F(FakeCudaTest, NoDeviceNamesCudaVisibleDevicesWhenSet) {
+  use_config(R"({"devices": []})");
+  const char* saved = std::getenv("CUDA_VISIBLE_DEVICES");  // NOLINT(concurrency-mt-unsafe)
+  const std::string restore = saved != nullptr ? saved : "";
+  ::setenv("CUDA_VISIBLE_DEVICES", "", 1);  // NOLINT(concurrency-mt-unsafe)
+  const auto backend = make_cuda_backend(fake_);
+  if (saved != nullptr) {
+    ::setenv("CUDA_VISIBLE_DEVICES", restore.c_str(), 1);  // NOLINT(concurrency-mt-unsafe)
+  } else {
+    ::unsetenv("CUDA_VISIBLE_DEVICES");  // NOLINT(concurrency-mt-unsafe)
+  }
+  ASSERT_THAT(backend, StatusIs(Errc::kUnavailable));
+  EXPECT_THAT(backend.error().message,
+              HasSubstr("cuInit: no CUDA-capable device is detected (CUDA_ERROR_NO_DEVICE): "
+                        "CUDA_VISIBLE_DEVICES is ''"));
 }
 
 TEST_F(FakeCudaTest, AMachineWithoutAGpuHasNoDevice) {
@@ -325,6 +394,48 @@ TEST_F(FakeCudaTest, HostTasksRunOnceEvenAfterTheDeviceIsLost) {
                        HasSubstr("cuda device 0: queue host_task: cuStreamAddCallback: ")));
   EXPECT_THAT((*queue)->synchronize(), StatusIs(Errc::kDeviceError));
   EXPECT_EQ(ran.load(), 4);
+}
+
+// Memory pinned outside this backend's own table (by another backend here; by the CUDA runtime or
+// another library in a real process) is refused by the driver, and acco says so as the caller's
+// mistake.
+TEST_F(FakeCudaTest, HostMemoryPinnedElsewhereIsRefusedByTheDriver) {
+  use_config(R"({"devices": [)" + device_json("0000:18:00.0") + "]}");
+  auto first = make_cuda_backend(fake_);
+  auto second = make_cuda_backend(fake_);
+  ASSERT_TRUE(first && second);
+  Device& mine = *(*first)->devices().front();
+  Device& theirs = *(*second)->devices().front();
+  std::vector<char> user(1 << 16);
+  auto registered = theirs.register_host(user.data(), user.size());
+  auto pinned = theirs.allocate_host(1 << 16, MemoryKind::kPinned);
+  ASSERT_TRUE(registered && pinned);
+  for (auto* ptr : {static_cast<void*>(user.data() + 4096), (*pinned)->data()}) {
+    EXPECT_THAT(mine.register_host(ptr, 4096),
+                StatusIs(Errc::kInvalidArgument,
+                         HasSubstr("register_host 4096 bytes: cuMemHostRegister_v2: part or all of "
+                                   "the requested memory range is already mapped "
+                                   "(CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED)")));
+  }
+}
+
+// A driver whose cuInit fails is closed again (dlclose), not kept loaded for nothing. A copy of
+// the fake under a name of its own, so no earlier test of this process has it loaded.
+TEST_F(FakeCudaTest, ALibraryWhoseCuInitFailsIsUnloaded) {
+  use_config(R"({"devices": []})");
+  const std::filesystem::path dir =
+      std::filesystem::path(::testing::TempDir()) / "acco_fake_cuda_unload";
+  std::filesystem::create_directories(dir);
+  const std::filesystem::path copy = dir / "libcuda.so.1";
+  std::filesystem::copy_file(fake_, copy, std::filesystem::copy_options::overwrite_existing);
+  ASSERT_EQ(dlopen(copy.c_str(), RTLD_NOW | RTLD_NOLOAD), nullptr);
+  EXPECT_THAT(make_cuda_backend(copy.string()),
+              StatusIs(Errc::kUnavailable, HasSubstr("CUDA_ERROR_NO_DEVICE")));
+  void* still = dlopen(copy.c_str(), RTLD_NOW | RTLD_NOLOAD);
+  EXPECT_EQ(still, nullptr) << "still loaded after the failed cuInit";
+  if (still != nullptr) {
+    dlclose(still);
+  }
 }
 
 TEST_F(FakeCudaTest, EveryPairOfPeersTheDriverAllowsGetsPeerAccess) {

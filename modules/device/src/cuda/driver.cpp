@@ -3,6 +3,7 @@
 // builds everywhere and runs without it.
 #include "cuda/driver.hpp"
 
+#include <cstdlib>
 #include <mutex>
 #include <utility>
 
@@ -85,6 +86,43 @@ std::string version_for_message(void* library) {
   return fmt::format("driver {} (CUDA {})", version, cuda_version_text(version));
 }
 
+// What to do about the errors that say the machine, not acco, keeps CUDA from working, from what
+// the CUDA Driver API reference says each means; nullptr for the rest.
+const char* remedy(CUresult code) {
+  switch (code) {
+    case CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER:
+      return "the installed NVIDIA driver is older than this call needs: update the driver";
+    case CUDA_ERROR_DEVICE_UNAVAILABLE:
+      return "the GPU is busy or unavailable: its compute mode (nvidia-smi -q -d COMPUTE) is "
+             "exclusive-process with another process on it, or prohibited";
+    case CUDA_ERROR_DEVICE_NOT_LICENSED:
+      return "this (virtual) GPU has no valid NVIDIA vGPU license";
+    case CUDA_ERROR_OPERATING_SYSTEM:
+      return "a system call inside the driver failed; the kernel log (dmesg) may say which";
+    case CUDA_ERROR_SYSTEM_NOT_READY:
+      return "the system is not ready for CUDA yet: a driver daemon it needs is not running (on "
+             "NVSwitch systems, HGX and DGX, nvidia-fabricmanager)";
+    case CUDA_ERROR_SYSTEM_DRIVER_MISMATCH:
+      return "the CUDA driver library and the loaded nvidia kernel module are of different "
+             "versions: after a driver update, reboot or reload the module; or take a cuda-compat "
+             "libcuda off the library path";
+    case CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE:
+      return "a CUDA forward-compatibility libcuda (cuda-compat) is loaded, which this GPU does "
+             "not support: take it off the library path";
+    default:
+      return nullptr;
+  }
+}
+
+// What the process was told to see, when it names no device the driver has.
+std::string visible_devices_note(CUresult code) {
+  if (code != CUDA_ERROR_NO_DEVICE) {
+    return "";
+  }
+  const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");  // NOLINT(concurrency-mt-unsafe)
+  return visible != nullptr ? fmt::format(": CUDA_VISIBLE_DEVICES is '{}'", visible) : "";
+}
+
 }  // namespace
 
 std::string cuda_version_text(int version) {
@@ -136,10 +174,14 @@ Error Driver::error(std::string_view call, CUresult code, Errc errc) const {
   if (api_.get_error_string(code, &text) != CUDA_SUCCESS || text == nullptr) {
     text = "unknown error";
   }
-  if (api_.get_error_name(code, &name) != CUDA_SUCCESS || name == nullptr) {
-    return Error{errc, fmt::format("{}: {} (CUresult {})", call, text, static_cast<int>(code))};
+  std::string message =
+      api_.get_error_name(code, &name) != CUDA_SUCCESS || name == nullptr
+          ? fmt::format("{}: {} (CUresult {})", call, text, static_cast<int>(code))
+          : fmt::format("{}: {} ({})", call, text, name);
+  if (const char* what_to_do = remedy(code); what_to_do != nullptr) {
+    message += fmt::format(": {}", what_to_do);
   }
-  return Error{errc, fmt::format("{}: {} ({})", call, text, name)};
+  return Error{errc, message + visible_devices_note(code)};
 }
 
 Status Driver::check(std::string_view call, CUresult code) const {

@@ -77,7 +77,10 @@ class Driver {
   // cuDriverGetVersion: the highest CUDA version this driver supports, e.g. 12080.
   [[nodiscard]] int version() const { return version_; }
 
-  // "<call>: <cuGetErrorString> (<cuGetErrorName>)" with code `errc`.
+  // "<call>: <cuGetErrorString> (<cuGetErrorName>)" with code `errc`, then what to do for the
+  // errors that say the machine keeps CUDA from working (an old driver, a busy or unlicensed GPU,
+  // the fabric manager not running, a driver library and kernel module that differ, a cuda-compat
+  // library on the wrong GPU), and CUDA_VISIBLE_DEVICES when no device is found and it is set.
   [[nodiscard]] Error error(std::string_view call, CUresult code,
                             Errc errc = Errc::kDeviceError) const;
   // Success for CUDA_SUCCESS, else error(call, code).
