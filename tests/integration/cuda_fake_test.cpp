@@ -1,7 +1,11 @@
 // `acco bench --backend cuda` and `acco doctor` on the fake CUDA driver (tests/fake_cuda): every
 // transfer case measured on every GPU, the driver's version and the highest CUDA version it
 // supports reported by bench, doctor and probe; JSON conforms to docs/schemas/. Without a driver
-// the backend is unavailable with one line and exit 69, and probe says why.
+// the backend is unavailable with one line and exit 69, and probe says why. A GPU lost in the
+// middle of a case fails that case with the driver's error (exit 1) instead of hanging the run,
+// and the exit code says a case failed.
+#include <chrono>
+#include <fstream>
 #include <set>
 #include <sstream>
 #include <string>
@@ -25,6 +29,38 @@ class FakeCudaCliTest : public ::testing::Test {
   [[nodiscard]] static std::string env() {
     return "ACCO_CUDA_LIBRARY=" + std::string(ACCO_FAKE_CUDA_PATH) +
            " ACCO_FAKE_CUDA_CONFIG=" + ACCO_SOURCE_DIR + "/tests/data/cuda/two_h100.json";
+  }
+
+  // One H100 whose copies move `bytes_per_second`, and `extra` JSON fields (an injected error);
+  // the environment that points the fake driver at it.
+  [[nodiscard]] std::string slow_gpu(double bytes_per_second, const std::string& extra = "") const {
+    const std::string config = (dir_.path() / "slow_gpu.json").string();
+    std::ofstream(config)
+        << R"({"driver_version": 12080, )" << extra
+        << R"("devices": [{"name": "NVIDIA H100 80GB HBM3", "pci": "0000:18:00.0",)"
+        << R"( "memory_bytes": 85520809984, "copy_bytes_per_second": )" << bytes_per_second
+        << R"(, "pageable_bytes_per_second": )" << bytes_per_second << "}]}";
+    return "ACCO_CUDA_LIBRARY=" + std::string(ACCO_FAKE_CUDA_PATH) +
+           " ACCO_FAKE_CUDA_CONFIG=" + config;
+  }
+
+  // `sh -c script` in the test's directory, with `$ACCO` the binary and `env` set; its exit
+  // status as a shell reports it (128 + N for a process killed by signal N), and how long it took.
+  struct Timed {
+    acco::testing::Run run;
+    double seconds = 0;
+  };
+  [[nodiscard]] Timed sh(const std::string& script, const std::string& env) const {
+    const auto start = std::chrono::steady_clock::now();
+    const std::string cmd =
+        "cd " + dir_.path().string() + " && env -u ACCO_NVML -u ACCO_NVML_LIBRARY " + env +
+        " ACCO=" + ACCO_BINARY + " sh -c '" + script + "' >" + (dir_.path() / "sh.out").string() +
+        " 2>" + (dir_.path() / "sh.err").string();
+    const int status = std::system(cmd.c_str());
+    const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
+    return {{WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(dir_.path() / "sh.out"),
+             slurp(dir_.path() / "sh.err")},
+            took.count()};
   }
 
   TempDir dir_;
@@ -67,6 +103,22 @@ TEST_F(FakeCudaCliTest, BenchMeasuresEveryTransferCaseOnEveryGpu) {
   EXPECT_EQ(measured, transfer_cases());
   EXPECT_TRUE(gpus.count("0000:18:00.0") && gpus.count("0000:2a:00.0"));
   EXPECT_TRUE(gpus.count("0000:18:00.0->0000:2a:00.0") && gpus.count("0000:2a:00.0->0000:18:00.0"));
+}
+
+// The GPU is lost at the 21st asynchronous copy, in the middle of the engine's pipelined 256 MiB
+// (each 4 MiB chunk's DMA takes 20 ms, so every staging slot is in flight): the case fails with
+// the driver's error naming the device, the run ends (exit 1) instead of waiting for ever for a
+// slot (`timeout` turns a hang into exit 137).
+TEST_F(FakeCudaCliTest, AGpuLostMidCopyFailsTheCaseInsteadOfHanging) {
+  const Timed t =
+      sh("timeout -s KILL 120 $ACCO bench --backend cuda --cases h2d_pageable_engine "
+         "--bytes 256MiB --no-history",
+         slow_gpu(2e8, R"("copy_error": {"after": 20, "error": 700}, )"));
+  EXPECT_EQ(t.run.exit_code, 1) << t.run.err;
+  EXPECT_THAT(t.run.out, HasSubstr("h2d_pageable_engine  0000:18:00.0  error: device error: "));
+  EXPECT_THAT(t.run.out, HasSubstr("cuda device 0: queue copy: cuMemcpyAsync: an illegal memory "
+                                   "access was encountered (CUDA_ERROR_ILLEGAL_ADDRESS)"));
+  EXPECT_THAT(t.run.err, HasSubstr("acco: 1 case(s) failed; the results say why\n"));
 }
 
 TEST_F(FakeCudaCliTest, BenchAndDoctorNameTheDriverAndItsCudaVersion) {

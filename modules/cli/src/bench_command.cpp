@@ -407,6 +407,15 @@ class BenchCommand final : public Command {
         out.err += fmt::format("acco: HTML report written to {}\n", o_.html);
       }
     }
+    // A case that failed (a GPU lost mid-copy, memory the driver refused) leaves the run
+    // incomplete: the results are printed and saved as usual, and the exit code says so.
+    if (const auto failed = std::count_if(
+            run->results.begin(), run->results.end(),
+            [](const bench::BenchResult& r) { return r.status == bench::kStatusError; });
+        failed > 0 && out.exit_code == kExitOk) {
+      out.err += fmt::format("acco: {} case(s) failed; the results say why\n", failed);
+      out.exit_code = kExitCasesFailed;
+    }
     if (inv.format == Format::kJson) {
       auto j = bench::to_json(*run);
       if (o_.compare) {

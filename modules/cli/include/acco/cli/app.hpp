@@ -22,6 +22,7 @@ inline constexpr int kExitOk = 0;
 inline constexpr int kExitFindings = 1;      // a finding at or above --fail-on
 inline constexpr int kExitTasksFailed = 1;   // schedule: a task of a measured run failed
 inline constexpr int kExitWrongResults = 1;  // bench --collective: a collective left wrong values
+inline constexpr int kExitCasesFailed = 1;   // bench: a case failed (its result says why)
 inline constexpr int kExitUsage = 64;        // bad flag or argument (Errc::kUsage)
 inline constexpr int kExitDataError = 65;    // an input file is malformed (kInvalidArgument)
 inline constexpr int kExitNoInput = 66;      // a named file or directory does not exist
