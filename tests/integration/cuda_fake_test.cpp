@@ -3,7 +3,7 @@
 // supports reported by bench, doctor and probe; JSON conforms to docs/schemas/. Without a driver
 // the backend is unavailable with one line and exit 69, and probe says why. A GPU lost in the
 // middle of a case fails that case with the driver's error (exit 1) instead of hanging the run,
-// and the exit code says a case failed.
+// and a second SIGINT or SIGTERM ends a run whose case does not finish at once.
 #include <chrono>
 #include <fstream>
 #include <set>
@@ -119,6 +119,33 @@ TEST_F(FakeCudaCliTest, AGpuLostMidCopyFailsTheCaseInsteadOfHanging) {
   EXPECT_THAT(t.run.out, HasSubstr("cuda device 0: queue copy: cuMemcpyAsync: an illegal memory "
                                    "access was encountered (CUDA_ERROR_ILLEGAL_ADDRESS)"));
   EXPECT_THAT(t.run.err, HasSubstr("acco: 1 case(s) failed; the results say why\n"));
+}
+
+// A copy that takes a minute (1 MB/s): the first signal asks the run to stop after the case and
+// says so at once; the second ends the process there, killed by that signal.
+TEST_F(FakeCudaCliTest, ASecondSignalEndsARunWhoseCaseDoesNotFinish) {
+  for (const auto& [name, code] : {std::pair{"INT", 130}, std::pair{"TERM", 143}}) {
+    const std::string wait_for = R"(i=0; until grep -q "%s" err || [ $i -ge 300 ]; do sleep 0.1; )"
+                                 R"(i=$((i+1)); done; )";
+    const auto waiting = [&](const std::string& text) {
+      std::string script = wait_for;
+      script.replace(script.find("%s"), 2, text);
+      return script;
+    };
+    const Timed t =
+        sh("rm -f out err; $ACCO bench --backend cuda --cases h2d_pinned_plain --bytes 64MiB "
+           "--no-history >out 2>err & pid=$!; " +
+               waiting("h2d_pinned_plain on") + "kill -" + name + " $pid; " +
+               waiting("again to stop at once") + "kill -" + name + " $pid; wait $pid",
+           slow_gpu(1e6));
+    const std::string err = slurp(dir_.path() / "err");
+    EXPECT_EQ(t.run.exit_code, code) << name << ": " << err;
+    EXPECT_LT(t.seconds, 40) << name << ": the case itself takes over a minute";
+    EXPECT_THAT(err, HasSubstr(std::string("acco: SIG") + name +
+                               ": finishing the current case, then stopping (again to stop at "
+                               "once)\n"));
+    EXPECT_EQ(slurp(dir_.path() / "out"), "") << name;
+  }
 }
 
 TEST_F(FakeCudaCliTest, BenchAndDoctorNameTheDriverAndItsCudaVersion) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -35,7 +36,7 @@
 #include "bench_collective.hpp"
 #include "command_spec.hpp"
 #include "commands.hpp"
-#include "process.hpp"
+#include "interrupt_watch.hpp"
 #include "profile_flags.hpp"
 
 namespace acco::cli {
@@ -336,10 +337,16 @@ class BenchCommand final : public Command {
         return error_output(s.error());
       }
     }
-    // Blocked before the backend starts its threads, so SIGINT reaches only this one and the run
-    // stops between two cases with the results so far.
-    const SignalScope signals;
-    bool interrupted = false;
+    // Blocked before the backend starts its threads: the first SIGINT or SIGTERM stops the run
+    // between two cases with the results so far; a second one ends the process at once (a case
+    // on a GPU that stopped answering may never finish).
+    const InterruptWatch interrupt([&inv](int signal) {
+      if (inv.progress) {
+        inv.progress(fmt::format(
+            "acco: {}: finishing the current case, then stopping (again to stop at once)",
+            signal == SIGTERM ? "SIGTERM" : "SIGINT"));
+      }
+    });
     if (auto s = create_file(out.err); !s) {
       return error_output(s.error());
     }
@@ -358,15 +365,12 @@ class BenchCommand final : public Command {
           units::format_bytes(profile->reader->block_bytes), profile->reader->depth,
           profile->reader->threads);
     }
-    options.stop = [&] {
-      interrupted = interrupted || signals.wait(std::chrono::milliseconds(0)) != 0;
-      return interrupted;
-    };
+    options.stop = [&] { return interrupt.requested(); };
     auto run = bench::run_benchmarks(options, machine ? &*machine : nullptr, inv.progress);
     if (!run) {
       return error_output(as_usage(std::move(run.error())), out.err);
     }
-    if (interrupted) {
+    if (interrupt.requested()) {
       // The cases that finished are shown; a partial run is neither saved nor compared (its
       // missing cases would read as regressions), nor written as a report.
       out.err += fmt::format(
