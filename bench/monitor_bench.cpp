@@ -213,7 +213,8 @@ int main(int argc, char** argv) {
   const auto live_rounds = live.sampler->latest()->snapshot.stats.rounds;
   live.sampler.reset();
 
-  fmt::print("acco monitor bench: {} simulated devices + host sources (this machine)\n\n", o.devices);
+  fmt::print("acco monitor bench: {} simulated devices + host sources (this machine)\n\n",
+             o.devices);
   fmt::print("{:<44} {:>14} {:>14}\n", "sampler", "value", "target");
   fmt::print("{:<44} {:>11.1f} us {:>14}\n", "CPU per round (back to back)", per_round_cpu * 1e6,
              "");

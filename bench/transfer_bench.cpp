@@ -437,7 +437,8 @@ void print_table(const std::vector<Row>& rows, double link) {
 
 Result<Options> parse(int argc, char** argv) {
   Options options;
-  CLI::App app{"acco-transfer-bench: the transfer engine against the plain paths, on the host backend"};
+  CLI::App app{
+      "acco-transfer-bench: the transfer engine against the plain paths, on the host backend"};
   app.add_option("--link", options.link,
                  "emulated link: pcie4x16, 25GB/s, 25GB/s,2us, unlimited, or auto (a fraction of "
                  "this machine's memcpy rate)")
