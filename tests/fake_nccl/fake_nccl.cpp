@@ -31,7 +31,10 @@
 // then ncclSuccess (queued: that poll runs nothing, as NCCL's waits for no peer). A
 // call on a nonblocking communicator before ncclCommGetAsyncError has answered ncclSuccess
 // answers ncclInvalidUsage (NCCL requires that poll).
-// ncclCommSplit (NCCL 2.18) copies a communicator with the config's blocking;
+// ncclCommSplit (NCCL 2.18) copies a communicator with the config's blocking. As in NCCL, the
+// split runs in the parent's mode: from a nonblocking parent it answers ncclInProgress, and
+// both communicators then answer ncclInProgress to two polls of ncclCommGetAsyncError and
+// refuse calls until a poll has answered ncclSuccess (NCCL answers ncclInvalidArgument there);
 // ACCO_FAKE_NCCL_SPLIT_FAILS set makes it fail. The library built with
 // tests/fake_nccl/no_config.map lacks ncclCommInitRankConfig and ncclCommSplit (an NCCL before
 // 2.14: a blocking init).
@@ -66,6 +69,7 @@ struct ncclComm {
   bool stalled = false;      // async-error-on-rank-N-after-K: a call after the K-th was made
   bool stall_fails = false;  // ... and this is rank N, whose NIC failed under them
   bool nonblocking = false;  // made by ncclCommInitRankConfig with blocking = 0
+  bool joining = false;      // a split's copy, made from a nonblocking parent, still joining
   int busy_polls = 0;        // ncclCommGetAsyncError answers ncclInProgress this often; -1: ever
   bool enqueued = false;     // ... then ncclSuccess once, the queue left for a later poll
   ncclResult_t init_error = ncclSuccess;  // a nonblocking init's outcome, after busy_polls
@@ -108,7 +112,7 @@ constexpr const char* kBusy =
     "a call while the communicator is still in progress (poll ncclCommGetAsyncError until "
     "ncclSuccess first)";
 bool busy(ncclComm_t comm) {
-  return comm->nonblocking && comm->busy_polls != 0;
+  return (comm->nonblocking || comm->joining) && comm->busy_polls != 0;
 }
 
 // Checks common to every collective; ncclSuccess when it may go on.
@@ -369,7 +373,13 @@ __attribute__((visibility("default"))) ncclResult_t ncclCommSplit(ncclComm_t com
   (*newcomm)->nranks = comm->nranks;
   (*newcomm)->rank = key;
   (*newcomm)->nonblocking = !blocking;
-  return ncclSuccess;
+  if (!comm->nonblocking) {
+    return ncclSuccess;
+  }
+  comm->busy_polls = 2;
+  (*newcomm)->joining = true;
+  (*newcomm)->busy_polls = 2;
+  return ncclInProgress;
 }
 
 __attribute__((visibility("default"))) ncclResult_t ncclCommCount(ncclComm_t comm, int* count) {

@@ -211,13 +211,31 @@ class NcclLibrary {
   // on a nonblocking one NCCL runs every group end on a thread of its own and answers
   // ncclInProgress, a cost per collective that nccl-tests' blocking communicators do not pay.
   // Null when the library lacks the call.
-  [[nodiscard]] Result<ncclComm_t> blocking_copy(ncclComm_t comm, int rank) const {
+  //
+  // NCCL runs the split as a job of the parent, in the parent's mode: from a nonblocking parent
+  // it answers ncclInProgress and both communicators are in progress until
+  // ncclCommGetAsyncError answers ncclSuccess on them (a call before that answers
+  // ncclInvalidArgument, "Attempt to use communicator before the previous operation returned
+  // ncclSuccess": seen on an H200 with the driver's NCCL, issue 34). Both are polled, also
+  // when the split failed, so the parent is usable again whatever became of its copy.
+  [[nodiscard]] Result<ncclComm_t> blocking_copy(ncclComm_t comm, int rank,
+                                                 double timeout_seconds) const {
     if (split_ == nullptr) {
       return nullptr;
     }
     ncclConfig_t config = config_of(true);
     ncclComm_t child = nullptr;
-    if (auto made = check(split_(comm, 0, rank, &child, &config), "ncclCommSplit", comm); !made) {
+    const ncclResult_t code = split_(comm, 0, rank, &child, &config);
+    Status made = code == ncclInProgress ? Status{} : check(code, "ncclCommSplit", comm);
+    constexpr std::string_view kWhy = "the split waits for every rank";
+    if (made && child != nullptr) {
+      made = wait_ready(child, timeout_seconds, "ncclCommSplit", kWhy);
+    }
+    Status parent = wait_ready(comm, timeout_seconds, "ncclCommSplit (parent)", kWhy);
+    if (made && !parent) {
+      made = std::move(parent);
+    }
+    if (!made) {
       discard(child);
       return tl::unexpected(std::move(made.error()));
     }
@@ -517,7 +535,7 @@ Result<NcclSession> open_nccl(Communicator& comm, const std::string& library,
   if (report.nonblocking) {
     // The data plane on a blocking copy where the library can make one; every rank keeps the
     // watched communicator unless every rank made its copy.
-    auto copy = lib->blocking_copy(joined->comm, comm.rank());
+    auto copy = lib->blocking_copy(joined->comm, comm.rank(), timeout_seconds);
     ACCO_ASSIGN_OR_RETURN(auto copy_failed, first_failure(comm, status_of(copy)));
     if (!copy_failed && copy && *copy != nullptr) {
       nccl = std::make_unique<LoadedNcclCommunicator>(*lib, *copy, comm.rank(), comm.size(),
