@@ -61,18 +61,42 @@ double measure_memcpy(StagingPool& pool) {
   return best;
 }
 
-// Threads the host side needs so its copies keep pace with the link, leaving one core for the
-// submitting thread's other work (on the host backend, for the DMA itself).
-int auto_copy_threads(double link_bytes_per_second, double memcpy_bytes_per_second) {
-  if (link_bytes_per_second <= 0 || memcpy_bytes_per_second <= 0) {
-    return 1;
+// One staging slot's DMA to the device, best of three, for a device whose link rate the backend
+// does not know (CUDA: the driver does not say; the topology does, but the engine sits below
+// it). 0 when the device has no room for a slot or a copy fails.
+double measure_dma(device::Device& device, device::Queue& queue, StagingPool& pool) {
+  auto target = device.allocate(pool.info().slot_bytes);
+  if (!target) {
+    return 0;
   }
-  const int cores = static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
-  const int needed = static_cast<int>(std::ceil(link_bytes_per_second / memcpy_bytes_per_second));
-  return std::clamp(needed, 1, std::max(1, cores - 1));
+  const StagingPool::Slot slot = pool.acquire();
+  double best = 0;
+  for (int rep = 0; rep < 3; ++rep) {
+    const Clock::time_point start = Clock::now();
+    if (!queue.copy((*target)->data(), slot.data, slot.bytes) || !queue.synchronize()) {
+      best = 0;
+      break;
+    }
+    const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    if (seconds > 0) {
+      best = std::max(best, static_cast<double>(slot.bytes) / seconds);
+    }
+  }
+  pool.release(slot.index);
+  return best;
 }
 
 }  // namespace
+
+int auto_host_copy_threads(double link_bytes_per_second, double memcpy_bytes_per_second,
+                           int cores) {
+  if (link_bytes_per_second <= 0 || memcpy_bytes_per_second <= 0) {
+    return 1;
+  }
+  const double per_thread = std::min(memcpy_bytes_per_second, kColdMemcpyBytesPerSecond);
+  const int needed = static_cast<int>(std::ceil(link_bytes_per_second / per_thread));
+  return std::clamp(needed, 1, std::clamp(cores - 1, 1, kMaxAutoHostCopyThreads));
+}
 
 Result<std::unique_ptr<Engine>> Engine::create(device::Device& device) {
   return create(device, default_profile(device.info()));
@@ -98,10 +122,17 @@ Result<std::unique_ptr<Engine>> Engine::create(device::Device& device, const Pro
     info.traits.device_memory_host_accessible = (*probe)->host_accessible();
   }
   info.host_memcpy_bytes_per_second = measure_memcpy(*core->pool);
-  info.host_copy_threads = profile.host_copy_threads > 0
-                               ? profile.host_copy_threads
-                               : auto_copy_threads(device.info().link_bytes_per_second,
-                                                   info.host_memcpy_bytes_per_second);
+  info.link_bytes_per_second = device.info().link_bytes_per_second;
+  if (profile.host_copy_threads > 0) {
+    info.host_copy_threads = profile.host_copy_threads;
+  } else {
+    if (info.link_bytes_per_second <= 0) {
+      info.link_bytes_per_second = measure_dma(device, *core->queues.front(), *core->pool);
+    }
+    info.host_copy_threads =
+        auto_host_copy_threads(info.link_bytes_per_second, info.host_memcpy_bytes_per_second,
+                               static_cast<int>(std::thread::hardware_concurrency()));
+  }
   core->copier = std::make_unique<detail::HostCopier>(info.host_copy_threads);
   return std::unique_ptr<Engine>(new Engine(std::move(core)));
 }

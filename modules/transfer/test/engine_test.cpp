@@ -706,5 +706,45 @@ TEST(EngineTest, InfoReportsThePoolAndTheMeasuredHost) {
   EXPECT_GT(info.pool.setup_time.count(), 0);
 }
 
+// A Gen5 x16 link needs 8 threads at the cold per-thread rate, whatever the cache-hot start-up
+// measurement said (it said more than the link on the H200 where one thread was chosen).
+TEST(AutoHostCopyThreads, AssumesNoMoreThanTheColdRatePerThread) {
+  EXPECT_EQ(auto_host_copy_threads(63e9, 70e9, 16), 8);
+  EXPECT_EQ(auto_host_copy_threads(63e9, 4e9, 32), 12);    // memory bandwidth caps the count
+  EXPECT_EQ(auto_host_copy_threads(450e9, 70e9, 72), 12);  // NVLink-C2C (Grace Hopper)
+  EXPECT_EQ(auto_host_copy_threads(25e9, 70e9, 16), 4);    // Gen4 x16
+  EXPECT_EQ(auto_host_copy_threads(63e9, 70e9, 4), 3);     // one core left to the submitter
+  EXPECT_EQ(auto_host_copy_threads(63e9, 70e9, 1), 1);
+  EXPECT_EQ(auto_host_copy_threads(0, 70e9, 16), 1);  // no link rate known
+  EXPECT_EQ(auto_host_copy_threads(63e9, 0, 16), 1);
+}
+
+// With the host copy threads left to it, the engine sizes them for the device's link, and where
+// the backend does not know the link (CUDA's driver does not say) for one DMA it measures.
+TEST(EngineTest, AutoHostThreadsUseTheDevicesLinkElseAMeasuredDma) {
+  Profile automatic = small_profile();
+  automatic.host_copy_threads = 0;
+
+  device::HostBackendOptions rated;
+  rated.link = {"25GB/s", 25e9, {}};
+  auto backend = make_backend(rated);
+  auto engine = make_engine(*backend->devices().front(), automatic);
+  EXPECT_DOUBLE_EQ(engine->info().link_bytes_per_second, 25e9);
+  EXPECT_GE(engine->info().host_copy_threads, 1);
+
+  device::HostBackendOptions unlimited;
+  unlimited.link = {"unlimited", 0, {}};
+  auto unrated = make_backend(unlimited);
+  CountingDevice counted(*unrated->devices().front());
+  auto measured = make_engine(counted, automatic);
+  EXPECT_GT(measured->info().link_bytes_per_second, 0);
+  EXPECT_GE(counted.allocations, 2);  // the mapping probe and the DMA's target
+
+  // A fixed count is taken as it is: nothing measured, no link to report.
+  auto fixed = make_engine(*unrated->devices().front(), small_profile());
+  EXPECT_EQ(fixed->info().host_copy_threads, 2);
+  EXPECT_EQ(fixed->info().link_bytes_per_second, 0);
+}
+
 }  // namespace
 }  // namespace acco::transfer

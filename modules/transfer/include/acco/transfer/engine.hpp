@@ -38,7 +38,30 @@ struct EngineInfo {
   // One thread, measured between two staging slots at start: on the host backend the emulated
   // DMA is itself a memcpy, so this bounds what any strategy reaches there.
   double host_memcpy_bytes_per_second = 0;
+  // The link the host copy threads were sized for when the profile left them to the engine: the
+  // device's (DeviceInfo::link_bytes_per_second), else one staging slot's DMA to the device,
+  // measured at start (CUDA); 0 when neither is known or the profile fixed the threads.
+  double link_bytes_per_second = 0;
 };
+
+// What one thread's memcpy from pageable memory that is not in the cache moves, at most: the
+// engine's start-up measurement copies between staging slots that sit in the cache, and on an
+// H200 VM (Sapphire Rapids, 16 vCPUs) it read above the Gen5 link's 63 GB/s, so one thread was
+// chosen, while a memcpy of 512 MiB moved 9.2 GB/s and pageable host-to-device staging needed 4
+// to 8 threads to reach 29 GB/s (issue 34). Server cores copy 6-15 GB/s each from DRAM.
+inline constexpr double kColdMemcpyBytesPerSecond = 8e9;
+
+// Above this many threads copies gain nothing: on that H200 VM memcpy moved 10.3 GB/s on one
+// thread, 44 on 8, 51 on 12 and 37 on 16 (memory bandwidth, not cores, is the limit).
+inline constexpr int kMaxAutoHostCopyThreads = 12;
+
+// Host copy threads (the caller included) for staging to keep pace with a link of
+// `link_bytes_per_second`: link / min(memcpy, kColdMemcpyBytesPerSecond), rounded up, within 1 and
+// cores - 1 (one core left to the submitting thread's other work), at most
+// kMaxAutoHostCopyThreads. 1 when a rate is unknown. What a profile's host_copy_threads 0
+// resolves to. Pure.
+[[nodiscard]] int auto_host_copy_threads(double link_bytes_per_second,
+                                         double memcpy_bytes_per_second, int cores);
 
 // Completion of one copy or batch. Movable; cheap. May outlive the Engine (the engine drains its
 // queues when destroyed).
