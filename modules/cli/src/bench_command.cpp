@@ -21,8 +21,8 @@
 
 #include "acco/bench/case.hpp"
 #include "acco/bench/compare.hpp"
-#include "acco/bench/expectations.hpp"
 #include "acco/bench/history.hpp"
+#include "acco/bench/peer_verdicts.hpp"
 #include "acco/bench/report.hpp"
 #include "acco/bench/runner.hpp"
 #include "acco/core/json.hpp"
@@ -258,71 +258,6 @@ std::optional<topo::Machine> probe_for_run(const core::Settings& settings,
   return machine;
 }
 
-// The first storage_read point's peak and its source: one line saying what the verdicts are
-// against.
-std::string storage_peak_line(const bench::BenchRun& run) {
-  for (const auto& r : run.results) {
-    if (r.case_key.rfind("storage_read_", 0) != 0 || r.status != bench::kStatusOk) {
-      continue;
-    }
-    if (r.peak_bytes_per_second > 0) {
-      return fmt::format("  peak {} ({}): verdicts against it, ok from {:.0f} %\n",
-                         units::format_rate(r.peak_bytes_per_second), r.peak_source,
-                         100 * bench::expectation(bench::PathKind::kStorageRead).ok_at_least);
-    }
-    return fmt::format("  no peak ({}): verdicts only against fio\n",
-                       r.peak_source.empty() ? std::string("unknown") : r.peak_source);
-  }
-  return {};
-}
-
-// Beside each storage_read point with a fio twin: acco / fio, judged against issue 17's target
-// (at least 95 %).
-std::string storage_summary(const bench::BenchRun& run) {
-  std::string out = storage_peak_line(run);
-  for (const auto& r : run.results) {
-    if (r.case_key.rfind("storage_read_", 0) != 0 || r.status != bench::kStatusOk) {
-      continue;
-    }
-    const std::string twin = "fio_read_" + r.case_key.substr(13);
-    for (const auto& f : run.results) {
-      if (f.case_key == twin && f.status == bench::kStatusOk && f.median_bytes_per_second > 0) {
-        // The ratio with its noise band; spreads that overlap are no win and no loss.
-        const bench::PeerRatio p = bench::peer_ratio(r, f);
-        out += fmt::format("  {:<28} {:>12} vs fio {:>12}  {:.2f}x ({:.2f}-{:.2f})  {}\n",
-                           r.case_key, units::format_rate(r.median_bytes_per_second),
-                           units::format_rate(f.median_bytes_per_second), p.ratio, p.low, p.high,
-                           p.within_noise    ? "same within noise"
-                           : p.ratio >= 0.95 ? "ok"
-                                             : "below fio");
-      }
-    }
-  }
-  const bench::BenchResult* ours = nullptr;
-  const bench::BenchResult* naive = nullptr;
-  for (const auto& r : run.results) {
-    if (r.status == bench::kStatusOk && r.case_key == "storage_h2d") {
-      ours = &r;
-    } else if (r.status == bench::kStatusOk && r.case_key == "storage_h2d_naive") {
-      naive = &r;
-    }
-  }
-  if (ours != nullptr && naive != nullptr && naive->median_bytes_per_second > 0) {
-    out += fmt::format("  {:<28} {:>12} vs naive {:>10}  {:.2f}x  {}\n", "storage_h2d",
-                       units::format_rate(ours->median_bytes_per_second),
-                       units::format_rate(naive->median_bytes_per_second),
-                       ours->median_bytes_per_second / naive->median_bytes_per_second,
-                       ours->median_bytes_per_second >= 1.5 * naive->median_bytes_per_second
-                           ? "ok"
-                           : "below 1.5x");
-  }
-  return out.empty()
-             ? out
-             : "\nacco against its peers (median rates; in brackets the ratio's band from both "
-               "sides' min and max):\n" +
-                   out;
-}
-
 class BenchCommand final : public Command {
  public:
   explicit BenchCommand(BenchOptions options) : o_(std::move(options)) {}
@@ -433,7 +368,7 @@ class BenchCommand final : public Command {
                                run->machine.value("cuda_driver_version", 0),
                                run->machine.value("cuda_version", ""));
       }
-      out.out += storage_summary(*run);
+      out.out += bench::text_peer_verdicts(bench::peer_verdicts(*run));
       if (o_.compare) {
         out.out +=
             "\n" + (compare_note.empty() ? bench::text_comparison(comparisons) : compare_note);
