@@ -9,7 +9,6 @@
 
 #include "acco/cluster/cluster.hpp"
 #include "acco/cluster/communicator.hpp"
-#include "acco/cluster/launcher.hpp"
 #include "acco/core/json.hpp"
 #include "acco/core/units.hpp"
 #include "acco/topo/json.hpp"
@@ -141,73 +140,28 @@ class ProbeCommand final : public Command {
   }
 
  private:
-  // Every rank of the job runs this; each node's first rank probes it, rank 0 prints.
+  // Every rank of the job runs this (cluster::probe_cluster); rank 0 prints.
   Output run_cluster(const Invocation& inv) const {
-    auto launch = cluster::detect_launcher(cluster::process_environment());
-    if (!launch) {
-      return error_output(std::move(launch.error()).with_context("launcher environment"));
-    }
-    auto comm = cluster::open_communicator(*launch);
+    auto comm = cluster::open_job_communicator();
     if (!comm) {
       return error_output(comm.error());
     }
-    cluster::Communicator& c = **comm;
-    std::string mine;
-    if (c.local_rank() == 0) {
-      cluster::NodeSummary node;
-      node.node = c.node();
-      node.rank = c.rank();
-      auto probed = topo::probe(probe_request(options_.machine, inv.settings));
-      if (probed) {
-        node.host = probed->machine.hostname;
-        node.traits = cluster::node_traits(probed->machine);
-        for (auto& f : probed->findings) {
-          node.findings.push_back(std::move(f));
-        }
-      } else {
-        node.error = probed.error().message;
-      }
-      mine = cluster::encode(node);
-    }
-    auto gathered = c.gather(mine);
-    if (!gathered) {
-      return error_output(gathered.error());
-    }
-    auto pairs = cluster::measure_pairs(c, options_.pairs);
-    if (!pairs) {
-      return error_output(pairs.error());
+    cluster::ClusterProbeOptions options;
+    options.node_request = [&] { return probe_request(options_.machine, inv.settings); };
+    options.pairs = options_.pairs;
+    auto report = cluster::probe_cluster(**comm, options);
+    if (!report) {
+      return error_output(report.error());
     }
     Output out;
-    if (c.rank() != 0) {
-      return out;
+    if (!*report) {
+      return out;  // not rank 0
     }
-    cluster::ClusterReport report;
-    report.ranks = c.size();
-    report.library = c.capabilities().library;
-    report.pair_options = options_.pairs;
-    for (const std::string& text : *gathered) {
-      if (text.empty()) {
-        continue;  // not a node's first rank
-      }
-      auto node = cluster::decode_node_summary(text);
-      if (!node) {
-        return error_output(node.error());
-      }
-      report.nodes.push_back(std::move(*node));
-    }
-    report.outliers = cluster::find_outliers(report.nodes);
-    report.pairs = std::move(*pairs);
-    cluster::rank_pairs(report.pairs);
-    out.out = inv.format == Format::kJson ? cluster::to_json(report).dump(2) + "\n"
-                                          : cluster::to_text(report);
+    out.out = inv.format == Format::kJson ? cluster::to_json(**report).dump(2) + "\n"
+                                          : cluster::to_text(**report);
     if (options_.machine.fail_on) {
-      bool hit = cluster::problem_count(report) > 0;
-      for (const auto& node : report.nodes) {
-        for (const auto& f : node.findings) {
-          hit = hit || f.severity >= *options_.machine.fail_on;
-        }
-      }
-      out.exit_code = hit ? kExitFindings : kExitOk;
+      out.exit_code =
+          cluster::has_problems_at(**report, *options_.machine.fail_on) ? kExitFindings : kExitOk;
     }
     return out;
   }

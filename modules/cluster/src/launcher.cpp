@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "acco/cluster/communicator.hpp"
+
 namespace acco::cluster {
 namespace {
 
@@ -90,6 +92,14 @@ Result<LaunchInfo> detect_launcher(const EnvLookup& env) {
     return info;
   }
   return LaunchInfo{};
+}
+
+Result<std::unique_ptr<Communicator>> open_job_communicator() {
+  auto launch = detect_launcher(process_environment());
+  if (!launch) {
+    return tl::unexpected(std::move(launch.error()).with_context("launcher environment"));
+  }
+  return open_communicator(*launch);
 }
 
 }  // namespace acco::cluster

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -18,6 +19,7 @@
 #include "acco/core/result.hpp"
 #include "acco/topo/checks.hpp"
 #include "acco/topo/machine.hpp"
+#include "acco/topo/probe.hpp"
 
 namespace acco::cluster {
 
@@ -101,6 +103,23 @@ struct ClusterReport {
 };
 // Problems: outliers, unreached and slow pairs, and error-severity findings.
 [[nodiscard]] int problem_count(const ClusterReport& report);
+
+// Problems (problem_count), or a node's finding at or above `severity`.
+[[nodiscard]] bool has_problems_at(const ClusterReport& report, topo::Severity severity);
+
+struct ClusterProbeOptions {
+  // The probe of a node, built on each node's first rank only (a live request may try I/O in a
+  // data directory first, as topo::ProbeRequest::direct_io says). Unset: the live machine.
+  std::function<topo::ProbeRequest()> node_request;
+  PairOptions pairs;
+};
+// The whole protocol; every rank of the job calls it. Each node's first rank probes its node (a
+// node that cannot be probed is reported with why, not an error), rank 0 gathers the summaries
+// and finds the outliers, then every pair of ranks is measured (measure_pairs) and ranked. Rank 0
+// gets the report, the others nullopt. Errors: the communicator's, and kInvalidArgument for a
+// node summary that cannot be decoded.
+[[nodiscard]] Result<std::optional<ClusterReport>> probe_cluster(
+    Communicator& comm, const ClusterProbeOptions& options);
 
 [[nodiscard]] std::string to_text(const ClusterReport& report);
 [[nodiscard]] nlohmann::ordered_json to_json(const ClusterReport& report);

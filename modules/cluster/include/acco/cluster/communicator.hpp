@@ -114,6 +114,10 @@ class Communicator {
 // launcher, when a launcher started the process but acco was built without MPI.
 [[nodiscard]] Result<std::unique_ptr<Communicator>> open_communicator(const LaunchInfo& launch);
 
+// The communicator of the job that started this process: detect_launcher on the process's
+// environment (its errors with "launcher environment: " in front), then open_communicator.
+[[nodiscard]] Result<std::unique_ptr<Communicator>> open_job_communicator();
+
 // Open MPI's MPI_Finalize waits for every rank, so a rank that failed alone would print nothing
 // until its peers end too. A program that prints after its work returns calls
 // defer_mpi_finalize() first: the last communicator then leaves MPI running, and finish_mpi(),
