@@ -15,40 +15,30 @@
 #include "acco/bench/report.hpp"
 #include "acco/bench/result.hpp"
 #include "acco/bench/runner.hpp"
-#include "acco/cluster/agreement.hpp"
 #include "acco/cluster/collective_bench.hpp"
-#include "acco/cluster/collective_plane.hpp"
 #include "acco/cluster/communicator.hpp"
-#include "acco/cluster/expected_peak.hpp"
-#include "acco/cluster/launcher.hpp"
-#include "acco/cluster/nccl.hpp"
 #include "acco/core/units.hpp"
 #include "acco/device/host_backend.hpp"
 #include "acco/tune/tune_profile.hpp"
 
 #include "bench_command.hpp"
 #include "command_spec.hpp"
-#include "process.hpp"
 
 namespace acco::cli {
 namespace {
 
-// Where the buffers live and what may move them (checked flags).
-struct PlaneChoice {
-  cluster::Buffers buffers = cluster::Buffers::kHost;
-  cluster::Via via = cluster::Via::kAuto;
-  bench::BackendChoice backend = bench::BackendChoice::kAuto;  // --buffers device
-  device::HostBackendOptions host;                             // its emulated device
-  double nccl_timeout_seconds = cluster::kNcclTimeoutSeconds;
+// What may open the device of --buffers device (checked flags).
+struct DeviceChoice {
+  bench::BackendChoice backend = bench::BackendChoice::kAuto;
+  device::HostBackendOptions host;  // its emulated device
 };
 
 class CollectiveCommand final : public Command {
  public:
-  CollectiveCommand(cluster::CollectiveOptions options, PlaneChoice plane,
+  CollectiveCommand(cluster::CollectiveBenchOptions options, DeviceChoice device,
                     const CollectiveFlags& flags)
       : o_(std::move(options)),
-        plane_(std::move(plane)),
-        nccl_library_(flags.nccl_library),
+        device_(std::move(device)),
         save_fusion_(flags.save_fusion),
         history_(flags.history),
         no_history_(flags.no_history),
@@ -56,11 +46,7 @@ class CollectiveCommand final : public Command {
 
   Output run(const Invocation& inv) const override {
     Output out;
-    auto launch = cluster::detect_launcher(cluster::process_environment());
-    if (!launch) {
-      return error_output(std::move(launch.error()).with_context("launcher environment"), out.err);
-    }
-    auto comm = cluster::open_communicator(*launch);
+    auto comm = cluster::open_job_communicator();
     if (!comm) {
       return error_output(comm.error(), out.err);
     }
@@ -70,42 +56,16 @@ class CollectiveCommand final : public Command {
     if (rank == 0) {
       out.err += warning;
     }
-    auto peak = node_peak(**comm, machine);
-    if (!peak) {
-      return error_output(peak.error(), out.err);
-    }
-    // The device first: NCCL's init joins the device current on this thread. Every rank must
-    // have one before any goes on (a rank that stopped alone would leave the others waiting).
-    std::optional<bench::OpenedBackend> backend;
-    device::Device* device = nullptr;
-    if (plane_.buffers == cluster::Buffers::kDevice) {
-      auto chosen = open_device(**comm, backend);
-      if (auto agreed = cluster::agree(**comm, chosen); !agreed) {
-        return error_output(std::move(agreed.error()).with_context("--buffers device"), out.err);
-      }
-      device = *chosen;
-    }
-    auto nccl = cluster::open_nccl(**comm, nccl_library_, plane_.nccl_timeout_seconds);
-    if (!nccl) {
-      return error_output(nccl.error(), out.err);
-    }
-    if (device == nullptr) {
-      nccl->comm.reset();  // host buffers: NCCL is only reported, its threads not kept
-    }
-    auto plane = make_plane(**comm, device, *nccl);
-    if (!plane) {
-      return error_output(plane.error(), out.err);
-    }
-    cluster::ExpectedPeak bound = *peak;
-    if (device != nullptr) {
-      bound = device_bound(bound, (*plane)->path(), device->info());
-    }
-    auto result = cluster::run_collectives(**comm, **plane, o_, bound, inv.progress);
+    cluster::CollectiveBenchOptions options = o_;
+    options.machine = machine;
+    options.open_backend = [this]() -> Result<std::shared_ptr<device::Backend>> {
+      ACCO_ASSIGN_OR_RETURN(auto opened, bench::open_backend(device_.backend, device_.host));
+      return std::move(opened.backend);
+    };
+    auto result = cluster::run_collective_bench(**comm, options, inv.progress);
     if (!result) {
       return error_output(result.error(), out.err);
     }
-    result->nccl = std::move(nccl->report);
-    result->device = device != nullptr ? device->info().name : std::string();
     if (rank != 0) {
       return out;  // rank 0 reports for the job
     }
@@ -154,74 +114,6 @@ class CollectiveCommand final : public Command {
   }
 
  private:
-  // This rank's device of the backend: one per rank of a node (local rank modulo the devices,
-  // as nccl-tests runs one GPU per process), made current. kUnavailable when ranks of this node
-  // would share a GPU (NCCL refuses two ranks on one device).
-  Result<device::Device*> open_device(cluster::Communicator& comm,
-                                      std::optional<bench::OpenedBackend>& backend) const {
-    ACCO_ASSIGN_OR_RETURN(auto opened, bench::open_backend(plane_.backend, plane_.host));
-    backend = std::move(opened);
-    const auto devices = backend->backend->devices();
-    if (devices.empty()) {
-      return fail(Errc::kUnavailable, "no device");
-    }
-    const auto local = static_cast<std::size_t>(comm.local_rank());
-    device::Device* device = devices[local % devices.size()];
-    if (device->info().backend == "cuda" &&
-        static_cast<std::size_t>(comm.local_size()) > devices.size()) {
-      return fail(Errc::kUnavailable,
-                  fmt::format("{} ranks on this node for {} GPU(s): start one rank per GPU",
-                              comm.local_size(), devices.size()));
-    }
-    ACCO_RETURN_IF_ERROR(device->make_current());
-    return device;
-  }
-
-  // The plane of the path every rank chose (the same on all of them, or an error).
-  Result<std::unique_ptr<cluster::CollectivePlane>> make_plane(cluster::Communicator& comm,
-                                                               device::Device* device,
-                                                               cluster::NcclSession& nccl) const {
-    cluster::PathQuery q;
-    q.buffers = plane_.buffers;
-    q.via = plane_.via;
-    q.nccl_bootstrapped = nccl.report.bootstrapped();
-    q.nccl_why = cluster::to_text(nccl.report);
-    q.mpi_cuda_aware = comm.capabilities().cuda_aware;
-    q.device_is_gpu = device != nullptr && device->info().backend == "cuda";
-    ACCO_ASSIGN_OR_RETURN(const cluster::DataPath path, cluster::choose_data_path(q));
-    ACCO_ASSIGN_OR_RETURN(const auto paths, comm.allgather(static_cast<double>(path)));
-    for (const double other : paths) {
-      if (other != static_cast<double>(path)) {
-        return fail(Errc::kUnavailable,
-                    "--buffers device: the ranks found different data paths (GPUs on some nodes "
-                    "only?); choose one with --via mpi");
-      }
-    }
-    if (path == cluster::DataPath::kHost) {
-      return cluster::host_plane(comm);
-    }
-    auto plane =
-        cluster::device_plane(comm, *device, path, nccl.comm.get(), plane_.nccl_timeout_seconds);
-    ACCO_RETURN_IF_ERROR(cluster::agree(comm, plane));
-    return plane;
-  }
-
-  // Through MPI, device buffers also cross the device's link (PCIe) to and from host memory;
-  // staged, down and back up one after the other, so at most half its rate is left.
-  static cluster::ExpectedPeak device_bound(cluster::ExpectedPeak peak, cluster::DataPath path,
-                                            const device::DeviceInfo& info) {
-    const bool staged = path == cluster::DataPath::kStagedMpi;
-    const double link = info.link_bytes_per_second / (staged ? 2 : 1);
-    if (path == cluster::DataPath::kNccl || link <= 0 ||
-        (peak.bytes_per_second > 0 && peak.bytes_per_second <= link)) {
-      return peak;
-    }
-    return {link, fmt::format("the link of {} at {:.1f} GB/s, {}", info.name,
-                              info.link_bytes_per_second / 1e9,
-                              staged ? "crossed down and back up one after the other (half)"
-                                     : "crossed to and from host memory")};
-  }
-
   // Each op as a result of the bench history (acco bench --compare reads it like the copy
   // cases): case "collective_<op>_<R>r<N>n" (host buffers; "_<path>" appended for device ones),
   // the plateau bus bandwidth against the expected peak, the small-message latency, busbw per
@@ -306,34 +198,8 @@ class CollectiveCommand final : public Command {
                        units::format_bytes(f.threshold_bytes), f.link_class, path);
   }
 
-  // Every node's fastest port, gathered on rank 0 from each node's local rank 0.
-  static Result<cluster::ExpectedPeak> node_peak(cluster::Communicator& comm,
-                                                 const std::optional<topo::Machine>& machine) {
-    cluster::NodeLink mine;
-    if (machine) {
-      // A shaped port (tbf) carries no more than its shaping; a namespace that refuses rtnetlink
-      // is judged by the interfaces' speeds alone.
-      const auto limits = cluster::root_qdisc_limits();
-      mine = cluster::fastest_link(*machine, limits ? std::span<const cluster::QdiscLimit>(*limits)
-                                                    : std::span<const cluster::QdiscLimit>());
-    }
-    const std::string text =
-        fmt::format("{}\t{}", comm.local_rank() == 0 ? 1 : 0, cluster::encode(mine));
-    ACCO_ASSIGN_OR_RETURN(const auto all, comm.gather(text));
-    std::vector<cluster::NodeLink> nodes;
-    for (const std::string& t : all) {
-      if (t.rfind("1\t", 0) != 0) {
-        continue;
-      }
-      ACCO_ASSIGN_OR_RETURN(auto link, cluster::decode_node_link(t.substr(2)));
-      nodes.push_back(std::move(link));
-    }
-    return cluster::expected_peak(nodes);
-  }
-
-  cluster::CollectiveOptions o_;
-  PlaneChoice plane_;
-  std::string nccl_library_;
+  cluster::CollectiveBenchOptions o_;
+  DeviceChoice device_;
   bool save_fusion_ = false;
   std::string history_;
   bool no_history_ = false;
@@ -399,7 +265,8 @@ CLI::Option* add_collective_flags(CLI::App& sub, CollectiveFlags& f) {
 }
 
 Result<std::unique_ptr<Command>> collective_command(const CollectiveFlags& f) {
-  cluster::CollectiveOptions o;
+  cluster::CollectiveBenchOptions options;
+  cluster::CollectiveOptions& o = options.collectives;
   auto ops = cluster::parse_ops(f.ops);
   if (!ops) {
     return tl::unexpected(as_usage(std::move(ops.error()).with_context("--collective")));
@@ -434,34 +301,35 @@ Result<std::unique_ptr<Command>> collective_command(const CollectiveFlags& f) {
   if (f.compare && f.no_history) {
     return usage("--compare needs the history; drop --no-history");
   }
-  PlaneChoice plane;
+  options.nccl_library = f.nccl_library;
+  DeviceChoice devices;
   auto buffers = cluster::parse_buffers(f.buffers);
   if (!buffers) {
     return tl::unexpected(as_usage(std::move(buffers.error()).with_context("--buffers")));
   }
-  plane.buffers = *buffers;
+  options.buffers = *buffers;
   auto via = cluster::parse_via(f.via);
   if (!via) {
     return tl::unexpected(as_usage(std::move(via.error()).with_context("--via")));
   }
-  plane.via = *via;
-  if (auto fits = cluster::check_via(plane.buffers, plane.via); !fits) {
+  options.via = *via;
+  if (auto fits = cluster::check_via(options.buffers, options.via); !fits) {
     return tl::unexpected(as_usage(std::move(fits.error())));
   }
-  ACCO_ASSIGN_OR_RETURN(plane.backend, parse_backend(f.backend));
+  ACCO_ASSIGN_OR_RETURN(devices.backend, parse_backend(f.backend));
   auto link = device::parse_link(f.link);
   if (!link) {
     return tl::unexpected(as_usage(std::move(link.error()).with_context("--link")));
   }
-  plane.host.link = *link;
+  devices.host.link = *link;
   auto timeout = units::parse_duration(f.nccl_timeout);
   if (!timeout || !(*timeout > 0)) {
     return usage(
         fmt::format("--nccl-timeout '{}': expected a duration above 0 (300s, 5m)", f.nccl_timeout));
   }
-  plane.nccl_timeout_seconds = *timeout;
+  options.nccl_timeout_seconds = *timeout;
   return std::unique_ptr<Command>(
-      std::make_unique<CollectiveCommand>(std::move(o), std::move(plane), f));
+      std::make_unique<CollectiveCommand>(std::move(options), std::move(devices), f));
 }
 
 }  // namespace acco::cli

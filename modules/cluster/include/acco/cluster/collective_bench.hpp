@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -19,6 +20,8 @@
 #include "acco/cluster/nccl.hpp"
 #include "acco/core/fit.hpp"
 #include "acco/core/result.hpp"
+#include "acco/device/device.hpp"
+#include "acco/topo/machine.hpp"
 
 namespace acco::cluster {
 
@@ -80,6 +83,31 @@ using ProgressLine = std::function<void(std::string_view line)>;
                                                     const CollectiveOptions& options,
                                                     const ExpectedPeak& peak,
                                                     const ProgressLine& progress = {});
+
+struct CollectiveBenchOptions {
+  CollectiveOptions collectives;
+  Buffers buffers = Buffers::kHost;
+  Via via = Via::kAuto;                     // device buffers: what may move them
+  std::string nccl_library = kNcclLibrary;  // dlopen'ed and bootstrapped on every rank
+  double nccl_timeout_seconds = kNcclTimeoutSeconds;
+  // This node's topology: its fastest port (under any root qdisc's shaping) gives the expected
+  // peak. nullopt: unknown here.
+  std::optional<topo::Machine> machine;
+  // Device buffers: opens the backend whose devices hold them (every rank calls it once). Each
+  // rank takes device local rank modulo the device count, made current before NCCL's init.
+  std::function<Result<std::shared_ptr<device::Backend>>()> open_backend;
+};
+
+// The benchmark of a job end to end; every rank calls it with the same options. The expected
+// peak from every node's topology (gathered from each node's first rank), the device (device
+// buffers; every rank has one before any goes on), NCCL probed (kept as the data path for device
+// buffers, reported only for host buffers), the data path every rank agrees on, then
+// run_collectives. Rank 0 holds the complete result, NCCL's report and the device's name in it.
+// Errors: the communicator's, open_backend's (and kUnavailable when this node's ranks would
+// share a GPU, or a rank failed), choose_data_path's, the plane's, run_collectives'.
+[[nodiscard]] Result<CollectiveRun> run_collective_bench(Communicator& comm,
+                                                         const CollectiveBenchOptions& options,
+                                                         const ProgressLine& progress = {});
 
 // nccl-tests' table, one per op, then acco's summary lines.
 [[nodiscard]] std::string to_text(const CollectiveRun& run);

@@ -1,0 +1,122 @@
+// The collective benchmark end to end on one rank (self_communicator): NCCL absent or the fake
+// libnccl.so.2 (tests/fake_nccl) without a GPU, host buffers and emulated device buffers. Jobs of
+// several ranks under mpirun are in tests/integration/collective_test.cpp.
+#include <memory>
+#include <string>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "acco/cluster/collective_bench.hpp"
+#include "acco/device/host_backend.hpp"
+#include "acco/testing/matchers.hpp"
+
+namespace acco::cluster {
+namespace {
+
+using ::acco::testing::IsOk;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+// Small and quick: sizes 8 B to 4 KiB, two timed iterations.
+CollectiveBenchOptions quick_bench(Buffers buffers, const std::string& nccl_library) {
+  CollectiveBenchOptions o;
+  o.collectives.ops = {Op::kAllReduce, Op::kAllGather};
+  o.collectives.max_bytes = 4096;
+  o.collectives.iters = 2;
+  o.collectives.warmup = 0;
+  o.buffers = buffers;
+  o.nccl_library = nccl_library;
+  return o;
+}
+
+Result<std::shared_ptr<device::Backend>> emulated_device() {
+  ACCO_ASSIGN_OR_RETURN(auto backend, device::make_host_backend({}));
+  return std::shared_ptr<device::Backend>(std::move(backend));
+}
+
+TEST(RunCollectiveBench, HostBuffersOfOneRankWithoutNcclAreCopiedAndChecked) {
+  auto comm = self_communicator();
+  auto run = run_collective_bench(*comm, quick_bench(Buffers::kHost, "libnccl-absent.so.2"));
+  ASSERT_THAT(run, IsOk());
+  EXPECT_EQ(run->ranks, 1);
+  EXPECT_EQ(run->path, DataPath::kHost);
+  EXPECT_EQ(run->device, "");
+  EXPECT_EQ(run->wrong, 0U);
+  ASSERT_EQ(run->ops.size(), 2U);
+  EXPECT_FALSE(run->ops[0].points.empty());
+  EXPECT_EQ(run->ops[0].summary.verdict, Verdict::kSingleRank);
+  EXPECT_EQ(run->nccl.library, "libnccl-absent.so.2");
+  EXPECT_EQ(run->nccl.stage, NcclStage::kLoad);
+  EXPECT_THAT(run->nccl.error, HasSubstr("rank 0: libnccl-absent.so.2: cannot open"));
+}
+
+TEST(RunCollectiveBench, TheFakeNcclWithoutAGpuStopsAtInitAndTheHostCarriesTheData) {
+  auto comm = self_communicator();
+  auto run = run_collective_bench(*comm, quick_bench(Buffers::kHost, ACCO_FAKE_NCCL_PATH));
+  ASSERT_THAT(run, IsOk());
+  EXPECT_TRUE(run->nccl.loaded);
+  EXPECT_EQ(run->nccl.stage, NcclStage::kInit);
+  EXPECT_EQ(run->path, DataPath::kHost);
+  EXPECT_EQ(run->wrong, 0U);
+}
+
+TEST(RunCollectiveBench, EmulatedDeviceBuffersOfOneRankAreStagedThroughPinnedHostBuffers) {
+  auto comm = self_communicator();
+  auto o = quick_bench(Buffers::kDevice, "libnccl-absent.so.2");
+  int opened = 0;
+  o.open_backend = [&] {
+    ++opened;
+    return emulated_device();
+  };
+  auto run = run_collective_bench(*comm, o);
+  ASSERT_THAT(run, IsOk());
+  EXPECT_EQ(opened, 1);
+  EXPECT_EQ(run->path, DataPath::kStagedMpi);
+  EXPECT_EQ(run->data_path, "device buffers staged through pinned host buffers, one rank (copy)");
+  EXPECT_THAT(run->device, HasSubstr("host 0"));
+  EXPECT_EQ(run->wrong, 0U);
+}
+
+TEST(RunCollectiveBench, DeviceBuffersWithoutABackendToOpenAreAnError) {
+  auto comm = self_communicator();
+  auto run = run_collective_bench(*comm, quick_bench(Buffers::kDevice, "libnccl-absent.so.2"));
+  ASSERT_FALSE(run.has_value());
+  EXPECT_EQ(run.error().code, Errc::kInvalidArgument);
+  EXPECT_THAT(run.error().message, HasSubstr("no backend"));
+}
+
+TEST(RunCollectiveBench, ABackendThatCannotOpenStopsTheRunWithItsError) {
+  auto comm = self_communicator();
+  auto o = quick_bench(Buffers::kDevice, "libnccl-absent.so.2");
+  o.open_backend = []() -> Result<std::shared_ptr<device::Backend>> {
+    return fail(Errc::kUnavailable, "CUDA backend: no driver");
+  };
+  auto run = run_collective_bench(*comm, o);
+  ASSERT_FALSE(run.has_value());
+  EXPECT_EQ(run.error().code, Errc::kUnavailable);
+  EXPECT_THAT(run.error().message, HasSubstr("CUDA backend: no driver"));
+}
+
+TEST(RunCollectiveBench, NcclAskedForAndAbsentIsUnavailableAndSaysWhy) {
+  auto comm = self_communicator();
+  auto o = quick_bench(Buffers::kDevice, "libnccl-absent.so.2");
+  o.via = Via::kNccl;
+  o.open_backend = emulated_device;
+  auto run = run_collective_bench(*comm, o);
+  ASSERT_FALSE(run.has_value());
+  EXPECT_EQ(run.error().code, Errc::kUnavailable);
+  EXPECT_THAT(run.error().message, StartsWith("--via nccl: NCCL (libnccl-absent.so.2) not used"));
+}
+
+TEST(RunCollectiveBench, BadOptionsAreInvalidArguments) {
+  auto comm = self_communicator();
+  auto o = quick_bench(Buffers::kHost, "libnccl-absent.so.2");
+  o.collectives.factor = 1;
+  auto run = run_collective_bench(*comm, o);
+  ASSERT_FALSE(run.has_value());
+  EXPECT_EQ(run.error().code, Errc::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace acco::cluster
