@@ -5,7 +5,6 @@
 #include <cmath>
 #include <filesystem>
 #include <memory>
-#include <set>
 #include <tuple>
 
 #include <fmt/format.h>
@@ -14,7 +13,8 @@
 #include "acco/core/units.hpp"
 #include "acco/device/cuda_backend.hpp"
 #include "acco/monitor/server.hpp"
-#include "acco/monitor/thermal_run.hpp"
+#include "acco/monitor/thermal_experiment.hpp"
+#include "acco/sched/experiment.hpp"
 #include "acco/sched/perf_model.hpp"
 #include "acco/sched/record.hpp"
 #include "acco/sched/workload_run.hpp"
@@ -392,6 +392,10 @@ Result<ScheduleOptions> schedule_options(const ScheduleFlags& f) {
   s.profile = f.profile;
   ACCO_ASSIGN_OR_RETURN(s.distributed, parse_distributed(f.distributed));
   if (s.distributed) {
+    s.distributed->spec = s.workload;
+    s.distributed->local_policy = s.policies.front();
+    s.distributed->sorted_decision = s.sorted_decision;
+    s.distributed->calibration_runs = s.calibrate;
     for (const auto& [given, flag] :
          {std::pair{s.serve.has_value(), "--serve"},
           std::pair{s.thermal.has_value(), "--simulate-thermal"},
@@ -424,8 +428,9 @@ Result<std::vector<T>> expand_per_device(std::string_view flag, const std::vecto
 
 // Host devices with the emulated link and speed factors, or every GPU. kUnavailable or
 // kUnsupported when CUDA cannot be used; kUsage for lists of the wrong length.
-Result<ScheduleDevices> open_devices(const ScheduleOptions& s) {
-  ScheduleDevices out;
+Result<sched::ExperimentDevices> open_devices(const ScheduleOptions& s) {
+  sched::ExperimentDevices out;
+  out.memory_budget_bytes = s.memory_bytes;
   std::vector<double> speeds;
   if (s.cuda) {
     ACCO_ASSIGN_OR_RETURN(out.backend, device::make_cuda_backend(), "--devices cuda");
@@ -460,26 +465,6 @@ Result<ScheduleDevices> open_devices(const ScheduleOptions& s) {
   return out;
 }
 
-// The most bytes one task touches: a budget below it leaves that task nowhere to run.
-std::uint64_t largest_task_bytes(const sched::Workload& w, std::string& type) {
-  std::uint64_t largest = 0;
-  for (const auto& t : w.tasks) {
-    std::set<std::size_t> data;
-    for (const auto& access : t.accesses) {
-      data.insert(access.first);
-    }
-    std::uint64_t bytes = 0;
-    for (const std::size_t i : data) {
-      bytes += w.data_bytes[i];
-    }
-    if (bytes > largest) {
-      largest = bytes;
-      type = t.type;
-    }
-  }
-  return largest;
-}
-
 // The directory must exist before minutes of runs; the write itself is atomic and may still fail.
 Status check_output_dir(std::string_view flag, const std::string& path) {
   auto dir = std::filesystem::path(path).parent_path();
@@ -498,12 +483,11 @@ Status check_output_dir(std::string_view flag, const std::string& path) {
 // models file, the output directories.
 Status check_before_runs(const ScheduleOptions& s, const sched::Workload& workload) {
   if (s.memory_bytes > 0) {
-    std::string type;
-    const auto needed = largest_task_bytes(workload, type);
-    if (needed > s.memory_bytes) {
+    const sched::LargestTask needed = sched::largest_task(workload);
+    if (needed.bytes > s.memory_bytes) {
       return usage(fmt::format("--memory: {} cannot hold the {} a {} task touches",
-                               units::format_bytes(s.memory_bytes), units::format_bytes(needed),
-                               type));
+                               units::format_bytes(s.memory_bytes),
+                               units::format_bytes(needed.bytes), needed.type));
     }
   }
   if (!s.models.empty()) {
@@ -516,84 +500,27 @@ Status check_before_runs(const ScheduleOptions& s, const sched::Workload& worklo
   return {};
 }
 
-Result<std::vector<sched::WorkloadOutcome>> run_policies(const ScheduleOptions& s,
-                                                         const sched::Workload& workload,
-                                                         const ScheduleDevices& devices,
-                                                         const Progress& progress,
-                                                         ScheduleServer* server) {
-  std::vector<sched::WorkloadOutcome> runs;
-  for (std::size_t i = 0; i < s.policies.size(); ++i) {
-    const auto policy = std::string(sched::to_string(s.policies[i]));
-    if (progress) {
-      progress(fmt::format("[{}/{}] {}: {} task(s), {} calibration run(s)", i + 1,
-                           s.policies.size(), policy, workload.tasks.size(), s.calibrate));
-    }
-    sched::RuntimeOptions options;
-    options.policy = s.policies[i];
-    options.knobs.sorted_decision = s.sorted_decision;
-    if (!s.models.empty()) {
-      options.model_file = s.models;
-    }
-    sched::WorkloadRunOptions run;
-    run.calibration_runs = s.calibrate;
-    if (server != nullptr) {
-      run.observe = [server](sched::Runtime* runtime) { server->observe(runtime); };
-    }
-    auto outcome = sched::run_workload(workload, device_specs(devices, s), options, run);
-    if (!outcome) {
-      return tl::unexpected(as_usage(std::move(outcome.error()).with_context(policy)));
-    }
-    if (!s.models.empty()) {
-      if (auto saved = outcome->models.save(s.models); !saved) {
-        return tl::unexpected(as_cannot_write(std::move(saved.error()).with_context("--models")));
-      }
-    }
-    runs.push_back(std::move(*outcome));
+sched::ExperimentOptions experiment_options(const ScheduleOptions& s, ScheduleServer* server) {
+  sched::ExperimentOptions e;
+  e.spec = s.workload;
+  e.policies = s.policies;
+  e.calibration_runs = s.calibrate;
+  e.sorted_decision = s.sorted_decision;
+  e.models = s.models;
+  if (server != nullptr) {
+    e.observe = [server](sched::Runtime* runtime) { server->observe(runtime); };
   }
-  return runs;
+  return e;
 }
 
-// Every policy once per governor setting, each on a fresh rig (the same start temperatures).
-Result<std::vector<monitor::ThermalOutcome>> run_thermal(const ScheduleOptions& s,
-                                                         const sched::Workload& workload,
-                                                         const ScheduleDevices& devices,
-                                                         const Progress& progress,
-                                                         ScheduleServer* server) {
-  std::vector<monitor::ThermalOutcome> runs;
-  const auto& t = *s.thermal;
-  const std::size_t total = s.policies.size() * t.governors.size();
-  for (const auto kind : s.policies) {
-    for (const auto& [name, governor] : t.governors) {
-      const std::string label = fmt::format("{}/{}", sched::to_string(kind), name);
-      if (progress) {
-        progress(fmt::format("[{}/{}] {}: {} task(s), {} calibration run(s), thermal x{:g}",
-                             runs.size() + 1, total, label, workload.tasks.size(), s.calibrate,
-                             t.time_scale));
-      }
-      sched::RuntimeOptions options;
-      options.policy = kind;
-      options.knobs.sorted_decision = s.sorted_decision;
-      sched::WorkloadRunOptions run;
-      run.calibration_runs = s.calibrate;
-      if (server != nullptr) {
-        run.observe = [server](sched::Runtime* runtime) { server->observe(runtime); };
-      }
-      monitor::ThermalRunOptions thermal;
-      thermal.rig.time_scale = t.time_scale;
-      thermal.rig.cooling_factors = t.cooling.size() == 1
-                                        ? std::vector<double>(devices.devices.size(), t.cooling[0])
-                                        : t.cooling;
-      thermal.governor = governor;
-      auto outcome =
-          monitor::run_thermal_workload(workload, device_specs(devices, s), options, run, thermal);
-      if (!outcome) {
-        return tl::unexpected(as_usage(std::move(outcome.error()).with_context(label)));
-      }
-      outcome->outcome.policy = label;
-      runs.push_back(std::move(*outcome));
-    }
-  }
-  return runs;
+monitor::ThermalExperimentOptions thermal_options(const ScheduleOptions& s,
+                                                  ScheduleServer* server) {
+  monitor::ThermalExperimentOptions t;
+  t.experiment = experiment_options(s, server);
+  t.time_scale = s.thermal->time_scale;
+  t.cooling = s.thermal->cooling;
+  t.governors = s.thermal->governors;
+  return t;
 }
 
 // Whether `dir` holds any saved profile: probing the topology for the fingerprint costs more
@@ -612,7 +539,7 @@ bool any_saved_profile(const std::string& dir) {
 // acco tune's engine settings for each device: its h2d_pinned entry, as the runtime moves its
 // host data from pinned buffers. `note` says which file was used.
 Status load_transfer_profiles(const ProfileFlags& flags, const core::Settings& settings,
-                              ScheduleDevices& d, std::string& note) {
+                              sched::ExperimentDevices& d, std::string& note) {
   d.transfer_profiles.assign(d.devices.size(), std::nullopt);
   if (flags.no_profile) {
     return {};
@@ -638,21 +565,6 @@ Status load_transfer_profiles(const ProfileFlags& flags, const core::Settings& s
 }
 
 }  // namespace
-
-std::vector<sched::DeviceSpec> device_specs(const ScheduleDevices& d, const ScheduleOptions& s) {
-  std::vector<sched::DeviceSpec> specs;
-  for (std::size_t i = 0; i < d.devices.size(); ++i) {
-    sched::DeviceSpec spec;
-    spec.device = d.devices[i];
-    spec.kind = d.models[i].kind;
-    spec.memory_budget_bytes = s.memory_bytes;
-    if (i < d.transfer_profiles.size()) {
-      spec.transfer_profile = d.transfer_profiles[i];
-    }
-    specs.push_back(std::move(spec));
-  }
-  return specs;
-}
 
 Output ScheduleCommand::run(const Invocation& inv) const {
   const ScheduleOptions& s = options_;
@@ -683,38 +595,50 @@ Output ScheduleCommand::run(const Invocation& inv) const {
     }
     server = std::move(*started);
   }
-  Result<std::vector<sched::WorkloadOutcome>> runs = std::vector<sched::WorkloadOutcome>{};
-  std::vector<monitor::ThermalOutcome> thermal;
+  std::optional<sched::Experiment> plain;
+  std::optional<monitor::ThermalExperiment> thermal;
+  Status ran;
   if (s.thermal) {
-    auto thermal_runs = run_thermal(s, *workload, *devices, inv.progress, server.get());
-    if (!thermal_runs) {
-      runs = tl::unexpected(thermal_runs.error());
+    auto result = monitor::run_thermal_experiment(*workload, *devices,
+                                                  thermal_options(s, server.get()), inv.progress);
+    if (result) {
+      thermal = std::move(*result);
     } else {
-      thermal = std::move(*thermal_runs);
-      for (const auto& r : thermal) {
-        runs->push_back(r.outcome);
-      }
+      ran = tl::unexpected(as_usage(std::move(result.error())));
     }
   } else {
-    runs = run_policies(s, *workload, *devices, inv.progress, server.get());
+    auto result = sched::run_experiment(*workload, *devices, experiment_options(s, server.get()),
+                                        inv.progress);
+    if (result) {
+      plain = std::move(*result);
+    } else if (result.error().code == Errc::kCannotWrite) {  // the models file, after a run
+      ran = tl::unexpected(std::move(result.error()).with_context("--models"));
+    } else {
+      ran = tl::unexpected(as_usage(std::move(result.error())));
+    }
   }
   server.reset();  // the runs are over: so is serving them
-  if (!runs) {
-    return error_output(runs.error());
+  if (!ran) {
+    return error_output(ran.error());
   }
+  const sched::Experiment& experiment = thermal ? thermal->experiment : *plain;
 
   Output out;
   out.err = profile_note;
   if (!s.trace.empty()) {
-    const auto trace = sched::chrome_trace(runs->front().record).dump();
+    const auto trace = sched::chrome_trace(experiment.runs.front().record).dump();
     if (auto written = core::write_file_atomic(s.trace, trace); !written) {
       return error_output(as_cannot_write(std::move(written.error()).with_context("--trace")));
     }
-    out.err += fmt::format("acco: trace of {} written to {}\n", runs->front().policy, s.trace);
+    out.err +=
+        fmt::format("acco: trace of {} written to {}\n", experiment.runs.front().policy, s.trace);
   }
-  out.out = inv.format == Format::kJson ? schedule_json(s, *workload, *devices, *runs, thermal)
-                                        : schedule_text(s, *workload, *devices, *runs, thermal);
-  for (const auto& r : *runs) {
+  if (inv.format == Format::kJson) {
+    out.out = (thermal ? monitor::to_json(*thermal) : sched::to_json(experiment)).dump(2) + "\n";
+  } else {
+    out.out = thermal ? schedule_text(experiment, thermal->runs) : schedule_text(experiment);
+  }
+  for (const auto& r : experiment.runs) {
     if (r.failed > 0) {
       out.err += failure_note(r);
       out.exit_code = kExitTasksFailed;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "acco/cli/app.hpp"
+#include "acco/cluster/distributed_schedule.hpp"
 #include "acco/device/host_backend.hpp"
 #include "acco/power/governor.hpp"
 #include "acco/sched/policy.hpp"
@@ -49,8 +50,9 @@ struct ScheduleOptions {
   std::optional<Thermal> thermal;
   // The engine profile acco tune saved (loaded by default, --profile FILE, --no-profile).
   ProfileFlags profile;
-  // --distributed: over every rank of the MPI job (schedule_distributed.hpp).
-  std::optional<DistributedSchedule> distributed;
+  // --distributed: over every rank of the MPI job (schedule_distributed.hpp); its workload,
+  // local policy, sorted decision and calibration runs copied from the fields above.
+  std::optional<cluster::DistributedScheduleOptions> distributed;
 };
 
 // Exit codes: 64 for a value that does not fit the devices found (list lengths with cuda, a

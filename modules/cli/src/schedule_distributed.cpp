@@ -7,21 +7,15 @@
 #include <nlohmann/json.hpp>
 
 #include "acco/cluster/communicator.hpp"
-#include "acco/cluster/distributed.hpp"
-#include "acco/cluster/launcher.hpp"
 #include "acco/core/units.hpp"
 #include "acco/device/host_backend.hpp"
 
 #include "command_spec.hpp"
-#include "process.hpp"
 #include "schedule_command.hpp"
-#include "schedule_report.hpp"
 #include "text_report.hpp"
 
 namespace acco::cli {
 namespace {
-
-using Json = nlohmann::ordered_json;
 
 constexpr int kMaxRank = 1 << 20;
 constexpr int kMaxHangAfter = 1'000'000;
@@ -46,7 +40,7 @@ Result<std::vector<cluster::DispatchPolicy>> parse_dispatch(const std::string& t
 }
 
 // "R:F": rank R's kernels take F (> 1, at most 100) times their cost.
-Status parse_slow_rank(const std::string& text, DistributedSchedule& d) {
+Status parse_slow_rank(const std::string& text, cluster::DistributedScheduleOptions& d) {
   constexpr std::string_view kExpected = "RANK:FACTOR, a factor from 1 to 100 (2:3)";
   const std::size_t colon = text.find(':');
   if (colon == std::string::npos) {
@@ -62,60 +56,12 @@ Status parse_slow_rank(const std::string& text, DistributedSchedule& d) {
   return {};
 }
 
-Json worker_json(const cluster::WorkerStats& w) {
-  return {{"rank", w.rank},
-          {"tasks", w.tasks},
-          {"measured_seconds", w.measured_seconds},
-          {"expected_seconds", w.expected_seconds},
-          {"slowdown", w.slowdown},
-          {"straggler", w.straggler},
-          {"lost", w.lost},
-          {"bytes_in", w.bytes_in}};
-}
-
-std::string report_json(const ScheduleOptions& s, const sched::Workload& w,
-                        const ScheduleDevices& d,
-                        const std::vector<cluster::DistributedOutcome>& runs) {
-  Json out = {{"schema", "acco.schedule.distributed/1"},
-              {"workload", {{"name", w.name}, {"tasks", w.tasks.size()}}}};
-  if (s.workload.kind == sched::WorkloadKind::kCholesky ||
-      s.workload.kind == sched::WorkloadKind::kLu) {
-    out["workload"]["tiles"] = s.workload.tiles;
-  }
-  out["workload"]["time_scale"] = s.workload.time_scale;
-  out["ranks"] = runs.empty() ? 1 : runs.front().ranks;
-  out["devices_per_rank"] = d.devices.size();
-  out["link"] = d.link;
-  out["local_policy"] = sched::to_string(s.policies.front());
-  out["between_ranks_bytes_per_second"] = s.distributed->between_ranks_bytes_per_second;
-  Json list = Json::array();
-  for (const cluster::DistributedOutcome& r : runs) {
-    Json workers = Json::array();
-    for (const cluster::WorkerStats& ws : r.workers) {
-      workers.push_back(worker_json(ws));
-    }
-    list.push_back({{"dispatch", r.policy},
-                    {"makespan_seconds", r.makespan_seconds},
-                    {"bound_seconds", r.bounds.best()},
-                    {"critical_path_seconds", r.bounds.critical_path},
-                    {"area_seconds", r.bounds.area},
-                    {"efficiency", r.efficiency},
-                    {"reruns", r.reruns},
-                    {"bytes_between_ranks", r.bytes_between_ranks},
-                    {"workers", std::move(workers)}});
-  }
-  out["runs"] = std::move(list);
-  return out.dump(2) + "\n";
-}
-
-std::string report_text(const ScheduleOptions& s, const sched::Workload& w,
-                        const ScheduleDevices& d,
-                        const std::vector<cluster::DistributedOutcome>& runs) {
-  const int ranks = runs.empty() ? 1 : runs.front().ranks;
+std::string report_text(const cluster::DistributedSchedule& s) {
+  const std::vector<cluster::DistributedOutcome>& runs = s.runs;
   std::string out = fmt::format(
       "distributed schedule: {} ({} tasks) over {} rank(s) x {} device(s) ({}), local policy {}\n",
-      w.name, w.tasks.size(), ranks, d.devices.size(), d.link.empty() ? "cuda" : d.link,
-      sched::to_string(s.policies.front()));
+      s.workload, s.tasks, s.ranks, s.devices_per_rank, s.link.empty() ? "cuda" : s.link,
+      sched::to_string(s.local_policy));
   std::vector<std::vector<std::string>> table = {
       {"dispatch", "makespan", "bound", "efficiency", "between ranks", "reruns"}};
   for (const cluster::DistributedOutcome& r : runs) {
@@ -171,11 +117,12 @@ void add_distributed_flags(CLI::App& cmd, DistributedFlags& f) {
       ->needs(distributed);
 }
 
-Result<std::optional<DistributedSchedule>> parse_distributed(const DistributedFlags& f) {
+Result<std::optional<cluster::DistributedScheduleOptions>> parse_distributed(
+    const DistributedFlags& f) {
   if (!f.on) {  // the flags below need --distributed (add_distributed_flags)
-    return std::optional<DistributedSchedule>{};
+    return std::optional<cluster::DistributedScheduleOptions>{};
   }
-  DistributedSchedule d;
+  cluster::DistributedScheduleOptions d;
   ACCO_ASSIGN_OR_RETURN(d.dispatch, parse_dispatch(f.dispatch));
   auto rate = device::parse_link(f.between_ranks);
   if (!rate || rate->bytes_per_second <= 0) {
@@ -199,72 +146,38 @@ Result<std::optional<DistributedSchedule>> parse_distributed(const DistributedFl
   if (!f.slow_rank.empty()) {
     ACCO_RETURN_IF_ERROR(parse_slow_rank(f.slow_rank, d));
   }
-  return std::optional<DistributedSchedule>{d};
+  return std::optional<cluster::DistributedScheduleOptions>{d};
 }
 
 Output run_distributed_schedule(const ScheduleOptions& s, const Invocation& inv,
-                                const ScheduleDevices& devices, std::string err) {
-  const DistributedSchedule& d = *s.distributed;
-  auto launch = cluster::detect_launcher(cluster::process_environment());
-  if (!launch) {
-    return error_output(std::move(launch.error()).with_context("launcher environment"), err);
-  }
-  auto opened = cluster::open_communicator(*launch);
+                                const sched::ExperimentDevices& devices, std::string err) {
+  const cluster::DistributedScheduleOptions& d = *s.distributed;
+  auto opened = cluster::open_job_communicator();
   if (!opened) {
     return error_output(opened.error(), err);
   }
   cluster::Communicator& comm = **opened;
-  const auto ranks = static_cast<std::size_t>(comm.size());
   if (d.hang_rank >= comm.size() || d.slow_rank >= comm.size()) {
     return error_output(
         usage(fmt::format("--hang-rank/--slow-rank: the job has {} rank(s)", comm.size())).value(),
         err);
   }
-  // Every rank has the devices this one has (the same command line on each).
-  std::vector<sched::DeviceModel> models;
-  for (std::size_t r = 0; r < ranks; ++r) {
-    models.insert(models.end(), devices.models.begin(), devices.models.end());
-  }
-  auto workload = sched::make_workload(s.workload, models);
+  auto workload =
+      sched::make_workload(s.workload, cluster::job_device_models(devices.models, comm.size()));
   if (!workload) {
     return error_output(as_usage(std::move(workload.error())), err);
   }
-  std::vector<cluster::DistributedOutcome> runs;
-  for (std::size_t i = 0; i < d.dispatch.size(); ++i) {
-    const char* name = cluster::to_string(d.dispatch[i]);
-    if (inv.progress && comm.rank() == 0) {
-      inv.progress(fmt::format("[{}/{}] {}: {} task(s) over {} rank(s), {} calibration run(s)",
-                               i + 1, d.dispatch.size(), name, workload->tasks.size(), ranks,
-                               s.calibrate));
-    }
-    sched::RuntimeOptions options;
-    options.policy = s.policies.front();
-    options.knobs.sorted_decision = s.sorted_decision;
-    cluster::DistributedOptions run;
-    run.dispatch.policy = d.dispatch[i];
-    run.dispatch.link_bytes_per_second = d.between_ranks_bytes_per_second;
-    run.calibration_runs = s.calibrate;
-    run.lost_after_seconds = d.lost_after_seconds;
-    run.hang_rank = d.hang_rank;
-    run.hang_after = d.hang_after;
-    if (d.slow_rank == comm.rank()) {
-      run.slowdown = d.slow_factor;
-    }
-    auto outcome = cluster::run_distributed(comm, *workload,
-                                            std::vector<std::size_t>(ranks, devices.devices.size()),
-                                            device_specs(devices, s), options, run);
-    if (!outcome) {
-      return error_output(std::move(outcome.error()).with_context(name), err);
-    }
-    runs.push_back(std::move(*outcome));
+  auto schedule = cluster::run_distributed_schedule(comm, *workload, devices, d, inv.progress);
+  if (!schedule) {
+    return error_output(schedule.error(), err);
   }
   Output out;
   if (comm.rank() != 0) {
     return out;  // rank 0 reports for the job
   }
   out.err = std::move(err);
-  out.out = inv.format == Format::kJson ? report_json(s, *workload, devices, runs)
-                                        : report_text(s, *workload, devices, runs);
+  out.out = inv.format == Format::kJson ? cluster::to_json(*schedule).dump(2) + "\n"
+                                        : report_text(*schedule);
   return out;
 }
 

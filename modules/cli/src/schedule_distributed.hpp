@@ -3,31 +3,19 @@
 // 0 prints the report, the other ranks nothing.
 #pragma once
 
-#include <cstddef>
 #include <optional>
 #include <string>
-#include <vector>
 
 #include <CLI/CLI.hpp>
 
 #include "acco/cli/app.hpp"
-#include "acco/cluster/dispatch.hpp"
+#include "acco/cluster/distributed_schedule.hpp"
 #include "acco/core/result.hpp"
+#include "acco/sched/experiment.hpp"
 
 namespace acco::cli {
 
 struct ScheduleOptions;
-struct ScheduleDevices;
-
-struct DistributedSchedule {
-  std::vector<cluster::DispatchPolicy> dispatch = {cluster::DispatchPolicy::kLocality};
-  double between_ranks_bytes_per_second = 10e9;  // the coordinator's cost of moving an input
-  double lost_after_seconds = 5;
-  int hang_rank = -1;  // fault injection: stops answering after hang_after tasks
-  std::size_t hang_after = 0;
-  int slow_rank = -1;  // emulated straggler: its kernels take slow_factor times their cost
-  double slow_factor = 1;
-};
 
 struct DistributedFlags {
   bool on = false;
@@ -42,10 +30,12 @@ struct DistributedFlags {
 void add_distributed_flags(CLI::App& cmd, DistributedFlags& f);
 // nullopt without --distributed; kUsage naming the flag for a bad value, or a flag that needs
 // --distributed without it.
-[[nodiscard]] Result<std::optional<DistributedSchedule>> parse_distributed(
+[[nodiscard]] Result<std::optional<cluster::DistributedScheduleOptions>> parse_distributed(
     const DistributedFlags& f);
 
+// Every rank runs it (cluster::run_distributed_schedule); rank 0 prints, after `err`.
 [[nodiscard]] Output run_distributed_schedule(const ScheduleOptions& s, const Invocation& inv,
-                                              const ScheduleDevices& devices, std::string err);
+                                              const sched::ExperimentDevices& devices,
+                                              std::string err);
 
 }  // namespace acco::cli

@@ -1,0 +1,65 @@
+// A scheduling experiment over every rank of a job (`acco schedule --distributed`): one workload
+// over the devices of all ranks, rank 0 coordinating (run_distributed), once per dispatch policy,
+// and the result as a value with its JSON document (schema acco.schedule.distributed/1,
+// docs/schemas/schedule-distributed.schema.json).
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "acco/cluster/communicator.hpp"
+#include "acco/cluster/dispatch.hpp"
+#include "acco/cluster/distributed.hpp"
+#include "acco/core/result.hpp"
+#include "acco/sched/experiment.hpp"
+#include "acco/sched/policy.hpp"
+#include "acco/sched/workload.hpp"
+
+namespace acco::cluster {
+
+inline constexpr const char* kDistributedScheduleSchema = "acco.schedule.distributed/1";
+
+struct DistributedScheduleOptions {
+  sched::WorkloadSpec spec;  // what the workload was made from, for the report
+  sched::PolicyKind local_policy = sched::PolicyKind::kDmda;  // each rank's own runtime
+  bool sorted_decision = false;
+  int calibration_runs = 1;
+  std::vector<DispatchPolicy> dispatch = {DispatchPolicy::kLocality};  // one run each, in order
+  double between_ranks_bytes_per_second = 10e9;  // the coordinator's cost of moving an input
+  double lost_after_seconds = 5;
+  int hang_rank = -1;  // fault injection: stops answering after hang_after tasks (-1: none)
+  std::size_t hang_after = 0;
+  int slow_rank = -1;  // an emulated straggler: its kernels take slow_factor times their cost
+  double slow_factor = 1;
+};
+
+struct DistributedSchedule {
+  sched::WorkloadSpec spec;
+  std::string workload;  // Workload::name
+  std::size_t tasks = 0;
+  int ranks = 1;
+  std::size_t devices_per_rank = 0;
+  std::string link;  // the emulated link of host devices; empty: GPUs
+  sched::PolicyKind local_policy = sched::PolicyKind::kDmda;
+  double between_ranks_bytes_per_second = 0;
+  std::vector<DistributedOutcome> runs;  // one per dispatch policy; complete on rank 0
+};
+
+// This rank's devices once per rank of the job, in rank order: the device models a distributed
+// workload is made for (every rank has the devices this one has).
+[[nodiscard]] std::vector<sched::DeviceModel> job_device_models(
+    const std::vector<sched::DeviceModel>& local, int ranks);
+
+// Every rank calls it with the same workload (made for job_device_models) and options, and its
+// own devices; rank 0 writes a progress line before each run. Errors: run_distributed's, with the
+// dispatch policy's name in front.
+[[nodiscard]] Result<DistributedSchedule> run_distributed_schedule(
+    Communicator& comm, const sched::Workload& workload, const sched::ExperimentDevices& devices,
+    const DistributedScheduleOptions& options, const sched::ProgressLine& progress = {});
+
+[[nodiscard]] nlohmann::ordered_json to_json(const DistributedSchedule& schedule);
+
+}  // namespace acco::cluster

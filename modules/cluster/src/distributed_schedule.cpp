@@ -1,0 +1,114 @@
+#include "acco/cluster/distributed_schedule.hpp"
+
+#include <utility>
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+namespace acco::cluster {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+Json worker_json(const WorkerStats& w) {
+  return {{"rank", w.rank},
+          {"tasks", w.tasks},
+          {"measured_seconds", w.measured_seconds},
+          {"expected_seconds", w.expected_seconds},
+          {"slowdown", w.slowdown},
+          {"straggler", w.straggler},
+          {"lost", w.lost},
+          {"bytes_in", w.bytes_in}};
+}
+
+}  // namespace
+
+std::vector<sched::DeviceModel> job_device_models(const std::vector<sched::DeviceModel>& local,
+                                                  int ranks) {
+  std::vector<sched::DeviceModel> models;
+  for (int r = 0; r < ranks; ++r) {
+    models.insert(models.end(), local.begin(), local.end());
+  }
+  return models;
+}
+
+Result<DistributedSchedule> run_distributed_schedule(Communicator& comm,
+                                                     const sched::Workload& workload,
+                                                     const sched::ExperimentDevices& devices,
+                                                     const DistributedScheduleOptions& o,
+                                                     const sched::ProgressLine& progress) {
+  const auto ranks = static_cast<std::size_t>(comm.size());
+  DistributedSchedule out;
+  out.spec = o.spec;
+  out.workload = workload.name;
+  out.tasks = workload.tasks.size();
+  out.devices_per_rank = devices.devices.size();
+  out.link = devices.link;
+  out.local_policy = o.local_policy;
+  out.between_ranks_bytes_per_second = o.between_ranks_bytes_per_second;
+  for (std::size_t i = 0; i < o.dispatch.size(); ++i) {
+    const char* name = to_string(o.dispatch[i]);
+    if (progress && comm.rank() == 0) {
+      progress(fmt::format("[{}/{}] {}: {} task(s) over {} rank(s), {} calibration run(s)", i + 1,
+                           o.dispatch.size(), name, workload.tasks.size(), ranks,
+                           o.calibration_runs));
+    }
+    sched::RuntimeOptions options;
+    options.policy = o.local_policy;
+    options.knobs.sorted_decision = o.sorted_decision;
+    DistributedOptions run;
+    run.dispatch.policy = o.dispatch[i];
+    run.dispatch.link_bytes_per_second = o.between_ranks_bytes_per_second;
+    run.calibration_runs = o.calibration_runs;
+    run.lost_after_seconds = o.lost_after_seconds;
+    run.hang_rank = o.hang_rank;
+    run.hang_after = o.hang_after;
+    if (o.slow_rank == comm.rank()) {
+      run.slowdown = o.slow_factor;
+    }
+    auto outcome =
+        run_distributed(comm, workload, std::vector<std::size_t>(ranks, devices.devices.size()),
+                        sched::device_specs(devices), options, run);
+    if (!outcome) {
+      return tl::unexpected(std::move(outcome.error()).with_context(name));
+    }
+    out.runs.push_back(std::move(*outcome));
+  }
+  out.ranks = out.runs.empty() ? 1 : out.runs.front().ranks;
+  return out;
+}
+
+nlohmann::ordered_json to_json(const DistributedSchedule& s) {
+  Json out = {{"schema", kDistributedScheduleSchema},
+              {"workload", {{"name", s.workload}, {"tasks", s.tasks}}}};
+  if (s.spec.kind == sched::WorkloadKind::kCholesky || s.spec.kind == sched::WorkloadKind::kLu) {
+    out["workload"]["tiles"] = s.spec.tiles;
+  }
+  out["workload"]["time_scale"] = s.spec.time_scale;
+  out["ranks"] = s.ranks;
+  out["devices_per_rank"] = s.devices_per_rank;
+  out["link"] = s.link;
+  out["local_policy"] = sched::to_string(s.local_policy);
+  out["between_ranks_bytes_per_second"] = s.between_ranks_bytes_per_second;
+  Json list = Json::array();
+  for (const DistributedOutcome& r : s.runs) {
+    Json workers = Json::array();
+    for (const WorkerStats& ws : r.workers) {
+      workers.push_back(worker_json(ws));
+    }
+    list.push_back({{"dispatch", r.policy},
+                    {"makespan_seconds", r.makespan_seconds},
+                    {"bound_seconds", r.bounds.best()},
+                    {"critical_path_seconds", r.bounds.critical_path},
+                    {"area_seconds", r.bounds.area},
+                    {"efficiency", r.efficiency},
+                    {"reruns", r.reruns},
+                    {"bytes_between_ranks", r.bytes_between_ranks},
+                    {"workers", std::move(workers)}});
+  }
+  out["runs"] = std::move(list);
+  return out;
+}
+
+}  // namespace acco::cluster

@@ -1,0 +1,112 @@
+// The distributed scheduling experiment on one rank (self_communicator, rank 0 both coordinating
+// and working). Several ranks under mpirun: tests/integration/schedule_distributed_test.cpp.
+#include "acco/cluster/distributed_schedule.hpp"
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "acco/device/host_backend.hpp"
+#include "acco/testing/matchers.hpp"
+
+namespace acco::cluster {
+namespace {
+
+using ::acco::testing::IsOk;
+using ::testing::ElementsAre;
+using ::testing::StartsWith;
+
+sched::ExperimentDevices two_emulated_gpus() {
+  sched::ExperimentDevices d;
+  device::HostBackendOptions host;
+  host.devices = 2;
+  auto backend = device::make_host_backend(host);
+  EXPECT_THAT(backend, IsOk());
+  d.backend = std::move(*backend);
+  d.devices = d.backend->devices();
+  d.models.assign(2, sched::DeviceModel{"gpu", 1});
+  d.link = "unlimited";
+  return d;
+}
+
+DistributedScheduleOptions both_dispatch_policies() {
+  DistributedScheduleOptions o;
+  o.spec.tiles = 3;
+  o.spec.tile_bytes = 64 << 10;
+  o.spec.time_scale = 0.05;
+  o.calibration_runs = 0;
+  o.dispatch = {DispatchPolicy::kLocality, DispatchPolicy::kRoundRobin};
+  return o;
+}
+
+sched::Workload job_workload(const DistributedScheduleOptions& o, const sched::ExperimentDevices& d,
+                             int ranks) {
+  auto w = sched::make_workload(o.spec, job_device_models(d.models, ranks));
+  EXPECT_THAT(w, IsOk());
+  return w.value_or(sched::Workload{});
+}
+
+TEST(JobDeviceModels, AreThisRanksDevicesOncePerRank) {
+  const std::vector<sched::DeviceModel> local = {{"cpu", 1}, {"gpu", 2}};
+  EXPECT_THAT(job_device_models(local, 2), ElementsAre(local[0], local[1], local[0], local[1]));
+  EXPECT_TRUE(job_device_models(local, 0).empty());
+}
+
+TEST(RunDistributedSchedule, OneRankRunsEveryDispatchPolicyInTurn) {
+  const auto devices = two_emulated_gpus();
+  const auto o = both_dispatch_policies();
+  auto comm = self_communicator();
+  std::vector<std::string> lines;
+  auto s = run_distributed_schedule(*comm, job_workload(o, devices, 1), devices, o,
+                                    [&](std::string_view line) { lines.emplace_back(line); });
+  ASSERT_THAT(s, IsOk());
+  ASSERT_EQ(s->runs.size(), 2U);
+  EXPECT_EQ(s->runs[0].policy, "locality");
+  EXPECT_EQ(s->runs[1].policy, "round-robin");
+  EXPECT_EQ(s->ranks, 1);
+  EXPECT_EQ(s->devices_per_rank, 2U);
+  EXPECT_EQ(s->tasks, 10U);
+  EXPECT_THAT(lines, ElementsAre("[1/2] locality: 10 task(s) over 1 rank(s), 0 calibration run(s)",
+                                 "[2/2] round-robin: 10 task(s) over 1 rank(s), 0 calibration "
+                                 "run(s)"));
+}
+
+TEST(RunDistributedSchedule, AWorkloadForOtherDevicesIsAnErrorNamingTheDispatchPolicy) {
+  const auto devices = two_emulated_gpus();
+  const auto o = both_dispatch_policies();
+  auto comm = self_communicator();
+  auto s = run_distributed_schedule(*comm, job_workload(o, devices, 2), devices, o);
+  ASSERT_FALSE(s.has_value());
+  EXPECT_EQ(s.error().code, Errc::kInvalidArgument);
+  EXPECT_THAT(s.error().message, StartsWith("locality: "));
+}
+
+TEST(DistributedScheduleJson, CarriesTheJobAndEveryRunWithItsWorkers) {
+  const auto devices = two_emulated_gpus();
+  auto o = both_dispatch_policies();
+  o.between_ranks_bytes_per_second = 25e9;
+  auto comm = self_communicator();
+  auto s = run_distributed_schedule(*comm, job_workload(o, devices, 1), devices, o);
+  ASSERT_THAT(s, IsOk());
+  const nlohmann::json j = to_json(*s);
+  EXPECT_EQ(j["schema"], kDistributedScheduleSchema);
+  EXPECT_EQ(j["workload"]["name"], "cholesky");
+  EXPECT_EQ(j["workload"]["tiles"], 3);
+  EXPECT_EQ(j["ranks"], 1);
+  EXPECT_EQ(j["devices_per_rank"], 2);
+  EXPECT_EQ(j["link"], "unlimited");
+  EXPECT_EQ(j["local_policy"], "dmda");
+  EXPECT_EQ(j["between_ranks_bytes_per_second"], 25e9);
+  ASSERT_EQ(j["runs"].size(), 2U);
+  EXPECT_EQ(j["runs"][1]["dispatch"], "round-robin");
+  ASSERT_EQ(j["runs"][0]["workers"].size(), 1U);
+  EXPECT_EQ(j["runs"][0]["workers"][0]["tasks"], 10);
+}
+
+}  // namespace
+}  // namespace acco::cluster

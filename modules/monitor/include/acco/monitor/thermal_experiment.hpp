@@ -1,0 +1,57 @@
+// A scheduling experiment on the thermal rig (`acco schedule --simulate-thermal`): every policy
+// once per governor setting, each on a fresh rig (the same start temperatures), and the result
+// as the acco.schedule/1 document with its "thermal" section. Here rather than in sched because
+// the rig and the governor are power's, which sits beside sched; run_thermal_workload is here.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "acco/core/result.hpp"
+#include "acco/monitor/thermal_run.hpp"
+#include "acco/power/governor.hpp"
+#include "acco/sched/experiment.hpp"
+#include "acco/sched/workload.hpp"
+
+namespace acco::monitor {
+
+struct ThermalExperimentOptions {
+  // Policies, calibration runs, sorted decision, observe; `models` is not used (the rig's
+  // kernels take the devices' clocks, which models calibrated elsewhere do not know).
+  sched::ExperimentOptions experiment;
+  double time_scale = 60;       // simulated seconds per wall second
+  std::vector<double> cooling;  // heatsink-to-air resistance factor per device, or one for all
+  // Each setting's name ("off", "thermal", "cap:300") and the governor (nullopt: firmware only).
+  std::vector<std::pair<std::string, std::optional<power::GovernorOptions>>> governors;
+};
+
+struct ThermalExperiment {
+  sched::Experiment experiment;  // its runs named "<policy>/<setting>", policy by policy
+  double time_scale = 0;
+  std::vector<ThermalOutcome> runs;  // in the order of experiment.runs
+};
+
+// One run's throughput and energy over every run of the workload, calibration included (the
+// devices heat up through all of them), on the rig's simulated clock.
+struct ThermalSummary {
+  double tasks_per_second = 0;
+  double joules = 0;
+  double joules_per_task = 0;
+};
+[[nodiscard]] ThermalSummary summarize(const ThermalOutcome& run);
+
+// Every policy of options.experiment under every governor setting, a progress line before each.
+// Errors: run_thermal_workload's, with the run's name ("dmda/thermal") in front.
+[[nodiscard]] Result<ThermalExperiment> run_thermal_experiment(
+    const sched::Workload& workload, const sched::ExperimentDevices& devices,
+    const ThermalExperimentOptions& options, const sched::ProgressLine& progress = {});
+
+// The acco.schedule/1 document (sched::to_json) with "thermal": the time scale and per run the
+// simulated throughput, energy and what the firmware and the governor did.
+[[nodiscard]] nlohmann::ordered_json to_json(const ThermalExperiment& experiment);
+
+}  // namespace acco::monitor

@@ -1,0 +1,128 @@
+#include "acco/monitor/thermal_experiment.hpp"
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "acco/device/host_backend.hpp"
+#include "acco/testing/matchers.hpp"
+
+namespace acco::monitor {
+namespace {
+
+using ::acco::testing::IsOk;
+using ::testing::ElementsAre;
+using ::testing::StartsWith;
+
+sched::ExperimentDevices rig_devices(int count) {
+  sched::ExperimentDevices d;
+  device::HostBackendOptions host;
+  host.devices = count;
+  auto backend = device::make_host_backend(host);
+  EXPECT_THAT(backend, IsOk());
+  d.backend = std::move(*backend);
+  d.devices = d.backend->devices();
+  d.models.assign(d.devices.size(), sched::DeviceModel{});
+  return d;
+}
+
+// Every eager and dmda run of a 3x3 tiled Cholesky, with the firmware alone and with the thermal
+// governor, on two devices of which the second is poorly cooled.
+ThermalExperimentOptions two_by_two() {
+  ThermalExperimentOptions o;
+  o.experiment.spec.tiles = 3;
+  o.experiment.policies = {sched::PolicyKind::kEager, sched::PolicyKind::kDmda};
+  o.experiment.calibration_runs = 0;
+  o.time_scale = 1000;
+  o.cooling = {1, 2};
+  power::GovernorOptions thermal;
+  EXPECT_THAT(power::parse_governor_mode("thermal", thermal), IsOk());
+  o.governors = {{"off", std::nullopt}, {"thermal", thermal}};
+  return o;
+}
+
+sched::Workload thermal_workload(const ThermalExperimentOptions& o,
+                                 const sched::ExperimentDevices& d) {
+  auto w = sched::make_workload(o.experiment.spec, d.models);
+  EXPECT_THAT(w, IsOk());
+  return w.value_or(sched::Workload{});
+}
+
+TEST(RunThermalExperiment, EveryPolicyRunsOncePerGovernorSettingInThatOrder) {
+  const auto devices = rig_devices(2);
+  const auto o = two_by_two();
+  std::vector<std::string> lines;
+  auto t = run_thermal_experiment(thermal_workload(o, devices), devices, o,
+                                  [&](std::string_view line) { lines.emplace_back(line); });
+  ASSERT_THAT(t, IsOk());
+  ASSERT_EQ(t->runs.size(), 4U);
+  ASSERT_EQ(t->experiment.runs.size(), 4U);
+  std::vector<std::string> names;
+  for (std::size_t i = 0; i < t->runs.size(); ++i) {
+    names.push_back(t->runs[i].outcome.policy);
+    EXPECT_EQ(t->experiment.runs[i].policy, t->runs[i].outcome.policy);
+    EXPECT_EQ(t->runs[i].devices.size(), 2U);
+    EXPECT_EQ(t->runs[i].governor.has_value(), i % 2 == 1);
+  }
+  EXPECT_THAT(names, ElementsAre("eager/off", "eager/thermal", "dmda/off", "dmda/thermal"));
+  ASSERT_EQ(lines.size(), 4U);
+  EXPECT_EQ(lines[0], "[1/4] eager/off: 10 task(s), 0 calibration run(s), thermal x1000");
+  EXPECT_THAT(lines[3], StartsWith("[4/4] dmda/thermal: "));
+  EXPECT_EQ(t->time_scale, 1000);
+}
+
+TEST(RunThermalExperiment, ABadScaleIsAnErrorNamingTheRun) {
+  const auto devices = rig_devices(1);
+  auto o = two_by_two();
+  o.cooling = {1};
+  o.time_scale = -1;
+  auto t = run_thermal_experiment(thermal_workload(o, devices), devices, o);
+  ASSERT_FALSE(t.has_value());
+  EXPECT_EQ(t.error().code, Errc::kInvalidArgument);
+  EXPECT_THAT(t.error().message, StartsWith("eager/off: "));
+}
+
+TEST(ThermalSummary, ThroughputAndEnergyAreOverTheSimulatedClock) {
+  ThermalOutcome t;
+  t.simulated_seconds = 4;
+  t.tasks_run = 10;
+  t.devices.resize(2);
+  t.devices[0].energy_joules = 30;
+  t.devices[1].energy_joules = 10;
+  const ThermalSummary s = summarize(t);
+  EXPECT_DOUBLE_EQ(s.tasks_per_second, 2.5);
+  EXPECT_DOUBLE_EQ(s.joules, 40);
+  EXPECT_DOUBLE_EQ(s.joules_per_task, 4);
+  const ThermalOutcome nothing_run;
+  EXPECT_EQ(summarize(nothing_run).tasks_per_second, 0);
+}
+
+TEST(ThermalExperimentJson, IsTheScheduleDocumentWithAThermalSectionPerRun) {
+  const auto devices = rig_devices(2);
+  const auto o = two_by_two();
+  auto t = run_thermal_experiment(thermal_workload(o, devices), devices, o);
+  ASSERT_THAT(t, IsOk());
+  const nlohmann::json j = to_json(*t);
+  EXPECT_EQ(j["schema"], sched::kScheduleSchema);
+  EXPECT_EQ(j["policy"], "eager/off");
+  ASSERT_EQ(j["runs"].size(), 4U);
+  EXPECT_EQ(j["thermal"]["time_scale"], 1000.0);
+  ASSERT_EQ(j["thermal"]["runs"].size(), 4U);
+  EXPECT_EQ(j["thermal"]["runs"][1]["policy"], "eager/thermal");
+  EXPECT_FALSE(j["thermal"]["runs"][0].contains("governor"));
+  EXPECT_EQ(j["thermal"]["runs"][1]["governor"]["mode"], "thermal");
+  EXPECT_EQ(j["thermal"]["runs"][0]["devices"].size(), 2U);
+  EXPECT_GT(j["thermal"]["runs"][0]["energy_joules"].get<double>(), 0);
+  // Without thermal runs the document is the plain experiment's.
+  ThermalExperiment plain;
+  plain.experiment = t->experiment;
+  EXPECT_FALSE(to_json(plain).contains("thermal"));
+}
+
+}  // namespace
+}  // namespace acco::monitor
