@@ -1,17 +1,21 @@
 #!/usr/bin/env bash
 # Installs a built acco tree into a fresh prefix, then configures, builds and runs the consumer
-# project against it with find_package(acco). Checks the consumer prints the Gen4 x16 link rate.
+# project against it with find_package(acco). Checks the consumer prints the Gen4 x16 link rate,
+# then builds examples/ the same way, as a project of its own, and runs its tour (the probe, a
+# quick bench and a scheduled workload through the installed headers and libraries alone).
 #
 # Usage: run_install_test.sh <cmake> <build dir> <consumer source dir> <generator> <initial cache>
+#                            <examples source dir>
 # The initial cache (written by tests/install/CMakeLists.txt) carries the build's compiler, build
 # type and flags.
 set -euo pipefail
 
-if [[ $# -ne 5 ]]; then
-  echo "usage: $0 <cmake> <build dir> <consumer source dir> <generator> <initial cache>" >&2
+if [[ $# -ne 6 ]]; then
+  echo "usage: $0 <cmake> <build dir> <consumer source dir> <generator> <initial cache>" \
+    "<examples source dir>" >&2
   exit 2
 fi
-cmake=$1 build_dir=$2 consumer_src=$3 generator=$4 initial_cache=$5
+cmake=$1 build_dir=$2 consumer_src=$3 generator=$4 initial_cache=$5 examples_src=$6
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/acco-install-test.XXXXXX")
 trap 'rm -rf "$work"' EXIT
@@ -58,4 +62,10 @@ if ! awk -v got="$output" 'BEGIN {
   echo "FAILED: expected about 31507692307.69 (31.5 GB/s), got '$output'" >&2
   exit 1
 fi
+
+step configure-examples "$cmake" -S "$examples_src" -B "$work/examples" -G "$generator" \
+  -C "$initial_cache" -Dacco_ROOT="$work/prefix"
+step build-examples "$cmake" --build "$work/examples"
+step run-tour bash "$examples_src/check_tour.sh" "$work/examples/acco_tour"
+echo "examples: $(tail -n1 "$work/run-tour.log")"
 echo "PASSED"
