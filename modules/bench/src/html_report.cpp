@@ -1,15 +1,27 @@
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <vector>
+
 #include <fmt/format.h>
 
 #include "acco/bench/report.hpp"
 #include "acco/core/units.hpp"
 
 #include "format.hpp"
+#include "svg_charts.hpp"
 #include "svg_plot.hpp"
 
 namespace acco::bench {
 namespace {
 
+using detail::BarChart;
 using detail::escape;
+using detail::HeatMap;
+using detail::RangeChart;
+using detail::svg_bars;
+using detail::svg_heatmap;
+using detail::svg_ranges;
 
 // Inline and small: the page must open anywhere, offline, with nothing fetched.
 constexpr const char* kStyle = R"css(
@@ -37,6 +49,14 @@ svg .frame { fill: none; stroke: #8c959f; }
 svg .grid { stroke: #eaeef2; }
 svg .tick { stroke: #8c959f; }
 svg text { font-size: 11px; fill: #424a53; }
+svg .chart-title { font-size: 13px; font-weight: 600; fill: #1d2430; }
+svg .xl { text-anchor: end; }
+svg .xs { text-anchor: start; }
+svg .whisker { stroke: #424a53; stroke-width: 1.5; }
+svg .median { stroke: #1d2430; stroke-width: 2.5; }
+svg .cell { stroke: #ffffff; }
+svg .cell-value { text-anchor: middle; fill: #1d2430; }
+.notes { font-size: 0.9em; color: #57606a; max-width: 720px; }
 svg .xt { text-anchor: middle; }
 svg .yt { text-anchor: end; }
 svg .axis { text-anchor: middle; font-size: 12px; }
@@ -127,6 +147,201 @@ std::string machine_line(const BenchRun& run) {
   return escape(text);
 }
 
+// The devices of the results, in the order they first appear; "a->b" (peer cases) excluded.
+std::vector<std::string> devices_of(const BenchRun& run) {
+  std::vector<std::string> out;
+  for (const auto& r : run.results) {
+    if (r.device.find("->") == std::string::npos && r.device != "host" &&
+        std::find(out.begin(), out.end(), r.device) == out.end()) {
+      out.push_back(r.device);
+    }
+  }
+  return out;
+}
+
+std::size_t index_of(std::vector<std::string>& names, const std::string& name) {
+  const auto it = std::find(names.begin(), names.end(), name);
+  if (it != names.end()) {
+    return static_cast<std::size_t>(it - names.begin());
+  }
+  names.push_back(name);
+  return names.size() - 1;
+}
+
+std::string figure(const std::string& svg, const std::string& caption,
+                   const std::vector<std::string>& notes) {
+  std::string out = "<figure>\n" + svg + "<figcaption>" + escape(caption) + "</figcaption>\n";
+  if (!notes.empty()) {
+    out += "<ul class=\"notes\">\n";
+    for (const auto& note : notes) {
+      out += "<li>" + escape(note) + "</li>\n";
+    }
+    out += "</ul>\n";
+  }
+  return out + "</figure>\n";
+}
+
+// The notes that explain a chart of copies against the link's peak: where the peak of emulated
+// devices comes from, and what one thread's memcpy reaches on this host.
+std::vector<std::string> peak_notes(const BenchRun& run, bool differing_peaks) {
+  std::vector<std::string> notes;
+  if (differing_peaks) {
+    notes.emplace_back(
+        "The rows' peaks differ (each device's own link, or emulated peaks re-based to this "
+        "host's copy rate): no one line is drawn; the table has each row's peak and "
+        "efficiency.");
+  }
+  if (std::any_of(run.results.begin(), run.results.end(),
+                  [](const BenchResult& r) { return r.verdict == "emulated"; })) {
+    notes.emplace_back(
+        "Peak on emulated devices: the lower of the emulated link and this host's own copy (what "
+        "an emulated DMA does), measured after each case; no real link's band applies.");
+  }
+  for (const auto& r : run.results) {
+    if (r.case_key == "host_memcpy" && r.status == kStatusOk) {
+      notes.push_back(fmt::format(
+          "One thread's memcpy on this host moved {}: a staged (pageable) copy needs several "
+          "threads to go faster.",
+          units::format_rate(r.median_bytes_per_second)));
+    }
+  }
+  return notes;
+}
+
+bool is_direction_case(const BenchResult& r, std::string_view prefix) {
+  return r.status == kStatusOk && r.sweep.empty() && !detail::is_latency(r) &&
+         r.median_bytes_per_second > 0 &&
+         (r.case_key.rfind(prefix, 0) == 0 ||
+          r.case_key == fmt::format("bidir_pinned_{}", prefix.substr(0, 3)));
+}
+
+// One bar per case and device for one direction, against the link's peak.
+std::string direction_chart(const BenchRun& run, std::string_view prefix,
+                            const std::string& title) {
+  BarChart chart;
+  chart.title = title;
+  chart.y_label = "bandwidth (GB/s)";
+  chart.series = devices_of(run);
+  std::optional<double> peak;
+  bool differing = false;
+  for (const auto& r : run.results) {
+    if (!is_direction_case(r, prefix)) {
+      continue;
+    }
+    const std::size_t c = index_of(chart.categories, r.case_key);
+    chart.values.resize(chart.categories.size(),
+                        std::vector<std::optional<double>>(chart.series.size()));
+    const std::size_t s = index_of(chart.series, r.device);
+    chart.values[c].resize(chart.series.size());
+    chart.values[c][s] = r.median_bytes_per_second;
+    if (r.peak_bytes_per_second > 0) {
+      differing = differing || (peak && *peak != r.peak_bytes_per_second);
+      peak = r.peak_bytes_per_second;
+    }
+  }
+  if (chart.categories.empty()) {
+    return {};
+  }
+  if (peak && !differing) {
+    chart.reference = *peak;
+    chart.reference_label = "link peak " + units::format_rate(*peak);
+  }
+  return figure(svg_bars(chart),
+                title +
+                    ": the median rate of each case on each device; the dashed line is the "
+                    "peak of the link crossed.",
+                peak_notes(run, differing));
+}
+
+std::string small_copies_chart(const BenchRun& run) {
+  BarChart chart;
+  chart.title = "Small copies: one by one and batched";
+  chart.y_label = "bandwidth (GB/s)";
+  chart.x_label = "device";
+  for (const auto& r : run.results) {
+    if (r.status != kStatusOk || r.case_key.rfind("small_copies_", 0) != 0) {
+      continue;
+    }
+    const std::size_t c = index_of(chart.categories, r.device);
+    const std::size_t s =
+        index_of(chart.series, r.case_key == "small_copies_batched" ? "batched by the engine"
+                                                                    : "one queued copy each");
+    chart.values.resize(chart.categories.size());
+    chart.values[c].resize(std::max(chart.values[c].size(), s + 1));
+    chart.values[c][s] = r.median_bytes_per_second;
+  }
+  if (chart.categories.empty()) {
+    return {};
+  }
+  for (auto& row : chart.values) {
+    row.resize(chart.series.size());
+  }
+  return figure(svg_bars(chart),
+                "Many 4 KiB host-to-device copies, each queued on its own and packed by the engine "
+                "into few transfers, per device.",
+                {});
+}
+
+std::string latency_chart(const BenchRun& run) {
+  RangeChart chart;
+  chart.title = "Latency per copy";
+  for (const auto& r : run.results) {
+    if (r.status != kStatusOk || !detail::is_latency(r) || !r.latency_seconds) {
+      continue;
+    }
+    chart.categories.push_back(r.case_key + " " + r.device);
+    const double median = *r.latency_seconds;
+    chart.ranges.push_back({r.latency_min_seconds.value_or(median), median,
+                            r.latency_p99_seconds.value_or(median),
+                            r.latency_max_seconds.value_or(median)});
+  }
+  if (chart.categories.empty()) {
+    return {};
+  }
+  return figure(svg_ranges(chart),
+                "Time from submitting one small copy to its completion, as a distribution over "
+                "the repetitions.",
+                {});
+}
+
+// Rows the source device, columns the destination (nvbandwidth's layout).
+std::string p2p_chart(const BenchRun& run) {
+  HeatMap map;
+  map.title = "Peer-to-peer copies";
+  map.row_label = "source device";
+  map.column_label = "destination device";
+  struct Cell {
+    std::string from, to;
+    double rate;
+  };
+  std::vector<Cell> cells;
+  for (const auto& r : run.results) {
+    const auto arrow = r.device.find("->");
+    if (r.status != kStatusOk || r.case_key != "p2p" || arrow == std::string::npos) {
+      continue;
+    }
+    cells.push_back(
+        {r.device.substr(0, arrow), r.device.substr(arrow + 2), r.median_bytes_per_second});
+  }
+  if (cells.empty()) {
+    return {};
+  }
+  map.rows = devices_of(run);
+  for (const Cell& cell : cells) {
+    index_of(map.rows, cell.from);
+    index_of(map.rows, cell.to);
+  }
+  map.columns = map.rows;
+  map.values.assign(map.rows.size(), std::vector<std::optional<double>>(map.columns.size()));
+  for (const Cell& cell : cells) {
+    map.values[index_of(map.rows, cell.from)][index_of(map.columns, cell.to)] = cell.rate;
+  }
+  return figure(svg_heatmap(map),
+                "Device-to-device copies between every pair (GB/s; a device to itself is not "
+                "measured here: see d2d_local).",
+                {});
+}
+
 }  // namespace
 
 std::string html_report(const BenchRun& run, std::span<const Comparison> comparisons) {
@@ -145,6 +360,13 @@ std::string html_report(const BenchRun& run, std::span<const Comparison> compari
       "</sup> B/s), the median over repetitions. Efficiency is the median over the peak of the "
       "link crossed; the verdict compares it with published measurements of the same kind of "
       "path (docs/bench.md).</p>\n";
+
+  std::string charts = direction_chart(run, "h2d", "Host to device") +
+                       direction_chart(run, "d2h", "Device to host") + small_copies_chart(run) +
+                       latency_chart(run) + p2p_chart(run);
+  if (!charts.empty()) {
+    out += "<h2>Charts</h2>\n" + charts;
+  }
 
   std::string latencies;
   for (const auto& r : run.results) {

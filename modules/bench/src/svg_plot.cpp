@@ -11,6 +11,7 @@
 #include "acco/core/units.hpp"
 
 #include "format.hpp"
+#include "svg_charts.hpp"
 
 namespace acco::bench::detail {
 namespace {
@@ -19,25 +20,13 @@ constexpr double kWidth = 720;
 constexpr double kHeight = 400;
 constexpr double kLeft = 72;
 constexpr double kRight = 24;
-constexpr double kTop = 28;
+constexpr double kTop = 48;  // the title and the legend
 constexpr double kBottom = 56;
 constexpr double kPlotWidth = kWidth - kLeft - kRight;
 constexpr double kPlotHeight = kHeight - kTop - kBottom;
 // The x axis always spans at least 4 KiB .. 1 GiB, so plots of different cases line up.
 constexpr int kMinExponent = 12;
 constexpr int kMaxExponent = 30;
-
-// A step of 1, 2, 2.5 or 5 times a power of ten that cuts [0, top] into at most 8 parts.
-double nice_step(double top) {
-  const double raw = top / 8;
-  const double magnitude = std::pow(10.0, std::floor(std::log10(raw)));
-  for (const double m : {1.0, 2.0, 2.5, 5.0, 10.0}) {
-    if (m * magnitude >= raw) {
-      return m * magnitude;
-    }
-  }
-  return 10 * magnitude;
-}
 
 struct Axes {
   int lo_exponent = kMinExponent;
@@ -81,6 +70,19 @@ std::string svg_plot(const BenchResult& r) {
       "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"plot\" viewBox=\"0 0 {} {}\" "
       "width=\"{}\" height=\"{}\" role=\"img\" aria-label=\"{}\">\n<title>{}</title>\n",
       kWidth, kHeight, kWidth, kHeight, escape(title), escape(title));
+  // The visible title and the legend: the curve, the peak line and the half-peak mark.
+  svg += fmt::format(
+      "<text class=\"chart-title\" x=\"{:g}\" y=\"18\">Bandwidth against size: {}</text>\n"
+      "<g class=\"legend\">"
+      "<g transform=\"translate({:g} {:g})\"><line class=\"curve\" x1=\"0\" y1=\"0\" x2=\"14\" "
+      "y2=\"0\"/><text x=\"18\" y=\"4\">median rate</text></g>"
+      "<g transform=\"translate({:g} {:g})\"><line class=\"{}\" x1=\"0\" y1=\"0\" x2=\"14\" "
+      "y2=\"0\" stroke-dasharray=\"4 2\"/><text x=\"18\" y=\"4\">{}</text></g>"
+      "<g transform=\"translate({:g} {:g})\"><line class=\"half\" x1=\"0\" y1=\"0\" x2=\"14\" "
+      "y2=\"0\" stroke-dasharray=\"3 3\"/><text x=\"18\" y=\"4\">half of the {}</text></g>"
+      "</g>\n",
+      kLeft, escape(title), kLeft, 34.0, kLeft + 110, 34.0, link ? "peak" : "note",
+      link ? "link peak" : "link peak unknown", kLeft + 270, 34.0, link ? "peak" : "best rate");
 
   // Grid, ticks and labels. x: a tick per power of two, a label every second (every fourth on
   // a wide range).
@@ -97,7 +99,9 @@ std::string svg_plot(const BenchResult& r) {
                          kTop + kPlotHeight + 20, escape(size_text(std::uint64_t{1} << e)));
     }
   }
-  for (double v = 0; v <= axes.top_gbps + step / 2; v += step) {
+  const auto ticks = static_cast<int>(std::lround(axes.top_gbps / step));
+  for (int tick = 0; tick <= ticks; ++tick) {
+    const double v = step * tick;
     const double y = axes.y(v * 1e9);
     svg += fmt::format(
         "<line class=\"grid\" x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\"/>\n"

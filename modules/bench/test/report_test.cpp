@@ -50,6 +50,17 @@ std::string unbalanced(const std::string& html) {
   return open.empty() ? "" : "<" + open.back() + "> never closed";
 }
 
+// The <svg> element whose <title> starts with `title`; "" when there is none.
+std::string svg_titled(const std::string& html, const std::string& title) {
+  const auto at = html.find("<title>" + title);
+  if (at == std::string::npos) {
+    return "";
+  }
+  const auto begin = html.rfind("<svg", at);
+  const auto end = html.find("</svg>", at);
+  return html.substr(begin, end + 6 - begin);
+}
+
 BenchRun two_sweeps() {
   auto run = sample_run();
   auto unknown_peak = testing::measured("host_memcpy_sweep", 12e9, 0, "host");
@@ -225,38 +236,117 @@ TEST(HtmlReportTest, IsOneBalancedDocument) {
   EXPECT_EQ(count(html, "<style>"), 1U);
 }
 
-TEST(HtmlReportTest, OneSvgPerSweptCase) {
+TEST(HtmlReportTest, OneSweepPlotPerSweptCase) {
+  const std::string kSweepTitle =
+      "<text class=\"chart-title\" x=\"72\" y=\"18\">Bandwidth against size";
   const auto html = html_report(two_sweeps(), {});
-  EXPECT_EQ(count(html, "<svg"), 2U);
-  EXPECT_EQ(count(html, "</svg>"), 2U);
-  EXPECT_EQ(count(html, "<figure>"), 2U);
-  EXPECT_EQ(count(html_report(sample_run(), {}), "<svg"), 1U);
+  EXPECT_EQ(count(html, kSweepTitle), 2U);
+  EXPECT_EQ(count(html, "<svg"), count(html, "</svg>"));
+  EXPECT_EQ(count(html, "<figure>"), count(html, "</figure>"));
+  EXPECT_EQ(count(html_report(sample_run(), {}), kSweepTitle), 1U);
   auto no_sweeps = sample_run();
   no_sweeps.results.erase(no_sweeps.results.begin() + 1);
-  EXPECT_EQ(count(html_report(no_sweeps, {}), "<svg"), 0U);
-  EXPECT_EQ(count(html_report(no_sweeps, {}), "Bandwidth against size"), 0U);
+  EXPECT_EQ(count(html_report(no_sweeps, {}), kSweepTitle), 0U);
+  EXPECT_EQ(count(html_report(no_sweeps, {}), "<h2>Bandwidth against size"), 0U);
 }
 
 TEST(HtmlReportTest, PlotHasAxesPeakLineAndHalfPeakMark) {
-  const auto html = html_report(sample_run(), {});
-  EXPECT_EQ(count(html, "<line class=\"peak\""), 1U);
-  EXPECT_NE(html.find("stroke-dasharray=\"8 5\"/>\n<text class=\"peak-label\""), std::string::npos);
-  EXPECT_NE(html.find(">link peak 63.0 GB/s</text>"), std::string::npos);
-  EXPECT_EQ(count(html, "<line class=\"half\""), 1U);
-  EXPECT_NE(html.find(">half of peak at "), std::string::npos);
-  EXPECT_NE(html.find("<text class=\"xt\" x=\"72.0\" y=\"364.0\">4 KiB</text>"), std::string::npos);
-  EXPECT_NE(html.find(">1 GiB</text>"), std::string::npos);
-  EXPECT_NE(html.find(">transfer size (log2 scale)</text>"), std::string::npos);
-  EXPECT_NE(html.find(">bandwidth (GB/s)</text>"), std::string::npos);
-  EXPECT_EQ(count(html, "<circle class=\"point\""), 19U);
-  EXPECT_EQ(count(html, "<polyline class=\"curve\""), 1U);
+  const auto svg = svg_titled(html_report(sample_run(), {}), "h2d_pinned_sweep on ");
+  ASSERT_NE(svg, "");
+  EXPECT_EQ(count(svg, "<line class=\"peak\" x1=\"72.0\""), 1U);
+  EXPECT_NE(svg.find("stroke-dasharray=\"8 5\"/>\n<text class=\"peak-label\""), std::string::npos);
+  EXPECT_NE(svg.find(">link peak 63.0 GB/s</text>"), std::string::npos);
+  EXPECT_EQ(count(svg, "<line class=\"half\" x1=\"0\""), 1U);  // the legend's mark
+  EXPECT_EQ(count(svg, "<line class=\"half\""), 2U);           // and the plot's
+  EXPECT_NE(svg.find(">half of peak at "), std::string::npos);
+  EXPECT_NE(svg.find("<text class=\"xt\" x=\"72.0\" y=\"364.0\">4 KiB</text>"), std::string::npos);
+  EXPECT_NE(svg.find(">1 GiB</text>"), std::string::npos);
+  EXPECT_NE(svg.find(">transfer size (log2 scale)</text>"), std::string::npos);
+  EXPECT_NE(svg.find(">bandwidth (GB/s)</text>"), std::string::npos);
+  EXPECT_EQ(count(svg, "<circle class=\"point\""), 19U);
+  EXPECT_EQ(count(svg, "<polyline class=\"curve\""), 1U);
+  EXPECT_NE(svg.find("<g class=\"legend\">"), std::string::npos);
+  EXPECT_NE(svg.find(">median rate</text>"), std::string::npos);
 }
 
 TEST(HtmlReportTest, UnknownPeakIsSaidAndHalfOfBestIsMarked) {
-  const auto html = html_report(two_sweeps(), {});
-  EXPECT_EQ(count(html, "<line class=\"peak\""), 1U);  // only the case with a known peak
-  EXPECT_NE(html.find(">link peak unknown</text>"), std::string::npos);
-  EXPECT_NE(html.find(">half of best at "), std::string::npos);
+  const auto svg = svg_titled(html_report(two_sweeps(), {}), "host_memcpy_sweep on ");
+  ASSERT_NE(svg, "");
+  EXPECT_EQ(count(svg, "<line class=\"peak\""), 0U);
+  EXPECT_NE(svg.find(">link peak unknown</text>"), std::string::npos);
+  EXPECT_NE(svg.find(">half of best at "), std::string::npos);
+  EXPECT_NE(svg.find(">half of the best rate</text>"), std::string::npos);
+}
+
+// Two devices, every family of chart: copies per direction against the peak, small copies,
+// latency and P2P.
+BenchRun two_devices() {
+  BenchRun run = sample_run();
+  run.results.clear();
+  for (const std::string device : {"gpu0", "gpu1"}) {
+    run.results.push_back(testing::measured("h2d_pinned_plain", 50e9, 63e9, device));
+    run.results.push_back(testing::measured("h2d_pageable_engine", 30e9, 63e9, device));
+    run.results.push_back(testing::measured("d2h_pinned_plain", 51e9, 63e9, device));
+    run.results.push_back(testing::measured("bidir_pinned_h2d", 45e9, 63e9, device));
+    run.results.push_back(testing::measured("small_copies_one_by_one", 1.5e9, 63e9, device));
+    run.results.push_back(testing::measured("small_copies_batched", 3e9, 63e9, device));
+    auto latency = testing::measured("latency_h2d", 0, 0, device);
+    latency.bytes = 8;
+    latency.latency_seconds = 6e-6;
+    latency.latency_min_seconds = 5e-6;
+    latency.latency_p99_seconds = 9e-6;
+    latency.latency_max_seconds = 20e-6;
+    run.results.push_back(latency);
+  }
+  run.results.push_back(testing::measured("p2p", 40e9, 0, "gpu0->gpu1"));
+  run.results.push_back(testing::measured("p2p", 20e9, 0, "gpu1->gpu0"));
+  run.results.push_back(testing::measured("host_memcpy", 10e9, 0, "host"));
+  return run;
+}
+
+TEST(HtmlReportTest, EveryChartHasATitleAxisLabelsWithUnitsAndALegend) {
+  const auto html = html_report(two_devices(), {});
+  EXPECT_EQ(unbalanced(html), "");
+  for (const std::string title :
+       {"Host to device", "Device to host", "Small copies: one by one and batched",
+        "Latency per copy", "Peer-to-peer copies"}) {
+    const auto svg = svg_titled(html, title);
+    ASSERT_NE(svg, "") << title;
+    EXPECT_NE(svg.find("<g class=\"legend\">"), std::string::npos) << title;
+    EXPECT_TRUE(std::regex_search(
+        svg, std::regex(R"(<text class="axis"[^>]*>[^<]*\((GB/s|µs)[^)]*\)</text>)")))
+        << title << ": no axis label with a unit\n"
+        << svg;
+  }
+}
+
+TEST(HtmlReportTest, DirectionChartsHaveABarPerCaseAndDeviceAndThePeak) {
+  const auto html = html_report(two_devices(), {});
+  const auto h2d = svg_titled(html, "Host to device");
+  EXPECT_EQ(count(h2d, "<rect class=\"bar\""), 6U);  // 3 cases (bidir's h2d half too) x 2 devices
+  EXPECT_NE(h2d.find("<title>h2d_pageable_engine, gpu1: 30.0 GB/s</title>"), std::string::npos);
+  EXPECT_NE(h2d.find(">link peak 63.0 GB/s</text>"), std::string::npos);
+  EXPECT_EQ(count(svg_titled(html, "Device to host"), "<rect class=\"bar\""), 2U);
+  // The note beside them: what one thread's memcpy reaches here.
+  EXPECT_NE(html.find("One thread&#39;s memcpy on this host moved 10.0 GB/s"), std::string::npos)
+      << html;
+}
+
+TEST(HtmlReportTest, PeersAreAMatrixFromRowToColumn) {
+  const auto map = svg_titled(html_report(two_devices(), {}), "Peer-to-peer copies");
+  EXPECT_NE(map.find("<title>gpu0 to gpu1: 40.0 GB/s</title>"), std::string::npos);
+  EXPECT_NE(map.find("<title>gpu1 to gpu0: 20.0 GB/s</title>"), std::string::npos);
+  EXPECT_NE(map.find("<title>gpu0 to gpu0: none</title>"), std::string::npos);
+  EXPECT_EQ(count(map, "<rect class=\"cell\""), 4U);
+}
+
+TEST(HtmlReportTest, LatencyIsADistribution) {
+  const auto svg = svg_titled(html_report(two_devices(), {}), "Latency per copy");
+  EXPECT_NE(svg.find("<title>latency_h2d gpu0: min 5.00 us, median 6.00 us, p99 9.00 us, max "
+                     "20.00 us</title>"),
+            std::string::npos)
+      << svg;
+  EXPECT_EQ(count(svg, "<line class=\"whisker\""), 3U);  // two ranges and the legend's
 }
 
 TEST(HtmlReportTest, SweepsBelow4KiBOrAbove1GiBWidenTheAxis) {

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "acco/bench/compare.hpp"
 #include "acco/core/units.hpp"
 #include "acco/transfer/engine.hpp"
 
