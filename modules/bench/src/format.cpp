@@ -100,4 +100,47 @@ std::string escape(std::string_view text) {
   return out;
 }
 
+PeerMatrix peer_matrix(const BenchRun& run) {
+  struct Pair {
+    std::string from, to;
+    double rate = 0;
+  };
+  std::vector<Pair> pairs;
+  for (const auto& r : run.results) {
+    const auto arrow = r.device.find("->");
+    if (r.status == kStatusOk && r.case_key == "p2p" && arrow != std::string::npos) {
+      pairs.push_back(
+          {r.device.substr(0, arrow), r.device.substr(arrow + 2), r.median_bytes_per_second});
+    }
+  }
+  PeerMatrix matrix;
+  if (pairs.empty()) {
+    return matrix;
+  }
+  const auto index = [&](const std::string& device) {
+    const auto it = std::find(matrix.devices.begin(), matrix.devices.end(), device);
+    if (it != matrix.devices.end()) {
+      return static_cast<std::size_t>(it - matrix.devices.begin());
+    }
+    matrix.devices.push_back(device);
+    return matrix.devices.size() - 1;
+  };
+  // Every device of the run, so one that took part in no pair still has its row and column.
+  for (const auto& r : run.results) {
+    if (r.device.find("->") == std::string::npos && r.device != "host") {
+      index(r.device);
+    }
+  }
+  for (const Pair& pair : pairs) {
+    index(pair.from);
+    index(pair.to);
+  }
+  matrix.values.assign(matrix.devices.size(),
+                       std::vector<std::optional<double>>(matrix.devices.size()));
+  for (const Pair& pair : pairs) {
+    matrix.values[index(pair.from)][index(pair.to)] = pair.rate;
+  }
+  return matrix;
+}
+
 }  // namespace acco::bench::detail

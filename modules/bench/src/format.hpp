@@ -3,8 +3,10 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "acco/bench/result.hpp"
 
@@ -25,6 +27,14 @@ namespace acco::bench::detail {
 [[nodiscard]] std::string latency_summary(const BenchResult& result);
 // The peak a sweep is judged against: the link's peak, else the best rate measured.
 [[nodiscard]] double sweep_reference(const BenchResult& result);
+// The p2p case's rates as a matrix, nvbandwidth's layout: values[r][c] from devices[r] to
+// devices[c]; unset where nothing was measured (a device to itself). Devices in the order the
+// run first names them; empty when no p2p result is ok. The results name a pair "from->to".
+struct PeerMatrix {
+  std::vector<std::string> devices;
+  std::vector<std::vector<std::optional<double>>> values;
+};
+[[nodiscard]] PeerMatrix peer_matrix(const BenchRun& run);
 // & < > " ' as entities: safe in element text and in quoted attribute values.
 [[nodiscard]] std::string escape(std::string_view text);
 

@@ -306,36 +306,17 @@ std::string latency_chart(const BenchRun& run) {
 
 // Rows the source device, columns the destination (nvbandwidth's layout).
 std::string p2p_chart(const BenchRun& run) {
+  const detail::PeerMatrix matrix = detail::peer_matrix(run);
+  if (matrix.devices.empty()) {
+    return {};
+  }
   HeatMap map;
   map.title = "Peer-to-peer copies";
   map.row_label = "source device";
   map.column_label = "destination device";
-  struct Cell {
-    std::string from, to;
-    double rate;
-  };
-  std::vector<Cell> cells;
-  for (const auto& r : run.results) {
-    const auto arrow = r.device.find("->");
-    if (r.status != kStatusOk || r.case_key != "p2p" || arrow == std::string::npos) {
-      continue;
-    }
-    cells.push_back(
-        {r.device.substr(0, arrow), r.device.substr(arrow + 2), r.median_bytes_per_second});
-  }
-  if (cells.empty()) {
-    return {};
-  }
-  map.rows = devices_of(run);
-  for (const Cell& cell : cells) {
-    index_of(map.rows, cell.from);
-    index_of(map.rows, cell.to);
-  }
-  map.columns = map.rows;
-  map.values.assign(map.rows.size(), std::vector<std::optional<double>>(map.columns.size()));
-  for (const Cell& cell : cells) {
-    map.values[index_of(map.rows, cell.from)][index_of(map.columns, cell.to)] = cell.rate;
-  }
+  map.rows = matrix.devices;
+  map.columns = matrix.devices;
+  map.values = matrix.values;
   return figure(svg_heatmap(map),
                 "Device-to-device copies between every pair (GB/s; a device to itself is not "
                 "measured here: see d2d_local).",

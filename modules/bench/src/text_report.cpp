@@ -43,6 +43,29 @@ std::string size_column(const BenchResult& r) {
   return r.bytes > 0 ? detail::size_text(r.bytes) : "-";
 }
 
+// The p2p rates as nvbandwidth prints them: rows the source, columns the destination, GB/s.
+std::string peer_matrix_text(const BenchRun& run) {
+  const detail::PeerMatrix matrix = detail::peer_matrix(run);
+  if (matrix.devices.empty()) {
+    return {};
+  }
+  report::Table table{.columns = {{.header = "from \\ to", .align = report::Align::kLeft}},
+                      .rows = {},
+                      .style = report::TableStyle::layout(2, 2)};
+  for (const auto& device : matrix.devices) {
+    table.columns.push_back({.header = device, .align = report::Align::kRight});
+  }
+  for (std::size_t r = 0; r < matrix.devices.size(); ++r) {
+    std::vector<std::string> row = {matrix.devices[r]};
+    for (const auto& value : matrix.values[r]) {
+      row.push_back(value ? fmt::format("{:.2f}", *value / 1e9) : "-");
+    }
+    table.rows.emplace_back(row.begin(), row.end());
+  }
+  return "p2p in GB/s, rows the source device, columns the destination:\n" +
+         report::render_table(table);
+}
+
 }  // namespace
 
 std::string text_table(std::span<const BenchResult> results) {
@@ -91,6 +114,7 @@ std::string text_report(const BenchRun& run) {
                          detail::size_text(r.bytes), detail::latency_summary(r));
     }
   }
+  out += peer_matrix_text(run);
   out += engine_vs_plain(run);
   for (const auto& r : run.results) {
     if (r.status != kStatusOk || r.sweep.empty()) {

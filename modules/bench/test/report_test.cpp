@@ -340,6 +340,17 @@ TEST(HtmlReportTest, PeersAreAMatrixFromRowToColumn) {
   EXPECT_EQ(count(map, "<rect class=\"cell\""), 4U);
 }
 
+TEST(TextReportTest, PeersAreAMatrixFromRowToColumn) {
+  const std::string text = text_report(two_devices());
+  EXPECT_NE(text.find("p2p in GB/s, rows the source device, columns the destination:\n"
+                      "  from \\ to   gpu0   gpu1\n"
+                      "  gpu0           -  40.00\n"
+                      "  gpu1       20.00      -\n"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text_report(sample_run()).find("p2p in GB/s"), std::string::npos);  // p2p waived
+}
+
 TEST(HtmlReportTest, LatencyIsADistribution) {
   const auto svg = svg_titled(html_report(two_devices(), {}), "Latency per copy");
   EXPECT_NE(svg.find("<title>latency_h2d gpu0: min 5.00 us, median 6.00 us, p99 9.00 us, max "
