@@ -46,6 +46,28 @@ TEST(Collective, OneProcessWithoutALauncherIsOneRank) {
   EXPECT_EQ(j["ops"][0]["summary"]["verdict"], "single rank");
 }
 
+// nccl-tests' short flags mean what they mean there; --quick is a short sweep (to 1 MiB).
+TEST(Collective, NcclTestsShortFlagsAndQuickSetTheSweep) {
+  const auto sizes = [](const std::string& args) {
+    const auto r = acco("bench --collective allreduce --json --no-history " + args);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    std::vector<std::uint64_t> out;
+    if (r.exit_code == 0) {
+      const auto j = nlohmann::json::parse(r.out);
+      for (const auto& point : j["ops"][0]["points"]) {
+        out.push_back(point["bytes"].get<std::uint64_t>());
+      }
+    }
+    return out;
+  };
+  EXPECT_EQ(sizes("-b 8 -e 512 -f 4 -n 2 -w 0"), (std::vector<std::uint64_t>{8, 32, 128, 512}));
+  const auto quick = sizes("--quick");
+  ASSERT_FALSE(quick.empty());
+  EXPECT_EQ(quick.front(), 8U);
+  EXPECT_EQ(quick.back(), std::uint64_t{1} << 20);
+  EXPECT_EQ(sizes("--quick -e 64").back(), 64U);  // what is given explicitly stays
+}
+
 TEST(Collective, TextHasTheNcclTestsTableAndTheSummary) {
   const auto r = acco(std::string("bench --collective allreduce,sendrecv") + kSmall);
   ASSERT_EQ(r.exit_code, 0) << r.err;

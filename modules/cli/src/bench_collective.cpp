@@ -222,19 +222,22 @@ CLI::Option* add_collective_flags(CLI::App& sub, CollectiveFlags& f) {
                      "collectives to measure under mpirun/srun: allreduce,allgather,reducescatter,"
                      "alltoall,broadcast,sendrecv or all")
           ->type_name("OPS");
-  sub.add_option("--min-bytes", f.min_bytes, "--collective: smallest size (default 8)")
+  sub.add_option("-b,--min-bytes", f.min_bytes, "--collective: smallest size (default 8)")
       ->type_name("SIZE")
       ->needs(collective);
-  sub.add_option("--max-bytes", f.max_bytes, "--collective: largest size (default 32MiB)")
+  sub.add_option("-e,--max-bytes", f.max_bytes,
+                 "--collective: largest size (default 32MiB; --quick: 1MiB)")
       ->type_name("SIZE")
       ->needs(collective);
-  sub.add_option("--factor", f.factor, "--collective: size step factor (default 2)")
+  sub.add_option("-f,--factor", f.factor, "--collective: size step factor (default 2)")
       ->type_name("N")
       ->needs(collective);
-  sub.add_option("--iters", f.iters, "--collective: timed iterations per size (default 20)")
+  sub.add_option("-n,--iters", f.iters,
+                 "--collective: timed iterations per size (default 20; --quick: 5)")
       ->type_name("N")
       ->needs(collective);
-  sub.add_option("--warmup", f.warmup, "--collective: warm-up iterations per size (default 5)")
+  sub.add_option("-w,--warmup", f.warmup,
+                 "--collective: warm-up iterations per size (default 5; --quick: 1)")
       ->type_name("N")
       ->needs(collective);
   sub.add_flag("--no-check", f.no_check, "--collective: do not check the results")
@@ -272,24 +275,29 @@ Result<std::unique_ptr<Command>> collective_command(const CollectiveFlags& f) {
     return tl::unexpected(as_usage(std::move(ops.error()).with_context("--collective")));
   }
   o.ops = std::move(*ops);
+  // --quick: a sweep that ends at 1 MiB with few iterations, a look in seconds; what was given
+  // explicitly stays.
+  const std::string max_bytes = !f.max_bytes.empty() ? f.max_bytes : f.quick ? "1MiB" : "32MiB";
+  const int iters = f.iters != -1 ? f.iters : f.quick ? 5 : 20;
+  const int warmup = f.warmup != -1 ? f.warmup : f.quick ? 1 : 5;
   ACCO_ASSIGN_OR_RETURN(o.min_bytes, size_flag("--min-bytes", f.min_bytes));
-  ACCO_ASSIGN_OR_RETURN(o.max_bytes, size_flag("--max-bytes", f.max_bytes));
+  ACCO_ASSIGN_OR_RETURN(o.max_bytes, size_flag("--max-bytes", max_bytes));
   if (o.min_bytes > o.max_bytes) {
     return usage(
-        fmt::format("--min-bytes {} is larger than --max-bytes {}", f.min_bytes, f.max_bytes));
+        fmt::format("--min-bytes {} is larger than --max-bytes {}", f.min_bytes, max_bytes));
   }
   if (f.factor < 2 || f.factor > 1024) {
     return bad_value("--factor", std::to_string(f.factor), "a number from 2 to 1024");
   }
-  if (f.iters < 1 || f.iters > 100000) {
-    return bad_value("--iters", std::to_string(f.iters), "a number from 1 to 100000");
+  if (iters < 1 || iters > 100000) {
+    return bad_value("--iters", std::to_string(iters), "a number from 1 to 100000");
   }
-  if (f.warmup < 0 || f.warmup > 100000) {
-    return bad_value("--warmup", std::to_string(f.warmup), "a number from 0 to 100000");
+  if (warmup < 0 || warmup > 100000) {
+    return bad_value("--warmup", std::to_string(warmup), "a number from 0 to 100000");
   }
   o.factor = f.factor;
-  o.iters = f.iters;
-  o.warmup = f.warmup;
+  o.iters = iters;
+  o.warmup = warmup;
   o.check = !f.no_check;
   if (f.nccl_library.empty()) {
     return bad_value("--nccl-library", f.nccl_library, "a library name or path");

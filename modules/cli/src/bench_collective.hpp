@@ -14,11 +14,14 @@ namespace acco::cli {
 
 struct CollectiveFlags {
   std::string ops;  // --collective: empty = the transfer or storage suite
+  // nccl-tests' flags and short names (-b -e -f -n -w). Unset (empty, -1): the defaults below,
+  // or with bench's --quick (copied in by bench_command) a short sweep.
   std::string min_bytes = "8";
-  std::string max_bytes = "32MiB";
+  std::string max_bytes;  // 32MiB; --quick: 1MiB
   int factor = 2;
-  int iters = 20;
-  int warmup = 5;
+  int iters = -1;   // 20; --quick: 5
+  int warmup = -1;  // 5; --quick: 1
+  bool quick = false;
   bool no_check = false;
   bool save_fusion = false;  // --save-fusion: the allreduce fit's threshold into the tune profile
   // bench's --history / --no-history, copied in by bench_command: where rank 0 appends the run.

@@ -126,9 +126,8 @@ void add_bench_flags(CLI::App& sub, SharedFlags& shared, BenchFlags& f) {
   sub.add_flag("--no-history", f.no_history, "do not read or write the history");
   add_profile_flags(sub, f.profile);
   CLI::Option* collective = add_collective_flags(sub, f.collective);
-  for (const char* suite_flag :
-       {"--devices", "--suite", "--file", "--create", "--cases", "--bytes", "--reps", "--quick",
-        "--list", "--html", "--profile", "--no-profile"}) {
+  for (const char* suite_flag : {"--devices", "--suite", "--file", "--create", "--cases", "--bytes",
+                                 "--reps", "--list", "--html", "--profile", "--no-profile"}) {
     sub.get_option(suite_flag)->excludes(collective);  // the suites' own flags
   }
   add_setting_flag(sub, shared, "sysroot", "topology from DIR/sys (for link peaks)", "DIR");
@@ -502,6 +501,7 @@ CommandSpec bench_command() {
           collective.backend = flags.backend;
           collective.compare = flags.compare;
           collective.link = flags.link;
+          collective.quick = flags.quick;  // a short sweep, as for the suites
           return collective_command(collective);
         }
         return command_from<BenchCommand>(bench_options(flags));

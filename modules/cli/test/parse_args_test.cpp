@@ -295,7 +295,7 @@ TEST(ParseArgsTest, AFlagWithoutTheOneItBelongsToIsAUsageError) {
       {{"bench", "--min-bytes", "1MiB"}, "--min-bytes requires --collective"},
       {{"bench", "--save-fusion"}, "--save-fusion requires --collective"},
       {{"bench", "--nccl-timeout", "5s"}, "--nccl-timeout requires --collective"},
-      {{"bench", "--collective", "allreduce", "--quick"}, "--quick excludes --collective"},
+      {{"bench", "-e", "1MiB"}, "--max-bytes requires --collective"},
       {{"bench", "--collective", "allreduce", "--bytes", "1MiB"}, "--bytes excludes --collective"},
       {{"schedule", "--serve-interval", "50ms"}, "--serve-interval requires --serve"},
       {{"schedule", "--governor", "off"}, "--governor requires --simulate-thermal"},
@@ -311,7 +311,12 @@ TEST(ParseArgsTest, AFlagWithoutTheOneItBelongsToIsAUsageError) {
     EXPECT_THAT(parse_args(args, env_of({})), StatusIs(Errc::kUsage, HasSubstr(message)))
         << args[1];
   }
-  // The same flags with what they belong to.
+  // The same flags with what they belong to; nccl-tests' short names; --quick for a short sweep.
+  EXPECT_THAT(parse_args({"bench", "--collective", "allreduce", "-b", "8", "-e", "1MiB", "-f", "4",
+                          "-n", "3", "-w", "1"},
+                         env_of({})),
+              IsOk());
+  EXPECT_THAT(parse_args({"bench", "--collective", "allreduce", "--quick"}, env_of({})), IsOk());
   EXPECT_THAT(parse_args({"serve", "--governor", "--mode", "energy"}, env_of({})), IsOk());
   EXPECT_THAT(parse_args({"power", "run", "--simulate", "1", "--mode", "energy"}, env_of({})),
               IsOk());
