@@ -586,6 +586,38 @@ TEST(CliTest, MissingSnapshotExits66) {
                         "/nonexistent/snap.json");
 }
 
+// A binary or cut file is quoted escaped and short: no raw byte reaches the terminal, and the
+// one line stays a line (a 4.5 KB binary file used to be echoed whole).
+TEST(CliTest, BinaryInputIsQuotedShortAndEscaped) {
+  TempDir dir;
+  const auto path = (dir.path() / "random.bin").string();
+  std::string bytes;
+  for (int i = 0; i < 4500; ++i) {
+    bytes += static_cast<char>((i * 131 + 7) % 256);
+  }
+  std::ofstream(path, std::ios::binary) << bytes;
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"probe", "--from", path},
+        {"analyze", path},
+        {"bench", "--profile", path, "--quick", "--cases", "host_memcpy"}}) {
+    const auto r = acco(args);
+    expect_one_line_error(r, 65, path);
+    EXPECT_LT(r.err.size(), 400U) << r.err;
+    EXPECT_TRUE(std::all_of(r.err.begin(), r.err.end(), [](char c) {
+      return c == '\n' || (c >= 0x20 && c < 0x7f);
+    })) << r.err;
+  }
+}
+
+TEST(CliTest, ASysrootThatIsAFileIsNotADirectory) {
+  TempDir dir;
+  const auto file = (dir.path() / "sys.tar").string();
+  std::ofstream(file) << "not a tree";
+  expect_one_line_error(acco({"probe", "--sysroot", file}), 66, "': not a directory (expected");
+  expect_one_line_error(acco({"probe", "--sysroot", "/nonexistent/root"}), 66,
+                        "'/nonexistent/root': no such directory");
+}
+
 TEST(CliTest, UnwritableSnapshotExits73AndLeavesNothing) {
   TempDir dir;
   write_ci_vm(dir.path());

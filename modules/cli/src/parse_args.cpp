@@ -68,10 +68,10 @@ Status check_sysroot(const core::Settings& settings, const std::string& command)
       std::filesystem::is_directory(root, ec)) {
     return {};
   }
-  return fail(Errc::kNotFound,
-              fmt::format("--sysroot '{}': no such directory (expected a copied /sys and /proc "
-                          "tree)",
-                          root));
+  return fail(
+      Errc::kNotFound,
+      fmt::format("--sysroot '{}': {} (expected a copied /sys and /proc tree)", root,
+                  std::filesystem::exists(root, ec) ? "not a directory" : "no such directory"));
 }
 
 // CLI11 says only "A subcommand is required" (`acco power bogus`): the command, the subcommands

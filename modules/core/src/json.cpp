@@ -12,6 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "acco/core/units.hpp"
+
 namespace acco::core {
 
 std::string json_message(const nlohmann::json::exception& e) {
@@ -19,7 +21,10 @@ std::string json_message(const nlohmann::json::exception& e) {
   if (const auto pos = message.find("] "); pos != std::string::npos) {
     message.erase(0, pos + 2);
   }
-  return message;
+  // nlohmann quotes the token it stopped at ("last read: '...'") as the raw bytes read, which
+  // for a binary or cut file are neither text nor short.
+  constexpr std::size_t kMessageChars = 200;
+  return units::excerpt(message, kMessageChars);
 }
 
 Result<nlohmann::json> parse_json(std::string_view text, std::string_view what) {

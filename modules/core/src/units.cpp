@@ -71,6 +71,18 @@ std::string escape(std::string_view text) {
   return out;
 }
 
+std::string excerpt(std::string_view text, std::size_t max_chars) {
+  std::string out;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const std::string piece = escape(text.substr(i, 1));
+    if (out.size() + piece.size() > max_chars) {
+      return fmt::format("{}... ({} bytes)", out, text.size());
+    }
+    out += piece;
+  }
+  return out;
+}
+
 std::string quote_attribute(std::string_view text) {
   if (!text.empty() && text.back() == '\n') {
     text.remove_suffix(1);

@@ -1,5 +1,6 @@
 #include "acco/core/units.hpp"
 
+#include <algorithm>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -91,6 +92,21 @@ TEST(UnitsTest, ParsesCpuMasksMostSignificantWordFirst) {
   EXPECT_THAT(parse_cpumask("0-3"), StatusIs(Errc::kInvalidArgument));
   EXPECT_THAT(parse_cpumask("123456789"), StatusIs(Errc::kInvalidArgument));
   EXPECT_THAT(parse_cpumask("ff,,ff"), StatusIs(Errc::kInvalidArgument));
+}
+
+TEST(UnitsTest, ExcerptEscapesAndCutsLongTextSayingHowLongItWas) {
+  using namespace std::string_view_literals;
+  EXPECT_EQ(excerpt("short"), "short");
+  EXPECT_EQ(excerpt(std::string(80, 'a')), std::string(80, 'a'));
+  EXPECT_EQ(excerpt(std::string(81, 'a')), std::string(80, 'a') + "... (81 bytes)");
+  // Never inside an escape: \xff (4 characters) does not fit after 78.
+  EXPECT_EQ(excerpt(std::string(78, 'a') + "\xff", 80), std::string(78, 'a') + "... (79 bytes)");
+  EXPECT_EQ(excerpt("\x01\x02"sv, 4), "\\x01... (2 bytes)");
+  const std::string binary(4500, '\xd6');
+  const std::string quoted = excerpt(binary);
+  EXPECT_LE(quoted.size(), 80U + std::string("... (4500 bytes)").size());
+  EXPECT_TRUE(
+      std::all_of(quoted.begin(), quoted.end(), [](char c) { return c >= 0x20 && c < 0x7f; }));
 }
 
 TEST(UnitsTest, EscapeShowsControlBytesAndQuoteDropsTheAttributeNewline) {

@@ -22,7 +22,7 @@ Result<ServerUrl> parse_server_url(const std::string& url) {
     return fail(Errc::kInvalidArgument,
                 fmt::format("cannot parse '{}' as a daemon's URL (expected http://HOST:PORT, "
                             "e.g. http://127.0.0.1:9477)",
-                            units::escape(url)));
+                            units::excerpt(url)));
   };
   constexpr std::string_view kScheme = "http://";
   if (url.rfind(kScheme, 0) != 0) {

@@ -293,7 +293,7 @@ std::optional<double> scale_of(Quantity q, std::string_view unit) {
 }
 
 std::string quote_cell(std::string_view cell) {
-  return "'" + units::escape(cell) + "'";
+  return "'" + units::excerpt(cell) + "'";
 }
 
 // "2026/12/01 16:25:24.123" (nvidia-smi's local time, read as UTC) -> unix nanoseconds.

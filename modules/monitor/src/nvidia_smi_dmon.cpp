@@ -270,8 +270,9 @@ Result<DmonRow> read_dmon_row(const std::vector<std::string_view>& cells, const 
       (field == DmonField::kDate ? date : time) = cell;
     } else if (field == DmonField::kGpu) {
       if (const auto gpu = units::parse_int(cell); !gpu || *gpu < 0) {
-        return line_error(name, number,
-                          fmt::format("gpu: cannot read '{}' as a GPU index", units::escape(cell)));
+        return line_error(
+            name, number,
+            fmt::format("gpu: cannot read '{}' as a GPU index", units::excerpt(cell)));
       }
       row.gpu = std::string(cell);
     } else if (cell != "-" && cell != "N/A") {  // '-': dmon's "no reading"
@@ -279,7 +280,7 @@ Result<DmonRow> read_dmon_row(const std::vector<std::string_view>& cells, const 
       if (!v) {
         return line_error(
             name, number,
-            fmt::format("{}: cannot read '{}' as a number", h.names[i], units::escape(cell)));
+            fmt::format("{}: cannot read '{}' as a number", h.names[i], units::excerpt(cell)));
       }
       // Violations are shares of the interval: pviol 0-100 %, tviol 0 or 1.
       if ((field == DmonField::kPowerViolation && !(*v >= 0 && *v <= 100)) ||
@@ -287,7 +288,7 @@ Result<DmonRow> read_dmon_row(const std::vector<std::string_view>& cells, const 
         return line_error(
             name, number,
             fmt::format(
-                "{}: cannot read '{}' as {}", h.names[i], units::escape(cell),
+                "{}: cannot read '{}' as {}", h.names[i], units::excerpt(cell),
                 field == DmonField::kPowerViolation ? "a percentage from 0 to 100" : "0 or 1"));
       }
       const double x = *v * h.columns[i]->scale;
@@ -307,7 +308,7 @@ Result<DmonRow> read_dmon_row(const std::vector<std::string_view>& cells, const 
           name, number,
           fmt::format("cannot read '{} {}' as dmon's date (YYYYMMDD) and time "
                       "(HH:MM:SS)",
-                      units::escape(date.value_or("")), units::escape(time.value_or(""))));
+                      units::excerpt(date.value_or("")), units::excerpt(time.value_or(""))));
     }
   }
   return row;

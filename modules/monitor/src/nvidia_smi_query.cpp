@@ -291,7 +291,7 @@ class QueryReader {
           return line_error(name_, number,
                             fmt::format("Timestamp: cannot read '{}' as a time like 'Fri Dec  4 "
                                         "09:06:33 2026'",
-                                        units::escape(value)));
+                                        units::excerpt(value)));
         }
         if (!round_ || round_->timed || !round_->devices.empty()) {
           new_round();

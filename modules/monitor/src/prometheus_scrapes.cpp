@@ -188,7 +188,7 @@ Result<Sample> parse_sample(std::string_view line) {
   s.name = std::string(p.name());
   if (s.name.empty()) {
     return fail(Errc::kInvalidArgument,
-                fmt::format("expected a metric name, got '{}'", units::escape(line)));
+                fmt::format("expected a metric name, got '{}'", units::excerpt(line)));
   }
   bool blank = p.peek_blank();
   p.skip_blanks();
@@ -200,14 +200,14 @@ Result<Sample> parse_sample(std::string_view line) {
     return fail(Errc::kInvalidArgument,
                 p.at_end() ? fmt::format("{}: no value", s.name)
                            : fmt::format("{}: unexpected '{}' after the name", s.name,
-                                         units::escape(p.rest().substr(0, 1))));
+                                         units::excerpt(p.rest().substr(0, 1))));
   }
   p.skip_blanks();
   s.value_text = p.token();
   const auto value = parse_value(s.value_text);
   if (!value) {
     return fail(Errc::kInvalidArgument, fmt::format("{}: cannot parse '{}' as a value", s.name,
-                                                    units::escape(s.value_text)));
+                                                    units::excerpt(s.value_text)));
   }
   s.value = *value;
   p.skip_blanks();
@@ -217,13 +217,13 @@ Result<Sample> parse_sample(std::string_view line) {
     if (!t || *t < 0 || *t > kMaxUnixMillis) {
       return fail(Errc::kInvalidArgument,
                   fmt::format("{}: cannot parse '{}' as a timestamp in unix milliseconds", s.name,
-                              units::escape(ts)));
+                              units::excerpt(ts)));
     }
     s.timestamp_ms = *t;
     p.skip_blanks();
     if (!p.at_end()) {
       return fail(Errc::kInvalidArgument, fmt::format("{}: unexpected '{}' after the timestamp",
-                                                      s.name, units::escape(p.rest())));
+                                                      s.name, units::excerpt(p.rest())));
     }
   }
   return s;
@@ -249,7 +249,7 @@ Result<Comment> parse_comment(std::string_view line) {
     if (!v || !p.at_end() || *v < 0 || *v > kMaxUnixMillis) {
       return fail(Errc::kInvalidArgument,
                   fmt::format("# acco-scrape: expected unix milliseconds, got '{}{}'",
-                              units::escape(ms), units::escape(p.rest())));
+                              units::excerpt(ms), units::excerpt(p.rest())));
     }
     return Comment{*v};
   }
@@ -265,7 +265,7 @@ Result<Comment> parse_comment(std::string_view line) {
                                                      "untyped"};
     if (!types.contains(type) || !p.at_end()) {
       return fail(Errc::kInvalidArgument,
-                  fmt::format("# TYPE {}: unknown type '{}'", name, units::escape(type)));
+                  fmt::format("# TYPE {}: unknown type '{}'", name, units::excerpt(type)));
     }
   }
   return Comment{};

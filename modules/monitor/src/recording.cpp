@@ -157,7 +157,7 @@ Result<std::int64_t> parse_time(std::string_view text) {
     return fail(Errc::kInvalidArgument,
                 fmt::format("cannot parse '{}' as a time (expected RFC 3339 such as "
                             "2026-12-01T16:25:24Z, or Unix seconds)",
-                            units::escape(t)));
+                            units::excerpt(t)));
   };
   if (t.empty()) {
     return bad();

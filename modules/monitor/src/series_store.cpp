@@ -510,7 +510,7 @@ Result<SeriesStoreOptions> parse_retention(const std::string& text, SeriesStoreO
     return fail(Errc::kInvalidArgument,
                 fmt::format("cannot parse '{}' in '{}' (expected raw=DURATION,minute=DURATION, "
                             "e.g. raw=1h,minute=7d)",
-                            units::escape(std::string(part)), units::escape(text)));
+                            units::excerpt(std::string(part)), units::excerpt(text)));
   };
   std::size_t start = 0;
   while (start <= text.size()) {

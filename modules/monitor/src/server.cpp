@@ -183,7 +183,7 @@ struct Server::Impl {
         names += fmt::format("{}{}", names.empty() ? "" : ", ", f.name);
       }
       json_error(res, 400,
-                 fmt::format("name: unknown series '{}' (expected one of {})", units::escape(name),
+                 fmt::format("name: unknown series '{}' (expected one of {})", units::excerpt(name),
                              names));
       return;
     }
@@ -318,7 +318,7 @@ Result<ServerOptions> parse_listen(const std::string& text, ServerOptions base) 
     return fail(Errc::kInvalidArgument,
                 fmt::format("cannot parse '{}' as HOST:PORT (expected e.g. 127.0.0.1:9477, "
                             "0.0.0.0:9477, [::1]:9477 or a port)",
-                            units::escape(text)));
+                            units::excerpt(text)));
   };
   std::string host = base.host;
   std::string port_text = text;

@@ -102,7 +102,7 @@ Result<std::vector<Mount>> parse_mountinfo(std::string_view text) {
       return fail(Errc::kInvalidArgument,
                   fmt::format("line {}: cannot parse '{}' (expected 'ID PARENT MAJ:MIN ROOT MOUNT "
                               "OPTIONS [FIELDS] - TYPE SOURCE SUPER_OPTIONS')",
-                              number, units::escape(line)));
+                              number, units::excerpt(line)));
     }
     Mount m;
     m.id = static_cast<int>(*id);

@@ -46,6 +46,11 @@ namespace acco::units {
 // Printable ASCII as is; NUL, newline, tab and CR as \0 \n \t \r, a backslash doubled, any other
 // byte as \xNN. For quoting text read from outside in messages and evidence.
 [[nodiscard]] std::string escape(std::string_view text);
+// escape(text) cut to at most `max_chars` characters (never inside an escape), followed by
+// "... (N bytes)" when it was cut: how a message quotes a line or a file read from outside, so a
+// binary or huge input neither fills the terminal nor reaches it as raw bytes.
+inline constexpr std::size_t kExcerptChars = 80;
+[[nodiscard]] std::string excerpt(std::string_view text, std::size_t max_chars = kExcerptChars);
 // A sysfs attribute's text as read, for evidence: without the one newline that ends every
 // attribute, the rest escaped ("0-31\n\0" stays visible as 0-31\n\0).
 [[nodiscard]] std::string quote_attribute(std::string_view text);
