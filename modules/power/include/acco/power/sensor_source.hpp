@@ -20,6 +20,11 @@ class SensorSource {
   [[nodiscard]] virtual Result<std::vector<DeviceSample>> read() = 0;
 };
 
+// Every source's samples in order; a source whose read fails adds "<name>: <message>" to
+// `errors` and the others are still read.
+[[nodiscard]] std::vector<DeviceSample> read_all(
+    const std::vector<std::unique_ptr<SensorSource>>& sources, std::vector<std::string>& errors);
+
 class HostSource {
  public:
   virtual ~HostSource() = default;

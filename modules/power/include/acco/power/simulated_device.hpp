@@ -8,6 +8,8 @@
 // constants: ../shared/reference/monitoring-power.md, section c (all estimates, uncalibrated).
 #pragma once
 
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -142,6 +144,23 @@ enum class SimulatedScenario {
 
 // The load a scenario gives device `index` at `seconds` since start.
 [[nodiscard]] SimulatedLoad scenario_load(SimulatedScenario scenario, int index, double seconds);
+
+// Simulated time for rounds run back to back (`acco power run --fast`, `acco record --fast`): the
+// loop moves it on by an interval each round and the simulated devices read it through clock().
+// Thread-safe; the clock it hands out must not outlive it.
+class SimulatedClock {
+ public:
+  explicit SimulatedClock(std::int64_t start_unix_nanos) : now_(start_unix_nanos) {}
+  [[nodiscard]] std::int64_t now() const { return now_.load(); }
+  void advance(std::chrono::nanoseconds by) { now_ += by.count(); }
+  // now() as a SimulatedSource::Clock (and a SamplerOptions::clock).
+  [[nodiscard]] std::function<std::int64_t()> clock() const {
+    return [this] { return now(); };
+  }
+
+ private:
+  std::atomic<std::int64_t> now_;
+};
 
 // A SensorSource over N simulated devices. Each read advances every device by the time since
 // the previous read (the first read by nothing) on `clock` (unix nanoseconds; the system clock
