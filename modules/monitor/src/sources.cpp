@@ -2,6 +2,7 @@
 
 #include "acco/power/host_source.hpp"
 #include "acco/power/nvml_sensor.hpp"
+#include "acco/power/rapl.hpp"
 
 namespace acco::monitor {
 
@@ -27,6 +28,9 @@ Result<Sources> make_sources(const std::string& sysroot, const SourceOptions& op
   if (options.simulate > 0) {
     s.devices.push_back(
         std::make_unique<power::SimulatedSource>(options.simulate, options.scenario));
+  }
+  if (options.rapl) {
+    s.devices.push_back(power::make_rapl_source(*s.fs));
   }
   if (options.host) {
     s.host = power::make_host_source(

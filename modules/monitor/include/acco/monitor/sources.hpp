@@ -1,5 +1,6 @@
 // The sources a monitoring command samples, built once from its options: NVML GPUs (when the
-// library loads), simulated devices, and the host. Shared by serve, top and record.
+// library loads), simulated devices, the host, and RAPL packages for the governor. Shared by
+// serve, top, record and power.
 #pragma once
 
 #include <memory>
@@ -19,6 +20,9 @@ struct SourceOptions {
   int simulate = 0;
   power::SimulatedScenario scenario = power::SimulatedScenario::kCycle;
   bool host = true;
+  // The host's CPU packages (powercap RAPL zones under the sysroot) as devices too, after the
+  // others: what the governor controls besides GPUs.
+  bool rapl = false;
 };
 
 struct Sources {

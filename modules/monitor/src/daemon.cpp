@@ -1,0 +1,213 @@
+#include "acco/monitor/daemon.hpp"
+
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "acco/monitor/events.hpp"
+#include "acco/monitor/sampler.hpp"
+#include "acco/power/controller.hpp"
+
+#include "wall_clock.hpp"
+
+namespace acco::monitor {
+
+// Every hook the parts call back through (the sampler's governor tick and observers, the
+// store's errors, the server's events and findings) holds a pointer to this, which does not
+// move when the Daemon does. Members are destroyed in reverse: the checks and the server
+// before the store and the sampler they read, the sources' file system last.
+struct Daemon::Impl {
+  DaemonOptions options;
+  std::unique_ptr<core::Fs> fs;  // what the host and NVML sources read; outlives them
+  std::string nvml_note;
+  std::unique_ptr<EventLog> events;
+  std::optional<power::GovernorLoop> governor;
+  std::chrono::steady_clock::time_point governor_begin = std::chrono::steady_clock::now();
+  std::unique_ptr<Sampler> sampler;
+  std::shared_ptr<const Published> previous;  // the sampler thread's
+  std::unique_ptr<SeriesStore> store;
+  std::unique_ptr<Server> server;
+  std::unique_ptr<PeriodicChecks> checks;
+  bool started = false;
+  std::optional<DaemonSummary> summary;  // once stopped
+  std::chrono::steady_clock::time_point begin;
+
+  [[nodiscard]] double governor_seconds() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - governor_begin).count();
+  }
+};
+
+Daemon::Daemon(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Daemon::Daemon(Daemon&& other) noexcept = default;
+
+Daemon& Daemon::operator=(Daemon&& other) noexcept {
+  if (this != &other) {
+    if (impl_ && impl_->started && !impl_->summary) {
+      stop("the daemon's destruction");
+    }
+    impl_ = std::move(other.impl_);
+  }
+  return *this;
+}
+
+Daemon::~Daemon() {
+  if (impl_ && impl_->started && !impl_->summary) {
+    stop("the daemon's destruction");
+  }
+}
+
+Result<Daemon> Daemon::create(DaemonOptions options) {
+  auto impl = std::make_unique<Impl>();
+  impl->options = std::move(options);
+  const DaemonOptions& o = impl->options;
+  Impl* self = impl.get();
+
+  SourceOptions source_options = o.sources;
+  source_options.rapl = source_options.rapl || o.governor.has_value();
+  ACCO_ASSIGN_OR_RETURN(auto sources, make_sources(o.sysroot, source_options));
+  ACCO_ASSIGN_OR_RETURN(impl->events, EventLog::open({.path = o.event_log}));
+  // The governor ticks on the sampler's thread with each round's samples (scrapes never read a
+  // sensor); its actions are events.
+  if (o.governor) {
+    std::vector<power::SensorSource*> raw;
+    for (const auto& s : sources.devices) {
+      raw.push_back(s.get());
+    }
+    power::GovernorSettings settings = *o.governor;
+    settings.nvml_library = o.sources.nvml_library;
+    settings.sysroot = o.sysroot;
+    ACCO_ASSIGN_OR_RETURN(
+        impl->governor, power::GovernorLoop::create(settings, raw, [self](const power::Action& a) {
+          self->events->add(governor_event(a, detail::wall_unix_nanos()));
+        }));
+    // A state file that is not one stops the governor before it changes anything: at start, as
+    // acco power run does, not as an event once the daemon is up.
+    if (impl->governor->uses_state_file()) {
+      ACCO_RETURN_IF_ERROR(power::read_state_file(o.governor->state_file));
+    }
+  }
+
+  SamplerOptions sampler_options;
+  if (impl->governor) {
+    sampler_options.governor = [self](const std::vector<power::DeviceSample>& samples,
+                                      std::int64_t /*time*/) {
+      (void)self->governor->tick(samples, self->governor_seconds());
+      return self->governor->status();
+    };
+  }
+  sampler_options.interval = o.interval;
+  sampler_options.metrics = o.metrics;
+  impl->nvml_note = sources.nvml_note;
+  impl->fs = std::move(sources.fs);
+  impl->sampler = std::make_unique<Sampler>(std::move(sources.devices), std::move(sources.host),
+                                            sampler_options);
+  impl->sampler->add_observer([self](const Published& round) {
+    self->events->add(
+        detect_events(self->previous ? &self->previous->snapshot : nullptr, round.snapshot));
+    self->previous = self->sampler->latest();
+  });
+  if (!o.store_path.empty()) {
+    SeriesStoreOptions store_options = o.store;
+    // Runs on the sampler thread, the events observer's thread too.
+    store_options.on_write_error = [self](const Error& e) {
+      Event failed;
+      failed.time_unix_nanos = self->previous ? self->previous->snapshot.time_unix_nanos : 0;
+      failed.level = "error";
+      failed.event = "store_write_error";
+      failed.message = e.message;
+      self->events->add(failed);
+    };
+    ACCO_ASSIGN_OR_RETURN(impl->store, SeriesStore::open(o.store_path, std::move(store_options)));
+    impl->sampler->add_observer(
+        [self](const Published& round) { self->store->add(round.snapshot); });
+  }
+  impl->server = std::make_unique<Server>(
+      *impl->sampler, o.server, [self](std::int64_t since) { return self->events->since(since); });
+  impl->server->set_store(impl->store.get());
+  impl->checks = std::make_unique<PeriodicChecks>(o.checks, *impl->sampler, *impl->events);
+  impl->server->set_findings([self] { return self->checks->findings_json(); });
+  return Daemon(std::move(impl));
+}
+
+Result<DaemonStarted> Daemon::start() {
+  Impl& d = *impl_;
+  ACCO_CHECK(!d.started);
+  d.sampler->start();
+  auto port = d.server->start();
+  if (!port) {
+    d.sampler->stop();
+    return tl::unexpected(std::move(port).error());
+  }
+  const auto latest = d.sampler->latest();
+  DaemonStarted started;
+  started.port = *port;
+  started.devices = latest ? latest->snapshot.devices.size() : 0;
+  started.nvml_note = d.nvml_note;
+  Event event;
+  event.time_unix_nanos = latest ? latest->snapshot.time_unix_nanos : 0;
+  event.level = "info";
+  event.event = "serve_started";
+  event.message = fmt::format("listening on {}:{}", d.options.server.host, *port);
+  d.events->add(event);
+  d.checks->start();
+  d.started = true;
+  d.begin = std::chrono::steady_clock::now();
+  return started;
+}
+
+Result<DaemonSummary> Daemon::run(const core::StopFlag& stop,
+                                  std::chrono::duration<double> duration) {
+  if (!impl_->started) {
+    ACCO_RETURN_IF_ERROR(start());
+  }
+  std::string why = core::kStoppedByDuration;
+  if (duration.count() > 0) {
+    const auto left = std::chrono::duration_cast<std::chrono::nanoseconds>(
+        duration - (std::chrono::steady_clock::now() - impl_->begin));
+    if (stop.wait_for(left)) {
+      why = stop.reason().value_or("");
+    }
+  } else {
+    stop.wait();
+    why = stop.reason().value_or("");
+  }
+  return this->stop(why);
+}
+
+DaemonSummary Daemon::stop(const std::string& reason) {
+  Impl& d = *impl_;
+  if (d.summary) {
+    return *d.summary;
+  }
+  if (!d.started) {
+    d.summary = DaemonSummary{reason, 0};
+    return *d.summary;
+  }
+  d.server->stop();
+  d.checks->stop();
+  d.sampler->stop();
+  if (d.governor) {
+    // Limits back as found, on every way out.
+    const auto final_round = d.sampler->latest();
+    (void)d.governor->finish(
+        final_round ? final_round->snapshot.devices : std::vector<power::DeviceSample>{},
+        d.governor_seconds());
+  }
+  if (d.store) {
+    d.store->flush();  // the final, partial batch
+  }
+  const auto last = d.sampler->latest();
+  DaemonSummary summary{reason, last ? last->snapshot.stats.rounds : 0};
+  Event stopped;
+  stopped.time_unix_nanos = last ? last->snapshot.time_unix_nanos : 0;
+  stopped.level = "info";
+  stopped.event = "serve_stopped";
+  stopped.message = fmt::format("stopped by {} after {} round(s)", reason, summary.rounds);
+  d.events->add(stopped);
+  d.events->flush();
+  d.summary = summary;
+  return summary;
+}
+
+}  // namespace acco::monitor

@@ -1,0 +1,242 @@
+// The daemon and the recorder as a library user runs them: public headers only, simulated
+// devices, a real HTTP client on an ephemeral port.
+#include "acco/monitor/daemon.hpp"
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <thread>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <nlohmann/json.hpp>
+
+#include "acco/core/stop.hpp"
+#include "acco/monitor/recorder.hpp"
+#include "acco/testing/matchers.hpp"
+
+#include "machines.hpp"
+
+namespace acco::monitor {
+namespace {
+
+using ::acco::testing::HasValue;
+using ::acco::testing::IsOk;
+using ::acco::testing::StatusIs;
+using ::testing::Field;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+class ScratchDir {
+ public:
+  ScratchDir() {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "acco-daemon-XXXXXX").string();
+    path_ = ::mkdtemp(tmpl.data());
+  }
+  ~ScratchDir() { std::filesystem::remove_all(path_); }
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  [[nodiscard]] const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+std::string text_of(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Two simulated devices sampled every 100 ms on 127.0.0.1 with a free port, no host sensors; the
+// periodic probe reads a generated sysroot (the CI VM), NVML off.
+DaemonOptions simulated_daemon(const ScratchDir& dir) {
+  if (!std::filesystem::exists(dir.path() / "root")) {
+    acco::testing::write_ci_vm(dir.path() / "root");
+  }
+  DaemonOptions o;
+  o.server.host = "127.0.0.1";
+  o.server.port = 0;
+  o.interval = std::chrono::milliseconds(100);
+  o.sysroot = (dir.path() / "root").string();
+  o.sources.nvml_mode = "off";
+  o.sources.simulate = 2;
+  o.sources.host = false;
+  o.event_log = (dir.path() / "events.jsonl").string();
+  o.checks.probe.sysroot = o.sysroot;
+  o.checks.probe.nvml = topo::NvmlMode::kOff;
+  return o;
+}
+
+httplib::Result get(int port, const std::string& path) {
+  httplib::Client client("127.0.0.1", port);
+  client.set_read_timeout(5, 0);
+  return client.Get(path);
+}
+
+TEST(DaemonTest, ServesMetricsOfSimulatedDevicesForThreeSecondsThenStopsByItself) {
+  const ScratchDir dir;
+  auto daemon = Daemon::create(simulated_daemon(dir));
+  ASSERT_THAT(daemon, IsOk());
+  const auto started = daemon->start();
+  ASSERT_THAT(started, IsOk());
+  EXPECT_GT(started->port, 0);
+  EXPECT_EQ(started->devices, 2U);
+  EXPECT_EQ(started->nvml_note, "off");
+
+  const core::StopFlag stop;
+  const auto begin = std::chrono::steady_clock::now();
+  std::optional<Result<DaemonSummary>> summary;
+  std::thread runner([&] { summary = daemon->run(stop, std::chrono::seconds(3)); });
+
+  const auto metrics = get(started->port, "/metrics");
+  ASSERT_TRUE(metrics) << httplib::to_string(metrics.error());
+  EXPECT_EQ(metrics->status, 200);
+  EXPECT_THAT(metrics->body, HasSubstr("acco_gpu_up{device=\"0\""));
+  EXPECT_THAT(metrics->body, HasSubstr("acco_gpu_up{device=\"1\""));
+  EXPECT_THAT(metrics->body, HasSubstr("acco_sampler_rounds_total "));
+  EXPECT_THAT(metrics->body, Not(HasSubstr("acco_sampler_read_errors_total")));
+  const auto devices = get(started->port, "/api/v1/devices");
+  ASSERT_TRUE(devices);
+  EXPECT_EQ(nlohmann::json::parse(devices->body)["devices"].size(), 2U);
+
+  runner.join();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+  EXPECT_GE(seconds, 2.9);
+  EXPECT_LT(seconds, 10.0);
+  ASSERT_TRUE(summary.has_value());
+  ASSERT_THAT(*summary, IsOk());
+  EXPECT_EQ((*summary)->stopped_by, core::kStoppedByDuration);
+  EXPECT_GE((*summary)->rounds, 10U);  // 30 at 100 ms, fewer on a loaded machine
+  // Stopped: nothing listens any more, and a second stop answers the same summary.
+  EXPECT_FALSE(get(started->port, "/metrics"));
+  EXPECT_EQ(daemon->stop("again").rounds, (*summary)->rounds);
+
+  const auto log = text_of(dir.path() / "events.jsonl");
+  EXPECT_THAT(log, HasSubstr("\"event\":\"serve_started\""));
+  EXPECT_THAT(log, HasSubstr("\"event\":\"device_found\""));
+  EXPECT_THAT(log, HasSubstr("stopped by the end of --duration after"));
+}
+
+TEST(DaemonTest, AStopRequestEndsTheRunWithItsReasonAndTheFindingsAreServed) {
+  const ScratchDir dir;
+  DaemonOptions options = simulated_daemon(dir);
+  options.governor = power::GovernorSettings{};  // dry run on the simulated devices
+  auto daemon = Daemon::create(std::move(options));
+  ASSERT_THAT(daemon, IsOk());
+  const auto started = daemon->start();
+  ASSERT_THAT(started, IsOk());
+
+  // The first probe runs on the checks' thread: its findings come once it has finished.
+  nlohmann::json findings;
+  for (int i = 0; i < 100 && !findings.contains("time"); ++i) {
+    const auto r = get(started->port, "/api/v1/findings");
+    ASSERT_TRUE(r);
+    findings = nlohmann::json::parse(r->body);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_TRUE(findings["findings"].is_array()) << findings.dump();
+  const auto metrics = get(started->port, "/metrics");
+  ASSERT_TRUE(metrics);
+  EXPECT_THAT(metrics->body, HasSubstr("acco_governor_info{"));
+
+  core::StopFlag stop;
+  stop.request("the test");
+  const auto summary = daemon->run(stop);
+  EXPECT_THAT(summary, HasValue(Field(&DaemonSummary::stopped_by, "the test")));
+  EXPECT_THAT(text_of(dir.path() / "events.jsonl"), HasSubstr("stopped by the test after"));
+}
+
+TEST(DaemonTest, AnAddressInUseIsUnavailableAndNothingRuns) {
+  const ScratchDir dir;
+  auto first = Daemon::create(simulated_daemon(dir));
+  ASSERT_THAT(first, IsOk());
+  const auto started = first->start();
+  ASSERT_THAT(started, IsOk());
+  DaemonOptions options = simulated_daemon(dir);
+  options.server.port = started->port;
+  options.event_log.clear();
+  auto second = Daemon::create(std::move(options));
+  ASSERT_THAT(second, IsOk());
+  EXPECT_THAT(second->start(), StatusIs(Errc::kUnavailable));
+  EXPECT_EQ(first->stop("the test").stopped_by, "the test");
+}
+
+TEST(RecorderTest, SimulatedTimeWritesEveryRoundAtOnce) {
+  const ScratchDir dir;
+  RecordOptions o;
+  o.out = (dir.path() / "rec.jsonl").string();
+  o.duration = std::chrono::seconds(2);
+  o.interval = std::chrono::milliseconds(200);
+  o.sources.simulate = 2;
+  o.simulated_time = true;
+  auto recorder = Recorder::create(o);
+  ASSERT_THAT(recorder, IsOk());
+  EXPECT_EQ(recorder->nvml_note(), "off");
+  const core::StopFlag stop;
+  const auto summary = recorder->run(stop);
+  ASSERT_THAT(summary, IsOk());
+  EXPECT_EQ(summary->rounds, 10U);
+  EXPECT_EQ(summary->stopped_by, core::kStoppedByDuration);
+  EXPECT_FALSE(std::filesystem::exists(o.out + ".partial"));
+  std::istringstream lines(text_of(o.out));
+  std::string line;
+  std::int64_t previous = 0;
+  int n = 0;
+  while (std::getline(lines, line)) {
+    const auto j = nlohmann::json::parse(line);
+    EXPECT_EQ(j["devices"].size(), 2U);
+    const auto t = j["time_unix_nanos"].get<std::int64_t>();
+    if (n > 0) {
+      EXPECT_EQ(t - previous, 200'000'000);  // simulated time, one interval a round
+    }
+    previous = t;
+    ++n;
+  }
+  EXPECT_EQ(n, 10);
+}
+
+TEST(RecorderTest, AStopRequestEndsARealTimeRecording) {
+  const ScratchDir dir;
+  acco::testing::write_ci_vm(dir.path() / "root");
+  RecordOptions o;
+  o.out = (dir.path() / "rec.jsonl").string();
+  o.duration = std::chrono::hours(1);
+  o.interval = std::chrono::milliseconds(100);
+  o.sysroot = (dir.path() / "root").string();
+  o.sources.nvml_mode = "off";
+  o.sources.simulate = 1;
+  auto recorder = Recorder::create(o);
+  ASSERT_THAT(recorder, IsOk());
+  core::StopFlag stop;
+  std::thread stopper([&stop] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    stop.request("the test");
+  });
+  const auto summary = recorder->run(stop);
+  stopper.join();
+  ASSERT_THAT(summary, IsOk());
+  EXPECT_EQ(summary->stopped_by, "the test");
+  EXPECT_GE(summary->rounds, 1U);
+  EXPECT_TRUE(std::filesystem::exists(o.out));
+}
+
+TEST(RecorderTest, AFileThatCannotBeCreatedIsCannotWrite) {
+  const ScratchDir dir;
+  RecordOptions o;
+  o.out = (dir.path() / "no-such-dir" / "rec.jsonl").string();
+  o.duration = std::chrono::seconds(1);
+  o.sources.simulate = 1;
+  o.simulated_time = true;
+  EXPECT_THAT(Recorder::create(o), StatusIs(Errc::kCannotWrite, HasSubstr("rec.jsonl")));
+}
+
+}  // namespace
+}  // namespace acco::monitor
