@@ -1,15 +1,20 @@
-// What the long-running commands (serve, top) need from the process: SIGTERM and SIGINT taken
-// on the command's own thread, and the host's name for headers and labels.
+// What the long-running commands (serve, top, record, power run) need from the process: SIGTERM
+// and SIGINT taken on the command's own threads (and turned into a stop of the flow it runs), and
+// the host's name for headers and labels.
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <csignal>
 #include <ctime>
 #include <string>
+#include <thread>
 
 #include <pthread.h>
 #include <unistd.h>
+
+#include "acco/core/stop.hpp"
 
 namespace acco::cli {
 
@@ -40,6 +45,32 @@ class SignalScope {
  private:
   sigset_t set_{};
   sigset_t old_{};
+};
+
+// While it lives, a thread of its own waits for SIGTERM or SIGINT (blocked by `signals`, which
+// must be made first so every thread inherits the mask) and requests `stop` with the signal's
+// name ("SIGTERM", "SIGINT"). Gone within 100 ms of its destruction.
+class StopOnSignal {
+ public:
+  StopOnSignal(const SignalScope& signals, core::StopFlag& stop)
+      : thread_([this, &signals, &stop] {
+          while (!done_) {
+            if (const int sig = signals.wait(std::chrono::milliseconds(100)); sig != 0) {
+              stop.request(sig == SIGTERM ? "SIGTERM" : "SIGINT");
+              return;
+            }
+          }
+        }) {}
+  ~StopOnSignal() {
+    done_ = true;
+    thread_.join();
+  }
+  StopOnSignal(const StopOnSignal&) = delete;
+  StopOnSignal& operator=(const StopOnSignal&) = delete;
+
+ private:
+  std::atomic<bool> done_{false};
+  std::thread thread_;
 };
 
 inline std::string hostname() {

@@ -1,52 +1,66 @@
-// `acco serve`: the node daemon. Samples every source at a fixed period (NVML GPUs, simulated
-// devices, the host), serves the latest round over HTTP (/metrics, the JSON API, the dashboard),
-// writes events as JSON Lines, and stops cleanly on SIGTERM or SIGINT (or after --duration).
+// `acco serve`: the node daemon (monitor::Daemon) from its flags: sampling, /metrics, the API
+// and dashboard, events, the store, the periodic checks and the governor, until SIGTERM or SIGINT
+// (or --duration).
 #include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
-#include <thread>
-#include <vector>
 
 #include <fmt/format.h>
 
+#include "acco/bench/compare.hpp"
+#include "acco/bench/history.hpp"
+#include "acco/core/stop.hpp"
 #include "acco/core/units.hpp"
-#include "acco/monitor/events.hpp"
-#include "acco/monitor/sampler.hpp"
+#include "acco/monitor/daemon.hpp"
 #include "acco/monitor/series_store.hpp"
-#include "acco/monitor/server.hpp"
-#include "acco/monitor/sources.hpp"
-#include "acco/power/rapl.hpp"
-#include "acco/power/simulated_device.hpp"
 
+#include "bench_command.hpp"
 #include "command_spec.hpp"
 #include "commands.hpp"
-#include "governor_setup.hpp"
+#include "governor_flags.hpp"
+#include "machine_flags.hpp"
 #include "monitor_flags.hpp"
 #include "process.hpp"
-#include "serve_checks.hpp"
 
 namespace acco::cli {
 namespace {
 
-std::int64_t wall_unix_nanos() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
+// The daemon's periodic bench: the doctor's quick bench, kept in the bench history (`history`,
+// or the default one) and compared with the previous run on this machine.
+monitor::BenchFn periodic_bench(std::string history) {
+  return [history](const topo::Machine& machine) -> Result<monitor::BenchCheck> {
+    monitor::BenchCheck check;
+    ACCO_ASSIGN_OR_RETURN(auto run, quick_bench(machine, {}, check.note));
+    check.results = run.results.size();
+    auto path = history.empty() ? bench::default_history_path() : Result<std::string>(history);
+    if (!path) {
+      return check;
+    }
+    auto opened = bench::History::open(*path);
+    if (!opened) {
+      check.errors.push_back("the bench history could not be opened: " + opened.error().message);
+      return check;
+    }
+    if (auto last = opened->last_run(run.fingerprint); last && *last) {
+      for (const bench::Comparison& c : bench::compare(**last, run)) {
+        if (c.change == bench::Change::kRegressed) {
+          check.regressions.push_back(
+              {c.case_key, c.device, c.previous, c.current, c.relative_change, c.threshold});
+        }
+      }
+    }
+    if (auto saved = opened->save(run); !saved) {
+      check.errors.push_back("the bench history could not be written: " + saved.error().message);
+    }
+    return check;
+  };
 }
 
 struct ServeOptions {
-  monitor::ServerOptions server;
-  std::chrono::milliseconds interval{1000};
-  monitor::SourceOptions sources;
-  bool dcgm_compat = false;
-  double duration_seconds = 0;  // 0: until a signal
-  std::string log_path;
-  std::string store_path;  // empty: no series store
-  monitor::SeriesStoreOptions store;
-  ChecksOptions checks;
-  std::string sysroot;
-  std::optional<GovernorSettings> governor;  // --governor
+  monitor::DaemonOptions daemon;
+  std::chrono::duration<double> duration{0};  // 0: until a signal
+  std::string history_path;                   // empty: the default bench history
 };
 
 class ServeCommand final : public Command {
@@ -54,158 +68,37 @@ class ServeCommand final : public Command {
   explicit ServeCommand(ServeOptions options) : options_(std::move(options)) {}
 
   Output run(const Invocation& inv) const override {
-    const SignalScope signals;
-    auto sources = monitor::make_sources(options_.sysroot, options_.sources);
-    if (!sources) {
-      return error_output(sources.error());
+    const SignalScope signals;  // before the daemon's threads, which inherit its mask
+    monitor::DaemonOptions options = options_.daemon;
+    options.metrics.hostname = hostname();
+    options.checks.probe = probe_request(MachineOptions{}, inv.settings);
+    options.checks.bench = periodic_bench(options_.history_path);
+    auto daemon = monitor::Daemon::create(std::move(options));
+    if (!daemon) {
+      return error_output(governor_error(daemon.error()));
     }
-
-    auto log = monitor::EventLog::open({.path = options_.log_path});
-    if (!log) {
-      return error_output(log.error());
+    const auto started = daemon->start();
+    if (!started) {
+      return error_output(started.error());
     }
-    monitor::EventLog& events = **log;
-    // The governor ticks on the sampler's thread with each round's samples (scrapes never read
-    // a sensor); its actions are events.
-    std::optional<Governing> governing;
-    const auto begin_governor = std::chrono::steady_clock::now();
-    const auto governor_seconds = [begin_governor] {
-      return std::chrono::duration<double>(std::chrono::steady_clock::now() - begin_governor)
-          .count();
-    };
-    if (options_.governor) {
-      if (sources->fs) {
-        sources->devices.push_back(power::make_rapl_source(*sources->fs));
-      }
-      std::vector<power::SensorSource*> raw;
-      for (const auto& s : sources->devices) {
-        raw.push_back(s.get());
-      }
-      auto made = make_governing(*options_.governor, raw, options_.sources.nvml_library,
-                                 options_.sysroot, [&events](const power::Action& a) {
-                                   events.add(monitor::governor_event(a, wall_unix_nanos()));
-                                 });
-      if (!made) {
-        return error_output(made.error());
-      }
-      governing = std::move(*made);
-      // A state file that is not one stops the governor before it changes anything: at start,
-      // as acco power run does, not as an event once the daemon is up.
-      if (governing->uses_state_file) {
-        if (auto left = power::read_state_file(options_.governor->state_file); !left) {
-          return error_output(left.error());
-        }
-      }
-    }
-    monitor::SamplerOptions sampler_options;
-    if (governing) {
-      sampler_options.governor = [&governing, governor_seconds](
-                                     const std::vector<power::DeviceSample>& samples,
-                                     std::int64_t /*time*/) {
-        (void)governing->tick(samples, governor_seconds());
-        return governing->run->status();
-      };
-    }
-    sampler_options.interval = options_.interval;
-    sampler_options.metrics = {
-        .dcgm_compat = options_.dcgm_compat, .version = ACCO_VERSION, .hostname = hostname()};
-    const std::string nvml_note = sources->nvml_note;
-    monitor::Sampler sampler(std::move(sources->devices), std::move(sources->host),
-                             sampler_options);
-    std::shared_ptr<const monitor::Published> previous;
-    sampler.add_observer([&](const monitor::Published& round) {
-      events.add(monitor::detect_events(previous ? &previous->snapshot : nullptr, round.snapshot));
-      previous = sampler.latest();
-    });
-    std::unique_ptr<monitor::SeriesStore> store;
-    if (!options_.store_path.empty()) {
-      monitor::SeriesStoreOptions store_options = options_.store;
-      // Runs on the sampler thread, the events observer's thread too.
-      store_options.on_write_error = [&events, &previous](const Error& e) {
-        monitor::Event failed;
-        failed.time_unix_nanos = previous ? previous->snapshot.time_unix_nanos : 0;
-        failed.level = "error";
-        failed.event = "store_write_error";
-        failed.message = e.message;
-        events.add(failed);
-      };
-      auto opened = monitor::SeriesStore::open(options_.store_path, std::move(store_options));
-      if (!opened) {
-        return error_output(opened.error());
-      }
-      store = std::move(*opened);
-      sampler.add_observer(
-          [&store](const monitor::Published& round) { store->add(round.snapshot); });
-    }
-    monitor::Server server(sampler, options_.server,
-                           [&](std::int64_t since) { return events.since(since); });
-    server.set_store(store.get());
-    ChecksOptions checks_options = options_.checks;
-    checks_options.settings = inv.settings;
-    PeriodicChecks checks(std::move(checks_options), sampler, events);
-    server.set_findings([&checks] { return checks.findings_json(); });
-    sampler.start();
-    auto port = server.start();
-    if (!port) {
-      sampler.stop();
-      return error_output(port.error());
-    }
-    const auto latest = sampler.latest();
-    const std::size_t devices = latest ? latest->snapshot.devices.size() : 0;
     if (inv.progress) {
+      const monitor::DaemonOptions& o = options_.daemon;
       inv.progress(fmt::format(
           "acco serve: listening on http://{}:{}/ (metrics at /metrics), sampling every {}: {} "
           "device(s) ({} simulated), NVML {}, host {}",
-          options_.server.host.find(':') != std::string::npos ? "[" + options_.server.host + "]"
-                                                              : options_.server.host,
-          *port, units::format_seconds(std::chrono::duration<double>(options_.interval).count()),
-          devices, options_.sources.simulate, nvml_note, options_.sysroot));
+          o.server.host.find(':') != std::string::npos ? "[" + o.server.host + "]" : o.server.host,
+          started->port, units::format_seconds(std::chrono::duration<double>(o.interval).count()),
+          started->devices, o.sources.simulate, started->nvml_note, o.sysroot));
     }
-    monitor::Event started;
-    started.time_unix_nanos = latest ? latest->snapshot.time_unix_nanos : 0;
-    started.level = "info";
-    started.event = "serve_started";
-    started.message = fmt::format("listening on {}:{}", options_.server.host, *port);
-    events.add(started);
-    checks.start();
-
-    const auto begin = std::chrono::steady_clock::now();
-    int signal = 0;
-    while (signal == 0) {
-      signal = signals.wait(std::chrono::milliseconds(100));
-      if (options_.duration_seconds > 0 &&
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count() >=
-              options_.duration_seconds) {
-        break;
-      }
+    core::StopFlag stop;
+    const StopOnSignal on_signal(signals, stop);
+    const auto summary = daemon->run(stop, options_.duration);
+    if (!summary) {
+      return error_output(summary.error());
     }
-    server.stop();
-    checks.stop();
-    sampler.stop();
-    if (governing) {
-      // Limits back as found, on every way out (the duration, SIGTERM, SIGINT).
-      const auto final_round = sampler.latest();
-      (void)governing->run->finish(
-          final_round ? final_round->snapshot.devices : std::vector<power::DeviceSample>{},
-          governor_seconds());
-    }
-    if (store) {
-      store->flush();  // the final, partial batch
-    }
-    const auto last = sampler.latest();
-    const auto rounds = last ? last->snapshot.stats.rounds : 0;
-    const std::string why = signal == SIGTERM  ? "SIGTERM"
-                            : signal == SIGINT ? "SIGINT"
-                                               : "the end of --duration";
-    monitor::Event stopped;
-    stopped.time_unix_nanos = last ? last->snapshot.time_unix_nanos : 0;
-    stopped.level = "info";
-    stopped.event = "serve_stopped";
-    stopped.message = fmt::format("stopped by {} after {} round(s)", why, rounds);
-    events.add(stopped);
-    events.flush();
     Output out;
-    out.out = fmt::format("acco serve: stopped by {} after {} round(s)\n", why, rounds);
+    out.out = fmt::format("acco serve: stopped by {} after {} round(s)\n", summary->stopped_by,
+                          summary->rounds);
     return out;
   }
 
@@ -230,42 +123,44 @@ struct ServeFlags {
 
 Result<ServeOptions> serve_options(const ServeFlags& flags, const core::Settings& settings) {
   ServeOptions o;
-  ACCO_ASSIGN_OR_RETURN(o.server, listen_address("--listen", flags.listen));
+  monitor::DaemonOptions& d = o.daemon;
+  ACCO_ASSIGN_OR_RETURN(d.server, listen_address("--listen", flags.listen));
   if (flags.governor) {  // its flags need it (add_governor_flags)
-    ACCO_ASSIGN_OR_RETURN(o.governor, governor_settings(flags.governor_flags));
+    ACCO_ASSIGN_OR_RETURN(d.governor, governor_settings(flags.governor_flags));
   }
   ACCO_ASSIGN_OR_RETURN(auto monitor, monitor_options(flags.monitor, settings));
-  o.interval = monitor.interval;
-  o.sources = monitor.sources;
-  o.sysroot = monitor.sysroot;
+  d.interval = monitor.interval;
+  d.sources = monitor.sources;
+  d.sysroot = monitor.sysroot;
   if (!flags.compat.empty() && flags.compat != "dcgm") {
     return bad_value("--compat", flags.compat, "dcgm");
   }
-  o.dcgm_compat = flags.compat == "dcgm";
+  d.metrics.dcgm_compat = flags.compat == "dcgm";
+  d.metrics.version = ACCO_VERSION;
   if (!flags.duration.empty()) {
-    const auto d = units::parse_duration(flags.duration);
-    if (!d || *d <= 0) {
+    const auto seconds = units::parse_duration(flags.duration);
+    if (!seconds || *seconds <= 0) {
       return bad_value("--duration", flags.duration, "a positive duration (e.g. 20s)");
     }
-    o.duration_seconds = *d;
+    o.duration = std::chrono::duration<double>(*seconds);
   }
-  o.log_path = flags.log;
+  d.event_log = flags.log;
   const auto every = [](const std::string& flag, const std::string& text,
                         std::optional<std::chrono::seconds>& out) -> Status {
     if (text.empty()) {
       return {};
     }
-    const auto d = units::parse_duration(text);
-    if (!d || *d < 1 || *d > 7 * 86400) {
+    const auto seconds = units::parse_duration(text);
+    if (!seconds || *seconds < 1 || *seconds > 7 * 86400) {
       return bad_value(flag, text, "a duration from 1s to 7d (e.g. 10m)");
     }
-    out = std::chrono::seconds(static_cast<long long>(*d));
+    out = std::chrono::seconds(static_cast<long long>(*seconds));
     return {};
   };
-  ACCO_RETURN_IF_ERROR(every("--probe-every", flags.probe_every, o.checks.probe_every));
-  ACCO_RETURN_IF_ERROR(every("--bench-every", flags.bench_every, o.checks.bench_every));
-  o.checks.history_path = flags.history;
-  o.store_path = flags.store;
+  ACCO_RETURN_IF_ERROR(every("--probe-every", flags.probe_every, d.checks.probe_every));
+  ACCO_RETURN_IF_ERROR(every("--bench-every", flags.bench_every, d.checks.bench_every));
+  o.history_path = flags.history;
+  d.store_path = flags.store;
   if (!flags.retention.empty() && flags.store.empty()) {
     return usage("--retention: applies to --store, which is not given");
   }
@@ -275,7 +170,7 @@ Result<ServeOptions> serve_options(const ServeFlags& flags, const core::Settings
       return bad_value("--retention", flags.retention,
                        "raw=DURATION,minute=DURATION (e.g. raw=1h,minute=7d)");
     }
-    o.store = *retention;
+    d.store = *retention;
   }
   return o;
 }

@@ -25,12 +25,6 @@ namespace acco::monitor {
                                                               const std::string& path = "host");
 [[nodiscard]] Result<Snapshot> snapshot_from_json(const nlohmann::json& j);
 
-// The governor's: {"time_seconds", "device", "uuid", "kind", "value", "state", "reason",
-// "numbers": {...}, "applied", "error"?} and {"mode", "allow_control", "devices": [...],
-// "actions_total": {...}, "hands_off": {...}} (docs/power.md).
-[[nodiscard]] nlohmann::ordered_json to_json(const power::Action& a);
-[[nodiscard]] nlohmann::ordered_json to_json(const power::GovernorStatus& g);
-
 // "2026-12-01T16:25:24.123Z": RFC 3339 in UTC with milliseconds.
 [[nodiscard]] std::string rfc3339(std::int64_t time_unix_nanos);
 

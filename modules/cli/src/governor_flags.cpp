@@ -1,0 +1,53 @@
+#include "governor_flags.hpp"
+
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "command_spec.hpp"
+
+namespace acco::cli {
+
+void add_governor_flags(CLI::App& sub, GovernorFlags& flags, CLI::Option* governor) {
+  const std::vector<CLI::Option*> declared = {
+      sub.add_option("--mode", flags.mode,
+                     "thermal (default: thermal rules, load-following caps), energy (the cap "
+                     "with the least energy per unit of work), cap:W (a fixed cap)")
+          ->type_name("MODE"),
+      sub.add_flag("--allow-control", flags.allow_control,
+                   "apply the actions (power limits, clocks; needs root for GPUs and RAPL); "
+                   "without it the governor only logs them"),
+      sub.add_option("--state-file", flags.state_file,
+                     std::string("where original limits are kept while acco has changed them "
+                                 "(default ") +
+                         power::kDefaultStateFile + ")")
+          ->type_name("FILE")};
+  if (governor != nullptr) {
+    for (CLI::Option* option : declared) {
+      option->needs(governor);
+    }
+  }
+}
+
+Result<power::GovernorSettings> governor_settings(const GovernorFlags& flags) {
+  power::GovernorSettings s;
+  if (Status mode = power::parse_governor_mode(flags.mode, s.options); !mode) {
+    return usage("--mode: " + mode.error().message);
+  }
+  if (flags.state_file.empty()) {
+    return bad_value("--state-file", flags.state_file, "a file path");
+  }
+  s.allow_control = flags.allow_control;
+  s.state_file = flags.state_file;
+  return s;
+}
+
+Error governor_error(Error error) {
+  constexpr std::string_view kSetting = "allow_control: ";
+  if (error.message.starts_with(kSetting)) {
+    error.message = "--allow-control: " + error.message.substr(kSetting.size());
+  }
+  return error;
+}
+
+}  // namespace acco::cli

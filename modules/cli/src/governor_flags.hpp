@@ -1,0 +1,32 @@
+// The governor's flags, shared by the commands that run it (power run, serve --governor):
+// --mode, --allow-control and --state-file, checked once into power::GovernorSettings.
+#pragma once
+
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "acco/core/result.hpp"
+#include "acco/power/governor_loop.hpp"
+
+namespace acco::cli {
+
+struct GovernorFlags {
+  std::string mode = "thermal";
+  bool allow_control = false;
+  std::string state_file = power::kDefaultStateFile;
+};
+
+// Declares --mode, --allow-control and --state-file; where the governor is itself a flag
+// (`serve --governor`), each of them needs it.
+void add_governor_flags(CLI::App& sub, GovernorFlags& flags, CLI::Option* governor = nullptr);
+
+// kUsage naming --mode or --state-file. The NVML library and sysroot stay the defaults: the
+// command sets them from its sampling flags.
+[[nodiscard]] Result<power::GovernorSettings> governor_settings(const GovernorFlags& flags);
+
+// The governor's error naming its setting ("allow_control: ...") as the flag that set it
+// ("--allow-control: ..."); other errors as they are.
+[[nodiscard]] Error governor_error(Error error);
+
+}  // namespace acco::cli
