@@ -28,7 +28,7 @@ namespace {
 
 // The daemon's periodic bench: the doctor's quick bench, kept in the bench history (`history`,
 // or the default one) and compared with the previous run on this machine.
-monitor::BenchFn periodic_bench(std::string history) {
+monitor::BenchFn periodic_bench(const std::string& history) {
   return [history](const topo::Machine& machine) -> Result<monitor::BenchCheck> {
     monitor::BenchCheck check;
     ACCO_ASSIGN_OR_RETURN(auto run, quick_bench(machine, {}, check.note));

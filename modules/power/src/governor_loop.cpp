@@ -128,7 +128,7 @@ Result<GovernorReport> GovernorLoop::run(const std::vector<std::unique_ptr<Senso
   }
   report.rounds = 1;
   for (;;) {
-    if (simulated) {
+    if (simulated != nullptr) {
       simulated->advance(options.interval);
     } else if (stop.wait_for(options.interval)) {
       report.stopped_by = stop.reason().value_or("");

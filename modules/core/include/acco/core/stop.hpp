@@ -19,8 +19,11 @@ inline constexpr const char* kStoppedByDuration = "the end of --duration";
 class StopFlag {
  public:
   StopFlag() = default;
+  ~StopFlag() = default;
   StopFlag(const StopFlag&) = delete;
   StopFlag& operator=(const StopFlag&) = delete;
+  StopFlag(StopFlag&&) = delete;
+  StopFlag& operator=(StopFlag&&) = delete;
 
   // Wakes every wait; later requests keep the first reason.
   void request(std::string reason) {
