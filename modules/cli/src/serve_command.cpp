@@ -8,54 +8,21 @@
 
 #include <fmt/format.h>
 
-#include "acco/bench/compare.hpp"
-#include "acco/bench/history.hpp"
 #include "acco/core/stop.hpp"
 #include "acco/core/units.hpp"
 #include "acco/monitor/daemon.hpp"
 #include "acco/monitor/series_store.hpp"
 
-#include "bench_command.hpp"
 #include "command_spec.hpp"
 #include "commands.hpp"
 #include "governor_flags.hpp"
 #include "machine_flags.hpp"
 #include "monitor_flags.hpp"
+#include "periodic_bench.hpp"
 #include "process.hpp"
 
 namespace acco::cli {
 namespace {
-
-// The daemon's periodic bench: the doctor's quick bench, kept in the bench history (`history`,
-// or the default one) and compared with the previous run on this machine.
-monitor::BenchFn periodic_bench(const std::string& history) {
-  return [history](const topo::Machine& machine) -> Result<monitor::BenchCheck> {
-    monitor::BenchCheck check;
-    ACCO_ASSIGN_OR_RETURN(auto run, quick_bench(machine, {}, check.note));
-    check.results = run.results.size();
-    auto path = history.empty() ? bench::default_history_path() : Result<std::string>(history);
-    if (!path) {
-      return check;
-    }
-    auto opened = bench::History::open(*path);
-    if (!opened) {
-      check.errors.push_back("the bench history could not be opened: " + opened.error().message);
-      return check;
-    }
-    if (auto last = opened->last_run(run.fingerprint); last && *last) {
-      for (const bench::Comparison& c : bench::compare(**last, run)) {
-        if (c.change == bench::Change::kRegressed) {
-          check.regressions.push_back(
-              {c.case_key, c.device, c.previous, c.current, c.relative_change, c.threshold});
-        }
-      }
-    }
-    if (auto saved = opened->save(run); !saved) {
-      check.errors.push_back("the bench history could not be written: " + saved.error().message);
-    }
-    return check;
-  };
-}
 
 struct ServeOptions {
   monitor::DaemonOptions daemon;

@@ -1,0 +1,44 @@
+#include "periodic_bench.hpp"
+
+#include "acco/bench/history.hpp"
+
+#include "bench_command.hpp"
+
+namespace acco::cli {
+
+std::vector<monitor::BenchRegression> bench_regressions(
+    const std::vector<bench::Comparison>& changes) {
+  std::vector<monitor::BenchRegression> out;
+  for (const bench::Comparison& c : changes) {
+    if (c.change == bench::Change::kRegressed) {
+      out.push_back({c.case_key, c.device, c.previous, c.current, c.relative_change, c.threshold});
+    }
+  }
+  return out;
+}
+
+monitor::BenchFn periodic_bench(const std::string& history) {
+  return [history](const topo::Machine& machine) -> Result<monitor::BenchCheck> {
+    monitor::BenchCheck check;
+    ACCO_ASSIGN_OR_RETURN(auto run, quick_bench(machine, {}, check.note));
+    check.results = run.results.size();
+    auto path = history.empty() ? bench::default_history_path() : Result<std::string>(history);
+    if (!path) {
+      return check;
+    }
+    auto opened = bench::History::open(*path);
+    if (!opened) {
+      check.errors.push_back("the bench history could not be opened: " + opened.error().message);
+      return check;
+    }
+    if (auto last = opened->last_run(run.fingerprint); last && *last) {
+      check.regressions = bench_regressions(bench::compare(**last, run));
+    }
+    if (auto saved = opened->save(run); !saved) {
+      check.errors.push_back("the bench history could not be written: " + saved.error().message);
+    }
+    return check;
+  };
+}
+
+}  // namespace acco::cli
