@@ -1,19 +1,26 @@
-// A tour of acco as a library: what `acco probe`, `acco bench --quick` and `acco schedule` do,
-// done by a program that includes only acco's public headers and links its modules. It runs on
-// any machine: the probe reads this one (or the sysroot given as the first argument), the bench
-// and the scheduled workload use two emulated host devices behind an emulated PCIe Gen4 x16 link.
+// A tour of acco as a library: what `acco probe`, `acco bench --quick`, `acco schedule` and
+// `acco serve` do, done by a program that includes only acco's public headers and links its
+// modules. It runs on any machine: the probe reads this one (or the sysroot given as the first
+// argument), the bench and the scheduled workload use two emulated host devices behind an
+// emulated PCIe Gen4 x16 link, and the daemon serves two simulated GPUs for 3 seconds on a free
+// port of 127.0.0.1 while a client reads them back over HTTP.
 //
 //   acco_tour [SYSROOT]
 //
 // Exit status 0 when every step worked, 1 with the failing step's error on stderr otherwise.
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <thread>
 
 #include <fmt/format.h>
 
 #include "acco/bench/runner.hpp"
+#include "acco/core/stop.hpp"
 #include "acco/device/host_backend.hpp"
+#include "acco/monitor/client.hpp"
+#include "acco/monitor/daemon.hpp"
 #include "acco/sched/experiment.hpp"
 #include "acco/topo/probe.hpp"
 
@@ -83,6 +90,32 @@ acco::Status schedule() {
   return {};
 }
 
+// The node daemon on two simulated GPUs, sampled every 200 ms for 3 seconds, read back by a
+// client the way `acco top --from` reads it.
+acco::Status serve() {
+  using namespace std::chrono_literals;
+  acco::monitor::DaemonOptions options;
+  options.server.port = 0;  // a free port
+  options.interval = 200ms;
+  options.sources.nvml_mode = "off";
+  options.sources.simulate = 2;
+  ACCO_ASSIGN_OR_RETURN(auto daemon, acco::monitor::Daemon::create(std::move(options)), "serve");
+  ACCO_ASSIGN_OR_RETURN(const auto started, daemon.start(), "serve");
+  fmt::print("serve: listening on 127.0.0.1:{}, {} device(s)\n", started.port, started.devices);
+
+  std::this_thread::sleep_for(1s);
+  const acco::monitor::ServerUrl url{"127.0.0.1", started.port};
+  ACCO_ASSIGN_OR_RETURN(const auto snapshot, acco::monitor::fetch_snapshot(url, 2s), "serve");
+  for (const auto& device : snapshot.devices) {
+    fmt::print("serve: device {} ({}): {:.0f} W\n", device.device, device.model,
+               device.power_watts.value_or(0));
+  }
+  const acco::core::StopFlag never;  // nothing stops it early: it ends after 3 s
+  ACCO_ASSIGN_OR_RETURN(const auto summary, daemon.run(never, 3s), "serve");
+  fmt::print("serve: stopped by {} after {} round(s)\n", summary.stopped_by, summary.rounds);
+  return {};
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -93,6 +126,9 @@ int main(int argc, char** argv) {
   }
   if (status) {
     status = schedule();
+  }
+  if (status) {
+    status = serve();
   }
   if (!status) {
     fmt::print(stderr, "acco_tour: {}\n", status.error().message);
