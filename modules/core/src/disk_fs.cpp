@@ -36,9 +36,8 @@ class DiskFs final : public Fs {
       return tl::unexpected(from_errno(errno, path));
     }
     std::string content;
-    constexpr std::size_t kMaxBytes = 1 << 20;
     char buffer[4096];
-    while (content.size() < kMaxBytes) {
+    while (content.size() < kMaxFileBytes) {
       const auto n = ::read(fd, buffer, sizeof buffer);
       if (n < 0) {
         if (errno == EINTR) {

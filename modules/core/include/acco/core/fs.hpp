@@ -3,6 +3,7 @@
 // and the replay Fs answers from that record alone.
 #pragma once
 
+#include <cstddef>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -15,13 +16,17 @@
 
 namespace acco::core {
 
+// The most read_file returns of one file: sysfs attributes are one page, the largest file read
+// is the PCI ID database (1.3 MB in 2023); the rest of a longer file is not read.
+inline constexpr std::size_t kMaxFileBytes = std::size_t{16} << 20;
+
 // Paths are absolute as on a live system ("/sys/bus/pci/devices/0000:00:01.0/class").
 // Errors: kNotFound when the path does not exist, kInvalidArgument when it exists but is not
 // what the call expects (a directory read as a file), kUnavailable for permission errors.
 class Fs {
  public:
   virtual ~Fs() = default;
-  // Whole file content, at most 1 MiB (sysfs attributes are one page).
+  // Whole file content, at most kMaxFileBytes.
   [[nodiscard]] virtual Result<std::string> read_file(const std::string& path) const = 0;
   // Entry names, sorted, without "." and "..".
   [[nodiscard]] virtual Result<std::vector<std::string>> list_dir(
