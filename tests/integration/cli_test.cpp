@@ -54,7 +54,8 @@ std::string quote(const std::string& s) {
 CommandResult acco(const std::vector<std::string>& args,
                    const std::map<std::string, std::string>& env = {}) {
   TempDir io;
-  std::string cmd = "env -u ACCO_SYSROOT -u ACCO_NVML -u ACCO_NVML_LIBRARY -u ACCO_CONFIG";
+  std::string cmd =
+      "env -u ACCO_SYSROOT -u ACCO_NVML -u ACCO_NVML_LIBRARY -u ACCO_CONFIG -u ACCO_PCI_IDS";
   for (const auto& [k, v] : env) {
     cmd += " " + k + "=" + quote(v);
   }
@@ -324,7 +325,11 @@ TEST(CliTest, HwlocXmlExportIsAssessedAsFarAsItHoldsFacts) {
   write_dgx_h100(dir.path());
   TempDir out;
   const auto xml = export_xml(dir.path(), out.path());
-  const auto r = acco({"probe", "--hwloc-xml", xml});
+  // An export names devices from this host's database; the fixture's keeps the golden the same
+  // on a host with another one or none.
+  const auto ids = (out.path() / "pci.ids").string();
+  std::ofstream(ids) << pci_ids_fixture();
+  const auto r = acco({"probe", "--hwloc-xml", xml}, {{"ACCO_PCI_IDS", ids}});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   expect_golden("dgx_h100.hwloc_xml.txt", replace_all(r.out, xml, "<XML>"));
   const auto json = acco({"probe", "--hwloc-xml", xml, "--json"});
@@ -938,6 +943,48 @@ TEST(CliTest, RulesListsEveryRule) {
         "net-socket-buffers-small", "dev-shm-small", "memlock-limited"}) {
     EXPECT_THAT(r.out, HasSubstr(rule));
   }
+}
+
+// Without a PCI ID database the devices keep their ids, and the report says so once, not per
+// device; a database named with ACCO_PCI_IDS names them; one named that is missing is an error.
+TEST(CliTest, WithoutAPciIdDatabaseTheProbeSaysSoOnce) {
+  TempDir dir;
+  write_ci_vm(dir.path());
+  const auto r = acco({"probe", "--sysroot", dir.path().string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(count_lines_with(r.out, "PCI names:"), 1) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("PCI names: none, devices are shown by vendor:device id (no PCI ID "
+                               "database at /usr/share/misc/pci.ids or "
+                               "/usr/share/hwdata/pci.ids;"));
+  EXPECT_THAT(r.out, HasSubstr("1af4:1041 eth0"));
+
+  TempDir db;
+  const auto file = (db.path() / "pci.ids").string();
+  std::ofstream(file) << pci_ids_fixture();
+  const auto named = acco({"probe", "--sysroot", dir.path().string()}, {{"ACCO_PCI_IDS", file}});
+  ASSERT_EQ(named.exit_code, 0) << named.err;
+  EXPECT_THAT(named.out, Not(HasSubstr("PCI names:")));
+  EXPECT_THAT(named.out, HasSubstr("Virtio 1.0 network device eth0"));
+  const auto j = acco({"probe", "--json", "--sysroot", dir.path().string(), "--pci-ids", file});
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  expect_conforms(j.out);
+  const auto json = nlohmann::json::parse(j.out);
+  EXPECT_EQ(json["machine"]["pci_ids"]["path"], file);
+  EXPECT_EQ(json["machine"]["pci_ids"]["version"], "2023.04.10");
+  bool named_device = false;
+  for (const auto& d : json["devices"]) {
+    if (d["device_id"] == "0x1041") {
+      EXPECT_EQ(d["model"], "Virtio 1.0 network device");
+      EXPECT_EQ(d["vendor_name"], "Red Hat, Inc.");
+      EXPECT_EQ(d["vendor_id"], "0x1af4");
+      named_device = true;
+    }
+  }
+  EXPECT_TRUE(named_device);
+
+  expect_one_line_error(
+      acco({"probe", "--sysroot", dir.path().string(), "--pci-ids", "/nonexistent/pci.ids"}), 66,
+      "PCI ID database: /nonexistent/pci.ids");
 }
 
 TEST(CliTest, ConfigShowsWhoSetEachSetting) {

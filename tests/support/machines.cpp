@@ -311,6 +311,7 @@ void write_dgx_h100(const fs::path& dir, const DgxH100Options& o) {
   const int node1 = o.numa_unknown ? -1 : 1;
 
   SysrootBuilder b(dir);
+  b.file(kPciIdsPath, pci_ids_fixture());
   b.numa_node({.id = 0, .cpus = "0-55,112-167", .distances = {10, 21}, .memory_kib = 1056508412})
       .numa_node(
           {.id = 1, .cpus = "56-111,168-223", .distances = {21, 10}, .memory_kib = 1056946044})
@@ -395,6 +396,7 @@ void write_dgx_h100(const fs::path& dir, const DgxH100Options& o) {
 
 void write_workstation(const fs::path& dir, const WorkstationOptions& o) {
   SysrootBuilder b(dir);
+  b.file(kPciIdsPath, pci_ids_fixture());
   b.numa_node({.id = 0, .cpus = "0-31,64-95", .distances = {10, 32}, .memory_kib = 263921340})
       .numa_node({.id = 1, .cpus = "32-63,96-127", .distances = {32, 10}, .memory_kib = 264193732})
       .cpuinfo({.vendor_id = "AuthenticAMD",
@@ -460,6 +462,7 @@ void write_workstation(const fs::path& dir, const WorkstationOptions& o) {
 
 void write_flattened_vm(const fs::path& dir, const FlattenedVmOptions& o) {
   SysrootBuilder b(dir);
+  b.file(kPciIdsPath, pci_ids_fixture());
   if (o.single_numa_node) {
     b.numa_node({.id = 0, .cpus = "0-95", .distances = {10}, .memory_kib = 1980760064});
   } else {
@@ -502,6 +505,7 @@ void write_flattened_vm(const fs::path& dir, const FlattenedVmOptions& o) {
 
 void write_kvm_guest(const fs::path& dir, const KvmGuestOptions& o) {
   SysrootBuilder b(dir);
+  b.file(kHwdataPciIdsPath, pci_ids_fixture());
   b.numa_node({.id = 0, .cpus = "0-47", .distances = {10, 20}, .memory_kib = 990380032})
       .numa_node({.id = 1, .cpus = "48-95", .distances = {20, 10}, .memory_kib = 990380032});
   std::string flags(kSapphireRapidsGuestFlags);
@@ -586,6 +590,7 @@ void write_ci_vm(const fs::path& dir, const CiVmOptions& /*options*/) {
 
 void write_firmware_quirks(const fs::path& dir, const FirmwareQuirksOptions& o) {
   SysrootBuilder b(dir);
+  b.file(kPciIdsPath, pci_ids_fixture());
   const bool third_node = o.memory_only_node || o.gpu_memory_node || o.empty_node;
   // The third node's distances: a CXL expander on socket 0, GPU memory on socket 1, or an empty
   // proximity domain as far from both.
@@ -750,6 +755,7 @@ void write_firmware_quirks(const fs::path& dir, const FirmwareQuirksOptions& o) 
 
 void write_pcie_server(const fs::path& dir, const PcieServerOptions& o) {
   SysrootBuilder b(dir);
+  b.file(kPciIdsPath, pci_ids_fixture());
   b.numa_node({.id = 0, .cpus = "0-31", .distances = {10}, .memory_kib = 263921340})
       .cpuinfo({.vendor_id = "AuthenticAMD",
                 .family = 25,
@@ -819,6 +825,7 @@ void write_pcie_server(const fs::path& dir, const PcieServerOptions& o) {
 
 void write_amd_accelerator(const fs::path& dir, const AmdAcceleratorOptions& o) {
   SysrootBuilder b(dir);
+  b.file(kPciIdsPath, pci_ids_fixture());
   b.numa_node({.id = 0, .cpus = "0-31", .distances = {10}, .memory_kib = 527845380})
       .cpuinfo({.vendor_id = "AuthenticAMD",
                 .family = 25,

@@ -13,6 +13,13 @@
 
 namespace acco::testing {
 
+// A PCI ID database (pci.ids format) with the real entries for the ids the machines below use,
+// and a class section. Each machine writes it at usr/share/misc/pci.ids, except kvm_guest (at
+// usr/share/hwdata/pci.ids, as RHEL places it) and ci_vm (none, like the CI VM itself).
+[[nodiscard]] std::string_view pci_ids_fixture();
+inline constexpr std::string_view kPciIdsPath = "usr/share/misc/pci.ids";
+inline constexpr std::string_view kHwdataPciIdsPath = "usr/share/hwdata/pci.ids";
+
 // GPU i, its ConnectX-7 (mlx5_i) and its PCIe switch belong together; the options below that
 // take an index pick one of these.
 inline constexpr std::array<std::string_view, 8> kDgxH100Gpus = {

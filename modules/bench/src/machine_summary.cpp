@@ -1,6 +1,7 @@
 #include "acco/bench/machine_summary.hpp"
 
 #include <cstdint>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -31,9 +32,14 @@ nlohmann::json machine_summary(const topo::Machine& machine) {
     if (!is_accelerator(d)) {
       continue;
     }
+    // NVML's name, else the PCI ID database's (topo::name_devices puts NVML's in model too,
+    // but a machine built by hand may have only NVML's), else the ids.
     const auto* nvml = machine.nvml_gpu(d.address);
+    const std::string name = nvml != nullptr && !nvml->name.empty() ? nvml->name
+                             : !d.model.empty()                     ? d.model
+                                                                    : ids(d);
     accelerators.push_back({{"pci", d.address},
-                            {"name", nvml != nullptr && !nvml->name.empty() ? nvml->name : ids(d)},
+                            {"name", name},
                             {"vendor_id", fmt::format("0x{:04x}", d.vendor_id)},
                             {"device_id", fmt::format("0x{:04x}", d.device_id)},
                             {"numa_node", d.numa_node},

@@ -54,6 +54,15 @@ TEST(MachineSummaryTest, ListsAcceleratorsWithTheirLinks) {
   EXPECT_EQ(j["accelerators"][1]["device_id"], "0x2335");
 }
 
+TEST(MachineSummaryTest, ADeviceNvmlDoesNotNameGoesByItsPciIdName) {
+  auto m = two_gpu_box();
+  m.pci_devices[2].model = "NVIDIA Corporation Device 2335";
+  m.pci_devices[0].model = "GH100 [H200 SXM 141GB]";
+  const auto j = machine_summary(m);
+  EXPECT_EQ(j["accelerators"][0]["name"], "NVIDIA H200");
+  EXPECT_EQ(j["accelerators"][1]["name"], "NVIDIA Corporation Device 2335");
+}
+
 TEST(MachineSummaryTest, UnknownsAreNull) {
   topo::Machine m;
   m.pci_devices = {device("0000:18:00.0", topo::DeviceKind::kGpu, 0x2335)};

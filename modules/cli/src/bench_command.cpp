@@ -450,6 +450,7 @@ std::optional<topo::Machine> probe_machine(const core::Settings& settings, std::
   r.sysroot = settings.get("sysroot");
   r.nvml = topo::NvmlMode::kOff;
   r.data_dir = data_path;
+  r.pci_ids = settings.get("pci-ids");
   auto result = topo::probe(r);
   if (!result) {
     warning = "acco: topology unavailable, link peaks unknown: " + result.error().message + "\n";

@@ -34,6 +34,10 @@ void add_machine_flags(CLI::App& sub, SharedFlags& shared, MachineFlags& flags, 
   add_setting_flag(sub, shared, "nvml", "query NVML: auto, on, off (env ACCO_NVML)", "MODE");
   add_setting_flag(sub, shared, "nvml-library", "NVML library to load (env ACCO_NVML_LIBRARY)",
                    "LIB");
+  add_setting_flag(sub, shared, "pci-ids",
+                   "name devices from this PCI ID database instead of the sysroot's pci.ids "
+                   "(env ACCO_PCI_IDS)",
+                   "FILE");
   sub.add_option("--fail-on", flags.fail_on,
                  "exit 1 when a finding of this severity or worse exists: warning, critical")
       ->type_name("SEVERITY");
@@ -144,6 +148,7 @@ topo::ProbeRequest probe_request(const MachineOptions& machine, const core::Sett
   }
   // The command writes the snapshot itself, so a failed write is told apart from a failed probe.
   r.capture_snapshot = !machine.snapshot.empty();
+  r.pci_ids = settings.get("pci-ids");
   r.nvml_library = settings.get("nvml-library");
   r.nvml_library_explicit = settings.find("nvml-library")->set_by != core::SetBy::kDefault;
   const auto nvml = settings.get("nvml");

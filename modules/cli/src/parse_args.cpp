@@ -23,6 +23,9 @@ core::Settings default_settings() {
   s.define("sysroot", "/", "directory whose sys/ and proc/ replace the live /sys and /proc");
   s.define("nvml", "auto", "query NVML: auto (for the live root or a named library), on, off");
   s.define("nvml-library", topo::kNvmlLibrary, "NVML library to dlopen (name or path)");
+  s.define("pci-ids", "",
+           "PCI ID database to name devices from (a file); empty: the sysroot's "
+           "/usr/share/misc/pci.ids, else /usr/share/hwdata/pci.ids");
   return s;
 }
 

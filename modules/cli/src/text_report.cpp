@@ -54,11 +54,14 @@ std::vector<std::pair<std::string, const topo::PciDevice*>> labelled(const topo:
   return out;
 }
 
+// The model (NVML's name, else the PCI ID database's), else the ids; then the device's
+// interfaces, ports and controllers.
 std::string name_of(const topo::Machine& m, const topo::PciDevice& d) {
   if (const auto* g = m.nvml_gpu(d.address); g != nullptr && !g->name.empty()) {
     return g->name;
   }
-  std::string name = fmt::format("{:04x}:{:04x}", d.vendor_id, d.device_id);
+  std::string name =
+      d.model.empty() ? fmt::format("{:04x}:{:04x}", d.vendor_id, d.device_id) : d.model;
   for (const auto& n : m.net_interfaces) {
     if (n.pci == d.address) {
       name += " " + n.name;
@@ -234,6 +237,12 @@ std::string header(const topo::Machine& m) {
         bridges,
         m.iommu.enabled ? fmt::format("on ({} groups)", m.iommu.groups.size()) : std::string("off"),
         m.gpudirect.rdma_loaded ? "loaded" : "not loaded");
+  }
+  if (!m.pci_ids.unavailable.empty()) {
+    out += fmt::format(
+        "PCI names: none, devices are shown by vendor:device id ({}; install the pci.ids or "
+        "hwdata package, or name a database with --pci-ids or ACCO_PCI_IDS)\n",
+        m.pci_ids.unavailable);
   }
   if (m.nvml.available) {
     out += fmt::format("NVML: driver {}, {} GPU(s)\n", m.nvml.driver_version, m.nvml.gpus.size());

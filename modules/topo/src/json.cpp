@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -155,7 +156,17 @@ nlohmann::ordered_json to_json(const PciDevice& d, const Machine& machine) {
       {"slot", d.slot.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(d.slot)},
       {"numa_source", d.numa_source.empty() ? nlohmann::ordered_json(nullptr)
                                             : nlohmann::ordered_json(d.numa_source)},
+      {"subsystem_vendor_id", hex(d.subsystem_vendor_id, 4)},
+      {"subsystem_device_id", hex(d.subsystem_device_id, 4)},
   };
+  // Names only where something named the device: the ids above are what was read.
+  for (const auto& [key, name] : {std::pair<const char*, const std::string&>{"model", d.model},
+                                  {"vendor_name", d.vendor_name},
+                                  {"subsystem_name", d.subsystem_name}}) {
+    if (!name.empty()) {
+      j[key] = name;
+    }
+  }
   if (const NvmlGpu* g = machine.nvml_gpu(d.address)) {
     nlohmann::ordered_json gpu =
         nlohmann::ordered_json(to_json(NvmlReport{true, "", "", "", {*g}}))["gpus"][0];
@@ -343,6 +354,10 @@ nlohmann::ordered_json probe_json(const Machine& m, const std::vector<Finding>& 
         {"gpudirect_rdma",
          {{"loaded", m.gpudirect.rdma_loaded}, {"evidence", m.gpudirect.evidence}}},
         {"nvml", nvml},
+        {"pci_ids",
+         {{"path", text_or_null(m.pci_ids.path)},
+          {"version", text_or_null(m.pci_ids.version)},
+          {"unavailable", text_or_null(m.pci_ids.unavailable)}}},
         {"input_issues", issues},
         {"limits", limits_json(m.limits)},
         {"online_cpus", units::format_cpulist(m.online_cpus)},

@@ -17,6 +17,7 @@
 #include "acco/topo/link_model.hpp"
 #include "acco/topo/mounts.hpp"
 #include "acco/topo/nvml.hpp"
+#include "acco/topo/pci_ids.hpp"
 #include "acco/topo/sysfs_source.hpp"
 
 namespace acco::topo {
@@ -43,9 +44,40 @@ std::string add_hwloc(Machine& machine, const HwlocInput& input) {
   return std::move(view->xml);
 }
 
-ProbeResult finish(Machine machine, NvmlReport nvml, std::string origin) {
+// The database the devices are named from, or why there is none.
+struct PciNames {
+  std::optional<PciIds> ids;
+  PciIdsSource source;
+};
+
+PciNames names_from(Result<PciIdsFile> file) {
+  PciNames names;
+  if (!file) {
+    names.source.unavailable = file.error().message;
+    return names;
+  }
+  names.source.path = file->path;
+  names.source.version = file->ids.version();
+  names.ids = std::move(file->ids);
+  return names;
+}
+
+// The file the pci-ids setting names, which must be there, else the database under `fs`'s root
+// when it has one.
+Result<PciNames> load_pci_names(const core::Fs& fs, const std::string& named) {
+  if (named.empty()) {
+    return names_from(read_pci_ids(fs));
+  }
+  ACCO_ASSIGN_OR_RETURN(const auto host, core::make_disk_fs("/"));
+  ACCO_ASSIGN_OR_RETURN(auto file, read_pci_ids(*host, named));
+  return names_from(std::move(file));
+}
+
+ProbeResult finish(Machine machine, NvmlReport nvml, std::string origin, const PciNames& names) {
   machine.nvml = std::move(nvml);
   machine.origin = std::move(origin);
+  machine.pci_ids = names.source;
+  name_devices(machine, names.ids ? &*names.ids : nullptr);
   annotate_links(machine);
   ProbeResult result;
   result.findings = check(machine);
@@ -70,10 +102,19 @@ void set_direct_io(Machine& machine, std::optional<DirectIo> direct_io, std::str
 }  // namespace
 
 nlohmann::json to_json(const Snapshot& snapshot) {
-  return {{"schema", kSnapshotSchema},        {"created", snapshot.created},
-          {"origin", snapshot.origin},        {"acco_version", snapshot.acco_version},
-          {"fs", core::to_json(snapshot.fs)}, {"nvml", to_json(snapshot.nvml)},
-          {"hwloc_xml", snapshot.hwloc_xml}};
+  const auto& source = snapshot.pci_ids_source;
+  return {{"schema", kSnapshotSchema},
+          {"created", snapshot.created},
+          {"origin", snapshot.origin},
+          {"acco_version", snapshot.acco_version},
+          {"fs", core::to_json(snapshot.fs)},
+          {"nvml", to_json(snapshot.nvml)},
+          {"hwloc_xml", snapshot.hwloc_xml},
+          {"pci_ids",
+           {{"path", source.path},
+            {"version", source.version},
+            {"unavailable", source.unavailable},
+            {"entries", snapshot.pci_ids}}}};
 }
 
 Result<Snapshot> snapshot_from_json(const nlohmann::json& j) {
@@ -96,6 +137,17 @@ Result<Snapshot> snapshot_from_json(const nlohmann::json& j) {
     } else {
       in.add(std::move(record).error());
     }
+  }
+  if (const nlohmann::json* pci = in.optional_field("pci_ids")) {
+    core::JsonReader names(*pci, "pci_ids", options);
+    s.pci_ids_source.path = names.optional_string("path").value_or("");
+    s.pci_ids_source.version = names.optional_string("version").value_or("");
+    s.pci_ids_source.unavailable = names.optional_string("unavailable").value_or("");
+    s.pci_ids = names.optional_string("entries").value_or("");
+    in.add(names.status());
+  } else {
+    s.pci_ids_source.unavailable =
+        "the snapshot holds no PCI ID database entries (taken by an older acco)";
   }
   if (const nlohmann::json* nvml = in.optional_field("nvml")) {
     if (auto report = nvml_report_from_json(*nvml)) {
@@ -129,9 +181,19 @@ Result<ProbeResult> probe(const ProbeRequest& request) {
     } else {
       add_hwloc(machine, {HwlocInputKind::kXmlText, snapshot.hwloc_xml});
     }
+    PciNames names;
+    if (!request.pci_ids.empty()) {
+      ACCO_ASSIGN_OR_RETURN(names, load_pci_names(fs, request.pci_ids));
+    } else {
+      names.source = snapshot.pci_ids_source;
+      if (names.source.unavailable.empty()) {
+        names.ids = parse_pci_ids(snapshot.pci_ids);
+      }
+    }
     return finish(std::move(machine), snapshot.nvml,
                   fmt::format("snapshot {} (taken {} from {})", request.from_snapshot,
-                              snapshot.created, snapshot.origin));
+                              snapshot.created, snapshot.origin),
+                  names);
   }
 
   if (!request.hwloc_xml.empty()) {
@@ -139,7 +201,11 @@ Result<ProbeResult> probe(const ProbeRequest& request) {
                           discover_hwloc({HwlocInputKind::kXmlFile, request.hwloc_xml}));
     NvmlReport nvml;
     nvml.reason = "not in an hwloc XML export";
-    return finish(machine_from_hwloc(view, ""), std::move(nvml), "hwloc XML " + request.hwloc_xml);
+    // The export names no database: this host's names its ids as well as any.
+    ACCO_ASSIGN_OR_RETURN(const auto host, core::make_disk_fs("/"));
+    ACCO_ASSIGN_OR_RETURN(const PciNames names, load_pci_names(*host, request.pci_ids));
+    return finish(machine_from_hwloc(view, ""), std::move(nvml), "hwloc XML " + request.hwloc_xml,
+                  names);
   }
 
   ACCO_ASSIGN_OR_RETURN(const auto disk, core::make_disk_fs(request.sysroot));
@@ -174,6 +240,9 @@ Result<ProbeResult> probe(const ProbeRequest& request) {
     }
   }
   std::string hwloc_xml = add_hwloc(machine, {HwlocInputKind::kFsRoot, request.sysroot, record});
+  // Read past the recording: a snapshot keeps only the entries that name this machine's devices,
+  // not the 1.3 MB database.
+  ACCO_ASSIGN_OR_RETURN(const PciNames names, load_pci_names(*disk, request.pci_ids));
   std::optional<Snapshot> snapshot;
   if (record) {
     snapshot.emplace();
@@ -183,12 +252,16 @@ Result<ProbeResult> probe(const ProbeRequest& request) {
     snapshot->fs = recording.record();
     snapshot->nvml = nvml;
     snapshot->hwloc_xml = std::move(hwloc_xml);
+    snapshot->pci_ids_source = names.source;
+    if (names.ids) {
+      snapshot->pci_ids = names.ids->excerpt(pci_id_keys(machine));
+    }
   }
   if (!request.write_snapshot.empty()) {
     ACCO_RETURN_IF_ERROR(write_snapshot(request.write_snapshot, *snapshot));
   }
   ProbeResult result = finish(std::move(machine), std::move(nvml),
-                              live_root ? std::string("/") : "sysroot " + request.sysroot);
+                              live_root ? std::string("/") : "sysroot " + request.sysroot, names);
   if (request.capture_snapshot) {
     result.snapshot = std::move(snapshot);
   }

@@ -86,6 +86,15 @@ struct PciDevice {
   // (/proc/irq/N/smp_affinity_list). Empty when the device has none or they were not read.
   std::vector<Irq> irqs = {};
 
+  // Names from the PCI ID database (pci.ids), each empty when it does not list the ids: the
+  // vendor ("NVIDIA Corporation") and the subsystem's entry under the device.
+  std::string vendor_name = {};
+  std::string subsystem_name = {};
+  // The name shown for the device: NVML's for a GPU it answered for, else the database's device
+  // entry ("MT2910 Family [ConnectX-7]"), else "Vendor Device dddd" when only the vendor is
+  // listed; empty when nothing names it (the ids are then all there is).
+  std::string model = {};
+
   bool operator==(const PciDevice&) const = default;
 };
 
@@ -350,6 +359,14 @@ struct HostLimits {
   bool operator==(const HostLimits&) const = default;
 };
 
+// The PCI ID database the devices were named from, or why they were not.
+struct PciIdsSource {
+  std::string path;         // "/usr/share/misc/pci.ids" (within the sysroot) or the file named
+  std::string version;      // its "Version:" header line: "2023.04.10"; empty when none
+  std::string unavailable;  // why there are no names; empty when the database was read
+  bool operator==(const PciIdsSource&) const = default;
+};
+
 struct Machine {
   std::string origin;  // "/" , "sysroot /tmp/x" or "snapshot file.json"
   std::string hostname;
@@ -367,6 +384,7 @@ struct Machine {
   Iommu iommu;
   GpuDirect gpudirect;
   NvmlReport nvml;
+  PciIdsSource pci_ids = {};
   std::vector<InputIssue> input_issues;
   // /sys/devices/system/cpu/online, and the distinct physical_package_id values of those CPUs
   // (-1, which s390 and POWER7 report, is unknown and left out), sorted.

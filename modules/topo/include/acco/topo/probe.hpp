@@ -43,6 +43,10 @@ struct ProbeRequest {
   // says "recorded machine".
   std::optional<DirectIo> direct_io = {};
   std::string direct_io_untried = {};
+  // The PCI ID database to name devices from (the pci-ids setting): a file of this host. Empty:
+  // the sysroot's (kPciIdsPaths under it), a snapshot's own entries, this host's for an hwloc
+  // XML export.
+  std::string pci_ids = {};
 };
 
 // What a snapshot file holds: every file-system answer and NVML's report.
@@ -55,6 +59,11 @@ struct Snapshot {
   // hwloc's XML export of the machine, replayed by --from; empty in snapshots of acco before 0.2
   // (their CPU topology is then unknown).
   std::string hwloc_xml;
+  // The PCI ID database's entries for the machine's devices (PciIds::excerpt, pci.ids format)
+  // and where they came from; `pci_ids_source.unavailable` says why there are none (snapshots
+  // of acco before 0.2 hold neither).
+  PciIdsSource pci_ids_source;
+  std::string pci_ids;
 };
 
 struct ProbeResult {
@@ -70,8 +79,8 @@ struct ProbeResult {
 // Writes `snapshot` to `path` atomically. Errors as core::write_file_atomic, prefixed "snapshot".
 [[nodiscard]] Status write_snapshot(const std::string& path, const Snapshot& snapshot);
 
-// Errors: kNotFound (no sysroot, no snapshot or XML file), kInvalidArgument (malformed snapshot or
-// XML),
+// Errors: kNotFound (no sysroot, no snapshot or XML file, no file at `pci_ids`), kInvalidArgument
+// (malformed snapshot or XML),
 // kUnavailable/kNotFound when the snapshot cannot be written (nothing half-written is left).
 [[nodiscard]] Result<ProbeResult> probe(const ProbeRequest& request);
 
