@@ -945,6 +945,48 @@ TEST(CliTest, RulesListsEveryRule) {
   }
 }
 
+// The README's "What it checks" is the rule list of `acco rules --json`, one table row per rule
+// between its BEGIN and END markers; ACCO_UPDATE_GOLDEN=1 rewrites the rows.
+TEST(CliTest, ReadmeListsWhatAccoRulesPrints) {
+  const auto r = acco({"rules", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::string rows = "| rule | severity | finds |\n|---|---|---|\n";
+  std::size_t count = 0;
+  for (const auto& rule : nlohmann::json::parse(r.out)) {
+    const auto lowest = rule.at("lowest").get<std::string>();
+    const auto highest = rule.at("highest").get<std::string>();
+    rows += "| `" + rule.at("rule").get<std::string>() + "` | " +
+            (lowest == highest ? lowest : lowest + ".." + highest) + " | " +
+            rule.at("title").get<std::string>() + " |\n";
+    ++count;
+  }
+  EXPECT_GE(count, 39U);
+  const auto path = stdfs::path(ACCO_SOURCE_DIR) / "README.md";
+  std::string readme = slurp(path);
+  const std::string begin = "<!-- BEGIN acco rules";
+  const std::string end = "<!-- END acco rules -->";
+  const auto b = readme.find(begin);
+  ASSERT_NE(b, std::string::npos) << "README.md has no '" << begin << "' marker";
+  const auto first = readme.find('\n', b) + 1;
+  const auto e = readme.find(end, first);
+  ASSERT_NE(e, std::string::npos) << "README.md has no '" << end << "' marker";
+  if (const char* update = std::getenv("ACCO_UPDATE_GOLDEN"); update != nullptr && *update == '1') {
+    readme.replace(first, e - first, rows);
+    std::ofstream(path, std::ios::binary) << readme;
+    return;
+  }
+  EXPECT_EQ(readme.substr(first, e - first), rows)
+      << "README.md's rule list differs from `acco rules`; rerun with ACCO_UPDATE_GOLDEN=1";
+  EXPECT_THAT(r.out, HasSubstr("tune-profile-missing"));
+}
+
+TEST(CliTest, RulesShowsEachRulesSeverities) {
+  const auto r = acco({"rules"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("pcie-link-downtrained        info..critical    PCIe link trained"));
+  EXPECT_THAT(r.out, HasSubstr("tune-profile-missing         info              no acco tune"));
+}
+
 // Without a PCI ID database the devices keep their ids, and the report says so once, not per
 // device; a database named with ACCO_PCI_IDS names them; one named that is missing is an error.
 TEST(CliTest, WithoutAPciIdDatabaseTheProbeSaysSoOnce) {

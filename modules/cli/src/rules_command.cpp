@@ -1,5 +1,6 @@
-// `acco rules`: the rules the checks can report, with their titles.
+// `acco rules`: every rule a finding can name (topo::rules()), with its severities and title.
 #include <memory>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -13,6 +14,13 @@
 namespace acco::cli {
 namespace {
 
+// "warning", or "info..critical" for a rule whose findings range over severities.
+std::string severity_range(const topo::RuleInfo& r) {
+  return r.lowest == r.highest
+             ? std::string(topo::to_string(r.lowest))
+             : fmt::format("{}..{}", topo::to_string(r.lowest), topo::to_string(r.highest));
+}
+
 class RulesCommand final : public Command {
  public:
   Output run(const Invocation& inv) const override {
@@ -20,13 +28,16 @@ class RulesCommand final : public Command {
     if (inv.format == Format::kJson) {
       nlohmann::json j = nlohmann::json::array();
       for (const auto& r : topo::rules()) {
-        j.push_back({{"rule", r.id}, {"title", r.title}});
+        j.push_back({{"rule", r.id},
+                     {"title", r.title},
+                     {"lowest", topo::to_string(r.lowest)},
+                     {"highest", topo::to_string(r.highest)}});
       }
       out.out = j.dump(2) + "\n";
       return out;
     }
     for (const auto& r : topo::rules()) {
-      out.out += fmt::format("{:<28} {}\n", r.id, r.title);
+      out.out += fmt::format("{:<28} {:<17} {}\n", r.id, severity_range(r), r.title);
     }
     return out;
   }
@@ -35,7 +46,7 @@ class RulesCommand final : public Command {
 }  // namespace
 
 CommandSpec rules_command() {
-  return {"rules", "list the rules checks can report",
+  return {"rules", "list the rules findings can name, with their severities",
           [](CLI::App& sub, SharedFlags& shared) -> FinishParse {
             add_json_flag(sub, shared, "print JSON");
             return [](const core::Settings&) -> Result<std::unique_ptr<Command>> {

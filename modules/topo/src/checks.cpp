@@ -1,6 +1,9 @@
 // The rule table: one row per rule, from which both the documented list (rules(), what `acco
 // rules` prints) and the checks that check() runs come, so a rule cannot be run without being
-// documented or documented without being run. The checks themselves live in checks/ by theme.
+// documented or documented without being run. The checks themselves live in checks/ by theme. A
+// rule whose evidence topo does not read is listed here too, without a check, and raised where
+// that evidence is read (tune-profile-missing: the doctor, from the saved tune profile); the CLI's
+// rules_test holds every rule id raised anywhere in the sources against this table.
 #include "acco/topo/checks.hpp"
 
 #include <algorithm>
@@ -21,7 +24,7 @@ struct Rule {
   Severity lowest;   // the least severe finding the rule reports
   Severity highest;  // the most severe
   std::string_view title;
-  CheckFn check;
+  CheckFn check;  // nullptr: raised outside topo (see the top of this file)
   // Its findings rest on PCIe link figures, which a virtual machine's hypervisor makes up.
   bool reads_links = false;
 };
@@ -125,6 +128,11 @@ constexpr std::array kRules = {
          detail::check_hwloc_disagrees},
     Rule{"input-unreadable", kInfo, kInfo, "a sysfs/procfs file exists but could not be understood",
          detail::check_input_unreadable},
+    // Raised by `acco doctor` on the live machine, which reads the saved profile (acco::tune sits
+    // above topo).
+    Rule{"tune-profile-missing", kInfo, kInfo,
+         "no acco tune profile for this machine: the transfer engine runs on its defaults",
+         nullptr},
 };
 
 }  // namespace
@@ -163,9 +171,19 @@ const std::vector<RuleInfo>& rules() {
   return table;
 }
 
+const RuleInfo* find_rule(std::string_view id) {
+  const auto& all = rules();
+  const auto it =
+      std::find_if(all.begin(), all.end(), [&](const RuleInfo& r) { return r.id == id; });
+  return it == all.end() ? nullptr : &*it;
+}
+
 std::vector<Finding> check(const Machine& machine) {
   std::vector<Finding> out;
   for (const Rule& rule : kRules) {
+    if (rule.check == nullptr) {
+      continue;
+    }
     const std::size_t first = out.size();
     rule.check(machine, out);
     for (std::size_t i = first; i < out.size(); ++i) {

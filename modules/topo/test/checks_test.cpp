@@ -848,7 +848,7 @@ TEST(ChecksTest, RuleIdsAreUniqueAndEachHasATitleAndAnOrderedRange) {
     EXPECT_FALSE(r.title.empty()) << r.id;
     EXPECT_LE(r.lowest, r.highest) << r.id;
   }
-  EXPECT_EQ(ids.size(), 38U);
+  EXPECT_EQ(ids.size(), 39U);
 }
 
 }  // namespace

@@ -37,9 +37,13 @@ struct RuleInfo {
   Severity highest = Severity::kInfo;  // the most severe
 };
 
-// Every rule acco knows, in documentation order. The same table drives check(), so every rule
-// listed here is run and every finding's rule is listed here, with a severity in its range.
+// Every rule acco can report, in documentation order. The same table drives check(), so every
+// rule listed here is run and every finding's rule is listed here, with a severity in its range;
+// the one exception, tune-profile-missing, is listed here and raised by `acco doctor`, which reads
+// the saved tune profile that topo does not know.
 [[nodiscard]] const std::vector<RuleInfo>& rules();
+// The rule with this id; nullptr when there is none.
+[[nodiscard]] const RuleInfo* find_rule(std::string_view id);
 
 // Runs every rule's check. Sorted by severity (critical first), then rule id, then devices;
 // findings equal in all three keep the order their check reported them in.
