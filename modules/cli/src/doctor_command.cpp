@@ -21,8 +21,6 @@
 namespace acco::cli {
 namespace {
 
-constexpr std::size_t kFixFirst = 3;  // findings named in "fix first"
-
 // Info when acco tune has no profile for this machine: the engine then runs on its defaults.
 // The fingerprint is the profile's key, so a profile for another fingerprint in the directory
 // means the machine changed (a GPU added, moved or replaced) since the last tune.
@@ -86,9 +84,9 @@ class DoctorCommand final : public Command {
                           {"results", measured ? bench::to_json(*measured)["results"]
                                                : nlohmann::ordered_json::array()}};
       nlohmann::ordered_json first = nlohmann::ordered_json::array();
-      for (const auto& f : result->findings) {
-        if (f.severity != topo::Severity::kInfo && first.size() < kFixFirst) {
-          first.push_back(f.rule);
+      for (const auto& s : topo::fix_first(result->findings)) {
+        if (first.size() < kFixFirst) {
+          first.push_back(s.rule);
         }
       }
       j["fix_first"] = first;

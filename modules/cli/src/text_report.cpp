@@ -417,6 +417,15 @@ std::string matrix_section(const topo::Machine& m,
   return out;
 }
 
+// "a b c", or "a b c and 3 more" past four.
+std::string device_list(const std::vector<std::string>& devices) {
+  if (devices.size() > 4) {
+    return fmt::format("{} {} {} and {} more", devices[0], devices[1], devices[2],
+                       devices.size() - 3);
+  }
+  return fmt::format("{}", fmt::join(devices, " "));
+}
+
 std::string findings_section(const std::vector<topo::Finding>& findings) {
   std::map<topo::Severity, int> counts;
   for (const auto& f : findings) {
@@ -429,15 +438,8 @@ std::string findings_section(const std::vector<topo::Finding>& findings) {
     return out + "  none: every check passed\n";
   }
   for (const auto& f : findings) {
-    std::string devices;
-    for (const auto& d : f.devices) {
-      devices += " " + d;
-    }
-    if (f.devices.size() > 4) {
-      devices = fmt::format(" {} {} {} and {} more", f.devices[0], f.devices[1], f.devices[2],
-                            f.devices.size() - 3);
-    }
-    out += fmt::format("\n  [{}] {}{}\n", topo::to_string(f.severity), f.rule, devices);
+    out += fmt::format("\n  [{}] {}{}{}\n", topo::to_string(f.severity), f.rule,
+                       f.devices.empty() ? "" : " ", device_list(f.devices));
     out += fmt::format("    {}\n", f.message);
     for (const auto& e : f.evidence) {
       out += fmt::format("    evidence: {} = {}\n", e.source, e.value);
@@ -462,21 +464,33 @@ std::string probe_text(const topo::Machine& machine, const std::vector<topo::Fin
 
 std::string doctor_summary_text(const std::vector<topo::Finding>& findings) {
   std::string out = "\nDoctor's summary\n";
-  std::vector<const topo::Finding*> actionable;
-  for (const auto& f : findings) {
-    if (f.severity != topo::Severity::kInfo) {
-      actionable.push_back(&f);
-    }
-  }
-  if (actionable.empty()) {
+  const auto summary = topo::fix_first(findings);
+  if (summary.empty()) {
     return out + "  Nothing to fix: no warning or critical finding.\n";
   }
-  out += fmt::format("  {} problem(s) to fix; start with:\n", actionable.size());
-  const std::size_t shown = std::min<std::size_t>(actionable.size(), 3);
+  std::size_t problems = 0;
+  for (const auto& s : summary) {
+    problems += s.findings.size();
+  }
+  out += fmt::format("  {} problem(s) to fix, from {} rule(s); start with:\n", problems,
+                     summary.size());
+  const std::size_t shown = std::min(summary.size(), kFixFirst);
   for (std::size_t i = 0; i < shown; ++i) {
-    out += fmt::format("  {}. [{}] {}: {}\n     fix: {}\n", i + 1,
-                       topo::to_string(actionable[i]->severity), actionable[i]->rule,
-                       actionable[i]->message, actionable[i]->recommendation);
+    const auto& s = summary[i];
+    const topo::Finding& first = findings[s.findings.front()];
+    if (s.findings.size() == 1) {
+      out += fmt::format("  {}. [{}] {}: {}\n     fix: {}\n", i + 1, topo::to_string(s.severity),
+                         s.rule, first.message, first.recommendation);
+      continue;
+    }
+    // One rule on several devices: what the rule says, the devices it hit, then the first
+    // finding in full (the findings above give each one's own numbers and fix).
+    const auto* rule = topo::find_rule(s.rule);
+    out +=
+        fmt::format("  {}. [{}] {}: {} ({} findings on {})\n     first: {}\n     fix: {}\n", i + 1,
+                    topo::to_string(s.severity), s.rule,
+                    rule != nullptr ? rule->title : std::string("see the findings above"),
+                    s.findings.size(), device_list(s.devices), first.message, first.recommendation);
   }
   return out;
 }

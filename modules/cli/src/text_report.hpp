@@ -2,6 +2,7 @@
 // findings sorted by severity; the aligned tables the other text reports share.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -19,7 +20,11 @@ namespace acco::cli {
 [[nodiscard]] std::string probe_text(const topo::Machine& machine,
                                      const std::vector<topo::Finding>& findings,
                                      const std::string& machine_lines = "");
-// The doctor's closing summary: counts and the few findings to fix first.
+// Rules named in the doctor's "start with" list (text and JSON).
+inline constexpr std::size_t kFixFirst = 3;
+
+// The doctor's closing summary: counts, and the first kFixFirst rules of topo::fix_first, each
+// with its devices and its first finding's message and fix.
 [[nodiscard]] std::string doctor_summary_text(const std::vector<topo::Finding>& findings);
 
 }  // namespace acco::cli

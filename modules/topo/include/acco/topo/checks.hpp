@@ -45,6 +45,20 @@ struct RuleInfo {
 // The rule with this id; nullptr when there is none.
 [[nodiscard]] const RuleInfo* find_rule(std::string_view id);
 
+// The warning and critical findings of one rule, for the doctor's "start with" list.
+struct RuleSummary {
+  std::string rule;
+  Severity severity = Severity::kWarning;  // the most severe of its findings
+  std::vector<std::size_t> findings;       // indices into the findings given, in their order
+  std::vector<std::string> devices;        // every device they name, each once, in order
+  bool operator==(const RuleSummary&) const = default;
+};
+
+// One entry per rule with a warning or critical finding (info is not a problem to fix), ranked by
+// impact: critical before warning, then the rule whose findings name more devices, then more
+// findings, then by rule id.
+[[nodiscard]] std::vector<RuleSummary> fix_first(const std::vector<Finding>& findings);
+
 // Runs every rule's check. Sorted by severity (critical first), then rule id, then devices;
 // findings equal in all three keep the order their check reported them in.
 // `machine` must be annotated (annotate_links).
