@@ -164,55 +164,57 @@ Status write_snapshot(const std::string& path, const Snapshot& snapshot) {
   return {};
 }
 
-Result<ProbeResult> probe(const ProbeRequest& request) {
-  if (!request.from_snapshot.empty()) {
-    ACCO_ASSIGN_OR_RETURN(const nlohmann::json j, core::read_json_file(request.from_snapshot),
-                          "snapshot");
-    ACCO_ASSIGN_OR_RETURN(const Snapshot snapshot, snapshot_from_json(j),
-                          "snapshot " + request.from_snapshot);
-    core::ReplayFs fs(snapshot.fs);
-    ACCO_ASSIGN_OR_RETURN(Machine machine, discover_sysfs(fs), "snapshot " + request.from_snapshot);
-    if (!request.data_dir.empty()) {
-      read_data_dir(fs, request.data_dir, machine);
-      set_direct_io(machine, std::nullopt, kRecordedMachine);
-    }
-    if (snapshot.hwloc_xml.empty()) {
-      machine.cpu.unavailable = "the snapshot holds no hwloc XML (taken by an older acco)";
-    } else {
-      add_hwloc(machine, {HwlocInputKind::kXmlText, snapshot.hwloc_xml});
-    }
-    PciNames names;
-    if (!request.pci_ids.empty()) {
-      ACCO_ASSIGN_OR_RETURN(names, load_pci_names(fs, request.pci_ids));
-    } else {
-      names.source = snapshot.pci_ids_source;
-      if (names.source.unavailable.empty()) {
-        names.ids = parse_pci_ids(snapshot.pci_ids);
-      }
-    }
-    return finish(std::move(machine), snapshot.nvml,
-                  fmt::format("snapshot {} (taken {} from {})", request.from_snapshot,
-                              snapshot.created, snapshot.origin),
-                  names);
+namespace {
+
+// `acco probe --from FILE`: the machine the snapshot recorded, named from the database entries it
+// kept unless a database is named.
+Result<ProbeResult> probe_snapshot(const ProbeRequest& request) {
+  ACCO_ASSIGN_OR_RETURN(const nlohmann::json j, core::read_json_file(request.from_snapshot),
+                        "snapshot");
+  ACCO_ASSIGN_OR_RETURN(const Snapshot snapshot, snapshot_from_json(j),
+                        "snapshot " + request.from_snapshot);
+  core::ReplayFs fs(snapshot.fs);
+  ACCO_ASSIGN_OR_RETURN(Machine machine, discover_sysfs(fs), "snapshot " + request.from_snapshot);
+  if (!request.data_dir.empty()) {
+    read_data_dir(fs, request.data_dir, machine);
+    set_direct_io(machine, std::nullopt, kRecordedMachine);
   }
-
-  if (!request.hwloc_xml.empty()) {
-    ACCO_ASSIGN_OR_RETURN(const HwlocView view,
-                          discover_hwloc({HwlocInputKind::kXmlFile, request.hwloc_xml}));
-    NvmlReport nvml;
-    nvml.reason = "not in an hwloc XML export";
-    // The export names no database: this host's names its ids as well as any.
-    ACCO_ASSIGN_OR_RETURN(const auto host, core::make_disk_fs("/"));
-    ACCO_ASSIGN_OR_RETURN(const PciNames names, load_pci_names(*host, request.pci_ids));
-    return finish(machine_from_hwloc(view, ""), std::move(nvml), "hwloc XML " + request.hwloc_xml,
-                  names);
+  if (snapshot.hwloc_xml.empty()) {
+    machine.cpu.unavailable = "the snapshot holds no hwloc XML (taken by an older acco)";
+  } else {
+    add_hwloc(machine, {HwlocInputKind::kXmlText, snapshot.hwloc_xml});
   }
+  PciNames names;
+  if (!request.pci_ids.empty()) {
+    ACCO_ASSIGN_OR_RETURN(names, load_pci_names(fs, request.pci_ids));
+  } else {
+    names.source = snapshot.pci_ids_source;
+    if (names.source.unavailable.empty()) {
+      names.ids = parse_pci_ids(snapshot.pci_ids);
+    }
+  }
+  return finish(std::move(machine), snapshot.nvml,
+                fmt::format("snapshot {} (taken {} from {})", request.from_snapshot,
+                            snapshot.created, snapshot.origin),
+                names);
+}
 
-  ACCO_ASSIGN_OR_RETURN(const auto disk, core::make_disk_fs(request.sysroot));
-  core::RecordingFs recording(*disk);
-  const bool record = !request.write_snapshot.empty() || request.capture_snapshot;
-  const core::Fs& fs = record ? recording : *disk;
+// `acco probe --hwloc-xml FILE`: what the export holds.
+Result<ProbeResult> probe_hwloc_xml(const ProbeRequest& request) {
+  ACCO_ASSIGN_OR_RETURN(const HwlocView view,
+                        discover_hwloc({HwlocInputKind::kXmlFile, request.hwloc_xml}));
+  NvmlReport nvml;
+  nvml.reason = "not in an hwloc XML export";
+  // The export names no database: this host's names its ids as well as any.
+  ACCO_ASSIGN_OR_RETURN(const auto host, core::make_disk_fs("/"));
+  ACCO_ASSIGN_OR_RETURN(const PciNames names, load_pci_names(*host, request.pci_ids));
+  return finish(machine_from_hwloc(view, ""), std::move(nvml), "hwloc XML " + request.hwloc_xml,
+                names);
+}
 
+// NVML's report when the request asks for it (kUnavailable when it insists and there is none),
+// else why it was not queried.
+Result<NvmlReport> query_nvml_for(const ProbeRequest& request) {
   NvmlReport nvml;
   const bool live_root = request.sysroot == "/";
   const bool query =
@@ -229,6 +231,26 @@ Result<ProbeResult> probe(const ProbeRequest& request) {
                       ? "disabled (--nvml off)"
                       : "not queried for a sysroot other than / (set --nvml on to force)";
   }
+  return nvml;
+}
+
+}  // namespace
+
+Result<ProbeResult> probe(const ProbeRequest& request) {
+  if (!request.from_snapshot.empty()) {
+    return probe_snapshot(request);
+  }
+  if (!request.hwloc_xml.empty()) {
+    return probe_hwloc_xml(request);
+  }
+
+  ACCO_ASSIGN_OR_RETURN(const auto disk, core::make_disk_fs(request.sysroot));
+  core::RecordingFs recording(*disk);
+  const bool record = !request.write_snapshot.empty() || request.capture_snapshot;
+  const core::Fs& fs = record ? recording : *disk;
+
+  const bool live_root = request.sysroot == "/";
+  ACCO_ASSIGN_OR_RETURN(NvmlReport nvml, query_nvml_for(request));
 
   ACCO_ASSIGN_OR_RETURN(Machine machine, discover_sysfs(fs), "sysroot " + request.sysroot);
   if (!request.data_dir.empty()) {
