@@ -10,6 +10,8 @@
 #include <optional>
 #include <set>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -25,6 +27,7 @@ namespace acco::testing {
 namespace {
 
 namespace stdfs = std::filesystem;
+using ::testing::Contains;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
@@ -1027,6 +1030,35 @@ TEST(CliTest, WithoutAPciIdDatabaseTheProbeSaysSoOnce) {
   expect_one_line_error(
       acco({"probe", "--sysroot", dir.path().string(), "--pci-ids", "/nonexistent/pci.ids"}), 66,
       "PCI ID database: /nonexistent/pci.ids");
+}
+
+// kvm_guest's four H200s (10de:2335) are newer than its database (2023.04.10): lspci's words for
+// them, one line that says why, and the ids in the JSON.
+TEST(CliTest, ADatabaseOlderThanTheGpusSaysSoOnceAndKeepsTheIds) {
+  TempDir dir;
+  write_kvm_guest(dir.path());
+  const auto r = acco({"probe", "--sysroot", dir.path().string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(count_lines_with(r.out, "PCI names:"), 1) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("PCI names: /usr/share/hwdata/pci.ids (2023.04.10) does not list "
+                               "10de:2335 (4 devices); a newer database may (update-pciids, or "
+                               "name one with --pci-ids)\n"));
+  EXPECT_EQ(count_lines_with(r.out, "NVIDIA Corporation Device 2335"), 4) << r.out;
+  const auto j = acco({"probe", "--json", "--sysroot", dir.path().string()});
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  expect_conforms(j.out);
+  const auto json = nlohmann::json::parse(j.out);
+  EXPECT_THAT(json["machine"]["pci_ids"]["unlisted"].get<std::vector<std::string>>(),
+              Contains("10de:2335"));
+  int gpus = 0;
+  for (const auto& d : json["devices"]) {
+    if (d["device_id"] == "0x2335") {
+      EXPECT_EQ(d["vendor_id"], "0x10de");
+      EXPECT_EQ(d["model"], "NVIDIA Corporation Device 2335");
+      ++gpus;
+    }
+  }
+  EXPECT_EQ(gpus, 4);
 }
 
 TEST(CliTest, ConfigShowsWhoSetEachSetting) {

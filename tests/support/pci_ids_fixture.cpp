@@ -14,6 +14,10 @@ std::string_view pci_ids_fixture() {
 #	package ships it) for the ids of acco's generated test machines. 10de:2335 (H200) and
 #	10de:22a3 (NVSwitch) were not listed yet in this version.
 #
+#	The database can be distributed under either the GNU General Public License (version 2
+#	or higher) or the 3-clause BSD License; its copyright is held by Martin Mares and Albert
+#	Pool.
+#
 
 # Vendors, devices and subsystems. Please keep sorted.
 

@@ -54,6 +54,49 @@ std::vector<std::pair<std::string, const topo::PciDevice*>> labelled(const topo:
   return out;
 }
 
+// The shown devices the database has no entry for (and NVML did not name), once per id: a
+// database older than the hardware, which names them only "Vendor Device dddd" as lspci does.
+std::string unlisted_note(const topo::Machine& m) {
+  if (m.pci_ids.unlisted.empty()) {
+    return {};
+  }
+  std::vector<std::pair<std::string, int>> shown;  // id, devices
+  for (const auto& [label, d] : labelled(m)) {
+    if (const auto* g = m.nvml_gpu(d->address); g != nullptr && !g->name.empty()) {
+      continue;
+    }
+    const auto id = fmt::format("{:04x}:{:04x}", d->vendor_id, d->device_id);
+    if (std::find(m.pci_ids.unlisted.begin(), m.pci_ids.unlisted.end(), id) ==
+        m.pci_ids.unlisted.end()) {
+      continue;
+    }
+    const auto it =
+        std::find_if(shown.begin(), shown.end(), [&id](const auto& s) { return s.first == id; });
+    if (it == shown.end()) {
+      shown.emplace_back(id, 1);
+    } else {
+      ++it->second;
+    }
+  }
+  if (shown.empty()) {
+    return {};
+  }
+  constexpr std::size_t kShownIds = 4;
+  std::vector<std::string> ids;
+  for (std::size_t i = 0; i < shown.size() && i < kShownIds; ++i) {
+    const auto& [id, devices] = shown[i];
+    ids.push_back(devices > 1 ? fmt::format("{} ({} devices)", id, devices) : id);
+  }
+  if (shown.size() > kShownIds) {
+    ids.push_back(fmt::format("{} more", shown.size() - kShownIds));
+  }
+  return fmt::format(
+      "PCI names: {}{} does not list {}; a newer database may (update-pciids, or name one with "
+      "--pci-ids)\n",
+      m.pci_ids.path, m.pci_ids.version.empty() ? "" : fmt::format(" ({})", m.pci_ids.version),
+      fmt::join(ids, ", "));
+}
+
 // The model (NVML's name, else the PCI ID database's), else the ids; then the device's
 // interfaces, ports and controllers.
 std::string name_of(const topo::Machine& m, const topo::PciDevice& d) {
@@ -244,6 +287,7 @@ std::string header(const topo::Machine& m) {
         "hwdata package, or name a database with --pci-ids or ACCO_PCI_IDS)\n",
         m.pci_ids.unavailable);
   }
+  out += unlisted_note(m);
   if (m.nvml.available) {
     out += fmt::format("NVML: driver {}, {} GPU(s)\n", m.nvml.driver_version, m.nvml.gpus.size());
   } else {

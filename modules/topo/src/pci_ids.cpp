@@ -313,6 +313,8 @@ std::string model_name(const NvmlGpu* gpu, const PciIdNames& names, std::uint16_
 }
 
 void name_devices(Machine& machine, const PciIds* ids) {
+  auto& unlisted = machine.pci_ids.unlisted;
+  unlisted.clear();
   for (auto& d : machine.pci_devices) {
     const PciIdNames names =
         ids != nullptr
@@ -321,6 +323,12 @@ void name_devices(Machine& machine, const PciIds* ids) {
     d.vendor_name = names.vendor;
     d.subsystem_name = names.subsystem;
     d.model = model_name(machine.nvml_gpu(d.address), names, d.device_id);
+    if (ids != nullptr && names.device.empty()) {
+      auto id = fmt::format("{:04x}:{:04x}", d.vendor_id, d.device_id);
+      if (std::find(unlisted.begin(), unlisted.end(), id) == unlisted.end()) {
+        unlisted.push_back(std::move(id));
+      }
+    }
   }
 }
 

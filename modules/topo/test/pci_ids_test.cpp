@@ -29,6 +29,8 @@ namespace {
 using ::acco::testing::IsOk;
 using ::acco::testing::StatusIs;
 using acco::testing::TempDir;
+using ::testing::Contains;
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::Not;
@@ -277,7 +279,12 @@ TEST(PciIdsTest, AProbeNamesDevicesFromTheSysrootsDatabase) {
   TempDir root;
   acco::testing::write_dgx_h100(root.path());
   const auto r = probe_sysroot(root.path());
-  EXPECT_EQ(r.machine.pci_ids, (PciIdsSource{"/usr/share/misc/pci.ids", "2023.04.10", ""}));
+  EXPECT_EQ(r.machine.pci_ids.path, "/usr/share/misc/pci.ids");
+  EXPECT_EQ(r.machine.pci_ids.version, "2023.04.10");
+  EXPECT_EQ(r.machine.pci_ids.unavailable, "");
+  // The NVSwitch came after this version of the database; the H100 did not.
+  EXPECT_THAT(r.machine.pci_ids.unlisted, Contains("10de:22a3"));
+  EXPECT_THAT(r.machine.pci_ids.unlisted, Not(Contains("10de:2330")));
   const auto& gpu = device_at(r.machine, "0000:18:00.0");
   EXPECT_EQ(gpu.model, "GH100[H100 SXM5 80GB]");
   EXPECT_EQ(gpu.vendor_name, "NVIDIA Corporation");
@@ -292,6 +299,99 @@ TEST(PciIdsTest, AProbeWithoutADatabaseSaysWhyAndNamesNothing) {
   const auto r = probe_sysroot(root.path());
   EXPECT_EQ(r.machine.pci_ids.unavailable,
             "no PCI ID database at /usr/share/misc/pci.ids or /usr/share/hwdata/pci.ids");
+  for (const auto& d : r.machine.pci_devices) {
+    EXPECT_THAT(d.model, IsEmpty()) << d.address;
+  }
+}
+
+// A database written in pci.ids' documented format (vendor lines, tab-indented devices,
+// two-tab "subvendor subdevice  name" subsystems) that is older than some of the hardware: the
+// H200 (10de:2335) came after it, its vendor did not. Not the real file's entries.
+constexpr const char* kOlderThanTheHardware =
+    "#\tVersion: 2023.04.10\n"
+    "10de  NVIDIA Corporation\n"
+    "\t2330  GH100 [H100 SXM5 80GB]\n"
+    "\t\t10de 16c1  H100 SXM5 80GB\n"
+    "15b3  Mellanox Technologies\n"
+    "\t1021  MT2910 Family [ConnectX-7]\n";
+
+PciDevice function(std::string address, DeviceKind kind, std::uint16_t vendor, std::uint16_t device,
+                   std::uint16_t subsystem_device = 0) {
+  PciDevice d;
+  d.address = std::move(address);
+  d.kind = kind;
+  d.vendor_id = vendor;
+  d.device_id = device;
+  d.subsystem_vendor_id = subsystem_device != 0 ? vendor : 0;
+  d.subsystem_device_id = subsystem_device;
+  return d;
+}
+
+// Eight identical H200s the database does not list, two listed H100s (one with its subsystem
+// entry), a NIC and a device of a vendor the database does not know; NVML names one H200.
+TEST(PciIdsTest, DevicesNewerThanTheDatabaseGoByTheVendorsWordsAndAreListedOnce) {
+  Machine m;
+  for (int i = 0; i < 8; ++i) {
+    m.pci_devices.push_back(
+        function("0000:1" + std::to_string(i) + ":00.0", DeviceKind::kGpu, 0x10de, 0x2335));
+  }
+  m.pci_devices.push_back(function("0000:30:00.0", DeviceKind::kGpu, 0x10de, 0x2330, 0x16c1));
+  m.pci_devices.push_back(function("0000:31:00.0", DeviceKind::kGpu, 0x10de, 0x2330, 0x16c2));
+  m.pci_devices.push_back(function("0000:40:00.0", DeviceKind::kNic, 0x15b3, 0x1021));
+  m.pci_devices.push_back(function("0000:50:00.0", DeviceKind::kAccelerator, 0x1ded, 0x0001));
+  NvmlGpu gpu;
+  gpu.pci = "0000:13:00.0";
+  gpu.name = "NVIDIA H200";
+  m.nvml.available = true;
+  m.nvml.gpus = {gpu};
+  const PciIds ids = parse_pci_ids(kOlderThanTheHardware);
+  EXPECT_EQ(ids.skipped_lines(), 0U);
+  name_devices(m, &ids);
+  EXPECT_EQ(m.pci_devices[0].model, "NVIDIA Corporation Device 2335");
+  EXPECT_EQ(m.pci_devices[0].vendor_name, "NVIDIA Corporation");
+  EXPECT_EQ(m.pci_devices[3].model, "NVIDIA H200");  // NVML's name first
+  EXPECT_EQ(m.pci_devices[7].model, "NVIDIA Corporation Device 2335");
+  EXPECT_EQ(m.pci_devices[8].model, "GH100 [H100 SXM5 80GB]");
+  EXPECT_EQ(m.pci_devices[8].subsystem_name, "H100 SXM5 80GB");
+  EXPECT_EQ(m.pci_devices[9].subsystem_name, "");  // its subsystem is not listed
+  EXPECT_EQ(m.pci_devices[10].model, "MT2910 Family [ConnectX-7]");
+  EXPECT_EQ(m.pci_devices[11].model, "");  // nothing names it: the ids are all there is
+  EXPECT_EQ(m.pci_devices[11].vendor_name, "");
+  // Each id once, in address order, whatever named the devices.
+  EXPECT_THAT(m.pci_ids.unlisted, ElementsAre("10de:2335", "1ded:0001"));
+  // Naming again (a replay) gives the same list, not a longer one.
+  name_devices(m, &ids);
+  EXPECT_THAT(m.pci_ids.unlisted, ElementsAre("10de:2335", "1ded:0001"));
+  // Without a database nothing is "unlisted": there is nothing it could have listed.
+  name_devices(m, nullptr);
+  EXPECT_THAT(m.pci_ids.unlisted, IsEmpty());
+  EXPECT_EQ(m.pci_devices[3].model, "NVIDIA H200");
+  EXPECT_EQ(m.pci_devices[0].model, "");
+}
+
+// The excerpt a snapshot keeps for a device the database does not list holds its vendor, so the
+// replay says "NVIDIA Corporation Device 2335" as the live probe did.
+TEST(PciIdsTest, TheExcerptOfAnUnlistedDeviceKeepsItsVendor) {
+  const PciIds ids = parse_pci_ids(kOlderThanTheHardware);
+  const auto excerpt = ids.excerpt({{0x10de, 0x2335, 0, 0}, {0x10de, 0x2335, 0, 0}});
+  EXPECT_EQ(excerpt,
+            "# The entries of a PCI ID database that name one machine's devices\n"
+            "#\tVersion: 2023.04.10\n"
+            "10de  NVIDIA Corporation\n");
+  const PciIds replay = parse_pci_ids(excerpt);
+  EXPECT_EQ(replay.lookup({0x10de, 0x2335, 0, 0}), (PciIdNames{"NVIDIA Corporation", "", ""}));
+}
+
+// A database that is there but cannot be read (here a directory where the file should be) is the
+// same as none: the probe goes on, names nothing and says why; only a file named outright must
+// be read.
+TEST(PciIdsTest, AnUnreadableDatabaseNamesNothingAndSaysWhy) {
+  TempDir root;
+  acco::testing::write_ci_vm(root.path());
+  std::filesystem::create_directories(root.path() / "usr/share/misc/pci.ids");
+  const auto r = probe_sysroot(root.path());
+  EXPECT_THAT(r.machine.pci_ids.unavailable, HasSubstr("PCI ID database: /usr/share/misc/pci.ids"));
+  EXPECT_THAT(r.machine.pci_ids.unlisted, IsEmpty());
   for (const auto& d : r.machine.pci_devices) {
     EXPECT_THAT(d.model, IsEmpty()) << d.address;
   }

@@ -364,6 +364,10 @@ struct PciIdsSource {
   std::string path;         // "/usr/share/misc/pci.ids" (within the sysroot) or the file named
   std::string version;      // its "Version:" header line: "2023.04.10"; empty when none
   std::string unavailable;  // why there are no names; empty when the database was read
+  // "10de:2335": the vendor:device ids of the functions the database read does not list as a
+  // device (an older file than the hardware: lspci says "NVIDIA Corporation Device 2335"), each
+  // once, in address order. Empty when every function is listed or there is no database.
+  std::vector<std::string> unlisted = {};
   bool operator==(const PciIdsSource&) const = default;
 };
 

@@ -95,7 +95,8 @@ struct PciIdsFile {
                                      std::uint16_t device_id);
 
 // Sets every PCI function's vendor_name, subsystem_name and model from `ids` (nullptr: no
-// database, so only NVML's names) and machine.nvml.
+// database, so only NVML's names) and machine.nvml, and machine.pci_ids.unlisted to the ids
+// `ids` has no device entry for.
 void name_devices(Machine& machine, const PciIds* ids);
 
 // The keys of the machine's PCI functions, each once, in address order.
