@@ -1,7 +1,11 @@
 #include "acco/bench/machine_summary.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <cstdint>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -16,6 +20,13 @@ bool is_accelerator(const topo::PciDevice& d) {
 
 std::string ids(const topo::PciDevice& d) {
   return fmt::format("{:04x}:{:04x}", d.vendor_id, d.device_id);
+}
+
+bool iequal(std::string_view a, std::string_view b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](char x, char y) {
+    return std::tolower(static_cast<unsigned char>(x)) ==
+           std::tolower(static_cast<unsigned char>(y));
+  });
 }
 
 }  // namespace
@@ -60,6 +71,23 @@ nlohmann::json machine_summary(const topo::Machine& machine) {
                                                      : nlohmann::json(nullptr)},
       {"iommu_enabled", machine.iommu.enabled},
       {"accelerators", std::move(accelerators)}};
+}
+
+void name_from_devices(nlohmann::json& summary, const std::vector<device::DeviceInfo>& devices) {
+  const auto accelerators = summary.find("accelerators");
+  if (accelerators == summary.end() || !accelerators->is_array()) {
+    return;
+  }
+  for (auto& a : *accelerators) {
+    const auto pci = a.value("pci", std::string());
+    for (const auto& d : devices) {
+      // The driver's bus ids are lower case as sysfs's are; compare without case all the same.
+      if (!d.pci.empty() && !d.name.empty() && iequal(d.pci, pci)) {
+        a["name"] = d.name;
+        break;
+      }
+    }
+  }
 }
 
 std::string machine_fingerprint(const topo::Machine& machine) {

@@ -108,6 +108,12 @@ Result<BenchRun> run_benchmarks(const RunOptions& options, const topo::Machine* 
   }
   run.machine["backend"] = backend->name();
   if (backend->name() == "cuda") {
+    std::vector<device::DeviceInfo> infos;
+    infos.reserve(devices.size());
+    for (const auto* d : devices) {
+      infos.push_back(d->info());
+    }
+    name_from_devices(run.machine, infos);
     // The driver the backend loaded (loading it again is a reference count and an idempotent
     // cuInit): which CUDA versions this machine can run is part of what was measured.
     if (const auto driver = device::cuda_driver_info(); driver.has_value()) {

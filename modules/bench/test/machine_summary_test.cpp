@@ -63,6 +63,39 @@ TEST(MachineSummaryTest, ADeviceNvmlDoesNotNameGoesByItsPciIdName) {
   EXPECT_EQ(j["accelerators"][1]["name"], "NVIDIA Corporation Device 2335");
 }
 
+// The H200 on Debian 12: its pci.ids (2023.04.10) has no 10de:2335 and the bench's probe does
+// not ask NVML, so the CUDA driver's name is the only model name there is.
+TEST(MachineSummaryTest, TheDriversNameWinsForTheDeviceAtTheSameAddress) {
+  auto m = two_gpu_box();
+  m.nvml = {};
+  m.pci_devices[0].model = "NVIDIA Corporation Device 2335";
+  m.pci_devices[2].model = "NVIDIA Corporation Device 2335";
+  auto j = machine_summary(m);
+  ASSERT_EQ(j["accelerators"][0]["name"], "NVIDIA Corporation Device 2335");
+  device::DeviceInfo first;
+  first.name = "NVIDIA H200";
+  first.pci = "0000:18:00.0";
+  device::DeviceInfo emulated;  // no address: names nothing
+  emulated.name = "host 0 (pcie5x16)";
+  device::DeviceInfo upper;  // an address written in upper case is the same address
+  upper.name = "NVIDIA H200 NVL";
+  upper.pci = "0000:2A:00.0";
+  name_from_devices(j, {emulated, first, upper});
+  EXPECT_EQ(j["accelerators"][0]["name"], "NVIDIA H200");
+  EXPECT_EQ(j["accelerators"][1]["name"], "NVIDIA H200 NVL");
+  EXPECT_EQ(j["accelerators"][1]["device_id"], "0x2335");  // the ids stay
+
+  auto unmatched = machine_summary(m);
+  device::DeviceInfo elsewhere;
+  elsewhere.name = "NVIDIA H200";
+  elsewhere.pci = "0000:99:00.0";
+  name_from_devices(unmatched, {elsewhere, emulated});
+  EXPECT_EQ(unmatched["accelerators"][0]["name"], "NVIDIA Corporation Device 2335");
+  nlohmann::json none = {{"backend", "cuda"}};  // no topology: nothing to name, no crash
+  name_from_devices(none, {first});
+  EXPECT_FALSE(none.contains("accelerators"));
+}
+
 TEST(MachineSummaryTest, UnknownsAreNull) {
   topo::Machine m;
   m.pci_devices = {device("0000:18:00.0", topo::DeviceKind::kGpu, 0x2335)};
