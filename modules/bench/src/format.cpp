@@ -100,6 +100,25 @@ std::string escape(std::string_view text) {
   return out;
 }
 
+std::vector<std::string> devices_of(const BenchRun& run) {
+  std::vector<std::string> out;
+  for (const auto& r : run.results) {
+    if (r.device.find("->") == std::string::npos && r.device != "host") {
+      index_of(out, r.device);
+    }
+  }
+  return out;
+}
+
+std::size_t index_of(std::vector<std::string>& names, const std::string& name) {
+  const auto it = std::find(names.begin(), names.end(), name);
+  if (it != names.end()) {
+    return static_cast<std::size_t>(it - names.begin());
+  }
+  names.push_back(name);
+  return names.size() - 1;
+}
+
 PeerMatrix peer_matrix(const BenchRun& run) {
   struct Pair {
     std::string from, to;
@@ -117,28 +136,17 @@ PeerMatrix peer_matrix(const BenchRun& run) {
   if (pairs.empty()) {
     return matrix;
   }
-  const auto index = [&](const std::string& device) {
-    const auto it = std::find(matrix.devices.begin(), matrix.devices.end(), device);
-    if (it != matrix.devices.end()) {
-      return static_cast<std::size_t>(it - matrix.devices.begin());
-    }
-    matrix.devices.push_back(device);
-    return matrix.devices.size() - 1;
-  };
   // Every device of the run, so one that took part in no pair still has its row and column.
-  for (const auto& r : run.results) {
-    if (r.device.find("->") == std::string::npos && r.device != "host") {
-      index(r.device);
-    }
-  }
+  matrix.devices = devices_of(run);
   for (const Pair& pair : pairs) {
-    index(pair.from);
-    index(pair.to);
+    index_of(matrix.devices, pair.from);
+    index_of(matrix.devices, pair.to);
   }
   matrix.values.assign(matrix.devices.size(),
                        std::vector<std::optional<double>>(matrix.devices.size()));
   for (const Pair& pair : pairs) {
-    matrix.values[index(pair.from)][index(pair.to)] = pair.rate;
+    matrix.values[index_of(matrix.devices, pair.from)][index_of(matrix.devices, pair.to)] =
+        pair.rate;
   }
   return matrix;
 }

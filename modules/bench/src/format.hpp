@@ -27,6 +27,11 @@ namespace acco::bench::detail {
 [[nodiscard]] std::string latency_summary(const BenchResult& result);
 // The peak a sweep is judged against: the link's peak, else the best rate measured.
 [[nodiscard]] double sweep_reference(const BenchResult& result);
+// The devices the results name, in the order they first appear; "a->b" (peer cases) and the
+// host's own cases ("host") left out.
+[[nodiscard]] std::vector<std::string> devices_of(const BenchRun& run);
+// The index of `name` in `names`, appended when absent.
+std::size_t index_of(std::vector<std::string>& names, const std::string& name);
 // The p2p case's rates as a matrix, nvbandwidth's layout: values[r][c] from devices[r] to
 // devices[c]; unset where nothing was measured (a device to itself). Devices in the order the
 // run first names them; empty when no p2p result is ok. The results name a pair "from->to".

@@ -16,8 +16,10 @@ namespace acco::bench {
 namespace {
 
 using detail::BarChart;
+using detail::devices_of;
 using detail::escape;
 using detail::HeatMap;
+using detail::index_of;
 using detail::RangeChart;
 using detail::svg_bars;
 using detail::svg_heatmap;
@@ -145,27 +147,6 @@ std::string machine_line(const BenchRun& run) {
     }
   }
   return escape(text);
-}
-
-// The devices of the results, in the order they first appear; "a->b" (peer cases) excluded.
-std::vector<std::string> devices_of(const BenchRun& run) {
-  std::vector<std::string> out;
-  for (const auto& r : run.results) {
-    if (r.device.find("->") == std::string::npos && r.device != "host" &&
-        std::find(out.begin(), out.end(), r.device) == out.end()) {
-      out.push_back(r.device);
-    }
-  }
-  return out;
-}
-
-std::size_t index_of(std::vector<std::string>& names, const std::string& name) {
-  const auto it = std::find(names.begin(), names.end(), name);
-  if (it != names.end()) {
-    return static_cast<std::size_t>(it - names.begin());
-  }
-  names.push_back(name);
-  return names.size() - 1;
 }
 
 std::string figure(const std::string& svg, const std::string& caption,
