@@ -8,15 +8,16 @@
 #include <nlohmann/json.hpp>
 
 #include "acco/bench/report.hpp"
+#include "acco/report/document.hpp"
 #include "acco/topo/json.hpp"
 #include "acco/topo/probe.hpp"
+#include "acco/topo/probe_report.hpp"
 
 #include "bench_command.hpp"
 #include "command_spec.hpp"
 #include "commands.hpp"
 #include "machine_flags.hpp"
 #include "profile_flags.hpp"
-#include "text_report.hpp"
 
 namespace acco::cli {
 namespace {
@@ -85,20 +86,21 @@ class DoctorCommand final : public Command {
                                                : nlohmann::ordered_json::array()}};
       nlohmann::ordered_json first = nlohmann::ordered_json::array();
       for (const auto& s : topo::fix_first(result->findings)) {
-        if (first.size() < kFixFirst) {
+        if (first.size() < topo::kFixFirst) {
           first.push_back(s.rule);
         }
       }
       j["fix_first"] = first;
       out.out = j.dump(2) + "\n";
     } else {
-      out.out =
-          probe_text(result->machine, result->findings, live ? cuda_driver_text() : std::string());
-      out.out += fmt::format("\nMeasured paths (quick bench): {}\n", bench_note);
+      auto doc = topo::probe_report(result->machine, result->findings,
+                                    live ? cuda_driver_text() : std::string());
+      doc.add(report::Heading{fmt::format("Measured paths (quick bench): {}", bench_note)});
       if (measured) {
-        out.out += bench::text_table(measured->results);
+        doc.add(report::Preformatted{bench::text_table(measured->results)});
       }
-      out.out += doctor_summary_text(result->findings);
+      topo::add_doctor_summary(doc, result->findings);
+      out.out = report::render_text(doc);
     }
     out.exit_code = findings_exit(machine_, result->findings);
     return out;

@@ -11,14 +11,15 @@
 #include "acco/cluster/communicator.hpp"
 #include "acco/core/json.hpp"
 #include "acco/core/units.hpp"
+#include "acco/report/document.hpp"
 #include "acco/topo/json.hpp"
 #include "acco/topo/nccl_env.hpp"
 #include "acco/topo/probe.hpp"
+#include "acco/topo/probe_report.hpp"
 
 #include "command_spec.hpp"
 #include "commands.hpp"
 #include "machine_flags.hpp"
-#include "text_report.hpp"
 
 namespace acco::cli {
 namespace {
@@ -128,8 +129,8 @@ class ProbeCommand final : public Command {
         }
         out.out = j.dump(2) + "\n";
       } else {
-        out.out = probe_text(result->machine, result->findings,
-                             live ? cuda_driver_text() : std::string());
+        out.out = report::render_text(topo::probe_report(
+            result->machine, result->findings, live ? cuda_driver_text() : std::string()));
       }
     }
     if (!machine.snapshot.empty()) {

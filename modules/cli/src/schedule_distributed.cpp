@@ -9,10 +9,10 @@
 #include "acco/cluster/communicator.hpp"
 #include "acco/core/units.hpp"
 #include "acco/device/host_backend.hpp"
+#include "acco/report/table.hpp"
 
 #include "command_spec.hpp"
 #include "schedule_command.hpp"
-#include "text_report.hpp"
 
 namespace acco::cli {
 namespace {
@@ -70,7 +70,7 @@ std::string report_text(const cluster::DistributedSchedule& s) {
                      fmt::format("{:.1f} %", 100 * r.efficiency),
                      units::format_bytes(r.bytes_between_ranks), std::to_string(r.reruns)});
   }
-  out += aligned_table(table);
+  out += report::render_table(report::plain_table(table));
   for (const cluster::DistributedOutcome& r : runs) {
     out += fmt::format("\n{}: per rank\n", r.policy);
     std::vector<std::vector<std::string>> per = {
@@ -80,7 +80,7 @@ std::string report_text(const cluster::DistributedSchedule& s) {
                      fmt::format("{:.2f}x", ws.slowdown), units::format_bytes(ws.bytes_in),
                      ws.lost ? "lost" : (ws.straggler ? "straggler" : "ok")});
     }
-    out += aligned_table(per);
+    out += report::render_table(report::plain_table(per));
   }
   return out;
 }

@@ -7,9 +7,8 @@
 
 #include "acco/core/units.hpp"
 #include "acco/monitor/thermal_experiment.hpp"
+#include "acco/report/table.hpp"
 #include "acco/sched/record.hpp"
-
-#include "text_report.hpp"
 
 namespace acco::cli {
 namespace {
@@ -64,7 +63,7 @@ std::string thermal_text(const std::vector<monitor::ThermalOutcome>& thermal) {
   }
   return "\nthermal (simulated time, every run of the workload; sw/hw thermal: time the firmware "
          "held the clocks down, all devices):\n" +
-         aligned_table(rows);
+         report::render_table(report::plain_table(rows));
 }
 
 }  // namespace
@@ -92,7 +91,7 @@ std::string schedule_text(const sched::Experiment& e,
     }
     rows.push_back(std::move(row));
   }
-  std::string out = header_text(e) + aligned_table(rows);
+  std::string out = header_text(e) + report::render_table(report::plain_table(rows));
   if (runs.size() > 1) {
     const auto best = std::min_element(runs.begin(), runs.end(), [](const auto& a, const auto& b) {
       return a.makespan_seconds < b.makespan_seconds;

@@ -1,4 +1,4 @@
-#include "text_report.hpp"
+#include "acco/topo/probe_report.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -10,14 +10,13 @@
 #include <fmt/ranges.h>
 
 #include "acco/core/units.hpp"
+#include "acco/report/document.hpp"
 #include "acco/report/table.hpp"
 #include "acco/topo/json.hpp"
 #include "acco/topo/link_model.hpp"
 
-namespace acco::cli {
+namespace acco::topo {
 namespace {
-
-using topo::DeviceKind;
 
 std::string rate(double bytes_per_second) {
   return bytes_per_second > 0 ? units::format_rate(bytes_per_second) : "-";
@@ -39,12 +38,12 @@ std::string label_prefix(DeviceKind kind) {
 }
 
 // Labels in nvidia-smi style: GPU0.., NIC0.., numbered per kind in address order.
-std::vector<std::pair<std::string, const topo::PciDevice*>> labelled(const topo::Machine& m) {
+std::vector<std::pair<std::string, const PciDevice*>> labelled(const Machine& m) {
   std::map<std::string, int> next;
-  std::vector<std::pair<std::string, const topo::PciDevice*>> out;
-  auto eps = topo::endpoints(m);
+  std::vector<std::pair<std::string, const PciDevice*>> out;
+  auto eps = endpoints(m);
   // nvidia-smi lists GPUs first, then NICs; keep address order within a kind.
-  std::stable_sort(eps.begin(), eps.end(), [](const topo::PciDevice* a, const topo::PciDevice* b) {
+  std::stable_sort(eps.begin(), eps.end(), [](const PciDevice* a, const PciDevice* b) {
     return static_cast<int>(a->kind) < static_cast<int>(b->kind);
   });
   for (const auto* d : eps) {
@@ -56,7 +55,7 @@ std::vector<std::pair<std::string, const topo::PciDevice*>> labelled(const topo:
 
 // The shown devices the database has no entry for (and NVML did not name), once per id: a
 // database older than the hardware, which names them only "Vendor Device dddd" as lspci does.
-std::string unlisted_note(const topo::Machine& m) {
+std::string unlisted_note(const Machine& m) {
   if (m.pci_ids.unlisted.empty()) {
     return {};
   }
@@ -99,7 +98,7 @@ std::string unlisted_note(const topo::Machine& m) {
 
 // The model (NVML's name, else the PCI ID database's), else the ids; then the device's
 // interfaces, ports and controllers.
-std::string name_of(const topo::Machine& m, const topo::PciDevice& d) {
+std::string name_of(const Machine& m, const PciDevice& d) {
   if (const auto* g = m.nvml_gpu(d.address); g != nullptr && !g->name.empty()) {
     return g->name;
   }
@@ -124,7 +123,7 @@ std::string name_of(const topo::Machine& m, const topo::PciDevice& d) {
 }
 
 // "CPU: 2 package(s), 112 core(s), 224 PU(s); L1d 48 KiB x112, ... (hwloc 2.9.0 (...))".
-std::string cpu_line(const topo::CpuTopology& cpu) {
+std::string cpu_line(const CpuTopology& cpu) {
   if (cpu.source.empty()) {
     return fmt::format("CPU: topology unknown ({})\n",
                        cpu.unavailable.empty() ? "hwloc was not used" : cpu.unavailable);
@@ -140,7 +139,7 @@ std::string cpu_line(const topo::CpuTopology& cpu) {
 
 // "Limits: /dev/shm 64.0 MiB, locked memory 8.0 MiB, rmem_max 208.0 KiB, ...": what NCCL, UCX
 // and MPI run into, as far as it was read; empty when nothing was.
-std::string limits_line(const topo::HostLimits& l) {
+std::string limits_line(const HostLimits& l) {
   std::vector<std::string> parts;
   if (l.shm_bytes) {
     parts.push_back("/dev/shm " + units::format_bytes(*l.shm_bytes));
@@ -165,8 +164,7 @@ std::string limits_line(const topo::HostLimits& l) {
 
 // The nodes with CPUs nearest to `n` by the firmware's distances, and that distance; empty when
 // the distances are unknown.
-std::pair<std::vector<int>, int> nearest_cpu_nodes(const topo::Machine& m,
-                                                   const topo::NumaNode& n) {
+std::pair<std::vector<int>, int> nearest_cpu_nodes(const Machine& m, const NumaNode& n) {
   std::vector<int> nearest;
   int best = 0;
   if (n.distances.size() != m.numa_nodes.size()) {
@@ -189,7 +187,7 @@ std::pair<std::vector<int>, int> nearest_cpu_nodes(const topo::Machine& m,
 
 // A node whose memory has no CPUs of its own (CXL, HBM, NVDIMM, GPU memory): what the kernel says
 // of it, and where it is near, from HMAT's initiators, else the distances, else hwloc.
-std::string memory_only_node_line(const topo::Machine& m, const topo::NumaNode& n) {
+std::string memory_only_node_line(const Machine& m, const NumaNode& n) {
   std::vector<std::string> parts = {
       "memory only (no CPUs)",
       n.memory_bytes > 0 ? units::format_bytes(n.memory_bytes) : std::string("memory unknown")};
@@ -224,7 +222,7 @@ std::string memory_only_node_line(const topo::Machine& m, const topo::NumaNode& 
   return fmt::format("  node {}: {}\n", n.id, fmt::join(parts, ", "));
 }
 
-std::string header(const topo::Machine& m) {
+std::string header(const Machine& m) {
   std::string out = fmt::format("acco probe: {} (kernel {}), read from {}{}\n",
                                 m.hostname.empty() ? "unknown host" : m.hostname,
                                 m.kernel.empty() ? "unknown" : m.kernel, m.origin,
@@ -296,33 +294,33 @@ std::string header(const topo::Machine& m) {
   return out;
 }
 
-std::string devices_section(
-    const topo::Machine& m,
-    const std::vector<std::pair<std::string, const topo::PciDevice*>>& eps) {
+void add_devices(report::Document& doc, const Machine& m,
+                 const std::vector<std::pair<std::string, const PciDevice*>>& eps) {
   if (eps.empty()) {
-    return "\nDevices: no GPU, accelerator, NIC or NVMe found on PCI\n";
+    doc.add(report::Heading{"Devices: no GPU, accelerator, NIC or NVMe found on PCI"});
+    return;
   }
   std::vector<std::vector<std::string>> rows = {{"ID", "PCI", "KIND", "NUMA", "NAME", "LINK NOW",
                                                  "LINK MAX", "CAPABLE", "PATH", "LIMITED BY"}};
   for (const auto& [label, d] : eps) {
-    rows.push_back({label, d->address, topo::to_string(d->kind),
-                    d->numa_node < 0 ? "-1" : std::to_string(d->numa_node), name_of(m, *d),
-                    topo::describe(d->current), topo::describe(d->max),
-                    rate(d->capable_bytes_per_second), rate(d->path_bytes_per_second),
-                    topo::internal_link(m, *d)
-                        ? (m.hypervisor ? "emulated port (VM)" : "chipset-internal link")
-                    : d->path_limited_by.empty() || d->path_limited_by == d->address
-                        ? "-"
-                        : d->path_limited_by});
+    rows.push_back(
+        {label, d->address, to_string(d->kind),
+         d->numa_node < 0 ? "-1" : std::to_string(d->numa_node), name_of(m, *d),
+         describe(d->current), describe(d->max), rate(d->capable_bytes_per_second),
+         rate(d->path_bytes_per_second),
+         internal_link(m, *d) ? (m.hypervisor ? "emulated port (VM)" : "chipset-internal link")
+         : d->path_limited_by.empty() || d->path_limited_by == d->address ? "-"
+                                                                          : d->path_limited_by});
   }
-  return "\nDevices (bandwidth per direction: capable = min(device, port) maximum; path = "
-         "narrowest current link to the CPU)\n" +
-         aligned_table(rows);
+  doc.add(report::Heading{
+      "Devices (bandwidth per direction: capable = min(device, port) maximum; path = "
+      "narrowest current link to the CPU)"});
+  doc.add(report::plain_table(rows));
 }
 
-std::string nvml_section(const topo::Machine& m) {
+void add_nvml(report::Document& doc, const Machine& m) {
   if (!m.nvml.available || m.nvml.gpus.empty()) {
-    return {};
+    return;
   }
   const auto opt = [](const auto& v, auto format) -> std::string {
     return v ? format(*v) : std::string("-");
@@ -349,16 +347,17 @@ std::string nvml_section(const topo::Machine& m) {
                                       *g.pcie_current_width, *g.pcie_max_gen, *g.pcie_max_width)
                         : std::string("-")});
   }
-  return "\nGPUs (NVML)\n" + aligned_table(rows);
+  doc.add(report::Heading{"GPUs (NVML)"});
+  doc.add(report::plain_table(rows));
 }
 
 // "  O_DIRECT works (512 B offsets, 512 B buffers, from statx); io_uring works", or what was
 // refused and the error, or why nothing was tried.
-std::string direct_io_line(const topo::DataDir& d) {
+std::string direct_io_line(const DataDir& d) {
   if (!d.direct_io) {
     return fmt::format("  O_DIRECT and io_uring: not tried: {}\n", d.direct_io_untried);
   }
-  const topo::DirectIo& io = *d.direct_io;
+  const DirectIo& io = *d.direct_io;
   std::string direct = "refused (" + io.o_direct_error + ")";
   if (io.o_direct) {
     direct = io.offset_alignment > 0
@@ -370,8 +369,7 @@ std::string direct_io_line(const topo::DataDir& d) {
                      io.io_uring ? "works" : "refused (" + io.io_uring_error + ")");
 }
 
-std::string storage_section(const topo::Machine& m) {
-  std::string out;
+void add_storage(report::Document& doc, const Machine& m) {
   if (!m.nvme_namespaces.empty()) {
     const auto num = [](const auto& v) { return v ? std::to_string(*v) : std::string("-"); };
     std::vector<std::vector<std::string>> rows = {{"NAMESPACE", "CONTROLLER", "SCHEDULER", "NR_REQ",
@@ -383,30 +381,31 @@ std::string storage_section(const topo::Machine& m) {
                       num(ns.max_hw_sectors_kb), num(ns.read_ahead_kb), num(ns.logical_block_size),
                       num(ns.hw_queues), ns.io_poll ? (*ns.io_poll ? "on" : "off") : "-"});
     }
-    out += fmt::format("\nNVMe namespaces (block queue; nvme poll_queues {})\n",
-                       m.nvme_poll_queues ? std::to_string(*m.nvme_poll_queues) : "unknown") +
-           aligned_table(rows);
+    doc.add(report::Heading{
+        fmt::format("NVMe namespaces (block queue; nvme poll_queues {})",
+                    m.nvme_poll_queues ? std::to_string(*m.nvme_poll_queues) : "unknown")});
+    doc.add(report::plain_table(rows));
   }
   if (m.data_dir) {
     const auto& d = *m.data_dir;
     if (!d.unavailable.empty()) {
-      out += fmt::format("\nData dir {}: mount unknown ({})\n", d.path, d.unavailable);
+      doc.add(
+          report::Heading{fmt::format("Data dir {}: mount unknown ({})", d.path, d.unavailable)});
     } else {
-      out += fmt::format("\nData dir {}: {} on {} mounted at {} ({}), {}\n", d.path,
-                         d.mount.fs_type, d.mount.source, d.mount.mount_point, d.mount.options,
-                         d.nvme_namespaces.empty()
-                             ? std::string("no NVMe namespace below it")
-                             : fmt::format("NVMe {}", fmt::join(d.nvme_namespaces, ", ")));
+      doc.add(report::Heading{fmt::format(
+          "Data dir {}: {} on {} mounted at {} ({}), {}", d.path, d.mount.fs_type, d.mount.source,
+          d.mount.mount_point, d.mount.options,
+          d.nvme_namespaces.empty() ? std::string("no NVMe namespace below it")
+                                    : fmt::format("NVMe {}", fmt::join(d.nvme_namespaces, ", ")))});
     }
-    out += direct_io_line(d);
+    doc.add(report::Preformatted{direct_io_line(d)});
   }
-  return out;
 }
 
-std::string matrix_section(const topo::Machine& m,
-                           const std::vector<std::pair<std::string, const topo::PciDevice*>>& eps) {
+void add_matrix(report::Document& doc, const Machine& m,
+                const std::vector<std::pair<std::string, const PciDevice*>>& eps) {
   if (eps.size() < 2) {
-    return {};
+    return;
   }
   std::vector<std::vector<std::string>> rows;
   std::vector<std::string> head = {""};
@@ -419,14 +418,15 @@ std::string matrix_section(const topo::Machine& m,
   for (const auto& [label, a] : eps) {
     std::vector<std::string> row = {label};
     for (const auto& e : eps) {
-      row.push_back(topo::to_string(topo::classify_path(m, a->address, e.second->address)));
+      row.push_back(to_string(classify_path(m, a->address, e.second->address)));
     }
     row.push_back(a->local_cpus.empty() ? "-" : units::format_cpulist(a->local_cpus));
     row.push_back(a->numa_node < 0 ? "N/A" : std::to_string(a->numa_node));
     rows.push_back(row);
   }
-  std::string out = "\nTopology matrix\n" + aligned_table(rows);
-  out +=
+  doc.add(report::Heading{"Topology matrix"});
+  doc.add(report::plain_table(rows));
+  std::string out =
       "\n  Legend:\n"
       "    X    = Self\n"
       "    SYS  = Connection traversing PCIe as well as the SMP interconnect between NUMA nodes\n"
@@ -440,7 +440,7 @@ std::string matrix_section(const topo::Machine& m,
   // Functions of one card (the ports of a dual-port NIC) are separate rails for NCCL but share
   // one PCIe link, which is what the link findings count.
   std::string cards;
-  for (const auto& card : topo::physical_devices(m)) {
+  for (const auto& card : physical_devices(m)) {
     if (card.functions.size() < 2) {
       continue;
     }
@@ -458,7 +458,7 @@ std::string matrix_section(const topo::Machine& m,
   if (!cards.empty()) {
     out += "\n  Multi-function cards:\n" + cards;
   }
-  return out;
+  doc.add(report::Preformatted{out});
 }
 
 // "a b c", or "a b c and 3 more" past four.
@@ -470,19 +470,21 @@ std::string device_list(const std::vector<std::string>& devices) {
   return fmt::format("{}", fmt::join(devices, " "));
 }
 
-std::string findings_section(const std::vector<topo::Finding>& findings) {
-  std::map<topo::Severity, int> counts;
+void add_findings(report::Document& doc, const std::vector<Finding>& findings) {
+  std::map<Severity, int> counts;
   for (const auto& f : findings) {
     ++counts[f.severity];
   }
-  std::string out = fmt::format("\nFindings: {} critical, {} warning, {} info\n",
-                                counts[topo::Severity::kCritical], counts[topo::Severity::kWarning],
-                                counts[topo::Severity::kInfo]);
+  doc.add(report::Heading{fmt::format("Findings: {} critical, {} warning, {} info",
+                                      counts[Severity::kCritical], counts[Severity::kWarning],
+                                      counts[Severity::kInfo])});
   if (findings.empty()) {
-    return out + "  none: every check passed\n";
+    doc.add(report::Note{"none: every check passed"});
+    return;
   }
+  std::string out;
   for (const auto& f : findings) {
-    out += fmt::format("\n  [{}] {}{}{}\n", topo::to_string(f.severity), f.rule,
+    out += fmt::format("\n  [{}] {}{}{}\n", to_string(f.severity), f.rule,
                        f.devices.empty() ? "" : " ", device_list(f.devices));
     out += fmt::format("    {}\n", f.message);
     for (const auto& e : f.evidence) {
@@ -490,53 +492,56 @@ std::string findings_section(const std::vector<topo::Finding>& findings) {
     }
     out += fmt::format("    fix: {}\n", f.recommendation);
   }
-  return out;
+  doc.add(report::Preformatted{out});
 }
 
 }  // namespace
 
-std::string aligned_table(const std::vector<std::vector<std::string>>& rows) {
-  return report::render_table(report::plain_table(rows));
-}
-
-std::string probe_text(const topo::Machine& machine, const std::vector<topo::Finding>& findings,
-                       const std::string& machine_lines) {
+report::Document probe_report(const Machine& machine, const std::vector<Finding>& findings,
+                              const std::string& machine_lines) {
   const auto eps = labelled(machine);
-  return header(machine) + machine_lines + devices_section(machine, eps) + nvml_section(machine) +
-         storage_section(machine) + matrix_section(machine, eps) + findings_section(findings);
+  report::Document doc;
+  doc.add(report::Preformatted{header(machine) + machine_lines});
+  add_devices(doc, machine, eps);
+  add_nvml(doc, machine);
+  add_storage(doc, machine);
+  add_matrix(doc, machine, eps);
+  add_findings(doc, findings);
+  return doc;
 }
 
-std::string doctor_summary_text(const std::vector<topo::Finding>& findings) {
-  std::string out = "\nDoctor's summary\n";
-  const auto summary = topo::fix_first(findings);
+void add_doctor_summary(report::Document& document, const std::vector<Finding>& findings) {
+  document.add(report::Heading{"Doctor's summary"});
+  const auto summary = fix_first(findings);
   if (summary.empty()) {
-    return out + "  Nothing to fix: no warning or critical finding.\n";
+    document.add(report::Note{"Nothing to fix: no warning or critical finding."});
+    return;
   }
   std::size_t problems = 0;
   for (const auto& s : summary) {
     problems += s.findings.size();
   }
-  out += fmt::format("  {} problem(s) to fix, from {} rule(s); start with:\n", problems,
-                     summary.size());
+  std::string out = fmt::format("  {} problem(s) to fix, from {} rule(s); start with:\n", problems,
+                                summary.size());
   const std::size_t shown = std::min(summary.size(), kFixFirst);
   for (std::size_t i = 0; i < shown; ++i) {
     const auto& s = summary[i];
-    const topo::Finding& first = findings[s.findings.front()];
+    const Finding& first = findings[s.findings.front()];
     if (s.findings.size() == 1) {
-      out += fmt::format("  {}. [{}] {}: {}\n     fix: {}\n", i + 1, topo::to_string(s.severity),
-                         s.rule, first.message, first.recommendation);
+      out += fmt::format("  {}. [{}] {}: {}\n     fix: {}\n", i + 1, to_string(s.severity), s.rule,
+                         first.message, first.recommendation);
       continue;
     }
     // One rule on several devices: what the rule says, the devices it hit, then the first
     // finding in full (the findings above give each one's own numbers and fix).
-    const auto* rule = topo::find_rule(s.rule);
+    const auto* rule = find_rule(s.rule);
     out +=
         fmt::format("  {}. [{}] {}: {} ({} findings on {})\n     first: {}\n     fix: {}\n", i + 1,
-                    topo::to_string(s.severity), s.rule,
+                    to_string(s.severity), s.rule,
                     rule != nullptr ? rule->title : std::string("see the findings above"),
                     s.findings.size(), device_list(s.devices), first.message, first.recommendation);
   }
-  return out;
+  document.add(report::Preformatted{out});
 }
 
-}  // namespace acco::cli
+}  // namespace acco::topo
