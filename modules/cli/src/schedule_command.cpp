@@ -14,7 +14,9 @@
 #include "acco/device/cuda_backend.hpp"
 #include "acco/monitor/server.hpp"
 #include "acco/monitor/thermal_experiment.hpp"
+#include "acco/report/document.hpp"
 #include "acco/sched/experiment.hpp"
+#include "acco/sched/experiment_report.hpp"
 #include "acco/sched/perf_model.hpp"
 #include "acco/sched/record.hpp"
 #include "acco/sched/workload_run.hpp"
@@ -25,7 +27,6 @@
 #include "commands.hpp"
 #include "monitor_flags.hpp"
 #include "schedule_distributed.hpp"
-#include "schedule_report.hpp"
 
 namespace acco::cli {
 namespace {
@@ -636,11 +637,12 @@ Output ScheduleCommand::run(const Invocation& inv) const {
   if (inv.format == Format::kJson) {
     out.out = (thermal ? monitor::to_json(*thermal) : sched::to_json(experiment)).dump(2) + "\n";
   } else {
-    out.out = thermal ? schedule_text(experiment, thermal->runs) : schedule_text(experiment);
+    out.out = report::render_text(thermal ? monitor::thermal_experiment_report(*thermal)
+                                          : sched::experiment_report(experiment));
   }
   for (const auto& r : experiment.runs) {
     if (r.failed > 0) {
-      out.err += failure_note(r);
+      out.err += fmt::format("acco: {}\n", sched::failure_summary(r));
       out.exit_code = kExitTasksFailed;
     }
   }

@@ -14,6 +14,7 @@
 #include "acco/core/result.hpp"
 #include "acco/monitor/thermal_run.hpp"
 #include "acco/power/governor.hpp"
+#include "acco/report/document.hpp"
 #include "acco/sched/experiment.hpp"
 #include "acco/sched/workload.hpp"
 
@@ -53,5 +54,9 @@ struct ThermalSummary {
 // The acco.schedule/1 document (sched::to_json) with "thermal": the time scale and per run the
 // simulated throughput, energy and what the firmware and the governor did.
 [[nodiscard]] nlohmann::ordered_json to_json(const ThermalExperiment& experiment);
+
+// The text: sched::experiment_report, then per run the simulated throughput, energy, hottest
+// temperature, time under thermal slowdown and the governor's actions.
+[[nodiscard]] report::Document thermal_experiment_report(const ThermalExperiment& experiment);
 
 }  // namespace acco::monitor
