@@ -26,6 +26,7 @@
 #include "command_spec.hpp"
 #include "commands.hpp"
 #include "monitor_flags.hpp"
+#include "process.hpp"
 #include "schedule_distributed.hpp"
 
 namespace acco::cli {
@@ -219,7 +220,7 @@ Status parse_serve(const ScheduleFlags& f, ScheduleOptions& s) {
   if (f.serve.empty()) {
     return {};
   }
-  ScheduleServeOptions serve;
+  monitor::RuntimeServerOptions serve;
   ACCO_ASSIGN_OR_RETURN(serve.server, listen_address("--serve", f.serve));
   serve.interval = interval;
   s.serve = serve;
@@ -501,7 +502,8 @@ Status check_before_runs(const ScheduleOptions& s, const sched::Workload& worklo
   return {};
 }
 
-sched::ExperimentOptions experiment_options(const ScheduleOptions& s, ScheduleServer* server) {
+sched::ExperimentOptions experiment_options(const ScheduleOptions& s,
+                                            monitor::RuntimeServer* server) {
   sched::ExperimentOptions e;
   e.spec = s.workload;
   e.policies = s.policies;
@@ -515,7 +517,7 @@ sched::ExperimentOptions experiment_options(const ScheduleOptions& s, ScheduleSe
 }
 
 monitor::ThermalExperimentOptions thermal_options(const ScheduleOptions& s,
-                                                  ScheduleServer* server) {
+                                                  monitor::RuntimeServer* server) {
   monitor::ThermalExperimentOptions t;
   t.experiment = experiment_options(s, server);
   t.time_scale = s.thermal->time_scale;
@@ -588,13 +590,24 @@ Output ScheduleCommand::run(const Invocation& inv) const {
   if (s.distributed) {
     return run_distributed_schedule(s, inv, *devices, profile_note);
   }
-  std::unique_ptr<ScheduleServer> server;
+  std::unique_ptr<monitor::RuntimeServer> server;
   if (s.serve) {
-    auto started = ScheduleServer::start(*s.serve, inv.progress);
+    monitor::RuntimeServerOptions serve = *s.serve;
+    serve.metrics = {.version = ACCO_VERSION, .hostname = hostname()};
+    auto started = monitor::RuntimeServer::start(serve);
     if (!started) {
-      return error_output(started.error());
+      return error_output(std::move(started.error()).with_context("--serve"));
     }
     server = std::move(*started);
+    if (inv.progress) {
+      const std::string& host = serve.server.host;
+      inv.progress(fmt::format(
+          "acco schedule: serving on http://{}:{}/ (metrics at /metrics), sampling every {}, "
+          "NVML {}",
+          host.find(':') != std::string::npos ? "[" + host + "]" : host, server->port(),
+          units::format_seconds(std::chrono::duration<double>(serve.interval).count()),
+          server->nvml_note()));
+    }
   }
   std::optional<sched::Experiment> plain;
   std::optional<monitor::ThermalExperiment> thermal;

@@ -11,13 +11,13 @@
 #include "acco/cli/app.hpp"
 #include "acco/cluster/distributed_schedule.hpp"
 #include "acco/device/host_backend.hpp"
+#include "acco/monitor/runtime_server.hpp"
 #include "acco/power/governor.hpp"
 #include "acco/sched/policy.hpp"
 #include "acco/sched/workload.hpp"
 
 #include "profile_flags.hpp"
 #include "schedule_distributed.hpp"
-#include "schedule_serve.hpp"
 
 namespace acco::cli {
 
@@ -39,7 +39,7 @@ struct ScheduleOptions {
   std::string models;  // performance models loaded before each run and saved after
   std::string trace;   // Chrome trace of the first policy's measured run
   // --serve: /metrics and the API with the runtime's counters while the runs last.
-  std::optional<ScheduleServeOptions> serve;
+  std::optional<monitor::RuntimeServerOptions> serve;
   // --simulate-thermal: every kernel on simulated devices whose speed follows their clocks,
   // each policy run once per governor setting (nullopt: firmware throttling only).
   struct Thermal {

@@ -1,16 +1,11 @@
-#include "schedule_serve.hpp"
+#include "acco/monitor/runtime_server.hpp"
 
 #include <string>
 #include <utility>
 
-#include <fmt/format.h>
-
-#include "acco/core/units.hpp"
 #include "acco/transfer/strategy.hpp"
 
-#include "process.hpp"
-
-namespace acco::cli {
+namespace acco::monitor {
 namespace {
 
 // The totals of `from` added to `to` (the gauges are left as they are).
@@ -23,8 +18,8 @@ void add_totals(sched::RuntimeDeviceCounters& to, const sched::RuntimeDeviceCoun
   to.transfers += from.transfers;
 }
 
-monitor::RuntimeDeviceActivity activity(const sched::RuntimeDeviceCounters& c) {
-  monitor::RuntimeDeviceActivity a;
+RuntimeDeviceActivity activity(const sched::RuntimeDeviceCounters& c) {
+  RuntimeDeviceActivity a;
   a.device = std::to_string(c.device);
   a.queued = c.queued;
   a.running = c.running;
@@ -44,8 +39,8 @@ monitor::RuntimeDeviceActivity activity(const sched::RuntimeDeviceCounters& c) {
 
 }  // namespace
 
-monitor::ProcessCounters process_counters(const std::vector<sched::RuntimeDeviceCounters>& retired,
-                                          const sched::RuntimeCounters* current) {
+ProcessCounters process_counters(const std::vector<sched::RuntimeDeviceCounters>& retired,
+                                 const sched::RuntimeCounters* current) {
   std::vector<sched::RuntimeDeviceCounters> devices = retired;
   if (current != nullptr) {
     if (devices.size() < current->devices.size()) {
@@ -58,7 +53,7 @@ monitor::ProcessCounters process_counters(const std::vector<sched::RuntimeDevice
       add_totals(devices[i], live);
     }
   }
-  monitor::ProcessCounters out;
+  ProcessCounters out;
   for (std::size_t i = 0; i < devices.size(); ++i) {
     devices[i].device = static_cast<int>(i);
     out.devices.push_back(activity(devices[i]));
@@ -66,33 +61,25 @@ monitor::ProcessCounters process_counters(const std::vector<sched::RuntimeDevice
   return out;
 }
 
-Result<std::unique_ptr<ScheduleServer>> ScheduleServer::start(const ScheduleServeOptions& options,
-                                                              const Progress& progress) {
-  std::unique_ptr<ScheduleServer> s(new ScheduleServer());
-  ACCO_ASSIGN_OR_RETURN(auto sources, monitor::make_sources("/", {}), "--serve");
+Result<std::unique_ptr<RuntimeServer>> RuntimeServer::start(const RuntimeServerOptions& options) {
+  std::unique_ptr<RuntimeServer> s(new RuntimeServer());
+  ACCO_ASSIGN_OR_RETURN(auto sources, make_sources("/", {}));
   s->sources_ = std::move(sources);
-  monitor::SamplerOptions sampler_options;
+  s->nvml_note_ = s->sources_->nvml_note;
+  SamplerOptions sampler_options;
   sampler_options.interval = options.interval;
-  sampler_options.metrics = {.version = ACCO_VERSION, .hostname = hostname()};
-  ScheduleServer* self = s.get();
+  sampler_options.metrics = options.metrics;
+  RuntimeServer* self = s.get();
   sampler_options.process_counters = [self] { return self->counters(); };
-  const std::string nvml_note = s->sources_->nvml_note;
-  s->sampler_ = std::make_unique<monitor::Sampler>(std::move(s->sources_->devices),
-                                                   std::move(s->sources_->host), sampler_options);
-  s->server_ = std::make_unique<monitor::Server>(*s->sampler_, options.server);
+  s->sampler_ = std::make_unique<Sampler>(std::move(s->sources_->devices),
+                                          std::move(s->sources_->host), sampler_options);
+  s->server_ = std::make_unique<Server>(*s->sampler_, options.server);
   s->sampler_->start();
-  ACCO_ASSIGN_OR_RETURN(const int port, s->server_->start(), "--serve");
-  if (progress) {
-    const std::string& host = options.server.host;
-    progress(fmt::format(
-        "acco schedule: serving on http://{}:{}/ (metrics at /metrics), sampling every {}, NVML {}",
-        host.find(':') != std::string::npos ? "[" + host + "]" : host, port,
-        units::format_seconds(std::chrono::duration<double>(options.interval).count()), nvml_note));
-  }
+  ACCO_ASSIGN_OR_RETURN(s->port_, s->server_->start());
   return s;
 }
 
-ScheduleServer::~ScheduleServer() {
+RuntimeServer::~RuntimeServer() {
   if (server_) {
     server_->stop();
   }
@@ -101,7 +88,7 @@ ScheduleServer::~ScheduleServer() {
   }
 }
 
-void ScheduleServer::observe(const sched::Runtime* runtime) {
+void RuntimeServer::observe(const sched::Runtime* runtime) {
   const std::lock_guard lock(mutex_);
   if (runtime_ != nullptr) {
     const sched::RuntimeCounters last = runtime_->counters();
@@ -115,7 +102,7 @@ void ScheduleServer::observe(const sched::Runtime* runtime) {
   runtime_ = runtime;
 }
 
-monitor::ProcessCounters ScheduleServer::counters() const {
+ProcessCounters RuntimeServer::counters() const {
   const std::lock_guard lock(mutex_);
   if (runtime_ == nullptr) {
     return process_counters(retired_, nullptr);
@@ -124,4 +111,4 @@ monitor::ProcessCounters ScheduleServer::counters() const {
   return process_counters(retired_, &live);
 }
 
-}  // namespace acco::cli
+}  // namespace acco::monitor
