@@ -1,9 +1,6 @@
 #include "bench_collective.hpp"
 
 #include <algorithm>
-#include <chrono>
-#include <filesystem>
-#include <system_error>
 
 #include <fmt/format.h>
 
@@ -11,15 +8,14 @@
 
 #include "acco/bench/compare.hpp"
 #include "acco/bench/history.hpp"
-#include "acco/bench/machine_summary.hpp"
 #include "acco/bench/report.hpp"
 #include "acco/bench/result.hpp"
 #include "acco/bench/runner.hpp"
 #include "acco/cluster/collective_bench.hpp"
+#include "acco/cluster/collective_history.hpp"
 #include "acco/cluster/communicator.hpp"
 #include "acco/core/units.hpp"
 #include "acco/device/host_backend.hpp"
-#include "acco/tune/tune_profile.hpp"
 
 #include "bench_command.hpp"
 #include "command_spec.hpp"
@@ -72,7 +68,8 @@ class CollectiveCommand final : public Command {
     std::vector<bench::Comparison> comparisons;  // --compare
     std::string compare_note = "No machine fingerprint (the probe failed): nothing to compare.\n";
     if (!no_history_ && machine) {
-      auto recorded = bench::record_run(history_, history_run(*result, *machine), compare_);
+      auto recorded =
+          bench::record_run(history_, cluster::history_run(*result, *machine), compare_);
       if (!recorded) {
         return error_output(recorded.error(), out.err);
       }
@@ -97,10 +94,14 @@ class CollectiveCommand final : public Command {
       }
     }
     if (save_fusion_) {
-      if (auto saved = save_fusion(*result, machine); saved) {
-        out.err += *saved;
+      if (auto saved = cluster::save_fusion_threshold(*result, machine ? &*machine : nullptr);
+          saved) {
+        out.err += fmt::format("acco: fusion threshold {} for {} links saved to {}\n",
+                               units::format_bytes(saved->fusion.threshold_bytes),
+                               saved->fusion.link_class, saved->path);
       } else {
-        Output failed = error_output(saved.error(), out.err);
+        Output failed =
+            error_output(std::move(saved.error()).with_context("--save-fusion"), out.err);
         failed.out = std::move(out.out);
         return failed;
       }
@@ -114,90 +115,6 @@ class CollectiveCommand final : public Command {
   }
 
  private:
-  // Each op as a result of the bench history (acco bench --compare reads it like the copy
-  // cases): case "collective_<op>_<R>r<N>n" (host buffers; "_<path>" appended for device ones),
-  // the plateau bus bandwidth against the expected peak, the small-message latency, busbw per
-  // size as the sweep.
-  static bench::BenchRun history_run(const cluster::CollectiveRun& run,
-                                     const topo::Machine& machine) {
-    bench::BenchRun b;
-    b.created = bench::utc_timestamp(std::chrono::system_clock::now());
-    b.host = machine.hostname;
-    b.fingerprint = bench::machine_fingerprint(machine);
-    b.machine = bench::machine_summary(machine);
-    for (const cluster::OpResult& op : run.ops) {
-      bench::BenchResult r;
-      r.case_key = fmt::format(
-          "collective_{}_{}r{}n{}", cluster::to_string(op.op), run.ranks, run.nodes,
-          run.path == cluster::DataPath::kHost ? std::string()
-                                               : fmt::format("_{}", cluster::to_string(run.path)));
-      r.device = run.data_path;
-      r.bytes = op.points.empty() ? 0 : op.points.back().bytes;
-      r.median_bytes_per_second = op.summary.plateau_busbw;
-      r.min_bytes_per_second = op.summary.plateau_busbw;
-      r.max_bytes_per_second = op.summary.plateau_busbw;
-      r.peak_bytes_per_second = op.summary.expected_busbw;
-      r.efficiency = op.summary.efficiency;
-      // The history's verdicts are the copy suite's: the three judged ones share their names.
-      const cluster::Verdict v = op.summary.verdict;
-      const bool judged = v == cluster::Verdict::kOk || v == cluster::Verdict::kLow ||
-                          v == cluster::Verdict::kVeryLow;
-      r.verdict = judged ? cluster::to_string(v) : "unknown";
-      r.strategy = run.backend;
-      r.timer = bench::kTimerHostClock;
-      r.latency_seconds = op.summary.small_latency_seconds;
-      for (const cluster::SizePoint& p : op.points) {
-        r.sweep.push_back({p.bytes, run.ranks > 1 ? p.busbw : p.algbw});
-      }
-      b.results.push_back(std::move(r));
-    }
-    return b;
-  }
-
-  // The allreduce fit's threshold for this job's link class into the machine's tune profile
-  // (created when there is none; the rest of it kept). The line to print, or why not.
-  static Result<std::string> save_fusion(const cluster::CollectiveRun& run,
-                                         const std::optional<topo::Machine>& machine) {
-    const auto op = std::find_if(run.ops.begin(), run.ops.end(), [](const cluster::OpResult& r) {
-      return r.op == cluster::Op::kAllReduce;
-    });
-    if (op == run.ops.end() || !op->fit || op->fusion_threshold == 0) {
-      return fail(Errc::kUnavailable,
-                  "--save-fusion: the allreduce times did not fit alpha + S / beta; nothing saved");
-    }
-    if (!machine) {
-      return fail(Errc::kUnavailable,
-                  "--save-fusion: this machine could not be probed, so it has no profile name");
-    }
-    ACCO_ASSIGN_OR_RETURN(const std::string dir, tune::tune_directory(), "--save-fusion");
-    const std::string path = tune::profile_path(dir, bench::machine_fingerprint(*machine));
-    tune::TuneProfile profile;
-    if (auto existing = tune::load_tune_profile(path); existing) {
-      profile = std::move(*existing);
-    } else if (existing.error().code == Errc::kNotFound) {
-      profile.fingerprint = bench::machine_fingerprint(*machine);
-      profile.created = bench::utc_timestamp(std::chrono::system_clock::now());
-    } else {
-      return tl::unexpected(std::move(existing.error()).with_context("--save-fusion"));
-    }
-    tune::FusionTuning f;
-    f.link_class = run.nodes > 1 ? "inter-node" : "intra-node";
-    f.ranks = run.ranks;
-    f.alpha_seconds = op->fit->alpha_seconds;
-    f.beta_bytes_per_second = op->fit->beta_bytes_per_second;
-    f.threshold_bytes = op->fusion_threshold;
-    f.measured = bench::utc_timestamp(std::chrono::system_clock::now());
-    tune::set_fusion(profile, f);
-    std::error_code ec;
-    std::filesystem::create_directories(dir, ec);
-    ACCO_RETURN_IF_ERROR(tune::save_tune_profile(path, profile).map_error([](Error e) {
-      return as_cannot_write(std::move(e));
-    }),
-                         "--save-fusion");
-    return fmt::format("acco: fusion threshold {} for {} links saved to {}\n",
-                       units::format_bytes(f.threshold_bytes), f.link_class, path);
-  }
-
   cluster::CollectiveBenchOptions o_;
   DeviceChoice device_;
   bool save_fusion_ = false;
