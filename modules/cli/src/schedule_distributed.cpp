@@ -9,7 +9,7 @@
 #include "acco/cluster/communicator.hpp"
 #include "acco/core/units.hpp"
 #include "acco/device/host_backend.hpp"
-#include "acco/report/table.hpp"
+#include "acco/report/document.hpp"
 
 #include "command_spec.hpp"
 #include "schedule_command.hpp"
@@ -54,35 +54,6 @@ Status parse_slow_rank(const std::string& text, cluster::DistributedScheduleOpti
   d.slow_rank = static_cast<int>(*rank);
   d.slow_factor = *factor;
   return {};
-}
-
-std::string report_text(const cluster::DistributedSchedule& s) {
-  const std::vector<cluster::DistributedOutcome>& runs = s.runs;
-  std::string out = fmt::format(
-      "distributed schedule: {} ({} tasks) over {} rank(s) x {} device(s) ({}), local policy {}\n",
-      s.workload, s.tasks, s.ranks, s.devices_per_rank, s.link.empty() ? "cuda" : s.link,
-      sched::to_string(s.local_policy));
-  std::vector<std::vector<std::string>> table = {
-      {"dispatch", "makespan", "bound", "efficiency", "between ranks", "reruns"}};
-  for (const cluster::DistributedOutcome& r : runs) {
-    table.push_back({r.policy, units::format_seconds(r.makespan_seconds),
-                     units::format_seconds(r.bounds.best()),
-                     fmt::format("{:.1f} %", 100 * r.efficiency),
-                     units::format_bytes(r.bytes_between_ranks), std::to_string(r.reruns)});
-  }
-  out += report::render_table(report::plain_table(table));
-  for (const cluster::DistributedOutcome& r : runs) {
-    out += fmt::format("\n{}: per rank\n", r.policy);
-    std::vector<std::vector<std::string>> per = {
-        {"rank", "tasks", "slowdown", "inputs in", "state"}};
-    for (const cluster::WorkerStats& ws : r.workers) {
-      per.push_back({std::to_string(ws.rank), std::to_string(ws.tasks),
-                     fmt::format("{:.2f}x", ws.slowdown), units::format_bytes(ws.bytes_in),
-                     ws.lost ? "lost" : (ws.straggler ? "straggler" : "ok")});
-    }
-    out += report::render_table(report::plain_table(per));
-  }
-  return out;
 }
 
 }  // namespace
@@ -176,8 +147,9 @@ Output run_distributed_schedule(const ScheduleOptions& s, const Invocation& inv,
     return out;  // rank 0 reports for the job
   }
   out.err = std::move(err);
-  out.out = inv.format == Format::kJson ? cluster::to_json(*schedule).dump(2) + "\n"
-                                        : report_text(*schedule);
+  out.out = inv.format == Format::kJson
+                ? cluster::to_json(*schedule).dump(2) + "\n"
+                : report::render_text(cluster::distributed_report(*schedule));
   return out;
 }
 

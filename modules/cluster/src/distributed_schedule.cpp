@@ -6,6 +6,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "acco/core/units.hpp"
+#include "acco/report/table.hpp"
+
 namespace acco::cluster {
 namespace {
 
@@ -109,6 +112,36 @@ nlohmann::ordered_json to_json(const DistributedSchedule& s) {
   }
   out["runs"] = std::move(list);
   return out;
+}
+
+report::Document distributed_report(const DistributedSchedule& s) {
+  const std::vector<DistributedOutcome>& runs = s.runs;
+  report::Document doc;
+  doc.add(report::Preformatted{fmt::format(
+      "distributed schedule: {} ({} tasks) over {} rank(s) x {} device(s) ({}), local policy {}",
+      s.workload, s.tasks, s.ranks, s.devices_per_rank, s.link.empty() ? "cuda" : s.link,
+      sched::to_string(s.local_policy))});
+  std::vector<std::vector<std::string>> table = {
+      {"dispatch", "makespan", "bound", "efficiency", "between ranks", "reruns"}};
+  for (const DistributedOutcome& r : runs) {
+    table.push_back({r.policy, units::format_seconds(r.makespan_seconds),
+                     units::format_seconds(r.bounds.best()),
+                     fmt::format("{:.1f} %", 100 * r.efficiency),
+                     units::format_bytes(r.bytes_between_ranks), std::to_string(r.reruns)});
+  }
+  doc.add(report::plain_table(table));
+  for (const DistributedOutcome& r : runs) {
+    doc.add(report::Heading{fmt::format("{}: per rank", r.policy)});
+    std::vector<std::vector<std::string>> per = {
+        {"rank", "tasks", "slowdown", "inputs in", "state"}};
+    for (const WorkerStats& ws : r.workers) {
+      per.push_back({std::to_string(ws.rank), std::to_string(ws.tasks),
+                     fmt::format("{:.2f}x", ws.slowdown), units::format_bytes(ws.bytes_in),
+                     ws.lost ? "lost" : (ws.straggler ? "straggler" : "ok")});
+    }
+    doc.add(report::plain_table(per));
+  }
+  return doc;
 }
 
 }  // namespace acco::cluster

@@ -14,6 +14,7 @@
 #include "acco/cluster/dispatch.hpp"
 #include "acco/cluster/distributed.hpp"
 #include "acco/core/result.hpp"
+#include "acco/report/document.hpp"
 #include "acco/sched/experiment.hpp"
 #include "acco/sched/policy.hpp"
 #include "acco/sched/workload.hpp"
@@ -61,5 +62,7 @@ struct DistributedSchedule {
     const DistributedScheduleOptions& options, const sched::ProgressLine& progress = {});
 
 [[nodiscard]] nlohmann::ordered_json to_json(const DistributedSchedule& schedule);
+// The text: the run, one row per dispatch policy, then each policy's ranks.
+[[nodiscard]] report::Document distributed_report(const DistributedSchedule& schedule);
 
 }  // namespace acco::cluster
