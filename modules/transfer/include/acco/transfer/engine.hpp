@@ -38,9 +38,9 @@ struct EngineInfo {
   // One thread, measured between two staging slots at start: on the host backend the emulated
   // DMA is itself a memcpy, so this bounds what any strategy reaches there.
   double host_memcpy_bytes_per_second = 0;
-  // The link the host copy threads were sized for when the profile left them to the engine: the
-  // device's (DeviceInfo::link_bytes_per_second), else one staging slot's DMA to the device,
-  // measured at start (CUDA); 0 when neither is known or the profile fixed the threads.
+  // The device's link (DeviceInfo::link_bytes_per_second); where the device does not know it and
+  // the profile leaves the host copy threads to the engine, one staging slot's DMA to the device
+  // measured at start (CUDA), which sizes those threads; 0 when neither is known.
   double link_bytes_per_second = 0;
 };
 
