@@ -148,7 +148,8 @@ TEST(ServeTest, PortInUseIsExit69NamingTheAddress) {
   const auto r =
       run_serve("--simulate 1 --duration 2s --listen 127.0.0.1:" + std::to_string(first.port()));
   EXPECT_EQ(r.exit_code, 69);
-  EXPECT_THAT(r.err, HasSubstr("cannot listen on 127.0.0.1:" + std::to_string(first.port())));
+  EXPECT_THAT(r.err, HasSubstr("cannot listen on 127.0.0.1:" + std::to_string(first.port()) +
+                               ": the port is in use"));
   EXPECT_EQ(first.stop(SIGTERM).exit_code, 0);
 }
 

@@ -21,6 +21,8 @@
 #include "acco/monitor/json.hpp"
 #include "acco/monitor/series_store.hpp"
 
+#include "bind_failure.hpp"
+
 namespace acco::monitor {
 namespace {
 
@@ -289,9 +291,8 @@ Result<int> Server::start() {
   }
   if (port <= 0) {
     return fail(Errc::kUnavailable,
-                fmt::format("cannot listen on {}:{} (address in use, not local, or not "
-                            "permitted)",
-                            i.options.host, i.options.port));
+                fmt::format("cannot listen on {}:{}: {}", i.options.host, i.options.port,
+                            detail::diagnose_bind(i.options.host, i.options.port)));
   }
   i.thread = std::thread([&i] { i.http.listen_after_bind(); });
   // stop() only ends a server that already runs its accept loop, so start() returns once it

@@ -1,6 +1,8 @@
 #include "acco/monitor/server.hpp"
 
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <string>
 #include <thread>
@@ -19,6 +21,8 @@
 #include "acco/monitor/series_store.hpp"
 #include "acco/power/simulated_device.hpp"
 #include "acco/testing/matchers.hpp"
+
+#include "bind_failure.hpp"
 
 namespace acco::monitor {
 namespace {
@@ -187,7 +191,36 @@ TEST_F(ServerTest, SecondServerOnTheSamePortIsRefusedByName) {
   Server second(*sampler_, options);
   const auto r = second.start();
   ASSERT_THAT(r, StatusIs(Errc::kUnavailable));
-  EXPECT_THAT(r.error().message, HasSubstr(fmt::format("cannot listen on 127.0.0.1:{}", port_)));
+  EXPECT_THAT(r.error().message,
+              HasSubstr(fmt::format("cannot listen on 127.0.0.1:{}: the port is in use", port_)));
+}
+
+TEST_F(ServerTest, AnAddressOfAnotherMachineIsNamedAsNotLocal) {
+  ServerOptions options;
+  options.host = "192.0.2.1";  // TEST-NET-1 (RFC 5737): never this machine's
+  options.port = port_;
+  Server other(*sampler_, options);
+  const auto r = other.start();
+  ASSERT_THAT(r, StatusIs(Errc::kUnavailable));
+  EXPECT_THAT(r.error().message,
+              HasSubstr(fmt::format("cannot listen on 192.0.2.1:{}: 192.0.2.1 is not an address "
+                                    "of this machine",
+                                    port_)));
+}
+
+TEST(BindFailureTest, EachCauseHasItsOwnWords) {
+  EXPECT_THAT(detail::bind_failure_reason(EADDRINUSE, "h"), HasSubstr("the port is in use"));
+  EXPECT_THAT(detail::bind_failure_reason(EACCES, "h"),
+              HasSubstr("permission denied (ports below"));
+  EXPECT_THAT(detail::bind_failure_reason(EADDRNOTAVAIL, "10.9.9.9"),
+              HasSubstr("10.9.9.9 is not an address of this machine"));
+  EXPECT_EQ(detail::bind_failure_reason(0, "h"), "address in use, not local, or not permitted");
+  EXPECT_EQ(detail::bind_failure_reason(ENOMEM, "h"), std::strerror(ENOMEM));
+}
+
+TEST(BindFailureTest, AHostThatDoesNotResolveIsSaid) {
+  EXPECT_THAT(detail::diagnose_bind("no-such-host.invalid", 8080),
+              HasSubstr("no-such-host.invalid does not resolve"));
 }
 
 TEST(ServerStoreTest, SeriesOlderThanTheHistoryComeFromTheStoreAndUntilEndsTheWindow) {
