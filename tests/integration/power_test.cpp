@@ -336,6 +336,16 @@ TEST(PowerCliTest, RaplPackagesInASysrootAreCappedAndRestored) {
   EXPECT_EQ(slurp(zone / "constraint_0_power_limit_uw"), "250000000\n") << "restored";
 }
 
+TEST(PowerCliTest, RunWithNoDeviceToGovernIsExit69SayingWhatWasLookedAt) {
+  TempDir root;  // no powercap zones, NVML off: nothing to govern
+  const auto r = acco("power run --sysroot " + root.path().string() +
+                      " --nvml off --duration 300ms --interval 100ms");
+  EXPECT_EQ(r.exit_code, 69) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("no device to govern"));
+  EXPECT_THAT(r.err, HasSubstr("--simulate N governs simulated devices"));
+  EXPECT_EQ(r.out, "");
+}
+
 TEST(PowerCliTest, BadFlagsAreOneLineAndExit64) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"power run --simulate 1 --mode cool",

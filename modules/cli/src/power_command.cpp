@@ -208,7 +208,12 @@ class RunCommand final : public Command {
     const StopOnSignal on_signal(signals, stop);
     const auto report = loop->run(built->sources.devices, loop_options, stop);
     if (!report) {
-      return error_output(report.error());
+      Error e = report.error();
+      if (e.code == Errc::kUnavailable) {  // no device: what was looked at, and the way to try
+        e.message +=
+            fmt::format(" (NVML {}; --simulate N governs simulated devices)", built->nvml_note);
+      }
+      return error_output(e);
     }
     Output out;
     for (const std::string& e : report->read_errors) {

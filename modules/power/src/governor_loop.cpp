@@ -122,6 +122,12 @@ Result<GovernorReport> GovernorLoop::run(const std::vector<std::unique_ptr<Senso
   const double duration = options.duration.count();
 
   auto samples = read_all(sources, report.read_errors);
+  if (samples.empty()) {  // nothing to govern: say so rather than report an empty run
+    impl_->collecting = nullptr;
+    return fail(Errc::kUnavailable, report.read_errors.empty()
+                                        ? std::string("no device to govern: the sources read none")
+                                        : "no device to govern: " + report.read_errors.front());
+  }
   if (auto started = start(samples, 0); !started) {
     impl_->collecting = nullptr;
     return tl::unexpected(std::move(started).error());

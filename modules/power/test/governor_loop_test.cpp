@@ -101,6 +101,19 @@ TEST(GovernorLoopTest, ControlOfGpusWithoutNvmlIsUnavailable) {
   EXPECT_THAT(GovernorLoop::create(settings, {&nvml}), IsOk());
 }
 
+TEST(GovernorLoopTest, NoDeviceToGovernIsUnavailableBeforeAnyRound) {
+  std::vector<std::unique_ptr<SensorSource>> sources;
+  sources.push_back(std::make_unique<NamedNvml>());  // NVML loaded, no GPU
+  auto loop = GovernorLoop::create(GovernorSettings{}, {sources[0].get()});
+  ASSERT_THAT(loop, IsOk());
+  GovernorLoopOptions options;
+  options.interval = std::chrono::milliseconds(1);
+  options.duration = std::chrono::seconds(1);
+  const core::StopFlag stop;
+  EXPECT_THAT(loop->run(sources, options, stop),
+              StatusIs(Errc::kUnavailable, HasSubstr("no device to govern")));
+}
+
 TEST(GovernorLoopTest, RunsOnSimulatedTimeAndRestoresTheLimitsItSet) {
   SimulatedClock clock(1'700'000'000'000'000'000);
   std::vector<std::unique_ptr<SensorSource>> sources;

@@ -94,7 +94,8 @@ class GovernorLoop {
   // per interval until `stop` is requested (real time only) or the duration has passed, then
   // reads once more and finishes, restoring what was changed. A source that fails a read is a
   // line of read_errors and the round goes on. Errors: start's (a state file that is not one,
-  // kInvalidArgument), before anything was changed.
+  // kInvalidArgument), before anything was changed; kUnavailable when the first round reads no
+  // device (an empty run would report nothing to a caller who asked to govern).
   [[nodiscard]] Result<GovernorReport> run(
       const std::vector<std::unique_ptr<SensorSource>>& sources, const GovernorLoopOptions& options,
       const core::StopFlag& stop);
