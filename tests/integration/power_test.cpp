@@ -151,6 +151,32 @@ TEST(PowerCliTest, AFailedFanMakesTheDevicesWarmThenHotAndTheDryRunAppliesNothin
   EXPECT_TRUE(limited);
 }
 
+TEST(PowerCliTest, EachGovernorLineInTextCarriesItsTimeOnTheGovernorsClock) {
+  const auto r =
+      acco("power run --simulate 1 --scenario thermal-throttle --duration 5m --fast --nvml off");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::istringstream lines(r.err);
+  std::string line;
+  int actions = 0;
+  bool later = false;
+  while (std::getline(lines, line)) {
+    if (line.starts_with("acco power run:")) {
+      continue;
+    }
+    ++actions;
+    // "   123.0 s  warning 0 governor_set_power_limit: normal -> draining: ..."
+    const auto unit = line.find(" s  ");
+    ASSERT_NE(unit, std::string::npos) << line;
+    const double t = std::stod(line.substr(0, unit));
+    EXPECT_GE(t, 0) << line;
+    EXPECT_LE(t, 300) << line;
+    later = later || t > 0;
+    EXPECT_TRUE(line.find(" s  info ") == unit || line.find(" s  warning ") == unit) << line;
+  }
+  EXPECT_GT(actions, 0) << r.err;
+  EXPECT_TRUE(later) << "the actions after the start carry their own times";
+}
+
 TEST(PowerCliTest, WithControlOnSimulatedDevicesTheLimitsAreAppliedAndRestored) {
   const auto r = acco(
       "power run --simulate 1 --scenario thermal-throttle --duration 10m --fast --nvml off "
@@ -344,6 +370,14 @@ TEST(PowerCliTest, RunWithNoDeviceToGovernIsExit69SayingWhatWasLookedAt) {
   EXPECT_THAT(r.err, HasSubstr("no device to govern"));
   EXPECT_THAT(r.err, HasSubstr("--simulate N governs simulated devices"));
   EXPECT_EQ(r.out, "");
+}
+
+TEST(PowerCliTest, ACapAboveEveryDevicesMaximumIsRefusedWithTheRange) {
+  const auto r = acco("power run --simulate 2 --fast --duration 2s --mode cap:5000");
+  EXPECT_EQ(r.exit_code, 64) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("acco: --mode: cap:5000 is above every device's maximum power "
+                               "limit (the devices accept "));
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
 }
 
 TEST(PowerCliTest, BadFlagsAreOneLineAndExit64) {

@@ -176,16 +176,25 @@ class RunCommand final : public Command {
       return error_output(built.error());
     }
     std::vector<power::SensorSource*> raw;
+    std::vector<power::DeviceSample> first;  // for --mode cap:W against the devices' ranges
     for (const auto& s : built->sources.devices) {
       raw.push_back(s.get());
+      if (auto read = s->read(); read) {
+        first.insert(first.end(), read->begin(), read->end());
+      }
+    }
+    if (auto cap = power::check_cap(options_.governor.options, first); !cap) {
+      return error_output(as_usage(std::move(cap.error()).with_context("--mode")));
     }
     const bool json = inv.format == Format::kJson;
     const Progress& progress = inv.progress;
     auto loop = power::GovernorLoop::create(options_.governor, raw, [&](const power::Action& a) {
       if (progress && !json) {
-        const monitor::Event e = monitor::governor_event(a, 0);  // the time is not printed
-        progress(fmt::format("{} {} {}: {}", e.level, e.device.empty() ? "-" : e.device, e.event,
-                             e.message));
+        // The time on the governor's clock (seconds since the run started, simulated with
+        // --fast), then what the event log would say.
+        const monitor::Event e = monitor::governor_event(a, 0);
+        progress(fmt::format("{:>8.1f} s  {} {} {}: {}", a.time_seconds, e.level,
+                             e.device.empty() ? "-" : e.device, e.event, e.message));
       }
     });
     if (!loop) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -52,6 +53,40 @@ const std::vector<ActionKind>& all_action_kinds() {
                                                 ActionKind::kNoNewWork,     ActionKind::kDrain,
                                                 ActionKind::kRestore,       ActionKind::kLog};
   return kinds;
+}
+
+Status check_cap(const GovernorOptions& options, const std::vector<DeviceSample>& samples) {
+  if (options.mode != GovernorMode::kCap) {
+    return {};
+  }
+  std::optional<double> lowest;   // the smallest minimum
+  std::optional<double> highest;  // the largest maximum
+  for (const DeviceSample& s : samples) {
+    if (s.power_limit_min_watts) {
+      lowest = std::min(lowest.value_or(*s.power_limit_min_watts), *s.power_limit_min_watts);
+    }
+    if (s.power_limit_max_watts) {
+      highest = std::max(highest.value_or(*s.power_limit_max_watts), *s.power_limit_max_watts);
+    }
+  }
+  const auto range = [&] {
+    return lowest && highest ? fmt::format("{:g} W to {:g} W", *lowest, *highest)
+           : highest         ? fmt::format("at most {:g} W", *highest)
+                             : fmt::format("at least {:g} W", *lowest);
+  };
+  if (highest && options.cap_watts > *highest) {
+    return fail(Errc::kInvalidArgument,
+                fmt::format("cap:{:g} is above every device's maximum power limit (the devices "
+                            "accept {})",
+                            options.cap_watts, range()));
+  }
+  if (lowest && options.cap_watts < *lowest) {
+    return fail(Errc::kInvalidArgument,
+                fmt::format("cap:{:g} is below every device's minimum power limit (the devices "
+                            "accept {})",
+                            options.cap_watts, range()));
+  }
+  return {};
 }
 
 Status parse_governor_mode(const std::string& text, GovernorOptions& options) {

@@ -17,6 +17,7 @@ struct GovernorLoop::Impl {
   std::unique_ptr<RoutedActuator> actuator;  // outlives run
   std::unique_ptr<GovernorRun> run;
   bool uses_state_file = false;
+  GovernorOptions options;
   Log log;
   std::vector<Action>* collecting = nullptr;  // run()'s actions while it runs
 };
@@ -55,6 +56,7 @@ Result<GovernorLoop> GovernorLoop::create(const GovernorSettings& settings,
   }
   ControllerOptions controller;
   controller.allow_control = settings.allow_control;
+  impl->options = settings.options;
   if (impl->uses_state_file) {
     controller.state_file = settings.state_file;
   }
@@ -80,6 +82,7 @@ bool GovernorLoop::uses_state_file() const {
 
 Result<std::vector<Action>> GovernorLoop::start(const std::vector<DeviceSample>& samples,
                                                 double now_seconds) {
+  ACCO_RETURN_IF_ERROR(check_cap(impl_->options, samples));
   impl_->actuator->learn(samples);
   return impl_->run->start(samples, now_seconds);
 }

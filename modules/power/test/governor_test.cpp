@@ -331,5 +331,32 @@ TEST(GovernorTest, EnergyModeChoosesALowerCapForALightLoadOnASimulatedDevice) {
   EXPECT_LT(chosen, 700);
 }
 
+TEST(CheckCapTest, ACapNoDeviceCanTakeIsRefusedWithTheRange) {
+  GovernorOptions options;
+  ASSERT_TRUE(parse_governor_mode("cap:5000", options));
+  DeviceSample a;
+  a.power_limit_min_watts = 100;
+  a.power_limit_max_watts = 700;
+  DeviceSample b;
+  b.power_limit_min_watts = 150;
+  b.power_limit_max_watts = 300;
+  const auto above = check_cap(options, {a, b});
+  ASSERT_FALSE(above);
+  EXPECT_EQ(above.error().code, Errc::kInvalidArgument);
+  EXPECT_EQ(above.error().message,
+            "cap:5000 is above every device's maximum power limit (the devices accept 100 W to "
+            "700 W)");
+  options.cap_watts = 50;
+  const auto below = check_cap(options, {a, b});
+  ASSERT_FALSE(below);
+  EXPECT_NE(below.error().message.find("below every device's minimum"), std::string::npos);
+  options.cap_watts = 500;  // within a's range; b clamps it to 300 W
+  EXPECT_TRUE(check_cap(options, {a, b}));
+  options.cap_watts = 5000;
+  EXPECT_TRUE(check_cap(options, {DeviceSample{}})) << "no range known: nothing to judge";
+  options.mode = GovernorMode::kThermal;
+  EXPECT_TRUE(check_cap(options, {a}));
+}
+
 }  // namespace
 }  // namespace acco::power

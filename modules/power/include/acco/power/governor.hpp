@@ -48,7 +48,7 @@ enum class GovernorMode {
 
 struct GovernorOptions {
   GovernorMode mode = GovernorMode::kThermal;
-  double cap_watts = 0;  // kCap: clamped to each device's [min, max]
+  double cap_watts = 0;  // kCap: clamped to each device's [min, max] (see check_cap)
 
   // Decisions are taken at most once per period per device (NVML's power is a 1 s average).
   double period_seconds = 1;
@@ -105,6 +105,13 @@ struct GovernorOptions {
 // "thermal", "energy", "cap:300" (watts). kInvalidArgument naming the forms otherwise.
 [[nodiscard]] Status parse_governor_mode(const std::string& text, GovernorOptions& options);
 [[nodiscard]] std::string mode_string(const GovernorOptions& options);
+
+// A fixed cap no device can take: above every device's maximum power limit, or below every
+// device's minimum (of the devices that report one). kInvalidArgument naming the range the
+// devices accept; OK for the other modes, and for a cap within some device's range (the others
+// clamp it to theirs).
+[[nodiscard]] Status check_cap(const GovernorOptions& options,
+                               const std::vector<DeviceSample>& samples);
 
 enum class ActionKind {
   kSetPowerLimit,  // value: watts
