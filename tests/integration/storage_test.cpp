@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -140,7 +141,11 @@ TEST(StorageBenchTest, OnThisMachineThePeakOrWhyNotIsReported) {
 TEST(StorageBenchTest, BadFlagsAreOneLineWithExit64) {
   DiskDir dir;
   const auto missing = (dir.path() / "nope.bin").string();
+  const auto tiny = (dir.path() / "tiny.bin").string();
+  std::ofstream(tiny) << std::string(1000, 'x');
   const std::vector<std::pair<std::string, std::string>> cases = {
+      {"--suite storage --file " + tiny,
+       "--file: '" + tiny + "' holds 1000 bytes; the storage cases read at least 4 KiB"},
       {"--suite storage", "--suite storage: expected --file PATH"},
       {"--suite disks", "--suite: 'disks' is not one of transfer, storage"},
       {"--file " + missing, "--file and --create belong to --suite storage"},

@@ -163,6 +163,12 @@ Status storage_options(const BenchFlags& f, BenchOptions& o) {
         fmt::format("--file: '{}' is not a regular file (give --create SIZE to write "
                     "one)",
                     f.file));
+  } else if (const auto size = std::filesystem::file_size(f.file, ec); !ec && size < 4096) {
+    // Every storage case reads whole 4 KiB blocks: a smaller file would waive them all.
+    return usage(fmt::format(
+        "--file: '{}' holds {} bytes; the storage cases read at least 4 KiB (give --create SIZE "
+        "to write a larger one)",
+        f.file, size));
   }
   return {};
 }
