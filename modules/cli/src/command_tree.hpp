@@ -38,4 +38,12 @@ struct CommandInfo {
 // The whole command line: `acco` with its flags and every registered command below it.
 [[nodiscard]] CommandInfo command_tree();
 
+// A command and the words that name it ("acco power run").
+struct CommandPath {
+  std::string words;
+  const CommandInfo* command;  // into the tree given to command_paths
+};
+// Every command of the tree, `root` first, depth first in --help order.
+[[nodiscard]] std::vector<CommandPath> command_paths(const CommandInfo& root);
+
 }  // namespace acco::cli

@@ -68,8 +68,8 @@ Status resolve_settings(core::Settings& settings, const SharedFlags& shared, con
 Status check_sysroot(const core::Settings& settings, const std::string& command) {
   const auto root = settings.get("sysroot");
   std::error_code ec;
-  if (root == "/" || command == "config" || command == "rules" ||
-      std::filesystem::is_directory(root, ec)) {
+  if (root == "/" || command == "config" || command == "rules" || command == "completion" ||
+      command == "man" || std::filesystem::is_directory(root, ec)) {
     return {};
   }
   return fail(

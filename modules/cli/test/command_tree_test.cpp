@@ -2,6 +2,7 @@
 // registered command and flag, and every value it offers is one the command accepts.
 #include "command_tree.hpp"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -148,6 +149,22 @@ TEST(CommandTreeTest, FlagsCarryTheirValuesAndWhatCompletesThem) {
   EXPECT_EQ(flag(sub(root, "bench"), "--nccl-library")->env, "ACCO_NCCL_LIBRARY");
 }
 
+TEST(CommandTreeTest, PathsNameEveryCommandDepthFirst) {
+  const CommandInfo root = command_tree();
+  std::vector<std::string> words;
+  for (const CommandPath& path : command_paths(root)) {
+    words.push_back(path.words);
+  }
+  ASSERT_GE(words.size(), 4U);
+  EXPECT_EQ(words.front(), "acco");
+  EXPECT_EQ(words[1], "acco probe");
+  const auto power = std::find(words.begin(), words.end(), "acco power");
+  ASSERT_NE(power, words.end());
+  EXPECT_EQ(*(power + 1), "acco power status");
+  EXPECT_EQ(*(power + 2), "acco power run");
+  EXPECT_EQ(words.size(), root.commands.size() + 3);  // acco, and power's status and run
+}
+
 // What the completions offer is what the commands accept: each offered value parses, and a value
 // not offered is refused by the command's own check, which names the flag.
 TEST(CommandTreeTest, EveryOfferedValueParsesAndOthersAreRefused) {
@@ -171,6 +188,16 @@ TEST(CommandTreeTest, EveryOfferedValueParsesAndOthersAreRefused) {
         offer.flag->names.front().starts_with("-") ? offer.flag->names.back() : offer.words.back();
     EXPECT_THAT(refused.error().message, HasSubstr(named)) << ::testing::PrintToString(args);
   }
+}
+
+TEST(CommandTreeTest, CompletionAndManNeedNoMachine) {
+  const auto missing = parse_args({"man"}, [](const char* name) -> const char* {
+    return std::string_view(name) == "ACCO_SYSROOT" ? "/nonexistent" : nullptr;
+  });
+  EXPECT_TRUE(missing.has_value());
+  const auto shell = parse({"completion"});
+  ASSERT_FALSE(shell.has_value());
+  EXPECT_THAT(shell.error().message, HasSubstr("shell"));
 }
 
 }  // namespace
