@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs a built acco tree into a fresh prefix, then configures, builds and runs the consumer
-# project against it with find_package(acco). Checks the consumer prints the Gen4 x16 link rate,
-# then builds examples/ the same way, as a project of its own, and runs its tour (the probe, a
-# quick bench and a scheduled workload through the installed headers and libraries alone).
+# project against it with find_package(acco). Checks that the shell completions and the man page
+# are installed and that the consumer prints the Gen4 x16 link rate, then builds examples/ the
+# same way, as a project of its own, and runs its tour (the probe, a quick bench and a scheduled
+# workload through the installed headers and libraries alone).
 #
 # Usage: run_install_test.sh <cmake> <build dir> <consumer source dir> <generator> <initial cache>
 #                            <examples source dir>
@@ -47,6 +48,24 @@ if find "$work/prefix" -name '*test_support*' -o -name '*fake_nvml*' -o -name 'l
   grep -q .; then
   echo "FAILED: test helpers were installed:" >&2
   find "$work/prefix" -name '*test_support*' -o -name '*fake_nvml*' -o -name 'libnvidia-ml*' >&2
+  exit 1
+fi
+
+# The shell completions and the man page, generated from the command registry at build time.
+for file in share/bash-completion/completions/acco share/zsh/site-functions/_acco \
+  share/man/man1/acco.1; do
+  if [[ ! -s "$work/prefix/$file" ]]; then
+    echo "FAILED: $file was not installed" >&2
+    exit 1
+  fi
+done
+if ! bash -c 'source "$1" && complete -p acco' _ "$work/prefix/share/bash-completion/completions/acco" |
+  grep -q '^complete -F _acco acco$'; then
+  echo "FAILED: the installed bash completion does not register _acco for acco" >&2
+  exit 1
+fi
+if ! grep -q '^\.TH ACCO 1 ' "$work/prefix/share/man/man1/acco.1"; then
+  echo "FAILED: the installed share/man/man1/acco.1 is not the acco(1) page" >&2
   exit 1
 fi
 

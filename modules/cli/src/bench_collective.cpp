@@ -1,6 +1,8 @@
 #include "bench_collective.hpp"
 
 #include <algorithm>
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -11,8 +13,10 @@
 #include "acco/bench/report.hpp"
 #include "acco/bench/result.hpp"
 #include "acco/bench/runner.hpp"
+#include "acco/cluster/collective.hpp"
 #include "acco/cluster/collective_bench.hpp"
 #include "acco/cluster/collective_history.hpp"
+#include "acco/cluster/collective_plane.hpp"
 #include "acco/cluster/communicator.hpp"
 #include "acco/core/units.hpp"
 #include "acco/device/host_backend.hpp"
@@ -134,11 +138,16 @@ Result<std::uint64_t> size_flag(const char* flag, const std::string& text) {
 }  // namespace
 
 CLI::Option* add_collective_flags(CLI::App& sub, CollectiveFlags& f) {
-  CLI::Option* collective =
+  std::vector<std::string> ops = {"all"};
+  for (const cluster::Op op : cluster::kOps) {
+    ops.emplace_back(cluster::to_string(op));
+  }
+  CLI::Option* collective = offer_values(
       sub.add_option("--collective", f.ops,
                      "collectives to measure under mpirun/srun: allreduce,allgather,reducescatter,"
                      "alltoall,broadcast,sendrecv or all")
-          ->type_name("OPS");
+          ->type_name("OPS"),
+      ops);
   sub.add_option("-b,--min-bytes", f.min_bytes, "--collective: smallest size (default 8)")
       ->type_name("SIZE")
       ->needs(collective);
@@ -166,16 +175,21 @@ CLI::Option* add_collective_flags(CLI::App& sub, CollectiveFlags& f) {
                  "--collective: NCCL library to dlopen and bootstrap (default libnccl.so.2)")
       ->envname("ACCO_NCCL_LIBRARY")
       ->type_name("PATH");
-  sub.add_option("--buffers", f.buffers,
-                 "--collective: host (default) or device buffers (the device of --backend, one "
-                 "per rank of a node)")
-      ->type_name("WHERE")
-      ->needs(collective);
-  sub.add_option("--via", f.via,
-                 "--collective with --buffers device: auto (NCCL on a GPU, else MPI), nccl, or "
-                 "mpi (CUDA-aware when it is, else staged through pinned host buffers)")
-      ->type_name("PATH")
-      ->needs(collective);
+  offer_values(
+      sub.add_option("--buffers", f.buffers,
+                     "--collective: host (default) or device buffers (the device of "
+                     "--backend, one per rank of a node)")
+          ->type_name("WHERE")
+          ->needs(collective),
+      {cluster::to_string(cluster::Buffers::kHost), cluster::to_string(cluster::Buffers::kDevice)});
+  offer_values(sub.add_option("--via", f.via,
+                              "--collective with --buffers device: auto (NCCL on a GPU, else MPI), "
+                              "nccl, or mpi (CUDA-aware when it is, else staged through pinned "
+                              "host buffers)")
+                   ->type_name("PATH")
+                   ->needs(collective),
+               {cluster::to_string(cluster::Via::kAuto), cluster::to_string(cluster::Via::kNccl),
+                cluster::to_string(cluster::Via::kMpi)});
   sub.add_option("--nccl-timeout", f.nccl_timeout,
                  "--collective: abort NCCL's init, and collectives over NCCL, not complete "
                  "after this long (a peer failed, stopped or cannot be reached; default 300s)")

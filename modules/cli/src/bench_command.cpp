@@ -15,6 +15,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
@@ -91,16 +92,24 @@ struct BenchOptions {
   ProfileFlags profile;  // the engine profile from acco tune
 };
 
+const std::vector<std::string>& suite_names() {
+  static const std::vector<std::string> names = {"transfer", "storage"};
+  return names;
+}
+
 void add_bench_flags(CLI::App& sub, SharedFlags& shared, BenchFlags& f) {
-  sub.add_option("--backend", f.backend, "auto (CUDA when a GPU is usable, else host), host, cuda")
-      ->type_name("NAME");
+  offer_values(sub.add_option("--backend", f.backend,
+                              "auto (CUDA when a GPU is usable, else host), host, cuda")
+                   ->type_name("NAME"),
+               backend_names());
   sub.add_option("--devices", f.devices, "host backend: number of emulated devices")
       ->type_name("N");
   sub.add_option("--link", f.link,
                  "host backend: emulated link, e.g. pcie4x16, pcie5x16, 25GB/s,2us, unlimited")
       ->type_name("SPEC");
-  sub.add_option("--suite", f.suite, "transfer (default) or storage (needs --file)")
-      ->type_name("NAME");
+  offer_values(sub.add_option("--suite", f.suite, "transfer (default) or storage (needs --file)")
+                   ->type_name("NAME"),
+               suite_names());
   sub.add_option("--file", f.file, "--suite storage: the file to read (on the drive to measure)")
       ->type_name("PATH");
   sub.add_option("--create", f.create,
@@ -136,8 +145,9 @@ void add_bench_flags(CLI::App& sub, SharedFlags& shared, BenchFlags& f) {
 
 // --suite, --file and --create.
 Status storage_options(const BenchFlags& f, BenchOptions& o) {
-  if (f.suite != "transfer" && f.suite != "storage") {
-    return usage(fmt::format("--suite: '{}' is not one of transfer, storage", f.suite));
+  if (std::find(suite_names().begin(), suite_names().end(), f.suite) == suite_names().end()) {
+    return usage(
+        fmt::format("--suite: '{}' is not one of {}", f.suite, fmt::join(suite_names(), ", ")));
   }
   o.run.suite = f.suite;
   if (f.suite != "storage") {
@@ -405,6 +415,11 @@ class BenchCommand final : public Command {
 
 }  // namespace
 
+const std::vector<std::string>& backend_names() {
+  static const std::vector<std::string> names = {"auto", "host", "cuda"};
+  return names;
+}
+
 Result<bench::BackendChoice> parse_backend(const std::string& name) {
   if (name == "auto") {
     return bench::BackendChoice::kAuto;
@@ -415,7 +430,8 @@ Result<bench::BackendChoice> parse_backend(const std::string& name) {
   if (name == "cuda") {
     return bench::BackendChoice::kCuda;
   }
-  return usage(fmt::format("--backend: '{}' is not one of auto, host, cuda", name));
+  return usage(
+      fmt::format("--backend: '{}' is not one of {}", name, fmt::join(backend_names(), ", ")));
 }
 
 Status check_output_path(std::string_view flag, const std::string& path) {

@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "acco/bench/result.hpp"
 #include "acco/bench/runner.hpp"
@@ -19,6 +20,8 @@ inline constexpr std::string_view kDefaultLink = "pcie4x16";
 
 // --backend auto|host|cuda; kUsage otherwise.
 [[nodiscard]] Result<bench::BackendChoice> parse_backend(const std::string& name);
+// What --backend takes: auto, host, cuda.
+[[nodiscard]] const std::vector<std::string>& backend_names();
 
 // The topology, for link peaks and the fingerprint. A probe failure is not fatal: `warning`
 // gets a line and the result is empty. With `data_path` (absolute), also the mount and NVMe

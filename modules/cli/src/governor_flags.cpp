@@ -10,10 +10,13 @@ namespace acco::cli {
 
 void add_governor_flags(CLI::App& sub, GovernorFlags& flags, CLI::Option* governor) {
   const std::vector<CLI::Option*> declared = {
-      sub.add_option("--mode", flags.mode,
-                     "thermal (default: thermal rules, load-following caps), energy (the cap "
-                     "with the least energy per unit of work), cap:W (a fixed cap)")
-          ->type_name("MODE"),
+      // cap:W takes a number: only the two named modes are offered.
+      offer_values(sub.add_option("--mode", flags.mode,
+                                  "thermal (default: thermal rules, load-following caps), energy "
+                                  "(the cap with the least energy per unit of work), cap:W (a "
+                                  "fixed cap)")
+                       ->type_name("MODE"),
+                   {"thermal", "energy"}),
       sub.add_flag("--allow-control", flags.allow_control,
                    "apply the actions (power limits, clocks; needs root for GPUs and RAPL); "
                    "without it the governor only logs them"),

@@ -38,9 +38,11 @@ void add_machine_flags(CLI::App& sub, SharedFlags& shared, MachineFlags& flags, 
                    "name devices from this PCI ID database instead of the sysroot's pci.ids "
                    "(env ACCO_PCI_IDS)",
                    "FILE");
-  sub.add_option("--fail-on", flags.fail_on,
-                 "exit 1 when a finding of this severity or worse exists: warning, critical")
-      ->type_name("SEVERITY");
+  offer_values(
+      sub.add_option("--fail-on", flags.fail_on,
+                     "exit 1 when a finding of this severity or worse exists: warning, critical")
+          ->type_name("SEVERITY"),
+      {topo::to_string(topo::Severity::kWarning), topo::to_string(topo::Severity::kCritical)});
   add_json_flag(sub, shared, "print JSON (schema acco.probe/1) instead of text");
   add_config_flag(sub, shared);
 }

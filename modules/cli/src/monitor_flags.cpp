@@ -1,5 +1,8 @@
 #include "monitor_flags.hpp"
 
+#include <string>
+#include <vector>
+
 #include <fmt/format.h>
 
 #include "acco/core/units.hpp"
@@ -13,10 +16,18 @@ void add_monitor_flags(CLI::App& sub, SharedFlags& shared, MonitorFlags& flags,
   sub.add_option("--simulate", flags.simulate,
                  "add N simulated accelerators (thermal and power model)")
       ->type_name("N");
-  sub.add_option("--scenario", flags.scenario,
-                 "what the simulated devices run: cycle (default), idle, compute, "
-                 "transfer-bound, thermal-throttle, power-capped")
-      ->type_name("NAME");
+  std::vector<std::string> scenarios;
+  for (const auto scenario :
+       {power::SimulatedScenario::kCycle, power::SimulatedScenario::kIdle,
+        power::SimulatedScenario::kCompute, power::SimulatedScenario::kTransferBound,
+        power::SimulatedScenario::kThermalThrottle, power::SimulatedScenario::kPowerCapped}) {
+    scenarios.emplace_back(power::to_string(scenario));
+  }
+  offer_values(sub.add_option("--scenario", flags.scenario,
+                              "what the simulated devices run: cycle (default), idle, compute, "
+                              "transfer-bound, thermal-throttle, power-capped")
+                   ->type_name("NAME"),
+               scenarios);
   add_setting_flag(sub, shared, "sysroot",
                    "read DIR/sys and DIR/proc for the host sensors (env ACCO_SYSROOT)", "DIR");
   add_setting_flag(sub, shared, "nvml", "NVML GPUs: auto, on, off (env ACCO_NVML)", "MODE");

@@ -50,13 +50,14 @@ Status resolve_settings(core::Settings& settings, const SharedFlags& shared, con
     }
   }
   const auto nvml = settings.get("nvml");
-  if (nvml != "auto" && nvml != "on" && nvml != "off") {
+  if (std::find(nvml_modes().begin(), nvml_modes().end(), nvml) == nvml_modes().end()) {
     // Named where it came from: a config file's value is a malformed file (65), not a flag.
     const core::SetBy by = settings.find("nvml")->set_by;
     const std::string where = by == core::SetBy::kFile  ? fmt::format("--config {}: nvml", config)
                               : by == core::SetBy::kEnv ? std::string("ACCO_NVML")
                                                         : std::string("--nvml");
-    const std::string why = fmt::format("{}: '{}' is not one of auto, on, off", where, nvml);
+    const std::string why =
+        fmt::format("{}: '{}' is not one of {}", where, nvml, fmt::join(nvml_modes(), ", "));
     return by == core::SetBy::kFile ? fail(Errc::kInvalidArgument, why) : usage(why);
   }
   return {};
@@ -67,8 +68,8 @@ Status resolve_settings(core::Settings& settings, const SharedFlags& shared, con
 Status check_sysroot(const core::Settings& settings, const std::string& command) {
   const auto root = settings.get("sysroot");
   std::error_code ec;
-  if (root == "/" || command == "config" || command == "rules" ||
-      std::filesystem::is_directory(root, ec)) {
+  if (root == "/" || command == "config" || command == "rules" || command == "completion" ||
+      command == "man" || std::filesystem::is_directory(root, ec)) {
     return {};
   }
   return fail(
@@ -110,16 +111,9 @@ Result<Options> parse_args(const std::vector<std::string>& args, const Getenv& g
   Options o;
   o.invocation.settings = default_settings();
 
-  CLI::App app{"acco: find, measure and remove the bottlenecks between hosts and accelerators",
-               "acco"};
-  app.set_version_flag("--version", std::string(ACCO_VERSION));
-  app.require_subcommand(0, 1);
+  CLI::App app{fmt::format("acco: {}", kAccoDescription), "acco"};
   SharedFlags shared;
-  std::vector<std::pair<CLI::App*, FinishParse>> declared;
-  for (const CommandSpec& spec : commands()) {
-    CLI::App* sub = app.add_subcommand(std::string(spec.name), std::string(spec.summary));
-    declared.emplace_back(sub, spec.declare(*sub, shared));
-  }
+  const DeclaredCommands declared = declare_commands(app, shared);
 
   // An empty value would read as a flag not given (`--collective ""` ran the transfer suite).
   for (std::size_t i = 0; i < args.size(); ++i) {

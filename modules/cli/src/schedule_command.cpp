@@ -5,7 +5,9 @@
 #include <cmath>
 #include <filesystem>
 #include <memory>
+#include <string>
 #include <tuple>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -18,7 +20,9 @@
 #include "acco/sched/experiment.hpp"
 #include "acco/sched/experiment_report.hpp"
 #include "acco/sched/perf_model.hpp"
+#include "acco/sched/policy.hpp"
 #include "acco/sched/record.hpp"
+#include "acco/sched/workload.hpp"
 #include "acco/sched/workload_run.hpp"
 #include "acco/tune/tune_profile.hpp"
 
@@ -71,9 +75,17 @@ struct ScheduleFlags {
 
 void add_schedule_flags(CLI::App& cmd, SharedFlags& shared, ScheduleFlags& f) {
   auto& w = f.workload;
-  cmd.add_option("--workload", f.workload_name,
-                 "cholesky (default), lu, independent, chain, random (layered random DAG)")
-      ->type_name("NAME");
+  std::vector<std::string> workloads;
+  for (const auto kind :
+       {sched::WorkloadKind::kCholesky, sched::WorkloadKind::kLu, sched::WorkloadKind::kIndependent,
+        sched::WorkloadKind::kChain, sched::WorkloadKind::kRandom}) {
+    workloads.emplace_back(sched::to_string(kind));
+  }
+  offer_values(cmd.add_option("--workload", f.workload_name,
+                              "cholesky (default), lu, independent, chain, random (layered random "
+                              "DAG)")
+                   ->type_name("NAME"),
+               workloads);
   cmd.add_option("--tiles", w.tiles, "cholesky, lu: t x t tiles (default 8)")->type_name("N");
   cmd.add_option("--tasks", w.tasks, "independent, chain, random: number of tasks (default 1000)")
       ->type_name("N");
@@ -88,17 +100,18 @@ void add_schedule_flags(CLI::App& cmd, SharedFlags& shared, ScheduleFlags& f) {
       ->type_name("N");
   cmd.add_option("--beta", w.beta, "random: cost heterogeneity between devices, [0, 2) (0.5)")
       ->type_name("X");
-  cmd.add_option("--kernels", w.kernels,
-                 "cholesky, lu: kernel times sirocco (default), mirage, "
-                 "uniform")
-      ->type_name("NAME");
+  offer_values(cmd.add_option("--kernels", w.kernels,
+                              "cholesky, lu: kernel times sirocco (default), mirage, uniform")
+                   ->type_name("NAME"),
+               {"sirocco", "mirage", "uniform"});
   cmd.add_option("--time-scale", w.time_scale, "multiply every task's cost by X (default 1)")
       ->type_name("X");
   cmd.add_option("--devices", f.devices, "host:N emulated devices (default host:4), or cuda")
       ->type_name("SPEC");
-  cmd.add_option("--kinds", f.kinds,
-                 "per device, or one for all: cpu or gpu timing column (default gpu)")
-      ->type_name("LIST");
+  offer_values(cmd.add_option("--kinds", f.kinds,
+                              "per device, or one for all: cpu or gpu timing column (default gpu)")
+                   ->type_name("LIST"),
+               {"cpu", "gpu"});
   cmd.add_option("--speeds", f.speeds, "per device, or one for all: speed factor (default 1)")
       ->type_name("LIST");
   f.link_option = cmd.add_option("--link", f.link, "host devices: emulated link (default pcie3x16)")
@@ -113,9 +126,16 @@ void add_schedule_flags(CLI::App& cmd, SharedFlags& shared, ScheduleFlags& f) {
       ->type_name("SIZE");
   cmd.add_option("--memory", f.memory, "per-device memory budget (default the device's)")
       ->type_name("SIZE");
-  cmd.add_option("--policy", f.policy,
-                 "dmda (default), eager, round-robin, least-loaded, ws, heft; a list, or all")
-      ->type_name("NAMES");
+  std::vector<std::string> policies;
+  for (const sched::PolicyKind kind : sched::all_policies()) {
+    policies.emplace_back(sched::to_string(kind));
+  }
+  policies.emplace_back("all");
+  offer_values(cmd.add_option("--policy", f.policy,
+                              "dmda (default), eager, round-robin, least-loaded, ws, heft; a "
+                              "list, or all")
+                   ->type_name("NAMES"),
+               policies);
   cmd.add_flag("--sorted-decision", f.sorted_decision,
                "dmda, ws: a device is free once its queued tasks of higher or equal priority have "
                "run (StarPU's dmdasd), not its whole queue");
@@ -147,11 +167,12 @@ void add_schedule_flags(CLI::App& cmd, SharedFlags& shared, ScheduleFlags& f) {
                  "all (default 1; 2 is a device with poor cooling)")
       ->type_name("LIST")
       ->needs(thermal);
-  cmd.add_option("--governor", f.governor,
-                 "--simulate-thermal: governor settings to compare: off (firmware only), "
-                 "thermal, energy, cap:W (default off,thermal)")
-      ->type_name("LIST")
-      ->needs(thermal);
+  offer_values(cmd.add_option("--governor", f.governor,
+                              "--simulate-thermal: governor settings to compare: off (firmware "
+                              "only), thermal, energy, cap:W (default off,thermal)")
+                   ->type_name("LIST")
+                   ->needs(thermal),
+               {"off", "thermal", "energy"});
   add_json_flag(cmd, shared, "print JSON (schema acco.schedule/1)");
 }
 

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "acco/cluster/communicator.hpp"
+#include "acco/cluster/dispatch.hpp"
 #include "acco/core/units.hpp"
 #include "acco/device/host_backend.hpp"
 #include "acco/report/document.hpp"
@@ -62,10 +63,13 @@ void add_distributed_flags(CLI::App& cmd, DistributedFlags& f) {
   CLI::Option* distributed =
       cmd.add_flag("--distributed", f.on,
                    "run over every rank of the MPI job (mpirun, srun), rank 0 coordinating");
-  cmd.add_option("--dispatch", f.dispatch,
-                 "--distributed: locality (default), round-robin, or both comma-separated")
-      ->type_name("LIST")
-      ->needs(distributed);
+  offer_values(cmd.add_option("--dispatch", f.dispatch,
+                              "--distributed: locality (default), round-robin, or both "
+                              "comma-separated")
+                   ->type_name("LIST")
+                   ->needs(distributed),
+               {cluster::to_string(cluster::DispatchPolicy::kLocality),
+                cluster::to_string(cluster::DispatchPolicy::kRoundRobin)});
   cmd.add_option("--between-ranks", f.between_ranks,
                  "--distributed: rate the coordinator assumes between ranks (default 10GB/s)")
       ->type_name("RATE")

@@ -151,9 +151,10 @@ CommandSpec serve_command() {
         sub.add_option("--listen", flags.listen, "address to serve on (default 127.0.0.1:9477)")
             ->type_name("HOST:PORT");
         add_monitor_flags(sub, shared, flags.monitor, "sampling period (default 1s)");
-        sub.add_option("--compat", flags.compat,
-                       "also expose dcgm-exporter's series under DCGM's names: dcgm")
-            ->type_name("NAME");
+        offer_values(sub.add_option("--compat", flags.compat,
+                                    "also expose dcgm-exporter's series under DCGM's names: dcgm")
+                         ->type_name("NAME"),
+                     {"dcgm"});
         sub.add_option("--duration", flags.duration, "stop after this long (default: at SIGTERM)")
             ->type_name("DURATION");
         sub.add_option("--log", flags.log, "write events as JSON Lines to FILE (rotated at 10 MiB)")

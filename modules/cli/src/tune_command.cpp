@@ -47,8 +47,10 @@ struct TuneOptions {
 };
 
 void add_tune_flags(CLI::App& sub, SharedFlags& shared, TuneFlags& f) {
-  sub.add_option("--backend", f.backend, "auto (CUDA when a GPU is usable, else host), host, cuda")
-      ->type_name("NAME");
+  offer_values(sub.add_option("--backend", f.backend,
+                              "auto (CUDA when a GPU is usable, else host), host, cuda")
+                   ->type_name("NAME"),
+               backend_names());
   sub.add_option("--devices", f.devices, "host backend: number of emulated devices")
       ->type_name("N");
   sub.add_option("--link", f.link,

@@ -54,7 +54,7 @@ struct PairedRatio {
 };
 
 struct BenchResult {
-  std::string case_key;  // stable key, JSON "case": "h2d_pinned_ce"
+  std::string case_key;  // stable key, JSON "case": "h2d_pinned_plain"
   std::string device;    // PCI address "0000:18:00.0", or the device name when it has none
   std::string status = kStatusOk;  // kStatusOk, kStatusWaived, kStatusError
   std::string reason;              // why waived or failed; empty when ok
