@@ -9,11 +9,11 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "acco/analyze/analyze.hpp"
+#include "acco/analyze/recording.hpp"
+#include "acco/analyze/trace_analysis.hpp"
 #include "acco/core/json.hpp"
 #include "acco/core/units.hpp"
-#include "acco/monitor/analyze.hpp"
-#include "acco/monitor/recording.hpp"
-#include "acco/monitor/trace_analysis.hpp"
 
 #include "command_spec.hpp"
 #include "commands.hpp"
@@ -23,8 +23,8 @@ namespace {
 
 struct AnalyzeCommandOptions {
   std::string input;
-  monitor::AnalyzeOptions analyze;
-  monitor::RecordingOptions recording;
+  analyze::AnalyzeOptions analyze;
+  analyze::RecordingOptions recording;
   std::vector<std::string> recording_flags;  // given flags that only a recording has a use for
 };
 
@@ -33,7 +33,7 @@ class AnalyzeCommand final : public Command {
   explicit AnalyzeCommand(AnalyzeCommandOptions options) : options_(std::move(options)) {}
 
   Output run(const Invocation& inv) const override {
-    auto recording = monitor::read_recording(options_.input, options_.recording);
+    auto recording = analyze::read_recording(options_.input, options_.recording);
     if (!recording) {
       return error_output(recording.error());
     }
@@ -44,17 +44,17 @@ class AnalyzeCommand final : public Command {
                               options_.input, fmt::join(options_.recording_flags, ", ")))
                 .value());
       }
-      auto trace = monitor::analyze_trace(*recording->trace, options_.input);
+      auto trace = analyze::analyze_trace(*recording->trace, options_.input);
       if (!trace) {
         return error_output(trace.error());
       }
       Output out;
       out.out = inv.format == Format::kJson
-                    ? core::dump_replacing_invalid_utf8(monitor::to_json(*trace), 2) + "\n"
-                    : monitor::trace_text(*trace);
+                    ? core::dump_replacing_invalid_utf8(analyze::to_json(*trace), 2) + "\n"
+                    : analyze::trace_text(*trace);
       return out;
     }
-    auto report = monitor::analyze(recording->rounds, options_.analyze, options_.input);
+    auto report = analyze::analyze(recording->rounds, options_.analyze, options_.input);
     report.time_base = recording->time_base;
     for (auto& device : report.devices) {
       if (const auto it = recording->instances.find(device.device);
@@ -65,8 +65,8 @@ class AnalyzeCommand final : public Command {
     report.notes.insert(report.notes.begin(), recording->notes.begin(), recording->notes.end());
     Output out;
     out.out = inv.format == Format::kJson
-                  ? core::dump_replacing_invalid_utf8(monitor::to_json(report), 2) + "\n"
-                  : monitor::analyze_text(report);
+                  ? core::dump_replacing_invalid_utf8(analyze::to_json(report), 2) + "\n"
+                  : analyze::analyze_text(report);
     return out;
   }
 
@@ -87,14 +87,14 @@ Result<AnalyzeCommandOptions> analyze_options(const AnalyzeFlags& flags) {
   AnalyzeCommandOptions o;
   o.input = flags.input;
   if (!flags.since.empty()) {
-    const auto t = monitor::parse_time(flags.since);
+    const auto t = analyze::parse_time(flags.since);
     if (!t) {
       return bad_value("--since", flags.since, "a time (RFC 3339 such as 2026-12-01T16:25:24Z)");
     }
     o.analyze.since_unix_nanos = *t;
   }
   if (!flags.until.empty()) {
-    const auto t = monitor::parse_time(flags.until);
+    const auto t = analyze::parse_time(flags.until);
     if (!t) {
       return bad_value("--until", flags.until, "a time (RFC 3339 such as 2026-12-01T16:25:24Z)");
     }

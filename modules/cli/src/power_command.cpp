@@ -12,9 +12,9 @@
 
 #include <fmt/format.h>
 
+#include "acco/analyze/events.hpp"
 #include "acco/core/stop.hpp"
 #include "acco/core/units.hpp"
-#include "acco/monitor/events.hpp"
 #include "acco/monitor/sources.hpp"
 #include "acco/power/governor_loop.hpp"
 #include "acco/power/simulated_device.hpp"
@@ -192,7 +192,7 @@ class RunCommand final : public Command {
       if (progress && !json) {
         // The time on the governor's clock (seconds since the run started, simulated with
         // --fast), then what the event log would say.
-        const monitor::Event e = monitor::governor_event(a, 0);
+        const analyze::Event e = analyze::governor_event(a, 0);
         progress(fmt::format("{:>8.1f} s  {} {} {}: {}", a.time_seconds, e.level,
                              e.device.empty() ? "-" : e.device, e.event, e.message));
       }

@@ -17,9 +17,9 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include "acco/analyze/json.hpp"
 #include "acco/core/units.hpp"
 #include "acco/monitor/client.hpp"
-#include "acco/monitor/json.hpp"
 #include "acco/monitor/sampler.hpp"
 #include "acco/monitor/sources.hpp"
 #include "acco/monitor/top_view.hpp"
@@ -134,7 +134,7 @@ class TopCommand final : public Command {
   Output run(const Invocation& /*invocation*/) const override {
     const SignalScope signals;
     monitor::TopOptions view;
-    std::function<Result<monitor::Snapshot>()> next;
+    std::function<Result<analyze::Snapshot>()> next;
     std::unique_ptr<monitor::Sampler> sampler;
     std::optional<monitor::Sources> sources;
     if (options_.from) {
@@ -159,7 +159,7 @@ class TopCommand final : public Command {
       view.hostname = hostname();
       view.source = fmt::format("{} device(s), NVML {}, host {}",
                                 first ? first->snapshot.devices.size() : 0, nvml, options_.sysroot);
-      next = [&sampler]() -> Result<monitor::Snapshot> { return sampler->latest()->snapshot; };
+      next = [&sampler]() -> Result<analyze::Snapshot> { return sampler->latest()->snapshot; };
     }
 
     const bool terminal = ::isatty(STDOUT_FILENO) == 1;
@@ -169,8 +169,8 @@ class TopCommand final : public Command {
                                                  : (live ? 0 : 1);
     view.colour = live;
     const Keys keys(live);
-    std::optional<monitor::Snapshot> current;
-    std::optional<monitor::Snapshot> previous;
+    std::optional<analyze::Snapshot> current;
+    std::optional<analyze::Snapshot> previous;
     std::string streamed;
     if (live) {
       write_stdout(kHideCursor);
@@ -189,7 +189,7 @@ class TopCommand final : public Command {
           return error_output(snapshot.error());
         }
         view.status = fmt::format(
-            "{}: {} (retrying every {})", monitor::rfc3339(now_unix_nanos()),
+            "{}: {} (retrying every {})", analyze::rfc3339(now_unix_nanos()),
             snapshot.error().message,
             units::format_seconds(std::chrono::duration<double>(options_.interval).count()));
       } else if (!current || snapshot->time_unix_nanos != current->time_unix_nanos) {
@@ -222,7 +222,7 @@ class TopCommand final : public Command {
   // apart, so with a sampler it then waits (up to another interval) for the round after the one
   // on screen: no frame repeats a round and every rate has two rounds behind it.
   bool wait_for_next(const SignalScope& signals, const Keys& keys, const monitor::Sampler* sampler,
-                     const std::optional<monitor::Snapshot>& current) const {
+                     const std::optional<analyze::Snapshot>& current) const {
     if (!pause(signals, keys, options_.interval)) {
       return false;
     }

@@ -8,8 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "acco/analyze/json.hpp"
 #include "acco/core/json.hpp"
-#include "acco/monitor/json.hpp"
 #include "acco/topo/json.hpp"
 
 #include "wall_clock.hpp"
@@ -39,16 +39,16 @@ const char* finding_level(topo::Severity s) {
 
 }  // namespace
 
-std::vector<Event> finding_events(const std::optional<std::vector<topo::Finding>>& previous,
-                                  const std::vector<topo::Finding>& current,
-                                  std::int64_t time_unix_nanos) {
-  std::vector<Event> out;
+std::vector<analyze::Event> finding_events(
+    const std::optional<std::vector<topo::Finding>>& previous,
+    const std::vector<topo::Finding>& current, std::int64_t time_unix_nanos) {
+  std::vector<analyze::Event> out;
   for (const auto& f : current) {
     const bool is_new = previous ? !has_finding(*previous, f) : f.severity != topo::Severity::kInfo;
     if (!is_new) {
       continue;
     }
-    Event e;
+    analyze::Event e;
     e.time_unix_nanos = time_unix_nanos;
     e.level = finding_level(f.severity);
     e.event = "finding_appeared";
@@ -58,7 +58,7 @@ std::vector<Event> finding_events(const std::optional<std::vector<topo::Finding>
   if (previous) {
     for (const auto& f : *previous) {
       if (!has_finding(current, f)) {
-        Event e;
+        analyze::Event e;
         e.time_unix_nanos = time_unix_nanos;
         e.level = "info";
         e.event = "finding_cleared";
@@ -70,11 +70,11 @@ std::vector<Event> finding_events(const std::optional<std::vector<topo::Finding>
   return out;
 }
 
-std::vector<Event> bench_events(const std::vector<BenchRegression>& regressions,
-                                std::int64_t time_unix_nanos) {
-  std::vector<Event> out;
+std::vector<analyze::Event> bench_events(const std::vector<BenchRegression>& regressions,
+                                         std::int64_t time_unix_nanos) {
+  std::vector<analyze::Event> out;
   for (const auto& r : regressions) {
-    Event e;
+    analyze::Event e;
     e.time_unix_nanos = time_unix_nanos;
     e.level = "warning";
     e.event = "bench_regression";
@@ -92,19 +92,21 @@ std::vector<Event> bench_events(const std::vector<BenchRegression>& regressions,
   return out;
 }
 
-std::vector<Event> bench_check_events(const BenchCheck& check, std::int64_t time_unix_nanos) {
-  std::vector<Event> out = {Event{time_unix_nanos,
-                                  "info",
-                                  "bench_done",
-                                  "",
-                                  fmt::format("quick bench: {} ({} result(s), {} regression(s))",
-                                              check.note, check.results, check.regressions.size()),
-                                  {}}};
-  for (Event& e : bench_events(check.regressions, time_unix_nanos)) {
+std::vector<analyze::Event> bench_check_events(const BenchCheck& check,
+                                               std::int64_t time_unix_nanos) {
+  std::vector<analyze::Event> out = {
+      analyze::Event{time_unix_nanos,
+                     "info",
+                     "bench_done",
+                     "",
+                     fmt::format("quick bench: {} ({} result(s), {} regression(s))", check.note,
+                                 check.results, check.regressions.size()),
+                     {}}};
+  for (analyze::Event& e : bench_events(check.regressions, time_unix_nanos)) {
     out.push_back(std::move(e));
   }
   for (const std::string& error : check.errors) {
-    out.push_back(Event{time_unix_nanos, "error", "bench_failed", "", error, {}});
+    out.push_back(analyze::Event{time_unix_nanos, "error", "bench_failed", "", error, {}});
   }
   return out;
 }
@@ -146,12 +148,12 @@ bool PeriodicChecks::devices_idle() const {
 void PeriodicChecks::run_probe() {
   auto result = topo::probe(options_.probe);
   const auto t = detail::wall_unix_nanos();
-  std::vector<Event> events;
+  std::vector<analyze::Event> events;
   {
     const std::lock_guard lock(mutex_);
     if (!result) {
       probe_error_ = result.error().message;
-      Event e;
+      analyze::Event e;
       e.time_unix_nanos = t;
       e.level = "error";
       e.event = "probe_failed";
@@ -230,7 +232,7 @@ std::string PeriodicChecks::findings_json() const {
     j["findings"] = nullptr;
     j["note"] = probe_error_.empty() ? "the first probe has not finished" : probe_error_;
   } else {
-    j["time"] = rfc3339(probed_at_);
+    j["time"] = analyze::rfc3339(probed_at_);
     nlohmann::ordered_json list = nlohmann::ordered_json::array();
     for (const auto& f : *findings_) {
       list.push_back(topo::to_json(f));

@@ -7,8 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "acco/analyze/json.hpp"
 #include "acco/core/units.hpp"
-#include "acco/monitor/json.hpp"
 
 namespace acco::monitor {
 
@@ -90,7 +90,7 @@ std::string describe(httplib::Error error, std::chrono::milliseconds timeout) {
 
 }  // namespace
 
-Result<Snapshot> fetch_snapshot(const ServerUrl& url, std::chrono::milliseconds timeout) {
+Result<analyze::Snapshot> fetch_snapshot(const ServerUrl& url, std::chrono::milliseconds timeout) {
   httplib::Client client(url.host, url.port);
   const auto seconds = static_cast<time_t>(timeout.count() / 1000);
   const auto micros = static_cast<time_t>((timeout.count() % 1000) * 1000);
@@ -109,7 +109,7 @@ Result<Snapshot> fetch_snapshot(const ServerUrl& url, std::chrono::milliseconds 
   if (json.is_discarded()) {
     return fail(Errc::kInvalidArgument, fmt::format("{}: the answer is not JSON", where));
   }
-  auto snapshot = snapshot_from_json(json);
+  auto snapshot = analyze::snapshot_from_json(json);
   if (!snapshot) {
     return tl::unexpected(std::move(snapshot).error().with_context(where));
   }

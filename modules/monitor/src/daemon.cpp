@@ -5,7 +5,8 @@
 
 #include <fmt/format.h>
 
-#include "acco/monitor/events.hpp"
+#include "acco/analyze/events.hpp"
+#include "acco/monitor/event_log.hpp"
 #include "acco/monitor/sampler.hpp"
 #include "acco/power/controller.hpp"
 
@@ -79,7 +80,7 @@ Result<Daemon> Daemon::create(DaemonOptions options) {
     settings.sysroot = o.sysroot;
     ACCO_ASSIGN_OR_RETURN(
         impl->governor, power::GovernorLoop::create(settings, raw, [self](const power::Action& a) {
-          self->events->add(governor_event(a, detail::wall_unix_nanos()));
+          self->events->add(analyze::governor_event(a, detail::wall_unix_nanos()));
         }));
     // A state file that is not one stops the governor before it changes anything: at start, as
     // acco power run does, not as an event once the daemon is up.
@@ -103,15 +104,15 @@ Result<Daemon> Daemon::create(DaemonOptions options) {
   impl->sampler = std::make_unique<Sampler>(std::move(sources.devices), std::move(sources.host),
                                             sampler_options);
   impl->sampler->add_observer([self](const Published& round) {
-    self->events->add(
-        detect_events(self->previous ? &self->previous->snapshot : nullptr, round.snapshot));
+    self->events->add(analyze::detect_events(self->previous ? &self->previous->snapshot : nullptr,
+                                             round.snapshot));
     self->previous = self->sampler->latest();
   });
   if (!o.store_path.empty()) {
     SeriesStoreOptions store_options = o.store;
     // Runs on the sampler thread, the events observer's thread too.
     store_options.on_write_error = [self](const Error& e) {
-      Event failed;
+      analyze::Event failed;
       failed.time_unix_nanos = self->previous ? self->previous->snapshot.time_unix_nanos : 0;
       failed.level = "error";
       failed.event = "store_write_error";
@@ -144,7 +145,7 @@ Result<DaemonStarted> Daemon::start() {
   started.port = *port;
   started.devices = latest ? latest->snapshot.devices.size() : 0;
   started.nvml_note = d.nvml_note;
-  Event event;
+  analyze::Event event;
   event.time_unix_nanos = latest ? latest->snapshot.time_unix_nanos : 0;
   event.level = "info";
   event.event = "serve_started";
@@ -199,7 +200,7 @@ DaemonSummary Daemon::stop(const std::string& reason) {
   }
   const auto last = d.sampler->latest();
   DaemonSummary summary{reason, last ? last->snapshot.stats.rounds : 0};
-  Event stopped;
+  analyze::Event stopped;
   stopped.time_unix_nanos = last ? last->snapshot.time_unix_nanos : 0;
   stopped.level = "info";
   stopped.event = "serve_stopped";

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "acco/monitor/metrics.hpp"
+#include "acco/analyze/pcie_peak.hpp"
 
 namespace acco::monitor {
 namespace {
@@ -48,14 +48,14 @@ const std::vector<DeviceField>& device_fields() {
        [](const S& s) { return as_double(s.pcie_tx_bytes_per_second); }},
       {"pcie_rx_link_utilization_ratio", "ratio",
        [](const S& s) {
-         const double peak = pcie_peak_bytes_per_second(s);
+         const double peak = analyze::pcie_peak_bytes_per_second(s);
          return s.pcie_rx_bytes_per_second && peak > 0
                     ? std::optional<double>(*s.pcie_rx_bytes_per_second / peak)
                     : std::nullopt;
        }},
       {"pcie_tx_link_utilization_ratio", "ratio",
        [](const S& s) {
-         const double peak = pcie_peak_bytes_per_second(s);
+         const double peak = analyze::pcie_peak_bytes_per_second(s);
          return s.pcie_tx_bytes_per_second && peak > 0
                     ? std::optional<double>(*s.pcie_tx_bytes_per_second / peak)
                     : std::nullopt;

@@ -17,7 +17,7 @@
 #include <prometheus/registry.h>
 #include <prometheus/text_serializer.h>
 
-#include "acco/topo/link_model.hpp"
+#include "acco/analyze/pcie_peak.hpp"
 
 namespace acco::monitor {
 namespace {
@@ -170,7 +170,7 @@ void add_device(Families& f, const power::DeviceSample& d) {
   const std::string width = "acco_pcie_link_width_lanes";
   f.gauge(width, "PCIe link width", with(base, "state", "current"), d.pcie_width_current);
   f.gauge(width, "PCIe link width", with(base, "state", "max"), d.pcie_width_max);
-  if (const double peak = pcie_peak_bytes_per_second(d); peak > 0) {
+  if (const double peak = analyze::pcie_peak_bytes_per_second(d); peak > 0) {
     Labels link = with(base, "link_type", "pcie");
     f.gauge("acco_link_peak_bytes_per_second",
             "Peak of one direction of the link at its current generation and width", link, peak);
@@ -305,10 +305,10 @@ void add_dcgm(Families& f, const power::DeviceSample& d, const std::string& host
           l, d.pcie_rx_bytes_per_second);
 }
 
-void add_process(Families& f, const ProcessCounters& p) {
-  for (const RuntimeDeviceActivity& d : p.devices) {
+void add_process(Families& f, const analyze::ProcessCounters& p) {
+  for (const analyze::RuntimeDeviceActivity& d : p.devices) {
     const Labels base = {{"device", d.device}};
-    for (const TransferCounters& t : d.transfers) {
+    for (const analyze::TransferCounters& t : d.transfers) {
       const Labels l = with(base, "direction", t.direction);
       f.counter("acco_transfer_bytes_total", "Bytes moved by acco's transfer engine, by direction",
                 l, static_cast<double>(t.bytes));
@@ -365,7 +365,7 @@ void add_governor(Families& f, const power::GovernorStatus& g) {
   }
 }
 
-void add_self(Families& f, const Snapshot& s, const MetricsOptions& options) {
+void add_self(Families& f, const analyze::Snapshot& s, const MetricsOptions& options) {
   f.gauge("acco_build_info", "acco's version, always 1", {{"version", options.version}}, 1.0);
   f.counter("acco_sampler_rounds_total", "Sampling rounds completed", {},
             static_cast<double>(s.stats.rounds));
@@ -388,15 +388,7 @@ void add_self(Families& f, const Snapshot& s, const MetricsOptions& options) {
 
 }  // namespace
 
-double pcie_peak_bytes_per_second(const power::DeviceSample& device) {
-  if (!device.pcie_gen_current || !device.pcie_width_current) {
-    return 0;
-  }
-  return topo::link_bytes_per_second(
-      {topo::pcie_speed_of_generation(*device.pcie_gen_current), *device.pcie_width_current});
-}
-
-std::string render_metrics(const Snapshot& snapshot, const MetricsOptions& options) {
+std::string render_metrics(const analyze::Snapshot& snapshot, const MetricsOptions& options) {
   prometheus::Registry registry;
   Families f(registry);
   for (const auto& d : snapshot.devices) {

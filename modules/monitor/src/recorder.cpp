@@ -9,7 +9,7 @@
 
 #include <fmt/format.h>
 
-#include "acco/monitor/json.hpp"
+#include "acco/analyze/json.hpp"
 #include "acco/monitor/sampler.hpp"
 #include "acco/power/simulated_device.hpp"
 
@@ -70,7 +70,7 @@ Result<Recorder> Recorder::create(RecordOptions options) {
   }
   impl->sampler = std::make_unique<Sampler>(std::move(devices), std::move(host), sampler_options);
   impl->sampler->add_observer([self](const Published& p) {
-    self->file << to_json(p.snapshot).dump() << '\n';
+    self->file << analyze::to_json(p.snapshot).dump() << '\n';
     self->file.flush();
     if (!self->file) {
       self->write_failed = true;

@@ -18,8 +18,8 @@ void add_totals(sched::RuntimeDeviceCounters& to, const sched::RuntimeDeviceCoun
   to.transfers += from.transfers;
 }
 
-RuntimeDeviceActivity activity(const sched::RuntimeDeviceCounters& c) {
-  RuntimeDeviceActivity a;
+analyze::RuntimeDeviceActivity activity(const sched::RuntimeDeviceCounters& c) {
+  analyze::RuntimeDeviceActivity a;
   a.device = std::to_string(c.device);
   a.queued = c.queued;
   a.running = c.running;
@@ -39,8 +39,8 @@ RuntimeDeviceActivity activity(const sched::RuntimeDeviceCounters& c) {
 
 }  // namespace
 
-ProcessCounters process_counters(const std::vector<sched::RuntimeDeviceCounters>& retired,
-                                 const sched::RuntimeCounters* current) {
+analyze::ProcessCounters process_counters(const std::vector<sched::RuntimeDeviceCounters>& retired,
+                                          const sched::RuntimeCounters* current) {
   std::vector<sched::RuntimeDeviceCounters> devices = retired;
   if (current != nullptr) {
     if (devices.size() < current->devices.size()) {
@@ -53,7 +53,7 @@ ProcessCounters process_counters(const std::vector<sched::RuntimeDeviceCounters>
       add_totals(devices[i], live);
     }
   }
-  ProcessCounters out;
+  analyze::ProcessCounters out;
   for (std::size_t i = 0; i < devices.size(); ++i) {
     devices[i].device = static_cast<int>(i);
     out.devices.push_back(activity(devices[i]));
@@ -102,7 +102,7 @@ void RuntimeServer::observe(const sched::Runtime* runtime) {
   runtime_ = runtime;
 }
 
-ProcessCounters RuntimeServer::counters() const {
+analyze::ProcessCounters RuntimeServer::counters() const {
   const std::lock_guard lock(mutex_);
   if (runtime_ == nullptr) {
     return process_counters(retired_, nullptr);

@@ -43,7 +43,7 @@ void Sampler::round() {
   const double cpu_start = thread_cpu_seconds();
   const auto wall_start = std::chrono::steady_clock::now();
   auto published = std::make_shared<Published>();
-  Snapshot& s = published->snapshot;
+  analyze::Snapshot& s = published->snapshot;
   s.time_unix_nanos = options_.clock ? options_.clock() : now_unix_nanos();
   for (const auto& source : sources_) {
     auto samples = source->read();

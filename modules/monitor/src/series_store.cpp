@@ -159,7 +159,7 @@ struct SeriesStore::Impl {
     return {};
   }
 
-  void queue(const Snapshot& snapshot) {
+  void queue(const analyze::Snapshot& snapshot) {
     const auto& fields = device_fields();
     for (const auto& d : snapshot.devices) {
       for (const auto& f : fields) {
@@ -406,7 +406,7 @@ Result<std::unique_ptr<SeriesStore>> SeriesStore::open(const std::string& path,
   return std::unique_ptr<SeriesStore>(new SeriesStore(std::move(impl)));
 }
 
-void SeriesStore::add(const Snapshot& snapshot) {
+void SeriesStore::add(const analyze::Snapshot& snapshot) {
   const std::lock_guard lock(impl_->mutex);
   impl_->queue(snapshot);
   if (impl_->pending_rounds >= std::max<std::size_t>(1, impl_->options.batch_rounds)) {

@@ -14,11 +14,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "acco/analyze/json.hpp"
 #include "acco/core/json.hpp"
 #include "acco/core/units.hpp"
 #include "acco/monitor/dashboard.hpp"
 #include "acco/monitor/fields.hpp"
-#include "acco/monitor/json.hpp"
 #include "acco/monitor/series_store.hpp"
 
 #include "bind_failure.hpp"
@@ -107,7 +107,7 @@ struct Server::Impl {
       Json devices = Json::array();
       if (latest) {
         for (const auto& d : latest->snapshot.devices) {
-          devices.push_back(to_json(d));
+          devices.push_back(analyze::to_json(d));
         }
       }
       res.set_content(json_body(Json{{"devices", devices}}), kJson);
@@ -118,7 +118,7 @@ struct Server::Impl {
         json_error(res, 503, "no sample yet");
         return;
       }
-      res.set_content(json_body(to_json(latest->snapshot)), kJson);
+      res.set_content(json_body(analyze::to_json(latest->snapshot)), kJson);
     });
     http.Get("/api/v1/series",
              [this](const httplib::Request& req, httplib::Response& res) { series(req, res); });

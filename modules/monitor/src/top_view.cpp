@@ -9,9 +9,9 @@
 
 #include <fmt/format.h>
 
+#include "acco/analyze/json.hpp"
+#include "acco/analyze/pcie_peak.hpp"
 #include "acco/core/units.hpp"
-#include "acco/monitor/json.hpp"
-#include "acco/monitor/metrics.hpp"
 #include "acco/report/table.hpp"
 
 namespace acco::monitor {
@@ -127,7 +127,7 @@ Row device_row(const power::DeviceSample& d) {
   row.push_back(
       {pair_cell(as_double(d.memory_used_bytes), as_double(d.memory_total_bytes), 1 / kGiB, 1)});
   row.push_back({pair_cell(d.sm_clock_hertz, d.sm_clock_max_hertz, 1e-6, 0)});
-  const double peak = pcie_peak_bytes_per_second(d);
+  const double peak = analyze::pcie_peak_bytes_per_second(d);
   row.push_back({pcie_cell(d.pcie_rx_bytes_per_second, peak)});
   row.push_back({pcie_cell(d.pcie_tx_bytes_per_second, peak)});
   row.push_back({"ok"});
@@ -316,11 +316,12 @@ std::vector<std::string> host_lines(const power::HostSample& now, const power::H
 
 }  // namespace
 
-std::string render_top(const Snapshot& now, const Snapshot* previous, const TopOptions& options) {
+std::string render_top(const analyze::Snapshot& now, const analyze::Snapshot* previous,
+                       const TopOptions& options) {
   std::vector<std::string> lines;
   lines.push_back(fmt::format("acco top - {} - {} - {} - round {} every {}", options.hostname,
-                              rfc3339(now.time_unix_nanos), options.source, now.stats.rounds,
-                              units::format_seconds(now.stats.interval_seconds)));
+                              analyze::rfc3339(now.time_unix_nanos), options.source,
+                              now.stats.rounds, units::format_seconds(now.stats.interval_seconds)));
   if (!options.status.empty()) {
     lines.push_back(options.colour ? kRed + options.status + kReset : options.status);
   }

@@ -17,7 +17,7 @@ topo::Finding finding(const char* rule, topo::Severity s, std::vector<std::strin
   return f;
 }
 
-std::vector<std::string> kinds_and_levels(const std::vector<Event>& events) {
+std::vector<std::string> kinds_and_levels(const std::vector<analyze::Event>& events) {
   std::vector<std::string> out;
   for (const auto& e : events) {
     out.push_back(e.event + " " + e.level);

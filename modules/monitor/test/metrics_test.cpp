@@ -12,6 +12,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "acco/analyze/pcie_peak.hpp"
 #include "acco/power/simulated_device.hpp"
 
 namespace acco::monitor {
@@ -37,8 +38,8 @@ power::HostSample host_sample() {
   return h;
 }
 
-Snapshot snapshot(bool lost_second = false) {
-  Snapshot s;
+analyze::Snapshot snapshot(bool lost_second = false) {
+  analyze::Snapshot s;
   s.time_unix_nanos = kTime;
   power::SimulatedDevice busy(0);
   busy.set_load({.utilization = 1,
@@ -71,8 +72,8 @@ Snapshot snapshot(bool lost_second = false) {
 }
 
 // What `acco schedule --serve` adds: one device's runtime and engine counters.
-ProcessCounters process_counters() {
-  RuntimeDeviceActivity d;
+analyze::ProcessCounters process_counters() {
+  analyze::RuntimeDeviceActivity d;
   d.device = "0";
   d.queued = 3;
   d.running = 1;
@@ -112,8 +113,8 @@ power::GovernorStatus governor_status() {
   return g;
 }
 
-Snapshot snapshot_with_process() {
-  Snapshot s = snapshot();
+analyze::Snapshot snapshot_with_process() {
+  analyze::Snapshot s = snapshot();
   s.process = process_counters();
   s.governor = governor_status();
   return s;
@@ -204,7 +205,7 @@ TEST(MetricsTest, LostDeviceIsDownWithNothingElse) {
 
 TEST(MetricsTest, LinkUtilizationIsTheRateOverTheCurrentLinksPeak) {
   const auto s = snapshot();
-  EXPECT_NEAR(pcie_peak_bytes_per_second(s.devices[0]), 63.0e9, 0.1e9);
+  EXPECT_NEAR(analyze::pcie_peak_bytes_per_second(s.devices[0]), 63.0e9, 0.1e9);
   const auto text = render_metrics(s, {});
   // 12.6 GB/s of 63.0 GB/s
   EXPECT_THAT(
@@ -212,7 +213,7 @@ TEST(MetricsTest, LinkUtilizationIsTheRateOverTheCurrentLinksPeak) {
       HasSubstr("direction=\"rx\",link_type=\"pcie\",model=\"acco simulated H100-class 700 "
                 "W\",pci_bus_id=\"\",uuid=\"SIM-0000acc0-0000-4000-8000-000000000000\"} 0.19995"));
   power::DeviceSample unknown;
-  EXPECT_EQ(pcie_peak_bytes_per_second(unknown), 0);
+  EXPECT_EQ(analyze::pcie_peak_bytes_per_second(unknown), 0);
 }
 
 // promtool's lint of the text, or nullopt when promtool is not installed.
@@ -274,7 +275,7 @@ TEST(MetricsTest, PromtoolAcceptsTheOutput) {
 }
 
 TEST(MetricsTest, GovernorStatusRendersAsTheGoldenText) {
-  Snapshot s;
+  analyze::Snapshot s;
   s.time_unix_nanos = 1764606324000000000;
   s.governor = governor_status();
   expect_golden("metrics.governor.txt", render_metrics(s, {.version = "0.1.0"}));

@@ -26,7 +26,7 @@ TEST(RuntimeServerTest, EndedRuntimesAddUpWithTheLiveOneWhoseGaugesAreShown) {
   const std::vector<sched::RuntimeDeviceCounters> retired = {device(0, 10, 1.5, 100)};
   sched::RuntimeCounters live;
   live.devices = {device(3, 4, 0.5, 50), device(2, 1, 0.25, 7)};
-  const ProcessCounters c = process_counters(retired, &live);
+  const analyze::ProcessCounters c = process_counters(retired, &live);
   ASSERT_EQ(c.devices.size(), 2U);
   EXPECT_EQ(c.devices[0].device, "0");
   EXPECT_EQ(c.devices[0].queued, 3U);
@@ -44,7 +44,7 @@ TEST(RuntimeServerTest, EndedRuntimesAddUpWithTheLiveOneWhoseGaugesAreShown) {
 
 TEST(RuntimeServerTest, BetweenRuntimesOnlyTheTotalsRemain) {
   const std::vector<sched::RuntimeDeviceCounters> retired = {device(5, 10, 1.5, 100)};
-  const ProcessCounters c = process_counters(retired, nullptr);
+  const analyze::ProcessCounters c = process_counters(retired, nullptr);
   ASSERT_EQ(c.devices.size(), 1U);
   EXPECT_EQ(c.devices[0].started, 10U);
   EXPECT_EQ(c.devices[0].transfers[0].bytes, 100U);

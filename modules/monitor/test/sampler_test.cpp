@@ -65,11 +65,11 @@ TEST(SamplerTest, ProcessCountersAreTakenOncePerRoundAndRendered) {
   int calls = 0;
   options.process_counters = [&] {
     ++calls;
-    RuntimeDeviceActivity d;
+    analyze::RuntimeDeviceActivity d;
     d.device = "0";
     d.started = static_cast<std::uint64_t>(calls);
     d.transfers = {{"host-to-device", 100, 1}};
-    return ProcessCounters{{d}};
+    return analyze::ProcessCounters{{d}};
   };
   Sampler sampler(sources(1), nullptr, options);
   sampler.round();
@@ -87,7 +87,7 @@ TEST(SamplerTest, ProcessCountersAreTakenOncePerRoundAndRendered) {
 
 TEST(SamplerTest, AProcessCounterThatThrowsIsAReadErrorAndTheRoundGoesOn) {
   SamplerOptions options;
-  options.process_counters = []() -> ProcessCounters { throw std::runtime_error("gone"); };
+  options.process_counters = []() -> analyze::ProcessCounters { throw std::runtime_error("gone"); };
   Sampler sampler(sources(1), nullptr, options);
   sampler.round();
   const auto latest = sampler.latest();

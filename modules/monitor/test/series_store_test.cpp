@@ -40,8 +40,8 @@ class TempDir {
 };
 
 // `devices` devices whose power_watts is `watts` (device i reads watts + i), at time t.
-Snapshot round_at(std::int64_t t, double watts, int devices = 2) {
-  Snapshot s;
+analyze::Snapshot round_at(std::int64_t t, double watts, int devices = 2) {
+  analyze::Snapshot s;
   s.time_unix_nanos = t;
   for (int i = 0; i < devices; ++i) {
     power::DeviceSample d;
@@ -213,7 +213,7 @@ TEST(SeriesStoreTest, HostCpuBusyAndMemoryUsedAreStoredUnderHost) {
   auto store = SeriesStore::open(dir.file("s.db"), every(1));
   ASSERT_TRUE(store);
   for (int i = 0; i < 2; ++i) {
-    Snapshot s = round_at(kT0 + i * kSecond, 1, 0);
+    analyze::Snapshot s = round_at(kT0 + i * kSecond, 1, 0);
     power::HostSample h;
     h.cpu.seconds = {{"user", 10.0 + 3 * i}, {"idle", 100.0 + i}};
     h.memory_bytes = {{"total", 1000}, {"available", 250}};

@@ -85,8 +85,8 @@ power::HostSample host(std::int64_t time, double busy_seconds, double idle_secon
 }
 
 // Two rounds one second apart: the CPU went from 100 busy of 500 s to 103 busy of 504 s.
-Snapshot round(int n) {
-  Snapshot s;
+analyze::Snapshot round(int n) {
+  analyze::Snapshot s;
   s.time_unix_nanos = kTime + static_cast<std::int64_t>(n) * 1'000'000'000;
   s.devices = {busy_device(), idle_device(), gone_device("2", true), gone_device("3", false)};
   s.host = n == 1 ? host(s.time_unix_nanos, 90, 400, 1'000'000'000)
@@ -248,7 +248,7 @@ TEST(TopViewTest, WidthCutsLinesAndColourKeepsAlignment) {
 }
 
 TEST(TopViewTest, NoDevicesAndNoHostStillDrawAFrame) {
-  Snapshot empty;
+  analyze::Snapshot empty;
   const auto frame = render_top(empty, nullptr, options());
   EXPECT_THAT(frame, HasSubstr("no devices"));
   EXPECT_THAT(frame, HasSubstr("HOST  -"));

@@ -18,8 +18,9 @@
 #include <thread>
 #include <vector>
 
+#include "acco/analyze/events.hpp"
 #include "acco/core/result.hpp"
-#include "acco/monitor/events.hpp"
+#include "acco/monitor/event_log.hpp"
 #include "acco/monitor/sampler.hpp"
 #include "acco/topo/checks.hpp"
 #include "acco/topo/machine.hpp"
@@ -52,18 +53,18 @@ using BenchFn = std::function<Result<BenchCheck>(const topo::Machine& machine)>;
 
 // Events for findings that are new in `current` or gone from it; with no previous probe, every
 // warning and critical finding is new. Findings are matched by rule and devices. Pure.
-[[nodiscard]] std::vector<Event> finding_events(
+[[nodiscard]] std::vector<analyze::Event> finding_events(
     const std::optional<std::vector<topo::Finding>>& previous,
     const std::vector<topo::Finding>& current, std::int64_t time_unix_nanos);
 
 // A bench_regression warning per regression. Pure.
-[[nodiscard]] std::vector<Event> bench_events(const std::vector<BenchRegression>& regressions,
-                                              std::int64_t time_unix_nanos);
+[[nodiscard]] std::vector<analyze::Event> bench_events(
+    const std::vector<BenchRegression>& regressions, std::int64_t time_unix_nanos);
 
 // bench_done (info) with the note and counts, then a bench_regression per regression, then a
 // bench_failed (error) per error. Pure.
-[[nodiscard]] std::vector<Event> bench_check_events(const BenchCheck& check,
-                                                    std::int64_t time_unix_nanos);
+[[nodiscard]] std::vector<analyze::Event> bench_check_events(const BenchCheck& check,
+                                                             std::int64_t time_unix_nanos);
 
 struct ChecksOptions {
   std::optional<std::chrono::seconds> probe_every;  // nullopt: only once, at start

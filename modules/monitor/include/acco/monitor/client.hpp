@@ -5,8 +5,8 @@
 #include <chrono>
 #include <string>
 
+#include "acco/analyze/snapshot.hpp"
 #include "acco/core/result.hpp"
-#include "acco/monitor/snapshot.hpp"
 
 namespace acco::monitor {
 
@@ -22,7 +22,7 @@ struct ServerUrl {
 // GET URL/api/v1/snapshot within `timeout`. kUnavailable when the daemon cannot be reached or
 // answers other than 200; kInvalidArgument (naming the field) when the body is not a snapshot.
 // Blocking; safe to call from any thread.
-[[nodiscard]] Result<Snapshot> fetch_snapshot(const ServerUrl& url,
-                                              std::chrono::milliseconds timeout);
+[[nodiscard]] Result<analyze::Snapshot> fetch_snapshot(const ServerUrl& url,
+                                                       std::chrono::milliseconds timeout);
 
 }  // namespace acco::monitor

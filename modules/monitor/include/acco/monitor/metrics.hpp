@@ -7,7 +7,7 @@
 
 #include <string>
 
-#include "acco/monitor/snapshot.hpp"
+#include "acco/analyze/snapshot.hpp"
 
 namespace acco::monitor {
 
@@ -19,10 +19,7 @@ struct MetricsOptions {
 
 inline constexpr const char* kMetricsContentType = "text/plain; version=0.0.4; charset=utf-8";
 
-[[nodiscard]] std::string render_metrics(const Snapshot& snapshot, const MetricsOptions& options);
-
-// Peak bytes per second of one direction of a device's current PCIe link, from the generation
-// and width it reports; 0 when either is unknown.
-[[nodiscard]] double pcie_peak_bytes_per_second(const power::DeviceSample& device);
+[[nodiscard]] std::string render_metrics(const analyze::Snapshot& snapshot,
+                                         const MetricsOptions& options);
 
 }  // namespace acco::monitor

@@ -11,11 +11,11 @@
 #include <string>
 #include <vector>
 
+#include "acco/analyze/snapshot.hpp"
 #include "acco/core/result.hpp"
 #include "acco/monitor/metrics.hpp"
 #include "acco/monitor/sampler.hpp"
 #include "acco/monitor/server.hpp"
-#include "acco/monitor/snapshot.hpp"
 #include "acco/monitor/sources.hpp"
 #include "acco/sched/runtime.hpp"
 
@@ -30,7 +30,7 @@ struct RuntimeServerOptions {
 // Pure: the counters of the runtimes that have ended (`retired`, totals per device index) plus
 // the live one's (`current`, null between runtimes) as the sampler's plain value. Totals add up;
 // the queue and running gauges are the live runtime's.
-[[nodiscard]] ProcessCounters process_counters(
+[[nodiscard]] analyze::ProcessCounters process_counters(
     const std::vector<sched::RuntimeDeviceCounters>& retired,
     const sched::RuntimeCounters* current);
 
@@ -57,7 +57,7 @@ class RuntimeServer {
 
  private:
   RuntimeServer() = default;
-  [[nodiscard]] ProcessCounters counters() const;
+  [[nodiscard]] analyze::ProcessCounters counters() const;
 
   mutable std::mutex mutex_;  // guards runtime_ and retired_; held while polling the runtime
   const sched::Runtime* runtime_ = nullptr;

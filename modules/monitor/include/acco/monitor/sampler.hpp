@@ -15,14 +15,14 @@
 #include <thread>
 #include <vector>
 
+#include "acco/analyze/snapshot.hpp"
 #include "acco/monitor/metrics.hpp"
-#include "acco/monitor/snapshot.hpp"
 #include "acco/power/sensor_source.hpp"
 
 namespace acco::monitor {
 
 struct Published {
-  Snapshot snapshot;
+  analyze::Snapshot snapshot;
   std::string metrics;  // render_metrics(snapshot)
 };
 
@@ -35,7 +35,7 @@ struct SamplerOptions {
   std::function<std::int64_t()> clock = {};
   // Called on the sampler's thread once per round for Snapshot::process (acco's own counters);
   // empty: none. An exception it throws is counted as a read error of source "process".
-  std::function<ProcessCounters()> process_counters = {};
+  std::function<analyze::ProcessCounters()> process_counters = {};
   // Called on the sampler's thread once per round with the devices' samples and the round's
   // time, after the sources are read: the governor's tick (acco serve --governor), which answers
   // Snapshot::governor. An exception is counted as a read error of source "governor".
@@ -76,7 +76,7 @@ class Sampler {
   std::unique_ptr<power::HostSource> host_;
   SamplerOptions options_;
   std::vector<Observer> observers_;
-  SamplerStats stats_;  // touched by the round's thread only
+  analyze::SamplerStats stats_;  // touched by the round's thread only
 
   mutable std::mutex mutex_;  // guards latest_, history_, stopping_
   std::condition_variable wake_;

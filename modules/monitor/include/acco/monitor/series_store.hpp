@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "acco/analyze/snapshot.hpp"
 #include "acco/core/result.hpp"
-#include "acco/monitor/snapshot.hpp"
 
 namespace acco::monitor {
 
@@ -69,7 +69,7 @@ class SeriesStore {
   // Queues one round; every batch_rounds rounds the queue is written in one transaction with
   // the downsampling and retention it needs. Never throws, never fails: a write error is
   // counted, reported through on_write_error, and its batch dropped. One writer thread.
-  void add(const Snapshot& snapshot);
+  void add(const analyze::Snapshot& snapshot);
   // Writes the pending rounds now (at shutdown). Same error handling as add().
   void flush();
 

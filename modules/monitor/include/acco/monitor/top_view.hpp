@@ -6,7 +6,7 @@
 #include <cstddef>
 #include <string>
 
-#include "acco/monitor/snapshot.hpp"
+#include "acco/analyze/snapshot.hpp"
 
 namespace acco::monitor {
 
@@ -21,7 +21,7 @@ struct TopOptions {
 
 // The frame as lines ending in '\n', without clear-screen codes. `previous` is the snapshot of
 // the frame before (null on the first); it only feeds rates. Pure and thread-compatible.
-[[nodiscard]] std::string render_top(const Snapshot& now, const Snapshot* previous,
-                                     const TopOptions& options);
+[[nodiscard]] std::string render_top(const analyze::Snapshot& now,
+                                     const analyze::Snapshot* previous, const TopOptions& options);
 
 }  // namespace acco::monitor
