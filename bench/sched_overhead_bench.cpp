@@ -14,7 +14,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <ctime>
 #include <filesystem>
 #include <functional>
 #include <memory>
@@ -24,12 +23,12 @@
 #include <utility>
 #include <vector>
 
-#include <fmt/chrono.h>
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "acco/core/clock.hpp"
 #include "acco/core/json.hpp"
 #include "acco/core/stats.hpp"
 #include "acco/device/host_backend.hpp"
@@ -478,7 +477,7 @@ int run(int argc, char** argv) {
     std::fprintf(stderr, "acco-sched-overhead-bench: %s\n", options.error().message.c_str());
     return 2;
   }
-  const std::string started = fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", fmt::gmtime(std::time(nullptr)));
+  const std::string started = acco::core::utc_timestamp(std::chrono::system_clock::now());
   const unsigned cpus = std::thread::hardware_concurrency();
 
 #ifdef ACCO_BENCH_WITH_STARPU

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <ctime>
 
 #include <fmt/format.h>
 
@@ -58,14 +57,6 @@ std::optional<std::uint64_t> half_peak_bytes(std::span<const SweepPoint> sweep,
     return static_cast<std::uint64_t>(std::llround(std::exp2(x0 + t * (x1 - x0))));
   }
   return std::nullopt;
-}
-
-std::string utc_timestamp(std::chrono::system_clock::time_point time) {
-  const std::time_t t = std::chrono::system_clock::to_time_t(time);
-  std::tm tm{};
-  ::gmtime_r(&t, &tm);
-  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z", tm.tm_year + 1900, tm.tm_mon + 1,
-                     tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
 }
 
 }  // namespace acco::bench

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "acco/bench/machine_summary.hpp"
+#include "acco/core/clock.hpp"
 #include "acco/core/units.hpp"
 #include "acco/device/cuda_backend.hpp"
 
@@ -100,7 +101,7 @@ Result<BenchRun> run_benchmarks(const RunOptions& options, const topo::Machine* 
   }
 
   BenchRun run;
-  run.created = utc_timestamp(std::chrono::system_clock::now());
+  run.created = core::utc_timestamp(std::chrono::system_clock::now());
   if (machine != nullptr) {
     run.host = machine->hostname;
     run.machine = machine_summary(*machine);

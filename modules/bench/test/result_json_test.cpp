@@ -250,12 +250,5 @@ TEST(HalfPeakTest, LatencyBoundLinkReachesHalfNearLatencyTimesRate) {
   EXPECT_NEAR(static_cast<double>(*half), 550e3, 550e3 * 0.1);
 }
 
-TEST(UtcTimestampTest, WholeSecondsInUtc) {
-  EXPECT_EQ(utc_timestamp(std::chrono::system_clock::time_point{}), "1970-01-01T00:00:00Z");
-  EXPECT_EQ(utc_timestamp(std::chrono::system_clock::time_point{std::chrono::seconds(1740830400)} +
-                          std::chrono::milliseconds(999)),
-            "2025-03-01T12:00:00Z");
-}
-
 }  // namespace
 }  // namespace acco::bench

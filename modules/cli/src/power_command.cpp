@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "acco/analyze/events.hpp"
+#include "acco/core/clock.hpp"
 #include "acco/core/stop.hpp"
 #include "acco/core/units.hpp"
 #include "acco/monitor/sources.hpp"
@@ -167,9 +168,7 @@ class RunCommand final : public Command {
     const SignalScope signals;
     std::optional<power::SimulatedClock> clock;
     if (options_.fast) {
-      clock.emplace(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                        std::chrono::system_clock::now().time_since_epoch())
-                        .count());
+      clock.emplace(core::now_unix_nanos());
     }
     auto built = device_sources(options_.monitor, clock ? &*clock : nullptr);
     if (!built) {

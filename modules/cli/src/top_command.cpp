@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "acco/analyze/json.hpp"
+#include "acco/core/clock.hpp"
 #include "acco/core/units.hpp"
 #include "acco/monitor/client.hpp"
 #include "acco/monitor/sampler.hpp"
@@ -189,7 +190,7 @@ class TopCommand final : public Command {
           return error_output(snapshot.error());
         }
         view.status = fmt::format(
-            "{}: {} (retrying every {})", analyze::rfc3339(now_unix_nanos()),
+            "{}: {} (retrying every {})", analyze::rfc3339(core::now_unix_nanos()),
             snapshot.error().message,
             units::format_seconds(std::chrono::duration<double>(options_.interval).count()));
       } else if (!current || snapshot->time_unix_nanos != current->time_unix_nanos) {
@@ -237,12 +238,6 @@ class TopCommand final : public Command {
       }
     }
     return true;
-  }
-
-  static std::int64_t now_unix_nanos() {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(
-               std::chrono::system_clock::now().time_since_epoch())
-        .count();
   }
 
   TopCommandOptions options_;

@@ -10,12 +10,13 @@
 
 #include "acco/bench/history.hpp"
 #include "acco/bench/machine_summary.hpp"
+#include "acco/core/clock.hpp"
 
 namespace acco::cluster {
 
 bench::BenchRun history_run(const CollectiveRun& run, const topo::Machine& machine) {
   bench::BenchRun b;
-  b.created = bench::utc_timestamp(std::chrono::system_clock::now());
+  b.created = core::utc_timestamp(std::chrono::system_clock::now());
   b.host = machine.hostname;
   b.fingerprint = bench::machine_fingerprint(machine);
   b.machine = bench::machine_summary(machine);
@@ -64,7 +65,7 @@ Result<SavedFusion> save_fusion_threshold(const CollectiveRun& run, const topo::
     profile = std::move(*existing);
   } else if (existing.error().code == Errc::kNotFound) {
     profile.fingerprint = bench::machine_fingerprint(*machine);
-    profile.created = bench::utc_timestamp(std::chrono::system_clock::now());
+    profile.created = core::utc_timestamp(std::chrono::system_clock::now());
   } else {
     return tl::unexpected(std::move(existing.error()));
   }
@@ -74,7 +75,7 @@ Result<SavedFusion> save_fusion_threshold(const CollectiveRun& run, const topo::
   f.alpha_seconds = op->fit->alpha_seconds;
   f.beta_bytes_per_second = op->fit->beta_bytes_per_second;
   f.threshold_bytes = op->fusion_threshold;
-  f.measured = bench::utc_timestamp(std::chrono::system_clock::now());
+  f.measured = core::utc_timestamp(std::chrono::system_clock::now());
   tune::set_fusion(profile, f);
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);

@@ -9,10 +9,9 @@
 #include <nlohmann/json.hpp>
 
 #include "acco/analyze/json.hpp"
+#include "acco/core/clock.hpp"
 #include "acco/core/json.hpp"
 #include "acco/topo/json.hpp"
-
-#include "wall_clock.hpp"
 
 namespace acco::monitor {
 namespace {
@@ -147,7 +146,7 @@ bool PeriodicChecks::devices_idle() const {
 
 void PeriodicChecks::run_probe() {
   auto result = topo::probe(options_.probe);
-  const auto t = detail::wall_unix_nanos();
+  const auto t = core::now_unix_nanos();
   std::vector<analyze::Event> events;
   {
     const std::lock_guard lock(mutex_);
@@ -180,7 +179,7 @@ void PeriodicChecks::run_bench() {
     return;
   }
   auto check = options_.bench(*machine);
-  const auto t = detail::wall_unix_nanos();
+  const auto t = core::now_unix_nanos();
   if (!check) {
     events_.add({t,
                  "error",

@@ -6,11 +6,10 @@
 #include <fmt/format.h>
 
 #include "acco/analyze/events.hpp"
+#include "acco/core/clock.hpp"
 #include "acco/monitor/event_log.hpp"
 #include "acco/monitor/sampler.hpp"
 #include "acco/power/controller.hpp"
-
-#include "wall_clock.hpp"
 
 namespace acco::monitor {
 
@@ -80,7 +79,7 @@ Result<Daemon> Daemon::create(DaemonOptions options) {
     settings.sysroot = o.sysroot;
     ACCO_ASSIGN_OR_RETURN(
         impl->governor, power::GovernorLoop::create(settings, raw, [self](const power::Action& a) {
-          self->events->add(analyze::governor_event(a, detail::wall_unix_nanos()));
+          self->events->add(analyze::governor_event(a, core::now_unix_nanos()));
         }));
     // A state file that is not one stops the governor before it changes anything: at start, as
     // acco power run does, not as an event once the daemon is up.

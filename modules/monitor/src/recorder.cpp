@@ -10,10 +10,9 @@
 #include <fmt/format.h>
 
 #include "acco/analyze/json.hpp"
+#include "acco/core/clock.hpp"
 #include "acco/monitor/sampler.hpp"
 #include "acco/power/simulated_device.hpp"
-
-#include "wall_clock.hpp"
 
 namespace acco::monitor {
 
@@ -45,7 +44,7 @@ Result<Recorder> Recorder::create(RecordOptions options) {
   std::vector<std::unique_ptr<power::SensorSource>> devices;
   std::unique_ptr<power::HostSource> host;
   if (o.simulated_time) {
-    impl->clock = std::make_unique<power::SimulatedClock>(detail::wall_unix_nanos());
+    impl->clock = std::make_unique<power::SimulatedClock>(core::now_unix_nanos());
     devices.push_back(std::make_unique<power::SimulatedSource>(
         o.sources.simulate, o.sources.scenario, impl->clock->clock()));
   } else {

@@ -5,14 +5,10 @@
 #include <exception>
 #include <utility>
 
+#include "acco/core/clock.hpp"
+
 namespace acco::monitor {
 namespace {
-
-std::int64_t now_unix_nanos() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 double thread_cpu_seconds() {
   timespec ts{};
@@ -44,7 +40,7 @@ void Sampler::round() {
   const auto wall_start = std::chrono::steady_clock::now();
   auto published = std::make_shared<Published>();
   analyze::Snapshot& s = published->snapshot;
-  s.time_unix_nanos = options_.clock ? options_.clock() : now_unix_nanos();
+  s.time_unix_nanos = options_.clock ? options_.clock() : core::now_unix_nanos();
   for (const auto& source : sources_) {
     auto samples = source->read();
     if (!samples) {

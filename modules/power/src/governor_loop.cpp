@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "acco/core/clock.hpp"
 #include "acco/power/controller.hpp"
 #include "acco/power/json.hpp"
 #include "acco/power/rapl.hpp"
@@ -116,9 +117,7 @@ Result<GovernorReport> GovernorLoop::run(const std::vector<std::unique_ptr<Senso
     if (simulated != nullptr) {
       return simulated->now();
     }
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(
-               std::chrono::system_clock::now().time_since_epoch())
-        .count();
+    return core::now_unix_nanos();
   };
   const std::int64_t start_ns = clock_ns();
   const auto seconds_since_start = [&] { return static_cast<double>(clock_ns() - start_ns) / 1e9; };

@@ -1,21 +1,16 @@
 #include "acco/power/host_source.hpp"
 
-#include <chrono>
 #include <utility>
 
 #include <unistd.h>
+
+#include "acco/core/clock.hpp"
 
 #include "proc_readers.hpp"
 #include "sys_readers.hpp"
 
 namespace acco::power {
 namespace {
-
-std::int64_t system_clock_nanos() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 class FsHostSource final : public HostSource {
  public:
@@ -52,7 +47,7 @@ long clock_ticks_per_second() {
 std::unique_ptr<HostSource> make_host_source(const core::Fs& fs, HostSourceOptions options) {
   ACCO_CHECK(options.ticks_per_second > 0);
   if (!options.clock) {
-    options.clock = system_clock_nanos;
+    options.clock = core::now_unix_nanos;
   }
   return std::make_unique<FsHostSource>(fs, std::move(options));
 }

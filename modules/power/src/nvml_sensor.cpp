@@ -1,7 +1,6 @@
 // NvmlSensorSource: DeviceSample from acco::nvml, one read per GPU per tick.
 #include "acco/power/nvml_sensor.hpp"
 
-#include <chrono>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -9,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "acco/core/clock.hpp"
 #include "acco/nvml/library.hpp"
 
 namespace acco::power {
@@ -46,12 +46,6 @@ constexpr double kKib = 1024;
 constexpr double kMega = 1e6;
 constexpr double kMilli = 1e-3;
 constexpr double kNano = 1e-9;
-
-std::int64_t now_unix_nanos() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 // Reads one GPU into one sample. The first GPU_IS_LOST stops every further call: the sample
 // then says lost and nothing else.
@@ -331,7 +325,7 @@ class NvmlSensorSource final : public SensorSource {
     samples.reserve(gpus_.size());
     for (const Gpu& gpu : gpus_) {
       DeviceSample& sample = samples.emplace_back(gpu.identity);
-      sample.time_unix_nanos = now_unix_nanos();
+      sample.time_unix_nanos = core::now_unix_nanos();
       if (!gpu.device.has_value()) {
         sample.lost = true;
         continue;
@@ -384,7 +378,7 @@ class NvmlSensorSource final : public SensorSource {
       }
       for (std::size_t i = 0; i < gpus_.size(); ++i) {
         if (gpus_[i].device == (*event)->device) {
-          xids[i].push_back(XidEvent{(*event)->xid, now_unix_nanos()});
+          xids[i].push_back(XidEvent{(*event)->xid, core::now_unix_nanos()});
         }
       }
     }

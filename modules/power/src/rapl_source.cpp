@@ -1,7 +1,6 @@
 // Reads RAPL package zones (Documentation/power/powercap/powercap.rst) and the hwmon sensors that
 // give their temperature (Documentation/hwmon/coretemp.rst, k10temp.rst) into DeviceSamples.
 #include <algorithm>
-#include <chrono>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -11,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "acco/core/clock.hpp"
 #include "acco/core/units.hpp"
 #include "acco/power/rapl.hpp"
 
@@ -22,12 +22,6 @@ namespace {
 
 constexpr double kMillidegrees = 1000.0;
 constexpr double kNanosPerSecond = 1e9;
-
-std::int64_t system_clock_nanos() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 // One sysfs attribute through the Fs: nullopt when absent or unreadable (energy_uj is root-only
 // since Linux 5.10, CVE-2020-8694); a file that holds no number is nullopt and one more dropped
@@ -306,7 +300,7 @@ class RaplSource final : public SensorSource {
 std::unique_ptr<SensorSource> make_rapl_source(const core::Fs& fs,
                                                std::function<std::int64_t()> clock) {
   if (!clock) {
-    clock = system_clock_nanos;
+    clock = core::now_unix_nanos;
   }
   return std::make_unique<RaplSource>(fs, std::move(clock));
 }

@@ -2,11 +2,11 @@
 
 #include <algorithm>
 #include <array>
-#include <chrono>
 #include <cmath>
 
 #include <fmt/format.h>
 
+#include "acco/core/clock.hpp"
 #include "acco/core/names.hpp"
 
 namespace acco::power {
@@ -17,12 +17,6 @@ constexpr double kMaxStepSeconds = 0.1;  // a fifth of the junction's time const
 constexpr double kThermalSlewPerSecond = 0.05;
 constexpr double kThermalRecoveryBand = 2;  // degrees below max operating before recovering
 constexpr double kMinClockShare = 0.1;      // the lowest clock the "firmware" runs a busy device
-
-std::int64_t system_now() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 }  // namespace
 
@@ -337,7 +331,7 @@ SimulatedLoad scenario_load(SimulatedScenario scenario, int index, double second
 
 SimulatedSource::SimulatedSource(int devices, SimulatedScenario scenario, Clock clock,
                                  const SimulatedModel& model)
-    : scenario_(scenario), clock_(clock ? std::move(clock) : Clock(system_now)) {
+    : scenario_(scenario), clock_(clock ? std::move(clock) : Clock(core::now_unix_nanos)) {
   devices_.reserve(static_cast<std::size_t>(std::max(0, devices)));
   for (int i = 0; i < devices; ++i) {
     devices_.emplace_back(i, model);

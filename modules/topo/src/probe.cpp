@@ -1,8 +1,6 @@
 #include "acco/topo/probe.hpp"
 
-#include <array>
 #include <chrono>
-#include <ctime>
 #include <optional>
 #include <string>
 #include <utility>
@@ -11,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "acco/core/clock.hpp"
 #include "acco/core/json.hpp"
 #include "acco/core/json_reader.hpp"
 #include "acco/topo/hwloc_source.hpp"
@@ -22,15 +21,6 @@
 
 namespace acco::topo {
 namespace {
-
-std::string now_utc() {
-  const auto t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  std::array<char, 32> buffer{};
-  std::strftime(buffer.data(), buffer.size(), "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buffer.data();
-}
 
 // hwloc's view merged into `machine`; when hwloc cannot read the input the machine keeps acco's
 // own counts and says why. Returns the XML export for a snapshot.
@@ -268,7 +258,7 @@ Result<ProbeResult> probe(const ProbeRequest& request) {
   std::optional<Snapshot> snapshot;
   if (record) {
     snapshot.emplace();
-    snapshot->created = now_utc();
+    snapshot->created = core::utc_timestamp(std::chrono::system_clock::now());
     snapshot->origin = request.sysroot;
     snapshot->acco_version = ACCO_VERSION;
     snapshot->fs = recording.record();

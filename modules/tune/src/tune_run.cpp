@@ -9,6 +9,7 @@
 #include "acco/bench/case.hpp"
 #include "acco/bench/machine_summary.hpp"
 #include "acco/bench/result.hpp"
+#include "acco/core/clock.hpp"
 
 #include "engine_measure.hpp"
 #include "reader_measure.hpp"
@@ -113,7 +114,7 @@ Result<TuneResult> run_tune(const TuneOptions& options, const topo::Machine* mac
   }
   auto& profile = result.profile;
   profile.fingerprint = machine != nullptr ? bench::machine_fingerprint(*machine) : "unknown";
-  profile.created = bench::utc_timestamp(std::chrono::system_clock::now());
+  profile.created = core::utc_timestamp(std::chrono::system_clock::now());
   profile.backend = backend->name();
   profile.link = emulated ? options.host.link.name : "";
   profile.bytes = so.bytes;

@@ -108,9 +108,6 @@ void set_rates(BenchResult& result, const Summary& bytes_per_second);
 [[nodiscard]] std::optional<std::uint64_t> half_peak_bytes(std::span<const SweepPoint> sweep,
                                                            double reference_bytes_per_second);
 
-// "2025-03-01T12:00:00Z": whole seconds, UTC, so text order is time order.
-[[nodiscard]] std::string utc_timestamp(std::chrono::system_clock::time_point time);
-
 // JSON with keys in a stable order; unknown peak and efficiency (0) are written as null.
 [[nodiscard]] nlohmann::ordered_json to_json(const SweepPoint& point);
 [[nodiscard]] nlohmann::ordered_json to_json(const BenchResult& result);
