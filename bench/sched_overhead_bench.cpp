@@ -29,7 +29,7 @@
 #include <nlohmann/json.hpp>
 
 #include "acco/core/clock.hpp"
-#include "acco/core/json.hpp"
+#include "acco/core/file.hpp"
 #include "acco/core/stats.hpp"
 #include "acco/device/host_backend.hpp"
 #include "acco/sched/runtime.hpp"

@@ -26,7 +26,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-#include "acco/core/json.hpp"
+#include "acco/core/file.hpp"
 #include "acco/core/stats.hpp"
 #include "acco/core/units.hpp"
 #include "acco/device/host_backend.hpp"

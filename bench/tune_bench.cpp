@@ -30,7 +30,7 @@
 
 #include "acco/bench/compare.hpp"
 #include "acco/bench/runner.hpp"
-#include "acco/core/json.hpp"
+#include "acco/core/file.hpp"
 #include "acco/core/stats.hpp"
 #include "acco/core/units.hpp"
 #include "acco/device/host_backend.hpp"

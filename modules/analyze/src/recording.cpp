@@ -10,7 +10,7 @@
 
 #include "acco/analyze/json.hpp"
 #include "acco/analyze/recorded_readers.hpp"
-#include "acco/core/json.hpp"
+#include "acco/core/file.hpp"
 #include "acco/core/units.hpp"
 
 namespace acco::analyze {

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "acco/core/file.hpp"
 #include "acco/core/json.hpp"
 
 #include "sqlite.hpp"

@@ -26,7 +26,7 @@
 #include "acco/bench/peer_verdicts.hpp"
 #include "acco/bench/report.hpp"
 #include "acco/bench/runner.hpp"
-#include "acco/core/json.hpp"
+#include "acco/core/file.hpp"
 #include "acco/core/units.hpp"
 #include "acco/device/cuda_backend.hpp"
 #include "acco/device/host_backend.hpp"

@@ -9,7 +9,7 @@
 
 #include "acco/cluster/cluster.hpp"
 #include "acco/cluster/communicator.hpp"
-#include "acco/core/json.hpp"
+#include "acco/core/file.hpp"
 #include "acco/core/units.hpp"
 #include "acco/report/document.hpp"
 #include "acco/topo/json.hpp"

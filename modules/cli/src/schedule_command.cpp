@@ -11,7 +11,7 @@
 
 #include <fmt/format.h>
 
-#include "acco/core/json.hpp"
+#include "acco/core/file.hpp"
 #include "acco/core/units.hpp"
 #include "acco/device/cuda_backend.hpp"
 #include "acco/monitor/server.hpp"

@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "acco/bench/machine_summary.hpp"
-#include "acco/core/json.hpp"
+#include "acco/core/file.hpp"
 #include "acco/core/units.hpp"
 #include "acco/device/host_backend.hpp"
 #include "acco/report/table.hpp"

@@ -1,13 +1,9 @@
 #include "acco/core/json.hpp"
 
-#include <filesystem>
-#include <fstream>
 #include <string>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "acco/testing/matchers.hpp"
 
@@ -26,119 +22,6 @@ TEST(JsonTest, ParseErrorNamesTheInputAndPosition) {
               StatusIs(Errc::kInvalidArgument, AllOf(HasSubstr("snap.json"), HasSubstr("line 1"))));
 }
 
-TEST(JsonTest, AtomicWriteReplacesContentAndLeavesNoTemporary) {
-  const auto dir = std::filesystem::temp_directory_path() / "acco_json_test";
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  const auto path = (dir / "out.json").string();
-  ASSERT_THAT(write_file_atomic(path, "first"), IsOk());
-  ASSERT_THAT(write_file_atomic(path, "second"), IsOk());
-  EXPECT_EQ(read_text_file(path).value(), "second");
-  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir), {}), 1);
-  std::filesystem::remove_all(dir);
-}
-
-TEST(JsonTest, AtomicWriteIntoMissingDirectoryFailsCleanly) {
-  auto r = write_file_atomic("/nonexistent-acco-dir/out.json", "x");
-  EXPECT_THAT(r, StatusIs(Errc::kNotFound));
-}
-
-// A symbolic link is written through; a pipe (as a device node) is refused and left as it was
-// (found by a robustness sweep: `--snapshot /dev/full` had replaced the device with a file).
-TEST(JsonTest, AtomicWriteFollowsLinksAndNeverReplacesWhatIsNotARegularFile) {
-  namespace fs = std::filesystem;
-  const auto dir = fs::temp_directory_path() / "acco_json_link_test";
-  fs::remove_all(dir);
-  fs::create_directories(dir / "sub");
-  fs::create_symlink("sub/real.json", dir / "link.json");  // dangling until written
-  ASSERT_THAT(write_file_atomic((dir / "link.json").string(), "through"), IsOk());
-  EXPECT_TRUE(fs::is_symlink(fs::symlink_status(dir / "link.json")));
-  EXPECT_EQ(read_text_file((dir / "sub" / "real.json").string()).value(), "through");
-  const auto pipe = dir / "pipe";
-  ASSERT_EQ(::mkfifo(pipe.c_str(), 0600), 0);
-  EXPECT_THAT(write_file_atomic(pipe.string(), "x"),
-              StatusIs(Errc::kUnavailable, HasSubstr("is not a regular file (a pipe)")));
-  EXPECT_TRUE(fs::is_fifo(fs::symlink_status(pipe)));
-  EXPECT_THAT(write_file_atomic(dir.string(), "x"),
-              StatusIs(Errc::kUnavailable, HasSubstr("(a directory)")));
-  EXPECT_EQ(std::distance(fs::directory_iterator(dir), {}), 3);  // sub, link.json, pipe
-  fs::remove_all(dir);
-}
-
-TEST(JsonTest, ADeviceIsNotReadAsAnInputFile) {
-  EXPECT_THAT(read_text_file("/dev/zero"),
-              StatusIs(Errc::kInvalidArgument, HasSubstr("is a device or socket")));
-}
-
-// A named pipe that no one writes held open() for ever (`--profile FIFO`, `serve --governor
-// --state-file FIFO` never started); it reads as empty now. A pipe with a writer is read whole.
-TEST(JsonTest, ANamedPipeWithoutAWriterReadsAsEmptyInsteadOfBlocking) {
-  namespace fs = std::filesystem;
-  const fs::path dir = fs::temp_directory_path() / ("acco-json-fifo-" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  const fs::path pipe = dir / "pipe";
-  ASSERT_EQ(::mkfifo(pipe.c_str(), 0600), 0);
-  EXPECT_EQ(read_text_file(pipe.string()).value(), "");
-  EXPECT_THAT(read_json_file(pipe.string()), StatusIs(Errc::kInvalidArgument));
-  int fds[2];
-  ASSERT_EQ(::pipe(fds), 0);
-  ASSERT_EQ(::write(fds[1], "{\"a\": 1}", 8), 8);
-  ::close(fds[1]);
-  EXPECT_EQ(read_text_file("/dev/fd/" + std::to_string(fds[0])).value(), "{\"a\": 1}");
-  ::close(fds[0]);
-  fs::remove_all(dir);
-}
-
-// SQLite on a device or a pipe said "disk I/O error" (or held open() on a pipe): what is there
-// is named instead; an absent path or a link to a file is fine.
-TEST(JsonTest, CheckFileOrAbsentNamesWhatIsThere) {
-  namespace fs = std::filesystem;
-  const fs::path dir = fs::temp_directory_path() / ("acco-json-kind-" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  EXPECT_THAT(check_file_or_absent((dir / "absent.db").string()), IsOk());
-  std::ofstream((dir / "file.db").string()) << "x";
-  fs::create_symlink(dir / "file.db", dir / "link.db");
-  EXPECT_THAT(check_file_or_absent((dir / "link.db").string()), IsOk());
-  ASSERT_EQ(::mkfifo((dir / "pipe.db").c_str(), 0600), 0);
-  EXPECT_THAT(check_file_or_absent((dir / "pipe.db").string()),
-              StatusIs(Errc::kInvalidArgument, HasSubstr("pipe.db: is a pipe, expected a file")));
-  EXPECT_THAT(
-      check_file_or_absent("/dev/null"),
-      StatusIs(Errc::kInvalidArgument, "/dev/null: is a character device, expected a file"));
-  EXPECT_THAT(check_file_or_absent(dir.string()),
-              StatusIs(Errc::kInvalidArgument, HasSubstr("is a directory, expected a file")));
-  // A link made before its file is fine where the file can be created.
-  fs::create_symlink(dir / "later.db", dir / "early.db");
-  EXPECT_THAT(check_file_or_absent((dir / "early.db").string()), IsOk());
-  fs::create_symlink(dir / "no-dir" / "x.db", dir / "dangling.db");
-  EXPECT_THAT(check_file_or_absent((dir / "dangling.db").string()),
-              StatusIs(Errc::kNotFound, HasSubstr("x.db', whose directory does not exist")));
-  fs::remove_all(dir);
-}
-
-// A replaced file kept nothing of its own (a robustness sweep: a 0444 models file was replaced
-// by a 0644 one): its permissions are kept, and one the user cannot write is not replaced.
-TEST(JsonTest, AReplacedFileKeepsItsPermissionsAndAReadOnlyOneIsLeftAlone) {
-  namespace fs = std::filesystem;
-  const fs::path dir = fs::temp_directory_path() / ("acco-json-mode-" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  const auto file = (dir / "kept.json").string();
-  ASSERT_THAT(write_file_atomic(file, "first"), IsOk());
-  fs::permissions(file, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read);
-  ASSERT_THAT(write_file_atomic(file, "second"), IsOk());
-  EXPECT_EQ(read_text_file(file).value(), "second");
-  EXPECT_EQ(fs::status(file).permissions(),
-            fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read);
-  if (::geteuid() != 0) {  // root may write any file
-    fs::permissions(file, fs::perms::owner_read);
-    EXPECT_THAT(write_file_atomic(file, "third"),
-                StatusIs(Errc::kUnavailable, HasSubstr("(not replaced)")));
-    EXPECT_EQ(read_text_file(file).value(), "second");
-  }
-  fs::remove_all(dir);
-}
-
-// `serve` died on `GET /%ff`: the 404 body's dump() threw on the path's bytes.
 TEST(JsonTest, DumpReplacesBytesThatAreNotUtf8) {
   const nlohmann::json j = {{"path", std::string("/\xff\xfe")}};
   EXPECT_THROW((void)j.dump(), nlohmann::json::type_error);

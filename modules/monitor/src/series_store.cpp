@@ -11,7 +11,7 @@
 #include <fmt/format.h>
 #include <sqlite3.h>
 
-#include "acco/core/json.hpp"
+#include "acco/core/file.hpp"
 #include "acco/core/units.hpp"
 #include "acco/monitor/fields.hpp"
 

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "acco/core/file.hpp"
 #include "acco/core/json.hpp"
 
 namespace acco::power {

@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "acco/core/file.hpp"
 #include "acco/core/json.hpp"
 #include "acco/core/json_reader.hpp"
 #include "acco/core/stats.hpp"

@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "acco/core/json.hpp"
+#include "acco/core/file.hpp"
 #include "acco/core/units.hpp"
 #include "acco/device/host_backend.hpp"
 #include "acco/sched/perf_model.hpp"

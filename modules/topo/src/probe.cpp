@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "acco/core/clock.hpp"
+#include "acco/core/file.hpp"
 #include "acco/core/json.hpp"
 #include "acco/core/json_reader.hpp"
 #include "acco/topo/hwloc_source.hpp"

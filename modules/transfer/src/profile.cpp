@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "acco/core/file.hpp"
 #include "acco/core/json.hpp"
 #include "acco/core/json_reader.hpp"
 

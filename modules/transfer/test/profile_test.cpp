@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "acco/core/json.hpp"
+#include "acco/core/file.hpp"
 #include "acco/testing/matchers.hpp"
 
 namespace acco::transfer {

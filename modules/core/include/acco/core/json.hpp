@@ -1,5 +1,6 @@
-// JSON helpers: nlohmann::json throws, acco returns errors. Parsing, reading and writing files
-// happen here so every caller gets the same one-line messages and atomic writes.
+// JSON helpers: nlohmann::json throws, acco returns errors. Parsing and reading JSON documents
+// happen here so every caller gets the same one-line messages; files themselves (reading whole,
+// atomic writes) are core/file.hpp.
 #pragma once
 
 #include <cstddef>
@@ -38,26 +39,11 @@ template <typename Json>
   return j.dump(indent, ' ', false, Json::error_handler_t::replace);
 }
 
-// A path acco opens as a database or a log of its own: absent, or (through its links) a regular
-// file, or a symbolic link to a file not made yet in a directory that exists. Else
-// kInvalidArgument naming what is there ("is a pipe, expected a file"; a device or a pipe would
-// hold SQLite or a sink in open() or fail later with "disk I/O error"), or kNotFound for a link
-// whose target's directory does not exist.
-[[nodiscard]] Status check_file_or_absent(const std::string& path);
-
 // Parses `text`; `what` names the input in the error ("snapshot.json: line 3, column 7: ...").
 [[nodiscard]] Result<nlohmann::json> parse_json(std::string_view text, std::string_view what);
-// Reads and parses a whole file from the real file system (not a sysroot).
+// Reads (read_text_file, core/file.hpp) and parses a whole file from the real file system (not
+// a sysroot).
 [[nodiscard]] Result<nlohmann::json> read_json_file(const std::string& path);
-// The largest input file acco reads whole (snapshots, configs, traces, recordings).
-inline constexpr std::size_t kMaxInputFileBytes = std::size_t{2} << 30;
-// Reads a whole file from the real file system; kNotFound when absent; kInvalidArgument for a
-// directory, a device or a socket, or a file (or pipe) above kMaxInputFileBytes.
-[[nodiscard]] Result<std::string> read_text_file(const std::string& path);
-// Writes `content` to `path` atomically: a temporary file in the same directory, fsync, rename.
-// Nothing is left behind on failure. A symbolic link is written through (the file it names is
-// replaced); a path that exists and is not a regular file is refused (kUnavailable).
-[[nodiscard]] Status write_file_atomic(const std::string& path, std::string_view content);
 
 [[nodiscard]] Result<Errc> errc_from_string(std::string_view text);
 

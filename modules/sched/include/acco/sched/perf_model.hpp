@@ -31,7 +31,8 @@ struct ModelKey {
   std::string type;    // task type name
   std::string device;  // device instance id: "host:0", "cuda:0000:18:00.0"
   int size_class = 0;
-  auto operator<=>(const ModelKey&) const = default;
+  // clang-tidy 14 takes the defaulted comparison's 0 for a null pointer.
+  auto operator<=>(const ModelKey&) const = default;  // NOLINT(modernize-use-nullptr)
 };
 
 struct CostHint {
