@@ -28,6 +28,7 @@
 #include "acco/cluster/communicator.hpp"
 #include "acco/cluster/fusion.hpp"
 #include "acco/cluster/launcher.hpp"
+#include "acco/core/stats.hpp"
 #include "acco/core/units.hpp"
 
 namespace {
@@ -46,10 +47,7 @@ struct Options {
   std::uint64_t fusion_threshold_bytes = 0;  // --fusion-threshold parsed; 0: from the fit
 };
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
+using acco::core::stats::median;
 
 // Seconds per operation of `body` over `iters` calls, the slowest rank's (every rank agrees).
 template <typename Body>

@@ -25,6 +25,7 @@
 #include "acco/cluster/communicator.hpp"
 #include "acco/cluster/distributed.hpp"
 #include "acco/cluster/launcher.hpp"
+#include "acco/core/stats.hpp"
 #include "acco/core/units.hpp"
 #include "acco/device/host_backend.hpp"
 #include "acco/sched/workload.hpp"
@@ -46,9 +47,9 @@ struct Options {
   std::string json;
 };
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
+// The median of the rounds (core::stats), 0 for none.
+double median(const std::vector<double>& v) {
+  return v.empty() ? 0 : acco::core::stats::median(v);
 }
 
 struct Devices {

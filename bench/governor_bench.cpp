@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <memory>
@@ -29,6 +30,7 @@
 #include <nlohmann/json.hpp>
 
 #include "acco/core/result.hpp"
+#include "acco/core/stats.hpp"
 #include "acco/device/host_backend.hpp"
 #include "acco/monitor/thermal_run.hpp"
 #include "acco/power/controller.hpp"
@@ -250,8 +252,9 @@ int run(int argc, char** argv) {
 
   Json thermal = Json::array();
   std::vector<ThermalCase> tc;
-  // Each case o.runs times, alternating so both see the same machine load; the run with the
-  // median throughput stands for its case.
+  // Each case o.runs times, alternating so both see the same machine load; the run nearest the
+  // median throughput (core::stats: for an even count, one of the two middle runs) stands for
+  // its case.
   std::vector<std::vector<ThermalCase>> all(2);
   for (int run = 0; run < o.runs && o.only != "energy"; ++run) {
     for (const bool governed : {false, true}) {
@@ -268,10 +271,22 @@ int run(int argc, char** argv) {
     if (runs.empty()) {
       continue;
     }
+    // Sorted, so the runs are listed slowest first.
     std::sort(runs.begin(), runs.end(), [](const ThermalCase& a, const ThermalCase& b) {
       return a.tasks_per_second < b.tasks_per_second;
     });
-    tc.push_back(runs[runs.size() / 2]);
+    std::vector<double> throughputs;
+    throughputs.reserve(runs.size());
+    for (const auto& c : runs) {
+      throughputs.push_back(c.tasks_per_second);
+    }
+    const double median = acco::core::stats::median(throughputs);
+    const auto distance = [&](const ThermalCase& c) {
+      return std::abs(c.tasks_per_second - median);
+    };
+    tc.push_back(*std::min_element(
+        runs.begin(), runs.end(),
+        [&](const ThermalCase& a, const ThermalCase& b) { return distance(a) < distance(b); }));
   }
   for (std::size_t k = 0; k < all.size(); ++k) {
     for (const auto& c : all[k]) {

@@ -49,13 +49,9 @@ struct Options {
   std::string json;
 };
 
-double median(std::vector<double> v) {
-  if (v.empty()) {
-    return 0;
-  }
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+// The median of the rounds (core::stats), 0 for none.
+double median(const std::vector<double>& v) {
+  return v.empty() ? 0 : acco::core::stats::median(v);
 }
 
 // `mine` against `base`, measured in pairs (one round each, adjacent in time so slow drifts of a

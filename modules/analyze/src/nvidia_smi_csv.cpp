@@ -18,6 +18,7 @@
 #include <fmt/ranges.h>
 
 #include "acco/analyze/recorded_readers.hpp"
+#include "acco/core/stats.hpp"
 #include "acco/core/units.hpp"
 
 #include "recorded_common.hpp"
@@ -876,18 +877,17 @@ std::string identity_note(Identity identity, const Header& header,
 // The sampling interval, the median gap between rounds (nvidia-smi -l / -lms is not in the
 // file); 1 s when the file has no timestamps.
 double median_interval_seconds(const std::vector<Snapshot>& rounds) {
-  std::vector<std::int64_t> gaps;
+  std::vector<double> gaps;
   for (std::size_t i = 1; i < rounds.size(); ++i) {
     if (rounds[i].time_unix_nanos > rounds[i - 1].time_unix_nanos) {
-      gaps.push_back(rounds[i].time_unix_nanos - rounds[i - 1].time_unix_nanos);
+      gaps.push_back(
+          static_cast<double>(rounds[i].time_unix_nanos - rounds[i - 1].time_unix_nanos));
     }
   }
   if (gaps.empty()) {
     return 1.0;
   }
-  std::nth_element(gaps.begin(), gaps.begin() + static_cast<std::ptrdiff_t>(gaps.size() / 2),
-                   gaps.end());
-  return static_cast<double>(gaps[gaps.size() / 2]) / 1e9;
+  return core::stats::median_in_place(gaps) / 1e9;
 }
 
 }  // namespace

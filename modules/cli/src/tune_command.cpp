@@ -13,6 +13,7 @@
 
 #include "acco/bench/machine_summary.hpp"
 #include "acco/core/file.hpp"
+#include "acco/core/stats.hpp"
 #include "acco/core/units.hpp"
 #include "acco/device/host_backend.hpp"
 #include "acco/report/table.hpp"
@@ -122,12 +123,9 @@ std::string threads_text(int threads) {
   return threads == 0 ? std::string("auto") : std::to_string(threads);
 }
 
-double median(std::vector<double> v) {
-  if (v.empty()) {
-    return 0;
-  }
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
+// The median of a series of rates (core::stats, as the search's gain), 0 for none.
+double median_rate(const std::vector<double>& v) {
+  return v.empty() ? 0 : core::stats::median(v);
 }
 
 std::string choice_text(bool tuned, bool confirmed) {
@@ -149,8 +147,8 @@ std::string rate_text(double rate) {
 std::string reader_text(const tune::ReaderTuning& r) {
   const io::ReaderOptions d;
   const auto& c = r.options;
-  const double dr = median(r.default_bytes_per_second);
-  const double wr = median(r.winner_bytes_per_second);
+  const double dr = median_rate(r.default_bytes_per_second);
+  const double wr = median_rate(r.winner_bytes_per_second);
   std::string out = fmt::format("  storage reader on {} (reads of {} into pinned staging):\n",
                                 r.file, units::format_bytes(r.bytes));
   const std::vector<std::vector<std::string>> rows = {
@@ -186,8 +184,8 @@ std::string profile_text(const tune::TuneProfile& p, const std::string& path) {
   for (const auto& t : p.paths) {
     const auto& c = t.profile;
     const std::string choice = choice_text(t.tuned, t.confirmed);
-    const double dr = median(t.default_bytes_per_second);
-    const double wr = median(t.winner_bytes_per_second);
+    const double dr = median_rate(t.default_bytes_per_second);
+    const double wr = median_rate(t.winner_bytes_per_second);
     const auto yes_no = [](bool b) { return b ? "yes" : "no"; };
     rows.push_back({t.device, t.path, choice,
                     fmt::format("{} ({})", yes_no(c.stage_pageable), yes_no(d.stage_pageable)),

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "acco/core/stats.hpp"
 #include "acco/core/units.hpp"
 
 namespace acco::cluster {
@@ -21,12 +22,6 @@ std::string link_text(const topo::PcieLink& link) {
     return "unknown";
   }
   return fmt::format("{:g} GT/s x{}", link.speed_gts, link.width);
-}
-
-double median_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 // Seconds per exchange of `bytes` with `peer`, the fastest of `iters`: what the link can do. A
@@ -291,7 +286,7 @@ void rank_pairs(std::vector<PairResult>& pairs) {
     if (rates.empty()) {
       continue;
     }
-    const double median = median_of(rates);
+    const double median = core::stats::median(rates);
     for (PairResult& p : pairs) {
       if (p.reached && (p.node_a != p.node_b) == across && median > 0) {
         p.ratio = p.bytes_per_second / median;

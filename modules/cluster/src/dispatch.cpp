@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "acco/core/stats.hpp"
 #include "acco/sched/schedule_math.hpp"
 #include "acco/sched/workload_run.hpp"
 
@@ -558,13 +559,18 @@ void Coordinator::update_stragglers() {
     }
     return;
   }
-  std::sort(slowdowns.begin(), slowdowns.end());
-  const std::size_t n = slowdowns.size();
-  // The lower median: with two workers, the faster one is the reference.
-  const double median = slowdowns[(n - 1) / 2];
+  // The reference is the median rank: the slowest at or below the median slowdown
+  // (core::stats), so with two workers the faster one, whose slowdown a straggler cannot raise.
+  const double median = core::stats::median(slowdowns);
+  double reference = std::numeric_limits<double>::lowest();
+  for (const double s : slowdowns) {
+    if (s <= median) {
+      reference = std::max(reference, s);
+    }
+  }
   for (Worker& w : workers_storage_) {
     w.stats.straggler = !w.lost && w.stats.tasks >= options_.straggler_min_tasks &&
-                        w.stats.slowdown > options_.straggler_factor * median;
+                        w.stats.slowdown > options_.straggler_factor * reference;
   }
 }
 

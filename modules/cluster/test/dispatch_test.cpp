@@ -240,6 +240,26 @@ TEST(Coordinator, GivesASlowWorkerLessAndNamesItAStraggler) {
   EXPECT_GT(stats[0].tasks, 2 * stats[1].tasks);
 }
 
+// With two workers the median rank is the faster one (core::stats' median of 1 and 2 is 1.5, and
+// the reference is the slowest rank at or below it): 2x is a straggler at the factor 1.5.
+TEST(Coordinator, WithTwoWorkersTheFasterOneIsTheStragglerReference) {
+  sched::WorkloadSpec spec;
+  spec.kind = sched::WorkloadKind::kIndependent;
+  spec.tasks = 200;
+  spec.task_bytes = 4096;
+  auto w = sched::make_workload(spec, gpus(4));
+  ASSERT_THAT(w, IsOk());
+  auto c = Coordinator::make(*w, workers(2, 2), {.window_per_device = 1});
+  ASSERT_THAT(c, IsOk());
+  Simulation sim(*c, *w, 2);
+  sim.run(SIZE_MAX, {{1, 2.0}});
+  ASSERT_TRUE(c->finished());
+  const std::vector<WorkerStats> stats = c->stats();
+  EXPECT_NEAR(stats[1].slowdown, 2.0, 1e-9);
+  EXPECT_TRUE(stats[1].straggler);
+  EXPECT_FALSE(stats[0].straggler);
+}
+
 TEST(Coordinator, RunsALostWorkersTasksElsewhereAndRecomputesWhatOnlyItHeld) {
   const sched::Workload w = cholesky(6, 6);
   auto c = Coordinator::make(w, workers(3, 2), {.window_per_device = 1});

@@ -61,6 +61,11 @@ Result<Summary> summarize(std::span<const double> samples) {
   return s;
 }
 
+double median(std::span<const double> values) {
+  std::vector<double> copy(values.begin(), values.end());
+  return median_in_place(copy);
+}
+
 Result<double> percentile(std::span<const double> samples, double p) {
   ACCO_RETURN_IF_ERROR(check_samples(samples), "percentile");
   if (!(p >= 0 && p <= 100)) {

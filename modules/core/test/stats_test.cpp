@@ -106,5 +106,15 @@ TEST(StatsTest, MedianInPlaceTakesTheMiddleOrTheMeanOfTheMiddleTwo) {
   EXPECT_EQ(median_in_place(one), 7);
 }
 
+TEST(StatsTest, MedianLeavesItsInputAndFollowsTheSameEvenRuleAsPercentile) {
+  const std::vector<double> even = {4, -1, 3, 2};
+  EXPECT_EQ(median(even), 2.5);
+  EXPECT_EQ(even, (std::vector<double>{4, -1, 3, 2}));
+  const std::vector<double> rates = {40, 10, 30, 20};
+  EXPECT_EQ(median(rates), *percentile(rates, 50));
+  EXPECT_EQ(median(rates), summarize(rates)->median);
+  EXPECT_EQ(median(std::vector<double>{9, 1, 5}), 5);
+}
+
 }  // namespace
 }  // namespace acco::core::stats

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "acco/core/stats.hpp"
 #include "acco/transfer/engine.hpp"
 
 namespace acco::tune::detail {
@@ -57,10 +58,7 @@ Result<double> EngineMeasure::operator()(const Target& target, const transfer::P
     ACCO_RETURN_IF_ERROR(one(), "copy");
     seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   }
-  std::nth_element(seconds.begin(),
-                   seconds.begin() + static_cast<std::ptrdiff_t>(seconds.size() / 2),
-                   seconds.end());
-  return seconds[seconds.size() / 2];
+  return core::stats::median_in_place(seconds);
 }
 
 }  // namespace acco::tune::detail

@@ -3,14 +3,13 @@
 #include <algorithm>
 #include <utility>
 
+#include "acco/core/stats.hpp"
+
 namespace acco::tune::detail {
 
 FileReadMeasure::FileReadMeasure(device::Device& device, transfer::Profile engine, std::string file,
                                  int reads)
-    : device_(device),
-      profile_(std::move(engine)),
-      file_(std::move(file)),
-      reads_(std::max(1, reads)) {}
+    : device_(device), profile_(engine), file_(std::move(file)), reads_(std::max(1, reads)) {}
 
 Result<double> FileReadMeasure::operator()(const io::ReaderOptions& options, std::uint64_t bytes) {
   if (!engine_) {
@@ -35,10 +34,7 @@ Result<double> FileReadMeasure::operator()(const io::ReaderOptions& options, std
     ACCO_ASSIGN_OR_RETURN(const auto s, read(), "read");
     seconds.push_back(s.seconds);
   }
-  std::nth_element(seconds.begin(),
-                   seconds.begin() + static_cast<std::ptrdiff_t>(seconds.size() / 2),
-                   seconds.end());
-  return seconds[seconds.size() / 2];
+  return core::stats::median_in_place(seconds);
 }
 
 }  // namespace acco::tune::detail

@@ -14,17 +14,13 @@ namespace {
 using std::chrono::steady_clock;
 using TimePoint = steady_clock::time_point;
 
-double median_of(std::vector<double> v) {
-  if (v.empty()) {
-    return 0;
-  }
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+// The median of a series of rates (core::stats), 0 for none.
+double median_rate(const std::vector<double>& v) {
+  return v.empty() ? 0 : core::stats::median(v);
 }
 
 double spread_of(const std::vector<double>& v) {
-  const double m = median_of(v);
+  const double m = median_rate(v);
   if (v.empty() || m <= 0) {
     return 0;
   }
@@ -254,8 +250,8 @@ Status tune_path(const Target& target, const SearchOptions& o, const Measure& me
 Verdict judge(const std::vector<double>& default_rates, const std::vector<double>& winner_rates,
               double min_gain) {
   Verdict v;
-  const double d = median_of(default_rates);
-  const double w = median_of(winner_rates);
+  const double d = median_rate(default_rates);
+  const double w = median_rate(winner_rates);
   if (d <= 0 || w <= 0) {
     return v;
   }

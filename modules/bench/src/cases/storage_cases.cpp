@@ -19,6 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "acco/core/stats.hpp"
 #include "acco/core/units.hpp"
 #include "acco/io/baseline.hpp"
 #include "acco/io/reader.hpp"
@@ -321,7 +322,7 @@ class StorageToDeviceCase final : public Case {
   }
 
  private:
-  // Median rate and sorted samples of one reader point into device memory, and its strategy.
+  // Median rate and samples of one reader point into device memory, and its strategy.
   struct Point {
     double median = 0;
     std::vector<double> seconds;
@@ -342,8 +343,7 @@ class StorageToDeviceCase final : public Case {
                                  compact_size(o.block_bytes), o.depth);
       }
     }
-    std::sort(p.seconds.begin(), p.seconds.end());
-    p.median = static_cast<double>(bytes) / p.seconds[p.seconds.size() / 2];
+    p.median = static_cast<double>(bytes) / core::stats::median(p.seconds);
     return p;
   }
 

@@ -1,6 +1,10 @@
 // Statistics over a set of samples: median, quantiles, min, max, mean and coefficient of
-// variation. One implementation for the benchmark cases, the scheduler's performance models and
-// the benchmark programs in bench/; pure functions on values.
+// variation. The one implementation for the whole project (the benchmark cases, the tuner, the
+// scheduler's performance models, the cluster probe, the recording readers and the programs in
+// bench/): no other file computes a median or a percentile. Pure functions on values.
+//
+// The one rule for an even count: the median is the mean of the two middle values (numpy's
+// median, and percentile(s, 50) below); an odd count's median is its middle value.
 #pragma once
 
 #include <algorithm>
@@ -53,5 +57,10 @@ inline double median_in_place(std::span<double> values) {
   const double lower = *std::max_element(values.begin(), values.begin() + mid);
   return (lower + upper) / 2;
 }
+
+// The median of `values` (any order, left as they are) by the same rule: a copy through
+// median_in_place. `values` must not be empty; unlike summarize, any finite value is allowed
+// (ratios, differences).
+[[nodiscard]] double median(std::span<const double> values);
 
 }  // namespace acco::core::stats
