@@ -1,6 +1,7 @@
 #include "acco/power/host_source.hpp"
 
 #include <utility>
+#include <vector>
 
 #include <unistd.h>
 
@@ -20,7 +21,8 @@ class FsHostSource final : public HostSource {
   Result<HostSample> read() override {
     HostSample s;
     s.time_unix_nanos = options_.clock();
-    detail::HostFiles files(fs_, s.issues);
+    std::vector<core::FileIssue> issues;
+    core::SysfsReader files(fs_, issues);
     ACCO_ASSIGN_OR_RETURN(s.cpu, detail::read_cpu_times(files, options_.ticks_per_second), "host");
     s.memory_bytes = detail::read_memory(files);
     s.pressure = detail::read_pressure(files);
@@ -29,6 +31,10 @@ class FsHostSource final : public HostSource {
     s.ib_ports = detail::read_ib_ports(files);
     s.hwmon = detail::read_hwmon(files);
     s.rapl = detail::read_rapl(files);
+    // Each problem names its file (a read error's message, or malformed()'s).
+    for (auto& issue : issues) {
+      s.issues.push_back(std::move(issue.problem));
+    }
     return s;
   }
 

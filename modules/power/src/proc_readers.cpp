@@ -33,7 +33,7 @@ constexpr std::array<std::pair<std::string_view, const char*>, 7> kMeminfoKeys =
 // first line sums every CPU, in USER_HZ ticks: user nice system idle iowait irq softirq steal
 // guest guest_nice. Kernels before 2.6.11 stop after fewer columns; guest and guest_nice are
 // already counted in user and nice, so they are not read.
-Result<CpuTimes> read_cpu_times(HostFiles& files, long ticks_per_second) {
+Result<CpuTimes> read_cpu_times(core::SysfsReader& files, long ticks_per_second) {
   ACCO_ASSIGN_OR_RETURN(const auto text, files.fs().read_file(kStat));
   static constexpr std::array<const char*, 8> kModes = {"user",   "nice", "system",  "idle",
                                                         "iowait", "irq",  "softirq", "steal"};
@@ -44,7 +44,7 @@ Result<CpuTimes> read_cpu_times(HostFiles& files, long ticks_per_second) {
   std::map<std::string, double> seconds;
   bool ok = first.size() > kMinModes && first.front() == "cpu";
   for (std::size_t i = 0; ok && i < kModes.size() && i + 1 < first.size(); ++i) {
-    const auto ticks = parse_u64(first[i + 1]);
+    const auto ticks = core::parse_u64(first[i + 1]);
     ok = ticks.has_value();
     if (ok) {
       seconds[kModes[i]] = static_cast<double>(*ticks) / static_cast<double>(ticks_per_second);
@@ -66,7 +66,7 @@ Result<CpuTimes> read_cpu_times(HostFiles& files, long ticks_per_second) {
 
 // Documentation/filesystems/proc.rst, "meminfo": "MemTotal:       16318276 kB", where kB is
 // 1024 bytes. MemAvailable is absent before Linux 3.14.
-std::map<std::string, std::uint64_t> read_memory(HostFiles& files) {
+std::map<std::string, std::uint64_t> read_memory(core::SysfsReader& files) {
   const auto text = files.read(kMeminfo);
   if (!text) {
     return {};
@@ -83,7 +83,7 @@ std::map<std::string, std::uint64_t> read_memory(HostFiles& files) {
       continue;
     }
     const auto w = words(line.substr(colon + 1));
-    const auto value = w.empty() ? std::nullopt : parse_u64(w.front());
+    const auto value = w.empty() ? std::nullopt : core::parse_u64(w.front());
     if (!value || w.size() != 2 || w[1] != "kB") {
       bad = bad.value_or(line);
       continue;
@@ -103,7 +103,7 @@ std::map<std::string, std::uint64_t> read_memory(HostFiles& files) {
 // "full" line alike; avg10 is a percentage over 10 s, total is cumulative microseconds. The
 // files are absent before Linux 4.20 and with psi=0. Linux 5.13 added a "full" line to the
 // system-wide cpu file that is always zero ("undefined at the system level"), so it is dropped.
-std::vector<PressureSample> read_pressure(HostFiles& files) {
+std::vector<PressureSample> read_pressure(core::SysfsReader& files) {
   constexpr double kMicrosecondsPerSecond = 1e6;
   constexpr double kPercent = 100.0;
   std::vector<PressureSample> out;
@@ -128,7 +128,7 @@ std::vector<PressureSample> read_pressure(HostFiles& files) {
           const auto v = units::parse_double(word.substr(6));
           avg10 = v ? std::optional<double>(*v) : std::nullopt;
         } else if (word.starts_with("total=")) {
-          total = parse_u64(word.substr(6));
+          total = core::parse_u64(word.substr(6));
         }
       }
       if ((w.front() != "some" && w.front() != "full") || !avg10 || !total) {
@@ -156,7 +156,7 @@ std::vector<PressureSample> read_pressure(HostFiles& files) {
 // 7 sectors written, 10 milliseconds spent doing I/O. A sector is 512 bytes whatever the
 // device's block size (Documentation/block/stat.rst). Partitions are left out by listing only
 // names /sys/block has; there a '/' in a name ("cciss/c0d0") is written '!'.
-std::vector<DiskSample> read_disks(HostFiles& files) {
+std::vector<DiskSample> read_disks(core::SysfsReader& files) {
   std::set<std::string> disks;
   for (auto& name : files.list("/sys/block")) {
     if (!name.starts_with("loop") && !name.starts_with("ram")) {
@@ -193,7 +193,7 @@ std::vector<DiskSample> read_disks(HostFiles& files) {
     std::array<std::uint64_t, kFields + 1> field{};  // 1-based, as the kernel documents them
     bool ok = w.size() >= 3 + kFields;
     for (std::size_t i = 1; ok && i <= kFields; ++i) {
-      const auto v = parse_u64(w[2 + i]);
+      const auto v = core::parse_u64(w[2 + i]);
       ok = v.has_value();
       field[i] = v.value_or(0);
     }

@@ -7,20 +7,21 @@
 #include <vector>
 
 #include "acco/core/result.hpp"
+#include "acco/core/sysfs_reader.hpp"
 #include "acco/power/sample.hpp"
 
-#include "host_files.hpp"
+#include "text_fields.hpp"
 
 namespace acco::power::detail {
 
 // /proc/stat. Fails only when the file cannot be read; a first line that does not parse is an
 // issue and leaves `seconds` empty.
-[[nodiscard]] Result<CpuTimes> read_cpu_times(HostFiles& files, long ticks_per_second);
+[[nodiscard]] Result<CpuTimes> read_cpu_times(core::SysfsReader& files, long ticks_per_second);
 // /proc/meminfo in bytes, keyed as HostSample::memory_bytes.
-[[nodiscard]] std::map<std::string, std::uint64_t> read_memory(HostFiles& files);
+[[nodiscard]] std::map<std::string, std::uint64_t> read_memory(core::SysfsReader& files);
 // /proc/pressure/{cpu,memory,io}.
-[[nodiscard]] std::vector<PressureSample> read_pressure(HostFiles& files);
+[[nodiscard]] std::vector<PressureSample> read_pressure(core::SysfsReader& files);
 // /proc/diskstats, whole disks only (those under /sys/block), without loop and ram devices.
-[[nodiscard]] std::vector<DiskSample> read_disks(HostFiles& files);
+[[nodiscard]] std::vector<DiskSample> read_disks(core::SysfsReader& files);
 
 }  // namespace acco::power::detail

@@ -15,10 +15,10 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include "acco/core/sysfs_reader.hpp"
 #include "acco/core/units.hpp"
 #include "acco/power/rapl.hpp"
 
-#include "host_files.hpp"
 #include "rapl_zone.hpp"
 
 namespace acco::power {
@@ -61,7 +61,7 @@ class RaplActuator final : public Actuator {
                               file("constraint_0_name"), *constraint));
     }
     const auto max_text = read_line(file("constraint_0_max_power_uw"));
-    const auto max_uw = max_text ? detail::parse_u64(*max_text) : std::nullopt;
+    const auto max_uw = max_text ? core::parse_u64(*max_text) : std::nullopt;
     if (!max_uw || *max_uw == 0) {
       return fail(Errc::kUnsupported, fmt::format("{}: {}: no maximum to bound the limit", where,
                                                   file("constraint_0_max_power_uw")));

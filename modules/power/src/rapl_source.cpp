@@ -11,11 +11,12 @@
 #include <fmt/format.h>
 
 #include "acco/core/clock.hpp"
+#include "acco/core/sysfs_reader.hpp"
 #include "acco/core/units.hpp"
 #include "acco/power/rapl.hpp"
 
-#include "host_files.hpp"
 #include "rapl_zone.hpp"
+#include "text_fields.hpp"
 
 namespace acco::power {
 namespace {
@@ -44,7 +45,7 @@ class Attributes {
     if (!t) {
       return std::nullopt;
     }
-    const auto value = detail::parse_u64(*t);
+    const auto value = core::parse_u64(*t);
     if (!value) {
       ++dropped;
     }

@@ -21,7 +21,7 @@ std::string trimmed(const std::optional<std::string>& text) {
 
 // Documentation/ABI/testing/sysfs-class-net-statistics. Entries without statistics/ (the
 // bonding driver's bonding_masters file) are not interfaces.
-std::vector<NetSample> read_net(HostFiles& files) {
+std::vector<NetSample> read_net(core::SysfsReader& files) {
   const std::string base = "/sys/class/net";
   std::vector<NetSample> out;
   for (const auto& name : files.list(base)) {
@@ -40,7 +40,7 @@ std::vector<NetSample> read_net(HostFiles& files) {
 
 // Documentation/ABI/stable/sysfs-class-infiniband: port_rcv_data and port_xmit_data count
 // octets divided by 4 (the IBTA's PortRcvData and PortXmitData are in 32-bit words).
-std::vector<IbPortCounters> read_ib_ports(HostFiles& files) {
+std::vector<IbPortCounters> read_ib_ports(core::SysfsReader& files) {
   const std::string base = "/sys/class/infiniband";
   constexpr std::uint64_t kBytesPerWord = 4;
   std::vector<IbPortCounters> out;
@@ -69,7 +69,7 @@ std::vector<IbPortCounters> read_ib_ports(HostFiles& files) {
 // Documentation/hwmon/sysfs-interface.rst: temp[1-*]_input in millidegrees Celsius (signed),
 // temp[1-*]_label optional. Drivers from before Linux 3.x put the attributes in the hwmon
 // device's parent, hwmonN/device/.
-std::vector<HwmonTemperature> read_hwmon(HostFiles& files) {
+std::vector<HwmonTemperature> read_hwmon(core::SysfsReader& files) {
   const std::string base = "/sys/class/hwmon";
   constexpr double kMillidegrees = 1000.0;
   std::vector<HwmonTemperature> out;
@@ -113,7 +113,7 @@ std::vector<HwmonTemperature> read_hwmon(HostFiles& files) {
 // constraint_N_power_limit_uw (microwatts); "intel-rapl:0" is a package, "intel-rapl:0:0" one of
 // its sub-zones (core, uncore, dram). Since Linux 5.10 energy_uj is readable by root only
 // (CVE-2020-8694), so a zone it cannot read is left out without an issue.
-std::vector<RaplEnergy> read_rapl(HostFiles& files) {
+std::vector<RaplEnergy> read_rapl(core::SysfsReader& files) {
   const std::string base = "/sys/class/powercap";
   constexpr double kMicro = 1e-6;
   std::vector<RaplEnergy> out;
@@ -126,7 +126,7 @@ std::vector<RaplEnergy> read_rapl(HostFiles& files) {
     if (!energy_text) {
       continue;
     }
-    const auto microjoules = parse_u64(*energy_text);
+    const auto microjoules = core::parse_u64(*energy_text);
     if (!microjoules) {
       files.malformed(dir + "/energy_uj", "microjoules", *energy_text);
       continue;
@@ -134,7 +134,7 @@ std::vector<RaplEnergy> read_rapl(HostFiles& files) {
     std::optional<double> limit;
     const std::string limit_path = dir + "/constraint_0_power_limit_uw";
     if (const auto text = files.read_if_permitted(limit_path)) {
-      if (const auto microwatts = parse_u64(*text)) {
+      if (const auto microwatts = core::parse_u64(*text)) {
         limit = static_cast<double>(*microwatts) * kMicro;
       } else {
         files.malformed(limit_path, "microwatts", *text);

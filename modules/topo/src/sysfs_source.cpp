@@ -9,19 +9,13 @@
 
 #include <fmt/format.h>
 
+#include "acco/core/sysfs_reader.hpp"
 #include "acco/core/units.hpp"
 #include "acco/topo/link_model.hpp"
 #include "acco/topo/mounts.hpp"
 
 namespace acco::topo {
 namespace {
-
-using core::Fs;
-
-std::string basename_of(std::string_view path) {
-  const auto pos = path.find_last_of('/');
-  return std::string(pos == std::string_view::npos ? path : path.substr(pos + 1));
-}
 
 std::vector<std::string> components(std::string_view path) {
   std::vector<std::string> out;
@@ -33,93 +27,20 @@ std::vector<std::string> components(std::string_view path) {
   return out;
 }
 
-// Reads sysfs attributes and notes every file that exists but does not parse.
-class Reader {
- public:
-  explicit Reader(const Fs& fs, std::vector<InputIssue>& issues) : fs_(fs), issues_(issues) {}
-
-  // The content as read, or nullopt when absent. Read errors on a file that exists are input
-  // issues, and so is an empty file: every sysfs and procfs attribute ends in a newline, so zero
-  // bytes means a capture that failed to copy it.
-  std::optional<std::string> raw(const std::string& path) {
-    auto r = fs_.read_file(path);
-    if (!r) {
-      if (r.error().code != Errc::kNotFound) {
-        issue(path, r.error().message);
-      }
-      return std::nullopt;
-    }
-    if (r->empty()) {
-      issue(path, "the file is empty");
-      return std::nullopt;
-    }
-    return *r;
+// The nearest PCI function at or above a class device ("/sys/class/net/eth0/device" may point
+// at a virtio child of the function, so walk up the canonical path); empty when unresolvable.
+std::string owning_pci(const core::SysfsReader& in, const std::string& path) {
+  auto real = in.fs().real_path(path);
+  if (!real) {
+    return {};
   }
+  auto parts = components(*real);
+  const auto it = std::find_if(parts.rbegin(), parts.rend(),
+                               [](const std::string& part) { return is_pci_address(part); });
+  return it == parts.rend() ? std::string() : *it;
+}
 
-  // Trimmed text, or nullopt as for raw().
-  std::optional<std::string> text(const std::string& path) {
-    auto r = raw(path);
-    if (!r) {
-      return std::nullopt;
-    }
-    return std::string(units::trim(*r));
-  }
-
-  std::optional<std::int64_t> integer(const std::string& path, int base = 10) {
-    auto t = text(path);
-    if (!t) {
-      return std::nullopt;
-    }
-    auto v = units::parse_int(*t, base);
-    if (!v) {
-      issue(path, v.error().message);
-      return std::nullopt;
-    }
-    return *v;
-  }
-
-  std::vector<std::string> list(const std::string& path) {
-    auto r = fs_.list_dir(path);
-    if (!r) {
-      if (r.error().code != Errc::kNotFound) {
-        issue(path, r.error().message);
-      }
-      return {};
-    }
-    return *r;
-  }
-
-  // The basename of a link's target ("nvidia" for .../drivers/nvidia), empty when absent.
-  std::string link_name(const std::string& path) {
-    auto r = fs_.read_link(path);
-    return r ? basename_of(*r) : std::string();
-  }
-
-  // The nearest PCI function at or above a class device ("/sys/class/net/eth0/device" may point
-  // at a virtio child of the function, so walk up the canonical path).
-  std::string owning_pci(const std::string& path) {
-    auto real = fs_.real_path(path);
-    if (!real) {
-      return {};
-    }
-    auto parts = components(*real);
-    const auto it = std::find_if(parts.rbegin(), parts.rend(),
-                                 [](const std::string& part) { return is_pci_address(part); });
-    return it == parts.rend() ? std::string() : *it;
-  }
-
-  void issue(const std::string& path, std::string problem) {
-    issues_.push_back({path, std::move(problem)});
-  }
-
-  const Fs& fs() const { return fs_; }
-
- private:
-  const Fs& fs_;
-  std::vector<InputIssue>& issues_;
-};
-
-void read_system(Reader& in, Machine& m) {
+void read_system(core::SysfsReader& in, Machine& m) {
   m.hostname = in.text("/proc/sys/kernel/hostname").value_or("");
   m.kernel = in.text("/proc/sys/kernel/osrelease").value_or("");
   if (auto cpuinfo = in.text("/proc/cpuinfo")) {
@@ -141,9 +62,9 @@ bool is_numbered(std::string_view name, std::string_view prefix) {
 
 // Each CPU's package from its own topology/physical_package_id. An offline CPU has no topology/
 // directory (the kernel removes it on hot-unplug), which is a fact and not an input issue.
-std::map<int, int> read_cpu_packages(Reader& in, Machine& m) {
+std::map<int, int> read_cpu_packages(core::SysfsReader& in, Machine& m) {
   const std::string base = "/sys/devices/system/cpu";
-  if (auto online = in.raw(base + "/online")) {
+  if (auto online = in.read_attribute(base + "/online")) {
     if (auto cpus = units::parse_cpulist(*online)) {
       m.online_cpus = *cpus;
     } else {
@@ -198,11 +119,11 @@ struct CpuSet {
   std::string text;  // that file's text as read, quoted
 };
 
-CpuSet read_cpu_set(Reader& in, const std::string& dir, const char* list_file,
+CpuSet read_cpu_set(core::SysfsReader& in, const std::string& dir, const char* list_file,
                     const char* mask_file) {
   for (const auto& [file, is_list] : {std::pair{list_file, true}, std::pair{mask_file, false}}) {
     const std::string path = fmt::format("{}/{}", dir, file);
-    if (auto raw = in.raw(path)) {
+    if (auto raw = in.read_attribute(path)) {
       auto cpus = is_list ? units::parse_cpulist(*raw) : units::parse_cpumask(*raw);
       if (cpus) {
         return {std::move(*cpus), file, units::quote_attribute(*raw)};
@@ -215,7 +136,7 @@ CpuSet read_cpu_set(Reader& in, const std::string& dir, const char* list_file,
 
 // A node's CPUs from cpulist, or from cpumap where there is no readable cpulist (older kernels
 // have only cpumap).
-void read_node_cpus(Reader& in, const std::string& dir, NumaNode& node) {
+void read_node_cpus(core::SysfsReader& in, const std::string& dir, NumaNode& node) {
   CpuSet set = read_cpu_set(in, dir, "cpulist", "cpumap");
   if (!set.file.empty()) {
     node.cpus = std::move(set.cpus);
@@ -227,7 +148,7 @@ void read_node_cpus(Reader& in, const std::string& dir, NumaNode& node) {
 // What the kernel says of a node's memory beyond its size: the initiators HMAT names and their
 // figures (access0), a memory-side cache. Absent files leave the fields empty: most machines have
 // no HMAT, and kernels before 5.6 have none of these directories.
-void read_node_memory(Reader& in, const std::string& dir, NumaNode& node) {
+void read_node_memory(core::SysfsReader& in, const std::string& dir, NumaNode& node) {
   const std::string access = dir + "/access0/initiators";
   for (const auto& name : in.list(access)) {
     if (is_numbered(name, "node")) {
@@ -257,7 +178,7 @@ void read_node_memory(Reader& in, const std::string& dir, NumaNode& node) {
 }
 
 // Memory tiers (kernel 6.1+): memory_tierN/nodelist names the nodes of tier N.
-void read_memory_tiers(Reader& in, Machine& m) {
+void read_memory_tiers(core::SysfsReader& in, Machine& m) {
   const std::string base = "/sys/devices/virtual/memory_tiering";
   for (const auto& name : in.list(base)) {
     if (!is_numbered(name, "memory_tier")) {
@@ -282,7 +203,7 @@ void read_memory_tiers(Reader& in, Machine& m) {
   }
 }
 
-std::vector<int> read_node_list(Reader& in, const std::string& path) {
+std::vector<int> read_node_list(core::SysfsReader& in, const std::string& path) {
   const auto text = in.text(path);
   if (!text) {
     return {};
@@ -295,7 +216,7 @@ std::vector<int> read_node_list(Reader& in, const std::string& path) {
   return std::move(*nodes);
 }
 
-void read_numa(Reader& in, Machine& m) {
+void read_numa(core::SysfsReader& in, Machine& m) {
   const auto packages = read_cpu_packages(in, m);
   const std::string base = "/sys/devices/system/node";
   m.possible_nodes = read_node_list(in, base + "/possible");
@@ -361,7 +282,7 @@ void read_numa(Reader& in, Machine& m) {
   }
 }
 
-PcieLink read_link(Reader& in, const std::string& dir, const char* speed_file,
+PcieLink read_link(core::SysfsReader& in, const std::string& dir, const char* speed_file,
                    const char* width_file) {
   PcieLink link;
   if (auto speed = in.text(dir + "/" + speed_file)) {
@@ -393,7 +314,7 @@ std::uint32_t read_u32(const std::string& bytes, std::size_t offset) {
 
 // Walks the PCIe extended capability list (from 0x100; only readable as root, when the kernel
 // returns all 4096 bytes) and returns the ACS control register.
-void read_acs(Reader& in, const std::string& dir, PciDevice& d) {
+void read_acs(core::SysfsReader& in, const std::string& dir, PciDevice& d) {
   const auto path = dir + "/config";
   auto config = in.fs().read_file(path);
   if (!config || config->size() < 4096) {
@@ -442,7 +363,7 @@ bool is_root_bus_name(std::string_view name) {
 // Functions under /sys/devices/pci*/ that /sys/bus/pci/devices does not list, with their
 // directories. Real trees list every function, but captures that copied /sys/devices and only
 // some bus links do not; without this walk a device below such a bridge would be dropped.
-std::map<std::string, std::string> unlisted_functions(Reader& in,
+std::map<std::string, std::string> unlisted_functions(core::SysfsReader& in,
                                                       const std::set<std::string>& listed) {
   // PCIe allows 256 buses per domain; real hierarchies are a few levels deep. The bound only
   // stops a tree that loops through a link.
@@ -497,9 +418,9 @@ int node_owning(const std::vector<NumaNode>& nodes, const std::vector<int>& cpus
 // The device's node from its own files: numa_node, else (absent, -1 or unreadable, on a
 // machine with several nodes) the node owning its local_cpulist or local_cpus. The kernel prints
 // both from the same node, so they place the device when numa_node does not.
-void read_locality(Reader& in, const Machine& m, const std::string& dir, PciDevice& d) {
+void read_locality(core::SysfsReader& in, const Machine& m, const std::string& dir, PciDevice& d) {
   const auto numa_path = dir + "/numa_node";
-  if (auto raw = in.raw(numa_path)) {
+  if (auto raw = in.read_attribute(numa_path)) {
     d.numa_evidence.push_back({numa_path, units::quote_attribute(*raw)});
     if (auto v = units::parse_int(*raw)) {
       if (*v >= 0 && *v <= std::numeric_limits<int>::max()) {
@@ -555,7 +476,7 @@ void inherit_locality(Machine& m) {
 
 // One function, its attributes read from `dir` (its /sys/bus/pci/devices link, or its directory
 // under /sys/devices when the bus does not list it); `real` is its canonical path.
-PciDevice read_function(Reader& in, const Machine& m, const std::string& address,
+PciDevice read_function(core::SysfsReader& in, const Machine& m, const std::string& address,
                         const std::string& dir, const std::string& real) {
   PciDevice d;
   d.address = address;
@@ -597,7 +518,7 @@ PciDevice read_function(Reader& in, const Machine& m, const std::string& address
   return d;
 }
 
-void read_pci(Reader& in, Machine& m) {
+void read_pci(core::SysfsReader& in, Machine& m) {
   const std::string bus = "/sys/bus/pci/devices";
   std::set<std::string> listed;
   std::map<std::string, std::string> read_from;  // address -> the path its facts came from
@@ -659,14 +580,14 @@ void read_pci(Reader& in, Machine& m) {
   }
 }
 
-void read_net(Reader& in, Machine& m) {
+void read_net(core::SysfsReader& in, Machine& m) {
   const std::string base = "/sys/class/net";
   for (const auto& name : in.list(base)) {
     const auto dir = fmt::format("{}/{}", base, name);
     NetInterface n;
     n.name = name;
     if (in.fs().exists(dir + "/device")) {
-      n.pci = in.owning_pci(dir + "/device");
+      n.pci = owning_pci(in, dir + "/device");
     }
     // Reading speed fails with EINVAL while the link is down; that is a fact, not bad input.
     if (auto speed = in.fs().read_file(dir + "/speed")) {
@@ -685,7 +606,8 @@ void read_net(Reader& in, Machine& m) {
 }
 
 // "4: ACTIVE" -> 4.
-std::optional<int> leading_number(Reader& in, const std::string& path, const std::string& text) {
+std::optional<int> leading_number(core::SysfsReader& in, const std::string& path,
+                                  const std::string& text) {
   const auto colon = text.find(':');
   auto v = units::parse_int(text.substr(0, colon));
   if (!v) {
@@ -721,8 +643,9 @@ double data_rate_gbps(const IbPort& p, std::string_view speed) {
 }
 
 // The GID table's types and the netdev of GID 0. Unpopulated entries answer EINVAL (or nothing)
-// on read, which is the kernel saying "empty", not bad input, so those reads bypass the Reader.
-void read_gid_attrs(Reader& in, const std::string& pdir, IbPort& p) {
+// on read, which is the kernel saying "empty", not bad input, so those reads bypass the
+// SysfsReader.
+void read_gid_attrs(core::SysfsReader& in, const std::string& pdir, IbPort& p) {
   if (auto ndev = in.fs().read_file(pdir + "/gid_attrs/ndevs/0")) {
     p.netdev = units::escape(units::trim(*ndev));
   }
@@ -751,11 +674,11 @@ void read_gid_attrs(Reader& in, const std::string& pdir, IbPort& p) {
   }
 }
 
-void read_infiniband(Reader& in, Machine& m) {
+void read_infiniband(core::SysfsReader& in, Machine& m) {
   const std::string base = "/sys/class/infiniband";
   for (const auto& dev : in.list(base)) {
     const auto dir = fmt::format("{}/{}", base, dev);
-    const auto pci = in.owning_pci(dir + "/device");
+    const auto pci = owning_pci(in, dir + "/device");
     for (const auto& port_name : in.list(dir + "/ports")) {
       const auto pdir = fmt::format("{}/ports/{}", dir, port_name);
       IbPort p;
@@ -830,7 +753,7 @@ bool is_nvme_namespace(std::string_view name) {
          is_numbered(name.substr(n), "n");
 }
 
-std::optional<std::int64_t> non_negative(Reader& in, const std::string& path) {
+std::optional<std::int64_t> non_negative(core::SysfsReader& in, const std::string& path) {
   auto v = in.integer(path);
   if (v && *v < 0) {
     in.issue(path, fmt::format("{} is negative", *v));
@@ -839,7 +762,7 @@ std::optional<std::int64_t> non_negative(Reader& in, const std::string& path) {
   return v;
 }
 
-void read_nvme_namespaces(Reader& in, Machine& m) {
+void read_nvme_namespaces(core::SysfsReader& in, Machine& m) {
   for (const auto& name : in.list("/sys/block")) {
     if (!is_nvme_namespace(name)) {
       continue;
@@ -883,7 +806,7 @@ void read_nvme_namespaces(Reader& in, Machine& m) {
             [](const NvmeNamespace& a, const NvmeNamespace& b) { return a.name < b.name; });
 }
 
-void read_nvme(Reader& in, Machine& m) {
+void read_nvme(core::SysfsReader& in, Machine& m) {
   const std::string base = "/sys/class/nvme";
   for (const auto& name : in.list(base)) {
     const auto dir = fmt::format("{}/{}", base, name);
@@ -892,7 +815,7 @@ void read_nvme(Reader& in, Machine& m) {
     c.model = in.text(dir + "/model").value_or("");
     c.transport = in.text(dir + "/transport").value_or("pcie");
     if (c.transport == "pcie") {
-      c.pci = in.owning_pci(dir + "/device");
+      c.pci = owning_pci(in, dir + "/device");
     }
     for (const auto& entry : in.list(dir)) {
       // Namespaces are nvme0n1, nvme0n2; multipath shows nvme0c0n1 under the controller.
@@ -913,7 +836,7 @@ void read_nvme(Reader& in, Machine& m) {
   }
 }
 
-void read_iommu(Reader& in, Machine& m) {
+void read_iommu(core::SysfsReader& in, Machine& m) {
   const std::string base = "/sys/kernel/iommu_groups";
   for (const auto& name : in.list(base)) {
     auto id = units::parse_int(name);
@@ -933,7 +856,7 @@ void read_iommu(Reader& in, Machine& m) {
   m.iommu.cmdline = in.text("/proc/cmdline").value_or("");
 }
 
-void read_gpudirect(Reader& in, Machine& m) {
+void read_gpudirect(core::SysfsReader& in, Machine& m) {
   // The peer-memory clients that let an RDMA NIC reach GPU memory, in the order NCCL and RCCL
   // check them: NVIDIA's module and its legacy memory_peers names (NCCL
   // src/transport/net_ib/gdr.cc), AMD's amd_peermem module, and the PeerDirect client the
@@ -1039,7 +962,7 @@ namespace {
 
 // A NIC's interrupt vectors and their CPUs. The affinity of a vector that was freed between the
 // listing and the read (an interface going down) is simply absent.
-void read_nic_irqs(Reader& in, Machine& m) {
+void read_nic_irqs(core::SysfsReader& in, Machine& m) {
   for (auto& d : m.pci_devices) {
     if (d.kind != DeviceKind::kNic) {
       continue;
@@ -1070,7 +993,8 @@ void read_nic_irqs(Reader& in, Machine& m) {
 
 // The third field of tcp_rmem/tcp_wmem ("4096 131072 6291456"): the most autotuning may grow a
 // buffer to.
-std::optional<std::int64_t> tcp_buffer_max(Reader& in, const std::string& path, std::string& text) {
+std::optional<std::int64_t> tcp_buffer_max(core::SysfsReader& in, const std::string& path,
+                                           std::string& text) {
   auto t = in.text(path);
   if (!t) {
     return std::nullopt;
@@ -1097,9 +1021,9 @@ std::optional<std::int64_t> tcp_buffer_max(Reader& in, const std::string& path, 
 }
 
 // "Max locked memory         8388608              8388608              bytes": the soft field.
-void read_memlock(Reader& in, HostLimits& limits) {
+void read_memlock(core::SysfsReader& in, HostLimits& limits) {
   const std::string path = "/proc/self/limits";
-  auto text = in.raw(path);
+  auto text = in.read_attribute(path);
   if (!text) {
     return;
   }
@@ -1168,7 +1092,7 @@ std::optional<std::uint64_t> tmpfs_size(std::string_view value, std::uint64_t me
 }
 
 // MemTotal from /proc/meminfo, else the sum of the NUMA nodes' when every node gave one.
-std::uint64_t mem_total(Reader& in, const Machine& m) {
+std::uint64_t mem_total(core::SysfsReader& in, const Machine& m) {
   if (auto meminfo = in.fs().read_file("/proc/meminfo")) {
     for (const auto& line : units::split(*meminfo, '\n')) {
       if (line.rfind("MemTotal:", 0) == 0) {
@@ -1189,7 +1113,7 @@ std::uint64_t mem_total(Reader& in, const Machine& m) {
   return total;
 }
 
-void read_shm(Reader& in, Machine& m) {
+void read_shm(core::SysfsReader& in, Machine& m) {
   const std::string path = "/proc/self/mountinfo";
   auto text = in.fs().read_file(path);
   if (!text) {
@@ -1226,7 +1150,7 @@ void read_shm(Reader& in, Machine& m) {
   }
 }
 
-void read_limits(Reader& in, Machine& m) {
+void read_limits(core::SysfsReader& in, Machine& m) {
   HostLimits& l = m.limits;
   l.rmem_max = in.integer("/proc/sys/net/core/rmem_max");
   l.wmem_max = in.integer("/proc/sys/net/core/wmem_max");
@@ -1243,7 +1167,7 @@ Result<Machine> discover_sysfs(const core::Fs& fs) {
     return fail(Errc::kNotFound, "no /sys in the sysroot (expected a tree holding sys/ and proc/)");
   }
   Machine m;
-  Reader in(fs, m.input_issues);
+  core::SysfsReader in(fs, m.input_issues);
   read_system(in, m);
   read_numa(in, m);
   read_pci(in, m);

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "acco/core/sysfs_reader.hpp"
+
 namespace acco::topo {
 
 enum class DeviceKind {
@@ -307,12 +309,9 @@ struct NvmlReport {
   bool operator==(const NvmlReport&) const = default;
 };
 
-// A file that exists but could not be understood. Checks turn these into `input-unreadable`.
-struct InputIssue {
-  std::string path;
-  std::string problem;
-  bool operator==(const InputIssue&) const = default;
-};
+// A file that exists but could not be understood (what core::SysfsReader notes). Checks turn
+// these into `input-unreadable`.
+using InputIssue = core::FileIssue;
 
 // One level of CPU cache as hwloc reports it.
 struct CacheLevel {
