@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "acco/core/units.hpp"
+
 namespace acco::cli {
 namespace {
 
@@ -74,6 +76,15 @@ CLI::Option* add_setting_flag(CLI::App& sub, SharedFlags& shared, const std::str
 tl::unexpected<Error> bad_value(std::string_view flag, std::string_view value,
                                 std::string_view expected) {
   return usage(fmt::format("{}: '{}' is not {}", flag, value, expected));
+}
+
+Result<std::chrono::duration<double>> duration_flag(std::string_view text,
+                                                    std::string_view example) {
+  const auto seconds = units::parse_duration(text);
+  if (!seconds || *seconds <= 0) {
+    return bad_value("--duration", text, fmt::format("a positive duration (e.g. {})", example));
+  }
+  return std::chrono::duration<double>(*seconds);
 }
 
 tl::unexpected<Error> usage(std::string message) {

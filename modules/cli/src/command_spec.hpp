@@ -4,6 +4,7 @@
 // the helpers here so they read the same in every command's --help.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <map>
 #include <memory>
@@ -96,6 +97,11 @@ CLI::Option* add_setting_flag(CLI::App& sub, SharedFlags& shared, const std::str
 [[nodiscard]] tl::unexpected<Error> bad_value(std::string_view flag, std::string_view value,
                                               std::string_view expected);
 [[nodiscard]] tl::unexpected<Error> usage(std::string message);
+// The value of --duration (serve, record, power run): a duration above zero as
+// units::parse_duration reads it ("20s", "10m", "1.5h"); otherwise the usage error
+// "--duration: '<text>' is not a positive duration (e.g. <example>)".
+[[nodiscard]] Result<std::chrono::duration<double>> duration_flag(std::string_view text,
+                                                                  std::string_view example);
 // A library called with values from the command line found one invalid (kInvalidArgument): the
 // user fixes the flag, so it is a usage error. Other codes stay as they are.
 [[nodiscard]] Error as_usage(Error error);

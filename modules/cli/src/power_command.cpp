@@ -261,11 +261,7 @@ Result<std::unique_ptr<Command>> build(const PowerFlags& flags, const core::Sett
   o.governor.nvml_library = o.monitor.sources.nvml_library;
   o.governor.sysroot = o.monitor.sysroot;
   if (!flags.duration.empty()) {
-    const auto d = units::parse_duration(flags.duration);
-    if (!d || *d <= 0) {
-      return bad_value("--duration", flags.duration, "a positive duration (e.g. 10m)");
-    }
-    o.duration = std::chrono::duration<double>(*d);
+    ACCO_ASSIGN_OR_RETURN(o.duration, duration_flag(flags.duration, "10m"));
   }
   o.fast = flags.fast;
   if (o.fast && (o.monitor.sources.simulate == 0 || o.duration.count() == 0)) {

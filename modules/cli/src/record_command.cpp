@@ -68,11 +68,7 @@ Result<monitor::RecordOptions> record_options(const RecordFlags& flags,
     return usage("--out: the file to record into is required");
   }
   o.out = flags.out;
-  const auto duration = units::parse_duration(flags.duration);
-  if (flags.duration.empty() || !duration || *duration <= 0) {
-    return bad_value("--duration", flags.duration, "a positive duration (e.g. 2m)");
-  }
-  o.duration = std::chrono::duration<double>(*duration);
+  ACCO_ASSIGN_OR_RETURN(o.duration, duration_flag(flags.duration, "2m"));
   ACCO_ASSIGN_OR_RETURN(auto monitor, monitor_options(flags.monitor, settings));
   o.interval = monitor.interval;
   o.sources = monitor.sources;

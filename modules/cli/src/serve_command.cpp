@@ -105,11 +105,7 @@ Result<ServeOptions> serve_options(const ServeFlags& flags, const core::Settings
   d.metrics.dcgm_compat = flags.compat == "dcgm";
   d.metrics.version = ACCO_VERSION;
   if (!flags.duration.empty()) {
-    const auto seconds = units::parse_duration(flags.duration);
-    if (!seconds || *seconds <= 0) {
-      return bad_value("--duration", flags.duration, "a positive duration (e.g. 20s)");
-    }
-    o.duration = std::chrono::duration<double>(*seconds);
+    ACCO_ASSIGN_OR_RETURN(o.duration, duration_flag(flags.duration, "20s"));
   }
   d.event_log = flags.log;
   const auto every = [](const std::string& flag, const std::string& text,

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <string>
 #include <utility>
@@ -11,6 +12,7 @@
 #include "acco/device/cuda_backend.hpp"
 #include "acco/testing/matchers.hpp"
 
+#include "command_spec.hpp"
 #include "machine_flags.hpp"
 #include "schedule_command.hpp"
 
@@ -29,6 +31,17 @@ Getenv env_of(std::map<std::string, std::string> vars) {
     const auto it = vars.find(name);
     return it == vars.end() ? nullptr : it->second.c_str();
   };
+}
+
+TEST(DurationFlagTest, ServeRecordAndPowerRunShareOnePositiveDuration) {
+  EXPECT_THAT(duration_flag("20s", "20s"), HasValue(std::chrono::duration<double>(20.0)));
+  EXPECT_THAT(duration_flag("1.5m", "2m"), HasValue(std::chrono::duration<double>(90.0)));
+  for (const char* bad : {"", "0s", "-1s", "soon"}) {
+    EXPECT_THAT(duration_flag(bad, "10m"),
+                StatusIs(Errc::kUsage, "--duration: '" + std::string(bad) +
+                                           "' is not a positive duration (e.g. 10m)"))
+        << bad;
+  }
 }
 
 TEST(ParseArgsTest, ProbeDefaultsToLiveRootAndText) {
