@@ -15,7 +15,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "json_schema.hpp"
+#include "acco/testing/files.hpp"
+#include "acco/testing/json_schema.hpp"
+
 #include "run_acco.hpp"
 #include "sysroot_builder.hpp"
 
@@ -54,11 +56,8 @@ TEST(AnalyzeCliTest, EachScriptedScenarioGetsItsVerdict) {
 TEST(AnalyzeCliTest, JsonConformsToTheSchema) {
   const auto r = acco("analyze --json " + recorded("thermal-throttle.jsonl"));
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  const auto schema = nlohmann::json::parse(
-      slurp(stdfs::path(ACCO_SOURCE_DIR) / "docs/schemas/analyze.schema.json"));
+  expect_conforms(r.out, "analyze.schema.json");
   const auto j = nlohmann::json::parse(r.out);
-  const auto errors = validate(schema, j);
-  EXPECT_TRUE(errors.empty()) << ::testing::PrintToString(errors);
   EXPECT_EQ(j["devices"][0]["dominant"], "thermal");
 }
 
@@ -295,11 +294,6 @@ std::string query_log() {
   return out;
 }
 
-std::string real_log_golden_path(const std::string& name) {
-  return (stdfs::path(ACCO_SOURCE_DIR) / "tests/data/golden" / ("analyze.log." + name + ".txt"))
-      .string();
-}
-
 class RealLogTest : public ::testing::TestWithParam<RealLog> {};
 
 TEST_P(RealLogTest, OneDevicePerGpuAndTheVerdictAPersonWouldGive) {
@@ -312,19 +306,10 @@ TEST_P(RealLogTest, OneDevicePerGpuAndTheVerdictAPersonWouldGive) {
     EXPECT_THAT(r.out, HasSubstr(line)) << r.out;
   }
   const std::string text = replace_all_in(r.out, dir.path().string(), "<DIR>");
-  const auto golden = real_log_golden_path(GetParam().name);
-  if (const char* update = std::getenv("ACCO_UPDATE_GOLDEN"); update != nullptr && *update == '1') {
-    std::ofstream(golden, std::ios::binary) << text;
-  } else {
-    ASSERT_TRUE(stdfs::exists(golden)) << golden << " missing; run with ACCO_UPDATE_GOLDEN=1";
-    EXPECT_EQ(text, slurp(golden)) << "golden " << golden << " differs";
-  }
+  expect_golden(std::string("analyze.log.") + GetParam().name + ".txt", text);
   const auto json = acco("analyze --json " + file.string());
   ASSERT_EQ(json.exit_code, 0) << json.err;
-  const auto schema = nlohmann::json::parse(
-      slurp(stdfs::path(ACCO_SOURCE_DIR) / "docs/schemas/analyze.schema.json"));
-  const auto errors = validate(schema, nlohmann::json::parse(json.out));
-  EXPECT_TRUE(errors.empty()) << ::testing::PrintToString(errors);
+  expect_conforms(json.out, "analyze.schema.json");
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -19,7 +19,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "json_schema.hpp"
+#include "acco/testing/files.hpp"
+#include "acco/testing/json_schema.hpp"
+
 #include "machines.hpp"
 #include "sysroot_builder.hpp"
 
@@ -36,13 +38,6 @@ struct CommandResult {
   std::string out;
   std::string err;
 };
-
-std::string slurp(const stdfs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 std::string quote(const std::string& s) {
   std::string q = "'";
@@ -80,33 +75,11 @@ std::map<std::string, std::string> fake_nvml(const std::string& config) {
           {"ACCO_FAKE_NVML_CONFIG", std::string(ACCO_SOURCE_DIR) + "/tests/data/nvml/" + config}};
 }
 
-nlohmann::json schema(const std::string& file = "probe.schema.json") {
-  return nlohmann::json::parse(slurp(stdfs::path(ACCO_SOURCE_DIR) / "docs/schemas" / file));
-}
-
-void expect_conforms(const std::string& json_text, const std::string& file = "probe.schema.json") {
-  const auto j = nlohmann::json::parse(json_text);
-  const auto errors = validate(schema(file), j);
-  EXPECT_TRUE(errors.empty()) << ::testing::PrintToString(errors);
-}
-
 std::string replace_all(std::string s, const std::string& from, const std::string& to) {
   for (auto pos = s.find(from); pos != std::string::npos; pos = s.find(from, pos + to.size())) {
     s.replace(pos, from.size(), to);
   }
   return s;
-}
-
-// Compares with tests/data/golden/NAME; ACCO_UPDATE_GOLDEN=1 rewrites the file instead.
-void expect_golden(const std::string& name, const std::string& actual) {
-  const auto path = stdfs::path(ACCO_SOURCE_DIR) / "tests/data/golden" / name;
-  if (const char* update = std::getenv("ACCO_UPDATE_GOLDEN"); update != nullptr && *update == '1') {
-    std::ofstream(path, std::ios::binary) << actual;
-    return;
-  }
-  ASSERT_TRUE(stdfs::exists(path)) << path << " missing; run with ACCO_UPDATE_GOLDEN=1";
-  EXPECT_EQ(actual, slurp(path)) << "golden " << name
-                                 << " differs; review and rerun with ACCO_UPDATE_GOLDEN=1";
 }
 
 struct GeneratedMachine {
@@ -168,7 +141,7 @@ TEST_P(GeneratedMachineTest, DoctorReportMatchesGolden) {
 TEST_P(GeneratedMachineTest, JsonConformsToTheSchema) {
   const auto r = probe({"--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  expect_conforms(r.out);
+  expect_conforms(r.out, "probe.schema.json");
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["schema"], "acco.probe/1");
   EXPECT_FALSE(j["devices"].empty());
@@ -177,7 +150,7 @@ TEST_P(GeneratedMachineTest, JsonConformsToTheSchema) {
 TEST_P(GeneratedMachineTest, DoctorJsonConformsAndNamesWhatToFixFirst) {
   const auto r = probe({"--json"}, "doctor");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  expect_conforms(r.out);
+  expect_conforms(r.out, "probe.schema.json");
   EXPECT_TRUE(nlohmann::json::parse(r.out).contains("fix_first"));
 }
 
@@ -337,7 +310,7 @@ TEST(CliTest, HwlocXmlExportIsAssessedAsFarAsItHoldsFacts) {
   expect_golden("dgx_h100.hwloc_xml.txt", replace_all(r.out, xml, "<XML>"));
   const auto json = acco({"probe", "--hwloc-xml", xml, "--json"});
   ASSERT_EQ(json.exit_code, 0) << json.err;
-  expect_conforms(json.out);
+  expect_conforms(json.out, "probe.schema.json");
   const auto j = nlohmann::json::parse(json.out);
   EXPECT_EQ(j["machine"]["sysfs_read"], false);
   EXPECT_EQ(j["machine"]["cpu"]["packages"], 2);
@@ -374,7 +347,7 @@ TEST(CliTest, ProbeOnThisMachineExitsZeroWithAReport) {
 TEST(CliTest, ProbeJsonOnThisMachineConformsToTheSchema) {
   const auto r = acco({"probe", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  expect_conforms(r.out);
+  expect_conforms(r.out, "probe.schema.json");
 }
 
 TEST(CliTest, DoctorOnThisMachineEndsWithASummary) {
@@ -456,7 +429,7 @@ TEST(CliTest, ProbeQuotesControlBytesEscapedNeverRaw) {
   EXPECT_EQ(r.out.find('\0'), std::string::npos);
   const auto j = acco({"probe", "--json", "--sysroot", dir.path().string()});
   ASSERT_EQ(j.exit_code, 0) << j.err;
-  expect_conforms(j.out);
+  expect_conforms(j.out, "probe.schema.json");
 }
 
 TEST(CliTest, QuirksServerJsonConformsToTheSchema) {
@@ -469,7 +442,7 @@ TEST(CliTest, QuirksServerJsonConformsToTheSchema) {
                                      .cirrus_vga = true});
   const auto r = acco({"probe", "--json", "--sysroot", dir.path().string()});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  expect_conforms(r.out);
+  expect_conforms(r.out, "probe.schema.json");
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["machine"]["packages"], nlohmann::json::array({0, 1}));
   bool parent_placed = false;
@@ -649,7 +622,7 @@ TEST(CliTest, DataDirInASysrootIsMatchedAgainstItsMountTable) {
   const auto json =
       acco({"probe", "--sysroot", dir.path().string(), "--data-dir", "/scratch space", "--json"});
   ASSERT_EQ(json.exit_code, 0) << json.err;
-  expect_conforms(json.out);
+  expect_conforms(json.out, "probe.schema.json");
   const auto j = nlohmann::json::parse(json.out);
   EXPECT_EQ(j["machine"]["data_dir"]["mount"]["mount_point"], "/scratch space");
   EXPECT_EQ(j["machine"]["data_dir"]["mount"]["root"], "/scratch space");
@@ -718,7 +691,7 @@ TEST(CliTest, BadDataDirExits64NamingTheFlag) {
 TEST(CliTest, DataDirOnThisMachineIsResolvedAndConforms) {
   const auto r = acco({"probe", "--json", "--data-dir", "."});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  expect_conforms(r.out);
+  expect_conforms(r.out, "probe.schema.json");
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["machine"]["data_dir"]["path"], stdfs::canonical(".").string());
 }
@@ -973,7 +946,7 @@ TEST(CliTest, ReadmeListsWhatAccoRulesPrints) {
   const auto first = readme.find('\n', b) + 1;
   const auto e = readme.find(end, first);
   ASSERT_NE(e, std::string::npos) << "README.md has no '" << end << "' marker";
-  if (const char* update = std::getenv("ACCO_UPDATE_GOLDEN"); update != nullptr && *update == '1') {
+  if (updating_goldens()) {
     readme.replace(first, e - first, rows);
     std::ofstream(path, std::ios::binary) << readme;
     return;
@@ -1012,7 +985,7 @@ TEST(CliTest, WithoutAPciIdDatabaseTheProbeSaysSoOnce) {
   EXPECT_THAT(named.out, HasSubstr("Virtio 1.0 network device eth0"));
   const auto j = acco({"probe", "--json", "--sysroot", dir.path().string(), "--pci-ids", file});
   ASSERT_EQ(j.exit_code, 0) << j.err;
-  expect_conforms(j.out);
+  expect_conforms(j.out, "probe.schema.json");
   const auto json = nlohmann::json::parse(j.out);
   EXPECT_EQ(json["machine"]["pci_ids"]["path"], file);
   EXPECT_EQ(json["machine"]["pci_ids"]["version"], "2023.04.10");
@@ -1046,7 +1019,7 @@ TEST(CliTest, ADatabaseOlderThanTheGpusSaysSoOnceAndKeepsTheIds) {
   EXPECT_EQ(count_lines_with(r.out, "NVIDIA Corporation Device 2335"), 4) << r.out;
   const auto j = acco({"probe", "--json", "--sysroot", dir.path().string()});
   ASSERT_EQ(j.exit_code, 0) << j.err;
-  expect_conforms(j.out);
+  expect_conforms(j.out, "probe.schema.json");
   const auto json = nlohmann::json::parse(j.out);
   EXPECT_THAT(json["machine"]["pci_ids"]["unlisted"].get<std::vector<std::string>>(),
               Contains("10de:2335"));

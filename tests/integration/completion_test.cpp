@@ -11,6 +11,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "acco/testing/files.hpp"
+
 #include "run_acco.hpp"
 #include "sysroot_builder.hpp"
 
@@ -33,17 +35,6 @@ std::string without_version(std::string text) {
     text.replace(pos, v.size(), "<VERSION>");
   }
   return text;
-}
-
-void expect_golden(const std::string& name, const std::string& actual) {
-  const auto path = stdfs::path(ACCO_SOURCE_DIR) / "tests/data/golden" / name;
-  if (const char* update = std::getenv("ACCO_UPDATE_GOLDEN"); update != nullptr && *update == '1') {
-    std::ofstream(path, std::ios::binary) << actual;
-    return;
-  }
-  ASSERT_TRUE(stdfs::exists(path)) << path << " missing; run with ACCO_UPDATE_GOLDEN=1";
-  EXPECT_EQ(actual, slurp(path)) << "golden " << name
-                                 << " differs; review and rerun with ACCO_UPDATE_GOLDEN=1";
 }
 
 // Runs `command` in bash; its standard output.

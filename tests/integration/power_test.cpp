@@ -5,7 +5,6 @@
 // docs/schemas/power-*.schema.json; bad input is one line with its exit code.
 #include <chrono>
 #include <csignal>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -18,8 +17,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "acco/testing/files.hpp"
+#include "acco/testing/json_schema.hpp"
+
 #include "daemon.hpp"
-#include "json_schema.hpp"
 #include "run_acco.hpp"
 #include "sysroot_builder.hpp"
 
@@ -113,12 +114,7 @@ int wait_exit(pid_t pid) {
 TEST(PowerCliTest, StatusOfIdleSimulatedDevicesMatchesTheGolden) {
   const auto r = acco("power status --simulate 2 --scenario idle --nvml off");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  const auto golden = stdfs::path(ACCO_SOURCE_DIR) / "tests/data/golden/power.status.idle.txt";
-  if (const char* update = std::getenv("ACCO_UPDATE_GOLDEN");
-      update && std::string(update) == "1") {
-    std::ofstream(golden) << r.out;
-  }
-  EXPECT_EQ(r.out, slurp(golden));
+  expect_golden("power.status.idle.txt", r.out);
   const auto j = acco("power status --simulate 2 --scenario idle --nvml off --json");
   ASSERT_EQ(j.exit_code, 0) << j.err;
   expect_conforms(j.out, "power-status.schema.json");

@@ -15,7 +15,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "json_schema.hpp"
+#include "acco/testing/files.hpp"
+#include "acco/testing/json_schema.hpp"
+
 #include "sysroot_builder.hpp"
 
 namespace acco::testing {
@@ -26,13 +28,6 @@ struct Run {
   std::string err;
 };
 
-inline std::string slurp(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 // `env` is a list of NAME=VALUE words put before the command.
 inline Run acco(const std::string& args, const std::string& env = "") {
   TempDir io;
@@ -42,15 +37,6 @@ inline Run acco(const std::string& args, const std::string& env = "") {
   const int status = std::system(cmd.c_str());
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(io.path() / "out"),
           slurp(io.path() / "err")};
-}
-
-// `text` parses as JSON and conforms to docs/schemas/`schema_file`.
-inline void expect_conforms(const std::string& text, const std::string& schema_file) {
-  const auto value = nlohmann::json::parse(text);
-  const auto schema = nlohmann::json::parse(
-      slurp(std::filesystem::path(ACCO_SOURCE_DIR) / "docs/schemas" / schema_file));
-  const auto errors = validate(schema, value);
-  EXPECT_TRUE(errors.empty()) << ::testing::PrintToString(errors);
 }
 
 inline constexpr const char* kMpiexec = ACCO_MPIEXEC;  // empty when acco was built without MPI

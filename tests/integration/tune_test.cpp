@@ -6,7 +6,6 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <string>
 
 #include <gmock/gmock.h>
@@ -15,7 +14,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "json_schema.hpp"
+#include "acco/testing/files.hpp"
+#include "acco/testing/json_schema.hpp"
+
 #include "sysroot_builder.hpp"
 
 namespace acco::testing {
@@ -30,13 +31,6 @@ struct Run {
   std::string out;
   std::string err;
 };
-
-std::string slurp(const stdfs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 // Runs `sh -c` on `script` with `$ACCO` set to the binary and XDG_STATE_HOME to `state`.
 Run shell(const std::string& script, const stdfs::path& state) {
@@ -55,13 +49,6 @@ Run acco(const std::string& args, const stdfs::path& state) {
   return shell("$ACCO " + args, state);
 }
 
-void expect_conforms(const std::string& text) {
-  const auto schema = nlohmann::json::parse(
-      slurp(stdfs::path(ACCO_SOURCE_DIR) / "docs/schemas/tune-profile.schema.json"));
-  const auto errors = validate(schema, nlohmann::json::parse(text));
-  EXPECT_TRUE(errors.empty()) << ::testing::PrintToString(errors);
-}
-
 TEST(TuneCliTest, ShortRunWritesAProfileThatShowReadsBack) {
   TempDir state;
   const auto file = (state.path() / "p.json").string();
@@ -70,7 +57,7 @@ TEST(TuneCliTest, ShortRunWritesAProfileThatShowReadsBack) {
            state.path());
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.err, HasSubstr("acco: tune profile written to " + file));
-  expect_conforms(r.out);
+  expect_conforms(r.out, "tune-profile.schema.json");
   const auto written = nlohmann::json::parse(slurp(file));
   EXPECT_EQ(written, nlohmann::json::parse(r.out));
   EXPECT_EQ(written["paths"].size(), 4U);
@@ -79,7 +66,7 @@ TEST(TuneCliTest, ShortRunWritesAProfileThatShowReadsBack) {
 
   const auto show = acco("tune --show --json --output " + file, state.path());
   ASSERT_EQ(show.exit_code, 0) << show.err;
-  expect_conforms(show.out);
+  expect_conforms(show.out, "tune-profile.schema.json");
   const auto shown = nlohmann::json::parse(show.out);
   EXPECT_EQ(shown["path"], file);
   EXPECT_EQ(shown["defaults"]["chunk_bytes"], 4 << 20);
@@ -170,7 +157,7 @@ TEST(TuneCliTest, FileTunesTheReaderAndTheStorageBenchUsesIt) {
       "tune --backend host --budget 4s --bytes 4MiB --json --file " + data + " --output " + file,
       state.path());
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  expect_conforms(r.out);
+  expect_conforms(r.out, "tune-profile.schema.json");
   const auto j = nlohmann::json::parse(r.out);
   ASSERT_TRUE(j.contains("reader")) << r.out;
   const auto& reader = j["reader"];
@@ -188,7 +175,7 @@ TEST(TuneCliTest, FileTunesTheReaderAndTheStorageBenchUsesIt) {
   EXPECT_THAT(show.out, HasSubstr("read_discard"));
   const auto show_json = acco("tune --show --json --output " + file, state.path());
   ASSERT_EQ(show_json.exit_code, 0) << show_json.err;
-  expect_conforms(show_json.out);
+  expect_conforms(show_json.out, "tune-profile.schema.json");
   EXPECT_EQ(nlohmann::json::parse(show_json.out)["reader_defaults"]["depth"], 16);
 
   const std::string bench = "bench --suite storage --file " + data +

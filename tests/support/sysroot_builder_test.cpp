@@ -7,7 +7,6 @@
 #include <functional>
 #include <map>
 #include <set>
-#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -16,22 +15,14 @@
 #include <stdio.h>
 #include <sys/wait.h>
 
+#include "acco/testing/files.hpp"
+
 #include "machines.hpp"
 
 namespace acco::testing {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string read(const fs::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) {
-    throw std::runtime_error("cannot read " + file.string());
-  }
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
 
 // Every entry under `root` with what it holds, links not followed: "d", "f:<content>",
 // "l:<target>".
@@ -44,7 +35,7 @@ std::map<std::string, std::string> snapshot(const fs::path& root) {
     } else if (e.is_directory()) {
       entries[rel] = "d";
     } else {
-      entries[rel] = "f:" + read(e.path());
+      entries[rel] = "f:" + slurp(e.path());
     }
   }
   return entries;
@@ -144,29 +135,29 @@ TEST(SysrootBuilderTest, AttributesHaveTheKernelsExactFormat) {
   TempDir dir;
   write_dgx_h100(dir.path());
   const fs::path gpu = dir.path() / kGpu;
-  EXPECT_EQ(read(gpu / "class"), "0x030200\n");
-  EXPECT_EQ(read(gpu / "vendor"), "0x10de\n");
-  EXPECT_EQ(read(gpu / "device"), "0x2330\n");
-  EXPECT_EQ(read(gpu / "subsystem_vendor"), "0x10de\n");
-  EXPECT_EQ(read(gpu / "subsystem_device"), "0x16c1\n");
-  EXPECT_EQ(read(gpu / "numa_node"), "0\n");
-  EXPECT_EQ(read(gpu / "local_cpulist"), "0-55,112-167\n");
-  EXPECT_EQ(read(gpu / "local_cpus"),
+  EXPECT_EQ(slurp(gpu / "class"), "0x030200\n");
+  EXPECT_EQ(slurp(gpu / "vendor"), "0x10de\n");
+  EXPECT_EQ(slurp(gpu / "device"), "0x2330\n");
+  EXPECT_EQ(slurp(gpu / "subsystem_vendor"), "0x10de\n");
+  EXPECT_EQ(slurp(gpu / "subsystem_device"), "0x16c1\n");
+  EXPECT_EQ(slurp(gpu / "numa_node"), "0\n");
+  EXPECT_EQ(slurp(gpu / "local_cpulist"), "0-55,112-167\n");
+  EXPECT_EQ(slurp(gpu / "local_cpus"),
             "00000000,000000ff,ffffffff,ffff0000,00000000,00ffffff,ffffffff\n");
-  EXPECT_EQ(read(gpu / "current_link_speed"), "32.0 GT/s PCIe\n");
-  EXPECT_EQ(read(gpu / "current_link_width"), "16\n");
-  EXPECT_EQ(read(gpu / "max_link_speed"), "32.0 GT/s PCIe\n");
-  EXPECT_EQ(read(gpu / "max_link_width"), "16\n");
-  EXPECT_EQ(read(dir.path() / kGpuPort / "class"), "0x060400\n");
-  EXPECT_EQ(read(dir.path() / kGpuPort / "vendor"), "0x1000\n");
-  EXPECT_EQ(read(dir.path() / kGpuPort / "device"), "0xc030\n");
-  EXPECT_EQ(read(dir.path() / kGpuPort / "secondary_bus_number"), "24\n");
-  EXPECT_EQ(read(dir.path() / kRootPort / "subordinate_bus_number"), "25\n");
-  EXPECT_EQ(read(dir.path() / kNic / "class"), "0x020700\n");
-  EXPECT_EQ(read(dir.path() / "sys/bus/pci/devices/0000:db:00.0/numa_node"), "1\n");
-  EXPECT_EQ(read(dir.path() / "sys/bus/pci/devices/0000:02:00.0/current_link_speed"),
+  EXPECT_EQ(slurp(gpu / "current_link_speed"), "32.0 GT/s PCIe\n");
+  EXPECT_EQ(slurp(gpu / "current_link_width"), "16\n");
+  EXPECT_EQ(slurp(gpu / "max_link_speed"), "32.0 GT/s PCIe\n");
+  EXPECT_EQ(slurp(gpu / "max_link_width"), "16\n");
+  EXPECT_EQ(slurp(dir.path() / kGpuPort / "class"), "0x060400\n");
+  EXPECT_EQ(slurp(dir.path() / kGpuPort / "vendor"), "0x1000\n");
+  EXPECT_EQ(slurp(dir.path() / kGpuPort / "device"), "0xc030\n");
+  EXPECT_EQ(slurp(dir.path() / kGpuPort / "secondary_bus_number"), "24\n");
+  EXPECT_EQ(slurp(dir.path() / kRootPort / "subordinate_bus_number"), "25\n");
+  EXPECT_EQ(slurp(dir.path() / kNic / "class"), "0x020700\n");
+  EXPECT_EQ(slurp(dir.path() / "sys/bus/pci/devices/0000:db:00.0/numa_node"), "1\n");
+  EXPECT_EQ(slurp(dir.path() / "sys/bus/pci/devices/0000:02:00.0/current_link_speed"),
             "16.0 GT/s PCIe\n");
-  EXPECT_EQ(read(dir.path() / "sys/bus/pci/devices/0000:02:00.0/current_link_width"), "4\n");
+  EXPECT_EQ(slurp(dir.path() / "sys/bus/pci/devices/0000:02:00.0/current_link_width"), "4\n");
 }
 
 TEST(SysrootBuilderTest, APortReportsTheLinkToItsChildAndAnEmptyPortReportsUnknown) {
@@ -178,20 +169,20 @@ TEST(SysrootBuilderTest, APortReportsTheLinkToItsChildAndAnEmptyPortReportsUnkno
   auto empty = bus.add("0000:40:01.2", port);
   bus.add("0000:40:01.1", port)
       .add("0000:41:00.0", {{0x020000, 0x15b3, 0x101d, 0, 0}, Link{4, 8}, ""});
-  EXPECT_EQ(read(dir.path() / "sys/bus/pci/devices/0000:40:01.1/current_link_speed"),
+  EXPECT_EQ(slurp(dir.path() / "sys/bus/pci/devices/0000:40:01.1/current_link_speed"),
             "16.0 GT/s PCIe\n");
-  EXPECT_EQ(read(dir.path() / "sys/bus/pci/devices/0000:40:01.1/current_link_width"), "8\n");
-  EXPECT_EQ(read(dir.path() / "sys/bus/pci/devices/0000:41:00.0/current_link_width"), "8\n");
-  EXPECT_EQ(read(empty.dir() / "current_link_speed"), "Unknown\n");
-  EXPECT_EQ(read(empty.dir() / "current_link_width"), "0\n");
-  EXPECT_EQ(read(empty.dir() / "max_link_speed"), "32.0 GT/s PCIe\n");
+  EXPECT_EQ(slurp(dir.path() / "sys/bus/pci/devices/0000:40:01.1/current_link_width"), "8\n");
+  EXPECT_EQ(slurp(dir.path() / "sys/bus/pci/devices/0000:41:00.0/current_link_width"), "8\n");
+  EXPECT_EQ(slurp(empty.dir() / "current_link_speed"), "Unknown\n");
+  EXPECT_EQ(slurp(empty.dir() / "current_link_width"), "0\n");
+  EXPECT_EQ(slurp(empty.dir() / "max_link_speed"), "32.0 GT/s PCIe\n");
 }
 
 TEST(SysrootBuilderTest, DevicesWithoutPcieCapabilityHaveNoLinkFiles) {
   TempDir dgx;
   write_dgx_h100(dgx.path());
   const fs::path host = dgx.path() / "sys/bus/pci/devices/0000:00:00.0";
-  EXPECT_EQ(read(host / "class"), "0x060000\n");
+  EXPECT_EQ(slurp(host / "class"), "0x060000\n");
   for (const char* file :
        {"current_link_speed", "current_link_width", "max_link_speed", "max_link_width"}) {
     EXPECT_FALSE(fs::exists(host / file)) << file;
@@ -213,7 +204,7 @@ TEST(SysrootBuilderTest, DriverAndIommuLinksAreRelativeAndResolve) {
   EXPECT_TRUE(fs::read_symlink(gpu / "iommu_group").is_relative());
   const fs::path group = fs::canonical(gpu / "iommu_group");
   EXPECT_EQ(group.parent_path(), fs::canonical(dir.path() / "sys/kernel/iommu_groups"));
-  EXPECT_EQ(read(group / "type"), "identity\n");
+  EXPECT_EQ(slurp(group / "type"), "identity\n");
   EXPECT_EQ(fs::canonical(group / "devices/0000:18:00.0"), fs::canonical(gpu));
   // Under one switch with ACS off, GPU and NIC share a group.
   EXPECT_EQ(fs::canonical(dir.path() / kNic / "iommu_group"), group);
@@ -229,9 +220,9 @@ TEST(SysrootBuilderTest, NetClassLinksResolveToTheNetdevUnderItsPciFunction) {
             "ibp25s0");
   EXPECT_EQ(fs::read_symlink(net / "device"), "../../../0000:19:00.0");
   EXPECT_EQ(fs::canonical(net / "device"), fs::canonical(dir.path() / kNic));
-  EXPECT_EQ(read(net / "speed"), "400000\n");
-  EXPECT_EQ(read(net / "operstate"), "up\n");
-  EXPECT_EQ(read(dir.path() / "sys/class/net/enp1s0f1np1/speed"), "100000\n");
+  EXPECT_EQ(slurp(net / "speed"), "400000\n");
+  EXPECT_EQ(slurp(net / "operstate"), "up\n");
+  EXPECT_EQ(slurp(dir.path() / "sys/class/net/enp1s0f1np1/speed"), "100000\n");
   EXPECT_EQ(fs::canonical(dir.path() / "sys/class/net/enp1s0f1np1/device").filename(),
             "0000:01:00.1");
 }
@@ -243,7 +234,7 @@ TEST(SysrootBuilderTest, LoopbackIsVirtualWithNoDeviceLinkAndNoSpeed) {
   EXPECT_EQ(fs::canonical(lo), fs::canonical(dir.path() / "sys/devices/virtual/net/lo"));
   EXPECT_FALSE(fs::exists(lo / "device"));
   EXPECT_FALSE(fs::exists(lo / "speed"));
-  EXPECT_EQ(read(lo / "operstate"), "unknown\n");
+  EXPECT_EQ(slurp(lo / "operstate"), "unknown\n");
 }
 
 TEST(SysrootBuilderTest, VirtioNetdevHangsUnderTheVirtioChildOfItsPciFunction) {
@@ -254,9 +245,9 @@ TEST(SysrootBuilderTest, VirtioNetdevHangsUnderTheVirtioChildOfItsPciFunction) {
   EXPECT_EQ(fs::read_symlink(eth0 / "device"), "../../../virtio2");
   EXPECT_EQ(fs::canonical(eth0 / "device"),
             fs::canonical(dir.path() / "sys/devices/pci0000:00/0000:00:03.0/virtio2"));
-  EXPECT_EQ(read(eth0 / "speed"), "-1\n");
-  EXPECT_EQ(read(eth0 / "operstate"), "up\n");
-  EXPECT_EQ(read(eth0 / "device/device"), "0x0001\n");
+  EXPECT_EQ(slurp(eth0 / "speed"), "-1\n");
+  EXPECT_EQ(slurp(eth0 / "operstate"), "up\n");
+  EXPECT_EQ(slurp(eth0 / "device/device"), "0x0001\n");
 }
 
 TEST(SysrootBuilderTest, InfinibandDeviceHasPortsAndLinksToItsPciFunction) {
@@ -265,14 +256,14 @@ TEST(SysrootBuilderTest, InfinibandDeviceHasPortsAndLinksToItsPciFunction) {
   const fs::path ib = dir.path() / "sys/class/infiniband/mlx5_0";
   EXPECT_EQ(fs::canonical(ib), fs::canonical(dir.path() / kNic / "infiniband/mlx5_0"));
   EXPECT_EQ(fs::canonical(ib / "device"), fs::canonical(dir.path() / kNic));
-  EXPECT_EQ(read(ib / "node_guid"), "946d:ae03:00c4:5f20\n");
-  EXPECT_EQ(read(ib / "fw_ver"), "28.39.1002\n");
-  EXPECT_EQ(read(ib / "ports/1/state"), "4: ACTIVE\n");
-  EXPECT_EQ(read(ib / "ports/1/phys_state"), "5: LinkUp\n");
-  EXPECT_EQ(read(ib / "ports/1/rate"), "400 Gb/sec (4X NDR)\n");
-  EXPECT_EQ(read(ib / "ports/1/link_layer"), "InfiniBand\n");
+  EXPECT_EQ(slurp(ib / "node_guid"), "946d:ae03:00c4:5f20\n");
+  EXPECT_EQ(slurp(ib / "fw_ver"), "28.39.1002\n");
+  EXPECT_EQ(slurp(ib / "ports/1/state"), "4: ACTIVE\n");
+  EXPECT_EQ(slurp(ib / "ports/1/phys_state"), "5: LinkUp\n");
+  EXPECT_EQ(slurp(ib / "ports/1/rate"), "400 Gb/sec (4X NDR)\n");
+  EXPECT_EQ(slurp(ib / "ports/1/link_layer"), "InfiniBand\n");
   EXPECT_TRUE(fs::exists(ib / "device/net/ibp25s0/speed"));
-  EXPECT_EQ(read(dir.path() / "sys/class/infiniband/mlx5_8/ports/1/link_layer"), "Ethernet\n");
+  EXPECT_EQ(slurp(dir.path() / "sys/class/infiniband/mlx5_8/ports/1/link_layer"), "Ethernet\n");
 }
 
 TEST(SysrootBuilderTest, NvmeControllerHasItsAttributesNamespaceAndDeviceLink) {
@@ -281,45 +272,45 @@ TEST(SysrootBuilderTest, NvmeControllerHasItsAttributesNamespaceAndDeviceLink) {
   const fs::path nvme = dir.path() / "sys/class/nvme/nvme1";
   EXPECT_EQ(fs::canonical(nvme / "device"),
             fs::canonical(dir.path() / "sys/devices/pci0000:c0/0000:c0:01.0/0000:c1:00.0"));
-  EXPECT_EQ(read(nvme / "model"), "SAMSUNG MZQL23T8HCLS-00A07\n");
-  EXPECT_EQ(read(nvme / "transport"), "pcie\n");
-  EXPECT_EQ(read(nvme / "address"), "0000:c1:00.0\n");
-  EXPECT_EQ(read(nvme / "state"), "live\n");
-  EXPECT_EQ(read(nvme / "nvme1n1/size"), "7501476528\n");
-  EXPECT_EQ(read(nvme / "device/numa_node"), "1\n");
-  EXPECT_EQ(read(nvme / "device/class"), "0x010802\n");
+  EXPECT_EQ(slurp(nvme / "model"), "SAMSUNG MZQL23T8HCLS-00A07\n");
+  EXPECT_EQ(slurp(nvme / "transport"), "pcie\n");
+  EXPECT_EQ(slurp(nvme / "address"), "0000:c1:00.0\n");
+  EXPECT_EQ(slurp(nvme / "state"), "live\n");
+  EXPECT_EQ(slurp(nvme / "nvme1n1/size"), "7501476528\n");
+  EXPECT_EQ(slurp(nvme / "device/numa_node"), "1\n");
+  EXPECT_EQ(slurp(nvme / "device/class"), "0x010802\n");
 }
 
 TEST(SysrootBuilderTest, NumaAndCpuFilesDescribeBothSockets) {
   TempDir dir;
   write_dgx_h100(dir.path());
   const fs::path sys = dir.path() / "sys/devices/system";
-  EXPECT_EQ(read(sys / "node/online"), "0-1\n");
-  EXPECT_EQ(read(sys / "node/node0/cpulist"), "0-55,112-167\n");
-  EXPECT_EQ(read(sys / "node/node1/cpulist"), "56-111,168-223\n");
-  EXPECT_EQ(read(sys / "node/node0/distance"), "10 21\n");
-  EXPECT_EQ(read(sys / "node/node1/distance"), "21 10\n");
-  const std::string meminfo = read(sys / "node/node0/meminfo");
+  EXPECT_EQ(slurp(sys / "node/online"), "0-1\n");
+  EXPECT_EQ(slurp(sys / "node/node0/cpulist"), "0-55,112-167\n");
+  EXPECT_EQ(slurp(sys / "node/node1/cpulist"), "56-111,168-223\n");
+  EXPECT_EQ(slurp(sys / "node/node0/distance"), "10 21\n");
+  EXPECT_EQ(slurp(sys / "node/node1/distance"), "21 10\n");
+  const std::string meminfo = slurp(sys / "node/node0/meminfo");
   EXPECT_EQ(meminfo.substr(0, meminfo.find('\n')), "Node 0 MemTotal:       1056508412 kB");
-  EXPECT_EQ(read(sys / "cpu/online"), "0-223\n");
-  EXPECT_EQ(read(sys / "cpu/cpu0/topology/physical_package_id"), "0\n");
-  EXPECT_EQ(read(sys / "cpu/cpu167/topology/physical_package_id"), "0\n");
-  EXPECT_EQ(read(sys / "cpu/cpu56/topology/physical_package_id"), "1\n");
-  EXPECT_EQ(read(sys / "cpu/cpu223/topology/physical_package_id"), "1\n");
+  EXPECT_EQ(slurp(sys / "cpu/online"), "0-223\n");
+  EXPECT_EQ(slurp(sys / "cpu/cpu0/topology/physical_package_id"), "0\n");
+  EXPECT_EQ(slurp(sys / "cpu/cpu167/topology/physical_package_id"), "0\n");
+  EXPECT_EQ(slurp(sys / "cpu/cpu56/topology/physical_package_id"), "1\n");
+  EXPECT_EQ(slurp(sys / "cpu/cpu223/topology/physical_package_id"), "1\n");
   EXPECT_FALSE(fs::exists(sys / "cpu/cpu224"));
 }
 
 TEST(SysrootBuilderTest, ProcFilesNameTheKernelDriverAndCpus) {
   TempDir dir;
   write_dgx_h100(dir.path());
-  const std::string cmdline = read(dir.path() / "proc/cmdline");
+  const std::string cmdline = slurp(dir.path() / "proc/cmdline");
   EXPECT_NE(cmdline.find(" iommu=pt"), std::string::npos);
   EXPECT_EQ(cmdline.back(), '\n');
-  EXPECT_EQ(read(dir.path() / "proc/sys/kernel/hostname"), "dgx-h100-01\n");
-  EXPECT_EQ(read(dir.path() / "sys/module/nvidia/version"), "580.95.05\n");
-  EXPECT_EQ(read(dir.path() / "sys/module/nvidia_peermem/version"), "580.95.05\n");
-  EXPECT_NE(read(dir.path() / "proc/driver/nvidia/version").find("580.95.05"), std::string::npos);
-  const std::string cpuinfo = read(dir.path() / "proc/cpuinfo");
+  EXPECT_EQ(slurp(dir.path() / "proc/sys/kernel/hostname"), "dgx-h100-01\n");
+  EXPECT_EQ(slurp(dir.path() / "sys/module/nvidia/version"), "580.95.05\n");
+  EXPECT_EQ(slurp(dir.path() / "sys/module/nvidia_peermem/version"), "580.95.05\n");
+  EXPECT_NE(slurp(dir.path() / "proc/driver/nvidia/version").find("580.95.05"), std::string::npos);
+  const std::string cpuinfo = slurp(dir.path() / "proc/cpuinfo");
   EXPECT_TRUE(cpuinfo.starts_with("processor\t: 0\nvendor_id\t: GenuineIntel\n"));
   EXPECT_NE(cpuinfo.find("processor\t: 3\n"), std::string::npos);
   EXPECT_NE(cpuinfo.find("model name\t: Intel(R) Xeon(R) Platinum 8480C\n"), std::string::npos);
@@ -339,13 +330,13 @@ TEST(SysrootBuilderTest, NcclStylePciBusLookupFindsTheFunction) {
 TEST(SysrootBuilderTest, ConfigHoldsTheSixtyFourByteHeaderByDefault) {
   TempDir dir;
   write_dgx_h100(dir.path());
-  const std::string gpu = read(dir.path() / kGpu / "config");
+  const std::string gpu = slurp(dir.path() / kGpu / "config");
   ASSERT_EQ(gpu.size(), 64U);
   EXPECT_EQ(u16(gpu, 0x00), 0x10de);
   EXPECT_EQ(u16(gpu, 0x02), 0x2330);
   EXPECT_EQ(u32(gpu, 0x08) >> 8, 0x030200U);
   EXPECT_EQ(static_cast<unsigned char>(gpu[0x34]), 0x40);
-  const std::string port = read(dir.path() / kGpuPort / "config");
+  const std::string port = slurp(dir.path() / kGpuPort / "config");
   ASSERT_EQ(port.size(), 64U);
   EXPECT_EQ(static_cast<unsigned char>(port[0x0e]), 0x01);  // type 1 header
   EXPECT_EQ(static_cast<unsigned char>(port[0x19]), 0x18);  // secondary bus
@@ -355,7 +346,7 @@ TEST(SysrootBuilderTest, ConfigHoldsTheSixtyFourByteHeaderByDefault) {
 TEST(SysrootBuilderTest, AcsRedirectWritesAcsControlInAFullConfigOfThatPortOnly) {
   TempDir dir;
   write_dgx_h100(dir.path(), {.acs_redirect = 0});
-  const std::string c = read(dir.path() / kGpuPort / "config");
+  const std::string c = slurp(dir.path() / kGpuPort / "config");
   ASSERT_EQ(c.size(), 4096U);
   const std::size_t cap = static_cast<unsigned char>(c[0x34]);
   ASSERT_EQ(cap, 0x40U);
@@ -368,22 +359,22 @@ TEST(SysrootBuilderTest, AcsRedirectWritesAcsControlInAFullConfigOfThatPortOnly)
   EXPECT_EQ((header >> 16) & 0xf, 1U);  // version
   EXPECT_EQ(header >> 20, 0U);          // last in the list
   EXPECT_EQ(u16(c, 0x106), 0x001d);
-  EXPECT_EQ(read(dir.path() / kNicPort / "config").size(), 64U);
+  EXPECT_EQ(slurp(dir.path() / kNicPort / "config").size(), 64U);
 }
 
 TEST(SysrootBuilderTest, ConfigAsRootGivesPortsAnAcsCapabilityWithControlZero) {
   TempDir dir;
   write_dgx_h100(dir.path(), {.config_as_root = true});
   for (const auto& path : {kRootPort, kGpuPort, kNicPort}) {
-    const std::string c = read(dir.path() / path / "config");
+    const std::string c = slurp(dir.path() / path / "config");
     ASSERT_EQ(c.size(), 4096U) << path;
     EXPECT_EQ(u32(c, 0x100) & 0xffff, 0x000dU) << path;
     EXPECT_EQ(u16(c, 0x106), 0) << path;
   }
-  const std::string gpu = read(dir.path() / kGpu / "config");
+  const std::string gpu = slurp(dir.path() / kGpu / "config");
   ASSERT_EQ(gpu.size(), 4096U);
   EXPECT_EQ(u32(gpu, 0x100), 0U);  // endpoints: no extended capabilities
-  EXPECT_EQ(read(dir.path() / "sys/bus/pci/devices/0000:00:00.0/config").size(), 64U);
+  EXPECT_EQ(slurp(dir.path() / "sys/bus/pci/devices/0000:00:00.0/config").size(), 64U);
 }
 
 struct FaultCase {
@@ -495,23 +486,23 @@ TEST(SysrootBuilderTest, DgxFaultsTakeTheirValuesFromTheKernelsVocabulary) {
   write_dgx_h100(two_x.path(), {.ib_rate_2x = 0});
   write_dgx_h100(idle.path(), {.gpu_speed_2_5gt = 0});
   write_dgx_h100(fq.path(), {.iommu_dma_fq = true});
-  EXPECT_EQ(read(polling.path() / kIbPort / "state"), "1: DOWN\n");
-  EXPECT_EQ(read(polling.path() / kIbPort / "phys_state"), "2: Polling\n");
-  EXPECT_EQ(read(disabled.path() / kIbPort / "phys_state"), "3: Disabled\n");
-  EXPECT_EQ(read(hdr.path() / kIbPort / "rate"), "200 Gb/sec (4X HDR)\n");
-  EXPECT_EQ(read(two_x.path() / kIbPort / "rate"), "100 Gb/sec (2X HDR)\n");
-  EXPECT_EQ(read(idle.path() / kGpu / "current_link_speed"), "2.5 GT/s PCIe\n");
-  EXPECT_EQ(read(fq.path() / "sys/kernel/iommu_groups/0/type"), "DMA-FQ\n");
-  EXPECT_EQ(read(fq.path() / "proc/cmdline").find("iommu=pt"), std::string::npos);
+  EXPECT_EQ(slurp(polling.path() / kIbPort / "state"), "1: DOWN\n");
+  EXPECT_EQ(slurp(polling.path() / kIbPort / "phys_state"), "2: Polling\n");
+  EXPECT_EQ(slurp(disabled.path() / kIbPort / "phys_state"), "3: Disabled\n");
+  EXPECT_EQ(slurp(hdr.path() / kIbPort / "rate"), "200 Gb/sec (4X HDR)\n");
+  EXPECT_EQ(slurp(two_x.path() / kIbPort / "rate"), "100 Gb/sec (2X HDR)\n");
+  EXPECT_EQ(slurp(idle.path() / kGpu / "current_link_speed"), "2.5 GT/s PCIe\n");
+  EXPECT_EQ(slurp(fq.path() / "sys/kernel/iommu_groups/0/type"), "DMA-FQ\n");
+  EXPECT_EQ(slurp(fq.path() / "proc/cmdline").find("iommu=pt"), std::string::npos);
 }
 
 TEST(SysrootBuilderTest, DgxFaultsPickTheGpuTheIndexNames) {
   TempDir dir;
   write_dgx_h100(dir.path(), {.gpu_width_x8 = 7, .switch_uplink_x4 = 5});
   const fs::path devices = dir.path() / "sys/bus/pci/devices";
-  EXPECT_EQ(read(devices / "0000:db:00.0/current_link_width"), "8\n");
-  EXPECT_EQ(read(devices / "0000:18:00.0/current_link_width"), "16\n");
-  EXPECT_EQ(read(devices / "0000:a9:00.0/max_link_width"), "4\n");  // switch 5's upstream port
+  EXPECT_EQ(slurp(devices / "0000:db:00.0/current_link_width"), "8\n");
+  EXPECT_EQ(slurp(devices / "0000:18:00.0/current_link_width"), "16\n");
+  EXPECT_EQ(slurp(devices / "0000:a9:00.0/max_link_width"), "4\n");  // switch 5's upstream port
 }
 
 TEST(SysrootBuilderTest, WorkstationHasADowntrainedGpuAndItsOnlyNicOnNumaOne) {
@@ -520,22 +511,22 @@ TEST(SysrootBuilderTest, WorkstationHasADowntrainedGpuAndItsOnlyNicOnNumaOne) {
   const fs::path devices = dir.path() / "sys/bus/pci/devices";
   EXPECT_EQ(fs::canonical(devices / "0000:41:00.0"),
             fs::canonical(dir.path() / "sys/devices/pci0000:40/0000:40:01.1/0000:41:00.0"));
-  EXPECT_EQ(read(devices / "0000:41:00.0/current_link_width"), "8\n");
-  EXPECT_EQ(read(devices / "0000:41:00.0/max_link_width"), "16\n");
-  EXPECT_EQ(read(devices / "0000:41:00.0/current_link_speed"), "16.0 GT/s PCIe\n");
-  EXPECT_EQ(read(devices / "0000:01:00.0/class"), "0x030000\n");
-  EXPECT_EQ(read(devices / "0000:21:00.0/numa_node"), "0\n");
-  EXPECT_EQ(read(devices / "0000:61:00.0/numa_node"), "1\n");
-  EXPECT_EQ(read(dir.path() / "sys/class/net/ens3f0np0/speed"), "100000\n");
-  EXPECT_EQ(read(dir.path() / "sys/class/net/ens3f0np0/device/numa_node"), "1\n");
-  EXPECT_EQ(read(dir.path() / "sys/bus/pci/slots/3/address"), "0000:a1:00\n");
-  EXPECT_EQ(read(dir.path() / "sys/class/nvme/nvme0/device/numa_node"), "1\n");
+  EXPECT_EQ(slurp(devices / "0000:41:00.0/current_link_width"), "8\n");
+  EXPECT_EQ(slurp(devices / "0000:41:00.0/max_link_width"), "16\n");
+  EXPECT_EQ(slurp(devices / "0000:41:00.0/current_link_speed"), "16.0 GT/s PCIe\n");
+  EXPECT_EQ(slurp(devices / "0000:01:00.0/class"), "0x030000\n");
+  EXPECT_EQ(slurp(devices / "0000:21:00.0/numa_node"), "0\n");
+  EXPECT_EQ(slurp(devices / "0000:61:00.0/numa_node"), "1\n");
+  EXPECT_EQ(slurp(dir.path() / "sys/class/net/ens3f0np0/speed"), "100000\n");
+  EXPECT_EQ(slurp(dir.path() / "sys/class/net/ens3f0np0/device/numa_node"), "1\n");
+  EXPECT_EQ(slurp(dir.path() / "sys/bus/pci/slots/3/address"), "0000:a1:00\n");
+  EXPECT_EQ(slurp(dir.path() / "sys/class/nvme/nvme0/device/numa_node"), "1\n");
   EXPECT_TRUE(fs::is_empty(dir.path() / "sys/kernel/iommu_groups"));
   EXPECT_FALSE(fs::exists(devices / "0000:41:00.0/iommu_group"));
   EXPECT_FALSE(fs::exists(dir.path() / "sys/module/nvidia_peermem"));
   int nics = 0;
   for (const auto& e : fs::directory_iterator(devices)) {
-    nics += read(e.path() / "class").starts_with("0x02") ? 1 : 0;
+    nics += slurp(e.path() / "class").starts_with("0x02") ? 1 : 0;
   }
   EXPECT_EQ(nics, 1);
 }
@@ -557,7 +548,7 @@ TEST(SysrootBuilderTest, WorkstationFixesChangeOnlyWhatTheyFix) {
                 path.starts_with("sys/class/infiniband") || path.starts_with("sys/bus/pci/slots/4"))
         << path;
   }
-  EXPECT_EQ(read(nic_dir.path() / "sys/class/net/ens4f0np0/device/numa_node"), "0\n");
+  EXPECT_EQ(slurp(nic_dir.path() / "sys/class/net/ens4f0np0/device/numa_node"), "0\n");
 }
 
 TEST(SysrootBuilderTest, FlattenedVmPutsGen4H100sOnTheRootBusWithUnknownNuma) {
@@ -568,35 +559,35 @@ TEST(SysrootBuilderTest, FlattenedVmPutsGen4H100sOnTheRootBusWithUnknownNuma) {
     SCOPED_TRACE(bdf);
     EXPECT_EQ(fs::canonical(devices / bdf),
               fs::canonical(dir.path() / "sys/devices/pci0000:00" / bdf));
-    EXPECT_EQ(read(devices / bdf / "device"), "0x2330\n");
-    EXPECT_EQ(read(devices / bdf / "numa_node"), "-1\n");
-    EXPECT_EQ(read(devices / bdf / "local_cpulist"), "0-95\n");
-    EXPECT_EQ(read(devices / bdf / "current_link_speed"), "16.0 GT/s PCIe\n");
-    EXPECT_EQ(read(devices / bdf / "max_link_speed"), "16.0 GT/s PCIe\n");
-    EXPECT_EQ(read(devices / bdf / "current_link_width"), "16\n");
+    EXPECT_EQ(slurp(devices / bdf / "device"), "0x2330\n");
+    EXPECT_EQ(slurp(devices / bdf / "numa_node"), "-1\n");
+    EXPECT_EQ(slurp(devices / bdf / "local_cpulist"), "0-95\n");
+    EXPECT_EQ(slurp(devices / bdf / "current_link_speed"), "16.0 GT/s PCIe\n");
+    EXPECT_EQ(slurp(devices / bdf / "max_link_speed"), "16.0 GT/s PCIe\n");
+    EXPECT_EQ(slurp(devices / bdf / "current_link_width"), "16\n");
   }
-  EXPECT_EQ(read(dir.path() / "sys/devices/system/node/online"), "0-1\n");
-  EXPECT_NE(read(dir.path() / "proc/cpuinfo").find(" hypervisor "), std::string::npos);
+  EXPECT_EQ(slurp(dir.path() / "sys/devices/system/node/online"), "0-1\n");
+  EXPECT_NE(slurp(dir.path() / "proc/cpuinfo").find(" hypervisor "), std::string::npos);
   EXPECT_EQ(fs::canonical(dir.path() / "sys/class/net/enp0s3/device"),
             fs::canonical(dir.path() / "sys/devices/pci0000:00/0000:00:03.0/virtio0"));
-  EXPECT_EQ(read(devices / "0000:00:03.0/vendor"), "0x1af4\n");
-  EXPECT_EQ(read(devices / "0000:00:03.0/device"), "0x1041\n");
+  EXPECT_EQ(slurp(devices / "0000:00:03.0/vendor"), "0x1af4\n");
+  EXPECT_EQ(slurp(devices / "0000:00:03.0/device"), "0x1041\n");
 }
 
 TEST(SysrootBuilderTest, FlattenedVmOptionsGiveOneNodeOrQemuRootPorts) {
   TempDir single, ports;
   write_flattened_vm(single.path(), {.single_numa_node = true});
   write_flattened_vm(ports.path(), {.qemu_root_ports = true});
-  EXPECT_EQ(read(single.path() / "sys/devices/system/node/online"), "0\n");
-  EXPECT_EQ(read(single.path() / "sys/devices/system/node/node0/distance"), "10\n");
+  EXPECT_EQ(slurp(single.path() / "sys/devices/system/node/online"), "0\n");
+  EXPECT_EQ(slurp(single.path() / "sys/devices/system/node/node0/distance"), "10\n");
   const fs::path devices = ports.path() / "sys/bus/pci/devices";
   EXPECT_EQ(fs::canonical(devices / "0000:01:00.0"),
             fs::canonical(ports.path() / "sys/devices/pci0000:00/0000:00:1c.0/0000:01:00.0"));
-  EXPECT_EQ(read(devices / "0000:00:1c.0/vendor"), "0x1b36\n");
-  EXPECT_EQ(read(devices / "0000:00:1c.0/device"), "0x000c\n");
-  EXPECT_EQ(read(devices / "0000:00:1c.0/max_link_width"), "32\n");
-  EXPECT_EQ(read(devices / "0000:00:1c.0/current_link_width"), "16\n");
-  EXPECT_EQ(read(devices / "0000:04:00.0/current_link_speed"), "16.0 GT/s PCIe\n");
+  EXPECT_EQ(slurp(devices / "0000:00:1c.0/vendor"), "0x1b36\n");
+  EXPECT_EQ(slurp(devices / "0000:00:1c.0/device"), "0x000c\n");
+  EXPECT_EQ(slurp(devices / "0000:00:1c.0/max_link_width"), "32\n");
+  EXPECT_EQ(slurp(devices / "0000:00:1c.0/current_link_width"), "16\n");
+  EXPECT_EQ(slurp(devices / "0000:04:00.0/current_link_speed"), "16.0 GT/s PCIe\n");
 }
 
 TEST(SysrootBuilderTest, CiVmMatchesTheMeasuredFirecrackerGuest) {
@@ -614,27 +605,27 @@ TEST(SysrootBuilderTest, CiVmMatchesTheMeasuredFirecrackerGuest) {
   for (const auto& e : fs::directory_iterator(dir.path() / "sys/bus/pci/devices")) {
     const fs::path f = e.path();
     const auto strip = [](std::string s) { return s.substr(0, s.size() - 1); };
-    found[f.filename().string()] = {strip(read(f / "vendor")) + ":" + strip(read(f / "device")),
-                                    strip(read(f / "class"))};
+    found[f.filename().string()] = {strip(slurp(f / "vendor")) + ":" + strip(slurp(f / "device")),
+                                    strip(slurp(f / "class"))};
     EXPECT_EQ(fs::canonical(f).parent_path(), fs::canonical(dir.path() / "sys/devices/pci0000:00"));
-    EXPECT_EQ(read(f / "numa_node"), "-1\n");
-    EXPECT_EQ(read(f / "local_cpulist"), "0-1\n");
-    EXPECT_EQ(read(f / "local_cpus"), "3\n");
+    EXPECT_EQ(slurp(f / "numa_node"), "-1\n");
+    EXPECT_EQ(slurp(f / "local_cpulist"), "0-1\n");
+    EXPECT_EQ(slurp(f / "local_cpus"), "3\n");
     EXPECT_FALSE(fs::exists(f / "current_link_speed"));
     EXPECT_FALSE(fs::exists(f / "max_link_width"));
-    EXPECT_EQ(read(f / "config").size(), 64U);
+    EXPECT_EQ(slurp(f / "config").size(), 64U);
   }
   EXPECT_EQ(found, expected);
-  EXPECT_EQ(read(dir.path() / "sys/devices/system/node/node0/cpulist"), "0-1\n");
-  EXPECT_EQ(read(dir.path() / "sys/devices/system/node/node0/distance"), "10\n");
-  EXPECT_EQ(read(dir.path() / "sys/devices/system/cpu/cpu1/topology/physical_package_id"), "0\n");
+  EXPECT_EQ(slurp(dir.path() / "sys/devices/system/node/node0/cpulist"), "0-1\n");
+  EXPECT_EQ(slurp(dir.path() / "sys/devices/system/node/node0/distance"), "10\n");
+  EXPECT_EQ(slurp(dir.path() / "sys/devices/system/cpu/cpu1/topology/physical_package_id"), "0\n");
   EXPECT_TRUE(fs::is_directory(dir.path() / "sys/kernel/iommu_groups"));
   EXPECT_TRUE(fs::is_empty(dir.path() / "sys/kernel/iommu_groups"));
   EXPECT_FALSE(fs::exists(dir.path() / "sys/class/infiniband"));
   EXPECT_FALSE(fs::exists(dir.path() / "sys/class/nvme"));
-  EXPECT_EQ(read(dir.path() / "proc/cmdline").find("iommu"), std::string::npos);
-  EXPECT_EQ(read(dir.path() / "proc/sys/kernel/osrelease"), "6.18.44-fc-v657\n");
-  const std::string cpuinfo = read(dir.path() / "proc/cpuinfo");
+  EXPECT_EQ(slurp(dir.path() / "proc/cmdline").find("iommu"), std::string::npos);
+  EXPECT_EQ(slurp(dir.path() / "proc/sys/kernel/osrelease"), "6.18.44-fc-v657\n");
+  const std::string cpuinfo = slurp(dir.path() / "proc/cpuinfo");
   EXPECT_NE(cpuinfo.find(" hypervisor "), std::string::npos);
   EXPECT_NE(cpuinfo.find("processor\t: 1\n"), std::string::npos);
   EXPECT_FALSE(fs::exists(dir.path() / "sys/module/nvidia"));
@@ -649,7 +640,7 @@ TEST(SysrootBuilderTest, ThirtyTwoBitDomainNestsLikeAnyOther) {
   b.root_bus("10000:00", 0).add("10000:00:02.0", port).add("10000:01:00.0", nvme);
   EXPECT_EQ(fs::canonical(dir.path() / "sys/bus/pci/devices/10000:01:00.0"),
             fs::canonical(dir.path()) / "sys/devices/pci10000:00/10000:00:02.0/10000:01:00.0");
-  EXPECT_EQ(read(dir.path() / "sys/bus/pci/devices/10000:00:02.0/secondary_bus_number"), "1\n");
+  EXPECT_EQ(slurp(dir.path() / "sys/bus/pci/devices/10000:00:02.0/secondary_bus_number"), "1\n");
   EXPECT_THROW(b.root_bus("10000:00", 0).add("0000:00:03.0", port), std::invalid_argument);
   EXPECT_THROW(b.root_bus("100000000:00", 0), std::invalid_argument);
 }
@@ -662,16 +653,16 @@ TEST(SysrootBuilderTest, CpuQuirksRewriteOnlyTheirFiles) {
       .cpu_packages("2-3", -1)
       .offline_cpus("1");
   const fs::path cpu = dir.path() / "sys/devices/system/cpu";
-  EXPECT_EQ(read(cpu / "cpu0/topology/physical_package_id"), "0\n");
-  EXPECT_EQ(read(cpu / "cpu2/topology/physical_package_id"), "-1\n");
+  EXPECT_EQ(slurp(cpu / "cpu0/topology/physical_package_id"), "0\n");
+  EXPECT_EQ(slurp(cpu / "cpu2/topology/physical_package_id"), "-1\n");
   EXPECT_FALSE(fs::exists(cpu / "cpu1/topology"));
-  EXPECT_EQ(read(cpu / "online"), "0,2-3\n");
-  EXPECT_EQ(read(dir.path() / "sys/devices/system/node/node0/cpulist"), "0-3\n");
-  EXPECT_EQ(read(dir.path() / "sys/devices/system/node/node1/cpulist"), "\n");
-  EXPECT_EQ(read(dir.path() / "sys/devices/system/node/node1/cpumap"), "0\n");
+  EXPECT_EQ(slurp(cpu / "online"), "0,2-3\n");
+  EXPECT_EQ(slurp(dir.path() / "sys/devices/system/node/node0/cpulist"), "0-3\n");
+  EXPECT_EQ(slurp(dir.path() / "sys/devices/system/node/node1/cpulist"), "\n");
+  EXPECT_EQ(slurp(dir.path() / "sys/devices/system/node/node1/cpumap"), "0\n");
   b.remove("sys/devices/system/node/node0/cpulist");
   EXPECT_FALSE(fs::exists(dir.path() / "sys/devices/system/node/node0/cpulist"));
-  EXPECT_EQ(read(dir.path() / "sys/devices/system/node/node0/cpumap"), "f\n");
+  EXPECT_EQ(slurp(dir.path() / "sys/devices/system/node/node0/cpumap"), "f\n");
 }
 
 TEST(SysrootBuilderTest, FunctionQuirksRewriteOnlyTheirFiles) {
@@ -686,11 +677,11 @@ TEST(SysrootBuilderTest, FunctionQuirksRewriteOnlyTheirFiles) {
   rp.numa_node(1).unlisted();
   card.attr_bytes("vendor", "").remove_attr("local_cpulist");
   const fs::path devices = dir.path() / "sys/devices/pci0000:40";
-  EXPECT_EQ(read(devices / "0000:40:01.0/numa_node"), "1\n");
-  EXPECT_EQ(read(devices / "0000:40:01.0/local_cpulist"), "4-7\n");
-  EXPECT_EQ(read(devices / "0000:40:01.0/local_cpus"), "f0\n");
-  EXPECT_EQ(read(devices / "0000:40:01.0/0000:41:00.0/numa_node"), "-1\n");
-  EXPECT_EQ(read(devices / "0000:40:01.0/0000:41:00.0/vendor"), "");
+  EXPECT_EQ(slurp(devices / "0000:40:01.0/numa_node"), "1\n");
+  EXPECT_EQ(slurp(devices / "0000:40:01.0/local_cpulist"), "4-7\n");
+  EXPECT_EQ(slurp(devices / "0000:40:01.0/local_cpus"), "f0\n");
+  EXPECT_EQ(slurp(devices / "0000:40:01.0/0000:41:00.0/numa_node"), "-1\n");
+  EXPECT_EQ(slurp(devices / "0000:40:01.0/0000:41:00.0/vendor"), "");
   EXPECT_FALSE(fs::exists(devices / "0000:40:01.0/0000:41:00.0/local_cpulist"));
   EXPECT_FALSE(fs::exists(dir.path() / "sys/bus/pci/devices/0000:40:01.0"));
   EXPECT_TRUE(fs::exists(dir.path() / "sys/bus/pci/devices/0000:41:00.0"));
@@ -712,7 +703,8 @@ TEST(SysrootBuilderTest, EveryFirmwareQuirkChangesTheTree) {
   }
   TempDir nul;
   write_firmware_quirks(nul.path(), {.cpulist_nul = true});
-  EXPECT_EQ(read(nul.path() / "sys/devices/system/node/node0/cpulist"), std::string("0-15\n\0", 6));
+  EXPECT_EQ(slurp(nul.path() / "sys/devices/system/node/node0/cpulist"),
+            std::string("0-15\n\0", 6));
 }
 
 TEST(SysrootBuilderTest, BadDescriptionsAreRejected) {

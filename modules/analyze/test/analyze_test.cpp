@@ -2,10 +2,8 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <utility>
 #include <vector>
 
@@ -15,10 +13,14 @@
 #include "acco/analyze/json.hpp"
 #include "acco/analyze/recording.hpp"
 #include "acco/power/simulated_device.hpp"
+#include "acco/testing/files.hpp"
 
 namespace acco::analyze {
 namespace {
 
+using ::acco::testing::expect_golden;
+using ::acco::testing::slurp;
+using ::acco::testing::updating_goldens;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
@@ -51,28 +53,6 @@ std::vector<Snapshot> record(power::SimulatedScenario scenario, int devices, int
   return out;
 }
 
-std::string slurp(const std::filesystem::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-bool updating() {
-  const char* update = std::getenv("ACCO_UPDATE_GOLDEN");
-  return update != nullptr && std::string(update) == "1";
-}
-
-void expect_golden(const std::string& name, const std::string& actual) {
-  const auto path = std::filesystem::path(ACCO_ANALYZE_GOLDEN_DIR) / name;
-  if (updating()) {
-    std::ofstream(path) << actual;
-    return;
-  }
-  ASSERT_TRUE(std::filesystem::exists(path)) << path << " missing; run with ACCO_UPDATE_GOLDEN=1";
-  EXPECT_EQ(actual, slurp(path)) << "golden " << name << " differs";
-}
-
 // The recordings behind the golden reports, kept as files for `acco analyze` to read.
 void keep_recording(const std::string& name, const std::vector<Snapshot>& rounds) {
   const auto path = std::filesystem::path(ACCO_ANALYZE_RECORDED_DIR) / name;
@@ -80,7 +60,7 @@ void keep_recording(const std::string& name, const std::vector<Snapshot>& rounds
   for (const auto& r : rounds) {
     text += to_json(r).dump() + "\n";
   }
-  if (updating()) {
+  if (updating_goldens()) {
     std::filesystem::create_directories(path.parent_path());
     std::ofstream(path) << text;
     return;

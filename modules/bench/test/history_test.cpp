@@ -4,11 +4,11 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "acco/testing/files.hpp"
 #include "acco/testing/matchers.hpp"
 
 #include "runs.hpp"
@@ -18,6 +18,7 @@ namespace acco::bench {
 namespace {
 
 using ::acco::testing::IsOk;
+using ::acco::testing::slurp;
 using ::acco::testing::StatusIs;
 using ::testing::Not;
 
@@ -42,13 +43,6 @@ class TempDir {
  private:
   stdfs::path path_;
 };
-
-std::string contents(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 BenchRun run_at(std::string created, std::string fingerprint = "node-a") {
   auto run = testing::sample_run();
@@ -212,7 +206,7 @@ TEST(HistoryTest, AFileThatIsNotADatabaseIsRejectedAndLeftAlone) {
   ASSERT_THAT(h, StatusIs(Errc::kInvalidArgument));
   EXPECT_EQ(h.error().message.rfind(path + ": ", 0), 0U) << h.error().message;
   EXPECT_EQ(h.error().message.find('\n'), std::string::npos);
-  EXPECT_EQ(contents(path), garbage);
+  EXPECT_EQ(slurp(path), garbage);
   EXPECT_EQ(std::distance(stdfs::directory_iterator(dir.path()), stdfs::directory_iterator()), 1);
 }
 
@@ -234,7 +228,7 @@ TEST(HistoryTest, DamagedPagesAreReportedAsCorrupt) {
     const std::string noise(size - 4096, '\xa5');
     f.write(noise.data(), static_cast<std::streamsize>(noise.size()));
   }
-  const auto damaged = contents(path);
+  const auto damaged = slurp(path);
   auto h = History::open(path);
   Error error;
   if (!h.has_value()) {
@@ -246,7 +240,7 @@ TEST(HistoryTest, DamagedPagesAreReportedAsCorrupt) {
   }
   EXPECT_EQ(error.code, Errc::kInvalidArgument);
   EXPECT_EQ(error.message.rfind(path + ": ", 0), 0U) << error.message;
-  EXPECT_EQ(contents(path), damaged);
+  EXPECT_EQ(slurp(path), damaged);
 }
 
 TEST(HistoryTest, ANewerSchemaVersionIsRejectedAndLeftAlone) {
@@ -254,14 +248,14 @@ TEST(HistoryTest, ANewerSchemaVersionIsRejectedAndLeftAlone) {
   const auto path = dir.file("history.sqlite");
   { (void)open_ok(path); }
   exec(path, "PRAGMA user_version = 2");
-  const auto before = contents(path);
+  const auto before = slurp(path);
   const auto h = History::open(path);
   ASSERT_THAT(h, StatusIs(Errc::kInvalidArgument));
   EXPECT_EQ(h.error().message,
             path +
                 ": history schema version 2 is newer than this acco reads (1); use a newer "
                 "acco or another file");
-  EXPECT_EQ(contents(path), before);
+  EXPECT_EQ(slurp(path), before);
 }
 
 TEST(HistoryTest, AnotherProgramsDatabaseIsRejected) {

@@ -1,14 +1,11 @@
-#include <fstream>
-#include <sstream>
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "acco/bench/compare.hpp"
 #include "acco/bench/result.hpp"
+#include "acco/testing/json_schema.hpp"
 #include "acco/testing/matchers.hpp"
 
-#include "json_schema.hpp"
 #include "runs.hpp"
 
 namespace acco::bench {
@@ -19,10 +16,7 @@ using ::acco::testing::StatusIs;
 using testing::sample_run;
 
 nlohmann::json schema() {
-  std::ifstream in(ACCO_BENCH_SCHEMA_PATH);
-  std::stringstream text;
-  text << in.rdbuf();
-  return nlohmann::json::parse(text.str());
+  return acco::testing::published_schema("bench.schema.json");
 }
 
 // The run's JSON with one field replaced, as a reader would receive it.

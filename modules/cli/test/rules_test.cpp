@@ -1,7 +1,6 @@
 // `acco rules` lists every rule a finding can name: the rule ids that any source file raises
 // (outside topo's table, whose findings take their id from it) are held against topo::rules().
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <regex>
 #include <set>
@@ -11,20 +10,15 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "acco/testing/files.hpp"
 #include "acco/topo/checks.hpp"
 
 namespace acco::cli {
 namespace {
 
 namespace stdfs = std::filesystem;
+using ::acco::testing::slurp;
 using ::testing::Contains;
-
-std::string slurp(const stdfs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 // Every rule id a source file sets by hand (`f.rule = "x"`, `.rule = "x"`, `Finding{"x", ...}`),
 // with the file that sets it, from the library and application sources (tests build findings

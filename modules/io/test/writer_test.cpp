@@ -4,7 +4,6 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <string>
 #include <vector>
 
@@ -16,6 +15,7 @@
 #include <unistd.h>
 
 #include "acco/device/host_backend.hpp"
+#include "acco/testing/files.hpp"
 #include "acco/testing/matchers.hpp"
 
 #include "io_test_support.hpp"
@@ -23,21 +23,18 @@
 namespace acco::io {
 namespace {
 
+using ::acco::testing::slurp;
 using io::testing::DiskDir;
 using io::testing::pattern_byte;
 using ::testing::HasSubstr;
 
-std::vector<unsigned char> pattern(std::size_t bytes, unsigned seed) {
-  std::vector<unsigned char> v(bytes);
+// `bytes` of a pattern, as the bytes slurp() reads back.
+std::string pattern(std::size_t bytes, unsigned seed) {
+  std::string v(bytes, '\0');
   for (std::size_t i = 0; i < bytes; ++i) {
-    v[i] = pattern_byte(i, seed);
+    v[i] = static_cast<char>(pattern_byte(i, seed));
   }
   return v;
-}
-
-std::vector<unsigned char> slurp(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
 std::vector<std::string> names(const std::filesystem::path& dir) {
@@ -161,8 +158,7 @@ int write_to_full_disk(const std::string& dir) {
                  stats ? "success" : stats.error().message.c_str());
     return 5;
   }
-  if (slurp(dir + "/ckpt") != std::vector<unsigned char>{'o', 'l', 'd'} ||
-      names(dir) != std::vector<std::string>{"ckpt"}) {
+  if (slurp(dir + "/ckpt") != "old" || names(dir) != std::vector<std::string>{"ckpt"}) {
     return 6;
   }
   return 0;

@@ -4,7 +4,6 @@
 
 #include <chrono>
 #include <filesystem>
-#include <fstream>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -18,6 +17,7 @@
 
 #include "acco/core/stop.hpp"
 #include "acco/monitor/recorder.hpp"
+#include "acco/testing/files.hpp"
 #include "acco/testing/matchers.hpp"
 
 #include "machines.hpp"
@@ -27,6 +27,7 @@ namespace {
 
 using ::acco::testing::HasValue;
 using ::acco::testing::IsOk;
+using ::acco::testing::slurp;
 using ::acco::testing::StatusIs;
 using ::testing::Field;
 using ::testing::HasSubstr;
@@ -46,13 +47,6 @@ class ScratchDir {
  private:
   std::filesystem::path path_;
 };
-
-std::string text_of(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 // Two simulated devices sampled every 100 ms on 127.0.0.1 with a free port, no host sensors; the
 // periodic probe reads a generated sysroot (the CI VM), NVML off.
@@ -119,7 +113,7 @@ TEST(DaemonTest, ServesMetricsOfSimulatedDevicesForThreeSecondsThenStopsByItself
   EXPECT_FALSE(get(started->port, "/metrics"));
   EXPECT_EQ(daemon->stop("again").rounds, (*summary)->rounds);
 
-  const auto log = text_of(dir.path() / "events.jsonl");
+  const auto log = slurp(dir.path() / "events.jsonl");
   EXPECT_THAT(log, HasSubstr("\"event\":\"serve_started\""));
   EXPECT_THAT(log, HasSubstr("\"event\":\"device_found\""));
   EXPECT_THAT(log, HasSubstr("stopped by the end of --duration after"));
@@ -151,7 +145,7 @@ TEST(DaemonTest, AStopRequestEndsTheRunWithItsReasonAndTheFindingsAreServed) {
   stop.request("the test");
   const auto summary = daemon->run(stop);
   EXPECT_THAT(summary, HasValue(Field(&DaemonSummary::stopped_by, "the test")));
-  EXPECT_THAT(text_of(dir.path() / "events.jsonl"), HasSubstr("stopped by the test after"));
+  EXPECT_THAT(slurp(dir.path() / "events.jsonl"), HasSubstr("stopped by the test after"));
 }
 
 TEST(DaemonTest, AnAddressInUseIsUnavailableAndNothingRuns) {
@@ -186,7 +180,7 @@ TEST(RecorderTest, SimulatedTimeWritesEveryRoundAtOnce) {
   EXPECT_EQ(summary->rounds, 10U);
   EXPECT_EQ(summary->stopped_by, core::kStoppedByDuration);
   EXPECT_FALSE(std::filesystem::exists(o.out + ".partial"));
-  std::istringstream lines(text_of(o.out));
+  std::istringstream lines(slurp(o.out));
   std::string line;
   std::int64_t previous = 0;
   int n = 0;

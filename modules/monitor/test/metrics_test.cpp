@@ -14,10 +14,13 @@
 
 #include "acco/analyze/pcie_peak.hpp"
 #include "acco/power/simulated_device.hpp"
+#include "acco/testing/files.hpp"
 
 namespace acco::monitor {
 namespace {
 
+using ::acco::testing::expect_golden;
+using ::acco::testing::slurp;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
@@ -118,26 +121,6 @@ analyze::Snapshot snapshot_with_process() {
   s.process = process_counters();
   s.governor = governor_status();
   return s;
-}
-
-std::string slurp(const std::filesystem::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-void expect_golden(const std::string& name, const std::string& actual) {
-  const auto path = std::filesystem::path(ACCO_MON_GOLDEN_DIR) / name;
-  if (const char* update = std::getenv("ACCO_UPDATE_GOLDEN");
-      update && std::string(update) == "1") {
-    std::ofstream(path) << actual;
-    return;
-  }
-  ASSERT_TRUE(std::filesystem::exists(path)) << path << " missing; run with ACCO_UPDATE_GOLDEN=1";
-  EXPECT_EQ(actual, slurp(path)) << "golden " << name
-                                 << " differs; review and rerun with "
-                                    "ACCO_UPDATE_GOLDEN=1";
 }
 
 TEST(MetricsTest, SnapshotRendersAsTheGoldenText) {

@@ -1,17 +1,17 @@
 #include "acco/monitor/top_view.hpp"
 
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <sstream>
 #include <string>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "acco/testing/files.hpp"
+
 namespace acco::monitor {
 namespace {
 
+using ::acco::testing::expect_golden;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
@@ -98,25 +98,6 @@ analyze::Snapshot round(int n) {
 
 TopOptions options() {
   return {.hostname = "node-1", .source = "4 device(s), NVML on, host /", .status = {}};
-}
-
-std::string slurp(const std::filesystem::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-void expect_golden(const std::string& name, const std::string& actual) {
-  const auto path = std::filesystem::path(ACCO_MON_GOLDEN_DIR) / name;
-  if (const char* update = std::getenv("ACCO_UPDATE_GOLDEN");
-      update && std::string(update) == "1") {
-    std::ofstream(path) << actual;
-    return;
-  }
-  ASSERT_TRUE(std::filesystem::exists(path)) << path << " missing; run with ACCO_UPDATE_GOLDEN=1";
-  EXPECT_EQ(actual, slurp(path)) << "golden " << name
-                                 << " differs; review and rerun with ACCO_UPDATE_GOLDEN=1";
 }
 
 std::vector<std::string> lines_of(const std::string& text) {

@@ -7,7 +7,6 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <memory>
 #include <optional>
 #include <string>
@@ -17,6 +16,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include "acco/testing/files.hpp"
 #include "acco/testing/matchers.hpp"
 
 #include "sysroot_builder.hpp"
@@ -147,8 +147,7 @@ class Machine {
   }
 
   [[nodiscard]] std::string content(const std::string& relative) const {
-    std::ifstream in(path(relative));
-    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    return acco::testing::slurp(path(relative));
   }
 
  private:

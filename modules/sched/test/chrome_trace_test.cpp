@@ -1,7 +1,4 @@
-#include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -10,8 +7,8 @@
 #include <nlohmann/json.hpp>
 
 #include "acco/sched/record.hpp"
-
-#include "json_schema.hpp"
+#include "acco/testing/files.hpp"
+#include "acco/testing/json_schema.hpp"
 
 namespace acco::sched {
 namespace {
@@ -19,15 +16,8 @@ namespace {
 namespace stdfs = std::filesystem;
 using namespace std::chrono_literals;
 
-std::string slurp(const stdfs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 nlohmann::json schema() {
-  return nlohmann::json::parse(slurp(ACCO_TRACE_SCHEMA_PATH));
+  return acco::testing::published_schema("trace.schema.json");
 }
 
 // Checks `value` against one definition of the trace schema, e.g. "task_args".
@@ -35,18 +25,6 @@ std::vector<std::string> validate_def(const std::string& def, const nlohmann::js
   auto s = schema();
   const nlohmann::json sub = {{"$ref", "#/$defs/" + def}, {"$defs", s["$defs"]}};
   return acco::testing::validate(sub, value);
-}
-
-// Compares with test/data/NAME; ACCO_UPDATE_GOLDEN=1 rewrites the file instead.
-void expect_golden(const std::string& name, const std::string& actual) {
-  const auto path = stdfs::path(ACCO_SCHED_TEST_DATA_DIR) / name;
-  if (const char* update = std::getenv("ACCO_UPDATE_GOLDEN"); update != nullptr && *update == '1') {
-    std::ofstream(path, std::ios::binary) << actual;
-    return;
-  }
-  ASSERT_TRUE(stdfs::exists(path)) << path << " missing; run with ACCO_UPDATE_GOLDEN=1";
-  EXPECT_EQ(actual, slurp(path)) << "golden " << name
-                                 << " differs; review and rerun with ACCO_UPDATE_GOLDEN=1";
 }
 
 TaskRecord task(std::size_t id, std::string type, std::string name, int device,
@@ -131,7 +109,8 @@ std::vector<std::string> names(const std::vector<nlohmann::json>& events) {
 }
 
 TEST(ChromeTraceTest, MatchesTheGoldenFile) {
-  expect_golden("trace_golden.json", chrome_trace(two_device_run()).dump(2) + "\n");
+  acco::testing::expect_golden(stdfs::path(ACCO_SCHED_TEST_DATA_DIR) / "trace_golden.json",
+                               chrome_trace(two_device_run()).dump(2) + "\n");
 }
 
 TEST(ChromeTraceTest, ConformsToThePublishedSchema) {

@@ -10,13 +10,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "acco/core/file.hpp"
 #include "acco/core/units.hpp"
 #include "acco/device/host_backend.hpp"
 #include "acco/sched/perf_model.hpp"
+#include "acco/testing/json_schema.hpp"
 #include "acco/testing/matchers.hpp"
-
-#include "json_schema.hpp"
 
 namespace acco::sched {
 namespace {
@@ -192,9 +190,8 @@ TEST(ExperimentJson, ConformsToTheScheduleSchemaWithTheFirstRunAtTheTop) {
   auto e = run_experiment(workload_for(o.spec, devices.models), devices, o);
   ASSERT_THAT(e, IsOk());
   const nlohmann::json j = to_json(*e);
-  auto schema = core::read_text_file(ACCO_SCHEDULE_SCHEMA_PATH);
-  ASSERT_THAT(schema, IsOk());
-  EXPECT_EQ(acco::testing::validate(nlohmann::json::parse(*schema), j), std::vector<std::string>{});
+  EXPECT_EQ(acco::testing::validate(acco::testing::published_schema("schedule.schema.json"), j),
+            std::vector<std::string>{});
   EXPECT_EQ(j["schema"], kScheduleSchema);
   EXPECT_EQ(j["workload"]["name"], "cholesky");
   EXPECT_EQ(j["workload"]["tiles"], 3);

@@ -4,15 +4,13 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
-#include <sstream>
 
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 
+#include "acco/testing/json_schema.hpp"
 #include "acco/testing/matchers.hpp"
-
-#include "json_schema.hpp"
 
 namespace acco::sched {
 namespace {
@@ -28,10 +26,7 @@ const CostHint kNoHint{};
 const DevicePeak kNoPeak{};
 
 nlohmann::json schema() {
-  std::ifstream in(ACCO_PERFMODEL_SCHEMA_PATH);
-  std::stringstream text;
-  text << in.rdbuf();
-  return nlohmann::json::parse(text.str());
+  return acco::testing::published_schema("perfmodel.schema.json");
 }
 
 // A fresh directory per test, removed afterwards.

@@ -13,6 +13,7 @@
 
 #include "acco/core/fs.hpp"
 #include "acco/core/json.hpp"
+#include "acco/testing/files.hpp"
 #include "acco/testing/matchers.hpp"
 #include "acco/topo/checks.hpp"
 #include "acco/topo/link_model.hpp"
@@ -212,8 +213,8 @@ TEST(HwlocSourceTest, NodesWithTheSameCpusAreADisagreementWithItsReason) {
   acco::testing::write_dgx_h100(dir.path());
   const std::string node = "/sys/devices/system/node/node";
   for (const char* file : {"/cpulist", "/cpumap"}) {
-    std::ifstream in(dir.path() / ("sys/devices/system/node/node0" + std::string(file)));
-    const std::string text((std::istreambuf_iterator<char>(in)), {});
+    const std::string text =
+        acco::testing::slurp(dir.path() / ("sys/devices/system/node/node0" + std::string(file)));
     overwrite(dir.path(), node + "1" + file, text);
   }
   Machine m = sysfs_machine(dir.path());

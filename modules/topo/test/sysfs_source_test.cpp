@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "acco/core/units.hpp"
+#include "acco/testing/files.hpp"
 #include "acco/testing/matchers.hpp"
 #include "acco/topo/json.hpp"
 #include "acco/topo/probe.hpp"
@@ -371,8 +372,7 @@ TEST(SysfsSourceTest, LoopingExtendedCapabilityListEnds) {
   const auto path = device_file(kGpuPort, "config");
   const auto d = probe_damaged_dgx(
       [&](const stdfs::path& root) {
-        std::ifstream in(on_disk(root, path), std::ios::binary);
-        std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        std::string bytes = acco::testing::slurp(on_disk(root, path));
         ASSERT_EQ(bytes.size(), 4096U);
         // AER (id 0x0001), version 1, next capability at 0x100: itself.
         const std::uint32_t header = 0x0001U | (1U << 16) | (0x100U << 20);
@@ -725,11 +725,6 @@ void write_text(const stdfs::path& path, const std::string& text) {
   out << text;
 }
 
-std::string read_text(const stdfs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
 // Records a DGX H100 sysroot into `snapshot` and returns the live probe.
 ProbeResult record_dgx(const stdfs::path& sysroot, const stdfs::path& snapshot) {
   acco::testing::write_dgx_h100(sysroot, {.config_as_root = true});
@@ -758,7 +753,7 @@ TEST(SysfsSourceTest, TruncatedSnapshotIsInvalidNamingTheFile) {
   TempDir dir;
   const auto snapshot = dir.path() / "dgx.json";
   record_dgx(dir.path() / "root", snapshot);
-  const auto text = read_text(snapshot);
+  const auto text = acco::testing::slurp(snapshot);
   ASSERT_GT(text.size(), 1000U);
   write_text(snapshot, text.substr(0, text.size() / 2));
   const auto r = replay(snapshot);

@@ -3,7 +3,6 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <string>
 
 #include <gmock/gmock.h>
@@ -11,12 +10,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "acco/testing/files.hpp"
 #include "acco/testing/matchers.hpp"
 
 namespace acco::tune {
 namespace {
 
 namespace stdfs = std::filesystem;
+using ::acco::testing::slurp;
 using ::acco::testing::StatusIs;
 using ::testing::HasSubstr;
 
@@ -89,13 +90,6 @@ class TempDir {
  private:
   stdfs::path path_;
 };
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 TEST(TuneProfileTest, JsonRoundTripKeepsEveryField) {
   const auto p = sample();

@@ -1,6 +1,12 @@
-#include "json_schema.hpp"
+#include "acco/testing/json_schema.hpp"
 
 #include <algorithm>
+#include <filesystem>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "acco/testing/files.hpp"
 
 namespace acco::testing {
 namespace {
@@ -93,6 +99,16 @@ std::vector<std::string> validate(const nlohmann::json& schema, const nlohmann::
   std::vector<std::string> errors;
   check(schema, schema, value, "$", errors);
   return errors;
+}
+
+nlohmann::json published_schema(const std::string& file) {
+  return nlohmann::json::parse(
+      slurp(std::filesystem::path(ACCO_TESTING_SOURCE_DIR) / "docs/schemas" / file));
+}
+
+void expect_conforms(const std::string& text, const std::string& file) {
+  const auto errors = validate(published_schema(file), nlohmann::json::parse(text));
+  EXPECT_TRUE(errors.empty()) << file << ": " << ::testing::PrintToString(errors);
 }
 
 }  // namespace acco::testing
