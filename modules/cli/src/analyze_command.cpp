@@ -32,21 +32,21 @@ class AnalyzeCommand final : public Command {
  public:
   explicit AnalyzeCommand(AnalyzeCommandOptions options) : options_(std::move(options)) {}
 
-  Output run(const Invocation& inv) const override {
+  Result<Output> run(const Invocation& inv) const override {
     auto recording = analyze::read_recording(options_.input, options_.recording);
     if (!recording) {
-      return error_output(recording.error());
+      return tl::unexpected(recording.error());
     }
     if (recording->trace) {
       if (!options_.recording_flags.empty()) {  // a trace has no devices by index, no clock
-        return error_output(
+        return tl::unexpected(
             usage(fmt::format("{}: {} apply to recordings; this file is a Chrome trace",
                               options_.input, fmt::join(options_.recording_flags, ", ")))
                 .value());
       }
       auto trace = analyze::analyze_trace(*recording->trace, options_.input);
       if (!trace) {
-        return error_output(trace.error());
+        return tl::unexpected(trace.error());
       }
       Output out;
       out.out = inv.format == Format::kJson

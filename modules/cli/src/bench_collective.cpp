@@ -44,7 +44,7 @@ class CollectiveCommand final : public Command {
         no_history_(flags.no_history),
         compare_(flags.compare) {}
 
-  Output run(const Invocation& inv) const override {
+  Result<Output> run(const Invocation& inv) const override {
     Output out;
     auto comm = cluster::open_job_communicator();
     if (!comm) {

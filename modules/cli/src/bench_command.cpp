@@ -277,14 +277,14 @@ class BenchCommand final : public Command {
  public:
   explicit BenchCommand(BenchOptions options) : o_(std::move(options)) {}
 
-  Output run(const Invocation& inv) const override {
+  Result<Output> run(const Invocation& inv) const override {
     if (o_.list) {
       return list_cases();
     }
     Output out;
     if (!o_.html.empty()) {  // before minutes of cases, not after them
       if (auto s = check_output_path("--html", o_.html); !s) {
-        return error_output(s.error());
+        return tl::unexpected(s.error());
       }
     }
     // Blocked before the backend starts its threads: the first SIGINT or SIGTERM stops the run
@@ -298,7 +298,7 @@ class BenchCommand final : public Command {
       }
     });
     if (auto s = create_file(out.err); !s) {
-      return error_output(s.error());
+      return tl::unexpected(s.error());
     }
     bench::RunOptions options = o_.run;
     auto machine = probe_for_run(inv.settings, options, out.err);

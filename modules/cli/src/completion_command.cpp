@@ -296,9 +296,9 @@ const std::vector<std::string>& shells() {
 class CompletionCommand final : public Command {
  public:
   explicit CompletionCommand(std::string shell) : shell_(std::move(shell)) {}
-  Output run(const Invocation& /*invocation*/) const override {
+  Result<Output> run(const Invocation& /*invocation*/) const override {
     const CommandInfo root = command_tree();
-    return {shell_ == "zsh" ? zsh_script(root) : bash_script(root), "", kExitOk};
+    return Output{shell_ == "zsh" ? zsh_script(root) : bash_script(root), "", kExitOk};
   }
 
  private:

@@ -13,7 +13,7 @@ namespace {
 
 class ConfigCommand final : public Command {
  public:
-  Output run(const Invocation& inv) const override {
+  Result<Output> run(const Invocation& inv) const override {
     Output out;
     if (inv.format == Format::kJson) {
       nlohmann::json j = nlohmann::json::array();

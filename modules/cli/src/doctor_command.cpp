@@ -50,10 +50,10 @@ class DoctorCommand final : public Command {
   DoctorCommand(MachineOptions machine, bool skip_bench)
       : machine_(std::move(machine)), skip_bench_(skip_bench) {}
 
-  Output run(const Invocation& inv) const override {
+  Result<Output> run(const Invocation& inv) const override {
     auto result = topo::probe(probe_request(machine_, inv.settings));
     if (!result) {
-      return error_output(result.error());
+      return tl::unexpected(result.error());
     }
     // The doctor measures only the machine it runs on: a sysroot or a snapshot is someone else's.
     std::optional<bench::BenchRun> measured;

@@ -156,8 +156,8 @@ docs/cli.md and the other pages under docs/ in acco's sources.
 
 class ManCommand final : public Command {
  public:
-  Output run(const Invocation& invocation) const override {
-    return {man_page(command_tree(), invocation.settings), "", kExitOk};
+  Result<Output> run(const Invocation& invocation) const override {
+    return Output{man_page(command_tree(), invocation.settings), "", kExitOk};
   }
 };
 

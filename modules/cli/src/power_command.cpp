@@ -71,10 +71,10 @@ class StatusCommand final : public Command {
  public:
   explicit StatusCommand(StatusOptions options) : options_(std::move(options)) {}
 
-  Output run(const Invocation& inv) const override {
+  Result<Output> run(const Invocation& inv) const override {
     auto built = device_sources(options_.monitor, nullptr);
     if (!built) {
-      return error_output(built.error());
+      return tl::unexpected(built.error());
     }
     const power::PowerStatus status =
         power::read_power_status(built->sources.devices, options_.state_file, built->nvml_note);
@@ -164,7 +164,7 @@ class RunCommand final : public Command {
  public:
   explicit RunCommand(PowerRunOptions options) : options_(std::move(options)) {}
 
-  Output run(const Invocation& inv) const override {
+  Result<Output> run(const Invocation& inv) const override {
     const SignalScope signals;
     std::optional<power::SimulatedClock> clock;
     if (options_.fast) {
@@ -172,7 +172,7 @@ class RunCommand final : public Command {
     }
     auto built = device_sources(options_.monitor, clock ? &*clock : nullptr);
     if (!built) {
-      return error_output(built.error());
+      return tl::unexpected(built.error());
     }
     std::vector<power::SensorSource*> raw;
     std::vector<power::DeviceSample> first;  // for --mode cap:W against the devices' ranges
@@ -183,7 +183,7 @@ class RunCommand final : public Command {
       }
     }
     if (auto cap = power::check_cap(options_.governor.options, first); !cap) {
-      return error_output(as_usage(std::move(cap.error()).with_context("--mode")));
+      return tl::unexpected(as_usage(std::move(cap.error()).with_context("--mode")));
     }
     const bool json = inv.format == Format::kJson;
     const Progress& progress = inv.progress;
@@ -197,7 +197,7 @@ class RunCommand final : public Command {
       }
     });
     if (!loop) {
-      return error_output(governor_error(loop.error()));
+      return tl::unexpected(governor_error(loop.error()));
     }
     if (progress) {
       progress(fmt::format(
@@ -221,7 +221,7 @@ class RunCommand final : public Command {
         e.message +=
             fmt::format(" (NVML {}; --simulate N governs simulated devices)", built->nvml_note);
       }
-      return error_output(e);
+      return tl::unexpected(e);
     }
     Output out;
     for (const std::string& e : report->read_errors) {

@@ -77,21 +77,21 @@ class ProbeCommand final : public Command {
  public:
   explicit ProbeCommand(ProbeOptions options) : options_(std::move(options)) {}
 
-  Output run(const Invocation& inv) const override {
+  Result<Output> run(const Invocation& inv) const override {
     if (options_.cluster) {
       return run_cluster(inv);
     }
     const MachineOptions& machine = options_.machine;
     auto result = topo::probe(probe_request(machine, inv.settings));
     if (!result) {
-      return error_output(result.error());
+      return tl::unexpected(result.error());
     }
     if (!machine.snapshot.empty()) {
       if (!result->snapshot) {  // capture_snapshot was asked for: a bug if nothing came back
-        return error_output(Error{Errc::kInternal, "snapshot: the probe recorded nothing"});
+        return tl::unexpected(Error{Errc::kInternal, "snapshot: the probe recorded nothing"});
       }
       if (auto written = topo::write_snapshot(machine.snapshot, *result->snapshot); !written) {
-        return error_output(as_cannot_write(std::move(written.error())));
+        return tl::unexpected(as_cannot_write(std::move(written.error())));
       }
     }
     Output out;
@@ -99,7 +99,7 @@ class ProbeCommand final : public Command {
       const auto env = topo::nccl_env(result->machine);
       if (!options_.nccl_topo_file.empty()) {
         if (!env.wants_topo_file) {
-          return error_output(as_usage(
+          return tl::unexpected(as_usage(
               Error{Errc::kInvalidArgument,
                     env.virtual_machine
                         ? fmt::format("--nccl-topo-file: {} is a virtual machine without GPUs; "
@@ -112,7 +112,7 @@ class ProbeCommand final : public Command {
         if (auto written = core::write_file_atomic(options_.nccl_topo_file,
                                                    topo::nccl_topo_xml(result->machine));
             !written) {
-          return error_output(as_cannot_write(Error{
+          return tl::unexpected(as_cannot_write(Error{
               written.error().code, fmt::format("--nccl-topo-file: {}", written.error().message)}));
         }
         out.err = fmt::format("acco: NCCL topology written to {}\n", options_.nccl_topo_file);
@@ -142,17 +142,17 @@ class ProbeCommand final : public Command {
 
  private:
   // Every rank of the job runs this (cluster::probe_cluster); rank 0 prints.
-  Output run_cluster(const Invocation& inv) const {
+  Result<Output> run_cluster(const Invocation& inv) const {
     auto comm = cluster::open_job_communicator();
     if (!comm) {
-      return error_output(comm.error());
+      return tl::unexpected(comm.error());
     }
     cluster::ClusterProbeOptions options;
     options.node_request = [&] { return probe_request(options_.machine, inv.settings); };
     options.pairs = options_.pairs;
     auto report = cluster::probe_cluster(**comm, options);
     if (!report) {
-      return error_output(report.error());
+      return tl::unexpected(report.error());
     }
     Output out;
     if (!*report) {

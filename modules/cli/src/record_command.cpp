@@ -23,11 +23,11 @@ class RecordCommand final : public Command {
  public:
   explicit RecordCommand(monitor::RecordOptions options) : options_(std::move(options)) {}
 
-  Output run(const Invocation& inv) const override {
+  Result<Output> run(const Invocation& inv) const override {
     const SignalScope signals;  // before the sampler's thread, which inherits its mask
     auto recorder = monitor::Recorder::create(options_);
     if (!recorder) {
-      return error_output(recorder.error());
+      return tl::unexpected(recorder.error());
     }
     if (inv.progress) {
       inv.progress(fmt::format(
@@ -42,7 +42,7 @@ class RecordCommand final : public Command {
     const StopOnSignal on_signal(signals, stop);
     const auto summary = recorder->run(stop);
     if (!summary) {
-      return error_output(summary.error());
+      return tl::unexpected(summary.error());
     }
     Output out;
     out.out = fmt::format("acco record: {} round(s) written to {} (stopped by {})\n",

@@ -23,7 +23,7 @@ std::string severity_range(const topo::RuleInfo& r) {
 
 class RulesCommand final : public Command {
  public:
-  Output run(const Invocation& inv) const override {
+  Result<Output> run(const Invocation& inv) const override {
     Output out;
     if (inv.format == Format::kJson) {
       nlohmann::json j = nlohmann::json::array();

@@ -36,7 +36,8 @@ Output error_output(const Error& error, std::string err_before) {
 Output run(const Options& options) {
   try {
     if (options.runner) {
-      return options.runner->run(options.invocation);
+      Result<Output> output = options.runner->run(options.invocation);
+      return output ? *std::move(output) : error_output(output.error());
     }
     if (options.command == "version") {
       return {fmt::format("acco {}\n", ACCO_VERSION), "", kExitOk};

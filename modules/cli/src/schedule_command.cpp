@@ -590,11 +590,11 @@ Status load_transfer_profiles(const ProfileFlags& flags, const core::Settings& s
 
 }  // namespace
 
-Output ScheduleCommand::run(const Invocation& inv) const {
+Result<Output> ScheduleCommand::run(const Invocation& inv) const {
   const ScheduleOptions& s = options_;
   auto devices = open_devices(s);
   if (!devices) {
-    return error_output(devices.error());
+    return tl::unexpected(devices.error());
   }
   std::string profile_note;
   if (auto loaded = load_transfer_profiles(s.profile, inv.settings, *devices, profile_note);
@@ -603,10 +603,10 @@ Output ScheduleCommand::run(const Invocation& inv) const {
   }
   auto workload = sched::make_workload(s.workload, devices->models);
   if (!workload) {
-    return error_output(as_usage(std::move(workload.error())));
+    return tl::unexpected(as_usage(std::move(workload.error())));
   }
   if (auto ready = check_before_runs(s, *workload); !ready) {
-    return error_output(ready.error());
+    return tl::unexpected(ready.error());
   }
   if (s.distributed) {
     return run_distributed_schedule(s, inv, *devices, profile_note);
@@ -617,7 +617,7 @@ Output ScheduleCommand::run(const Invocation& inv) const {
     serve.metrics = {.version = ACCO_VERSION, .hostname = hostname()};
     auto started = monitor::RuntimeServer::start(serve);
     if (!started) {
-      return error_output(std::move(started.error()).with_context("--serve"));
+      return tl::unexpected(std::move(started.error()).with_context("--serve"));
     }
     server = std::move(*started);
     if (inv.progress) {
@@ -654,7 +654,7 @@ Output ScheduleCommand::run(const Invocation& inv) const {
   }
   server.reset();  // the runs are over: so is serving them
   if (!ran) {
-    return error_output(ran.error());
+    return tl::unexpected(ran.error());
   }
   const sched::Experiment& experiment = thermal ? thermal->experiment : *plain;
 
@@ -663,7 +663,7 @@ Output ScheduleCommand::run(const Invocation& inv) const {
   if (!s.trace.empty()) {
     const auto trace = sched::chrome_trace(experiment.runs.front().record).dump();
     if (auto written = core::write_file_atomic(s.trace, trace); !written) {
-      return error_output(as_cannot_write(std::move(written.error()).with_context("--trace")));
+      return tl::unexpected(as_cannot_write(std::move(written.error()).with_context("--trace")));
     }
     out.err +=
         fmt::format("acco: trace of {} written to {}\n", experiment.runs.front().policy, s.trace);

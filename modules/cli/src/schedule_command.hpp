@@ -62,7 +62,7 @@ struct ScheduleOptions {
 class ScheduleCommand final : public Command {
  public:
   explicit ScheduleCommand(ScheduleOptions options) : options_(std::move(options)) {}
-  [[nodiscard]] Output run(const Invocation& invocation) const override;
+  [[nodiscard]] Result<Output> run(const Invocation& invocation) const override;
   [[nodiscard]] const ScheduleOptions& options() const { return options_; }
 
  private:

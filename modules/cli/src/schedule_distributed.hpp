@@ -34,7 +34,7 @@ void add_distributed_flags(CLI::App& cmd, DistributedFlags& f);
     const DistributedFlags& f);
 
 // Every rank runs it (cluster::run_distributed_schedule); rank 0 prints, after `err`.
-[[nodiscard]] Output run_distributed_schedule(const ScheduleOptions& s, const Invocation& inv,
+[[nodiscard]] Result<Output> run_distributed_schedule(const ScheduleOptions& s, const Invocation& inv,
                                               const sched::ExperimentDevices& devices,
                                               std::string err);
 

@@ -34,7 +34,7 @@ class ServeCommand final : public Command {
  public:
   explicit ServeCommand(ServeOptions options) : options_(std::move(options)) {}
 
-  Output run(const Invocation& inv) const override {
+  Result<Output> run(const Invocation& inv) const override {
     const SignalScope signals;  // before the daemon's threads, which inherit its mask
     monitor::DaemonOptions options = options_.daemon;
     options.metrics.hostname = hostname();
@@ -42,11 +42,11 @@ class ServeCommand final : public Command {
     options.checks.bench = periodic_bench(options_.history_path);
     auto daemon = monitor::Daemon::create(std::move(options));
     if (!daemon) {
-      return error_output(governor_error(daemon.error()));
+      return tl::unexpected(governor_error(daemon.error()));
     }
     const auto started = daemon->start();
     if (!started) {
-      return error_output(started.error());
+      return tl::unexpected(started.error());
     }
     if (inv.progress) {
       const monitor::DaemonOptions& o = options_.daemon;
@@ -61,7 +61,7 @@ class ServeCommand final : public Command {
     const StopOnSignal on_signal(signals, stop);
     const auto summary = daemon->run(stop, options_.duration);
     if (!summary) {
-      return error_output(summary.error());
+      return tl::unexpected(summary.error());
     }
     Output out;
     out.out = fmt::format("acco serve: stopped by {} after {} round(s)\n", summary->stopped_by,

@@ -132,7 +132,7 @@ class TopCommand final : public Command {
  public:
   explicit TopCommand(TopCommandOptions options) : options_(std::move(options)) {}
 
-  Output run(const Invocation& /*invocation*/) const override {
+  Result<Output> run(const Invocation& /*invocation*/) const override {
     const SignalScope signals;
     monitor::TopOptions view;
     std::function<Result<analyze::Snapshot>()> next;
@@ -148,7 +148,7 @@ class TopCommand final : public Command {
     } else {
       auto made = monitor::make_sources(options_.sysroot, options_.sources);
       if (!made) {
-        return error_output(made.error());
+        return tl::unexpected(made.error());
       }
       sources = std::move(*made);
       const std::string nvml = sources->nvml_note.substr(0, sources->nvml_note.find(' '));
@@ -187,7 +187,7 @@ class TopCommand final : public Command {
           if (live) {
             write_stdout(kShowCursor);
           }
-          return error_output(snapshot.error());
+          return tl::unexpected(snapshot.error());
         }
         view.status = fmt::format(
             "{}: {} (retrying every {})", analyze::rfc3339(core::now_unix_nanos()),

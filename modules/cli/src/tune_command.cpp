@@ -237,11 +237,11 @@ class TuneCommand final : public Command {
  public:
   explicit TuneCommand(TuneOptions options) : o_(std::move(options)) {}
 
-  Output run(const Invocation& inv) const override {
+  Result<Output> run(const Invocation& inv) const override {
     Output out;
     if (!o_.show && !o_.output.empty()) {  // before the search, not after it
       if (auto s = check_output_path("--output", o_.output); !s) {
-        return error_output(s.error());
+        return tl::unexpected(s.error());
       }
     }
     auto machine = probe_machine(inv.settings, out.err);
@@ -250,7 +250,7 @@ class TuneCommand final : public Command {
   }
 
  private:
-  Output show(const Invocation& inv, const topo::Machine* machine, Output out) const {
+  Result<Output> show(const Invocation& inv, const topo::Machine* machine, Output out) const {
     auto path = o_.output.empty() ? default_output(machine) : Result<std::string>(o_.output);
     if (!path) {
       return error_output(path.error(), out.err);
@@ -281,7 +281,7 @@ class TuneCommand final : public Command {
     return out;
   }
 
-  Output tune(const Invocation& inv, const topo::Machine* machine, Output out) const {
+  Result<Output> tune(const Invocation& inv, const topo::Machine* machine, Output out) const {
     auto path = o_.output.empty() ? default_output(machine) : Result<std::string>(o_.output);
     if (!path) {
       return error_output(path.error(), out.err);

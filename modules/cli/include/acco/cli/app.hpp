@@ -58,8 +58,10 @@ struct Output {
 class Command {
  public:
   virtual ~Command() = default;
-  // Never throws; errors become an Output through exit_code_for().
-  [[nodiscard]] virtual Output run(const Invocation& invocation) const = 0;
+  // Never throws. An error (the ACCO_* result macros propagate them) becomes "acco: <message>"
+  // on stderr with exit_code_for's code; a command that printed notes to stderr before failing
+  // returns error_output(error, notes) instead.
+  [[nodiscard]] virtual Result<Output> run(const Invocation& invocation) const = 0;
 };
 
 struct Options {
