@@ -125,7 +125,7 @@ Result<std::optional<cluster::DistributedScheduleOptions>> parse_distributed(
 }
 
 Result<Output> run_distributed_schedule(const ScheduleOptions& s, const Invocation& inv,
-                                const sched::ExperimentDevices& devices, std::string err) {
+                                        const sched::ExperimentDevices& devices, std::string err) {
   const cluster::DistributedScheduleOptions& d = *s.distributed;
   auto opened = cluster::open_job_communicator();
   if (!opened) {

@@ -34,8 +34,9 @@ void add_distributed_flags(CLI::App& cmd, DistributedFlags& f);
     const DistributedFlags& f);
 
 // Every rank runs it (cluster::run_distributed_schedule); rank 0 prints, after `err`.
-[[nodiscard]] Result<Output> run_distributed_schedule(const ScheduleOptions& s, const Invocation& inv,
-                                              const sched::ExperimentDevices& devices,
-                                              std::string err);
+[[nodiscard]] Result<Output> run_distributed_schedule(const ScheduleOptions& s,
+                                                      const Invocation& inv,
+                                                      const sched::ExperimentDevices& devices,
+                                                      std::string err);
 
 }  // namespace acco::cli
