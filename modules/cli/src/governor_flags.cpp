@@ -46,9 +46,13 @@ Result<power::GovernorSettings> governor_settings(const GovernorFlags& flags) {
 }
 
 Error governor_error(Error error) {
-  constexpr std::string_view kSetting = "allow_control: ";
-  if (error.message.starts_with(kSetting)) {
-    error.message = "--allow-control: " + error.message.substr(kSetting.size());
+  constexpr std::string_view kAllowControl = "allow_control: ";
+  constexpr std::string_view kMode = "mode: ";
+  if (error.message.starts_with(kAllowControl)) {
+    error.message = "--allow-control: " + error.message.substr(kAllowControl.size());
+  } else if (error.message.starts_with(kMode)) {  // a cap no device takes: fix the flag
+    error.message = "--mode: " + error.message.substr(kMode.size());
+    error.code = Errc::kUsage;
   }
   return error;
 }

@@ -25,8 +25,9 @@ void add_governor_flags(CLI::App& sub, GovernorFlags& flags, CLI::Option* govern
 // command sets them from its sampling flags.
 [[nodiscard]] Result<power::GovernorSettings> governor_settings(const GovernorFlags& flags);
 
-// The governor's error naming its setting ("allow_control: ...") as the flag that set it
-// ("--allow-control: ..."); other errors as they are.
+// The governor's error naming its setting ("allow_control: ...", "mode: ...") as the flag that
+// set it ("--allow-control: ...", "--mode: ..." as a usage error: a cap no device takes); other
+// errors as they are.
 [[nodiscard]] Error governor_error(Error error);
 
 }  // namespace acco::cli

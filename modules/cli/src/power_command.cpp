@@ -18,9 +18,10 @@
 #include "acco/core/units.hpp"
 #include "acco/monitor/sources.hpp"
 #include "acco/power/governor_loop.hpp"
+#include "acco/power/report.hpp"
 #include "acco/power/simulated_device.hpp"
 #include "acco/power/status.hpp"
-#include "acco/report/table.hpp"
+#include "acco/report/document.hpp"
 
 #include "command_spec.hpp"
 #include "commands.hpp"
@@ -56,10 +57,6 @@ Result<DeviceSources> device_sources(const MonitorOptions& monitor,
   return d;
 }
 
-std::string watts(const std::optional<double>& w) {
-  return w ? fmt::format("{:.0f} W", *w) : "-";
-}
-
 // --- status ---------------------------------------------------------------------------------
 
 struct StatusOptions {
@@ -92,33 +89,7 @@ class StatusCommand final : public Command {
       out.out = power::to_json(status).dump(2) + "\n";
       return out;
     }
-    out.out = fmt::format("acco power status: {} device(s) (NVML {})\n", status.samples.size(),
-                          status.nvml);
-    if (!status.samples.empty()) {
-      std::vector<std::vector<std::string>> rows = {{"DEVICE", "MODEL", "STATE", "TEMP", "POWER",
-                                                     "LIMIT", "DEFAULT", "MIN", "MAX", "THROTTLE"}};
-      for (const power::DeviceSample& s : status.samples) {
-        std::string throttle;
-        for (const std::string& name : power::clock_event_reasons(s)) {
-          throttle += (throttle.empty() ? "" : ",") + name;
-        }
-        rows.push_back(
-            {s.device, s.model, power::status_state(s),
-             s.temperature_gpu_celsius ? fmt::format("{:.0f} C", *s.temperature_gpu_celsius) : "-",
-             watts(s.power_watts), watts(s.power_limit_enforced_watts),
-             watts(s.power_limit_default_watts), watts(s.power_limit_min_watts),
-             watts(s.power_limit_max_watts), throttle.empty() ? "-" : throttle});
-      }
-      out.out += report::render_table(report::plain_table(rows, report::TableStyle::layout(2, 1)));
-    }
-    if (status.unrestored) {
-      for (const power::SavedDevice& d : *status.unrestored) {
-        out.out += fmt::format(
-            "  {} was set to {:.0f} W by a governor that did not restore it (original {:.0f} W); "
-            "the next acco power run --allow-control restores it\n",
-            d.uuid, d.set_limit_watts, d.original_limit_watts);
-      }
-    }
+    out.out = report::render_text(power::status_report(status));
     return out;
   }
 
@@ -135,31 +106,6 @@ struct PowerRunOptions {
   bool fast = false;
 };
 
-std::string run_text(const power::GovernorReport& report) {
-  std::size_t applied = 0;
-  for (const auto& a : report.actions) {
-    applied += a.applied ? 1 : 0;
-  }
-  const power::GovernorStatus& status = report.status;
-  std::vector<std::vector<std::string>> rows = {{"DEVICE", "STATE", "LIMIT", "WEIGHT", "NOTE"}};
-  for (const power::GovernorDevice& d : status.devices) {
-    const auto off = status.hands_off.find(d.uuid);
-    rows.push_back({d.device, power::to_string(d.state),
-                    d.limit_watts ? watts(d.limit_watts) : "as found",
-                    fmt::format("{:.2f}", d.weight),
-                    d.lost                          ? "lost"
-                    : off != status.hands_off.end() ? "left alone: " + off->second
-                    : d.energy_cap_watts ? fmt::format("energy cap {:.0f} W", *d.energy_cap_watts)
-                                         : ""});
-  }
-  return fmt::format(
-             "acco power run: {} round(s) over {} (stopped by {}); {} action(s), {} applied{}\n",
-             report.rounds, units::format_seconds(report.duration_seconds), report.stopped_by,
-             report.actions.size(), applied,
-             status.allow_control ? "" : " (dry-run: give --allow-control to apply)") +
-         report::render_table(report::plain_table(rows, report::TableStyle::layout(2, 1)));
-}
-
 class RunCommand final : public Command {
  public:
   explicit RunCommand(PowerRunOptions options) : options_(std::move(options)) {}
@@ -175,15 +121,8 @@ class RunCommand final : public Command {
       return tl::unexpected(built.error());
     }
     std::vector<power::SensorSource*> raw;
-    std::vector<power::DeviceSample> first;  // for --mode cap:W against the devices' ranges
     for (const auto& s : built->sources.devices) {
       raw.push_back(s.get());
-      if (auto read = s->read(); read) {
-        first.insert(first.end(), read->begin(), read->end());
-      }
-    }
-    if (auto cap = power::check_cap(options_.governor.options, first); !cap) {
-      return tl::unexpected(as_usage(std::move(cap.error()).with_context("--mode")));
     }
     const bool json = inv.format == Format::kJson;
     const Progress& progress = inv.progress;
@@ -199,7 +138,14 @@ class RunCommand final : public Command {
     if (!loop) {
       return tl::unexpected(governor_error(loop.error()));
     }
-    if (progress) {
+    power::GovernorLoopOptions loop_options;
+    loop_options.interval = options_.monitor.interval;
+    loop_options.duration = options_.duration;
+    loop_options.simulated_clock = clock ? &*clock : nullptr;
+    loop_options.started = [&] {
+      if (!progress) {
+        return;
+      }
       progress(fmt::format(
           "acco power run: mode {}, {}, every {}{} (NVML {})",
           power::mode_string(options_.governor.options),
@@ -207,27 +153,24 @@ class RunCommand final : public Command {
                                           : "dry-run (--allow-control applies)",
           units::format_seconds(std::chrono::duration<double>(options_.monitor.interval).count()),
           options_.fast ? " on simulated time" : "", built->nvml_note));
-    }
-    power::GovernorLoopOptions loop_options;
-    loop_options.interval = options_.monitor.interval;
-    loop_options.duration = options_.duration;
-    loop_options.simulated_clock = clock ? &*clock : nullptr;
+    };
     core::StopFlag stop;
     const StopOnSignal on_signal(signals, stop);
     const auto report = loop->run(built->sources.devices, loop_options, stop);
     if (!report) {
-      Error e = report.error();
-      if (e.code == Errc::kUnavailable) {  // no device: what was looked at, and the way to try
+      Error e = governor_error(report.error());
+      if (e.message.starts_with(power::kNoDeviceToGovern)) {  // what was looked at, how to try
         e.message +=
             fmt::format(" (NVML {}; --simulate N governs simulated devices)", built->nvml_note);
       }
-      return tl::unexpected(e);
+      return tl::unexpected(std::move(e));
     }
     Output out;
     for (const std::string& e : report->read_errors) {
       out.err += "acco power run: " + e + "\n";
     }
-    out.out = json ? power::to_json(*report).dump(2) + "\n" : run_text(*report);
+    out.out = json ? power::to_json(*report).dump(2) + "\n"
+                   : report::render_text(power::governor_report(*report));
     return out;
   }
 

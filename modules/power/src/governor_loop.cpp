@@ -83,7 +83,7 @@ bool GovernorLoop::uses_state_file() const {
 
 Result<std::vector<Action>> GovernorLoop::start(const std::vector<DeviceSample>& samples,
                                                 double now_seconds) {
-  ACCO_RETURN_IF_ERROR(check_cap(impl_->options, samples));
+  ACCO_RETURN_IF_ERROR(check_cap(impl_->options, samples), "mode");
   impl_->actuator->learn(samples);
   return impl_->run->start(samples, now_seconds);
 }
@@ -126,9 +126,17 @@ Result<GovernorReport> GovernorLoop::run(const std::vector<std::unique_ptr<Senso
   auto samples = read_all(sources, report.read_errors);
   if (samples.empty()) {  // nothing to govern: say so rather than report an empty run
     impl_->collecting = nullptr;
-    return fail(Errc::kUnavailable, report.read_errors.empty()
-                                        ? std::string("no device to govern: the sources read none")
-                                        : "no device to govern: " + report.read_errors.front());
+    return fail(Errc::kUnavailable,
+                std::string(kNoDeviceToGovern) + ": " +
+                    (report.read_errors.empty() ? std::string("the sources read none")
+                                                : report.read_errors.front()));
+  }
+  if (auto cap = check_cap(impl_->options, samples); !cap) {  // before `started`: no banner
+    impl_->collecting = nullptr;
+    return tl::unexpected(std::move(cap).error().with_context("mode"));
+  }
+  if (options.started) {
+    options.started();
   }
   if (auto started = start(samples, 0); !started) {
     impl_->collecting = nullptr;

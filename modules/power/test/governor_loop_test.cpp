@@ -114,6 +114,39 @@ TEST(GovernorLoopTest, NoDeviceToGovernIsUnavailableBeforeAnyRound) {
               StatusIs(Errc::kUnavailable, HasSubstr("no device to govern")));
 }
 
+TEST(GovernorLoopTest, NoDeviceErrorStartsWithItsMarker) {
+  std::vector<std::unique_ptr<SensorSource>> sources;
+  sources.push_back(std::make_unique<NamedNvml>());
+  auto loop = GovernorLoop::create(GovernorSettings{}, {sources[0].get()});
+  ASSERT_THAT(loop, IsOk());
+  GovernorLoopOptions options;
+  options.interval = std::chrono::milliseconds(1);
+  options.duration = std::chrono::seconds(1);
+  const auto ran = loop->run(sources, options, core::StopFlag{});
+  ASSERT_FALSE(ran);
+  EXPECT_TRUE(ran.error().message.starts_with(kNoDeviceToGovern)) << ran.error().message;
+}
+
+TEST(GovernorLoopTest, ACapNoDeviceTakesIsRefusedNamingTheModeBeforeAnyRound) {
+  SimulatedClock clock(1'700'000'000'000'000'000);
+  std::vector<std::unique_ptr<SensorSource>> sources;
+  sources.push_back(
+      std::make_unique<SimulatedSource>(2, SimulatedScenario::kCompute, clock.clock()));
+  GovernorSettings settings;
+  ASSERT_THAT(parse_governor_mode("cap:5000", settings.options), IsOk());
+  std::vector<Action> logged;
+  auto loop = GovernorLoop::create(settings, {sources[0].get()},
+                                   [&](const Action& a) { logged.push_back(a); });
+  ASSERT_THAT(loop, IsOk());
+  GovernorLoopOptions options;
+  options.interval = std::chrono::seconds(1);
+  options.duration = std::chrono::seconds(5);
+  options.simulated_clock = &clock;
+  EXPECT_THAT(loop->run(sources, options, core::StopFlag{}),
+              StatusIs(Errc::kInvalidArgument, HasSubstr("mode: cap:5000 is above every device")));
+  EXPECT_TRUE(logged.empty()) << "refused before the first action";
+}
+
 TEST(GovernorLoopTest, RunsOnSimulatedTimeAndRestoresTheLimitsItSet) {
   SimulatedClock clock(1'700'000'000'000'000'000);
   std::vector<std::unique_ptr<SensorSource>> sources;

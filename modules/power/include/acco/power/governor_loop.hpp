@@ -7,8 +7,10 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -43,6 +45,9 @@ struct GovernorLoopOptions {
   // Simulated time: rounds back to back, each moving this clock on by the interval (the sources
   // are simulated devices reading it). Null: the system clock, waiting out each interval.
   SimulatedClock* simulated_clock = nullptr;
+  // Called once the devices were read and the settings accepted, before the first round's
+  // actions: where a caller says what the run is doing.
+  std::function<void()> started;
 };
 
 // What a run() did (acco.power-run/1).
@@ -55,6 +60,10 @@ struct GovernorReport {
   std::string stopped_by;                // the stop's reason, or core::kStoppedByDuration
   std::vector<std::string> read_errors;  // "<source>: <message>" per failed read, in order
 };
+
+// How run()'s error starts when the sources read no device (kUnavailable), so a caller can add
+// where it looked and how to get devices.
+inline constexpr std::string_view kNoDeviceToGovern = "no device to govern";
 
 inline constexpr const char* kPowerRunSchema = "acco.power-run/1";
 // {"schema": "acco.power-run/1", "mode", "allow_control", "simulated_time", "duration_seconds",
@@ -83,7 +92,8 @@ class GovernorLoop {
   [[nodiscard]] bool uses_state_file() const;
 
   // GovernorRun's start, tick and finish, after learning which source each device belongs to.
-  // One caller at a time; status() may be read from any thread.
+  // One caller at a time; status() may be read from any thread. start refuses a fixed cap no
+  // device can take (check_cap's kInvalidArgument, prefixed "mode: " as the setting it names).
   [[nodiscard]] Result<std::vector<Action>> start(const std::vector<DeviceSample>& samples,
                                                   double now_seconds);
   std::vector<Action> tick(const std::vector<DeviceSample>& samples, double now_seconds);
