@@ -15,7 +15,7 @@ std::string watts_cell(const std::optional<double>& w) {
   return w ? fmt::format("{:.0f} W", *w) : "-";
 }
 
-report::Table device_table(std::vector<std::vector<std::string>> rows) {
+report::Table device_table(const std::vector<std::vector<std::string>>& rows) {
   return report::plain_table(rows, report::TableStyle::layout(2, 1));
 }
 
@@ -40,7 +40,7 @@ report::Document status_report(const PowerStatus& status) {
            watts_cell(s.power_limit_default_watts), watts_cell(s.power_limit_min_watts),
            watts_cell(s.power_limit_max_watts), throttle.empty() ? "-" : throttle});
     }
-    doc.add(device_table(std::move(rows)));
+    doc.add(device_table(rows));
   }
   if (status.unrestored) {
     for (const SavedDevice& d : *status.unrestored) {
@@ -76,7 +76,7 @@ report::Document governor_report(const GovernorReport& report) {
                   report.rounds, units::format_seconds(report.duration_seconds), report.stopped_by,
                   report.actions.size(), applied,
                   status.allow_control ? "" : " (dry-run: give --allow-control to apply)")});
-  doc.add(device_table(std::move(rows)));
+  doc.add(device_table(rows));
   return doc;
 }
 
