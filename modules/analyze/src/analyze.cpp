@@ -11,6 +11,7 @@
 #include "acco/analyze/json.hpp"
 #include "acco/analyze/pcie_peak.hpp"
 #include "acco/core/units.hpp"
+#include "acco/report/document.hpp"
 #include "acco/report/table.hpp"
 
 namespace acco::analyze {
@@ -610,7 +611,7 @@ const char* time_base_name(TimeBase base) {
   return "none";
 }
 
-std::string device_text(const AnalyzeReport& r, const DeviceAnalysis& d) {
+void add_device(report::Document& doc, const AnalyzeReport& r, const DeviceAnalysis& d) {
   double total = 0;
   for (const auto& [v, secs] : d.seconds) {
     total += secs;
@@ -620,17 +621,17 @@ std::string device_text(const AnalyzeReport& r, const DeviceAnalysis& d) {
     shares += fmt::format("{}{} {}", shares.empty() ? "" : ", ", to_string(v),
                           pct(total > 0 ? secs / total : 0));
   }
-  std::string out =
-      fmt::format("\nDevice {}{}{}{}\n", d.device, d.model.empty() ? "" : ": " + d.model,
-                  d.pci_bus_id.empty() ? "" : " (" + d.pci_bus_id + ")",
-                  d.lost ? " [lost during the recording]" : "");
+  doc.add(report::Heading{fmt::format("Device {}{}{}{}", d.device,
+                                      d.model.empty() ? "" : ": " + d.model,
+                                      d.pci_bus_id.empty() ? "" : " (" + d.pci_bus_id + ")",
+                                      d.lost ? " [lost during the recording]" : "")});
   for (const auto& instance : d.instances) {
-    out += "  MIG instance " + instance + "\n";
+    doc.add(report::Note{"MIG instance " + instance});
   }
   const double top = d.seconds.contains(d.dominant) ? d.seconds.at(d.dominant) : 0;
-  out += total > 0 && top / total >= 0.5
-             ? fmt::format("  mostly {} ({})\n", to_string(d.dominant), shares)
-             : fmt::format("  no verdict holds most of the time ({})\n", shares);
+  doc.add(report::Note{total > 0 && top / total >= 0.5
+                           ? fmt::format("mostly {} ({})", to_string(d.dominant), shares)
+                           : fmt::format("no verdict holds most of the time ({})", shares)});
   const auto watts = [](const std::optional<double>& w) {
     return w ? fmt::format("{:.0f} W", *w) : std::string("-");
   };
@@ -651,7 +652,7 @@ std::string device_text(const AnalyzeReport& r, const DeviceAnalysis& d) {
               : std::string("-"),
          w.why});
   }
-  return out + report::render_table(report::plain_table(rows, report::TableStyle::layout(2, 1)));
+  doc.add(report::plain_table(rows, report::TableStyle::layout(2, 1)));
 }
 
 std::string span_text(const AnalyzeReport& r) {
@@ -678,29 +679,30 @@ std::string span_text(const AnalyzeReport& r) {
 
 }  // namespace
 
-std::string analyze_text(const AnalyzeReport& r) {
-  std::string out = fmt::format("acco analyze: {}{}, {} device(s), windows of {}\n",
-                                r.input.empty() ? "" : r.input + ": ", span_text(r),
-                                r.devices.size(), units::format_seconds(r.window_seconds));
+report::Document analyze_report(const AnalyzeReport& r) {
+  report::Document doc;
+  doc.add(report::Preformatted{fmt::format(
+      "acco analyze: {}{}, {} device(s), windows of {}", r.input.empty() ? "" : r.input + ": ",
+      span_text(r), r.devices.size(), units::format_seconds(r.window_seconds))});
   for (const auto& d : r.devices) {
-    out += device_text(r, d);
+    add_device(doc, r, d);
   }
   if (r.events_total > 0) {
-    out += fmt::format(
-        "\nEvents ({} warning/error event(s); the first of each kind, most "
-        "frequent first)\n",
-        r.events_total);
+    doc.add(report::Heading{fmt::format(
+        "Events ({} warning/error event(s); the first of each kind, most frequent first)",
+        r.events_total)});
     for (const auto& e : r.events) {
-      out += fmt::format("  {} [{}] {} x{}: {}\n", time_text(r, e.time_unix_nanos), e.level,
-                         e.event, static_cast<long long>(e.numbers.at("count")), e.message);
+      doc.add(report::Note{fmt::format("{} [{}] {} x{}: {}", time_text(r, e.time_unix_nanos),
+                                       e.level, e.event,
+                                       static_cast<long long>(e.numbers.at("count")), e.message)});
     }
   } else {
-    out += "\nEvents: no warning or error\n";
+    doc.add(report::Heading{"Events: no warning or error"});
   }
   for (const auto& note : r.notes) {
-    out += "note: " + note + "\n";
+    doc.add(report::Note{.text = "note: " + note, .indent = 0});
   }
-  return out;
+  return doc;
 }
 
 nlohmann::ordered_json to_json(const AnalyzeReport& r) {

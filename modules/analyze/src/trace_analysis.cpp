@@ -9,6 +9,7 @@
 
 #include "acco/core/json.hpp"
 #include "acco/core/units.hpp"
+#include "acco/report/document.hpp"
 #include "acco/report/table.hpp"
 
 namespace acco::analyze {
@@ -188,11 +189,13 @@ Result<TraceReport> analyze_trace(const nlohmann::json& trace, const std::string
                                  [&] { return analyze_checked(trace, name); });
 }
 
-std::string trace_text(const TraceReport& r) {
-  std::string out =
+report::Document trace_report(const TraceReport& r) {
+  report::Document doc;
+  // The heading line, then a blank line before the table.
+  doc.add(report::Preformatted{
       fmt::format("acco analyze: {}: acco trace of policy {}, {} run, {} device(s)\n\n", r.input,
                   r.policy.empty() ? "?" : r.policy, units::format_seconds(r.elapsed_seconds),
-                  r.devices.size());
+                  r.devices.size())});
   std::vector<std::vector<std::string>> rows = {
       {"DEVICE", "TASKS", "BUSY", "IDLE", "IDLE WITH TRANSFER IN", "MOVED IN", "VERDICT", "WHY"}};
   for (const auto& d : r.devices) {
@@ -201,8 +204,8 @@ std::string trace_text(const TraceReport& r) {
          units::format_seconds(d.idle_seconds), units::format_seconds(d.idle_with_transfer_seconds),
          units::format_bytes(static_cast<std::uint64_t>(d.transfer_bytes)), d.verdict, d.why});
   }
-  out += report::render_table(report::plain_table(rows, report::TableStyle::layout(2, 1)));
-  return out;
+  doc.add(report::plain_table(rows, report::TableStyle::layout(2, 1)));
+  return doc;
 }
 
 nlohmann::ordered_json to_json(const TraceReport& r) {

@@ -81,8 +81,9 @@ TEST_P(ScenarioTest, ScriptedLoadGetsItsVerdict) {
   keep_recording(name + ".jsonl", rounds);
   const auto report = analyze(rounds, {}, name + ".jsonl");
   ASSERT_EQ(report.devices.size(), 1U);
-  EXPECT_EQ(report.devices[0].dominant, GetParam().expected) << analyze_text(report);
-  expect_golden("analyze." + name + ".txt", analyze_text(report));
+  EXPECT_EQ(report.devices[0].dominant, GetParam().expected)
+      << acco::report::render_text(analyze_report(report));
+  expect_golden("analyze." + name + ".txt", acco::report::render_text(analyze_report(report)));
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -109,7 +110,7 @@ TEST(AnalyzeTest, CycleGivesEachPhaseItsVerdictPerDevice) {
   // The hard phase draws 75 + 1.1 x 625 = 762 W, above the 700 W limit.
   EXPECT_THAT(v0, ::testing::ElementsAre("idle", "compute", "pcie", "power_cap"));
   EXPECT_EQ(to_string(report.devices[1].windows[0].verdict), std::string("compute"));
-  expect_golden("analyze.cycle.txt", analyze_text(report));
+  expect_golden("analyze.cycle.txt", acco::report::render_text(analyze_report(report)));
 }
 
 TEST(AnalyzeTest, VerdictsCiteTheirNumbers) {
@@ -162,7 +163,8 @@ TEST(AnalyzeTest, StarvedDeviceOnABusyHostIsHostBound) {
     hosts.push_back(h);
   }
   const auto report = analyze(rounds_of(devices, hosts), {});
-  EXPECT_EQ(report.devices[0].dominant, Verdict::kHost) << analyze_text(report);
+  EXPECT_EQ(report.devices[0].dominant, Verdict::kHost)
+      << acco::report::render_text(analyze_report(report));
   EXPECT_THAT(report.devices[0].windows[0].why, HasSubstr("host CPUs were 95% busy"));
 }
 
@@ -175,7 +177,8 @@ TEST(AnalyzeTest, IdleNvlinksWhilePcieIsBusyAreLinkUnderuse) {
     devices.push_back(d);
   }
   const auto report = analyze(rounds_of(devices), {});
-  EXPECT_EQ(report.devices[0].dominant, Verdict::kLinkUnderuse) << analyze_text(report);
+  EXPECT_EQ(report.devices[0].dominant, Verdict::kLinkUnderuse)
+      << acco::report::render_text(analyze_report(report));
 }
 
 TEST(AnalyzeTest, SaturatedNvlinkWithLittleComputeIsNvlinkBound) {
@@ -187,7 +190,8 @@ TEST(AnalyzeTest, SaturatedNvlinkWithLittleComputeIsNvlinkBound) {
     devices.push_back(d);
   }
   const auto report = analyze(rounds_of(devices), {});
-  EXPECT_EQ(report.devices[0].dominant, Verdict::kNvlink) << analyze_text(report);
+  EXPECT_EQ(report.devices[0].dominant, Verdict::kNvlink)
+      << acco::report::render_text(analyze_report(report));
 }
 
 TEST(AnalyzeTest, BusyMemoryIsMemoryBound) {
@@ -231,14 +235,14 @@ TEST(AnalyzeTest, NoUtilizationReadingIsUnknownNeverIdle) {
   const auto report = analyze(rounds_of(std::vector<power::DeviceSample>(5, d)), {});
   ASSERT_EQ(report.devices.size(), 1U);
   const auto& w = report.devices[0].windows.at(0);
-  EXPECT_EQ(w.verdict, Verdict::kUnknown) << analyze_text(report);
+  EXPECT_EQ(w.verdict, Verdict::kUnknown) << acco::report::render_text(analyze_report(report));
   EXPECT_THAT(w.why, HasSubstr("no utilization readings"));
   EXPECT_EQ(w.numbers.utilization, std::nullopt);
   EXPECT_EQ(w.numbers.power_cap_share, std::nullopt);
   const auto json = to_json(report);
   EXPECT_TRUE(json["devices"][0]["windows"][0]["numbers"]["utilization"].is_null());
   EXPECT_EQ(json["devices"][0]["dominant"], "unknown");
-  EXPECT_THAT(analyze_text(report), Not(HasSubstr("idle")));
+  EXPECT_THAT(acco::report::render_text(analyze_report(report)), Not(HasSubstr("idle")));
 }
 
 TEST(AnalyzeTest, WithoutPcieReadingsNoPcieNumberIsClaimed) {
@@ -271,7 +275,7 @@ TEST(AnalyzeTest, PowerCapBitsInMostBusySamplesArePowerCapWellBelowTheLimit) {
   }
   const auto report = analyze(rounds_of(devices), {});
   const auto& w = report.devices[0].windows.at(0);
-  EXPECT_EQ(w.verdict, Verdict::kPowerCap) << analyze_text(report);
+  EXPECT_EQ(w.verdict, Verdict::kPowerCap) << acco::report::render_text(analyze_report(report));
   EXPECT_THAT(w.why, HasSubstr("the power-cap reasons held the clocks in 100% of the busy samples "
                                "at 600 W = 86% of the 700 W limit; SM clock 1800 MHz, 91% of "
                                "the highest recorded"));
@@ -287,7 +291,8 @@ TEST(AnalyzeTest, ThermalBitsInMostBusySamplesAreThermalWithoutAClockReading) {
     devices.push_back(d);
   }
   const auto report = analyze(rounds_of(devices), {});
-  EXPECT_EQ(report.devices[0].windows.at(0).verdict, Verdict::kThermal) << analyze_text(report);
+  EXPECT_EQ(report.devices[0].windows.at(0).verdict, Verdict::kThermal)
+      << acco::report::render_text(analyze_report(report));
 }
 
 TEST(AnalyzeTest, SomePowerCapSamplesAreNamedNeverNoThrottling) {
@@ -310,7 +315,7 @@ TEST(AnalyzeTest, TheManagementLimitIsThePowerLimitWithoutAnEnforcedOne) {
   d.power_limit_requested_watts = 700;  // DCGM_FI_DEV_POWER_MGMT_LIMIT, nvidia-smi power.limit
   const auto report = analyze(rounds_of(std::vector<power::DeviceSample>(3, d)), {});
   EXPECT_EQ(report.devices[0].windows.at(0).numbers.power_limit_watts, 700);
-  EXPECT_THAT(analyze_text(report), HasSubstr("650 W / 700 W"));
+  EXPECT_THAT(acco::report::render_text(analyze_report(report)), HasSubstr("650 W / 700 W"));
 }
 
 TEST(AnalyzeTest, OffsetsRollOverTheMinute) {
@@ -323,7 +328,7 @@ TEST(AnalyzeTest, OffsetsRollOverTheMinute) {
   }
   AnalyzeOptions options;
   options.window_seconds = 60;
-  const auto text = analyze_text(analyze(rounds, options));
+  const auto text = acco::report::render_text(analyze_report(analyze(rounds, options)));
   EXPECT_THAT(text, HasSubstr("+4:00"));
   EXPECT_THAT(text, Not(HasSubstr(":60")));
 }
@@ -331,7 +336,7 @@ TEST(AnalyzeTest, OffsetsRollOverTheMinute) {
 TEST(AnalyzeTest, LocalTimesAreNotShownAsUtcAndAFileWithoutTimesHasNoDate) {
   auto report = analyze(rounds_of(std::vector<power::DeviceSample>(3, busy_with(0.97))), {});
   report.time_base = TimeBase::kLocalUnknownZone;
-  EXPECT_THAT(analyze_text(report),
+  EXPECT_THAT(acco::report::render_text(analyze_report(report)),
               HasSubstr("(2026-01-01T00:00:00.000 to 2026-01-01T00:00:02.000, local time, zone "
                         "unknown)"));
   EXPECT_EQ(to_json(report)["start"], "2026-01-01T00:00:00.000");
@@ -343,16 +348,18 @@ TEST(AnalyzeTest, LocalTimesAreNotShownAsUtcAndAFileWithoutTimesHasNoDate) {
   }
   auto none = analyze(untimed, {}, "run.csv");
   none.time_base = TimeBase::kNone;
-  const auto text = analyze_text(none);
+  const auto text = acco::report::render_text(analyze_report(none));
   EXPECT_THAT(text, HasSubstr("run.csv: 3 round(s) over 2.00 s, no dates in the file (times are "
                               "offsets from the first round), 1 device(s)"));
   EXPECT_THAT(text, Not(HasSubstr("1970")));
   EXPECT_TRUE(to_json(none)["start"].is_null());
 
   auto one = analyze(rounds_of({busy_with(0.97)}), {});
-  EXPECT_THAT(analyze_text(one), HasSubstr("1 round(s) at 2026-01-01T00:00:00.000Z"));
+  EXPECT_THAT(acco::report::render_text(analyze_report(one)),
+              HasSubstr("1 round(s) at 2026-01-01T00:00:00.000Z"));
   one.time_base = TimeBase::kNone;
-  EXPECT_THAT(analyze_text(one), HasSubstr(": 1 round(s), no dates in the file, 1 device(s)"));
+  EXPECT_THAT(acco::report::render_text(analyze_report(one)),
+              HasSubstr(": 1 round(s), no dates in the file, 1 device(s)"));
 }
 
 TEST(AnalyzeTest, SinceAtAFractionalUnixTimeKeepsTheSampleAtExactlyThatTime) {

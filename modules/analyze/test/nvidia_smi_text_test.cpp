@@ -57,8 +57,10 @@ TEST(NvidiaSmiDmonTest, TwoGpusWithTheCommandEchoedAreTwoDevicesAtItsInterval) {
 
   const auto report = analyze(r->rounds, {}, "dmon.log");
   ASSERT_EQ(report.devices.size(), 2U);
-  EXPECT_EQ(report.devices[0].dominant, Verdict::kPowerCap) << analyze_text(report);
-  EXPECT_EQ(report.devices[1].dominant, Verdict::kIdle) << analyze_text(report);
+  EXPECT_EQ(report.devices[0].dominant, Verdict::kPowerCap)
+      << acco::report::render_text(analyze_report(report));
+  EXPECT_EQ(report.devices[1].dominant, Verdict::kIdle)
+      << acco::report::render_text(analyze_report(report));
 }
 
 TEST(NvidiaSmiDmonTest, WithoutTheEchoTheIntervalFlagOrOneSecondWithANote) {
@@ -267,7 +269,8 @@ TEST(NvidiaSmiQueryTest, LoopedReportsAreRoundsWithCurrentReasonsAndCumulativeCo
 
   const auto report = analyze(r->rounds, {}, "q.txt");
   ASSERT_EQ(report.devices.size(), 1U);
-  EXPECT_EQ(report.devices[0].windows.at(0).verdict, Verdict::kPowerCap) << analyze_text(report);
+  EXPECT_EQ(report.devices[0].windows.at(0).verdict, Verdict::kPowerCap)
+      << acco::report::render_text(analyze_report(report));
 }
 
 TEST(NvidiaSmiQueryTest, AFragmentWithoutGpuOrTimestampIsOneGpuAtNoTime) {

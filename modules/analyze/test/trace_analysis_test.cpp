@@ -51,7 +51,7 @@ TEST(TraceAnalysisTest, IdleGapsAreAttributedToTransfersOrNot) {
   EXPECT_EQ(d0.verdict, "transfer-bound gaps");
   EXPECT_EQ(r->devices[1].verdict, "dependency gaps");
   EXPECT_EQ(r->devices[2].verdict, "busy");
-  EXPECT_THAT(trace_text(*r), HasSubstr("acco trace of policy dmda"));
+  EXPECT_THAT(acco::report::render_text(trace_report(*r)), HasSubstr("acco trace of policy dmda"));
   EXPECT_EQ(to_json(*r)["devices"][0]["verdict"], "transfer-bound gaps");
 }
 

@@ -14,6 +14,7 @@
 #include "acco/analyze/trace_analysis.hpp"
 #include "acco/core/json.hpp"
 #include "acco/core/units.hpp"
+#include "acco/report/document.hpp"
 
 #include "command_spec.hpp"
 #include "commands.hpp"
@@ -51,22 +52,22 @@ class AnalyzeCommand final : public Command {
       Output out;
       out.out = inv.format == Format::kJson
                     ? core::dump_replacing_invalid_utf8(analyze::to_json(*trace), 2) + "\n"
-                    : analyze::trace_text(*trace);
+                    : report::render_text(analyze::trace_report(*trace));
       return out;
     }
-    auto report = analyze::analyze(recording->rounds, options_.analyze, options_.input);
-    report.time_base = recording->time_base;
-    for (auto& device : report.devices) {
+    auto analysis = analyze::analyze(recording->rounds, options_.analyze, options_.input);
+    analysis.time_base = recording->time_base;
+    for (auto& device : analysis.devices) {
       if (const auto it = recording->instances.find(device.device);
           it != recording->instances.end()) {
         device.instances = it->second;
       }
     }
-    report.notes.insert(report.notes.begin(), recording->notes.begin(), recording->notes.end());
+    analysis.notes.insert(analysis.notes.begin(), recording->notes.begin(), recording->notes.end());
     Output out;
     out.out = inv.format == Format::kJson
-                  ? core::dump_replacing_invalid_utf8(analyze::to_json(report), 2) + "\n"
-                  : analyze::analyze_text(report);
+                  ? core::dump_replacing_invalid_utf8(analyze::to_json(analysis), 2) + "\n"
+                  : report::render_text(analyze::analyze_report(analysis));
     return out;
   }
 

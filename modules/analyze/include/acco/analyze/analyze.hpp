@@ -17,6 +17,7 @@
 #include "acco/analyze/events.hpp"
 #include "acco/analyze/recording.hpp"
 #include "acco/analyze/snapshot.hpp"
+#include "acco/report/document.hpp"
 
 namespace acco::analyze {
 
@@ -109,7 +110,8 @@ struct AnalyzeReport {
 
 [[nodiscard]] AnalyzeReport analyze(const std::vector<Snapshot>& recorded,
                                     const AnalyzeOptions& options, std::string input = "");
-[[nodiscard]] std::string analyze_text(const AnalyzeReport& report);
+// The text: the recording's span, each device's verdicts by window, the events, the notes.
+[[nodiscard]] report::Document analyze_report(const AnalyzeReport& report);
 [[nodiscard]] nlohmann::ordered_json to_json(const AnalyzeReport& report);
 
 }  // namespace acco::analyze

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "acco/core/result.hpp"
+#include "acco/report/document.hpp"
 
 namespace acco::analyze {
 
@@ -35,7 +36,8 @@ struct TraceReport {
 // kInvalidArgument naming `name` when `trace` is not an acco.trace/1 document.
 [[nodiscard]] Result<TraceReport> analyze_trace(const nlohmann::json& trace,
                                                 const std::string& name);
-[[nodiscard]] std::string trace_text(const TraceReport& report);
+// The text: the trace's policy and length, then each device's busy and idle time and verdict.
+[[nodiscard]] report::Document trace_report(const TraceReport& report);
 [[nodiscard]] nlohmann::ordered_json to_json(const TraceReport& report);
 
 }  // namespace acco::analyze
