@@ -9,14 +9,10 @@
 
 #include <fmt/format.h>
 
-#include <nlohmann/json.hpp>
-
-#include "acco/bench/machine_summary.hpp"
-#include "acco/core/file.hpp"
-#include "acco/core/stats.hpp"
 #include "acco/core/units.hpp"
 #include "acco/device/host_backend.hpp"
-#include "acco/report/table.hpp"
+#include "acco/report/document.hpp"
+#include "acco/tune/profile_report.hpp"
 #include "acco/tune/tune_run.hpp"
 
 #include "bench_command.hpp"
@@ -119,120 +115,6 @@ Result<TuneOptions> tune_options(const TuneFlags& f) {
   return o;
 }
 
-std::string threads_text(int threads) {
-  return threads == 0 ? std::string("auto") : std::to_string(threads);
-}
-
-// The median of a series of rates (core::stats, as the search's gain), 0 for none.
-double median_rate(const std::vector<double>& v) {
-  return v.empty() ? 0 : core::stats::median(v);
-}
-
-std::string choice_text(bool tuned, bool confirmed) {
-  return tuned ? "tuned" : confirmed ? "defaults" : "defaults (unconfirmed)";
-}
-
-// "+5.0% (noise 2.0%)", or "-" without a confirmation.
-std::string gain_text(double default_rate, double winner_rate, double gain, double noise) {
-  return default_rate > 0 && winner_rate > 0
-             ? fmt::format("{:+.1f}% (noise {:.1f}%)", 100 * gain, 100 * noise)
-             : "-";
-}
-
-std::string rate_text(double rate) {
-  return rate > 0 ? units::format_rate(rate) : "-";
-}
-
-// The reader's row, in a table of its own: its settings are not the engine's.
-std::string reader_text(const tune::ReaderTuning& r) {
-  const io::ReaderOptions d;
-  const auto& c = r.options;
-  const double dr = median_rate(r.default_bytes_per_second);
-  const double wr = median_rate(r.winner_bytes_per_second);
-  std::string out = fmt::format("  storage reader on {} (reads of {} into pinned staging):\n",
-                                r.file, units::format_bytes(r.bytes));
-  const std::vector<std::vector<std::string>> rows = {
-      {"reader", "choice", "block", "depth", "threads", "defaults", "tuned", "gain"},
-      {"read_discard", choice_text(r.tuned, r.confirmed),
-       fmt::format("{} ({})", units::format_bytes(c.block_bytes),
-                   units::format_bytes(d.block_bytes)),
-       fmt::format("{} ({})", c.depth, d.depth), fmt::format("{} ({})", c.threads, d.threads),
-       rate_text(dr), rate_text(wr), gain_text(dr, wr, r.gain, r.noise)}};
-  return out + report::render_table(report::plain_table(rows, report::TableStyle::layout(2, 1)));
-}
-
-// The engine's defaults on the profile's backend (transfer::default_profile): what the search
-// started from and what "(default)" shows.
-transfer::Profile engine_defaults(const tune::TuneProfile& p) {
-  device::DeviceInfo info;
-  info.backend = p.backend;
-  return transfer::default_profile(info);
-}
-
-// The profile beside the defaults: one row per path, each setting as "chosen (default)".
-std::string profile_text(const tune::TuneProfile& p, const std::string& path) {
-  const transfer::Profile d = engine_defaults(p);
-  std::string out = fmt::format("Tune profile {}\n", path);
-  out += fmt::format("  machine {}, created {}, backend {}{}, copies of {}, budget {:g} s{}\n",
-                     p.fingerprint, p.created, p.backend,
-                     p.link.empty() ? "" : fmt::format(" (emulated link {})", p.link),
-                     units::format_bytes(p.bytes), p.budget_seconds,
-                     p.budget_exhausted ? " (spent before the search finished)" : "");
-  std::vector<std::vector<std::string>> rows = {{"device", "path", "choice", "staged", "chunk",
-                                                 "slots", "queues", "threads", "defaults", "tuned",
-                                                 "gain", "fit (alpha + bytes / beta)"}};
-  for (const auto& t : p.paths) {
-    const auto& c = t.profile;
-    const std::string choice = choice_text(t.tuned, t.confirmed);
-    const double dr = median_rate(t.default_bytes_per_second);
-    const double wr = median_rate(t.winner_bytes_per_second);
-    const auto yes_no = [](bool b) { return b ? "yes" : "no"; };
-    rows.push_back({t.device, t.path, choice,
-                    fmt::format("{} ({})", yes_no(c.stage_pageable), yes_no(d.stage_pageable)),
-                    fmt::format("{} ({})", units::format_bytes(c.chunk_bytes),
-                                units::format_bytes(d.chunk_bytes)),
-                    fmt::format("{} ({})", c.slots, d.slots),
-                    fmt::format("{} ({})", c.queues, d.queues),
-                    fmt::format("{} ({})", threads_text(c.host_copy_threads),
-                                threads_text(d.host_copy_threads)),
-                    rate_text(dr), rate_text(wr), gain_text(dr, wr, t.gain, t.noise),
-                    t.fit ? fmt::format("{:.1f} us + bytes / {}", t.fit->alpha_seconds * 1e6,
-                                        units::format_rate(t.fit->beta_bytes_per_second))
-                          : "-"});
-  }
-  out += report::render_table(report::plain_table(rows, report::TableStyle::layout(2, 1)));
-  if (p.reader) {
-    out += reader_text(*p.reader);
-  }
-  for (const tune::FusionTuning& f : p.fusion) {
-    out += fmt::format(
-        "  fusion of small allreduces, {} links: threshold {} ({:.1f} us + bytes / {}, {} ranks, "
-        "{})\n",
-        f.link_class, units::format_bytes(f.threshold_bytes), f.alpha_seconds * 1e6,
-        units::format_rate(f.beta_bytes_per_second), f.ranks, f.measured);
-  }
-  out +=
-      "  chosen (default); staged: pageable memory through acco's pinned staging (no: the device's "
-      "own copy, the plain path); the defaults and tuned columns are medians of the interleaved "
-      "confirmation\n";
-  return out;
-}
-
-Result<std::string> default_output(const topo::Machine* machine) {
-  if (machine == nullptr) {
-    return fail(Errc::kUnavailable,
-                "no machine fingerprint (the topology is unavailable); name a file with --output");
-  }
-  ACCO_ASSIGN_OR_RETURN(const auto dir, tune::tune_directory());
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) {
-    return fail(Errc::kCannotWrite,
-                fmt::format("{}: cannot create the tune directory: {}", dir, ec.message()));
-  }
-  return tune::profile_path(dir, bench::machine_fingerprint(*machine));
-}
-
 class TuneCommand final : public Command {
  public:
   explicit TuneCommand(TuneOptions options) : o_(std::move(options)) {}
@@ -251,7 +133,8 @@ class TuneCommand final : public Command {
 
  private:
   Result<Output> show(const Invocation& inv, const topo::Machine* machine, Output out) const {
-    auto path = o_.output.empty() ? default_output(machine) : Result<std::string>(o_.output);
+    auto path =
+        o_.output.empty() ? tune::machine_profile_path(machine) : Result<std::string>(o_.output);
     if (!path) {
       return error_output(path.error(), out.err);
     }
@@ -265,41 +148,23 @@ class TuneCommand final : public Command {
       }
       return error_output(p.error(), out.err);
     }
-    if (inv.format == Format::kJson) {
-      auto j = tune::to_json(*p);
-      j["path"] = *path;
-      j["defaults"] = transfer::to_json(engine_defaults(*p));
-      if (p->reader) {
-        const io::ReaderOptions d;
-        j["reader_defaults"] = {
-            {"block_bytes", d.block_bytes}, {"depth", d.depth}, {"threads", d.threads}};
-      }
-      out.out = j.dump(2) + "\n";
-    } else {
-      out.out = profile_text(*p, *path);
-    }
+    out.out = inv.format == Format::kJson
+                  ? tune::profile_with_defaults_json(*p, *path).dump(2) + "\n"
+                  : report::render_text(tune::profile_report(*p, *path));
     return out;
   }
 
   Result<Output> tune(const Invocation& inv, const topo::Machine* machine, Output out) const {
-    auto path = o_.output.empty() ? default_output(machine) : Result<std::string>(o_.output);
+    auto path =
+        o_.output.empty() ? tune::machine_profile_path(machine) : Result<std::string>(o_.output);
     if (!path) {
       return error_output(path.error(), out.err);
     }
-    // A file there that is not a profile (another program's, a corrupt one) is left as it is:
-    // refused before the run rather than replaced after it. A profile's fusion entries are kept.
-    std::optional<tune::TuneProfile> previous;
-    if (auto file = core::check_file_or_absent(*path); !file) {  // a directory, a pipe: 73
-      return error_output(as_cannot_write(std::move(file.error())), out.err);
-    }
-    if (std::error_code ec; std::filesystem::exists(*path, ec)) {
-      auto loaded = tune::load_tune_profile(*path);
-      if (!loaded) {
-        Error e = std::move(loaded.error());
-        e.message += "; left as it is (remove it, or give --output another file)";
-        return error_output(e, out.err);
-      }
-      previous = std::move(*loaded);
+    // A file there that is not a profile (another program's, a corrupt one) is refused before
+    // the run rather than replaced after it. A profile's fusion entries are kept.
+    auto previous = tune::profile_to_replace(*path);
+    if (!previous) {
+      return error_output(previous.error(), out.err);
     }
     // Blocked before the engines start their threads, so SIGINT reaches only this one and the
     // search stops between two measurements; nothing is written until the end.
@@ -319,8 +184,8 @@ class TuneCommand final : public Command {
       return out;
     }
     // What a collective bench saved there (--save-fusion) stays: acco tune does not measure it.
-    if (previous) {
-      result->profile.fusion = previous->fusion;
+    if (*previous) {
+      result->profile.fusion = (*previous)->fusion;
     }
     if (auto s = tune::save_tune_profile(*path, result->profile); !s) {
       // Checked before the run, failed now (a full disk): the profile still goes to stdout.
@@ -333,11 +198,9 @@ class TuneCommand final : public Command {
     if (result->profile.budget_exhausted) {
       out.err += "acco: the budget ran out before the search finished; the best so far was kept\n";
     }
-    if (inv.format == Format::kJson) {
-      out.out = tune::to_json(result->profile).dump(2) + "\n";
-    } else {
-      out.out = profile_text(result->profile, *path);
-    }
+    out.out = inv.format == Format::kJson
+                  ? tune::to_json(result->profile).dump(2) + "\n"
+                  : report::render_text(tune::profile_report(result->profile, *path));
     return out;
   }
 

@@ -14,11 +14,6 @@ namespace {
 using std::chrono::steady_clock;
 using TimePoint = steady_clock::time_point;
 
-// The median of a series of rates (core::stats), 0 for none.
-double median_rate(const std::vector<double>& v) {
-  return v.empty() ? 0 : core::stats::median(v);
-}
-
 double spread_of(const std::vector<double>& v) {
   const double m = median_rate(v);
   if (v.empty() || m <= 0) {
@@ -246,6 +241,10 @@ Status tune_path(const Target& target, const SearchOptions& o, const Measure& me
 }
 
 }  // namespace
+
+double median_rate(const std::vector<double>& rates) {
+  return rates.empty() ? 0 : core::stats::median(rates);
+}
 
 Verdict judge(const std::vector<double>& default_rates, const std::vector<double>& winner_rates,
               double min_gain) {

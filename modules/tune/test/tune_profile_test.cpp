@@ -10,8 +10,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "acco/report/document.hpp"
 #include "acco/testing/files.hpp"
 #include "acco/testing/matchers.hpp"
+#include "acco/tune/profile_report.hpp"
 
 namespace acco::tune {
 namespace {
@@ -257,6 +259,39 @@ TEST(TuneProfileTest, EngineProfilesAreKeyedByDeviceAndPath) {
   const auto m = engine_profiles(sample());
   ASSERT_EQ(m.size(), 2U);
   EXPECT_EQ(m.at("host:0/h2d_pageable").chunk_bytes, std::size_t{1} << 20);
+}
+
+TEST(ProfileReportTest, ShowsEachSettingBesideItsDefaultAndTheFusionThresholds) {
+  auto p = sample_with_reader();
+  set_fusion(p, {"intra-node", 2, 1e-6, 5e9, 64 << 10, "2026-12-03T08:00:00Z"});
+  const std::string text = report::render_text(profile_report(p, "/tmp/x.json"));
+  EXPECT_TRUE(text.starts_with("Tune profile /tmp/x.json\n  machine box-0123456789abcdef, "))
+      << text;
+  EXPECT_THAT(text, HasSubstr("  host:0 h2d_pageable tuned    yes (no) 1.00 MiB (4.00 MiB)"));
+  EXPECT_THAT(text, HasSubstr("  storage reader on /data/shard0"));
+  EXPECT_THAT(text,
+              HasSubstr("  fusion of small allreduces, intra-node links: threshold 64.0 KiB"));
+  EXPECT_TRUE(text.ends_with("medians of the interleaved confirmation\n")) << text;
+  const auto j = profile_with_defaults_json(p, "/tmp/x.json");
+  EXPECT_EQ(j["path"], "/tmp/x.json");
+  EXPECT_TRUE(j.contains("defaults"));
+  EXPECT_TRUE(j.contains("reader_defaults"));
+  EXPECT_FALSE(profile_with_defaults_json(sample(), "p").contains("reader_defaults"));
+}
+
+TEST(ProfileReportTest, TheProfileToReplaceIsNoneAProfileOrARefusal) {
+  const TempDir dir;
+  EXPECT_EQ(profile_to_replace(dir.file("absent.json")).value(), std::nullopt);
+  ASSERT_TRUE(save_tune_profile(dir.file("p.json"), sample()));
+  const auto kept = profile_to_replace(dir.file("p.json"));
+  ASSERT_TRUE(kept && kept->has_value());
+  EXPECT_EQ(**kept, sample());
+  std::ofstream(dir.file("other.json")) << "not a profile";
+  EXPECT_THAT(profile_to_replace(dir.file("other.json")),
+              StatusIs(Errc::kInvalidArgument, HasSubstr("; left as it is")));
+  stdfs::create_directory(dir.file("d"));
+  EXPECT_THAT(profile_to_replace(dir.file("d")), StatusIs(Errc::kCannotWrite));
+  EXPECT_THAT(machine_profile_path(nullptr), StatusIs(Errc::kUnavailable, HasSubstr("--output")));
 }
 
 }  // namespace

@@ -131,4 +131,8 @@ struct Verdict {
 [[nodiscard]] Verdict judge(const std::vector<double>& default_rates,
                             const std::vector<double>& winner_rates, double min_gain);
 
+// The median of a series of measured rates (core::stats), 0 for none (a path the search did
+// not confirm): the gain's and the profile text's rule.
+[[nodiscard]] double median_rate(const std::vector<double>& rates);
+
 }  // namespace acco::tune

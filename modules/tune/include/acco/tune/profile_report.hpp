@@ -1,0 +1,40 @@
+// What `acco tune` shows and where its profile lives: a profile beside the engine's and the
+// reader's defaults (text as report blocks, `--show`'s JSON), the machine's default profile path,
+// and the profile already there before a run overwrites it.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "acco/core/result.hpp"
+#include "acco/report/document.hpp"
+#include "acco/topo/machine.hpp"
+#include "acco/tune/tune_profile.hpp"
+
+namespace acco::tune {
+
+// "Tune profile <path>", the machine line, one row per device and path with each setting as
+// "chosen (default)" and the confirmation's medians, the reader's row, the fusion thresholds and
+// a legend.
+[[nodiscard]] report::Document profile_report(const TuneProfile& profile, const std::string& path);
+
+// to_json(profile) with "path", the engine's "defaults" on the profile's backend and, with a
+// reader entry, the reader's "reader_defaults".
+[[nodiscard]] nlohmann::json profile_with_defaults_json(const TuneProfile& profile,
+                                                        const std::string& path);
+
+// The profile file for `machine` in tune_directory(), which is created. kUnavailable without a
+// machine (no fingerprint: the caller names a file); kCannotWrite when the directory cannot be
+// made.
+[[nodiscard]] Result<std::string> machine_profile_path(const topo::Machine* machine);
+
+// The profile at `path` that a new run replaces, to keep what acco tune does not measure (the
+// collective bench's fusion entries): nullopt when there is no file. kCannotWrite when something
+// other than a file is there (a directory, a pipe); a file that is not a profile keeps
+// load_tune_profile's error, with "; left as it is (...)": it is refused before the run rather
+// than replaced after it.
+[[nodiscard]] Result<std::optional<TuneProfile>> profile_to_replace(const std::string& path);
+
+}  // namespace acco::tune
