@@ -1022,36 +1022,4 @@ std::vector<int> SysrootBuilder::all_cpus() const {
 
 // ---- TempDir ----
 
-TempDir::TempDir() {
-  // $TMPDIR when set; else /dev/shm, which is memory like sysfs and many times faster than a
-  // disk for trees of a few thousand small files.
-  fs::path parent = fs::temp_directory_path();
-  if (std::getenv("TMPDIR") == nullptr && access("/dev/shm", W_OK) == 0) {
-    parent = "/dev/shm";
-  }
-  std::string pattern = (parent / "acco-sysroot-XXXXXX").string();
-  if (mkdtemp(pattern.data()) == nullptr) {
-    throw std::system_error(errno, std::generic_category(), "mkdtemp " + pattern);
-  }
-  path_ = pattern;
-}
-
-TempDir::~TempDir() {
-  std::error_code ignored;
-  fs::remove_all(path_, ignored);
-}
-
-DiskTempDir::DiskTempDir() {
-  std::string pattern = (fs::current_path() / "acco-disk-XXXXXX").string();
-  if (mkdtemp(pattern.data()) == nullptr) {
-    throw std::system_error(errno, std::generic_category(), "mkdtemp " + pattern);
-  }
-  path_ = pattern;
-}
-
-DiskTempDir::~DiskTempDir() {
-  std::error_code ignored;
-  fs::remove_all(path_, ignored);
-}
-
 }  // namespace acco::testing

@@ -15,6 +15,8 @@
 #include <utility>
 #include <vector>
 
+#include "acco/testing/files.hpp"
+
 namespace acco::testing {
 
 // A PCIe link: generation 1-6 (2.5, 5, 8, 16, 32, 64 GT/s) and lanes. Gen 0 is "Unknown" (no
@@ -333,34 +335,6 @@ class SysrootBuilder {
   int next_iommu_group_ = 0;
   std::map<std::string, std::filesystem::path> block_devices_;  // name -> its directory
   int next_nvme_minor_ = 0;
-};
-
-// A fresh directory, removed with everything in it on destruction: under $TMPDIR when set,
-// else /dev/shm when writable, else the system temp directory.
-class TempDir {
- public:
-  TempDir();
-  ~TempDir();
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  [[nodiscard]] const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
-
-// The same on the disk the tests run from (the build tree) rather than in memory: where
-// O_DIRECT and a real file system's behaviour matter.
-class DiskTempDir {
- public:
-  DiskTempDir();
-  ~DiskTempDir();
-  DiskTempDir(const DiskTempDir&) = delete;
-  DiskTempDir& operator=(const DiskTempDir&) = delete;
-  [[nodiscard]] const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
 };
 
 }  // namespace acco::testing

@@ -20,29 +20,10 @@ namespace {
 using ::acco::testing::IsOk;
 using ::acco::testing::slurp;
 using ::acco::testing::StatusIs;
+using ::acco::testing::TempDir;
 using ::testing::Not;
 
 namespace stdfs = std::filesystem;
-
-// A fresh directory per test, removed afterwards.
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (stdfs::temp_directory_path() / "acco-history-XXXXXX").string();
-    path_ = ::mkdtemp(pattern.data());
-  }
-  ~TempDir() {
-    std::error_code ec;
-    stdfs::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  [[nodiscard]] std::string file(const std::string& name) const { return (path_ / name).string(); }
-  [[nodiscard]] const stdfs::path& path() const { return path_; }
-
- private:
-  stdfs::path path_;
-};
 
 BenchRun run_at(std::string created, std::string fingerprint = "node-a") {
   auto run = testing::sample_run();

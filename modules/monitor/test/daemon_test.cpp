@@ -29,28 +29,14 @@ using ::acco::testing::HasValue;
 using ::acco::testing::IsOk;
 using ::acco::testing::slurp;
 using ::acco::testing::StatusIs;
+using ::acco::testing::TempDir;
 using ::testing::Field;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-class ScratchDir {
- public:
-  ScratchDir() {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "acco-daemon-XXXXXX").string();
-    path_ = ::mkdtemp(tmpl.data());
-  }
-  ~ScratchDir() { std::filesystem::remove_all(path_); }
-  ScratchDir(const ScratchDir&) = delete;
-  ScratchDir& operator=(const ScratchDir&) = delete;
-  [[nodiscard]] const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
-
 // Two simulated devices sampled every 100 ms on 127.0.0.1 with a free port, no host sensors; the
 // periodic probe reads a generated sysroot (the CI VM), NVML off.
-DaemonOptions simulated_daemon(const ScratchDir& dir) {
+DaemonOptions simulated_daemon(const TempDir& dir) {
   if (!std::filesystem::exists(dir.path() / "root")) {
     acco::testing::write_ci_vm(dir.path() / "root");
   }
@@ -75,7 +61,7 @@ httplib::Result get(int port, const std::string& path) {
 }
 
 TEST(DaemonTest, ServesMetricsOfSimulatedDevicesForThreeSecondsThenStopsByItself) {
-  const ScratchDir dir;
+  const TempDir dir;
   auto daemon = Daemon::create(simulated_daemon(dir));
   ASSERT_THAT(daemon, IsOk());
   const auto started = daemon->start();
@@ -120,7 +106,7 @@ TEST(DaemonTest, ServesMetricsOfSimulatedDevicesForThreeSecondsThenStopsByItself
 }
 
 TEST(DaemonTest, AStopRequestEndsTheRunWithItsReasonAndTheFindingsAreServed) {
-  const ScratchDir dir;
+  const TempDir dir;
   DaemonOptions options = simulated_daemon(dir);
   options.governor = power::GovernorSettings{};  // dry run on the simulated devices
   auto daemon = Daemon::create(std::move(options));
@@ -149,7 +135,7 @@ TEST(DaemonTest, AStopRequestEndsTheRunWithItsReasonAndTheFindingsAreServed) {
 }
 
 TEST(DaemonTest, AnAddressInUseIsUnavailableAndNothingRuns) {
-  const ScratchDir dir;
+  const TempDir dir;
   auto first = Daemon::create(simulated_daemon(dir));
   ASSERT_THAT(first, IsOk());
   const auto started = first->start();
@@ -164,7 +150,7 @@ TEST(DaemonTest, AnAddressInUseIsUnavailableAndNothingRuns) {
 }
 
 TEST(RecorderTest, SimulatedTimeWritesEveryRoundAtOnce) {
-  const ScratchDir dir;
+  const TempDir dir;
   RecordOptions o;
   o.out = (dir.path() / "rec.jsonl").string();
   o.duration = std::chrono::seconds(2);
@@ -198,7 +184,7 @@ TEST(RecorderTest, SimulatedTimeWritesEveryRoundAtOnce) {
 }
 
 TEST(RecorderTest, AStopRequestEndsARealTimeRecording) {
-  const ScratchDir dir;
+  const TempDir dir;
   acco::testing::write_ci_vm(dir.path() / "root");
   RecordOptions o;
   o.out = (dir.path() / "rec.jsonl").string();
@@ -223,7 +209,7 @@ TEST(RecorderTest, AStopRequestEndsARealTimeRecording) {
 }
 
 TEST(RecorderTest, AFileThatCannotBeCreatedIsCannotWrite) {
-  const ScratchDir dir;
+  const TempDir dir;
   RecordOptions o;
   o.out = (dir.path() / "no-such-dir" / "rec.jsonl").string();
   o.duration = std::chrono::seconds(1);

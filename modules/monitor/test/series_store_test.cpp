@@ -12,32 +12,19 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "acco/testing/files.hpp"
 #include "acco/testing/matchers.hpp"
 
 namespace acco::monitor {
 namespace {
 
 using ::acco::testing::StatusIs;
+using ::acco::testing::TempDir;
 using ::testing::HasSubstr;
 
 constexpr std::int64_t kSecond = 1'000'000'000;
 // A minute boundary, so minute buckets line up with the test's rounds.
 constexpr std::int64_t kT0 = 1'800'000'000LL * kSecond;
-
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "acco-store-XXXXXX").string();
-    path_ = ::mkdtemp(tmpl.data());
-  }
-  ~TempDir() { std::filesystem::remove_all(path_); }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  [[nodiscard]] std::string file(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  std::filesystem::path path_;
-};
 
 // `devices` devices whose power_watts is `watts` (device i reads watts + i), at time t.
 analyze::Snapshot round_at(std::int64_t t, double watts, int devices = 2) {

@@ -11,34 +11,15 @@
 #include <gtest/gtest.h>
 
 #include "acco/device/host_backend.hpp"
+#include "acco/testing/files.hpp"
 #include "acco/testing/matchers.hpp"
 
 namespace acco::sched {
 namespace {
 
+using ::acco::testing::DiskTempDir;
 using acco::testing::IsOk;
 using ::testing::HasSubstr;
-
-// A directory on the build tree's disk (O_DIRECT works there), removed afterwards.
-class ScratchDir {
- public:
-  ScratchDir() {
-    std::string pattern = (std::filesystem::current_path() / "acco-load-XXXXXX").string();
-    if (::mkdtemp(pattern.data()) != nullptr) {
-      path_ = pattern;
-    }
-  }
-  ~ScratchDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  ScratchDir(const ScratchDir&) = delete;
-  ScratchDir& operator=(const ScratchDir&) = delete;
-  [[nodiscard]] const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
 
 std::vector<int> numbers(std::size_t n, int seed) {
   std::vector<int> v(n);
@@ -70,7 +51,7 @@ Fixture make(int devices) {
 }
 
 TEST(FileLoaderTest, ShardsLoadedByTasksFeedTheTasksThatReadThem) {
-  ScratchDir dir;
+  DiskTempDir dir;
   const auto data = numbers(300000, 3);  // 1.2 MB: several blocks
   const auto path = (dir.path() / "shard.bin").string();
   std::ofstream(path, std::ios::binary)
@@ -120,7 +101,7 @@ TEST(FileLoaderTest, ShardsLoadedByTasksFeedTheTasksThatReadThem) {
 }
 
 TEST(FileLoaderTest, AMissingFileOrAShortRangeFailsTheTaskNamingIt) {
-  ScratchDir dir;
+  DiskTempDir dir;
   const auto path = (dir.path() / "small.bin").string();
   std::ofstream(path) << std::string(100, 'x');
   FileLoader loader;

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "acco/testing/files.hpp"
 #include "acco/testing/json_schema.hpp"
 #include "acco/testing/matchers.hpp"
 
@@ -17,6 +18,7 @@ namespace {
 
 using ::acco::testing::IsOk;
 using ::acco::testing::StatusIs;
+using ::acco::testing::TempDir;
 
 namespace stdfs = std::filesystem;
 using namespace std::chrono_literals;
@@ -28,25 +30,6 @@ const DevicePeak kNoPeak{};
 nlohmann::json schema() {
   return acco::testing::published_schema("perfmodel.schema.json");
 }
-
-// A fresh directory per test, removed afterwards.
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (stdfs::temp_directory_path() / "acco-perfmodel-XXXXXX").string();
-    path_ = ::mkdtemp(pattern.data());
-  }
-  ~TempDir() {
-    std::error_code ec;
-    stdfs::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  [[nodiscard]] stdfs::path file(const std::string& name) const { return path_ / name; }
-
- private:
-  stdfs::path path_;
-};
 
 void write(const stdfs::path& path, const std::string& text) {
   std::ofstream(path, std::ios::binary) << text;
@@ -526,7 +509,7 @@ TEST(PerfModelFileTest, ASaveIntoAMissingDirectoryFailsNamingThePath) {
   const auto path = dir.file("no/such/models.json");
   const auto status = sample_models().save(path);
   ASSERT_THAT(status, StatusIs(Errc::kNotFound));
-  EXPECT_NE(status.error().message.find(path.string()), std::string::npos);
+  EXPECT_NE(status.error().message.find(path), std::string::npos);
 }
 
 TEST(PerfModelFileTest, AMissingFileIsAnEmptyModelSet) {
@@ -543,7 +526,7 @@ TEST(PerfModelFileTest, AMalformedFileIsAnErrorNamingThePath) {
   write(path, "{\"schema\": ");
   const auto models = PerfModels::load(path);
   ASSERT_THAT(models, StatusIs(Errc::kInvalidArgument));
-  EXPECT_EQ(models.error().message.rfind(path.string() + ": not valid JSON: ", 0), 0U)
+  EXPECT_EQ(models.error().message.rfind(path + ": not valid JSON: ", 0), 0U)
       << models.error().message;
 }
 
@@ -556,7 +539,7 @@ TEST(PerfModelFileTest, ABadEntryIsAnErrorNamingThePathAndTheEntry) {
   const auto models = PerfModels::load(path);
   ASSERT_THAT(models, StatusIs(Errc::kInvalidArgument));
   EXPECT_EQ(models.error().message,
-            path.string() +
+            path +
                 ": perfmodel entry 0: samples_ns: expected an array of non-negative integers");
 }
 

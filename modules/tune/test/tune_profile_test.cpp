@@ -18,6 +18,8 @@
 namespace acco::tune {
 namespace {
 
+using ::acco::testing::TempDir;
+
 namespace stdfs = std::filesystem;
 using ::acco::testing::slurp;
 using ::acco::testing::StatusIs;
@@ -73,25 +75,6 @@ TuneProfile sample_with_reader() {
   p.reader = r;
   return p;
 }
-
-// A fresh directory per test, removed at the end.
-class TempDir {
- public:
-  TempDir() {
-    std::string t = (stdfs::temp_directory_path() / "acco-tune-XXXXXX").string();
-    path_ = ::mkdtemp(t.data());
-  }
-  ~TempDir() {
-    std::error_code ec;
-    stdfs::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  [[nodiscard]] std::string file(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  stdfs::path path_;
-};
 
 TEST(TuneProfileTest, JsonRoundTripKeepsEveryField) {
   const auto p = sample();
