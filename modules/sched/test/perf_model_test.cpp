@@ -539,8 +539,7 @@ TEST(PerfModelFileTest, ABadEntryIsAnErrorNamingThePathAndTheEntry) {
   const auto models = PerfModels::load(path);
   ASSERT_THAT(models, StatusIs(Errc::kInvalidArgument));
   EXPECT_EQ(models.error().message,
-            path +
-                ": perfmodel entry 0: samples_ns: expected an array of non-negative integers");
+            path + ": perfmodel entry 0: samples_ns: expected an array of non-negative integers");
 }
 
 TEST(PerfModelFileTest, ADirectoryIsNotAModelFile) {
