@@ -40,21 +40,25 @@ std::string diagnose_bind(const std::string& host, int port) {
       rc != 0) {
     return fmt::format("{} does not resolve ({})", host, ::gai_strerror(rc));
   }
+  // The first address's failure: the server listens on the first address that binds, so that
+  // is the one it tried first (a host with IPv4 and IPv6 addresses may fail differently on each).
   int error = 0;
   for (const addrinfo* a = found; a != nullptr; a = a->ai_next) {
     const int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
     if (fd < 0) {
-      error = errno;
+      error = error != 0 ? error : errno;
       continue;
     }
     const int yes = 1;
     ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
     const int bound = ::bind(fd, a->ai_addr, a->ai_addrlen);
-    error = bound == 0 ? 0 : errno;
+    const int bind_error = errno;
     ::close(fd);
-    if (bound == 0) {
+    if (bound == 0) {  // binds now: the failure was a race, or is not the address's
+      error = 0;
       break;
     }
+    error = error != 0 ? error : bind_error;
   }
   ::freeaddrinfo(found);
   return bind_failure_reason(error, host);
