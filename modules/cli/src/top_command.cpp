@@ -173,6 +173,16 @@ class TopCommand final : public Command {
     std::optional<analyze::Snapshot> current;
     std::optional<analyze::Snapshot> previous;
     std::string streamed;
+    if (frames == 1) {  // rates (CPU busy, network, disk) need two rounds: the first feeds them
+      auto first = next();
+      if (!first) {
+        return tl::unexpected(first.error());
+      }
+      current = std::move(*first);
+      if (!wait_for_next(signals, keys, sampler.get(), current)) {
+        return Output{};  // stopped before a frame was drawn
+      }
+    }
     if (live) {
       write_stdout(kHideCursor);
     }
@@ -255,7 +265,7 @@ Result<TopCommandOptions> top_options(const TopFlags& flags, const core::Setting
   if (!flags.from.empty()) {
     auto url = monitor::parse_server_url(flags.from);
     if (!url) {
-      return bad_value("--from", flags.from, "http://HOST:PORT (e.g. http://127.0.0.1:9477)");
+      return bad_value("--from", flags.from, "HOST:PORT or http://HOST:PORT (e.g. 127.0.0.1:9477)");
     }
     o.from = *url;
     if (flags.monitor.simulate != 0) {
@@ -283,9 +293,10 @@ CommandSpec top_command() {
   return command_with_flags<TopFlags>(
       "top", "live terminal view of devices and host (sampled here or read from acco serve)",
       [](CLI::App& sub, SharedFlags& shared, TopFlags& flags) {
-        sub.add_option("--from", flags.from,
-                       "read a running acco serve instead of sampling here: http://HOST:PORT")
-            ->type_name("URL");
+        sub.add_option(
+               "--from", flags.from,
+               "read a running acco serve instead of sampling here: HOST:PORT or http://HOST:PORT")
+            ->type_name("ADDRESS");
         add_monitor_flags(sub, shared, flags.monitor, "refresh period (default 1s)");
         sub.add_option("--iterations", flags.iterations, "stop after N frames")->type_name("N");
         sub.add_flag("--once", flags.once, "print one frame without escape codes and exit");

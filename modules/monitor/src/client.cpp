@@ -20,19 +20,23 @@ std::string ServerUrl::text() const {
 Result<ServerUrl> parse_server_url(const std::string& url) {
   const auto bad = [&] {
     return fail(Errc::kInvalidArgument,
-                fmt::format("cannot parse '{}' as a daemon's URL (expected http://HOST:PORT, "
-                            "e.g. http://127.0.0.1:9477)",
+                fmt::format("cannot parse '{}' as a daemon's address (expected HOST:PORT or "
+                            "http://HOST:PORT, e.g. 127.0.0.1:9477)",
                             units::excerpt(url)));
   };
   constexpr std::string_view kScheme = "http://";
-  if (url.rfind(kScheme, 0) != 0) {
+  const bool scheme = url.rfind(kScheme, 0) == 0;
+  if (!scheme && url.find("://") != std::string::npos) {  // https://, ftp://: not served
     return bad();
   }
-  std::string rest = url.substr(kScheme.size());
+  std::string rest = scheme ? url.substr(kScheme.size()) : url;
   if (!rest.empty() && rest.back() == '/') {
     rest.pop_back();
   }
   ServerUrl out;
+  if (!scheme) {
+    out.port = kDefaultServePort;  // a bare HOST is acco serve's
+  }
   std::string port_text;
   if (!rest.empty() && rest.front() == '[') {
     const auto close = rest.find(']');

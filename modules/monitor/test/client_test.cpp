@@ -17,16 +17,23 @@ TEST(ClientTest, UrlsWithHostAndPortParse) {
   EXPECT_EQ(v6->host, "::1");
   EXPECT_EQ(v6->text(), "http://[::1]:80");
   EXPECT_EQ(parse_server_url("http://node-1")->port, 80);
+  // As acco serve --listen takes it: HOST:PORT, or HOST on serve's port.
+  const auto bare = parse_server_url("127.0.0.1:9000");
+  ASSERT_TRUE(bare) << bare.error().message;
+  EXPECT_EQ(bare->text(), "http://127.0.0.1:9000");
+  EXPECT_EQ(parse_server_url("node-1")->port, kDefaultServePort);
+  EXPECT_EQ(parse_server_url("[::1]:9477")->host, "::1");
 }
 
 TEST(ClientTest, MalformedUrlsAreInvalidArguments) {
-  for (const char* bad :
-       {"", "127.0.0.1:9477", "https://node:1", "http://", "http://node:", "http://node:0",
-        "http://node:70000", "http://node:1/api", "http://[::1", "http://node:port"}) {
+  for (const char* bad : {"", ":9477", "https://node:1", "node:", "node:0", "http://",
+                          "http://node:", "http://node:0", "http://node:70000", "http://node:1/api",
+                          "http://[::1", "http://node:port"}) {
     const auto url = parse_server_url(bad);
     ASSERT_FALSE(url) << bad;
     EXPECT_EQ(url.error().code, Errc::kInvalidArgument) << bad;
-    EXPECT_THAT(url.error().message, ::testing::HasSubstr("expected http://HOST:PORT")) << bad;
+    EXPECT_THAT(url.error().message, ::testing::HasSubstr("expected HOST:PORT or http://HOST:PORT"))
+        << bad;
   }
 }
 

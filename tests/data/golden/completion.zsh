@@ -213,7 +213,7 @@ _acco_serve() {
 _acco_top() {
   _arguments \
     '(- *)'{-h,--help}'[Print this help message and exit]' \
-    --from='[read a running acco serve instead of sampling here\: http\://HOST\:PORT]:URL:' \
+    --from='[read a running acco serve instead of sampling here\: HOST\:PORT or http\://HOST\:PORT]:ADDRESS:' \
     --interval='[refresh period (default 1s)]:DURATION:' \
     --simulate='[add N simulated accelerators (thermal and power model)]:N:' \
     --scenario='[what the simulated devices run\: cycle (default), idle, compute, transfer-bound, thermal-throttle, power-capped]:NAME:(cycle idle compute transfer-bound thermal-throttle power-capped)' \

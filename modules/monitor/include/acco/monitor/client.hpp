@@ -16,7 +16,11 @@ struct ServerUrl {
   [[nodiscard]] std::string text() const;  // "http://127.0.0.1:9477"
 };
 
-// "http://HOST[:PORT][/]"; kInvalidArgument otherwise (only http, no path).
+// "http://HOST[:PORT][/]" (port 80 by default), or "HOST[:PORT]" as `acco serve --listen`
+// takes it (port kDefaultServePort by default); an IPv6 host in brackets. kInvalidArgument
+// otherwise (only http, no path).
+inline constexpr int kDefaultServePort = 9477;
+
 [[nodiscard]] Result<ServerUrl> parse_server_url(const std::string& url);
 
 // GET URL/api/v1/snapshot within `timeout`. kUnavailable when the daemon cannot be reached or
