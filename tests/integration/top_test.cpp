@@ -58,7 +58,7 @@ std::string device_row(const std::string& frame, const std::string& id) {
 
 int round_of(const std::string& frame) {
   std::smatch m;
-  return std::regex_search(frame, m, std::regex(" - round ([0-9]+) every ")) ? std::stoi(m[1]) : -1;
+  return std::regex_search(frame, m, std::regex("round ([0-9]+) every ")) ? std::stoi(m[1]) : -1;
 }
 
 TEST(TopTest, OnceWithSimulatedDevicesPrintsOneFrameWithBoth) {
@@ -139,14 +139,14 @@ TEST(TopTest, BadFlagsAreOneLineAndExit64) {
   }
 }
 
-// The live view in a real terminal: a detached tmux pane of 160x50 on a server of its own,
-// captured twice; the second capture shows a later round.
+// The live view in a real terminal: a detached tmux pane (160x50 unless told) on a server of
+// its own.
 class TmuxSession {
  public:
-  explicit TmuxSession(const std::string& command)
-      : socket_("acco-top-test-" + std::to_string(::getpid())) {
-    const std::string cmd = "tmux -L " + socket_ + " -f /dev/null new-session -d -s top -x 160 " +
-                            "-y 50 '" + kCleanEnv + command + "'";
+  explicit TmuxSession(const std::string& command, int columns = 160)
+      : socket_("acco-top-test-" + std::to_string(::getpid()) + "-" + std::to_string(columns)) {
+    const std::string cmd = "tmux -L " + socket_ + " -f /dev/null new-session -d -s top -x " +
+                            std::to_string(columns) + " -y 50 '" + kCleanEnv + command + "'";
     started_ = std::system(cmd.c_str()) == 0;
   }
   ~TmuxSession() {
@@ -220,6 +220,67 @@ TEST(TopTest, LiveViewRedrawsInATmuxPaneAndQQuits) {
   }
   EXPECT_FALSE(tmux.alive()) << "q did not end acco top";
 }
+
+// The pane's text once `pred` holds for it (at most 10 s).
+template <typename Pred>
+std::string capture_until(const TmuxSession& tmux, Pred pred) {
+  std::string pane;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (std::chrono::steady_clock::now() < deadline) {
+    pane = tmux.capture();
+    if (pred(pane)) {
+      return pane;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return pane;
+}
+
+class TopWidthTest : public ::testing::TestWithParam<int> {};
+
+TEST_P(TopWidthTest, TheFrameFitsThePaneAndTheKeysSortAndFilter) {
+  if (!have("tmux")) {
+    GTEST_SKIP() << "tmux is not installed (Debian package tmux)";
+  }
+  const int columns = GetParam();
+  const TmuxSession tmux(std::string(ACCO_BINARY) + " top --simulate 3 --nvml off --interval 200ms",
+                         columns);
+  ASSERT_TRUE(tmux.started());
+  const auto first = capture_round(tmux, 1);
+  ASSERT_GE(round_of(first), 1) << first;
+  std::istringstream in(first);
+  for (std::string line; std::getline(in, line);) {
+    EXPECT_LE(static_cast<int>(line.size()), columns) << line;
+  }
+  EXPECT_THAT(first, HasSubstr("keys: q quit   s sort (by id)   f device (all)")) << first;
+  if (columns >= 160) {
+    EXPECT_THAT(first, Not(HasSubstr("hidden to fit"))) << first;
+  } else {
+    EXPECT_THAT(first, HasSubstr("hidden to fit " + std::to_string(columns) +
+                                 " columns: SM MHz / MAX, PCIe TX GB/s (%)"))
+        << first;
+  }
+  EXPECT_THAT(device_row(first, "2"), HasSubstr(" ok ")) << "STATE is never hidden: " << first;
+  tmux.send_keys("s");
+  const auto sorted = capture_until(tmux, [](const std::string& pane) {
+    return pane.find("s sort (by util)") != std::string::npos;
+  });
+  EXPECT_THAT(sorted, HasSubstr("s sort (by util)")) << sorted;
+  tmux.send_keys("f");
+  const auto one = capture_until(
+      tmux, [](const std::string& pane) { return pane.find("f device (0)") != std::string::npos; });
+  EXPECT_THAT(one, HasSubstr("f device (0)")) << one;
+  EXPECT_FALSE(device_row(one, "0").empty()) << one;
+  EXPECT_TRUE(device_row(one, "1").empty()) << one;
+  tmux.send_keys("q");
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (tmux.alive() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_FALSE(tmux.alive()) << "q did not end acco top";
+}
+
+INSTANTIATE_TEST_SUITE_P(Columns, TopWidthTest, ::testing::Values(80, 100, 160));
 
 }  // namespace
 }  // namespace acco::testing

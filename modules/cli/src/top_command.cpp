@@ -3,6 +3,7 @@
 // a plain-ANSI frame every interval, so it works over ssh and inside tmux without curses. A
 // stdout that is not a terminal, or --once, gets one frame without escape codes.
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <functional>
@@ -85,22 +86,24 @@ class Keys {
   Keys& operator=(const Keys&) = delete;
 
   [[nodiscard]] bool active() const { return active_; }
-  // Whether q was typed within `timeout`.
-  [[nodiscard]] bool quit(std::chrono::milliseconds timeout) const {
+  // The last key typed within `timeout` (q first when it came), or 0.
+  [[nodiscard]] char key(std::chrono::milliseconds timeout) const {
     if (!active_) {
-      return false;
+      return 0;
     }
     pollfd p{STDIN_FILENO, POLLIN, 0};
     if (::poll(&p, 1, static_cast<int>(timeout.count())) <= 0) {
-      return false;
+      return 0;
     }
     char c = 0;
+    char last = 0;
     while (::read(STDIN_FILENO, &c, 1) == 1) {
-      if (c == 'q' || c == 'Q') {
-        return true;
+      last = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      if (last == 'q') {
+        break;
       }
     }
-    return false;
+    return last;
   }
 
  private:
@@ -108,24 +111,54 @@ class Keys {
   bool active_ = false;
 };
 
-// Sleeps `duration`; false when SIGTERM, SIGINT or q came first. With keys it looks at both
-// every 50 ms, so a stop takes at most that long.
-bool pause(const SignalScope& signals, const Keys& keys, std::chrono::milliseconds duration) {
+// How a wait ended: its time passed, a stop (SIGTERM, SIGINT, q), or a key that changes the view.
+enum class Woken {
+  kTime,
+  kStop,
+  kKey
+};
+
+// Sleeps `duration`. With keys it looks at them and the signals every 50 ms, so a stop takes at
+// most that long; `key` gets the key that ended the wait.
+Woken pause(const SignalScope& signals, const Keys& keys, std::chrono::milliseconds duration,
+            char& key) {
   if (!keys.active()) {
-    return signals.wait(duration) == 0;
+    return signals.wait(duration) == 0 ? Woken::kTime : Woken::kStop;
   }
   const auto until = std::chrono::steady_clock::now() + duration;
   while (true) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         until - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
-      return true;
+      return Woken::kTime;
     }
-    if (signals.wait(std::chrono::milliseconds(0)) != 0 ||
-        keys.quit(std::min(left, std::chrono::milliseconds(50)))) {
-      return false;
+    if (signals.wait(std::chrono::milliseconds(0)) != 0) {
+      return Woken::kStop;
+    }
+    key = keys.key(std::min(left, std::chrono::milliseconds(50)));
+    if (key == 'q') {
+      return Woken::kStop;
+    }
+    if (key == 's' || key == 'f') {
+      return Woken::kKey;
     }
   }
+}
+
+// The `s` and `f` keys: the next sort order, or the next device to show alone (then all again).
+void apply_key(char key, const analyze::Snapshot& shown, monitor::TopOptions& view) {
+  if (key == 's') {
+    view.sort = monitor::next_sort(view.sort);
+    return;
+  }
+  std::vector<std::string> ids;
+  for (const auto& d : shown.devices) {
+    ids.push_back(d.device);
+  }
+  const auto at = std::find(ids.begin(), ids.end(), view.device);
+  view.device = view.device.empty()                      ? (ids.empty() ? "" : ids.front())
+                : at == ids.end() || at + 1 == ids.end() ? ""
+                                                         : *(at + 1);
 }
 
 class TopCommand final : public Command {
@@ -179,18 +212,29 @@ class TopCommand final : public Command {
         return tl::unexpected(first.error());
       }
       current = std::move(*first);
-      if (!wait_for_next(signals, keys, sampler.get(), current)) {
+      char key = 0;
+      if (wait_for_next(signals, keys, sampler.get(), current, key) == Woken::kStop) {
         return Output{};  // stopped before a frame was drawn
       }
     }
     if (live) {
       write_stdout(kHideCursor);
     }
+    view.keys = keys.active();
     for (int frame = 0; frames == 0 || frame < frames; ++frame) {
-      if (frame > 0 && !wait_for_next(signals, keys, sampler.get(), current)) {
-        break;
+      bool redraw = false;  // a key changed the view: the same round again
+      if (frame > 0) {
+        char key = 0;
+        const Woken woken = wait_for_next(signals, keys, sampler.get(), current, key);
+        if (woken == Woken::kStop) {
+          break;
+        }
+        if (woken == Woken::kKey && current) {
+          apply_key(key, *current, view);
+          redraw = true;
+        }
       }
-      auto snapshot = next();
+      auto snapshot = redraw ? Result<analyze::Snapshot>(*current) : next();
       view.status.clear();
       if (!snapshot) {
         if (!current) {
@@ -203,7 +247,7 @@ class TopCommand final : public Command {
             "{}: {} (retrying every {})", analyze::rfc3339(core::now_unix_nanos()),
             snapshot.error().message,
             units::format_seconds(std::chrono::duration<double>(options_.interval).count()));
-      } else if (!current || snapshot->time_unix_nanos != current->time_unix_nanos) {
+      } else if (!redraw && (!current || snapshot->time_unix_nanos != current->time_unix_nanos)) {
         previous = std::move(current);
         current = std::move(*snapshot);
       }
@@ -229,25 +273,26 @@ class TopCommand final : public Command {
   }
 
  private:
-  // Waits an interval; false when a signal or q came. The sampler's clock and this loop's drift
+  // Waits an interval, or until a stop or a key. The sampler's clock and this loop's drift
   // apart, so with a sampler it then waits (up to another interval) for the round after the one
   // on screen: no frame repeats a round and every rate has two rounds behind it.
-  bool wait_for_next(const SignalScope& signals, const Keys& keys, const monitor::Sampler* sampler,
-                     const std::optional<analyze::Snapshot>& current) const {
-    if (!pause(signals, keys, options_.interval)) {
-      return false;
+  Woken wait_for_next(const SignalScope& signals, const Keys& keys, const monitor::Sampler* sampler,
+                      const std::optional<analyze::Snapshot>& current, char& key) const {
+    if (const Woken woken = pause(signals, keys, options_.interval, key); woken != Woken::kTime) {
+      return woken;
     }
     if (sampler == nullptr || !current) {
-      return true;
+      return Woken::kTime;
     }
     const auto until = std::chrono::steady_clock::now() + options_.interval;
     while (sampler->latest()->snapshot.stats.rounds == current->stats.rounds &&
            std::chrono::steady_clock::now() < until) {
-      if (!pause(signals, keys, std::chrono::milliseconds(10))) {
-        return false;
+      if (const Woken woken = pause(signals, keys, std::chrono::milliseconds(10), key);
+          woken != Woken::kTime) {
+        return woken;
       }
     }
-    return true;
+    return Woken::kTime;
   }
 
   TopCommandOptions options_;

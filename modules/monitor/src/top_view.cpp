@@ -47,6 +47,10 @@ constexpr Column kColumns[] = {
 };
 constexpr std::size_t kColumnCount = std::size(kColumns);
 constexpr std::size_t kModelWidth = 20;
+constexpr std::size_t kNarrowModelWidth = 12;
+// The columns hidden, in this order, until the table fits the width (ID, MODEL, POWER, UTIL,
+// STATE and THROTTLE always show).
+constexpr std::size_t kHideOrder[] = {6, 8, 5, 7, 2};
 
 struct Cell {
   std::string text;
@@ -69,7 +73,7 @@ std::optional<double> as_double(std::optional<std::uint64_t> v) {
   return v ? std::optional<double>(static_cast<double>(*v)) : std::nullopt;
 }
 
-std::string short_model(const std::string& model) {
+std::string short_model(const std::string& model, std::size_t width) {
   std::string m = model;
   for (const auto& [prefix, replacement] :
        {std::pair<std::string_view, std::string_view>{"NVIDIA ", ""},
@@ -81,7 +85,7 @@ std::string short_model(const std::string& model) {
   if (m.empty()) {
     return "-";
   }
-  return m.size() > kModelWidth ? m.substr(0, kModelWidth - 1) + "~" : m;
+  return m.size() > width ? m.substr(0, width - 1) + "~" : m;
 }
 
 std::string pcie_cell(std::optional<double> bytes_per_second, double peak) {
@@ -109,10 +113,10 @@ std::string throttle_cell(const power::DeviceSample& d) {
   return out.empty() ? "-" : out;
 }
 
-Row device_row(const power::DeviceSample& d) {
+Row device_row(const power::DeviceSample& d, std::size_t model_width) {
   Row row;
   row.push_back({d.device.empty() ? "-" : d.device});
-  row.push_back({short_model(d.model)});
+  row.push_back({short_model(d.model, model_width)});
   if (d.lost || d.suspended) {
     for (std::size_t i = 2; i + 2 < kColumnCount; ++i) {
       row.push_back({"-"});
@@ -159,20 +163,91 @@ std::string cut(const std::string& line, std::size_t width, bool colour) {
   return out;
 }
 
-std::string table(const std::vector<Row>& rows, bool colour) {
+std::string table(const std::vector<Row>& rows, bool colour, const std::vector<bool>& shown) {
   report::Table t{.columns = {},
                   .rows = {},
                   .style = {.indent = 0, .gap = 2, .colour = colour, .header_style = kBold}};
-  for (const auto& column : kColumns) {
-    t.columns.push_back({.header = std::string(column.header), .align = column.align});
+  for (std::size_t c = 0; c < kColumnCount; ++c) {
+    if (shown[c]) {
+      t.columns.push_back({.header = std::string(kColumns[c].header), .align = kColumns[c].align});
+    }
   }
   for (const auto& row : rows) {
     auto& cells = t.rows.emplace_back();
-    for (const auto& cell : row) {
-      cells.emplace_back(cell.text, cell.colour == nullptr ? "" : cell.colour);
+    for (std::size_t c = 0; c < row.size(); ++c) {
+      if (shown[c]) {
+        cells.emplace_back(row[c].text, row[c].colour == nullptr ? "" : row[c].colour);
+      }
     }
   }
   return report::render_table(t);
+}
+
+// Columns on the screen, ANSI sequences not counted.
+std::size_t visible_width(std::string_view line) {
+  std::size_t width = 0;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    if (line[i] == '\x1b') {
+      i = line.find('m', i);
+      if (i == std::string_view::npos) {
+        break;
+      }
+      continue;
+    }
+    ++width;
+  }
+  return width;
+}
+
+// Larger first; equal keys keep the snapshot's (id) order. A lost or suspended device reads
+// nothing and goes last unless sorted by id.
+double sort_key(const power::DeviceSample& d, TopSort sort) {
+  if (sort != TopSort::kId && (d.lost || d.suspended)) {
+    return -2;
+  }
+  switch (sort) {
+    case TopSort::kUtilization:
+      return d.utilization_ratio.value_or(-1);
+    case TopSort::kPower:
+      return d.power_watts.value_or(-1);
+    case TopSort::kTemperature:
+      return d.temperature_gpu_celsius.value_or(-1);
+    case TopSort::kId:
+      break;
+  }
+  return 0;
+}
+
+// The devices' table fitted to `width` (0: as it is), and the headers it hid.
+std::pair<std::string, std::vector<std::string>> device_table(
+    const std::vector<const power::DeviceSample*>& devices, std::size_t width, bool colour) {
+  std::vector<bool> shown(kColumnCount, true);
+  std::vector<std::string> hidden;
+  const auto render = [&](std::size_t model_width) {
+    std::vector<Row> rows;
+    rows.reserve(devices.size());
+    for (const auto* device : devices) {
+      rows.push_back(device_row(*device, model_width));
+    }
+    return table(rows, colour, shown);
+  };
+  const auto header_width = [](const std::string& text) {
+    return visible_width(std::string_view(text).substr(0, text.find('\n')));
+  };
+  std::string text = render(kModelWidth);
+  if (width == 0 || header_width(text) <= width) {
+    return {text, hidden};
+  }
+  text = render(kNarrowModelWidth);
+  for (const std::size_t column : kHideOrder) {
+    if (header_width(text) <= width) {
+      break;
+    }
+    shown[column] = false;
+    hidden.emplace_back(kColumns[column].header);
+    text = render(kNarrowModelWidth);
+  }
+  return {text, hidden};
 }
 
 double seconds_between(std::int64_t from_unix_nanos, std::int64_t to_unix_nanos) {
@@ -319,9 +394,23 @@ std::vector<std::string> host_lines(const power::HostSample& now, const power::H
 std::string render_top(const analyze::Snapshot& now, const analyze::Snapshot* previous,
                        const TopOptions& options) {
   std::vector<std::string> lines;
-  lines.push_back(fmt::format("acco top - {} - {} - {} - round {} every {}", options.hostname,
-                              analyze::rfc3339(now.time_unix_nanos), options.source,
-                              now.stats.rounds, units::format_seconds(now.stats.interval_seconds)));
+  // The header's parts joined by " - ", on as many lines as the width needs.
+  const std::string parts[] = {"acco top", options.hostname, analyze::rfc3339(now.time_unix_nanos),
+                               options.source,
+                               fmt::format("round {} every {}", now.stats.rounds,
+                                           units::format_seconds(now.stats.interval_seconds))};
+  std::string header;
+  for (const auto& part : parts) {
+    if (header.empty()) {
+      header = part;
+    } else if (options.width == 0 || header.size() + 3 + part.size() <= options.width) {
+      header += " - " + part;
+    } else {
+      lines.push_back(header);
+      header = "  " + part;
+    }
+  }
+  lines.push_back(header);
   if (!options.status.empty()) {
     lines.push_back(options.colour ? kRed + options.status + kReset : options.status);
   }
@@ -332,18 +421,30 @@ std::string render_top(const analyze::Snapshot& now, const analyze::Snapshot* pr
                     last == now.stats.last_error.end() ? "" : " (last: " + last->second + ")"));
   }
   lines.emplace_back();
-  if (now.devices.empty()) {
-    lines.emplace_back("no devices");
-  } else {
-    std::vector<Row> rows;
-    rows.reserve(now.devices.size());
-    for (const auto& device : now.devices) {
-      rows.push_back(device_row(device));
+  std::vector<const power::DeviceSample*> devices;
+  for (const auto& device : now.devices) {
+    if (options.device.empty() || device.device == options.device) {
+      devices.push_back(&device);
     }
-    std::string text = table(rows, options.colour);
+  }
+  std::stable_sort(devices.begin(), devices.end(), [&](const auto* a, const auto* b) {
+    return sort_key(*a, options.sort) > sort_key(*b, options.sort);
+  });
+  if (devices.empty()) {
+    lines.emplace_back(options.device.empty() ? "no devices"
+                                              : "no device " + options.device + " in this round");
+  } else {
+    auto [text, hidden] = device_table(devices, options.width, options.colour);
     text.pop_back();
     for (auto& line : units::split(text, '\n')) {
       lines.push_back(std::move(line));
+    }
+    if (!hidden.empty()) {
+      std::string names;
+      for (const auto& h : hidden) {
+        names += (names.empty() ? "" : ", ") + h;
+      }
+      lines.push_back(fmt::format("hidden to fit {} columns: {}", options.width, names));
     }
   }
   lines.emplace_back();
@@ -356,11 +457,45 @@ std::string render_top(const analyze::Snapshot& now, const analyze::Snapshot* pr
   } else {
     lines.emplace_back("HOST  -");
   }
+  if (options.keys) {
+    lines.emplace_back();
+    lines.push_back(fmt::format("keys: q quit   s sort (by {})   f device ({})",
+                                to_string(options.sort),
+                                options.device.empty() ? "all" : options.device));
+  }
   std::string out;
   for (const auto& line : lines) {
     out += cut(line, options.width, options.colour) + "\n";
   }
   return out;
+}
+
+std::string_view to_string(TopSort sort) {
+  switch (sort) {
+    case TopSort::kId:
+      return "id";
+    case TopSort::kUtilization:
+      return "util";
+    case TopSort::kPower:
+      return "power";
+    case TopSort::kTemperature:
+      return "temp";
+  }
+  return "id";
+}
+
+TopSort next_sort(TopSort sort) {
+  switch (sort) {
+    case TopSort::kId:
+      return TopSort::kUtilization;
+    case TopSort::kUtilization:
+      return TopSort::kPower;
+    case TopSort::kPower:
+      return TopSort::kTemperature;
+    case TopSort::kTemperature:
+      break;
+  }
+  return TopSort::kId;
 }
 
 }  // namespace acco::monitor

@@ -235,5 +235,56 @@ TEST(TopViewTest, NoDevicesAndNoHostStillDrawAFrame) {
   EXPECT_THAT(frame, HasSubstr("HOST  -"));
 }
 
+TEST(TopViewTest, TheTableFitsTheWidthAndNamesTheColumnsItHid) {
+  const auto first = round(1);
+  auto o = options();
+  o.width = 160;
+  const auto wide = render_top(round(2), &first, o);
+  EXPECT_THAT(wide, Not(HasSubstr("hidden to fit")));
+  EXPECT_THAT(line_starting(wide, "ID "), HasSubstr("SM MHz / MAX"));
+  for (const std::size_t width : {100U, 80U}) {
+    o.width = width;
+    const auto frame = render_top(round(2), &first, o);
+    const auto header = line_starting(frame, "ID ");
+    EXPECT_LE(header.size(), width) << frame;
+    EXPECT_THAT(header, HasSubstr("THROTTLE")) << "the reason a device is slow stays";
+    EXPECT_THAT(header, HasSubstr("POWER W / LIMIT W"));
+    EXPECT_THAT(header, Not(HasSubstr("SM MHz"))) << "hidden first";
+    EXPECT_THAT(line_starting(frame, "hidden to fit " + std::to_string(width) + " columns: "),
+                HasSubstr("SM MHz / MAX, PCIe TX GB/s (%)"))
+        << frame;
+    for (const auto& line : lines_of(frame)) {
+      EXPECT_LE(line.size(), width) << line;
+    }
+    EXPECT_EQ(cell(frame, "0", "STATE"), "ok") << frame;
+  }
+  // At 80 columns the header wraps at its " - " rather than losing the round.
+  EXPECT_EQ(line_starting(render_top(round(2), &first, o), "  round "), "  round 2 every 1.00 s");
+}
+
+TEST(TopViewTest, SortAndDeviceFilterChangeTheRowsAndTheKeysLineSaysSo) {
+  auto o = options();
+  o.keys = true;
+  const auto by_id = render_top(round(2), nullptr, o);
+  EXPECT_EQ(line_starting(by_id, "keys: "), "keys: q quit   s sort (by id)   f device (all)");
+  o.sort = TopSort::kPower;
+  const auto by_power = render_top(round(2), nullptr, o);
+  const auto header_at = by_power.find("\nID ");
+  const auto first_row = by_power.substr(by_power.find('\n', header_at + 1) + 1, 2);
+  EXPECT_EQ(first_row, "0 ") << by_power;  // the busy device draws the most
+  EXPECT_LT(by_power.find("\n1 "), by_power.find("\n2 ")) << "lost and suspended go last";
+  EXPECT_THAT(by_power, HasSubstr("s sort (by power)"));
+  o.sort = TopSort::kId;
+  o.device = "1";
+  const auto one = render_top(round(2), nullptr, o);
+  EXPECT_FALSE(line_starting(one, "1 ").empty()) << one;
+  EXPECT_TRUE(line_starting(one, "0 ").empty()) << one;
+  EXPECT_THAT(one, HasSubstr("f device (1)"));
+  o.device = "9";
+  EXPECT_THAT(render_top(round(2), nullptr, o), HasSubstr("no device 9 in this round"));
+  EXPECT_EQ(next_sort(TopSort::kTemperature), TopSort::kId);
+  EXPECT_EQ(to_string(next_sort(TopSort::kId)), "util");
+}
+
 }  // namespace
 }  // namespace acco::monitor
