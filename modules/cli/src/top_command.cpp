@@ -161,6 +161,44 @@ void apply_key(char key, const analyze::Snapshot& shown, monitor::TopOptions& vi
                                                          : *(at + 1);
 }
 
+// Where the frames come from: a running acco serve (--from), or a sampler started here.
+struct Feed {
+  std::function<Result<analyze::Snapshot>()> next;
+  std::unique_ptr<core::Fs> fs;               // what the sampler's sources read: outlives them
+  std::unique_ptr<monitor::Sampler> sampler;  // null with --from
+  std::string hostname;
+  std::string source;  // the header's "2 device(s), NVML off, host /" or "from http://..."
+};
+
+Result<Feed> open_feed(const TopCommandOptions& options) {
+  Feed feed;
+  if (options.from) {
+    feed.hostname = options.from->host;
+    feed.source = "from " + options.from->text();
+    // A daemon that does not answer within an interval (at least a second) is late: the
+    // view says so and tries again rather than freezing.
+    const auto timeout = std::max(options.interval, std::chrono::milliseconds(1000));
+    feed.next = [url = *options.from, timeout] { return monitor::fetch_snapshot(url, timeout); };
+    return feed;
+  }
+  ACCO_ASSIGN_OR_RETURN(monitor::Sources sources,
+                        monitor::make_sources(options.sysroot, options.sources));
+  const std::string nvml = sources.nvml_note.substr(0, sources.nvml_note.find(' '));
+  feed.fs = std::move(sources.fs);
+  feed.sampler = std::make_unique<monitor::Sampler>(
+      std::move(sources.devices), std::move(sources.host),
+      monitor::SamplerOptions{.interval = options.interval});
+  feed.sampler->start();
+  const auto first = feed.sampler->latest();
+  feed.hostname = hostname();
+  feed.source = fmt::format("{} device(s), NVML {}, host {}",
+                            first ? first->snapshot.devices.size() : 0, nvml, options.sysroot);
+  feed.next = [sampler = feed.sampler.get()]() -> Result<analyze::Snapshot> {
+    return sampler->latest()->snapshot;
+  };
+  return feed;
+}
+
 class TopCommand final : public Command {
  public:
   explicit TopCommand(TopCommandOptions options) : options_(std::move(options)) {}
@@ -168,33 +206,11 @@ class TopCommand final : public Command {
   Result<Output> run(const Invocation& /*invocation*/) const override {
     const SignalScope signals;
     monitor::TopOptions view;
-    std::function<Result<analyze::Snapshot>()> next;
-    std::unique_ptr<monitor::Sampler> sampler;
-    std::optional<monitor::Sources> sources;
-    if (options_.from) {
-      view.hostname = options_.from->host;
-      view.source = "from " + options_.from->text();
-      // A daemon that does not answer within an interval (at least a second) is late: the
-      // view says so and tries again rather than freezing.
-      const auto timeout = std::max(options_.interval, std::chrono::milliseconds(1000));
-      next = [url = *options_.from, timeout] { return monitor::fetch_snapshot(url, timeout); };
-    } else {
-      auto made = monitor::make_sources(options_.sysroot, options_.sources);
-      if (!made) {
-        return tl::unexpected(made.error());
-      }
-      sources = std::move(*made);
-      const std::string nvml = sources->nvml_note.substr(0, sources->nvml_note.find(' '));
-      sampler = std::make_unique<monitor::Sampler>(
-          std::move(sources->devices), std::move(sources->host),
-          monitor::SamplerOptions{.interval = options_.interval});
-      sampler->start();
-      const auto first = sampler->latest();
-      view.hostname = hostname();
-      view.source = fmt::format("{} device(s), NVML {}, host {}",
-                                first ? first->snapshot.devices.size() : 0, nvml, options_.sysroot);
-      next = [&sampler]() -> Result<analyze::Snapshot> { return sampler->latest()->snapshot; };
-    }
+    ACCO_ASSIGN_OR_RETURN(Feed feed, open_feed(options_));
+    view.hostname = feed.hostname;
+    view.source = feed.source;
+    const auto next = [&feed] { return feed.next(); };
+    std::unique_ptr<monitor::Sampler>& sampler = feed.sampler;
 
     const bool terminal = ::isatty(STDOUT_FILENO) == 1;
     const bool live = terminal && !options_.once;
