@@ -185,9 +185,9 @@ Result<Feed> open_feed(const TopCommandOptions& options) {
                         monitor::make_sources(options.sysroot, options.sources));
   const std::string nvml = sources.nvml_note.substr(0, sources.nvml_note.find(' '));
   feed.fs = std::move(sources.fs);
-  feed.sampler = std::make_unique<monitor::Sampler>(
-      std::move(sources.devices), std::move(sources.host),
-      monitor::SamplerOptions{.interval = options.interval});
+  feed.sampler =
+      std::make_unique<monitor::Sampler>(std::move(sources.devices), std::move(sources.host),
+                                         monitor::SamplerOptions{.interval = options.interval});
   feed.sampler->start();
   const auto first = feed.sampler->latest();
   feed.hostname = hostname();
