@@ -199,6 +199,28 @@ Result<Feed> open_feed(const TopCommandOptions& options) {
   return feed;
 }
 
+// A fetched round into the view: a new one moves `current` to `previous` (the rates' round); a
+// failed fetch once a frame is on screen becomes the status line under the header, and the
+// frame stays. The error when there is no frame yet.
+Status take(Result<analyze::Snapshot> snapshot, std::optional<analyze::Snapshot>& current,
+            std::optional<analyze::Snapshot>& previous, monitor::TopOptions& view,
+            std::chrono::milliseconds interval) {
+  view.status.clear();
+  if (!snapshot) {
+    if (!current) {
+      return tl::unexpected(std::move(snapshot).error());
+    }
+    view.status =
+        fmt::format("{}: {} (retrying every {})", analyze::rfc3339(core::now_unix_nanos()),
+                    snapshot.error().message,
+                    units::format_seconds(std::chrono::duration<double>(interval).count()));
+  } else if (!current || snapshot->time_unix_nanos != current->time_unix_nanos) {
+    previous = std::move(current);
+    current = std::move(*snapshot);
+  }
+  return {};
+}
+
 class TopCommand final : public Command {
  public:
   explicit TopCommand(TopCommandOptions options) : options_(std::move(options)) {}
@@ -250,22 +272,13 @@ class TopCommand final : public Command {
           redraw = true;
         }
       }
-      auto snapshot = redraw ? Result<analyze::Snapshot>(*current) : next();
-      view.status.clear();
-      if (!snapshot) {
-        if (!current) {
+      if (!redraw) {
+        if (auto taken = take(next(), current, previous, view, options_.interval); !taken) {
           if (live) {
             write_stdout(kShowCursor);
           }
-          return tl::unexpected(snapshot.error());
+          return tl::unexpected(taken.error());
         }
-        view.status = fmt::format(
-            "{}: {} (retrying every {})", analyze::rfc3339(core::now_unix_nanos()),
-            snapshot.error().message,
-            units::format_seconds(std::chrono::duration<double>(options_.interval).count()));
-      } else if (!redraw && (!current || snapshot->time_unix_nanos != current->time_unix_nanos)) {
-        previous = std::move(current);
-        current = std::move(*snapshot);
       }
       view.width = live ? terminal_width() : 0;
       const std::string text = monitor::render_top(*current, previous ? &*previous : nullptr, view);
