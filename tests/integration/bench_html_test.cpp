@@ -25,8 +25,14 @@ TEST(BenchHtmlTest, EveryChartHasATitleAxesWithUnitsAndALegendInHeadlessChromium
   }
   TempDir dir;
   const auto page = dir.path() / "bench.html";
-  const auto run =
-      acco("bench --backend host --devices 2 --quick --no-history --html " + page.string());
+  // Two runs in a history, then a third compared with them: the page has each case's trend.
+  const std::string bench =
+      "bench --backend host --devices 2 --quick --history " + (dir.path() / "h.sqlite").string();
+  for (int i = 0; i < 2; ++i) {
+    const auto earlier = acco(bench);
+    ASSERT_EQ(earlier.exit_code, 0) << earlier.err;
+  }
+  const auto run = acco(bench + " --compare --html " + page.string());
   ASSERT_EQ(run.exit_code, 0) << run.err;
 
   const std::string flags =
@@ -48,6 +54,7 @@ TEST(BenchHtmlTest, EveryChartHasATitleAxesWithUnitsAndALegendInHeadlessChromium
   const std::regex axis_with_unit(
       R"(<text class="axis"[^>]*>[^<]*\((GB/s|µs|log2 scale)[^)]*\)</text>)");
   int charts = 0;
+  int trends = 0;
   for (auto it = std::sregex_iterator(dom.begin(), dom.end(), svg_element);
        it != std::sregex_iterator(); ++it) {
     const std::string svg = it->str();
@@ -58,9 +65,17 @@ TEST(BenchHtmlTest, EveryChartHasATitleAxesWithUnitsAndALegendInHeadlessChromium
     EXPECT_THAT(svg, HasSubstr("class=\"chart-title\"")) << title[1];
     EXPECT_THAT(svg, HasSubstr("<g class=\"legend\">")) << title[1];
     EXPECT_TRUE(std::regex_search(svg, axis_with_unit)) << title[1] << ": no axis with a unit";
+    if (std::string(title[1]).starts_with("Trend: ")) {
+      ++trends;
+      EXPECT_THAT(svg, HasSubstr("run (oldest first)"));
+      EXPECT_THAT(svg, HasSubstr("<polyline")) << title[1];
+    }
   }
-  // Host to device, device to host, small copies, latency, P2P and two sweeps (one per device).
-  EXPECT_EQ(charts, 7) << dom.substr(0, 2000);
+  // Host to device, device to host, small copies, latency, P2P and two sweeps (one per device),
+  // and one trend per case and device compared.
+  EXPECT_GT(trends, 0) << dom.substr(0, 2000);
+  EXPECT_EQ(charts, 7 + trends) << dom.substr(0, 2000);
+  EXPECT_THAT(dom, HasSubstr("<h2>Trend over the history</h2>"));
 }
 
 }  // namespace

@@ -251,6 +251,43 @@ Result<std::optional<BenchRun>> History::last_run_like(const BenchRun& current) 
   return last_run(current.fingerprint, cases);
 }
 
+Status History::add_trends(std::string_view fingerprint, std::vector<Comparison>& comparisons,
+                           std::size_t runs) {
+  ACCO_ASSIGN_OR_RETURN(auto st, sqlite::Statement::prepare(impl_->db, R"sql(
+      SELECT runs.created, results.median_bytes_per_second, results.latency_seconds
+      FROM results JOIN runs ON runs.id = results.run_id
+      WHERE runs.fingerprint = ? AND results.case_key = ? AND results.device = ?
+        AND results.status = 'ok'
+      ORDER BY runs.created DESC, runs.id DESC LIMIT ?)sql"));
+  for (Comparison& c : comparisons) {
+    st.reset();
+    ACCO_RETURN_IF_ERROR(st.bind(1, fingerprint));
+    ACCO_RETURN_IF_ERROR(st.bind(2, c.case_key));
+    ACCO_RETURN_IF_ERROR(st.bind(3, c.device));
+    ACCO_RETURN_IF_ERROR(st.bind(4, static_cast<std::int64_t>(runs)));
+    const int column = c.metric == "latency_seconds" ? 2 : 1;
+    c.trend.clear();
+    while (true) {
+      ACCO_ASSIGN_OR_RETURN(const bool row, st.step());
+      if (!row) {
+        break;
+      }
+      if (st.is_null(column)) {
+        continue;
+      }
+      if (!st.is_number(column)) {
+        return fail(
+            Errc::kInvalidArgument,
+            fmt::format("{}: {} on {}: {}: not a number", impl_->db.path(), c.case_key, c.device,
+                        column == 2 ? "latency_seconds" : "median_bytes_per_second"));
+      }
+      c.trend.push_back({st.text(0), st.real(column)});
+    }
+    std::reverse(c.trend.begin(), c.trend.end());
+  }
+  return {};
+}
+
 Result<std::optional<BenchRun>> History::last_run(std::string_view fingerprint,
                                                   std::span<const std::string> cases) {
   auto& db = impl_->db;
@@ -374,6 +411,10 @@ Result<Recorded> record_run(const std::string& path, const BenchRun& run, bool c
   }
   if (auto saved = history->save(run); !saved) {
     out.warnings += fmt::format("acco: history not saved: {}\n", saved.error().message);
+  } else if (!out.comparisons.empty()) {
+    if (auto trends = history->add_trends(run.fingerprint, out.comparisons, kTrendRuns); !trends) {
+      out.warnings += fmt::format("acco: no trend over the history: {}\n", trends.error().message);
+    }
   }
   return out;
 }

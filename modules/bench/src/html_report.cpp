@@ -20,9 +20,11 @@ using detail::devices_of;
 using detail::escape;
 using detail::HeatMap;
 using detail::index_of;
+using detail::LineChart;
 using detail::RangeChart;
 using detail::svg_bars;
 using detail::svg_heatmap;
+using detail::svg_lines;
 using detail::svg_ranges;
 
 // Inline and small: the page must open anywhere, offline, with nothing fetched.
@@ -304,6 +306,35 @@ std::string p2p_chart(const BenchRun& run) {
                 {});
 }
 
+// One chart per case and device with at least two runs in its trend: the comparison's metric
+// over the machine's runs, this one last.
+std::string trend_charts(std::span<const Comparison> comparisons) {
+  std::string out;
+  for (const Comparison& c : comparisons) {
+    if (c.trend.size() < 2) {
+      continue;
+    }
+    const bool latency = c.metric == "latency_seconds";
+    LineChart chart;
+    chart.title = fmt::format("Trend: {} on {}", c.case_key, c.device);
+    chart.y_label = latency ? "time per copy (\u00b5s)" : "bandwidth (GB/s)";
+    chart.unit_scale = latency ? 1e-6 : 1e9;
+    chart.unit = latency ? "\u00b5s" : "GB/s";
+    chart.x_label = "run (oldest first)";
+    chart.series = {fmt::format("{} {}", c.case_key, latency ? "median latency" : "median rate")};
+    chart.values.emplace_back();
+    for (const TrendPoint& p : c.trend) {
+      chart.categories.push_back(p.created);
+      chart.values[0].emplace_back(p.value);
+    }
+    out += figure(svg_lines(chart),
+                  fmt::format("{} on {} in this machine's last {} runs that measured it ({}).",
+                              c.case_key, c.device, c.trend.size(), to_string(c.change)),
+                  {});
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string html_report(const BenchRun& run, std::span<const Comparison> comparisons) {
@@ -350,6 +381,9 @@ std::string html_report(const BenchRun& run, std::span<const Comparison> compari
     out +=
         "<p class=\"meta\">A change is flagged when it exceeds max(3 &times; the larger CoV, "
         "5%).</p>\n";
+    if (const std::string trends = trend_charts(comparisons); !trends.empty()) {
+      out += "<h2>Trend over the history</h2>\n" + trends;
+    }
   }
 
   bool any_sweep = false;

@@ -193,6 +193,51 @@ std::string svg_bars(const BarChart& chart) {
   return svg + "</svg>\n";
 }
 
+std::string svg_lines(const LineChart& chart) {
+  double highest = 0;
+  for (const auto& row : chart.values) {
+    for (const auto& v : row) {
+      highest = std::max(highest, v.value_or(0) / chart.unit_scale);
+    }
+  }
+  const YAxis axis = y_axis(highest);
+  std::string svg = open_svg(chart.title, kChartWidth, chart_height(chart.categories));
+  std::vector<LegendItem> items;
+  for (std::size_t s = 0; s < chart.series.size(); ++s) {
+    items.push_back({chart.series[s], box_swatch(colour(s))});
+  }
+  svg += legend(items);
+  svg += draw_y_axis(axis, chart.y_label);
+  const double group =
+      kChartPlotWidth / static_cast<double>(std::max<std::size_t>(chart.categories.size(), 1));
+  for (std::size_t s = 0; s < chart.series.size() && s < chart.values.size(); ++s) {
+    std::string points;
+    std::string dots;
+    for (std::size_t c = 0; c < chart.categories.size() && c < chart.values[s].size(); ++c) {
+      if (!chart.values[s][c]) {
+        continue;
+      }
+      const double value = *chart.values[s][c] / chart.unit_scale;
+      const double x = kChartLeft + group * (static_cast<double>(c) + 0.5);
+      const double y = axis.y(value);
+      points += fmt::format("{}{:.1f},{:.1f}", points.empty() ? "" : " ", x, y);
+      dots += fmt::format(
+          "<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3.5\" fill=\"{}\"><title>{}, {}: {:.3g} "
+          "{}</title></circle>\n",
+          x, y, colour(s), escape(chart.series[s]), escape(chart.categories[c]), value,
+          escape(chart.unit));
+    }
+    if (!points.empty()) {
+      svg +=
+          fmt::format("<polyline points=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\"/>\n",
+                      points, colour(s));
+    }
+    svg += dots;
+  }
+  svg += draw_categories(chart.categories, chart.x_label);
+  return svg + "</svg>\n";
+}
+
 std::string svg_ranges(const RangeChart& chart) {
   constexpr double kMicro = 1e6;
   double highest = 0;

@@ -52,7 +52,23 @@ struct HeatMap {
   std::vector<std::vector<std::optional<double>>> values;
 };
 
+// A metric over successive runs: the categories are the runs (oldest first), one line with a dot
+// per run for each series; `values[s][c]` is series s in run c, unset where that run did not
+// measure it. Values in base units, plotted divided by `unit_scale`; tooltips print them with
+// `unit` ("GB/s", "us") after that division.
+struct LineChart {
+  std::string title;
+  std::string y_label;          // with its unit: "bandwidth (GB/s)"
+  std::string x_label = "run";  // what the categories are
+  double unit_scale = 1e9;
+  std::string unit = "GB/s";
+  std::vector<std::string> categories;
+  std::vector<std::string> series;
+  std::vector<std::vector<std::optional<double>>> values;
+};
+
 [[nodiscard]] std::string svg_bars(const BarChart& chart);
+[[nodiscard]] std::string svg_lines(const LineChart& chart);
 [[nodiscard]] std::string svg_ranges(const RangeChart& chart);
 [[nodiscard]] std::string svg_heatmap(const HeatMap& map);
 

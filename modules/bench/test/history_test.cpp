@@ -116,6 +116,31 @@ TEST(RecordRunTest, ComparesOnlyWhenAskedAndSavesEveryTime) {
   EXPECT_EQ((*open_ok(file).last_run("node-a"))->created, "2025-03-03T00:00:00Z");
 }
 
+TEST(RecordRunTest, EachComparisonCarriesItsTrendOldestFirstWithThisRunLast) {
+  TempDir dir;
+  const auto file = dir.file("history.sqlite");
+  ASSERT_THAT(record_run(file, run_at("2025-03-01T00:00:00Z"), false), IsOk());
+  ASSERT_THAT(record_run(file, run_at("2025-03-01T00:00:00Z", "node-b"), false), IsOk());
+  auto second = run_at("2025-03-02T00:00:00Z");
+  second.results[0].median_bytes_per_second *= 2;
+  ASSERT_THAT(record_run(file, second, false), IsOk());
+  auto third = record_run(file, run_at("2025-03-03T00:00:00Z"), true);
+  ASSERT_THAT(third, IsOk());
+  ASSERT_FALSE(third->comparisons.empty());
+  const Comparison& c = third->comparisons[0];
+  ASSERT_EQ(c.trend.size(), 3U) << "node-b's run is another machine's";
+  EXPECT_EQ(c.trend[0].created, "2025-03-01T00:00:00Z");
+  EXPECT_EQ(c.trend[2].created, "2025-03-03T00:00:00Z");
+  const double rate = testing::sample_run().results[0].median_bytes_per_second;
+  EXPECT_DOUBLE_EQ(c.trend[1].value, 2 * rate);
+  EXPECT_DOUBLE_EQ(c.trend[2].value, rate);
+  auto h = open_ok(file);
+  std::vector<Comparison> few = {c};
+  ASSERT_THAT(h.add_trends("node-a", few, 2), IsOk());
+  EXPECT_EQ(few[0].trend.size(), 2U) << "the last runs only";
+  EXPECT_EQ(few[0].trend[0].created, "2025-03-02T00:00:00Z");
+}
+
 TEST(RecordRunTest, AnUnopenableHistoryIsAWarningOrWithCompareTheError) {
   TempDir dir;  // a directory is not a history file
   auto quiet = record_run(dir.path().string(), run_at("2025-03-01T00:00:00Z"), false);

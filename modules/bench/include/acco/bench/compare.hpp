@@ -28,6 +28,13 @@ enum class Change {
 };
 [[nodiscard]] const char* to_string(Change change);  // "unchanged", "improved", ...
 
+// The metric of one case and device in one run of the history.
+struct TrendPoint {
+  std::string created;  // the run's time (RFC 3339)
+  double value = 0;     // in the comparison's metric
+  bool operator==(const TrendPoint&) const = default;
+};
+
 struct Comparison {
   std::string case_key;
   std::string device;
@@ -38,6 +45,9 @@ struct Comparison {
   double current = 0;          // the metric now; 0 for kMissing
   double relative_change = 0;  // (current - previous) / previous; 0 for kNew and kMissing
   double threshold = 0;        // max(kNoiseMultiple x the larger CoV, kMinSignificantChange)
+  // The metric in the machine's earlier runs that measured it and in this one, oldest first
+  // (record_run fills it, up to kTrendRuns points; the HTML report plots it; not in to_json).
+  std::vector<TrendPoint> trend{};
   bool operator==(const Comparison&) const = default;
 };
 

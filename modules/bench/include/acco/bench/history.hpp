@@ -65,6 +65,12 @@ class History {
   // The run to compare `current` with: the latest of its machine with one of its cases.
   [[nodiscard]] Result<std::optional<BenchRun>> last_run_like(const BenchRun& current);
 
+  // Each comparison's metric in the last `runs` runs of `fingerprint` that measured its case
+  // and device with status ok (oldest first), into its `trend`. kInvalidArgument when a stored
+  // value is not a number.
+  [[nodiscard]] Status add_trends(std::string_view fingerprint,
+                                  std::vector<Comparison>& comparisons, std::size_t runs);
+
   [[nodiscard]] const std::string& path() const;
 
  private:
@@ -72,6 +78,9 @@ class History {
   explicit History(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
+
+// How many runs a comparison's trend covers (this one included).
+inline constexpr std::size_t kTrendRuns = 20;
 
 // What recording a run found.
 struct Recorded {
@@ -81,7 +90,8 @@ struct Recorded {
 };
 
 // Appends `run` to the history at `path` (default_history_path() when empty), compared first
-// with History::last_run_like when `compare` (only then is the last run read). A history that
+// with History::last_run_like when `compare` (only then is the last run read); each comparison
+// then gets its trend over the machine's last kTrendRuns runs, this one included. A history that
 // cannot be opened is a warning, and with `compare` the error itself (with context "history").
 [[nodiscard]] Result<Recorded> record_run(const std::string& path, const BenchRun& run,
                                           bool compare);
