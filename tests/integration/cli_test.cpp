@@ -53,7 +53,8 @@ CommandResult acco(const std::vector<std::string>& args,
                    const std::map<std::string, std::string>& env = {}) {
   TempDir io;
   std::string cmd =
-      "env -u ACCO_SYSROOT -u ACCO_NVML -u ACCO_NVML_LIBRARY -u ACCO_CONFIG -u ACCO_PCI_IDS";
+      "env -u ACCO_SYSROOT -u ACCO_NVML -u ACCO_NVML_LIBRARY -u ACCO_CONFIG -u ACCO_PCI_IDS "
+      "-u ACCO_LISTEN -u ACCO_STORE -u ACCO_HISTORY -u ACCO_STATE_FILE";
   for (const auto& [k, v] : env) {
     cmd += " " + k + "=" + quote(v);
   }
@@ -1038,6 +1039,38 @@ TEST(CliTest, ConfigShowsWhoSetEachSetting) {
   const auto r = acco({"config"}, {{"ACCO_SYSROOT", "/srv/x"}});
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_THAT(r.out, HasSubstr("sysroot = /srv/x  (set by env"));
+}
+
+// Every setting a command reads is in `acco config`, from a file, the environment or a flag.
+TEST(CliTest, ConfigListsWhatServeAndTheGovernorReadAndWhoSetIt) {
+  TempDir dir;
+  const auto file = dir.path() / "acco.json";
+  std::ofstream(file) << R"({"listen": "0.0.0.0:9500", "store": "/srv/acco/series.sqlite"})";
+  const auto r = acco({"config", "--json", "--config", file.string()},
+                      {{"ACCO_STATE_FILE", "/run/acco/state.json"}});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::map<std::string, std::pair<std::string, std::string>> seen;  // key -> value, set_by
+  for (const auto& s : nlohmann::json::parse(r.out)) {
+    seen[s["key"]] = {s["value"], s["set_by"]};
+  }
+  using Seen = std::pair<std::string, std::string>;
+  EXPECT_EQ(seen["listen"], Seen("0.0.0.0:9500", "file"));
+  EXPECT_EQ(seen["store"], Seen("/srv/acco/series.sqlite", "file"));
+  EXPECT_EQ(seen["state-file"], Seen("/run/acco/state.json", "env"));
+  EXPECT_EQ(seen["history"], Seen("", "default"));
+  // And the commands read them: a state file named only in the environment is the one
+  // `power status` reads (a malformed one is its error).
+  std::ofstream(dir.path() / "state.json") << "not json";
+  const auto status = acco({"power", "status", "--simulate", "1", "--nvml", "off"},
+                           {{"ACCO_STATE_FILE", (dir.path() / "state.json").string()}});
+  EXPECT_EQ(status.exit_code, 65) << status.err;
+  EXPECT_THAT(status.err, HasSubstr((dir.path() / "state.json").string()));
+  // A flag wins over the environment.
+  const auto flag =
+      acco({"serve", "--simulate", "1", "--listen", "nowhere.invalid:1", "--duration", "1s"},
+           {{"ACCO_LISTEN", "127.0.0.1:0"}});
+  EXPECT_EQ(flag.exit_code, 69) << flag.err;
+  EXPECT_THAT(flag.err, HasSubstr("nowhere.invalid"));
 }
 
 TEST(CliTest, HelpAndVersionExitZero) {

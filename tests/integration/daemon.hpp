@@ -45,7 +45,8 @@ class Daemon {
       ::dup2(out_pipe[1], 1);
       ::close(err_pipe[0]);
       ::close(out_pipe[0]);
-      for (const char* name : {"ACCO_SYSROOT", "ACCO_NVML", "ACCO_NVML_LIBRARY", "ACCO_CONFIG"}) {
+      for (const char* name : {"ACCO_SYSROOT", "ACCO_NVML", "ACCO_NVML_LIBRARY", "ACCO_CONFIG",
+                               "ACCO_LISTEN", "ACCO_STORE", "ACCO_HISTORY", "ACCO_STATE_FILE"}) {
         ::unsetenv(name);
       }
       for (const auto& [k, v] : env) {

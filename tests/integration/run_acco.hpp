@@ -31,9 +31,11 @@ struct Run {
 // `env` is a list of NAME=VALUE words put before the command.
 inline Run acco(const std::string& args, const std::string& env = "") {
   TempDir io;
-  const std::string cmd = "env -u ACCO_NVML -u ACCO_NVML_LIBRARY -u ACCO_FAKE_NVML_STATE " + env +
-                          " " + std::string(ACCO_BINARY) + " " + args + " >" +
-                          (io.path() / "out").string() + " 2>" + (io.path() / "err").string();
+  const std::string cmd =
+      "env -u ACCO_NVML -u ACCO_NVML_LIBRARY -u ACCO_FAKE_NVML_STATE -u ACCO_LISTEN "
+      "-u ACCO_STORE -u ACCO_HISTORY -u ACCO_STATE_FILE " +
+      env + " " + std::string(ACCO_BINARY) + " " + args + " >" + (io.path() / "out").string() +
+      " 2>" + (io.path() / "err").string();
   const int status = std::system(cmd.c_str());
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(io.path() / "out"),
           slurp(io.path() / "err")};

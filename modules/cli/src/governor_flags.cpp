@@ -8,7 +8,8 @@
 
 namespace acco::cli {
 
-void add_governor_flags(CLI::App& sub, GovernorFlags& flags, CLI::Option* governor) {
+void add_governor_flags(CLI::App& sub, SharedFlags& shared, GovernorFlags& flags,
+                        CLI::Option* governor) {
   const std::vector<CLI::Option*> declared = {
       // cap:W takes a number: only the two named modes are offered.
       offer_values(sub.add_option("--mode", flags.mode,
@@ -20,11 +21,11 @@ void add_governor_flags(CLI::App& sub, GovernorFlags& flags, CLI::Option* govern
       sub.add_flag("--allow-control", flags.allow_control,
                    "apply the actions (power limits, clocks; needs root for GPUs and RAPL); "
                    "without it the governor only logs them"),
-      sub.add_option("--state-file", flags.state_file,
-                     std::string("where original limits are kept while acco has changed them "
-                                 "(default ") +
-                         power::kDefaultStateFile + ")")
-          ->type_name("FILE")};
+      add_setting_flag(sub, shared, "state-file",
+                       std::string("where original limits are kept while acco has changed them "
+                                   "(default ") +
+                           power::kDefaultStateFile + "; env ACCO_STATE_FILE)",
+                       "FILE")};
   if (governor != nullptr) {
     for (CLI::Option* option : declared) {
       option->needs(governor);
@@ -32,16 +33,17 @@ void add_governor_flags(CLI::App& sub, GovernorFlags& flags, CLI::Option* govern
   }
 }
 
-Result<power::GovernorSettings> governor_settings(const GovernorFlags& flags) {
+Result<power::GovernorSettings> governor_settings(const GovernorFlags& flags,
+                                                  const core::Settings& settings) {
   power::GovernorSettings s;
   if (Status mode = power::parse_governor_mode(flags.mode, s.options); !mode) {
     return usage("--mode: " + mode.error().message);
   }
-  if (flags.state_file.empty()) {
-    return bad_value("--state-file", flags.state_file, "a file path");
+  s.state_file = settings.get("state-file");
+  if (s.state_file.empty()) {  // a config file's "state-file": ""
+    return bad_value("--state-file", s.state_file, "a file path");
   }
   s.allow_control = flags.allow_control;
-  s.state_file = flags.state_file;
   return s;
 }
 

@@ -7,23 +7,27 @@
 #include <CLI/CLI.hpp>
 
 #include "acco/core/result.hpp"
+#include "acco/core/settings.hpp"
 #include "acco/power/governor_loop.hpp"
+
+#include "command_spec.hpp"
 
 namespace acco::cli {
 
 struct GovernorFlags {
   std::string mode = "thermal";
   bool allow_control = false;
-  std::string state_file = power::kDefaultStateFile;
 };
 
-// Declares --mode, --allow-control and --state-file; where the governor is itself a flag
-// (`serve --governor`), each of them needs it.
-void add_governor_flags(CLI::App& sub, GovernorFlags& flags, CLI::Option* governor = nullptr);
+// Declares --mode, --allow-control and --state-file (the `state-file` setting); where the
+// governor is itself a flag (`serve --governor`), each of them needs it.
+void add_governor_flags(CLI::App& sub, SharedFlags& shared, GovernorFlags& flags,
+                        CLI::Option* governor = nullptr);
 
-// kUsage naming --mode or --state-file. The NVML library and sysroot stay the defaults: the
-// command sets them from its sampling flags.
-[[nodiscard]] Result<power::GovernorSettings> governor_settings(const GovernorFlags& flags);
+// kUsage naming --mode or --state-file (from `settings`). The NVML library and sysroot stay the
+// defaults: the command sets them from its sampling flags.
+[[nodiscard]] Result<power::GovernorSettings> governor_settings(const GovernorFlags& flags,
+                                                                const core::Settings& settings);
 
 // The governor's error naming its setting ("allow_control: ...", "mode: ...") as the flag that
 // set it ("--allow-control: ...", "--mode: ..." as a usage error: a cap no device takes); other

@@ -11,6 +11,7 @@
 #include <CLI/CLI.hpp>
 
 #include "acco/cli/app.hpp"
+#include "acco/power/governor_loop.hpp"
 #include "acco/topo/nvml.hpp"
 
 #include "command_spec.hpp"
@@ -26,6 +27,16 @@ core::Settings default_settings() {
   s.define("pci-ids", "",
            "PCI ID database to name devices from (a file); empty: the sysroot's "
            "/usr/share/misc/pci.ids, else /usr/share/hwdata/pci.ids");
+  s.define("listen", "127.0.0.1:9477", "address acco serve listens on (HOST:PORT)");
+  s.define("store", "",
+           "SQLite file where acco serve keeps every device field and the host's CPU and memory "
+           "(raw points 1h, minute averages 7d); empty: none");
+  s.define("history", "",
+           "bench history database (acco serve --bench-every); empty: "
+           "$XDG_STATE_HOME/acco/history.sqlite, else ~/.local/state/acco/history.sqlite");
+  s.define("state-file", power::kDefaultStateFile,
+           "the governor's state file: each device's original limits while acco has changed them "
+           "(power run, serve --governor, power status)");
   return s;
 }
 

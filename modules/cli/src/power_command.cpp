@@ -184,7 +184,6 @@ struct PowerFlags {
   CLI::App* status = nullptr;
   CLI::App* run = nullptr;
   MonitorFlags status_monitor;
-  std::string status_state_file = power::kDefaultStateFile;
   MonitorFlags run_monitor;
   GovernorFlags governor;
   std::string duration;
@@ -195,12 +194,12 @@ Result<std::unique_ptr<Command>> build(const PowerFlags& flags, const core::Sett
   if (flags.status->parsed()) {
     StatusOptions o;
     ACCO_ASSIGN_OR_RETURN(o.monitor, monitor_options(flags.status_monitor, settings));
-    o.state_file = flags.status_state_file;
+    o.state_file = settings.get("state-file");
     return std::make_unique<StatusCommand>(std::move(o));
   }
   PowerRunOptions o;
   ACCO_ASSIGN_OR_RETURN(o.monitor, monitor_options(flags.run_monitor, settings));
-  ACCO_ASSIGN_OR_RETURN(o.governor, governor_settings(flags.governor));
+  ACCO_ASSIGN_OR_RETURN(o.governor, governor_settings(flags.governor, settings));
   o.governor.nvml_library = o.monitor.sources.nvml_library;
   o.governor.sysroot = o.monitor.sysroot;
   if (!flags.duration.empty()) {
@@ -230,16 +229,16 @@ CommandSpec power_command() {
             "status", "temperature, power, limits, throttle reasons and governor state");
         add_monitor_flags(*flags.status, shared, flags.status_monitor,
                           "unused by status (one reading)");
-        flags.status
-            ->add_option("--state-file", flags.status_state_file,
-                         "the governor's state file, to report limits left changed")
-            ->type_name("FILE");
+        add_setting_flag(*flags.status, shared, "state-file",
+                         "the governor's state file, to report limits left changed (env "
+                         "ACCO_STATE_FILE)",
+                         "FILE");
         add_json_flag(*flags.status, shared, "print JSON (acco.power-status/1)");
         flags.run = sub.add_subcommand("run",
                                        "the governor in the foreground (dry-run unless "
                                        "--allow-control)");
         add_monitor_flags(*flags.run, shared, flags.run_monitor, "control period (default 1s)");
-        add_governor_flags(*flags.run, flags.governor);
+        add_governor_flags(*flags.run, shared, flags.governor);
         flags.run
             ->add_option("--duration", flags.duration,
                          "stop after this long (default: at "

@@ -74,16 +74,13 @@ class ServeCommand final : public Command {
 };
 
 struct ServeFlags {
-  std::string listen = "127.0.0.1:9477";
   MonitorFlags monitor;
   std::string compat;
   std::string duration;
   std::string log;
-  std::string store;
   std::string retention;
   std::string probe_every;
   std::string bench_every;
-  std::string history;
   bool governor = false;
   GovernorFlags governor_flags;
 };
@@ -91,9 +88,9 @@ struct ServeFlags {
 Result<ServeOptions> serve_options(const ServeFlags& flags, const core::Settings& settings) {
   ServeOptions o;
   monitor::DaemonOptions& d = o.daemon;
-  ACCO_ASSIGN_OR_RETURN(d.server, listen_address("--listen", flags.listen));
+  ACCO_ASSIGN_OR_RETURN(d.server, listen_address("--listen", settings.get("listen")));
   if (flags.governor) {  // its flags need it (add_governor_flags)
-    ACCO_ASSIGN_OR_RETURN(d.governor, governor_settings(flags.governor_flags));
+    ACCO_ASSIGN_OR_RETURN(d.governor, governor_settings(flags.governor_flags, settings));
   }
   ACCO_ASSIGN_OR_RETURN(auto monitor, monitor_options(flags.monitor, settings));
   d.interval = monitor.interval;
@@ -122,9 +119,9 @@ Result<ServeOptions> serve_options(const ServeFlags& flags, const core::Settings
   };
   ACCO_RETURN_IF_ERROR(every("--probe-every", flags.probe_every, d.checks.probe_every));
   ACCO_RETURN_IF_ERROR(every("--bench-every", flags.bench_every, d.checks.bench_every));
-  o.history_path = flags.history;
-  d.store_path = flags.store;
-  if (!flags.retention.empty() && flags.store.empty()) {
+  o.history_path = settings.get("history");
+  d.store_path = settings.get("store");
+  if (!flags.retention.empty() && d.store_path.empty()) {
     return usage("--retention: applies to --store, which is not given");
   }
   if (!flags.retention.empty()) {
@@ -144,8 +141,9 @@ CommandSpec serve_command() {
   return command_with_flags<ServeFlags>(
       "serve", "run the node daemon: sample devices and host, serve /metrics, API and dashboard",
       [](CLI::App& sub, SharedFlags& shared, ServeFlags& flags) {
-        sub.add_option("--listen", flags.listen, "address to serve on (default 127.0.0.1:9477)")
-            ->type_name("HOST:PORT");
+        add_setting_flag(sub, shared, "listen",
+                         "address to serve on (default 127.0.0.1:9477; env ACCO_LISTEN)",
+                         "HOST:PORT");
         add_monitor_flags(sub, shared, flags.monitor, "sampling period (default 1s)");
         offer_values(sub.add_option("--compat", flags.compat,
                                     "also expose dcgm-exporter's series under DCGM's names: dcgm")
@@ -167,14 +165,15 @@ CommandSpec serve_command() {
             sub.add_flag("--governor", flags.governor,
                          "run the power and thermal governor on every round (dry-run unless "
                          "--allow-control; actions as events, acco_governor_* in /metrics)");
-        add_governor_flags(sub, flags.governor_flags, governor);
-        sub.add_option("--history", flags.history,
-                       "bench history for --bench-every (default: the acco bench history)")
-            ->type_name("FILE");
-        sub.add_option("--store", flags.store,
-                       "keep every device field and host CPU/memory in the SQLite FILE "
-                       "(raw points 1h, minute averages 7d)")
-            ->type_name("FILE");
+        add_governor_flags(sub, shared, flags.governor_flags, governor);
+        add_setting_flag(sub, shared, "history",
+                         "bench history for --bench-every (default: the acco bench history; env "
+                         "ACCO_HISTORY)",
+                         "FILE");
+        add_setting_flag(sub, shared, "store",
+                         "keep every device field and host CPU/memory in the SQLite FILE "
+                         "(raw points 1h, minute averages 7d; env ACCO_STORE)",
+                         "FILE");
         sub.add_option("--retention", flags.retention,
                        "how long --store keeps raw points and minute averages (default "
                        "raw=1h,minute=7d)")

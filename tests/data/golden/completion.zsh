@@ -188,7 +188,7 @@ _acco_schedule() {
 _acco_serve() {
   _arguments \
     '(- *)'{-h,--help}'[Print this help message and exit]' \
-    --listen='[address to serve on (default 127.0.0.1\:9477)]:HOST\:PORT:' \
+    --listen='[address to serve on (default 127.0.0.1\:9477; env ACCO_LISTEN)]:HOST\:PORT:' \
     --interval='[sampling period (default 1s)]:DURATION:' \
     --simulate='[add N simulated accelerators (thermal and power model)]:N:' \
     --scenario='[what the simulated devices run\: cycle (default), idle, compute, transfer-bound, thermal-throttle, power-capped]:NAME:(cycle idle compute transfer-bound thermal-throttle power-capped)' \
@@ -204,9 +204,9 @@ _acco_serve() {
     --governor'[run the power and thermal governor on every round (dry-run unless --allow-control; actions as events, acco_governor_* in /metrics)]' \
     --mode='[thermal (default\: thermal rules, load-following caps), energy (the cap with the least energy per unit of work), cap\:W (a fixed cap)]:MODE:(thermal energy)' \
     --allow-control'[apply the actions (power limits, clocks; needs root for GPUs and RAPL); without it the governor only logs them]' \
-    --state-file='[where original limits are kept while acco has changed them (default /var/lib/acco/governor-state.json)]:FILE:_files' \
-    --history='[bench history for --bench-every (default\: the acco bench history)]:FILE:_files' \
-    --store='[keep every device field and host CPU/memory in the SQLite FILE (raw points 1h, minute averages 7d)]:FILE:_files' \
+    --state-file='[where original limits are kept while acco has changed them (default /var/lib/acco/governor-state.json; env ACCO_STATE_FILE)]:FILE:_files' \
+    --history='[bench history for --bench-every (default\: the acco bench history; env ACCO_HISTORY)]:FILE:_files' \
+    --store='[keep every device field and host CPU/memory in the SQLite FILE (raw points 1h, minute averages 7d; env ACCO_STORE)]:FILE:_files' \
     --retention='[how long --store keeps raw points and minute averages (default raw=1h,minute=7d)]:SPEC:'
 }
 
@@ -286,7 +286,7 @@ _acco_power_status() {
     --nvml='[NVML GPUs\: auto, on, off (env ACCO_NVML)]:MODE:(auto on off)' \
     --nvml-library='[NVML library to load (env ACCO_NVML_LIBRARY)]:LIB:_files' \
     --config='[JSON file of settings (env ACCO_CONFIG)]:FILE:_files' \
-    --state-file='[the governor'\''s state file, to report limits left changed]:FILE:_files' \
+    --state-file='[the governor'\''s state file, to report limits left changed (env ACCO_STATE_FILE)]:FILE:_files' \
     --json'[print JSON (acco.power-status/1)]'
 }
 
@@ -302,7 +302,7 @@ _acco_power_run() {
     --config='[JSON file of settings (env ACCO_CONFIG)]:FILE:_files' \
     --mode='[thermal (default\: thermal rules, load-following caps), energy (the cap with the least energy per unit of work), cap\:W (a fixed cap)]:MODE:(thermal energy)' \
     --allow-control'[apply the actions (power limits, clocks; needs root for GPUs and RAPL); without it the governor only logs them]' \
-    --state-file='[where original limits are kept while acco has changed them (default /var/lib/acco/governor-state.json)]:FILE:_files' \
+    --state-file='[where original limits are kept while acco has changed them (default /var/lib/acco/governor-state.json; env ACCO_STATE_FILE)]:FILE:_files' \
     --duration='[stop after this long (default\: at SIGTERM or SIGINT)]:DURATION:' \
     --fast'[simulated devices only\: run the rounds back to back on simulated time]' \
     --json'[print JSON (acco.power-run/1) with every action]'
