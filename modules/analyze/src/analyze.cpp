@@ -679,6 +679,19 @@ std::string span_text(const AnalyzeReport& r) {
 
 }  // namespace
 
+AnalyzeReport analyze_recording(const Recording& recording, const AnalyzeOptions& options,
+                                std::string input) {
+  AnalyzeReport analysis = analyze(recording.rounds, options, std::move(input));
+  analysis.time_base = recording.time_base;
+  for (auto& device : analysis.devices) {
+    if (const auto it = recording.instances.find(device.device); it != recording.instances.end()) {
+      device.instances = it->second;
+    }
+  }
+  analysis.notes.insert(analysis.notes.begin(), recording.notes.begin(), recording.notes.end());
+  return analysis;
+}
+
 report::Document analyze_report(const AnalyzeReport& r) {
   report::Document doc;
   doc.add(report::Preformatted{fmt::format(

@@ -99,6 +99,22 @@ INSTANTIATE_TEST_SUITE_P(
       return n;
     });
 
+TEST(AnalyzeTest, ARecordingAddsItsTimeBaseInstancesAndNotesFirst) {
+  Recording recording;
+  recording.rounds = record(power::SimulatedScenario::kCompute, 2, 60);
+  recording.time_base = TimeBase::kNone;
+  recording.instances["1"] = {"1 (1g.10gb): 7"};
+  recording.notes = {"line 3: skipped"};
+  const AnalyzeReport report = analyze_recording(recording, AnalyzeOptions{}, "run.jsonl");
+  EXPECT_EQ(report.input, "run.jsonl");
+  EXPECT_EQ(report.time_base, TimeBase::kNone);
+  ASSERT_EQ(report.devices.size(), 2U);
+  EXPECT_TRUE(report.devices[0].instances.empty());
+  EXPECT_EQ(report.devices[1].instances, std::vector<std::string>{"1 (1g.10gb): 7"});
+  ASSERT_FALSE(report.notes.empty());
+  EXPECT_EQ(report.notes.front(), "line 3: skipped");
+}
+
 TEST(AnalyzeTest, CycleGivesEachPhaseItsVerdictPerDevice) {
   const auto report = analyze(record(power::SimulatedScenario::kCycle, 2, 120), {});
   ASSERT_EQ(report.devices.size(), 2U);

@@ -34,36 +34,24 @@ class AnalyzeCommand final : public Command {
   explicit AnalyzeCommand(AnalyzeCommandOptions options) : options_(std::move(options)) {}
 
   Result<Output> run(const Invocation& inv) const override {
-    auto recording = analyze::read_recording(options_.input, options_.recording);
-    if (!recording) {
-      return tl::unexpected(recording.error());
-    }
-    if (recording->trace) {
+    ACCO_ASSIGN_OR_RETURN(const auto recording,
+                          analyze::read_recording(options_.input, options_.recording));
+    if (recording.trace) {
       if (!options_.recording_flags.empty()) {  // a trace has no devices by index, no clock
         return tl::unexpected(
             usage(fmt::format("{}: {} apply to recordings; this file is a Chrome trace",
                               options_.input, fmt::join(options_.recording_flags, ", ")))
                 .value());
       }
-      auto trace = analyze::analyze_trace(*recording->trace, options_.input);
-      if (!trace) {
-        return tl::unexpected(trace.error());
-      }
+      ACCO_ASSIGN_OR_RETURN(const auto trace,
+                            analyze::analyze_trace(*recording.trace, options_.input));
       Output out;
       out.out = inv.format == Format::kJson
-                    ? core::dump_replacing_invalid_utf8(analyze::to_json(*trace), 2) + "\n"
-                    : report::render_text(analyze::trace_report(*trace));
+                    ? core::dump_replacing_invalid_utf8(analyze::to_json(trace), 2) + "\n"
+                    : report::render_text(analyze::trace_report(trace));
       return out;
     }
-    auto analysis = analyze::analyze(recording->rounds, options_.analyze, options_.input);
-    analysis.time_base = recording->time_base;
-    for (auto& device : analysis.devices) {
-      if (const auto it = recording->instances.find(device.device);
-          it != recording->instances.end()) {
-        device.instances = it->second;
-      }
-    }
-    analysis.notes.insert(analysis.notes.begin(), recording->notes.begin(), recording->notes.end());
+    const auto analysis = analyze::analyze_recording(recording, options_.analyze, options_.input);
     Output out;
     out.out = inv.format == Format::kJson
                   ? core::dump_replacing_invalid_utf8(analyze::to_json(analysis), 2) + "\n"

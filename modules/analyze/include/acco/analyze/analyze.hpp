@@ -110,6 +110,10 @@ struct AnalyzeReport {
 
 [[nodiscard]] AnalyzeReport analyze(const std::vector<Snapshot>& recorded,
                                     const AnalyzeOptions& options, std::string input = "");
+// analyze() of a recording's rounds (not a trace's) with what the file adds: its time base, the
+// MIG instances of each device and the reader's notes (first, before the analysis's own).
+[[nodiscard]] AnalyzeReport analyze_recording(const Recording& recording,
+                                              const AnalyzeOptions& options, std::string input);
 // The text: the recording's span, each device's verdicts by window, the events, the notes.
 [[nodiscard]] report::Document analyze_report(const AnalyzeReport& report);
 [[nodiscard]] nlohmann::ordered_json to_json(const AnalyzeReport& report);
