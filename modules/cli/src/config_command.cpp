@@ -28,10 +28,11 @@ class ConfigCommand final : public Command {
       out.out = j.dump(2) + "\n";
       return out;
     }
+    const auto shown = [](const std::string& v) { return v.empty() ? std::string("(empty)") : v; };
     for (const auto& s : inv.settings.all()) {
-      out.out += fmt::format("{} = {}  (set by {}; default {}; env {})\n    {}\n", s.key, s.value,
-                             core::to_string(s.set_by), s.default_value, core::env_name(s.key),
-                             s.description);
+      out.out += fmt::format("{} = {}  (set by {}; default {}; env {})\n    {}\n", s.key,
+                             shown(s.value), core::to_string(s.set_by), shown(s.default_value),
+                             core::env_name(s.key), s.description);
     }
     return out;
   }
