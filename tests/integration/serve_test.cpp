@@ -244,46 +244,201 @@ TEST(ServeTest, PeriodicProbeAndBenchAreServedAndLogged) {
   EXPECT_THAT(bad.err, HasSubstr("--probe-every: '0s' is not a duration from 1s to 7d"));
 }
 
-TEST(ServeTest, DashboardDrawsAndUpdatesInHeadlessChromium) {
+// The page as headless Chromium leaves it: the DOM after `budget_ms` of virtual time (with the
+// console on stderr), and optionally a screenshot of `window`.
+struct LoadedPage {
+  int exit_code = -1;
+  std::string dom;
+  std::string console;
+};
+LoadedPage load_in_chromium(const TempDir& dir, int port, int budget_ms) {
+  const std::string url = "http://127.0.0.1:" + std::to_string(port) + "/";
+  const std::string cmd =
+      "timeout 120 chromium --headless --no-sandbox --disable-gpu --disable-dev-shm-usage "
+      "--user-data-dir=" +
+      (dir.path() / "profile").string() +
+      " --window-size=1280,1600 --virtual-time-budget=" + std::to_string(budget_ms) +
+      " --enable-logging=stderr --v=0 --dump-dom " + url + " > " +
+      (dir.path() / "dom.html").string() + " 2> " + (dir.path() / "console.txt").string();
+  const int status = std::system(cmd.c_str());
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(dir.path() / "dom.html"),
+          slurp(dir.path() / "console.txt")};
+}
+
+// The value of `<body data-NAME="...">`; nullopt when the body has no such attribute.
+std::optional<std::string> body_attribute(const std::string& dom, const std::string& name) {
+  std::smatch m;
+  const std::regex body("<body[^>]*\\sdata-" + name + "=\"([^\"]*)\"");
+  if (!std::regex_search(dom, m, body)) {
+    return std::nullopt;
+  }
+  return m[1].str();
+}
+
+// Each `<div class="chart" ...>` element's text up to the next chart or the end of its grid.
+std::vector<std::string> chart_blocks(const std::string& dom) {
+  std::vector<std::string> blocks;
+  const std::string open = "<div class=\"chart\"";
+  for (auto at = dom.find(open); at != std::string::npos;) {
+    const auto next = dom.find(open, at + open.size());
+    const auto grid_end = dom.find("</ul></div>", at);
+    const auto end = std::min(next, grid_end == std::string::npos ? next : grid_end + 5);
+    blocks.push_back(dom.substr(at, end == std::string::npos ? std::string::npos : end - at));
+    at = next;
+  }
+  return blocks;
+}
+
+std::string first_match(const std::string& text, const std::string& pattern) {
+  std::smatch m;
+  return std::regex_search(text, m, std::regex(pattern)) ? m[1].str() : std::string();
+}
+
+// The console lines that report a script error ("Uncaught TypeError: ...", a resource that
+// failed to load), among Chromium's own log lines; empty when none.
+std::string console_errors(const std::string& console) {
+  std::string out;
+  std::istringstream in(console);
+  for (std::string line; std::getline(in, line);) {
+    if (line.find(":CONSOLE") != std::string::npos &&
+        (line.find("Uncaught") != std::string::npos || line.find("Error") != std::string::npos ||
+         line.find("Failed") != std::string::npos)) {
+      out += line + "\n";
+    }
+  }
+  return out;
+}
+
+// The page collects every error and unhandled rejection into data-script-errors itself; the
+// console says the same from outside the page.
+void expect_no_script_error(const LoadedPage& page) {
+  EXPECT_EQ(body_attribute(page.dom, "script-errors"), std::optional<std::string>(""));
+  EXPECT_EQ(body_attribute(page.dom, "error"), std::optional<std::string>(""));
+  EXPECT_EQ(console_errors(page.console), "");
+}
+
+TEST(ServeTest, DashboardDrawsEveryChartWithTitleAxesAndLegendInHeadlessChromium) {
   if (!have("chromium")) {
     GTEST_SKIP() << "chromium is not installed (Debian package chromium; scripts/install-deps "
                     "installs it)";
   }
-  Daemon d({"--simulate", "2", "--listen", "127.0.0.1:0", "--interval", "200ms"});
+  Daemon d({"--simulate", "4", "--listen", "127.0.0.1:0", "--interval", "200ms"});
   ASSERT_GT(d.port(), 0) << d.early_stderr();
+  // A few rounds first, so that the host's rates (two rounds) and every series have points.
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
   TempDir dir;
-  const std::string url = "http://127.0.0.1:" + std::to_string(d.port()) + "/";
-  const auto shot = stdfs::path(ACCO_ARTIFACT_DIR) / "dashboard.png";
-  stdfs::create_directories(shot.parent_path());
-  const std::string flags =
-      "--headless --no-sandbox --disable-gpu --disable-dev-shm-usage "
-      "--user-data-dir=" +
-      (dir.path() / "profile").string() +
-      " --window-size=1280,900 --virtual-time-budget=6000 "
-      "--enable-logging=stderr --v=0 ";
-  const std::string dom_cmd = "timeout 120 chromium " + flags + "--dump-dom " + url + " > " +
-                              (dir.path() / "dom.html").string() + " 2> " +
-                              (dir.path() / "console.txt").string();
-  ASSERT_EQ(std::system(dom_cmd.c_str()), 0) << slurp(dir.path() / "console.txt");
-  const std::string dom = slurp(dir.path() / "dom.html");
-  std::smatch m;
-  ASSERT_TRUE(std::regex_search(
-      dom, m,
-      std::regex(
-          "<body data-updates=\"([0-9]+)\" data-charts=\"([0-9]+)\" data-error=\"([^\"]*)\"")))
-      << dom.substr(0, 2000);
-  EXPECT_GE(std::stoi(m[1]), 2);  // it refreshed, not only loaded
-  EXPECT_EQ(std::stoi(m[2]), 8);  // 4 charts x 2 devices
-  EXPECT_EQ(m[3].str(), "");
+  const auto page = load_in_chromium(dir, d.port(), 6000);
+  ASSERT_EQ(page.exit_code, 0) << page.console;
+  const std::string& dom = page.dom;
+  expect_no_script_error(page);
+  EXPECT_GE(std::stoi(body_attribute(dom, "updates").value_or("0")), 2);  // it refreshed
+  EXPECT_EQ(body_attribute(dom, "devices"), std::optional<std::string>("4"));
+  EXPECT_EQ(body_attribute(dom, "device-charts"), std::optional<std::string>("20"));  // 5 x 4
+  EXPECT_EQ(body_attribute(dom, "host-charts"), std::optional<std::string>("4"));
   EXPECT_THAT(dom, HasSubstr("device 1: acco simulated H100-class 700 W"));
   EXPECT_THAT(dom, ::testing::Not(HasSubstr("not checked yet")));  // the findings panel filled
-  const std::string console = slurp(dir.path() / "console.txt");
-  EXPECT_THAT(console, ::testing::Not(HasSubstr("Uncaught")));
-  EXPECT_THAT(console, ::testing::Not(HasSubstr("SyntaxError")));
-  const std::string shot_cmd = "timeout 120 chromium " + flags + "--screenshot=" + shot.string() +
-                               " " + url + " > /dev/null 2>&1";
+  EXPECT_THAT(dom, HasSubstr("<section id=\"no-device\" hidden=\"\">"));
+
+  // Every chart: a title, a y axis naming its unit, a time axis, and a legend with an entry.
+  const auto blocks = chart_blocks(dom);
+  ASSERT_EQ(blocks.size(), 24U);
+  std::map<std::string, int> by_key;
+  for (const auto& b : blocks) {
+    const std::string key = first_match(b, "data-chart=\"([a-z]+)\"");
+    ++by_key[key];
+    EXPECT_FALSE(first_match(b, "class=\"chart-title\">([^<]+)<").empty()) << b.substr(0, 300);
+    EXPECT_THAT(first_match(b, "class=\"axis-label y\"[^>]*>([^<]+)<"),
+                ::testing::MatchesRegex(".*\\((\u00b0C|W|%|GiB|B/s|kB/s|MB/s|GB/s)\\)"))
+        << key;
+    EXPECT_THAT(first_match(b, "class=\"axis-label x\"[^>]*>([^<]+)<"),
+                ::testing::MatchesRegex("time \\((s|min) before now\\)"))
+        << key;
+    EXPECT_THAT(b, ::testing::ContainsRegex("<ul class=\"legend\"><li>")) << key;
+    // Ranges by meaning: utilisation to 100 %, memory to the device's total, power to its
+    // highest limit, temperature past its thresholds.
+    const std::string top = first_match(b, "class=\"tick y top\"[^>]*>([^<]+)<");
+    if (key == "util" || key == "link" || key == "cpu") {
+      EXPECT_EQ(top, "100") << key;
+    } else if (key == "temp") {
+      EXPECT_EQ(top, "100") << key;  // the memory max threshold, 95 C, and 5 above
+      EXPECT_THAT(b, HasSubstr("slowdown 89 \u00b0C"));
+      EXPECT_THAT(b, HasSubstr("shutdown 92 \u00b0C"));
+    } else if (key == "power") {
+      EXPECT_THAT(top, ::testing::AnyOf("700", "800")) << "the limit, or past it when drawn over";
+      EXPECT_THAT(b, HasSubstr("enforced limit 700 W"));
+    } else if (key == "memory" && b.find("MemTotal") == std::string::npos) {
+      EXPECT_EQ(top, "79.6") << "the simulated device's 85520809984 bytes";
+    }
+    if (key == "link") {
+      EXPECT_THAT(b, HasSubstr("of peak, PCIe Gen5 x16 = 63.0 GB/s"));
+    }
+  }
+  EXPECT_EQ(by_key, (std::map<std::string, int>{{"cpu", 1},
+                                                {"disk", 1},
+                                                {"link", 4},
+                                                {"memory", 5},
+                                                {"net", 1},
+                                                {"power", 4},
+                                                {"temp", 4},
+                                                {"util", 4}}));
+
+  // The host panel: CPU, memory, network and disk, now and over time.
+  EXPECT_THAT(dom, HasSubstr("<section id=\"host\">"));
+  for (const char* tile :
+       {"CPU busy (", "memory used / total", "network received / sent", "disk read / written"}) {
+    EXPECT_THAT(dom, HasSubstr(tile));
+  }
+  // Events as a table, newest first, severity styled; no JSON lines.
+  EXPECT_THAT(dom, HasSubstr("<table class=\"events\" id=\"events\">"));
+  EXPECT_THAT(dom, ::testing::ContainsRegex(
+                       "<tr class=\"event sev-row-info\"><td class=\"time\">[0-9-]+ "
+                       "[0-9:.]+</td><td><span class=\"sev sev-info\">info</span></td>"));
+  EXPECT_THAT(dom, HasSubstr("<td>serve_started</td>"));
+  EXPECT_THAT(dom, ::testing::Not(HasSubstr("{\"time\"")));
+  // Newest first: the first round's device_found events were logged before serve_started.
+  EXPECT_LT(dom.find("<td>serve_started</td>"), dom.find("<td>device_found</td>"));
+
+  const auto shot = stdfs::path(ACCO_ARTIFACT_DIR) / "dashboard.png";
+  stdfs::create_directories(shot.parent_path());
+  const std::string shot_cmd =
+      "timeout 120 chromium --headless --no-sandbox --disable-gpu --disable-dev-shm-usage "
+      "--user-data-dir=" +
+      (dir.path() / "profile").string() +
+      " --window-size=1280,1600 --virtual-time-budget=3000 --screenshot=" + shot.string() +
+      " http://127.0.0.1:" + std::to_string(d.port()) + "/ > /dev/null 2>&1";
   EXPECT_EQ(std::system(shot_cmd.c_str()), 0);
   EXPECT_TRUE(stdfs::exists(shot));
+  EXPECT_EQ(d.stop(SIGTERM).exit_code, 0);
+}
+
+TEST(ServeTest, DashboardWithoutADeviceSaysWhatItLookedForAndShowsTheHost) {
+  if (!have("chromium")) {
+    GTEST_SKIP() << "chromium is not installed (Debian package chromium; scripts/install-deps "
+                    "installs it)";
+  }
+  Daemon d({"--listen", "127.0.0.1:0", "--interval", "200ms", "--nvml-library",
+            "/nonexistent/libnvidia-ml.so.1"});
+  ASSERT_GT(d.port(), 0) << d.early_stderr();
+  std::this_thread::sleep_for(std::chrono::milliseconds(600));
+  TempDir dir;
+  const auto page = load_in_chromium(dir, d.port(), 4000);
+  ASSERT_EQ(page.exit_code, 0) << page.console;
+  const std::string& dom = page.dom;
+  expect_no_script_error(page);
+  EXPECT_EQ(body_attribute(dom, "devices"), std::optional<std::string>("0"));
+  EXPECT_EQ(body_attribute(dom, "device-charts"), std::optional<std::string>("0"));
+  EXPECT_EQ(body_attribute(dom, "host-charts"), std::optional<std::string>("4"));
+  EXPECT_THAT(dom, HasSubstr("<section id=\"no-device\">"));  // shown
+  EXPECT_THAT(dom, HasSubstr("acco serve found no accelerator to show. It looked for:"));
+  EXPECT_THAT(dom,
+              HasSubstr("NVIDIA GPUs through NVML (<code>/nonexistent/libnvidia-ml.so.1</code>): "
+                        "unavailable ("));
+  EXPECT_THAT(dom, HasSubstr("simulated devices: none asked for"));
+  EXPECT_THAT(dom, HasSubstr("<code>acco serve --simulate 4</code>"));
+  EXPECT_THAT(dom, HasSubstr("<code>--nvml-library PATH</code>"));
+  EXPECT_THAT(dom, HasSubstr("The host panel below is live either way."));
+  EXPECT_THAT(dom, ::testing::Not(HasSubstr("<section class=\"device\"")));
+  EXPECT_EQ(chart_blocks(dom).size(), 4U);
   EXPECT_EQ(d.stop(SIGTERM).exit_code, 0);
 }
 

@@ -125,6 +125,9 @@ Json to_json(const power::HostSample& h) {
                      {"reads", d.reads},
                      {"writes", d.writes},
                      {"io_seconds", d.io_seconds}});
+    if (!d.members.empty()) {
+      disks.back()["members"] = d.members;
+    }
   }
   j["disks"] = disks;
   Json net = Json::array();
@@ -133,7 +136,8 @@ Json to_json(const power::HostSample& h) {
                    {"rx_bytes", n.rx_bytes},
                    {"tx_bytes", n.tx_bytes},
                    {"rx_errors", n.rx_errors},
-                   {"tx_errors", n.tx_errors}});
+                   {"tx_errors", n.tx_errors},
+                   {"physical", n.physical}});
   }
   j["net"] = net;
   Json ib = Json::array();

@@ -143,18 +143,25 @@ Result<power::HostSample> host_sample_from_json(const nlohmann::json& j, const s
         s.avg10_ratio = pr.optional_non_negative("avg10_ratio").value_or(0);
         return pr.finish(s);
       });
-  h.disks = r.optional_list<power::DiskSample>(
-      "disks", [](const nlohmann::json& item, const std::string& p) {
-        JsonReader dr(item, p, lenient());
-        power::DiskSample d;
-        d.name = dr.string("name");
-        d.read_bytes = dr.optional_count("read_bytes").value_or(0);
-        d.written_bytes = dr.optional_count("written_bytes").value_or(0);
-        d.reads = dr.optional_count("reads").value_or(0);
-        d.writes = dr.optional_count("writes").value_or(0);
-        d.io_seconds = dr.optional_non_negative("io_seconds").value_or(0);
-        return dr.finish(d);
-      });
+  h.disks = r.optional_list<power::DiskSample>("disks", [](const nlohmann::json& item,
+                                                           const std::string& p) {
+    JsonReader dr(item, p, lenient());
+    power::DiskSample d;
+    d.name = dr.string("name");
+    d.read_bytes = dr.optional_count("read_bytes").value_or(0);
+    d.written_bytes = dr.optional_count("written_bytes").value_or(0);
+    d.reads = dr.optional_count("reads").value_or(0);
+    d.writes = dr.optional_count("writes").value_or(0);
+    d.io_seconds = dr.optional_non_negative("io_seconds").value_or(0);
+    d.members = dr.optional_list<std::string>(
+        "members", [](const nlohmann::json& member, const std::string& mp) -> Result<std::string> {
+          if (!member.is_string()) {
+            return fail(Errc::kInvalidArgument, mp + ": expected a string");
+          }
+          return member.get<std::string>();
+        });
+    return dr.finish(d);
+  });
   h.net = r.optional_list<power::NetSample>(
       "net", [](const nlohmann::json& item, const std::string& p) {
         JsonReader nr(item, p, lenient());
@@ -164,6 +171,7 @@ Result<power::HostSample> host_sample_from_json(const nlohmann::json& j, const s
         n.tx_bytes = nr.optional_count("tx_bytes").value_or(0);
         n.rx_errors = nr.optional_count("rx_errors").value_or(0);
         n.tx_errors = nr.optional_count("tx_errors").value_or(0);
+        n.physical = nr.optional_boolean("physical").value_or(false);
         return nr.finish(n);
       });
   h.issues = r.optional_list<std::string>(

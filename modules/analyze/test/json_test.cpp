@@ -42,8 +42,8 @@ TEST(JsonTest, SnapshotRoundTripsWithHostAndStats) {
   h.cpu.seconds = {{"user", 10}, {"idle", 90}};
   h.memory_bytes = {{"total", 1024}};
   h.pressure = {{"cpu", "some", 1.5, 0.25}};
-  h.disks = {{"vda", 512, 1024, 1, 2, 0.5}};
-  h.net = {{"eth0", 1, 2, 0, 0, 3, 4, 0, 0}};
+  h.disks = {{"vda", 512, 1024, 1, 2, 0.5, {}}, {"md0", 0, 0, 0, 0, 0, {"vda1", "vdb1"}}};
+  h.net = {{"eth0", 1, 2, 0, 0, 3, 4, 0, 0, true}, {"docker0", 5, 6, 0, 0, 0, 0, 0, 0, false}};
   h.issues = {"/proc/x: bad"};
   s.host = h;
   s.stats.rounds = 3;
@@ -58,6 +58,8 @@ TEST(JsonTest, SnapshotRoundTripsWithHostAndStats) {
   EXPECT_EQ(back->host->disks, h.disks);
   EXPECT_EQ(back->host->issues, h.issues);
   EXPECT_EQ(back->host->net[0].rx_bytes, 1U);
+  EXPECT_TRUE(back->host->net[0].physical);
+  EXPECT_FALSE(back->host->net[1].physical);
   EXPECT_EQ(back->stats.rounds, 3U);
   EXPECT_EQ(back->stats.read_errors.at("nvml"), 1U);
 }

@@ -125,6 +125,7 @@ Result<Daemon> Daemon::create(DaemonOptions options) {
   impl->server = std::make_unique<Server>(
       *impl->sampler, o.server, [self](std::int64_t since) { return self->events->since(since); });
   impl->server->set_store(impl->store.get());
+  impl->server->set_sources(sources_info(source_options, o.sysroot, impl->nvml_note));
   impl->checks = std::make_unique<PeriodicChecks>(o.checks, *impl->sampler, *impl->events);
   impl->server->set_findings([self] { return self->checks->findings_json(); });
   return Daemon(std::move(impl));

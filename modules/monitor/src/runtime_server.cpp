@@ -74,6 +74,7 @@ Result<std::unique_ptr<RuntimeServer>> RuntimeServer::start(const RuntimeServerO
   s->sampler_ = std::make_unique<Sampler>(std::move(s->sources_->devices),
                                           std::move(s->sources_->host), sampler_options);
   s->server_ = std::make_unique<Server>(*s->sampler_, options.server);
+  s->server_->set_sources(sources_info({}, "/", s->nvml_note_));
   s->sampler_->start();
   ACCO_ASSIGN_OR_RETURN(s->port_, s->server_->start());
   return s;

@@ -14,6 +14,7 @@
 #include "acco/core/file.hpp"
 #include "acco/core/units.hpp"
 #include "acco/monitor/fields.hpp"
+#include "acco/monitor/host_rates.hpp"
 
 namespace acco::monitor {
 namespace {
@@ -72,24 +73,6 @@ struct PendingPoint {
   double value = 0;
 };
 
-// 1 - idle/total between two /proc/stat readings; nullopt without a previous one.
-std::optional<double> cpu_busy_ratio(const power::CpuTimes& before, const power::CpuTimes& now) {
-  double total = 0;
-  double idle = 0;
-  for (const auto& [mode, seconds] : now.seconds) {
-    const auto it = before.seconds.find(mode);
-    const double delta = seconds - (it == before.seconds.end() ? 0 : it->second);
-    total += delta;
-    if (mode == "idle" || mode == "iowait") {
-      idle += delta;
-    }
-  }
-  if (total <= 0) {
-    return std::nullopt;
-  }
-  return std::clamp(1 - idle / total, 0.0, 1.0);
-}
-
 }  // namespace
 
 struct SeriesStore::Impl {
@@ -100,7 +83,7 @@ struct SeriesStore::Impl {
   mutable std::mutex mutex;  // guards db and everything below
   std::vector<PendingPoint> pending;
   std::size_t pending_rounds = 0;
-  std::optional<power::CpuTimes> previous_cpu;
+  std::optional<power::HostSample> previous_host;
   std::map<std::tuple<std::string, std::string, std::string>, std::int64_t> series_ids;
   std::int64_t minute_done_until = kNoTime;  // raw points before this are averaged already
   std::set<int> error_kinds;
@@ -170,21 +153,14 @@ struct SeriesStore::Impl {
       }
     }
     if (snapshot.host) {
-      const auto& h = *snapshot.host;
-      if (previous_cpu) {
-        if (const auto busy = cpu_busy_ratio(*previous_cpu, h.cpu)) {
+      const auto rates = host_rates(*snapshot.host, previous_host ? &*previous_host : nullptr);
+      for (const auto& f : host_fields()) {
+        if (const auto& v = rates.*f.value) {
           pending.push_back(
-              {"host", "", kHostCpuBusyRatio, "ratio", snapshot.time_unix_nanos, *busy});
+              {"host", "", std::string(f.name), std::string(f.unit), snapshot.time_unix_nanos, *v});
         }
       }
-      previous_cpu = h.cpu;
-      const auto total = h.memory_bytes.find("total");
-      const auto available = h.memory_bytes.find("available");
-      if (total != h.memory_bytes.end() && available != h.memory_bytes.end() &&
-          total->second >= available->second) {
-        pending.push_back({"host", "", kHostMemoryUsedBytes, "bytes", snapshot.time_unix_nanos,
-                           static_cast<double>(total->second - available->second)});
-      }
+      previous_host = *snapshot.host;
     }
     ++pending_rounds;
   }

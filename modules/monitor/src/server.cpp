@@ -19,7 +19,9 @@
 #include "acco/core/units.hpp"
 #include "acco/monitor/dashboard.hpp"
 #include "acco/monitor/fields.hpp"
+#include "acco/monitor/host_rates.hpp"
 #include "acco/monitor/series_store.hpp"
+#include "acco/monitor/summary.hpp"
 
 #include "bind_failure.hpp"
 
@@ -47,8 +49,9 @@ void json_error(httplib::Response& res, int status, const std::string& message) 
 
 // Paths as label values: the known ones, everything else "other" (bounded cardinality).
 std::string path_label(const std::string& path) {
-  for (const char* known : {"/", "/metrics", "/healthz", "/api/v1/devices", "/api/v1/series",
-                            "/api/v1/events", "/api/v1/snapshot", "/api/v1/findings"}) {
+  for (const char* known :
+       {"/", "/metrics", "/healthz", "/api/v1/devices", "/api/v1/series", "/api/v1/events",
+        "/api/v1/snapshot", "/api/v1/findings", "/api/v1/summary"}) {
     if (path == known) {
       return path;
     }
@@ -64,6 +67,7 @@ struct Server::Impl {
   EventsFn events;
   const SeriesStore* store = nullptr;
   std::function<std::string()> findings;
+  std::optional<SourcesInfo> sources;
   httplib::Server http;
   std::thread thread;
   socket_t listen_socket = INVALID_SOCKET;
@@ -119,6 +123,29 @@ struct Server::Impl {
         return;
       }
       res.set_content(json_body(analyze::to_json(latest->snapshot)), kJson);
+    });
+    http.Get("/api/v1/summary", [this](const httplib::Request&, httplib::Response& res) {
+      const auto latest = sampler.latest();
+      if (!latest) {
+        json_error(res, 503, "no sample yet");
+        return;
+      }
+      // The round before the latest, for the host's rates; the recent rounds are held while
+      // the summary is written.
+      const std::int64_t latest_time = latest->snapshot.time_unix_nanos;
+      const auto recent =
+          sampler.since(latest_time - std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                          4 * sampler.options().interval)
+                                          .count());
+      const analyze::Snapshot* previous = nullptr;
+      for (const auto& round : recent) {
+        if (round->snapshot.time_unix_nanos >= latest_time) {
+          break;
+        }
+        previous = &round->snapshot;
+      }
+      res.set_content(summary_json(latest->snapshot, previous, sources ? &*sources : nullptr),
+                      kJson);
     });
     http.Get("/api/v1/series",
              [this](const httplib::Request& req, httplib::Response& res) { series(req, res); });
@@ -179,10 +206,14 @@ struct Server::Impl {
   void series(const httplib::Request& req, httplib::Response& res) {
     const std::string name = req.get_param_value("name");
     const DeviceField* field = find_device_field(name);
-    if (field == nullptr) {
+    const HostField* host_field = find_host_field(name);
+    if (field == nullptr && host_field == nullptr) {
       std::string names;
       for (const auto& f : device_fields()) {
         names += fmt::format("{}{}", names.empty() ? "" : ", ", f.name);
+      }
+      for (const auto& f : host_fields()) {
+        names += fmt::format(", {}", f.name);
       }
       json_error(res, 400,
                  fmt::format("name: unknown series '{}' (expected one of {})", units::excerpt(name),
@@ -211,8 +242,9 @@ struct Server::Impl {
     const auto slack =
         std::chrono::duration_cast<std::chrono::nanoseconds>(2 * sampler.options().interval)
             .count();
+    const std::string_view field_name = field != nullptr ? field->name : host_field->name;
     if (store != nullptr && since < memory_from - slack) {
-      const auto stored = store->query(std::string(field->name), std::nullopt, since,
+      const auto stored = store->query(std::string(field_name), std::nullopt, since,
                                        std::min(until, memory_from - 1), kMaxStoredPoints);
       for (const auto& s : stored.value_or(std::vector<Series>{})) {
         for (const auto& p : s.points) {
@@ -220,22 +252,35 @@ struct Server::Impl {
         }
       }
     }
+    const power::HostSample* previous_host = nullptr;
     for (const auto& round : rounds) {
       if (round->snapshot.time_unix_nanos > until) {
         break;
       }
-      for (const auto& d : round->snapshot.devices) {
-        if (const auto v = field->get(d)) {
-          append(d.device, round->snapshot.time_unix_nanos, *v);
+      const auto& snapshot = round->snapshot;
+      if (field != nullptr) {
+        for (const auto& d : snapshot.devices) {
+          if (const auto v = field->get(d)) {
+            append(d.device, snapshot.time_unix_nanos, *v);
+          }
         }
+      } else if (snapshot.host) {
+        // Rates between consecutive rounds of the window: its first round has none.
+        const HostRates rates = host_rates(*snapshot.host, previous_host);
+        if (const auto v = rates.*host_field->value) {
+          append("host", snapshot.time_unix_nanos, *v);
+        }
+        previous_host = &*snapshot.host;
       }
     }
     Json series = Json::array();
     for (auto& [device, list] : points) {
       series.push_back({{"device", device}, {"points", std::move(list)}});
     }
-    res.set_content(
-        json_body(Json{{"name", field->name}, {"unit", field->unit}, {"series", series}}), kJson);
+    res.set_content(json_body(Json{{"name", field_name},
+                                   {"unit", field != nullptr ? field->unit : host_field->unit},
+                                   {"series", series}}),
+                    kJson);
   }
 };
 
@@ -248,6 +293,10 @@ void Server::set_store(const SeriesStore* store) {
 
 void Server::set_findings(std::function<std::string()> findings) {
   impl_->findings = std::move(findings);
+}
+
+void Server::set_sources(SourcesInfo sources) {
+  impl_->sources = std::move(sources);
 }
 
 Server::~Server() {

@@ -33,8 +33,8 @@ power::HostSample host_sample() {
   h.cpu.cpus = 2;
   h.memory_bytes = {{"total", 16ULL << 30}, {"available", 8ULL << 30}};
   h.pressure = {{"cpu", "some", 12.5, 0.01}};
-  h.disks = {{"nvme0n1", 4096, 8192, 1, 2, 0.5}};
-  h.net = {{"eth0", 1000, 2000, 10, 20, 0, 1, 0, 0}};
+  h.disks = {{"nvme0n1", 4096, 8192, 1, 2, 0.5, {}}};
+  h.net = {{"eth0", 1000, 2000, 10, 20, 0, 1, 0, 0, true}};
   h.ib_ports = {{"mlx5_0", 1, 4000, 8000, 10, 20, 0, 0, 0}};
   h.hwmon = {{"k10temp", "Tctl", 55.5}};
   h.rapl = {{"intel-rapl:0", "package-0", 1e6, 280}};

@@ -275,6 +275,68 @@ TEST(ServerStoreTest, SeriesOlderThanTheHistoryComeFromTheStoreAndUntilEndsTheWi
   std::filesystem::remove(path);
 }
 
+// A host whose eth0 receives 1 MB and whose CPUs are half busy each round, on the clock the
+// sampler stamps (one second a round).
+class SteadyHost final : public power::HostSource {
+ public:
+  Result<power::HostSample> read() override {
+    ++round_;
+    power::HostSample h;
+    h.time_unix_nanos = round_ * 1'000'000'000;
+    h.cpu.cpus = 2;
+    h.cpu.seconds = {{"user", static_cast<double>(round_)}, {"idle", static_cast<double>(round_)}};
+    h.memory_bytes = {{"total", 1000}, {"available", 400}};
+    h.net = {{"eth0", 1'000'000 * static_cast<std::uint64_t>(round_), 0, 0, 0, 0, 0, 0, 0, true}};
+    return h;
+  }
+
+ private:
+  std::int64_t round_ = 0;
+};
+
+TEST(ServerHostTest, HostSeriesAndTheSummaryAnswerRatesBetweenRounds) {
+  std::vector<std::unique_ptr<power::SensorSource>> sources;
+  sources.push_back(std::make_unique<power::SimulatedSource>(1, power::SimulatedScenario::kIdle));
+  std::int64_t clock = 0;
+  Sampler sampler(std::move(sources), std::make_unique<SteadyHost>(),
+                  {.clock = [&clock] { return clock += 1'000'000'000; }});
+  for (int i = 0; i < 3; ++i) {
+    sampler.round();
+  }
+  Server server(sampler, {.port = 0});
+  SourceOptions options;
+  options.simulate = 1;
+  server.set_sources(sources_info(options, "/", "off"));
+  const auto port = server.start();
+  ASSERT_TRUE(port);
+  httplib::Client c("127.0.0.1", *port);
+  const auto rx = c.Get("/api/v1/series?name=host_network_receive_bytes_per_second&since=0");
+  ASSERT_TRUE(rx);
+  ASSERT_EQ(rx->status, 200) << rx->body;
+  const auto body = nlohmann::json::parse(rx->body);
+  EXPECT_EQ(body["unit"], "bytes_per_second");
+  ASSERT_EQ(body["series"].size(), 1U);
+  EXPECT_EQ(body["series"][0]["device"], "host");
+  // Three rounds, two rates: the first round of the window has no previous one.
+  EXPECT_EQ(body["series"][0]["points"],
+            nlohmann::json::parse("[[2000000000, 1000000.0], [3000000000, 1000000.0]]"));
+  const auto memory = c.Get("/api/v1/series?name=host_memory_used_bytes&since=0");
+  ASSERT_TRUE(memory);
+  EXPECT_EQ(nlohmann::json::parse(memory->body)["series"][0]["points"].size(), 3U);
+
+  const auto summary = c.Get("/api/v1/summary");
+  ASSERT_TRUE(summary);
+  ASSERT_EQ(summary->status, 200);
+  const auto j = nlohmann::json::parse(summary->body);
+  EXPECT_EQ(j["time_unix_nanos"], 3'000'000'000);
+  EXPECT_EQ(j["host"]["network_receive_bytes_per_second"], 1e6);
+  EXPECT_EQ(j["host"]["cpu_busy_ratio"], 0.5);
+  EXPECT_EQ(j["host"]["memory_used_bytes"], 600);
+  EXPECT_EQ(j["sources"]["simulated"], 1);
+  EXPECT_EQ(j["devices"][0]["pcie_link"], "PCIe Gen5 x16");
+  server.stop();
+}
+
 TEST(ParseListenTest, TakesHostPortForms) {
   EXPECT_EQ(parse_listen("127.0.0.1:9100")->port, 9100);
   EXPECT_EQ(parse_listen("0.0.0.0:9100")->host, "0.0.0.0");

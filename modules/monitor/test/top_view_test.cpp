@@ -77,10 +77,10 @@ power::HostSample host(std::int64_t time, double busy_seconds, double idle_secon
   h.cpu.cpus = 4;
   h.memory_bytes = {{"total", 64 * kGiB}, {"available", 48 * kGiB}};
   h.pressure = {{"cpu", "some", 1, 0.025}, {"cpu", "full", 1, 0.5}, {"io", "some", 1, 0.001}};
-  h.net = {{"lo", bytes * 100, bytes * 100, 0, 0, 0, 0, 0, 0},
-           {"eth0", bytes, bytes / 2, 0, 0, 0, 0, 0, 0},
-           {"ib0", bytes * 4, bytes * 4, 0, 0, 0, 0, 0, 0}};
-  h.disks = {{"nvme0n1", bytes, bytes / 4, 0, 0, 0}, {"loop0", bytes * 9, 0, 0, 0, 0}};
+  h.net = {{"lo", bytes * 100, bytes * 100, 0, 0, 0, 0, 0, 0, false},
+           {"eth0", bytes, bytes / 2, 0, 0, 0, 0, 0, 0, true},
+           {"ib0", bytes * 4, bytes * 4, 0, 0, 0, 0, 0, 0, false}};
+  h.disks = {{"nvme0n1", bytes, bytes / 4, 0, 0, 0, {}}, {"loop0", bytes * 9, 0, 0, 0, 0, {}}};
   return h;
 }
 

@@ -27,7 +27,9 @@ class FsHostSource final : public HostSource {
     s.memory_bytes = detail::read_memory(files);
     s.pressure = detail::read_pressure(files);
     s.disks = detail::read_disks(files);
-    s.net = detail::read_net(files);
+    // A container may have no sysfs; /proc/net/dev is per network namespace all the same.
+    s.net =
+        files.exists("/sys/class/net") ? detail::read_net(files) : detail::read_proc_net_dev(files);
     s.ib_ports = detail::read_ib_ports(files);
     s.hwmon = detail::read_hwmon(files);
     s.rapl = detail::read_rapl(files);

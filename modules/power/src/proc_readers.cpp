@@ -15,6 +15,7 @@ namespace {
 constexpr const char* kStat = "/proc/stat";
 constexpr const char* kMeminfo = "/proc/meminfo";
 constexpr const char* kDiskstats = "/proc/diskstats";
+constexpr const char* kNetDev = "/proc/net/dev";
 
 // meminfo's keys and the names HostSample::memory_bytes gives them.
 constexpr std::array<std::pair<std::string_view, const char*>, 7> kMeminfoKeys = {{
@@ -201,11 +202,58 @@ std::vector<DiskSample> read_disks(core::SysfsReader& files) {
       bad = bad.value_or(line);
       continue;
     }
+    // Documentation/ABI/stable/sysfs-block: slaves/ lists the devices a dm or md device is
+    // built on, which also count the I/O that passes through it.
+    auto members = files.list("/sys/block/" + sys_name + "/slaves");
     out.push_back({std::move(name), field[3] * kSectorBytes, field[7] * kSectorBytes, field[1],
-                   field[5], static_cast<double>(field[10]) / kMillisecondsPerSecond});
+                   field[5], static_cast<double>(field[10]) / kMillisecondsPerSecond,
+                   std::move(members)});
   }
   if (bad) {
     files.malformed(kDiskstats, "'<major> <minor> <name>' and at least 11 numbers", *bad);
+  }
+  return out;
+}
+
+// net/core/net-procfs.c (dev_seq_printf_stats): two header lines, then "<name>:" and 16
+// numbers: receive bytes packets errs drop fifo frame compressed multicast, transmit bytes
+// packets errs drop fifo colls carrier compressed. Old kernels print no blank after the colon
+// ("eth0:1234"), so the name ends at the colon, not at a blank.
+std::vector<NetSample> read_proc_net_dev(core::SysfsReader& files) {
+  const auto text = files.read(kNetDev);
+  if (!text) {
+    return {};
+  }
+  constexpr std::size_t kFields = 16;
+  std::vector<NetSample> out;
+  std::optional<std::string_view> bad;
+  for (const auto line : lines(*text)) {
+    const auto colon = line.find(':');
+    if (line.find('|') != std::string_view::npos || units::trim(line).empty()) {
+      continue;  // the two header lines
+    }
+    const auto w = colon == std::string_view::npos ? std::vector<std::string_view>()
+                                                   : words(line.substr(colon + 1));
+    const auto name = units::trim(line.substr(0, colon == std::string_view::npos ? 0 : colon));
+    std::array<std::uint64_t, kFields> field{};
+    bool ok = !name.empty() && w.size() >= kFields;
+    for (std::size_t i = 0; ok && i < kFields; ++i) {
+      const auto v = core::parse_u64(w[i]);
+      ok = v.has_value();
+      field.at(i) = v.value_or(0);
+    }
+    if (!ok) {
+      bad = bad.value_or(line);
+      continue;
+    }
+    if (name == "lo") {
+      continue;
+    }
+    out.push_back({std::string(name), field[0], field[8], field[1], field[9], field[2], field[10],
+                   field[3], field[11], false});
+  }
+  if (bad) {
+    files.malformed(kNetDev, "'<interface>:' and 16 numbers", *bad);
   }
   return out;
 }

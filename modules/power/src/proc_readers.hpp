@@ -21,7 +21,11 @@ namespace acco::power::detail {
 [[nodiscard]] std::map<std::string, std::uint64_t> read_memory(core::SysfsReader& files);
 // /proc/pressure/{cpu,memory,io}.
 [[nodiscard]] std::vector<PressureSample> read_pressure(core::SysfsReader& files);
-// /proc/diskstats, whole disks only (those under /sys/block), without loop and ram devices.
+// /proc/diskstats, whole disks only (those under /sys/block), without loop and ram devices;
+// each with the devices it is built on (/sys/block/<disk>/slaves).
 [[nodiscard]] std::vector<DiskSample> read_disks(core::SysfsReader& files);
+// /proc/net/dev, every interface but lo, none known to be physical: the host source's network
+// where /sys/class/net is absent (a container without sysfs).
+[[nodiscard]] std::vector<NetSample> read_proc_net_dev(core::SysfsReader& files);
 
 }  // namespace acco::power::detail

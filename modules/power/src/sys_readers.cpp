@@ -32,8 +32,12 @@ std::vector<NetSample> read_net(core::SysfsReader& files) {
     const auto get = [&](const char* counter) {
       return files.counter(stats + counter).value_or(0);
     };
+    // A physical interface (PCI, USB, virtio) links to its device; virtual ones live under
+    // /sys/devices/virtual/net and have none.
+    const bool physical = files.exists(fmt::format("{}/{}/device", base, name));
     out.push_back({name, get("rx_bytes"), get("tx_bytes"), get("rx_packets"), get("tx_packets"),
-                   get("rx_errors"), get("tx_errors"), get("rx_dropped"), get("tx_dropped")});
+                   get("rx_errors"), get("tx_errors"), get("rx_dropped"), get("tx_dropped"),
+                   physical});
   }
   return out;
 }

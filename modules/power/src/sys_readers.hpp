@@ -10,7 +10,7 @@
 
 namespace acco::power::detail {
 
-// /sys/class/net/<if>/statistics, every interface but lo.
+// /sys/class/net/<if>/statistics, every interface but lo, each marked physical or not.
 [[nodiscard]] std::vector<NetSample> read_net(core::SysfsReader& files);
 // /sys/class/infiniband/<dev>/ports/<n>/counters.
 [[nodiscard]] std::vector<IbPortCounters> read_ib_ports(core::SysfsReader& files);

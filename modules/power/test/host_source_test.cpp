@@ -95,6 +95,9 @@ void write_host(SysrootBuilder& b) {
                     {"tx_errors", 2},
                     {"rx_dropped", 3},
                     {"tx_dropped", 4}});
+  // The NIC links to its PCI function (a directory stands for the link); docker0 is virtual.
+  b.file("sys/class/net/ens1f0np0/device/vendor", "0x15b3\n");
+  net("docker0", {{"rx_bytes", 70}, {"tx_bytes", 80}});
   b.file("sys/class/net/bonding_masters", "\n");
   const std::string ib = "sys/class/infiniband/mlx5_0/ports/1/counters/";
   b.file(ib + "port_rcv_data", "250000000\n");
@@ -211,9 +214,11 @@ TEST(HostSourceTest, PressureOfAnOldKernelWithOnlySomeLinesReads) {
 
 TEST(HostSourceTest, DisksAreWholeDisksInBytesWithoutPartitionsLoopOrRamDevices) {
   const auto s = read_host();
-  EXPECT_THAT(s.disks, ElementsAre(DiskSample{"nvme0n1", 23106410ULL * 512, 81920560ULL * 512,
-                                              334201, 912346, 356.0},
-                                   DiskSample{"sda", 8000 * 512, 16000 * 512, 1000, 2000, 1.5}));
+  EXPECT_THAT(
+      s.disks,
+      ElementsAre(
+          DiskSample{"nvme0n1", 23106410ULL * 512, 81920560ULL * 512, 334201, 912346, 356.0, {}},
+          DiskSample{"sda", 8000 * 512, 16000 * 512, 1000, 2000, 1.5, {}}));
   EXPECT_THAT(s.issues, IsEmpty());
 }
 
@@ -222,12 +227,86 @@ TEST(HostSourceTest, ADiskNameWithASlashIsFoundUnderSysBlockWithAnExclamationMar
     b.file("proc/diskstats", " 104       0 cciss/c0d0 4 0 16 1 2 0 8 1 0 3 2\n");
     b.file("sys/block/cciss!c0d0/stat", "0\n");
   });
-  EXPECT_THAT(s.disks, ElementsAre(DiskSample{"cciss/c0d0", 16 * 512, 8 * 512, 4, 2, 0.003}));
+  EXPECT_THAT(s.disks, ElementsAre(DiskSample{"cciss/c0d0", 16 * 512, 8 * 512, 4, 2, 0.003, {}}));
 }
 
 TEST(HostSourceTest, NetworkInterfacesSkipLoAndFilesThatAreNotInterfaces) {
   const auto s = read_host();
-  EXPECT_THAT(s.net, ElementsAre(NetSample{"ens1f0np0", 1000, 2000, 10, 20, 1, 2, 3, 4}));
+  EXPECT_THAT(s.net, ElementsAre(NetSample{"docker0", 70, 80, 0, 0, 0, 0, 0, 0, false},
+                                 NetSample{"ens1f0np0", 1000, 2000, 10, 20, 1, 2, 3, 4, true}));
+}
+
+TEST(HostSourceTest, DmAndMdDevicesNameTheDisksTheyAreBuiltOn) {
+  const auto s = read_host([](SysrootBuilder& b) {
+    b.file("proc/diskstats",
+           "   8       0 sda 100 0 800 1 200 0 1600 1 0 2 2\n"
+           "   8       1 sda1 100 0 800 1 200 0 1600 1 0 2 2\n"
+           "   8      16 sdb 10 0 80 1 20 0 160 1 0 2 2\n"
+           "   9       0 md0 100 0 800 1 100 0 800 1 0 2 2\n"
+           " 253       0 dm-0 50 0 400 1 50 0 400 1 0 2 2\n");
+    for (const char* disk : {"sda", "sdb", "md0", "dm-0"}) {
+      b.file(std::string("sys/block/") + disk + "/stat", "0\n");
+    }
+    b.remove("sys/block/nvme0n1");
+    b.file("sys/block/md0/slaves/sda1", "");
+    b.file("sys/block/md0/slaves/sdb", "");
+    b.file("sys/block/dm-0/slaves/md0", "");
+  });
+  ASSERT_EQ(s.disks.size(), 4U);
+  EXPECT_EQ(s.disks[0].name, "sda");
+  EXPECT_THAT(s.disks[0].members, IsEmpty());
+  EXPECT_EQ(s.disks[2].name, "md0");
+  EXPECT_THAT(s.disks[2].members, ElementsAre("sda1", "sdb"));
+  EXPECT_EQ(s.disks[3].name, "dm-0");
+  EXPECT_THAT(s.disks[3].members, ElementsAre("md0"));
+  EXPECT_THAT(s.issues, IsEmpty());
+}
+
+// A container without /sys: the interfaces of its network namespace from /proc/net/dev.
+TEST(HostSourceTest, WithoutSysClassNetInterfacesComeFromProcNetDevWithoutLo) {
+  const auto s = read_host([](SysrootBuilder& b) {
+    b.remove("sys/class/net");
+    b.file("proc/net/dev",
+           "Inter-|   Receive                                                |  Transmit\n"
+           " face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets "
+           "errs drop fifo colls carrier compressed\n"
+           "    lo: 5419981383 1939001    0    0    0     0          0         0 5419981383 "
+           "1939001    0    0    0     0       0          0\n"
+           "  eth0: 195819499   11548    1    2    0     0          0         0   777040    9945 "
+           "   3    4    0     0       0          0\n"
+           "eth1:12 1 0 0 0 0 0 0 34 2 0 0 0 0 0 0\n");
+  });
+  EXPECT_THAT(s.net,
+              ElementsAre(NetSample{"eth0", 195819499, 777040, 11548, 9945, 1, 3, 2, 4, false},
+                          NetSample{"eth1", 12, 34, 1, 2, 0, 0, 0, 0, false}));
+  EXPECT_THAT(s.issues, IsEmpty());
+}
+
+TEST(HostSourceTest, AContainerWhoseProcNetDevHasOnlyLoHasNoInterfaces) {
+  const auto s = read_host([](SysrootBuilder& b) {
+    b.remove("sys/class/net");
+    b.file("proc/net/dev",
+           "Inter-|   Receive                                                |  Transmit\n"
+           " face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets "
+           "errs drop fifo colls carrier compressed\n"
+           "    lo:       0       0    0    0    0     0          0         0        0       0 "
+           "   0    0    0     0       0          0\n");
+  });
+  EXPECT_THAT(s.net, IsEmpty());
+  EXPECT_THAT(s.issues, IsEmpty());
+}
+
+TEST(HostSourceTest, AMalformedProcNetDevLineIsOneIssueAndTheOtherLinesRead) {
+  const auto s = read_host([](SysrootBuilder& b) {
+    b.remove("sys/class/net");
+    b.file("proc/net/dev",
+           "  eth0: 1 2 3\n"
+           "  eth1: 1 2 0 0 0 0 0 0 3 4 0 0 0 0 0 0\n");
+  });
+  EXPECT_THAT(s.net, ElementsAre(NetSample{"eth1", 1, 3, 2, 4, 0, 0, 0, 0, false}));
+  EXPECT_THAT(s.issues,
+              ElementsAre("/proc/net/dev: expected '<interface>:' and 16 numbers, got 'eth0: 1 "
+                          "2 3'"));
 }
 
 TEST(HostSourceTest, InfinibandDataWordsAreFourBytesAndAnAbsentCounterIsNullopt) {

@@ -1,5 +1,6 @@
 // The daemon's time-series store: every device field (fields.hpp) per device per round, and the
-// host's CPU busy ratio and memory used, in an embedded SQLite file of its own. Rounds are
+// host's (host_rates.hpp: CPU busy ratio, memory used, network and disk rates), in an embedded
+// SQLite file of its own. Rounds are
 // written in batches by a sampler observer; raw points are kept for an hour and one-minute
 // averages for a week, both trimmed in the batch's own transaction. docs/monitoring.md has the
 // schema and what survives a crash.
@@ -51,7 +52,7 @@ struct Series {
   bool operator==(const Series&) const = default;
 };
 
-// Host series stored beside the device fields, under device "host".
+// Host series stored beside the device fields, under device "host" (all of them: host_fields()).
 inline constexpr const char* kHostCpuBusyRatio = "host_cpu_busy_ratio";
 inline constexpr const char* kHostMemoryUsedBytes = "host_memory_used_bytes";
 

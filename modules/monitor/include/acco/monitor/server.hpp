@@ -1,5 +1,6 @@
 // The node daemon's HTTP side (cpp-httplib): /metrics (Prometheus text), the JSON API
-// (/api/v1/devices, /api/v1/series, /api/v1/events), /healthz and the dashboard page at /.
+// (/api/v1/devices, /api/v1/snapshot, /api/v1/summary, /api/v1/series, /api/v1/events,
+// /api/v1/findings), /healthz and the dashboard page at /.
 // Handlers only read what the sampler published, so a slow or malformed client never delays
 // sampling; requests are bounded in size, served by a fixed pool of threads, answered 4xx when
 // malformed or unknown, and counted in acco_http_requests_total{path,code}.
@@ -13,6 +14,7 @@
 
 #include "acco/core/result.hpp"
 #include "acco/monitor/sampler.hpp"
+#include "acco/monitor/summary.hpp"
 
 namespace acco::monitor {
 
@@ -42,6 +44,8 @@ class Server {
   void set_store(const SeriesStore* store);
   // Answers /api/v1/findings with what `findings` returns (a JSON document). Before start().
   void set_findings(std::function<std::string()> findings);
+  // What the daemon samples, for /api/v1/summary's "sources" (null without it). Before start().
+  void set_sources(SourcesInfo sources);
   // Binds and serves on a thread of its own; returns the port it listens on. kUnavailable
   // naming the address when it cannot bind (in use, no permission).
   [[nodiscard]] Result<int> start();

@@ -135,6 +135,9 @@ struct DiskSample {
   std::uint64_t reads = 0;
   std::uint64_t writes = 0;
   double io_seconds = 0;  // time the device had I/O in flight
+  // The block devices this one is built on (/sys/block/<disk>/slaves: a dm or md device's
+  // disks or partitions); empty for a disk of its own. Their I/O is counted on them too.
+  std::vector<std::string> members;
   bool operator==(const DiskSample&) const = default;
 };
 
@@ -148,6 +151,10 @@ struct NetSample {
   std::uint64_t tx_errors = 0;
   std::uint64_t rx_dropped = 0;
   std::uint64_t tx_dropped = 0;
+  // Backed by a device (/sys/class/net/<if>/device exists): not a bridge, bond, VLAN, veth or
+  // tunnel, whose traffic is also counted on the interfaces under them. False when unknown
+  // (read from /proc/net/dev).
+  bool physical = false;
   bool operator==(const NetSample&) const = default;
 };
 
