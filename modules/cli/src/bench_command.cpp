@@ -3,7 +3,6 @@
 #include "bench_command.hpp"
 
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -16,7 +15,6 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
@@ -75,7 +73,7 @@ struct BenchFlags {
   std::string suite = "transfer";
   std::string file;    // --suite storage: the file read
   std::string create;  // --suite storage: write the file first when missing or smaller
-  ProfileFlags profile;
+  tune::ProfileChoice profile;
   CollectiveFlags collective;  // --collective: the collective benchmark instead of a suite
 };
 
@@ -89,7 +87,7 @@ struct BenchOptions {
   bool no_history = false;
   std::string create_file;  // write `create_bytes` of data here first when missing or smaller
   std::uint64_t create_bytes = 0;
-  ProfileFlags profile;  // the engine profile from acco tune
+  tune::ProfileChoice profile;  // the engine profile from acco tune
 };
 
 const std::vector<std::string>& suite_names() {
@@ -435,32 +433,7 @@ Result<bench::BackendChoice> parse_backend(const std::string& name) {
 }
 
 Status check_output_path(std::string_view flag, const std::string& path) {
-  namespace stdfs = std::filesystem;
-  const auto cannot = [&](const std::string& why) {
-    return fail(Errc::kCannotWrite, fmt::format("{}: cannot write {}: {}", flag, path, why));
-  };
-  if (auto s = core::check_file_or_absent(path); !s) {  // a directory, a pipe, a dangling link
-    return fail(Errc::kCannotWrite, fmt::format("{}: {}", flag, s.error().message));
-  }
-  std::error_code ec;
-  // The file replaced is the one the links lead to (core::write_file_atomic), in its directory.
-  stdfs::path target(path);
-  if (stdfs::is_symlink(stdfs::symlink_status(target, ec))) {
-    const stdfs::path to = stdfs::read_symlink(target, ec);
-    target = to.is_absolute() ? to : target.parent_path() / to;
-  }
-  const stdfs::path dir = target.has_parent_path() ? target.parent_path() : stdfs::path(".");
-  if (!stdfs::is_directory(dir, ec)) {
-    return cannot(fmt::format("directory {} does not exist", dir.string()));
-  }
-  if (::access(dir.c_str(), W_OK | X_OK) != 0) {
-    return cannot(fmt::format("directory {} is not writable ({})", dir.string(),
-                              std::generic_category().message(errno)));
-  }
-  if (stdfs::exists(target, ec) && ::access(target.c_str(), W_OK) != 0) {
-    return cannot(
-        fmt::format("the file is not writable ({})", std::generic_category().message(errno)));
-  }
+  ACCO_RETURN_IF_ERROR(core::check_output_file(path), flag);
   return {};
 }
 
@@ -506,10 +479,8 @@ Result<bench::BenchRun> quick_bench(const topo::Machine& machine, const Progress
                        opened.cuda_error ? opened.cuda_error->message : "no CUDA device");
   }
   o.opened = std::move(opened.backend);  // initialising CUDA once is enough
-  std::string profile_note;              // the doctor reports the profile as a finding of its own
-  if (auto profiles = engine_profiles_for({}, &machine, profile_note); profiles) {
-    o.defaults.path_profiles = std::move(*profiles);
-  }
+  // The doctor reports a missing or unreadable profile as a finding of its own.
+  o.defaults.path_profiles = tune::saved_engine_profiles(machine);
   return bench::run_benchmarks(o, &machine, progress);
 }
 

@@ -31,9 +31,7 @@ inline constexpr std::string_view kDefaultLink = "pcie4x16";
                                                          const std::string& data_path = "");
 
 // An output file a command writes at its end (--html, tune's --output), checked before the work
-// starts: its directory exists and can be written, and what is at the path (through its links) is
-// absent or a regular file the user may replace. kCannotWrite (73) naming `flag` and the path
-// otherwise. The write itself may still fail later (a full disk).
+// starts: core::check_output_file with `flag` in front of its error (kCannotWrite, 73).
 [[nodiscard]] Status check_output_path(std::string_view flag, const std::string& path);
 
 // A short measurement (well under a minute) of this machine's device links for `acco doctor`:

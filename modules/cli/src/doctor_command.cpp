@@ -26,7 +26,7 @@ namespace {
 // The fingerprint is the profile's key, so a profile for another fingerprint in the directory
 // means the machine changed (a GPU added, moved or replaced) since the last tune.
 std::optional<topo::Finding> tune_finding(const topo::Machine& machine) {
-  auto state = saved_profile_state(machine);
+  auto state = tune::saved_profile_state(machine);
   if (!state || state->exists) {
     return std::nullopt;
   }

@@ -15,7 +15,9 @@
 namespace acco::monitor {
 namespace {
 
+using ::acco::testing::HasValue;
 using ::acco::testing::IsOk;
+using ::acco::testing::StatusIs;
 using ::testing::ElementsAre;
 using ::testing::StartsWith;
 
@@ -122,6 +124,37 @@ TEST(ThermalExperimentJson, IsTheScheduleDocumentWithAThermalSectionPerRun) {
   ThermalExperiment plain;
   plain.experiment = t->experiment;
   EXPECT_FALSE(to_json(plain).contains("thermal"));
+}
+
+TEST(ThermalSettingsText, CoolingFactorsAreBoundedAndTheWholeListIsNamed) {
+  EXPECT_THAT(parse_cooling("1,2,0.1,100"), HasValue(ElementsAre(1, 2, 0.1, 100)));
+  for (const char* bad : {"0", "1,200", "1,x", "2w"}) {
+    EXPECT_THAT(parse_cooling(bad),
+                StatusIs(Errc::kInvalidArgument,
+                         "'" + std::string(bad) +
+                             "' is not factors from 0.1 to 100, one per device or one for all"))
+        << bad;
+  }
+}
+
+TEST(ThermalSettingsText, GovernorSettingsRunOnceEachInOrder) {
+  auto settings = parse_governor_settings("off,cap:200,thermal");
+  ASSERT_THAT(settings, IsOk());
+  ASSERT_EQ(settings->size(), 3U);
+  EXPECT_EQ((*settings)[0].first, "off");
+  EXPECT_FALSE((*settings)[0].second.has_value());
+  ASSERT_TRUE((*settings)[1].second.has_value());
+  EXPECT_EQ((*settings)[1].second->mode, power::GovernorMode::kCap);
+  EXPECT_EQ((*settings)[1].second->cap_watts, 200);
+  EXPECT_EQ((*settings)[2].second->mode, power::GovernorMode::kThermal);
+  EXPECT_THAT(parse_governor_settings("off,thermal,off"),
+              StatusIs(Errc::kInvalidArgument, "'off' is given twice (each setting runs once)"));
+  EXPECT_THAT(parse_governor_settings("turbo"),
+              StatusIs(Errc::kInvalidArgument, ::testing::EndsWith(" or off")));
+  EXPECT_THAT(parse_governor_settings("thermal,"),
+              StatusIs(Errc::kInvalidArgument,
+                       "governor mode '': expected thermal, energy or "
+                       "cap:W (watts > 0) or off"));
 }
 
 }  // namespace
