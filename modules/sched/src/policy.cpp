@@ -72,10 +72,10 @@ Result<std::vector<PolicyKind>> parse_policies(std::string_view list) {
 }
 
 const std::vector<PolicyKind>& all_policies() {
-  static const std::vector<PolicyKind> kAll = {PolicyKind::kEager,        PolicyKind::kRoundRobin,
-                                               PolicyKind::kLeastLoaded,  PolicyKind::kDmda,
-                                               PolicyKind::kWorkStealing, PolicyKind::kHeft};
-  return kAll;
+  static const std::vector<PolicyKind> all = {PolicyKind::kEager,        PolicyKind::kRoundRobin,
+                                              PolicyKind::kLeastLoaded,  PolicyKind::kDmda,
+                                              PolicyKind::kWorkStealing, PolicyKind::kHeft};
+  return all;
 }
 
 Decision select_device(PolicyKind kind, const SystemView& view, const PolicyKnobs& knobs,
