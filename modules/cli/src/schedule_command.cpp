@@ -10,6 +10,7 @@
 
 #include "acco/core/file.hpp"
 #include "acco/core/units.hpp"
+#include "acco/monitor/schedule_run.hpp"
 #include "acco/report/document.hpp"
 #include "acco/sched/experiment_report.hpp"
 #include "acco/sched/perf_model.hpp"
@@ -413,35 +414,16 @@ Result<Output> ScheduleCommand::run(const Invocation& inv) const {
     return run_distributed_schedule(s, inv, devices, profile_note);
   }
   ACCO_ASSIGN_OR_RETURN(auto server, start_server(s, inv));
-  sched::ExperimentOptions e = s.experiment;
-  if (server) {
-    e.observe = [live = server.get()](sched::Runtime* runtime) { live->observe(runtime); };
-  }
-  std::optional<sched::Experiment> plain;
-  std::optional<monitor::ThermalExperiment> thermal;
-  Status ran;
-  if (s.thermal) {
-    monitor::ThermalExperimentOptions t = *s.thermal;
-    t.experiment = e;
-    auto result = monitor::run_thermal_experiment(workload, devices, t, inv.progress);
-    if (result) {
-      thermal = std::move(*result);
-    } else {
-      ran = tl::unexpected(as_usage(std::move(result.error())));
-    }
-  } else {
-    auto result = sched::run_experiment(workload, devices, e, inv.progress);
-    if (result) {
-      plain = std::move(*result);
-    } else if (result.error().code == Errc::kCannotWrite) {  // the models file, after a run
-      ran = tl::unexpected(std::move(result.error()).with_context("--models"));
-    } else {
-      ran = tl::unexpected(as_usage(std::move(result.error())));
-    }
-  }
+  auto ran = monitor::run_schedule(workload, devices, {s.experiment, s.thermal}, server.get(),
+                                   inv.progress);
   server.reset();  // the runs are over: so is serving them
-  ACCO_RETURN_IF_ERROR(ran);
-  const sched::Experiment& experiment = thermal ? thermal->experiment : *plain;
+  if (!ran) {
+    // kCannotWrite: the models file, saved after a run.
+    return tl::unexpected(!s.thermal && ran.error().code == Errc::kCannotWrite
+                              ? std::move(ran.error()).with_context("--models")
+                              : as_usage(std::move(ran.error())));
+  }
+  const sched::Experiment& experiment = ran->experiment();
 
   Output out;
   out.err = profile_note;
@@ -453,12 +435,8 @@ Result<Output> ScheduleCommand::run(const Invocation& inv) const {
     out.err +=
         fmt::format("acco: trace of {} written to {}\n", experiment.runs.front().policy, s.trace);
   }
-  if (inv.format == Format::kJson) {
-    out.out = (thermal ? monitor::to_json(*thermal) : sched::to_json(experiment)).dump(2) + "\n";
-  } else {
-    out.out = report::render_text(thermal ? monitor::thermal_experiment_report(*thermal)
-                                          : sched::experiment_report(experiment));
-  }
+  out.out = inv.format == Format::kJson ? monitor::to_json(*ran).dump(2) + "\n"
+                                        : report::render_text(monitor::schedule_report(*ran));
   for (const auto& r : experiment.runs) {
     if (r.failed > 0) {
       out.err += fmt::format("acco: {}\n", sched::failure_summary(r));

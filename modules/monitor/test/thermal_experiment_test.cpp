@@ -10,6 +10,8 @@
 #include <nlohmann/json.hpp>
 
 #include "acco/device/host_backend.hpp"
+#include "acco/monitor/schedule_run.hpp"
+#include "acco/sched/experiment_report.hpp"
 #include "acco/testing/matchers.hpp"
 
 namespace acco::monitor {
@@ -155,6 +157,55 @@ TEST(ThermalSettingsText, GovernorSettingsRunOnceEachInOrder) {
               StatusIs(Errc::kInvalidArgument,
                        "governor mode '': expected thermal, energy or "
                        "cap:W (watts > 0) or off"));
+}
+
+TEST(RunSchedule, OnTheDevicesAsTheyAreItIsThePlainExperiment) {
+  const auto devices = rig_devices(2);
+  ScheduleRunOptions o;
+  o.experiment = two_by_two().experiment;
+  int observed = 0;
+  o.experiment.observe = [&](sched::Runtime*) { ++observed; };
+  auto run = run_schedule(thermal_workload(two_by_two(), devices), devices, o);
+  ASSERT_THAT(run, IsOk());
+  EXPECT_TRUE(run->plain.has_value());
+  EXPECT_FALSE(run->thermal.has_value());
+  ASSERT_EQ(run->experiment().runs.size(), 2U);
+  EXPECT_EQ(run->experiment().runs[1].policy, "dmda");
+  EXPECT_GT(observed, 0);  // without a server, the caller's observer is kept
+  EXPECT_FALSE(to_json(*run).contains("thermal"));
+  EXPECT_EQ(report::render_text(schedule_report(*run)),
+            report::render_text(sched::experiment_report(*run->plain)));
+}
+
+TEST(RunSchedule, OnTheRigEveryPolicyRunsPerGovernorSettingWithTheGivenExperiment) {
+  const auto devices = rig_devices(2);
+  ScheduleRunOptions o;
+  o.experiment = two_by_two().experiment;
+  o.experiment.policies = {sched::PolicyKind::kDmda};
+  o.thermal = two_by_two();  // its own experiment (eager and dmda) is replaced
+  auto run = run_schedule(thermal_workload(two_by_two(), devices), devices, o);
+  ASSERT_THAT(run, IsOk());
+  ASSERT_TRUE(run->thermal.has_value());
+  EXPECT_FALSE(run->plain.has_value());
+  std::vector<std::string> names;
+  for (const auto& r : run->experiment().runs) {
+    names.push_back(r.policy);
+  }
+  EXPECT_THAT(names, ElementsAre("dmda/off", "dmda/thermal"));
+  EXPECT_TRUE(to_json(*run).contains("thermal"));
+  EXPECT_EQ(report::render_text(schedule_report(*run)),
+            report::render_text(thermal_experiment_report(*run->thermal)));
+}
+
+TEST(RunSchedule, AFailedRunIsTheError) {
+  const auto devices = rig_devices(1);
+  ScheduleRunOptions o;
+  o.experiment = two_by_two().experiment;
+  o.thermal = two_by_two();
+  o.thermal->cooling = {1};
+  o.thermal->time_scale = -1;
+  EXPECT_THAT(run_schedule(thermal_workload(two_by_two(), devices), devices, o),
+              StatusIs(Errc::kInvalidArgument, StartsWith("eager/off: ")));
 }
 
 }  // namespace
