@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "acco/bench/case.hpp"
+#include "acco/bench/peer_verdicts.hpp"
 #include "acco/bench/report.hpp"
 #include "acco/core/units.hpp"
 #include "acco/report/table.hpp"
@@ -128,6 +130,25 @@ std::string text_report(const BenchRun& run) {
                        units::format_rate(reference),
                        half ? fmt::format("reached at {}", units::format_bytes(*half))
                             : std::string("never reached"));
+  }
+  return out;
+}
+
+std::string text_run_report(const BenchRun& run) {
+  std::string out = text_report(run);
+  if (run.machine.contains("cuda_version")) {
+    out += fmt::format("CUDA driver {} (supports CUDA {})\n",
+                       run.machine.value("cuda_driver_version", 0),
+                       run.machine.value("cuda_version", ""));
+  }
+  return out + text_peer_verdicts(peer_verdicts(run));
+}
+
+std::string text_case_list() {
+  std::string out;
+  for (const auto& c : cases()) {
+    const std::string suite = c->suite() == "transfer" ? "" : " [--suite " + c->suite() + "]";
+    out += fmt::format("{:<26} {}{}\n", c->key(), c->description(), suite);
   }
   return out;
 }

@@ -1,7 +1,10 @@
 #include "bench_collective.hpp"
 
 #include <algorithm>
+#include <memory>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -12,7 +15,6 @@
 #include "acco/bench/history.hpp"
 #include "acco/bench/report.hpp"
 #include "acco/bench/result.hpp"
-#include "acco/bench/runner.hpp"
 #include "acco/cluster/collective.hpp"
 #include "acco/cluster/collective_bench.hpp"
 #include "acco/cluster/collective_history.hpp"
@@ -27,46 +29,30 @@
 namespace acco::cli {
 namespace {
 
-// What may open the device of --buffers device (checked flags).
-struct DeviceChoice {
-  bench::BackendChoice backend = bench::BackendChoice::kAuto;
-  device::HostBackendOptions host;  // its emulated device
-};
-
 class CollectiveCommand final : public Command {
  public:
-  CollectiveCommand(cluster::CollectiveBenchOptions options, DeviceChoice device,
-                    const CollectiveFlags& flags)
+  CollectiveCommand(cluster::CollectiveBenchOptions options, const CollectiveFlags& flags)
       : o_(std::move(options)),
-        device_(std::move(device)),
         save_fusion_(flags.save_fusion),
         history_(flags.history),
         no_history_(flags.no_history),
         compare_(flags.compare) {}
 
   Result<Output> run(const Invocation& inv) const override {
+    ACCO_ASSIGN_OR_RETURN(const auto comm, cluster::open_job_communicator());
     Output out;
-    auto comm = cluster::open_job_communicator();
-    if (!comm) {
-      return error_output(comm.error(), out.err);
-    }
     std::string warning;
-    const auto machine = probe_machine(inv.settings, warning);
-    const int rank = (*comm)->rank();
-    if (rank == 0) {
+    cluster::CollectiveBenchOptions options = o_;
+    options.machine = probe_machine(inv.settings, warning);
+    const std::optional<topo::Machine>& machine = options.machine;
+    if (comm->rank() == 0) {
       out.err += warning;
     }
-    cluster::CollectiveBenchOptions options = o_;
-    options.machine = machine;
-    options.open_backend = [this]() -> Result<std::shared_ptr<device::Backend>> {
-      ACCO_ASSIGN_OR_RETURN(auto opened, bench::open_backend(device_.backend, device_.host));
-      return std::move(opened.backend);
-    };
-    auto result = cluster::run_collective_bench(**comm, options, inv.progress);
+    auto result = cluster::run_collective_bench(*comm, options, inv.progress);
     if (!result) {
       return error_output(result.error(), out.err);
     }
-    if (rank != 0) {
+    if (comm->rank() != 0) {
       return out;  // rank 0 reports for the job
     }
     std::vector<bench::Comparison> comparisons;  // --compare
@@ -98,17 +84,16 @@ class CollectiveCommand final : public Command {
       }
     }
     if (save_fusion_) {
-      if (auto saved = cluster::save_fusion_threshold(*result, machine ? &*machine : nullptr);
-          saved) {
-        out.err += fmt::format("acco: fusion threshold {} for {} links saved to {}\n",
-                               units::format_bytes(saved->fusion.threshold_bytes),
-                               saved->fusion.link_class, saved->path);
-      } else {
+      auto saved = cluster::save_fusion_threshold(*result, machine ? &*machine : nullptr);
+      if (!saved) {
         Output failed =
             error_output(std::move(saved.error()).with_context("--save-fusion"), out.err);
         failed.out = std::move(out.out);
         return failed;
       }
+      out.err += fmt::format("acco: fusion threshold {} for {} links saved to {}\n",
+                             units::format_bytes(saved->fusion.threshold_bytes),
+                             saved->fusion.link_class, saved->path);
     }
     if (result->wrong > 0) {
       out.err += fmt::format("acco: {} element(s) held a wrong value after the collectives\n",
@@ -120,7 +105,6 @@ class CollectiveCommand final : public Command {
 
  private:
   cluster::CollectiveBenchOptions o_;
-  DeviceChoice device_;
   bool save_fusion_ = false;
   std::string history_;
   bool no_history_ = false;
@@ -201,11 +185,7 @@ CLI::Option* add_collective_flags(CLI::App& sub, CollectiveFlags& f) {
 Result<std::unique_ptr<Command>> collective_command(const CollectiveFlags& f) {
   cluster::CollectiveBenchOptions options;
   cluster::CollectiveOptions& o = options.collectives;
-  auto ops = cluster::parse_ops(f.ops);
-  if (!ops) {
-    return tl::unexpected(as_usage(std::move(ops.error()).with_context("--collective")));
-  }
-  o.ops = std::move(*ops);
+  ACCO_ASSIGN_OR_RETURN(o.ops, for_flag("--collective", cluster::parse_ops(f.ops)));
   // --quick: a sweep that ends at 1 MiB with few iterations, a look in seconds; what was given
   // explicitly stays.
   const std::string max_bytes = !f.max_bytes.empty() ? f.max_bytes : f.quick ? "1MiB" : "32MiB";
@@ -241,34 +221,20 @@ Result<std::unique_ptr<Command>> collective_command(const CollectiveFlags& f) {
     return usage("--compare needs the history; drop --no-history");
   }
   options.nccl_library = f.nccl_library;
-  DeviceChoice devices;
-  auto buffers = cluster::parse_buffers(f.buffers);
-  if (!buffers) {
-    return tl::unexpected(as_usage(std::move(buffers.error()).with_context("--buffers")));
-  }
-  options.buffers = *buffers;
-  auto via = cluster::parse_via(f.via);
-  if (!via) {
-    return tl::unexpected(as_usage(std::move(via.error()).with_context("--via")));
-  }
-  options.via = *via;
-  if (auto fits = cluster::check_via(options.buffers, options.via); !fits) {
-    return tl::unexpected(as_usage(std::move(fits.error())));
-  }
-  ACCO_ASSIGN_OR_RETURN(devices.backend, parse_backend(f.backend));
-  auto link = device::parse_link(f.link);
-  if (!link) {
-    return tl::unexpected(as_usage(std::move(link.error()).with_context("--link")));
-  }
-  devices.host.link = *link;
+  ACCO_ASSIGN_OR_RETURN(options.buffers, for_flag("--buffers", cluster::parse_buffers(f.buffers)));
+  ACCO_ASSIGN_OR_RETURN(options.via, for_flag("--via", cluster::parse_via(f.via)));
+  ACCO_RETURN_IF_ERROR(as_usage(cluster::check_via(options.buffers, options.via)));
+  ACCO_ASSIGN_OR_RETURN(const auto backend, parse_backend(f.backend));
+  device::HostBackendOptions host;  // the device of --buffers device on the host backend
+  ACCO_ASSIGN_OR_RETURN(host.link, for_flag("--link", device::parse_link(f.link)));
+  options.open_backend = cluster::backend_opener(backend, std::move(host));
   auto timeout = units::parse_duration(f.nccl_timeout);
   if (!timeout || !(*timeout > 0)) {
     return usage(
         fmt::format("--nccl-timeout '{}': expected a duration above 0 (300s, 5m)", f.nccl_timeout));
   }
   options.nccl_timeout_seconds = *timeout;
-  return std::unique_ptr<Command>(
-      std::make_unique<CollectiveCommand>(std::move(options), std::move(devices), f));
+  return std::unique_ptr<Command>(std::make_unique<CollectiveCommand>(std::move(options), f));
 }
 
 }  // namespace acco::cli

@@ -3,10 +3,7 @@
 #include "bench_command.hpp"
 
 #include <algorithm>
-#include <cerrno>
-#include <chrono>
 #include <csignal>
-#include <cstdio>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -16,23 +13,19 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
 #include "acco/bench/case.hpp"
 #include "acco/bench/compare.hpp"
 #include "acco/bench/history.hpp"
-#include "acco/bench/peer_verdicts.hpp"
 #include "acco/bench/report.hpp"
+#include "acco/bench/run_setup.hpp"
 #include "acco/bench/runner.hpp"
 #include "acco/core/file.hpp"
 #include "acco/core/units.hpp"
-#include "acco/device/cuda_backend.hpp"
 #include "acco/device/host_backend.hpp"
 #include "acco/io/baseline.hpp"
-#include "acco/topo/probe.hpp"
-#include "acco/topo/storage_link.hpp"
 
 #include "bench_collective.hpp"
 #include "command_spec.hpp"
@@ -45,19 +38,6 @@ namespace {
 
 // 128 + SIGINT, what a shell reports for a program stopped by Ctrl-C.
 constexpr int kExitInterrupted = 130;
-
-constexpr std::uint64_t kQuickBytes = std::uint64_t{64} << 20;
-constexpr int kQuickReps = 3;
-
-// --quick, and the doctor's quick bench: small buffers and few repetitions.
-void apply_quick(bench::CaseContext& d) {
-  d.bytes = std::min(d.bytes, kQuickBytes);
-  d.reps = std::min(d.reps, kQuickReps);
-  d.warmup = 1;
-  d.copies_per_sample = 2;
-  d.sweep_max_bytes = kQuickBytes;
-  d.small_copies = 2000;
-}
 
 struct BenchFlags {
   std::string backend = "auto";
@@ -75,7 +55,7 @@ struct BenchFlags {
   std::string suite = "transfer";
   std::string file;    // --suite storage: the file read
   std::string create;  // --suite storage: write the file first when missing or smaller
-  ProfileFlags profile;
+  tune::ProfileChoice profile;
   CollectiveFlags collective;  // --collective: the collective benchmark instead of a suite
 };
 
@@ -89,7 +69,7 @@ struct BenchOptions {
   bool no_history = false;
   std::string create_file;  // write `create_bytes` of data here first when missing or smaller
   std::uint64_t create_bytes = 0;
-  ProfileFlags profile;  // the engine profile from acco tune
+  tune::ProfileChoice profile;  // the engine profile from acco tune
 };
 
 const std::vector<std::string>& suite_names() {
@@ -206,11 +186,7 @@ Result<BenchOptions> bench_options(const BenchFlags& f) {
   }
   auto& run = o.run;
   run.host.devices = f.devices;
-  auto link = device::parse_link(f.link);
-  if (!link) {
-    return tl::unexpected(as_usage(std::move(link.error()).with_context("--link")));
-  }
-  run.host.link = *link;
+  ACCO_ASSIGN_OR_RETURN(run.host.link, for_flag("--link", device::parse_link(f.link)));
   auto bytes = units::parse_bytes(f.bytes);
   if (!bytes || *bytes < 4096 || *bytes > (std::uint64_t{16} << 30)) {
     return usage(fmt::format("--bytes: '{}' is not a size from 4KiB to 16GiB", f.bytes));
@@ -218,7 +194,7 @@ Result<BenchOptions> bench_options(const BenchFlags& f) {
   run.defaults.bytes = *bytes;
   run.defaults.reps = f.reps;
   if (f.quick) {
-    apply_quick(run.defaults);
+    bench::apply_quick(run.defaults);
   }
   ACCO_RETURN_IF_ERROR(storage_options(f, o));
   run.patterns = f.cases;
@@ -232,60 +208,17 @@ Result<BenchOptions> bench_options(const BenchFlags& f) {
   return o;
 }
 
-Output list_cases() {
-  Output out;
-  for (const auto& c : bench::cases()) {
-    const std::string suite = c->suite() == "transfer" ? "" : " [--suite " + c->suite() + "]";
-    out.out += fmt::format("{:<26} {}{}\n", c->key(), c->description(), suite);
-  }
-  return out;
-}
-
-// The storage suite's file, absolute and through its links, for the mount that holds it; as
-// given when that fails (the cases then report the file's own error).
-std::string storage_path(const std::string& file) {
-  std::error_code ec;
-  auto canonical = std::filesystem::canonical(file, ec);
-  return ec ? std::filesystem::absolute(file, ec).lexically_normal().string() : canonical.string();
-}
-
-// The peak of the NVMe link under the storage suite's file (topo::storage_link), or why there
-// is none, for the verdicts.
-void set_storage_peak(const topo::Machine* machine, bench::CaseContext& defaults) {
-  if (machine == nullptr) {
-    defaults.storage_peak_source = "topology unavailable";
-    return;
-  }
-  const topo::StorageLink link = topo::storage_link(*machine);
-  defaults.storage_peak_bytes_per_second = link.bytes_per_second;
-  defaults.storage_peak_source = link.source;
-}
-
-// The topology for the run; for the storage suite also the mount under its file, and the peak
-// of the NVMe link there in `options`.
-std::optional<topo::Machine> probe_for_run(const core::Settings& settings,
-                                           bench::RunOptions& options, std::string& warning) {
-  if (options.suite != "storage") {
-    return probe_machine(settings, warning);
-  }
-  auto machine = probe_machine(settings, warning, storage_path(options.defaults.storage_file));
-  set_storage_peak(machine ? &*machine : nullptr, options.defaults);
-  return machine;
-}
-
 class BenchCommand final : public Command {
  public:
   explicit BenchCommand(BenchOptions options) : o_(std::move(options)) {}
 
   Result<Output> run(const Invocation& inv) const override {
     if (o_.list) {
-      return list_cases();
+      return Output{.out = bench::text_case_list()};
     }
     Output out;
     if (!o_.html.empty()) {  // before minutes of cases, not after them
-      if (auto s = check_output_path("--html", o_.html); !s) {
-        return tl::unexpected(s.error());
-      }
+      ACCO_RETURN_IF_ERROR(check_output_path("--html", o_.html));
     }
     // Blocked before the backend starts its threads: the first SIGINT or SIGTERM stops the run
     // between two cases with the results so far; a second one ends the process at once (a case
@@ -297,11 +230,9 @@ class BenchCommand final : public Command {
             signal == SIGTERM ? "SIGTERM" : "SIGINT"));
       }
     });
-    if (auto s = create_file(out.err); !s) {
-      return tl::unexpected(s.error());
-    }
+    ACCO_RETURN_IF_ERROR(create_file(out.err));
     bench::RunOptions options = o_.run;
-    auto machine = probe_for_run(inv.settings, options, out.err);
+    const auto machine = machine_or_warning(bench::probe_for_run(inv.settings, options), out.err);
     auto profile = profile_for(o_.profile, machine ? &*machine : nullptr, out.err);
     if (!profile) {
       return error_output(profile.error(), out.err);
@@ -310,8 +241,7 @@ class BenchCommand final : public Command {
     options.defaults.reader_options = profile->reader;
     if (profile->reader && options.suite == "storage") {
       out.err += fmt::format(
-          "acco: storage reader from the tune profile: block {}, depth {}, {} "
-          "thread(s)\n",
+          "acco: storage reader from the tune profile: block {}, depth {}, {} thread(s)\n",
           units::format_bytes(profile->reader->block_bytes), profile->reader->depth,
           profile->reader->threads);
     }
@@ -377,13 +307,7 @@ class BenchCommand final : public Command {
       }
       out.out = j.dump(2) + "\n";
     } else {
-      out.out = bench::text_report(*run);
-      if (run->machine.contains("cuda_version")) {
-        out.out += fmt::format("CUDA driver {} (supports CUDA {})\n",
-                               run->machine.value("cuda_driver_version", 0),
-                               run->machine.value("cuda_version", ""));
-      }
-      out.out += bench::text_peer_verdicts(bench::peer_verdicts(*run));
+      out.out = bench::text_run_report(*run);
       if (o_.compare) {
         out.out +=
             "\n" + (compare_note.empty() ? bench::text_comparison(comparisons) : compare_note);
@@ -398,11 +322,8 @@ class BenchCommand final : public Command {
     if (o_.create_file.empty()) {
       return {};
     }
-    auto created_file = io::fill_test_file(o_.create_file, o_.create_bytes);
-    if (!created_file) {
-      return fail(created_file.error().code, "--create: " + created_file.error().message);
-    }
-    const bool created = *created_file;
+    ACCO_ASSIGN_OR_RETURN(const bool created, io::fill_test_file(o_.create_file, o_.create_bytes),
+                          "--create");
     if (created) {
       err += fmt::format("acco: wrote {} of test data to {}\n",
                          units::format_bytes(o_.create_bytes), o_.create_file);
@@ -415,102 +336,27 @@ class BenchCommand final : public Command {
 
 }  // namespace
 
-const std::vector<std::string>& backend_names() {
-  static const std::vector<std::string> names = {"auto", "host", "cuda"};
-  return names;
+Result<bench::BackendChoice> parse_backend(const std::string& name) {
+  return for_flag("--backend", bench::parse_backend(name));
 }
 
-Result<bench::BackendChoice> parse_backend(const std::string& name) {
-  if (name == "auto") {
-    return bench::BackendChoice::kAuto;
+std::optional<topo::Machine> machine_or_warning(Result<topo::Machine> machine,
+                                                std::string& warning) {
+  if (!machine) {
+    warning = "acco: topology unavailable, link peaks unknown: " + machine.error().message + "\n";
+    return std::nullopt;
   }
-  if (name == "host") {
-    return bench::BackendChoice::kHost;
-  }
-  if (name == "cuda") {
-    return bench::BackendChoice::kCuda;
-  }
-  return usage(
-      fmt::format("--backend: '{}' is not one of {}", name, fmt::join(backend_names(), ", ")));
+  return std::move(*machine);
+}
+
+std::optional<topo::Machine> probe_machine(const core::Settings& settings, std::string& warning,
+                                           const std::string& data_path) {
+  return machine_or_warning(bench::probe_machine(settings, data_path), warning);
 }
 
 Status check_output_path(std::string_view flag, const std::string& path) {
-  namespace stdfs = std::filesystem;
-  const auto cannot = [&](const std::string& why) {
-    return fail(Errc::kCannotWrite, fmt::format("{}: cannot write {}: {}", flag, path, why));
-  };
-  if (auto s = core::check_file_or_absent(path); !s) {  // a directory, a pipe, a dangling link
-    return fail(Errc::kCannotWrite, fmt::format("{}: {}", flag, s.error().message));
-  }
-  std::error_code ec;
-  // The file replaced is the one the links lead to (core::write_file_atomic), in its directory.
-  stdfs::path target(path);
-  if (stdfs::is_symlink(stdfs::symlink_status(target, ec))) {
-    const stdfs::path to = stdfs::read_symlink(target, ec);
-    target = to.is_absolute() ? to : target.parent_path() / to;
-  }
-  const stdfs::path dir = target.has_parent_path() ? target.parent_path() : stdfs::path(".");
-  if (!stdfs::is_directory(dir, ec)) {
-    return cannot(fmt::format("directory {} does not exist", dir.string()));
-  }
-  if (::access(dir.c_str(), W_OK | X_OK) != 0) {
-    return cannot(fmt::format("directory {} is not writable ({})", dir.string(),
-                              std::generic_category().message(errno)));
-  }
-  if (stdfs::exists(target, ec) && ::access(target.c_str(), W_OK) != 0) {
-    return cannot(
-        fmt::format("the file is not writable ({})", std::generic_category().message(errno)));
-  }
+  ACCO_RETURN_IF_ERROR(core::check_output_file(path), flag);
   return {};
-}
-
-// The topology, for link peaks and the history's fingerprint. A probe failure is not fatal:
-// the bench then reports peaks as unknown.
-std::optional<topo::Machine> probe_machine(const core::Settings& settings, std::string& warning,
-                                           const std::string& data_path) {
-  topo::ProbeRequest r;
-  r.sysroot = settings.get("sysroot");
-  r.nvml = topo::NvmlMode::kOff;
-  r.data_dir = data_path;
-  r.pci_ids = settings.get("pci-ids");
-  auto result = topo::probe(r);
-  if (!result) {
-    warning = "acco: topology unavailable, link peaks unknown: " + result.error().message + "\n";
-    return std::nullopt;
-  }
-  return result->machine;
-}
-
-Result<bench::BenchRun> quick_bench(const topo::Machine& machine, const Progress& progress,
-                                    std::string& note) {
-  bench::RunOptions o;
-  o.defaults.bytes = kQuickBytes;
-  o.defaults.reps = kQuickReps;
-  apply_quick(o.defaults);
-  auto link = device::parse_link(kDefaultLink);
-  ACCO_CHECK(link.has_value());
-  o.host.link = *link;
-  ACCO_ASSIGN_OR_RETURN(auto opened, bench::open_backend(bench::BackendChoice::kAuto, o.host));
-  if (!opened.fell_back) {
-    o.patterns = {"h2d_pinned_plain", "d2h_pinned_plain", "h2d_pageable_plain",
-                  "h2d_pageable_engine"};
-    note = "pinned and pageable copies on every GPU, 64 MiB, 3 samples";
-    if (const auto driver = device::cuda_driver_info(); driver.has_value()) {
-      note +=
-          fmt::format(" (CUDA driver {}, supports CUDA {})", driver->version, driver->cuda_version);
-    }
-  } else {
-    // Emulated devices say nothing about this machine; its memory bandwidth does.
-    o.patterns = {"host_memcpy"};
-    note = fmt::format("no accelerator to measure ({}); host memory bandwidth only",
-                       opened.cuda_error ? opened.cuda_error->message : "no CUDA device");
-  }
-  o.opened = std::move(opened.backend);  // initialising CUDA once is enough
-  std::string profile_note;              // the doctor reports the profile as a finding of its own
-  if (auto profiles = engine_profiles_for({}, &machine, profile_note); profiles) {
-    o.defaults.path_profiles = std::move(*profiles);
-  }
-  return bench::run_benchmarks(o, &machine, progress);
 }
 
 CommandSpec bench_command() {

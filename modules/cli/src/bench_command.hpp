@@ -1,45 +1,39 @@
-// `acco bench` and the doctor's quick bench.
+// What `acco bench` shares with the commands beside it (tune, schedule, bench --collective): the
+// backend and link flags' values, the topology for peaks with its warning line, and the check of
+// an output file before the work that writes it.
 #pragma once
 
 #include <optional>
 #include <string>
 #include <string_view>
-#include <vector>
 
-#include "acco/bench/result.hpp"
+#include "acco/bench/run_setup.hpp"
 #include "acco/bench/runner.hpp"
-#include "acco/cli/app.hpp"
 #include "acco/core/result.hpp"
 #include "acco/core/settings.hpp"
 #include "acco/topo/machine.hpp"
 
 namespace acco::cli {
 
-// The emulated link of the host backend when --link is not given (bench and tune).
-inline constexpr std::string_view kDefaultLink = "pcie4x16";
+// The emulated link of the host backend when --link is not given (bench and tune), and what
+// --backend takes.
+using bench::backend_names;
+using bench::kDefaultLink;
 
-// --backend auto|host|cuda; kUsage otherwise.
+// --backend auto|host|cuda (bench::parse_backend); kUsage naming the flag otherwise.
 [[nodiscard]] Result<bench::BackendChoice> parse_backend(const std::string& name);
-// What --backend takes: auto, host, cuda.
-[[nodiscard]] const std::vector<std::string>& backend_names();
 
-// The topology, for link peaks and the fingerprint. A probe failure is not fatal: `warning`
-// gets a line and the result is empty. With `data_path` (absolute), also the mount and NVMe
-// namespaces holding it (machine.data_dir), matched against the sysroot's mount table.
+// `machine`, or none with a line in `warning` (which it replaces): a failed probe leaves link
+// peaks unknown, it does not stop the command.
+[[nodiscard]] std::optional<topo::Machine> machine_or_warning(Result<topo::Machine> machine,
+                                                              std::string& warning);
+// bench::probe_machine through machine_or_warning.
 [[nodiscard]] std::optional<topo::Machine> probe_machine(const core::Settings& settings,
                                                          std::string& warning,
                                                          const std::string& data_path = "");
 
 // An output file a command writes at its end (--html, tune's --output), checked before the work
-// starts: its directory exists and can be written, and what is at the path (through its links) is
-// absent or a regular file the user may replace. kCannotWrite (73) naming `flag` and the path
-// otherwise. The write itself may still fail later (a full disk).
+// starts: core::check_output_file with `flag` in front of its error (kCannotWrite, 73).
 [[nodiscard]] Status check_output_path(std::string_view flag, const std::string& path);
-
-// A short measurement (well under a minute) of this machine's device links for `acco doctor`:
-// pinned and pageable host<->device copies on every GPU, or host memory bandwidth alone when no
-// accelerator backend is usable. `note` says what was measured.
-[[nodiscard]] Result<bench::BenchRun> quick_bench(const topo::Machine& machine,
-                                                  const Progress& progress, std::string& note);
 
 }  // namespace acco::cli

@@ -107,5 +107,22 @@ CLI::Option* add_setting_flag(CLI::App& sub, SharedFlags& shared, const std::str
 [[nodiscard]] Error as_usage(Error error);
 // An output (report, trace, models, snapshot) could not be written.
 [[nodiscard]] Error as_cannot_write(Error error);
+// `result`, its error through as_usage.
+template <typename T>
+[[nodiscard]] Result<T> as_usage(Result<T> result) {
+  if (!result) {
+    return tl::unexpected(as_usage(std::move(result).error()));
+  }
+  return result;
+}
+// `result` of a library given a flag's value, its error through as_usage with the flag in front:
+// "--policy: 'fifo' is not one of ...".
+template <typename T>
+[[nodiscard]] Result<T> for_flag(std::string_view flag, Result<T> result) {
+  if (!result) {
+    return tl::unexpected(as_usage(std::move(result).error().with_context(flag)));
+  }
+  return result;
+}
 
 }  // namespace acco::cli

@@ -8,16 +8,16 @@
 #include <nlohmann/json.hpp>
 
 #include "acco/bench/report.hpp"
+#include "acco/bench/run_setup.hpp"
 #include "acco/report/document.hpp"
 #include "acco/topo/json.hpp"
 #include "acco/topo/probe.hpp"
 #include "acco/topo/probe_report.hpp"
+#include "acco/tune/saved_profile.hpp"
 
-#include "bench_command.hpp"
 #include "command_spec.hpp"
 #include "commands.hpp"
 #include "machine_flags.hpp"
-#include "profile_flags.hpp"
 
 namespace acco::cli {
 namespace {
@@ -26,7 +26,7 @@ namespace {
 // The fingerprint is the profile's key, so a profile for another fingerprint in the directory
 // means the machine changed (a GPU added, moved or replaced) since the last tune.
 std::optional<topo::Finding> tune_finding(const topo::Machine& machine) {
-  auto state = saved_profile_state(machine);
+  auto state = tune::saved_profile_state(machine);
   if (!state || state->exists) {
     return std::nullopt;
   }
@@ -63,10 +63,13 @@ class DoctorCommand final : public Command {
     } else if (!machine_.from.empty() || !machine_.hwloc_xml.empty() ||
                inv.settings.get("sysroot") != "/") {
       bench_note = "skipped (not the live machine)";
-    } else if (auto run = quick_bench(result->machine, inv.progress, bench_note); run) {
-      measured = std::move(*run);
+    } else if (auto quick = bench::quick_bench(
+                   result->machine, tune::saved_engine_profiles(result->machine), inv.progress);
+               quick) {
+      measured = std::move(quick->run);
+      bench_note = std::move(quick->note);
     } else {
-      bench_note = "failed: " + run.error().message;
+      bench_note = "failed: " + quick.error().message;
     }
     const bool live =
         machine_.from.empty() && machine_.hwloc_xml.empty() && inv.settings.get("sysroot") == "/";

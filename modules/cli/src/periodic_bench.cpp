@@ -1,8 +1,10 @@
 #include "periodic_bench.hpp"
 
-#include "acco/bench/history.hpp"
+#include <utility>
 
-#include "bench_command.hpp"
+#include "acco/bench/history.hpp"
+#include "acco/bench/run_setup.hpp"
+#include "acco/tune/saved_profile.hpp"
 
 namespace acco::cli {
 
@@ -20,7 +22,10 @@ std::vector<monitor::BenchRegression> bench_regressions(
 monitor::BenchFn periodic_bench(const std::string& history) {
   return [history](const topo::Machine& machine) -> Result<monitor::BenchCheck> {
     monitor::BenchCheck check;
-    ACCO_ASSIGN_OR_RETURN(auto run, quick_bench(machine, {}, check.note));
+    ACCO_ASSIGN_OR_RETURN(auto quick,
+                          bench::quick_bench(machine, tune::saved_engine_profiles(machine)));
+    check.note = std::move(quick.note);
+    const bench::BenchRun& run = quick.run;
     check.results = run.results.size();
     auto path = history.empty() ? bench::default_history_path() : Result<std::string>(history);
     if (!path) {

@@ -8,8 +8,6 @@
 #include <nlohmann/json.hpp>
 
 #include "acco/cluster/cluster.hpp"
-#include "acco/cluster/communicator.hpp"
-#include "acco/core/file.hpp"
 #include "acco/core/units.hpp"
 #include "acco/report/document.hpp"
 #include "acco/topo/json.hpp"
@@ -82,87 +80,63 @@ class ProbeCommand final : public Command {
       return run_cluster(inv);
     }
     const MachineOptions& machine = options_.machine;
-    auto result = topo::probe(probe_request(machine, inv.settings));
-    if (!result) {
-      return tl::unexpected(result.error());
-    }
+    ACCO_ASSIGN_OR_RETURN(auto result, topo::probe(probe_request(machine, inv.settings)));
     if (!machine.snapshot.empty()) {
-      if (!result->snapshot) {  // capture_snapshot was asked for: a bug if nothing came back
+      if (!result.snapshot) {  // capture_snapshot was asked for: a bug if nothing came back
         return tl::unexpected(Error{Errc::kInternal, "snapshot: the probe recorded nothing"});
       }
-      if (auto written = topo::write_snapshot(machine.snapshot, *result->snapshot); !written) {
+      if (auto written = topo::write_snapshot(machine.snapshot, *result.snapshot); !written) {
         return tl::unexpected(as_cannot_write(std::move(written.error())));
       }
     }
     Output out;
     if (options_.nccl_env) {
-      const auto env = topo::nccl_env(result->machine);
+      const auto env = topo::nccl_env(result.machine);
       if (!options_.nccl_topo_file.empty()) {
-        if (!env.wants_topo_file) {
-          return tl::unexpected(as_usage(
-              Error{Errc::kInvalidArgument,
-                    env.virtual_machine
-                        ? fmt::format("--nccl-topo-file: {} is a virtual machine without GPUs; "
-                                      "there is nothing for NCCL to pair",
-                                      result->machine.origin)
-                        : fmt::format("--nccl-topo-file: {} is not a virtual machine; NCCL reads "
-                                      "its PCI topology from sysfs as it is",
-                                      result->machine.origin)}));
-        }
-        if (auto written = core::write_file_atomic(options_.nccl_topo_file,
-                                                   topo::nccl_topo_xml(result->machine));
-            !written) {
-          return tl::unexpected(as_cannot_write(Error{
-              written.error().code, fmt::format("--nccl-topo-file: {}", written.error().message)}));
-        }
+        ACCO_RETURN_IF_ERROR(
+            for_flag("--nccl-topo-file",
+                     topo::write_nccl_topo_file(result.machine, env, options_.nccl_topo_file)));
         out.err = fmt::format("acco: NCCL topology written to {}\n", options_.nccl_topo_file);
       }
       out.out = inv.format == Format::kJson
                     ? topo::to_json(env, options_.nccl_topo_file).dump(2) + "\n"
-                    : nccl_env_text(result->machine, env, options_.nccl_topo_file);
+                    : nccl_env_text(result.machine, env, options_.nccl_topo_file);
     } else {
       const bool live = is_live(machine, inv.settings);
       if (inv.format == Format::kJson) {
-        auto j = topo::probe_json(result->machine, result->findings);
+        auto j = topo::probe_json(result.machine, result.findings);
         if (live) {
           j["cuda_driver"] = cuda_driver_json();
         }
         out.out = j.dump(2) + "\n";
       } else {
         out.out = report::render_text(topo::probe_report(
-            result->machine, result->findings, live ? cuda_driver_text() : std::string()));
+            result.machine, result.findings, live ? cuda_driver_text() : std::string()));
       }
     }
     if (!machine.snapshot.empty()) {
       out.err += fmt::format("acco: snapshot written to {}\n", machine.snapshot);
     }
-    out.exit_code = findings_exit(machine, result->findings);
+    out.exit_code = findings_exit(machine, result.findings);
     return out;
   }
 
  private:
   // Every rank of the job runs this (cluster::probe_cluster); rank 0 prints.
   Result<Output> run_cluster(const Invocation& inv) const {
-    auto comm = cluster::open_job_communicator();
-    if (!comm) {
-      return tl::unexpected(comm.error());
-    }
     cluster::ClusterProbeOptions options;
     options.node_request = [&] { return probe_request(options_.machine, inv.settings); };
     options.pairs = options_.pairs;
-    auto report = cluster::probe_cluster(**comm, options);
-    if (!report) {
-      return tl::unexpected(report.error());
-    }
+    ACCO_ASSIGN_OR_RETURN(const auto report, cluster::probe_cluster(options));
     Output out;
-    if (!*report) {
+    if (!report) {
       return out;  // not rank 0
     }
-    out.out = inv.format == Format::kJson ? cluster::to_json(**report).dump(2) + "\n"
-                                          : cluster::to_text(**report);
+    out.out = inv.format == Format::kJson ? cluster::to_json(*report).dump(2) + "\n"
+                                          : cluster::to_text(*report);
     if (options_.machine.fail_on) {
       out.exit_code =
-          cluster::has_problems_at(**report, *options_.machine.fail_on) ? kExitFindings : kExitOk;
+          cluster::has_problems_at(*report, *options_.machine.fail_on) ? kExitFindings : kExitOk;
     }
     return out;
   }

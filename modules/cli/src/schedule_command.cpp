@@ -1,36 +1,29 @@
 #include "schedule_command.hpp"
 
-#include <algorithm>
 #include <chrono>
-#include <cmath>
-#include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
-#include <tuple>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "acco/core/file.hpp"
 #include "acco/core/units.hpp"
-#include "acco/device/cuda_backend.hpp"
-#include "acco/monitor/server.hpp"
-#include "acco/monitor/thermal_experiment.hpp"
+#include "acco/monitor/schedule_run.hpp"
 #include "acco/report/document.hpp"
-#include "acco/sched/experiment.hpp"
 #include "acco/sched/experiment_report.hpp"
 #include "acco/sched/perf_model.hpp"
 #include "acco/sched/policy.hpp"
 #include "acco/sched/record.hpp"
 #include "acco/sched/workload.hpp"
-#include "acco/sched/workload_run.hpp"
-#include "acco/tune/tune_profile.hpp"
 
 #include "bench_command.hpp"
 #include "command_spec.hpp"
 #include "commands.hpp"
 #include "monitor_flags.hpp"
 #include "process.hpp"
+#include "profile_flags.hpp"
 #include "schedule_distributed.hpp"
 
 namespace acco::cli {
@@ -40,11 +33,8 @@ namespace {
 // sched::make_workload, guard against overflow and are wider).
 constexpr int kMaxTiles = 100;
 constexpr int kMaxTasks = 1'000'000;
-constexpr int kMaxHostDevices = 64;
 constexpr int kMaxCalibrate = 100;
 constexpr double kMaxFactor = 1e6;  // --skew, --ccr, --alpha, --time-scale (and its inverse)
-constexpr double kMinSpeed = 1e-3;  // --speeds
-constexpr double kMaxSpeed = 1e3;
 
 // `acco schedule` flags as CLI11 reads them: numbers typed, lists, names and sizes as text.
 struct ScheduleFlags {
@@ -68,7 +58,7 @@ struct ScheduleFlags {
   double thermal_scale = 60;
   std::string cooling = "1";
   std::string governor = "off,thermal";
-  ProfileFlags profile;
+  tune::ProfileChoice profile;
   DistributedFlags distributed;
   const CLI::Option* link_option = nullptr;  // was --link given?
 };
@@ -181,56 +171,22 @@ Status parse_thermal(const ScheduleFlags& f, ScheduleOptions& s) {
   if (!f.simulate_thermal) {
     return {};
   }
-  if (s.cuda) {
+  if (s.devices.cuda) {
     return usage("--simulate-thermal runs simulated devices: it cannot go with --devices cuda");
   }
-  ScheduleOptions::Thermal t;
   if (!(f.thermal_scale >= 1 && f.thermal_scale <= 10000)) {
     return bad_value("--thermal-scale", fmt::format("{}", f.thermal_scale),
                      "a factor from 1 to 10000");
   }
+  monitor::ThermalExperimentOptions t;
   t.time_scale = f.thermal_scale;
-  for (const std::string& item : units::split(f.cooling, ',')) {
-    double factor = 0;
-    try {
-      std::size_t used = 0;
-      factor = std::stod(item, &used);
-      factor = used == item.size() ? factor : -1;
-    } catch (const std::exception&) {
-      factor = -1;
-    }
-    if (!(factor >= 0.1 && factor <= 100)) {
-      return bad_value("--cooling", f.cooling,
-                       "factors from 0.1 to 100, one per device or one for all");
-    }
-    t.cooling.push_back(factor);
-  }
-  if (t.cooling.size() != 1 && t.cooling.size() != static_cast<std::size_t>(s.devices)) {
-    return usage(
-        fmt::format("--cooling: {} values for {} devices (give one per device, or one "
-                    "for all)",
-                    t.cooling.size(), s.devices));
-  }
-  for (const std::string& item : units::split(f.governor, ',')) {
-    const bool again = std::any_of(t.governors.begin(), t.governors.end(),
-                                   [&](const auto& g) { return g.first == item; });
-    if (again) {
-      return usage(fmt::format("--governor: '{}' is given twice (each setting runs once)", item));
-    }
-    if (item == "off") {
-      t.governors.emplace_back(item, std::nullopt);
-      continue;
-    }
-    power::GovernorOptions g;
-    if (Status parsed = power::parse_governor_mode(item, g); !parsed) {
-      return usage("--governor: " + parsed.error().message + " or off");
-    }
-    t.governors.emplace_back(item, g);
-  }
-  if (t.governors.empty()) {
-    return bad_value("--governor", f.governor, "a list of off, thermal, energy, cap:W");
-  }
-  s.thermal = t;
+  ACCO_ASSIGN_OR_RETURN(t.cooling, for_flag("--cooling", monitor::parse_cooling(f.cooling)));
+  ACCO_RETURN_IF_ERROR(for_flag(
+      "--cooling",
+      sched::check_per_device(t.cooling.size(), static_cast<std::size_t>(s.devices.host_devices))));
+  ACCO_ASSIGN_OR_RETURN(t.governors,
+                        for_flag("--governor", monitor::parse_governor_settings(f.governor)));
+  s.thermal = std::move(t);
   return {};
 }
 
@@ -248,35 +204,13 @@ Status parse_serve(const ScheduleFlags& f, ScheduleOptions& s) {
   return {};
 }
 
-// "host:N", "host" (4 devices) or "cuda".
-Status parse_devices(const std::string& text, ScheduleOptions& s) {
-  constexpr std::string_view kExpected = "host:N (N from 1 to 64) or cuda";
-  if (text == "cuda") {
-    s.cuda = true;
-    return {};
-  }
-  if (text == "host") {
-    return {};
-  }
-  if (text.rfind("host:", 0) != 0) {
-    return bad_value("--devices", text, kExpected);
-  }
-  auto n = units::parse_int(std::string_view(text).substr(5));
-  if (!n || *n < 1 || *n > kMaxHostDevices) {
-    return bad_value("--devices", text, kExpected);
-  }
-  s.devices = static_cast<int>(*n);
-  return {};
-}
-
 // A per-device list has one entry, or one per device. With cuda the count is known only once the
-// GPUs are found, so the run checks it then (expand_per_device).
-Status check_list_length(std::string_view flag, std::size_t entries, const ScheduleOptions& s) {
-  if (!s.cuda && entries != 1 && entries != static_cast<std::size_t>(s.devices)) {
-    return usage(fmt::format("{}: {} values for {} devices (give one per device, or one for all)",
-                             flag, entries, s.devices));
+// GPUs are found, so the run checks it then (open_devices).
+Status check_list_length(std::string_view flag, std::size_t entries, const sched::DeviceSetup& d) {
+  if (d.cuda) {
+    return {};
   }
-  return {};
+  return for_flag(flag, sched::check_per_device(entries, static_cast<std::size_t>(d.host_devices)));
 }
 
 Status check_workload(const std::string& name, sched::WorkloadSpec& w) {
@@ -316,98 +250,58 @@ Status check_workload(const std::string& name, sched::WorkloadSpec& w) {
   return {};
 }
 
-Status parse_kinds_and_speeds(const ScheduleFlags& f, ScheduleOptions& s) {
+// --devices, --kinds, --speeds, --link, --memory.
+Status parse_devices(const ScheduleFlags& f, sched::DeviceSetup& d) {
   if (!f.kinds.empty()) {
-    if (s.cuda) {
+    if (d.cuda) {
       return usage("--kinds: not with --devices cuda (every GPU is gpu)");
     }
-    for (const auto& part : units::split(f.kinds, ',')) {
-      const std::string k(units::trim(part));
-      if (k != "cpu" && k != "gpu") {
-        return bad_value("--kinds", k, "cpu or gpu");
-      }
-      s.kinds.push_back(k);
-    }
-    ACCO_RETURN_IF_ERROR(check_list_length("--kinds", s.kinds.size(), s));
+    ACCO_ASSIGN_OR_RETURN(d.kinds, for_flag("--kinds", sched::parse_device_kinds(f.kinds)));
+    ACCO_RETURN_IF_ERROR(check_list_length("--kinds", d.kinds.size(), d));
   }
   if (!f.speeds.empty()) {
-    for (const auto& v : units::split(f.speeds, ',')) {
-      auto speed = units::parse_double(v);
-      if (!speed || !(*speed >= kMinSpeed && *speed <= kMaxSpeed)) {
-        return bad_value("--speeds", v, "a number from 0.001 to 1000");
-      }
-      s.speeds.push_back(*speed);
-    }
-    ACCO_RETURN_IF_ERROR(check_list_length("--speeds", s.speeds.size(), s));
+    ACCO_ASSIGN_OR_RETURN(d.speeds, for_flag("--speeds", sched::parse_speed_factors(f.speeds)));
+    ACCO_RETURN_IF_ERROR(check_list_length("--speeds", d.speeds.size(), d));
   }
+  if (d.cuda && f.link_option->count() > 0) {
+    return usage("--link: only for host devices (a GPU has its own link)");
+  }
+  ACCO_ASSIGN_OR_RETURN(d.link, for_flag("--link", device::parse_link(f.link)));
   return {};
 }
 
+// --tile-bytes, --task-bytes and --memory.
 Status parse_sizes(const ScheduleFlags& f, ScheduleOptions& s) {
-  for (auto [flag, value, field] :
-       {std::tuple{"--tile-bytes", &f.tile_bytes, &s.workload.tile_bytes},
-        std::tuple{"--task-bytes", &f.task_bytes, &s.workload.task_bytes}}) {
-    if (value->empty()) {
-      continue;
-    }
-    auto bytes = units::parse_bytes(*value);
-    if (!bytes || *bytes == 0 || *bytes > (std::uint64_t{1} << 40)) {
-      return bad_value(flag, *value, "a size from 1 B to 1 TiB, such as 64KiB or 4MiB");
-    }
-    *field = static_cast<std::size_t>(*bytes);
+  if (!f.tile_bytes.empty()) {
+    ACCO_ASSIGN_OR_RETURN(s.experiment.spec.tile_bytes,
+                          for_flag("--tile-bytes", sched::parse_data_bytes(f.tile_bytes)));
+  }
+  if (!f.task_bytes.empty()) {
+    ACCO_ASSIGN_OR_RETURN(s.experiment.spec.task_bytes,
+                          for_flag("--task-bytes", sched::parse_data_bytes(f.task_bytes)));
   }
   if (!f.memory.empty()) {
-    auto bytes = units::parse_bytes(f.memory);
-    if (!bytes || *bytes == 0) {
-      return bad_value("--memory", f.memory, "a size such as 512MiB or 2GiB");
-    }
-    s.memory_bytes = *bytes;
+    ACCO_ASSIGN_OR_RETURN(s.devices.memory_bytes,
+                          for_flag("--memory", sched::parse_memory_budget(f.memory)));
   }
   return {};
-}
-
-Result<std::vector<sched::PolicyKind>> parse_policies(const std::string& text) {
-  if (text == "all") {
-    return sched::all_policies();
-  }
-  std::vector<sched::PolicyKind> policies;
-  for (const auto& part : units::split(text, ',')) {
-    const std::string name(units::trim(part));
-    auto kind = sched::policy_from_string(name);
-    if (!kind) {
-      return bad_value("--policy", name,
-                       "one of eager, round-robin, least-loaded, dmda, ws, heft, or all");
-    }
-    if (std::find(policies.begin(), policies.end(), *kind) != policies.end()) {
-      return usage(fmt::format("--policy: '{}' named twice", name));
-    }
-    policies.push_back(*kind);
-  }
-  return policies;
 }
 
 Result<ScheduleOptions> schedule_options(const ScheduleFlags& f) {
   ScheduleOptions s;
-  s.workload = f.workload;
-  ACCO_RETURN_IF_ERROR(parse_devices(f.devices, s));
-  ACCO_RETURN_IF_ERROR(check_workload(f.workload_name, s.workload));
-  ACCO_RETURN_IF_ERROR(parse_kinds_and_speeds(f, s));
-  if (s.cuda && f.link_option->count() > 0) {
-    return usage("--link: only for host devices (a GPU has its own link)");
-  }
-  auto link = device::parse_link(f.link);
-  if (!link) {
-    return tl::unexpected(as_usage(std::move(link.error()).with_context("--link")));
-  }
-  s.link = std::move(*link);
+  sched::ExperimentOptions& e = s.experiment;
+  e.spec = f.workload;
+  ACCO_RETURN_IF_ERROR(for_flag("--devices", sched::parse_device_spec(f.devices, s.devices)));
+  ACCO_RETURN_IF_ERROR(check_workload(f.workload_name, e.spec));
+  ACCO_RETURN_IF_ERROR(parse_devices(f, s.devices));
   ACCO_RETURN_IF_ERROR(parse_sizes(f, s));
-  ACCO_ASSIGN_OR_RETURN(s.policies, parse_policies(f.policy));
+  ACCO_ASSIGN_OR_RETURN(e.policies, for_flag("--policy", sched::parse_policies(f.policy)));
   if (f.calibrate < 0 || f.calibrate > kMaxCalibrate) {
     return bad_value("--calibrate", std::to_string(f.calibrate), "between 0 and 100");
   }
-  s.calibrate = f.calibrate;
-  s.sorted_decision = f.sorted_decision;
-  s.models = f.models;
+  e.calibration_runs = f.calibrate;
+  e.sorted_decision = f.sorted_decision;
+  e.models = f.models;
   s.trace = f.trace;
   ACCO_RETURN_IF_ERROR(parse_serve(f, s));
   ACCO_RETURN_IF_ERROR(parse_thermal(f, s));
@@ -415,15 +309,15 @@ Result<ScheduleOptions> schedule_options(const ScheduleFlags& f) {
   s.profile = f.profile;
   ACCO_ASSIGN_OR_RETURN(s.distributed, parse_distributed(f.distributed));
   if (s.distributed) {
-    s.distributed->spec = s.workload;
-    s.distributed->local_policy = s.policies.front();
-    s.distributed->sorted_decision = s.sorted_decision;
-    s.distributed->calibration_runs = s.calibrate;
+    s.distributed->spec = e.spec;
+    s.distributed->local_policy = e.policies.front();
+    s.distributed->sorted_decision = e.sorted_decision;
+    s.distributed->calibration_runs = e.calibration_runs;
     for (const auto& [given, flag] :
          {std::pair{s.serve.has_value(), "--serve"},
           std::pair{s.thermal.has_value(), "--simulate-thermal"},
-          std::pair{!s.trace.empty(), "--trace"}, std::pair{!s.models.empty(), "--models"},
-          std::pair{s.policies.size() > 1, "several --policy"}}) {
+          std::pair{!s.trace.empty(), "--trace"}, std::pair{!e.models.empty(), "--models"},
+          std::pair{e.policies.size() > 1, "several --policy"}}) {
       if (given) {
         return usage(fmt::format("--distributed: {} is for one-node runs", flag));
       }
@@ -432,231 +326,104 @@ Result<ScheduleOptions> schedule_options(const ScheduleFlags& f) {
   return s;
 }
 
-// One entry for every device, or one per device.
-template <typename T>
-Result<std::vector<T>> expand_per_device(std::string_view flag, const std::vector<T>& given,
-                                         T fallback, std::size_t devices) {
-  if (given.empty()) {
-    return std::vector<T>(devices, fallback);
+// The devices of `d` with a kind and a speed each: with cuda, the lists' lengths are checked
+// against the GPUs found.
+Result<sched::ExperimentDevices> open_devices(const sched::DeviceSetup& d) {
+  auto backend = sched::open_experiment_backend(d);
+  if (!backend) {
+    return tl::unexpected(d.cuda ? std::move(backend.error()).with_context("--devices cuda")
+                                 : as_usage(std::move(backend.error())));
   }
-  if (given.size() == 1) {
-    return std::vector<T>(devices, given.front());
-  }
-  if (given.size() != devices) {
-    return usage(fmt::format("{}: {} values for {} devices (give one per device, or one for all)",
-                             flag, given.size(), devices));
-  }
-  return given;
+  const std::size_t n = (*backend)->devices().size();
+  ACCO_ASSIGN_OR_RETURN(const auto speeds,
+                        for_flag("--speeds", sched::expand_per_device(d.speeds, 1.0, n)));
+  ACCO_ASSIGN_OR_RETURN(const auto kinds, for_flag("--kinds", sched::expand_per_device(
+                                                                  d.kinds, std::string("gpu"), n)));
+  return sched::experiment_devices(std::move(*backend), d, kinds, speeds);
 }
 
-// Host devices with the emulated link and speed factors, or every GPU. kUnavailable or
-// kUnsupported when CUDA cannot be used; kUsage for lists of the wrong length.
-Result<sched::ExperimentDevices> open_devices(const ScheduleOptions& s) {
-  sched::ExperimentDevices out;
-  out.memory_budget_bytes = s.memory_bytes;
-  std::vector<double> speeds;
-  if (s.cuda) {
-    ACCO_ASSIGN_OR_RETURN(out.backend, device::make_cuda_backend(), "--devices cuda");
-    if (out.backend->devices().empty()) {
-      return fail(Errc::kUnavailable, "--devices cuda: the CUDA backend found no GPU");
-    }
-    ACCO_ASSIGN_OR_RETURN(
-        speeds, expand_per_device("--speeds", s.speeds, 1.0, out.backend->devices().size()));
-  } else {
-    ACCO_ASSIGN_OR_RETURN(
-        speeds, expand_per_device("--speeds", s.speeds, 1.0, static_cast<std::size_t>(s.devices)));
-    device::HostBackendOptions host;
-    host.devices = s.devices;
-    host.link = s.link;
-    host.speed_factors = speeds;
-    if (s.memory_bytes > 0) {
-      host.memory_bytes_per_device = s.memory_bytes;
-    }
-    auto backend = device::make_host_backend(host);
-    if (!backend) {
-      return tl::unexpected(as_usage(std::move(backend.error()).with_context("host devices")));
-    }
-    out.backend = std::move(*backend);
-    out.link = s.link.name;
-  }
-  out.devices = out.backend->devices();
-  ACCO_ASSIGN_OR_RETURN(
-      auto kinds, expand_per_device("--kinds", s.kinds, std::string("gpu"), out.devices.size()));
-  for (std::size_t d = 0; d < out.devices.size(); ++d) {
-    out.models.push_back({kinds[d], speeds[d]});
-  }
-  return out;
-}
-
-// The directory must exist before minutes of runs; the write itself is atomic and may still fail.
-Status check_output_dir(std::string_view flag, const std::string& path) {
-  auto dir = std::filesystem::path(path).parent_path();
-  if (dir.empty()) {
-    dir = ".";
-  }
-  std::error_code ec;
-  if (!std::filesystem::is_directory(dir, ec)) {
-    return fail(Errc::kCannotWrite, fmt::format("{}: cannot write {}: directory {} does not exist",
-                                                flag, path, dir.string()));
-  }
-  return {};
-}
-
-// Checks what the runs need before starting them: the budget against the largest task, the
-// models file, the output directories.
+// What the runs need, checked before minutes of them: the budget against the largest task, the
+// models file, the output directories (the writes themselves are atomic and may still fail).
 Status check_before_runs(const ScheduleOptions& s, const sched::Workload& workload) {
-  if (s.memory_bytes > 0) {
-    const sched::LargestTask needed = sched::largest_task(workload);
-    if (needed.bytes > s.memory_bytes) {
-      return usage(fmt::format("--memory: {} cannot hold the {} a {} task touches",
-                               units::format_bytes(s.memory_bytes),
-                               units::format_bytes(needed.bytes), needed.type));
-    }
-  }
-  if (!s.models.empty()) {
-    ACCO_RETURN_IF_ERROR(sched::PerfModels::load(s.models), "--models");
-    ACCO_RETURN_IF_ERROR(check_output_dir("--models", s.models));
+  ACCO_RETURN_IF_ERROR(
+      for_flag("--memory", sched::check_memory_budget(s.devices.memory_bytes, workload)));
+  if (!s.experiment.models.empty()) {
+    ACCO_RETURN_IF_ERROR(sched::PerfModels::load(s.experiment.models), "--models");
+    ACCO_RETURN_IF_ERROR(core::check_output_directory(s.experiment.models), "--models");
   }
   if (!s.trace.empty()) {
-    ACCO_RETURN_IF_ERROR(check_output_dir("--trace", s.trace));
+    ACCO_RETURN_IF_ERROR(core::check_output_directory(s.trace), "--trace");
   }
   return {};
 }
 
-sched::ExperimentOptions experiment_options(const ScheduleOptions& s,
-                                            monitor::RuntimeServer* server) {
-  sched::ExperimentOptions e;
-  e.spec = s.workload;
-  e.policies = s.policies;
-  e.calibration_runs = s.calibrate;
-  e.sorted_decision = s.sorted_decision;
-  e.models = s.models;
-  if (server != nullptr) {
-    e.observe = [server](sched::Runtime* runtime) { server->observe(runtime); };
-  }
-  return e;
-}
-
-monitor::ThermalExperimentOptions thermal_options(const ScheduleOptions& s,
-                                                  monitor::RuntimeServer* server) {
-  monitor::ThermalExperimentOptions t;
-  t.experiment = experiment_options(s, server);
-  t.time_scale = s.thermal->time_scale;
-  t.cooling = s.thermal->cooling;
-  t.governors = s.thermal->governors;
-  return t;
-}
-
-// Whether `dir` holds any saved profile: probing the topology for the fingerprint costs more
-// than a run of a small workload, so it is skipped when nothing could match.
-bool any_saved_profile(const std::string& dir) {
-  std::error_code ec;
-  for (auto it = std::filesystem::directory_iterator(dir, ec);
-       !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
-    if (it->path().extension() == ".json") {
-      return true;
-    }
-  }
-  return false;
-}
-
-// acco tune's engine settings for each device: its h2d_pinned entry, as the runtime moves its
-// host data from pinned buffers. `note` says which file was used.
-Status load_transfer_profiles(const ProfileFlags& flags, const core::Settings& settings,
+// acco tune's engine settings for each device. Without --profile, the machine is probed for its
+// fingerprint only when some profile is saved: the probe costs more than a small workload's run.
+Status load_transfer_profiles(const tune::ProfileChoice& choice, const core::Settings& settings,
                               sched::ExperimentDevices& d, std::string& note) {
-  d.transfer_profiles.assign(d.devices.size(), std::nullopt);
-  if (flags.no_profile) {
+  if (choice.none) {
     return {};
   }
   std::optional<topo::Machine> machine;
-  if (flags.profile.empty()) {
-    auto dir = tune::tune_directory();
-    if (!dir || !any_saved_profile(*dir)) {
+  if (choice.file.empty()) {
+    if (!tune::any_saved_profile()) {
       return {};
     }
     machine = probe_machine(settings, note);
   }
-  ACCO_ASSIGN_OR_RETURN(const auto engines,
-                        engine_profiles_for(flags, machine ? &*machine : nullptr, note));
-  for (std::size_t i = 0; i < d.devices.size(); ++i) {
-    const auto& info = d.devices[i]->info();
-    const auto it = engines.find((info.pci.empty() ? info.name : info.pci) + "/h2d_pinned");
-    if (it != engines.end()) {
-      d.transfer_profiles[i] = it->second;
-    }
-  }
+  ACCO_ASSIGN_OR_RETURN(const auto loaded,
+                        profile_for(choice, machine ? &*machine : nullptr, note));
+  sched::apply_transfer_profiles(loaded.engines, d);
   return {};
+}
+
+// --serve: the runtime's counters served while the runs last; null without it.
+Result<std::unique_ptr<monitor::RuntimeServer>> start_server(const ScheduleOptions& s,
+                                                             const Invocation& inv) {
+  if (!s.serve) {
+    return nullptr;
+  }
+  monitor::RuntimeServerOptions serve = *s.serve;
+  serve.metrics = {.version = ACCO_VERSION, .hostname = hostname()};
+  ACCO_ASSIGN_OR_RETURN(auto server, monitor::RuntimeServer::start(serve), "--serve");
+  if (inv.progress) {
+    const std::string& host = serve.server.host;
+    inv.progress(fmt::format(
+        "acco schedule: serving on http://{}:{}/ (metrics at /metrics), sampling every {}, NVML {}",
+        host.find(':') != std::string::npos ? "[" + host + "]" : host, server->port(),
+        units::format_seconds(std::chrono::duration<double>(serve.interval).count()),
+        server->nvml_note()));
+  }
+  return server;
 }
 
 }  // namespace
 
 Result<Output> ScheduleCommand::run(const Invocation& inv) const {
   const ScheduleOptions& s = options_;
-  auto devices = open_devices(s);
-  if (!devices) {
-    return tl::unexpected(devices.error());
-  }
+  ACCO_ASSIGN_OR_RETURN(auto devices, open_devices(s.devices));
   std::string profile_note;
-  if (auto loaded = load_transfer_profiles(s.profile, inv.settings, *devices, profile_note);
+  if (auto loaded = load_transfer_profiles(s.profile, inv.settings, devices, profile_note);
       !loaded) {
     return error_output(loaded.error(), profile_note);
   }
-  auto workload = sched::make_workload(s.workload, devices->models);
-  if (!workload) {
-    return tl::unexpected(as_usage(std::move(workload.error())));
-  }
-  if (auto ready = check_before_runs(s, *workload); !ready) {
-    return tl::unexpected(ready.error());
-  }
+  ACCO_ASSIGN_OR_RETURN(const auto workload,
+                        as_usage(sched::make_workload(s.experiment.spec, devices.models)));
+  ACCO_RETURN_IF_ERROR(check_before_runs(s, workload));
   if (s.distributed) {
-    return run_distributed_schedule(s, inv, *devices, profile_note);
+    return run_distributed_schedule(s, inv, devices, profile_note);
   }
-  std::unique_ptr<monitor::RuntimeServer> server;
-  if (s.serve) {
-    monitor::RuntimeServerOptions serve = *s.serve;
-    serve.metrics = {.version = ACCO_VERSION, .hostname = hostname()};
-    auto started = monitor::RuntimeServer::start(serve);
-    if (!started) {
-      return tl::unexpected(std::move(started.error()).with_context("--serve"));
-    }
-    server = std::move(*started);
-    if (inv.progress) {
-      const std::string& host = serve.server.host;
-      inv.progress(fmt::format(
-          "acco schedule: serving on http://{}:{}/ (metrics at /metrics), sampling every {}, "
-          "NVML {}",
-          host.find(':') != std::string::npos ? "[" + host + "]" : host, server->port(),
-          units::format_seconds(std::chrono::duration<double>(serve.interval).count()),
-          server->nvml_note()));
-    }
-  }
-  std::optional<sched::Experiment> plain;
-  std::optional<monitor::ThermalExperiment> thermal;
-  Status ran;
-  if (s.thermal) {
-    auto result = monitor::run_thermal_experiment(*workload, *devices,
-                                                  thermal_options(s, server.get()), inv.progress);
-    if (result) {
-      thermal = std::move(*result);
-    } else {
-      ran = tl::unexpected(as_usage(std::move(result.error())));
-    }
-  } else {
-    auto result = sched::run_experiment(*workload, *devices, experiment_options(s, server.get()),
-                                        inv.progress);
-    if (result) {
-      plain = std::move(*result);
-    } else if (result.error().code == Errc::kCannotWrite) {  // the models file, after a run
-      ran = tl::unexpected(std::move(result.error()).with_context("--models"));
-    } else {
-      ran = tl::unexpected(as_usage(std::move(result.error())));
-    }
-  }
+  ACCO_ASSIGN_OR_RETURN(auto server, start_server(s, inv));
+  auto ran = monitor::run_schedule(workload, devices, {s.experiment, s.thermal}, server.get(),
+                                   inv.progress);
   server.reset();  // the runs are over: so is serving them
   if (!ran) {
-    return tl::unexpected(ran.error());
+    // kCannotWrite: the models file, saved after a run.
+    return tl::unexpected(!s.thermal && ran.error().code == Errc::kCannotWrite
+                              ? std::move(ran.error()).with_context("--models")
+                              : as_usage(std::move(ran.error())));
   }
-  const sched::Experiment& experiment = thermal ? thermal->experiment : *plain;
+  const sched::Experiment& experiment = ran->experiment();
 
   Output out;
   out.err = profile_note;
@@ -668,12 +435,8 @@ Result<Output> ScheduleCommand::run(const Invocation& inv) const {
     out.err +=
         fmt::format("acco: trace of {} written to {}\n", experiment.runs.front().policy, s.trace);
   }
-  if (inv.format == Format::kJson) {
-    out.out = (thermal ? monitor::to_json(*thermal) : sched::to_json(experiment)).dump(2) + "\n";
-  } else {
-    out.out = report::render_text(thermal ? monitor::thermal_experiment_report(*thermal)
-                                          : sched::experiment_report(experiment));
-  }
+  out.out = inv.format == Format::kJson ? monitor::to_json(*ran).dump(2) + "\n"
+                                        : report::render_text(monitor::schedule_report(*ran));
   for (const auto& r : experiment.runs) {
     if (r.failed > 0) {
       out.err += fmt::format("acco: {}\n", sched::failure_summary(r));

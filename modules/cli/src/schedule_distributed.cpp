@@ -1,6 +1,6 @@
 #include "schedule_distributed.hpp"
 
-#include <algorithm>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -16,47 +16,9 @@
 #include "schedule_command.hpp"
 
 namespace acco::cli {
+
 namespace {
-
-constexpr int kMaxRank = 1 << 20;
 constexpr int kMaxHangAfter = 1'000'000;
-
-Result<std::vector<cluster::DispatchPolicy>> parse_dispatch(const std::string& text) {
-  std::vector<cluster::DispatchPolicy> out;
-  std::size_t from = 0;
-  while (from <= text.size()) {
-    const std::size_t comma = std::min(text.find(',', from), text.size());
-    const std::string name = text.substr(from, comma - from);
-    const auto policy = cluster::parse_dispatch_policy(name);
-    if (!policy) {
-      return bad_value("--dispatch", name, "locality or round-robin, comma-separated");
-    }
-    if (std::find(out.begin(), out.end(), *policy) != out.end()) {
-      return usage(fmt::format("--dispatch: '{}' named twice", name));
-    }
-    out.push_back(*policy);
-    from = comma + 1;
-  }
-  return out;
-}
-
-// "R:F": rank R's kernels take F (> 1, at most 100) times their cost.
-Status parse_slow_rank(const std::string& text, cluster::DistributedScheduleOptions& d) {
-  constexpr std::string_view kExpected = "RANK:FACTOR, a factor from 1 to 100 (2:3)";
-  const std::size_t colon = text.find(':');
-  if (colon == std::string::npos) {
-    return bad_value("--slow-rank", text, kExpected);
-  }
-  const auto rank = units::parse_int(std::string_view(text).substr(0, colon));
-  const auto factor = units::parse_double(std::string_view(text).substr(colon + 1));
-  if (!rank || *rank < 0 || *rank > kMaxRank || !factor || !(*factor >= 1) || *factor > 100) {
-    return bad_value("--slow-rank", text, kExpected);
-  }
-  d.slow_rank = static_cast<int>(*rank);
-  d.slow_factor = *factor;
-  return {};
-}
-
 }  // namespace
 
 void add_distributed_flags(CLI::App& cmd, DistributedFlags& f) {
@@ -98,7 +60,8 @@ Result<std::optional<cluster::DistributedScheduleOptions>> parse_distributed(
     return std::optional<cluster::DistributedScheduleOptions>{};
   }
   cluster::DistributedScheduleOptions d;
-  ACCO_ASSIGN_OR_RETURN(d.dispatch, parse_dispatch(f.dispatch));
+  ACCO_ASSIGN_OR_RETURN(d.dispatch,
+                        for_flag("--dispatch", cluster::parse_dispatch_policies(f.dispatch)));
   auto rate = device::parse_link(f.between_ranks);
   if (!rate || rate->bytes_per_second <= 0) {
     return bad_value("--between-ranks", f.between_ranks, "a rate such as 10GB/s or pcie4x16");
@@ -109,7 +72,7 @@ Result<std::optional<cluster::DistributedScheduleOptions>> parse_distributed(
     return bad_value("--lost-after", f.lost_after, "a duration from 10ms to 1h");
   }
   d.lost_after_seconds = *lost;
-  if (f.hang_rank == 0 || f.hang_rank < -1 || f.hang_rank > kMaxRank) {
+  if (f.hang_rank == 0 || f.hang_rank < -1 || f.hang_rank > cluster::kMaxFaultRank) {
     return bad_value("--hang-rank", std::to_string(f.hang_rank),
                      "a worker's rank, 1 or more (rank 0 coordinates)");
   }
@@ -119,7 +82,7 @@ Result<std::optional<cluster::DistributedScheduleOptions>> parse_distributed(
   d.hang_rank = f.hang_rank;
   d.hang_after = static_cast<std::size_t>(f.hang_after);
   if (!f.slow_rank.empty()) {
-    ACCO_RETURN_IF_ERROR(parse_slow_rank(f.slow_rank, d));
+    ACCO_RETURN_IF_ERROR(for_flag("--slow-rank", cluster::parse_slow_rank(f.slow_rank, d)));
   }
   return std::optional<cluster::DistributedScheduleOptions>{d};
 }
@@ -127,33 +90,32 @@ Result<std::optional<cluster::DistributedScheduleOptions>> parse_distributed(
 Result<Output> run_distributed_schedule(const ScheduleOptions& s, const Invocation& inv,
                                         const sched::ExperimentDevices& devices, std::string err) {
   const cluster::DistributedScheduleOptions& d = *s.distributed;
-  auto opened = cluster::open_job_communicator();
-  if (!opened) {
-    return error_output(opened.error(), err);
-  }
-  cluster::Communicator& comm = **opened;
-  if (d.hang_rank >= comm.size() || d.slow_rank >= comm.size()) {
-    return error_output(
-        usage(fmt::format("--hang-rank/--slow-rank: the job has {} rank(s)", comm.size())).value(),
-        err);
-  }
-  auto workload =
-      sched::make_workload(s.workload, cluster::job_device_models(devices.models, comm.size()));
-  if (!workload) {
-    return error_output(as_usage(std::move(workload.error())), err);
-  }
-  auto schedule = cluster::run_distributed_schedule(comm, *workload, devices, d, inv.progress);
-  if (!schedule) {
-    return error_output(schedule.error(), err);
+  // Rank 0's result; nullopt on the other ranks.
+  auto run = [&]() -> Result<std::optional<cluster::DistributedSchedule>> {
+    ACCO_ASSIGN_OR_RETURN(auto comm, cluster::open_job_communicator());
+    ACCO_RETURN_IF_ERROR(
+        for_flag("--hang-rank/--slow-rank", cluster::check_fault_ranks(d, comm->size())));
+    ACCO_ASSIGN_OR_RETURN(
+        const auto workload,
+        as_usage(sched::make_workload(s.experiment.spec,
+                                      cluster::job_device_models(devices.models, comm->size()))));
+    ACCO_ASSIGN_OR_RETURN(auto schedule, cluster::run_distributed_schedule(*comm, workload, devices,
+                                                                           d, inv.progress));
+    if (comm->rank() != 0) {
+      return std::nullopt;  // rank 0 reports for the job
+    }
+    return schedule;
+  }();
+  if (!run) {
+    return error_output(run.error(), err);
   }
   Output out;
-  if (comm.rank() != 0) {
-    return out;  // rank 0 reports for the job
+  if (!*run) {
+    return out;
   }
   out.err = std::move(err);
-  out.out = inv.format == Format::kJson
-                ? cluster::to_json(*schedule).dump(2) + "\n"
-                : report::render_text(cluster::distributed_report(*schedule));
+  out.out = inv.format == Format::kJson ? cluster::to_json(**run).dump(2) + "\n"
+                                        : report::render_text(cluster::distributed_report(**run));
   return out;
 }
 

@@ -123,21 +123,21 @@ TEST(ParseArgsTest, ScheduleDefaultsAreCholeskyOnFourHostGpusUnderDmda) {
   EXPECT_EQ(o->command, "schedule");
   ASSERT_NE(o->as<ScheduleCommand>(), nullptr);
   const auto& s = o->as<ScheduleCommand>()->options();
-  EXPECT_EQ(s.workload.kind, sched::WorkloadKind::kCholesky);
-  EXPECT_EQ(s.workload.tiles, 8);
-  EXPECT_EQ(s.workload.tasks, 1000);
-  EXPECT_EQ(s.workload.kernels, "sirocco");
-  EXPECT_EQ(s.workload.time_scale, 1);
-  EXPECT_FALSE(s.cuda);
-  EXPECT_EQ(s.devices, 4);
-  EXPECT_TRUE(s.kinds.empty());
-  EXPECT_TRUE(s.speeds.empty());
-  EXPECT_EQ(s.link.name, "pcie3x16");
-  EXPECT_EQ(s.memory_bytes, 0U);
-  EXPECT_EQ(s.policies, std::vector<sched::PolicyKind>{sched::PolicyKind::kDmda});
-  EXPECT_EQ(s.calibrate, 1);
-  EXPECT_FALSE(s.sorted_decision);
-  EXPECT_EQ(s.models, "");
+  EXPECT_EQ(s.experiment.spec.kind, sched::WorkloadKind::kCholesky);
+  EXPECT_EQ(s.experiment.spec.tiles, 8);
+  EXPECT_EQ(s.experiment.spec.tasks, 1000);
+  EXPECT_EQ(s.experiment.spec.kernels, "sirocco");
+  EXPECT_EQ(s.experiment.spec.time_scale, 1);
+  EXPECT_FALSE(s.devices.cuda);
+  EXPECT_EQ(s.devices.host_devices, 4);
+  EXPECT_TRUE(s.devices.kinds.empty());
+  EXPECT_TRUE(s.devices.speeds.empty());
+  EXPECT_EQ(s.devices.link.name, "pcie3x16");
+  EXPECT_EQ(s.devices.memory_bytes, 0U);
+  EXPECT_EQ(s.experiment.policies, std::vector<sched::PolicyKind>{sched::PolicyKind::kDmda});
+  EXPECT_EQ(s.experiment.calibration_runs, 1);
+  EXPECT_FALSE(s.experiment.sorted_decision);
+  EXPECT_EQ(s.experiment.models, "");
   EXPECT_EQ(s.trace, "");
   EXPECT_EQ(o->invocation.format, Format::kText);
 }
@@ -171,29 +171,29 @@ TEST(ParseArgsTest, ScheduleTakesEveryFlag) {
   ASSERT_THAT(o, IsOk());
   ASSERT_NE(o->as<ScheduleCommand>(), nullptr);
   const auto& s = o->as<ScheduleCommand>()->options();
-  EXPECT_EQ(s.workload.kind, sched::WorkloadKind::kRandom);
-  EXPECT_EQ(s.workload.tiles, 3);
-  EXPECT_EQ(s.workload.tasks, 50);
-  EXPECT_EQ(s.workload.seed, 7U);
-  EXPECT_EQ(s.workload.skew, 8);
-  EXPECT_EQ(s.workload.ccr, 0.5);
-  EXPECT_EQ(s.workload.alpha, 2);
-  EXPECT_EQ(s.workload.out_degree, 4);
-  EXPECT_EQ(s.workload.beta, 1.5);
-  EXPECT_EQ(s.workload.kernels, "mirage");
-  EXPECT_EQ(s.workload.time_scale, 0.01);
-  EXPECT_EQ(s.devices, 3);
-  EXPECT_EQ(s.kinds, (std::vector<std::string>{"cpu", "gpu", "gpu"}));
-  EXPECT_EQ(s.speeds, (std::vector<double>{1, 2, 8}));
-  EXPECT_EQ(s.link.name, "25GB/s,2us");
-  EXPECT_EQ(s.memory_bytes, 512U << 20);
-  EXPECT_EQ(s.workload.tile_bytes, 64U << 10);
-  EXPECT_EQ(s.workload.task_bytes, 2U << 20);
-  EXPECT_EQ(s.policies,
+  EXPECT_EQ(s.experiment.spec.kind, sched::WorkloadKind::kRandom);
+  EXPECT_EQ(s.experiment.spec.tiles, 3);
+  EXPECT_EQ(s.experiment.spec.tasks, 50);
+  EXPECT_EQ(s.experiment.spec.seed, 7U);
+  EXPECT_EQ(s.experiment.spec.skew, 8);
+  EXPECT_EQ(s.experiment.spec.ccr, 0.5);
+  EXPECT_EQ(s.experiment.spec.alpha, 2);
+  EXPECT_EQ(s.experiment.spec.out_degree, 4);
+  EXPECT_EQ(s.experiment.spec.beta, 1.5);
+  EXPECT_EQ(s.experiment.spec.kernels, "mirage");
+  EXPECT_EQ(s.experiment.spec.time_scale, 0.01);
+  EXPECT_EQ(s.devices.host_devices, 3);
+  EXPECT_EQ(s.devices.kinds, (std::vector<std::string>{"cpu", "gpu", "gpu"}));
+  EXPECT_EQ(s.devices.speeds, (std::vector<double>{1, 2, 8}));
+  EXPECT_EQ(s.devices.link.name, "25GB/s,2us");
+  EXPECT_EQ(s.devices.memory_bytes, 512U << 20);
+  EXPECT_EQ(s.experiment.spec.tile_bytes, 64U << 10);
+  EXPECT_EQ(s.experiment.spec.task_bytes, 2U << 20);
+  EXPECT_EQ(s.experiment.policies,
             (std::vector<sched::PolicyKind>{sched::PolicyKind::kEager, sched::PolicyKind::kHeft}));
-  EXPECT_EQ(s.calibrate, 2);
-  EXPECT_TRUE(s.sorted_decision);
-  EXPECT_EQ(s.models, "m.json");
+  EXPECT_EQ(s.experiment.calibration_runs, 2);
+  EXPECT_TRUE(s.experiment.sorted_decision);
+  EXPECT_EQ(s.experiment.models, "m.json");
   EXPECT_EQ(s.trace, "t.json");
   EXPECT_EQ(o->invocation.format, Format::kJson);
 }
@@ -202,25 +202,25 @@ TEST(ParseArgsTest, ScheduleOneKindOrSpeedAppliesToEveryDevice) {
   auto o = parse_args({"schedule", "--devices", "host:2", "--kinds", "cpu", "--speeds", "3"},
                       env_of({}));
   ASSERT_THAT(o, IsOk());
-  EXPECT_EQ(o->as<ScheduleCommand>()->options().kinds, std::vector<std::string>{"cpu"});
-  EXPECT_EQ(o->as<ScheduleCommand>()->options().speeds, std::vector<double>{3});
+  EXPECT_EQ(o->as<ScheduleCommand>()->options().devices.kinds, std::vector<std::string>{"cpu"});
+  EXPECT_EQ(o->as<ScheduleCommand>()->options().devices.speeds, std::vector<double>{3});
 }
 
 TEST(ParseArgsTest, SchedulePolicyAllIsEveryPolicyInOrder) {
   auto o = parse_args({"schedule", "--policy", "all"}, env_of({}));
   ASSERT_THAT(o, IsOk());
-  EXPECT_EQ(o->as<ScheduleCommand>()->options().policies, sched::all_policies());
-  EXPECT_EQ(o->as<ScheduleCommand>()->options().policies.size(), 6U);
+  EXPECT_EQ(o->as<ScheduleCommand>()->options().experiment.policies, sched::all_policies());
+  EXPECT_EQ(o->as<ScheduleCommand>()->options().experiment.policies.size(), 6U);
 }
 
 TEST(ParseArgsTest, ScheduleDevicesCudaAndPlainHost) {
   auto cuda = parse_args({"schedule", "--devices", "cuda", "--speeds", "1,2"}, env_of({}));
   ASSERT_THAT(cuda, IsOk());
-  EXPECT_TRUE(cuda->as<ScheduleCommand>()->options().cuda);
+  EXPECT_TRUE(cuda->as<ScheduleCommand>()->options().devices.cuda);
   auto host = parse_args({"schedule", "--devices", "host"}, env_of({}));
   ASSERT_THAT(host, IsOk());
-  EXPECT_FALSE(host->as<ScheduleCommand>()->options().cuda);
-  EXPECT_EQ(host->as<ScheduleCommand>()->options().devices, 4);
+  EXPECT_FALSE(host->as<ScheduleCommand>()->options().devices.cuda);
+  EXPECT_EQ(host->as<ScheduleCommand>()->options().devices.host_devices, 4);
 }
 
 struct BadSchedule {

@@ -3,6 +3,7 @@
 // (collective_bench.cpp).
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -107,6 +108,14 @@ ExpectedPeak device_bound(ExpectedPeak peak, DataPath path, const device::Device
 }
 
 }  // namespace
+
+std::function<Result<std::shared_ptr<device::Backend>>()> backend_opener(
+    bench::BackendChoice choice, device::HostBackendOptions host) {
+  return [choice, host = std::move(host)]() -> Result<std::shared_ptr<device::Backend>> {
+    ACCO_ASSIGN_OR_RETURN(auto opened, bench::open_backend(choice, host));
+    return std::move(opened.backend);
+  };
+}
 
 Result<CollectiveRun> run_collective_bench(Communicator& comm, const CollectiveBenchOptions& o,
                                            const ProgressLine& progress) {

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "acco/core/stats.hpp"
+#include "acco/core/units.hpp"
 #include "acco/sched/schedule_math.hpp"
 #include "acco/sched/workload_run.hpp"
 
@@ -29,6 +30,22 @@ std::optional<DispatchPolicy> parse_dispatch_policy(std::string_view name) {
     }
   }
   return std::nullopt;
+}
+
+Result<std::vector<DispatchPolicy>> parse_dispatch_policies(std::string_view list) {
+  std::vector<DispatchPolicy> out;
+  for (const std::string& name : units::split(list, ',')) {
+    const auto policy = parse_dispatch_policy(name);
+    if (!policy) {
+      return fail(Errc::kInvalidArgument,
+                  fmt::format("'{}' is not locality or round-robin, comma-separated", name));
+    }
+    if (std::find(out.begin(), out.end(), *policy) != out.end()) {
+      return fail(Errc::kInvalidArgument, fmt::format("'{}' named twice", name));
+    }
+    out.push_back(*policy);
+  }
+  return out;
 }
 
 namespace {

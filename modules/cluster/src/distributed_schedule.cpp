@@ -27,6 +27,32 @@ Json worker_json(const WorkerStats& w) {
 
 }  // namespace
 
+Status parse_slow_rank(std::string_view text, DistributedScheduleOptions& options) {
+  const auto invalid = [&] {
+    return fail(Errc::kInvalidArgument,
+                fmt::format("'{}' is not RANK:FACTOR, a factor from 1 to 100 (2:3)", text));
+  };
+  const std::size_t colon = text.find(':');
+  if (colon == std::string_view::npos) {
+    return invalid();
+  }
+  const auto rank = units::parse_int(text.substr(0, colon));
+  const auto factor = units::parse_double(text.substr(colon + 1));
+  if (!rank || *rank < 0 || *rank > kMaxFaultRank || !factor || !(*factor >= 1) || *factor > 100) {
+    return invalid();
+  }
+  options.slow_rank = static_cast<int>(*rank);
+  options.slow_factor = *factor;
+  return {};
+}
+
+Status check_fault_ranks(const DistributedScheduleOptions& options, int ranks) {
+  if (options.hang_rank >= ranks || options.slow_rank >= ranks) {
+    return fail(Errc::kInvalidArgument, fmt::format("the job has {} rank(s)", ranks));
+  }
+  return {};
+}
+
 std::vector<sched::DeviceModel> job_device_models(const std::vector<sched::DeviceModel>& local,
                                                   int ranks) {
   std::vector<sched::DeviceModel> models;

@@ -57,4 +57,9 @@ bool has_problems_at(const ClusterReport& report, topo::Severity severity) {
   return hit;
 }
 
+Result<std::optional<ClusterReport>> probe_cluster(const ClusterProbeOptions& options) {
+  ACCO_ASSIGN_OR_RETURN(const auto comm, open_job_communicator());
+  return probe_cluster(*comm, options);
+}
+
 }  // namespace acco::cluster

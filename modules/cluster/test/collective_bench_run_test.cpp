@@ -78,6 +78,28 @@ TEST(RunCollectiveBench, EmulatedDeviceBuffersOfOneRankAreStagedThroughPinnedHos
   EXPECT_EQ(run->wrong, 0U);
 }
 
+TEST(RunCollectiveBench, TheBenchsBackendChoiceOpensTheDeviceOfDeviceBuffers) {
+  auto comm = self_communicator();
+  auto o = quick_bench(Buffers::kDevice, "libnccl-absent.so.2");
+  device::HostBackendOptions host;
+  host.devices = 2;
+  host.link = device::parse_link("25GB/s").value();
+  o.open_backend = backend_opener(bench::BackendChoice::kHost, host);
+  auto opened = o.open_backend();
+  ASSERT_THAT(opened, IsOk());
+  EXPECT_EQ((*opened)->devices().size(), 2U);
+  EXPECT_EQ((*opened)->devices()[0]->info().backend, "host");
+  auto run = run_collective_bench(*comm, o);
+  ASSERT_THAT(run, IsOk());
+  EXPECT_EQ(run->path, DataPath::kStagedMpi);
+  EXPECT_THAT(run->device, HasSubstr("host 0 (25GB/s"));
+  EXPECT_EQ(run->wrong, 0U);
+  // What the choice refuses is the run's error: a bad emulated link here.
+  host.link.bytes_per_second = -1;
+  o.open_backend = backend_opener(bench::BackendChoice::kHost, host);
+  EXPECT_THAT(run_collective_bench(*comm, o), ::acco::testing::StatusIs(Errc::kInvalidArgument));
+}
+
 TEST(RunCollectiveBench, DeviceBuffersWithoutABackendToOpenAreAnError) {
   auto comm = self_communicator();
   auto run = run_collective_bench(*comm, quick_bench(Buffers::kDevice, "libnccl-absent.so.2"));

@@ -17,8 +17,11 @@
 namespace acco::cluster {
 namespace {
 
+using ::acco::testing::HasValue;
 using ::acco::testing::IsOk;
+using ::acco::testing::StatusIs;
 using ::testing::ElementsAre;
+using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
 sched::ExperimentDevices two_emulated_gpus() {
@@ -106,6 +109,45 @@ TEST(DistributedScheduleJson, CarriesTheJobAndEveryRunWithItsWorkers) {
   EXPECT_EQ(j["runs"][1]["dispatch"], "round-robin");
   ASSERT_EQ(j["runs"][0]["workers"].size(), 1U);
   EXPECT_EQ(j["runs"][0]["workers"][0]["tasks"], 10);
+}
+
+TEST(DistributedScheduleText, DispatchPoliciesEachOnceInOrder) {
+  EXPECT_THAT(parse_dispatch_policies("round-robin,locality"),
+              HasValue(ElementsAre(DispatchPolicy::kRoundRobin, DispatchPolicy::kLocality)));
+  EXPECT_THAT(parse_dispatch_policies("locality,nearest"),
+              StatusIs(Errc::kInvalidArgument,
+                       "'nearest' is not locality or round-robin, comma-separated"));
+  EXPECT_THAT(parse_dispatch_policies("locality,"),
+              StatusIs(Errc::kInvalidArgument, HasSubstr("'' is not locality")));
+  EXPECT_THAT(parse_dispatch_policies("locality,locality"),
+              StatusIs(Errc::kInvalidArgument, "'locality' named twice"));
+}
+
+TEST(DistributedScheduleText, ASlowRankIsARankAndAFactorFromOneToAHundred) {
+  DistributedScheduleOptions o;
+  ASSERT_THAT(parse_slow_rank("2:3.5", o), IsOk());
+  EXPECT_EQ(o.slow_rank, 2);
+  EXPECT_EQ(o.slow_factor, 3.5);
+  for (const char* bad : {"2", "2:0.5", "2:101", "-1:2", "x:2", "2:x", "1048577:2"}) {
+    DistributedScheduleOptions d;
+    EXPECT_THAT(
+        parse_slow_rank(bad, d),
+        StatusIs(Errc::kInvalidArgument,
+                 "'" + std::string(bad) + "' is not RANK:FACTOR, a factor from 1 to 100 (2:3)"))
+        << bad;
+    EXPECT_EQ(d.slow_rank, -1);
+  }
+}
+
+TEST(DistributedScheduleText, FaultRanksMustBeRanksOfTheJob) {
+  DistributedScheduleOptions o;
+  EXPECT_THAT(check_fault_ranks(o, 1), IsOk());
+  o.hang_rank = 1;
+  EXPECT_THAT(check_fault_ranks(o, 2), IsOk());
+  EXPECT_THAT(check_fault_ranks(o, 1), StatusIs(Errc::kInvalidArgument, "the job has 1 rank(s)"));
+  o.hang_rank = -1;
+  o.slow_rank = 3;
+  EXPECT_THAT(check_fault_ranks(o, 3), StatusIs(Errc::kInvalidArgument, "the job has 3 rank(s)"));
 }
 
 }  // namespace

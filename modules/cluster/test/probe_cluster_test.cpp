@@ -1,6 +1,7 @@
 // The cluster probe's protocol on one rank (self_communicator), on the canned workstation sysroot
 // (tests/support). Jobs of several ranks and nodes under mpirun are in
 // tests/integration/collective_test.cpp.
+#include <cstdlib>
 #include <string>
 
 #include <gmock/gmock.h>
@@ -65,6 +66,23 @@ TEST(ProbeCluster, ANodeThatCannotBeProbedIsReportedWithWhyNotAnError) {
   ASSERT_EQ((*report)->nodes.size(), 1U);
   EXPECT_THAT((*report)->nodes[0].error, HasSubstr("/does/not/exist"));
   EXPECT_TRUE((*report)->nodes[0].traits.empty());
+}
+
+TEST(ProbeCluster, WithoutALauncherTheJobIsThisProcessAlone) {
+  const acco::testing::TempDir dir;
+  acco::testing::write_workstation(dir.path());
+  for (const char* launcher_variable :
+       {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "SLURM_PROCID", "SLURM_STEP_ID"}) {
+    if (std::getenv(launcher_variable) != nullptr) {
+      GTEST_SKIP() << "started by a launcher (" << launcher_variable << ")";
+    }
+  }
+  auto report = probe_cluster(probe_of(dir.path().string()));
+  ASSERT_THAT(report, IsOk());
+  ASSERT_TRUE(report->has_value());
+  EXPECT_EQ((*report)->ranks, 1);
+  ASSERT_EQ((*report)->nodes.size(), 1U);
+  EXPECT_EQ((*report)->nodes[0].error, "");
 }
 
 TEST(ClusterProblems, AFindingAtTheSeverityOrAProblemOfTheClusterCounts) {

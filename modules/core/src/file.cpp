@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <system_error>
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -119,6 +120,49 @@ Status check_file_or_absent(const std::string& path) {
   }
   return fail(Errc::kInvalidArgument,
               fmt::format("{}: is a {}, expected a file", path, file_kind(st)));
+}
+
+Status check_output_file(const std::string& path) {
+  namespace stdfs = std::filesystem;
+  const auto cannot = [&](const std::string& why) {
+    return fail(Errc::kCannotWrite, fmt::format("cannot write {}: {}", path, why));
+  };
+  if (auto s = check_file_or_absent(path); !s) {  // a directory, a pipe, a dangling link
+    return fail(Errc::kCannotWrite, std::move(s.error().message));
+  }
+  std::error_code ec;
+  // The file replaced is the one the links lead to (write_file_atomic), in its directory.
+  stdfs::path target(path);
+  if (stdfs::is_symlink(stdfs::symlink_status(target, ec))) {
+    const stdfs::path to = stdfs::read_symlink(target, ec);
+    target = to.is_absolute() ? to : target.parent_path() / to;
+  }
+  const stdfs::path dir = target.has_parent_path() ? target.parent_path() : stdfs::path(".");
+  if (!stdfs::is_directory(dir, ec)) {
+    return cannot(fmt::format("directory {} does not exist", dir.string()));
+  }
+  if (::access(dir.c_str(), W_OK | X_OK) != 0) {
+    return cannot(fmt::format("directory {} is not writable ({})", dir.string(),
+                              std::generic_category().message(errno)));
+  }
+  if (stdfs::exists(target, ec) && ::access(target.c_str(), W_OK) != 0) {
+    return cannot(
+        fmt::format("the file is not writable ({})", std::generic_category().message(errno)));
+  }
+  return {};
+}
+
+Status check_output_directory(const std::string& path) {
+  auto dir = std::filesystem::path(path).parent_path();
+  if (dir.empty()) {
+    dir = ".";
+  }
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec)) {
+    return fail(Errc::kCannotWrite,
+                fmt::format("cannot write {}: directory {} does not exist", path, dir.string()));
+  }
+  return {};
 }
 
 Status write_file_atomic(const std::string& path, std::string_view content) {

@@ -110,6 +110,38 @@ TEST(FileTest, CheckFileOrAbsentNamesWhatIsThere) {
   fs::remove_all(dir);
 }
 
+// Checked before a long run writes its report or trace at the end, so minutes of work are not
+// lost to a typo in the directory.
+TEST(FileTest, AnOutputFileIsCheckedBeforeTheRunThatWritesIt) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("acco-output-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  EXPECT_THAT(check_output_file((dir / "report.html").string()), IsOk());
+  EXPECT_THAT(check_output_directory((dir / "trace.json").string()), IsOk());
+  EXPECT_THAT(check_output_directory("trace.json"), IsOk());  // the working directory
+  const std::string missing = (dir / "no-dir" / "out.json").string();
+  const std::string expected =
+      "cannot write " + missing + ": directory " + (dir / "no-dir").string() + " does not exist";
+  EXPECT_THAT(check_output_file(missing), StatusIs(Errc::kCannotWrite, expected));
+  EXPECT_THAT(check_output_directory(missing), StatusIs(Errc::kCannotWrite, expected));
+  // A directory where the file goes: check_file_or_absent's message, as kCannotWrite.
+  EXPECT_THAT(check_output_file(dir.string()),
+              StatusIs(Errc::kCannotWrite, HasSubstr("is a directory, expected a file")));
+  if (::geteuid() != 0) {  // root may write anywhere
+    const fs::path locked = dir / "locked";
+    fs::create_directories(locked);
+    fs::permissions(locked, fs::perms::owner_read | fs::perms::owner_exec);
+    EXPECT_THAT(check_output_file((locked / "out.html").string()),
+                StatusIs(Errc::kCannotWrite, HasSubstr("locked is not writable (")));
+    fs::permissions(locked, fs::perms::owner_all);
+    std::ofstream((dir / "read-only.html").string()) << "x";
+    fs::permissions(dir / "read-only.html", fs::perms::owner_read);
+    EXPECT_THAT(check_output_file((dir / "read-only.html").string()),
+                StatusIs(Errc::kCannotWrite, HasSubstr(": the file is not writable (")));
+  }
+  fs::remove_all(dir);
+}
+
 // A replaced file kept nothing of its own (a robustness sweep: a 0444 models file was replaced
 // by a 0644 one): its permissions are kept, and one the user cannot write is not replaced.
 TEST(FileTest, AReplacedFileKeepsItsPermissionsAndAReadOnlyOneIsLeftAlone) {

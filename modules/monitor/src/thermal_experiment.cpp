@@ -1,10 +1,60 @@
 #include "acco/monitor/thermal_experiment.hpp"
 
+#include <algorithm>
+#include <exception>
+#include <string>
+
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
 
+#include "acco/core/units.hpp"
+
 namespace acco::monitor {
+
+Result<std::vector<double>> parse_cooling(std::string_view list) {
+  std::vector<double> cooling;
+  for (const std::string& item : units::split(list, ',')) {
+    double factor = 0;
+    try {
+      std::size_t used = 0;
+      factor = std::stod(item, &used);
+      factor = used == item.size() ? factor : -1;
+    } catch (const std::exception&) {
+      factor = -1;
+    }
+    if (!(factor >= 0.1 && factor <= 100)) {
+      return fail(
+          Errc::kInvalidArgument,
+          fmt::format("'{}' is not factors from 0.1 to 100, one per device or one for all", list));
+    }
+    cooling.push_back(factor);
+  }
+  return cooling;
+}
+
+Result<GovernorSettings> parse_governor_settings(std::string_view list) {
+  GovernorSettings settings;
+  for (const std::string& item : units::split(list, ',')) {
+    const bool again = std::any_of(settings.begin(), settings.end(),
+                                   [&](const auto& g) { return g.first == item; });
+    if (again) {
+      return fail(Errc::kInvalidArgument,
+                  fmt::format("'{}' is given twice (each setting runs once)", item));
+    }
+    if (item == "off") {
+      settings.emplace_back(item, std::nullopt);
+      continue;
+    }
+    power::GovernorOptions g;
+    if (Status parsed = power::parse_governor_mode(item, g); !parsed) {
+      return fail(Errc::kInvalidArgument, parsed.error().message + " or off");
+    }
+    settings.emplace_back(item, g);
+  }
+  return settings;
+}
+
 namespace {
 
 using Json = nlohmann::ordered_json;

@@ -10,12 +10,16 @@
 #include <nlohmann/json.hpp>
 
 #include "acco/device/host_backend.hpp"
+#include "acco/monitor/schedule_run.hpp"
+#include "acco/sched/experiment_report.hpp"
 #include "acco/testing/matchers.hpp"
 
 namespace acco::monitor {
 namespace {
 
+using ::acco::testing::HasValue;
 using ::acco::testing::IsOk;
+using ::acco::testing::StatusIs;
 using ::testing::ElementsAre;
 using ::testing::StartsWith;
 
@@ -122,6 +126,86 @@ TEST(ThermalExperimentJson, IsTheScheduleDocumentWithAThermalSectionPerRun) {
   ThermalExperiment plain;
   plain.experiment = t->experiment;
   EXPECT_FALSE(to_json(plain).contains("thermal"));
+}
+
+TEST(ThermalSettingsText, CoolingFactorsAreBoundedAndTheWholeListIsNamed) {
+  EXPECT_THAT(parse_cooling("1,2,0.1,100"), HasValue(ElementsAre(1, 2, 0.1, 100)));
+  for (const char* bad : {"0", "1,200", "1,x", "2w"}) {
+    EXPECT_THAT(parse_cooling(bad),
+                StatusIs(Errc::kInvalidArgument,
+                         "'" + std::string(bad) +
+                             "' is not factors from 0.1 to 100, one per device or one for all"))
+        << bad;
+  }
+}
+
+TEST(ThermalSettingsText, GovernorSettingsRunOnceEachInOrder) {
+  auto settings = parse_governor_settings("off,cap:200,thermal");
+  ASSERT_THAT(settings, IsOk());
+  ASSERT_EQ(settings->size(), 3U);
+  EXPECT_EQ((*settings)[0].first, "off");
+  EXPECT_FALSE((*settings)[0].second.has_value());
+  ASSERT_TRUE((*settings)[1].second.has_value());
+  EXPECT_EQ((*settings)[1].second->mode, power::GovernorMode::kCap);
+  EXPECT_EQ((*settings)[1].second->cap_watts, 200);
+  EXPECT_EQ((*settings)[2].second->mode, power::GovernorMode::kThermal);
+  EXPECT_THAT(parse_governor_settings("off,thermal,off"),
+              StatusIs(Errc::kInvalidArgument, "'off' is given twice (each setting runs once)"));
+  EXPECT_THAT(parse_governor_settings("turbo"),
+              StatusIs(Errc::kInvalidArgument, ::testing::EndsWith(" or off")));
+  EXPECT_THAT(parse_governor_settings("thermal,"),
+              StatusIs(Errc::kInvalidArgument,
+                       "governor mode '': expected thermal, energy or "
+                       "cap:W (watts > 0) or off"));
+}
+
+TEST(RunSchedule, OnTheDevicesAsTheyAreItIsThePlainExperiment) {
+  const auto devices = rig_devices(2);
+  ScheduleRunOptions o;
+  o.experiment = two_by_two().experiment;
+  int observed = 0;
+  o.experiment.observe = [&](sched::Runtime*) { ++observed; };
+  auto run = run_schedule(thermal_workload(two_by_two(), devices), devices, o);
+  ASSERT_THAT(run, IsOk());
+  EXPECT_TRUE(run->plain.has_value());
+  EXPECT_FALSE(run->thermal.has_value());
+  ASSERT_EQ(run->experiment().runs.size(), 2U);
+  EXPECT_EQ(run->experiment().runs[1].policy, "dmda");
+  EXPECT_GT(observed, 0);  // without a server, the caller's observer is kept
+  EXPECT_FALSE(to_json(*run).contains("thermal"));
+  EXPECT_EQ(report::render_text(schedule_report(*run)),
+            report::render_text(sched::experiment_report(*run->plain)));
+}
+
+TEST(RunSchedule, OnTheRigEveryPolicyRunsPerGovernorSettingWithTheGivenExperiment) {
+  const auto devices = rig_devices(2);
+  ScheduleRunOptions o;
+  o.experiment = two_by_two().experiment;
+  o.experiment.policies = {sched::PolicyKind::kDmda};
+  o.thermal = two_by_two();  // its own experiment (eager and dmda) is replaced
+  auto run = run_schedule(thermal_workload(two_by_two(), devices), devices, o);
+  ASSERT_THAT(run, IsOk());
+  ASSERT_TRUE(run->thermal.has_value());
+  EXPECT_FALSE(run->plain.has_value());
+  std::vector<std::string> names;
+  for (const auto& r : run->experiment().runs) {
+    names.push_back(r.policy);
+  }
+  EXPECT_THAT(names, ElementsAre("dmda/off", "dmda/thermal"));
+  EXPECT_TRUE(to_json(*run).contains("thermal"));
+  EXPECT_EQ(report::render_text(schedule_report(*run)),
+            report::render_text(thermal_experiment_report(*run->thermal)));
+}
+
+TEST(RunSchedule, AFailedRunIsTheError) {
+  const auto devices = rig_devices(1);
+  ScheduleRunOptions o;
+  o.experiment = two_by_two().experiment;
+  o.thermal = two_by_two();
+  o.thermal->cooling = {1};
+  o.thermal->time_scale = -1;
+  EXPECT_THAT(run_schedule(thermal_workload(two_by_two(), devices), devices, o),
+              StatusIs(Errc::kInvalidArgument, StartsWith("eager/off: ")));
 }
 
 }  // namespace

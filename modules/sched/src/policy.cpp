@@ -1,8 +1,11 @@
 #include "acco/sched/policy.hpp"
 
+#include <algorithm>
 #include <string>
 
 #include <fmt/format.h>
+
+#include "acco/core/units.hpp"
 
 #include "policies/policies.hpp"
 
@@ -46,11 +49,33 @@ Result<PolicyKind> policy_from_string(std::string_view name) {
                           name));
 }
 
+Result<std::vector<PolicyKind>> parse_policies(std::string_view list) {
+  if (list == "all") {
+    return all_policies();
+  }
+  std::vector<PolicyKind> policies;
+  for (const auto& part : units::split(list, ',')) {
+    const std::string name(units::trim(part));
+    const auto kind = policy_from_string(name);
+    if (!kind) {
+      return fail(Errc::kInvalidArgument,
+                  fmt::format("'{}' is not one of eager, round-robin, least-loaded, dmda, ws, "
+                              "heft, or all",
+                              name));
+    }
+    if (std::find(policies.begin(), policies.end(), *kind) != policies.end()) {
+      return fail(Errc::kInvalidArgument, fmt::format("'{}' named twice", name));
+    }
+    policies.push_back(*kind);
+  }
+  return policies;
+}
+
 const std::vector<PolicyKind>& all_policies() {
-  static const std::vector<PolicyKind> kAll = {PolicyKind::kEager,        PolicyKind::kRoundRobin,
-                                               PolicyKind::kLeastLoaded,  PolicyKind::kDmda,
-                                               PolicyKind::kWorkStealing, PolicyKind::kHeft};
-  return kAll;
+  static const std::vector<PolicyKind> all = {PolicyKind::kEager,        PolicyKind::kRoundRobin,
+                                              PolicyKind::kLeastLoaded,  PolicyKind::kDmda,
+                                              PolicyKind::kWorkStealing, PolicyKind::kHeft};
+  return all;
 }
 
 Decision select_device(PolicyKind kind, const SystemView& view, const PolicyKnobs& knobs,

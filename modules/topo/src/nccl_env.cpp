@@ -6,9 +6,11 @@
 #include <map>
 #include <set>
 #include <string_view>
+#include <utility>
 
 #include <fmt/format.h>
 
+#include "acco/core/file.hpp"
 #include "acco/core/units.hpp"
 #include "acco/topo/link_model.hpp"
 
@@ -250,6 +252,23 @@ std::string switch_xml(const Group& g, int number) {
 }
 
 }  // namespace
+
+Status write_nccl_topo_file(const Machine& machine, const NcclEnv& env, const std::string& path) {
+  if (!env.wants_topo_file) {
+    return fail(Errc::kInvalidArgument,
+                env.virtual_machine
+                    ? fmt::format("{} is a virtual machine without GPUs; there is nothing for "
+                                  "NCCL to pair",
+                                  machine.origin)
+                    : fmt::format("{} is not a virtual machine; NCCL reads its PCI topology from "
+                                  "sysfs as it is",
+                                  machine.origin));
+  }
+  if (auto written = core::write_file_atomic(path, nccl_topo_xml(machine)); !written) {
+    return fail(Errc::kCannotWrite, std::move(written.error().message));
+  }
+  return {};
+}
 
 NcclEnv nccl_env(const Machine& m) {
   NcclEnv env;

@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "acco/core/fs.hpp"
+#include "acco/testing/files.hpp"
 #include "acco/testing/matchers.hpp"
 #include "acco/topo/checks.hpp"
 #include "acco/topo/json.hpp"
@@ -28,6 +29,8 @@ namespace {
 
 namespace stdfs = std::filesystem;
 using ::acco::testing::IsOk;
+using ::acco::testing::slurp;
+using ::acco::testing::StatusIs;
 using acco::testing::TempDir;
 using ::testing::Contains;
 using ::testing::ElementsAre;
@@ -518,6 +521,32 @@ TEST(NcclTopoXmlTest, KvmGuestPairsEachGpuWithANicUnderAMadeUpSwitch) {
   EXPECT_TRUE(first < gpu0 && gpu0 < nic0 && nic0 < second) << xml;
   // The devices' own links, not the emulated ports'.
   EXPECT_THAT(xml, Not(HasSubstr("2.5 GT/s")));
+}
+
+TEST(NcclTopoXmlTest, TheFileIsWrittenOnlyWhereTheRecommendationWantsOne) {
+  TempDir dir;
+  acco::testing::write_kvm_guest(dir.path() / "guest");
+  const Machine guest = read(dir.path() / "guest");
+  const std::string xml = (dir.path() / "topo.xml").string();
+  ASSERT_THAT(write_nccl_topo_file(guest, nccl_env(guest), xml), IsOk());
+  EXPECT_EQ(slurp(xml), nccl_topo_xml(guest));
+  EXPECT_THAT(write_nccl_topo_file(guest, nccl_env(guest), "/nonexistent-acco-dir/topo.xml"),
+              StatusIs(Errc::kCannotWrite));
+
+  acco::testing::write_ci_vm(dir.path() / "vm");
+  const Machine vm = read(dir.path() / "vm");
+  EXPECT_THAT(write_nccl_topo_file(vm, nccl_env(vm), xml),
+              StatusIs(Errc::kInvalidArgument,
+                       vm.origin + " is a virtual machine without GPUs; there is nothing for "
+                                   "NCCL to pair"));
+  acco::testing::write_pcie_server(dir.path() / "metal", {});
+  const Machine metal = read(dir.path() / "metal");
+  const std::string other = (dir.path() / "other.xml").string();
+  EXPECT_THAT(
+      write_nccl_topo_file(metal, nccl_env(metal), other),
+      StatusIs(Errc::kInvalidArgument, metal.origin + " is not a virtual machine; NCCL reads its "
+                                                      "PCI topology from sysfs as it is"));
+  EXPECT_FALSE(std::filesystem::exists(other));
 }
 
 }  // namespace

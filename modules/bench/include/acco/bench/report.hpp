@@ -26,6 +26,14 @@ namespace acco::bench {
 // of the peak.
 [[nodiscard]] std::string text_report(const BenchRun& run);
 
+// `acco bench`'s text: text_report, the CUDA driver the run found (when it found one), then the
+// storage suite's verdicts against its peers (text_peer_verdicts).
+[[nodiscard]] std::string text_run_report(const BenchRun& run);
+
+// Every case, one line each: its key, its description and, outside the transfer suite, its
+// suite (`acco bench --list`).
+[[nodiscard]] std::string text_case_list();
+
 // Each measured `*_engine` case beside its `*_plain` twin on the same device: the ratio of the
 // medians with its noise band (peer_ratio), "same within noise" when the spreads overlap, else
 // "faster" or "slower". Empty when no pair was measured; else a heading line, then one line a pair.

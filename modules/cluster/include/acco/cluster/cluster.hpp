@@ -120,6 +120,10 @@ struct ClusterProbeOptions {
 // node summary that cannot be decoded.
 [[nodiscard]] Result<std::optional<ClusterReport>> probe_cluster(
     Communicator& comm, const ClusterProbeOptions& options);
+// The same over the job that started this process (open_job_communicator: one rank without a
+// launcher); its errors too.
+[[nodiscard]] Result<std::optional<ClusterReport>> probe_cluster(
+    const ClusterProbeOptions& options);
 
 [[nodiscard]] std::string to_text(const ClusterReport& report);
 [[nodiscard]] nlohmann::ordered_json to_json(const ClusterReport& report);

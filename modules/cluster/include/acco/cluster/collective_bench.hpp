@@ -14,6 +14,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "acco/bench/runner.hpp"
 #include "acco/cluster/collective.hpp"
 #include "acco/cluster/collective_plane.hpp"
 #include "acco/cluster/communicator.hpp"
@@ -21,6 +22,7 @@
 #include "acco/core/fit.hpp"
 #include "acco/core/result.hpp"
 #include "acco/device/device.hpp"
+#include "acco/device/host_backend.hpp"
 #include "acco/topo/machine.hpp"
 
 namespace acco::cluster {
@@ -97,6 +99,11 @@ struct CollectiveBenchOptions {
   // rank takes device local rank modulo the device count, made current before NCCL's init.
   std::function<Result<std::shared_ptr<device::Backend>>()> open_backend;
 };
+
+// CollectiveBenchOptions::open_backend for the bench's CUDA-or-host choice (bench::open_backend):
+// the GPUs, or the host backend's emulated devices on `host`.
+[[nodiscard]] std::function<Result<std::shared_ptr<device::Backend>>()> backend_opener(
+    bench::BackendChoice choice, device::HostBackendOptions host);
 
 // The benchmark of a job end to end; every rank calls it with the same options. The expected
 // peak from every node's topology (gathered from each node's first rank), the device (device

@@ -28,6 +28,9 @@ enum class DispatchPolicy {
 };
 [[nodiscard]] const char* to_string(DispatchPolicy policy);  // "locality", "round-robin"
 [[nodiscard]] std::optional<DispatchPolicy> parse_dispatch_policy(std::string_view name);
+// "locality,round-robin": each once, in order. kInvalidArgument "'NAME' is not locality or
+// round-robin, comma-separated", or "'NAME' named twice".
+[[nodiscard]] Result<std::vector<DispatchPolicy>> parse_dispatch_policies(std::string_view list);
 
 struct WorkerInfo {
   int rank = 0;

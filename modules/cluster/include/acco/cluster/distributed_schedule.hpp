@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
@@ -36,6 +37,16 @@ struct DistributedScheduleOptions {
   int slow_rank = -1;  // an emulated straggler: its kernels take slow_factor times their cost
   double slow_factor = 1;
 };
+
+// The highest rank fault injection may name.
+inline constexpr int kMaxFaultRank = 1 << 20;
+
+// "R:F": rank R's kernels take F (from 1 to 100) times their cost, into options.slow_rank and
+// slow_factor. kInvalidArgument "'TEXT' is not RANK:FACTOR, a factor from 1 to 100 (2:3)".
+[[nodiscard]] Status parse_slow_rank(std::string_view text, DistributedScheduleOptions& options);
+// The hanging and the slow rank of `options` are ranks of a job of `ranks`: kInvalidArgument "the
+// job has N rank(s)" otherwise.
+[[nodiscard]] Status check_fault_ranks(const DistributedScheduleOptions& options, int ranks);
 
 struct DistributedSchedule {
   sched::WorkloadSpec spec;

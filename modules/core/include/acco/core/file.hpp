@@ -1,6 +1,7 @@
 // Files of acco's own on the real file system (not a sysroot, which is core::Fs): reading an
-// input whole with a size limit, checking a path before opening it as a database or a log, and
-// atomic writes, so every caller gets the same one-line messages and never leaves half a file.
+// input whole with a size limit, checking a path before opening it as a database or a log or
+// before a long run that writes it at its end, and atomic writes, so every caller gets the same
+// one-line messages and never leaves half a file.
 #pragma once
 
 #include <cstddef>
@@ -17,6 +18,17 @@ namespace acco::core {
 // hold SQLite or a sink in open() or fail later with "disk I/O error"), or kNotFound for a link
 // whose target's directory does not exist.
 [[nodiscard]] Status check_file_or_absent(const std::string& path);
+
+// An output file written at the end of a long run (a report, a profile), checked before the run
+// starts: its directory (that of the file its links lead to) exists and can be written, and what
+// is at the path is absent or a regular file that may be replaced. kCannotWrite otherwise: "cannot
+// write PATH: directory D does not exist", "... directory D is not writable (why)", "... the file
+// is not writable (why)", or check_file_or_absent's message. The write may still fail later (a
+// full disk).
+[[nodiscard]] Status check_output_file(const std::string& path);
+// Only that the directory `path` names (its parent, "." for none) exists: kCannotWrite "cannot
+// write PATH: directory D does not exist" otherwise.
+[[nodiscard]] Status check_output_directory(const std::string& path);
 
 // The largest input file acco reads whole (snapshots, configs, traces, recordings).
 inline constexpr std::size_t kMaxInputFileBytes = std::size_t{2} << 30;

@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -20,6 +21,10 @@
 
 namespace acco::monitor {
 
+// Governor settings by name, in order: "off" (firmware only, nullopt), "thermal", "energy",
+// "cap:W".
+using GovernorSettings = std::vector<std::pair<std::string, std::optional<power::GovernorOptions>>>;
+
 struct ThermalExperimentOptions {
   // Policies, calibration runs, sorted decision, observe; `models` is not used (the rig's
   // kernels take the devices' clocks, which models calibrated elsewhere do not know).
@@ -27,8 +32,17 @@ struct ThermalExperimentOptions {
   double time_scale = 60;       // simulated seconds per wall second
   std::vector<double> cooling;  // heatsink-to-air resistance factor per device, or one for all
   // Each setting's name ("off", "thermal", "cap:300") and the governor (nullopt: firmware only).
-  std::vector<std::pair<std::string, std::optional<power::GovernorOptions>>> governors;
+  GovernorSettings governors;
 };
+
+// "1,2": cooling factors (heatsink-to-air resistance, 2 is a device with poor cooling) from 0.1
+// to 100. kInvalidArgument "'LIST' is not factors from 0.1 to 100, one per device or one for
+// all" otherwise. How many there are against the devices: sched::check_per_device.
+[[nodiscard]] Result<std::vector<double>> parse_cooling(std::string_view list);
+// "off,thermal,cap:300": each setting once (kInvalidArgument "'NAME' is given twice (each setting
+// runs once)"), each off or what power::parse_governor_mode takes (its message then, with " or
+// off" after it).
+[[nodiscard]] Result<GovernorSettings> parse_governor_settings(std::string_view list);
 
 struct ThermalExperiment {
   sched::Experiment experiment;  // its runs named "<policy>/<setting>", policy by policy

@@ -29,6 +29,10 @@ enum class PolicyKind {
 // "eager", "round-robin", "least-loaded", "dmda", "ws", "heft"; kInvalidArgument listing them.
 [[nodiscard]] Result<PolicyKind> policy_from_string(std::string_view name);
 [[nodiscard]] const std::vector<PolicyKind>& all_policies();
+// A list of policy names ("dmda,heft", blanks around a name ignored) or "all" (all_policies()).
+// kInvalidArgument "'NAME' is not one of eager, round-robin, least-loaded, dmda, ws, heft, or
+// all", or "'NAME' named twice".
+[[nodiscard]] Result<std::vector<PolicyKind>> parse_policies(std::string_view list);
 
 // One device as a policy sees it, for one task. Times in seconds on the runtime's clock.
 struct DeviceView {

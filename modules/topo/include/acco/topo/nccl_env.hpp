@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "acco/core/result.hpp"
 #include "acco/topo/machine.hpp"
 
 namespace acco::topo {
@@ -45,6 +46,13 @@ struct NcclEnv {
 // node is unknown are spread over the nodes in order. Links are the devices' own (max_link_*),
 // not the emulated ports'. The comment at the top says how it was made.
 [[nodiscard]] std::string nccl_topo_xml(const Machine& machine);
+
+// Writes nccl_topo_xml(machine) to `path` (atomically) for a machine whose `env` wants one.
+// kInvalidArgument otherwise: "ORIGIN is a virtual machine without GPUs; there is nothing for NCCL
+// to pair", or "ORIGIN is not a virtual machine; NCCL reads its PCI topology from sysfs as it
+// is"; kCannotWrite with the write's message when it fails.
+[[nodiscard]] Status write_nccl_topo_file(const Machine& machine, const NcclEnv& env,
+                                          const std::string& path);
 
 // {"schema", "settings": [{"name", "value", "reason"}], "notes", "virtual_machine",
 // "topo_file_advised", "topo_file": path or null}.

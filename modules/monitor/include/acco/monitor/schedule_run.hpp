@@ -1,0 +1,51 @@
+// `acco schedule`'s runs on one node as one call: the experiment on the devices as they are
+// (sched::run_experiment), or on the thermal rig once per governor setting
+// (run_thermal_experiment), every run observed by a served runtime when one is given; the result
+// as one value with its acco.schedule/1 document and its text.
+#pragma once
+
+#include <optional>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "acco/core/result.hpp"
+#include "acco/monitor/runtime_server.hpp"
+#include "acco/monitor/thermal_experiment.hpp"
+#include "acco/report/document.hpp"
+#include "acco/sched/experiment.hpp"
+#include "acco/sched/workload.hpp"
+
+namespace acco::monitor {
+
+struct ScheduleRunOptions {
+  sched::ExperimentOptions experiment;
+  // On the thermal rig, its `experiment` replaced by the one above; nullopt: the devices as they
+  // are.
+  std::optional<ThermalExperimentOptions> thermal;
+};
+
+// One of the two is set: `thermal` for a run on the rig.
+struct ScheduleRun {
+  std::optional<sched::Experiment> plain;
+  std::optional<ThermalExperiment> thermal;
+  [[nodiscard]] const sched::Experiment& experiment() const {
+    return thermal ? thermal->experiment : *plain;
+  }
+};
+
+// Runs `workload` (made for devices.models) on `devices` as `options` say; `server`, when not
+// null, observes every run (options.experiment.observe is then replaced). Errors:
+// run_experiment's (kCannotWrite when the models file cannot be saved) or
+// run_thermal_experiment's.
+[[nodiscard]] Result<ScheduleRun> run_schedule(const sched::Workload& workload,
+                                               const sched::ExperimentDevices& devices,
+                                               const ScheduleRunOptions& options,
+                                               RuntimeServer* server = nullptr,
+                                               const sched::ProgressLine& progress = {});
+
+// The acco.schedule/1 document (sched::to_json, with the thermal section on the rig).
+[[nodiscard]] nlohmann::ordered_json to_json(const ScheduleRun& run);
+// The text: sched::experiment_report, or thermal_experiment_report on the rig.
+[[nodiscard]] report::Document schedule_report(const ScheduleRun& run);
+
+}  // namespace acco::monitor

@@ -1,0 +1,87 @@
+#include "acco/tune/saved_profile.hpp"
+
+#include <filesystem>
+#include <system_error>
+#include <utility>
+
+#include "acco/bench/machine_summary.hpp"
+#include "acco/tune/tune_profile.hpp"
+
+namespace acco::tune {
+
+namespace {
+
+LoadedProfile loaded_from(const TuneProfile& p, std::string path) {
+  LoadedProfile out;
+  out.engines = engine_profiles(p);
+  out.reader = reader_options(p);
+  out.path = std::move(path);
+  return out;
+}
+
+}  // namespace
+
+Result<LoadedProfile> load_profile(const ProfileChoice& choice, const topo::Machine* machine) {
+  if (choice.none) {
+    return LoadedProfile{};
+  }
+  if (!choice.file.empty()) {
+    ACCO_ASSIGN_OR_RETURN(const auto p, load_tune_profile(choice.file));
+    return loaded_from(p, choice.file);
+  }
+  if (machine == nullptr) {
+    return LoadedProfile{};
+  }
+  auto dir = tune_directory();
+  if (!dir) {
+    return LoadedProfile{};
+  }
+  auto path = profile_path(*dir, bench::machine_fingerprint(*machine));
+  auto p = load_tune_profile(path);
+  if (!p) {
+    LoadedProfile none;
+    if (p.error().code != Errc::kNotFound) {
+      none.skipped = std::move(p.error());
+    }
+    return none;
+  }
+  return loaded_from(*p, std::move(path));
+}
+
+std::map<std::string, transfer::Profile> saved_engine_profiles(const topo::Machine& machine) {
+  auto loaded = load_profile({}, &machine);
+  return loaded ? std::move(loaded->engines) : std::map<std::string, transfer::Profile>{};
+}
+
+bool any_saved_profile() {
+  const auto dir = tune_directory();
+  if (!dir) {
+    return false;
+  }
+  std::error_code ec;
+  for (auto it = std::filesystem::directory_iterator(*dir, ec);
+       !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
+    if (it->path().extension() == ".json") {
+      return true;
+    }
+  }
+  return false;
+}
+
+Result<SavedProfileState> saved_profile_state(const topo::Machine& machine) {
+  namespace stdfs = std::filesystem;
+  ACCO_ASSIGN_OR_RETURN(const auto dir, tune_directory());
+  SavedProfileState s;
+  s.path = profile_path(dir, bench::machine_fingerprint(machine));
+  std::error_code ec;
+  s.exists = stdfs::exists(s.path, ec);
+  for (auto it = stdfs::directory_iterator(dir, ec); !ec && it != stdfs::directory_iterator();
+       it.increment(ec)) {
+    if (it->path().extension() == ".json" && it->path() != stdfs::path(s.path)) {
+      s.others = true;
+    }
+  }
+  return s;
+}
+
+}  // namespace acco::tune

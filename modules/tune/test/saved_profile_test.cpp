@@ -1,0 +1,123 @@
+#include "acco/tune/saved_profile.hpp"
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "acco/bench/machine_summary.hpp"
+#include "acco/testing/matchers.hpp"
+#include "acco/tune/tune_profile.hpp"
+
+namespace acco::tune {
+namespace {
+
+namespace stdfs = std::filesystem;
+using ::acco::testing::IsOk;
+using ::acco::testing::StatusIs;
+using ::testing::HasSubstr;
+
+// XDG_STATE_HOME pointed at a fresh directory for one test, restored after it.
+class SavedProfileTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string t = (stdfs::temp_directory_path() / "acco-saved-XXXXXX").string();
+    root_ = ::mkdtemp(t.data());
+    if (const char* old = std::getenv("XDG_STATE_HOME")) {
+      old_ = old;
+    }
+    ::setenv("XDG_STATE_HOME", root_.c_str(), 1);
+    machine_.hostname = "box";
+  }
+  void TearDown() override {
+    if (old_) {
+      ::setenv("XDG_STATE_HOME", old_->c_str(), 1);
+    } else {
+      ::unsetenv("XDG_STATE_HOME");
+    }
+    std::error_code ec;
+    stdfs::remove_all(root_, ec);
+  }
+  // A profile tuning host:0's pinned uploads, saved as `fingerprint`'s.
+  std::string save_for(const std::string& fingerprint) {
+    TuneProfile p;
+    p.fingerprint = fingerprint;
+    p.created = "2026-12-02T00:00:00Z";
+    p.backend = "host";
+    p.link = "25GB/s";
+    p.bytes = 64 << 20;
+    p.budget_seconds = 60;
+    PathTuning t;
+    t.device = "host:0";
+    t.path = "h2d_pinned";
+    t.profile.chunk_bytes = 1 << 20;
+    t.tuned = true;
+    p.paths.push_back(t);
+    const std::string path = profile_path(tune_directory().value(), fingerprint);
+    stdfs::create_directories(stdfs::path(path).parent_path());
+    EXPECT_THAT(save_tune_profile(path, p), IsOk());
+    return path;
+  }
+
+  stdfs::path root_;
+  std::optional<std::string> old_;
+  topo::Machine machine_;
+};
+
+TEST_F(SavedProfileTest, TheProfileSavedForTheMachineIsLoadedByDefault) {
+  EXPECT_FALSE(any_saved_profile());
+  auto none = load_profile({}, &machine_);
+  ASSERT_THAT(none, IsOk());
+  EXPECT_TRUE(none->engines.empty());
+  EXPECT_EQ(none->path, "");
+  EXPECT_FALSE(none->skipped.has_value());
+
+  const std::string path = save_for(bench::machine_fingerprint(machine_));
+  EXPECT_TRUE(any_saved_profile());
+  auto loaded = load_profile({}, &machine_);
+  ASSERT_THAT(loaded, IsOk());
+  EXPECT_EQ(loaded->path, path);
+  EXPECT_EQ(loaded->engines.at("host:0/h2d_pinned").chunk_bytes, 1U << 20);
+  EXPECT_EQ(saved_engine_profiles(machine_).size(), 1U);
+  // No machine: none is looked for; --no-profile: none at all.
+  EXPECT_TRUE(load_profile({}, nullptr)->engines.empty());
+  EXPECT_TRUE(load_profile({.file = "", .none = true}, &machine_)->engines.empty());
+}
+
+TEST_F(SavedProfileTest, ANamedFileMustLoadAndASavedOneThatCannotIsSkippedWithWhy) {
+  EXPECT_THAT(load_profile({.file = (root_ / "absent.json").string()}, &machine_),
+              StatusIs(Errc::kNotFound));
+  const std::string path = save_for(bench::machine_fingerprint(machine_));
+  auto named = load_profile({.file = path}, nullptr);
+  ASSERT_THAT(named, IsOk());
+  EXPECT_EQ(named->path, path);
+  std::ofstream(path) << "{";
+  auto skipped = load_profile({}, &machine_);
+  ASSERT_THAT(skipped, IsOk());
+  EXPECT_TRUE(skipped->engines.empty());
+  EXPECT_EQ(skipped->path, "");
+  ASSERT_TRUE(skipped->skipped.has_value());
+  EXPECT_THAT(skipped->skipped->message, HasSubstr(path));
+  EXPECT_TRUE(saved_engine_profiles(machine_).empty());
+}
+
+TEST_F(SavedProfileTest, AProfileOfAnotherFingerprintSaysTheMachineChanged) {
+  auto state = saved_profile_state(machine_);
+  ASSERT_THAT(state, IsOk());
+  EXPECT_FALSE(state->exists);
+  EXPECT_FALSE(state->others);
+  save_for("other-0000000000000000");
+  state = saved_profile_state(machine_);
+  EXPECT_FALSE(state->exists);
+  EXPECT_TRUE(state->others);
+  EXPECT_EQ(state->path,
+            profile_path(tune_directory().value(), bench::machine_fingerprint(machine_)));
+  save_for(bench::machine_fingerprint(machine_));
+  EXPECT_TRUE(saved_profile_state(machine_)->exists);
+}
+
+}  // namespace
+}  // namespace acco::tune
