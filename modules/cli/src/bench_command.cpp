@@ -214,7 +214,7 @@ class BenchCommand final : public Command {
 
   Result<Output> run(const Invocation& inv) const override {
     if (o_.list) {
-      return Output{.out = bench::text_case_list()};
+      return Output{bench::text_case_list(), "", kExitOk};
     }
     Output out;
     if (!o_.html.empty()) {  // before minutes of cases, not after them
