@@ -464,9 +464,11 @@ TEST(Collective, SaveFusionStoresTheThresholdPerLinkClassInTheTuneProfile) {
   }
   TempDir state;
   const std::string export_state = "-x XDG_STATE_HOME=" + state.path().string();
+  // Ten timed iterations per size: with three, a loaded machine (an ASan build beside other
+  // jobs) left times that did not fit alpha + S / beta and nothing was saved.
   for (int round = 0; round < 2; ++round) {  // the second replaces the first's entry
     const auto r = mpirun(2, export_state,
-                          "bench --collective allreduce --max-bytes 1MiB --iters 3 --warmup 1 "
+                          "bench --collective allreduce --max-bytes 1MiB --iters 10 --warmup 2 "
                           "--save-fusion");
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_THAT(r.err, HasSubstr("for intra-node links saved to"));
