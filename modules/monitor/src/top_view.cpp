@@ -140,13 +140,15 @@ Row device_row(const power::DeviceSample& d, std::size_t model_width) {
   return row;
 }
 
-// Cuts a line to `width` visible columns, skipping ANSI sequences, which take none.
+// Cuts a line to `width` visible columns, skipping ANSI sequences, which take none; a cut line
+// ends in '~' so it reads as cut.
 std::string cut(const std::string& line, std::size_t width, bool colour) {
   if (width == 0) {
     return line;
   }
   std::string out;
   std::size_t visible = 0;
+  std::size_t last_visible = std::string::npos;  // where in `out` the last shown column is
   for (std::size_t i = 0; i < line.size(); ++i) {
     if (line[i] == '\x1b') {
       const auto end = line.find('m', i);
@@ -155,8 +157,12 @@ std::string cut(const std::string& line, std::size_t width, bool colour) {
       continue;
     }
     if (visible == width) {
+      if (last_visible != std::string::npos) {
+        out[last_visible] = '~';
+      }
       return colour ? out + kReset : out;
     }
+    last_visible = out.size();
     out += line[i];
     ++visible;
   }
@@ -231,16 +237,27 @@ std::pair<std::string, std::vector<std::string>> device_table(
     }
     return table(rows, colour, shown);
   };
-  const auto header_width = [](const std::string& text) {
-    return visible_width(std::string_view(text).substr(0, text.find('\n')));
+  // The widest line, not the header: THROTTLE is the unpadded last column, so a row's reasons
+  // can reach past its header.
+  const auto widest = [](const std::string& text) {
+    std::size_t most = 0;
+    for (const auto& line : units::split(text, '\n')) {
+      most = std::max(most, visible_width(line));
+    }
+    return most;
   };
   std::string text = render(kModelWidth);
-  if (width == 0 || header_width(text) <= width) {
+  const auto header = [](const std::string& t) {
+    return visible_width(std::string_view(t).substr(0, t.find('\n')));
+  };
+  // Every column fits: a THROTTLE longer than the room left is cut (ending in '~') rather than
+  // hiding a column for it. Once columns must go, they go until every line fits whole.
+  if (width == 0 || header(text) <= width) {
     return {text, hidden};
   }
   text = render(kNarrowModelWidth);
   for (const std::size_t column : kHideOrder) {
-    if (header_width(text) <= width) {
+    if (widest(text) <= width) {
       break;
     }
     shown[column] = false;

@@ -242,6 +242,10 @@ TEST(TopViewTest, TheTableFitsTheWidthAndNamesTheColumnsItHid) {
   const auto wide = render_top(round(2), &first, o);
   EXPECT_THAT(wide, Not(HasSubstr("hidden to fit")));
   EXPECT_THAT(line_starting(wide, "ID "), HasSubstr("SM MHz / MAX"));
+  // Every column fits at 160; the busy device's reasons run past it and the cut says so.
+  const auto busy = line_starting(wide, "0 ");
+  EXPECT_EQ(busy.size(), 160U) << busy;
+  EXPECT_EQ(busy.back(), '~') << busy;
   for (const std::size_t width : {100U, 80U}) {
     o.width = width;
     const auto frame = render_top(round(2), &first, o);
@@ -257,6 +261,8 @@ TEST(TopViewTest, TheTableFitsTheWidthAndNamesTheColumnsItHid) {
       EXPECT_LE(line.size(), width) << line;
     }
     EXPECT_EQ(cell(frame, "0", "STATE"), "ok") << frame;
+    // THROTTLE is never cut: the busy device's reasons are whole.
+    EXPECT_EQ(cell(frame, "0", "THROTTLE"), "sw_power_cap,sw_thermal") << frame;
   }
   // At 80 columns the header wraps at its " - " rather than losing the round.
   EXPECT_EQ(line_starting(render_top(round(2), &first, o), "  round "), "  round 2 every 1.00 s");
