@@ -1073,6 +1073,27 @@ TEST(CliTest, ConfigListsWhatServeAndTheGovernorReadAndWhoSetIt) {
   EXPECT_THAT(flag.err, HasSubstr("nowhere.invalid"));
 }
 
+// A bad value is named where it came from: a config file's is a malformed file (65), the
+// environment's and a flag's are usage errors (64).
+TEST(CliTest, ABadSettingNamesItsSourceAndItsExitCode) {
+  TempDir dir;
+  const auto file = dir.path() / "acco.json";
+  std::ofstream(file) << R"({"listen": "oops"})";
+  const auto from_file = acco({"serve", "--simulate", "1", "--config", file.string()});
+  EXPECT_EQ(from_file.exit_code, 65) << from_file.err;
+  EXPECT_THAT(from_file.err, HasSubstr("--config " + file.string() + ": listen: 'oops' is not"));
+  const auto from_env = acco({"serve", "--simulate", "1"}, {{"ACCO_LISTEN", "oops"}});
+  EXPECT_EQ(from_env.exit_code, 64) << from_env.err;
+  EXPECT_THAT(from_env.err, HasSubstr("acco: ACCO_LISTEN: 'oops' is not HOST:PORT"));
+  const auto from_flag = acco({"serve", "--simulate", "1", "--listen", "oops"});
+  EXPECT_EQ(from_flag.exit_code, 64) << from_flag.err;
+  EXPECT_THAT(from_flag.err, HasSubstr("acco: --listen: 'oops' is not HOST:PORT"));
+  const auto empty_state =
+      acco({"power", "status", "--simulate", "1", "--nvml", "off"}, {{"ACCO_STATE_FILE", ""}});
+  EXPECT_EQ(empty_state.exit_code, 64) << empty_state.err;
+  EXPECT_THAT(empty_state.err, HasSubstr("ACCO_STATE_FILE: '' is not a file path"));
+}
+
 TEST(CliTest, HelpAndVersionExitZero) {
   EXPECT_EQ(acco({"--help"}).exit_code, 0);
   const auto v = acco({"--version"});

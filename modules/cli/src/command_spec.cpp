@@ -73,6 +73,19 @@ CLI::Option* add_setting_flag(CLI::App& sub, SharedFlags& shared, const std::str
   return key == "nvml" ? offer_values(option, nvml_modes()) : option;
 }
 
+tl::unexpected<Error> bad_setting(const core::Settings& settings, std::string_view key,
+                                  std::string_view expected) {
+  const core::Setting* setting = settings.find(key);
+  const std::string value = setting != nullptr ? setting->value : std::string();
+  const core::SetBy by = setting != nullptr ? setting->set_by : core::SetBy::kFlag;
+  const std::string where = by == core::SetBy::kFile
+                                ? fmt::format("--config {}: {}", settings.file(), key)
+                            : by == core::SetBy::kEnv ? core::env_name(key)
+                                                      : "--" + std::string(key);
+  const std::string why = fmt::format("{}: '{}' is not {}", where, value, expected);
+  return by == core::SetBy::kFile ? fail(Errc::kInvalidArgument, why) : usage(why);
+}
+
 tl::unexpected<Error> bad_value(std::string_view flag, std::string_view value,
                                 std::string_view expected) {
   return usage(fmt::format("{}: '{}' is not {}", flag, value, expected));

@@ -93,6 +93,12 @@ CLI::Option* add_setting_flag(CLI::App& sub, SharedFlags& shared, const std::str
 // The values of the `nvml` setting (--nvml, ACCO_NVML, a config file's "nvml").
 [[nodiscard]] const std::vector<std::string>& nvml_modes();
 
+// A setting whose value is not <expected>, named where the value came from: a config file's
+// ("--config FILE: <key>: '<value>' is not <expected>", kInvalidArgument: a malformed file, 65),
+// the environment's ("ACCO_<KEY>: ...") or the flag's ("--<key>: ..."), both usage errors (64).
+[[nodiscard]] tl::unexpected<Error> bad_setting(const core::Settings& settings,
+                                                std::string_view key, std::string_view expected);
+
 // A usage error: "<flag>: '<value>' is not <expected>".
 [[nodiscard]] tl::unexpected<Error> bad_value(std::string_view flag, std::string_view value,
                                               std::string_view expected);

@@ -40,8 +40,8 @@ Result<power::GovernorSettings> governor_settings(const GovernorFlags& flags,
     return usage("--mode: " + mode.error().message);
   }
   s.state_file = settings.get("state-file");
-  if (s.state_file.empty()) {  // a config file's "state-file": ""
-    return bad_value("--state-file", s.state_file, "a file path");
+  if (s.state_file.empty()) {  // a config file's or the environment's empty value
+    return bad_setting(settings, "state-file", "a file path");
   }
   s.allow_control = flags.allow_control;
   return s;

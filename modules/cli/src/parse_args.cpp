@@ -62,14 +62,7 @@ Status resolve_settings(core::Settings& settings, const SharedFlags& shared, con
   }
   const auto nvml = settings.get("nvml");
   if (std::find(nvml_modes().begin(), nvml_modes().end(), nvml) == nvml_modes().end()) {
-    // Named where it came from: a config file's value is a malformed file (65), not a flag.
-    const core::SetBy by = settings.find("nvml")->set_by;
-    const std::string where = by == core::SetBy::kFile  ? fmt::format("--config {}: nvml", config)
-                              : by == core::SetBy::kEnv ? std::string("ACCO_NVML")
-                                                        : std::string("--nvml");
-    const std::string why =
-        fmt::format("{}: '{}' is not one of {}", where, nvml, fmt::join(nvml_modes(), ", "));
-    return by == core::SetBy::kFile ? fail(Errc::kInvalidArgument, why) : usage(why);
+    return bad_setting(settings, "nvml", fmt::format("one of {}", fmt::join(nvml_modes(), ", ")));
   }
   return {};
 }

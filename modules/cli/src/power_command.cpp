@@ -195,6 +195,9 @@ Result<std::unique_ptr<Command>> build(const PowerFlags& flags, const core::Sett
     StatusOptions o;
     ACCO_ASSIGN_OR_RETURN(o.monitor, monitor_options(flags.status_monitor, settings));
     o.state_file = settings.get("state-file");
+    if (o.state_file.empty()) {  // as power run refuses it
+      return bad_setting(settings, "state-file", "a file path");
+    }
     return std::make_unique<StatusCommand>(std::move(o));
   }
   PowerRunOptions o;

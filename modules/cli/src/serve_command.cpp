@@ -12,6 +12,7 @@
 #include "acco/core/units.hpp"
 #include "acco/monitor/daemon.hpp"
 #include "acco/monitor/series_store.hpp"
+#include "acco/monitor/server.hpp"
 
 #include "command_spec.hpp"
 #include "commands.hpp"
@@ -88,7 +89,11 @@ struct ServeFlags {
 Result<ServeOptions> serve_options(const ServeFlags& flags, const core::Settings& settings) {
   ServeOptions o;
   monitor::DaemonOptions& d = o.daemon;
-  ACCO_ASSIGN_OR_RETURN(d.server, listen_address("--listen", settings.get("listen")));
+  auto listen = monitor::parse_listen(settings.get("listen"));
+  if (!listen) {
+    return bad_setting(settings, "listen", "HOST:PORT (e.g. 127.0.0.1:9477 or 0.0.0.0:9477)");
+  }
+  d.server = *listen;
   if (flags.governor) {  // its flags need it (add_governor_flags)
     ACCO_ASSIGN_OR_RETURN(d.governor, governor_settings(flags.governor_flags, settings));
   }

@@ -51,6 +51,7 @@ Status Settings::set(std::string_view key, std::string value, SetBy source) {
 
 Status Settings::load_file(const std::string& path) {
   ACCO_ASSIGN_OR_RETURN(const auto j, read_json_file(path), "config file");
+  file_ = path;
   const std::string where = "config file " + path;
   JsonReader reader(j, "",
                     {.show_value = false,

@@ -45,9 +45,12 @@ class Settings {
   [[nodiscard]] std::string get(std::string_view key) const;  // aborts on an undefined key
   [[nodiscard]] const Setting* find(std::string_view key) const;
   [[nodiscard]] std::vector<Setting> all() const;
+  // The config file load_file read (the settings set by kFile came from it); empty for none.
+  [[nodiscard]] const std::string& file() const { return file_; }
 
  private:
   std::map<std::string, Setting, std::less<>> settings_;
+  std::string file_;
 };
 
 }  // namespace acco::core
