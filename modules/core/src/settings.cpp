@@ -32,7 +32,7 @@ std::string env_name(std::string_view key) {
 }
 
 void Settings::define(std::string key, std::string default_value, std::string description) {
-  Setting s{key, default_value, default_value, std::move(description), SetBy::kDefault};
+  Setting s{key, default_value, std::move(default_value), std::move(description), SetBy::kDefault};
   settings_.insert_or_assign(std::move(key), std::move(s));
 }
 
