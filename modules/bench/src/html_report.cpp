@@ -327,10 +327,17 @@ std::string trend_charts(std::span<const Comparison> comparisons) {
       chart.categories.push_back(p.created);
       chart.values[0].emplace_back(p.value);
     }
-    out += figure(svg_lines(chart),
-                  fmt::format("{} on {} in this machine's last {} runs that measured it ({}).",
-                              c.case_key, c.device, c.trend.size(), to_string(c.change)),
-                  {});
+    // A case missing now has no point for this run: its line ends on an older run, so the
+    // caption says so instead of reading as this run's trend.
+    const std::string caption =
+        c.change == Change::kMissing
+            ? fmt::format("{} on {} in this machine's last {} runs that measured it; this run "
+                          "did not (missing), so the line ends on an older run.",
+                          c.case_key, c.device, c.trend.size())
+            : fmt::format("{} on {} in this machine's last {} runs that measured it, this one "
+                          "last ({}).",
+                          c.case_key, c.device, c.trend.size(), to_string(c.change));
+    out += figure(svg_lines(chart), caption, {});
   }
   return out;
 }

@@ -392,6 +392,24 @@ TEST(HtmlReportTest, ComparisonTableOnlyWithComparisons) {
   EXPECT_EQ(count(without, "Change since the last run"), 0U);
 }
 
+TEST(HtmlReportTest, AMissingCaseTrendSaysItEndsOnAnOlderRun) {
+  Comparison gone{.case_key = "h2d_pinned", .device = "GPU0", .change = Change::kMissing,
+                  .metric = "median_bytes_per_second", .previous = 20e9};
+  gone.trend = {{"2025-03-01T00:00:00Z", 21e9}, {"2025-03-02T00:00:00Z", 20e9}};
+  Comparison kept = gone;
+  kept.case_key = "d2h_pinned";
+  kept.change = Change::kUnchanged;
+  kept.current = 20e9;
+  const std::vector<Comparison> comparisons{gone, kept};
+  const auto html = html_report(sample_run(), comparisons);
+  EXPECT_NE(html.find("h2d_pinned on GPU0 in this machine&#39;s last 2 runs that measured it; this "
+                      "run did not (missing), so the line ends on an older run."),
+            std::string::npos);
+  EXPECT_NE(html.find("d2h_pinned on GPU0 in this machine&#39;s last 2 runs that measured it, this "
+                      "one last (unchanged)."),
+            std::string::npos);
+}
+
 TEST(HtmlReportTest, VerdictsAndWaivedCasesAreShown) {
   const auto html = html_report(sample_run(), {});
   EXPECT_NE(html.find("<td class=\"v-ok\">ok</td>"), std::string::npos);

@@ -29,6 +29,18 @@ std::string bind_failure_reason(int error, const std::string& host) {
   }
 }
 
+int bind_error_of(const std::vector<BindAttempt>& attempts) {
+  int socket_error = 0;
+  for (const BindAttempt& a : attempts) {
+    if (a.socket_error != 0) {
+      socket_error = socket_error != 0 ? socket_error : a.socket_error;
+      continue;
+    }
+    return a.bind_error;  // the first address that opened decides: its error, or 0 (binds now)
+  }
+  return socket_error;
+}
+
 std::string diagnose_bind(const std::string& host, int port) {
   addrinfo hints{};
   hints.ai_socktype = SOCK_STREAM;
@@ -40,28 +52,24 @@ std::string diagnose_bind(const std::string& host, int port) {
       rc != 0) {
     return fmt::format("{} does not resolve ({})", host, ::gai_strerror(rc));
   }
-  // The first address's failure: the server listens on the first address that binds, so that
-  // is the one it tried first (a host with IPv4 and IPv6 addresses may fail differently on each).
-  int error = 0;
+  std::vector<BindAttempt> attempts;
   for (const addrinfo* a = found; a != nullptr; a = a->ai_next) {
     const int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
     if (fd < 0) {
-      error = error != 0 ? error : errno;
+      attempts.push_back({.socket_error = errno});
       continue;
     }
     const int yes = 1;
     ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
     const int bound = ::bind(fd, a->ai_addr, a->ai_addrlen);
-    const int bind_error = errno;
+    attempts.push_back({.bind_error = bound == 0 ? 0 : errno});
     ::close(fd);
-    if (bound == 0) {  // binds now: the failure was a race, or is not the address's
-      error = 0;
+    if (bound == 0) {
       break;
     }
-    error = error != 0 ? error : bind_error;
   }
   ::freeaddrinfo(found);
-  return bind_failure_reason(error, host);
+  return bind_failure_reason(bind_error_of(attempts), host);
 }
 
 }  // namespace acco::monitor::detail

@@ -218,6 +218,17 @@ TEST(BindFailureTest, EachCauseHasItsOwnWords) {
   EXPECT_EQ(detail::bind_failure_reason(ENOMEM, "h"), std::strerror(ENOMEM));
 }
 
+TEST(BindFailureTest, AFamilyTheKernelLacksDoesNotHideTheBindError) {
+  // localhost on a host without IPv6: ::1's socket() fails, 127.0.0.1's bind finds the port taken.
+  EXPECT_EQ(detail::bind_error_of({{.socket_error = EAFNOSUPPORT}, {.bind_error = EADDRINUSE}}),
+            EADDRINUSE);
+  EXPECT_EQ(detail::bind_error_of({{.bind_error = EACCES}, {.bind_error = EADDRINUSE}}), EACCES);
+  EXPECT_EQ(detail::bind_error_of({{.socket_error = EAFNOSUPPORT}, {.bind_error = 0}}), 0);
+  EXPECT_EQ(detail::bind_error_of({{.socket_error = EAFNOSUPPORT}, {.socket_error = EMFILE}}),
+            EAFNOSUPPORT);
+  EXPECT_EQ(detail::bind_error_of({}), 0);
+}
+
 TEST(BindFailureTest, AHostThatDoesNotResolveIsSaid) {
   EXPECT_THAT(detail::diagnose_bind("no-such-host.invalid", 8080),
               HasSubstr("no-such-host.invalid does not resolve"));
