@@ -1020,6 +1020,4 @@ std::vector<int> SysrootBuilder::all_cpus() const {
   return all;
 }
 
-// ---- TempDir ----
-
 }  // namespace acco::testing

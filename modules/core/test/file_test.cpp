@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "acco/core/json.hpp"
+#include "acco/testing/files.hpp"
 #include "acco/testing/matchers.hpp"
 
 namespace acco::core {
@@ -21,15 +22,13 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 
 TEST(FileTest, AtomicWriteReplacesContentAndLeavesNoTemporary) {
-  const auto dir = std::filesystem::temp_directory_path() / "acco_file_test";
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
+  const acco::testing::TempDir scratch;
+  const auto& dir = scratch.path();
   const auto path = (dir / "out.json").string();
   ASSERT_THAT(write_file_atomic(path, "first"), IsOk());
   ASSERT_THAT(write_file_atomic(path, "second"), IsOk());
   EXPECT_EQ(read_text_file(path).value(), "second");
   EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir), {}), 1);
-  std::filesystem::remove_all(dir);
 }
 
 TEST(FileTest, AtomicWriteIntoMissingDirectoryFailsCleanly) {
@@ -41,8 +40,8 @@ TEST(FileTest, AtomicWriteIntoMissingDirectoryFailsCleanly) {
 // (found by a robustness sweep: `--snapshot /dev/full` had replaced the device with a file).
 TEST(FileTest, AtomicWriteFollowsLinksAndNeverReplacesWhatIsNotARegularFile) {
   namespace fs = std::filesystem;
-  const auto dir = fs::temp_directory_path() / "acco_json_link_test";
-  fs::remove_all(dir);
+  const acco::testing::TempDir scratch;
+  const auto& dir = scratch.path();
   fs::create_directories(dir / "sub");
   fs::create_symlink("sub/real.json", dir / "link.json");  // dangling until written
   ASSERT_THAT(write_file_atomic((dir / "link.json").string(), "through"), IsOk());
@@ -56,7 +55,6 @@ TEST(FileTest, AtomicWriteFollowsLinksAndNeverReplacesWhatIsNotARegularFile) {
   EXPECT_THAT(write_file_atomic(dir.string(), "x"),
               StatusIs(Errc::kUnavailable, HasSubstr("(a directory)")));
   EXPECT_EQ(std::distance(fs::directory_iterator(dir), {}), 3);  // sub, link.json, pipe
-  fs::remove_all(dir);
 }
 
 TEST(FileTest, ADeviceIsNotReadAsAnInputFile) {
@@ -68,8 +66,8 @@ TEST(FileTest, ADeviceIsNotReadAsAnInputFile) {
 // --state-file FIFO` never started); it reads as empty now. A pipe with a writer is read whole.
 TEST(FileTest, ANamedPipeWithoutAWriterReadsAsEmptyInsteadOfBlocking) {
   namespace fs = std::filesystem;
-  const fs::path dir = fs::temp_directory_path() / ("acco-json-fifo-" + std::to_string(::getpid()));
-  fs::create_directories(dir);
+  const acco::testing::TempDir scratch;
+  const fs::path& dir = scratch.path();
   const fs::path pipe = dir / "pipe";
   ASSERT_EQ(::mkfifo(pipe.c_str(), 0600), 0);
   EXPECT_EQ(read_text_file(pipe.string()).value(), "");
@@ -80,15 +78,14 @@ TEST(FileTest, ANamedPipeWithoutAWriterReadsAsEmptyInsteadOfBlocking) {
   ::close(fds[1]);
   EXPECT_EQ(read_text_file("/dev/fd/" + std::to_string(fds[0])).value(), "{\"a\": 1}");
   ::close(fds[0]);
-  fs::remove_all(dir);
 }
 
 // SQLite on a device or a pipe said "disk I/O error" (or held open() on a pipe): what is there
 // is named instead; an absent path or a link to a file is fine.
 TEST(FileTest, CheckFileOrAbsentNamesWhatIsThere) {
   namespace fs = std::filesystem;
-  const fs::path dir = fs::temp_directory_path() / ("acco-json-kind-" + std::to_string(::getpid()));
-  fs::create_directories(dir);
+  const acco::testing::TempDir scratch;
+  const fs::path& dir = scratch.path();
   EXPECT_THAT(check_file_or_absent((dir / "absent.db").string()), IsOk());
   std::ofstream((dir / "file.db").string()) << "x";
   fs::create_symlink(dir / "file.db", dir / "link.db");
@@ -107,15 +104,14 @@ TEST(FileTest, CheckFileOrAbsentNamesWhatIsThere) {
   fs::create_symlink(dir / "no-dir" / "x.db", dir / "dangling.db");
   EXPECT_THAT(check_file_or_absent((dir / "dangling.db").string()),
               StatusIs(Errc::kNotFound, HasSubstr("x.db', whose directory does not exist")));
-  fs::remove_all(dir);
 }
 
 // Checked before a long run writes its report or trace at the end, so minutes of work are not
 // lost to a typo in the directory.
 TEST(FileTest, AnOutputFileIsCheckedBeforeTheRunThatWritesIt) {
   namespace fs = std::filesystem;
-  const fs::path dir = fs::temp_directory_path() / ("acco-output-" + std::to_string(::getpid()));
-  fs::create_directories(dir);
+  const acco::testing::TempDir scratch;
+  const fs::path& dir = scratch.path();
   EXPECT_THAT(check_output_file((dir / "report.html").string()), IsOk());
   EXPECT_THAT(check_output_directory((dir / "trace.json").string()), IsOk());
   EXPECT_THAT(check_output_directory("trace.json"), IsOk());  // the working directory
@@ -139,15 +135,14 @@ TEST(FileTest, AnOutputFileIsCheckedBeforeTheRunThatWritesIt) {
     EXPECT_THAT(check_output_file((dir / "read-only.html").string()),
                 StatusIs(Errc::kCannotWrite, HasSubstr(": the file is not writable (")));
   }
-  fs::remove_all(dir);
 }
 
 // A replaced file kept nothing of its own (a robustness sweep: a 0444 models file was replaced
 // by a 0644 one): its permissions are kept, and one the user cannot write is not replaced.
 TEST(FileTest, AReplacedFileKeepsItsPermissionsAndAReadOnlyOneIsLeftAlone) {
   namespace fs = std::filesystem;
-  const fs::path dir = fs::temp_directory_path() / ("acco-json-mode-" + std::to_string(::getpid()));
-  fs::create_directories(dir);
+  const acco::testing::TempDir scratch;
+  const fs::path& dir = scratch.path();
   const auto file = (dir / "kept.json").string();
   ASSERT_THAT(write_file_atomic(file, "first"), IsOk());
   fs::permissions(file, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read);
@@ -161,7 +156,6 @@ TEST(FileTest, AReplacedFileKeepsItsPermissionsAndAReadOnlyOneIsLeftAlone) {
                 StatusIs(Errc::kUnavailable, HasSubstr("(not replaced)")));
     EXPECT_EQ(read_text_file(file).value(), "second");
   }
-  fs::remove_all(dir);
 }
 
 // `serve` died on `GET /%ff`: the 404 body's dump() threw on the path's bytes.

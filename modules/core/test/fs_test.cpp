@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "acco/testing/files.hpp"
 #include "acco/testing/matchers.hpp"
 
 namespace acco::core {
@@ -23,10 +24,7 @@ namespace stdfs = std::filesystem;
 class FsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    root_ = stdfs::temp_directory_path() /
-            ("acco_fs_test_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) +
-             "_" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    stdfs::remove_all(root_);
+    root_ = scratch_.path();
     stdfs::create_directories(root_ / "sys/devices/pci0000:00/0000:00:01.0");
     stdfs::create_directories(root_ / "sys/bus/pci/devices");
     std::ofstream(root_ / "sys/devices/pci0000:00/0000:00:01.0/class") << "0x030200\n";
@@ -37,7 +35,7 @@ class FsTest : public ::testing::Test {
     stdfs::create_symlink("/sys/devices/pci0000:00", root_ / "sys/absolute");
     stdfs::create_symlink("missing", root_ / "sys/dangling");
   }
-  void TearDown() override { stdfs::remove_all(root_); }
+  acco::testing::TempDir scratch_;
   stdfs::path root_;
 };
 

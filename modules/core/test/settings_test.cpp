@@ -1,6 +1,5 @@
 #include "acco/core/settings.hpp"
 
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -8,6 +7,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "acco/testing/files.hpp"
 #include "acco/testing/matchers.hpp"
 
 namespace acco::core {
@@ -49,7 +49,8 @@ TEST(SettingsTest, UnknownKeyIsInvalidArgument) {
 }
 
 TEST(SettingsTest, LoadsJsonConfigFileAndRejectsBadOnes) {
-  const auto dir = std::filesystem::temp_directory_path();
+  const acco::testing::TempDir scratch;
+  const auto& dir = scratch.path();
   const auto good = (dir / "acco_settings_good.json").string();
   const auto bad = (dir / "acco_settings_bad.json").string();
   const auto unknown = (dir / "acco_settings_unknown.json").string();
@@ -63,15 +64,12 @@ TEST(SettingsTest, LoadsJsonConfigFileAndRejectsBadOnes) {
   EXPECT_THAT(s.load_file(bad), StatusIs(Errc::kInvalidArgument));
   EXPECT_THAT(s.load_file(unknown), StatusIs(Errc::kInvalidArgument, HasSubstr("colour")));
   EXPECT_THAT(s.load_file((dir / "acco_missing.json").string()), StatusIs(Errc::kNotFound));
-  std::remove(good.c_str());
-  std::remove(bad.c_str());
-  std::remove(unknown.c_str());
 }
 
 // The config file's messages, pinned word for word on malformed documents.
 TEST(SettingsTest, MalformedConfigFilesAreNamedWordForWord) {
-  const auto path =
-      (std::filesystem::temp_directory_path() / "acco_settings_malformed.json").string();
+  const acco::testing::TempDir scratch;
+  const auto path = scratch.file("acco_settings_malformed.json");
   const auto load = [&](const char* text, Settings& s) {
     std::ofstream(path) << text;
     return s.load_file(path);
@@ -103,7 +101,6 @@ TEST(SettingsTest, MalformedConfigFilesAreNamedWordForWord) {
   EXPECT_EQ(s.get("sysroot"), "1.5");
   EXPECT_EQ(s.get("nvml-library"), "true");
   ASSERT_THAT(load("{}", s), IsOk());
-  std::remove(path.c_str());
 }
 
 }  // namespace

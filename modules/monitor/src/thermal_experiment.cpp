@@ -1,7 +1,6 @@
 #include "acco/monitor/thermal_experiment.hpp"
 
 #include <algorithm>
-#include <exception>
 #include <string>
 
 #include <fmt/format.h>
@@ -15,14 +14,7 @@ namespace acco::monitor {
 Result<std::vector<double>> parse_cooling(std::string_view list) {
   std::vector<double> cooling;
   for (const std::string& item : units::split(list, ',')) {
-    double factor = 0;
-    try {
-      std::size_t used = 0;
-      factor = std::stod(item, &used);
-      factor = used == item.size() ? factor : -1;
-    } catch (const std::exception&) {
-      factor = -1;
-    }
+    const double factor = units::parse_double(item).value_or(-1);
     if (!(factor >= 0.1 && factor <= 100)) {
       return fail(
           Errc::kInvalidArgument,

@@ -130,7 +130,7 @@ TEST(ThermalExperimentJson, IsTheScheduleDocumentWithAThermalSectionPerRun) {
 
 TEST(ThermalSettingsText, CoolingFactorsAreBoundedAndTheWholeListIsNamed) {
   EXPECT_THAT(parse_cooling("1,2,0.1,100"), HasValue(ElementsAre(1, 2, 0.1, 100)));
-  for (const char* bad : {"0", "1,200", "1,x", "2w"}) {
+  for (const char* bad : {"0", "1,200", "1,x", "2w", "nan", "inf", "1e400"}) {
     EXPECT_THAT(parse_cooling(bad),
                 StatusIs(Errc::kInvalidArgument,
                          "'" + std::string(bad) +
