@@ -331,12 +331,14 @@ std::string trend_charts(std::span<const Comparison> comparisons) {
     // caption says so instead of reading as this run's trend.
     const std::string caption =
         c.change == Change::kMissing
-            ? fmt::format("{} on {} in this machine's last {} runs that measured it; this run "
-                          "did not (missing), so the line ends on an older run.",
-                          c.case_key, c.device, c.trend.size())
-            : fmt::format("{} on {} in this machine's last {} runs that measured it, this one "
-                          "last ({}).",
-                          c.case_key, c.device, c.trend.size(), to_string(c.change));
+            ? fmt::format(
+                  "{} on {} in this machine's last {} runs that measured it; this run "
+                  "did not (missing), so the line ends on an older run.",
+                  c.case_key, c.device, c.trend.size())
+            : fmt::format(
+                  "{} on {} in this machine's last {} runs that measured it, this one "
+                  "last ({}).",
+                  c.case_key, c.device, c.trend.size(), to_string(c.change));
     out += figure(svg_lines(chart), caption, {});
   }
   return out;

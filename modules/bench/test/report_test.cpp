@@ -393,8 +393,11 @@ TEST(HtmlReportTest, ComparisonTableOnlyWithComparisons) {
 }
 
 TEST(HtmlReportTest, AMissingCaseTrendSaysItEndsOnAnOlderRun) {
-  Comparison gone{.case_key = "h2d_pinned", .device = "GPU0", .change = Change::kMissing,
-                  .metric = "median_bytes_per_second", .previous = 20e9};
+  Comparison gone{.case_key = "h2d_pinned",
+                  .device = "GPU0",
+                  .change = Change::kMissing,
+                  .metric = "median_bytes_per_second",
+                  .previous = 20e9};
   gone.trend = {{"2025-03-01T00:00:00Z", 21e9}, {"2025-03-02T00:00:00Z", 20e9}};
   Comparison kept = gone;
   kept.case_key = "d2h_pinned";
