@@ -108,6 +108,27 @@ std::string draw_y_axis(const YAxis& axis, const std::string& label) {
   return out;
 }
 
+// The highest value of a chart in its display unit (at least `floor`), for its y axis.
+double highest_value(const std::vector<std::vector<std::optional<double>>>& values,
+                     double unit_scale, double floor) {
+  double highest = floor;
+  for (const auto& row : values) {
+    for (const auto& v : row) {
+      highest = std::max(highest, v.value_or(0) / unit_scale);
+    }
+  }
+  return highest;
+}
+
+// A legend entry with a coloured box per series, in the series' order.
+std::vector<LegendItem> series_items(const std::vector<std::string>& series) {
+  std::vector<LegendItem> items;
+  for (std::size_t s = 0; s < series.size(); ++s) {
+    items.push_back({series[s], box_swatch(colour(s))});
+  }
+  return items;
+}
+
 // Category names under the plot, turned so long case names fit, and the x axis' label.
 std::string draw_categories(const std::vector<std::string>& categories,
                             const std::string& x_label) {
@@ -140,19 +161,11 @@ double nice_step(double top) {
 }
 
 std::string svg_bars(const BarChart& chart) {
-  double highest = chart.reference / chart.unit_scale;
-  for (const auto& row : chart.values) {
-    for (const auto& v : row) {
-      highest = std::max(highest, v.value_or(0) / chart.unit_scale);
-    }
-  }
-  const YAxis axis = y_axis(highest);
+  const YAxis axis =
+      y_axis(highest_value(chart.values, chart.unit_scale, chart.reference / chart.unit_scale));
   std::string svg = open_svg(chart.title, kChartWidth, chart_height(chart.categories));
 
-  std::vector<LegendItem> items;
-  for (std::size_t s = 0; s < chart.series.size(); ++s) {
-    items.push_back({chart.series[s], box_swatch(colour(s))});
-  }
+  std::vector<LegendItem> items = series_items(chart.series);
   if (chart.reference > 0) {
     items.push_back({chart.reference_label,
                      "<line class=\"peak\" x1=\"0\" y1=\"0\" x2=\"12\" y2=\"0\" "
@@ -194,19 +207,9 @@ std::string svg_bars(const BarChart& chart) {
 }
 
 std::string svg_lines(const LineChart& chart) {
-  double highest = 0;
-  for (const auto& row : chart.values) {
-    for (const auto& v : row) {
-      highest = std::max(highest, v.value_or(0) / chart.unit_scale);
-    }
-  }
-  const YAxis axis = y_axis(highest);
+  const YAxis axis = y_axis(highest_value(chart.values, chart.unit_scale, 0));
   std::string svg = open_svg(chart.title, kChartWidth, chart_height(chart.categories));
-  std::vector<LegendItem> items;
-  for (std::size_t s = 0; s < chart.series.size(); ++s) {
-    items.push_back({chart.series[s], box_swatch(colour(s))});
-  }
-  svg += legend(items);
+  svg += legend(series_items(chart.series));
   svg += draw_y_axis(axis, chart.y_label);
   const double group =
       kChartPlotWidth / static_cast<double>(std::max<std::size_t>(chart.categories.size(), 1));

@@ -262,19 +262,24 @@ TEST(HostSourceTest, DmAndMdDevicesNameTheDisksTheyAreBuiltOn) {
   EXPECT_THAT(s.issues, IsEmpty());
 }
 
+// The two header lines of /proc/net/dev, as Linux prints them (net/core/net-procfs.c).
+constexpr const char* kProcNetDevHeader =
+    "Inter-|   Receive                                                |  Transmit\n"
+    " face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs "
+    "drop fifo colls carrier compressed\n";
+
 // A container without /sys: the interfaces of its network namespace from /proc/net/dev.
 TEST(HostSourceTest, WithoutSysClassNetInterfacesComeFromProcNetDevWithoutLo) {
   const auto s = read_host([](SysrootBuilder& b) {
     b.remove("sys/class/net");
-    b.file("proc/net/dev",
-           "Inter-|   Receive                                                |  Transmit\n"
-           " face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets "
-           "errs drop fifo colls carrier compressed\n"
-           "    lo: 5419981383 1939001    0    0    0     0          0         0 5419981383 "
-           "1939001    0    0    0     0       0          0\n"
-           "  eth0: 195819499   11548    1    2    0     0          0         0   777040    9945 "
-           "   3    4    0     0       0          0\n"
-           "eth1:12 1 0 0 0 0 0 0 34 2 0 0 0 0 0 0\n");
+    b.file(
+        "proc/net/dev",
+        std::string(kProcNetDevHeader) +
+            "    lo: 5419981383 1939001    0    0    0     0          0         0 5419981383 "
+            "1939001    0    0    0     0       0          0\n"
+            "  eth0: 195819499   11548    1    2    0     0          0         0   777040    9945 "
+            "   3    4    0     0       0          0\n"
+            "eth1:12 1 0 0 0 0 0 0 34 2 0 0 0 0 0 0\n");
   });
   EXPECT_THAT(s.net,
               ElementsAre(NetSample{"eth0", 195819499, 777040, 11548, 9945, 1, 3, 2, 4, false},
@@ -286,11 +291,9 @@ TEST(HostSourceTest, AContainerWhoseProcNetDevHasOnlyLoHasNoInterfaces) {
   const auto s = read_host([](SysrootBuilder& b) {
     b.remove("sys/class/net");
     b.file("proc/net/dev",
-           "Inter-|   Receive                                                |  Transmit\n"
-           " face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets "
-           "errs drop fifo colls carrier compressed\n"
-           "    lo:       0       0    0    0    0     0          0         0        0       0 "
-           "   0    0    0     0       0          0\n");
+           std::string(kProcNetDevHeader) +
+               "    lo:       0       0    0    0    0     0          0         0        0       0 "
+               "   0    0    0     0       0          0\n");
   });
   EXPECT_THAT(s.net, IsEmpty());
   EXPECT_THAT(s.issues, IsEmpty());
