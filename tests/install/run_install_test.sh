@@ -51,9 +51,9 @@ if find "$work/prefix" -name '*test_support*' -o -name '*fake_nvml*' -o -name 'l
   exit 1
 fi
 
-# The shell completions and the man page, generated from the command registry at build time.
+# The shell completions and the man pages, generated from the command registry at build time.
 for file in share/bash-completion/completions/acco share/zsh/site-functions/_acco \
-  share/man/man1/acco.1; do
+  share/man/man1/acco.1 share/man/man1/acco-bench.1 share/man/man1/acco-power.1; do
   if [[ ! -s "$work/prefix/$file" ]]; then
     echo "FAILED: $file was not installed" >&2
     exit 1
@@ -66,6 +66,10 @@ if ! bash -c 'source "$1" && complete -p acco' _ "$work/prefix/share/bash-comple
 fi
 if ! grep -q '^\.TH ACCO 1 ' "$work/prefix/share/man/man1/acco.1"; then
   echo "FAILED: the installed share/man/man1/acco.1 is not the acco(1) page" >&2
+  exit 1
+fi
+if ! grep -q '^\.TH ACCO\\-BENCH 1 ' "$work/prefix/share/man/man1/acco-bench.1"; then
+  echo "FAILED: the installed share/man/man1/acco-bench.1 is not the acco-bench(1) page" >&2
   exit 1
 fi
 

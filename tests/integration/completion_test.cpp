@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,7 @@ namespace {
 
 namespace stdfs = std::filesystem;
 using ::testing::HasSubstr;
+using ::testing::StartsWith;
 
 bool have(const std::string& program) {
   return std::system(("command -v " + program + " >/dev/null 2>&1").c_str()) == 0;
@@ -55,6 +57,25 @@ TEST(CompletionTest, ScriptsAndManPageMatchTheirGoldens) {
   const auto man = acco("man");
   ASSERT_EQ(man.exit_code, 0) << man.err;
   expect_golden("acco.1", without_version(man.out));
+  const auto power = acco("man power");
+  ASSERT_EQ(power.exit_code, 0) << power.err;
+  expect_golden("acco-power.1", without_version(power.out));
+}
+
+TEST(CompletionTest, EveryCommandHasItsOwnPageAndAnUnknownOneIsAUsageError) {
+  const auto list = acco("man --list");
+  ASSERT_EQ(list.exit_code, 0) << list.err;
+  EXPECT_THAT(list.out, StartsWith("probe\ndoctor\nbench\n"));
+  std::istringstream names(list.out);
+  for (std::string name; std::getline(names, name);) {
+    const auto page = acco("man " + name);
+    ASSERT_EQ(page.exit_code, 0) << name << ": " << page.err;
+    EXPECT_THAT(page.out, HasSubstr("\n.SH NAME\nacco\\-" + name + " \\- ")) << name;
+    EXPECT_THAT(page.out, HasSubstr("\n.SS \"acco " + name)) << name;
+  }
+  const auto unknown = acco("man nope");
+  EXPECT_EQ(unknown.exit_code, 64);
+  EXPECT_THAT(unknown.err, StartsWith("acco: man: 'nope' is not an acco command (probe, doctor, "));
 }
 
 TEST(CompletionTest, AnUnknownShellIsAUsageError) {
@@ -166,6 +187,20 @@ TEST(CompletionTest, ManRendersThePageWithoutWarnings) {
   std::ofstream(page) << acco("man").out;
   if (!have("man") && !have("groff")) {
     GTEST_SKIP() << "neither man nor groff is installed (Debian: man-db)";
+  }
+  // Each command's own page renders cleanly too.
+  std::istringstream names(acco("man --list").out);
+  for (std::string name; std::getline(names, name);) {
+    const auto own = dir.path() / ("acco-" + name + ".1");
+    std::ofstream(own) << acco("man " + name).out;
+    int status = 0;
+    const std::string warnings =
+        have("groff") ? shell_output("groff -man -ww -z -Tutf8 " + own.string(), status)
+                      : shell_output("LC_ALL=C.UTF-8 MANWIDTH=80 man --warnings=all -l " +
+                                         own.string() + " 2>&1 >/dev/null",
+                                     status);
+    EXPECT_EQ(status, 0) << name;
+    EXPECT_EQ(warnings, "") << name;
   }
   if (have("man")) {
     TempDir io;

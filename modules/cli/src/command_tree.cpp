@@ -44,6 +44,7 @@ FlagInfo flag_info(CLI::Option& option) {
   flag.help = option.get_description();
   flag.values = offered_values(option);
   flag.env = option.get_envname();
+  flag.required = option.get_required();
   for (const CLI::Option* needed : option.get_needs()) {
     flag.needs.push_back(needed->get_name());
   }

@@ -25,6 +25,7 @@ struct FlagInfo {
   std::string env;                  // the environment variable CLI11 reads for it, if any
   std::vector<std::string> needs;   // flags it belongs to ("--collective"), sorted
   ValueKind kind = ValueKind::kNone;
+  bool required = false;  // a positional that must be given (an optional one shows as [NAME])
 };
 
 struct CommandInfo {

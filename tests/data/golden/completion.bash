@@ -87,7 +87,7 @@ _acco_words() {
       ;;
     'acco man')
       _acco_commands=''
-      _acco_flags='-h --help'
+      _acco_flags='-h --help --list'
       _acco_valued=''
       ;;
   esac
@@ -266,6 +266,7 @@ _acco_value() {
     'acco power run --duration') COMPREPLY=() ;;
     'acco config --config') _acco_reply_files "$3" ;;
     'acco completion ') _acco_reply_words 'bash zsh' "$3" ;;
+    'acco man ') COMPREPLY=() ;;
     *) return 1 ;;
   esac
 }

@@ -26,7 +26,7 @@ _acco() {
         'config:print every setting, its value and who set it'
         'rules:list the rules findings can name, with their severities'
         'completion:print the shell completion script for bash or zsh'
-        'man:print the acco(1) manual page (roff; man -l reads it)'
+        'man:print the acco(1) manual page, or acco-COMMAND(1) (roff; man -l reads it)'
       )
       _describe -t commands 'acco command' commands
       ;;
@@ -329,7 +329,9 @@ _acco_completion() {
 
 _acco_man() {
   _arguments \
-    '(- *)'{-h,--help}'[Print this help message and exit]'
+    '(- *)'{-h,--help}'[Print this help message and exit]' \
+    --list'[print the commands that have a page of their own, one per line]' \
+    '1:COMMAND:'
 }
 
 if [[ $funcstack[1] == _acco ]]; then
