@@ -18,6 +18,7 @@ namespace acco::cli {
 [[nodiscard]] CommandSpec analyze_command();
 [[nodiscard]] CommandSpec top_command();
 [[nodiscard]] CommandSpec power_command();
+[[nodiscard]] CommandSpec exec_command();
 [[nodiscard]] CommandSpec completion_command();
 [[nodiscard]] CommandSpec man_command();
 

@@ -6,7 +6,7 @@
 _acco_words() {
   case $1 in
     'acco')
-      _acco_commands='probe doctor bench tune schedule serve top record analyze power config rules completion man'
+      _acco_commands='probe doctor bench tune schedule serve top record analyze power exec config rules completion man'
       _acco_flags='-h --help --version'
       _acco_valued=''
       ;;
@@ -69,6 +69,11 @@ _acco_words() {
       _acco_commands=''
       _acco_flags='-h --help --interval --simulate --scenario --sysroot --nvml --nvml-library --config --mode --allow-control --state-file --duration --fast --json'
       _acco_valued='--interval --simulate --scenario --sysroot --nvml --nvml-library --config --mode --state-file --duration'
+      ;;
+    'acco exec')
+      _acco_commands=''
+      _acco_flags='-h --help --device --local-rank --bind --nic --report --dry-run --sysroot --nvml --config'
+      _acco_valued='--device --local-rank --bind --nic --report --sysroot --nvml --config'
       ;;
     'acco config')
       _acco_commands=''
@@ -264,6 +269,15 @@ _acco_value() {
     'acco power run --mode') _acco_reply_words 'thermal energy' "$3" ;;
     'acco power run --state-file') _acco_reply_files "$3" ;;
     'acco power run --duration') COMPREPLY=() ;;
+    'acco exec --device') COMPREPLY=() ;;
+    'acco exec --local-rank') _acco_reply_words 'auto' "$3" ;;
+    'acco exec --bind') _acco_reply_words 'auto none' "$3" ;;
+    'acco exec --nic') _acco_reply_words 'auto none' "$3" ;;
+    'acco exec --report') _acco_reply_words 'text json none' "$3" ;;
+    'acco exec --sysroot') _acco_reply_directories "$3" ;;
+    'acco exec --nvml') _acco_reply_words 'auto on off' "$3" ;;
+    'acco exec --config') _acco_reply_files "$3" ;;
+    'acco exec ') COMPREPLY=() ;;
     'acco config --config') _acco_reply_files "$3" ;;
     'acco completion ') _acco_reply_words 'bash zsh' "$3" ;;
     'acco man ') COMPREPLY=() ;;

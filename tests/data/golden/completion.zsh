@@ -23,6 +23,7 @@ _acco() {
         'record:sample devices and host into a file (JSON Lines) for acco analyze'
         'analyze:say why a job was slow: bottleneck verdicts from a recording'
         'power:the power and thermal governor: status of every device, or run it'
+        'exec:run a command bound to one GPU, its NUMA-local CPUs, memory and NIC'
         'config:print every setting, its value and who set it'
         'rules:list the rules findings can name, with their severities'
         'completion:print the shell completion script for bash or zsh'
@@ -43,6 +44,7 @@ _acco() {
         record) _acco_record ;;
         analyze) _acco_analyze ;;
         power) _acco_power ;;
+        exec) _acco_exec ;;
         config) _acco_config ;;
         rules) _acco_rules ;;
         completion) _acco_completion ;;
@@ -306,6 +308,21 @@ _acco_power_run() {
     --duration='[stop after this long (default\: at SIGTERM or SIGINT)]:DURATION:' \
     --fast'[simulated devices only\: run the rounds back to back on simulated time]' \
     --json'[print JSON (acco.power-run/1) with every action]'
+}
+
+_acco_exec() {
+  _arguments \
+    '(- *)'{-h,--help}'[Print this help message and exit]' \
+    --device='[the GPU\: its index, PCI address (41\:00.0) or UUID (GPU-...)]:DEVICE:' \
+    --local-rank='[auto\: the GPU of the launcher'\''s local rank (mpirun, srun, torchrun), round robin]:auto:(auto)' \
+    --bind='[auto\: CPUs and memory near the GPU (default); none\: only the environment]:MODE:(auto none)' \
+    --nic='[auto\: NCCL and UCX use the NIC nearest the GPU; none (default)\: they choose]:MODE:(auto none)' \
+    --report='[how the binding is printed on stderr\: text (default), json, none]:FORMAT:(text json none)' \
+    --dry-run'[print the binding on stdout and run nothing]' \
+    --sysroot='[plan from the machine in DIR/sys (applied as far as this one allows)]:DIR:_files -/' \
+    --nvml='[query NVML\: auto, on, off (env ACCO_NVML)]:MODE:(auto on off)' \
+    --config='[JSON file of settings (env ACCO_CONFIG)]:FILE:_files' \
+    '1:CMD:'
 }
 
 _acco_config() {

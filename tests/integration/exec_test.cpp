@@ -1,0 +1,136 @@
+// `acco exec` run for real: the binding printed for recorded machines (golden, schema), applied to
+// a real child process (its CPU mask read back from /proc/self/status), the child's exit status
+// passed through, and bad input as one line with its exit code.
+#include <regex>
+#include <string>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sched.h>
+
+#include "acco/testing/files.hpp"
+#include "acco/testing/json_schema.hpp"
+
+#include "machines.hpp"
+#include "run_acco.hpp"
+#include "sysroot_builder.hpp"
+
+namespace acco::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+// Two NUMA nodes of one CPU each, a GPU on node 1's root bus: on a machine with CPUs 0 and 1 the
+// binding narrows a child to CPU 1.
+void write_two_cpu_machine(const std::filesystem::path& dir) {
+  SysrootBuilder b(dir);
+  b.numa_node({.id = 0, .cpus = "0", .distances = {10, 20}, .memory_kib = 1 << 20})
+      .numa_node({.id = 1, .cpus = "1", .distances = {20, 10}, .memory_kib = 1 << 20});
+  b.root_bus("0000:80", 1)
+      .add("0000:80:01.0",
+           {.ids = {0x060400, 0x8086, 0x352a}, .max_link = Link{5, 16}, .driver = "pcieport"})
+      .add("0000:81:00.0",
+           {.ids = {0x030200, 0x10de, 0x2330}, .max_link = Link{5, 16}, .driver = "nvidia"});
+}
+
+bool has_cpus_0_and_1() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  return ::sched_getaffinity(0, sizeof set, &set) == 0 && CPU_ISSET(0, &set) && CPU_ISSET(1, &set);
+}
+
+TEST(ExecTest, TheBindingOfARecordedMachineMatchesItsGoldenAndSchema) {
+  TempDir root;
+  write_dgx_h100(root.path());
+  const std::string base = "exec --sysroot " + root.path().string() + " --nvml off --device 5 ";
+  // taskset gives the run a fixed inherited mask, so the golden holds on any machine.
+  const auto text = acco(base + "--nic auto --dry-run", "");
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_THAT(text.out, HasSubstr("acco exec: GPU5 0000:ab:00.0"));
+  EXPECT_THAT(text.out, HasSubstr("memory bound to: node 1"));
+  EXPECT_THAT(text.out, HasSubstr("NCCL_IB_HCA:          =mlx5_5:1"));
+  // The text, with the one line that depends on the CPUs this test runs on masked.
+  const auto plain = acco(base + "--nic auto --bind none --dry-run");
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  expect_golden("exec.dgx_h100.gpu5.txt",
+                std::regex_replace(plain.out, std::regex("inherited CPUs: +[0-9,-]+"),
+                                   "inherited CPUs:  (masked)"));
+  const auto json = acco(base + "--nic auto --dry-run --report json");
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  expect_conforms(json.out, "exec-binding.schema.json");
+  const auto j = nlohmann::json::parse(json.out);
+  EXPECT_EQ(j["device"]["pci"], "0000:ab:00.0");
+  EXPECT_EQ(j["device_cpus"], "56-111,168-223");
+  EXPECT_EQ(j["memory_node"], 1);
+  EXPECT_EQ(j["nic"], "mlx5_5:1");
+}
+
+TEST(ExecTest, AChildRunsOnTheGpusCpusWithItsEnvironmentAndItsExitStatus) {
+  if (!has_cpus_0_and_1()) {
+    GTEST_SKIP() << "needs CPUs 0 and 1 in this process's mask";
+  }
+  TempDir root;
+  write_two_cpu_machine(root.path());
+  const auto r =
+      acco("exec --sysroot " + root.path().string() +
+               " --nvml off --device 0 --report json -- sh -c "
+               "'grep Cpus_allowed_list /proc/self/status; echo "
+               "CVD=$CUDA_VISIBLE_DEVICES ORDER=$CUDA_DEVICE_ORDER OMP=$OMP_NUM_THREADS; "
+               "exit 7'",
+           "-u OMP_NUM_THREADS -u CUDA_VISIBLE_DEVICES");
+  EXPECT_EQ(r.exit_code, 7) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("Cpus_allowed_list:\t1\n"));
+  EXPECT_THAT(r.out, HasSubstr("CVD=0 ORDER=PCI_BUS_ID OMP=1\n"));
+  // The binding goes to stderr, so the child's stdout is its own.
+  const auto first_line = r.err.substr(0, r.err.find('\n'));
+  expect_conforms(first_line, "exec-binding.schema.json");
+  EXPECT_EQ(nlohmann::json::parse(first_line)["cpus"], "1");
+}
+
+TEST(ExecTest, UnderMpirunEachLocalRankTakesItsOwnGpu) {
+  TempDir root;
+  write_dgx_h100(root.path());
+  const std::string base =
+      "exec --sysroot " + root.path().string() + " --nvml off --local-rank auto --dry-run ";
+  const auto three =
+      acco(base + "--report json", "OMPI_COMM_WORLD_LOCAL_RANK=3 OMPI_COMM_WORLD_LOCAL_SIZE=8");
+  ASSERT_EQ(three.exit_code, 0) << three.err;
+  EXPECT_EQ(nlohmann::json::parse(three.out)["device"]["pci"], "0000:5d:00.0");
+  const auto shared = acco(base, "LOCAL_RANK=9 LOCAL_WORLD_SIZE=16");
+  ASSERT_EQ(shared.exit_code, 0) << shared.err;
+  EXPECT_THAT(shared.out, HasSubstr("16 ranks on this node share 8 GPU(s): rank 9 takes GPU1"));
+  const auto none = acco(base,
+                         "-u OMPI_COMM_WORLD_LOCAL_RANK -u LOCAL_RANK -u SLURM_LOCALID "
+                         "-u PMI_LOCAL_RANK -u MPI_LOCALRANKID -u MV2_COMM_WORLD_LOCAL_RANK");
+  EXPECT_EQ(none.exit_code, 64);
+  EXPECT_THAT(none.err, HasSubstr("acco: exec: --local-rank auto: no launcher's local rank"));
+}
+
+TEST(ExecTest, BadInputIsOneLineWithItsExitCode) {
+  TempDir root;
+  write_dgx_h100(root.path());
+  const std::string sysroot = " --sysroot " + root.path().string() + " --nvml off --report none ";
+  const struct {
+    std::string args;
+    int code;
+    std::string message;
+  } cases[] = {
+      {"exec" + sysroot + "-- true", 64, "acco: exec: give --device or --local-rank auto"},
+      {"exec" + sysroot + "--device 0", 64, "the command to run is required after --"},
+      {"exec" + sysroot + "--device 0 --bind some -- true", 64,
+       "acco: --bind: 'some' is not one of auto, none"},
+      {"exec" + sysroot + "--device 12 -- true", 66, "--device 12: no such GPU"},
+      {"exec" + sysroot + "--device 0 -- /nonexistent/cmd", 127,
+       "acco: exec: /nonexistent/cmd: command not found"},
+      {"exec" + sysroot + "--device 0 -- /etc", 126, "acco: exec: /etc: Permission denied"},
+  };
+  for (const auto& c : cases) {
+    const auto r = acco(c.args);
+    EXPECT_EQ(r.exit_code, c.code) << c.args << "\n" << r.err;
+    EXPECT_THAT(r.err, HasSubstr(c.message)) << c.args;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << c.args << "\n" << r.err;
+  }
+}
+
+}  // namespace
+}  // namespace acco::testing
