@@ -20,7 +20,9 @@
 #include "command_spec.hpp"
 #include "commands.hpp"
 
-extern char** environ;  // NOLINT(readability-redundant-declaration): POSIX leaves it undeclared
+// POSIX's process environment, which <unistd.h> leaves undeclared without _GNU_SOURCE.
+// NOLINTNEXTLINE(cppcoreguidelines-avoid-non-const-global-variables,readability-redundant-declaration)
+extern char** environ;
 
 namespace acco::cli {
 namespace {

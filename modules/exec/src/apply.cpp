@@ -59,7 +59,9 @@ Status apply_binding(const Binding& binding, std::vector<std::string>& notes) {
       const auto bits = 8 * sizeof(unsigned long);
       mask[static_cast<std::size_t>(binding.memory_node) / bits] |=
           1UL << (static_cast<std::size_t>(binding.memory_node) % bits);
-      // set_mempolicy(2) reads maxnode - 1 bits of the mask.
+      // set_mempolicy(2) reads maxnode - 1 bits of the mask. glibc has no wrapper (libnuma's
+      // is a dependency for one call), so the call is syscall(2), a vararg by nature.
+      // NOLINTNEXTLINE(cppcoreguidelines-pro-type-vararg)
       if (::syscall(SYS_set_mempolicy, MPOL_BIND, mask.data(), kMaxNodes + 1) != 0) {
         const int error = errno;
         notes.push_back(

@@ -126,6 +126,7 @@ std::vector<Accelerator> accelerators(const topo::Machine& machine) {
 
 Result<Accelerator> select_device(const std::vector<Accelerator>& devices, std::string_view spec) {
   std::vector<std::string> there;
+  there.reserve(devices.size());
   for (const Accelerator& d : devices) {
     there.push_back(fmt::format("{} {}", d.index, d.address));
   }
