@@ -1,6 +1,8 @@
 // `acco exec` run for real: the binding printed for recorded machines (golden, schema), applied to
 // a real child process (its CPU mask read back from /proc/self/status), the child's exit status
 // passed through, and bad input as one line with its exit code.
+#include <filesystem>
+#include <fstream>
 #include <regex>
 #include <string>
 
@@ -104,6 +106,34 @@ TEST(ExecTest, UnderMpirunEachLocalRankTakesItsOwnGpu) {
                          "-u PMI_LOCAL_RANK -u MPI_LOCALRANKID -u MV2_COMM_WORLD_LOCAL_RANK");
   EXPECT_EQ(none.exit_code, 64);
   EXPECT_THAT(none.err, HasSubstr("acco: exec: --local-rank auto: no launcher's local rank"));
+}
+
+// The binding doctor: a rank of a recorded DGX whose CPUs are on the far socket is told so with
+// its fix and exit 1; on this machine the document conforms whatever it finds.
+TEST(ExecTest, CheckNamesEachMismatchWithItsFix) {
+  TempDir root;
+  write_dgx_h100(root.path());
+  std::filesystem::create_directories(root.path() / "proc/self");
+  std::ofstream(root.path() / "proc/self/status")
+      << "Name:\trank\nCpus_allowed_list:\t56-59\nMems_allowed_list:\t0-1\n";
+  const auto r = acco("exec --check --sysroot " + root.path().string() + " --nvml off --json",
+                      "CUDA_VISIBLE_DEVICES=0 CUDA_DEVICE_ORDER=PCI_BUS_ID");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  expect_conforms(r.out, "exec-check.schema.json");
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["problems"], 1);
+  EXPECT_EQ(j["items"][1]["name"], "CPUs");
+  EXPECT_THAT(j["items"][1]["problem"].get<std::string>(),
+              HasSubstr("none of them is on GPU0's NUMA node 0"));
+  const auto text = acco("exec --check --sysroot " + root.path().string() + " --nvml off",
+                         "CUDA_VISIBLE_DEVICES=0 CUDA_DEVICE_ORDER=PCI_BUS_ID");
+  EXPECT_EQ(text.exit_code, 1);
+  EXPECT_THAT(text.out, HasSubstr("  FIX  CPUs           56-59 (NUMA node 1)\n"));
+  EXPECT_THAT(text.out, HasSubstr("    fix: acco exec --device 0 -- CMD"));
+  const auto live = acco("exec --check --json");
+  EXPECT_TRUE(live.exit_code == 0 || live.exit_code == 1) << live.err;
+  expect_conforms(live.out, "exec-check.schema.json");
+  EXPECT_EQ(acco("exec --check --device 0").exit_code, 64);
 }
 
 TEST(ExecTest, BadInputIsOneLineWithItsExitCode) {

@@ -13,7 +13,9 @@
 #include <fmt/ranges.h>
 #include <unistd.h>
 
+#include "acco/core/fs.hpp"
 #include "acco/exec/binding.hpp"
+#include "acco/exec/check.hpp"
 #include "acco/report/document.hpp"
 #include "acco/topo/probe.hpp"
 
@@ -34,6 +36,7 @@ struct ExecFlags {
   std::string nic = "none";
   std::string report = "text";
   bool dry_run = false;
+  bool check = false;
   std::vector<std::string> command;
 };
 
@@ -61,8 +64,11 @@ class ExecCommand final : public Command {
                    : nvml == "off" ? topo::NvmlMode::kOff
                                    : topo::NvmlMode::kAuto;
     ACCO_ASSIGN_OR_RETURN(const auto probed, topo::probe(request), "exec");
-    const auto devices = exec::accelerators(probed.machine);
     const exec::Environment env = environment();
+    if (flags_.check) {
+      return check(probed.machine, env, inv);
+    }
+    const auto devices = exec::accelerators(probed.machine);
     std::string share_note;
     exec::Accelerator device;
     if (!flags_.local_rank.empty()) {
@@ -112,6 +118,23 @@ class ExecCommand final : public Command {
   }
 
  private:
+  // --check: this process's binding against its GPU's; exit 1 when something is to fix.
+  static Result<Output> check(const topo::Machine& machine, const exec::Environment& env,
+                              const Invocation& inv) {
+    std::optional<exec::ProcessMasks> masks;
+    if (auto fs = core::make_disk_fs(inv.settings.get("sysroot"))) {
+      if (auto read = exec::read_process_masks(**fs)) {
+        masks = *read;
+      }
+    }
+    const exec::BindingCheck result = exec::check_binding(machine, masks, env);
+    const int code = result.problems() > 0 ? kExitFindings : kExitOk;
+    if (inv.format == Format::kJson) {
+      return Output{exec::to_json(result).dump(2) + "\n", "", code};
+    }
+    return Output{report::render_text(exec::check_report(result)), "", code};
+  }
+
   ExecFlags flags_;
 };
 
@@ -144,6 +167,10 @@ CommandSpec exec_command() {
                                     "json, none")
                          ->type_name("FORMAT"),
                      {"text", "json", "none"});
+        sub.add_flag("--check", flags.check,
+                     "the binding doctor: this process's GPU, CPUs, memory nodes, NIC, /dev/shm "
+                     "and locked memory, each mismatch with its fix (exit 1 when any)");
+        add_json_flag(sub, shared, "print JSON (acco.exec-check/1) with --check");
         sub.add_flag("--dry-run", flags.dry_run, "print the binding on stdout and run nothing");
         add_setting_flag(sub, shared, "sysroot",
                          "plan from the machine in DIR/sys (applied as far as this one allows)",
@@ -154,6 +181,14 @@ CommandSpec exec_command() {
             ->type_name("CMD");
       },
       [](const ExecFlags& flags, const core::Settings&) -> Result<std::unique_ptr<Command>> {
+        if (flags.check) {
+          if (!flags.device.empty() || !flags.local_rank.empty() || !flags.command.empty()) {
+            return usage(
+                "exec: --check looks at this process as it is; it takes no --device, "
+                "--local-rank or command");
+          }
+          return std::make_unique<ExecCommand>(flags);
+        }
         if (flags.device.empty() == flags.local_rank.empty()) {
           return usage("exec: give --device or --local-rank auto (one of them)");
         }

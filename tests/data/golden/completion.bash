@@ -72,7 +72,7 @@ _acco_words() {
       ;;
     'acco exec')
       _acco_commands=''
-      _acco_flags='-h --help --device --local-rank --bind --nic --report --dry-run --sysroot --nvml --config'
+      _acco_flags='-h --help --device --local-rank --bind --nic --report --check --json --dry-run --sysroot --nvml --config'
       _acco_valued='--device --local-rank --bind --nic --report --sysroot --nvml --config'
       ;;
     'acco config')

@@ -318,6 +318,8 @@ _acco_exec() {
     --bind='[auto\: CPUs and memory near the GPU (default); none\: only the environment]:MODE:(auto none)' \
     --nic='[auto\: NCCL and UCX use the NIC nearest the GPU; none (default)\: they choose]:MODE:(auto none)' \
     --report='[how the binding is printed on stderr\: text (default), json, none]:FORMAT:(text json none)' \
+    --check'[the binding doctor\: this process'\''s GPU, CPUs, memory nodes, NIC, /dev/shm and locked memory, each mismatch with its fix (exit 1 when any)]' \
+    --json'[print JSON (acco.exec-check/1) with --check]' \
     --dry-run'[print the binding on stdout and run nothing]' \
     --sysroot='[plan from the machine in DIR/sys (applied as far as this one allows)]:DIR:_files -/' \
     --nvml='[query NVML\: auto, on, off (env ACCO_NVML)]:MODE:(auto on off)' \
