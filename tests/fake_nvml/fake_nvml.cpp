@@ -5,6 +5,14 @@
 //    "gpus": [{"pci": "00000000:18:00.0", "name": "...", "uuid": "GPU-...",
 //              "memory_total_bytes": 85520809984, "pstate": 0, "persistence": true,
 //              "mig": false, "mig_instances": 0,
+//              "mig_pending": true,            (the pending mode differs from the current:
+//                                               a change waiting for a GPU reset)
+//              "mig_devices": [{"slot": 0, "name": "NVIDIA H100 80GB HBM3 MIG 3g.40gb",
+//                               "uuid": "MIG-...", "memory_total_bytes": 42949672960,
+//                               "gpu_instance": 2, "compute_instance": 0}],
+//                                              (MIG instances with handles of their own, at
+//                                               their slots; without it the parent's handle
+//                                               stands in for each of mig_instances)
 //              "pcie": {"current_gen": 5, "current_width": 16, "max_gen": 5, "max_width": 16},
 //              "nvlinks": [{"active": true, "remote_pci": "00000000:05:00.0", "version": 5,
 //                           "tx_kib": 1024, "rx_kib": 2048, "speed_mbps": 26562}],
@@ -63,6 +71,7 @@
 #include <exception>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <stdexcept>
@@ -93,7 +102,12 @@ struct nvmlDevice_st {
   unsigned int pstate = 0;
   bool persistence = false;
   bool mig = false;
+  bool mig_pending = false;
   unsigned int mig_instances = 0;
+  // MIG instances by slot, with handles of their own (shared so a GPU's copy keeps them).
+  std::map<unsigned int, std::shared_ptr<nvmlDevice_st>> mig_devices;
+  int gpu_instance = -1;  // a MIG instance's ids; -1 on a GPU
+  int compute_instance = -1;
   unsigned int pcie_current_gen = 0;
   unsigned int pcie_current_width = 0;
   unsigned int pcie_max_gen = 0;
@@ -156,6 +170,21 @@ nvmlDevice_st parse_gpu(const json& config) {
   gpu.persistence = config.value("persistence", false);
   gpu.mig = config.value("mig", false);
   gpu.mig_instances = config.value("mig_instances", 0U);
+  gpu.mig_pending = config.value("mig_pending", false);
+  for (const json& mig : config.value("mig_devices", json::array())) {
+    auto instance = std::make_shared<nvmlDevice_st>();
+    instance->pci = gpu.pci;
+    instance->name = mig.value("name", "");
+    instance->uuid = mig.value("uuid", "");
+    instance->memory_total_bytes = mig.value("memory_total_bytes", 0ULL);
+    instance->gpu_instance = mig.value("gpu_instance", -1);
+    instance->compute_instance = mig.value("compute_instance", -1);
+    instance->telemetry = json::object();
+    gpu.mig_devices[mig.at("slot").get<unsigned int>()] = std::move(instance);
+  }
+  if (!gpu.mig_devices.empty()) {
+    gpu.mig_instances = static_cast<unsigned int>(gpu.mig_devices.size());
+  }
   const json pcie = config.value("pcie", json::object());
   gpu.pcie_current_gen = pcie.value("current_gen", 0U);
   gpu.pcie_current_width = pcie.value("current_width", 0U);
@@ -298,8 +327,12 @@ nvmlReturn_t check(nvmlDevice_t device, const char* query) {
   if (!s.initialised) {
     return NVML_ERROR_UNINITIALIZED;
   }
-  const bool ours = std::any_of(s.gpus.begin(), s.gpus.end(),
-                                [device](const nvmlDevice_st& gpu) { return &gpu == device; });
+  const bool ours =
+      std::any_of(s.gpus.begin(), s.gpus.end(), [device](const nvmlDevice_st& gpu) {
+        return &gpu == device ||
+               std::any_of(gpu.mig_devices.begin(), gpu.mig_devices.end(),
+                           [device](const auto& slot) { return slot.second.get() == device; });
+      });
   if (!ours) {
     return NVML_ERROR_INVALID_ARGUMENT;
   }
@@ -484,7 +517,8 @@ nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t device, unsigned int* currentMode
     return rc;
   }
   *currentMode = device->mig ? NVML_DEVICE_MIG_ENABLE : NVML_DEVICE_MIG_DISABLE;
-  *pendingMode = *currentMode;
+  *pendingMode = device->mig != device->mig_pending ? NVML_DEVICE_MIG_ENABLE
+                                                    : NVML_DEVICE_MIG_DISABLE;
   return NVML_SUCCESS;
 }
 
@@ -499,11 +533,36 @@ nvmlReturn_t nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t device, unsigned i
   if (const nvmlReturn_t rc = check(device, "mig"); rc != NVML_SUCCESS) {
     return rc;
   }
+  if (!device->mig_devices.empty()) {
+    const auto it = device->mig_devices.find(index);
+    if (it == device->mig_devices.end()) {
+      return index < kMigSlots ? NVML_ERROR_NOT_FOUND : NVML_ERROR_INVALID_ARGUMENT;
+    }
+    *migDevice = it->second.get();
+    return NVML_SUCCESS;
+  }
   if (index >= device->mig_instances) {
     return NVML_ERROR_NOT_FOUND;
   }
   *migDevice = device;
   return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetGpuInstanceId(nvmlDevice_t device, unsigned int* id) {
+  if (const nvmlReturn_t rc = check(device, "mig"); rc != NVML_SUCCESS) {
+    return rc;
+  }
+  return device->gpu_instance < 0 ? NVML_ERROR_NOT_SUPPORTED
+                                  : answer(static_cast<unsigned int>(device->gpu_instance), id);
+}
+
+nvmlReturn_t nvmlDeviceGetComputeInstanceId(nvmlDevice_t device, unsigned int* id) {
+  if (const nvmlReturn_t rc = check(device, "mig"); rc != NVML_SUCCESS) {
+    return rc;
+  }
+  return device->compute_instance < 0
+             ? NVML_ERROR_NOT_SUPPORTED
+             : answer(static_cast<unsigned int>(device->compute_instance), id);
 }
 
 nvmlReturn_t nvmlDeviceGetCurrPcieLinkGeneration(nvmlDevice_t device, unsigned int* currLinkGen) {

@@ -136,6 +136,36 @@ TEST(ExecTest, CheckNamesEachMismatchWithItsFix) {
   EXPECT_EQ(acco("exec --check --device 0").exit_code, 64);
 }
 
+// A DGX whose GPU 0 runs three MIG instances and whose GPU 1 waits for a reset to enter MIG
+// mode, through the fake NVML: the probe lists the instances and warns of the reset, and exec
+// binds a MIG UUID as its GPU.
+TEST(ExecTest, MigInstancesAreProbedWarnedOfAndBound) {
+  TempDir root;
+  write_dgx_h100(root.path());
+  const std::string nvml = std::string("ACCO_NVML_LIBRARY=") + ACCO_FAKE_NVML_PATH +
+                           " ACCO_FAKE_NVML_CONFIG=" + ACCO_SOURCE_DIR +
+                           "/tests/data/nvml/dgx_h100_mig.json";
+  const std::string sysroot = " --sysroot " + root.path().string() + " --nvml on";
+  const auto text = acco("probe" + sysroot, nvml);
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_THAT(text.out, HasSubstr("off, on after reset"));
+  EXPECT_THAT(text.out, HasSubstr("MIG instances (NVML)"));
+  EXPECT_THAT(text.out,
+              HasSubstr("0    1     2g.20gb  19.5 GiB  3   0   MIG-6a1e8c4b-0f2d-5b7a-93e5-"));
+  EXPECT_THAT(text.out, HasSubstr("mig-pending-reset"));
+  const auto json = acco("probe --json" + sysroot, nvml);
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  expect_conforms(json.out, "probe.schema.json");
+  const auto bound = acco("exec" + sysroot +
+                              " --device MIG-6a1e8c4b-0f2d-5b7a-93e5-c8d1f6a2b491 --dry-run "
+                              "--report json",
+                          nvml);
+  ASSERT_EQ(bound.exit_code, 0) << bound.err;
+  const auto j = nlohmann::json::parse(bound.out);
+  EXPECT_EQ(j["device"]["pci"], "0000:18:00.0");
+  EXPECT_EQ(j["env"][1]["value"], "MIG-6a1e8c4b-0f2d-5b7a-93e5-c8d1f6a2b491");
+}
+
 TEST(ExecTest, BadInputIsOneLineWithItsExitCode) {
   TempDir root;
   write_dgx_h100(root.path());

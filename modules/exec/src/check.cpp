@@ -61,10 +61,6 @@ CheckItem which_gpu(const topo::Machine& machine, const std::vector<Accelerator>
       item.value = "none: CUDA_VISIBLE_DEVICES is empty";
       return item;
     }
-    if (first.starts_with("MIG-")) {
-      item.value = fmt::format("MIG instance {} (CUDA_VISIBLE_DEVICES)", units::excerpt(first));
-      return item;
-    }
     const bool by_index = units::parse_int(first).has_value();
     if (auto found = select_device(devices, first)) {
       device = *found;

@@ -116,6 +116,9 @@ std::vector<Accelerator> accelerators(const topo::Machine& machine) {
     if (const topo::NvmlGpu* gpu = machine.nvml_gpu(pci.address)) {
       a.index = gpu->index;
       a.uuid = gpu->uuid;
+      for (const topo::MigDevice& mig : gpu->mig_devices) {
+        a.mig_uuids.push_back(mig.uuid);
+      }
     }
     out.push_back(std::move(a));
   }
@@ -132,11 +135,20 @@ Result<Accelerator> select_device(const std::vector<Accelerator>& devices, std::
   }
   const std::string known = devices.empty() ? "this machine has no NVIDIA GPU"
                                             : fmt::format("there are {}", fmt::join(there, ", "));
-  if (spec.starts_with("MIG-")) {
-    return fail(Errc::kUnavailable,
-                fmt::format("--device {}: MIG instances are not in acco's machine model yet; "
-                            "give the GPU and set CUDA_VISIBLE_DEVICES to the MIG UUID yourself",
-                            spec));
+  if (lower(spec).starts_with("mig-")) {
+    for (const Accelerator& d : devices) {
+      for (const std::string& uuid : d.mig_uuids) {
+        if (lower(uuid) == lower(spec)) {
+          Accelerator instance = d;
+          instance.mig = uuid;
+          return instance;
+        }
+      }
+    }
+    return fail(Errc::kNotFound,
+                fmt::format("--device {}: no such MIG instance (NVML lists each GPU's MIG "
+                            "instances; `acco probe` shows them; {})",
+                            spec, known));
   }
   const auto index = units::parse_int(spec);
   const std::string wanted = lower(spec);
@@ -219,7 +231,9 @@ Binding plan_binding(const topo::Machine& machine, const Accelerator& device,
       b.memory_node = device.numa_node;
     }
   }
-  const std::string visible = device.uuid.empty() ? std::to_string(device.index) : device.uuid;
+  const std::string visible = !device.mig.empty()   ? device.mig
+                              : device.uuid.empty() ? std::to_string(device.index)
+                                                    : device.uuid;
   if (const auto it = env.find("CUDA_VISIBLE_DEVICES"); it != env.end() && it->second != visible) {
     b.notes.push_back(fmt::format(
         "CUDA_VISIBLE_DEVICES was '{}' before acco exec: replaced by '{}' (acco numbers the "
@@ -228,9 +242,13 @@ Binding plan_binding(const topo::Machine& machine, const Accelerator& device,
   }
   b.env.push_back({"CUDA_DEVICE_ORDER", "PCI_BUS_ID",
                    "CUDA numbers GPUs fastest first otherwise, not as nvidia-smi does"});
-  b.env.push_back({"CUDA_VISIBLE_DEVICES", visible,
-                   fmt::format("{} at {}{}", gpu, device.address,
-                               device.uuid.empty() ? "; no NVML, so its index in PCI order" : "")});
+  b.env.push_back(
+      {"CUDA_VISIBLE_DEVICES", visible,
+       !device.mig.empty()
+           ? fmt::format("a MIG instance of {} at {}: the process sees that instance alone", gpu,
+                         device.address)
+           : fmt::format("{} at {}{}", gpu, device.address,
+                         device.uuid.empty() ? "; no NVML, so its index in PCI order" : "")});
   if (!b.cpus.empty()) {
     if (const auto it = env.find("OMP_NUM_THREADS"); it != env.end()) {
       b.notes.push_back(fmt::format("OMP_NUM_THREADS={} was set before acco exec: kept",

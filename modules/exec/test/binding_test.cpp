@@ -66,8 +66,32 @@ TEST_F(DgxTest, ADeviceIsFoundByIndexAddressOrNotAtAll) {
               StatusIs(Errc::kNotFound,
                        HasSubstr("--device 8: no such GPU (an index, a PCI address or a GPU UUID; "
                                  "there are 0 0000:18:00.0, 1 0000:2a:00.0, ")));
-  EXPECT_THAT(select_device(devices_, "MIG-4b5e"), StatusIs(Errc::kUnavailable));
+  EXPECT_THAT(select_device(devices_, "MIG-4b5e"),
+              StatusIs(Errc::kNotFound, HasSubstr("--device MIG-4b5e: no such MIG instance")));
   EXPECT_THAT(select_device({}, "0"), StatusIs(Errc::kNotFound, HasSubstr("has no NVIDIA GPU")));
+}
+
+// With NVML's MIG list a MIG UUID names its GPU: the binding is the GPU's, the process sees the
+// instance alone.
+TEST_F(DgxTest, AMigInstanceIsBoundAsItsGpuAndMadeTheOnlyDeviceVisible) {
+  topo::NvmlGpu gpu;
+  gpu.index = 6;
+  gpu.pci = std::string(acco::testing::kDgxH100Gpus[6]);
+  gpu.uuid = "GPU-6";
+  gpu.mig_enabled = true;
+  gpu.mig_devices = {{.slot = 0, .uuid = "MIG-aa11", .profile = "3g.40gb"},
+                     {.slot = 1, .uuid = "MIG-bb22", .profile = "3g.40gb"}};
+  machine_.nvml.available = true;
+  machine_.nvml.gpus = {gpu};
+  const auto devices = accelerators(machine_);
+  const auto found = select_device(devices, "mig-BB22");
+  ASSERT_THAT(found, HasValue(::testing::Field(&Accelerator::mig, "MIG-bb22")));
+  EXPECT_EQ(found->address, "0000:ba:00.0");
+  const Binding b = plan_binding(machine_, *found, cpus("0-223"), {}, {});
+  EXPECT_EQ(units::format_cpulist(b.cpus), "56-111,168-223");
+  ASSERT_GE(b.env.size(), 2U);
+  EXPECT_EQ(b.env[1].value, "MIG-bb22");
+  EXPECT_THAT(b.env[1].reason, HasSubstr("a MIG instance of GPU6 at 0000:ba:00.0"));
 }
 
 TEST_F(DgxTest, AGpuOnTheSecondSocketGetsThatSocketsCpusMemoryAndNic) {

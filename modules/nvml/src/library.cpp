@@ -38,6 +38,8 @@ struct Library::Api {
   decltype(&nvmlDeviceGetMigMode) mig_mode = nullptr;
   decltype(&nvmlDeviceGetMaxMigDeviceCount) max_mig_device_count = nullptr;
   decltype(&nvmlDeviceGetMigDeviceHandleByIndex) mig_device_handle = nullptr;
+  decltype(&nvmlDeviceGetGpuInstanceId) gpu_instance_id = nullptr;
+  decltype(&nvmlDeviceGetComputeInstanceId) compute_instance_id = nullptr;
   decltype(&nvmlDeviceGetCurrPcieLinkGeneration) pcie_current_gen = nullptr;
   decltype(&nvmlDeviceGetCurrPcieLinkWidth) pcie_current_width = nullptr;
   decltype(&nvmlDeviceGetMaxPcieLinkGeneration) pcie_max_gen = nullptr;
@@ -111,6 +113,8 @@ std::string resolve(void* library, Library::Api& api) {
   bind(library, "nvmlDeviceGetMigMode", api.mig_mode);
   bind(library, "nvmlDeviceGetMaxMigDeviceCount", api.max_mig_device_count);
   bind(library, "nvmlDeviceGetMigDeviceHandleByIndex", api.mig_device_handle);
+  bind(library, "nvmlDeviceGetGpuInstanceId", api.gpu_instance_id);
+  bind(library, "nvmlDeviceGetComputeInstanceId", api.compute_instance_id);
   bind(library, "nvmlDeviceGetCurrPcieLinkGeneration", api.pcie_current_gen);
   bind(library, "nvmlDeviceGetCurrPcieLinkWidth", api.pcie_current_width);
   bind(library, "nvmlDeviceGetMaxPcieLinkGeneration", api.pcie_max_gen);
@@ -324,12 +328,32 @@ Result<bool> Library::persistence_mode(Device device) const {
   return mode == NVML_FEATURE_ENABLED;
 }
 
-Result<bool> Library::mig_enabled(Device device) const {
+Result<MigMode> Library::mig_mode(Device device) const {
   unsigned int current = NVML_DEVICE_MIG_DISABLE;
   unsigned int pending = NVML_DEVICE_MIG_DISABLE;
   ACCO_RETURN_IF_ERROR(
       call(*api_, "nvmlDeviceGetMigMode", api_->mig_mode, raw(device.handle_), &current, &pending));
-  return current == NVML_DEVICE_MIG_ENABLE;
+  return MigMode{.current = current == NVML_DEVICE_MIG_ENABLE,
+                 .pending = pending == NVML_DEVICE_MIG_ENABLE};
+}
+
+Result<bool> Library::mig_enabled(Device device) const {
+  ACCO_ASSIGN_OR_RETURN(const MigMode mode, mig_mode(device));
+  return mode.current;
+}
+
+Result<unsigned int> Library::gpu_instance_id(Device device) const {
+  unsigned int id = 0;
+  ACCO_RETURN_IF_ERROR(call(*api_, "nvmlDeviceGetGpuInstanceId", api_->gpu_instance_id,
+                            raw(device.handle_), &id));
+  return id;
+}
+
+Result<unsigned int> Library::compute_instance_id(Device device) const {
+  unsigned int id = 0;
+  ACCO_RETURN_IF_ERROR(call(*api_, "nvmlDeviceGetComputeInstanceId", api_->compute_instance_id,
+                            raw(device.handle_), &id));
+  return id;
 }
 
 Result<unsigned int> Library::max_mig_device_count(Device device) const {

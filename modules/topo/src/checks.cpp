@@ -120,6 +120,8 @@ constexpr std::array kRules = {
          "ACS redirects peer-to-peer traffic to the root complex", detail::check_acs_p2p_redirect},
     Rule{"nvlink-down", kWarning, kCritical, "NVLinks reported inactive by NVML",
          detail::check_nvlink_down},
+    Rule{"mig-pending-reset", kWarning, kWarning, "a GPU's MIG mode changes only at its next reset",
+         detail::check_mig_pending_reset},
     Rule{"virtualized-topology", kInfo, kWarning, "a VM's flattened, emulated topology",
          detail::check_virtualized_topology},
     Rule{"nvml-unavailable", kInfo, kInfo, "NVIDIA GPUs present but NVML could not be used",

@@ -37,6 +37,15 @@ json to_json(const P2pStatus& status) {
 }
 
 json to_json(const NvmlGpu& gpu);
+json to_json(const MigDevice& mig) {
+  return {{"slot", mig.slot},
+          {"uuid", mig.uuid},
+          {"profile", mig.profile},
+          {"memory_total_bytes", mig.memory_total_bytes},
+          {"gpu_instance", or_null(mig.gpu_instance)},
+          {"compute_instance", or_null(mig.compute_instance)}};
+}
+
 
 template <typename T>
 json to_json_array(const std::vector<T>& items) {
@@ -57,6 +66,8 @@ json to_json(const NvmlGpu& gpu) {
           {"persistence_mode", or_null(gpu.persistence_mode)},
           {"mig_enabled", or_null(gpu.mig_enabled)},
           {"mig_instances", gpu.mig_instances},
+          {"mig_pending", or_null(gpu.mig_pending)},
+          {"mig_devices", to_json_array(gpu.mig_devices)},
           {"pcie_current_gen", or_null(gpu.pcie_current_gen)},
           {"pcie_current_width", or_null(gpu.pcie_current_width)},
           {"pcie_max_gen", or_null(gpu.pcie_max_gen)},
@@ -103,6 +114,18 @@ Result<P2pStatus> read_p2p(const json& value, const std::string& where) {
   return in.finish(std::move(status));
 }
 
+Result<MigDevice> read_mig(const json& value, const std::string& where) {
+  MigDevice mig;
+  core::JsonReader in(value, where, kSnapshotWording);
+  mig.slot = static_cast<int>(in.integer("slot", kNonNegativeInt));
+  keep_default(mig.uuid, in.optional_string("uuid"));
+  keep_default(mig.profile, in.optional_string("profile"));
+  keep_default(mig.memory_total_bytes, in.optional_count("memory_total_bytes"));
+  mig.gpu_instance = small_int(in.optional_integer("gpu_instance", kNonNegativeInt));
+  mig.compute_instance = small_int(in.optional_integer("compute_instance", kNonNegativeInt));
+  return in.finish(std::move(mig));
+}
+
 Result<NvmlGpu> read_gpu(const json& value, const std::string& where) {
   NvmlGpu gpu;
   core::JsonReader in(value, where, kSnapshotWording);
@@ -115,6 +138,8 @@ Result<NvmlGpu> read_gpu(const json& value, const std::string& where) {
   gpu.persistence_mode = in.optional_boolean("persistence_mode");
   gpu.mig_enabled = in.optional_boolean("mig_enabled");
   keep_default(gpu.mig_instances, small_int(in.optional_integer("mig_instances", kNonNegativeInt)));
+  gpu.mig_pending = in.optional_boolean("mig_pending");
+  gpu.mig_devices = in.optional_list<MigDevice>("mig_devices", read_mig);
   gpu.pcie_current_gen = small_int(in.optional_integer("pcie_current_gen", kNonNegativeInt));
   gpu.pcie_current_width = small_int(in.optional_integer("pcie_current_width", kNonNegativeInt));
   gpu.pcie_max_gen = small_int(in.optional_integer("pcie_max_gen", kNonNegativeInt));

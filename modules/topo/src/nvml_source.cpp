@@ -24,20 +24,46 @@ std::optional<int> query_link(const Library& nvml, Device device, nvml::PcieLink
   return static_cast<int>(*value);
 }
 
-// MIG device slots are sparse: a slot without an instance answers NOT_FOUND, so count the
-// handles that exist rather than trusting the maximum.
-int count_mig_instances(const Library& nvml, Device device) {
+// The profile in a MIG device's name: "NVIDIA H100 80GB HBM3 MIG 3g.40gb" -> "3g.40gb"; the
+// whole name when it has no " MIG " part.
+std::string mig_profile(const std::string& name) {
+  const auto at = name.rfind(" MIG ");
+  return at == std::string::npos ? name : name.substr(at + 5);
+}
+
+// MIG device slots are sparse: a slot without an instance answers NOT_FOUND, so read the handles
+// that exist rather than trusting the maximum.
+std::vector<MigDevice> query_mig_devices(const Library& nvml, Device device) {
+  std::vector<MigDevice> out;
   const Result<unsigned int> slots = nvml.max_mig_device_count(device);
   if (!slots.has_value()) {
-    return 0;
+    return out;
   }
-  int count = 0;
   for (unsigned int slot = 0; slot < *slots; ++slot) {
-    if (nvml.mig_device(device, slot).has_value()) {
-      ++count;
+    const Result<Device> mig = nvml.mig_device(device, slot);
+    if (!mig.has_value()) {
+      continue;
     }
+    MigDevice entry;
+    entry.slot = static_cast<int>(slot);
+    if (Result<std::string> uuid = nvml.uuid(*mig); uuid.has_value()) {
+      entry.uuid = std::move(*uuid);
+    }
+    if (const Result<std::string> name = nvml.name(*mig); name.has_value()) {
+      entry.profile = mig_profile(*name);
+    }
+    if (const Result<nvml::MemoryInfo> memory = nvml.memory_info(*mig); memory.has_value()) {
+      entry.memory_total_bytes = memory->total_bytes;
+    }
+    if (const Result<unsigned int> gi = nvml.gpu_instance_id(*mig); gi.has_value()) {
+      entry.gpu_instance = static_cast<int>(*gi);
+    }
+    if (const Result<unsigned int> ci = nvml.compute_instance_id(*mig); ci.has_value()) {
+      entry.compute_instance = static_cast<int>(*ci);
+    }
+    out.push_back(std::move(entry));
   }
-  return count;
+  return out;
 }
 
 // NVML's NVML_NVLINK_MAX_LINKS in the driver 450 headers acco's declarations follow.
@@ -87,10 +113,12 @@ void query_gpu(const Library& nvml, Device device, NvmlGpu& gpu) {
   if (const Result<bool> persistence = nvml.persistence_mode(device); persistence.has_value()) {
     gpu.persistence_mode = *persistence;
   }
-  if (const Result<bool> mig = nvml.mig_enabled(device); mig.has_value()) {
-    gpu.mig_enabled = *mig;
-    if (*mig) {
-      gpu.mig_instances = count_mig_instances(nvml, device);
+  if (const Result<nvml::MigMode> mig = nvml.mig_mode(device); mig.has_value()) {
+    gpu.mig_enabled = mig->current;
+    gpu.mig_pending = mig->pending;
+    if (mig->current) {
+      gpu.mig_devices = query_mig_devices(nvml, device);
+      gpu.mig_instances = static_cast<int>(gpu.mig_devices.size());
     }
   }
   gpu.pcie_current_gen = query_link(nvml, device, nvml::PcieLink::kCurrentGen);

@@ -318,6 +318,21 @@ void add_devices(report::Document& doc, const Machine& m,
   doc.add(report::plain_table(rows));
 }
 
+// The MIG column: "on (2 instances)", "off", "-" when unknown, and a change waiting for a GPU
+// reset ("off, on after reset").
+std::string mig_cell(const NvmlGpu& g) {
+  if (!g.mig_enabled) {
+    return "-";
+  }
+  std::string cell =
+      *g.mig_enabled ? fmt::format("on ({} instances)", g.mig_instances) : std::string("off");
+  if (g.mig_pending && *g.mig_pending != *g.mig_enabled) {
+    cell += fmt::format(", {} after reset", *g.mig_pending ? "on" : "off");
+  }
+  return cell;
+}
+
+
 void add_nvml(report::Document& doc, const Machine& m) {
   if (!m.nvml.available || m.nvml.gpus.empty()) {
     return;
@@ -337,10 +352,7 @@ void add_nvml(report::Document& doc, const Machine& m) {
                     g.memory_total_bytes > 0 ? units::format_bytes(g.memory_total_bytes) : "-",
                     opt(g.pstate, [](int p) { return fmt::format("P{}", p); }),
                     opt(g.persistence_mode, on_off),
-                    g.mig_enabled
-                        ? (*g.mig_enabled ? fmt::format("on ({} instances)", g.mig_instances)
-                                          : std::string("off"))
-                        : std::string("-"),
+                    mig_cell(g),
                     g.nvlinks.empty() ? "-" : fmt::format("{}/{}", up, g.nvlinks.size()),
                     g.pcie_current_gen && g.pcie_current_width && g.pcie_max_gen && g.pcie_max_width
                         ? fmt::format("Gen{} x{} of Gen{} x{}", *g.pcie_current_gen,
@@ -349,6 +361,22 @@ void add_nvml(report::Document& doc, const Machine& m) {
   }
   doc.add(report::Heading{"GPUs (NVML)"});
   doc.add(report::plain_table(rows));
+  std::vector<std::vector<std::string>> migs = {
+      {"GPU", "SLOT", "PROFILE", "MEMORY", "GI", "CI", "UUID (CUDA_VISIBLE_DEVICES)"}};
+  for (const auto& g : m.nvml.gpus) {
+    for (const MigDevice& d : g.mig_devices) {
+      migs.push_back({std::to_string(g.index), std::to_string(d.slot),
+                      d.profile.empty() ? "-" : d.profile,
+                      d.memory_total_bytes > 0 ? units::format_bytes(d.memory_total_bytes) : "-",
+                      d.gpu_instance ? std::to_string(*d.gpu_instance) : "-",
+                      d.compute_instance ? std::to_string(*d.compute_instance) : "-",
+                      d.uuid.empty() ? "-" : d.uuid});
+    }
+  }
+  if (migs.size() > 1) {
+    doc.add(report::Heading{"MIG instances (NVML)"});
+    doc.add(report::plain_table(migs));
+  }
 }
 
 // "  O_DIRECT works (512 B offsets, 512 B buffers, from statx); io_uring works", or what was

@@ -270,6 +270,35 @@ TEST(ChecksTest, InactiveNvlinksAreReported) {
   EXPECT_EQ(to_string(classify_path(p.machine, gpu(0), gpu(1))), "NV16");
 }
 
+// nvidia-smi -mig 1 without a reset, and the way back: a warning each; an applied mode is none.
+TEST(ChecksTest, AMigModeWaitingForAResetIsAWarning) {
+  TempDir dir;
+  acco::testing::write_dgx_h100(dir.path());
+  NvmlReport nvml;
+  nvml.available = true;
+  nvml.gpus = {nvml_gpu(gpu(0), 0, 18, 18), nvml_gpu(gpu(1), 1, 18, 18),
+               nvml_gpu(gpu(2), 2, 18, 18)};
+  nvml.gpus[0].mig_enabled = false;
+  nvml.gpus[0].mig_pending = true;
+  nvml.gpus[1].mig_enabled = true;
+  nvml.gpus[1].mig_pending = false;
+  nvml.gpus[2].mig_enabled = true;
+  nvml.gpus[2].mig_pending = true;
+  const auto p = probe_dir(dir.path(), nvml);
+  std::vector<const Finding*> pending;
+  for (const auto& f : p.findings) {
+    if (f.rule == "mig-pending-reset") {
+      pending.push_back(&f);
+    }
+  }
+  ASSERT_EQ(pending.size(), 2U);
+  EXPECT_EQ(pending[0]->devices.front(), gpu(0));
+  EXPECT_THAT(pending[0]->message, HasSubstr("MIG mode is off now and becomes on only at"));
+  EXPECT_THAT(pending[0]->recommendation, HasSubstr("nvidia-smi -i 0 -r"));
+  EXPECT_EQ(pending[0]->evidence.front().value, "current disabled, pending enabled");
+  EXPECT_THAT(pending[1]->message, HasSubstr("MIG instances that are meant to be gone"));
+}
+
 TEST(ChecksTest, WorkstationHasDowntrainAndRemoteNicAndNvme) {
   TempDir dir;
   acco::testing::write_workstation(dir.path());
@@ -528,8 +557,9 @@ TEST(ChecksTest, EveryRuleIsDocumentedInTheRuleList) {
        {"pcie-link-downtrained", "pcie-slot-limited", "pcie-path-bottleneck",
         "pcie-uplink-oversubscribed", "gpu-nic-remote", "nvme-gpu-remote", "numa-unknown",
         "ib-port-down", "ib-rate-low", "nic-pcie-limited", "iommu-translated",
-        "gpudirect-rdma-missing", "acs-p2p-redirect", "nvlink-down", "virtualized-topology",
-        "numa-topology-inconsistent", "data-dir-direct-io-refused", "data-dir-io-uring-refused"}) {
+        "gpudirect-rdma-missing", "acs-p2p-redirect", "nvlink-down", "mig-pending-reset",
+        "virtualized-topology", "numa-topology-inconsistent", "data-dir-direct-io-refused",
+        "data-dir-io-uring-refused"}) {
     EXPECT_THAT(ids, Contains(rule));
   }
 }
@@ -848,7 +878,7 @@ TEST(ChecksTest, RuleIdsAreUniqueAndEachHasATitleAndAnOrderedRange) {
     EXPECT_FALSE(r.title.empty()) << r.id;
     EXPECT_LE(r.lowest, r.highest) << r.id;
   }
-  EXPECT_EQ(ids.size(), 39U);
+  EXPECT_EQ(ids.size(), 40U);
 }
 
 }  // namespace

@@ -211,6 +211,26 @@ TEST(NvmlTest, MigInstancesAreCountedWhenMigIsOn) {
   EXPECT_EQ(report.gpus[1].mig_enabled, false);
 }
 
+// A GPU in MIG mode with three instances, and one whose MIG mode waits for a reset
+// (nvidia-smi -i 1 -mig 1 without nvidia-smi -r).
+TEST(NvmlTest, MigDevicesCarryTheirUuidProfileMemoryAndInstanceIds) {
+  const NvmlReport report = query_fake(load_config("dgx_h100_mig.json"));
+  ASSERT_TRUE(report.available) << report.reason;
+  const NvmlGpu& gpu = report.gpus[0];
+  EXPECT_EQ(gpu.mig_enabled, true);
+  EXPECT_EQ(gpu.mig_pending, true);
+  EXPECT_EQ(gpu.mig_instances, 3);
+  ASSERT_EQ(gpu.mig_devices.size(), 3U);
+  EXPECT_EQ(gpu.mig_devices[0], (MigDevice{0, "MIG-2d7f3a5c-91b4-5e8d-a0c6-7b3e9f1d4c20", "3g.40gb",
+                                           42144366592ULL, 2, 0}));
+  EXPECT_EQ(gpu.mig_devices[2].profile, "1g.10gb");
+  EXPECT_EQ(gpu.mig_devices[2].gpu_instance, 9);
+  EXPECT_EQ(report.gpus[1].mig_enabled, false);
+  EXPECT_EQ(report.gpus[1].mig_pending, true) << "MIG turned on, waiting for a reset";
+  EXPECT_THAT(report.gpus[1].mig_devices, ::testing::IsEmpty());
+  EXPECT_EQ(report.gpus[2].mig_pending, false);
+}
+
 TEST(NvmlTest, LostGpuKeepsItsIndexAndDropsOutOfP2p) {
   json config = load_config("workstation.json");
   config["gpus"][1]["lost"] = true;
@@ -256,7 +276,8 @@ TEST(NvmlTest, JsonRoundTripIsIdentical) {
   config["gpus"][2]["mig"] = true;
   config["gpus"][2]["mig_instances"] = 2;
   const std::vector<NvmlReport> reports = {
-      query_fake(config), query_fake(load_config("workstation.json")), query_nvml("/nonexistent")};
+      query_fake(config), query_fake(load_config("workstation.json")),
+      query_fake(load_config("dgx_h100_mig.json")), query_nvml("/nonexistent")};
   for (const NvmlReport& report : reports) {
     const Result<NvmlReport> back = nvml_report_from_json(json::parse(to_json(report).dump()));
     ASSERT_THAT(back, IsOk());

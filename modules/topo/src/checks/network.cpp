@@ -299,4 +299,32 @@ void check_nvlink_down(const Machine& m, std::vector<Finding>& out) {
   }
 }
 
+// nvidia-smi -i N -mig 1 (or 0) records the mode and applies it at the GPU's next reset: until
+// then the GPU runs as before, so MIG instances a job expects are not there (or are still there).
+void check_mig_pending_reset(const Machine& m, std::vector<Finding>& out) {
+  for (const auto& g : m.nvml.gpus) {
+    if (!g.mig_enabled || !g.mig_pending || *g.mig_enabled == *g.mig_pending) {
+      continue;
+    }
+    Finding f;
+    f.severity = Severity::kWarning;
+    f.devices = {g.pci};
+    f.evidence.push_back(
+        {"nvml:nvmlDeviceGetMigMode",
+         fmt::format("current {}, pending {}", *g.mig_enabled ? "enabled" : "disabled",
+                     *g.mig_pending ? "enabled" : "disabled")});
+    f.message = fmt::format(
+        "gpu {} ({}): MIG mode is {} now and becomes {} only at the GPU's next reset, so jobs see "
+        "{}",
+        g.pci, g.name, *g.mig_enabled ? "on" : "off", *g.mig_pending ? "on" : "off",
+        *g.mig_enabled ? "MIG instances that are meant to be gone"
+                       : "the whole GPU, not the MIG instances they expect");
+    f.recommendation = fmt::format(
+        "Stop the GPU's processes and reset it: `nvidia-smi -i {} -r` (on some systems a reboot); "
+        "then check `nvidia-smi -i {} --query-gpu=mig.mode.current,mig.mode.pending --format=csv`",
+        g.index, g.index);
+    out.push_back(std::move(f));
+  }
+}
+
 }  // namespace acco::topo::detail

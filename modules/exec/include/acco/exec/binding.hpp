@@ -45,13 +45,16 @@ struct Accelerator {
   std::string uuid;     // "GPU-..." from NVML; empty without it
   std::string name;     // the model, or "10de:2330" when nothing names it
   int numa_node = -1;
+  std::vector<std::string> mig_uuids = {};  // its MIG instances' UUIDs, when NVML listed them
+  std::string mig = {};  // the MIG instance chosen (--device MIG-...); empty: the whole GPU
   bool operator==(const Accelerator&) const = default;
 };
 [[nodiscard]] std::vector<Accelerator> accelerators(const topo::Machine& machine);
 
 // --device: an index ("1"), a PCI address ("41:00.0", "0000:41:00.0", any case) or a GPU UUID
-// ("GPU-5f1c..."). kNotFound naming the devices there are; MIG UUIDs ("MIG-...") are
-// kUnavailable until the machine model carries MIG instances.
+// ("GPU-5f1c...") or a MIG instance's UUID ("MIG-..."; the GPU that holds it, with `mig` set:
+// a CUDA process sees one MIG instance, binding follows its GPU). kNotFound naming the devices
+// there are (and, for a MIG UUID, that NVML must have listed it).
 [[nodiscard]] Result<Accelerator> select_device(const std::vector<Accelerator>& devices,
                                                 std::string_view spec);
 

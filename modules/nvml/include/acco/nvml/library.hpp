@@ -102,6 +102,12 @@ struct FieldValue {
   Result<std::uint64_t> value = 0;
 };
 
+// MIG mode now and after the next GPU reset (they differ while a change waits for one).
+struct MigMode {
+  bool current = false;
+  bool pending = false;
+};
+
 // Errors of every call, by NVML return code:
 // - NOT_SUPPORTED, or an optional entry point this driver lacks: kUnsupported.
 // - GPU_IS_LOST: kDeviceError with "GPU is lost" in the message (is_gpu_lost() says so).
@@ -144,9 +150,13 @@ class Library {
   // The raw P-state: 0 (busiest) to 15, 32 for unknown.
   [[nodiscard]] Result<int> performance_state(Device device) const;
   [[nodiscard]] Result<bool> persistence_mode(Device device) const;
+  [[nodiscard]] Result<MigMode> mig_mode(Device device) const;
   [[nodiscard]] Result<bool> mig_enabled(Device device) const;  // the current mode
   [[nodiscard]] Result<unsigned int> max_mig_device_count(Device device) const;
   [[nodiscard]] Result<Device> mig_device(Device device, unsigned int slot) const;
+  // A MIG device's (from mig_device) GPU and compute instance ids; optional entry points.
+  [[nodiscard]] Result<unsigned int> gpu_instance_id(Device mig) const;
+  [[nodiscard]] Result<unsigned int> compute_instance_id(Device mig) const;
   [[nodiscard]] Result<unsigned int> pcie_link(Device device, PcieLink which) const;
   [[nodiscard]] Result<bool> nvlink_active(Device device, unsigned int link) const;
   [[nodiscard]] Result<std::string> nvlink_remote_pci(Device device, unsigned int link) const;

@@ -281,6 +281,18 @@ struct P2pStatus {
   bool operator==(const P2pStatus&) const = default;
 };
 
+// One MIG instance of a GPU (NVML's MIG device handle): what CUDA_VISIBLE_DEVICES=MIG-... makes
+// one process see.
+struct MigDevice {
+  int slot = 0;         // nvmlDeviceGetMigDeviceHandleByIndex's index
+  std::string uuid;     // "MIG-5e4c..." (older drivers: "MIG-GPU-.../gi/ci")
+  std::string profile;  // "3g.40gb", from the device's name ("NVIDIA H100 80GB HBM3 MIG 3g.40gb")
+  std::uint64_t memory_total_bytes = 0;
+  std::optional<int> gpu_instance = {};  // absent when the driver lacks the call
+  std::optional<int> compute_instance = {};
+  bool operator==(const MigDevice&) const = default;
+};
+
 struct NvmlGpu {
   int index = 0;
   std::string pci;  // normalised to "0000:41:00.0"
@@ -291,6 +303,10 @@ struct NvmlGpu {
   std::optional<bool> persistence_mode;
   std::optional<bool> mig_enabled;
   int mig_instances = 0;
+  // The MIG mode after the next GPU reset, when NVML said; differs from mig_enabled while a
+  // change waits for one (nvidia-smi -mig 1 without a reset).
+  std::optional<bool> mig_pending = {};
+  std::vector<MigDevice> mig_devices = {};  // in slot order; empty without MIG
   std::optional<int> pcie_current_gen;
   std::optional<int> pcie_current_width;
   std::optional<int> pcie_max_gen;
