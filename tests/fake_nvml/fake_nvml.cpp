@@ -327,12 +327,11 @@ nvmlReturn_t check(nvmlDevice_t device, const char* query) {
   if (!s.initialised) {
     return NVML_ERROR_UNINITIALIZED;
   }
-  const bool ours =
-      std::any_of(s.gpus.begin(), s.gpus.end(), [device](const nvmlDevice_st& gpu) {
-        return &gpu == device ||
-               std::any_of(gpu.mig_devices.begin(), gpu.mig_devices.end(),
-                           [device](const auto& slot) { return slot.second.get() == device; });
-      });
+  const bool ours = std::any_of(s.gpus.begin(), s.gpus.end(), [device](const nvmlDevice_st& gpu) {
+    return &gpu == device ||
+           std::any_of(gpu.mig_devices.begin(), gpu.mig_devices.end(),
+                       [device](const auto& slot) { return slot.second.get() == device; });
+  });
   if (!ours) {
     return NVML_ERROR_INVALID_ARGUMENT;
   }
@@ -517,8 +516,8 @@ nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t device, unsigned int* currentMode
     return rc;
   }
   *currentMode = device->mig ? NVML_DEVICE_MIG_ENABLE : NVML_DEVICE_MIG_DISABLE;
-  *pendingMode = device->mig != device->mig_pending ? NVML_DEVICE_MIG_ENABLE
-                                                    : NVML_DEVICE_MIG_DISABLE;
+  *pendingMode =
+      device->mig != device->mig_pending ? NVML_DEVICE_MIG_ENABLE : NVML_DEVICE_MIG_DISABLE;
   return NVML_SUCCESS;
 }
 

@@ -342,17 +342,17 @@ Result<bool> Library::mig_enabled(Device device) const {
   return mode.current;
 }
 
-Result<unsigned int> Library::gpu_instance_id(Device device) const {
+Result<unsigned int> Library::gpu_instance_id(Device mig) const {
   unsigned int id = 0;
-  ACCO_RETURN_IF_ERROR(call(*api_, "nvmlDeviceGetGpuInstanceId", api_->gpu_instance_id,
-                            raw(device.handle_), &id));
+  ACCO_RETURN_IF_ERROR(
+      call(*api_, "nvmlDeviceGetGpuInstanceId", api_->gpu_instance_id, raw(mig.handle_), &id));
   return id;
 }
 
-Result<unsigned int> Library::compute_instance_id(Device device) const {
+Result<unsigned int> Library::compute_instance_id(Device mig) const {
   unsigned int id = 0;
   ACCO_RETURN_IF_ERROR(call(*api_, "nvmlDeviceGetComputeInstanceId", api_->compute_instance_id,
-                            raw(device.handle_), &id));
+                            raw(mig.handle_), &id));
   return id;
 }
 

@@ -46,7 +46,6 @@ json to_json(const MigDevice& mig) {
           {"compute_instance", or_null(mig.compute_instance)}};
 }
 
-
 template <typename T>
 json to_json_array(const std::vector<T>& items) {
   json array = json::array();

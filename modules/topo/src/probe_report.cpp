@@ -332,7 +332,6 @@ std::string mig_cell(const NvmlGpu& g) {
   return cell;
 }
 
-
 void add_nvml(report::Document& doc, const Machine& m) {
   if (!m.nvml.available || m.nvml.gpus.empty()) {
     return;
@@ -351,8 +350,7 @@ void add_nvml(report::Document& doc, const Machine& m) {
     rows.push_back({std::to_string(g.index), g.pci, g.name.empty() ? "-" : g.name,
                     g.memory_total_bytes > 0 ? units::format_bytes(g.memory_total_bytes) : "-",
                     opt(g.pstate, [](int p) { return fmt::format("P{}", p); }),
-                    opt(g.persistence_mode, on_off),
-                    mig_cell(g),
+                    opt(g.persistence_mode, on_off), mig_cell(g),
                     g.nvlinks.empty() ? "-" : fmt::format("{}/{}", up, g.nvlinks.size()),
                     g.pcie_current_gen && g.pcie_current_width && g.pcie_max_gen && g.pcie_max_width
                         ? fmt::format("Gen{} x{} of Gen{} x{}", *g.pcie_current_gen,
