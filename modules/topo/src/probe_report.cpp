@@ -223,10 +223,13 @@ std::string memory_only_node_line(const Machine& m, const NumaNode& n) {
 }
 
 std::string header(const Machine& m) {
-  std::string out = fmt::format("acco probe: {} (kernel {}), read from {}{}\n",
-                                m.hostname.empty() ? "unknown host" : m.hostname,
-                                m.kernel.empty() ? "unknown" : m.kernel, m.origin,
-                                m.hypervisor ? ", virtual machine" : "");
+  std::string out = fmt::format(
+      "acco probe: {} (kernel {}), read from {}{}{}\n",
+      m.hostname.empty() ? "unknown host" : m.hostname, m.kernel.empty() ? "unknown" : m.kernel,
+      m.origin, m.hypervisor ? ", virtual machine" : "",
+      m.container.runtime.empty()
+          ? std::string()
+          : fmt::format(", in a {} container ({})", m.container.runtime, m.container.evidence));
   out += cpu_line(m.cpu);
   // Sockets are the packages of the online CPUs; a machine built without them (by hand, or from
   // a source that does not read CPUs) falls back to its nodes' packages. Memory-only nodes and

@@ -54,6 +54,49 @@ void read_system(core::SysfsReader& in, Machine& m) {
   }
 }
 
+// Files only a container runtime leaves: Docker's /.dockerenv, Podman's /run/.containerenv (its
+// engine="podman-4.3.1" line), Apptainer's /.singularity.d, a Kubernetes service account; else
+// the cgroup path of PID 1 (cgroup v1 names the runtime; v2 inside a container reads "0::/").
+void read_container(core::SysfsReader& in, Machine& m) {
+  const core::Fs& fs = in.fs();
+  Container& c = m.container;
+  if (fs.exists("/.dockerenv")) {
+    c = {.runtime = "docker", .evidence = "/.dockerenv exists"};
+  } else if (fs.exists("/run/.containerenv")) {
+    c = {.runtime = "podman", .evidence = "/run/.containerenv exists"};
+    for (const auto& line : units::split(in.text("/run/.containerenv").value_or(""), '\n')) {
+      if (line.starts_with("engine=")) {
+        c.evidence = "/run/.containerenv: " + units::excerpt(line);
+      }
+    }
+  } else if (fs.exists("/.singularity.d")) {
+    c = {.runtime = "apptainer", .evidence = "/.singularity.d exists"};
+  } else if (fs.exists("/var/run/secrets/kubernetes.io/serviceaccount")) {
+    c = {.runtime = "kubernetes",
+         .evidence = "/var/run/secrets/kubernetes.io/serviceaccount exists"};
+  } else if (const auto cgroup = in.text("/proc/1/cgroup")) {
+    for (const auto& [word, runtime] : {std::pair{"kubepods", "kubernetes"},
+                                        {"/docker", "docker"},
+                                        {"libpod", "podman"},
+                                        {"/lxc", "lxc"}}) {
+      if (cgroup->find(word) != std::string::npos) {
+        c = {.runtime = runtime, .evidence = fmt::format("/proc/1/cgroup names {}", word)};
+        break;
+      }
+    }
+  }
+  for (const auto& name : fs.list_dir("/dev").value_or(std::vector<std::string>{})) {
+    if (name.starts_with("nvidia") && name != "nvidia-caps" && name != "nvidia-modeset") {
+      c.nvidia_nodes.push_back(name);
+    }
+  }
+  std::sort(c.nvidia_nodes.begin(), c.nvidia_nodes.end());
+  for (const auto& name : fs.list_dir("/dev/infiniband").value_or(std::vector<std::string>{})) {
+    c.rdma_nodes.push_back(name);
+  }
+  std::sort(c.rdma_nodes.begin(), c.rdma_nodes.end());
+}
+
 bool is_numbered(std::string_view name, std::string_view prefix) {
   return name.size() > prefix.size() && name.substr(0, prefix.size()) == prefix &&
          std::all_of(name.begin() + static_cast<std::ptrdiff_t>(prefix.size()), name.end(),
@@ -1169,6 +1212,7 @@ Result<Machine> discover_sysfs(const core::Fs& fs) {
   Machine m;
   core::SysfsReader in(fs, m.input_issues);
   read_system(in, m);
+  read_container(in, m);
   read_numa(in, m);
   read_pci(in, m);
   read_net(in, m);

@@ -299,6 +299,52 @@ TEST(ChecksTest, AMigModeWaitingForAResetIsAWarning) {
   EXPECT_THAT(pending[1]->message, HasSubstr("MIG instances that are meant to be gone"));
 }
 
+// A DGX seen from inside containers: Docker without --gpus and without /dev/infiniband, Podman
+// with every node it needs, and the host itself (no container: nothing to say).
+TEST(ChecksTest, AContainerWithoutTheHostsDeviceNodesIsTold) {
+  namespace fs = std::filesystem;
+  const auto touch = [](const fs::path& path) {
+    fs::create_directories(path.parent_path());
+    std::ofstream(path) << "";
+  };
+  TempDir docker;
+  acco::testing::write_dgx_h100(docker.path());
+  touch(docker.path() / ".dockerenv");
+  const auto p = probe_dir(docker.path());
+  EXPECT_EQ(p.machine.container.runtime, "docker");
+  std::vector<const Finding*> found;
+  for (const auto& f : p.findings) {
+    if (f.rule == "container-devices-missing") {
+      found.push_back(&f);
+    }
+  }
+  ASSERT_EQ(found.size(), 2U);
+  EXPECT_EQ(found[0]->severity, Severity::kCritical);
+  EXPECT_THAT(found[0]->message, HasSubstr("in a docker container that was given none of the "
+                                           "host's NVIDIA device nodes: the 8 GPU(s)"));
+  EXPECT_THAT(found[0]->recommendation, HasSubstr("docker run --gpus all"));
+  EXPECT_EQ(found[1]->severity, Severity::kWarning);
+  EXPECT_THAT(found[1]->recommendation, HasSubstr("--device=/dev/infiniband --cap-add=IPC_LOCK"));
+
+  TempDir podman;
+  acco::testing::write_dgx_h100(podman.path());
+  fs::create_directories(podman.path() / "run");
+  std::ofstream(podman.path() / "run/.containerenv") << "engine=\"podman-4.3.1\"\nname=\"train\"\n";
+  for (const char* node : {"dev/nvidiactl", "dev/nvidia0", "dev/nvidia-uvm",
+                           "dev/infiniband/uverbs0", "dev/infiniband/rdma_cm"}) {
+    touch(podman.path() / node);
+  }
+  const auto q = probe_dir(podman.path());
+  EXPECT_EQ(q.machine.container.runtime, "podman");
+  EXPECT_EQ(q.machine.container.evidence, "/run/.containerenv: engine=\"podman-4.3.1\"");
+  EXPECT_THAT(q.machine.container.nvidia_nodes, ElementsAre("nvidia-uvm", "nvidia0", "nvidiactl"));
+  EXPECT_THAT(rules_of(q.findings), Not(Contains("container-devices-missing")));
+
+  const auto host = dgx();
+  EXPECT_EQ(host.machine.container.runtime, "");
+  EXPECT_THAT(rules_of(host.findings), Not(Contains("container-devices-missing")));
+}
+
 TEST(ChecksTest, WorkstationHasDowntrainAndRemoteNicAndNvme) {
   TempDir dir;
   acco::testing::write_workstation(dir.path());
@@ -878,7 +924,7 @@ TEST(ChecksTest, RuleIdsAreUniqueAndEachHasATitleAndAnOrderedRange) {
     EXPECT_FALSE(r.title.empty()) << r.id;
     EXPECT_LE(r.lowest, r.highest) << r.id;
   }
-  EXPECT_EQ(ids.size(), 40U);
+  EXPECT_EQ(ids.size(), 41U);
 }
 
 }  // namespace

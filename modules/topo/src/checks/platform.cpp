@@ -2,6 +2,7 @@
 // NVIDIA driver that NVML cannot reach, firmware NUMA tables that contradict themselves, and
 // inputs that could not be understood.
 #include <algorithm>
+#include <cctype>
 #include <iterator>
 #include <numeric>
 #include <string>
@@ -148,6 +149,82 @@ void check_nvml_unavailable(const Machine& m, std::vector<Finding>& out) {
       gpus.size(), m.nvml.reason.empty() ? "not queried" : m.nvml.reason);
   f.recommendation = "Install or load the NVIDIA driver (`nvidia-smi` must work), then re-run";
   out.push_back(std::move(f));
+}
+
+// The flags that give a container the host's devices, per runtime.
+std::string gpu_flags(const std::string& runtime) {
+  if (runtime == "podman") {
+    return "podman run --device nvidia.com/gpu=all (CDI; make the spec once with `nvidia-ctk cdi "
+           "generate --output=/etc/cdi/nvidia.yaml`)";
+  }
+  if (runtime == "apptainer") {
+    return "apptainer exec --nv (or --nvccli with the NVIDIA Container CLI)";
+  }
+  if (runtime == "kubernetes") {
+    return "request resources.limits nvidia.com/gpu with the NVIDIA device plugin (or the GPU "
+           "Operator) installed";
+  }
+  return "docker run --gpus all (the NVIDIA Container Toolkit; `nvidia-ctk runtime configure "
+         "--runtime=docker` once)";
+}
+
+void check_container_devices_missing(const Machine& m, std::vector<Finding>& out) {
+  const Container& c = m.container;
+  if (c.runtime.empty() || !m.sysfs_read) {
+    return;
+  }
+  const auto gpus = nvidia_gpus(m);
+  const bool ctl =
+      std::find(c.nvidia_nodes.begin(), c.nvidia_nodes.end(), "nvidiactl") != c.nvidia_nodes.end();
+  const bool any_gpu =
+      std::any_of(c.nvidia_nodes.begin(), c.nvidia_nodes.end(), [](const std::string& n) {
+        return n.size() > 6 && std::all_of(n.begin() + 6, n.end(), [](char ch) {
+                 return std::isdigit(static_cast<unsigned char>(ch)) != 0;
+               });
+      });
+  if (!gpus.empty() && (!ctl || !any_gpu)) {
+    Finding f;
+    f.severity = Severity::kCritical;
+    f.devices = gpus;
+    f.evidence = {
+        {"container", c.evidence},
+        {"/dev", c.nvidia_nodes.empty() ? std::string("no nvidia* device nodes")
+                                        : fmt::format("{}", fmt::join(c.nvidia_nodes, " "))}};
+    f.message = fmt::format(
+        "in a {} container that was given {} of the host's NVIDIA device nodes: the {} GPU(s) on "
+        "PCI are invisible to CUDA and NVML here",
+        c.runtime, c.nvidia_nodes.empty() ? "none" : "not all", gpus.size());
+    f.recommendation = "Start the container with " + gpu_flags(c.runtime);
+    out.push_back(std::move(f));
+  }
+  const bool rdma = std::any_of(m.ib_ports.begin(), m.ib_ports.end(),
+                                [](const IbPort& p) { return p.state == 4; });
+  const bool uverbs = std::any_of(c.rdma_nodes.begin(), c.rdma_nodes.end(),
+                                  [](const std::string& n) { return n.starts_with("uverbs"); });
+  if (rdma && !uverbs) {
+    Finding f;
+    f.severity = Severity::kWarning;
+    for (const IbPort& p : m.ib_ports) {
+      if (p.state == 4 && !p.pci.empty()) {
+        f.devices.push_back(p.pci);
+      }
+    }
+    f.evidence = {{"container", c.evidence},
+                  {"/dev/infiniband", c.rdma_nodes.empty()
+                                          ? std::string("absent or empty")
+                                          : fmt::format("{}", fmt::join(c.rdma_nodes, " "))}};
+    f.message = fmt::format(
+        "in a {} container without /dev/infiniband/uverbs*: the host's active RDMA ports cannot "
+        "be used, so NCCL and UCX fall back to TCP sockets",
+        c.runtime);
+    f.recommendation =
+        c.runtime == "kubernetes"
+            ? "Expose the HCAs with an RDMA device plugin (k8s-rdma-shared-dev-plugin or the "
+              "Network Operator) and add the IPC_LOCK capability"
+            : "Start the container with --device=/dev/infiniband --cap-add=IPC_LOCK --ulimit "
+              "memlock=-1:-1 (Apptainer binds /dev already)";
+    out.push_back(std::move(f));
+  }
 }
 
 namespace {

@@ -386,6 +386,19 @@ struct PciIdsSource {
   bool operator==(const PciIdsSource&) const = default;
 };
 
+// Whether acco runs inside a container, and which of the host's device nodes it was given.
+struct Container {
+  // "docker", "podman", "kubernetes", "lxc", "apptainer"; empty when nothing says acco runs in
+  // one (a container can hide it: then the checks that need it stay silent).
+  std::string runtime = {};
+  std::string evidence = {};  // the file that said so: "/.dockerenv exists"
+  // NVIDIA and RDMA device nodes present, read wherever acco runs: "nvidiactl", "nvidia0",
+  // "nvidia-uvm"; "uverbs0", "rdma_cm" (under /dev/infiniband).
+  std::vector<std::string> nvidia_nodes = {};
+  std::vector<std::string> rdma_nodes = {};
+  bool operator==(const Container&) const = default;
+};
+
 struct Machine {
   std::string origin;  // "/" , "sysroot /tmp/x" or "snapshot file.json"
   std::string hostname;
@@ -415,6 +428,7 @@ struct Machine {
   std::vector<int> online_nodes = {};
   CpuTopology cpu;
   HostLimits limits = {};
+  Container container = {};
   // False when the machine comes from an hwloc XML export alone: drivers, IOMMU groups, ACS,
   // kernel modules, InfiniBand ports and link generations were not read, and the checks that
   // need them stay silent.
