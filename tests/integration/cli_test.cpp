@@ -525,6 +525,27 @@ TEST(CliTest, BenchCompareWithACorruptHistoryPrintsTheRunAndExits65) {
   EXPECT_EQ(slurp(history), text);
 }
 
+// The bench history is a setting: ACCO_HISTORY (or a config file's "history") places it for
+// bench and bench --compare as --history does, and `acco config` says where it came from.
+TEST(CliTest, TheBenchHistoryComesFromTheHistorySetting) {
+  TempDir dir;
+  const auto history = (dir.path() / "from-env.sqlite").string();
+  const std::vector<std::string> bench = {"bench",       "--backend",   "host", "--cases",
+                                          "host_memcpy", "--bytes",     "4MiB", "--reps",
+                                          "1",           "--no-profile"};
+  const auto first = acco(bench, {{"ACCO_HISTORY", history}});
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  EXPECT_TRUE(std::filesystem::exists(history));
+  auto compare = bench;
+  compare.emplace_back("--compare");
+  const auto second = acco(compare, {{"ACCO_HISTORY", history}});
+  ASSERT_EQ(second.exit_code, 0) << second.err;
+  EXPECT_THAT(second.out, HasSubstr("host_memcpy"));
+  EXPECT_THAT(second.out, HasSubstr("case         device  change     before     now"));
+  const auto config = acco({"config"}, {{"ACCO_HISTORY", history}});
+  EXPECT_THAT(config.out, HasSubstr("history = " + history + "  (set by env;"));
+}
+
 // `--nvml on` asks for NVML: without it probe and doctor stop with 69, as serve and power do
 // (auto reports it as a finding, above).
 TEST(CliTest, NvmlOnWithoutNvmlExits69) {

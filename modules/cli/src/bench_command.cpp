@@ -50,7 +50,6 @@ struct BenchFlags {
   bool list = false;
   std::string html;
   bool compare = false;
-  std::string history;
   bool no_history = false;
   std::string suite = "transfer";
   std::string file;    // --suite storage: the file read
@@ -109,9 +108,10 @@ void add_bench_flags(CLI::App& sub, SharedFlags& shared, BenchFlags& f) {
       ->type_name("FILE");
   sub.add_flag("--compare", f.compare,
                "compare with the last run on this machine and flag regressions");
-  sub.add_option("--history", f.history,
-                 "history database (default $XDG_STATE_HOME/acco/history.sqlite)")
-      ->type_name("FILE");
+  add_setting_flag(sub, shared, "history",
+                   "history database (default $XDG_STATE_HOME/acco/history.sqlite; env "
+                   "ACCO_HISTORY)",
+                   "FILE");
   sub.add_flag("--no-history", f.no_history, "do not read or write the history");
   add_profile_flags(sub, f.profile);
   CLI::Option* collective = add_collective_flags(sub, f.collective);
@@ -163,7 +163,7 @@ Status storage_options(const BenchFlags& f, BenchOptions& o) {
   return {};
 }
 
-Result<BenchOptions> bench_options(const BenchFlags& f) {
+Result<BenchOptions> bench_options(const BenchFlags& f, const std::string& history) {
   if (f.devices < 1 || f.devices > 64) {
     return usage(fmt::format("--devices: {} is not between 1 and 64", f.devices));
   }
@@ -178,7 +178,7 @@ Result<BenchOptions> bench_options(const BenchFlags& f) {
   o.list = f.list;
   o.html = f.html;
   o.compare = f.compare;
-  o.history = f.history;
+  o.history = history;
   o.no_history = f.no_history;
   o.profile = f.profile;
   if (f.list) {
@@ -362,10 +362,10 @@ Status check_output_path(std::string_view flag, const std::string& path) {
 CommandSpec bench_command() {
   return command_with_flags<BenchFlags>(
       "bench", "measure host<->device, device<->device and host bandwidth against the link peak",
-      add_bench_flags, [](const BenchFlags& flags, const core::Settings&) {
+      add_bench_flags, [](const BenchFlags& flags, const core::Settings& settings) {
         if (!flags.collective.ops.empty()) {  // the suites' flags exclude it (add_bench_flags)
           CollectiveFlags collective = flags.collective;
-          collective.history = flags.history;
+          collective.history = settings.get("history");
           collective.no_history = flags.no_history;
           collective.backend = flags.backend;
           collective.compare = flags.compare;
@@ -373,7 +373,7 @@ CommandSpec bench_command() {
           collective.quick = flags.quick;  // a short sweep, as for the suites
           return collective_command(collective);
         }
-        return command_from<BenchCommand>(bench_options(flags));
+        return command_from<BenchCommand>(bench_options(flags, settings.get("history")));
       });
 }
 

@@ -32,7 +32,7 @@ core::Settings default_settings() {
            "SQLite file where acco serve keeps every device field and the host's CPU and memory "
            "(raw points 1h, minute averages 7d); empty: none");
   s.define("history", "",
-           "bench history database (acco serve --bench-every); empty: "
+           "bench history database (acco bench, bench --collective, serve --bench-every); empty: "
            "$XDG_STATE_HOME/acco/history.sqlite, else ~/.local/state/acco/history.sqlite");
   s.define("state-file", power::kDefaultStateFile,
            "the governor's state file: each device's original limits while acco has changed them "

@@ -107,7 +107,7 @@ _acco_bench() {
     --json'[print JSON (schema acco.bench/1)]' \
     --html='[write a self-contained HTML report with plots]:FILE:_files' \
     --compare'[compare with the last run on this machine and flag regressions]' \
-    --history='[history database (default $XDG_STATE_HOME/acco/history.sqlite)]:FILE:_files' \
+    --history='[history database (default $XDG_STATE_HOME/acco/history.sqlite; env ACCO_HISTORY)]:FILE:_files' \
     --no-history'[do not read or write the history]' \
     --profile='[transfer engine and storage reader profile from acco tune (default\: the one saved for this machine under $XDG_STATE_HOME/acco/tune)]:FILE:_files' \
     --no-profile'[use the engine'\''s and the reader'\''s defaults, not the profile acco tune saved]' \
