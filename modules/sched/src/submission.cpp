@@ -239,8 +239,10 @@ void RuntimeCore::add_task(TaskId id, Task task) {
   // One entry per handle, with the union of its modes.
   for (const auto& [handle, mode] : task.accesses) {
     t.access_handles.push_back(handle.id);
+    // A copy, not the binding: clang before 16 cannot capture a structured binding.
+    const auto id = handle.id;
     auto it = std::find_if(t.accesses.begin(), t.accesses.end(),
-                           [&](const auto& a) { return a.first == handle.id; });
+                           [id](const auto& a) { return a.first == id; });
     if (it == t.accesses.end()) {
       t.accesses.emplace_back(handle.id, mode);
       t.bytes += handles_[handle.id].bytes;
