@@ -1,0 +1,12 @@
+// acco._core: the compiled half of the Python package `acco` (python/acco/__init__.py re-exports
+// it). Bindings of the modules' public functions only; no logic of its own.
+#include <pybind11/pybind11.h>
+
+#include "documents.hpp"
+#include "errors.hpp"
+
+PYBIND11_MODULE(_core, m) {
+  m.doc() = "acco's compiled bindings; use the package `acco`.";
+  acco::python::bind_errors(m);
+  acco::python::bind_documents(m);
+}
