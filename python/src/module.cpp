@@ -4,9 +4,11 @@
 
 #include "documents.hpp"
 #include "errors.hpp"
+#include "transfers.hpp"
 
 PYBIND11_MODULE(_core, m) {
   m.doc() = "acco's compiled bindings; use the package `acco`.";
   acco::python::bind_errors(m);
   acco::python::bind_documents(m);
+  acco::python::bind_transfers(m);
 }

@@ -1,0 +1,44 @@
+// The memory behind a Python object, as one contiguous byte range the engine can copy: the buffer
+// protocol (numpy arrays, bytearray, memoryview, acco.pinned_empty arrays), `__dlpack__` (torch
+// tensors, on the CPU and, with the CUDA backend, on a GPU) and acco's own DeviceBuffer.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include <pybind11/pybind11.h>
+
+#include "acco/device/device.hpp"
+
+namespace acco::python {
+
+// acco.DeviceBuffer: memory of one device (Device.allocate). Holds the backend, so the memory may
+// outlive every Python handle to its device.
+struct DeviceBuffer {
+  std::shared_ptr<device::Backend> backend;
+  std::unique_ptr<device::Buffer> buffer;
+};
+
+// Holds the object (and its buffer export) until destroyed; create and destroy it with the GIL.
+class BufferView {
+ public:
+  // `what` names the argument in errors ("dst"). Raises InvalidArgumentError for an object
+  // without one of the three interfaces, a non-contiguous or (with `writable`) read-only one;
+  // UnsupportedError for DLPack memory neither on the host nor on a CUDA device.
+  BufferView(pybind11::handle object, bool writable, const std::string& what);
+  ~BufferView();
+  BufferView(const BufferView&) = delete;
+  BufferView& operator=(const BufferView&) = delete;
+
+  [[nodiscard]] void* data() const { return data_; }
+  [[nodiscard]] std::size_t bytes() const { return bytes_; }
+
+ private:
+  pybind11::object object_;  // the object, or the DLPack capsule that keeps the tensor alive
+  std::unique_ptr<Py_buffer> view_;  // set when the buffer protocol was used
+  void* data_ = nullptr;
+  std::size_t bytes_ = 0;
+};
+
+}  // namespace acco::python
