@@ -1,4 +1,4 @@
-"""acco from Python: the machine's links, benchmarks and the transfer engine.
+"""acco from Python: the machine's links, benchmarks, the transfer engine and the task runtime.
 
 The documents (probe, bench) are the ones `acco ... --json` prints, as dicts. Every error is an
 acco.Error subclass named after its kind (NotFoundError, InvalidArgumentError, ...) whose str() is
@@ -22,6 +22,8 @@ from ._core import (
     InternalError,
     InvalidArgumentError,
     NotFoundError,
+    Runtime,
+    TaskContext,
     Transfer,
     UnavailableError,
     UnsupportedError,
@@ -41,6 +43,8 @@ __all__ = [
     "InternalError",
     "InvalidArgumentError",
     "NotFoundError",
+    "Runtime",
+    "TaskContext",
     "Transfer",
     "UnavailableError",
     "UnsupportedError",

@@ -1,6 +1,6 @@
 # Type stub of acco._core, the compiled half of the package (python/src/*.cpp). The package
 # `acco` re-exports every public name; docs/python.md is the reference.
-from typing import Any, Dict, List, Optional, Sequence, Union
+from typing import Any, Callable, Dict, List, Optional, Sequence, Union
 
 import numpy
 
@@ -85,6 +85,39 @@ class Engine:
     def pinned_empty(
         self, shape: Union[int, Sequence[int]], dtype: Any = "float32"
     ) -> numpy.ndarray: ...
+
+class TaskContext:
+    device: int
+    kind: str
+    arrays: List[numpy.ndarray]
+    pointers: List[int]
+
+class Runtime:
+    def __init__(
+        self, devices: Sequence[Device], policy: str = "dmda", kinds: Optional[Sequence[str]] = None
+    ) -> None: ...
+    def register(self, array: numpy.ndarray) -> int: ...
+    def write_back(self, data: int) -> None: ...
+    def unregister(self, data: int) -> None: ...
+    def submit(
+        self,
+        fn: Union[Callable[[TaskContext], Any], Dict[str, Callable[[TaskContext], Any]]],
+        reads: Sequence[int] = ...,
+        writes: Sequence[int] = ...,
+        read_writes: Sequence[int] = ...,
+        flops: float = 0.0,
+        bytes: float = 0.0,
+        kind: Optional[str] = None,
+        name: str = "",
+        depends_on: Sequence[int] = ...,
+        priority: int = 0,
+    ) -> int: ...
+    def wait_all(self) -> None: ...
+    def failures(self) -> List[Dict[str, Any]]: ...
+    def explain(self, task: int) -> str: ...
+    policy: str
+    @property
+    def devices(self) -> int: ...
 
 def _open_devices(backend: str = "auto", host_devices: int = 1, link: str = "pcie4x16") -> List[Device]: ...
 def _pinned_empty(shape: Sequence[int], dtype: numpy.dtype, device: Device) -> numpy.ndarray: ...

@@ -4,6 +4,7 @@
 
 #include "documents.hpp"
 #include "errors.hpp"
+#include "runtime.hpp"
 #include "transfers.hpp"
 
 PYBIND11_MODULE(_core, m) {
@@ -11,4 +12,5 @@ PYBIND11_MODULE(_core, m) {
   acco::python::bind_errors(m);
   acco::python::bind_documents(m);
   acco::python::bind_transfers(m);
+  acco::python::bind_runtime(m);
 }

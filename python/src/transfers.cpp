@@ -25,12 +25,6 @@ namespace py = pybind11;
 namespace acco::python {
 namespace {
 
-// acco.Device: one device of a backend; holds the backend, which owns it.
-struct PyDevice {
-  std::shared_ptr<device::Backend> backend;
-  device::Device* device = nullptr;
-};
-
 // What the Python Engine, its Transfers and Batches share: the engine lives until the last of them
 // goes. Engine is not thread-safe; the mutex lets several Python threads use one (each call takes
 // it after the GIL is released, so a waiting thread never holds the GIL).
