@@ -4,6 +4,7 @@
 
 #include "documents.hpp"
 #include "errors.hpp"
+#include "monitor.hpp"
 #include "runtime.hpp"
 #include "transfers.hpp"
 
@@ -13,4 +14,5 @@ PYBIND11_MODULE(_core, m) {
   acco::python::bind_documents(m);
   acco::python::bind_transfers(m);
   acco::python::bind_runtime(m);
+  acco::python::bind_monitor(m);
 }
