@@ -22,9 +22,10 @@ std::string take_python_error() {
 
 }  // namespace
 
-BufferView::BufferView(py::handle object, bool writable, const std::string& what) {
+BufferView::BufferView(py::handle object, bool writable, const std::string& what) : what_(what) {
   if (py::isinstance<DeviceBuffer>(object)) {
     const auto& memory = object.cast<const DeviceBuffer&>();
+    owner_ = memory.device;
     object_ = py::reinterpret_borrow<py::object>(object);
     data_ = memory.buffer->data();
     bytes_ = memory.buffer->size();
@@ -66,6 +67,8 @@ BufferView::BufferView(py::handle object, bool writable, const std::string& what
       expected_stride *= t.shape[d];
       elements *= t.shape[d];
     }
+    gpu_memory_ = type == dlpack::kDLCUDA;
+    gpu_ = t.device.device_id;
     object_ = std::move(capsule);
     data_ = static_cast<std::byte*>(t.data) + t.byte_offset;
     bytes_ = static_cast<std::size_t>(elements) * ((t.dtype.bits * t.dtype.lanes + 7U) / 8U);
@@ -74,6 +77,20 @@ BufferView::BufferView(py::handle object, bool writable, const std::string& what
   invalid(what, std::string("expected a numpy array, a tensor, an acco.DeviceBuffer or another "
                             "object with the buffer protocol or __dlpack__, got ") +
                     Py_TYPE(object.ptr())->tp_name);
+}
+
+void BufferView::check_for(const device::Device& device) const {
+  const auto& info = device.info();
+  if (owner_ != nullptr && owner_ != &device) {
+    throw ErrorException(
+        Error{Errc::kInvalidArgument, what_ + ": memory of " + owner_->info().name +
+                                          ", not of the engine's device " + info.name});
+  }
+  if (gpu_memory_ && info.backend != "cuda") {
+    throw ErrorException(
+        Error{Errc::kUnsupported, what_ + ": a tensor on CUDA device " + std::to_string(gpu_) +
+                                      ", but the engine's device is " + info.name});
+  }
 }
 
 BufferView::~BufferView() {

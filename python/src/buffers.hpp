@@ -17,6 +17,7 @@ namespace acco::python {
 // outlive every Python handle to its device.
 struct DeviceBuffer {
   std::shared_ptr<device::Backend> backend;
+  device::Device* device = nullptr;  // the backend's, which owns it
   std::unique_ptr<device::Buffer> buffer;
 };
 
@@ -34,11 +35,19 @@ class BufferView {
   [[nodiscard]] void* data() const { return data_; }
   [[nodiscard]] std::size_t bytes() const { return bytes_; }
 
+  // Raises for memory `device` (an engine's) cannot copy: device memory of another device
+  // (InvalidArgumentError) or a GPU tensor on the host backend (UnsupportedError).
+  void check_for(const device::Device& device) const;
+
  private:
   pybind11::object object_;  // the object, or the DLPack capsule that keeps the tensor alive
   std::unique_ptr<Py_buffer> view_;  // set when the buffer protocol was used
   void* data_ = nullptr;
   std::size_t bytes_ = 0;
+  std::string what_;
+  const device::Device* owner_ = nullptr;  // a DeviceBuffer's device
+  bool gpu_memory_ = false;                // a DLPack tensor on a CUDA device
+  int gpu_ = -1;                           // its device id there
 };
 
 }  // namespace acco::python

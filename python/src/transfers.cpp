@@ -97,6 +97,8 @@ class PyBatch {
   void add(py::handle dst, py::handle src) {
     auto d = std::make_unique<BufferView>(dst, true, "dst");
     auto s = std::make_unique<BufferView>(src, false, "src");
+    d->check_for(state_->engine->device());
+    s->check_for(state_->engine->device());
     if (d->bytes() != s->bytes()) {
       throw ErrorException(
           Error{Errc::kInvalidArgument, "batch.add: dst holds " + std::to_string(d->bytes()) +
@@ -147,7 +149,7 @@ class PyEngine {
   py::dict copy(py::handle dst, py::handle src) {
     const BufferView d(dst, true, "dst");
     const BufferView s(src, false, "src");
-    check_sizes(d, s);
+    check_pair(d, s);
     transfer::CopyRecord record;
     {
       const py::gil_scoped_release release;
@@ -162,7 +164,7 @@ class PyEngine {
     std::vector<std::unique_ptr<BufferView>> views;
     views.push_back(std::make_unique<BufferView>(dst, true, "dst"));
     views.push_back(std::make_unique<BufferView>(src, false, "src"));
-    check_sizes(*views[0], *views[1]);
+    check_pair(*views[0], *views[1]);
     std::optional<transfer::Transfer> transfer;
     {
       const py::gil_scoped_release release;
@@ -195,7 +197,10 @@ class PyEngine {
   }
 
  private:
-  static void check_sizes(const BufferView& d, const BufferView& s) {
+  // Memory this engine can copy (check_for), and as many bytes at both ends.
+  void check_pair(const BufferView& d, const BufferView& s) const {
+    d.check_for(state_->engine->device());
+    s.check_for(state_->engine->device());
     if (d.bytes() != s.bytes()) {
       throw ErrorException(
           Error{Errc::kInvalidArgument, "copy: dst holds " + std::to_string(d.bytes()) +
@@ -293,7 +298,7 @@ void bind_transfers(py::module_& m) {
       .def(
           "allocate",
           [](const PyDevice& d, std::size_t bytes) {
-            DeviceBuffer b{d.backend, nullptr};
+            DeviceBuffer b{d.backend, d.device, nullptr};
             const py::gil_scoped_release release;
             b.buffer = unwrap(d.device->allocate(bytes));
             return b;

@@ -66,6 +66,17 @@ def test_copy_refuses_sizes_that_differ_and_read_only_destinations(engine):
         engine.copy(np.zeros(1), 3)
 
 
+def test_device_memory_of_another_device_is_refused():
+    first, second = acco.devices(backend="host", host_devices=2)
+    engine = acco.Engine(first)
+    elsewhere = second.allocate(64)
+    with pytest.raises(acco.InvalidArgumentError,
+                       match=r"^dst: memory of host 1 .*, not of the engine's device host 0"):
+        engine.copy(elsewhere, np.zeros(64, np.uint8))
+    with pytest.raises(acco.InvalidArgumentError, match="^src: memory of host 1"):
+        engine.batch().add(np.zeros(64, np.uint8), elsewhere)
+
+
 def test_pinned_empty_is_a_numpy_array_in_pinned_memory_without_copies(engine, device):
     pinned = acco.pinned_empty((256, 1024), "float32", device)
     assert pinned.shape == (256, 1024) and pinned.dtype == np.float32
