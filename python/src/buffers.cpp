@@ -1,6 +1,7 @@
 #include "buffers.hpp"
 
 #include <cstdint>
+#include <vector>
 
 #include "dlpack.hpp"
 #include "errors.hpp"
@@ -43,6 +44,10 @@ BufferView::BufferView(py::handle object, bool writable, const std::string& what
     view_ = std::move(view);
     return;
   }
+  if (py::hasattr(object, "__cuda_array_interface__")) {
+    from_cuda_array_interface(object, writable);
+    return;
+  }
   if (py::hasattr(object, "__dlpack__")) {
     py::object capsule = object.attr("__dlpack__")();
     auto* managed = static_cast<dlpack::ManagedTensor*>(
@@ -68,7 +73,6 @@ BufferView::BufferView(py::handle object, bool writable, const std::string& what
       elements *= t.shape[d];
     }
     gpu_memory_ = type == dlpack::kDLCUDA;
-    gpu_ = t.device.device_id;
     object_ = std::move(capsule);
     data_ = static_cast<std::byte*>(t.data) + t.byte_offset;
     bytes_ = static_cast<std::size_t>(elements) * ((t.dtype.bits * t.dtype.lanes + 7U) / 8U);
@@ -77,6 +81,53 @@ BufferView::BufferView(py::handle object, bool writable, const std::string& what
   invalid(what, std::string("expected a numpy array, a tensor, an acco.DeviceBuffer or another "
                             "object with the buffer protocol or __dlpack__, got ") +
                     Py_TYPE(object.ptr())->tp_name);
+}
+
+// Numba's __cuda_array_interface__ (version 2 and 3; CuPy, Numba, torch): a C-contiguous range
+// of GPU memory. Its `stream`, when given, is not synchronised with: the producer's work on it
+// must be complete (docs/python.md).
+void BufferView::from_cuda_array_interface(py::handle object, bool writable) {
+  const py::dict cai = object.attr("__cuda_array_interface__");
+  const auto get = [&](const char* key) -> py::object {
+    if (!cai.contains(key)) {
+      invalid(what_, std::string("__cuda_array_interface__: no '") + key + "'");
+    }
+    return cai[key];
+  };
+  const auto data = get("data").cast<py::tuple>();
+  const std::string typestr = py::str(get("typestr"));
+  std::size_t item = 0;
+  if (typestr.size() >= 3) {
+    item = static_cast<std::size_t>(std::stoul(typestr.substr(2)));
+  }
+  if (item == 0) {
+    invalid(what_, "__cuda_array_interface__: typestr '" + typestr + "' has no item size");
+  }
+  std::size_t elements = 1;
+  std::vector<std::size_t> shape;
+  for (const auto& n : get("shape").cast<py::tuple>()) {
+    shape.push_back(n.cast<std::size_t>());
+    elements *= shape.back();
+  }
+  if (cai.contains("strides") && !cai["strides"].is_none()) {
+    std::size_t expected = item;
+    const auto strides = cai["strides"].cast<py::tuple>();
+    for (std::size_t d = shape.size(); d-- > 0;) {
+      if (shape[d] > 1 && strides[d].cast<std::size_t>() != expected) {
+        invalid(what_, "the array is not C-contiguous");
+      }
+      expected *= shape[d];
+    }
+  }
+  if (writable && data[1].cast<bool>()) {
+    invalid(what_, "the array is read-only");
+  }
+  object_ = py::reinterpret_borrow<py::object>(object);
+  // The interface hands the device address over as an integer.
+  data_ = reinterpret_cast<void*>(  // NOLINT(performance-no-int-to-ptr)
+      data[0].cast<std::uintptr_t>());
+  bytes_ = elements * item;
+  gpu_memory_ = true;
 }
 
 void BufferView::check_for(const device::Device& device) const {
@@ -88,8 +139,8 @@ void BufferView::check_for(const device::Device& device) const {
   }
   if (gpu_memory_ && info.backend != "cuda") {
     throw ErrorException(
-        Error{Errc::kUnsupported, what_ + ": a tensor on CUDA device " + std::to_string(gpu_) +
-                                      ", but the engine's device is " + info.name});
+        Error{Errc::kUnsupported,
+              what_ + ": memory of a CUDA device, but the engine's device is " + info.name});
   }
 }
 

@@ -1,6 +1,7 @@
 // The memory behind a Python object, as one contiguous byte range the engine can copy: the buffer
-// protocol (numpy arrays, bytearray, memoryview, acco.pinned_empty arrays), `__dlpack__` (torch
-// tensors, on the CPU and, with the CUDA backend, on a GPU) and acco's own DeviceBuffer.
+// protocol (numpy arrays, bytearray, memoryview, acco.pinned_empty arrays),
+// `__cuda_array_interface__` (GPU arrays of CuPy, Numba, torch), `__dlpack__` (torch tensors, on
+// the CPU and, with the CUDA backend, on a GPU) and acco's own DeviceBuffer.
 #pragma once
 
 #include <cstddef>
@@ -40,14 +41,15 @@ class BufferView {
   void check_for(const device::Device& device) const;
 
  private:
+  void from_cuda_array_interface(pybind11::handle object, bool writable);
+
   pybind11::object object_;  // the object, or the DLPack capsule that keeps the tensor alive
   std::unique_ptr<Py_buffer> view_;  // set when the buffer protocol was used
   void* data_ = nullptr;
   std::size_t bytes_ = 0;
   std::string what_;
   const device::Device* owner_ = nullptr;  // a DeviceBuffer's device
-  bool gpu_memory_ = false;                // a DLPack tensor on a CUDA device
-  int gpu_ = -1;                           // its device id there
+  bool gpu_memory_ = false;                // a GPU array or tensor of another library
 };
 
 }  // namespace acco::python

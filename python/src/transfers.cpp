@@ -316,6 +316,24 @@ void bind_transfers(py::module_& m) {
                            "Engine copies.")
       .def_property_readonly("nbytes", [](const DeviceBuffer& b) { return b.buffer->size(); })
       .def_property_readonly(
+          "__cuda_array_interface__",
+          [](const DeviceBuffer& b) {
+            if (b.device->info().backend != "cuda") {
+              throw py::attribute_error("__cuda_array_interface__: memory of " +
+                                        b.device->info().name + " is not a GPU's");
+            }
+            py::dict cai;
+            cai["shape"] = py::make_tuple(b.buffer->size());
+            cai["typestr"] = "|u1";
+            cai["data"] = py::make_tuple(reinterpret_cast<std::uintptr_t>(b.buffer->data()), false);
+            cai["strides"] = py::none();
+            cai["version"] = 3;
+            cai["stream"] = py::none();  // acco syncs its own copies: copy() or Transfer.wait()
+            return cai;
+          },
+          "On a GPU: the buffer as bytes to CuPy, Numba or torch (torch.as_tensor(buffer, "
+          "device='cuda')), without a copy.")
+      .def_property_readonly(
           "ptr",
           [](const DeviceBuffer& b) { return reinterpret_cast<std::uintptr_t>(b.buffer->data()); },
           "The device address.");

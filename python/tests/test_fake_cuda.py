@@ -27,6 +27,32 @@ pinned = engine.pinned_empty(src.shape, src.dtype)
 pinned[:] = src
 record = engine.copy(on_device, pinned)
 assert record["src_kind"] in ("pinned", "registered"), record
+cai = on_device.__cuda_array_interface__
+assert cai["data"] == (on_device.ptr, False) and cai["shape"] == (src.nbytes,), cai
+
+
+class GpuArray:  # what CuPy or Numba hand over: the interface alone
+    def __init__(self, ptr, n, readonly=False):
+        self.__cuda_array_interface__ = {"data": (ptr, readonly), "shape": (n,),
+                                         "typestr": "<f4", "strides": None, "version": 3}
+
+
+half = src.size // 2
+engine.copy(GpuArray(on_device.ptr, half), src[half:])
+engine.copy(back[:half], GpuArray(on_device.ptr, half))
+assert np.array_equal(back[:half], src[half:])
+try:
+    engine.copy(GpuArray(on_device.ptr, half, readonly=True), src[half:])
+    raise AssertionError("a read-only destination was written")
+except acco.InvalidArgumentError as e:
+    assert str(e) == "dst: the array is read-only", e
+host_engine = acco.Engine(acco.devices(backend="host")[0])
+try:
+    host_engine.copy(back[:half], GpuArray(on_device.ptr, half))
+    raise AssertionError("the host backend took GPU memory")
+except acco.UnsupportedError as e:
+    assert str(e).startswith("src: memory of a CUDA device, but the engine's device is host 0"), e
+assert not hasattr(acco.devices(backend="host")[0].allocate(8), "__cuda_array_interface__")
 del engine
 pinned[:] = 0
 assert pinned.sum() == 0
