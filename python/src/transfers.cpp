@@ -1,5 +1,6 @@
 #include "transfers.hpp"
 
+#include <chrono>
 #include <cstddef>
 #include <memory>
 #include <mutex>
@@ -176,6 +177,22 @@ class PyEngine {
   }
 
   std::unique_ptr<PyBatch> batch() { return std::make_unique<PyBatch>(state_); }
+
+  // `count` copies of src into dst, each waited for, timed in C++ alone: what Engine.copy costs
+  // without Python (bench/python_overhead.py compares the two). Seconds in all.
+  double time_copies(py::handle dst, py::handle src, std::size_t count) {
+    const BufferView d(dst, true, "dst");
+    const BufferView s(src, false, "src");
+    check_pair(d, s);
+    const py::gil_scoped_release release;
+    const std::lock_guard lock(state_->mutex);
+    const auto start = std::chrono::steady_clock::now();
+    for (std::size_t i = 0; i < count; ++i) {
+      auto transfer = unwrap(state_->engine->copy(d.data(), s.data(), d.bytes()));
+      (void)unwrap(transfer.wait());
+    }
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
 
   [[nodiscard]] PyDevice device() const { return {state_->backend, &state_->engine->device()}; }
 
@@ -387,6 +404,7 @@ waited for. One Engine may be shared by threads (calls take turns).)")
            "completes (an unwaited Transfer waits when it is dropped).")
       .def("batch", &PyEngine::batch, "A Batch of this engine.")
       .def_property_readonly("device", &PyEngine::device)
+      .def("_time_copies", &PyEngine::time_copies, py::arg("dst"), py::arg("src"), py::arg("count"))
       .def("counters", &PyEngine::counters,
            "What the engine has moved: copies and bytes per direction, and batches.");
 
