@@ -29,26 +29,6 @@ namespace py = pybind11;
 namespace acco::python {
 namespace {
 
-// The live machine's CUDA driver as the probe document's `cuda_driver` (docs/cli.md).
-nlohmann::ordered_json cuda_driver_json() {
-  const std::string library = device::cuda_library();
-  const auto driver = device::cuda_driver_info(library);
-  nlohmann::ordered_json j;
-  j["library"] = library;
-  if (driver.has_value()) {
-    j["version"] = driver->version;
-    j["cuda_version"] = driver->cuda_version;
-    j["device_count"] = driver->device_count;
-    j["error"] = nullptr;
-  } else {
-    j["version"] = nullptr;
-    j["cuda_version"] = nullptr;
-    j["device_count"] = nullptr;
-    j["error"] = driver.error().message;
-  }
-  return j;
-}
-
 topo::NvmlMode nvml_mode(const std::string& mode) {
   if (mode == "auto") {
     return topo::NvmlMode::kAuto;
@@ -78,7 +58,7 @@ py::object probe(const std::optional<std::string>& sysroot,
     auto result = unwrap(topo::probe(request));
     document = topo::probe_json(result.machine, result.findings);
     if (live) {
-      document["cuda_driver"] = cuda_driver_json();
+      document["cuda_driver"] = device::cuda_driver_json();
     }
   }
   return to_python(document);

@@ -11,6 +11,7 @@
 
 #include "acco/core/result.hpp"
 #include "acco/core/settings.hpp"
+#include "acco/device/cuda_backend.hpp"
 #include "acco/topo/checks.hpp"
 #include "acco/topo/probe.hpp"
 
@@ -51,10 +52,8 @@ void add_machine_flags(CLI::App& sub, SharedFlags& shared, MachineFlags& flags, 
 // True when the machine is this one, read live (no --from, --hwloc-xml or other sysroot).
 [[nodiscard]] bool is_live(const MachineOptions& machine, const core::Settings& settings);
 
-// The live machine's CUDA driver as `acco probe` and `acco doctor` report it (docs/cli.md):
-// {"library", "version": 12080|null, "cuda_version": "12.8"|null, "device_count"|null,
-//  "error": null|why no driver could be used}, and as one line of text.
-[[nodiscard]] nlohmann::ordered_json cuda_driver_json();
-[[nodiscard]] std::string cuda_driver_text();
+// The live machine's CUDA driver as `acco probe` and `acco doctor` report it.
+using device::cuda_driver_json;
+using device::cuda_driver_text;
 
 }  // namespace acco::cli
