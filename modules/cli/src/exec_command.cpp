@@ -181,17 +181,6 @@ CommandSpec exec_command() {
             ->type_name("CMD");
       },
       [](const ExecFlags& flags, const core::Settings&) -> Result<std::unique_ptr<Command>> {
-        if (flags.check) {
-          if (!flags.device.empty() || !flags.local_rank.empty() || !flags.command.empty()) {
-            return usage(
-                "exec: --check looks at this process as it is; it takes no --device, "
-                "--local-rank or command");
-          }
-          return std::make_unique<ExecCommand>(flags);
-        }
-        if (flags.device.empty() == flags.local_rank.empty()) {
-          return usage("exec: give --device or --local-rank auto (one of them)");
-        }
         if (!flags.local_rank.empty() && flags.local_rank != "auto") {
           return bad_value("--local-rank", flags.local_rank, "auto");
         }
@@ -203,6 +192,17 @@ CommandSpec exec_command() {
           if (std::find(allowed.begin(), allowed.end(), value) == allowed.end()) {
             return bad_value(flag, value, fmt::format("one of {}", fmt::join(allowed, ", ")));
           }
+        }
+        if (flags.check) {
+          if (!flags.device.empty() || !flags.local_rank.empty() || !flags.command.empty()) {
+            return usage(
+                "exec: --check looks at this process as it is; it takes no --device, "
+                "--local-rank or command");
+          }
+          return std::make_unique<ExecCommand>(flags);
+        }
+        if (flags.device.empty() == flags.local_rank.empty()) {
+          return usage("exec: give --device or --local-rank auto (one of them)");
         }
         if (flags.command.empty() && !flags.dry_run) {
           return usage("exec: the command to run is required after -- (or give --dry-run)");

@@ -85,6 +85,12 @@ std::vector<std::string> line_for(const Offer& offer, const CommandInfo& command
   if (offer.words.front() == "record") {
     args.insert(args.end(), {"--out", "recording.jsonl", "--duration", "1s"});
   }
+  if (offer.words.front() == "exec") {  // a device (unless the flag chooses it) and no command
+    args.emplace_back("--dry-run");
+    if (offer.flag->names.back() != "--local-rank") {
+      args.insert(args.end(), {"--device", "0"});
+    }
+  }
   if (value == "storage") {
     args.insert(args.end(), {"--file", "data.bin", "--create", "1MiB"});
   }
