@@ -1,25 +1,15 @@
 // `acco power status`: each device's temperature, power, limits, throttle reasons and the state
-// the governor's thresholds put it in (power::read_power_status). `acco power run`: the governor
-// in the foreground (power::GovernorLoop), for --duration or until SIGTERM/SIGINT, dry-run unless
+// the governor's thresholds put it in (monitor::read_power_status). `acco power run`: the governor
+// in the foreground (monitor::run_power), for --duration or until SIGTERM/SIGINT, dry-run unless
 // --allow-control; limits it changed are restored on the way out. With --fast and only simulated
 // devices, rounds run back to back on simulated time.
 #include <chrono>
-#include <cstdint>
 #include <memory>
-#include <optional>
 #include <string>
-#include <vector>
 
-#include <fmt/format.h>
-
-#include "acco/analyze/events.hpp"
-#include "acco/core/clock.hpp"
 #include "acco/core/stop.hpp"
-#include "acco/core/units.hpp"
-#include "acco/monitor/sources.hpp"
-#include "acco/power/governor_loop.hpp"
+#include "acco/monitor/power_run.hpp"
 #include "acco/power/report.hpp"
-#include "acco/power/simulated_device.hpp"
 #include "acco/power/status.hpp"
 #include "acco/report/document.hpp"
 
@@ -31,31 +21,6 @@
 
 namespace acco::cli {
 namespace {
-
-// The devices to govern: NVML GPUs and simulated devices as the monitoring commands build them,
-// and the host's RAPL packages where powercap has any; on simulated time (`clock`), simulated
-// devices alone.
-struct DeviceSources {
-  monitor::Sources sources;
-  std::string nvml_note;
-};
-
-Result<DeviceSources> device_sources(const MonitorOptions& monitor,
-                                     const power::SimulatedClock* clock) {
-  DeviceSources d;
-  if (clock != nullptr) {
-    d.sources.devices.push_back(std::make_unique<power::SimulatedSource>(
-        monitor.sources.simulate, monitor.sources.scenario, clock->clock()));
-    d.nvml_note = "off";
-    return d;
-  }
-  monitor::SourceOptions options = monitor.sources;
-  options.host = false;
-  options.rapl = true;
-  ACCO_ASSIGN_OR_RETURN(d.sources, monitor::make_sources(monitor.sysroot, options));
-  d.nvml_note = d.sources.nvml_note;
-  return d;
-}
 
 // --- status ---------------------------------------------------------------------------------
 
@@ -69,12 +34,10 @@ class StatusCommand final : public Command {
   explicit StatusCommand(StatusOptions options) : options_(std::move(options)) {}
 
   Result<Output> run(const Invocation& inv) const override {
-    auto built = device_sources(options_.monitor, nullptr);
-    if (!built) {
-      return tl::unexpected(built.error());
-    }
-    const power::PowerStatus status =
-        power::read_power_status(built->sources.devices, options_.state_file, built->nvml_note);
+    ACCO_ASSIGN_OR_RETURN(
+        const power::PowerStatus status,
+        monitor::read_power_status(options_.monitor.sysroot, options_.monitor.sources,
+                                   options_.state_file));
     Output out;
     for (const std::string& e : status.read_errors) {
       out.err += "acco power status: " + e + "\n";
@@ -85,11 +48,8 @@ class StatusCommand final : public Command {
       out.err += "acco power status: " + status.unrestored.error().message + "\n";
       out.exit_code = exit_code_for(status.unrestored.error());
     }
-    if (inv.format == Format::kJson) {
-      out.out = power::to_json(status).dump(2) + "\n";
-      return out;
-    }
-    out.out = report::render_text(power::status_report(status));
+    out.out = inv.format == Format::kJson ? power::to_json(status).dump(2) + "\n"
+                                          : report::render_text(power::status_report(status));
     return out;
   }
 
@@ -99,71 +59,25 @@ class StatusCommand final : public Command {
 
 // --- run ------------------------------------------------------------------------------------
 
-struct PowerRunOptions {
-  MonitorOptions monitor;
-  power::GovernorSettings governor;
-  std::chrono::duration<double> duration{0};  // 0: until a signal
-  bool fast = false;
-};
-
 class RunCommand final : public Command {
  public:
-  explicit RunCommand(PowerRunOptions options) : options_(std::move(options)) {}
+  explicit RunCommand(monitor::PowerRunOptions options) : options_(std::move(options)) {}
 
   Result<Output> run(const Invocation& inv) const override {
     const SignalScope signals;
-    std::optional<power::SimulatedClock> clock;
-    if (options_.fast) {
-      clock.emplace(core::now_unix_nanos());
-    }
-    auto built = device_sources(options_.monitor, clock ? &*clock : nullptr);
-    if (!built) {
-      return tl::unexpected(built.error());
-    }
-    std::vector<power::SensorSource*> raw;
-    for (const auto& s : built->sources.devices) {
-      raw.push_back(s.get());
-    }
     const bool json = inv.format == Format::kJson;
-    const Progress& progress = inv.progress;
-    auto loop = power::GovernorLoop::create(options_.governor, raw, [&](const power::Action& a) {
-      if (progress && !json) {
-        // The time on the governor's clock (seconds since the run started, simulated with
-        // --fast), then what the event log would say.
-        const analyze::Event e = analyze::governor_event(a, 0);
-        progress(fmt::format("{:>8.1f} s  {} {} {}: {}", a.time_seconds, e.level,
-                             e.device.empty() ? "-" : e.device, e.event, e.message));
+    monitor::PowerRunLog log;
+    if (inv.progress) {
+      log.started = inv.progress;
+      if (!json) {
+        log.action = inv.progress;
       }
-    });
-    if (!loop) {
-      return tl::unexpected(governor_error(loop.error()));
     }
-    power::GovernorLoopOptions loop_options;
-    loop_options.interval = options_.monitor.interval;
-    loop_options.duration = options_.duration;
-    loop_options.simulated_clock = clock ? &*clock : nullptr;
-    loop_options.started = [&] {
-      if (!progress) {
-        return;
-      }
-      progress(fmt::format(
-          "acco power run: mode {}, {}, every {}{} (NVML {})",
-          power::mode_string(options_.governor.options),
-          options_.governor.allow_control ? "applying actions"
-                                          : "dry-run (--allow-control applies)",
-          units::format_seconds(std::chrono::duration<double>(options_.monitor.interval).count()),
-          options_.fast ? " on simulated time" : "", built->nvml_note));
-    };
     core::StopFlag stop;
     const StopOnSignal on_signal(signals, stop);
-    const auto report = loop->run(built->sources.devices, loop_options, stop);
+    auto report = monitor::run_power(options_, stop, log);
     if (!report) {
-      Error e = governor_error(report.error());
-      if (e.message.starts_with(power::kNoDeviceToGovern)) {  // what was looked at, how to try
-        e.message +=
-            fmt::format(" (NVML {}; --simulate N governs simulated devices)", built->nvml_note);
-      }
-      return tl::unexpected(std::move(e));
+      return tl::unexpected(governor_error(std::move(report.error())));
     }
     Output out;
     for (const std::string& e : report->read_errors) {
@@ -175,7 +89,7 @@ class RunCommand final : public Command {
   }
 
  private:
-  PowerRunOptions options_;
+  monitor::PowerRunOptions options_;
 };
 
 // --- flags ----------------------------------------------------------------------------------
@@ -200,22 +114,23 @@ Result<std::unique_ptr<Command>> build(const PowerFlags& flags, const core::Sett
     }
     return std::make_unique<StatusCommand>(std::move(o));
   }
-  PowerRunOptions o;
-  ACCO_ASSIGN_OR_RETURN(o.monitor, monitor_options(flags.run_monitor, settings));
+  monitor::PowerRunOptions o;
+  ACCO_ASSIGN_OR_RETURN(const MonitorOptions monitor, monitor_options(flags.run_monitor, settings));
+  o.interval = monitor.interval;
+  o.sources = monitor.sources;
+  o.sysroot = monitor.sysroot;
   ACCO_ASSIGN_OR_RETURN(o.governor, governor_settings(flags.governor, settings));
-  o.governor.nvml_library = o.monitor.sources.nvml_library;
-  o.governor.sysroot = o.monitor.sysroot;
   if (!flags.duration.empty()) {
     ACCO_ASSIGN_OR_RETURN(o.duration, duration_flag(flags.duration, "10m"));
   }
   o.fast = flags.fast;
-  if (o.fast && (o.monitor.sources.simulate == 0 || o.duration.count() == 0)) {
+  if (o.fast && (o.sources.simulate == 0 || o.duration.count() == 0)) {
     return usage(
         "--fast runs simulated devices on simulated time: give --simulate N and "
         "--duration D");
   }
   constexpr double kMaxFastRounds = 1e6;
-  if (o.fast && o.duration / o.monitor.interval > kMaxFastRounds) {
+  if (o.fast && o.duration / o.interval > kMaxFastRounds) {
     return usage("--fast: --duration / --interval is more than a million rounds");
   }
   return std::make_unique<RunCommand>(std::move(o));

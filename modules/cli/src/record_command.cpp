@@ -1,15 +1,12 @@
 // `acco record`: monitor::Recorder from its flags, the daemon's samples written to a file instead
 // of served (JSON Lines, the format `acco analyze` reads), for --duration or until SIGTERM/SIGINT.
 // With --fast and only simulated devices, rounds run back to back on simulated time.
-#include <chrono>
 #include <memory>
 #include <string>
 
-#include <fmt/format.h>
-
 #include "acco/core/stop.hpp"
-#include "acco/core/units.hpp"
 #include "acco/monitor/recorder.hpp"
+#include "acco/report/document.hpp"
 
 #include "command_spec.hpp"
 #include "commands.hpp"
@@ -30,13 +27,7 @@ class RecordCommand final : public Command {
       return tl::unexpected(recorder.error());
     }
     if (inv.progress) {
-      inv.progress(fmt::format(
-          "acco record: {} every {} for {} into {} (NVML {}{})",
-          options_.simulated_time ? "simulated devices on simulated time" : "sampling",
-          units::format_seconds(std::chrono::duration<double>(options_.interval).count()),
-          units::format_seconds(options_.duration.count()), options_.out, recorder->nvml_note(),
-          options_.sources.simulate > 0 ? fmt::format(", {} simulated", options_.sources.simulate)
-                                        : std::string()));
+      inv.progress(monitor::started_line(options_, recorder->nvml_note()));
     }
     core::StopFlag stop;
     const StopOnSignal on_signal(signals, stop);
@@ -45,8 +36,7 @@ class RecordCommand final : public Command {
       return tl::unexpected(summary.error());
     }
     Output out;
-    out.out = fmt::format("acco record: {} round(s) written to {} (stopped by {})\n",
-                          summary->rounds, options_.out, summary->stopped_by);
+    out.out = report::render_text(monitor::record_report(options_, *summary));
     return out;
   }
 

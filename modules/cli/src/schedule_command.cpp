@@ -1,6 +1,5 @@
 #include "schedule_command.hpp"
 
-#include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
@@ -9,7 +8,6 @@
 #include <fmt/format.h>
 
 #include "acco/core/file.hpp"
-#include "acco/core/units.hpp"
 #include "acco/monitor/schedule_run.hpp"
 #include "acco/report/document.hpp"
 #include "acco/sched/experiment_report.hpp"
@@ -387,12 +385,7 @@ Result<std::unique_ptr<monitor::RuntimeServer>> start_server(const ScheduleOptio
   serve.metrics = {.version = ACCO_VERSION, .hostname = hostname()};
   ACCO_ASSIGN_OR_RETURN(auto server, monitor::RuntimeServer::start(serve), "--serve");
   if (inv.progress) {
-    const std::string& host = serve.server.host;
-    inv.progress(fmt::format(
-        "acco schedule: serving on http://{}:{}/ (metrics at /metrics), sampling every {}, NVML {}",
-        host.find(':') != std::string::npos ? "[" + host + "]" : host, server->port(),
-        units::format_seconds(std::chrono::duration<double>(serve.interval).count()),
-        server->nvml_note()));
+    inv.progress(monitor::serving_line(serve, server->port(), server->nvml_note()));
   }
   return server;
 }

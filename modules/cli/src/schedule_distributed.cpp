@@ -1,12 +1,11 @@
 #include "schedule_distributed.hpp"
 
 #include <optional>
-
-#include <fmt/format.h>
+#include <string>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
-#include "acco/cluster/communicator.hpp"
 #include "acco/cluster/dispatch.hpp"
 #include "acco/core/units.hpp"
 #include "acco/device/host_backend.hpp"
@@ -18,7 +17,25 @@
 namespace acco::cli {
 
 namespace {
+
 constexpr int kMaxHangAfter = 1'000'000;
+
+// run_distributed_job's error about an option as the flags that set it: the fault ranks as
+// --hang-rank/--slow-rank, the workload as the workload's flags (its message names the value).
+Error distributed_error(Error error) {
+  const std::string fault = std::string(cluster::kFaultRanksContext) + ": ";
+  const std::string spec = std::string(cluster::kSpecContext) + ": ";
+  if (error.message.starts_with(fault)) {
+    error.message = "--hang-rank/--slow-rank: " + error.message.substr(fault.size());
+    return as_usage(std::move(error));
+  }
+  if (error.message.starts_with(spec)) {
+    error.message.erase(0, spec.size());
+    return as_usage(std::move(error));
+  }
+  return error;
+}
+
 }  // namespace
 
 void add_distributed_flags(CLI::App& cmd, DistributedFlags& f) {
@@ -89,29 +106,13 @@ Result<std::optional<cluster::DistributedScheduleOptions>> parse_distributed(
 
 Result<Output> run_distributed_schedule(const ScheduleOptions& s, const Invocation& inv,
                                         const sched::ExperimentDevices& devices, std::string err) {
-  const cluster::DistributedScheduleOptions& d = *s.distributed;
-  // Rank 0's result; nullopt on the other ranks.
-  auto run = [&]() -> Result<std::optional<cluster::DistributedSchedule>> {
-    ACCO_ASSIGN_OR_RETURN(auto comm, cluster::open_job_communicator());
-    ACCO_RETURN_IF_ERROR(
-        for_flag("--hang-rank/--slow-rank", cluster::check_fault_ranks(d, comm->size())));
-    ACCO_ASSIGN_OR_RETURN(
-        const auto workload,
-        as_usage(sched::make_workload(s.experiment.spec,
-                                      cluster::job_device_models(devices.models, comm->size()))));
-    ACCO_ASSIGN_OR_RETURN(auto schedule, cluster::run_distributed_schedule(*comm, workload, devices,
-                                                                           d, inv.progress));
-    if (comm->rank() != 0) {
-      return std::nullopt;  // rank 0 reports for the job
-    }
-    return schedule;
-  }();
+  auto run = cluster::run_distributed_job(devices, *s.distributed, inv.progress);
   if (!run) {
-    return error_output(run.error(), err);
+    return error_output(distributed_error(std::move(run.error())), err);
   }
   Output out;
   if (!*run) {
-    return out;
+    return out;  // rank 0 reports for the job
   }
   out.err = std::move(err);
   out.out = inv.format == Format::kJson ? cluster::to_json(**run).dump(2) + "\n"

@@ -6,13 +6,12 @@
 #include <optional>
 #include <string>
 
-#include <fmt/format.h>
-
 #include "acco/core/stop.hpp"
 #include "acco/core/units.hpp"
 #include "acco/monitor/daemon.hpp"
 #include "acco/monitor/series_store.hpp"
 #include "acco/monitor/server.hpp"
+#include "acco/report/document.hpp"
 
 #include "command_spec.hpp"
 #include "commands.hpp"
@@ -50,13 +49,7 @@ class ServeCommand final : public Command {
       return tl::unexpected(started.error());
     }
     if (inv.progress) {
-      const monitor::DaemonOptions& o = options_.daemon;
-      inv.progress(fmt::format(
-          "acco serve: listening on http://{}:{}/ (metrics at /metrics), sampling every {}: {} "
-          "device(s) ({} simulated), NVML {}, host {}",
-          o.server.host.find(':') != std::string::npos ? "[" + o.server.host + "]" : o.server.host,
-          started->port, units::format_seconds(std::chrono::duration<double>(o.interval).count()),
-          started->devices, o.sources.simulate, started->nvml_note, o.sysroot));
+      inv.progress(monitor::started_line(options_.daemon, *started));
     }
     core::StopFlag stop;
     const StopOnSignal on_signal(signals, stop);
@@ -65,8 +58,7 @@ class ServeCommand final : public Command {
       return tl::unexpected(summary.error());
     }
     Output out;
-    out.out = fmt::format("acco serve: stopped by {} after {} round(s)\n", summary->stopped_by,
-                          summary->rounds);
+    out.out = report::render_text(monitor::daemon_report(*summary));
     return out;
   }
 

@@ -1,31 +1,26 @@
 // `acco top`: a live terminal view of the devices and the host. Samples the sources itself
 // (NVML, simulated devices, the host) or reads a running `acco serve` with --from, and redraws
 // a plain-ANSI frame every interval, so it works over ssh and inside tmux without curses. A
-// stdout that is not a terminal, or --once, gets one frame without escape codes.
-#include <algorithm>
+// stdout that is not a terminal, or --once, gets one frame without escape codes. The loop is
+// monitor::run_top; this file holds the flags and the terminal.
 #include <cctype>
 #include <chrono>
 #include <cstdio>
-#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 
-#include <fmt/format.h>
 #include <poll.h>
 #include <sys/ioctl.h>
 #include <termios.h>
 #include <unistd.h>
 
-#include "acco/analyze/json.hpp"
 #include "acco/core/clock.hpp"
 #include "acco/core/units.hpp"
 #include "acco/monitor/client.hpp"
-#include "acco/monitor/sampler.hpp"
 #include "acco/monitor/sources.hpp"
-#include "acco/monitor/top_view.hpp"
-#include "acco/power/simulated_device.hpp"
+#include "acco/monitor/top_session.hpp"
 
 #include "command_spec.hpp"
 #include "commands.hpp"
@@ -53,43 +48,35 @@ void write_stdout(std::string_view text) {
   std::fflush(stdout);
 }
 
-std::size_t terminal_width() {
-  winsize size{};
-  // ioctl is variadic in POSIX; TIOCGWINSZ takes exactly one winsize*.
-  // NOLINTNEXTLINE(cppcoreguidelines-pro-type-vararg)
-  const int rc = ::ioctl(STDOUT_FILENO, TIOCGWINSZ, &size);
-  if (rc != 0 || size.ws_col == 0) {
-    return 0;
-  }
-  return size.ws_col;
-}
-
-// The live view's keys: a terminal stdin goes non-canonical without echo, so a 'q' arrives at
-// once and is not printed over the frame; the terminal's settings come back at the end.
-class Keys {
+// stdin and stdout as the view's terminal: a terminal stdin goes non-canonical without echo, so a
+// 'q' arrives at once and is not printed over the frame (its settings come back at the end);
+// SIGTERM and SIGINT read as 'q'.
+class Terminal final : public monitor::TopTerminal {
  public:
-  explicit Keys(bool enabled) {
-    if (enabled && ::isatty(STDIN_FILENO) == 1 && ::tcgetattr(STDIN_FILENO, &saved_) == 0) {
+  Terminal(const SignalScope& signals, bool live) : signals_(signals), live_(live) {
+    if (live && ::isatty(STDIN_FILENO) == 1 && ::tcgetattr(STDIN_FILENO, &saved_) == 0) {
       termios raw = saved_;
       raw.c_lflag &= ~static_cast<tcflag_t>(ICANON | ECHO);
       raw.c_cc[VMIN] = 0;
       raw.c_cc[VTIME] = 0;
-      active_ = ::tcsetattr(STDIN_FILENO, TCSANOW, &raw) == 0;
+      keys_ = ::tcsetattr(STDIN_FILENO, TCSANOW, &raw) == 0;
     }
   }
-  ~Keys() {
-    if (active_) {
+  ~Terminal() override {
+    if (keys_) {
       ::tcsetattr(STDIN_FILENO, TCSANOW, &saved_);
     }
   }
-  Keys(const Keys&) = delete;
-  Keys& operator=(const Keys&) = delete;
+  Terminal(const Terminal&) = delete;
+  Terminal& operator=(const Terminal&) = delete;
 
-  [[nodiscard]] bool active() const { return active_; }
-  // The last key typed within `timeout` (q first when it came), or 0.
-  [[nodiscard]] char key(std::chrono::milliseconds timeout) const {
-    if (!active_) {
-      return 0;
+  // The last key typed within `timeout` ('q' first when it came), or 0.
+  char wait_key(std::chrono::milliseconds timeout) override {
+    if (!keys_) {
+      return signals_.wait(timeout) == 0 ? 0 : 'q';
+    }
+    if (signals_.wait(std::chrono::milliseconds(0)) != 0) {
+      return 'q';
     }
     pollfd p{STDIN_FILENO, POLLIN, 0};
     if (::poll(&p, 1, static_cast<int>(timeout.count())) <= 0) {
@@ -105,121 +92,27 @@ class Keys {
     }
     return last;
   }
+  [[nodiscard]] bool keys() const override { return keys_; }
+  [[nodiscard]] std::size_t width() const override {
+    winsize size{};
+    // ioctl is variadic in POSIX; TIOCGWINSZ takes exactly one winsize*.
+    // NOLINTNEXTLINE(cppcoreguidelines-pro-type-vararg)
+    if (!live_ || ::ioctl(STDOUT_FILENO, TIOCGWINSZ, &size) != 0) {
+      return 0;
+    }
+    return size.ws_col;
+  }
+  [[nodiscard]] std::chrono::steady_clock::time_point now() const override {
+    return std::chrono::steady_clock::now();
+  }
+  [[nodiscard]] std::int64_t now_unix_nanos() const override { return core::now_unix_nanos(); }
 
  private:
+  const SignalScope& signals_;
+  bool live_;
   termios saved_{};
-  bool active_ = false;
+  bool keys_ = false;
 };
-
-// How a wait ended: its time passed, a stop (SIGTERM, SIGINT, q), or a key that changes the view.
-enum class Woken {
-  kTime,
-  kStop,
-  kKey
-};
-
-// Sleeps `duration`. With keys it looks at them and the signals every 50 ms, so a stop takes at
-// most that long; `key` gets the key that ended the wait.
-Woken pause(const SignalScope& signals, const Keys& keys, std::chrono::milliseconds duration,
-            char& key) {
-  if (!keys.active()) {
-    return signals.wait(duration) == 0 ? Woken::kTime : Woken::kStop;
-  }
-  const auto until = std::chrono::steady_clock::now() + duration;
-  while (true) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        until - std::chrono::steady_clock::now());
-    if (left.count() <= 0) {
-      return Woken::kTime;
-    }
-    if (signals.wait(std::chrono::milliseconds(0)) != 0) {
-      return Woken::kStop;
-    }
-    key = keys.key(std::min(left, std::chrono::milliseconds(50)));
-    if (key == 'q') {
-      return Woken::kStop;
-    }
-    if (key == 's' || key == 'f') {
-      return Woken::kKey;
-    }
-  }
-}
-
-// The `s` and `f` keys: the next sort order, or the next device to show alone (then all again).
-void apply_key(char key, const analyze::Snapshot& shown, monitor::TopOptions& view) {
-  if (key == 's') {
-    view.sort = monitor::next_sort(view.sort);
-    return;
-  }
-  std::vector<std::string> ids;
-  for (const auto& d : shown.devices) {
-    ids.push_back(d.device);
-  }
-  const auto at = std::find(ids.begin(), ids.end(), view.device);
-  view.device = view.device.empty()                      ? (ids.empty() ? "" : ids.front())
-                : at == ids.end() || at + 1 == ids.end() ? ""
-                                                         : *(at + 1);
-}
-
-// Where the frames come from: a running acco serve (--from), or a sampler started here.
-struct Feed {
-  std::function<Result<analyze::Snapshot>()> next;
-  std::unique_ptr<core::Fs> fs;               // what the sampler's sources read: outlives them
-  std::unique_ptr<monitor::Sampler> sampler;  // null with --from
-  std::string hostname;
-  std::string source;  // the header's "2 device(s), NVML off, host /" or "from http://..."
-};
-
-Result<Feed> open_feed(const TopCommandOptions& options) {
-  Feed feed;
-  if (options.from) {
-    feed.hostname = options.from->host;
-    feed.source = "from " + options.from->text();
-    // A daemon that does not answer within an interval (at least a second) is late: the
-    // view says so and tries again rather than freezing.
-    const auto timeout = std::max(options.interval, std::chrono::milliseconds(1000));
-    feed.next = [url = *options.from, timeout] { return monitor::fetch_snapshot(url, timeout); };
-    return feed;
-  }
-  ACCO_ASSIGN_OR_RETURN(monitor::Sources sources,
-                        monitor::make_sources(options.sysroot, options.sources));
-  const std::string nvml = sources.nvml_note.substr(0, sources.nvml_note.find(' '));
-  feed.fs = std::move(sources.fs);
-  feed.sampler =
-      std::make_unique<monitor::Sampler>(std::move(sources.devices), std::move(sources.host),
-                                         monitor::SamplerOptions{.interval = options.interval});
-  feed.sampler->start();
-  const auto first = feed.sampler->latest();
-  feed.hostname = hostname();
-  feed.source = fmt::format("{} device(s), NVML {}, host {}",
-                            first ? first->snapshot.devices.size() : 0, nvml, options.sysroot);
-  feed.next = [sampler = feed.sampler.get()]() -> Result<analyze::Snapshot> {
-    return sampler->latest()->snapshot;
-  };
-  return feed;
-}
-
-// A fetched round into the view: a new one moves `current` to `previous` (the rates' round); a
-// failed fetch once a frame is on screen becomes the status line under the header, and the
-// frame stays. The error when there is no frame yet.
-Status take(Result<analyze::Snapshot> snapshot, std::optional<analyze::Snapshot>& current,
-            std::optional<analyze::Snapshot>& previous, monitor::TopOptions& view,
-            std::chrono::milliseconds interval) {
-  view.status.clear();
-  if (!snapshot) {
-    if (!current) {
-      return tl::unexpected(std::move(snapshot).error());
-    }
-    view.status =
-        fmt::format("{}: {} (retrying every {})", analyze::rfc3339(core::now_unix_nanos()),
-                    snapshot.error().message,
-                    units::format_seconds(std::chrono::duration<double>(interval).count()));
-  } else if (!current || snapshot->time_unix_nanos != current->time_unix_nanos) {
-    previous = std::move(current);
-    current = std::move(*snapshot);
-  }
-  return {};
-}
 
 class TopCommand final : public Command {
  public:
@@ -227,103 +120,42 @@ class TopCommand final : public Command {
 
   Result<Output> run(const Invocation& /*invocation*/) const override {
     const SignalScope signals;
-    monitor::TopOptions view;
-    ACCO_ASSIGN_OR_RETURN(Feed feed, open_feed(options_));
-    view.hostname = feed.hostname;
-    view.source = feed.source;
-    const auto next = [&feed] { return feed.next(); };
-    std::unique_ptr<monitor::Sampler>& sampler = feed.sampler;
-
-    const bool terminal = ::isatty(STDOUT_FILENO) == 1;
-    const bool live = terminal && !options_.once;
-    const int frames = options_.once             ? 1
-                       : options_.iterations > 0 ? options_.iterations
-                                                 : (live ? 0 : 1);
-    view.colour = live;
-    const Keys keys(live);
-    std::optional<analyze::Snapshot> current;
-    std::optional<analyze::Snapshot> previous;
-    std::string streamed;
-    if (frames == 1) {  // rates (CPU busy, network, disk) need two rounds: the first feeds them
-      auto first = next();
-      if (!first) {
-        return tl::unexpected(first.error());
-      }
-      current = std::move(*first);
-      char key = 0;
-      if (wait_for_next(signals, keys, sampler.get(), current, key) == Woken::kStop) {
-        return Output{};  // stopped before a frame was drawn
-      }
-    }
+    ACCO_ASSIGN_OR_RETURN(const monitor::TopFeed feed,
+                          options_.from
+                              ? Result<monitor::TopFeed>(monitor::TopFeed::from_daemon(
+                                    *options_.from, options_.interval))
+                              : monitor::TopFeed::sample_here(options_.sysroot, options_.sources,
+                                                              options_.interval, hostname()));
+    const bool live = ::isatty(STDOUT_FILENO) == 1 && !options_.once;
+    monitor::TopSessionOptions session{.interval = options_.interval,
+                                       .frames = options_.once             ? 1
+                                                 : options_.iterations > 0 ? options_.iterations
+                                                                           : (live ? 0 : 1),
+                                       .view = {}};
+    session.view.colour = live;
+    Terminal terminal(signals, live);
     if (live) {
       write_stdout(kHideCursor);
     }
-    view.keys = keys.active();
-    for (int frame = 0; frames == 0 || frame < frames; ++frame) {
-      bool redraw = false;  // a key changed the view: the same round again
-      if (frame > 0) {
-        char key = 0;
-        const Woken woken = wait_for_next(signals, keys, sampler.get(), current, key);
-        if (woken == Woken::kStop) {
-          break;
-        }
-        if (woken == Woken::kKey && current) {
-          apply_key(key, *current, view);
-          redraw = true;
-        }
-      }
-      if (!redraw) {
-        if (auto taken = take(next(), current, previous, view, options_.interval); !taken) {
-          if (live) {
-            write_stdout(kShowCursor);
-          }
-          return tl::unexpected(taken.error());
-        }
-      }
-      view.width = live ? terminal_width() : 0;
-      const std::string text = monitor::render_top(*current, previous ? &*previous : nullptr, view);
+    Output out;
+    int drawn = 0;
+    const Status ran = monitor::run_top(feed, terminal, session, [&](const std::string& text) {
       if (live) {
         write_stdout(kClear + text);
-      } else if (frames == 1) {
-        streamed = text;
+      } else if (session.frames == 1) {
+        out.out = text;
       } else {
-        write_stdout((frame == 0 ? "" : "\n") + text);
+        write_stdout((drawn++ == 0 ? "" : "\n") + text);
       }
-    }
-    if (sampler) {
-      sampler->stop();
-    }
+    });
     if (live) {
       write_stdout(kShowCursor);
     }
-    Output out;
-    out.out = streamed;
+    ACCO_RETURN_IF_ERROR(ran);
     return out;
   }
 
  private:
-  // Waits an interval, or until a stop or a key. The sampler's clock and this loop's drift
-  // apart, so with a sampler it then waits (up to another interval) for the round after the one
-  // on screen: no frame repeats a round and every rate has two rounds behind it.
-  Woken wait_for_next(const SignalScope& signals, const Keys& keys, const monitor::Sampler* sampler,
-                      const std::optional<analyze::Snapshot>& current, char& key) const {
-    if (const Woken woken = pause(signals, keys, options_.interval, key); woken != Woken::kTime) {
-      return woken;
-    }
-    if (sampler == nullptr || !current) {
-      return Woken::kTime;
-    }
-    const auto until = std::chrono::steady_clock::now() + options_.interval;
-    while (sampler->latest()->snapshot.stats.rounds == current->stats.rounds &&
-           std::chrono::steady_clock::now() < until) {
-      if (const Woken woken = pause(signals, keys, std::chrono::milliseconds(10), key);
-          woken != Woken::kTime) {
-        return woken;
-      }
-    }
-    return Woken::kTime;
-  }
-
   TopCommandOptions options_;
 };
 

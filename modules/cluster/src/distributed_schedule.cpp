@@ -108,6 +108,29 @@ Result<DistributedSchedule> run_distributed_schedule(Communicator& comm,
   return out;
 }
 
+Result<std::optional<DistributedSchedule>> run_distributed_job(
+    Communicator& comm, const sched::ExperimentDevices& devices,
+    const DistributedScheduleOptions& options, const sched::ProgressLine& progress) {
+  ACCO_RETURN_IF_ERROR(check_fault_ranks(options, comm.size()), kFaultRanksContext);
+  ACCO_ASSIGN_OR_RETURN(
+      const auto workload,
+      sched::make_workload(options.spec, job_device_models(devices.models, comm.size())),
+      kSpecContext);
+  ACCO_ASSIGN_OR_RETURN(auto schedule,
+                        run_distributed_schedule(comm, workload, devices, options, progress));
+  if (comm.rank() != 0) {
+    return std::nullopt;  // rank 0 reports for the job
+  }
+  return std::optional<DistributedSchedule>(std::move(schedule));
+}
+
+Result<std::optional<DistributedSchedule>> run_distributed_job(
+    const sched::ExperimentDevices& devices, const DistributedScheduleOptions& options,
+    const sched::ProgressLine& progress) {
+  ACCO_ASSIGN_OR_RETURN(auto comm, open_job_communicator());
+  return run_distributed_job(*comm, devices, options, progress);
+}
+
 nlohmann::ordered_json to_json(const DistributedSchedule& s) {
   Json out = {{"schema", kDistributedScheduleSchema},
               {"workload", {{"name", s.workload}, {"tasks", s.tasks}}}};

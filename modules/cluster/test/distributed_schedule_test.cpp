@@ -150,5 +150,39 @@ TEST(DistributedScheduleText, FaultRanksMustBeRanksOfTheJob) {
   EXPECT_THAT(check_fault_ranks(o, 3), StatusIs(Errc::kInvalidArgument, "the job has 3 rank(s)"));
 }
 
+TEST(RunDistributedJob, OneRankIsRankZeroAndReportsTheJob) {
+  const auto devices = two_emulated_gpus();
+  auto comm = self_communicator();
+  const auto s = run_distributed_job(*comm, devices, both_dispatch_policies());
+  ASSERT_THAT(s, IsOk());
+  ASSERT_TRUE(s->has_value());
+  EXPECT_EQ((*s)->runs.size(), 2U);
+  EXPECT_EQ((*s)->tasks, 10U);
+  EXPECT_EQ((*s)->ranks, 1);
+}
+
+TEST(RunDistributedJob, AFaultRankOutsideTheJobIsNamedBeforeAnyRun) {
+  const auto devices = two_emulated_gpus();
+  auto o = both_dispatch_policies();
+  o.hang_rank = 3;
+  auto comm = self_communicator();
+  std::vector<std::string> lines;
+  const auto s = run_distributed_job(*comm, devices, o,
+                                     [&](std::string_view line) { lines.emplace_back(line); });
+  EXPECT_THAT(s, StatusIs(Errc::kInvalidArgument, "hang_rank/slow_rank: the job has 1 rank(s)"));
+  EXPECT_TRUE(lines.empty());
+}
+
+TEST(RunDistributedJob, AWorkloadThatCannotBeMadeIsAnErrorAboutTheSpec) {
+  const auto devices = two_emulated_gpus();
+  auto o = both_dispatch_policies();
+  o.spec.time_scale = 0;  // make_workload refuses non-positive costs
+  auto comm = self_communicator();
+  const auto s = run_distributed_job(*comm, devices, o);
+  ASSERT_FALSE(s.has_value());
+  EXPECT_EQ(s.error().code, Errc::kInvalidArgument);
+  EXPECT_THAT(s.error().message, StartsWith("spec: "));
+}
+
 }  // namespace
 }  // namespace acco::cluster

@@ -7,6 +7,8 @@
 
 #include "acco/analyze/events.hpp"
 #include "acco/core/clock.hpp"
+#include "acco/core/units.hpp"
+#include "acco/monitor/client.hpp"
 #include "acco/monitor/event_log.hpp"
 #include "acco/monitor/sampler.hpp"
 #include "acco/power/controller.hpp"
@@ -209,6 +211,22 @@ DaemonSummary Daemon::stop(const std::string& reason) {
   d.events->flush();
   d.summary = summary;
   return summary;
+}
+
+std::string started_line(const DaemonOptions& options, const DaemonStarted& started) {
+  return fmt::format(
+      "acco serve: listening on {}/ (metrics at /metrics), sampling every {}: {} device(s) ({} "
+      "simulated), NVML {}, host {}",
+      ServerUrl{options.server.host, started.port}.text(),
+      units::format_seconds(std::chrono::duration<double>(options.interval).count()),
+      started.devices, options.sources.simulate, started.nvml_note, options.sysroot);
+}
+
+report::Document daemon_report(const DaemonSummary& summary) {
+  report::Document doc;
+  doc.add(report::Preformatted{fmt::format("acco serve: stopped by {} after {} round(s)",
+                                           summary.stopped_by, summary.rounds)});
+  return doc;
 }
 
 }  // namespace acco::monitor

@@ -11,6 +11,7 @@
 
 #include "acco/analyze/json.hpp"
 #include "acco/core/clock.hpp"
+#include "acco/core/units.hpp"
 #include "acco/monitor/sampler.hpp"
 #include "acco/power/simulated_device.hpp"
 
@@ -125,6 +126,23 @@ Result<RecordSummary> Recorder::run(const core::StopFlag& stop) {
                 fmt::format("cannot write the recording {}: {}", o.out, ec.message()));
   }
   return summary;
+}
+
+std::string started_line(const RecordOptions& options, std::string_view nvml_note) {
+  return fmt::format("acco record: {} every {} for {} into {} (NVML {}{})",
+                     options.simulated_time ? "simulated devices on simulated time" : "sampling",
+                     units::format_seconds(std::chrono::duration<double>(options.interval).count()),
+                     units::format_seconds(options.duration.count()), options.out, nvml_note,
+                     options.sources.simulate > 0
+                         ? fmt::format(", {} simulated", options.sources.simulate)
+                         : std::string());
+}
+
+report::Document record_report(const RecordOptions& options, const RecordSummary& summary) {
+  report::Document doc;
+  doc.add(report::Preformatted{fmt::format("acco record: {} round(s) written to {} (stopped by {})",
+                                           summary.rounds, options.out, summary.stopped_by)});
+  return doc;
 }
 
 }  // namespace acco::monitor

@@ -3,6 +3,10 @@
 #include <string>
 #include <utility>
 
+#include <fmt/format.h>
+
+#include "acco/core/units.hpp"
+#include "acco/monitor/client.hpp"
 #include "acco/transfer/strategy.hpp"
 
 namespace acco::monitor {
@@ -110,6 +114,14 @@ analyze::ProcessCounters RuntimeServer::counters() const {
   }
   const sched::RuntimeCounters live = runtime_->counters();
   return process_counters(retired_, &live);
+}
+
+std::string serving_line(const RuntimeServerOptions& options, int port,
+                         std::string_view nvml_note) {
+  return fmt::format(
+      "acco schedule: serving on {}/ (metrics at /metrics), sampling every {}, NVML {}",
+      ServerUrl{options.server.host, port}.text(),
+      units::format_seconds(std::chrono::duration<double>(options.interval).count()), nvml_note);
 }
 
 }  // namespace acco::monitor

@@ -12,6 +12,7 @@
 #include "acco/analyze/json.hpp"
 #include "acco/analyze/pcie_peak.hpp"
 #include "acco/core/units.hpp"
+#include "acco/monitor/host_rates.hpp"
 #include "acco/report/table.hpp"
 
 namespace acco::monitor {
@@ -271,45 +272,18 @@ double seconds_between(std::int64_t from_unix_nanos, std::int64_t to_unix_nanos)
   return static_cast<double>(to_unix_nanos - from_unix_nanos) / 1e9;
 }
 
-double sum_seconds(const power::CpuTimes& cpu) {
-  double total = 0;
-  for (const auto& [mode, seconds] : cpu.seconds) {
-    total += seconds;
-  }
-  return total;
+std::string cpu_part(const HostRates& r) {
+  const std::string busy =
+      r.cpu_busy_ratio ? fmt::format("{:.1f}", 100.0 * *r.cpu_busy_ratio) : std::string("-");
+  return fmt::format("CPU % BUSY {} of {} CPU(s)", busy, r.cpus);
 }
 
-double idle_seconds(const power::CpuTimes& cpu) {
-  double idle = 0;
-  for (const char* mode : {"idle", "iowait"}) {
-    if (const auto it = cpu.seconds.find(mode); it != cpu.seconds.end()) {
-      idle += it->second;
-    }
-  }
-  return idle;
-}
-
-std::string cpu_part(const power::HostSample& now, const power::HostSample* previous) {
-  std::string busy = "-";
-  if (previous != nullptr) {
-    const double total = sum_seconds(now.cpu) - sum_seconds(previous->cpu);
-    const double idle = idle_seconds(now.cpu) - idle_seconds(previous->cpu);
-    if (total > 0 && idle >= 0 && idle <= total) {
-      busy = fmt::format("{:.1f}", 100.0 * (total - idle) / total);
-    }
-  }
-  return fmt::format("CPU % BUSY {} of {} CPU(s)", busy, now.cpu.cpus);
-}
-
-std::string memory_part(const power::HostSample& h) {
-  const auto total = h.memory_bytes.find("total");
-  const auto available = h.memory_bytes.find("available");
-  if (total == h.memory_bytes.end() || available == h.memory_bytes.end()) {
+std::string memory_part(const HostRates& r) {
+  if (!r.memory_used_bytes || !r.memory_total_bytes) {
     return "MEM GiB USED / TOTAL -";
   }
-  const auto used = total->second > available->second ? total->second - available->second : 0;
-  return fmt::format("MEM GiB USED / TOTAL {:.1f} / {:.1f}", static_cast<double>(used) / kGiB,
-                     static_cast<double>(total->second) / kGiB);
+  return fmt::format("MEM GiB USED / TOTAL {:.1f} / {:.1f}", *r.memory_used_bytes / kGiB,
+                     *r.memory_total_bytes / kGiB);
 }
 
 std::string pressure_part(const power::HostSample& h) {
@@ -375,14 +349,20 @@ bool shown_disk(const std::string& name) {
   return name.rfind("loop", 0) != 0 && name.rfind("ram", 0) != 0 && name.rfind("zram", 0) != 0;
 }
 
+// The interfaces and disks listed are those host_rates counts (no loopback, no virtual
+// interface over a physical one, no dm or md device over its disks), so no byte shows twice.
 std::vector<std::string> host_lines(const power::HostSample& now, const power::HostSample* previous,
                                     std::size_t top) {
+  const HostRates counted = host_rates(now, previous);
   std::vector<std::string> lines;
-  std::string first = "HOST  " + cpu_part(now, previous) + "   " + memory_part(now);
+  std::string first = "HOST  " + cpu_part(counted) + "   " + memory_part(counted);
   if (const auto psi = pressure_part(now); !psi.empty()) {
     first += "   " + psi;
   }
   lines.push_back(first);
+  const auto listed = [](const std::vector<std::string>& names, const std::string& name) {
+    return std::find(names.begin(), names.end(), name) != names.end();
+  };
   std::optional<std::vector<Rate>> net;
   std::optional<std::vector<Rate>> disks;
   const double seconds =
@@ -390,13 +370,15 @@ std::vector<std::string> host_lines(const power::HostSample& now, const power::H
   if (seconds > 0) {
     std::vector<power::NetSample> nics;
     std::copy_if(now.net.begin(), now.net.end(), std::back_inserter(nics),
-                 [](const power::NetSample& n) { return n.name != "lo"; });
+                 [&](const power::NetSample& n) { return listed(counted.interfaces, n.name); });
     net = rates(
         nics, previous->net, seconds, [](const power::NetSample& n) { return n.rx_bytes; },
         [](const power::NetSample& n) { return n.tx_bytes; });
     std::vector<power::DiskSample> storage;
     std::copy_if(now.disks.begin(), now.disks.end(), std::back_inserter(storage),
-                 [](const power::DiskSample& d) { return shown_disk(d.name); });
+                 [&](const power::DiskSample& d) {
+                   return listed(counted.disks, d.name) && shown_disk(d.name);
+                 });
     disks = rates(
         storage, previous->disks, seconds, [](const power::DiskSample& d) { return d.read_bytes; },
         [](const power::DiskSample& d) { return d.written_bytes; });

@@ -79,7 +79,7 @@ power::HostSample host(std::int64_t time, double busy_seconds, double idle_secon
   h.pressure = {{"cpu", "some", 1, 0.025}, {"cpu", "full", 1, 0.5}, {"io", "some", 1, 0.001}};
   h.net = {{"lo", bytes * 100, bytes * 100, 0, 0, 0, 0, 0, 0, false},
            {"eth0", bytes, bytes / 2, 0, 0, 0, 0, 0, 0, true},
-           {"ib0", bytes * 4, bytes * 4, 0, 0, 0, 0, 0, 0, false}};
+           {"ib0", bytes * 4, bytes * 4, 0, 0, 0, 0, 0, 0, true}};
   h.disks = {{"nvme0n1", bytes, bytes / 4, 0, 0, 0, {}}, {"loop0", bytes * 9, 0, 0, 0, 0, {}}};
   return h;
 }
@@ -193,6 +193,38 @@ TEST(TopViewTest, RatesComeFromTwoRoundsBusiestFirstWithoutLoopback) {
   EXPECT_THAT(net, HasSubstr("eth0 rx 250"));
   EXPECT_THAT(net, Not(HasSubstr("lo ")));
   EXPECT_THAT(line_starting(frame, "DISK "), Not(HasSubstr("loop0")));
+}
+
+TEST(TopViewTest, BridgesAndVolumesOverCountedDevicesAreNotListedTwice) {
+  auto first = round(1);
+  auto later = round(2);
+  // A bridge and a veth carry eth0's bytes again; md0 writes what nvme0n1 writes.
+  for (auto* s : {&first, &later}) {
+    const std::uint64_t bytes = s->host->net[1].rx_bytes;
+    s->host->net.push_back({"br0", bytes * 8, bytes * 8, 0, 0, 0, 0, 0, 0, false});
+    s->host->net.push_back({"veth1a2b", bytes * 8, bytes * 8, 0, 0, 0, 0, 0, 0, false});
+    s->host->disks.push_back({"md0", bytes * 8, bytes * 8, 0, 0, 0, {"nvme0n1"}});
+    s->host->disks.push_back({"dm-0", bytes * 8, bytes * 8, 0, 0, 0, {"nvme0n1"}});
+  }
+  const auto frame = render_top(later, &first, options());
+  EXPECT_THAT(line_starting(frame, "NET "), ::testing::StartsWith("NET   ib0 rx 1.00 GB/s"));
+  EXPECT_THAT(line_starting(frame, "NET "), Not(HasSubstr("br0")));
+  EXPECT_THAT(line_starting(frame, "NET "), Not(HasSubstr("veth")));
+  EXPECT_EQ(line_starting(frame, "DISK "), "DISK  nvme0n1 read 250.0 MB/s write 62.5 MB/s");
+}
+
+TEST(TopViewTest, WithoutPhysicalInterfacesEveryOneButLoopbackIsListed) {
+  auto first = round(1);
+  auto later = round(2);
+  for (auto* s : {&first, &later}) {
+    for (auto& n : s->host->net) {
+      n.physical = false;  // read from /proc/net/dev inside a container
+    }
+  }
+  const auto net = line_starting(render_top(later, &first, options()), "NET ");
+  EXPECT_THAT(net, HasSubstr("ib0 rx"));
+  EXPECT_THAT(net, HasSubstr("eth0 rx"));
+  EXPECT_THAT(net, Not(HasSubstr("lo ")));
 }
 
 TEST(TopViewTest, CounterThatWentBackwardsHasNoRate) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -71,6 +72,24 @@ struct DistributedSchedule {
 [[nodiscard]] Result<DistributedSchedule> run_distributed_schedule(
     Communicator& comm, const sched::Workload& workload, const sched::ExperimentDevices& devices,
     const DistributedScheduleOptions& options, const sched::ProgressLine& progress = {});
+
+// How run_distributed_job's errors start when an option is at fault, so a caller can name the
+// flag or argument that set it.
+inline constexpr std::string_view kFaultRanksContext = "hang_rank/slow_rank";
+inline constexpr std::string_view kSpecContext = "spec";
+
+// The whole experiment on `comm`: the fault ranks checked against the job's size
+// (check_fault_ranks' error with "hang_rank/slow_rank: " in front), the workload made from
+// options.spec for every rank's devices (make_workload's errors with "spec: " in front), then
+// run_distributed_schedule. Every rank calls it; rank 0's schedule, nullopt on the other ranks.
+[[nodiscard]] Result<std::optional<DistributedSchedule>> run_distributed_job(
+    Communicator& comm, const sched::ExperimentDevices& devices,
+    const DistributedScheduleOptions& options, const sched::ProgressLine& progress = {});
+// The same on the job that started this process (open_job_communicator: one rank without a
+// launcher); its errors too.
+[[nodiscard]] Result<std::optional<DistributedSchedule>> run_distributed_job(
+    const sched::ExperimentDevices& devices, const DistributedScheduleOptions& options,
+    const sched::ProgressLine& progress = {});
 
 [[nodiscard]] nlohmann::ordered_json to_json(const DistributedSchedule& schedule);
 // The text: the run, one row per dispatch policy, then each policy's ranks.

@@ -22,6 +22,7 @@
 #include "acco/monitor/server.hpp"
 #include "acco/monitor/sources.hpp"
 #include "acco/power/governor_loop.hpp"
+#include "acco/report/document.hpp"
 
 namespace acco::monitor {
 
@@ -52,6 +53,13 @@ struct DaemonSummary {
   std::string stopped_by;    // the stop's reason, or core::kStoppedByDuration
   std::uint64_t rounds = 0;  // sampling rounds taken
 };
+
+// What a person is told once start() answered: "acco serve: listening on
+// http://127.0.0.1:9477/ (metrics at /metrics), sampling every 1.00 s: 2 device(s) (2 simulated),
+// NVML off, host /". Pure.
+[[nodiscard]] std::string started_line(const DaemonOptions& options, const DaemonStarted& started);
+// "acco serve: stopped by SIGTERM after 12 round(s)". Pure.
+[[nodiscard]] report::Document daemon_report(const DaemonSummary& summary);
 
 class Daemon {
  public:

@@ -7,10 +7,12 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "acco/core/result.hpp"
 #include "acco/core/stop.hpp"
 #include "acco/monitor/sources.hpp"
+#include "acco/report/document.hpp"
 
 namespace acco::monitor {
 
@@ -29,6 +31,13 @@ struct RecordSummary {
   std::size_t rounds = 0;  // rounds written
   std::string stopped_by;  // the stop's reason, or core::kStoppedByDuration
 };
+
+// What a person is told once the recorder is made: "acco record: sampling every 1.00 s for
+// 2m0s into run.jsonl (NVML on, 2 simulated)". Pure.
+[[nodiscard]] std::string started_line(const RecordOptions& options, std::string_view nvml_note);
+// "acco record: 120 round(s) written to run.jsonl (stopped by the end of --duration)". Pure.
+[[nodiscard]] report::Document record_report(const RecordOptions& options,
+                                             const RecordSummary& summary);
 
 class Recorder {
  public:

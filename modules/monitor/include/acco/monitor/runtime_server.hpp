@@ -9,6 +9,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "acco/analyze/snapshot.hpp"
@@ -26,6 +27,11 @@ struct RuntimeServerOptions {
   std::chrono::milliseconds interval{200};
   MetricsOptions metrics;  // the version and host name /metrics names
 };
+
+// What a person is told once start() answered: "acco schedule: serving on
+// http://127.0.0.1:9478/ (metrics at /metrics), sampling every 200 ms, NVML off". Pure.
+[[nodiscard]] std::string serving_line(const RuntimeServerOptions& options, int port,
+                                       std::string_view nvml_note);
 
 // Pure: the counters of the runtimes that have ended (`retired`, totals per device index) plus
 // the live one's (`current`, null between runtimes) as the sampler's plain value. Totals add up;
