@@ -177,6 +177,15 @@ Result<std::vector<Action>> Controller::recover(const std::vector<DeviceSample>&
                          "entry stays in the state file"));
       continue;
     }
+    if (limit && !saved.clocks_locked &&
+        std::abs(*limit - saved.original_limit_watts) <= kLimitToleranceWatts) {
+      // Killed before the change reached the driver (or restored by hand): nothing to put back.
+      out.push_back(note(saved.uuid, saved.device, now, ActionKind::kLog,
+                         fmt::format("a previous run's entry: the device already has its original "
+                                     "{:.0f} W, nothing to restore",
+                                     saved.original_limit_watts)));
+      continue;
+    }
     if (!limit || std::abs(*limit - saved.set_limit_watts) > kLimitToleranceWatts) {
       out.push_back(
           note(saved.uuid, saved.device, now, ActionKind::kLog,
@@ -287,14 +296,24 @@ Status Controller::apply_device(Action& a, const DeviceSample* sample, bool chec
   SavedDevice& s = saved->second;
   Status done;
   switch (a.kind) {
-    case ActionKind::kSetPowerLimit:
+    case ActionKind::kSetPowerLimit: {
+      // The state file names the new limit before the driver has it: a kill in between leaves an
+      // entry the next run restores, not one that looks changed by someone else.
+      const double was_set = s.set_limit_watts;
+      s.set_limit_watts = a.value;
+      if (Status written = save(); !written) {
+        s.set_limit_watts = was_set;
+        return written;
+      }
       done = actuator_->set_power_limit(a.uuid, a.value);
       if (done) {
-        previous_limit_[a.uuid] = s.set_limit_watts;
-        s.set_limit_watts = a.value;
+        previous_limit_[a.uuid] = was_set;
         current_[a.uuid] = a.value;
+      } else {
+        s.set_limit_watts = was_set;
       }
       break;
+    }
     case ActionKind::kLockClocks:
       // The state file says "locked" before the lock, so a crash in between still unlocks.
       s.clocks_locked = true;

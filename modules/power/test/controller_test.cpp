@@ -28,10 +28,16 @@ class FakeActuator final : public Actuator {
   std::map<std::string, FakeGpu> gpus;
   std::map<std::string, Errc> refuse;  // by uuid
   std::vector<std::string> calls;
+  std::filesystem::path watch;          // a file read at each set_power_limit, when named
+  std::vector<std::string> seen_at_set;  // what it held then
 
   [[nodiscard]] std::string name() const override { return "fake"; }
   [[nodiscard]] Status set_power_limit(const std::string& uuid, double watts) override {
     calls.push_back(fmt("limit", uuid, watts));
+    if (!watch.empty()) {
+      std::ifstream in(watch);
+      seen_at_set.emplace_back(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    }
     if (auto r = refused(uuid)) {
       return *r;
     }
@@ -166,6 +172,48 @@ TEST_F(ControllerTest, TheNextStartRestoresWhatACrashedRunLeft) {
   }
   EXPECT_EQ(fake_.gpus["GPU-0"].limit, 700);
   EXPECT_EQ(fake_.gpus["GPU-1"].limit, 700);
+  EXPECT_FALSE(std::filesystem::exists(state_));
+}
+
+// A kill inside set_power_limit: the state file is what it held when the driver was called.
+TEST_F(ControllerTest, AKillAfterTheDriverTookTheLimitIsRestoredByTheNextStart) {
+  fake_.watch = state_;
+  {
+    Controller crashed(&fake_, allowed());
+    std::vector<Action> actions = {limit("GPU-0", 250)};
+    crashed.apply(actions, fake_.samples());
+  }
+  ASSERT_EQ(fake_.seen_at_set.size(), 1U);
+  std::ofstream(state_) << fake_.seen_at_set[0];
+  ASSERT_EQ(fake_.gpus["GPU-0"].limit, 250);
+  Controller next(&fake_, allowed());
+  auto recovered = next.recover(fake_.samples(), 0);
+  ASSERT_TRUE(recovered.has_value()) << recovered.error().message;
+  ASSERT_EQ(recovered->size(), 1U);
+  EXPECT_EQ(recovered->at(0).kind, ActionKind::kRestore) << recovered->at(0).reason;
+  EXPECT_TRUE(recovered->at(0).applied);
+  EXPECT_EQ(fake_.gpus["GPU-0"].limit, 700);
+  EXPECT_FALSE(std::filesystem::exists(state_));
+}
+
+TEST_F(ControllerTest, AKillBeforeTheDriverTookTheLimitLeavesNothingToRestore) {
+  fake_.watch = state_;
+  {
+    Controller crashed(&fake_, allowed());
+    std::vector<Action> actions = {limit("GPU-0", 250)};
+    crashed.apply(actions, fake_.samples());
+  }
+  ASSERT_EQ(fake_.seen_at_set.size(), 1U);
+  std::ofstream(state_) << fake_.seen_at_set[0];
+  fake_.gpus["GPU-0"].limit = 700;  // the driver never had 250 W
+  Controller next(&fake_, allowed());
+  auto recovered = next.recover(fake_.samples(), 0);
+  ASSERT_TRUE(recovered.has_value()) << recovered.error().message;
+  ASSERT_EQ(recovered->size(), 1U);
+  EXPECT_EQ(recovered->at(0).kind, ActionKind::kLog);
+  EXPECT_NE(recovered->at(0).reason.find("already has its original 700 W"), std::string::npos)
+      << recovered->at(0).reason;
+  EXPECT_EQ(fake_.calls.size(), 1U) << "nothing set again";
   EXPECT_FALSE(std::filesystem::exists(state_));
 }
 
