@@ -7,7 +7,6 @@
 #include <vector>
 
 #include <CLI/CLI.hpp>
-#include <nlohmann/json.hpp>
 
 #include "acco/core/result.hpp"
 #include "acco/core/settings.hpp"
@@ -47,14 +46,5 @@ void add_machine_flags(CLI::App& sub, SharedFlags& shared, MachineFlags& flags, 
 // kExitFindings when a finding is at or above --fail-on, else kExitOk.
 [[nodiscard]] int findings_exit(const MachineOptions& machine,
                                 const std::vector<topo::Finding>& findings);
-
-// True when the machine is this one, read live (no --from, --hwloc-xml or other sysroot).
-[[nodiscard]] bool is_live(const MachineOptions& machine, const core::Settings& settings);
-
-// The live machine's CUDA driver as `acco probe` and `acco doctor` report it (docs/cli.md):
-// {"library", "version": 12080|null, "cuda_version": "12.8"|null, "device_count"|null,
-//  "error": null|why no driver could be used}, and as one line of text.
-[[nodiscard]] nlohmann::ordered_json cuda_driver_json();
-[[nodiscard]] std::string cuda_driver_text();
 
 }  // namespace acco::cli
