@@ -85,7 +85,7 @@ report::Document doctor_report(const Report& r) {
       topo::probe_report(r.machine, r.findings, r.cuda ? cuda_driver_text(*r.cuda) : std::string());
   doc.add(report::Heading{fmt::format("Measured paths (quick bench): {}", r.bench_note)});
   if (r.measured) {
-    doc.add(report::Preformatted{bench::text_table(r.measured->results)});
+    doc.add(bench::results_table(r.measured->results));
   }
   topo::add_doctor_summary(doc, r.findings);
   return doc;
