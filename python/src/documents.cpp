@@ -17,6 +17,7 @@
 #include "acco/core/units.hpp"
 #include "acco/device/cuda_backend.hpp"
 #include "acco/device/host_backend.hpp"
+#include "acco/doctor/live_machine.hpp"
 #include "acco/topo/json.hpp"
 #include "acco/topo/probe.hpp"
 #include "acco/tune/saved_profile.hpp"
@@ -51,14 +52,13 @@ py::object probe(const std::optional<std::string>& sysroot,
   request.from_snapshot = snapshot.value_or("");
   request.nvml = nvml_mode(nvml);
   request.pci_ids = pci_ids.value_or("");
-  const bool live = request.from_snapshot.empty() && request.sysroot == "/";
   nlohmann::ordered_json document;
   {
     const py::gil_scoped_release release;
     auto result = unwrap(topo::probe(request));
     document = topo::probe_json(result.machine, result.findings);
-    if (live) {
-      document["cuda_driver"] = device::cuda_driver_json();
+    if (doctor::is_live(request)) {
+      document["cuda_driver"] = doctor::to_json(doctor::read_cuda_driver());
     }
   }
   return to_python(document);

@@ -63,35 +63,36 @@ PeerVerdicts peer_verdicts(const BenchRun& run) {
   return out;
 }
 
-std::string text_peer_verdicts(const PeerVerdicts& v) {
-  std::string out;
+void add_peer_verdicts(report::Document& doc, const PeerVerdicts& v) {
+  if (v.empty()) {
+    return;
+  }
+  doc.add(report::Heading{
+      "acco against its peers (median rates; in brackets the ratio's band from both sides' min "
+      "and max):"});
   if (v.peak) {
     if (v.peak->bytes_per_second > 0) {
-      out += fmt::format("  peak {} ({}): verdicts against it, ok from {:.0f} %\n",
-                         units::format_rate(v.peak->bytes_per_second), v.peak->source,
-                         100 * v.peak->ok_at_least);
+      doc.add(report::Note{fmt::format("peak {} ({}): verdicts against it, ok from {:.0f} %",
+                                       units::format_rate(v.peak->bytes_per_second), v.peak->source,
+                                       100 * v.peak->ok_at_least)});
     } else {
-      out += fmt::format("  no peak ({}): verdicts only against fio\n",
-                         v.peak->source.empty() ? std::string("unknown") : v.peak->source);
+      doc.add(report::Note{
+          fmt::format("no peak ({}): verdicts only against fio",
+                      v.peak->source.empty() ? std::string("unknown") : v.peak->source)});
     }
   }
   for (const FioVerdict& f : v.fio) {
-    out += fmt::format("  {:<28} {:>12} vs fio {:>12}  {:.2f}x ({:.2f}-{:.2f})  {}\n", f.case_key,
-                       units::format_rate(f.bytes_per_second),
-                       units::format_rate(f.fio_bytes_per_second), f.ratio.ratio, f.ratio.low,
-                       f.ratio.high, f.verdict);
+    doc.add(report::Note{fmt::format("{:<28} {:>12} vs fio {:>12}  {:.2f}x ({:.2f}-{:.2f})  {}",
+                                     f.case_key, units::format_rate(f.bytes_per_second),
+                                     units::format_rate(f.fio_bytes_per_second), f.ratio.ratio,
+                                     f.ratio.low, f.ratio.high, f.verdict)});
   }
   if (v.naive) {
-    out += fmt::format("  {:<28} {:>12} vs naive {:>10}  {:.2f}x  {}\n", "storage_h2d",
-                       units::format_rate(v.naive->bytes_per_second),
-                       units::format_rate(v.naive->naive_bytes_per_second), v.naive->ratio,
-                       v.naive->verdict);
+    doc.add(report::Note{fmt::format("{:<28} {:>12} vs naive {:>10}  {:.2f}x  {}", "storage_h2d",
+                                     units::format_rate(v.naive->bytes_per_second),
+                                     units::format_rate(v.naive->naive_bytes_per_second),
+                                     v.naive->ratio, v.naive->verdict)});
   }
-  return out.empty()
-             ? out
-             : "\nacco against its peers (median rates; in brackets the ratio's band from both "
-               "sides' min and max):\n" +
-                   out;
 }
 
 }  // namespace acco::bench

@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -9,6 +10,7 @@
 #include "acco/bench/peer_verdicts.hpp"
 #include "acco/bench/report.hpp"
 #include "acco/core/units.hpp"
+#include "acco/report/document.hpp"
 #include "acco/report/table.hpp"
 
 #include "format.hpp"
@@ -20,7 +22,7 @@ using Row = std::vector<std::string>;
 
 // Left-aligned columns two spaces apart. A row shorter than the header ends with one free text
 // cell (a waived case's reason) that is not padded and does not widen the column it starts in.
-std::string render(const Row& header, const std::vector<Row>& rows) {
+report::Table left_table(const Row& header, const std::vector<Row>& rows) {
   report::Table table{.columns = {}, .rows = {}, .style = report::TableStyle::layout(0, 2)};
   for (const auto& h : header) {
     table.columns.push_back({.header = h, .align = report::Align::kLeft});
@@ -28,7 +30,12 @@ std::string render(const Row& header, const std::vector<Row>& rows) {
   for (const auto& row : rows) {
     table.rows.emplace_back(row.begin(), row.end());
   }
-  return report::render_table(table);
+  return table;
+}
+
+// A line of the report as it stands, not indented.
+report::Note line(std::string text) {
+  return report::Note{.text = std::move(text), .indent = 0};
 }
 
 std::string rate_or_dash(double bytes_per_second) {
@@ -46,10 +53,10 @@ std::string size_column(const BenchResult& r) {
 }
 
 // The p2p rates as nvbandwidth prints them: rows the source, columns the destination, GB/s.
-std::string peer_matrix_text(const BenchRun& run) {
+void add_peer_matrix(report::Document& doc, const BenchRun& run) {
   const detail::PeerMatrix matrix = detail::peer_matrix(run);
   if (matrix.devices.empty()) {
-    return {};
+    return;
   }
   report::Table table{.columns = {{.header = "from \\ to", .align = report::Align::kLeft}},
                       .rows = {},
@@ -64,96 +71,12 @@ std::string peer_matrix_text(const BenchRun& run) {
     }
     table.rows.emplace_back(row.begin(), row.end());
   }
-  return "p2p in GB/s, rows the source device, columns the destination:\n" +
-         report::render_table(table);
+  doc.add(line("p2p in GB/s, rows the source device, columns the destination:"));
+  doc.add(std::move(table));
 }
 
-}  // namespace
-
-std::string text_table(std::span<const BenchResult> results) {
-  const Row header = {"case", "device", "size", "median",  "min",     "max",
-                      "CoV",  "peak",   "eff.", "verdict", "strategy"};
-  std::vector<Row> rows;
-  for (const auto& r : results) {
-    if (r.status != kStatusOk) {
-      rows.push_back({r.case_key, r.device,
-                      r.reason.empty() ? r.status : fmt::format("{}: {}", r.status, r.reason)});
-      continue;
-    }
-    rows.push_back({r.case_key, r.device, size_column(r), detail::median_text(r),
-                    detail::min_text(r), detail::max_text(r), units::format_percent(r.cov, 1),
-                    rate_or_dash(r.peak_bytes_per_second),
-                    r.efficiency > 0 ? units::format_percent(r.efficiency) : "-", r.verdict,
-                    r.strategy.empty() ? "-" : r.strategy});
-  }
-  return render(header, rows);
-}
-
-std::string text_report(const BenchRun& run) {
-  std::string out =
-      fmt::format("acco bench on {} at {} (machine {})\n", run.host, run.created, run.fingerprint);
-  out += text_table(run.results);
-  const auto emulated = std::find_if(run.results.begin(), run.results.end(),
-                                     [](const BenchResult& r) { return r.verdict == "emulated"; });
-  if (emulated != run.results.end() && !emulated->peak_source.empty()) {
-    out +=
-        "peak on emulated devices: the lower of the emulated link and this host's own copy "
-        "(what an emulated DMA does: pinned host to device memory, at the row's size, on as many "
-        "threads as copy engines) measured after each case; verdict \"emulated\": no real "
-        "link's band applies\n";
-    std::vector<std::string> rebased;  // one line per size, not per row
-    for (const auto& r : run.results) {
-      if (r.verdict == "emulated" && r.peak_source.rfind("re-based", 0) == 0 &&
-          std::find(rebased.begin(), rebased.end(), r.peak_source) == rebased.end()) {
-        rebased.push_back(r.peak_source);
-        out += fmt::format("  peak {}\n", r.peak_source);
-      }
-    }
-  }
-  for (const auto& r : run.results) {
-    if (r.status == kStatusOk && detail::is_latency(r)) {
-      out += fmt::format("{} on {}: time per {} copy, {}\n", r.case_key, r.device,
-                         detail::size_text(r.bytes), detail::latency_summary(r));
-    }
-  }
-  out += peer_matrix_text(run);
-  out += engine_vs_plain(run);
-  for (const auto& r : run.results) {
-    if (r.status != kStatusOk || r.sweep.empty()) {
-      continue;
-    }
-    const double reference = detail::sweep_reference(r);
-    const bool link = r.peak_bytes_per_second > 0;
-    const auto half = half_peak_bytes(r.sweep, reference);
-    out += fmt::format("{} on {}: {} points; half of the {} ({}) {}\n", r.case_key, r.device,
-                       r.sweep.size(), link ? "link's peak" : "best rate",
-                       units::format_rate(reference),
-                       half ? fmt::format("reached at {}", units::format_bytes(*half))
-                            : std::string("never reached"));
-  }
-  return out;
-}
-
-std::string text_run_report(const BenchRun& run) {
-  std::string out = text_report(run);
-  if (run.machine.contains("cuda_version")) {
-    out += fmt::format("CUDA driver {} (supports CUDA {})\n",
-                       run.machine.value("cuda_driver_version", 0),
-                       run.machine.value("cuda_version", ""));
-  }
-  return out + text_peer_verdicts(peer_verdicts(run));
-}
-
-std::string text_case_list() {
-  std::string out;
-  for (const auto& c : cases()) {
-    const std::string suite = c->suite() == "transfer" ? "" : " [--suite " + c->suite() + "]";
-    out += fmt::format("{:<26} {}{}\n", c->key(), c->description(), suite);
-  }
-  return out;
-}
-
-std::string engine_vs_plain(const BenchRun& run) {
+// Each measured `*_engine` case beside its `*_plain` twin: a heading line, then one row a pair.
+void add_engine_vs_plain(report::Document& doc, const BenchRun& run) {
   constexpr std::string_view kEngine = "_engine";
   std::vector<Row> rows;
   for (const auto& e : run.results) {
@@ -186,18 +109,116 @@ std::string engine_vs_plain(const BenchRun& run) {
     }
   }
   if (rows.empty()) {
-    return {};
+    return;
   }
-  // No header: the heading line says what the columns are.
-  const std::string table = render(Row(7), rows);
-  return "engine against the plain path (the engine's median rate; the ratio of engine to plain "
-         "timed in alternating rounds on the same buffers, in brackets -/+ three standard errors; "
-         "without paired rounds, the ratio of the two cases' medians with the band from both "
-         "sides' min and max):\n" +
-         table;
+  doc.add(line(
+      "engine against the plain path (the engine's median rate; the ratio of engine to plain "
+      "timed in alternating rounds on the same buffers, in brackets -/+ three standard errors; "
+      "without paired rounds, the ratio of the two cases' medians with the band from both "
+      "sides' min and max):"));
+  doc.add(left_table(Row(7), rows));  // no header: the heading line says what the columns are
 }
 
-std::string text_comparison(std::span<const Comparison> comparisons) {
+}  // namespace
+
+report::Table results_table(std::span<const BenchResult> results) {
+  const Row header = {"case", "device", "size", "median",  "min",     "max",
+                      "CoV",  "peak",   "eff.", "verdict", "strategy"};
+  std::vector<Row> rows;
+  for (const auto& r : results) {
+    if (r.status != kStatusOk) {
+      rows.push_back({r.case_key, r.device,
+                      r.reason.empty() ? r.status : fmt::format("{}: {}", r.status, r.reason)});
+      continue;
+    }
+    rows.push_back({r.case_key, r.device, size_column(r), detail::median_text(r),
+                    detail::min_text(r), detail::max_text(r), units::format_percent(r.cov, 1),
+                    rate_or_dash(r.peak_bytes_per_second),
+                    r.efficiency > 0 ? units::format_percent(r.efficiency) : "-", r.verdict,
+                    r.strategy.empty() ? "-" : r.strategy});
+  }
+  return left_table(header, rows);
+}
+
+report::Document run_report(const BenchRun& run) {
+  report::Document doc;
+  doc.add(line(
+      fmt::format("acco bench on {} at {} (machine {})", run.host, run.created, run.fingerprint)));
+  doc.add(results_table(run.results));
+  const auto emulated = std::find_if(run.results.begin(), run.results.end(),
+                                     [](const BenchResult& r) { return r.verdict == "emulated"; });
+  if (emulated != run.results.end() && !emulated->peak_source.empty()) {
+    doc.add(line(
+        "peak on emulated devices: the lower of the emulated link and this host's own copy "
+        "(what an emulated DMA does: pinned host to device memory, at the row's size, on as many "
+        "threads as copy engines) measured after each case; verdict \"emulated\": no real "
+        "link's band applies"));
+    std::vector<std::string> rebased;  // one line per size, not per row
+    for (const auto& r : run.results) {
+      if (r.verdict == "emulated" && r.peak_source.rfind("re-based", 0) == 0 &&
+          std::find(rebased.begin(), rebased.end(), r.peak_source) == rebased.end()) {
+        rebased.push_back(r.peak_source);
+        doc.add(report::Note{.text = "peak " + r.peak_source, .indent = 2});
+      }
+    }
+  }
+  for (const auto& r : run.results) {
+    if (r.status == kStatusOk && detail::is_latency(r)) {
+      doc.add(line(fmt::format("{} on {}: time per {} copy, {}", r.case_key, r.device,
+                               detail::size_text(r.bytes), detail::latency_summary(r))));
+    }
+  }
+  add_peer_matrix(doc, run);
+  add_engine_vs_plain(doc, run);
+  for (const auto& r : run.results) {
+    if (r.status != kStatusOk || r.sweep.empty()) {
+      continue;
+    }
+    const double reference = detail::sweep_reference(r);
+    const bool link = r.peak_bytes_per_second > 0;
+    const auto half = half_peak_bytes(r.sweep, reference);
+    doc.add(line(fmt::format("{} on {}: {} points; half of the {} ({}) {}", r.case_key, r.device,
+                             r.sweep.size(), link ? "link's peak" : "best rate",
+                             units::format_rate(reference),
+                             half ? fmt::format("reached at {}", units::format_bytes(*half))
+                                  : std::string("never reached"))));
+  }
+  return doc;
+}
+
+report::Document bench_report(const BenchRun& run) {
+  report::Document doc = run_report(run);
+  if (run.machine.contains("cuda_version")) {
+    doc.add(line(fmt::format("CUDA driver {} (supports CUDA {})",
+                             run.machine.value("cuda_driver_version", 0),
+                             run.machine.value("cuda_version", ""))));
+  }
+  add_peer_verdicts(doc, peer_verdicts(run));
+  return doc;
+}
+
+report::Document case_list_report() {
+  report::Document doc;
+  for (const auto& c : cases()) {
+    const std::string suite = c->suite() == "transfer" ? "" : " [--suite " + c->suite() + "]";
+    doc.add(line(fmt::format("{:<26} {}{}", c->key(), c->description(), suite)));
+  }
+  return doc;
+}
+
+std::string engine_vs_plain(const BenchRun& run) {
+  report::Document doc;
+  add_engine_vs_plain(doc, run);
+  return report::render_text(doc);
+}
+
+void add_comparison(report::Document& doc, std::span<const Comparison> comparisons,
+                    bool had_previous) {
+  doc.add(report::Preformatted{.text = "\n"});  // a blank line after the run
+  if (!had_previous) {
+    doc.add(line("No previous run on this machine to compare with."));
+    return;
+  }
   const Row header = {"case", "device", "change", "before", "now", "change %", "threshold"};
   const auto value = [](const Comparison& c, double v) {
     return c.metric == "latency_seconds" ? units::format_seconds(v) : units::format_rate(v);
@@ -211,7 +232,7 @@ std::string text_comparison(std::span<const Comparison> comparisons) {
                     both ? fmt::format("{:+.1f}%", c.relative_change * 100) : "-",
                     both ? units::format_percent(c.threshold, 1) : "-"});
   }
-  return render(header, rows);
+  doc.add(left_table(header, rows));
 }
 
 }  // namespace acco::bench

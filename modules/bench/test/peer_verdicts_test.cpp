@@ -15,6 +15,14 @@ namespace {
 using ::testing::HasSubstr;
 using testing::measured;
 
+// The verdicts' blocks rendered as they read after the run's report (a block before them).
+std::string text_peer_verdicts(const PeerVerdicts& v) {
+  report::Document doc;
+  doc.add(report::Preformatted{});
+  add_peer_verdicts(doc, v);
+  return report::render_text(doc);
+}
+
 BenchResult storage_read(std::string key, double median, double peak, std::string source) {
   BenchResult r = measured(std::move(key), median, peak);
   r.peak_source = std::move(source);

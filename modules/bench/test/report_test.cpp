@@ -2,6 +2,8 @@
 
 #include <regex>
 #include <set>
+#include <span>
+#include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -15,6 +17,21 @@ namespace acco::bench {
 namespace {
 
 using testing::sample_run;
+
+// The blocks rendered by the one text reporter, as acco bench prints them.
+std::string text_table(std::span<const BenchResult> results) {
+  report::Document doc;
+  doc.add(results_table(results));
+  return report::render_text(doc);
+}
+std::string text_report(const BenchRun& run) {
+  return report::render_text(run_report(run));
+}
+std::string text_comparison(std::span<const Comparison> comparisons) {
+  report::Document doc;
+  add_comparison(doc, comparisons);
+  return report::render_text(doc);
+}
 
 std::size_t count(const std::string& text, const std::string& what) {
   std::size_t n = 0;
@@ -188,11 +205,18 @@ TEST(TextReportTest, EmptyTableIsTheHeader) {
             "case  device  size  median  min  max  CoV  peak  eff.  verdict  strategy\n");
 }
 
+TEST(TextReportTest, WithoutAPreviousRunTheComparisonSaysSo) {
+  report::Document doc;
+  add_comparison(doc, {}, false);
+  EXPECT_EQ(report::render_text(doc), "\nNo previous run on this machine to compare with.\n");
+}
+
 TEST(TextReportTest, ComparisonMatchesGolden) {
   auto before = sample_run();
   before.results[0].median_bytes_per_second = 60e9;
   before.results.push_back(testing::measured("d2h_pinned_ce", 50e9));
   EXPECT_EQ(text_comparison(compare(before, sample_run())),
+            "\n"  // set apart from the run's report
             "case              device        change     before     now        change %  threshold\n"
             "h2d_pinned_ce     0000:18:00.0  regressed  60.0 GB/s  55.3 GB/s  -7.8%     5.0%\n"
             "h2d_pinned_sweep  0000:18:00.0  unchanged  54.9 GB/s  54.9 GB/s  +0.0%     5.0%\n"

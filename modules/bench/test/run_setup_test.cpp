@@ -22,6 +22,13 @@ using ::acco::testing::StatusIs;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
+std::string text_report(const BenchRun& run) {
+  return report::render_text(run_report(run));
+}
+std::string text_run_report(const BenchRun& run) {
+  return report::render_text(bench_report(run));
+}
+
 TEST(RunSetupTest, BackendsByName) {
   EXPECT_THAT(backend_names(), ::testing::ElementsAre("auto", "host", "cuda"));
   EXPECT_THAT(parse_backend("auto"), HasValue(BackendChoice::kAuto));
@@ -94,7 +101,7 @@ TEST(RunSetupTest, TheQuickBenchMeasuresWhatThisMachineHas) {
 }
 
 TEST(RunSetupTest, TheCaseListNamesEveryCaseAndTheSuiteOutsideTransfer) {
-  const std::string list = text_case_list();
+  const std::string list = report::render_text(case_list_report());
   for (const auto& c : cases()) {
     EXPECT_THAT(list, HasSubstr(c->key() + " ")) << c->key();
   }

@@ -22,6 +22,7 @@
 #include "acco/cluster/communicator.hpp"
 #include "acco/core/units.hpp"
 #include "acco/device/host_backend.hpp"
+#include "acco/report/document.hpp"
 
 #include "bench_command.hpp"
 #include "command_spec.hpp"
@@ -78,9 +79,12 @@ class CollectiveCommand final : public Command {
       out.out = j.dump(2) + "\n";
     } else {
       out.out = to_text(*result);
-      if (compare_) {
-        out.out +=
-            "\n" + (compare_note.empty() ? bench::text_comparison(comparisons) : compare_note);
+      if (compare_ && compare_note.empty()) {
+        report::Document doc;
+        bench::add_comparison(doc, comparisons);
+        out.out += report::render_text(doc);
+      } else if (compare_) {
+        out.out += "\n" + compare_note;
       }
     }
     if (save_fusion_) {

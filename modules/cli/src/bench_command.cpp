@@ -26,6 +26,7 @@
 #include "acco/core/units.hpp"
 #include "acco/device/host_backend.hpp"
 #include "acco/io/baseline.hpp"
+#include "acco/report/document.hpp"
 
 #include "bench_collective.hpp"
 #include "command_spec.hpp"
@@ -214,7 +215,7 @@ class BenchCommand final : public Command {
 
   Result<Output> run(const Invocation& inv) const override {
     if (o_.list) {
-      return Output{bench::text_case_list(), "", kExitOk};
+      return Output{report::render_text(bench::case_list_report()), "", kExitOk};
     }
     Output out;
     if (!o_.html.empty()) {  // before minutes of cases, not after them
@@ -258,13 +259,13 @@ class BenchCommand final : public Command {
           "history{}\n",
           run->results.size(), o_.html.empty() ? "" : " nor to --html");
       out.out = inv.format == Format::kJson ? bench::to_json(*run).dump(2) + "\n"
-                                            : bench::text_report(*run);
+                                            : report::render_text(bench::run_report(*run));
       out.exit_code = kExitInterrupted;
       return out;
     }
 
     std::vector<bench::Comparison> comparisons;
-    std::string compare_note;
+    bool had_previous = true;  // a failed history still shows the (empty) comparison
     if (!o_.no_history) {
       auto recorded = bench::record_run(o_.history, *run, o_.compare);
       if (!recorded) {
@@ -275,9 +276,7 @@ class BenchCommand final : public Command {
       } else {
         out.err += recorded->warnings;
         comparisons = std::move(recorded->comparisons);
-        if (o_.compare && !recorded->had_previous) {
-          compare_note = "No previous run on this machine to compare with.\n";
-        }
+        had_previous = recorded->had_previous;
       }
     }
 
@@ -307,11 +306,11 @@ class BenchCommand final : public Command {
       }
       out.out = j.dump(2) + "\n";
     } else {
-      out.out = bench::text_run_report(*run);
+      auto doc = bench::bench_report(*run);
       if (o_.compare) {
-        out.out +=
-            "\n" + (compare_note.empty() ? bench::text_comparison(comparisons) : compare_note);
+        bench::add_comparison(doc, comparisons, had_previous);
       }
+      out.out = report::render_text(doc);
     }
     return out;
   }

@@ -7,8 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "acco/device/cuda_backend.hpp"
-#include "acco/io/reader.hpp"
+#include "acco/doctor/live_machine.hpp"
 
 namespace acco::cli {
 
@@ -78,29 +77,6 @@ Result<std::string> data_dir_path(const MachineFlags& flags, const core::Setting
   return canonical.string();
 }
 
-// The data directory of the live machine is on this host: try O_DIRECT and io_uring there (a
-// scratch file written and removed) so the checks can say what the reader will meet. A sysroot
-// or snapshot describes another machine, whose directory is not here; topo says so.
-void try_direct_io(const MachineOptions& machine, topo::ProbeRequest& r) {
-  if (!machine.from.empty() || !machine.hwloc_xml.empty() || r.sysroot != "/") {
-    return;
-  }
-  auto tried = io::probe_direct_io(machine.data_dir);
-  if (!tried) {
-    r.direct_io_untried = tried.error().message;
-    return;
-  }
-  topo::DirectIo d;
-  d.o_direct = tried->o_direct;
-  d.o_direct_error = tried->o_direct_error;
-  d.io_uring = tried->io_uring;
-  d.io_uring_error = tried->io_uring_error;
-  d.memory_alignment = tried->memory_alignment;
-  d.offset_alignment = tried->offset_alignment;
-  d.alignment_source = tried->alignment_source;
-  r.direct_io = std::move(d);
-}
-
 }  // namespace
 
 Result<MachineOptions> machine_options(const MachineFlags& flags, const core::Settings& settings) {
@@ -145,9 +121,7 @@ topo::ProbeRequest probe_request(const MachineOptions& machine, const core::Sett
   r.from_snapshot = machine.from;
   r.hwloc_xml = machine.hwloc_xml;
   r.data_dir = machine.data_dir;
-  if (!machine.data_dir.empty()) {
-    try_direct_io(machine, r);
-  }
+  doctor::try_direct_io(r);
   // The command writes the snapshot itself, so a failed write is told apart from a failed probe.
   r.capture_snapshot = !machine.snapshot.empty();
   r.pci_ids = settings.get("pci-ids");
@@ -168,10 +142,6 @@ int findings_exit(const MachineOptions& machine, const std::vector<topo::Finding
     return f.severity >= *machine.fail_on;
   });
   return hit ? kExitFindings : kExitOk;
-}
-
-bool is_live(const MachineOptions& machine, const core::Settings& settings) {
-  return machine.from.empty() && machine.hwloc_xml.empty() && settings.get("sysroot") == "/";
 }
 
 }  // namespace acco::cli

@@ -7,7 +7,6 @@
 #include <vector>
 
 #include <CLI/CLI.hpp>
-#include <nlohmann/json.hpp>
 
 #include "acco/core/result.hpp"
 #include "acco/core/settings.hpp"
@@ -48,12 +47,5 @@ void add_machine_flags(CLI::App& sub, SharedFlags& shared, MachineFlags& flags, 
 // kExitFindings when a finding is at or above --fail-on, else kExitOk.
 [[nodiscard]] int findings_exit(const MachineOptions& machine,
                                 const std::vector<topo::Finding>& findings);
-
-// True when the machine is this one, read live (no --from, --hwloc-xml or other sysroot).
-[[nodiscard]] bool is_live(const MachineOptions& machine, const core::Settings& settings);
-
-// The live machine's CUDA driver as `acco probe` and `acco doctor` report it.
-using device::cuda_driver_json;
-using device::cuda_driver_text;
 
 }  // namespace acco::cli

@@ -2,6 +2,7 @@
 // wrong; optionally record everything read into a snapshot for --from, or (--nccl-env) print
 // the NCCL, UCX and Open MPI environment acco recommends for the node.
 #include <memory>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -9,6 +10,7 @@
 
 #include "acco/cluster/cluster.hpp"
 #include "acco/core/units.hpp"
+#include "acco/doctor/live_machine.hpp"
 #include "acco/report/document.hpp"
 #include "acco/topo/json.hpp"
 #include "acco/topo/nccl_env.hpp"
@@ -80,7 +82,8 @@ class ProbeCommand final : public Command {
       return run_cluster(inv);
     }
     const MachineOptions& machine = options_.machine;
-    ACCO_ASSIGN_OR_RETURN(auto result, topo::probe(probe_request(machine, inv.settings)));
+    const auto request = probe_request(machine, inv.settings);
+    ACCO_ASSIGN_OR_RETURN(auto result, topo::probe(request));
     if (!machine.snapshot.empty()) {
       if (!result.snapshot) {  // capture_snapshot was asked for: a bug if nothing came back
         return tl::unexpected(Error{Errc::kInternal, "snapshot: the probe recorded nothing"});
@@ -102,16 +105,18 @@ class ProbeCommand final : public Command {
                     ? topo::to_json(env, options_.nccl_topo_file).dump(2) + "\n"
                     : nccl_env_text(result.machine, env, options_.nccl_topo_file);
     } else {
-      const bool live = is_live(machine, inv.settings);
+      // The live machine's CUDA driver, which the probe does not read.
+      const auto cuda =
+          doctor::is_live(request) ? std::optional(doctor::read_cuda_driver()) : std::nullopt;
       if (inv.format == Format::kJson) {
         auto j = topo::probe_json(result.machine, result.findings);
-        if (live) {
-          j["cuda_driver"] = cuda_driver_json();
+        if (cuda) {
+          j["cuda_driver"] = doctor::to_json(*cuda);
         }
         out.out = j.dump(2) + "\n";
       } else {
         out.out = report::render_text(topo::probe_report(
-            result.machine, result.findings, live ? cuda_driver_text() : std::string()));
+            result.machine, result.findings, cuda ? doctor::cuda_driver_text(*cuda) : ""));
       }
     }
     if (!machine.snapshot.empty()) {

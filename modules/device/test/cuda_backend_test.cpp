@@ -204,8 +204,8 @@ INSTANTIATE_TEST_SUITE_P(
                     "versions"},
         InitFailure{804, "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE",
                     "a CUDA forward-compatibility libcuda (cuda-compat) is loaded"}),
-    [](const ::testing::TestParamInfo<InitFailure>& info) {
-      return std::to_string(info.param.code);
+    [](const ::testing::TestParamInfo<InitFailure>& param_info) {
+      return std::to_string(param_info.param.code);
     });
 
 TEST_F(FakeCudaTest, NoDeviceNamesCudaVisibleDevicesWhenSet) {

@@ -1,7 +1,8 @@
 // acco against its peers in one run of the storage suite: each storage_read point beside its fio
 // twin (judged against issue 17's target of 95 % of fio), and the staged file -> device path
 // beside the naive one (read into pageable memory, then copy; judged against 1.5x), with the
-// peak the storage verdicts were made against. Pure values from a BenchRun, and their text.
+// peak the storage verdicts were made against. Pure values from a BenchRun, and their text as
+// report blocks.
 #pragma once
 
 #include <optional>
@@ -10,6 +11,7 @@
 
 #include "acco/bench/compare.hpp"
 #include "acco/bench/result.hpp"
+#include "acco/report/document.hpp"
 
 namespace acco::bench {
 
@@ -52,7 +54,8 @@ struct PeerVerdicts {
 // The verdicts of `run` (only results with status "ok" and, for a peer, a rate above 0 count).
 [[nodiscard]] PeerVerdicts peer_verdicts(const BenchRun& run);
 
-// A heading line, then the peak line and one line per verdict; empty when there is none.
-[[nodiscard]] std::string text_peer_verdicts(const PeerVerdicts& verdicts);
+// A heading, then the peak line and one line per verdict, appended to `document`; nothing when
+// there is none. After another block the heading is set apart by a blank line.
+void add_peer_verdicts(report::Document& document, const PeerVerdicts& verdicts);
 
 }  // namespace acco::bench

@@ -6,8 +6,6 @@
 #include <memory>
 #include <string>
 
-#include <nlohmann/json.hpp>
-
 #include "acco/core/result.hpp"
 #include "acco/device/device.hpp"
 
@@ -36,12 +34,6 @@ struct CudaDriverInfo {
 // CUDA toolkit's stub library, lacks an entry point acco needs (an old driver: the message names
 // the entry point and the driver's version) or finds no device.
 [[nodiscard]] Result<CudaDriverInfo> cuda_driver_info(const std::string& library = cuda_library());
-
-// The CUDA driver as `acco probe`, `acco doctor` and acco.probe() report it (docs/cli.md):
-// {"library", "version": "580.65.06"|null, "cuda_version": "13.0"|null, "device_count"|null,
-//  "error": null|why no driver could be used}, and as one line of text.
-[[nodiscard]] nlohmann::ordered_json cuda_driver_json();
-[[nodiscard]] std::string cuda_driver_text();
 
 // The backend on driver `library`: one Device per GPU the driver sees (CUDA_VISIBLE_DEVICES
 // applies), each in its primary context. Errors as cuda_driver_info. Thread-safe.
