@@ -130,6 +130,37 @@ TEST(TuneCliTest, ScheduleLoadsTheProfileSavedForThisMachineOrTheNamedOne) {
   EXPECT_THAT(both.err, HasSubstr("--profile and --no-profile exclude each other"));
 }
 
+// The tune-dir setting moves the profiles for the command that writes them and those that read
+// them: --tune-dir on tune, ACCO_TUNE_DIR for schedule and doctor.
+TEST(TuneCliTest, TheTuneDirSettingIsWhereProfilesAreWrittenAndRead) {
+  TempDir state;
+  TempDir elsewhere;
+  const std::string dir = (elsewhere.path() / "profiles").string();
+  const auto tuned = acco(
+      "tune --backend host --devices 2 --budget 1s --bytes 1MiB --link pcie3x16 --tune-dir " + dir,
+      state.path());
+  ASSERT_EQ(tuned.exit_code, 0) << tuned.err;
+  EXPECT_THAT(tuned.err, HasSubstr("acco: tune profile written to " + dir + "/"));
+  EXPECT_FALSE(stdfs::exists(state.path() / "acco" / "tune")) << "nothing under XDG_STATE_HOME";
+
+  const auto shown = acco("tune --show --json --tune-dir " + dir, state.path());
+  ASSERT_EQ(shown.exit_code, 0) << shown.err;
+  EXPECT_THAT(nlohmann::json::parse(shown.out)["path"].get<std::string>(), HasSubstr(dir));
+
+  const std::string schedule = "schedule --devices host:2 --workload independent --tasks 4";
+  const auto read = shell("ACCO_TUNE_DIR=" + dir + " $ACCO " + schedule, state.path());
+  EXPECT_EQ(read.exit_code, 0) << read.err;
+  EXPECT_THAT(read.err, HasSubstr("acco: engine profile from " + dir + "/"));
+  const auto unset = acco(schedule, state.path());
+  EXPECT_THAT(unset.err, Not(HasSubstr("engine profile"))) << "XDG_STATE_HOME holds none";
+
+  const auto doctor =
+      shell("ACCO_TUNE_DIR=" + dir + " $ACCO doctor --no-bench --json", state.path());
+  EXPECT_THAT(doctor.out, Not(HasSubstr("tune-profile-missing"))) << doctor.err;
+  const auto doctor_default = acco("doctor --no-bench --json", state.path());
+  EXPECT_THAT(doctor_default.out, HasSubstr("tune-profile-missing"));
+}
+
 // The storage_h2d result of a bench --json run.
 nlohmann::json storage_h2d(const std::string& out) {
   const auto run = nlohmann::json::parse(out);

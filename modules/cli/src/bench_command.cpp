@@ -234,7 +234,7 @@ class BenchCommand final : public Command {
     ACCO_RETURN_IF_ERROR(create_file(out.err));
     bench::RunOptions options = o_.run;
     const auto machine = machine_or_warning(bench::probe_for_run(inv.settings, options), out.err);
-    auto profile = profile_for(o_.profile, machine ? &*machine : nullptr, out.err);
+    auto profile = profile_for(o_.profile, inv.settings, machine ? &*machine : nullptr, out.err);
     if (!profile) {
       return error_output(profile.error(), out.err);
     }

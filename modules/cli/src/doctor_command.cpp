@@ -25,6 +25,7 @@ class DoctorCommand final : public Command {
       options.skip_bench = "--no-bench";
     }
     options.progress = inv.progress;
+    options.tune_dir = inv.settings.get("tune-dir");
     ACCO_ASSIGN_OR_RETURN(const auto report, doctor::run(std::move(options)));
     Output out;
     out.out = inv.format == Format::kJson ? doctor::to_json(report).dump(2) + "\n"

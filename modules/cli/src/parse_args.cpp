@@ -34,6 +34,10 @@ core::Settings default_settings() {
   s.define("history", "",
            "bench history database (acco bench, bench --collective, serve --bench-every); empty: "
            "$XDG_STATE_HOME/acco/history.sqlite, else ~/.local/state/acco/history.sqlite");
+  s.define("tune-dir", "",
+           "directory of acco tune's profiles, one per machine fingerprint (tune, bench, "
+           "schedule, doctor, serve --bench-every); empty: $XDG_STATE_HOME/acco/tune, else "
+           "~/.local/state/acco/tune");
   s.define("state-file", power::kDefaultStateFile,
            "the governor's state file: each device's original limits while acco has changed them "
            "(power run, serve --governor, power status)");

@@ -9,7 +9,7 @@ namespace acco::cli {
 void add_profile_flags(CLI::App& sub, tune::ProfileChoice& flags) {
   sub.add_option("--profile", flags.file,
                  "transfer engine and storage reader profile from acco tune (default: the one "
-                 "saved for this machine under $XDG_STATE_HOME/acco/tune)")
+                 "saved for this machine in the tune-dir setting's directory)")
       ->type_name("FILE");
   sub.add_flag("--no-profile", flags.none,
                "use the engine's and the reader's defaults, not the profile acco tune saved");
@@ -23,8 +23,11 @@ Status check_profile_flags(const tune::ProfileChoice& flags) {
 }
 
 Result<tune::LoadedProfile> profile_for(const tune::ProfileChoice& flags,
+                                        const core::Settings& settings,
                                         const topo::Machine* machine, std::string& note) {
-  ACCO_ASSIGN_OR_RETURN(auto loaded, tune::load_profile(flags, machine), "--profile");
+  tune::ProfileChoice choice = flags;
+  choice.directory = settings.get("tune-dir");
+  ACCO_ASSIGN_OR_RETURN(auto loaded, tune::load_profile(choice, machine), "--profile");
   if (!loaded.path.empty()) {
     note += fmt::format("acco: engine profile from {}\n", loaded.path);
   } else if (loaded.skipped) {

@@ -17,9 +17,10 @@ void add_profile_flags(CLI::App& sub, tune::ProfileChoice& flags);
 // kUsage for both flags at once.
 [[nodiscard]] Status check_profile_flags(const tune::ProfileChoice& flags);
 
-// tune::load_profile, "--profile" in front of its error; `note` gets a line naming the file used,
-// or why the saved one was skipped.
+// tune::load_profile in the tune-dir setting's directory, "--profile" in front of its error;
+// `note` gets a line naming the file used, or why the saved one was skipped.
 [[nodiscard]] Result<tune::LoadedProfile> profile_for(const tune::ProfileChoice& flags,
+                                                      const core::Settings& settings,
                                                       const topo::Machine* machine,
                                                       std::string& note);
 

@@ -364,13 +364,13 @@ Status load_transfer_profiles(const tune::ProfileChoice& choice, const core::Set
   }
   std::optional<topo::Machine> machine;
   if (choice.file.empty()) {
-    if (!tune::any_saved_profile()) {
+    if (!tune::any_saved_profile(settings.get("tune-dir"))) {
       return {};
     }
     machine = probe_machine(settings, note);
   }
   ACCO_ASSIGN_OR_RETURN(const auto loaded,
-                        profile_for(choice, machine ? &*machine : nullptr, note));
+                        profile_for(choice, settings, machine ? &*machine : nullptr, note));
   sched::apply_transfer_profiles(loaded.engines, d);
   return {};
 }

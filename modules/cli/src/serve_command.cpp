@@ -8,6 +8,7 @@
 
 #include "acco/core/stop.hpp"
 #include "acco/core/units.hpp"
+#include "acco/doctor/periodic_bench.hpp"
 #include "acco/monitor/daemon.hpp"
 #include "acco/monitor/series_store.hpp"
 #include "acco/monitor/server.hpp"
@@ -18,7 +19,6 @@
 #include "governor_flags.hpp"
 #include "machine_flags.hpp"
 #include "monitor_flags.hpp"
-#include "periodic_bench.hpp"
 #include "process.hpp"
 
 namespace acco::cli {
@@ -28,6 +28,7 @@ struct ServeOptions {
   monitor::DaemonOptions daemon;
   std::chrono::duration<double> duration{0};  // 0: until a signal
   std::string history_path;                   // empty: the default bench history
+  std::string tune_dir;                       // empty: tune::tune_directory()
 };
 
 class ServeCommand final : public Command {
@@ -39,7 +40,7 @@ class ServeCommand final : public Command {
     monitor::DaemonOptions options = options_.daemon;
     options.metrics.hostname = hostname();
     options.checks.probe = probe_request(MachineOptions{}, inv.settings);
-    options.checks.bench = periodic_bench(options_.history_path);
+    options.checks.bench = doctor::periodic_bench(options_.history_path, options_.tune_dir);
     auto daemon = monitor::Daemon::create(std::move(options));
     if (!daemon) {
       return tl::unexpected(governor_error(daemon.error()));
@@ -117,6 +118,7 @@ Result<ServeOptions> serve_options(const ServeFlags& flags, const core::Settings
   ACCO_RETURN_IF_ERROR(every("--probe-every", flags.probe_every, d.checks.probe_every));
   ACCO_RETURN_IF_ERROR(every("--bench-every", flags.bench_every, d.checks.bench_every));
   o.history_path = settings.get("history");
+  o.tune_dir = settings.get("tune-dir");
   d.store_path = settings.get("store");
   if (!flags.retention.empty() && d.store_path.empty()) {
     return usage("--retention: applies to --store, which is not given");

@@ -57,8 +57,12 @@ void add_tune_flags(CLI::App& sub, SharedFlags& shared, TuneFlags& f) {
       ->type_name("DURATION");
   sub.add_option("--bytes", f.bytes, "copy size of the search (default 64MiB)")->type_name("SIZE");
   sub.add_option("--output", f.output,
-                 "profile file (default $XDG_STATE_HOME/acco/tune/<fingerprint>.json)")
+                 "profile file (default <tune-dir>/<fingerprint>.json)")
       ->type_name("FILE");
+  add_setting_flag(sub, shared, "tune-dir",
+                   "directory of the profiles, one per machine (default "
+                   "$XDG_STATE_HOME/acco/tune; env ACCO_TUNE_DIR)",
+                   "DIR");
   sub.add_option("--file", f.file,
                  "also tune the storage reader (block size, depth, threads) on this file, read "
                  "up to --bytes per measurement")
@@ -134,7 +138,7 @@ class TuneCommand final : public Command {
  private:
   Result<Output> show(const Invocation& inv, const topo::Machine* machine, Output out) const {
     auto path =
-        o_.output.empty() ? tune::machine_profile_path(machine) : Result<std::string>(o_.output);
+        o_.output.empty() ? tune::machine_profile_path(machine, inv.settings.get("tune-dir")) : Result<std::string>(o_.output);
     if (!path) {
       return error_output(path.error(), out.err);
     }
@@ -156,7 +160,7 @@ class TuneCommand final : public Command {
 
   Result<Output> tune(const Invocation& inv, const topo::Machine* machine, Output out) const {
     auto path =
-        o_.output.empty() ? tune::machine_profile_path(machine) : Result<std::string>(o_.output);
+        o_.output.empty() ? tune::machine_profile_path(machine, inv.settings.get("tune-dir")) : Result<std::string>(o_.output);
     if (!path) {
       return error_output(path.error(), out.err);
     }

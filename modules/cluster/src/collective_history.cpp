@@ -47,7 +47,8 @@ bench::BenchRun history_run(const CollectiveRun& run, const topo::Machine& machi
   return b;
 }
 
-Result<SavedFusion> save_fusion_threshold(const CollectiveRun& run, const topo::Machine* machine) {
+Result<SavedFusion> save_fusion_threshold(const CollectiveRun& run, const topo::Machine* machine,
+                                          std::string_view tune_dir) {
   const auto op = std::find_if(run.ops.begin(), run.ops.end(),
                                [](const OpResult& r) { return r.op == Op::kAllReduce; });
   if (op == run.ops.end() || !op->fit || op->fusion_threshold == 0) {
@@ -57,7 +58,7 @@ Result<SavedFusion> save_fusion_threshold(const CollectiveRun& run, const topo::
   if (machine == nullptr) {
     return fail(Errc::kUnavailable, "this machine could not be probed, so it has no profile name");
   }
-  ACCO_ASSIGN_OR_RETURN(const std::string dir, tune::tune_directory());
+  ACCO_ASSIGN_OR_RETURN(const std::string dir, tune::tune_directory_or(tune_dir));
   SavedFusion saved;
   saved.path = tune::profile_path(dir, bench::machine_fingerprint(*machine));
   tune::TuneProfile profile;

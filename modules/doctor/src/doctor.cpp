@@ -12,10 +12,11 @@
 
 namespace acco::doctor {
 
-std::optional<topo::Finding> tune_profile_finding(const topo::Machine& machine) {
+std::optional<topo::Finding> tune_profile_finding(const topo::Machine& machine,
+                                                  std::string_view tune_dir) {
   // The fingerprint is the profile's key, so a profile for another fingerprint in the directory
   // means the machine changed (a GPU added, moved or replaced) since the last tune.
-  auto state = tune::saved_profile_state(machine);
+  auto state = tune::saved_profile_state(machine, tune_dir);
   if (!state || state->exists) {
     return std::nullopt;
   }
@@ -45,8 +46,9 @@ Result<Report> run(Options options) {
     r.bench_note = fmt::format("skipped ({})", *options.skip_bench);
   } else if (!r.live) {
     r.bench_note = "skipped (not the live machine)";
-  } else if (auto quick = bench::quick_bench(r.machine, tune::saved_engine_profiles(r.machine),
-                                             options.progress);
+  } else if (auto quick = bench::quick_bench(
+                 r.machine, tune::saved_engine_profiles(r.machine, options.tune_dir),
+                 options.progress);
              quick) {
     r.measured = std::move(quick->run);
     r.bench_note = std::move(quick->note);
@@ -54,7 +56,7 @@ Result<Report> run(Options options) {
     r.bench_note = "failed: " + quick.error().message;
   }
   if (r.live) {
-    if (auto f = tune_profile_finding(r.machine)) {
+    if (auto f = tune_profile_finding(r.machine, options.tune_dir)) {
       r.findings.push_back(std::move(*f));
     }
     r.cuda = read_cuda_driver();

@@ -124,12 +124,12 @@ nlohmann::json profile_with_defaults_json(const TuneProfile& profile, const std:
   return j;
 }
 
-Result<std::string> machine_profile_path(const topo::Machine* machine) {
+Result<std::string> machine_profile_path(const topo::Machine* machine, std::string_view directory) {
   if (machine == nullptr) {
     return fail(Errc::kUnavailable,
                 "no machine fingerprint (the topology is unavailable); name a file with --output");
   }
-  ACCO_ASSIGN_OR_RETURN(const auto dir, tune_directory());
+  ACCO_ASSIGN_OR_RETURN(const auto dir, tune_directory_or(directory));
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) {

@@ -32,7 +32,7 @@ Result<LoadedProfile> load_profile(const ProfileChoice& choice, const topo::Mach
   if (machine == nullptr) {
     return LoadedProfile{};
   }
-  auto dir = tune_directory();
+  auto dir = tune_directory_or(choice.directory);
   if (!dir) {
     return LoadedProfile{};
   }
@@ -48,13 +48,16 @@ Result<LoadedProfile> load_profile(const ProfileChoice& choice, const topo::Mach
   return loaded_from(*p, std::move(path));
 }
 
-std::map<std::string, transfer::Profile> saved_engine_profiles(const topo::Machine& machine) {
-  auto loaded = load_profile({}, &machine);
+std::map<std::string, transfer::Profile> saved_engine_profiles(const topo::Machine& machine,
+                                                              std::string_view directory) {
+  ProfileChoice choice;
+  choice.directory = std::string(directory);
+  auto loaded = load_profile(choice, &machine);
   return loaded ? std::move(loaded->engines) : std::map<std::string, transfer::Profile>{};
 }
 
-bool any_saved_profile() {
-  const auto dir = tune_directory();
+bool any_saved_profile(std::string_view directory) {
+  const auto dir = tune_directory_or(directory);
   if (!dir) {
     return false;
   }
@@ -68,9 +71,10 @@ bool any_saved_profile() {
   return false;
 }
 
-Result<SavedProfileState> saved_profile_state(const topo::Machine& machine) {
+Result<SavedProfileState> saved_profile_state(const topo::Machine& machine,
+                                              std::string_view directory) {
   namespace stdfs = std::filesystem;
-  ACCO_ASSIGN_OR_RETURN(const auto dir, tune_directory());
+  ACCO_ASSIGN_OR_RETURN(const auto dir, tune_directory_or(directory));
   SavedProfileState s;
   s.path = profile_path(dir, bench::machine_fingerprint(machine));
   std::error_code ec;

@@ -368,6 +368,10 @@ Result<std::string> tune_directory() {
   return tune_directory(xdg == nullptr ? "" : xdg, home == nullptr ? "" : home);
 }
 
+Result<std::string> tune_directory_or(std::string_view chosen) {
+  return chosen.empty() ? tune_directory() : Result<std::string>(std::string(chosen));
+}
+
 std::string profile_path(const std::string& dir, std::string_view fingerprint) {
   std::string name(fingerprint);
   std::replace(name.begin(), name.end(), '/', '_');

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "acco/bench/machine_summary.hpp"
+#include "acco/testing/files.hpp"
 #include "acco/testing/matchers.hpp"
 #include "acco/tune/tune_profile.hpp"
 
@@ -24,12 +25,10 @@ using ::testing::HasSubstr;
 class SavedProfileTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string t = (stdfs::temp_directory_path() / "acco-saved-XXXXXX").string();
-    root_ = ::mkdtemp(t.data());
     if (const char* old = std::getenv("XDG_STATE_HOME")) {
       old_ = old;
     }
-    ::setenv("XDG_STATE_HOME", root_.c_str(), 1);
+    ::setenv("XDG_STATE_HOME", root_.path().c_str(), 1);
     machine_.hostname = "box";
   }
   void TearDown() override {
@@ -38,8 +37,6 @@ class SavedProfileTest : public ::testing::Test {
     } else {
       ::unsetenv("XDG_STATE_HOME");
     }
-    std::error_code ec;
-    stdfs::remove_all(root_, ec);
   }
   // A profile tuning host:0's pinned uploads, saved as `fingerprint`'s.
   std::string save_for(const std::string& fingerprint) {
@@ -62,7 +59,7 @@ class SavedProfileTest : public ::testing::Test {
     return path;
   }
 
-  stdfs::path root_;
+  testing::TempDir root_;
   std::optional<std::string> old_;
   topo::Machine machine_;
 };
@@ -84,14 +81,15 @@ TEST_F(SavedProfileTest, TheProfileSavedForTheMachineIsLoadedByDefault) {
   EXPECT_EQ(saved_engine_profiles(machine_).size(), 1U);
   // No machine: none is looked for; --no-profile: none at all.
   EXPECT_TRUE(load_profile({}, nullptr)->engines.empty());
-  EXPECT_TRUE(load_profile({.file = "", .none = true}, &machine_)->engines.empty());
+  EXPECT_TRUE(load_profile({.file = "", .none = true, .directory = ""}, &machine_)->engines.empty());
 }
 
 TEST_F(SavedProfileTest, ANamedFileMustLoadAndASavedOneThatCannotIsSkippedWithWhy) {
-  EXPECT_THAT(load_profile({.file = (root_ / "absent.json").string()}, &machine_),
+  EXPECT_THAT(load_profile({.file = (root_.path() / "absent.json").string(), .none = false, .directory = ""},
+                           &machine_),
               StatusIs(Errc::kNotFound));
   const std::string path = save_for(bench::machine_fingerprint(machine_));
-  auto named = load_profile({.file = path}, nullptr);
+  auto named = load_profile({.file = path, .none = false, .directory = ""}, nullptr);
   ASSERT_THAT(named, IsOk());
   EXPECT_EQ(named->path, path);
   std::ofstream(path) << "{";
@@ -117,6 +115,30 @@ TEST_F(SavedProfileTest, AProfileOfAnotherFingerprintSaysTheMachineChanged) {
             profile_path(tune_directory().value(), bench::machine_fingerprint(machine_)));
   save_for(bench::machine_fingerprint(machine_));
   EXPECT_TRUE(saved_profile_state(machine_)->exists);
+}
+
+// The tune-dir setting: profiles there, not under XDG_STATE_HOME.
+TEST_F(SavedProfileTest, ANamedDirectoryIsWhereProfilesAreLookedFor) {
+  const testing::TempDir elsewhere;
+  const std::string dir = (elsewhere.path() / "profiles").string();
+  save_for(bench::machine_fingerprint(machine_));  // under XDG_STATE_HOME: not looked at
+  EXPECT_FALSE(any_saved_profile(dir));
+  EXPECT_TRUE(saved_engine_profiles(machine_, dir).empty());
+  auto state = saved_profile_state(machine_, dir);
+  ASSERT_THAT(state, IsOk());
+  EXPECT_EQ(state->path, profile_path(dir, bench::machine_fingerprint(machine_)));
+  EXPECT_FALSE(state->exists);
+
+  stdfs::create_directories(dir);
+  stdfs::copy_file(profile_path(tune_directory().value(), bench::machine_fingerprint(machine_)),
+                   state->path);
+  EXPECT_TRUE(any_saved_profile(dir));
+  EXPECT_EQ(saved_engine_profiles(machine_, dir).size(), 1U);
+  auto loaded = load_profile({.file = "", .none = false, .directory = dir}, &machine_);
+  ASSERT_THAT(loaded, IsOk());
+  EXPECT_EQ(loaded->path, state->path);
+  EXPECT_EQ(tune_directory_or(dir).value(), dir);
+  EXPECT_EQ(tune_directory_or("").value(), tune_directory().value());
 }
 
 }  // namespace

@@ -27,8 +27,8 @@ _acco_words() {
       ;;
     'acco tune')
       _acco_commands=''
-      _acco_flags='-h --help --backend --devices --link --budget --bytes --output --file --show --json --sysroot --config'
-      _acco_valued='--backend --devices --link --budget --bytes --output --file --sysroot --config'
+      _acco_flags='-h --help --backend --devices --link --budget --bytes --output --tune-dir --file --show --json --sysroot --config'
+      _acco_valued='--backend --devices --link --budget --bytes --output --tune-dir --file --sysroot --config'
       ;;
     'acco schedule')
       _acco_commands=''
@@ -172,6 +172,7 @@ _acco_value() {
     'acco tune --budget') COMPREPLY=() ;;
     'acco tune --bytes') COMPREPLY=() ;;
     'acco tune --output') _acco_reply_files "$3" ;;
+    'acco tune --tune-dir') _acco_reply_directories "$3" ;;
     'acco tune --file') _acco_reply_files "$3" ;;
     'acco tune --sysroot') _acco_reply_directories "$3" ;;
     'acco tune --config') _acco_reply_files "$3" ;;

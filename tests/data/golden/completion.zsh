@@ -109,7 +109,7 @@ _acco_bench() {
     --compare'[compare with the last run on this machine and flag regressions]' \
     --history='[history database (default $XDG_STATE_HOME/acco/history.sqlite; env ACCO_HISTORY)]:FILE:_files' \
     --no-history'[do not read or write the history]' \
-    --profile='[transfer engine and storage reader profile from acco tune (default\: the one saved for this machine under $XDG_STATE_HOME/acco/tune)]:FILE:_files' \
+    --profile='[transfer engine and storage reader profile from acco tune (default\: the one saved for this machine in the tune-dir setting'\''s directory)]:FILE:_files' \
     --no-profile'[use the engine'\''s and the reader'\''s defaults, not the profile acco tune saved]' \
     --collective='[collectives to measure under mpirun/srun\: allreduce,allgather,reducescatter,alltoall,broadcast,sendrecv or all]:OPS:(all allreduce allgather reducescatter alltoall broadcast sendrecv)' \
     '(-b --min-bytes)'{-b+,--min-bytes=}'[--collective\: smallest size (default 8)]:SIZE:' \
@@ -135,7 +135,8 @@ _acco_tune() {
     --link='[host backend\: emulated link, e.g. pcie4x16 (default), 25GB/s,2us, unlimited]:SPEC:' \
     --budget='[time for the whole run, e.g. 60s (default), 5m]:DURATION:' \
     --bytes='[copy size of the search (default 64MiB)]:SIZE:' \
-    --output='[profile file (default $XDG_STATE_HOME/acco/tune/<fingerprint>.json)]:FILE:_files' \
+    --output='[profile file (default <tune-dir>/<fingerprint>.json)]:FILE:_files' \
+    --tune-dir='[directory of the profiles, one per machine (default $XDG_STATE_HOME/acco/tune; env ACCO_TUNE_DIR)]:DIR:_files -/' \
     --file='[also tune the storage reader (block size, depth, threads) on this file, read up to --bytes per measurement]:PATH:_files' \
     --show'[print the saved profile beside the defaults and exit]' \
     --json'[print JSON (schema acco.tune-profile/1)]' \
@@ -161,7 +162,7 @@ _acco_schedule() {
     --kinds='[per device, or one for all\: cpu or gpu timing column (default gpu)]:LIST:(cpu gpu)' \
     --speeds='[per device, or one for all\: speed factor (default 1)]:LIST:' \
     --link='[host devices\: emulated link (default pcie3x16)]:SPEC:' \
-    --profile='[transfer engine and storage reader profile from acco tune (default\: the one saved for this machine under $XDG_STATE_HOME/acco/tune)]:FILE:_files' \
+    --profile='[transfer engine and storage reader profile from acco tune (default\: the one saved for this machine in the tune-dir setting'\''s directory)]:FILE:_files' \
     --no-profile'[use the engine'\''s and the reader'\''s defaults, not the profile acco tune saved]' \
     --distributed'[run over every rank of the MPI job (mpirun, srun), rank 0 coordinating]' \
     --dispatch='[--distributed\: locality (default), round-robin, or both comma-separated]:LIST:(locality round-robin)' \

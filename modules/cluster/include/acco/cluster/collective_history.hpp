@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "acco/bench/result.hpp"
 #include "acco/cluster/collective_bench.hpp"
@@ -23,11 +24,12 @@ struct SavedFusion {
   tune::FusionTuning fusion;
 };
 
-// The allreduce fit's threshold for this job's link class into the machine's tune profile
-// (created when there is none; the rest of it kept). kUnavailable when the allreduce times did
+// The allreduce fit's threshold for this job's link class into the machine's tune profile in
+// `tune_dir` (empty: tune::tune_directory()), created when there is none; the rest of it kept. kUnavailable when the allreduce times did
 // not fit or `machine` is null (no fingerprint, so no profile name); kCannotWrite when the
 // profile cannot be saved.
 [[nodiscard]] Result<SavedFusion> save_fusion_threshold(const CollectiveRun& run,
-                                                        const topo::Machine* machine);
+                                                        const topo::Machine* machine,
+                                                        std::string_view tune_dir = {});
 
 }  // namespace acco::cluster

@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -28,6 +29,8 @@ struct Options {
   // ever measures the live machine: a sysroot, snapshot or hwloc XML is someone else's.
   std::optional<std::string> skip_bench;
   bench::Progress progress;  // lines while the quick bench runs
+  // Where acco tune saved its profiles (the tune-dir setting); empty: tune::tune_directory().
+  std::string tune_dir;
 };
 
 struct Report {
@@ -47,10 +50,11 @@ struct Report {
 // bench is the report's note, not an error; errors: topo::probe's.
 [[nodiscard]] Result<Report> run(Options options);
 
-// Info when acco tune saved no profile for `machine` (the transfer engine then runs on its
-// defaults); a profile for another fingerprint in the directory means the machine changed since
-// the last tune. None when there is one, or the directory cannot be read.
-[[nodiscard]] std::optional<topo::Finding> tune_profile_finding(const topo::Machine& machine);
+// Info when acco tune saved no profile for `machine` in `tune_dir` (empty: tune_directory()):
+// the transfer engine then runs on its defaults. A profile for another fingerprint in the
+// directory means the machine changed since the last tune. None when there is one, or the directory cannot be read.
+[[nodiscard]] std::optional<topo::Finding> tune_profile_finding(const topo::Machine& machine,
+                                                                std::string_view tune_dir = {});
 
 // `acco doctor --json`: topo::probe_json, then "cuda_driver" (live only), "quick_bench"
 // {"note", "results"} and "fix_first" (the first topo::kFixFirst rules of topo::fix_first).

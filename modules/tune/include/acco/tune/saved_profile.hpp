@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "acco/core/result.hpp"
 #include "acco/io/reader.hpp"
@@ -17,6 +18,8 @@ namespace acco::tune {
 struct ProfileChoice {
   std::string file;   // a profile file; empty: the one saved for the machine
   bool none = false;  // no profile: the engine's and the reader's defaults
+  // Where acco tune saves profiles (the tune-dir setting); empty: tune_directory().
+  std::string directory;
 };
 
 // What a profile gives the programs that load it.
@@ -37,13 +40,14 @@ struct LoadedProfile {
 // environment (tune_directory()).
 [[nodiscard]] Result<LoadedProfile> load_profile(const ProfileChoice& choice,
                                                  const topo::Machine* machine);
-// The engine settings of the profile saved for `machine`; empty when there is none or it cannot
-// be read.
+// The engine settings of the profile saved for `machine` in `directory` (empty:
+// tune_directory()); empty when there is none or it cannot be read.
 [[nodiscard]] std::map<std::string, transfer::Profile> saved_engine_profiles(
-    const topo::Machine& machine);
-// Whether tune_directory() holds any profile at all. Finding the fingerprint takes a probe of the
-// topology, which costs more than a short run: a caller skips it when no profile could match.
-[[nodiscard]] bool any_saved_profile();
+    const topo::Machine& machine, std::string_view directory = {});
+// Whether `directory` (empty: tune_directory()) holds any profile at all. Finding the fingerprint
+// takes a probe of the topology, which costs more than a short run: a caller skips it when no
+// profile could match.
+[[nodiscard]] bool any_saved_profile(std::string_view directory = {});
 
 // The saved profile for `machine`: its path under tune_directory(), whether it exists, and
 // whether profiles for other fingerprints exist there (the machine changed since the last tune).
@@ -53,6 +57,7 @@ struct SavedProfileState {
   bool exists = false;
   bool others = false;
 };
-[[nodiscard]] Result<SavedProfileState> saved_profile_state(const topo::Machine& machine);
+[[nodiscard]] Result<SavedProfileState> saved_profile_state(const topo::Machine& machine,
+                                                            std::string_view directory = {});
 
 }  // namespace acco::tune

@@ -132,6 +132,8 @@ void set_fusion(TuneProfile& profile, FusionTuning fusion);
 [[nodiscard]] Result<std::string> tune_directory(std::string_view xdg_state_home,
                                                  std::string_view home);
 [[nodiscard]] Result<std::string> tune_directory();  // from the environment
+// `chosen` when it is not empty (the tune-dir setting), else tune_directory().
+[[nodiscard]] Result<std::string> tune_directory_or(std::string_view chosen);
 // "<dir>/<fingerprint>.json", with '/' in the fingerprint replaced by '_'.
 [[nodiscard]] std::string profile_path(const std::string& dir, std::string_view fingerprint);
 

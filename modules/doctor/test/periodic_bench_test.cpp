@@ -1,9 +1,9 @@
-#include "periodic_bench.hpp"
+#include "acco/doctor/periodic_bench.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-namespace acco::cli {
+namespace acco::doctor {
 namespace {
 
 using ::testing::ElementsAre;
@@ -36,4 +36,4 @@ TEST(PeriodicBenchTest, OnlyRegressedCasesAreRegressionsWithTheirNumbers) {
 }
 
 }  // namespace
-}  // namespace acco::cli
+}  // namespace acco::doctor

@@ -1,4 +1,4 @@
-#include "periodic_bench.hpp"
+#include "acco/doctor/periodic_bench.hpp"
 
 #include <utility>
 
@@ -6,7 +6,7 @@
 #include "acco/bench/run_setup.hpp"
 #include "acco/tune/saved_profile.hpp"
 
-namespace acco::cli {
+namespace acco::doctor {
 
 std::vector<monitor::BenchRegression> bench_regressions(
     const std::vector<bench::Comparison>& changes) {
@@ -19,11 +19,11 @@ std::vector<monitor::BenchRegression> bench_regressions(
   return out;
 }
 
-monitor::BenchFn periodic_bench(const std::string& history) {
-  return [history](const topo::Machine& machine) -> Result<monitor::BenchCheck> {
+monitor::BenchFn periodic_bench(const std::string& history, const std::string& tune_dir) {
+  return [history, tune_dir](const topo::Machine& machine) -> Result<monitor::BenchCheck> {
     monitor::BenchCheck check;
-    ACCO_ASSIGN_OR_RETURN(auto quick,
-                          bench::quick_bench(machine, tune::saved_engine_profiles(machine)));
+    ACCO_ASSIGN_OR_RETURN(auto quick, bench::quick_bench(
+                                          machine, tune::saved_engine_profiles(machine, tune_dir)));
     check.note = std::move(quick.note);
     const bench::BenchRun& run = quick.run;
     check.results = run.results.size();
@@ -46,4 +46,4 @@ monitor::BenchFn periodic_bench(const std::string& history) {
   };
 }
 
-}  // namespace acco::cli
+}  // namespace acco::doctor
