@@ -89,7 +89,7 @@ class CollectiveCommand final : public Command {
     }
     if (save_fusion_) {
       auto saved = cluster::save_fusion_threshold(*result, machine ? &*machine : nullptr,
-                                                 inv.settings.get("tune-dir"));
+                                                  inv.settings.get("tune-dir"));
       if (!saved) {
         Output failed =
             error_output(std::move(saved.error()).with_context("--save-fusion"), out.err);

@@ -56,8 +56,7 @@ void add_tune_flags(CLI::App& sub, SharedFlags& shared, TuneFlags& f) {
   sub.add_option("--budget", f.budget, "time for the whole run, e.g. 60s (default), 5m")
       ->type_name("DURATION");
   sub.add_option("--bytes", f.bytes, "copy size of the search (default 64MiB)")->type_name("SIZE");
-  sub.add_option("--output", f.output,
-                 "profile file (default <tune-dir>/<fingerprint>.json)")
+  sub.add_option("--output", f.output, "profile file (default <tune-dir>/<fingerprint>.json)")
       ->type_name("FILE");
   add_setting_flag(sub, shared, "tune-dir",
                    "directory of the profiles, one per machine (default "
@@ -137,8 +136,9 @@ class TuneCommand final : public Command {
 
  private:
   Result<Output> show(const Invocation& inv, const topo::Machine* machine, Output out) const {
-    auto path =
-        o_.output.empty() ? tune::machine_profile_path(machine, inv.settings.get("tune-dir")) : Result<std::string>(o_.output);
+    auto path = o_.output.empty()
+                    ? tune::machine_profile_path(machine, inv.settings.get("tune-dir"))
+                    : Result<std::string>(o_.output);
     if (!path) {
       return error_output(path.error(), out.err);
     }
@@ -159,8 +159,9 @@ class TuneCommand final : public Command {
   }
 
   Result<Output> tune(const Invocation& inv, const topo::Machine* machine, Output out) const {
-    auto path =
-        o_.output.empty() ? tune::machine_profile_path(machine, inv.settings.get("tune-dir")) : Result<std::string>(o_.output);
+    auto path = o_.output.empty()
+                    ? tune::machine_profile_path(machine, inv.settings.get("tune-dir"))
+                    : Result<std::string>(o_.output);
     if (!path) {
       return error_output(path.error(), out.err);
     }

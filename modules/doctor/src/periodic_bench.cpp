@@ -22,8 +22,8 @@ std::vector<monitor::BenchRegression> bench_regressions(
 monitor::BenchFn periodic_bench(const std::string& history, const std::string& tune_dir) {
   return [history, tune_dir](const topo::Machine& machine) -> Result<monitor::BenchCheck> {
     monitor::BenchCheck check;
-    ACCO_ASSIGN_OR_RETURN(auto quick, bench::quick_bench(
-                                          machine, tune::saved_engine_profiles(machine, tune_dir)));
+    ACCO_ASSIGN_OR_RETURN(
+        auto quick, bench::quick_bench(machine, tune::saved_engine_profiles(machine, tune_dir)));
     check.note = std::move(quick.note);
     const bench::BenchRun& run = quick.run;
     check.results = run.results.size();

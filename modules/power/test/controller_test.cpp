@@ -28,7 +28,7 @@ class FakeActuator final : public Actuator {
   std::map<std::string, FakeGpu> gpus;
   std::map<std::string, Errc> refuse;  // by uuid
   std::vector<std::string> calls;
-  std::filesystem::path watch;          // a file read at each set_power_limit, when named
+  std::filesystem::path watch;           // a file read at each set_power_limit, when named
   std::vector<std::string> seen_at_set;  // what it held then
 
   [[nodiscard]] std::string name() const override { return "fake"; }
@@ -36,7 +36,8 @@ class FakeActuator final : public Actuator {
     calls.push_back(fmt("limit", uuid, watts));
     if (!watch.empty()) {
       std::ifstream in(watch);
-      seen_at_set.emplace_back(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+      seen_at_set.emplace_back(std::istreambuf_iterator<char>(in),
+                               std::istreambuf_iterator<char>());
     }
     if (auto r = refused(uuid)) {
       return *r;

@@ -49,7 +49,7 @@ Result<LoadedProfile> load_profile(const ProfileChoice& choice, const topo::Mach
 }
 
 std::map<std::string, transfer::Profile> saved_engine_profiles(const topo::Machine& machine,
-                                                              std::string_view directory) {
+                                                               std::string_view directory) {
   ProfileChoice choice;
   choice.directory = std::string(directory);
   auto loaded = load_profile(choice, &machine);

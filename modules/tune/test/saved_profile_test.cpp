@@ -81,12 +81,14 @@ TEST_F(SavedProfileTest, TheProfileSavedForTheMachineIsLoadedByDefault) {
   EXPECT_EQ(saved_engine_profiles(machine_).size(), 1U);
   // No machine: none is looked for; --no-profile: none at all.
   EXPECT_TRUE(load_profile({}, nullptr)->engines.empty());
-  EXPECT_TRUE(load_profile({.file = "", .none = true, .directory = ""}, &machine_)->engines.empty());
+  EXPECT_TRUE(
+      load_profile({.file = "", .none = true, .directory = ""}, &machine_)->engines.empty());
 }
 
 TEST_F(SavedProfileTest, ANamedFileMustLoadAndASavedOneThatCannotIsSkippedWithWhy) {
-  EXPECT_THAT(load_profile({.file = (root_.path() / "absent.json").string(), .none = false, .directory = ""},
-                           &machine_),
+  EXPECT_THAT(load_profile(
+                  {.file = (root_.path() / "absent.json").string(), .none = false, .directory = ""},
+                  &machine_),
               StatusIs(Errc::kNotFound));
   const std::string path = save_for(bench::machine_fingerprint(machine_));
   auto named = load_profile({.file = path, .none = false, .directory = ""}, nullptr);

@@ -25,9 +25,9 @@ struct SavedFusion {
 };
 
 // The allreduce fit's threshold for this job's link class into the machine's tune profile in
-// `tune_dir` (empty: tune::tune_directory()), created when there is none; the rest of it kept. kUnavailable when the allreduce times did
-// not fit or `machine` is null (no fingerprint, so no profile name); kCannotWrite when the
-// profile cannot be saved.
+// `tune_dir` (empty: tune::tune_directory()), created when there is none; the rest of it kept.
+// kUnavailable when the allreduce times did not fit or `machine` is null (no fingerprint, so no
+// profile name); kCannotWrite when the profile cannot be saved.
 [[nodiscard]] Result<SavedFusion> save_fusion_threshold(const CollectiveRun& run,
                                                         const topo::Machine* machine,
                                                         std::string_view tune_dir = {});

@@ -52,7 +52,8 @@ struct Report {
 
 // Info when acco tune saved no profile for `machine` in `tune_dir` (empty: tune_directory()):
 // the transfer engine then runs on its defaults. A profile for another fingerprint in the
-// directory means the machine changed since the last tune. None when there is one, or the directory cannot be read.
+// directory means the machine changed since the last tune. None when there is one, or the directory
+// cannot be read.
 [[nodiscard]] std::optional<topo::Finding> tune_profile_finding(const topo::Machine& machine,
                                                                 std::string_view tune_dir = {});
 

@@ -25,11 +25,11 @@ namespace acco::tune {
 [[nodiscard]] nlohmann::json profile_with_defaults_json(const TuneProfile& profile,
                                                         const std::string& path);
 
-// The profile file for `machine` in `directory` (empty: tune_directory()), which is created. kUnavailable without a
-// machine (no fingerprint: the caller names a file); kCannotWrite when the directory cannot be
-// made.
+// The profile file for `machine` in `directory` (empty: tune_directory()), which is created.
+// kUnavailable without a machine (no fingerprint: the caller names a file); kCannotWrite when the
+// directory cannot be made.
 [[nodiscard]] Result<std::string> machine_profile_path(const topo::Machine* machine,
-                                                      std::string_view directory = {});
+                                                       std::string_view directory = {});
 
 // The profile at `path` that a new run replaces, to keep what acco tune does not measure (the
 // collective bench's fusion entries): nullopt when there is no file. kCannotWrite when something
