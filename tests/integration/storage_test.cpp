@@ -161,6 +161,19 @@ TEST(StorageBenchTest, BadFlagsAreOneLineWithExit64) {
   EXPECT_FALSE(std::filesystem::exists(missing));
 }
 
+// The --create line and the probe's warning are both on stderr: the second does not replace the
+// first (a sysroot with no sys/ makes the probe fail, the storage case still runs).
+TEST(StorageBenchTest, TheCreateLineStaysWhenTheTopologyIsUnavailable) {
+  DiskDir dir;
+  const auto file = (dir.path() / "data.bin").string();
+  std::filesystem::create_directories(dir.path() / "root");
+  const auto r = acco("bench --suite storage --no-history --quick --cases storage_read --file " +
+                      file + " --create 1MiB --sysroot " + (dir.path() / "root").string());
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("acco: wrote 1.00 MiB of test data to " + file));
+  EXPECT_THAT(r.err, HasSubstr("acco: topology unavailable, link peaks unknown: sysroot"));
+}
+
 // Findings of `rule` in an acco.probe/1 document.
 std::size_t count_rule(const nlohmann::json& j, const std::string& rule) {
   return static_cast<std::size_t>(

@@ -37,6 +37,17 @@
 namespace acco::cli {
 namespace {
 
+// `machine`, or none with a line appended to `warning` (after a --create note, say): a failed
+// probe leaves link peaks unknown, it does not stop the command.
+std::optional<topo::Machine> machine_or_warning(Result<topo::Machine> machine,
+                                                std::string& warning) {
+  if (!machine) {
+    warning += "acco: topology unavailable, link peaks unknown: " + machine.error().message + "\n";
+    return std::nullopt;
+  }
+  return std::move(*machine);
+}
+
 // 128 + SIGINT, what a shell reports for a program stopped by Ctrl-C.
 constexpr int kExitInterrupted = 130;
 
@@ -339,18 +350,8 @@ Result<bench::BackendChoice> parse_backend(const std::string& name) {
   return for_flag("--backend", bench::parse_backend(name));
 }
 
-std::optional<topo::Machine> machine_or_warning(Result<topo::Machine> machine,
-                                                std::string& warning) {
-  if (!machine) {
-    warning = "acco: topology unavailable, link peaks unknown: " + machine.error().message + "\n";
-    return std::nullopt;
-  }
-  return std::move(*machine);
-}
-
-std::optional<topo::Machine> probe_machine(const core::Settings& settings, std::string& warning,
-                                           const std::string& data_path) {
-  return machine_or_warning(bench::probe_machine(settings, data_path), warning);
+std::optional<topo::Machine> probe_machine(const core::Settings& settings, std::string& warning) {
+  return machine_or_warning(bench::probe_machine(settings), warning);
 }
 
 Status check_output_path(std::string_view flag, const std::string& path) {

@@ -23,14 +23,10 @@ using bench::kDefaultLink;
 // --backend auto|host|cuda (bench::parse_backend); kUsage naming the flag otherwise.
 [[nodiscard]] Result<bench::BackendChoice> parse_backend(const std::string& name);
 
-// `machine`, or none with a line in `warning` (which it replaces): a failed probe leaves link
-// peaks unknown, it does not stop the command.
-[[nodiscard]] std::optional<topo::Machine> machine_or_warning(Result<topo::Machine> machine,
-                                                              std::string& warning);
-// bench::probe_machine through machine_or_warning.
+// bench::probe_machine's machine, or none with a line appended to `warning`: a failed probe
+// leaves link peaks unknown, it does not stop the command.
 [[nodiscard]] std::optional<topo::Machine> probe_machine(const core::Settings& settings,
-                                                         std::string& warning,
-                                                         const std::string& data_path = "");
+                                                         std::string& warning);
 
 // An output file a command writes at its end (--html, tune's --output), checked before the work
 // starts: core::check_output_file with `flag` in front of its error (kCannotWrite, 73).
