@@ -14,11 +14,13 @@ from . import _core
 from ._core import (
     Batch,
     CannotWriteError,
+    Communicator,
     Device,
     DeviceBuffer,
     DeviceError,
     Engine,
     Error,
+    FusedAllReduce,
     InternalError,
     InvalidArgumentError,
     Monitor,
@@ -31,17 +33,20 @@ from ._core import (
     UsageError,
     analyze,
     bench,
+    doctor,
     probe,
 )
 
 __all__ = [
     "Batch",
     "CannotWriteError",
+    "Communicator",
     "Device",
     "DeviceBuffer",
     "DeviceError",
     "Engine",
     "Error",
+    "FusedAllReduce",
     "InternalError",
     "InvalidArgumentError",
     "Monitor",
@@ -54,9 +59,14 @@ __all__ = [
     "UsageError",
     "analyze",
     "bench",
+    "communicator",
     "devices",
+    "doctor",
+    "local_rank",
     "pinned_empty",
     "probe",
+    "rank",
+    "size",
 ]
 
 
@@ -103,3 +113,32 @@ def _engine_pinned_empty(
 
 
 Engine.pinned_empty = _engine_pinned_empty
+
+
+@functools.lru_cache(maxsize=None)
+def communicator() -> Communicator:
+    """The communicator of this job, opened once per process: Open MPI when mpirun or srun
+    started the process (MPI is initialised here), else this process alone (size 1)."""
+    return Communicator()
+
+
+def rank() -> int:
+    """This process's rank in the job, from the launcher's environment (Open MPI, PMIx,
+    Slurm); 0 without a launcher. Opens no communicator."""
+    return int(_core._launch()["rank"])
+
+
+def size() -> int:
+    """The number of ranks in the job, from the launcher (the communicator's when the launcher
+    does not say, as under PMIx alone); 1 without a launcher."""
+    launch = _core._launch()
+    return int(launch["size"]) if launch["size"] > 0 else communicator().size
+
+
+def local_rank() -> int:
+    """This process's rank among those on its node, from the launcher (the communicator's when
+    the launcher does not say); 0 without a launcher."""
+    launch = _core._launch()
+    if launch["local_rank"] is not None:
+        return int(launch["local_rank"])
+    return 0 if not launch["launcher"] else communicator().local_rank

@@ -17,6 +17,7 @@
 #include "acco/core/units.hpp"
 #include "acco/device/cuda_backend.hpp"
 #include "acco/device/host_backend.hpp"
+#include "acco/doctor/doctor.hpp"
 #include "acco/doctor/live_machine.hpp"
 #include "acco/topo/json.hpp"
 #include "acco/topo/probe.hpp"
@@ -60,6 +61,25 @@ py::object probe(const std::optional<std::string>& sysroot,
     if (doctor::is_live(request)) {
       document["cuda_driver"] = doctor::to_json(doctor::read_cuda_driver());
     }
+  }
+  return to_python(document);
+}
+
+py::object doctor(bool with_bench, const std::optional<std::string>& sysroot,
+                  const std::optional<std::string>& snapshot, const std::string& nvml,
+                  const std::optional<std::string>& tune_dir) {
+  doctor::Options options;
+  options.probe.sysroot = sysroot.value_or("/");
+  options.probe.from_snapshot = snapshot.value_or("");
+  options.probe.nvml = nvml_mode(nvml);
+  options.tune_dir = tune_dir.value_or("");
+  if (!with_bench) {
+    options.skip_bench = "bench=False";
+  }
+  nlohmann::ordered_json document;
+  {
+    const py::gil_scoped_release release;
+    document = doctor::to_json(unwrap(doctor::run(std::move(options))));
   }
   return to_python(document);
 }
@@ -151,6 +171,16 @@ sysroot: read SYSROOT/sys and SYSROOT/proc instead of the live /sys and /proc.
 snapshot: replay a snapshot written by `acco probe --snapshot` instead.
 nvml: query NVML: "auto" (for the live machine), "on", "off".
 pci_ids: name devices from this PCI ID database.
+Raises NotFoundError (no such sysroot or snapshot), InvalidArgumentError (a malformed one).)");
+  m.def("doctor", &doctor, py::arg("bench") = false, py::arg("sysroot") = py::none(),
+        py::arg("snapshot") = py::none(), py::arg("nvml") = "auto",
+        py::arg("tune_dir") = py::none(),
+        R"(The doctor's assessment: the document `acco doctor --json` prints, as a dict (the probe's
+fields, "quick_bench", "fix_first" and "summary", one line saying what to fix first).
+
+bench: also run the quick bench of the data paths (seconds; the live machine only).
+sysroot, snapshot, nvml: the machine to assess, as acco.probe takes them.
+tune_dir: where acco tune saved its profiles (None: $XDG_STATE_HOME/acco/tune).
 Raises NotFoundError (no such sysroot or snapshot), InvalidArgumentError (a malformed one).)");
   m.def(
       "bench",

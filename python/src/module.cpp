@@ -2,6 +2,7 @@
 // it). Bindings of the modules' public functions only; no logic of its own.
 #include <pybind11/pybind11.h>
 
+#include "cluster.hpp"
 #include "documents.hpp"
 #include "errors.hpp"
 #include "monitor.hpp"
@@ -15,4 +16,5 @@ PYBIND11_MODULE(_core, m) {
   acco::python::bind_transfers(m);
   acco::python::bind_runtime(m);
   acco::python::bind_monitor(m);
+  acco::python::bind_cluster(m);
 }

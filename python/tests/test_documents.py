@@ -26,6 +26,30 @@ def test_probe_of_the_live_machine_says_what_cuda_driver_it_found():
                                             "error"}
 
 
+def test_doctor_of_a_sysroot_is_the_document_acco_doctor_json_prints(workstation, acco_binary):
+    document = acco.doctor(sysroot=str(workstation))
+    printed = json.loads(
+        cli(acco_binary, "doctor", "--sysroot", str(workstation), "--json", "--no-bench").stdout)
+    # The same document but the reason the quick bench was skipped (each names its own flag).
+    assert document["quick_bench"] == {"note": "skipped (bench=False)", "results": []}
+    assert printed["quick_bench"] == {"note": "skipped (--no-bench)", "results": []}
+    document.pop("quick_bench")
+    printed.pop("quick_bench")
+    assert document == printed
+    assert list(document) == list(printed)
+    assert document["fix_first"]  # the workstation has things to fix
+    assert document["summary"].endswith("start with " + ", ".join(document["fix_first"]))
+
+
+def test_doctor_of_the_live_machine_has_a_one_line_summary(tmp_path):
+    document = acco.doctor(nvml="off", tune_dir=str(tmp_path / "profiles"))
+    assert "\n" not in document["summary"]
+    rules = [f["rule"] for f in document["findings"]]
+    assert "tune-profile-missing" in rules  # no profile in that directory
+    assert str(tmp_path / "profiles") in next(
+        f["message"] for f in document["findings"] if f["rule"] == "tune-profile-missing")
+
+
 def test_a_quick_bench_returns_the_bench_document():
     document = acco.bench(cases=["h2d_pinned_*"], backend="host", profile=False)
     assert document["schema"] == "acco.bench/1"

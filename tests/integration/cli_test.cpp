@@ -153,7 +153,19 @@ TEST_P(GeneratedMachineTest, DoctorJsonConformsAndNamesWhatToFixFirst) {
   const auto r = probe({"--json"}, "doctor");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   expect_conforms(r.out, "probe.schema.json");
-  EXPECT_TRUE(nlohmann::json::parse(r.out).contains("fix_first"));
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_TRUE(j.contains("fix_first"));
+  // The summary line names the same rules in the same order.
+  const std::string summary = j["summary"].get<std::string>();
+  if (j["fix_first"].empty()) {
+    EXPECT_EQ(summary, "Nothing to fix: no warning or critical finding.");
+  } else {
+    std::string rules;
+    for (const auto& rule : j["fix_first"]) {
+      rules += (rules.empty() ? "" : ", ") + rule.get<std::string>();
+    }
+    EXPECT_THAT(summary, HasSubstr("start with " + rules)) << summary;
+  }
 }
 
 TEST_P(GeneratedMachineTest, SnapshotReplaysToTheSameReport) {

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "acco/bench/report.hpp"
 #include "acco/bench/run_setup.hpp"
@@ -64,6 +65,23 @@ Result<Report> run(Options options) {
   return r;
 }
 
+std::string summary_line(const std::vector<topo::Finding>& findings) {
+  const auto summary = topo::fix_first(findings);
+  if (summary.empty()) {
+    return "Nothing to fix: no warning or critical finding.";
+  }
+  std::size_t problems = 0;
+  std::vector<std::string> rules;
+  for (const auto& s : summary) {
+    problems += s.findings.size();
+    if (rules.size() < topo::kFixFirst) {
+      rules.push_back(s.rule);
+    }
+  }
+  return fmt::format("{} problem(s) to fix, from {} rule(s); start with {}", problems,
+                     summary.size(), fmt::join(rules, ", "));
+}
+
 nlohmann::ordered_json to_json(const Report& r) {
   auto j = topo::probe_json(r.machine, r.findings);
   if (r.cuda) {
@@ -79,6 +97,7 @@ nlohmann::ordered_json to_json(const Report& r) {
     }
   }
   j["fix_first"] = first;
+  j["summary"] = summary_line(r.findings);
   return j;
 }
 

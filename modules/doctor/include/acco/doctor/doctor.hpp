@@ -57,8 +57,13 @@ struct Report {
 [[nodiscard]] std::optional<topo::Finding> tune_profile_finding(const topo::Machine& machine,
                                                                 std::string_view tune_dir = {});
 
+// The doctor's summary in one line: "Nothing to fix: ..." or "N problem(s) to fix, from M
+// rule(s); start with RULE, RULE, RULE" (topo::fix_first's order, the first topo::kFixFirst).
+[[nodiscard]] std::string summary_line(const std::vector<topo::Finding>& findings);
+
 // `acco doctor --json`: topo::probe_json, then "cuda_driver" (live only), "quick_bench"
-// {"note", "results"} and "fix_first" (the first topo::kFixFirst rules of topo::fix_first).
+// {"note", "results"}, "fix_first" (the first topo::kFixFirst rules of topo::fix_first) and
+// "summary" (summary_line).
 [[nodiscard]] nlohmann::ordered_json to_json(const Report& report);
 
 // `acco doctor`'s text: topo::probe_report (with the CUDA driver's line when live), the
