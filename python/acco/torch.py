@@ -24,6 +24,7 @@ __all__ = [
     "broadcast_parameters",
     "local_rank",
     "pinned_empty",
+    "place",
     "rank",
     "size",
 ]
@@ -351,3 +352,43 @@ class DistributedOptimizer:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._optimizer, name)
+
+
+def place(
+    stages: Union[dict, Sequence[Tuple[str, Any]]],
+    devices: Optional[Sequence[Any]] = None,
+    policy: str = "dmda",
+) -> List[dict]:
+    """Runs each stage on the device where acco's task runtime says it finishes first, and says
+    why. `stages` maps a name to a callable taking the acco.Device it runs on, or to a dict
+    {"fn": callable, "flops": float, "bytes": float} whose flops and bytes are the cost hint
+    the runtime's performance models start from (as acco.Runtime.submit takes them); the
+    stages are independent and may run at once. `devices` defaults to acco.devices().
+
+    Returns one dict a stage, in order: "stage", "device" (the index), "device_name", "result"
+    (what the callable returned) and "why" (the policy's explanation, acco.Runtime.explain).
+    The first exception a stage raised is raised after every stage has run."""
+    items = list(stages.items()) if isinstance(stages, dict) else list(stages)
+    chosen = list(devices) if devices is not None else _acco.devices()
+    runtime = _acco.Runtime(chosen, policy=policy)
+    results: dict = {}
+    tasks = []
+    for name, stage in items:
+        spec = stage if isinstance(stage, dict) else {"fn": stage}
+        fn = spec["fn"]
+
+        def run(ctx: Any, name: str = name, fn: Callable[[Any], Any] = fn) -> None:
+            results[name] = (ctx.device, fn(chosen[ctx.device]))
+
+        task = runtime.submit(
+            run, flops=float(spec.get("flops", 0.0)), bytes=float(spec.get("bytes", 0.0)),
+            name=str(name)
+        )
+        tasks.append((name, task))
+    runtime.wait_all()
+    placed = []
+    for name, task in tasks:
+        device, result = results[name]
+        placed.append({"stage": name, "device": device, "device_name": chosen[device].name,
+                       "result": result, "why": runtime.explain(task)})
+    return placed

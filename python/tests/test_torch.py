@@ -161,3 +161,27 @@ def test_a_rank_that_dies_ends_the_job_with_its_exit_code_instead_of_a_hang():
     run = _mpirun(2, {"ACCO_DDP_DIE_RANK": "1"}, timeout=120)
     assert run.returncode != 0
     assert "Exit code:    3" in run.stdout + run.stderr, (run.stdout + run.stderr)[-3000:]
+
+
+def test_place_runs_each_stage_where_the_runtime_says_and_explains_why():
+    devices = acco.devices(backend="host", host_devices=2, link="unlimited")
+    weight = torch.randn(64, 64)
+    placed = acco_torch.place(
+        {"embed": lambda device: float((weight @ weight).sum()),
+         "head": {"fn": lambda device: device.index, "flops": 1e6}},
+        devices=devices)
+    assert [p["stage"] for p in placed] == ["embed", "head"]
+    for p in placed:
+        assert p["device"] in (0, 1)
+        assert p["device_name"] == devices[p["device"]].name
+        assert "dmda" in p["why"]
+    assert placed[1]["result"] == placed[1]["device"]
+
+
+def test_place_raises_the_first_stage_error_after_the_others_ran():
+    devices = acco.devices(backend="host", host_devices=2, link="unlimited")
+    ran = []
+    with pytest.raises(ZeroDivisionError):
+        acco_torch.place({"bad": lambda d: 1 / 0, "ok": lambda d: ran.append(d.index)},
+                         devices=devices)
+    assert len(ran) == 1  # the other stage still ran
