@@ -22,6 +22,7 @@ __all__ = [
     "Prefetcher",
     "allreduce_hook",
     "broadcast_parameters",
+    "fusion_threshold",
     "local_rank",
     "pinned_empty",
     "place",
@@ -183,29 +184,41 @@ class Prefetcher:
                 thread.join(timeout=0.05)
 
 
-def _fusion_threshold() -> int:
+def fusion_threshold(communicator: Optional[Any] = None) -> Tuple[int, str]:
+    """The fusion threshold in bytes and where it came from: HOROVOD_FUSION_THRESHOLD when set,
+    else the one `acco bench --collective allreduce --save-fusion` saved in this machine's tune
+    profile for the job's link class ("intra-node" when every rank is on this node, else
+    "inter-node"; the tune-dir setting's ACCO_TUNE_DIR applies), else Horovod's 64 MiB."""
     value = os.environ.get("HOROVOD_FUSION_THRESHOLD")
-    if value is None:
-        return _HOROVOD_FUSION_THRESHOLD
-    try:
-        threshold = int(value)
-    except ValueError:
-        raise _acco.InvalidArgumentError(
-            f"HOROVOD_FUSION_THRESHOLD: '{value}' is not a number of bytes"
-        ) from None
-    return max(threshold, 4)
+    if value is not None:
+        try:
+            return max(int(value), 4), "HOROVOD_FUSION_THRESHOLD"
+        except ValueError:
+            raise _acco.InvalidArgumentError(
+                f"HOROVOD_FUSION_THRESHOLD: '{value}' is not a number of bytes"
+            ) from None
+    comm = communicator if communicator is not None else _acco.communicator()
+    link_class = "intra-node" if comm.local_size == comm.size else "inter-node"
+    tuned = _acco._core._tuned_fusion(link_class, os.environ.get("ACCO_TUNE_DIR", ""))
+    if tuned is not None:
+        return int(tuned["threshold_bytes"]), f"tune profile {tuned['path']} ({link_class})"
+    return _HOROVOD_FUSION_THRESHOLD, "Horovod's default"
 
 
 class AllreduceState:
     """The state of allreduce_hook: the communicator, the fusion of the buckets (threshold in
-    bytes: `threshold_bytes`, else HOROVOD_FUSION_THRESHOLD, else Horovod's 64 MiB) and the
-    thread that runs the collectives and completes DDP's futures. close() stops the thread."""
+    bytes: `threshold_bytes`, else fusion_threshold(): HOROVOD_FUSION_THRESHOLD, the tune
+    profile's, or Horovod's 64 MiB; `threshold_source` says which) and the thread that runs the
+    collectives and completes DDP's futures. close() stops the thread."""
 
     def __init__(
         self, communicator: Optional[Any] = None, threshold_bytes: Optional[int] = None
     ) -> None:
         self.communicator = communicator if communicator is not None else _acco.communicator()
-        self.threshold_bytes = threshold_bytes if threshold_bytes else _fusion_threshold()
+        if threshold_bytes:
+            self.threshold_bytes, self.threshold_source = threshold_bytes, "threshold_bytes"
+        else:
+            self.threshold_bytes, self.threshold_source = fusion_threshold(self.communicator)
         self._fused = self.communicator.fused(self.threshold_bytes)
         self._work: "queue.Queue[Optional[Tuple[_torch.Tensor, Any, bool]]]" = queue.Queue()
         self._thread = threading.Thread(target=self._run, name="acco-allreduce", daemon=True)
@@ -317,7 +330,8 @@ class DistributedOptimizer:
             named = sorted(named_parameters, key=lambda kv: kv[0])
         self._parameters = [p for _, p in named if p.requires_grad]
         self._comm = communicator if communicator is not None else _acco.communicator()
-        self._fused = self._comm.fused(threshold_bytes if threshold_bytes else _fusion_threshold())
+        self.threshold_bytes = threshold_bytes or fusion_threshold(self._comm)[0]
+        self._fused = self._comm.fused(self.threshold_bytes)
         self.backward_passes_per_step = backward_passes_per_step
 
     def synchronize(self) -> None:

@@ -9,9 +9,13 @@
 
 #include <pybind11/stl.h>
 
+#include "acco/bench/machine_summary.hpp"
+#include "acco/bench/run_setup.hpp"
 #include "acco/cluster/communicator.hpp"
 #include "acco/cluster/fusion.hpp"
 #include "acco/cluster/launcher.hpp"
+#include "acco/core/settings.hpp"
+#include "acco/tune/tune_profile.hpp"
 
 #include "errors.hpp"
 
@@ -127,9 +131,45 @@ class PyFused {
   std::vector<py::object> held_;
 };
 
+// The fusion entry `acco bench --collective allreduce --save-fusion` saved for `link_class` in
+// this machine's tune profile (in `tune_dir`, empty: the default directory), or None when there
+// is no profile, no such entry, or the machine cannot be probed.
+py::object tuned_fusion(const std::string& link_class, const std::string& tune_dir) {
+  std::optional<tune::FusionTuning> found;
+  std::string path;
+  {
+    const py::gil_scoped_release release;
+    core::Settings settings;
+    settings.define("sysroot", "/", "");
+    settings.define("pci-ids", "", "");
+    auto machine = bench::probe_machine(settings);
+    auto dir = tune::tune_directory_or(tune_dir);
+    if (machine && dir) {
+      path = tune::profile_path(*dir, bench::machine_fingerprint(*machine));
+      if (auto profile = tune::load_tune_profile(path); profile) {
+        if (const auto* f = tune::find_fusion(*profile, link_class)) {
+          found = *f;
+        }
+      }
+    }
+  }
+  if (!found) {
+    return py::none();
+  }
+  py::dict d;
+  d["link_class"] = found->link_class;
+  d["threshold_bytes"] = found->threshold_bytes;
+  d["ranks"] = found->ranks;
+  d["measured"] = found->measured;
+  d["path"] = path;
+  return d;
+}
+
 }  // namespace
 
 void bind_cluster(py::module_& m) {
+  m.def("_tuned_fusion", &tuned_fusion, py::arg("link_class"), py::arg("tune_dir") = "",
+        "The fusion threshold saved in this machine's tune profile for a link class, or None.");
   m.def(
       "_launch",
       [] {

@@ -185,3 +185,35 @@ def test_place_raises_the_first_stage_error_after_the_others_ran():
         acco_torch.place({"bad": lambda d: 1 / 0, "ok": lambda d: ran.append(d.index)},
                          devices=devices)
     assert len(ran) == 1  # the other stage still ran
+
+
+def test_the_fusion_threshold_comes_from_the_env_the_tune_profile_or_horovod(
+        tmp_path, monkeypatch, acco_binary):
+    monkeypatch.delenv("HOROVOD_FUSION_THRESHOLD", raising=False)
+    profiles = tmp_path / "profiles"
+    monkeypatch.setenv("ACCO_TUNE_DIR", str(profiles))
+    assert acco_torch.fusion_threshold() == (64 << 20, "Horovod's default")
+
+    # A profile for this machine (acco tune), with the fusion entry --save-fusion writes.
+    made = subprocess.run([str(acco_binary), "tune", "--backend", "host", "--budget", "1s",
+                           "--bytes", "1MiB", "--tune-dir", str(profiles)],
+                          capture_output=True, text=True)
+    assert made.returncode == 0, made.stderr
+    (path,) = profiles.glob("*.json")
+    profile = json.loads(path.read_text())
+    profile["fusion"] = [{"link_class": "intra-node", "ranks": 2, "alpha_seconds": 2e-5,
+                          "beta_bytes_per_second": 1e10, "threshold_bytes": 4 << 20,
+                          "measured": "2026-12-05T00:00:00Z"}]
+    path.write_text(json.dumps(profile))
+    threshold, source = acco_torch.fusion_threshold()
+    assert threshold == 4 << 20
+    assert str(path) in source and "intra-node" in source
+    state = acco_torch.AllreduceState()
+    assert (state.threshold_bytes, state.threshold_source) == (threshold, source)
+    state.close()
+
+    monkeypatch.setenv("HOROVOD_FUSION_THRESHOLD", "1048576")
+    assert acco_torch.fusion_threshold() == (1 << 20, "HOROVOD_FUSION_THRESHOLD")
+    monkeypatch.setenv("HOROVOD_FUSION_THRESHOLD", "lots")
+    with pytest.raises(acco.InvalidArgumentError, match="HOROVOD_FUSION_THRESHOLD"):
+        acco_torch.fusion_threshold()
