@@ -432,6 +432,8 @@ const char* nvmlErrorString(nvmlReturn_t result) {
       return "Timeout";
     case NVML_ERROR_GPU_IS_LOST:
       return "GPU is lost";
+    case NVML_ERROR_LIB_RM_VERSION_MISMATCH:
+      return "Driver/library version mismatch";
     default:
       return "Unknown Error";
   }

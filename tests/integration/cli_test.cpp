@@ -509,6 +509,32 @@ TEST(CliTest, NvmlInitFailureIsReportedNotFatal) {
   EXPECT_THAT(r.out, HasSubstr("nvml-unavailable"));
 }
 
+// A driver upgraded without a reboot: NVML answers 18, the kernel module is the old one.
+TEST(CliTest, LibrariesThatDoNotMatchTheKernelModuleAreOneCriticalFinding) {
+  TempDir dir;
+  write_dgx_h100(dir.path());
+  std::filesystem::create_directories(dir.path() / "proc/driver/nvidia");
+  std::ofstream(dir.path() / "proc/driver/nvidia/version")
+      << "NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.15  Tue Mar  5 22:23:56 UTC "
+         "2024\n";
+  TempDir cfg;
+  const auto path = (cfg.path() / "nvml.json").string();
+  std::ofstream(path) << R"({"init_error": 18})";
+  const std::map<std::string, std::string> env = {{"ACCO_NVML_LIBRARY", ACCO_FAKE_NVML_PATH},
+                                                  {"ACCO_FAKE_NVML_CONFIG", path}};
+  const auto r = acco({"probe", "--sysroot", dir.path().string()}, env);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("NVML: unavailable (nvmlInit_v2: Driver/library version mismatch "
+                               "(18))\nNVIDIA kernel module: 550.54.15 "
+                               "(/proc/driver/nvidia/version)\n"));
+  EXPECT_THAT(r.out, HasSubstr("[critical] nvidia-driver-mismatch"));
+  EXPECT_THAT(r.out, Not(HasSubstr("nvml-unavailable")));
+  const auto j = acco({"probe", "--sysroot", dir.path().string(), "--json"}, env);
+  expect_conforms(j.out, "probe.schema.json");
+  EXPECT_EQ(nlohmann::json::parse(j.out)["machine"]["software"]["nvidia_kernel_module"],
+            "550.54.15");
+}
+
 void expect_one_line_error(const CommandResult& r, int code, const std::string& needle) {
   EXPECT_EQ(r.exit_code, code) << r.err;
   EXPECT_EQ(r.out, "");

@@ -294,6 +294,13 @@ std::string header(const Machine& m) {
   } else {
     out += fmt::format("NVML: unavailable ({})\n", m.nvml.reason);
   }
+  if (!m.software.kernel_module.empty()) {
+    out += fmt::format("NVIDIA kernel module: {} (/proc/driver/nvidia/version)\n",
+                       m.software.kernel_module);
+  }
+  if (!m.software.cdi_specs.empty()) {
+    out += fmt::format("CDI specs: {}\n", fmt::join(m.software.cdi_specs, ", "));
+  }
   return out;
 }
 

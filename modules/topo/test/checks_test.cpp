@@ -345,6 +345,45 @@ TEST(ChecksTest, AContainerWithoutTheHostsDeviceNodesIsTold) {
   EXPECT_THAT(rules_of(host.findings), Not(Contains("container-devices-missing")));
 }
 
+// After a driver upgrade without a reboot: the kernel module is the old one, NVML answers 18.
+TEST(ChecksTest, LibrariesThatDoNotMatchTheKernelModuleAreCritical) {
+  namespace fs = std::filesystem;
+  TempDir dir;
+  acco::testing::write_dgx_h100(dir.path());
+  fs::create_directories(dir.path() / "proc/driver/nvidia");
+  std::ofstream(dir.path() / "proc/driver/nvidia/version")
+      << "NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.15  Tue Mar  5 22:23:56 UTC "
+         "2024\nGCC version:  gcc version 12.2.0 (Debian 12.2.0-14)\n";
+  fs::create_directories(dir.path() / "etc/cdi");
+  std::ofstream(dir.path() / "etc/cdi/nvidia.yaml") << "cdiVersion: 0.5.0\nkind: nvidia.com/gpu\n";
+  std::ofstream(dir.path() / "etc/cdi/README") << "not a spec\n";
+  NvmlReport nvml;
+  nvml.reason = "nvmlInit_v2: Driver/library version mismatch (18)";
+  const auto p = probe_dir(dir.path(), nvml);
+  EXPECT_EQ(p.machine.software.kernel_module, "550.54.15");
+  EXPECT_THAT(p.machine.software.kernel_module_line, HasSubstr("NVRM version: NVIDIA UNIX"));
+  EXPECT_THAT(p.machine.software.cdi_specs, ElementsAre("/etc/cdi/nvidia.yaml"));
+  const auto* f = find_rule(p.findings, "nvidia-driver-mismatch");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->severity, Severity::kCritical);
+  EXPECT_EQ(f->devices.size(), 8U);
+  EXPECT_THAT(f->message, HasSubstr("loaded kernel module (550.54.15)"));
+  EXPECT_THAT(f->recommendation, HasSubstr("modprobe nvidia"));
+  EXPECT_EQ(find_rule(p.findings, "nvml-unavailable"), nullptr) << "one finding for one cause";
+
+  // The open kernel modules' line, and NVML failing for another reason.
+  std::ofstream(dir.path() / "proc/driver/nvidia/version")
+      << "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.65.06  Release Build  "
+         "(dvs-builder@U16-I3-B03-4-3)  Sun Jul 27 07:09:52 UTC 2025\n";
+  NvmlReport missing;
+  missing.reason = "nvmlInit_v2: Driver Not Loaded (9)";
+  const auto q = probe_dir(dir.path(), missing);
+  EXPECT_EQ(q.machine.software.kernel_module, "580.65.06");
+  EXPECT_EQ(find_rule(q.findings, "nvidia-driver-mismatch"), nullptr);
+  EXPECT_NE(find_rule(q.findings, "nvml-unavailable"), nullptr);
+  EXPECT_TRUE(dgx().machine.software.kernel_module.empty()) << "no NVIDIA module: nothing";
+}
+
 TEST(ChecksTest, WorkstationHasDowntrainAndRemoteNicAndNvme) {
   TempDir dir;
   acco::testing::write_workstation(dir.path());

@@ -131,8 +131,43 @@ void check_virtualized_topology(const Machine& m, std::vector<Finding>& out) {
   out.push_back(std::move(f));
 }
 
+namespace {
+
+// NVML_ERROR_LIB_RM_VERSION_MISMATCH (18): "Driver/library version mismatch", what nvidia-smi
+// prints after a driver upgrade until the old kernel module is unloaded.
+bool nvml_version_mismatch(const Machine& m) {
+  return !m.nvml.available && (m.nvml.reason.find("(18)") != std::string::npos ||
+                               m.nvml.reason.find("version mismatch") != std::string::npos);
+}
+
+}  // namespace
+
+void check_nvidia_driver_mismatch(const Machine& m, std::vector<Finding>& out) {
+  if (!nvml_version_mismatch(m)) {
+    return;
+  }
+  Finding f;
+  f.severity = Severity::kCritical;
+  f.devices = nvidia_gpus(m);
+  f.evidence = {{"nvml", m.nvml.reason}};
+  if (!m.software.kernel_module_line.empty()) {
+    f.evidence.push_back({"/proc/driver/nvidia/version", m.software.kernel_module_line});
+  }
+  f.message = fmt::format(
+      "the NVIDIA user-space libraries do not match the loaded kernel module{}: NVML, CUDA and "
+      "nvidia-smi fail until they do (a driver upgraded without a reboot)",
+      m.software.kernel_module.empty() ? std::string()
+                                       : fmt::format(" ({})", m.software.kernel_module));
+  f.recommendation =
+      "Reboot, or stop every GPU process and reload the modules (rmmod nvidia_uvm nvidia_drm "
+      "nvidia_modeset nvidia; modprobe nvidia); in a container, the host's libraries must be "
+      "mounted (docker --gpus, CDI), not a copy baked into the image";
+  out.push_back(std::move(f));
+}
+
 void check_nvml_unavailable(const Machine& m, std::vector<Finding>& out) {
-  if (m.nvml.available || !m.sysfs_read) {  // an XML export never holds NVML's answers
+  // An XML export never holds NVML's answers; a version mismatch is its own critical finding.
+  if (m.nvml.available || !m.sysfs_read || nvml_version_mismatch(m)) {
     return;
   }
   const auto gpus = nvidia_gpus(m);

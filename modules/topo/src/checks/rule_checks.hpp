@@ -47,6 +47,7 @@ void check_gpudirect_rdma_missing(const Machine& m, std::vector<Finding>& out);
 void check_nvlink_down(const Machine& m, std::vector<Finding>& out);
 void check_mig_pending_reset(const Machine& m, std::vector<Finding>& out);
 void check_container_devices_missing(const Machine& m, std::vector<Finding>& out);
+void check_nvidia_driver_mismatch(const Machine& m, std::vector<Finding>& out);
 
 // net_tuning.cpp: RoCE MTU and GID types, rail balance, NIC interrupts, socket buffers, /dev/shm
 // and RLIMIT_MEMLOCK.

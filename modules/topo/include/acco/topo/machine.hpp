@@ -399,6 +399,17 @@ struct Container {
   bool operator==(const Container&) const = default;
 };
 
+// The NVIDIA software the machine's files show (the doctor reads the libraries a process loads).
+struct SoftwareStack {
+  // The loaded NVIDIA kernel module's version from /proc/driver/nvidia/version's NVRM line
+  // ("580.65.06"), and that line; empty when no NVIDIA module is loaded (or the file is absent).
+  std::string kernel_module = {};
+  std::string kernel_module_line = {};
+  // Container Device Interface specs (/etc/cdi, /var/run/cdi: *.json, *.yaml, *.yml), as paths.
+  std::vector<std::string> cdi_specs = {};
+  bool operator==(const SoftwareStack&) const = default;
+};
+
 struct Machine {
   std::string origin;  // "/" , "sysroot /tmp/x" or "snapshot file.json"
   std::string hostname;
@@ -429,6 +440,7 @@ struct Machine {
   CpuTopology cpu;
   HostLimits limits = {};
   Container container = {};
+  SoftwareStack software = {};
   // False when the machine comes from an hwloc XML export alone: drivers, IOMMU groups, ACS,
   // kernel modules, InfiniBand ports and link generations were not read, and the checks that
   // need them stay silent.
