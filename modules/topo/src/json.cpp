@@ -97,6 +97,17 @@ nlohmann::ordered_json data_dir_json(const std::optional<DataDir>& d) {
       {"direct_io_untried", string_or_null(d->direct_io_untried)}};
 }
 
+nlohmann::ordered_json software_components_json(const SoftwareStack& s) {
+  auto out = nlohmann::ordered_json::array();
+  for (const auto& c : s.components) {
+    out.push_back({{"name", c.name},
+                   {"version", c.version},
+                   {"cuda", string_or_null(c.cuda)},
+                   {"path", c.path}});
+  }
+  return out;
+}
+
 nlohmann::ordered_json limits_json(const HostLimits& l) {
   const auto text_or_null = [](const std::string& s) {
     return s.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(s);
@@ -369,7 +380,8 @@ nlohmann::ordered_json probe_json(const Machine& m, const std::vector<Finding>& 
         {"software",
          {{"nvidia_kernel_module", text_or_null(m.software.kernel_module)},
           {"nvidia_kernel_module_line", text_or_null(m.software.kernel_module_line)},
-          {"cdi_specs", m.software.cdi_specs}}},
+          {"cdi_specs", m.software.cdi_specs},
+          {"components", software_components_json(m.software)}}},
         {"online_cpus", units::format_cpulist(m.online_cpus)},
         {"packages", m.packages},
         {"possible_nodes", units::format_cpulist(m.possible_nodes)},

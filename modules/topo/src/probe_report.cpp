@@ -301,6 +301,18 @@ std::string header(const Machine& m) {
   if (!m.software.cdi_specs.empty()) {
     out += fmt::format("CDI specs: {}\n", fmt::join(m.software.cdi_specs, ", "));
   }
+  if (!m.software.components.empty()) {
+    std::vector<std::string> parts;
+    for (const auto& c : m.software.components) {
+      parts.push_back(fmt::format(
+          "{} {}{}", c.name, c.version,
+          c.name == "cuda-compat" || c.name == "cuda-runtime" || c.name == "cuda-toolkit"
+              ? ""
+              : (c.cuda.empty() ? (c.name == "torch" ? " (CPU)" : "")
+                                : fmt::format(" (CUDA {})", c.cuda))));
+    }
+    out += fmt::format("CUDA stack: {}\n", fmt::join(parts, ", "));
+  }
   return out;
 }
 

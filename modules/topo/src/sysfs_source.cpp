@@ -14,6 +14,8 @@
 #include "acco/topo/link_model.hpp"
 #include "acco/topo/mounts.hpp"
 
+#include "software_source.hpp"
+
 namespace acco::topo {
 namespace {
 
@@ -57,45 +59,6 @@ void read_system(core::SysfsReader& in, Machine& m) {
 // Files only a container runtime leaves: Docker's /.dockerenv, Podman's /run/.containerenv (its
 // engine="podman-4.3.1" line), Apptainer's /.singularity.d, a Kubernetes service account; else
 // the cgroup path of PID 1 (cgroup v1 names the runtime; v2 inside a container reads "0::/").
-// /proc/driver/nvidia/version: "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.65.06  Sun
-// Jul 27 ..." (the open modules: "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64
-// 580.65.06  Release Build ..."); the version is the first dotted number after "Module".
-std::string kernel_module_version(std::string_view line) {
-  const auto module = line.find("Module");
-  if (module == std::string_view::npos) {
-    return {};
-  }
-  for (const auto& word : units::split(std::string(line.substr(module)), ' ')) {
-    if (!word.empty() && std::isdigit(static_cast<unsigned char>(word.front())) != 0 &&
-        word.find('.') != std::string::npos && std::all_of(word.begin(), word.end(), [](char c) {
-          return c == '.' || std::isdigit(static_cast<unsigned char>(c)) != 0;
-        })) {
-      return word;
-    }
-  }
-  return {};
-}
-
-void read_software(core::SysfsReader& in, Machine& m) {
-  auto& fs = in.fs();
-  SoftwareStack& s = m.software;
-  for (const auto& line : units::split(in.text("/proc/driver/nvidia/version").value_or(""), '\n')) {
-    if (line.starts_with("NVRM version:")) {
-      s.kernel_module_line = units::excerpt(line);
-      s.kernel_module = kernel_module_version(line);
-    }
-  }
-  for (const char* dir : {"/etc/cdi", "/var/run/cdi"}) {
-    auto names = fs.list_dir(dir).value_or(std::vector<std::string>{});
-    std::sort(names.begin(), names.end());
-    for (const auto& name : names) {
-      if (name.ends_with(".json") || name.ends_with(".yaml") || name.ends_with(".yml")) {
-        s.cdi_specs.push_back(std::string(dir) + "/" + name);
-      }
-    }
-  }
-}
-
 void read_container(core::SysfsReader& in, Machine& m) {
   const core::Fs& fs = in.fs();
   Container& c = m.container;
@@ -1252,7 +1215,7 @@ Result<Machine> discover_sysfs(const core::Fs& fs) {
   core::SysfsReader in(fs, m.input_issues);
   read_system(in, m);
   read_container(in, m);
-  read_software(in, m);
+  detail::read_software(in, m);
   read_numa(in, m);
   read_pci(in, m);
   read_net(in, m);

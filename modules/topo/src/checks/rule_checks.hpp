@@ -49,6 +49,10 @@ void check_mig_pending_reset(const Machine& m, std::vector<Finding>& out);
 void check_container_devices_missing(const Machine& m, std::vector<Finding>& out);
 void check_nvidia_driver_mismatch(const Machine& m, std::vector<Finding>& out);
 
+// software.cpp: CUDA builds against the loaded driver, forward-compatibility drivers.
+void check_cuda_needs_newer_driver(const Machine& m, std::vector<Finding>& out);
+void check_cuda_compat_older_than_driver(const Machine& m, std::vector<Finding>& out);
+
 // net_tuning.cpp: RoCE MTU and GID types, rail balance, NIC interrupts, socket buffers, /dev/shm
 // and RLIMIT_MEMLOCK.
 void check_roce_mtu_low(const Machine& m, std::vector<Finding>& out);

@@ -399,6 +399,19 @@ struct Container {
   bool operator==(const Container&) const = default;
 };
 
+// One piece of the CUDA stack found in the machine's files.
+struct SoftwareComponent {
+  // "cuda-toolkit", "cuda-runtime", "nccl", "cudnn", "cuda-compat" (a forward-compatibility
+  // libcuda) or "torch".
+  std::string name = {};
+  std::string version = {};  // "12.4.127"; a cuda-compat's is the driver's, "580.65.06"
+  // The CUDA it was built for or is: "12.4", or "12" from a wheel's _cu12 suffix; empty when
+  // the files do not say (a library file's name, a CPU build of torch).
+  std::string cuda = {};
+  std::string path = {};  // the file or directory it was read from
+  bool operator==(const SoftwareComponent&) const = default;
+};
+
 // The NVIDIA software the machine's files show (the doctor reads the libraries a process loads).
 struct SoftwareStack {
   // The loaded NVIDIA kernel module's version from /proc/driver/nvidia/version's NVRM line
@@ -407,6 +420,8 @@ struct SoftwareStack {
   std::string kernel_module_line = {};
   // Container Device Interface specs (/etc/cdi, /var/run/cdi: *.json, *.yaml, *.yml), as paths.
   std::vector<std::string> cdi_specs = {};
+  // CUDA libraries and frameworks installed here (topo/software.hpp says where they are read).
+  std::vector<SoftwareComponent> components = {};
   bool operator==(const SoftwareStack&) const = default;
 };
 
