@@ -21,5 +21,9 @@ namespace acco::cli {
 [[nodiscard]] CommandSpec exec_command();
 [[nodiscard]] CommandSpec completion_command();
 [[nodiscard]] CommandSpec man_command();
+[[nodiscard]] CommandSpec submit_command();
+[[nodiscard]] CommandSpec jobs_command();
+[[nodiscard]] CommandSpec cancel_command();
+[[nodiscard]] CommandSpec logs_command();
 
 }  // namespace acco::cli

@@ -38,6 +38,10 @@ core::Settings default_settings() {
            "directory of acco tune's profiles, one per machine fingerprint (tune, bench, "
            "schedule, doctor, serve --bench-every); empty: $XDG_STATE_HOME/acco/tune, else "
            "~/.local/state/acco/tune");
+  s.define("jobs-dir", "",
+           "the job queue's directory: its table, token, daemon.json and logs (serve --jobs, "
+           "submit, jobs, cancel, logs); empty: $XDG_STATE_HOME/acco/jobs, else "
+           "~/.local/state/acco/jobs");
   s.define("state-file", power::kDefaultStateFile,
            "the governor's state file: each device's original limits while acco has changed them "
            "(power run, serve --governor, power status)");

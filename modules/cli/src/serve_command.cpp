@@ -10,6 +10,8 @@
 #include "acco/core/units.hpp"
 #include "acco/doctor/periodic_bench.hpp"
 #include "acco/monitor/daemon.hpp"
+#include "acco/monitor/jobs.hpp"
+#include "acco/topo/probe.hpp"
 #include "acco/monitor/series_store.hpp"
 #include "acco/monitor/server.hpp"
 #include "acco/report/document.hpp"
@@ -41,6 +43,11 @@ class ServeCommand final : public Command {
     options.metrics.hostname = hostname();
     options.checks.probe = probe_request(MachineOptions{}, inv.settings);
     options.checks.bench = doctor::periodic_bench(options_.history_path, options_.tune_dir);
+    if (options.jobs) {
+      // The jobs' bindings come from the machine as it is now (simulated devices have none).
+      ACCO_ASSIGN_OR_RETURN(const auto probed, topo::probe(options.checks.probe), "serve --jobs");
+      options.jobs->machine = probed.machine;
+    }
     auto daemon = monitor::Daemon::create(std::move(options));
     if (!daemon) {
       return tl::unexpected(governor_error(daemon.error()));
@@ -77,6 +84,7 @@ struct ServeFlags {
   std::string bench_every;
   bool governor = false;
   GovernorFlags governor_flags;
+  bool jobs = false;
 };
 
 Result<ServeOptions> serve_options(const ServeFlags& flags, const core::Settings& settings) {
@@ -120,6 +128,13 @@ Result<ServeOptions> serve_options(const ServeFlags& flags, const core::Settings
   o.history_path = settings.get("history");
   o.tune_dir = settings.get("tune-dir");
   d.store_path = settings.get("store");
+  if (flags.jobs) {
+    d.jobs = monitor::JobQueueOptions{};
+    d.jobs->dir = settings.get("jobs-dir");
+    if (d.jobs->dir.empty()) {
+      ACCO_ASSIGN_OR_RETURN(d.jobs->dir, monitor::default_jobs_dir());
+    }
+  }
   if (!flags.retention.empty() && d.store_path.empty()) {
     return usage("--retention: applies to --store, which is not given");
   }
@@ -160,6 +175,11 @@ CommandSpec serve_command() {
                        "run the quick bench this often when every device is idle, store it in "
                        "the bench history and log regressions")
             ->type_name("DURATION");
+        sub.add_flag("--jobs", flags.jobs,
+                     "run the job queue (acco submit, jobs, cancel, logs) for this user, its "
+                     "table, token and logs in the jobs-dir setting's directory");
+        add_setting_flag(sub, shared, "jobs-dir",
+                         "the job queue's directory (default ~/.local/state/acco/jobs)", "DIR");
         CLI::Option* governor =
             sub.add_flag("--governor", flags.governor,
                          "run the power and thermal governor on every round (dry-run unless "

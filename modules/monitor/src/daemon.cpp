@@ -10,6 +10,7 @@
 #include "acco/core/units.hpp"
 #include "acco/monitor/client.hpp"
 #include "acco/monitor/event_log.hpp"
+#include "acco/monitor/jobs.hpp"
 #include "acco/monitor/sampler.hpp"
 #include "acco/power/controller.hpp"
 
@@ -31,6 +32,7 @@ struct Daemon::Impl {
   std::unique_ptr<SeriesStore> store;
   std::unique_ptr<Server> server;
   std::unique_ptr<PeriodicChecks> checks;
+  std::unique_ptr<JobQueue> jobs;
   bool started = false;
   std::optional<DaemonSummary> summary;  // once stopped
   std::chrono::steady_clock::time_point begin;
@@ -124,12 +126,18 @@ Result<Daemon> Daemon::create(DaemonOptions options) {
     impl->sampler->add_observer(
         [self](const Published& round) { self->store->add(round.snapshot); });
   }
+  if (o.jobs) {
+    ACCO_ASSIGN_OR_RETURN(impl->jobs, JobQueue::open(*o.jobs));
+    // Placed on the sampler's thread with each round's loads (the governor's weights included).
+    impl->sampler->add_observer([self](const Published& round) { self->jobs->tick(round.snapshot); });
+  }
   impl->server = std::make_unique<Server>(
       *impl->sampler, o.server, [self](std::int64_t since) { return self->events->since(since); });
   impl->server->set_store(impl->store.get());
   impl->server->set_sources(sources_info(source_options, o.sysroot, impl->nvml_note));
   impl->checks = std::make_unique<PeriodicChecks>(o.checks, *impl->sampler, *impl->events);
   impl->server->set_findings([self] { return self->checks->findings_json(); });
+  impl->server->set_jobs(impl->jobs.get());
   return Daemon(std::move(impl));
 }
 
@@ -154,6 +162,21 @@ Result<DaemonStarted> Daemon::start() {
   event.message = fmt::format("listening on {}:{}", d.options.server.host, *port);
   d.events->add(event);
   d.checks->start();
+  if (d.jobs) {
+    // Loopback: the commands reach the queue at the address it listens on, named in its
+    // directory.
+    const std::string host = d.options.server.host == "0.0.0.0" || d.options.server.host.empty()
+                                 ? std::string("127.0.0.1")
+                                 : d.options.server.host == "::" ? std::string("::1")
+                                                                 : d.options.server.host;
+    if (auto written = write_daemon_file(d.options.jobs->dir, ServerUrl{host, *port}.text());
+        !written) {
+      d.checks->stop();
+      d.server->stop();
+      d.sampler->stop();
+      return tl::unexpected(std::move(written).error());
+    }
+  }
   d.started = true;
   d.begin = std::chrono::steady_clock::now();
   return started;
@@ -190,6 +213,9 @@ DaemonSummary Daemon::stop(const std::string& reason) {
   d.server->stop();
   d.checks->stop();
   d.sampler->stop();
+  if (d.jobs) {
+    remove_daemon_file(d.options.jobs->dir);
+  }
   if (d.governor) {
     // Limits back as found, on every way out.
     const auto final_round = d.sampler->latest();

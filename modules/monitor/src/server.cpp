@@ -20,6 +20,7 @@
 #include "acco/monitor/dashboard.hpp"
 #include "acco/monitor/fields.hpp"
 #include "acco/monitor/host_rates.hpp"
+#include "acco/monitor/jobs.hpp"
 #include "acco/monitor/series_store.hpp"
 #include "acco/monitor/summary.hpp"
 
@@ -34,6 +35,7 @@ constexpr const char* kJson = "application/json";
 constexpr int kListenBacklog = 1024;
 constexpr std::size_t kKeepAliveRequests = 1000;
 constexpr std::size_t kMaxStoredPoints = 2000;  // per device, from the store, per request
+constexpr std::size_t kMaxLogBytes = std::size_t{1} << 20;  // a job's output, its last MiB
 
 // A JSON document and a newline; a path or a stored name that is not UTF-8 must not end the
 // daemon.
@@ -68,6 +70,7 @@ struct Server::Impl {
   const SeriesStore* store = nullptr;
   std::function<std::string()> findings;
   std::optional<SourcesInfo> sources;
+  JobQueue* jobs = nullptr;
   httplib::Server http;
   std::thread thread;
   socket_t listen_socket = INVALID_SOCKET;
@@ -100,7 +103,7 @@ struct Server::Impl {
       }
       res.set_content(latest->metrics +
                           (store != nullptr ? render_store_metrics(store->stats()) : "") +
-                          http_metrics(),
+                          (jobs != nullptr ? jobs->metrics() : "") + http_metrics(),
                       kMetricsContentType);
     });
     http.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
@@ -168,10 +171,14 @@ struct Server::Impl {
               : std::string("{\"findings\": null, \"note\": \"not checked by this daemon\"}\n"),
           kJson);
     });
+    job_routes();
     http.Get("/", [](const httplib::Request&, httplib::Response& res) {
       res.set_content(std::string(dashboard_html()), "text/html; charset=utf-8");
     });
     http.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
+      if (!res.body.empty()) {
+        return;  // a handler's own answer (the job API's 404 for an unknown job)
+      }
       if (res.status == 404 && path_label(req.path) != "other") {
         // A path served for GET (and HEAD) only: httplib answers other methods with 404.
         res.set_header("Allow", "GET, HEAD");
@@ -186,6 +193,101 @@ struct Server::Impl {
     http.set_logger([this](const httplib::Request& req, const httplib::Response& res) {
       count(req.path, res.status);
     });
+  }
+
+  // The job queue's API: every call needs "Authorization: Bearer <token>", the token the queue
+  // wrote to its directory, readable by the daemon's user alone.
+  bool authorised(const httplib::Request& req, httplib::Response& res) const {
+    if (jobs == nullptr) {
+      json_error(res, 404, "this daemon runs no job queue (start it with acco serve --jobs)");
+      return false;
+    }
+    const std::string expected = "Bearer " + jobs->token();
+    const std::string given = req.get_header_value("Authorization");
+    unsigned char diff = given.size() == expected.size() ? 0 : 1;
+    for (std::size_t i = 0; i < std::min(given.size(), expected.size()); ++i) {
+      diff |= static_cast<unsigned char>(given[i] ^ expected[i]);
+    }
+    if (diff != 0) {
+      json_error(res, 401,
+                 "the job queue answers its own user only: send the token from the jobs "
+                 "directory (Authorization: Bearer ...)");
+      return false;
+    }
+    return true;
+  }
+
+  static std::optional<std::int64_t> job_id(const httplib::Request& req, httplib::Response& res) {
+    const auto id = units::parse_int(req.matches[1].str());
+    if (!id) {
+      json_error(res, 400, "a job id: expected a number");
+      return std::nullopt;
+    }
+    return *id;
+  }
+
+  static int status_of(Errc code) {
+    return code == Errc::kNotFound          ? 404
+           : code == Errc::kInvalidArgument ? 400
+                                            : 500;
+  }
+
+  void job_routes() {
+    http.Get("/api/v1/jobs", [this](const httplib::Request& req, httplib::Response& res) {
+      if (authorised(req, res)) {
+        res.set_content(json_body(jobs_json(jobs->jobs())), kJson);
+      }
+    });
+    http.Post("/api/v1/jobs", [this](const httplib::Request& req, httplib::Response& res) {
+      if (!authorised(req, res)) {
+        return;
+      }
+      const auto body = nlohmann::json::parse(req.body, nullptr, false);
+      auto request = parse_request(body);
+      if (!request) {
+        json_error(res, 400, request.error().message);
+        return;
+      }
+      auto job = jobs->submit(std::move(*request));
+      if (!job) {
+        json_error(res, status_of(job.error().code), job.error().message);
+        return;
+      }
+      res.status = 201;
+      res.set_content(json_body(to_json(*job)), kJson);
+    });
+    http.Post(R"(/api/v1/jobs/([^/]+)/cancel)",
+              [this](const httplib::Request& req, httplib::Response& res) {
+                if (!authorised(req, res)) {
+                  return;
+                }
+                const auto id = job_id(req, res);
+                if (!id) {
+                  return;
+                }
+                auto job = jobs->cancel(*id);
+                if (!job) {
+                  json_error(res, status_of(job.error().code), job.error().message);
+                  return;
+                }
+                res.set_content(json_body(to_json(*job)), kJson);
+              });
+    http.Get(R"(/api/v1/jobs/([^/]+)/logs)",
+             [this](const httplib::Request& req, httplib::Response& res) {
+               if (!authorised(req, res)) {
+                 return;
+               }
+               const auto id = job_id(req, res);
+               if (!id) {
+                 return;
+               }
+               auto text = jobs->logs(*id, kMaxLogBytes);
+               if (!text) {
+                 json_error(res, status_of(text.error().code), text.error().message);
+                 return;
+               }
+               res.set_content(*text, "text/plain; charset=utf-8");
+             });
   }
 
   // Parses the optional Unix-nanosecond parameter `key`; false after answering 400.
@@ -293,6 +395,10 @@ void Server::set_store(const SeriesStore* store) {
 
 void Server::set_findings(std::function<std::string()> findings) {
   impl_->findings = std::move(findings);
+}
+
+void Server::set_jobs(JobQueue* jobs) {
+  impl_->jobs = jobs;
 }
 
 void Server::set_sources(SourcesInfo sources) {

@@ -17,6 +17,7 @@
 #include "acco/core/result.hpp"
 #include "acco/core/stop.hpp"
 #include "acco/monitor/checks.hpp"
+#include "acco/monitor/jobs.hpp"
 #include "acco/monitor/metrics.hpp"
 #include "acco/monitor/series_store.hpp"
 #include "acco/monitor/server.hpp"
@@ -41,6 +42,9 @@ struct DaemonOptions {
   // the sources'.
   // nullopt: none.
   std::optional<power::GovernorSettings> governor;
+  // The job queue (acco serve --jobs): its directory and the machine its bindings come from;
+  // nullopt: none. Started jobs outlive the daemon; the next one re-adopts them.
+  std::optional<JobQueueOptions> jobs;
 };
 
 struct DaemonStarted {

@@ -19,11 +19,13 @@
 namespace acco::monitor {
 
 class SeriesStore;
+class JobQueue;
 
 struct ServerOptions {
   std::string host = "127.0.0.1";
   int port = 9477;  // 0: a free port, chosen by the kernel
-  std::size_t max_request_bytes = std::size_t{16} * 1024;
+  // A job submitted carries its command and environment: 64 KiB holds a large one.
+  std::size_t max_request_bytes = std::size_t{64} * 1024;
   // One per concurrent connection: cpp-httplib serves a keep-alive connection on one thread.
   int threads = 64;
   std::chrono::seconds io_timeout{5};
@@ -44,6 +46,10 @@ class Server {
   void set_store(const SeriesStore* store);
   // Answers /api/v1/findings with what `findings` returns (a JSON document). Before start().
   void set_findings(std::function<std::string()> findings);
+  // Serves the job queue's API (/api/v1/jobs: list and submit; /api/v1/jobs/ID/cancel and
+  // /logs), each call authorised by the queue's token, and its series in /metrics. Before
+  // start(); the queue outlives the server.
+  void set_jobs(JobQueue* jobs);
   // What the daemon samples, for /api/v1/summary's "sources" (null without it). Before start().
   void set_sources(SourcesInfo sources);
   // Binds and serves on a thread of its own; returns the port it listens on. kUnavailable

@@ -1,0 +1,289 @@
+// The job queue with real processes on simulated devices: placement, queueing, a job that
+// fails, cancel, a daemon restart with a job still running, and the HTTP API with its token.
+#include "acco/monitor/jobs.hpp"
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include "acco/core/stop.hpp"
+#include "acco/monitor/daemon.hpp"
+#include "acco/testing/files.hpp"
+#include "acco/testing/matchers.hpp"
+#include "machines.hpp"
+
+namespace acco::monitor {
+namespace {
+
+using ::acco::testing::IsOk;
+using ::acco::testing::StatusIs;
+using ::acco::testing::TempDir;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+DeviceLoad load(std::string id, double util, double temp, std::uint64_t free_gib = 80,
+                double weight = 1) {
+  DeviceLoad d;
+  d.device = std::move(id);
+  d.utilization = util;
+  d.temperature = temp;
+  d.memory_free_bytes = free_gib << 30;
+  d.weight = weight;
+  return d;
+}
+
+TEST(JobPlacementTest, TheLeastLoadedCoolestDevicesWithRoomAreTaken) {
+  const std::vector<DeviceLoad> devices = {load("0", 0.9, 40), load("1", 0.1, 70),
+                                           load("2", 0.1, 50), load("3", 0.0, 30, 10),
+                                           load("4", 0.0, 30, 80, 0.5)};
+  JobRequest request;
+  request.argv = {"train"};
+  request.memory_bytes = std::uint64_t{20} << 30;
+  std::string why;
+  auto p = place(request, devices, {}, why);
+  ASSERT_TRUE(p.has_value());
+  EXPECT_THAT(p->devices, ElementsAre("2")) << "3 is short of memory, 4 is cooling down";
+  EXPECT_THAT(p->why, HasSubstr("device 2: 10% busy, 50 °C, 80.0 GiB free"));
+  request.gpus = 2;
+  p = place(request, devices, {"2"}, why);
+  ASSERT_TRUE(p.has_value());
+  EXPECT_THAT(p->devices, ElementsAre("1", "0"));
+  request.gpus = 4;
+  EXPECT_FALSE(place(request, devices, {"2"}, why).has_value());
+  EXPECT_EQ(why, "waits for 4 device(s): 3 of 5 free (1 running a job, 1 with less than 20.0 GiB "
+                 "free)");
+  auto drained = devices;
+  drained[4].weight = 0;
+  EXPECT_FALSE(place(request, drained, {"2"}, why).has_value());
+  EXPECT_THAT(why, HasSubstr("1 drained by the governor"));
+}
+
+TEST(JobPlacementTest, ARequestIsCheckedFieldByField) {
+  EXPECT_THAT(parse_request(nlohmann::json::parse(R"({"argv": []})")),
+              StatusIs(Errc::kInvalidArgument, HasSubstr("argv")));
+  EXPECT_THAT(parse_request(nlohmann::json::parse(R"({"argv": ["x"], "gpus": 0})")),
+              StatusIs(Errc::kInvalidArgument, HasSubstr("gpus")));
+  EXPECT_THAT(parse_request(nlohmann::json::parse(R"({"argv": ["x"], "env": {"A": 1}})")),
+              StatusIs(Errc::kInvalidArgument, HasSubstr("env")));
+  EXPECT_THAT(parse_request(nlohmann::json::parse(R"({"argv": ["x"], "memory_bytes": -1})")),
+              StatusIs(Errc::kInvalidArgument, HasSubstr("memory_bytes")));
+  JobRequest r;
+  r.argv = {"python3", "train.py"};
+  r.env = {{"PATH", "/usr/bin"}};
+  r.gpus = 2;
+  auto back = parse_request(request_json(r));
+  ASSERT_THAT(back, IsOk());
+  EXPECT_EQ(*back, r);
+}
+
+analyze::Snapshot two_devices() {
+  analyze::Snapshot round;
+  for (const char* id : {"0", "1"}) {
+    power::DeviceSample d;
+    d.device = id;
+    d.uuid = std::string("SIM-") + id;
+    d.source = "simulated";
+    d.memory_total_bytes = std::uint64_t{80} << 30;
+    d.memory_used_bytes = 0;
+    round.devices.push_back(d);
+  }
+  return round;
+}
+
+JobRequest shell(const std::string& script, const std::string& cwd) {
+  JobRequest r;
+  r.argv = {"sh", "-c", script};
+  r.cwd = cwd;
+  r.env = {{"PATH", "/usr/bin:/bin"}};
+  return r;
+}
+
+// Ticks until `done` holds for the job, at most 10 s.
+Job tick_until(JobQueue& q, std::int64_t id, const std::function<bool(const Job&)>& done) {
+  const auto round = two_devices();
+  for (int i = 0; i < 200; ++i) {
+    q.tick(round);
+    for (const auto& job : q.jobs()) {
+      if (job.id == id && done(job)) {
+        return job;
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ADD_FAILURE() << "job " << id << " never reached the state asked for";
+  return {};
+}
+
+TEST(JobQueueTest, JobsRunOnFreeDevicesQueueWhenNoneIsFreeAndEndAsTheirProcessesDo) {
+  TempDir dir;
+  JobQueueOptions options;
+  options.dir = (dir.path() / "jobs").string();
+  auto q = JobQueue::open(options);
+  ASSERT_THAT(q, IsOk());
+  EXPECT_EQ(std::filesystem::status(dir.path() / "jobs" / "token").permissions() &
+                std::filesystem::perms::all,
+            std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+  const std::string cwd = dir.path().string();
+  auto a = (*q)->submit(shell("echo \"on $CUDA_VISIBLE_DEVICES as $ACCO_JOB_ID\"; sleep 0.5", cwd));
+  auto b = (*q)->submit(shell("sleep 0.5; exit 3", cwd));
+  auto c = (*q)->submit(shell("pwd", cwd));
+  ASSERT_THAT(a, IsOk());
+  ASSERT_THAT(b, IsOk());
+  ASSERT_THAT(c, IsOk());
+  EXPECT_EQ(a->request.name, "sh");
+  (*q)->tick(two_devices());
+  auto jobs = (*q)->jobs();
+  ASSERT_EQ(jobs.size(), 3U);
+  EXPECT_EQ(jobs[0].state, "running");
+  EXPECT_THAT(jobs[0].devices, ElementsAre("0"));
+  EXPECT_THAT(jobs[0].binding, ::testing::Contains("CUDA_VISIBLE_DEVICES=0"));
+  EXPECT_EQ(jobs[1].state, "running");
+  EXPECT_THAT(jobs[1].devices, ElementsAre("1"));
+  EXPECT_EQ(jobs[2].state, "queued");
+  EXPECT_EQ(jobs[2].reason, "waits for 1 device(s): 0 of 2 free (2 running a job)");
+  EXPECT_THAT((*q)->metrics(), HasSubstr("acco_jobs{state=\"running\"} 2\n"));
+  EXPECT_THAT((*q)->metrics(),
+              HasSubstr("acco_job_device_info{job=\"1\",name=\"sh\",device=\"0\"} 1\n"));
+
+  const auto first = tick_until(**q, a->id, [](const Job& j) { return finished(j); });
+  EXPECT_EQ(first.state, "exited");
+  EXPECT_EQ(first.exit_code, 0);
+  EXPECT_EQ(*(*q)->logs(a->id, 1 << 20), "on 0 as 1\n");
+  const auto second = tick_until(**q, b->id, [](const Job& j) { return finished(j); });
+  EXPECT_EQ(second.state, "failed");
+  EXPECT_EQ(second.exit_code, 3);
+  EXPECT_EQ(second.reason, "exited with status 3");
+  const auto third = tick_until(**q, c->id, [](const Job& j) { return finished(j); });
+  EXPECT_EQ(third.state, "exited");
+  EXPECT_EQ(*(*q)->logs(c->id, 1 << 20), cwd + "\n");
+  EXPECT_THAT((*q)->logs(99, 10), StatusIs(Errc::kNotFound));
+}
+
+TEST(JobQueueTest, ACancelEndsTheWholeSessionAndAQueuedJobNeverStarts) {
+  TempDir dir;
+  JobQueueOptions options;
+  options.dir = (dir.path() / "jobs").string();
+  options.kill_after = std::chrono::milliseconds(200);
+  auto q = JobQueue::open(options);
+  ASSERT_THAT(q, IsOk());
+  const std::string cwd = dir.path().string();
+  // The shell ignores SIGTERM; its child sleep does not: SIGKILL follows.
+  auto a = (*q)->submit(shell("trap '' TERM; sleep 30 & wait; sleep 30", cwd));
+  auto missing = (*q)->submit(shell("true", (dir.path() / "gone").string()));
+  ASSERT_THAT(a, IsOk());
+  (*q)->tick(two_devices());
+  const auto failed =
+      tick_until(**q, missing->id, [](const Job& j) { return j.state == "failed"; });
+  EXPECT_THAT(failed.reason, HasSubstr("could not start: sh: cannot change to its directory"));
+  auto c = (*q)->submit(shell("true", cwd));
+  ASSERT_THAT((*q)->cancel(c->id), IsOk());
+  auto cancelling = (*q)->cancel(a->id);
+  ASSERT_THAT(cancelling, IsOk());
+  EXPECT_THAT(cancelling->reason, HasSubstr("SIGTERM sent"));
+  const auto ended = tick_until(**q, a->id, [](const Job& j) { return finished(j); });
+  EXPECT_EQ(ended.state, "cancelled");
+  EXPECT_EQ(ended.exit_code, 128 + 9);
+  EXPECT_EQ((*q)->jobs()[2].state, "cancelled");
+  EXPECT_EQ((*q)->jobs()[2].reason, "cancelled before it started");
+  EXPECT_THAT((*q)->cancel(42), StatusIs(Errc::kNotFound, HasSubstr("no job 42")));
+}
+
+TEST(JobQueueTest, ARestartKeepsQueuedJobsAdoptsRunningOnesAndReportsTheGone) {
+  TempDir dir;
+  JobQueueOptions options;
+  options.dir = (dir.path() / "jobs").string();
+  const std::string cwd = dir.path().string();
+  std::int64_t running = 0;
+  std::int64_t queued = 0;
+  {
+    auto q = JobQueue::open(options);
+    ASSERT_THAT(q, IsOk());
+    running = (*q)->submit(shell("sleep 1", cwd))->id;
+    (void)(*q)->submit(shell("sleep 1", cwd));
+    queued = (*q)->submit(shell("echo later", cwd))->id;
+    (*q)->tick(two_devices());
+    ASSERT_EQ((*q)->jobs()[0].state, "running");
+  }  // the daemon stops; its jobs run on
+  auto q = JobQueue::open(options);
+  ASSERT_THAT(q, IsOk());
+  auto jobs = (*q)->jobs();
+  EXPECT_EQ(jobs[0].state, "running") << "adopted: same PID, same start time";
+  EXPECT_EQ(jobs[2].state, "queued");
+  const auto adopted = tick_until(**q, running, [](const Job& j) { return finished(j); });
+  EXPECT_EQ(adopted.state, "lost");
+  EXPECT_THAT(adopted.reason, HasSubstr("its exit status is unknown"));
+  const auto later = tick_until(**q, queued, [](const Job& j) { return finished(j); });
+  EXPECT_EQ(later.state, "exited");
+  // Reaped by nobody (the first queue's children): wait for them so the test leaves none.
+  while (::waitpid(-1, nullptr, WNOHANG) > 0) {
+  }
+
+  // A table from elsewhere is refused, not overwritten.
+  std::ofstream(dir.path() / "other.sqlite") << "not a database at all, just text\n";
+  JobQueueOptions other;
+  other.dir = (dir.path() / "other").string();
+  std::filesystem::create_directories(other.dir);
+  std::filesystem::copy_file(dir.path() / "other.sqlite", dir.path() / "other" / "jobs.sqlite");
+  EXPECT_THAT(JobQueue::open(other), StatusIs(Errc::kInvalidArgument, HasSubstr("jobs.sqlite")));
+}
+
+TEST(JobQueueTest, TheDaemonServesTheQueueToItsTokenOnly) {
+  TempDir dir;
+  acco::testing::write_ci_vm(dir.path() / "root");
+  DaemonOptions o;
+  o.server.host = "127.0.0.1";
+  o.server.port = 0;
+  o.interval = std::chrono::milliseconds(100);
+  o.sysroot = (dir.path() / "root").string();
+  o.sources.nvml_mode = "off";
+  o.sources.simulate = 2;
+  o.sources.host = false;
+  o.checks.probe.sysroot = o.sysroot;
+  o.checks.probe.nvml = topo::NvmlMode::kOff;
+  o.jobs = JobQueueOptions{};
+  o.jobs->dir = (dir.path() / "jobs").string();
+  JobClient client;
+  client.dir = o.jobs->dir;
+  EXPECT_THAT(client.jobs(), StatusIs(Errc::kUnavailable, HasSubstr("acco serve --jobs")));
+  auto daemon = Daemon::create(o);
+  ASSERT_THAT(daemon, IsOk());
+  auto started = daemon->start();
+  ASSERT_THAT(started, IsOk());
+  auto job = client.submit(shell("echo hello from $CUDA_VISIBLE_DEVICES", dir.path().string()));
+  ASSERT_THAT(job, IsOk());
+  EXPECT_EQ(job->state, "queued");
+  Job done;
+  for (int i = 0; i < 100 && !finished(done); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    auto jobs = client.jobs();
+    ASSERT_THAT(jobs, IsOk());
+    done = jobs->front();
+  }
+  EXPECT_EQ(done.state, "exited");
+  EXPECT_EQ(*client.logs(job->id), "hello from 0\n");
+  EXPECT_THAT(client.cancel(7), StatusIs(Errc::kNotFound, HasSubstr("no job 7")));
+  EXPECT_THAT(client.logs(7), StatusIs(Errc::kNotFound));
+
+  httplib::Client http("127.0.0.1", started->port);
+  auto anonymous = http.Get("/api/v1/jobs");
+  ASSERT_TRUE(anonymous);
+  EXPECT_EQ(anonymous->status, 401);
+  auto wrong = http.Post("/api/v1/jobs", {{"Authorization", "Bearer 0000"}}, "{}",
+                         "application/json");
+  ASSERT_TRUE(wrong);
+  EXPECT_EQ(wrong->status, 401);
+  auto metrics = http.Get("/metrics");
+  ASSERT_TRUE(metrics);
+  EXPECT_THAT(metrics->body, HasSubstr("acco_jobs{state=\"exited\"} 1\n"));
+  (void)daemon->stop("the test");
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "jobs" / "daemon.json"));
+}
+
+}  // namespace
+}  // namespace acco::monitor
