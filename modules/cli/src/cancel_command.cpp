@@ -48,8 +48,8 @@ CommandSpec cancel_command() {
         add_job_client_flags(sub, shared, flags.daemon);
         add_json_flag(sub, shared, "print the job as JSON");
       },
-      [](const CancelFlags& flags, const core::Settings& settings)
-          -> Result<std::unique_ptr<Command>> {
+      [](const CancelFlags& flags,
+         const core::Settings& settings) -> Result<std::unique_ptr<Command>> {
         ACCO_ASSIGN_OR_RETURN(const auto id, job_id_arg(flags.id));
         ACCO_ASSIGN_OR_RETURN(auto client, job_client(settings, flags.daemon));
         return std::make_unique<CancelCommand>(std::move(client), id);

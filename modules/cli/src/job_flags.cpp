@@ -10,8 +10,8 @@ void add_job_client_flags(CLI::App& sub, SharedFlags& shared, std::string& daemo
                  "the daemon's address (default: the one that wrote the jobs directory's "
                  "daemon.json)")
       ->type_name("URL");
-  add_setting_flag(sub, shared, "jobs-dir",
-                   "the job queue's directory (its token, table and logs)", "DIR");
+  add_setting_flag(sub, shared, "jobs-dir", "the job queue's directory (its token, table and logs)",
+                   "DIR");
   add_config_flag(sub, shared);
 }
 

@@ -41,8 +41,8 @@ CommandSpec jobs_command() {
         add_job_client_flags(sub, shared, flags.daemon);
         add_json_flag(sub, shared, "print JSON (acco.jobs/1)");
       },
-      [](const JobsFlags& flags, const core::Settings& settings)
-          -> Result<std::unique_ptr<Command>> {
+      [](const JobsFlags& flags,
+         const core::Settings& settings) -> Result<std::unique_ptr<Command>> {
         ACCO_ASSIGN_OR_RETURN(auto client, job_client(settings, flags.daemon));
         return std::make_unique<JobsCommand>(std::move(client));
       });

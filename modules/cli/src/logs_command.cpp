@@ -41,8 +41,8 @@ CommandSpec logs_command() {
         sub.add_option("id", flags.id, "the job's id (acco jobs)")->type_name("ID")->required();
         add_job_client_flags(sub, shared, flags.daemon);
       },
-      [](const LogsFlags& flags, const core::Settings& settings)
-          -> Result<std::unique_ptr<Command>> {
+      [](const LogsFlags& flags,
+         const core::Settings& settings) -> Result<std::unique_ptr<Command>> {
         ACCO_ASSIGN_OR_RETURN(const auto id, job_id_arg(flags.id));
         ACCO_ASSIGN_OR_RETURN(auto client, job_client(settings, flags.daemon));
         return std::make_unique<LogsCommand>(std::move(client), id);

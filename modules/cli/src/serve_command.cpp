@@ -11,10 +11,10 @@
 #include "acco/doctor/periodic_bench.hpp"
 #include "acco/monitor/daemon.hpp"
 #include "acco/monitor/jobs.hpp"
-#include "acco/topo/probe.hpp"
 #include "acco/monitor/series_store.hpp"
 #include "acco/monitor/server.hpp"
 #include "acco/report/document.hpp"
+#include "acco/topo/probe.hpp"
 
 #include "command_spec.hpp"
 #include "commands.hpp"

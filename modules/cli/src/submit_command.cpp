@@ -3,9 +3,9 @@
 #include <climits>
 #include <memory>
 #include <string>
-#include <unistd.h>
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include "acco/core/units.hpp"
 #include "acco/monitor/jobs.hpp"
@@ -64,8 +64,8 @@ CommandSpec submit_command() {
         sub.add_option("command", flags.command, "the command and its arguments, after --")
             ->type_name("CMD");
       },
-      [](const SubmitFlags& flags, const core::Settings& settings)
-          -> Result<std::unique_ptr<Command>> {
+      [](const SubmitFlags& flags,
+         const core::Settings& settings) -> Result<std::unique_ptr<Command>> {
         if (flags.command.empty()) {
           return usage("submit: the command to run is required after --");
         }

@@ -122,7 +122,6 @@ Result<analyze::Snapshot> fetch_snapshot(const ServerUrl& url, std::chrono::mill
   return snapshot;
 }
 
-
 namespace {
 
 struct JobCall {
@@ -207,8 +206,7 @@ Result<Job> JobClient::submit(const JobRequest& request) const {
   ACCO_ASSIGN_OR_RETURN(
       const auto body,
       job_request(*this, "/api/v1/jobs", 201, [&](httplib::Client& http, const auto& headers) {
-        return http.Post("/api/v1/jobs", headers, request_json(request).dump(),
-                         "application/json");
+        return http.Post("/api/v1/jobs", headers, request_json(request).dump(), "application/json");
       }));
   return job_from_body(body);
 }
@@ -242,9 +240,8 @@ Result<Job> JobClient::cancel(std::int64_t id) const {
 
 Result<std::string> JobClient::logs(std::int64_t id) const {
   const std::string path = fmt::format("/api/v1/jobs/{}/logs", id);
-  return job_request(*this, path, 200, [&](httplib::Client& http, const auto& h) {
-    return http.Get(path, h);
-  });
+  return job_request(*this, path, 200,
+                     [&](httplib::Client& http, const auto& h) { return http.Get(path, h); });
 }
 
 }  // namespace acco::monitor

@@ -129,7 +129,8 @@ Result<Daemon> Daemon::create(DaemonOptions options) {
   if (o.jobs) {
     ACCO_ASSIGN_OR_RETURN(impl->jobs, JobQueue::open(*o.jobs));
     // Placed on the sampler's thread with each round's loads (the governor's weights included).
-    impl->sampler->add_observer([self](const Published& round) { self->jobs->tick(round.snapshot); });
+    impl->sampler->add_observer(
+        [self](const Published& round) { self->jobs->tick(round.snapshot); });
   }
   impl->server = std::make_unique<Server>(
       *impl->sampler, o.server, [self](std::int64_t since) { return self->events->since(since); });
@@ -167,8 +168,8 @@ Result<DaemonStarted> Daemon::start() {
     // directory.
     const std::string host = d.options.server.host == "0.0.0.0" || d.options.server.host.empty()
                                  ? std::string("127.0.0.1")
-                                 : d.options.server.host == "::" ? std::string("::1")
-                                                                 : d.options.server.host;
+                             : d.options.server.host == "::" ? std::string("::1")
+                                                             : d.options.server.host;
     if (auto written = write_daemon_file(d.options.jobs->dir, ServerUrl{host, *port}.text());
         !written) {
       d.checks->stop();

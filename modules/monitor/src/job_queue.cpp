@@ -6,12 +6,12 @@
 #include <fstream>
 #include <mutex>
 #include <random>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <fmt/format.h>
 #include <sqlite3.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "acco/core/clock.hpp"
 #include "acco/core/file.hpp"
@@ -165,8 +165,9 @@ struct JobQueue::Impl {
           end(job, "exited", "");
         } else {
           end(job, "failed",
-              WIFSIGNALED(status) ? fmt::format("killed by signal {}", WTERMSIG(status))
-                                  : fmt::format("exited with status {}", job.exit_code.value_or(-1)));
+              WIFSIGNALED(status)
+                  ? fmt::format("killed by signal {}", WTERMSIG(status))
+                  : fmt::format("exited with status {}", job.exit_code.value_or(-1)));
         }
       } else if (start_ticks(job.pid) != job.start_ticks) {
         end(job, cancelled ? "cancelled" : "lost",
@@ -198,13 +199,12 @@ struct JobQueue::Impl {
     for (const auto& id : job.devices) {
       const auto load = std::find_if(loads.begin(), loads.end(),
                                      [&](const DeviceLoad& l) { return l.device == id; });
-      const auto acc = load == loads.end()
-                           ? accelerators.end()
-                           : std::find_if(accelerators.begin(), accelerators.end(),
-                                          [&](const exec::Accelerator& a) {
-                                            return !load->pci_bus_id.empty() &&
-                                                   a.address == load->pci_bus_id;
-                                          });
+      const auto acc = load == loads.end() ? accelerators.end()
+                                           : std::find_if(accelerators.begin(), accelerators.end(),
+                                                          [&](const exec::Accelerator& a) {
+                                                            return !load->pci_bus_id.empty() &&
+                                                                   a.address == load->pci_bus_id;
+                                                          });
       if (acc == accelerators.end()) {
         all_real = false;
         visible.push_back(id);
@@ -235,8 +235,9 @@ struct JobQueue::Impl {
                              "the job's devices"});
     if (!any) {
       env.push_back({"CUDA_DEVICE_ORDER", "PCI_BUS_ID", "indices in PCI order"});
-      out.notes.push_back("simulated device(s): CUDA_VISIBLE_DEVICES only, CPUs and memory as "
-                          "inherited");
+      out.notes.push_back(
+          "simulated device(s): CUDA_VISIBLE_DEVICES only, CPUs and memory as "
+          "inherited");
     } else if (!all_real) {
       out.notes.push_back("some devices are simulated: CPUs and memory as inherited");
     } else if (!out.cpus.empty()) {
@@ -297,8 +298,8 @@ struct JobQueue::Impl {
         continue;
       }
       if (blocked_by != 0) {
-        const auto why = fmt::format("waits behind job {} (jobs start in submission order)",
-                                     blocked_by);
+        const auto why =
+            fmt::format("waits behind job {} (jobs start in submission order)", blocked_by);
         if (job.reason != why) {
           job.reason = why;
           save_logged(job);
@@ -356,14 +357,15 @@ Result<std::unique_ptr<JobQueue>> JobQueue::open(JobQueueOptions options) {
   int app = 0;
   int version = 0;
   int tables = 0;
-  for (auto [sql, out] : {std::pair{"PRAGMA application_id", &app},
-                          std::pair{"PRAGMA user_version", &version},
-                          std::pair{"SELECT count(*) FROM sqlite_master", &tables}}) {
+  for (auto [sql, out] :
+       {std::pair{"PRAGMA application_id", &app}, std::pair{"PRAGMA user_version", &version},
+        std::pair{"SELECT count(*) FROM sqlite_master", &tables}}) {
     if (sqlite3_prepare_v2(impl->db, sql, -1, &stmt, nullptr) != SQLITE_OK ||
         sqlite3_step(stmt) != SQLITE_ROW) {
       const std::string why = sqlite3_errmsg(impl->db);
       sqlite3_finalize(stmt);
-      return fail(Errc::kInvalidArgument, fmt::format("{} is not an acco job table: {}", table, why));
+      return fail(Errc::kInvalidArgument,
+                  fmt::format("{} is not an acco job table: {}", table, why));
     }
     *out = sqlite3_column_int(stmt, 0);
     sqlite3_finalize(stmt);
@@ -453,9 +455,9 @@ Result<Job> JobQueue::cancel(std::int64_t id) {
   } else if (job.state == "running" && q.cancelling.count(id) == 0) {
     ::kill(-job.pid, SIGTERM);  // its whole session
     q.cancelling[id] = std::chrono::steady_clock::now();
-    job.reason = fmt::format("cancelling: SIGTERM sent, SIGKILL after {}",
-                             units::format_seconds(
-                                 std::chrono::duration<double>(q.options.kill_after).count()));
+    job.reason = fmt::format(
+        "cancelling: SIGTERM sent, SIGKILL after {}",
+        units::format_seconds(std::chrono::duration<double>(q.options.kill_after).count()));
     q.save_logged(job);
   }
   return job;
@@ -512,9 +514,10 @@ std::string JobQueue::metrics() const {
   for (const auto& [state, count] : states) {
     out += fmt::format("acco_jobs{{state=\"{}\"}} {}\n", state, count);
   }
-  out += "# HELP acco_job_device_info 1 for each device a running job holds\n"
-         "# TYPE acco_job_device_info gauge\n" +
-         devices;
+  out +=
+      "# HELP acco_job_device_info 1 for each device a running job holds\n"
+      "# TYPE acco_job_device_info gauge\n" +
+      devices;
   return out;
 }
 

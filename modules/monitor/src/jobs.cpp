@@ -26,8 +26,8 @@ std::vector<DeviceLoad> device_loads(const analyze::Snapshot& round) {
     load.temperature = d.temperature_gpu_celsius.value_or(0);
     load.memory_free_bytes = d.memory_free_bytes;
     if (!load.memory_free_bytes && d.memory_total_bytes && d.memory_used_bytes) {
-      load.memory_free_bytes = *d.memory_total_bytes - std::min(*d.memory_total_bytes,
-                                                                *d.memory_used_bytes);
+      load.memory_free_bytes =
+          *d.memory_total_bytes - std::min(*d.memory_total_bytes, *d.memory_used_bytes);
     }
     if (round.governor) {
       for (const auto& g : round.governor->devices) {
@@ -78,8 +78,7 @@ std::optional<Placement> place(const JobRequest& request, const std::vector<Devi
     if (lost > 0) {
       parts.push_back(fmt::format("{} lost", lost));
     }
-    why = fmt::format("waits for {} device(s): {} of {} free{}", wanted, fit.size(),
-                      devices.size(),
+    why = fmt::format("waits for {} device(s): {} of {} free{}", wanted, fit.size(), devices.size(),
                       parts.empty() ? std::string() : fmt::format(" ({})", fmt::join(parts, ", ")));
     return std::nullopt;
   }
@@ -114,8 +113,8 @@ std::optional<Placement> place(const JobRequest& request, const std::vector<Devi
 }
 
 nlohmann::json request_json(const JobRequest& r) {
-  return {{"argv", r.argv},   {"name", r.name}, {"cwd", r.cwd},
-          {"env", r.env},     {"gpus", r.gpus}, {"memory_bytes", r.memory_bytes}};
+  return {{"argv", r.argv}, {"name", r.name}, {"cwd", r.cwd},
+          {"env", r.env},   {"gpus", r.gpus}, {"memory_bytes", r.memory_bytes}};
 }
 
 Result<JobRequest> parse_request(const nlohmann::json& body) {
@@ -155,8 +154,9 @@ Result<JobRequest> parse_request(const nlohmann::json& body) {
     r.gpus = body["gpus"].get<int>();
   }
   if (body.contains("memory_bytes")) {
-    if (!body["memory_bytes"].is_number_unsigned() && !(body["memory_bytes"].is_number_integer() &&
-                                                         body["memory_bytes"].get<std::int64_t>() == 0)) {
+    if (!body["memory_bytes"].is_number_unsigned() &&
+        !(body["memory_bytes"].is_number_integer() &&
+          body["memory_bytes"].get<std::int64_t>() == 0)) {
       return fail(Errc::kInvalidArgument, "a job's memory_bytes: expected a byte count");
     }
     r.memory_bytes = body["memory_bytes"].get<std::uint64_t>();
@@ -165,25 +165,26 @@ Result<JobRequest> parse_request(const nlohmann::json& body) {
 }
 
 nlohmann::ordered_json to_json(const Job& job, bool with_env) {
-  nlohmann::ordered_json j = {{"id", job.id},
-                              {"name", job.request.name},
-                              {"state", job.state},
-                              {"argv", job.request.argv},
-                              {"cwd", job.request.cwd},
-                              {"gpus", job.request.gpus},
-                              {"memory_bytes", job.request.memory_bytes},
-                              {"devices", job.devices},
-                              {"pid", job.pid == 0 ? nlohmann::ordered_json() : nlohmann::ordered_json(job.pid)},
-                              {"start_ticks", job.start_ticks},
-                              {"exit_code", job.exit_code ? nlohmann::ordered_json(*job.exit_code)
-                                                          : nlohmann::ordered_json()},
-                              {"reason", job.reason},
-                              {"placement", job.placement},
-                              {"binding", job.binding},
-                              {"submitted_unix_nanos", job.submitted_unix_nanos},
-                              {"started_unix_nanos", job.started_unix_nanos},
-                              {"ended_unix_nanos", job.ended_unix_nanos},
-                              {"log", job.log_path}};
+  nlohmann::ordered_json j = {
+      {"id", job.id},
+      {"name", job.request.name},
+      {"state", job.state},
+      {"argv", job.request.argv},
+      {"cwd", job.request.cwd},
+      {"gpus", job.request.gpus},
+      {"memory_bytes", job.request.memory_bytes},
+      {"devices", job.devices},
+      {"pid", job.pid == 0 ? nlohmann::ordered_json() : nlohmann::ordered_json(job.pid)},
+      {"start_ticks", job.start_ticks},
+      {"exit_code",
+       job.exit_code ? nlohmann::ordered_json(*job.exit_code) : nlohmann::ordered_json()},
+      {"reason", job.reason},
+      {"placement", job.placement},
+      {"binding", job.binding},
+      {"submitted_unix_nanos", job.submitted_unix_nanos},
+      {"started_unix_nanos", job.started_unix_nanos},
+      {"ended_unix_nanos", job.ended_unix_nanos},
+      {"log", job.log_path}};
   if (with_env) {
     j["env"] = job.request.env;
   }
@@ -253,9 +254,14 @@ report::Document jobs_report(const std::vector<Job>& jobs) {
     return doc;
   }
   report::Table table;
-  table.columns = {{"ID", report::Align::kRight}, {"NAME"},  {"STATE"},
-                   {"DEVICES"},                   {"PID", report::Align::kRight},
-                   {"EXIT", report::Align::kRight}, {"TIME", report::Align::kRight}, {"REASON"}};
+  table.columns = {{"ID", report::Align::kRight},
+                   {"NAME"},
+                   {"STATE"},
+                   {"DEVICES"},
+                   {"PID", report::Align::kRight},
+                   {"EXIT", report::Align::kRight},
+                   {"TIME", report::Align::kRight},
+                   {"REASON"}};
   table.style = report::TableStyle::layout(0, 2);
   const auto now = core::now_unix_nanos();
   for (const auto& job : jobs) {

@@ -227,9 +227,7 @@ struct Server::Impl {
   }
 
   static int status_of(Errc code) {
-    return code == Errc::kNotFound          ? 404
-           : code == Errc::kInvalidArgument ? 400
-                                            : 500;
+    return code == Errc::kNotFound ? 404 : code == Errc::kInvalidArgument ? 400 : 500;
   }
 
   void job_routes() {

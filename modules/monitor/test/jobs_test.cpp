@@ -15,7 +15,9 @@
 #include "acco/core/stop.hpp"
 #include "acco/monitor/daemon.hpp"
 #include "acco/testing/files.hpp"
+#include "acco/testing/json_schema.hpp"
 #include "acco/testing/matchers.hpp"
+
 #include "machines.hpp"
 
 namespace acco::monitor {
@@ -56,8 +58,9 @@ TEST(JobPlacementTest, TheLeastLoadedCoolestDevicesWithRoomAreTaken) {
   EXPECT_THAT(p->devices, ElementsAre("1", "0"));
   request.gpus = 4;
   EXPECT_FALSE(place(request, devices, {"2"}, why).has_value());
-  EXPECT_EQ(why, "waits for 4 device(s): 3 of 5 free (1 running a job, 1 with less than 20.0 GiB "
-                 "free)");
+  EXPECT_EQ(why,
+            "waits for 4 device(s): 3 of 5 free (1 running a job, 1 with less than 20.0 GiB "
+            "free)");
   auto drained = devices;
   drained[4].weight = 0;
   EXPECT_FALSE(place(request, drained, {"2"}, why).has_value());
@@ -163,6 +166,13 @@ TEST(JobQueueTest, JobsRunOnFreeDevicesQueueWhenNoneIsFreeAndEndAsTheirProcesses
   EXPECT_EQ(third.state, "exited");
   EXPECT_EQ(*(*q)->logs(c->id, 1 << 20), cwd + "\n");
   EXPECT_THAT((*q)->logs(99, 10), StatusIs(Errc::kNotFound));
+  acco::testing::expect_conforms(jobs_json((*q)->jobs()).dump(), "jobs.schema.json");
+  // The table `acco jobs` prints (times vary: compared up to the TIME column's width).
+  const auto text = report::render_text(jobs_report((*q)->jobs()));
+  EXPECT_THAT(text, ::testing::StartsWith("ID  NAME  STATE   DEVICES"));
+  EXPECT_THAT(text, HasSubstr("failed   1"));
+  EXPECT_THAT(text, HasSubstr("exited with status 3\n"));
+  EXPECT_EQ(report::render_text(jobs_report({})), "no jobs\n");
 }
 
 TEST(JobQueueTest, ACancelEndsTheWholeSessionAndAQueuedJobNeverStarts) {
@@ -274,8 +284,8 @@ TEST(JobQueueTest, TheDaemonServesTheQueueToItsTokenOnly) {
   auto anonymous = http.Get("/api/v1/jobs");
   ASSERT_TRUE(anonymous);
   EXPECT_EQ(anonymous->status, 401);
-  auto wrong = http.Post("/api/v1/jobs", {{"Authorization", "Bearer 0000"}}, "{}",
-                         "application/json");
+  auto wrong =
+      http.Post("/api/v1/jobs", {{"Authorization", "Bearer 0000"}}, "{}", "application/json");
   ASSERT_TRUE(wrong);
   EXPECT_EQ(wrong->status, 401);
   auto metrics = http.Get("/metrics");

@@ -6,7 +6,7 @@
 _acco_words() {
   case $1 in
     'acco')
-      _acco_commands='probe doctor bench tune schedule serve top record analyze power exec config rules completion man'
+      _acco_commands='probe doctor bench tune schedule serve top record analyze power exec submit jobs cancel logs config rules completion man'
       _acco_flags='-h --help --version'
       _acco_valued=''
       ;;
@@ -37,8 +37,8 @@ _acco_words() {
       ;;
     'acco serve')
       _acco_commands=''
-      _acco_flags='-h --help --listen --interval --simulate --scenario --sysroot --nvml --nvml-library --config --compat --duration --log --probe-every --bench-every --governor --mode --allow-control --state-file --history --store --retention'
-      _acco_valued='--listen --interval --simulate --scenario --sysroot --nvml --nvml-library --config --compat --duration --log --probe-every --bench-every --mode --state-file --history --store --retention'
+      _acco_flags='-h --help --listen --interval --simulate --scenario --sysroot --nvml --nvml-library --config --compat --duration --log --probe-every --bench-every --jobs --jobs-dir --governor --mode --allow-control --state-file --history --store --retention'
+      _acco_valued='--listen --interval --simulate --scenario --sysroot --nvml --nvml-library --config --compat --duration --log --probe-every --bench-every --jobs-dir --mode --state-file --history --store --retention'
       ;;
     'acco top')
       _acco_commands=''
@@ -74,6 +74,26 @@ _acco_words() {
       _acco_commands=''
       _acco_flags='-h --help --device --local-rank --bind --nic --report --check --json --dry-run --sysroot --nvml --config'
       _acco_valued='--device --local-rank --bind --nic --report --sysroot --nvml --config'
+      ;;
+    'acco submit')
+      _acco_commands=''
+      _acco_flags='-h --help --gpus --memory --name --daemon --jobs-dir --config --json'
+      _acco_valued='--gpus --memory --name --daemon --jobs-dir --config'
+      ;;
+    'acco jobs')
+      _acco_commands=''
+      _acco_flags='-h --help --daemon --jobs-dir --config --json'
+      _acco_valued='--daemon --jobs-dir --config'
+      ;;
+    'acco cancel')
+      _acco_commands=''
+      _acco_flags='-h --help --daemon --jobs-dir --config --json'
+      _acco_valued='--daemon --jobs-dir --config'
+      ;;
+    'acco logs')
+      _acco_commands=''
+      _acco_flags='-h --help --daemon --jobs-dir --config'
+      _acco_valued='--daemon --jobs-dir --config'
       ;;
     'acco config')
       _acco_commands=''
@@ -223,6 +243,7 @@ _acco_value() {
     'acco serve --log') _acco_reply_files "$3" ;;
     'acco serve --probe-every') COMPREPLY=() ;;
     'acco serve --bench-every') COMPREPLY=() ;;
+    'acco serve --jobs-dir') _acco_reply_directories "$3" ;;
     'acco serve --mode') _acco_reply_words 'thermal energy' "$3" ;;
     'acco serve --state-file') _acco_reply_files "$3" ;;
     'acco serve --history') _acco_reply_files "$3" ;;
@@ -279,6 +300,24 @@ _acco_value() {
     'acco exec --nvml') _acco_reply_words 'auto on off' "$3" ;;
     'acco exec --config') _acco_reply_files "$3" ;;
     'acco exec ') COMPREPLY=() ;;
+    'acco submit --gpus') COMPREPLY=() ;;
+    'acco submit --memory') COMPREPLY=() ;;
+    'acco submit --name') COMPREPLY=() ;;
+    'acco submit --daemon') COMPREPLY=() ;;
+    'acco submit --jobs-dir') _acco_reply_directories "$3" ;;
+    'acco submit --config') _acco_reply_files "$3" ;;
+    'acco submit ') COMPREPLY=() ;;
+    'acco jobs --daemon') COMPREPLY=() ;;
+    'acco jobs --jobs-dir') _acco_reply_directories "$3" ;;
+    'acco jobs --config') _acco_reply_files "$3" ;;
+    'acco cancel --daemon') COMPREPLY=() ;;
+    'acco cancel --jobs-dir') _acco_reply_directories "$3" ;;
+    'acco cancel --config') _acco_reply_files "$3" ;;
+    'acco cancel ') COMPREPLY=() ;;
+    'acco logs --daemon') COMPREPLY=() ;;
+    'acco logs --jobs-dir') _acco_reply_directories "$3" ;;
+    'acco logs --config') _acco_reply_files "$3" ;;
+    'acco logs ') COMPREPLY=() ;;
     'acco config --config') _acco_reply_files "$3" ;;
     'acco completion ') _acco_reply_words 'bash zsh' "$3" ;;
     'acco man ') COMPREPLY=() ;;

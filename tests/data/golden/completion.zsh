@@ -24,6 +24,10 @@ _acco() {
         'analyze:say why a job was slow: bottleneck verdicts from a recording'
         'power:the power and thermal governor: status of every device, or run it'
         'exec:run a command bound to one GPU, its NUMA-local CPUs, memory and NIC'
+        'submit:queue a command on the least loaded free GPU (a running acco serve --jobs)'
+        'jobs:list the jobs of the queue (acco submit) and why each waits or ended'
+        'cancel:cancel a job of the queue (SIGTERM to a running one'\''s session, then SIGKILL)'
+        'logs:print a job'\''s output (stdout and stderr, the last MiB)'
         'config:print every setting, its value and who set it'
         'rules:list the rules findings can name, with their severities'
         'completion:print the shell completion script for bash or zsh'
@@ -45,6 +49,10 @@ _acco() {
         analyze) _acco_analyze ;;
         power) _acco_power ;;
         exec) _acco_exec ;;
+        submit) _acco_submit ;;
+        jobs) _acco_jobs ;;
+        cancel) _acco_cancel ;;
+        logs) _acco_logs ;;
         config) _acco_config ;;
         rules) _acco_rules ;;
         completion) _acco_completion ;;
@@ -204,6 +212,8 @@ _acco_serve() {
     --log='[write events as JSON Lines to FILE (rotated at 10 MiB)]:FILE:_files' \
     --probe-every='[re-run the probe'\''s checks this often and log findings that appear or clear (they run once at start in any case)]:DURATION:' \
     --bench-every='[run the quick bench this often when every device is idle, store it in the bench history and log regressions]:DURATION:' \
+    --jobs'[run the job queue (acco submit, jobs, cancel, logs) for this user, its table, token and logs in the jobs-dir setting'\''s directory]' \
+    --jobs-dir='[the job queue'\''s directory (default ~/.local/state/acco/jobs)]:DIR:_files -/' \
     --governor'[run the power and thermal governor on every round (dry-run unless --allow-control; actions as events, acco_governor_* in /metrics)]' \
     --mode='[thermal (default\: thermal rules, load-following caps), energy (the cap with the least energy per unit of work), cap\:W (a fixed cap)]:MODE:(thermal energy)' \
     --allow-control'[apply the actions (power limits, clocks; needs root for GPUs and RAPL); without it the governor only logs them]' \
@@ -326,6 +336,47 @@ _acco_exec() {
     --nvml='[query NVML\: auto, on, off (env ACCO_NVML)]:MODE:(auto on off)' \
     --config='[JSON file of settings (env ACCO_CONFIG)]:FILE:_files' \
     '1:CMD:'
+}
+
+_acco_submit() {
+  _arguments \
+    '(- *)'{-h,--help}'[Print this help message and exit]' \
+    --gpus='[whole devices the job needs (default 1)]:N:' \
+    --memory='[free device memory each device must have]:SIZE:' \
+    --name='[the job'\''s name (default\: the command'\''s)]:NAME:' \
+    --daemon='[the daemon'\''s address (default\: the one that wrote the jobs directory'\''s daemon.json)]:URL:' \
+    --jobs-dir='[the job queue'\''s directory (its token, table and logs)]:DIR:_files -/' \
+    --config='[JSON file of settings (env ACCO_CONFIG)]:FILE:_files' \
+    --json'[print the job as JSON]' \
+    '1:CMD:'
+}
+
+_acco_jobs() {
+  _arguments \
+    '(- *)'{-h,--help}'[Print this help message and exit]' \
+    --daemon='[the daemon'\''s address (default\: the one that wrote the jobs directory'\''s daemon.json)]:URL:' \
+    --jobs-dir='[the job queue'\''s directory (its token, table and logs)]:DIR:_files -/' \
+    --config='[JSON file of settings (env ACCO_CONFIG)]:FILE:_files' \
+    --json'[print JSON (acco.jobs/1)]'
+}
+
+_acco_cancel() {
+  _arguments \
+    '(- *)'{-h,--help}'[Print this help message and exit]' \
+    --daemon='[the daemon'\''s address (default\: the one that wrote the jobs directory'\''s daemon.json)]:URL:' \
+    --jobs-dir='[the job queue'\''s directory (its token, table and logs)]:DIR:_files -/' \
+    --config='[JSON file of settings (env ACCO_CONFIG)]:FILE:_files' \
+    --json'[print the job as JSON]' \
+    '1:ID:'
+}
+
+_acco_logs() {
+  _arguments \
+    '(- *)'{-h,--help}'[Print this help message and exit]' \
+    --daemon='[the daemon'\''s address (default\: the one that wrote the jobs directory'\''s daemon.json)]:URL:' \
+    --jobs-dir='[the job queue'\''s directory (its token, table and logs)]:DIR:_files -/' \
+    --config='[JSON file of settings (env ACCO_CONFIG)]:FILE:_files' \
+    '1:ID:'
 }
 
 _acco_config() {

@@ -27,11 +27,11 @@ namespace acco::monitor {
 // What `acco submit` asks for.
 struct JobRequest {
   std::vector<std::string> argv;
-  std::string name;                          // empty: argv[0]'s basename
-  std::string cwd;                           // where it starts
-  std::map<std::string, std::string> env;    // the submitter's environment
-  int gpus = 1;                              // whole devices, 1 or more
-  std::uint64_t memory_bytes = 0;            // free device memory each device must have; 0: any
+  std::string name;                        // empty: argv[0]'s basename
+  std::string cwd;                         // where it starts
+  std::map<std::string, std::string> env;  // the submitter's environment
+  int gpus = 1;                            // whole devices, 1 or more
+  std::uint64_t memory_bytes = 0;          // free device memory each device must have; 0: any
   bool operator==(const JobRequest&) const = default;
 };
 
@@ -43,10 +43,10 @@ struct Job {
   std::string state = "queued";
   std::vector<std::string> devices = {};  // the sampled devices' ids ("0", "1")
   int pid = 0;                            // while and after running
-  std::uint64_t start_ticks = 0;  // /proc/PID/stat's starttime: a recycled PID is not the job
-  std::optional<int> exit_code = {};      // a signal N is 128 + N, as a shell reports it
-  std::string reason = {};                // why it waits, failed, was cancelled or lost
-  std::string placement = {};             // why these devices
+  std::uint64_t start_ticks = 0;      // /proc/PID/stat's starttime: a recycled PID is not the job
+  std::optional<int> exit_code = {};  // a signal N is 128 + N, as a shell reports it
+  std::string reason = {};            // why it waits, failed, was cancelled or lost
+  std::string placement = {};         // why these devices
   std::vector<std::string> binding = {};  // the environment and notes it started with
   std::int64_t submitted_unix_nanos = 0;
   std::int64_t started_unix_nanos = 0;
@@ -63,10 +63,10 @@ struct DeviceLoad {
   std::string uuid;
   std::string pci_bus_id;
   bool lost = false;
-  double utilization = 0;   // 0-1; 0 when unknown
-  double temperature = 0;   // °C; 0 when unknown
+  double utilization = 0;  // 0-1; 0 when unknown
+  double temperature = 0;  // °C; 0 when unknown
   std::optional<std::uint64_t> memory_free_bytes;
-  double weight = 1;        // the governor's (temperature headroom); 0 while it drains the device
+  double weight = 1;  // the governor's (temperature headroom); 0 while it drains the device
 };
 [[nodiscard]] std::vector<DeviceLoad> device_loads(const analyze::Snapshot& round);
 
