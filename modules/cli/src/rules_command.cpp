@@ -1,4 +1,5 @@
 // `acco rules`: every rule a finding can name (topo::rules()), with its severities and title.
+#include <algorithm>
 #include <memory>
 #include <string>
 
@@ -36,8 +37,12 @@ class RulesCommand final : public Command {
       out.out = j.dump(2) + "\n";
       return out;
     }
+    std::size_t width = 0;
     for (const auto& r : topo::rules()) {
-      out.out += fmt::format("{:<28} {:<17} {}\n", r.id, severity_range(r), r.title);
+      width = std::max(width, r.id.size());
+    }
+    for (const auto& r : topo::rules()) {
+      out.out += fmt::format("{:<{}} {:<17} {}\n", r.id, width, severity_range(r), r.title);
     }
     return out;
   }
