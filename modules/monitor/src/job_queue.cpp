@@ -320,6 +320,7 @@ struct JobQueue::Impl {
           save_logged(job);
         }
         blocked_by = id;
+        continue;
       }
       start(job, *placement, loads);
       if (job.state == "running") {

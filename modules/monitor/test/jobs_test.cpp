@@ -150,6 +150,9 @@ TEST(JobQueueTest, JobsRunOnFreeDevicesQueueWhenNoneIsFreeAndEndAsTheirProcesses
   EXPECT_THAT(jobs[1].devices, ElementsAre("1"));
   EXPECT_EQ(jobs[2].state, "queued");
   EXPECT_EQ(jobs[2].reason, "waits for 1 device(s): 0 of 2 free (2 running a job)");
+  auto d = (*q)->submit(shell("true", cwd));
+  (*q)->tick(two_devices());
+  EXPECT_EQ((*q)->jobs()[3].reason, "waits behind job 3 (jobs start in submission order)");
   EXPECT_THAT((*q)->metrics(), HasSubstr("acco_jobs{state=\"running\"} 2\n"));
   EXPECT_THAT((*q)->metrics(),
               HasSubstr("acco_job_device_info{job=\"1\",name=\"sh\",device=\"0\"} 1\n"));
@@ -165,12 +168,13 @@ TEST(JobQueueTest, JobsRunOnFreeDevicesQueueWhenNoneIsFreeAndEndAsTheirProcesses
   const auto third = tick_until(**q, c->id, [](const Job& j) { return finished(j); });
   EXPECT_EQ(third.state, "exited");
   EXPECT_EQ(*(*q)->logs(c->id, 1 << 20), cwd + "\n");
+  (void)tick_until(**q, d->id, [](const Job& j) { return finished(j); });
   EXPECT_THAT((*q)->logs(99, 10), StatusIs(Errc::kNotFound));
   acco::testing::expect_conforms(jobs_json((*q)->jobs()).dump(), "jobs.schema.json");
   // The table `acco jobs` prints (times vary: compared up to the TIME column's width).
   const auto text = report::render_text(jobs_report((*q)->jobs()));
   EXPECT_THAT(text, ::testing::StartsWith("ID  NAME  STATE   DEVICES"));
-  EXPECT_THAT(text, HasSubstr("failed   1"));
+  EXPECT_THAT(text, HasSubstr(" sh    failed  1  "));
   EXPECT_THAT(text, HasSubstr("exited with status 3\n"));
   EXPECT_EQ(report::render_text(jobs_report({})), "no jobs\n");
 }
