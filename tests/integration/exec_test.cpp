@@ -192,5 +192,39 @@ TEST(ExecTest, BadInputIsOneLineWithItsExitCode) {
   }
 }
 
+// The job commands without a running queue, and with bad arguments (the queue itself runs for
+// real in modules/monitor/test/jobs_test.cpp).
+TEST(JobCommandsTest, BadInputAndNoDaemonAreOneLineWithTheirExitCodes) {
+  TempDir dir;
+  const std::string jobs = " --jobs-dir " + dir.path().string() + " ";
+  const struct {
+    std::string args;
+    int code;
+    std::string message;
+  } cases[] = {
+      {"jobs" + jobs, 69,
+       "acco: jobs: no job queue running: " + dir.path().string() +
+           "/daemon.json is missing (start acco serve --jobs"},
+      {"submit" + jobs + "-- true", 69, "no job queue running"},
+      {"submit" + jobs, 64, "acco: submit: the command to run is required after --"},
+      {"submit" + jobs + "--gpus 0 -- true", 64, "acco: --gpus: '0' is not a whole number"},
+      {"submit" + jobs + "--memory lots -- true", 64, "acco: --memory: 'lots' is not a size"},
+      {"cancel" + jobs + "x", 64, "acco: ID: 'x' is not a job id"},
+      {"logs" + jobs + "--daemon http://127.0.0.1:1 3", 69,
+       "acco: logs: cannot read the job queue's token: " + dir.path().string() + "/token"},
+  };
+  for (const auto& c : cases) {
+    const auto r = acco(c.args);
+    EXPECT_EQ(r.exit_code, c.code) << c.args << "\n" << r.err;
+    EXPECT_THAT(r.err, HasSubstr(c.message)) << c.args;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << c.args << "\n" << r.err;
+  }
+  std::ofstream(dir.path() / "token") << "0123\n";
+  const auto r = acco("logs" + jobs + "--daemon http://127.0.0.1:1 3");
+  EXPECT_EQ(r.exit_code, 69);
+  EXPECT_THAT(r.err, HasSubstr("acco: logs: cannot reach the job queue at "
+                               "http://127.0.0.1:1/api/v1/jobs/3/logs: connection failed"));
+}
+
 }  // namespace
 }  // namespace acco::testing

@@ -154,9 +154,9 @@ Result<JobCall> job_call(const JobClient& client) {
   auto token = core::read_text_file(token_path);
   if (!token) {
     return fail(Errc::kUnavailable,
-                fmt::format("cannot read the job queue's token {}: {} (the queue answers the user "
+                fmt::format("cannot read the job queue's token: {} (the queue answers the user "
                             "who runs it)",
-                            token_path, token.error().message));
+                            token.error().message));
   }
   call.token = std::string(units::trim(*token));
   return call;

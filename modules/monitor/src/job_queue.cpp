@@ -7,8 +7,10 @@
 #include <mutex>
 #include <random>
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <sqlite3.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -89,9 +91,14 @@ struct JobQueue::Impl {
   std::set<std::int64_t> children;  // started by this process (waitpid works); others adopted
   std::map<std::int64_t, std::chrono::steady_clock::time_point> cancelling;
 
+  int lock_fd = -1;  // flock'd for the queue's lifetime: one daemon per directory
+
   ~Impl() {
     if (db != nullptr) {
       sqlite3_close(db);
+    }
+    if (lock_fd >= 0) {
+      ::close(lock_fd);
     }
   }
 
@@ -346,6 +353,18 @@ Result<std::unique_ptr<JobQueue>> JobQueue::open(JobQueueOptions options) {
     return cannot("cannot create it", ec.message());
   }
   stdfs::permissions(dir, stdfs::perms::owner_all, ec);  // 0700: the token and logs are private
+  // A second daemon on the same directory would replace the first one's token.
+  const std::string lock = (stdfs::path(dir) / "lock").string();
+  impl->lock_fd = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (impl->lock_fd < 0) {
+    return cannot("lock", std::strerror(errno));
+  }
+  if (::flock(impl->lock_fd, LOCK_EX | LOCK_NB) != 0) {
+    return fail(Errc::kUnavailable,
+                fmt::format("the jobs directory {} is in use by another acco serve --jobs (stop "
+                            "it, or give this one another --jobs-dir)",
+                            dir));
+  }
   const std::string table = (stdfs::path(dir) / "jobs.sqlite").string();
   ACCO_RETURN_IF_ERROR(core::check_file_or_absent(table));
   if (sqlite3_open_v2(table.c_str(), &impl->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,

@@ -226,6 +226,8 @@ TEST(JobQueueTest, ARestartKeepsQueuedJobsAdoptsRunningOnesAndReportsTheGone) {
   }  // the daemon stops; its jobs run on
   auto q = JobQueue::open(options);
   ASSERT_THAT(q, IsOk());
+  EXPECT_THAT(JobQueue::open(options), StatusIs(Errc::kUnavailable, HasSubstr("in use")))
+      << "a second daemon would replace the first one's token";
   auto jobs = (*q)->jobs();
   EXPECT_EQ(jobs[0].state, "running") << "adopted: same PID, same start time";
   EXPECT_EQ(jobs[2].state, "queued");
