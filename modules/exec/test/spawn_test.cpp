@@ -2,8 +2,6 @@
 #include "acco/exec/spawn.hpp"
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #include <gmock/gmock.h>
@@ -17,16 +15,10 @@ namespace acco::exec {
 namespace {
 
 using ::acco::testing::IsOk;
+using ::acco::testing::slurp;
 using ::acco::testing::StatusIs;
 using acco::testing::TempDir;
 using ::testing::HasSubstr;
-
-std::string read_file(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 int wait_exit(pid_t pid) {
   int status = 0;
@@ -52,7 +44,7 @@ TEST(SpawnTest, TheChildStartsBoundInItsDirectoryWithItsEnvironmentAndLog) {
   auto pid = spawn(bound_request);
   ASSERT_THAT(pid, IsOk());
   EXPECT_EQ(wait_exit(*pid), 3);
-  const auto log = read_file(dir.path() / "job.log");
+  const auto log = slurp(dir.path() / "job.log");
   EXPECT_THAT(log, HasSubstr("out\nerr\n" + dir.path().string() + "\nX=from the request\n"));
   EXPECT_THAT(log, HasSubstr("Cpus_allowed_list:\t0\n"));
   EXPECT_THAT(log, HasSubstr("own-session"));
