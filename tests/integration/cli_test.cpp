@@ -1021,8 +1021,11 @@ TEST(CliTest, ReadmeListsWhatAccoRulesPrints) {
 TEST(CliTest, RulesShowsEachRulesSeverities) {
   const auto r = acco({"rules"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_THAT(r.out, HasSubstr("pcie-link-downtrained        info..critical    PCIe link trained"));
-  EXPECT_THAT(r.out, HasSubstr("tune-profile-missing         info              no acco tune"));
+  // Ids padded to the longest, cuda-compat-older-than-driver (29 characters).
+  EXPECT_THAT(r.out,
+              HasSubstr("pcie-link-downtrained         info..critical    PCIe link trained"));
+  EXPECT_THAT(r.out, HasSubstr("tune-profile-missing          info              no acco tune"));
+  EXPECT_THAT(r.out, HasSubstr("cuda-compat-older-than-driver warning           a forward"));
 }
 
 // Without a PCI ID database the devices keep their ids, and the report says so once, not per
