@@ -237,8 +237,13 @@ TEST(TuneCliTest, SigintLeavesTheOldProfile) {
       acco("tune --backend host --budget 2s --bytes 4MiB --output " + file, state.path());
   ASSERT_EQ(first.exit_code, 0) << first.err;
   const std::string old = slurp(file);
-  const auto r = shell("$ACCO tune --backend host --budget 60s --output " + file +
-                           " & pid=$!; sleep 1; kill -INT $pid; wait $pid",
+  // SIGINT once acco says it is tuning: a background job of a non-interactive shell starts
+  // with SIGINT ignored until acco installs its own handling, so a fixed sleep lost the signal
+  // when acco started slowly (ASan on a loaded machine).
+  const auto r = shell("e=$(mktemp); $ACCO tune --backend host --budget 60s --output " + file +
+                           " 2>$e & pid=$!; for i in $(seq 600); do grep -q \"acco tune:\" $e "
+                           "&& break; sleep 0.05; done; kill -INT $pid; wait $pid; s=$?; cat $e "
+                           ">&2; rm -f $e; exit $s",
                        state.path());
   EXPECT_EQ(r.exit_code, 130) << r.err;
   EXPECT_THAT(r.err, HasSubstr("interrupted; " + file + " left as it was"));
