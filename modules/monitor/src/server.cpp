@@ -202,6 +202,13 @@ struct Server::Impl {
       json_error(res, 404, "this daemon runs no job queue (start it with acco serve --jobs)");
       return false;
     }
+    // Local only: the token travels in plain HTTP, so a daemon listening on a network address
+    // answers the job API to its own host alone.
+    const auto& peer = req.remote_addr;
+    if (peer != "127.0.0.1" && peer != "::1" && peer != "::ffff:127.0.0.1") {
+      json_error(res, 403, "the job queue answers local clients only (127.0.0.1, ::1)");
+      return false;
+    }
     const std::string expected = "Bearer " + jobs->token();
     const std::string given = req.get_header_value("Authorization");
     unsigned char diff = given.size() == expected.size() ? 0 : 1;
