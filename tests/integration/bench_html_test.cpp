@@ -26,8 +26,11 @@ TEST(BenchHtmlTest, EveryChartHasATitleAxesWithUnitsAndALegendInHeadlessChromium
   TempDir dir;
   const auto page = dir.path() / "bench.html";
   // Two runs in a history, then a third compared with them: the page has each case's trend.
+  // Small buffers and two samples: every family is there, each run takes seconds, not a minute.
   const std::string bench =
-      "bench --backend host --devices 2 --quick --history " + (dir.path() / "h.sqlite").string();
+      "bench --backend host --devices 2 --quick --reps 2 --bytes 4MiB "
+      "--history " +
+      (dir.path() / "h.sqlite").string();
   for (int i = 0; i < 2; ++i) {
     const auto earlier = acco(bench);
     ASSERT_EQ(earlier.exit_code, 0) << earlier.err;

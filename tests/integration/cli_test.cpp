@@ -204,11 +204,33 @@ int count_lines_with(const std::string& text, const std::string& word) {
   return n;
 }
 
-// How many objects of `type` (package, core, pu, numanode) lstopo lists on the tree `env` names:
-// one line each (hwloc-calc counts only objects with CPUs, and so misses memory-only nodes).
-int lstopo_count(const std::string& env, const char* type) {
-  const auto text = shell_output(env + "lstopo-no-graphics --only " + type);
-  return text ? static_cast<int>(std::count(text->begin(), text->end(), '\n')) : -1;
+// What hwloc's own tool (package hwloc-nox) finds on the tree `env` names, from one
+// `lstopo --whole-io --of xml`: one <object> element each (distance matrices name types too)
+// (hwloc-calc counts only objects with CPUs, and so misses memory-only nodes); PCI bridges are the
+// Bridge objects whose upstream is PCI (bridge_type "1-1"; host bridges are "0-1"). -1 each when
+// lstopo fails.
+struct LstopoCounts {
+  int packages = -1;
+  int cores = -1;
+  int pus = -1;
+  int numa_nodes = -1;
+  int pci_functions = -1;
+  int pci_bridges = -1;
+};
+
+LstopoCounts lstopo_counts(const std::string& env) {
+  const auto xml = shell_output(env + "lstopo-no-graphics --whole-io --of xml");
+  LstopoCounts c;
+  if (!xml) {
+    return c;
+  }
+  c.packages = count_lines_with(*xml, "<object type=\"Package\"");
+  c.cores = count_lines_with(*xml, "<object type=\"Core\"");
+  c.pus = count_lines_with(*xml, "<object type=\"PU\"");
+  c.numa_nodes = count_lines_with(*xml, "<object type=\"NUMANode\"");
+  c.pci_functions = count_lines_with(*xml, "<object type=\"PCIDev\"");
+  c.pci_bridges = count_lines_with(*xml, "bridge_type=\"1-1\"");
+  return c;
 }
 
 // acco's counts against hwloc's own tool (package hwloc-nox) on the same tree: packages, cores,
@@ -221,25 +243,22 @@ TEST_P(GeneratedMachineTest, CountsMatchLstopo) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   const std::string env = "HWLOC_FSROOT=" + quote(dir_.path().string()) + " ";
-  const auto hwloc_count = [&](const char* type) { return lstopo_count(env, type); };
+  const auto hwloc = lstopo_counts(env);
+  ASSERT_GE(hwloc.packages, 0) << "lstopo failed";
   const auto& cpu = j["machine"]["cpu"];
-  EXPECT_EQ(cpu["packages"], hwloc_count("package"));
-  EXPECT_EQ(cpu["cores"], hwloc_count("core"));
-  EXPECT_EQ(cpu["pus"], hwloc_count("pu"));
-  EXPECT_EQ(cpu["numa_nodes"], hwloc_count("numanode"));
-  EXPECT_EQ(j["machine"]["numa_nodes"].size(), static_cast<std::size_t>(hwloc_count("numanode")));
+  EXPECT_EQ(cpu["packages"], hwloc.packages);
+  EXPECT_EQ(cpu["cores"], hwloc.cores);
+  EXPECT_EQ(cpu["pus"], hwloc.pus);
+  EXPECT_EQ(cpu["numa_nodes"], hwloc.numa_nodes);
+  EXPECT_EQ(j["machine"]["numa_nodes"].size(), static_cast<std::size_t>(hwloc.numa_nodes));
   EXPECT_EQ(cpu["disagreements"].size(), 0U) << cpu["disagreements"].dump();
 
-  const auto bridges = shell_output(env + "lstopo-no-graphics --whole-io --only bridge");
-  const auto functions = shell_output(env + "lstopo-no-graphics --whole-io --only pcidev");
-  ASSERT_TRUE(bridges && functions);
   int acco_bridges = 0;
   for (const auto& d : j["devices"]) {
     acco_bridges += d["kind"] == "bridge" ? 1 : 0;
   }
-  EXPECT_EQ(acco_bridges, count_lines_with(*bridges, "PCIBridge"));
-  EXPECT_EQ(static_cast<int>(j["devices"].size()) - acco_bridges,
-            count_lines_with(*functions, "PCI "));
+  EXPECT_EQ(acco_bridges, hwloc.pci_bridges);
+  EXPECT_EQ(static_cast<int>(j["devices"].size()) - acco_bridges, hwloc.pci_functions);
 }
 
 // Every canned machine with each of its faults, one at a time: acco's counts equal hwloc's tools'
@@ -265,22 +284,18 @@ TEST(CliTest, EveryFixtureCountsAsHwlocOrSaysWhy) {
       const auto j = nlohmann::json::parse(r.out);
       const auto& cpu = j["machine"]["cpu"];
       const std::string env = "HWLOC_FSROOT=" + quote(dir.path().string()) + " ";
-      const auto count = [&](const char* type) { return lstopo_count(env, type); };
-      const auto functions = shell_output(env + "lstopo-no-graphics --whole-io --only pcidev");
-      const auto bridges = shell_output(env + "lstopo-no-graphics --whole-io --only bridge");
-      ASSERT_TRUE(functions && bridges);
-      const int hwloc_pci =
-          count_lines_with(*functions, "PCI ") + count_lines_with(*bridges, "PCIBridge");
+      const auto hwloc = lstopo_counts(env);
+      ASSERT_GE(hwloc.packages, 0) << "lstopo failed";
+      const int hwloc_pci = hwloc.pci_functions + hwloc.pci_bridges;
       const bool equal =
-          !cpu["source"].is_null() && cpu["packages"] == count("package") &&
-          cpu["pus"] == count("pu") && cpu["numa_nodes"] == count("numanode") &&
-          j["machine"]["numa_nodes"].size() == static_cast<std::size_t>(count("numanode")) &&
+          !cpu["source"].is_null() && cpu["packages"] == hwloc.packages &&
+          cpu["pus"] == hwloc.pus && cpu["numa_nodes"] == hwloc.numa_nodes &&
+          j["machine"]["numa_nodes"].size() == static_cast<std::size_t>(hwloc.numa_nodes) &&
           static_cast<int>(j["devices"].size()) == hwloc_pci;
       const bool says_why = !cpu["unavailable"].is_null() || !cpu["disagreements"].empty();
-      EXPECT_TRUE(equal || says_why)
-          << cpu.dump() << " hwloc: " << count("package") << " packages, " << count("pu")
-          << " PUs, " << count("numanode") << " nodes, " << hwloc_pci << " PCI functions; acco "
-          << j["devices"].size();
+      EXPECT_TRUE(equal || says_why) << cpu.dump() << " hwloc: " << hwloc.packages << " packages, "
+                                     << hwloc.pus << " PUs, " << hwloc.numa_nodes << " nodes, "
+                                     << hwloc_pci << " PCI functions; acco " << j["devices"].size();
       compared += equal ? 1 : 0;
       explained += equal ? 0 : 1;
     }

@@ -82,12 +82,43 @@ std::vector<nlohmann::json> storage_reads(const std::string& out) {
   return reads;
 }
 
-// With the DGX's topology, the build tree's file is under its "/" (ext4 on nvme0n1p2), so the
+// `path` as mountinfo writes it: space, tab, newline and backslash as octal escapes.
+std::string mountinfo_escaped(const std::string& path) {
+  std::string out;
+  for (const char c : path) {
+    switch (c) {
+      case ' ':
+        out += "\\040";
+        break;
+      case '\t':
+        out += "\\011";
+        break;
+      case '\n':
+        out += "\\012";
+        break;
+      case '\\':
+        out += "\\134";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+// With the DGX's topology and the test's directory mounted from its nvme0n1p2 (wherever the
+// build tree is: the DGX's own table puts /dev/shm, /raid or /mnt on other devices), the
 // verdicts are against nvme0's Gen4 x4 link.
 TEST(StorageBenchTest, ThePeakIsTheNvmeLinkUnderTheFile) {
   TempDir sysroot;
   write_dgx_h100(sysroot.path());
   DiskDir dir;
+  {
+    std::ofstream mounts(sysroot.path() / "proc/self/mountinfo", std::ios::app);
+    const auto where = mountinfo_escaped(std::filesystem::canonical(dir.path()).string());
+    mounts << "90 22 259:2 " << where << " " << where
+           << " rw,relatime shared:1 - ext4 /dev/nvme0n1p2 rw,errors=remount-ro\n";
+  }
   const auto file = (dir.path() / "data.bin").string();
   const std::string args = "bench --suite storage --cases storage_read --file " + file +
                            " --create 4MiB --bytes 4MiB --quick --reps 1 --no-history --sysroot " +
@@ -99,9 +130,17 @@ TEST(StorageBenchTest, ThePeakIsTheNvmeLinkUnderTheFile) {
   ASSERT_FALSE(reads.empty());
   for (const auto& result : reads) {
     ASSERT_EQ(result["status"], "ok") << result.dump();
+    ASSERT_TRUE(result["peak_bytes_per_second"].is_number()) << result.dump();
     EXPECT_NEAR(result["peak_bytes_per_second"].get<double>(), 7.88e9, 0.01e9);
     EXPECT_EQ(result["peak_source"], "nvme0n1 on nvme0 at 0000:02:00.0, Gen4 x4, 7.88 GB/s");
-    EXPECT_GT(result["efficiency"].get<double>(), 0);
+    if (result["efficiency"].is_number()) {
+      EXPECT_GT(result["efficiency"].get<double>(), 0);
+    } else {
+      // This machine's disk (a VM's, served from the host's cache) read the 4 MiB faster than
+      // the DGX's drive could: no efficiency above 100 %, and no verdict.
+      EXPECT_GT(result["median_bytes_per_second"].get<double>(), 7.88e9) << result.dump();
+      EXPECT_EQ(result["verdict"], "unknown");
+    }
   }
   const auto text = acco(args);
   ASSERT_EQ(text.exit_code, 0) << text.err;

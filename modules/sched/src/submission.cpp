@@ -240,9 +240,9 @@ void RuntimeCore::add_task(TaskId id, Task task) {
   for (const auto& [handle, mode] : task.accesses) {
     t.access_handles.push_back(handle.id);
     // A copy, not the binding: clang before 16 cannot capture a structured binding.
-    const auto id = handle.id;
+    const auto handle_id = handle.id;
     auto it = std::find_if(t.accesses.begin(), t.accesses.end(),
-                           [id](const auto& a) { return a.first == id; });
+                           [handle_id](const auto& a) { return a.first == handle_id; });
     if (it == t.accesses.end()) {
       t.accesses.emplace_back(handle.id, mode);
       t.bytes += handles_[handle.id].bytes;
