@@ -338,6 +338,7 @@ TEST(ServeTest, DashboardDrawsEveryChartWithTitleAxesAndLegendInHeadlessChromium
   EXPECT_THAT(dom, HasSubstr("device 1: acco simulated H100-class 700 W"));
   EXPECT_THAT(dom, ::testing::Not(HasSubstr("not checked yet")));  // the findings panel filled
   EXPECT_THAT(dom, HasSubstr("<section id=\"no-device\" hidden=\"\">"));
+  EXPECT_THAT(dom, HasSubstr("<section id=\"jobs-panel\" hidden=\"\">"));  // no --jobs
 
   // Every chart: a title, a y axis naming its unit, a time axis, and a legend with an entry.
   const auto blocks = chart_blocks(dom);
@@ -408,6 +409,55 @@ TEST(ServeTest, DashboardDrawsEveryChartWithTitleAxesAndLegendInHeadlessChromium
       " http://127.0.0.1:" + std::to_string(d.port()) + "/ > /dev/null 2>&1";
   EXPECT_EQ(std::system(shot_cmd.c_str()), 0);
   EXPECT_TRUE(stdfs::exists(shot));
+  EXPECT_EQ(d.stop(SIGTERM).exit_code, 0);
+}
+
+// With --jobs, the page's "Jobs" table shows a running job (name, state, device, why there) and
+// one waiting behind it (why it waits), and never the command line.
+TEST(ServeTest, DashboardShowsTheQueuedAndRunningJobsInHeadlessChromium) {
+  if (!have("chromium")) {
+    GTEST_SKIP() << "chromium is not installed (Debian package chromium; scripts/install-deps "
+                    "installs it)";
+  }
+  TempDir dir;
+  const std::string jobs = (dir.path() / "jobs").string();
+  Daemon d({"--simulate", "1", "--listen", "127.0.0.1:0", "--interval", "200ms", "--jobs",
+            "--jobs-dir", jobs});
+  ASSERT_GT(d.port(), 0) << d.early_stderr();
+  for (const char* name : {"first", "second"}) {
+    const std::string cmd = std::string(ACCO_BINARY) + " submit --jobs-dir " + jobs + " --name " +
+                            name + " -- sleep 600 >/dev/null 2>" + (dir.path() / "err").string();
+    ASSERT_EQ(std::system(cmd.c_str()), 0) << slurp(dir.path() / "err");
+  }
+  httplib::Client http("127.0.0.1", d.port());
+  nlohmann::json board;
+  for (int i = 0; i < 100; ++i) {
+    auto r = http.Get("/api/v1/placements");
+    ASSERT_TRUE(r);
+    board = nlohmann::json::parse(r->body);
+    if (board["jobs"].size() == 2 && board["jobs"][0]["state"] == "running") {
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_EQ(board["jobs"].size(), 2U) << board.dump();
+  const auto page = load_in_chromium(dir, d.port(), 3000);
+  ASSERT_EQ(page.exit_code, 0) << page.console;
+  const std::string& dom = page.dom;
+  expect_no_script_error(page);
+  EXPECT_THAT(dom, HasSubstr("<section id=\"jobs-panel\">"));  // shown
+  EXPECT_EQ(body_attribute(dom, "jobs"), std::optional<std::string>("2"));
+  EXPECT_THAT(dom, ::testing::ContainsRegex("<td>1</td><td>first</td><td>running</td><td>0</td>"
+                                            "<td class=\"time\">[0-9]+ s</td><td>device 0: "));
+  EXPECT_THAT(dom, HasSubstr("<td>2</td><td>second</td><td>queued</td><td>-</td><td "
+                             "class=\"time\">-</td><td>waits for 1 device(s): 0 of 1 free (1 "
+                             "running a job)</td>"));
+  EXPECT_THAT(dom, ::testing::Not(HasSubstr("sleep 600")));
+  for (const char* id : {"2", "1"}) {
+    const std::string cmd =
+        std::string(ACCO_BINARY) + " cancel --jobs-dir " + jobs + " " + id + " >/dev/null 2>&1";
+    EXPECT_EQ(std::system(cmd.c_str()), 0);
+  }
   EXPECT_EQ(d.stop(SIGTERM).exit_code, 0);
 }
 

@@ -2,6 +2,7 @@
 // it on the least loaded, coolest free device with the binding acco exec applies.
 #include <climits>
 #include <memory>
+#include <regex>
 #include <string>
 
 #include <fmt/format.h>
@@ -22,6 +23,9 @@ namespace {
 struct SubmitFlags {
   int gpus = 1;
   std::string memory;
+  std::string mig;
+  std::string memory_max;
+  int io_weight = 0;
   std::string name;
   std::string daemon;
   std::vector<std::string> command;
@@ -53,10 +57,21 @@ CommandSpec submit_command() {
   return command_with_flags<SubmitFlags>(
       "submit", "queue a command on the least loaded free GPU (a running acco serve --jobs)",
       [](CLI::App& sub, SharedFlags& shared, SubmitFlags& flags) {
-        sub.add_option("--gpus", flags.gpus, "whole devices the job needs (default 1)")
-            ->type_name("N");
+        auto* gpus = sub.add_option("--gpus", flags.gpus, "whole devices the job needs (default 1)")
+                         ->type_name("N");
         sub.add_option("--memory", flags.memory, "free device memory each device must have")
             ->type_name("SIZE");
+        sub.add_option("--mig", flags.mig,
+                       "one MIG instance of this profile (1g.10gb, 3g.40gb) instead of whole GPUs")
+            ->type_name("PROFILE")
+            ->excludes(gpus);
+        sub.add_option("--memory-max", flags.memory_max,
+                       "host memory limit (cgroup v2 memory.max, where the daemon's cgroup is "
+                       "delegated)")
+            ->type_name("SIZE");
+        sub.add_option("--io-weight", flags.io_weight,
+                       "I/O weight 1-10000 (cgroup v2 io.weight; the default is 100)")
+            ->type_name("N");
         sub.add_option("--name", flags.name, "the job's name (default: the command's)")
             ->type_name("NAME");
         add_job_client_flags(sub, shared, flags.daemon);
@@ -76,12 +91,36 @@ CommandSpec submit_command() {
         request.argv = flags.command;
         request.name = flags.name;
         request.gpus = flags.gpus;
+        if (!flags.mig.empty()) {
+          // nvidia-smi mig -lgip's names: 1g.10gb, 1g.10gb+me, 3g.40gb; 1c.3g.40gb for a compute
+          // instance smaller than its GPU instance.
+          static const std::regex profile(R"(^([0-9]+c\.)?[0-9]+g\.[0-9]+gb(\+me)?$)",
+                                          std::regex::icase);
+          if (!std::regex_match(flags.mig, profile)) {
+            return bad_value("--mig", flags.mig, "a MIG profile such as 1g.10gb or 3g.40gb");
+          }
+          request.mig = flags.mig;
+        }
         if (!flags.memory.empty()) {
           const auto bytes = units::parse_bytes(flags.memory);
           if (!bytes) {
             return bad_value("--memory", flags.memory, "a size such as 20GiB");
           }
           request.memory_bytes = *bytes;
+        }
+        if (!flags.memory_max.empty()) {
+          const auto bytes = units::parse_bytes(flags.memory_max);
+          if (!bytes || *bytes == 0) {
+            return bad_value("--memory-max", flags.memory_max, "a size such as 16GiB");
+          }
+          request.memory_max_bytes = *bytes;
+        }
+        if (flags.io_weight != 0) {
+          if (flags.io_weight < 1 || flags.io_weight > 10000) {
+            return bad_value("--io-weight", std::to_string(flags.io_weight),
+                             "a whole number from 1 to 10000");
+          }
+          request.io_weight = flags.io_weight;
         }
         char cwd[PATH_MAX];
         if (::getcwd(cwd, sizeof cwd) != nullptr) {

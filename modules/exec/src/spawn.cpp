@@ -25,7 +25,8 @@ enum Step : int {
   kStepMemory,
   kStepDirectory,
   kStepExec,
-  kStepStdio
+  kStepStdio,
+  kStepCgroup
 };
 
 std::string resolve(const std::string& name, const Environment& env) {
@@ -99,6 +100,8 @@ Result<pid_t> spawn(const SpawnRequest& request) {
     nodes[static_cast<std::size_t>(request.memory_node) / bits] |=
         1UL << (static_cast<std::size_t>(request.memory_node) % bits);
   }
+  const std::string procs =
+      request.cgroup.empty() ? std::string() : request.cgroup + "/cgroup.procs";
   const int log = ::open(request.log_path.empty() ? "/dev/null" : request.log_path.c_str(),
                          O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
   if (log < 0) {
@@ -125,6 +128,13 @@ Result<pid_t> spawn(const SpawnRequest& request) {
     const int null = ::open("/dev/null", O_RDONLY);
     if (null < 0 || ::dup2(null, 0) < 0 || ::dup2(log, 1) < 0 || ::dup2(log, 2) < 0) {
       report_and_exit(pipe_fds[1], kStepStdio);
+    }
+    if (!procs.empty()) {  // "0": the writing process, before it can start anything
+      const int fd = ::open(procs.c_str(), O_WRONLY | O_CLOEXEC);
+      if (fd < 0 || ::write(fd, "0", 1) != 1) {
+        report_and_exit(pipe_fds[1], kStepCgroup);
+      }
+      ::close(fd);
     }
     if (!request.cpus.empty() && ::sched_setaffinity(0, sizeof cpus, &cpus) != 0) {
       report_and_exit(pipe_fds[1], kStepBind);
@@ -153,11 +163,12 @@ Result<pid_t> spawn(const SpawnRequest& request) {
   }
   int status = 0;
   (void)::waitpid(pid, &status, 0);
-  const char* what = message[0] == kStepBind        ? "cannot bind to its CPUs"
-                     : message[0] == kStepMemory    ? "cannot bind its memory"
-                     : message[0] == kStepDirectory ? "cannot change to its directory"
-                     : message[0] == kStepStdio     ? "cannot set up stdin/stdout"
-                                                    : "cannot execute";
+  const std::string what = message[0] == kStepBind        ? "cannot bind to its CPUs"
+                           : message[0] == kStepMemory    ? "cannot bind its memory"
+                           : message[0] == kStepDirectory ? "cannot change to its directory"
+                           : message[0] == kStepStdio     ? "cannot set up stdin/stdout"
+                           : message[0] == kStepCgroup ? "cannot join its cgroup " + request.cgroup
+                                                       : "cannot execute";
   return fail(Errc::kUnavailable,
               fmt::format("{}: {}{}: {}", name, what,
                           message[0] == kStepDirectory ? " " + request.cwd : std::string(),

@@ -77,7 +77,7 @@ window.addEventListener("unhandledrejection", e => accoRecordError(
 </style>
 </head>
 <body data-updates="0" data-devices="0" data-device-charts="0" data-host-charts="0"
-      data-error="" data-script-errors="">
+      data-jobs="0" data-error="" data-script-errors="">
 <h1>acco serve</h1>
 <div id="status">loading...</div>
 <section id="no-device" hidden>
@@ -94,6 +94,14 @@ window.addEventListener("unhandledrejection", e => accoRecordError(
 <section id="findings-panel">
   <h2>Findings of the probe</h2>
   <div id="findings">not checked yet</div>
+</section>
+<section id="jobs-panel" hidden>
+  <h2>Jobs (acco serve --jobs)</h2>
+  <table class="events" id="jobs">
+    <thead><tr><th>id</th><th>name</th><th>state</th><th>devices</th><th>running for</th><th>why</th></tr></thead>
+    <tbody></tbody>
+  </table>
+  <p class="note" id="jobs-empty">no queued or running job</p>
 </section>
 <section id="events-panel">
   <h2>Recent events (newest first)</h2>
@@ -541,6 +549,7 @@ async function refresh() {
         ", sampled every " + s.interval_seconds + " s, round " + s.rounds + " at " + snap.time;
     const ev = await fetch("/api/v1/events?since=" + (now - EVENTS_WINDOW_NS), {cache: "no-store"});
     drawEvents(ev.ok ? await ev.text() : "");
+    drawJobs(await getJson("/api/v1/placements"), now);
     if (Number(body.dataset.updates) % 10 === 0) {
       const f = await getJson("/api/v1/findings");
       const panel = document.getElementById("findings");
@@ -567,6 +576,23 @@ async function refresh() {
     document.getElementById("status").textContent = "cannot reach acco serve: " + e;
   }
   body.dataset.updates = String(Number(body.dataset.updates) + 1);
+}
+
+// The queue's queued and running jobs (what /metrics shows, without commands or environments).
+function drawJobs(p, now) {
+  document.getElementById("jobs-panel").hidden = !p.queue;
+  const body = document.querySelector("#jobs tbody");
+  body.innerHTML = "";
+  for (const j of p.jobs) {
+    const since = j.started_unix_nanos > 0 ? ((now - j.started_unix_nanos) / 1e9).toFixed(0) + " s" : "-";
+    const row = document.createElement("tr");
+    row.innerHTML = "<td>" + esc(j.id) + "</td><td>" + esc(j.name) + "</td><td>" + esc(j.state) +
+        "</td><td>" + esc(j.devices.join(", ") || "-") + "</td><td class=\"time\">" + esc(since) +
+        "</td><td>" + esc(j.state === "running" ? j.placement : j.reason) + "</td>";
+    body.appendChild(row);
+  }
+  document.getElementById("jobs-empty").hidden = p.jobs.length > 0;
+  document.body.dataset.jobs = String(p.jobs.length);
 }
 
 if (window.accoScriptErrors.length) {

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <mutex>
 #include <random>
 
@@ -19,6 +20,7 @@
 #include "acco/core/file.hpp"
 #include "acco/core/units.hpp"
 #include "acco/exec/binding.hpp"
+#include "acco/exec/cgroup.hpp"
 #include "acco/exec/spawn.hpp"
 #include "acco/monitor/jobs.hpp"
 
@@ -90,6 +92,7 @@ struct JobQueue::Impl {
   std::map<std::int64_t, Job> jobs;
   std::set<std::int64_t> children;  // started by this process (waitpid works); others adopted
   std::map<std::int64_t, std::chrono::steady_clock::time_point> cancelling;
+  std::map<std::int64_t, std::string> cgroups;  // the job cgroups this process made
 
   int lock_fd = -1;  // flock'd for the queue's lifetime: one daemon per directory
 
@@ -146,7 +149,42 @@ struct JobQueue::Impl {
     job.ended_unix_nanos = core::now_unix_nanos();
     children.erase(job.id);
     cancelling.erase(job.id);
+    if (const auto cg = cgroups.find(job.id); cg != cgroups.end()) {
+      exec::remove_cgroup(cg->second);  // emptied now that its process ended
+      cgroups.erase(cg);
+    }
     save_logged(job);
+  }
+
+  // The job's cgroup v2 limits: its CPUs and memory node, and the memory and I/O limits it asked
+  // for; the binding lines say what was set or why not. Empty: none made.
+  std::string limit(Job& job, const exec::Binding& binding) {
+    exec::CgroupLimits limits;
+    limits.cpus = binding.cpus;
+    limits.memory_node = binding.memory_node;
+    if (job.request.memory_max_bytes > 0) {
+      limits.memory_max = job.request.memory_max_bytes;
+    }
+    if (job.request.io_weight > 0) {
+      limits.io_weight = job.request.io_weight;
+    }
+    if (!limits.any()) {
+      return {};
+    }
+    std::string self;
+    if (std::ifstream in(options.proc_self_cgroup); in) {
+      self.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    }
+    const auto cg =
+        exec::make_cgroup(options.cgroup_root, self, fmt::format("acco-job-{}", job.id), limits);
+    if (!cg.path.empty()) {
+      cgroups[job.id] = cg.path;
+      job.binding.push_back(fmt::format("cgroup {}: {}", cg.path, fmt::join(cg.applied, ", ")));
+    }
+    for (const auto& why : cg.skipped) {
+      job.binding.push_back("not limited: " + why);
+    }
+    return cg.path;
   }
 
   void reap() {
@@ -204,22 +242,31 @@ struct JobQueue::Impl {
     bool any = false;
     bool all_real = true;
     for (const auto& id : job.devices) {
-      const auto load = std::find_if(loads.begin(), loads.end(),
-                                     [&](const DeviceLoad& l) { return l.device == id; });
-      const auto acc = load == loads.end() ? accelerators.end()
-                                           : std::find_if(accelerators.begin(), accelerators.end(),
-                                                          [&](const exec::Accelerator& a) {
-                                                            return !load->pci_bus_id.empty() &&
-                                                                   a.address == load->pci_bus_id;
-                                                          });
+      // A whole device by its sample id, or a MIG instance by its UUID.
+      const auto load = std::find_if(loads.begin(), loads.end(), [&](const DeviceLoad& l) {
+        return l.device == id || std::any_of(l.mig.begin(), l.mig.end(),
+                                             [&](const MigSlot& s) { return s.uuid == id; });
+      });
+      auto acc = load == loads.end() ? accelerators.end()
+                                     : std::find_if(accelerators.begin(), accelerators.end(),
+                                                    [&](const exec::Accelerator& a) {
+                                                      return !load->pci_bus_id.empty() &&
+                                                             a.address == load->pci_bus_id;
+                                                    });
       if (acc == accelerators.end()) {
         all_real = false;
         visible.push_back(id);
         continue;
       }
-      auto b = exec::plan_binding(options.machine, *acc, exec::current_cpus(), job.request.env,
+      exec::Accelerator device = *acc;
+      if (load->device != id) {
+        device.mig = id;  // the process sees that instance alone
+      }
+      auto b = exec::plan_binding(options.machine, device, exec::current_cpus(), job.request.env,
                                   exec::Options{});
-      visible.push_back(acc->uuid.empty() ? std::to_string(acc->index) : acc->uuid);
+      visible.push_back(!device.mig.empty()   ? device.mig
+                        : device.uuid.empty() ? std::to_string(device.index)
+                                              : device.uuid);
       cpus.insert(cpus.end(), b.cpus.begin(), b.cpus.end());
       nodes.insert(b.memory_node);
       if (!any) {
@@ -275,6 +322,7 @@ struct JobQueue::Impl {
     request.env = job.request.env;
     request.cwd = job.request.cwd;
     request.log_path = job.log_path;
+    request.cgroup = limit(job, binding);
     auto pid = exec::spawn(exec::bound(std::move(request), binding));
     job.started_unix_nanos = core::now_unix_nanos();
     if (!pid) {
@@ -290,7 +338,10 @@ struct JobQueue::Impl {
   }
 
   void place_queued(const analyze::Snapshot& round) {
-    const auto loads = device_loads(round);
+    auto loads = device_loads(round);
+    add_mig_slots(loads, options.machine);
+    const auto whole = static_cast<std::size_t>(std::count_if(
+        loads.begin(), loads.end(), [](const DeviceLoad& l) { return l.mig.empty(); }));
     std::set<std::string> busy;
     for (const auto& [id, job] : jobs) {
       if (job.state == "running") {
@@ -316,10 +367,13 @@ struct JobQueue::Impl {
       std::string why;
       const auto placement = place(job.request, loads, busy, why);
       if (!placement) {
-        if (static_cast<std::size_t>(job.request.gpus) > loads.size()) {
+        if (!job.request.mig.empty() ? !mig_profile_exists(loads, job.request.mig)
+                                     : static_cast<std::size_t>(job.request.gpus) > whole) {
           end(job, "failed",
-              fmt::format("asks for {} device(s); this daemon has {}", job.request.gpus,
-                          loads.size()));
+              !job.request.mig.empty()
+                  ? why
+                  : fmt::format("asks for {} device(s); this daemon has {}{}", job.request.gpus,
+                                whole, whole < loads.size() ? " not in MIG mode" : ""));
           continue;
         }
         if (job.reason != why) {

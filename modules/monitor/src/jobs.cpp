@@ -1,6 +1,7 @@
 #include "acco/monitor/jobs.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -41,16 +42,161 @@ std::vector<DeviceLoad> device_loads(const analyze::Snapshot& round) {
   return out;
 }
 
+void add_mig_slots(std::vector<DeviceLoad>& loads, const topo::Machine& machine) {
+  for (auto& load : loads) {
+    for (const auto& gpu : machine.nvml.gpus) {
+      const bool same = !load.uuid.empty() ? gpu.uuid == load.uuid
+                                           : !load.pci_bus_id.empty() && gpu.pci == load.pci_bus_id;
+      if (!same || gpu.mig_enabled != true) {
+        continue;
+      }
+      load.mig.clear();
+      for (const auto& instance : gpu.mig_devices) {
+        load.mig.push_back({instance.uuid, instance.profile, instance.memory_total_bytes});
+      }
+    }
+  }
+}
+
+namespace {
+
+// Placement's order: the governor's weight (highest first), then utilization, temperature, id.
+bool ranks_before(const DeviceLoad& a, const DeviceLoad& b) {
+  if (a.weight != b.weight) {
+    return a.weight > b.weight;
+  }
+  if (a.utilization != b.utilization) {
+    return a.utilization < b.utilization;
+  }
+  if (a.temperature != b.temperature) {
+    return a.temperature < b.temperature;
+  }
+  const auto x = units::parse_int(a.device);
+  const auto y = units::parse_int(b.device);
+  return x && y ? *x < *y : a.device < b.device;
+}
+
+std::string lowered(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return text;
+}
+
+// Why a request waits: "{n} running a job, ..." after its head.
+std::string waiting(std::string head, std::size_t running, std::size_t short_memory,
+                    std::uint64_t memory_bytes, std::size_t drained, std::size_t lost,
+                    std::size_t in_mig = 0) {
+  std::vector<std::string> parts;
+  if (running > 0) {
+    parts.push_back(fmt::format("{} running a job", running));
+  }
+  if (in_mig > 0) {
+    parts.push_back(fmt::format("{} in MIG mode", in_mig));
+  }
+  if (short_memory > 0) {
+    parts.push_back(
+        fmt::format("{} with less than {} free", short_memory, units::format_bytes(memory_bytes)));
+  }
+  if (drained > 0) {
+    parts.push_back(fmt::format("{} drained by the governor", drained));
+  }
+  if (lost > 0) {
+    parts.push_back(fmt::format("{} lost", lost));
+  }
+  return parts.empty() ? head : fmt::format("{} ({})", head, fmt::join(parts, ", "));
+}
+
+std::optional<Placement> place_mig(const JobRequest& request,
+                                   const std::vector<DeviceLoad>& devices,
+                                   const std::set<std::string>& busy, std::string& why) {
+  struct Candidate {
+    const DeviceLoad* device;
+    const MigSlot* slot;
+  };
+  std::vector<Candidate> fit;
+  std::size_t total = 0;
+  std::size_t running = 0;
+  std::size_t short_memory = 0;
+  std::size_t drained = 0;
+  std::size_t lost = 0;
+  std::set<std::string> profiles;
+  const std::string wanted = lowered(request.mig);
+  for (const auto& d : devices) {
+    for (const auto& slot : d.mig) {
+      profiles.insert(slot.profile);
+      if (lowered(slot.profile) != wanted) {
+        continue;
+      }
+      ++total;
+      if (d.lost) {
+        ++lost;
+      } else if (busy.count(slot.uuid) != 0) {
+        ++running;
+      } else if (d.weight <= 0) {
+        ++drained;
+      } else if (request.memory_bytes > 0 && slot.memory_total_bytes > 0 &&
+                 slot.memory_total_bytes < request.memory_bytes) {
+        ++short_memory;
+      } else {
+        fit.push_back({&d, &slot});
+      }
+    }
+  }
+  if (fit.empty()) {
+    why =
+        total == 0
+            ? fmt::format("no MIG instance of profile {} on this daemon's devices ({})",
+                          request.mig,
+                          profiles.empty() ? std::string("no GPU is in MIG mode")
+                                           : fmt::format("profiles: {}", fmt::join(profiles, ", ")))
+            : waiting(fmt::format("waits for a {} MIG instance: 0 of {} free", request.mig, total),
+                      running, short_memory, request.memory_bytes, drained, lost);
+    return std::nullopt;
+  }
+  std::stable_sort(fit.begin(), fit.end(), [](const Candidate& a, const Candidate& b) {
+    return a.device != b.device && ranks_before(*a.device, *b.device);
+  });
+  const Candidate& c = fit.front();
+  Placement p;
+  p.devices = {c.slot->uuid};
+  p.why = fmt::format(
+      "MIG {} {} of device {}: {:.0f}% busy, {:.0f} °C, {}{}; {} of {} instance(s) "
+      "were free",
+      c.slot->profile, c.slot->uuid, c.device->device, c.device->utilization * 100,
+      c.device->temperature,
+      c.slot->memory_total_bytes > 0 ? units::format_bytes(c.slot->memory_total_bytes)
+                                     : std::string("? B"),
+      c.device->weight < 1 ? fmt::format(", weight {:.2f}", c.device->weight) : std::string(),
+      fit.size(), total);
+  return p;
+}
+
+}  // namespace
+
+bool mig_profile_exists(const std::vector<DeviceLoad>& devices, const std::string& profile) {
+  const std::string wanted = lowered(profile);
+  return std::any_of(devices.begin(), devices.end(), [&](const DeviceLoad& d) {
+    return std::any_of(d.mig.begin(), d.mig.end(),
+                       [&](const MigSlot& s) { return lowered(s.profile) == wanted; });
+  });
+}
+
 std::optional<Placement> place(const JobRequest& request, const std::vector<DeviceLoad>& devices,
                                const std::set<std::string>& busy, std::string& why) {
+  if (!request.mig.empty()) {
+    return place_mig(request, devices, busy, why);
+  }
   std::vector<const DeviceLoad*> fit;
   std::size_t running = 0;
   std::size_t short_memory = 0;
   std::size_t drained = 0;
   std::size_t lost = 0;
+  std::size_t in_mig = 0;
   for (const auto& d : devices) {
     if (d.lost) {
       ++lost;
+    } else if (!d.mig.empty()) {
+      ++in_mig;
     } else if (busy.count(d.device) != 0) {
       ++running;
     } else if (d.weight <= 0) {
@@ -64,38 +210,13 @@ std::optional<Placement> place(const JobRequest& request, const std::vector<Devi
   }
   const auto wanted = static_cast<std::size_t>(std::max(1, request.gpus));
   if (fit.size() < wanted) {
-    std::vector<std::string> parts;
-    if (running > 0) {
-      parts.push_back(fmt::format("{} running a job", running));
-    }
-    if (short_memory > 0) {
-      parts.push_back(fmt::format("{} with less than {} free", short_memory,
-                                  units::format_bytes(request.memory_bytes)));
-    }
-    if (drained > 0) {
-      parts.push_back(fmt::format("{} drained by the governor", drained));
-    }
-    if (lost > 0) {
-      parts.push_back(fmt::format("{} lost", lost));
-    }
-    why = fmt::format("waits for {} device(s): {} of {} free{}", wanted, fit.size(), devices.size(),
-                      parts.empty() ? std::string() : fmt::format(" ({})", fmt::join(parts, ", ")));
+    why = waiting(
+        fmt::format("waits for {} device(s): {} of {} free", wanted, fit.size(), devices.size()),
+        running, short_memory, request.memory_bytes, drained, lost, in_mig);
     return std::nullopt;
   }
-  std::stable_sort(fit.begin(), fit.end(), [](const DeviceLoad* a, const DeviceLoad* b) {
-    if (a->weight != b->weight) {
-      return a->weight > b->weight;
-    }
-    if (a->utilization != b->utilization) {
-      return a->utilization < b->utilization;
-    }
-    if (a->temperature != b->temperature) {
-      return a->temperature < b->temperature;
-    }
-    const auto x = units::parse_int(a->device);
-    const auto y = units::parse_int(b->device);
-    return x && y ? *x < *y : a->device < b->device;
-  });
+  std::stable_sort(fit.begin(), fit.end(),
+                   [](const DeviceLoad* a, const DeviceLoad* b) { return ranks_before(*a, *b); });
   Placement p;
   std::vector<std::string> reasons;
   for (std::size_t i = 0; i < wanted; ++i) {
@@ -113,8 +234,15 @@ std::optional<Placement> place(const JobRequest& request, const std::vector<Devi
 }
 
 nlohmann::json request_json(const JobRequest& r) {
-  return {{"argv", r.argv}, {"name", r.name}, {"cwd", r.cwd},
-          {"env", r.env},   {"gpus", r.gpus}, {"memory_bytes", r.memory_bytes}};
+  return {{"argv", r.argv},
+          {"name", r.name},
+          {"cwd", r.cwd},
+          {"env", r.env},
+          {"gpus", r.gpus},
+          {"memory_bytes", r.memory_bytes},
+          {"mig", r.mig},
+          {"memory_max_bytes", r.memory_max_bytes},
+          {"io_weight", r.io_weight}};
 }
 
 Result<JobRequest> parse_request(const nlohmann::json& body) {
@@ -161,6 +289,34 @@ Result<JobRequest> parse_request(const nlohmann::json& body) {
     }
     r.memory_bytes = body["memory_bytes"].get<std::uint64_t>();
   }
+  if (body.contains("memory_max_bytes")) {
+    if (!body["memory_max_bytes"].is_number_unsigned() &&
+        !(body["memory_max_bytes"].is_number_integer() &&
+          body["memory_max_bytes"].get<std::int64_t>() == 0)) {
+      return fail(Errc::kInvalidArgument, "a job's memory_max_bytes: expected a byte count");
+    }
+    r.memory_max_bytes = body["memory_max_bytes"].get<std::uint64_t>();
+  }
+  if (body.contains("io_weight")) {
+    if (!body["io_weight"].is_number_integer() || body["io_weight"].get<std::int64_t>() < 0 ||
+        body["io_weight"].get<std::int64_t>() > 10000) {
+      return fail(Errc::kInvalidArgument,
+                  "a job's io_weight: expected a whole number from 1 to 10000 (0: none)");
+    }
+    r.io_weight = body["io_weight"].get<int>();
+  }
+  if (body.contains("mig")) {
+    if (!body["mig"].is_string()) {
+      return fail(Errc::kInvalidArgument, "a job's mig: expected a MIG profile such as 1g.10gb");
+    }
+    r.mig = body["mig"].get<std::string>();
+    if (!r.mig.empty() && r.gpus != 1) {
+      return fail(Errc::kInvalidArgument,
+                  fmt::format("a job's mig: one MIG instance per job (a CUDA process sees one), "
+                              "not gpus {}",
+                              r.gpus));
+    }
+  }
   return r;
 }
 
@@ -173,6 +329,9 @@ nlohmann::ordered_json to_json(const Job& job, bool with_env) {
       {"cwd", job.request.cwd},
       {"gpus", job.request.gpus},
       {"memory_bytes", job.request.memory_bytes},
+      {"mig", job.request.mig},
+      {"memory_max_bytes", job.request.memory_max_bytes},
+      {"io_weight", job.request.io_weight},
       {"devices", job.devices},
       {"pid", job.pid == 0 ? nlohmann::ordered_json() : nlohmann::ordered_json(job.pid)},
       {"start_ticks", job.start_ticks},
@@ -201,7 +360,10 @@ Result<Job> parse_job(const nlohmann::json& json) {
                               {"name", json.at("name")},
                               {"cwd", json.at("cwd")},
                               {"gpus", json.at("gpus")},
-                              {"memory_bytes", json.at("memory_bytes")}};
+                              {"memory_bytes", json.at("memory_bytes")},
+                              {"mig", json.value("mig", "")},
+                              {"memory_max_bytes", json.value("memory_max_bytes", 0)},
+                              {"io_weight", json.value("io_weight", 0)}};
     if (json.contains("env")) {
       request["env"] = json["env"];
     }

@@ -53,7 +53,7 @@ void json_error(httplib::Response& res, int status, const std::string& message) 
 std::string path_label(const std::string& path) {
   for (const char* known :
        {"/", "/metrics", "/healthz", "/api/v1/devices", "/api/v1/series", "/api/v1/events",
-        "/api/v1/snapshot", "/api/v1/findings", "/api/v1/summary"}) {
+        "/api/v1/snapshot", "/api/v1/findings", "/api/v1/summary", "/api/v1/placements"}) {
     if (path == known) {
       return path;
     }
@@ -238,6 +238,26 @@ struct Server::Impl {
   }
 
   void job_routes() {
+    // The dashboard's view: queued and running jobs as /metrics shows them (ids, names, states,
+    // devices, why), never a command, a directory or an environment; no token.
+    http.Get("/api/v1/placements", [this](const httplib::Request&, httplib::Response& res) {
+      auto list = Json::array();
+      if (jobs != nullptr) {
+        for (const auto& job : jobs->jobs()) {
+          if (finished(job)) {
+            continue;
+          }
+          list.push_back({{"id", job.id},
+                          {"name", job.request.name},
+                          {"state", job.state},
+                          {"devices", job.devices},
+                          {"reason", job.reason},
+                          {"placement", job.placement},
+                          {"started_unix_nanos", job.started_unix_nanos}});
+        }
+      }
+      res.set_content(json_body(Json{{"queue", jobs != nullptr}, {"jobs", list}}), kJson);
+    });
     http.Get("/api/v1/jobs", [this](const httplib::Request& req, httplib::Response& res) {
       if (authorised(req, res)) {
         res.set_content(json_body(jobs_json(jobs->jobs())), kJson);

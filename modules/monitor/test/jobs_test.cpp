@@ -83,6 +83,100 @@ TEST(JobPlacementTest, ARequestIsCheckedFieldByField) {
   auto back = parse_request(request_json(r));
   ASSERT_THAT(back, IsOk());
   EXPECT_EQ(*back, r);
+  EXPECT_THAT(parse_request(nlohmann::json::parse(R"({"argv": ["x"], "mig": 3})")),
+              StatusIs(Errc::kInvalidArgument, HasSubstr("a job's mig: expected a MIG profile")));
+  EXPECT_THAT(parse_request(request_json(r)).value().mig, "");
+  r.mig = "1g.10gb";
+  EXPECT_THAT(parse_request(request_json(r)),
+              StatusIs(Errc::kInvalidArgument, HasSubstr("one MIG instance per job")));
+  r.gpus = 1;
+  back = parse_request(request_json(r));
+  ASSERT_THAT(back, IsOk());
+  EXPECT_EQ(*back, r);
+}
+
+// Device 0 in MIG mode with two 1g.10gb instances and one 3g.40gb, device 1 whole.
+std::vector<DeviceLoad> mig_and_whole() {
+  auto mig = load("0", 0.5, 40);
+  mig.mig = {{"MIG-a", "1g.10gb", std::uint64_t{10} << 30},
+             {"MIG-b", "1g.10gb", std::uint64_t{10} << 30},
+             {"MIG-c", "3g.40gb", std::uint64_t{40} << 30}};
+  return {mig, load("1", 0.0, 30)};
+}
+
+TEST(JobPlacementTest, AGpuInMigModeTakesMigJobsOneInstanceEach) {
+  const auto devices = mig_and_whole();
+  JobRequest whole;
+  whole.argv = {"train"};
+  std::string why;
+  auto p = place(whole, devices, {}, why);
+  ASSERT_TRUE(p.has_value());
+  EXPECT_THAT(p->devices, ElementsAre("1")) << "a GPU in MIG mode is placed by instance";
+  whole.gpus = 2;
+  EXPECT_FALSE(place(whole, devices, {}, why).has_value());
+  EXPECT_EQ(why, "waits for 2 device(s): 1 of 2 free (1 in MIG mode)");
+
+  JobRequest small;
+  small.argv = {"infer"};
+  small.mig = "1G.10GB";
+  p = place(small, devices, {}, why);
+  ASSERT_TRUE(p.has_value());
+  EXPECT_THAT(p->devices, ElementsAre("MIG-a"));
+  EXPECT_EQ(p->why,
+            "MIG 1g.10gb MIG-a of device 0: 50% busy, 40 °C, 10.0 GiB; 2 of 2 instance(s) were "
+            "free");
+  p = place(small, devices, {"MIG-a", "1"}, why);
+  ASSERT_TRUE(p.has_value());
+  EXPECT_THAT(p->devices, ElementsAre("MIG-b"));
+  EXPECT_FALSE(place(small, devices, {"MIG-a", "MIG-b"}, why).has_value());
+  EXPECT_EQ(why, "waits for a 1G.10GB MIG instance: 0 of 2 free (2 running a job)");
+  small.memory_bytes = std::uint64_t{20} << 30;
+  EXPECT_FALSE(place(small, devices, {}, why).has_value());
+  EXPECT_THAT(why, HasSubstr("(2 with less than 20.0 GiB free)"));
+  EXPECT_TRUE(mig_profile_exists(devices, "3g.40GB"));
+
+  JobRequest big;
+  big.argv = {"train"};
+  big.mig = "7g.80gb";
+  EXPECT_FALSE(mig_profile_exists(devices, big.mig));
+  EXPECT_FALSE(place(big, devices, {}, why).has_value());
+  EXPECT_EQ(why,
+            "no MIG instance of profile 7g.80gb on this daemon's devices (profiles: 1g.10gb, "
+            "3g.40gb)");
+  EXPECT_FALSE(place(big, {load("0", 0, 30)}, {}, why).has_value());
+  EXPECT_THAT(why, HasSubstr("(no GPU is in MIG mode)"));
+}
+
+// The instances NVML listed when the daemon probed, on the sampled device with the same UUID
+// (else PCI address); a GPU whose MIG mode is off, or only pending, keeps none.
+TEST(JobPlacementTest, MigSlotsComeFromTheProbedMachine) {
+  topo::Machine m;
+  topo::NvmlGpu on;
+  on.uuid = "GPU-0";
+  on.pci = "0000:1b:00.0";
+  on.mig_enabled = true;
+  on.mig_devices = {{.slot = 0,
+                     .uuid = "MIG-x",
+                     .profile = "3g.40gb",
+                     .memory_total_bytes = std::uint64_t{40} << 30}};
+  topo::NvmlGpu pending = on;
+  pending.uuid = "GPU-1";
+  pending.pci = "0000:43:00.0";
+  pending.mig_enabled = false;
+  pending.mig_pending = true;
+  m.nvml.gpus = {on, pending};
+  auto by_uuid = load("0", 0, 30);
+  by_uuid.uuid = "GPU-0";
+  auto by_pci = load("1", 0, 30);
+  by_pci.pci_bus_id = "0000:1b:00.0";
+  auto other = load("2", 0, 30);
+  other.uuid = "GPU-1";
+  std::vector<DeviceLoad> loads = {by_uuid, by_pci, other};
+  add_mig_slots(loads, m);
+  ASSERT_EQ(loads[0].mig.size(), 1U);
+  EXPECT_EQ(loads[0].mig[0], (MigSlot{"MIG-x", "3g.40gb", std::uint64_t{40} << 30}));
+  EXPECT_EQ(loads[1].mig, loads[0].mig);
+  EXPECT_TRUE(loads[2].mig.empty());
 }
 
 analyze::Snapshot two_devices() {
@@ -177,6 +271,91 @@ TEST(JobQueueTest, JobsRunOnFreeDevicesQueueWhenNoneIsFreeAndEndAsTheirProcesses
   EXPECT_THAT(text, HasSubstr(" sh    failed  1  "));
   EXPECT_THAT(text, HasSubstr("exited with status 3\n"));
   EXPECT_EQ(report::render_text(jobs_report({})), "no jobs\n");
+}
+
+// A MIG job sees its instance alone; one for a profile no GPU has fails at once; a whole-device
+// job skips the GPU in MIG mode.
+TEST(JobQueueTest, AMigJobRunsOnOneInstanceOfItsProfile) {
+  TempDir dir;
+  JobQueueOptions options;
+  options.dir = (dir.path() / "jobs").string();
+  topo::NvmlGpu gpu;
+  gpu.uuid = "SIM-0";
+  gpu.mig_enabled = true;
+  gpu.mig_devices = {{.slot = 0, .uuid = "MIG-a", .profile = "1g.10gb"},
+                     {.slot = 1, .uuid = "MIG-b", .profile = "1g.10gb"}};
+  options.machine.nvml.gpus = {gpu};
+  auto q = JobQueue::open(options);
+  ASSERT_THAT(q, IsOk());
+  const std::string cwd = dir.path().string();
+  auto mig = shell("echo \"on $CUDA_VISIBLE_DEVICES\"", cwd);
+  mig.mig = "1g.10gb";
+  auto none = mig;
+  none.mig = "3g.40gb";
+  auto a = (*q)->submit(mig);
+  auto b = (*q)->submit(none);
+  auto c = (*q)->submit(shell("sleep 0.2", cwd));
+  ASSERT_THAT(a, IsOk());
+  ASSERT_THAT(b, IsOk());
+  ASSERT_THAT(c, IsOk());
+  (*q)->tick(two_devices());
+  const auto jobs = (*q)->jobs();
+  ASSERT_EQ(jobs.size(), 3U);
+  EXPECT_THAT(jobs[0].devices, ElementsAre("MIG-a"));
+  EXPECT_THAT(jobs[0].binding, ::testing::Contains("CUDA_VISIBLE_DEVICES=MIG-a"));
+  EXPECT_THAT(jobs[0].placement, HasSubstr("MIG 1g.10gb MIG-a of device 0"));
+  EXPECT_EQ(jobs[1].state, "failed");
+  EXPECT_EQ(jobs[1].reason,
+            "no MIG instance of profile 3g.40gb on this daemon's devices (profiles: 1g.10gb)");
+  EXPECT_THAT(jobs[2].devices, ElementsAre("1"));
+  const auto first = tick_until(**q, a->id, [](const Job& j) { return finished(j); });
+  EXPECT_EQ(first.state, "exited");
+  EXPECT_EQ(*(*q)->logs(a->id, 1 << 20), "on MIG-a\n");
+  acco::testing::expect_conforms(jobs_json((*q)->jobs()).dump(), "jobs.schema.json");
+}
+
+// With a delegated cgroup v2 subtree the job runs in a cgroup of its own with the limits it
+// asked for; without one (cgroup v1, as in most containers) its binding says why not.
+TEST(JobQueueTest, AJobRunsInItsOwnCgroupWhereTheTreeIsDelegated) {
+  TempDir dir;
+  const auto root = dir.path() / "cgroup";
+  const auto scope = root / "user.slice/acco.scope";
+  std::filesystem::create_directories(scope / "acco-job-1");
+  std::ofstream(root / "cgroup.controllers") << "cpuset io memory\n";
+  std::ofstream(scope / "cgroup.controllers") << "cpuset io memory\n";
+  std::ofstream(scope / "cgroup.subtree_control") << "memory io\n";
+  for (const char* file : {"memory.max", "io.weight", "cgroup.procs"}) {
+    std::ofstream(scope / "acco-job-1" / file) << "";
+  }
+  std::ofstream(dir.path() / "self") << "0::/user.slice/acco.scope\n";
+  JobQueueOptions options;
+  options.dir = (dir.path() / "jobs").string();
+  options.cgroup_root = root.string();
+  options.proc_self_cgroup = (dir.path() / "self").string();
+  auto q = JobQueue::open(options);
+  ASSERT_THAT(q, IsOk());
+  auto limited = shell("true", dir.path().string());
+  limited.memory_max_bytes = std::uint64_t{2} << 30;
+  limited.io_weight = 50;
+  auto job = (*q)->submit(limited);
+  ASSERT_THAT(job, IsOk());
+  const auto done = tick_until(**q, job->id, [](const Job& j) { return finished(j); });
+  EXPECT_EQ(done.state, "exited");
+  EXPECT_THAT(done.binding, ::testing::Contains("cgroup " + (scope / "acco-job-1").string() +
+                                                ": memory.max 2147483648, io.weight default 50"));
+  EXPECT_EQ(acco::testing::slurp(scope / "acco-job-1" / "cgroup.procs"), "0");
+
+  TempDir v1;
+  options.dir = (v1.path() / "jobs").string();
+  options.cgroup_root = v1.path().string();
+  auto plain = JobQueue::open(options);
+  ASSERT_THAT(plain, IsOk());
+  job = (*plain)->submit(limited);
+  ASSERT_THAT(job, IsOk());
+  const auto unlimited = tick_until(**plain, job->id, [](const Job& j) { return finished(j); });
+  EXPECT_EQ(unlimited.state, "exited");
+  EXPECT_THAT(unlimited.binding,
+              ::testing::Contains(HasSubstr("not limited: no cgroup v2 at " + v1.path().string())));
 }
 
 TEST(JobQueueTest, ACancelEndsTheWholeSessionAndAQueuedJobNeverStarts) {
@@ -297,6 +476,30 @@ TEST(JobQueueTest, TheDaemonServesTheQueueToItsTokenOnly) {
   auto metrics = http.Get("/metrics");
   ASSERT_TRUE(metrics);
   EXPECT_THAT(metrics->body, HasSubstr("acco_jobs{state=\"exited\"} 1\n"));
+
+  // The dashboard's view needs no token and shows no command: a running job's id, name, state,
+  // devices and why; finished ones are gone.
+  auto sleeper = client.submit(shell("sleep 30", dir.path().string()));
+  ASSERT_THAT(sleeper, IsOk());
+  nlohmann::json board;
+  for (int i = 0; i < 100; ++i) {
+    auto placements = http.Get("/api/v1/placements");
+    ASSERT_TRUE(placements);
+    EXPECT_EQ(placements->status, 200);
+    board = nlohmann::json::parse(placements->body);
+    if (!board["jobs"].empty() && board["jobs"][0]["state"] == "running") {
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_EQ(board["queue"], true);
+  ASSERT_EQ(board["jobs"].size(), 1U) << board.dump();
+  EXPECT_EQ(board["jobs"][0]["id"], sleeper->id);
+  EXPECT_EQ(board["jobs"][0]["state"], "running");
+  EXPECT_EQ(board["jobs"][0]["devices"], nlohmann::json::array({"0"}));
+  EXPECT_THAT(board["jobs"][0]["placement"].get<std::string>(), HasSubstr("device 0: "));
+  EXPECT_THAT(board.dump(), ::testing::Not(HasSubstr("sleep 30")));
+  EXPECT_THAT(client.cancel(sleeper->id), IsOk());
   (void)daemon->stop("the test");
   EXPECT_FALSE(std::filesystem::exists(dir.path() / "jobs" / "daemon.json"));
 }

@@ -77,8 +77,8 @@ _acco_words() {
       ;;
     'acco submit')
       _acco_commands=''
-      _acco_flags='-h --help --gpus --memory --name --daemon --jobs-dir --config --json'
-      _acco_valued='--gpus --memory --name --daemon --jobs-dir --config'
+      _acco_flags='-h --help --gpus --memory --mig --memory-max --io-weight --name --daemon --jobs-dir --config --json'
+      _acco_valued='--gpus --memory --mig --memory-max --io-weight --name --daemon --jobs-dir --config'
       ;;
     'acco jobs')
       _acco_commands=''
@@ -302,6 +302,9 @@ _acco_value() {
     'acco exec ') COMPREPLY=() ;;
     'acco submit --gpus') COMPREPLY=() ;;
     'acco submit --memory') COMPREPLY=() ;;
+    'acco submit --mig') COMPREPLY=() ;;
+    'acco submit --memory-max') COMPREPLY=() ;;
+    'acco submit --io-weight') COMPREPLY=() ;;
     'acco submit --name') COMPREPLY=() ;;
     'acco submit --daemon') COMPREPLY=() ;;
     'acco submit --jobs-dir') _acco_reply_directories "$3" ;;

@@ -343,6 +343,9 @@ _acco_submit() {
     '(- *)'{-h,--help}'[Print this help message and exit]' \
     --gpus='[whole devices the job needs (default 1)]:N:' \
     --memory='[free device memory each device must have]:SIZE:' \
+    --mig='[one MIG instance of this profile (1g.10gb, 3g.40gb) instead of whole GPUs]:PROFILE:' \
+    --memory-max='[host memory limit (cgroup v2 memory.max, where the daemon'\''s cgroup is delegated)]:SIZE:' \
+    --io-weight='[I/O weight 1-10000 (cgroup v2 io.weight; the default is 100)]:N:' \
     --name='[the job'\''s name (default\: the command'\''s)]:NAME:' \
     --daemon='[the daemon'\''s address (default\: the one that wrote the jobs directory'\''s daemon.json)]:URL:' \
     --jobs-dir='[the job queue'\''s directory (its token, table and logs)]:DIR:_files -/' \

@@ -21,13 +21,14 @@ struct SpawnRequest {
   std::string log_path;           // stdout and stderr, appended (created 0600); stdin /dev/null
   std::vector<int> cpus;          // sched_setaffinity; empty: inherited
   int memory_node = -1;           // set_mempolicy(MPOL_BIND); -1: inherited
+  std::string cgroup;             // a cgroup v2 directory the child joins first; empty: stays
 };
 
 // Forks and execs in a session of its own (setsid: its process group is its pid, so a signal
 // to -pid reaches everything it started). Errors, each naming the command: kNotFound when
 // argv[0] is not an executable file on PATH; kUnavailable when the log cannot be opened, or
-// when the child could not bind, change directory or exec (the child's errno, reported back
-// through a close-on-exec pipe before this returns).
+// when the child could not join its cgroup, bind, change directory or exec (the child's errno,
+// reported back through a close-on-exec pipe before this returns).
 [[nodiscard]] Result<pid_t> spawn(const SpawnRequest& request);
 
 // `binding`'s CPUs, memory node and environment on top of `request`.

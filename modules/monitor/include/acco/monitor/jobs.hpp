@@ -32,6 +32,14 @@ struct JobRequest {
   std::map<std::string, std::string> env;  // the submitter's environment
   int gpus = 1;                            // whole devices, 1 or more
   std::uint64_t memory_bytes = 0;          // free device memory each device must have; 0: any
+  // A MIG profile ("1g.10gb"): one instance of it (a CUDA process sees one MIG instance, so a
+  // job is never given several); empty: whole devices, never a GPU in MIG mode.
+  std::string mig = {};
+  // cgroup v2 limits where the daemon's cgroup is delegated (exec::make_cgroup; the job's CPU
+  // set and memory node are always asked for): host memory (memory.max; 0: none) and an I/O
+  // weight (io.weight, 1-10000; 0: none).
+  std::uint64_t memory_max_bytes = 0;
+  int io_weight = 0;
   bool operator==(const JobRequest&) const = default;
 };
 
@@ -57,6 +65,14 @@ struct Job {
 
 [[nodiscard]] bool finished(const Job& job);
 
+// One MIG instance of a device, as NVML listed it when the daemon probed the machine.
+struct MigSlot {
+  std::string uuid;     // "MIG-5e4c..."
+  std::string profile;  // "3g.40gb"
+  std::uint64_t memory_total_bytes = 0;
+  bool operator==(const MigSlot&) const = default;
+};
+
 // One device as placement sees it (from a Snapshot round and the governor's weights).
 struct DeviceLoad {
   std::string device;  // the sample's id
@@ -67,13 +83,19 @@ struct DeviceLoad {
   double temperature = 0;  // °C; 0 when unknown
   std::optional<std::uint64_t> memory_free_bytes;
   double weight = 1;  // the governor's (temperature headroom); 0 while it drains the device
+  std::vector<MigSlot> mig = {};  // non-empty: the GPU is in MIG mode, placed by instance
 };
 [[nodiscard]] std::vector<DeviceLoad> device_loads(const analyze::Snapshot& round);
+// Each GPU of `machine` in MIG mode (NVML: mig_enabled) gives the load with its UUID (else its
+// PCI address) its instances.
+void add_mig_slots(std::vector<DeviceLoad>& loads, const topo::Machine& machine);
 
 // The devices `request` gets among `devices` not in `busy` (each runs one job at a time): those
 // with enough free memory (unknown free memory fits), the governor's weight above 0, ranked by
 // weight (highest first), then utilization, then temperature, then id; nullopt when fewer than
-// request.gpus fit, with `why` saying what is short. Pure.
+// request.gpus fit, with `why` saying what is short. A GPU in MIG mode takes MIG jobs only:
+// with request.mig, one instance of that profile (its UUID in `busy` while a job runs there,
+// as much instance memory as request.memory_bytes), its GPU ranked as above. Pure.
 struct Placement {
   std::vector<std::string> devices;
   std::string why;  // "device 1: 0% busy, 41 °C, 79.1 GiB free" or why it waits
@@ -81,8 +103,14 @@ struct Placement {
 [[nodiscard]] std::optional<Placement> place(const JobRequest& request,
                                              const std::vector<DeviceLoad>& devices,
                                              const std::set<std::string>& busy, std::string& why);
+// Whether some device has a MIG instance of `profile` (any case): a MIG job for a profile no
+// device has fails rather than waits.
+[[nodiscard]] bool mig_profile_exists(const std::vector<DeviceLoad>& devices,
+                                      const std::string& profile);
 
-// {"id", "name", "state", "argv", "cwd", "gpus", "memory_bytes", "devices", "pid", "exit_code",
+// {"id", "name", "state", "argv", "cwd", "gpus", "memory_bytes", "mig", "memory_max_bytes",
+//  "io_weight", "devices" (a MIG job:
+//  its instance's UUID), "pid", "exit_code",
 //  "reason", "placement", "binding", "submitted_unix_nanos", "started_unix_nanos",
 //  "ended_unix_nanos" (0: not yet), "log"}; the environment only with `with_env` (the table
 // keeps it; the API does not show it).
@@ -104,6 +132,9 @@ struct JobQueueOptions {
   topo::Machine machine = {};
   // SIGTERM, then SIGKILL this long after a cancel.
   std::chrono::milliseconds kill_after{10'000};
+  // Where each job's cgroup goes: the unified hierarchy and the daemon's own place in it.
+  std::string cgroup_root = "/sys/fs/cgroup";
+  std::string proc_self_cgroup = "/proc/self/cgroup";
 };
 
 // Thread-safe: the server's threads submit, list and cancel while the sampler's thread ticks.
