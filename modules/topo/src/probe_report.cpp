@@ -301,9 +301,18 @@ std::string header(const Machine& m) {
   if (!m.software.cdi_specs.empty()) {
     out += fmt::format("CDI specs: {}\n", fmt::join(m.software.cdi_specs, ", "));
   }
-  if (!m.software.components.empty()) {
+  std::vector<std::string> mpi;
+  for (const auto& c : m.software.components) {
+    if (c.name == "openmpi" || c.name == "ucx") {
+      mpi.push_back(fmt::format("{} {}", c.name == "openmpi" ? "Open MPI" : "UCX", c.version));
+    }
+  }
+  if (mpi.size() < m.software.components.size()) {
     std::vector<std::string> parts;
     for (const auto& c : m.software.components) {
+      if (c.name == "openmpi" || c.name == "ucx") {
+        continue;
+      }
       parts.push_back(fmt::format(
           "{} {}{}", c.name, c.version,
           c.name == "cuda-compat" || c.name == "cuda-runtime" || c.name == "cuda-toolkit"
@@ -312,6 +321,9 @@ std::string header(const Machine& m) {
                                 : fmt::format(" (CUDA {})", c.cuda))));
     }
     out += fmt::format("CUDA stack: {}\n", fmt::join(parts, ", "));
+  }
+  if (!mpi.empty()) {
+    out += fmt::format("MPI stack: {}\n", fmt::join(mpi, ", "));
   }
   return out;
 }

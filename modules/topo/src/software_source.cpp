@@ -1,6 +1,7 @@
 #include "software_source.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <set>
 #include <string_view>
@@ -34,6 +35,16 @@ std::string kernel_module_version(std::string_view line) {
     }
   }
   return {};
+}
+
+// "4.1.4a1" -> "4.1.4": the leading dotted number.
+std::string version_prefix(std::string_view version) {
+  std::size_t n = 0;
+  while (n < version.size() &&
+         (version[n] == '.' || std::isdigit(static_cast<unsigned char>(version[n])) != 0)) {
+    ++n;
+  }
+  return std::string(version.substr(0, n));
 }
 
 // "12.4.127" -> "12.4".
@@ -180,6 +191,37 @@ class Scan {
     }
   }
 
+  // pkg-config files' "Version: 4.1.4" (the development packages, HPC-X and source builds
+  // install them; the runtime libraries' names do not carry the release: libmpi.so.40.30.4 is
+  // Open MPI 4.1.4's, libucp.so.0.0.0 any UCX's).
+  void pkgconfig_dir(const std::string& dir) {
+    static constexpr std::array<std::pair<std::string_view, std::string_view>, 2> kFiles = {
+        {{"ompi.pc", "openmpi"}, {"ucx.pc", "ucx"}}};
+    for (const auto& entry : list_once(dir)) {
+      for (const auto& [file, name] : kFiles) {
+        if (entry != file) {
+          continue;
+        }
+        const std::string path = dir + "/" + entry;
+        const auto text = in_.read(path);
+        if (!text) {
+          continue;
+        }
+        std::string version;
+        for (const auto& line : units::split(*text, '\n')) {
+          if (line.starts_with("Version:")) {
+            version = units::trim(line.substr(8));
+          }
+        }
+        if (!version.empty() && is_version(version_prefix(version))) {
+          add({std::string(name), version, "", path});
+        } else {
+          in_.malformed(path, "a line Version: <x.y.z>", *text);
+        }
+      }
+    }
+  }
+
   // compat/libcuda.so.580.65.06: the driver version the forward-compatibility package carries.
   void compat(const std::string& root) {
     const std::string dir = root + "/compat";
@@ -245,9 +287,24 @@ void read_software(core::SysfsReader& in, Machine& m) {
                           "/usr/lib/powerpc64le-linux-gnu", "/usr/lib64", "/usr/local/lib"}) {
     scan.library_dir(dir);
   }
+  for (const char* dir :
+       {"/usr/lib/x86_64-linux-gnu/pkgconfig", "/usr/lib/aarch64-linux-gnu/pkgconfig",
+        "/usr/lib/powerpc64le-linux-gnu/pkgconfig", "/usr/lib64/pkgconfig", "/usr/lib/pkgconfig",
+        "/usr/local/lib/pkgconfig", "/opt/hpcx/ompi/lib/pkgconfig",
+        "/opt/hpcx/ucx/lib/pkgconfig"}) {
+    scan.pkgconfig_dir(dir);
+  }
+  // Python environments: the system's, and conda's base and named environments where NVIDIA's
+  // and the conda-forge images put them (/opt/conda; Miniconda and Miniforge installed in /opt).
+  std::vector<std::string> prefixes = {"/usr/local/lib", "/usr/lib"};
+  for (const char* conda : {"/opt/conda", "/opt/miniconda3", "/opt/miniforge3"}) {
+    prefixes.push_back(std::string(conda) + "/lib");
+    for (const auto& env : starting_with(in, std::string(conda) + "/envs", "")) {
+      prefixes.push_back(env + "/lib");
+    }
+  }
   std::vector<std::string> sites = {"/usr/lib/python3/dist-packages"};
-  for (const auto& prefix :
-       {std::string("/usr/local/lib"), std::string("/usr/lib"), std::string("/opt/conda/lib")}) {
+  for (const auto& prefix : prefixes) {
     for (const auto& python : starting_with(in, prefix, "python3")) {
       sites.push_back(python + "/dist-packages");
       sites.push_back(python + "/site-packages");

@@ -13,6 +13,7 @@
 #include "acco/core/fs.hpp"
 #include "acco/testing/matchers.hpp"
 #include "acco/topo/checks.hpp"
+#include "acco/topo/probe_report.hpp"
 #include "acco/topo/sysfs_source.hpp"
 
 #include "machines.hpp"
@@ -188,6 +189,37 @@ TEST(SoftwareTest, ACudaBuildNewerThanTheDriverIsOneCriticalFindingPerMajor) {
   EXPECT_THAT(h->message, HasSubstr("550.54.15 (/usr/local/cuda-12.4/compat/libcuda.so.550.54.15) "
                                     "is older than the loaded kernel module 560.35.03"));
   EXPECT_THAT(h->message, HasSubstr("(803)"));
+}
+
+// Open MPI and UCX from their pkg-config files (Debian's libopenmpi-dev, HPC-X's layout under
+// /opt/hpcx), and torch in conda's base and named environments, each with its own CUDA.
+TEST(SoftwareTest, MpiUcxAndCondaEnvironmentsAreRead) {
+  TempDir dir;
+  acco::testing::write_dgx_h100(dir.path());
+  write(dir.path() / "usr/lib/x86_64-linux-gnu/pkgconfig/ompi.pc",
+        "prefix=/usr\nName: Open MPI\nDescription: Portable high-performance MPI "
+        "implementation\nVersion: 4.1.4\nLibs: -L${libdir} -lmpi\n");
+  write(dir.path() / "usr/lib/x86_64-linux-gnu/libmpi.so.40.30.4");  // says no release
+  write(dir.path() / "opt/hpcx/ucx/lib/pkgconfig/ucx.pc",
+        "Name: ucx\nDescription: Unified Communication X Library\nVersion: 1.17.0\n");
+  write(dir.path() / "opt/hpcx/ompi/lib/pkgconfig/ompi.pc", "Name: Open MPI\n");  // no version
+  write(dir.path() / "opt/conda/lib/python3.11/site-packages/torch/version.py",
+        "__version__ = '2.5.1'\ncuda: Optional[str] = '12.1'\n");
+  write(dir.path() / "opt/conda/envs/old/lib/python3.9/site-packages/torch/version.py",
+        "__version__ = '1.12.1+cu113'\ncuda = '11.3'\n");
+  const auto p = probe(dir.path());
+  EXPECT_THAT(
+      names(p.machine),
+      ElementsAre("openmpi 4.1.4 cuda= /usr/lib/x86_64-linux-gnu/pkgconfig/ompi.pc",
+                  "ucx 1.17.0 cuda= /opt/hpcx/ucx/lib/pkgconfig/ucx.pc",
+                  "torch 2.5.1 cuda=12.1 /opt/conda/lib/python3.11/site-packages/torch/version.py",
+                  "torch 1.12.1+cu113 cuda=11.3 "
+                  "/opt/conda/envs/old/lib/python3.9/site-packages/torch/version.py"));
+  ASSERT_EQ(p.machine.input_issues.size(), 1U);
+  EXPECT_EQ(p.machine.input_issues[0].path, "/opt/hpcx/ompi/lib/pkgconfig/ompi.pc");
+  const auto text = report::render_text(probe_report(p.machine, p.findings));
+  EXPECT_THAT(text, HasSubstr("\nCUDA stack: torch 2.5.1 (CUDA 12.1), torch 1.12.1+cu113 (CUDA "
+                              "11.3)\nMPI stack: Open MPI 4.1.4, UCX 1.17.0\n"));
 }
 
 TEST(SoftwareTest, FilesThatDoNotSayAVersionAreSkippedOrReported) {

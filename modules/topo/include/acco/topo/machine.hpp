@@ -402,7 +402,7 @@ struct Container {
 // One piece of the CUDA stack found in the machine's files.
 struct SoftwareComponent {
   // "cuda-toolkit", "cuda-runtime", "nccl", "cudnn", "cuda-compat" (a forward-compatibility
-  // libcuda) or "torch".
+  // libcuda), "torch", "openmpi" or "ucx".
   std::string name = {};
   std::string version = {};  // "12.4.127"; a cuda-compat's is the driver's, "580.65.06"
   // The CUDA it was built for or is: "12.4", or "12" from a wheel's _cu12 suffix; empty when
