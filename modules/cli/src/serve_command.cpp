@@ -43,11 +43,6 @@ class ServeCommand final : public Command {
     options.metrics.hostname = hostname();
     options.checks.probe = probe_request(MachineOptions{}, inv.settings);
     options.checks.bench = doctor::periodic_bench(options_.history_path, options_.tune_dir);
-    if (options.jobs) {
-      // The jobs' bindings come from the machine as it is now (simulated devices have none).
-      ACCO_ASSIGN_OR_RETURN(const auto probed, topo::probe(options.checks.probe), "serve --jobs");
-      options.jobs->machine = probed.machine;
-    }
     auto daemon = monitor::Daemon::create(std::move(options));
     if (!daemon) {
       return tl::unexpected(governor_error(daemon.error()));

@@ -13,6 +13,7 @@
 #include "acco/monitor/jobs.hpp"
 #include "acco/monitor/sampler.hpp"
 #include "acco/power/controller.hpp"
+#include "acco/topo/probe.hpp"
 
 namespace acco::monitor {
 
@@ -127,7 +128,13 @@ Result<Daemon> Daemon::create(DaemonOptions options) {
         [self](const Published& round) { self->store->add(round.snapshot); });
   }
   if (o.jobs) {
-    ACCO_ASSIGN_OR_RETURN(impl->jobs, JobQueue::open(*o.jobs));
+    JobQueueOptions jobs = *o.jobs;
+    if (jobs.machine.origin.empty()) {
+      // The jobs' bindings come from the machine as it is now (simulated devices have none).
+      ACCO_ASSIGN_OR_RETURN(const auto probed, topo::probe(o.checks.probe), "serve --jobs");
+      jobs.machine = probed.machine;
+    }
+    ACCO_ASSIGN_OR_RETURN(impl->jobs, JobQueue::open(std::move(jobs)));
     // Placed on the sampler's thread with each round's loads (the governor's weights included).
     impl->sampler->add_observer(
         [self](const Published& round) { self->jobs->tick(round.snapshot); });

@@ -283,36 +283,40 @@ struct Server::Impl {
     });
     http.Post(R"(/api/v1/jobs/([^/]+)/cancel)",
               [this](const httplib::Request& req, httplib::Response& res) {
-                if (!authorised(req, res)) {
-                  return;
-                }
-                const auto id = job_id(req, res);
-                if (!id) {
-                  return;
-                }
-                auto job = jobs->cancel(*id);
-                if (!job) {
-                  json_error(res, status_of(job.error().code), job.error().message);
-                  return;
-                }
-                res.set_content(json_body(to_json(*job)), kJson);
+                with_job(req, res, [&](std::int64_t id) {
+                  auto job = jobs->cancel(id);
+                  if (job) {
+                    res.set_content(json_body(to_json(*job)), kJson);
+                  }
+                  return job.has_value() ? Status{} : Status(tl::unexpected(job.error()));
+                });
               });
     http.Get(R"(/api/v1/jobs/([^/]+)/logs)",
              [this](const httplib::Request& req, httplib::Response& res) {
-               if (!authorised(req, res)) {
-                 return;
-               }
-               const auto id = job_id(req, res);
-               if (!id) {
-                 return;
-               }
-               auto text = jobs->logs(*id, kMaxLogBytes);
-               if (!text) {
-                 json_error(res, status_of(text.error().code), text.error().message);
-                 return;
-               }
-               res.set_content(*text, "text/plain; charset=utf-8");
+               with_job(req, res, [&](std::int64_t id) {
+                 auto text = jobs->logs(id, kMaxLogBytes);
+                 if (text) {
+                   res.set_content(*text, "text/plain; charset=utf-8");
+                 }
+                 return text.has_value() ? Status{} : Status(tl::unexpected(text.error()));
+               });
              });
+  }
+
+  // An authorised request naming a job by its id: `act` answers, or its error becomes the
+  // status (404 for an unknown job).
+  template <typename Act>
+  void with_job(const httplib::Request& req, httplib::Response& res, Act act) {
+    if (!authorised(req, res)) {
+      return;
+    }
+    const auto id = job_id(req, res);
+    if (!id) {
+      return;
+    }
+    if (auto done = act(*id); !done) {
+      json_error(res, status_of(done.error().code), done.error().message);
+    }
   }
 
   // Parses the optional Unix-nanosecond parameter `key`; false after answering 400.

@@ -42,8 +42,8 @@ struct DaemonOptions {
   // the sources'.
   // nullopt: none.
   std::optional<power::GovernorSettings> governor;
-  // The job queue (acco serve --jobs): its directory and the machine its bindings come from;
-  // nullopt: none. Started jobs outlive the daemon; the next one re-adopts them.
+  // The job queue (acco serve --jobs): its directory and the machine its bindings come from
+  // (when its origin is empty, create() probes checks.probe's machine for it); nullopt: none. Started jobs outlive the daemon; the next one re-adopts them.
   std::optional<JobQueueOptions> jobs;
 };
 
