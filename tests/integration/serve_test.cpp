@@ -14,12 +14,15 @@
 #include <thread>
 #include <vector>
 
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -459,6 +462,146 @@ TEST(ServeTest, DashboardShowsTheQueuedAndRunningJobsInHeadlessChromium) {
     EXPECT_EQ(std::system(cmd.c_str()), 0);
   }
   EXPECT_EQ(d.stop(SIGTERM).exit_code, 0);
+}
+
+// Whether `answer` holds a whole response that keeps its connection (headers and as many body
+// bytes as Content-Length says): nothing more comes until the keep-alive timeout.
+bool complete_keep_alive(const std::string& answer) {
+  const auto end = answer.find("\r\n\r\n");
+  if (end == std::string::npos || answer.find("Connection: close") < end) {
+    return false;
+  }
+  const auto length = answer.find("Content-Length: ");
+  if (length == std::string::npos || length > end) {
+    return false;
+  }
+  return answer.size() >= end + 4 + std::stoul(answer.substr(length + 16));
+}
+
+// One raw exchange with the daemon: `request` as bytes, then everything it answers until it
+// closes the connection (or 20 s pass, or a keep-alive answer is complete); the seconds that
+// took in `seconds`.
+std::string raw_exchange(int port, const std::string& request, double* seconds = nullptr) {
+  const auto begin = std::chrono::steady_clock::now();
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<std::uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  std::string answer;
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
+      ::send(fd, request.data(), request.size(), MSG_NOSIGNAL) ==
+          static_cast<ssize_t>(request.size())) {
+    char buffer[4096];
+    pollfd p{fd, POLLIN, 0};
+    while (::poll(&p, 1, 20'000) == 1) {
+      const auto n = ::recv(fd, buffer, sizeof buffer, 0);
+      if (n <= 0) {
+        break;
+      }
+      answer.append(buffer, static_cast<std::size_t>(n));
+      if (complete_keep_alive(answer)) {
+        break;
+      }
+    }
+  }
+  ::close(fd);
+  if (seconds != nullptr) {
+    *seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+  }
+  return answer;
+}
+
+// Requests nobody should send, each answered with a proper status and a JSON reason, the
+// daemon serving on; 64 connections that send nothing hold every thread only until the read
+// timeout, so a scrape behind them is answered; refusals are counted and logged (rate-limited).
+TEST(ServeTest, HostileRequestsGetProperStatusesAndTheDaemonKeepsServing) {
+  TempDir dir;
+  const auto log = dir.path() / "events.jsonl";
+  Daemon d(
+      {"--simulate", "1", "--listen", "127.0.0.1:0", "--interval", "200ms", "--log", log.string()});
+  ASSERT_GT(d.port(), 0) << d.early_stderr();
+  const std::string close = "Host: 127.0.0.1\r\nConnection: close\r\n\r\n";
+  const struct {
+    std::string name;
+    std::string request;
+    std::string status;
+    std::string body;
+  } cases[] = {
+      {"a header line past 8 KiB",
+       "GET /healthz HTTP/1.1\r\nX-Big: " + std::string(20'000, 'a') + "\r\n" + close,
+       "HTTP/1.1 400 ", "request refused (400)"},
+      {"300 headers",
+       "GET /healthz HTTP/1.1\r\n" +
+           [] {
+             std::string h;
+             for (int i = 0; i < 300; ++i) {
+               h += "X-H" + std::to_string(i) + ": v\r\n";
+             }
+             return h;
+           }() +
+           close,
+       "HTTP/1.1 200 ", "ok"},
+      {"a body on GET", "GET /healthz HTTP/1.1\r\nContent-Length: 5\r\n" + close + "hello",
+       "HTTP/1.1 200 ", "ok"},
+      {"an absolute URI", "GET http://127.0.0.1/metrics HTTP/1.1\r\n" + close, "HTTP/1.1 400 ",
+       "an absolute URI is for a proxy; send the path alone"},
+      {"repeated and malformed parameters",
+       "GET /api/v1/series?name=power_watts&name=bogus&since=abc HTTP/1.1\r\n" + close,
+       "HTTP/1.1 400 ", "since: expected Unix time in nanoseconds"},
+      {"a bad percent escape", "GET /api/v1/series?name=%ZZ HTTP/1.1\r\n" + close, "HTTP/1.1 400 ",
+       "name: unknown series"},
+      {"a request line past 8 KiB", "GET /" + std::string(10'000, 'a') + " HTTP/1.1\r\n" + close,
+       "HTTP/1.1 414 ", "request refused (414)"},
+      {"not HTTP", "GARBAGE\r\n\r\n", "HTTP/1.1 400 ", "request refused (400)"},
+      {"POST to a page", "POST /metrics HTTP/1.1\r\nContent-Length: 0\r\n" + close, "HTTP/1.1 405 ",
+       "method not allowed"},
+      {"a body past 64 KiB",
+       "POST /api/v1/jobs HTTP/1.1\r\nContent-Length: 100000\r\n" + close +
+           std::string(100'000, 'x'),
+       "HTTP/1.1 413 ", "request refused (413)"},
+  };
+  for (const auto& c : cases) {
+    double seconds = 0;
+    const auto answer = raw_exchange(d.port(), c.request, &seconds);
+    EXPECT_THAT(answer, ::testing::StartsWith(c.status)) << c.name << ": " << answer.substr(0, 200);
+    EXPECT_THAT(answer, HasSubstr(c.body)) << c.name;
+    if (c.request.find("Connection: close") != std::string::npos &&
+        answer.find("Connection: close") != std::string::npos) {
+      EXPECT_LT(seconds, 4.0) << c.name << ": closed only by the 5 s keep-alive timeout";
+    }
+  }
+
+  // 64 connections that send nothing: every thread waits on one until its 5 s read timeout.
+  std::vector<int> idle;
+  for (int i = 0; i < 64; ++i) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<std::uint16_t>(d.port()));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    idle.push_back(fd);
+  }
+  httplib::Client scraper("127.0.0.1", d.port());
+  scraper.set_read_timeout(30, 0);
+  scraper.set_connection_timeout(30, 0);
+  const auto scrape = scraper.Get("/metrics");
+  ASSERT_TRUE(scrape) << "a scrape behind 64 idle connections was never answered";
+  EXPECT_EQ(scrape->status, 200);
+  for (const int fd : idle) {
+    ::close(fd);
+  }
+  // Over a second after the first refusals: this one is told, with those that were not.
+  EXPECT_THAT(raw_exchange(d.port(), "GARBAGE\r\n\r\n"), ::testing::StartsWith("HTTP/1.1 400 "));
+  const auto metrics = scraper.Get("/metrics");
+  ASSERT_TRUE(metrics);
+  EXPECT_THAT(metrics->body, HasSubstr("acco_http_requests_total{code=\"400\",path=\"other\"}"));
+  EXPECT_THAT(metrics->body, HasSubstr("acco_http_requests_total{code=\"405\",path=\"/metrics\"}"));
+  EXPECT_EQ(d.stop(SIGTERM).exit_code, 0);
+  const auto events = slurp(log);
+  EXPECT_THAT(events, HasSubstr("\"event\":\"http_request_refused\""));
+  EXPECT_THAT(events, ::testing::ContainsRegex("more refused since the last told"));
 }
 
 TEST(ServeTest, DashboardWithoutADeviceSaysWhatItLookedForAndShowsTheHost) {

@@ -143,6 +143,14 @@ Result<Daemon> Daemon::create(DaemonOptions options) {
       *impl->sampler, o.server, [self](std::int64_t since) { return self->events->since(since); });
   impl->server->set_store(impl->store.get());
   impl->server->set_sources(sources_info(source_options, o.sysroot, impl->nvml_note));
+  impl->server->set_on_refused([self](const std::string& what) {
+    analyze::Event refused;
+    refused.time_unix_nanos = core::now_unix_nanos();
+    refused.level = "warning";
+    refused.event = "http_request_refused";
+    refused.message = what;
+    self->events->add(refused);
+  });
   impl->checks = std::make_unique<PeriodicChecks>(o.checks, *impl->sampler, *impl->events);
   impl->server->set_findings([self] { return self->checks->findings_json(); });
   impl->server->set_jobs(impl->jobs.get());

@@ -2,7 +2,9 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <limits>
+#include <mutex>
 #include <thread>
 #include <utility>
 
@@ -71,6 +73,10 @@ struct Server::Impl {
   std::function<std::string()> findings;
   std::optional<SourcesInfo> sources;
   JobQueue* jobs = nullptr;
+  std::function<void(const std::string&)> on_refused;
+  std::mutex refused_mutex;
+  std::chrono::steady_clock::time_point refused_told{};
+  std::size_t refused_untold = 0;
   httplib::Server http;
   std::thread thread;
   socket_t listen_socket = INVALID_SOCKET;
@@ -184,6 +190,13 @@ struct Server::Impl {
         res.set_header("Allow", "GET, HEAD");
         json_error(res, 405,
                    fmt::format("{} {}: method not allowed (GET or HEAD)", req.method, req.path));
+      } else if (res.status == 404 &&
+                 (req.path.rfind("http://", 0) == 0 || req.path.rfind("https://", 0) == 0)) {
+        // The absolute form (RFC 9112 3.2.2) is what clients send to a proxy, which this is not.
+        json_error(res, 400,
+                   fmt::format("{}: an absolute URI is for a proxy; send the path alone (GET "
+                               "/metrics)",
+                               units::excerpt(req.path, 120)));
       } else if (res.status == 404) {
         json_error(res, 404, fmt::format("no such path: {}", req.path));
       } else if (res.body.empty()) {
@@ -192,7 +205,39 @@ struct Server::Impl {
     });
     http.set_logger([this](const httplib::Request& req, const httplib::Response& res) {
       count(req.path, res.status);
+      if (res.status >= 400 && res.status != 404) {
+        refused(req, res);
+      }
     });
+  }
+
+  // Tells on_refused of a refused request: at most once a second, with the count not told.
+  void refused(const httplib::Request& req, const httplib::Response& res) {
+    if (!on_refused) {
+      return;
+    }
+    const auto now = std::chrono::steady_clock::now();
+    std::string what;
+    {
+      const std::lock_guard lock(refused_mutex);
+      if (now - refused_told < std::chrono::seconds(1) &&
+          refused_told != std::chrono::steady_clock::time_point{}) {
+        ++refused_untold;
+        return;
+      }
+      const auto reason = nlohmann::json::parse(res.body, nullptr, false);
+      what = fmt::format(
+          "{} {}: {}{}{}", req.method.empty() ? std::string("?") : req.method,
+          units::excerpt(req.path.empty() ? std::string("(unparsed)") : req.path, 120), res.status,
+          reason.is_object() && reason.contains("error") && reason["error"].is_string()
+              ? " (" + reason["error"].get<std::string>() + ")"
+              : std::string(),
+          refused_untold > 0 ? fmt::format("; {} more refused since the last told", refused_untold)
+                             : std::string());
+      refused_told = now;
+      refused_untold = 0;
+    }
+    on_refused(what);
   }
 
   // The job queue's API: every call needs "Authorization: Bearer <token>", the token the queue
@@ -428,6 +473,10 @@ void Server::set_findings(std::function<std::string()> findings) {
 
 void Server::set_jobs(JobQueue* jobs) {
   impl_->jobs = jobs;
+}
+
+void Server::set_on_refused(std::function<void(const std::string& what)> on_refused) {
+  impl_->on_refused = std::move(on_refused);
 }
 
 void Server::set_sources(SourcesInfo sources) {

@@ -52,6 +52,10 @@ class Server {
   void set_jobs(JobQueue* jobs);
   // What the daemon samples, for /api/v1/summary's "sources" (null without it). Before start().
   void set_sources(SourcesInfo sources);
+  // Told of refused requests (4xx but 404, and 5xx): "GET /x?y: 400 (why)", with how many
+  // were not told since; at most one call a second however many arrive, so a flood of bad
+  // requests cannot flood the event log. Before start(); called on the server's threads.
+  void set_on_refused(std::function<void(const std::string& what)> on_refused);
   // Binds and serves on a thread of its own; returns the port it listens on. kUnavailable
   // naming the address when it cannot bind (in use, no permission).
   [[nodiscard]] Result<int> start();
