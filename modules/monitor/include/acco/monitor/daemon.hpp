@@ -43,7 +43,8 @@ struct DaemonOptions {
   // nullopt: none.
   std::optional<power::GovernorSettings> governor;
   // The job queue (acco serve --jobs): its directory and the machine its bindings come from
-  // (when its origin is empty, create() probes checks.probe's machine for it); nullopt: none. Started jobs outlive the daemon; the next one re-adopts them.
+  // (when its origin is empty, create() probes checks.probe's machine for it); nullopt: none.
+  // Started jobs outlive the daemon; the next one re-adopts them.
   std::optional<JobQueueOptions> jobs;
 };
 
