@@ -17,6 +17,8 @@
 namespace acco::analyze {
 namespace {
 
+using Json = nlohmann::ordered_json;
+
 // The thresholds of the verdict rules (reference monitoring-power.md, b.6).
 constexpr double kIdleUtilization = 0.05;
 constexpr double kThermalThrottledRatio = 0.01;
@@ -719,7 +721,6 @@ report::Document analyze_report(const AnalyzeReport& r) {
 }
 
 nlohmann::ordered_json to_json(const AnalyzeReport& r) {
-  using Json = nlohmann::ordered_json;
   const auto opt = [](const std::optional<double>& v) { return v ? Json(*v) : Json(nullptr); };
   const auto time = [&](std::int64_t t) {
     return r.time_base == TimeBase::kNone ? Json(nullptr) : Json(time_text(r, t));

@@ -11,6 +11,7 @@ namespace acco::bench {
 namespace {
 
 using Key = std::pair<std::string, std::string>;
+using ojson = nlohmann::ordered_json;
 
 Key key_of(const BenchResult& r) {
   return {r.case_key, r.device};
@@ -186,7 +187,6 @@ std::vector<Comparison> compare(const BenchRun& previous, const BenchRun& curren
 }
 
 nlohmann::ordered_json to_json(const std::vector<Comparison>& comparisons) {
-  using ojson = nlohmann::ordered_json;
   ojson out = ojson::array();
   for (const auto& c : comparisons) {
     out.push_back({{"case", c.case_key},

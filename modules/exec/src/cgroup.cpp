@@ -21,6 +21,8 @@ namespace {
 constexpr const char* kDelegate =
     "run the daemon in a delegated cgroup: systemd-run --user --scope -p Delegate=yes acco "
     "serve --jobs";
+// The leaf the daemon moves itself into so that its own cgroup may hand controllers to jobs.
+constexpr const char* kDaemonLeaf = "acco-daemon";
 
 // One write(2) of `value`, as the kernel wants cgroup files written; the error text or "".
 std::string write_value(const std::string& path, const std::string& value) {
@@ -77,10 +79,21 @@ Cgroup make_cgroup(const std::string& root, std::string_view proc_self_cgroup,
     out.skipped.push_back("/proc/self/cgroup has no cgroup v2 entry (0::)");
     return out;
   }
-  const std::string parent = own == "/" ? root : root + own;
+  // Once moved into its leaf the caller's own line names the leaf: the jobs go beside it.
+  std::string base = own;
+  if (const std::string tail = std::string("/") + kDaemonLeaf;
+      base.size() >= tail.size() &&
+      base.compare(base.size() - tail.size(), tail.size(), tail) == 0) {
+    base.resize(base.size() - tail.size());
+    if (base.empty()) {
+      base = "/";
+    }
+  }
+  const std::string parent = base == "/" ? root : root + base;
   // The controllers each limit needs, enabled for the parent's children.
   const std::set<std::string> available = words_of(parent + "/cgroup.controllers");
   const std::set<std::string> enabled = words_of(parent + "/cgroup.subtree_control");
+  std::vector<std::string> to_enable;
   std::set<std::string> usable;
   for (const char* controller : {"cpuset", "memory", "io"}) {
     const std::string c = controller;
@@ -95,10 +108,33 @@ Cgroup make_cgroup(const std::string& root, std::string_view proc_self_cgroup,
     } else if (available.count(c) == 0) {
       out.skipped.push_back(fmt::format("{}: the {} controller is not available in {} ({})", c, c,
                                         parent, kDelegate));
-    } else if (const auto error = write_value(parent + "/cgroup.subtree_control", "+" + c);
-               !error.empty()) {
+    } else {
+      to_enable.push_back(c);
+    }
+  }
+  // The kernel enables a controller for a cgroup's children only while that cgroup holds no
+  // process of its own (EBUSY otherwise; the root of the whole hierarchy, which has no
+  // cgroup.type, is exempt): a daemon started in its delegated scope first moves itself into
+  // a leaf beside its jobs' cgroups.
+  std::string leaf_error;
+  if (!to_enable.empty() && own == base && std::filesystem::exists(parent + "/cgroup.type", ec) &&
+      !words_of(parent + "/cgroup.procs").empty()) {
+    const std::string leaf = parent + "/" + kDaemonLeaf;
+    if (::mkdir(leaf.c_str(), 0755) != 0 && errno != EEXIST) {
+      leaf_error = fmt::format("cannot create {}: {}", leaf, std::strerror(errno));
+    } else if (const auto error = write_value(leaf + "/cgroup.procs", "0"); !error.empty()) {
+      leaf_error = fmt::format("cannot move the daemon into {}: {}", leaf, error);
+    }
+  }
+  for (const auto& c : to_enable) {
+    if (const auto error = write_value(parent + "/cgroup.subtree_control", "+" + c);
+        !error.empty()) {
+      const std::string why = !leaf_error.empty() ? leaf_error
+                              : error == std::strerror(EBUSY)
+                                  ? fmt::format("{} holds processes other than the daemon", parent)
+                                  : error;
       out.skipped.push_back(fmt::format("{}: cannot enable the {} controller in {}: {} ({})", c, c,
-                                        parent, error, kDelegate));
+                                        parent, why, kDelegate));
     } else {
       usable.insert(c);
     }

@@ -41,6 +41,9 @@ struct Tree {
     write(root / "cgroup.controllers", "cpuset cpu io memory pids\n");
     write(scope / "cgroup.controllers", "cpuset io memory pids\n");
     write(scope / "cgroup.subtree_control", "memory\n");
+    write(scope / "cgroup.type", "domain\n");
+    write(scope / "cgroup.procs", "4242\n");  // the daemon, started in its scope
+    write(scope / "acco-daemon" / "cgroup.procs", "");
     for (const char* file :
          {"cpuset.cpus", "cpuset.mems", "memory.max", "io.weight", "cgroup.procs"}) {
       write(scope / "acco-job-1" / file, "");
@@ -69,6 +72,9 @@ TEST(CgroupTest, TheJobsLimitsAreWrittenAfterItsControllersAreEnabled) {
   EXPECT_EQ(slurp(t.scope / "acco-job-1/cpuset.cpus"), "0-3,8");
   EXPECT_EQ(slurp(t.scope / "acco-job-1/memory.max"), "17179869184");
   EXPECT_EQ(slurp(t.scope / "acco-job-1/io.weight"), "default 200");
+  // The daemon left the scope's own cgroup for its leaf, so that the scope may enable cpuset and
+  // io for its children (the kernel's no-internal-process rule), and the controllers followed.
+  EXPECT_EQ(slurp(t.scope / "acco-daemon/cgroup.procs"), "0");
 
   // A child started in it joins before it runs anything.
   SpawnRequest request;
@@ -117,6 +123,41 @@ TEST(CgroupTest, WhatCannotBeSetIsSkippedWithTheReasonAndTheFix) {
   cg = make_cgroup(t.root.string(), t.self, "acco-job-1", CgroupLimits{});
   EXPECT_EQ(cg.path, "");
   EXPECT_THAT(cg.skipped, ::testing::IsEmpty());
+}
+
+TEST(CgroupTest, FromItsLeafTheDaemonPutsTheNextJobBesideIt) {
+  Tree t;
+  write(t.scope / "cgroup.procs",
+        "77\n");  // a process of someone else's; the daemon is in its leaf
+  CgroupLimits limits;
+  limits.cpus = {2};
+  limits.io_weight = 10;
+  const auto cg =
+      make_cgroup(t.root.string(), "0::/user.slice/user-1000.slice/acco.scope/acco-daemon\n",
+                  "acco-job-1", limits);
+  EXPECT_EQ(cg.path, (t.scope / "acco-job-1").string());
+  EXPECT_THAT(cg.applied, ElementsAre("cpuset.cpus 2", "io.weight default 10"));
+  EXPECT_EQ(slurp(t.scope / "acco-daemon/cgroup.procs"), "");  // no second move
+
+  // The top of a container's private hierarchy moves the same way; the host's root is exempt
+  // from the rule (it has no cgroup.type) and nothing moves there.
+  Tree c;
+  const std::string container_self = "0::/\n";
+  write(c.root / "cgroup.type", "domain\n");
+  write(c.root / "cgroup.procs", "1\n");
+  write(c.root / "cgroup.subtree_control", "");
+  write(c.root / "acco-daemon/cgroup.procs", "");
+  write(c.root / "acco-job-1/memory.max", "");
+  CgroupLimits memory;
+  memory.memory_max = 1 << 20;
+  auto in_container = make_cgroup(c.root.string(), container_self, "acco-job-1", memory);
+  EXPECT_EQ(slurp(c.root / "acco-daemon/cgroup.procs"), "0");
+  EXPECT_THAT(in_container.applied, ElementsAre("memory.max 1048576"));
+  fs::remove(c.root / "cgroup.type");
+  write(c.root / "acco-daemon/cgroup.procs", "");
+  in_container = make_cgroup(c.root.string(), container_self, "acco-job-1", memory);
+  EXPECT_EQ(slurp(c.root / "acco-daemon/cgroup.procs"), "");
+  EXPECT_THAT(in_container.applied, ElementsAre("memory.max 1048576"));
 }
 
 // On this machine: either a job cgroup is made under the test's own cgroup and removed, or the

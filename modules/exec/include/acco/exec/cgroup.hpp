@@ -35,9 +35,10 @@ struct Cgroup {
 [[nodiscard]] std::string own_cgroup(std::string_view proc_self_cgroup);
 
 // Makes ROOT/OWN/NAME (ROOT: /sys/fs/cgroup; OWN: own_cgroup of `proc_self_cgroup`) and writes
-// `limits` there, enabling the controllers they need in OWN's cgroup.subtree_control first
-// (the kernel refuses while OWN itself holds processes: a delegated scope's job cgroups live
-// under an empty parent). Never fails as a whole: a limit that cannot be set is in `skipped`;
+// `limits` there, enabling the controllers they need in OWN's cgroup.subtree_control first.
+// The kernel refuses that (EBUSY) while OWN itself holds processes, so a caller still in OWN
+// first moves itself into the leaf OWN/acco-daemon; called again from there, the jobs still go
+// into OWN/NAME beside it. Never fails as a whole: a limit that cannot be set is in `skipped`;
 // with no cgroup made, `path` is empty and `skipped` says why.
 [[nodiscard]] Cgroup make_cgroup(const std::string& root, std::string_view proc_self_cgroup,
                                  const std::string& name, const CgroupLimits& limits);
