@@ -25,5 +25,6 @@ namespace acco::cli {
 [[nodiscard]] CommandSpec jobs_command();
 [[nodiscard]] CommandSpec cancel_command();
 [[nodiscard]] CommandSpec logs_command();
+[[nodiscard]] CommandSpec sim_command();
 
 }  // namespace acco::cli

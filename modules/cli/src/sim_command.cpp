@@ -1,0 +1,189 @@
+// acco sim: the scheduler's policies on a simulated cluster (sim module, on SimGrid).
+#include <memory>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "acco/report/document.hpp"
+#include "acco/sched/policy.hpp"
+#include "acco/sched/workload.hpp"
+#include "acco/sim/report.hpp"
+#include "acco/sim/simulate.hpp"
+#include "acco/topo/probe.hpp"
+
+#include "command_spec.hpp"
+#include "commands.hpp"
+#include "machine_flags.hpp"
+
+namespace acco::cli {
+namespace {
+
+struct SimFlags {
+  MachineFlags machine;
+  int nodes = 1;
+  std::string fabric = "single-switch";
+  double fabric_gbps = 400;
+  double fabric_latency_us = 2;
+  std::string workload = "cholesky";
+  int tiles = 8;
+  int tasks = 1000;
+  std::string kernels = "sirocco";
+  std::uint64_t seed = 1;
+  std::string policy = "all";
+};
+
+struct SimOptionsAll {
+  MachineOptions machine;
+  sim::Fabric fabric;
+  int nodes = 1;
+  sched::WorkloadSpec workload;
+  std::vector<sched::PolicyKind> policies;
+};
+
+std::string workload_text(const sched::WorkloadSpec& w) {
+  switch (w.kind) {
+    case sched::WorkloadKind::kCholesky:
+    case sched::WorkloadKind::kLu:
+      return fmt::format("{} ({} x {} tiles, {} kernels)", sched::to_string(w.kind), w.tiles,
+                         w.tiles, w.kernels);
+    default:
+      return fmt::format("{} ({} tasks, seed {})", sched::to_string(w.kind), w.tasks, w.seed);
+  }
+}
+
+class SimCommand final : public Command {
+ public:
+  explicit SimCommand(SimOptionsAll o) : o_(std::move(o)) {}
+
+  Result<Output> run(const Invocation& inv) const override {
+    ACCO_ASSIGN_OR_RETURN(const auto probed, topo::probe(probe_request(o_.machine, inv.settings)),
+                          "sim");
+    sim::SimReport report;
+    ACCO_ASSIGN_OR_RETURN(report.platform.node, sim::node_from_machine(probed.machine), "sim");
+    report.platform.nodes = o_.nodes;
+    report.platform.fabric = o_.fabric;
+    report.workload = workload_text(o_.workload);
+    ACCO_ASSIGN_OR_RETURN(const auto workload,
+                          sched::make_workload(o_.workload, {sched::DeviceModel{"gpu", 1}}),
+                          "sim: --workload");
+    for (const auto kind : o_.policies) {
+      sim::SimOptions options;
+      options.policy = kind;
+      ACCO_ASSIGN_OR_RETURN(auto run, sim::simulate(report.platform, workload, options), "sim");
+      report.runs.push_back(std::move(run));
+    }
+    if (inv.format == Format::kJson) {
+      return Output{sim::to_json(report).dump(2) + "\n", "", kExitOk};
+    }
+    return Output{report::render_text(sim::sim_document(report)), "", kExitOk};
+  }
+
+ private:
+  SimOptionsAll o_;
+};
+
+}  // namespace
+
+CommandSpec sim_command() {
+  return command_with_flags<SimFlags>(
+      "sim", "simulate the scheduler's policies on a cluster of this machine's nodes (SimGrid)",
+      [](CLI::App& sub, SharedFlags& shared, SimFlags& f) {
+        add_setting_flag(sub, shared, "sysroot",
+                         "the node is the machine in DIR/sys and DIR/proc (env ACCO_SYSROOT)",
+                         "DIR");
+        sub.add_option("--from", f.machine.from, "the node is the machine of this snapshot")
+            ->type_name("FILE");
+        sub.add_option("--hwloc-xml", f.machine.hwloc_xml,
+                       "the node is the machine of this hwloc XML export")
+            ->type_name("FILE");
+        add_setting_flag(sub, shared, "nvml", "query NVML: auto, on, off (env ACCO_NVML)", "MODE");
+        sub.add_option("--nodes", f.nodes, "how many such nodes (default 1)")->type_name("N");
+        offer_values(sub.add_option("--fabric", f.fabric,
+                                    "how the nodes are joined: single-switch (default), "
+                                    "fat-tree:K (K/2 nodes a leaf switch)")
+                         ->type_name("FABRIC"),
+                     {"single-switch", "fat-tree:8"});
+        sub.add_option("--fabric-gbps", f.fabric_gbps,
+                       "each fabric link's rate per direction in Gb/s (default 400)")
+            ->type_name("GBPS");
+        sub.add_option("--fabric-latency-us", f.fabric_latency_us,
+                       "each fabric link's latency in microseconds (default 2)")
+            ->type_name("US");
+        offer_values(sub.add_option("--workload", f.workload,
+                                    "cholesky (default), lu, independent, chain, random")
+                         ->type_name("NAME"),
+                     {"cholesky", "lu", "independent", "chain", "random"});
+        sub.add_option("--tiles", f.tiles, "cholesky, lu: tiles per side (default 8)")
+            ->type_name("N");
+        sub.add_option("--tasks", f.tasks, "independent, chain, random: tasks (default 1000)")
+            ->type_name("N");
+        sub.add_option("--kernels", f.kernels,
+                       "cholesky, lu: kernel times: sirocco (default), mirage, uniform")
+            ->type_name("TABLE");
+        sub.add_option("--seed", f.seed, "independent, random: the generator's seed (default 1)")
+            ->type_name("N");
+        sub.add_option("--policy", f.policy,
+                       "policies to compare: a list of eager, round-robin, least-loaded, dmda, "
+                       "ws, heft, or all (default)")
+            ->type_name("LIST");
+        add_json_flag(sub, shared, "print JSON (schema acco.sim/1) instead of text");
+        add_config_flag(sub, shared);
+      },
+      [](const SimFlags& f, const core::Settings& settings) -> Result<std::unique_ptr<Command>> {
+        SimOptionsAll o;
+        ACCO_ASSIGN_OR_RETURN(o.machine, machine_options(f.machine, settings));
+        if (f.nodes < 1 || f.nodes > 100000) {
+          return bad_value("--nodes", std::to_string(f.nodes), "a whole number from 1 to 100000");
+        }
+        o.nodes = f.nodes;
+        auto fabric = sim::parse_fabric(f.fabric);
+        if (!fabric) {
+          return usage(fabric.error().message);
+        }
+        o.fabric = *fabric;
+        if (!(f.fabric_gbps > 0) || f.fabric_gbps > 1e6) {
+          return bad_value("--fabric-gbps", fmt::format("{}", f.fabric_gbps),
+                           "a rate in Gb/s above 0");
+        }
+        if (!(f.fabric_latency_us >= 0) || f.fabric_latency_us > 1e6) {
+          return bad_value("--fabric-latency-us", fmt::format("{}", f.fabric_latency_us),
+                           "microseconds, 0 or more");
+        }
+        o.fabric.bytes_per_second = f.fabric_gbps * 1e9 / 8;
+        o.fabric.latency = f.fabric_latency_us * 1e-6;
+        if (o.nodes > 1 && o.fabric.kind == sim::FabricKind::kFatTree &&
+            o.nodes % (o.fabric.k / 2) != 0) {
+          return usage(
+              fmt::format("--nodes {} on {}: each leaf switch takes {} nodes, so the "
+                          "count must be a multiple of {}",
+                          o.nodes, sim::to_string(o.fabric), o.fabric.k / 2, o.fabric.k / 2));
+        }
+        const auto kind = sched::parse_workload_kind(f.workload);
+        if (!kind) {
+          return bad_value("--workload", f.workload,
+                           "one of cholesky, lu, independent, chain, random");
+        }
+        o.workload.kind = *kind;
+        if (f.tiles < 1 || f.tiles > 200) {
+          return bad_value("--tiles", std::to_string(f.tiles), "a whole number from 1 to 200");
+        }
+        if (f.tasks < 1 || f.tasks > 10000000) {
+          return bad_value("--tasks", std::to_string(f.tasks), "a whole number from 1 to 10000000");
+        }
+        o.workload.tiles = f.tiles;
+        o.workload.tasks = f.tasks;
+        o.workload.kernels = f.kernels;
+        o.workload.seed = f.seed;
+        if (auto table = sched::kernel_table(f.kernels); !table) {
+          return usage("--kernels: " + table.error().message);
+        }
+        auto policies = sched::parse_policies(f.policy);
+        if (!policies) {
+          return usage("--policy: " + policies.error().message);
+        }
+        o.policies = *policies;
+        return std::make_unique<SimCommand>(std::move(o));
+      });
+}
+
+}  // namespace acco::cli

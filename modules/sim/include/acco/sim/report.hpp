@@ -1,0 +1,27 @@
+// What `acco sim` prints: the platform in a few lines, then one row per policy (makespan, the
+// best lower bound, efficiency against it, mean device busy share, bytes moved, the bottleneck),
+// and the same as JSON (acco.sim/1).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "acco/report/document.hpp"
+#include "acco/sim/platform.hpp"
+#include "acco/sim/simulate.hpp"
+
+namespace acco::sim {
+
+struct SimReport {
+  Platform platform;
+  std::string workload;  // "cholesky (tiles 8)"
+  std::vector<SimResult> runs;
+};
+
+[[nodiscard]] report::Document sim_document(const SimReport& report);
+// {"schema":"acco.sim/1","platform":{...},"workload":...,"runs":[...]}
+[[nodiscard]] nlohmann::json to_json(const SimReport& report);
+
+}  // namespace acco::sim

@@ -1,0 +1,74 @@
+// One simulated run: a workload's tasks placed by one of the scheduler's `Policy` objects, as
+// the runtime asks it (the same SystemView: queue depths, expected ready times, run times, the
+// time to bring missing inputs over the platform's links), executed on SimGrid: each task an
+// execution on its device's host, each missing input a flow over the links of its route, which
+// SimGrid's flow-level model (CM02, no TCP window) shares with every flow crossing them.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "acco/core/result.hpp"
+#include "acco/sched/policy.hpp"
+#include "acco/sched/workload.hpp"
+#include "acco/sim/platform.hpp"
+
+namespace acco::sim {
+
+struct SimOptions {
+  sched::PolicyKind policy = sched::PolicyKind::kDmda;
+  sched::PolicyKnobs knobs;
+};
+
+struct DeviceUse {
+  std::string name;  // "n0 GPU3"
+  double busy_seconds = 0;
+  std::size_t tasks = 0;
+  bool operator==(const DeviceUse&) const = default;
+};
+
+struct LinkUse {
+  std::string kind;  // "pcie", "nvlink", "nic", "fabric"
+  double bytes = 0;  // every byte each link of the kind carried, summed over its links
+  // The busiest link of the kind: its bytes over its bandwidth, as a share of the makespan.
+  std::string busiest;
+  double busiest_share = 0;
+  bool operator==(const LinkUse&) const = default;
+};
+
+struct SimResult {
+  std::string policy;
+  double makespan = 0;  // seconds of virtual time
+  // Lower bounds: the longest dependency path at each task's fastest device (no transfers),
+  // and the work spread evenly over every device (the LP when devices differ).
+  double critical_path = 0;
+  double area = 0;
+  std::size_t tasks = 0;
+  std::size_t copies = 0;  // inputs brought to a device
+  double bytes_moved = 0;
+  std::vector<DeviceUse> devices;
+  std::vector<LinkUse> links;  // by kind, in the order pcie, nvlink, nic, fabric (those used)
+  std::string bottleneck;      // "device n0 GPU3 busy 97 %" or "link n0 nic busy 88 %"
+  [[nodiscard]] double bound() const { return critical_path > area ? critical_path : area; }
+  // bound / makespan; 0 for an empty run.
+  [[nodiscard]] double efficiency() const { return makespan > 0 ? bound() / makespan : 0; }
+  bool operator==(const SimResult&) const = default;
+};
+
+// Runs the simulation in a child process (SimGrid's engine lives once per process), so one
+// program may simulate many runs. `workload`'s tasks carry one time per device of the platform,
+// or a single time that every device takes. kInvalidArgument when the workload's columns fit
+// neither; kInternal when the child fails (its message).
+[[nodiscard]] Result<SimResult> simulate(const Platform& platform, const sched::Workload& workload,
+                                         const SimOptions& options);
+
+// {"policy", "makespan_seconds", ...} and back (the child's answer; part of acco.sim/1).
+[[nodiscard]] nlohmann::json to_json(const SimResult& result);
+[[nodiscard]] Result<SimResult> result_from_json(const nlohmann::json& json);
+
+}  // namespace acco::sim

@@ -1,0 +1,235 @@
+#include "acco/sim/platform.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <limits>
+#include <map>
+
+#include <fmt/format.h>
+
+namespace acco::sim {
+namespace {
+
+// A PCIe link's latency as a copy sees it (one hop of a DMA read: ~1 us round trip on Gen4/5).
+constexpr double kPcieLatency = 1e-6;
+constexpr double kNvlinkLatency = 1e-6;
+constexpr double kNicLatency = 1e-6;
+// Where nothing says how fast a GPU's link is: Gen4 x16, the most common slot.
+constexpr double kAssumedPcie = 31.5e9 * 0.8;
+
+bool is_accelerator(const topo::PciDevice& d) {
+  return d.kind == topo::DeviceKind::kGpu || d.kind == topo::DeviceKind::kAccelerator;
+}
+
+double link_rate(const topo::PciDevice& d) {
+  for (const double rate :
+       {d.current_bytes_per_second, d.capable_bytes_per_second, d.reported_bytes_per_second}) {
+    if (rate > 0) {
+      return rate;
+    }
+  }
+  return 0;
+}
+
+// NVLink per direction per link: 20 GB/s for NVLink 1.0 (version 1-2), 25 GB/s from 2.0 on.
+double nvlink_rate(int version) {
+  return version > 0 && version <= 2 ? 20e9 : 25e9;
+}
+
+}  // namespace
+
+Result<NodeModel> node_from_machine(const topo::Machine& machine) {
+  NodeModel node;
+  node.origin = machine.origin;
+  std::map<std::string, int> link_of;  // PCI address -> link index
+  const auto pcie_link = [&](const topo::PciDevice& d) {
+    if (const auto it = link_of.find(d.address); it != link_of.end()) {
+      return it->second;
+    }
+    double rate = link_rate(d);
+    if (rate <= 0) {
+      rate = kAssumedPcie;
+      node.notes.push_back(fmt::format("the link speed of {} is unknown: {:.1f} GB/s assumed",
+                                       d.address, rate / 1e9));
+    }
+    node.links.push_back(Link{"pcie " + d.address, "pcie", rate, kPcieLatency});
+    const int index = static_cast<int>(node.links.size()) - 1;
+    link_of[d.address] = index;
+    return index;
+  };
+  // Each accelerator's chain of addresses up to its root port.
+  std::vector<std::vector<std::string>> chains;
+  for (const auto& d : machine.pci_devices) {
+    if (!is_accelerator(d)) {
+      continue;
+    }
+    std::vector<std::string> chain;
+    std::vector<int> up;
+    for (const topo::PciDevice* at = &d; at != nullptr;
+         at = at->parent.empty() ? nullptr : machine.find(at->parent)) {
+      if (std::find(chain.begin(), chain.end(), at->address) != chain.end()) {
+        break;  // a loop in a hand-made snapshot: stop where it closes
+      }
+      chain.push_back(at->address);
+      up.push_back(pcie_link(*at));
+    }
+    node.devices.push_back(fmt::format("GPU{} {} {}", node.devices.size(), d.address,
+                                       d.model.empty() ? std::string("accelerator") : d.model));
+    node.to_host.push_back(std::move(up));
+    chains.push_back(std::move(chain));
+  }
+  if (node.devices.empty()) {
+    return fail(Errc::kNotFound,
+                fmt::format("no accelerator in {}: nothing to simulate",
+                            machine.origin.empty() ? std::string("the machine") : machine.origin));
+  }
+  // NVLink: each GPU's active links to its peers or NVSwitches, as one link per GPU.
+  std::vector<int> nvlink(node.devices.size(), -1);
+  for (std::size_t i = 0; i < chains.size(); ++i) {
+    if (const auto* gpu = machine.nvml_gpu(chains[i].front()); gpu != nullptr) {
+      double rate = 0;
+      for (const auto& l : gpu->nvlinks) {
+        rate += l.active ? nvlink_rate(l.version) : 0;
+      }
+      if (rate > 0) {
+        node.links.push_back(Link{fmt::format("nvlink GPU{}", i), "nvlink", rate, kNvlinkLatency});
+        nvlink[i] = static_cast<int>(node.links.size()) - 1;
+      }
+    }
+  }
+  const std::size_t n = node.devices.size();
+  node.peer.assign(n, std::vector<std::vector<int>>(n));
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t j = 0; j < n; ++j) {
+      if (i == j) {
+        continue;
+      }
+      auto& links = node.peer[i][j];
+      if (nvlink[i] >= 0 && nvlink[j] >= 0) {
+        links = {nvlink[i], nvlink[j]};
+        continue;
+      }
+      // Up from i to the lowest bridge both hang under, then down to j; through host memory's
+      // root complex when they share none.
+      std::size_t common_i = chains[i].size();
+      std::size_t common_j = chains[j].size();
+      for (std::size_t a = 0; a < chains[i].size() && common_i == chains[i].size(); ++a) {
+        const auto at = std::find(chains[j].begin(), chains[j].end(), chains[i][a]);
+        if (at != chains[j].end()) {
+          common_i = a;
+          common_j = static_cast<std::size_t>(at - chains[j].begin());
+        }
+      }
+      links.assign(node.to_host[i].begin(),
+                   node.to_host[i].begin() + static_cast<std::ptrdiff_t>(common_i));
+      for (std::size_t b = common_j; b-- > 0;) {
+        links.push_back(node.to_host[j][b]);
+      }
+    }
+  }
+  // The NICs' rates together (InfiniBand ports that are up, else Ethernet speeds).
+  double nic = 0;
+  for (const auto& port : machine.ib_ports) {
+    nic += port.state == 4
+               ? (port.data_rate_gbps > 0 ? port.data_rate_gbps : port.rate_gbps) * 1e9 / 8
+               : 0;
+  }
+  if (nic <= 0) {
+    for (const auto& net : machine.net_interfaces) {
+      nic += !net.pci.empty() && net.speed_mbps && *net.speed_mbps > 0
+                 ? static_cast<double>(*net.speed_mbps) * 1e6 / 8
+                 : 0;
+    }
+  }
+  if (nic > 0) {
+    node.links.push_back(Link{"nic", "nic", nic, kNicLatency});
+    node.nic = static_cast<int>(node.links.size()) - 1;
+  }
+  return node;
+}
+
+Result<Fabric> parse_fabric(std::string_view text) {
+  Fabric f;
+  if (text == "single-switch") {
+    return f;
+  }
+  constexpr std::string_view kFat = "fat-tree:";
+  if (text.substr(0, kFat.size()) == kFat) {
+    const auto digits = text.substr(kFat.size());
+    int k = 0;
+    const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), k);
+    if (ec == std::errc() && end == digits.data() + digits.size() && k >= 2 && k % 2 == 0 &&
+        k <= 256) {
+      f.kind = FabricKind::kFatTree;
+      f.k = k;
+      return f;
+    }
+  }
+  return fail(
+      Errc::kInvalidArgument,
+      fmt::format("--fabric: '{}' is not single-switch or fat-tree:K (K even, 2-256)", text));
+}
+
+std::string to_string(const Fabric& fabric) {
+  return fabric.kind == FabricKind::kSingleSwitch ? std::string("single-switch")
+                                                  : fmt::format("fat-tree:{}", fabric.k);
+}
+
+std::vector<RouteHop> route(const Platform& platform, int from, int to) {
+  const int n = static_cast<int>(platform.node.devices.size());
+  const auto node_of = [n](int d) { return d >= 0 ? d / n : -1 - d; };
+  const int a = node_of(from);
+  const int b = node_of(to);
+  std::vector<RouteHop> hops;
+  const auto up = [&](int d, int node) {
+    if (d >= 0) {
+      for (const int l : platform.node.to_host[static_cast<std::size_t>(d % n)]) {
+        hops.push_back({node, l});
+      }
+    }
+  };
+  if (a == b) {
+    if (from >= 0 && to >= 0 && from != to) {
+      for (const int l : platform.node.peer[static_cast<std::size_t>(from % n)]
+                                           [static_cast<std::size_t>(to % n)]) {
+        hops.push_back({a, l});
+      }
+    } else if (from != to) {
+      up(from >= 0 ? from : to, a);
+    }
+    return hops;
+  }
+  up(from, a);
+  if (platform.node.nic >= 0) {
+    hops.push_back({a, platform.node.nic});
+  }
+  hops.push_back({-1, 0});  // the fabric: up to the switch and down
+  if (platform.node.nic >= 0) {
+    hops.push_back({b, platform.node.nic});
+  }
+  up(to, b);
+  return hops;
+}
+
+double copy_seconds(const Platform& platform, int from, int to, double bytes) {
+  if (bytes <= 0 || from == to) {
+    return 0;
+  }
+  double latency = 0;
+  double narrowest = std::numeric_limits<double>::infinity();
+  for (const auto& hop : route(platform, from, to)) {
+    if (hop.node < 0) {
+      // Up and down the fabric: two links on one switch, four through a fat tree's spine.
+      const int links = platform.fabric.kind == FabricKind::kFatTree ? 4 : 2;
+      latency += links * platform.fabric.latency;
+      narrowest = std::min(narrowest, platform.fabric.bytes_per_second);
+    } else {
+      const auto& link = platform.node.links[static_cast<std::size_t>(hop.link)];
+      latency += link.latency;
+      narrowest = std::min(narrowest, link.bytes_per_second);
+    }
+  }
+  return narrowest == std::numeric_limits<double>::infinity() ? 0 : latency + bytes / narrowest;
+}
+
+}  // namespace acco::sim

@@ -1,0 +1,137 @@
+#include <algorithm>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "acco/report/json.hpp"
+#include "acco/report/table.hpp"
+#include "acco/sim/report.hpp"
+
+namespace acco::sim {
+namespace {
+
+std::string seconds_text(double s) {
+  if (s >= 1) {
+    return fmt::format("{:.3f} s", s);
+  }
+  if (s >= 1e-3) {
+    return fmt::format("{:.3f} ms", s * 1e3);
+  }
+  return fmt::format("{:.3f} us", s * 1e6);
+}
+
+std::string bytes_text(double b) {
+  if (b >= 1e9) {
+    return fmt::format("{:.2f} GB", b / 1e9);
+  }
+  if (b >= 1e6) {
+    return fmt::format("{:.2f} MB", b / 1e6);
+  }
+  return fmt::format("{:.0f} B", b);
+}
+
+double mean_busy(const SimResult& r) {
+  if (r.devices.empty() || r.makespan <= 0) {
+    return 0;
+  }
+  double busy = 0;
+  for (const auto& d : r.devices) {
+    busy += d.busy_seconds;
+  }
+  return busy / static_cast<double>(r.devices.size()) / r.makespan;
+}
+
+}  // namespace
+
+report::Document sim_document(const SimReport& rep) {
+  report::Document doc;
+  const auto& p = rep.platform;
+  doc.add(report::Heading{fmt::format("acco sim: {} node{} x {} devices ({}) on {}, {}", p.nodes,
+                                      p.nodes == 1 ? "" : "s", p.node.devices.size(), p.node.origin,
+                                      to_string(p.fabric), rep.workload)});
+  std::vector<std::pair<std::string, std::string>> fields;
+  std::vector<std::string> kinds;
+  for (const auto& l : p.node.links) {
+    if (std::find(kinds.begin(), kinds.end(), l.kind) == kinds.end()) {
+      kinds.push_back(l.kind);
+    }
+  }
+  for (const auto& kind : kinds) {
+    std::size_t count = 0;
+    double low = 0;
+    double high = 0;
+    for (const auto& l : p.node.links) {
+      if (l.kind == kind) {
+        low = count == 0 ? l.bytes_per_second : std::min(low, l.bytes_per_second);
+        high = std::max(high, l.bytes_per_second);
+        ++count;
+      }
+    }
+    fields.emplace_back(
+        kind + " links",
+        low == high ? fmt::format("{} per node, {:.1f} GB/s", count, low / 1e9)
+                    : fmt::format("{} per node, {:.1f}-{:.1f} GB/s", count, low / 1e9, high / 1e9));
+  }
+  if (p.nodes > 1) {
+    fields.emplace_back("fabric",
+                        fmt::format("{}, {:.1f} GB/s per link, {:.1f} us", to_string(p.fabric),
+                                    p.fabric.bytes_per_second / 1e9, p.fabric.latency * 1e6));
+  }
+  doc.add(report::Fields{std::move(fields)});
+  report::Table table;
+  table.columns = {{"policy"},
+                   {"makespan", report::Align::kRight},
+                   {"bound", report::Align::kRight},
+                   {"efficiency", report::Align::kRight},
+                   {"busy", report::Align::kRight},
+                   {"moved", report::Align::kRight},
+                   {"bottleneck"}};
+  const SimResult* best = nullptr;
+  for (const auto& r : rep.runs) {
+    table.rows.push_back({r.policy, seconds_text(r.makespan), seconds_text(r.bound()),
+                          fmt::format("{:.0f} %", 100 * r.efficiency()),
+                          fmt::format("{:.0f} %", 100 * mean_busy(r)), bytes_text(r.bytes_moved),
+                          r.bottleneck});
+    if (best == nullptr || r.makespan < best->makespan) {
+      best = &r;
+    }
+  }
+  doc.add(std::move(table));
+  if (rep.runs.size() > 1 && best != nullptr) {
+    doc.add(report::Note{fmt::format("best: {} ({})", best->policy, seconds_text(best->makespan))});
+  }
+  for (const auto& note : p.node.notes) {
+    doc.add(report::Note{"note: " + note});
+  }
+  return doc;
+}
+
+nlohmann::json to_json(const SimReport& rep) {
+  const auto& p = rep.platform;
+  nlohmann::ordered_json links = nlohmann::ordered_json::array();
+  for (const auto& l : p.node.links) {
+    links.push_back({{"name", l.name},
+                     {"kind", l.kind},
+                     {"bytes_per_second", l.bytes_per_second},
+                     {"latency_seconds", l.latency}});
+  }
+  nlohmann::ordered_json platform = {{"origin", p.node.origin},
+                                     {"nodes", p.nodes},
+                                     {"devices_per_node", p.node.devices.size()},
+                                     {"devices", p.node.devices},
+                                     {"links", links},
+                                     {"fabric",
+                                      {{"kind", to_string(p.fabric)},
+                                       {"bytes_per_second", p.fabric.bytes_per_second},
+                                       {"latency_seconds", p.fabric.latency}}},
+                                     {"notes", p.node.notes}};
+  nlohmann::json runs = nlohmann::json::array();
+  for (const auto& r : rep.runs) {
+    runs.push_back(to_json(r));
+  }
+  return report::document(
+      "acco.sim/1",
+      {{"platform", nlohmann::json(platform)}, {"workload", rep.workload}, {"runs", runs}});
+}
+
+}  // namespace acco::sim

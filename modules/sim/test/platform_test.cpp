@@ -1,0 +1,111 @@
+// The node model from the canned machines' sysfs trees: what links a GPU's copies cross.
+#include "acco/sim/platform.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "acco/testing/files.hpp"
+#include "acco/testing/matchers.hpp"
+#include "acco/topo/probe.hpp"
+
+#include "machines.hpp"
+
+namespace acco::sim {
+namespace {
+
+using ::acco::testing::IsOk;
+using ::testing::HasSubstr;
+
+topo::Machine probe_dir(const std::filesystem::path& root) {
+  topo::ProbeRequest request;
+  request.sysroot = root.string();
+  request.nvml = topo::NvmlMode::kOff;
+  auto r = topo::probe(request);
+  EXPECT_TRUE(r.has_value()) << (r ? "" : r.error().message);
+  return r ? r->machine : topo::Machine{};
+}
+
+std::vector<std::string> names(const NodeModel& node, const std::vector<int>& links) {
+  std::vector<std::string> out;
+  for (const int l : links) {
+    out.push_back(node.links[static_cast<std::size_t>(l)].name);
+  }
+  return out;
+}
+
+TEST(PlatformTest, ADgxGpuCrossesItsSwitchUplinkAndPeersMeetAtTheirSwitch) {
+  acco::testing::TempDir dir;
+  acco::testing::write_dgx_h100(dir.path());
+  auto node = node_from_machine(probe_dir(dir.path()));
+  ASSERT_THAT(node, IsOk());
+  ASSERT_EQ(node->devices.size(), 8U);
+  EXPECT_THAT(node->devices[0], HasSubstr("GPU0 0000:18:00.0"));
+  // GPU0's own link first, then the switch ports above it up to the root port.
+  const auto up = names(*node, node->to_host[0]);
+  ASSERT_GE(up.size(), 3U);
+  EXPECT_EQ(up[0], "pcie 0000:18:00.0");
+  // GPU0 and GPU1 sit under different switches: their copies cross both paths; no NVLink
+  // without NVML.
+  const auto peer = names(*node, node->peer[0][1]);
+  EXPECT_EQ(peer.front(), "pcie 0000:18:00.0");
+  EXPECT_EQ(peer.back(), "pcie 0000:2a:00.0");
+  EXPECT_TRUE(node->peer[0][0].empty());
+  // Eight NDR ports up (and the storage ports): at least 8 x 400 Gb/s from the node.
+  ASSERT_GE(node->nic, 0);
+  EXPECT_GE(node->links[static_cast<std::size_t>(node->nic)].bytes_per_second, 8 * 400e9 / 8);
+  // A Gen5 x16 link: 63 GB/s less protocol overhead; a narrowed GPU link is narrower.
+  const double healthy =
+      node->links[static_cast<std::size_t>(node->to_host[0][0])].bytes_per_second;
+  EXPECT_GT(healthy, 40e9);
+  acco::testing::TempDir narrow;
+  acco::testing::write_dgx_h100(narrow.path(), {.gpu_width_x8 = 0});
+  const auto x8 = node_from_machine(probe_dir(narrow.path()));
+  ASSERT_THAT(x8, IsOk());
+  EXPECT_NEAR(x8->links[static_cast<std::size_t>(x8->to_host[0][0])].bytes_per_second, healthy / 2,
+              healthy * 0.01);
+}
+
+TEST(PlatformTest, AMachineWithoutAcceleratorsHasNothingToSimulate) {
+  acco::testing::TempDir dir;
+  acco::testing::write_ci_vm(dir.path());
+  const auto node = node_from_machine(probe_dir(dir.path()));
+  ASSERT_FALSE(node.has_value());
+  EXPECT_EQ(node.error().code, Errc::kNotFound);
+  EXPECT_THAT(node.error().message, HasSubstr("no accelerator in sysroot"));
+}
+
+TEST(PlatformTest, FabricsParseOrSayWhatIsExpected) {
+  EXPECT_EQ(parse_fabric("single-switch")->kind, FabricKind::kSingleSwitch);
+  const auto fat = parse_fabric("fat-tree:8");
+  ASSERT_THAT(fat, IsOk());
+  EXPECT_EQ(fat->k, 8);
+  EXPECT_EQ(to_string(*fat), "fat-tree:8");
+  for (const char* bad : {"fat-tree:7", "fat-tree:", "fat-tree:0", "torus", "fat-tree:8x"}) {
+    const auto r = parse_fabric(bad);
+    ASSERT_FALSE(r.has_value()) << bad;
+    EXPECT_EQ(r.error().message, std::string("--fabric: '") + bad +
+                                     "' is not single-switch or fat-tree:K (K even, 2-256)");
+  }
+}
+
+TEST(PlatformTest, RoutesAcrossNodesGoThroughBothNicsAndTheFabric) {
+  Platform p;
+  p.node.devices = {"GPU0", "GPU1"};
+  p.node.links = {
+      {"pcie a", "pcie", 25e9, 1e-6}, {"pcie b", "pcie", 25e9, 1e-6}, {"nic", "nic", 50e9, 1e-6}};
+  p.node.to_host = {{0}, {1}};
+  p.node.peer = {{{}, {0, 1}}, {{1, 0}, {}}};
+  p.node.nic = 2;
+  p.nodes = 2;
+  p.fabric.bytes_per_second = 12.5e9;
+  p.fabric.latency = 2e-6;
+  EXPECT_EQ(route(p, 0, 1), (std::vector<RouteHop>{{0, 0}, {0, 1}}));
+  EXPECT_EQ(route(p, 0, -1), (std::vector<RouteHop>{{0, 0}}));
+  EXPECT_EQ(route(p, 1, 3), (std::vector<RouteHop>{{0, 1}, {0, 2}, {-1, 0}, {1, 2}, {1, 1}}));
+  // Alone on the route: the latencies plus the bytes over the narrowest link (the fabric's).
+  EXPECT_NEAR(copy_seconds(p, 1, 3, 12.5e9), 4e-6 + 2 * 2e-6 + 1.0, 1e-12);
+  EXPECT_EQ(copy_seconds(p, 2, 2, 1e9), 0);
+}
+
+}  // namespace
+}  // namespace acco::sim

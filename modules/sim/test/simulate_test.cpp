@@ -1,0 +1,181 @@
+// Simulated runs on SimGrid: exact virtual times on hand-made platforms, the bounds' closed
+// forms, every policy on a generated cluster, and the same answer twice.
+#include "acco/sim/simulate.hpp"
+
+#include <cmath>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "acco/sim/report.hpp"
+#include "acco/testing/matchers.hpp"
+
+namespace acco::sim {
+namespace {
+
+using ::acco::testing::IsOk;
+using ::testing::HasSubstr;
+
+// GPUs with one 1 GB/s link each to host memory (no latency), peers through both links.
+Platform small(int gpus, int nodes = 1) {
+  Platform p;
+  for (int i = 0; i < gpus; ++i) {
+    p.node.devices.push_back("GPU" + std::to_string(i));
+    p.node.links.push_back({"pcie " + std::to_string(i), "pcie", 1e9, 0});
+    p.node.to_host.push_back({i});
+  }
+  p.node.peer.assign(static_cast<std::size_t>(gpus),
+                     std::vector<std::vector<int>>(static_cast<std::size_t>(gpus)));
+  for (int i = 0; i < gpus; ++i) {
+    for (int j = 0; j < gpus; ++j) {
+      if (i != j) {
+        p.node.peer[static_cast<std::size_t>(i)][static_cast<std::size_t>(j)] = {i, j};
+      }
+    }
+  }
+  p.node.links.push_back({"nic", "nic", 1e9, 0});
+  p.node.nic = gpus;
+  p.nodes = nodes;
+  p.fabric.latency = 0;
+  p.fabric.bytes_per_second = 1e9;
+  return p;
+}
+
+SimOptions with(sched::PolicyKind kind) {
+  SimOptions o;
+  o.policy = kind;
+  return o;
+}
+
+sched::Workload independent(int tasks, double seconds, std::size_t bytes) {
+  sched::Workload w;
+  w.name = "independent";
+  for (int i = 0; i < tasks; ++i) {
+    w.data_bytes.push_back(bytes);
+    w.tasks.push_back({"task",
+                       "t" + std::to_string(i),
+                       {{static_cast<std::size_t>(i), sched::Access::kReadWrite}},
+                       0,
+                       {seconds}});
+  }
+  return w;
+}
+
+TEST(SimulateTest, EachTaskWaitsForItsInputOverItsLinkThenRuns) {
+  // Four 1 s tasks, each reading 1 GB from host memory over a 1 GB/s link: two per GPU, each
+  // a 1 s copy then 1 s of work.
+  const auto r = simulate(small(2), independent(4, 1.0, 1'000'000'000), {});
+  ASSERT_THAT(r, IsOk());
+  EXPECT_DOUBLE_EQ(r->makespan, 4.0);
+  EXPECT_EQ(r->policy, "dmda");
+  EXPECT_EQ(r->tasks, 4U);
+  EXPECT_EQ(r->copies, 4U);
+  EXPECT_DOUBLE_EQ(r->bytes_moved, 4e9);
+  EXPECT_DOUBLE_EQ(r->area, 2.0);
+  EXPECT_DOUBLE_EQ(r->critical_path, 1.0);
+  EXPECT_DOUBLE_EQ(r->efficiency(), 0.5);
+  ASSERT_EQ(r->devices.size(), 2U);
+  EXPECT_EQ(r->devices[0].tasks + r->devices[1].tasks, 4U);
+  EXPECT_DOUBLE_EQ(r->devices[0].busy_seconds + r->devices[1].busy_seconds, 4.0);
+  ASSERT_EQ(r->links.size(), 1U);
+  EXPECT_EQ(r->links[0].kind, "pcie");
+  EXPECT_DOUBLE_EQ(r->links[0].busiest_share, 0.5);
+}
+
+TEST(SimulateTest, TwoCopiesOnOneLinkShareItsBandwidth) {
+  // One GPU, two tasks reading the same... no: one task reading two 1 GB inputs at once.
+  Platform p = small(1);
+  sched::Workload w;
+  w.data_bytes = {1'000'000'000, 1'000'000'000};
+  w.tasks.push_back(
+      {"task", "t", {{0, sched::Access::kRead}, {1, sched::Access::kRead}}, 0, {0.5}});
+  const auto r = simulate(p, w, {});
+  ASSERT_THAT(r, IsOk());
+  EXPECT_DOUBLE_EQ(r->makespan, 2.5);  // 2 GB through 1 GB/s together, then 0.5 s
+}
+
+TEST(SimulateTest, CholeskyWorkIsTheClosedFormAndEveryPolicyFinishesIt) {
+  const int t = 6;
+  const double b = 960;
+  sched::WorkloadSpec spec;
+  spec.kind = sched::WorkloadKind::kCholesky;
+  spec.tiles = t;
+  spec.kernels = "uniform";
+  auto w = sched::make_workload(spec, {sched::DeviceModel{"gpu", 1}});
+  ASSERT_THAT(w, IsOk());
+  // potrf t b^3/3, trsm and syrk t(t-1)/2 b^3 each, gemm t(t-1)(t-2)/6 x 2 b^3; 1 Gflop/s.
+  const double flops =
+      t * b * b * b / 3 + t * (t - 1) * b * b * b + t * (t - 1) * (t - 2) / 6.0 * 2 * b * b * b;
+  const Platform p = small(4);
+  for (const auto kind : sched::all_policies()) {
+    SCOPED_TRACE(std::string(sched::to_string(kind)));
+    const auto r = simulate(p, *w, with(kind));
+    ASSERT_THAT(r, IsOk());
+    EXPECT_NEAR(r->area, flops / 1e9 / 4, 1e-9);
+    EXPECT_EQ(r->tasks, static_cast<std::size_t>(t * (t + 1) * (t + 2) / 6));
+    std::size_t ran = 0;
+    for (const auto& d : r->devices) {
+      ran += d.tasks;
+    }
+    EXPECT_EQ(ran, r->tasks);
+    EXPECT_GE(r->makespan, r->bound() * (1 - 1e-9));
+    // The same run twice gives the same answer.
+    const auto again = simulate(p, *w, with(kind));
+    ASSERT_THAT(again, IsOk());
+    EXPECT_EQ(*again, *r);
+  }
+}
+
+TEST(SimulateTest, NodesOnAFabricExchangeTheirData) {
+  sched::WorkloadSpec spec;
+  spec.kind = sched::WorkloadKind::kRandom;
+  spec.tasks = 60;
+  spec.ccr = 1;
+  auto w = sched::make_workload(spec, {sched::DeviceModel{"gpu", 1}});
+  ASSERT_THAT(w, IsOk());
+  for (const char* fabric : {"single-switch", "fat-tree:4"}) {
+    SCOPED_TRACE(fabric);
+    Platform p = small(2, 4);
+    p.fabric = *parse_fabric(fabric);
+    const auto r = simulate(p, *w, with(sched::PolicyKind::kDmda));
+    ASSERT_THAT(r, IsOk());
+    EXPECT_EQ(r->devices.size(), 8U);
+    EXPECT_EQ(r->devices[7].name, "n3 GPU1");
+    bool fabric_used = false;
+    for (const auto& l : r->links) {
+      fabric_used = fabric_used || (l.kind == "fabric" && l.bytes > 0);
+    }
+    EXPECT_TRUE(fabric_used);
+  }
+  // A fat tree needs whole leaves.
+  Platform odd = small(2, 3);
+  odd.fabric = *parse_fabric("fat-tree:4");
+  const auto r = simulate(odd, *w, {});
+  ASSERT_FALSE(r.has_value());
+  EXPECT_THAT(r.error().message, HasSubstr("fat-tree:4 puts 2 nodes under each leaf switch"));
+}
+
+TEST(SimulateTest, TheReportNamesTheBestPolicyAndTheJsonHoldsEveryRun) {
+  const Platform p = small(2);
+  const auto w = independent(4, 1.0, 1'000'000'000);
+  SimReport rep{p, "independent (4 tasks)", {}};
+  for (const auto kind : {sched::PolicyKind::kDmda, sched::PolicyKind::kEager}) {
+    auto r = simulate(p, w, with(kind));
+    ASSERT_THAT(r, IsOk());
+    rep.runs.push_back(*r);
+  }
+  const auto text = report::render_text(sim_document(rep));
+  EXPECT_THAT(text, HasSubstr("acco sim: 1 node x 2 devices"));
+  EXPECT_THAT(text, HasSubstr("policy"));
+  EXPECT_THAT(text, HasSubstr("best: "));
+  const auto j = to_json(rep);
+  EXPECT_EQ(j["schema"], "acco.sim/1");
+  EXPECT_EQ(j["runs"].size(), 2U);
+  EXPECT_EQ(j["runs"][0]["makespan_seconds"], 4.0);
+  const auto back = result_from_json(j["runs"][0]);
+  ASSERT_THAT(back, IsOk());
+  EXPECT_EQ(*back, rep.runs[0]);
+}
+
+}  // namespace
+}  // namespace acco::sim
