@@ -7,6 +7,7 @@
 #include "acco/report/document.hpp"
 #include "acco/sched/policy.hpp"
 #include "acco/sched/workload.hpp"
+#include "acco/sim/dag_file.hpp"
 #include "acco/sim/report.hpp"
 #include "acco/sim/simulate.hpp"
 #include "acco/topo/probe.hpp"
@@ -30,6 +31,7 @@ struct SimFlags {
   std::string kernels = "sirocco";
   std::uint64_t seed = 1;
   std::string policy = "all";
+  std::string dag;
 };
 
 struct SimOptionsAll {
@@ -38,6 +40,7 @@ struct SimOptionsAll {
   int nodes = 1;
   sched::WorkloadSpec workload;
   std::vector<sched::PolicyKind> policies;
+  std::string dag;  // an acco.dag/1 file instead of the generated workload
 };
 
 std::string workload_text(const sched::WorkloadSpec& w) {
@@ -62,10 +65,17 @@ class SimCommand final : public Command {
     ACCO_ASSIGN_OR_RETURN(report.platform.node, sim::node_from_machine(probed.machine), "sim");
     report.platform.nodes = o_.nodes;
     report.platform.fabric = o_.fabric;
-    report.workload = workload_text(o_.workload);
-    ACCO_ASSIGN_OR_RETURN(const auto workload,
-                          sched::make_workload(o_.workload, {sched::DeviceModel{"gpu", 1}}),
-                          "sim: --workload");
+    sched::Workload workload;
+    if (!o_.dag.empty()) {
+      ACCO_ASSIGN_OR_RETURN(workload, sim::load_dag(o_.dag), "sim: --dag");
+      report.workload =
+          fmt::format("{} ({} tasks from {})", workload.name, workload.tasks.size(), o_.dag);
+    } else {
+      ACCO_ASSIGN_OR_RETURN(workload,
+                            sched::make_workload(o_.workload, {sched::DeviceModel{"gpu", 1}}),
+                            "sim: --workload");
+      report.workload = workload_text(o_.workload);
+    }
     for (const auto kind : o_.policies) {
       sim::SimOptions options;
       options.policy = kind;
@@ -122,6 +132,9 @@ CommandSpec sim_command() {
             ->type_name("TABLE");
         sub.add_option("--seed", f.seed, "independent, random: the generator's seed (default 1)")
             ->type_name("N");
+        sub.add_option("--dag", f.dag,
+                       "simulate this task graph (acco.dag/1 JSON) instead of --workload")
+            ->type_name("FILE");
         sub.add_option("--policy", f.policy,
                        "policies to compare: a list of eager, round-robin, least-loaded, dmda, "
                        "ws, heft, or all (default)")
@@ -182,6 +195,7 @@ CommandSpec sim_command() {
           return usage("--policy: " + policies.error().message);
         }
         o.policies = *policies;
+        o.dag = f.dag;
         return std::make_unique<SimCommand>(std::move(o));
       });
 }

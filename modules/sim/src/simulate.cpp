@@ -6,6 +6,7 @@
 #include <cstring>
 #include <deque>
 #include <limits>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -48,17 +49,22 @@ sg4::NetZone* build_node(const Platform& p, int index, Built& built,
   }
   std::vector<sg4::Link*> links;
   for (const auto& l : node.links) {
-    links.push_back(
-        zone->create_split_duplex_link(fmt::format("n{} {}", index, l.name), l.bytes_per_second)
-            ->set_latency(l.latency)
-            ->seal());
+    const auto name = fmt::format("n{} {}", index, l.name);
+    links.push_back(l.shared ? zone->create_split_duplex_link(name, l.bytes_per_second)
+                                   ->set_latency(l.latency)
+                                   ->seal()
+                             : zone->create_link(name, l.bytes_per_second)
+                                   ->set_sharing_policy(sg4::Link::SharingPolicy::FATPIPE)
+                                   ->set_latency(l.latency)
+                                   ->seal());
   }
-  const auto up = [&](int l) {
-    return sg4::LinkInRoute(links[static_cast<std::size_t>(l)], sg4::LinkInRoute::Direction::UP);
+  const auto in_route = [&](int l, sg4::LinkInRoute::Direction direction) {
+    const auto i = static_cast<std::size_t>(l);
+    return node.links[i].shared ? sg4::LinkInRoute(links[i], direction)
+                                : sg4::LinkInRoute(links[i]);
   };
-  const auto down = [&](int l) {
-    return sg4::LinkInRoute(links[static_cast<std::size_t>(l)], sg4::LinkInRoute::Direction::DOWN);
-  };
+  const auto up = [&](int l) { return in_route(l, sg4::LinkInRoute::Direction::UP); };
+  const auto down = [&](int l) { return in_route(l, sg4::LinkInRoute::Direction::DOWN); };
   std::vector<sg4::Host*> hosts;
   for (std::size_t i = 0; i < node.devices.size(); ++i) {
     hosts.push_back(zone->create_host(fmt::format("n{} GPU{}", index, i), kHostSpeed)->seal());
@@ -275,10 +281,19 @@ class Simulation {
              n > 1 ? copy_seconds(p_, 0, 1, static_cast<double>(edge.bytes)) : 0.0});
       }
       ACCO_ASSIGN_OR_RETURN(const auto heft, sched::heft(plan), "heft");
-      for (std::size_t t = 0; t < tasks_.size(); ++t) {
+      plan_order_.assign(static_cast<std::size_t>(n), {});
+      for (const auto t : heft.order) {
         tasks_[t].planned = static_cast<int>(heft.tasks[t].processor);
         tasks_[t].priority = -heft.tasks[t].start;
+        plan_order_[heft.tasks[t].processor].push_back(t);
       }
+      // Each device runs its tasks in the plan's order (insertion may put a later task first).
+      for (auto& order : plan_order_) {
+        std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+          return heft.tasks[a].start < heft.tasks[b].start;
+        });
+      }
+      next_planned_.assign(static_cast<std::size_t>(n), 0);
     }
     return {};
   }
@@ -343,6 +358,12 @@ class Simulation {
       return tasks_[other].priority < tasks_[t].priority;
     });
     q.insert(at, t);
+    // Its inputs start towards it now (StarPU prefetches when a task is pushed to a worker).
+    for (const auto& [datum, mode] : w_.tasks[t].accesses) {
+      if (sched::reads(mode)) {
+        start_copy(datum, device);
+      }
+    }
     if (idle_[d]) {
       idle_[d] = false;
       wake_[d]->release();
@@ -352,6 +373,20 @@ class Simulation {
   // The next task for device d: its queue, the shared queue, or (ws) one stolen where it pays.
   long next(int d) {
     auto& q = queues_[static_cast<std::size_t>(d)];
+    if (policy_->plans_graphs()) {  // the plan's next task on d, once it is ready
+      const auto du = static_cast<std::size_t>(d);
+      if (next_planned_[du] >= plan_order_[du].size()) {
+        return -1;
+      }
+      const auto want = plan_order_[du][next_planned_[du]];
+      const auto at = std::find(q.begin(), q.end(), want);
+      if (at == q.end()) {
+        return -1;
+      }
+      q.erase(at);
+      ++next_planned_[du];
+      return static_cast<long>(want);
+    }
     if (!q.empty()) {
       const auto t = q.front();
       q.pop_front();
@@ -405,31 +440,47 @@ class Simulation {
       std::vector<sg4::CommPtr> copies;
       std::vector<std::size_t> fetched;
       for (const auto& [datum, mode] : w_.tasks[t].accesses) {
-        if (!sched::reads(mode)) {
+        if (!sched::reads(mode) ||
+            std::find(fetched.begin(), fetched.end(), datum) != fetched.end()) {
           continue;
         }
-        const auto [cost, from] = fetch_cost(datum, d);
-        if (from == d) {
-          continue;
+        start_copy(datum, d);
+        if (const auto it = inflight_.find({datum, d}); it != inflight_.end()) {
+          copies.push_back(it->second);
+          fetched.push_back(datum);
         }
-        const auto bytes = w_.data_bytes[datum];
-        sg4::Host* src = from >= 0 ? built_.devices[static_cast<std::size_t>(from)]
-                                   : built_.memory[static_cast<std::size_t>(-1 - from)];
-        copies.push_back(sg4::Comm::sendto_async(src, built_.devices[du], bytes));
-        fetched.push_back(datum);
-        account(from, d, static_cast<double>(bytes));
       }
       sg4::Comm::wait_all(copies);
       for (const auto datum : fetched) {
-        valid_[datum].push_back(d);
+        inflight_.erase({datum, d});
+        if (std::find(valid_[datum].begin(), valid_[datum].end(), d) == valid_[datum].end()) {
+          valid_[datum].push_back(d);
+        }
       }
       const double start = sg4::Engine::get_clock();
       sg4::this_actor::execute(seconds(t, d) * kHostSpeed);
       result_.devices[du].busy_seconds += sg4::Engine::get_clock() - start;
       ++result_.devices[du].tasks;
+      std::vector<std::size_t> written;
       for (const auto& [datum, mode] : w_.tasks[t].accesses) {
         if (sched::writes(mode)) {
           valid_[datum] = {d};
+          inflight_.erase(inflight_.lower_bound({datum, std::numeric_limits<int>::min()}),
+                          inflight_.lower_bound({datum + 1, std::numeric_limits<int>::min()}));
+          written.push_back(datum);
+        }
+      }
+      // A plan says where each consumer runs: the outputs leave for it at once, as HEFT assumes.
+      for (const auto s : tasks_[t].next) {
+        const int to = tasks_[s].planned;
+        if (to < 0 || to == d) {
+          continue;
+        }
+        for (const auto& [datum, mode] : w_.tasks[s].accesses) {
+          if (sched::reads(mode) &&
+              std::find(written.begin(), written.end(), datum) != written.end()) {
+            start_copy(datum, to);
+          }
         }
       }
       ++done_;
@@ -448,6 +499,26 @@ class Simulation {
         }
       }
     }
+  }
+
+  // Starts copying datum `i` to device `d` from its cheapest valid replica, unless it is there
+  // or on its way.
+  void start_copy(std::size_t i, int d) {
+    if (std::find(valid_[i].begin(), valid_[i].end(), d) != valid_[i].end() ||
+        inflight_.count({i, d}) != 0) {
+      return;
+    }
+    const auto [cost, from] = fetch_cost(i, d);
+    if (from == d) {
+      return;
+    }
+    const auto bytes = w_.data_bytes[i];
+    sg4::Host* src = from >= 0 ? built_.devices[static_cast<std::size_t>(from)]
+                               : built_.memory[static_cast<std::size_t>(-1 - from)];
+    auto comm = sg4::Comm::sendto_async(src, built_.devices[static_cast<std::size_t>(d)], bytes);
+    started_.push_back(comm);  // held to the end: SimGrid warns of a comm freed while running
+    inflight_[{i, d}] = std::move(comm);
+    account(from, d, static_cast<double>(bytes));
   }
 
   void account(int from, int to, double bytes) {
@@ -520,6 +591,10 @@ class Simulation {
   std::vector<std::vector<int>> valid_;  // per datum: devices (or -1 - node) holding it
   std::map<std::pair<int, int>, double> link_bytes_;  // (node, link); fabric: (-1 down|-2 up, node)
   std::size_t done_ = 0;
+  std::map<std::pair<std::size_t, int>, sg4::CommPtr> inflight_;  // (datum, device) copies
+  std::vector<std::vector<std::size_t>> plan_order_;              // HEFT: per device
+  std::vector<std::size_t> next_planned_;
+  std::vector<sg4::CommPtr> started_;
   sched::SystemView view_;
   SimResult result_;
 };

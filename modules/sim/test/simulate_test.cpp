@@ -3,10 +3,12 @@
 #include "acco/sim/simulate.hpp"
 
 #include <cmath>
+#include <tuple>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "acco/sim/dag_file.hpp"
 #include "acco/sim/report.hpp"
 #include "acco/testing/matchers.hpp"
 
@@ -175,6 +177,98 @@ TEST(SimulateTest, TheReportNamesTheBestPolicyAndTheJsonHoldsEveryRun) {
   const auto back = result_from_json(j["runs"][0]);
   ASSERT_THAT(back, IsOk());
   EXPECT_EQ(*back, rep.runs[0]);
+}
+
+}  // namespace
+}  // namespace acco::sim
+
+namespace acco::sim {
+namespace {
+
+// Topcuoglu, Hariri and Wu (2002), figure 2, as an acco.dag/1 document: costs on P1..P3 and
+// each edge's communication cost as bytes over 1 B/s links.
+nlohmann::json paper_dag() {
+  nlohmann::json dag = {{"schema", "acco.dag/1"}, {"name", "topcuoglu-2002"}};
+  const std::vector<std::vector<double>> cost = {
+      {14, 16, 9}, {13, 19, 18}, {11, 13, 19}, {13, 8, 17},  {12, 13, 10},
+      {13, 16, 9}, {7, 15, 11},  {5, 11, 14},  {18, 12, 20}, {21, 7, 16}};
+  for (std::size_t i = 0; i < cost.size(); ++i) {
+    dag["tasks"].push_back({{"name", "n" + std::to_string(i + 1)}, {"seconds", cost[i]}});
+  }
+  for (const auto& [from, to, bytes] : std::vector<std::tuple<int, int, int>>{{1, 2, 18},
+                                                                              {1, 3, 12},
+                                                                              {1, 4, 9},
+                                                                              {1, 5, 11},
+                                                                              {1, 6, 14},
+                                                                              {2, 8, 19},
+                                                                              {2, 9, 16},
+                                                                              {3, 7, 23},
+                                                                              {4, 8, 27},
+                                                                              {4, 9, 23},
+                                                                              {5, 9, 13},
+                                                                              {6, 8, 15},
+                                                                              {7, 10, 17},
+                                                                              {8, 10, 11},
+                                                                              {9, 10, 13}}) {
+    dag["edges"].push_back(
+        {{"from", "n" + std::to_string(from)}, {"to", "n" + std::to_string(to)}, {"bytes", bytes}});
+  }
+  return dag;
+}
+
+// Three processors, a link of 1 B/s each that every flow has whole (the paper's
+// contention-free network), copies between two processors through both of theirs.
+Platform paper_platform() {
+  Platform p = small(3);
+  for (auto& l : p.node.links) {
+    l.bytes_per_second = 1;
+    l.shared = false;
+  }
+  return p;
+}
+
+TEST(SimulateTest, HeftOnThePapersGraphFinishesAt80AsPublished) {
+  const auto w = workload_from_dag(paper_dag());
+  ASSERT_THAT(w, IsOk());
+  EXPECT_EQ(w->tasks.size(), 10U);
+  EXPECT_EQ(w->data_bytes.size(), 15U);
+  EXPECT_EQ(sched::infer_edges(*w).size(), 15U);
+  const auto r = simulate(paper_platform(), *w, with(sched::PolicyKind::kHeft));
+  ASSERT_THAT(r, IsOk());
+  EXPECT_DOUBLE_EQ(r->makespan, 80);
+  // Every other policy finishes it too, never below the bound.
+  for (const auto kind : sched::all_policies()) {
+    const auto other = simulate(paper_platform(), *w, with(kind));
+    ASSERT_THAT(other, IsOk());
+    EXPECT_GE(other->makespan, other->bound());
+  }
+}
+
+TEST(SimulateTest, ABadTaskGraphIsNamedWithWhatIsWrong) {
+  auto dag = paper_dag();
+  dag["edges"].push_back({{"from", "n10"}, {"to", "n1"}, {"bytes", 1}});
+  EXPECT_THAT(workload_from_dag(dag).error().message, HasSubstr("the edges make a cycle"));
+  dag = paper_dag();
+  dag["tasks"][3]["seconds"] = {1, 2};
+  EXPECT_EQ(workload_from_dag(dag).error().message,
+            "task 'n4' has 2 times where the first task has 3");
+  dag = paper_dag();
+  dag["edges"][0]["to"] = "n11";
+  EXPECT_THAT(workload_from_dag(dag).error().message, HasSubstr("\"to\" names no task"));
+  dag = paper_dag();
+  dag["tasks"][1]["name"] = "n1";
+  EXPECT_EQ(workload_from_dag(dag).error().message, "task 'n1' is named twice");
+  dag = paper_dag();
+  dag["tasks"][0]["seconds"][0] = -1;
+  EXPECT_EQ(workload_from_dag(dag).error().message, "task 'n1': -1 is not a number of 0 or more");
+  EXPECT_THAT(workload_from_dag(nlohmann::json::object()).error().message,
+              HasSubstr("\"schema\" is not \"acco.dag/1\""));
+  // The devices' count must fit the rows.
+  const auto w = workload_from_dag(paper_dag());
+  ASSERT_THAT(w, IsOk());
+  const auto r = simulate(small(2), *w, {});
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().message, "task n1 has 3 times for 2 devices");
 }
 
 }  // namespace

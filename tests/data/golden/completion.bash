@@ -6,7 +6,7 @@
 _acco_words() {
   case $1 in
     'acco')
-      _acco_commands='probe doctor bench tune schedule serve top record analyze power exec submit jobs cancel logs config rules completion man'
+      _acco_commands='probe doctor bench tune schedule sim serve top record analyze power exec submit jobs cancel logs config rules completion man'
       _acco_flags='-h --help --version'
       _acco_valued=''
       ;;
@@ -34,6 +34,11 @@ _acco_words() {
       _acco_commands=''
       _acco_flags='-h --help --workload --tiles --tasks --seed --skew --ccr --alpha --out-degree --beta --kernels --time-scale --devices --kinds --speeds --link --profile --no-profile --distributed --dispatch --between-ranks --lost-after --hang-rank --hang-after --slow-rank --tile-bytes --task-bytes --memory --policy --sorted-decision --calibrate --models --trace --serve --serve-interval --simulate-thermal --thermal-scale --cooling --governor --json'
       _acco_valued='--workload --tiles --tasks --seed --skew --ccr --alpha --out-degree --beta --kernels --time-scale --devices --kinds --speeds --link --profile --dispatch --between-ranks --lost-after --hang-rank --hang-after --slow-rank --tile-bytes --task-bytes --memory --policy --calibrate --models --trace --serve --serve-interval --thermal-scale --cooling --governor'
+      ;;
+    'acco sim')
+      _acco_commands=''
+      _acco_flags='-h --help --sysroot --from --hwloc-xml --nvml --nodes --fabric --fabric-gbps --fabric-latency-us --workload --tiles --tasks --kernels --seed --dag --policy --json --config'
+      _acco_valued='--sysroot --from --hwloc-xml --nvml --nodes --fabric --fabric-gbps --fabric-latency-us --workload --tiles --tasks --kernels --seed --dag --policy --config'
       ;;
     'acco serve')
       _acco_commands=''
@@ -230,6 +235,22 @@ _acco_value() {
     'acco schedule --thermal-scale') COMPREPLY=() ;;
     'acco schedule --cooling') COMPREPLY=() ;;
     'acco schedule --governor') _acco_reply_words 'off thermal energy' "$3" ;;
+    'acco sim --sysroot') _acco_reply_directories "$3" ;;
+    'acco sim --from') _acco_reply_files "$3" ;;
+    'acco sim --hwloc-xml') _acco_reply_files "$3" ;;
+    'acco sim --nvml') _acco_reply_words 'auto on off' "$3" ;;
+    'acco sim --nodes') COMPREPLY=() ;;
+    'acco sim --fabric') _acco_reply_words 'single-switch fat-tree:8' "$3" ;;
+    'acco sim --fabric-gbps') COMPREPLY=() ;;
+    'acco sim --fabric-latency-us') COMPREPLY=() ;;
+    'acco sim --workload') _acco_reply_words 'cholesky lu independent chain random' "$3" ;;
+    'acco sim --tiles') COMPREPLY=() ;;
+    'acco sim --tasks') COMPREPLY=() ;;
+    'acco sim --kernels') COMPREPLY=() ;;
+    'acco sim --seed') COMPREPLY=() ;;
+    'acco sim --dag') _acco_reply_files "$3" ;;
+    'acco sim --policy') COMPREPLY=() ;;
+    'acco sim --config') _acco_reply_files "$3" ;;
     'acco serve --listen') COMPREPLY=() ;;
     'acco serve --interval') COMPREPLY=() ;;
     'acco serve --simulate') COMPREPLY=() ;;

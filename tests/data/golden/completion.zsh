@@ -18,6 +18,7 @@ _acco() {
         'bench:measure host<->device, device<->device and host bandwidth against the link peak'
         'tune:tune the transfer engine (and with --file the storage reader) for this machine and save the profile bench loads'
         'schedule:run a named task graph on several devices under scheduling policies'
+        'sim:simulate the scheduler'\''s policies on a cluster of this machine'\''s nodes (SimGrid)'
         'serve:run the node daemon: sample devices and host, serve /metrics, API and dashboard'
         'top:live terminal view of devices and host (sampled here or read from acco serve)'
         'record:sample devices and host into a file (JSON Lines) for acco analyze'
@@ -43,6 +44,7 @@ _acco() {
         bench) _acco_bench ;;
         tune) _acco_tune ;;
         schedule) _acco_schedule ;;
+        sim) _acco_sim ;;
         serve) _acco_serve ;;
         top) _acco_top ;;
         record) _acco_record ;;
@@ -194,6 +196,28 @@ _acco_schedule() {
     --cooling='[--simulate-thermal\: heatsink-to-air resistance factor per device, or one for all (default 1; 2 is a device with poor cooling)]:LIST:' \
     --governor='[--simulate-thermal\: governor settings to compare\: off (firmware only), thermal, energy, cap\:W (default off,thermal)]:LIST:(off thermal energy)' \
     --json'[print JSON (schema acco.schedule/1)]'
+}
+
+_acco_sim() {
+  _arguments \
+    '(- *)'{-h,--help}'[Print this help message and exit]' \
+    --sysroot='[the node is the machine in DIR/sys and DIR/proc (env ACCO_SYSROOT)]:DIR:_files -/' \
+    --from='[the node is the machine of this snapshot]:FILE:_files' \
+    --hwloc-xml='[the node is the machine of this hwloc XML export]:FILE:_files' \
+    --nvml='[query NVML\: auto, on, off (env ACCO_NVML)]:MODE:(auto on off)' \
+    --nodes='[how many such nodes (default 1)]:N:' \
+    --fabric='[how the nodes are joined\: single-switch (default), fat-tree\:K (K/2 nodes a leaf switch)]:FABRIC:(single-switch fat-tree:8)' \
+    --fabric-gbps='[each fabric link'\''s rate per direction in Gb/s (default 400)]:GBPS:' \
+    --fabric-latency-us='[each fabric link'\''s latency in microseconds (default 2)]:US:' \
+    --workload='[cholesky (default), lu, independent, chain, random]:NAME:(cholesky lu independent chain random)' \
+    --tiles='[cholesky, lu\: tiles per side (default 8)]:N:' \
+    --tasks='[independent, chain, random\: tasks (default 1000)]:N:' \
+    --kernels='[cholesky, lu\: kernel times\: sirocco (default), mirage, uniform]:TABLE:' \
+    --seed='[independent, random\: the generator'\''s seed (default 1)]:N:' \
+    --dag='[simulate this task graph (acco.dag/1 JSON) instead of --workload]:FILE:_files' \
+    --policy='[policies to compare\: a list of eager, round-robin, least-loaded, dmda, ws, heft, or all (default)]:LIST:' \
+    --json'[print JSON (schema acco.sim/1) instead of text]' \
+    --config='[JSON file of settings (env ACCO_CONFIG)]:FILE:_files'
 }
 
 _acco_serve() {

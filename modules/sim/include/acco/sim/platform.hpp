@@ -19,6 +19,9 @@ struct Link {
   std::string kind;  // "pcie", "nvlink", "nic", "fabric"
   double bytes_per_second = 0;
   double latency = 0;  // seconds
+  // False: every flow gets the whole bandwidth (SimGrid's FATPIPE), the contention-free network
+  // list schedulers such as HEFT assume; for checking them, not for real links.
+  bool shared = true;
   bool operator==(const Link&) const = default;
 };
 

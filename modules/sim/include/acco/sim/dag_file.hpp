@@ -1,0 +1,24 @@
+// A task graph from a file (schema acco.dag/1, docs/schemas/dag.schema.json): named tasks with
+// their run time on every device (or one time for all), and edges carrying the bytes the
+// consumer reads from the producer. Each edge becomes a datum the producer writes and the
+// consumer reads, so the runtime's inference rule gives back exactly the file's edges.
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "acco/core/result.hpp"
+#include "acco/sched/workload.hpp"
+
+namespace acco::sim {
+
+// Tasks in a topological order (the file's order among tasks that are ready together).
+// kInvalidArgument naming the task, edge or field: a wrong schema, a duplicate or unknown task
+// name, a negative or non-finite time or byte count, rows of different lengths, a self-edge or a
+// cycle.
+[[nodiscard]] Result<sched::Workload> workload_from_dag(const nlohmann::json& dag);
+// The file's JSON, then workload_from_dag; errors name the path.
+[[nodiscard]] Result<sched::Workload> load_dag(const std::string& path);
+
+}  // namespace acco::sim

@@ -1,0 +1,96 @@
+// `acco sim` run for real on generated machines: the text (golden) and JSON (schema) of a policy
+// comparison, a task graph from a file, and bad input as one line with its exit code.
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <string>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "acco/testing/files.hpp"
+#include "acco/testing/json_schema.hpp"
+
+#include "machines.hpp"
+#include "run_acco.hpp"
+
+namespace acco::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(SimTest, APolicyComparisonOnDgxNodesMatchesItsGoldenAndSchema) {
+  TempDir root;
+  write_dgx_h100(root.path());
+  const std::string base = "sim --sysroot " + root.path().string() +
+                           " --nvml off --nodes 4 --fabric fat-tree:4 --tiles 6 --policy dmda,heft";
+  const auto text = acco(base);
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  expect_golden("sim.dgx_h100.txt",
+                std::regex_replace(text.out, std::regex(root.path().string()), "DIR"));
+  const auto json = acco(base + " --json");
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  expect_conforms(json.out, "sim.schema.json");
+  const auto j = nlohmann::json::parse(json.out);
+  EXPECT_EQ(j["platform"]["nodes"], 4);
+  EXPECT_EQ(j["platform"]["devices_per_node"], 8);
+  ASSERT_EQ(j["runs"].size(), 2U);
+  for (const auto& run : j["runs"]) {
+    EXPECT_EQ(run["tasks"], 56);
+    EXPECT_EQ(run["devices"].size(), 32U);
+    EXPECT_GE(run["makespan_seconds"].get<double>(), run["bound_seconds"].get<double>());
+  }
+}
+
+TEST(SimTest, ATaskGraphFileIsSimulatedAndABadOneIsNamed) {
+  TempDir root;
+  write_workstation(root.path());
+  const std::string base = "sim --sysroot " + root.path().string() + " --nvml off ";
+  const auto dag = acco(base + "--dag " + std::string(ACCO_SOURCE_DIR) +
+                        "/docs/examples/topcuoglu-2002.dag.json --policy heft --json");
+  ASSERT_EQ(dag.exit_code, 0) << dag.err;
+  expect_conforms(dag.out, "sim.schema.json");
+  EXPECT_THAT(nlohmann::json::parse(dag.out)["workload"].get<std::string>(),
+              HasSubstr("topcuoglu-2002 (10 tasks"));
+  const auto file = root.path() / "bad.json";
+  std::ofstream(file) << R"({"schema": "acco.dag/1", "tasks": [{"name": "a", "seconds": 1}],
+                            "edges": [{"from": "a", "to": "a"}]})";
+  const auto bad = acco(base + "--dag " + file.string());
+  EXPECT_EQ(bad.exit_code, 65);
+  EXPECT_EQ(bad.err, "acco: sim: --dag: " + file.string() +
+                         R"(: edge {"from":"a","to":"a"} joins a task to itself)" + "\n");
+  const auto missing = acco(base + "--dag " + (root.path() / "none.json").string());
+  EXPECT_EQ(missing.exit_code, 66);
+}
+
+TEST(SimTest, BadFlagsAreOneLineWithTheUsageExitCode) {
+  for (const auto& [args, message] : std::vector<std::pair<std::string, std::string>>{
+           {"--nodes 0", "--nodes: '0' is not a whole number from 1 to 100000"},
+           {"--fabric torus",
+            "--fabric: 'torus' is not single-switch or fat-tree:K (K even, 2-256)"},
+           {"--nodes 3 --fabric fat-tree:4",
+            "--nodes 3 on fat-tree:4: each leaf switch takes 2 nodes, so the count must be a "
+            "multiple of 2"},
+           {"--policy fifo",
+            "--policy: 'fifo' is not one of eager, round-robin, least-loaded, dmda, ws, heft, or "
+            "all"},
+           {"--workload fft",
+            "--workload: 'fft' is not one of cholesky, lu, independent, chain, "
+            "random"},
+       }) {
+    SCOPED_TRACE(args);
+    const auto r = acco("sim " + args);
+    EXPECT_EQ(r.exit_code, 64);
+    EXPECT_EQ(r.err, "acco: " + message + "\n");
+    EXPECT_EQ(r.out, "");
+  }
+  // A machine without accelerators has nothing to simulate: the CI's VM.
+  TempDir vm;
+  write_ci_vm(vm.path());
+  const auto none = acco("sim --sysroot " + vm.path().string());
+  EXPECT_EQ(none.exit_code, 66);
+  EXPECT_THAT(none.err, HasSubstr("no accelerator in sysroot " + vm.path().string()));
+}
+
+}  // namespace
+}  // namespace acco::testing
