@@ -22,37 +22,35 @@ Result<double> non_negative(const nlohmann::json& v, const std::string& what) {
   return v.get<double>();
 }
 
-}  // namespace
-
-Result<sched::Workload> workload_from_dag(const nlohmann::json& dag) {
-  if (!dag.is_object() || dag.value("schema", "") != "acco.dag/1") {
-    return fail(Errc::kInvalidArgument, "not a task graph: \"schema\" is not \"acco.dag/1\"");
-  }
-  const auto tasks = dag.find("tasks");
-  if (tasks == dag.end() || !tasks->is_array() || tasks->empty()) {
-    return fail(Errc::kInvalidArgument, "\"tasks\" is not a non-empty array");
-  }
+struct Parsed {
   std::map<std::string, std::size_t> index;
   std::vector<sched::WorkTask> work;
+  std::vector<std::vector<std::pair<std::size_t, std::size_t>>> out;  // per task: (to, bytes)
+  std::vector<std::size_t> pending;                                   // predecessors
+};
+
+Status parse_tasks(const nlohmann::json& tasks, Parsed& p) {
   std::size_t columns = 0;
-  for (const auto& t : *tasks) {
+  for (const auto& t : tasks) {
     if (!t.is_object() || !t.contains("name") || !t["name"].is_string()) {
       return fail(Errc::kInvalidArgument, fmt::format("a task has no \"name\": {}", t.dump()));
     }
     const auto name = t["name"].get<std::string>();
-    if (!index.emplace(name, work.size()).second) {
+    if (!p.index.emplace(name, p.work.size()).second) {
       return fail(Errc::kInvalidArgument, fmt::format("task '{}' is named twice", name));
     }
     sched::WorkTask w;
     w.name = name;
-    w.type = t.value("type", "task");
+    w.type = t.contains("type") && t["type"].is_string() ? t["type"].get<std::string>() : "task";
     const auto seconds = t.find("seconds");
     if (seconds == t.end()) {
       return fail(Errc::kInvalidArgument, fmt::format("task '{}' has no \"seconds\"", name));
     }
-    for (const auto& s : seconds->is_array() ? *seconds : nlohmann::json::array({*seconds})) {
-      ACCO_ASSIGN_OR_RETURN(const double v, non_negative(s, fmt::format("task '{}'", name)));
-      w.seconds.push_back(v);
+    const auto row = seconds->is_array() ? *seconds : nlohmann::json::array({*seconds});
+    w.seconds.reserve(row.size());
+    for (const auto& v : row) {
+      ACCO_ASSIGN_OR_RETURN(const double x, non_negative(v, fmt::format("task '{}'", name)));
+      w.seconds.push_back(x);
     }
     if (w.seconds.empty() || (columns != 0 && w.seconds.size() != columns)) {
       return fail(Errc::kInvalidArgument,
@@ -60,78 +58,106 @@ Result<sched::Workload> workload_from_dag(const nlohmann::json& dag) {
                               w.seconds.size(), columns));
     }
     columns = w.seconds.size();
-    work.push_back(std::move(w));
+    p.work.push_back(std::move(w));
   }
-  std::vector<std::vector<std::pair<std::size_t, std::size_t>>> out(work.size());  // (to, bytes)
-  std::vector<std::size_t> pending(work.size(), 0);
-  for (const auto& e : dag.value("edges", nlohmann::json::array())) {
+  return {};
+}
+
+Status parse_edges(const nlohmann::json& edges, Parsed& p) {
+  p.out.assign(p.work.size(), {});
+  p.pending.assign(p.work.size(), 0);
+  if (!edges.is_array()) {
+    return fail(Errc::kInvalidArgument, "\"edges\" is not an array");
+  }
+  for (const auto& e : edges) {
     const auto end = [&](const char* key) -> Result<std::size_t> {
-      const auto it = e.find(key);
-      if (it == e.end() || !it->is_string() || index.count(it->get<std::string>()) == 0) {
+      const auto it = e.is_object() ? e.find(key) : e.end();
+      if (it == e.end() || !it->is_string() || !p.index.contains(it->get<std::string>())) {
         return fail(Errc::kInvalidArgument,
                     fmt::format("edge {}: \"{}\" names no task", e.dump(), key));
       }
-      return index.at(it->get<std::string>());
+      return p.index.at(it->get<std::string>());
     };
     ACCO_ASSIGN_OR_RETURN(const auto from, end("from"));
     ACCO_ASSIGN_OR_RETURN(const auto to, end("to"));
     if (from == to) {
       return fail(Errc::kInvalidArgument, fmt::format("edge {} joins a task to itself", e.dump()));
     }
-    ACCO_ASSIGN_OR_RETURN(const double bytes, non_negative(e.value("bytes", nlohmann::json(0)),
-                                                           fmt::format("edge {} bytes", e.dump())));
-    out[from].emplace_back(to, static_cast<std::size_t>(bytes));
-    ++pending[to];
+    ACCO_ASSIGN_OR_RETURN(const double bytes,
+                          non_negative(e.contains("bytes") ? e["bytes"] : nlohmann::json(0),
+                                       fmt::format("edge {} bytes", e.dump())));
+    p.out[from].emplace_back(to, static_cast<std::size_t>(bytes));
+    ++p.pending[to];
   }
-  // Kahn's order, the file's order among ready tasks.
+  return {};
+}
+
+// Kahn's order, the file's order among ready tasks; kInvalidArgument naming a task on a cycle.
+Result<std::vector<std::size_t>> topological(Parsed& p) {
   std::deque<std::size_t> ready;
-  for (std::size_t t = 0; t < work.size(); ++t) {
-    if (pending[t] == 0) {
+  for (std::size_t t = 0; t < p.work.size(); ++t) {
+    if (p.pending[t] == 0) {
       ready.push_back(t);
     }
   }
   std::vector<std::size_t> order;
+  order.reserve(p.work.size());
   while (!ready.empty()) {
     const auto t = ready.front();
     ready.pop_front();
     order.push_back(t);
     std::vector<std::size_t> released;
-    for (const auto& [to, bytes] : out[t]) {
-      if (--pending[to] == 0) {
+    for (const auto& [to, bytes] : p.out[t]) {
+      if (--p.pending[to] == 0) {
         released.push_back(to);
       }
     }
     std::sort(released.begin(), released.end());
     ready.insert(ready.end(), released.begin(), released.end());
   }
-  if (order.size() != work.size()) {
-    for (std::size_t t = 0; t < work.size(); ++t) {
-      if (pending[t] != 0) {
-        return fail(Errc::kInvalidArgument,
-                    fmt::format("the edges make a cycle through task '{}'", work[t].name));
-      }
+  for (std::size_t t = 0; t < p.work.size(); ++t) {
+    if (p.pending[t] != 0) {
+      return fail(Errc::kInvalidArgument,
+                  fmt::format("the edges make a cycle through task '{}'", p.work[t].name));
     }
   }
+  return order;
+}
+
+}  // namespace
+
+Result<sched::Workload> workload_from_dag(const nlohmann::json& dag) {
+  if (!dag.is_object() || !dag.contains("schema") || dag["schema"] != "acco.dag/1") {
+    return fail(Errc::kInvalidArgument, "not a task graph: \"schema\" is not \"acco.dag/1\"");
+  }
+  const auto tasks = dag.find("tasks");
+  if (tasks == dag.end() || !tasks->is_array() || tasks->empty()) {
+    return fail(Errc::kInvalidArgument, "\"tasks\" is not a non-empty array");
+  }
+  Parsed p;
+  ACCO_RETURN_IF_ERROR(parse_tasks(*tasks, p));
+  ACCO_RETURN_IF_ERROR(
+      parse_edges(dag.contains("edges") ? dag["edges"] : nlohmann::json::array(), p));
+  ACCO_ASSIGN_OR_RETURN(const auto order, topological(p));
   // Each edge a datum: written by its producer, read by its consumer.
   sched::Workload w;
-  w.name = dag.value("name", "dag");
-  std::vector<std::size_t> position(work.size());
+  w.name = dag.contains("name") && dag["name"].is_string() ? dag["name"].get<std::string>() : "dag";
+  std::vector<std::size_t> position(p.work.size());
   for (std::size_t i = 0; i < order.size(); ++i) {
     position[order[i]] = i;
   }
-  std::vector<sched::WorkTask> sorted;
+  w.tasks.reserve(order.size());
   for (const auto t : order) {
-    sorted.push_back(work[t]);
+    w.tasks.push_back(p.work[t]);
   }
-  for (std::size_t from = 0; from < work.size(); ++from) {
-    for (const auto& [to, bytes] : out[from]) {
+  for (std::size_t from = 0; from < p.work.size(); ++from) {
+    for (const auto& [to, bytes] : p.out[from]) {
       const auto datum = w.data_bytes.size();
       w.data_bytes.push_back(bytes);
-      sorted[position[from]].accesses.emplace_back(datum, sched::Access::kWrite);
-      sorted[position[to]].accesses.emplace_back(datum, sched::Access::kRead);
+      w.tasks[position[from]].accesses.emplace_back(datum, sched::Access::kWrite);
+      w.tasks[position[to]].accesses.emplace_back(datum, sched::Access::kRead);
     }
   }
-  w.tasks = std::move(sorted);
   return w;
 }
 

@@ -36,6 +36,64 @@ double nvlink_rate(int version) {
   return version > 0 && version <= 2 ? 20e9 : 25e9;
 }
 
+// The links a copy from device i to device j crosses over PCIe: up from i to the lowest bridge
+// both hang under, then down to j (through the root complex when they share none).
+std::vector<int> pcie_peer(const std::vector<std::string>& chain_i, const std::vector<int>& up_i,
+                           const std::vector<std::string>& chain_j, const std::vector<int>& up_j) {
+  std::size_t common_i = chain_i.size();
+  std::size_t common_j = chain_j.size();
+  for (std::size_t a = 0; a < chain_i.size() && common_i == chain_i.size(); ++a) {
+    const auto at = std::find(chain_j.begin(), chain_j.end(), chain_i[a]);
+    if (at != chain_j.end()) {
+      common_i = a;
+      common_j = static_cast<std::size_t>(at - chain_j.begin());
+    }
+  }
+  std::vector<int> links(up_i.begin(), up_i.begin() + static_cast<std::ptrdiff_t>(common_i));
+  for (std::size_t b = common_j; b-- > 0;) {
+    links.push_back(up_j[b]);
+  }
+  return links;
+}
+
+// The NICs' rates together: InfiniBand ports that are up, else the Ethernet speeds of
+// interfaces on a PCI function.
+double nic_rate(const topo::Machine& machine) {
+  double nic = 0;
+  for (const auto& port : machine.ib_ports) {
+    if (port.state == 4) {
+      nic += (port.data_rate_gbps > 0 ? port.data_rate_gbps : port.rate_gbps) * 1e9 / 8;
+    }
+  }
+  if (nic > 0) {
+    return nic;
+  }
+  for (const auto& net : machine.net_interfaces) {
+    if (!net.pci.empty() && net.speed_mbps && *net.speed_mbps > 0) {
+      nic += static_cast<double>(*net.speed_mbps) * 1e6 / 8;
+    }
+  }
+  return nic;
+}
+
+// Each GPU's active NVLinks as one link of their summed rate; -1 for a GPU without any.
+std::vector<int> add_nvlinks(const topo::Machine& machine,
+                             const std::vector<std::vector<std::string>>& chains, NodeModel& node) {
+  std::vector<int> nvlink(chains.size(), -1);
+  for (std::size_t i = 0; i < chains.size(); ++i) {
+    const auto* gpu = machine.nvml_gpu(chains[i].front());
+    double rate = 0;
+    for (const auto& l : gpu != nullptr ? gpu->nvlinks : std::vector<topo::NvLink>{}) {
+      rate += l.active ? nvlink_rate(l.version) : 0;
+    }
+    if (rate > 0) {
+      node.links.push_back(Link{fmt::format("nvlink GPU{}", i), "nvlink", rate, kNvlinkLatency});
+      nvlink[i] = static_cast<int>(node.links.size()) - 1;
+    }
+  }
+  return nvlink;
+}
+
 }  // namespace
 
 Result<NodeModel> node_from_machine(const topo::Machine& machine) {
@@ -83,65 +141,19 @@ Result<NodeModel> node_from_machine(const topo::Machine& machine) {
                 fmt::format("no accelerator in {}: nothing to simulate",
                             machine.origin.empty() ? std::string("the machine") : machine.origin));
   }
-  // NVLink: each GPU's active links to its peers or NVSwitches, as one link per GPU.
-  std::vector<int> nvlink(node.devices.size(), -1);
-  for (std::size_t i = 0; i < chains.size(); ++i) {
-    if (const auto* gpu = machine.nvml_gpu(chains[i].front()); gpu != nullptr) {
-      double rate = 0;
-      for (const auto& l : gpu->nvlinks) {
-        rate += l.active ? nvlink_rate(l.version) : 0;
-      }
-      if (rate > 0) {
-        node.links.push_back(Link{fmt::format("nvlink GPU{}", i), "nvlink", rate, kNvlinkLatency});
-        nvlink[i] = static_cast<int>(node.links.size()) - 1;
-      }
-    }
-  }
+  const std::vector<int> nvlink = add_nvlinks(machine, chains, node);
   const std::size_t n = node.devices.size();
   node.peer.assign(n, std::vector<std::vector<int>>(n));
   for (std::size_t i = 0; i < n; ++i) {
     for (std::size_t j = 0; j < n; ++j) {
-      if (i == j) {
-        continue;
-      }
-      auto& links = node.peer[i][j];
-      if (nvlink[i] >= 0 && nvlink[j] >= 0) {
-        links = {nvlink[i], nvlink[j]};
-        continue;
-      }
-      // Up from i to the lowest bridge both hang under, then down to j; through host memory's
-      // root complex when they share none.
-      std::size_t common_i = chains[i].size();
-      std::size_t common_j = chains[j].size();
-      for (std::size_t a = 0; a < chains[i].size() && common_i == chains[i].size(); ++a) {
-        const auto at = std::find(chains[j].begin(), chains[j].end(), chains[i][a]);
-        if (at != chains[j].end()) {
-          common_i = a;
-          common_j = static_cast<std::size_t>(at - chains[j].begin());
-        }
-      }
-      links.assign(node.to_host[i].begin(),
-                   node.to_host[i].begin() + static_cast<std::ptrdiff_t>(common_i));
-      for (std::size_t b = common_j; b-- > 0;) {
-        links.push_back(node.to_host[j][b]);
+      if (i != j) {
+        node.peer[i][j] = nvlink[i] >= 0 && nvlink[j] >= 0
+                              ? std::vector<int>{nvlink[i], nvlink[j]}
+                              : pcie_peer(chains[i], node.to_host[i], chains[j], node.to_host[j]);
       }
     }
   }
-  // The NICs' rates together (InfiniBand ports that are up, else Ethernet speeds).
-  double nic = 0;
-  for (const auto& port : machine.ib_ports) {
-    nic += port.state == 4
-               ? (port.data_rate_gbps > 0 ? port.data_rate_gbps : port.rate_gbps) * 1e9 / 8
-               : 0;
-  }
-  if (nic <= 0) {
-    for (const auto& net : machine.net_interfaces) {
-      nic += !net.pci.empty() && net.speed_mbps && *net.speed_mbps > 0
-                 ? static_cast<double>(*net.speed_mbps) * 1e6 / 8
-                 : 0;
-    }
-  }
-  if (nic > 0) {
+  if (const double nic = nic_rate(machine); nic > 0) {
     node.links.push_back(Link{"nic", "nic", nic, kNicLatency});
     node.nic = static_cast<int>(node.links.size()) - 1;
   }

@@ -263,6 +263,18 @@ TEST(SimulateTest, ABadTaskGraphIsNamedWithWhatIsWrong) {
   EXPECT_EQ(workload_from_dag(dag).error().message, "task 'n1': -1 is not a number of 0 or more");
   EXPECT_THAT(workload_from_dag(nlohmann::json::object()).error().message,
               HasSubstr("\"schema\" is not \"acco.dag/1\""));
+  // Values of the wrong type are errors, never exceptions.
+  for (const char* text :
+       {R"({"schema": "acco.dag/1", "tasks": [1]})", R"({"schema": 7, "tasks": []})",
+        R"({"schema": "acco.dag/1", "tasks": [{"name": "a", "seconds": "1"}]})",
+        R"({"schema": "acco.dag/1", "tasks": [{"name": "a", "seconds": 1}], "edges": 5})",
+        R"({"schema": "acco.dag/1", "tasks": [{"name": "a", "seconds": 1}], "edges": [1]})",
+        R"({"schema": "acco.dag/1", "tasks": [{"name": "a", "seconds": [], "type": 3}]})",
+        R"({"schema": "acco.dag/1", "name": 5, "tasks": [{"name": "a", "seconds": 1}],
+            "edges": [{"from": "a", "to": "a", "bytes": "x"}]})"}) {
+    SCOPED_TRACE(text);
+    EXPECT_FALSE(workload_from_dag(nlohmann::json::parse(text)).has_value());
+  }
   // The devices' count must fit the rows.
   const auto w = workload_from_dag(paper_dag());
   ASSERT_THAT(w, IsOk());
