@@ -26,6 +26,7 @@ constexpr const char* kDaemonLeaf = "acco-daemon";
 
 // One write(2) of `value`, as the kernel wants cgroup files written; the error text or "".
 std::string write_value(const std::string& path, const std::string& value) {
+  // NOLINTNEXTLINE(cppcoreguidelines-pro-type-vararg)
   const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
   if (fd < 0) {
     return std::strerror(errno);
@@ -103,9 +104,9 @@ Cgroup make_cgroup(const std::string& root, std::string_view proc_self_cgroup,
     if (!needed) {
       continue;
     }
-    if (enabled.count(c) != 0) {
+    if (enabled.contains(c)) {
       usable.insert(c);
-    } else if (available.count(c) == 0) {
+    } else if (!available.contains(c)) {
       out.skipped.push_back(fmt::format("{}: the {} controller is not available in {} ({})", c, c,
                                         parent, kDelegate));
     } else {
@@ -151,7 +152,7 @@ Cgroup make_cgroup(const std::string& root, std::string_view proc_self_cgroup,
   out.path = dir;
   const auto set = [&](const std::string& controller, const std::string& file,
                        const std::string& value) {
-    if (usable.count(controller) == 0) {
+    if (!usable.contains(controller)) {
       return;
     }
     if (const auto error = write_value(dir + "/" + file, value); !error.empty()) {
