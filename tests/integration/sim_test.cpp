@@ -75,8 +75,15 @@ TEST(SimTest, BadFlagsAreOneLineWithTheUsageExitCode) {
             "--policy: 'fifo' is not one of eager, round-robin, least-loaded, dmda, ws, heft, or "
             "all"},
            {"--workload fft",
-            "--workload: 'fft' is not one of cholesky, lu, independent, chain, "
-            "random"},
+            "--workload: 'fft' is not one of cholesky, lu, independent, chain, random, "
+            "taskbench:PATTERN"},
+           {"--workload taskbench:fast",
+            "--workload: 'fast' is not a Task Bench pattern: trivial, no_comm, stencil_1d, "
+            "stencil_1d_periodic, dom, tree, fft, all_to_all, nearest, spread"},
+           {"--workload taskbench:nearest --radix 9",
+            "--radix: '9' is not a whole number from 1 to --width (8)"},
+           {"--workload taskbench:fft --width 0",
+            "--width: '0' is not a whole number from 1 to 100000"},
        }) {
     SCOPED_TRACE(args);
     const auto r = acco("sim " + args);

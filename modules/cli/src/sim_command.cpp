@@ -1,5 +1,6 @@
 // acco sim: the scheduler's policies on a simulated cluster (sim module, on SimGrid).
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <fmt/format.h>
@@ -10,6 +11,7 @@
 #include "acco/sim/dag_file.hpp"
 #include "acco/sim/report.hpp"
 #include "acco/sim/simulate.hpp"
+#include "acco/sim/taskbench.hpp"
 #include "acco/topo/probe.hpp"
 
 #include "command_spec.hpp"
@@ -32,6 +34,9 @@ struct SimFlags {
   std::uint64_t seed = 1;
   std::string policy = "all";
   std::string dag;
+  int width = 8;
+  int steps = 8;
+  int radix = 3;
 };
 
 struct SimOptionsAll {
@@ -41,6 +46,7 @@ struct SimOptionsAll {
   sched::WorkloadSpec workload;
   std::vector<sched::PolicyKind> policies;
   std::string dag;  // an acco.dag/1 file instead of the generated workload
+  std::optional<sim::TaskBenchSpec> taskbench;  // --workload taskbench:PATTERN
 };
 
 std::string workload_text(const sched::WorkloadSpec& w) {
@@ -66,7 +72,11 @@ class SimCommand final : public Command {
     report.platform.nodes = o_.nodes;
     report.platform.fabric = o_.fabric;
     sched::Workload workload;
-    if (!o_.dag.empty()) {
+    if (o_.taskbench) {
+      ACCO_ASSIGN_OR_RETURN(workload, sim::task_bench(*o_.taskbench), "sim: --workload");
+      report.workload = fmt::format("{} ({} x {} tasks)", workload.name, o_.taskbench->width,
+                                    o_.taskbench->steps);
+    } else if (!o_.dag.empty()) {
       ACCO_ASSIGN_OR_RETURN(workload, sim::load_dag(o_.dag), "sim: --dag");
       report.workload =
           fmt::format("{} ({} tasks from {})", workload.name, workload.tasks.size(), o_.dag);
@@ -120,9 +130,18 @@ CommandSpec sim_command() {
                        "each fabric link's latency in microseconds (default 2)")
             ->type_name("US");
         offer_values(sub.add_option("--workload", f.workload,
-                                    "cholesky (default), lu, independent, chain, random")
+                                    "cholesky (default), lu, independent, chain, random, or "
+                                    "taskbench:PATTERN (stencil_1d, fft, tree, all_to_all, ...)")
                          ->type_name("NAME"),
-                     {"cholesky", "lu", "independent", "chain", "random"});
+                     {"cholesky", "lu", "independent", "chain", "random", "taskbench:stencil_1d",
+                      "taskbench:fft", "taskbench:tree", "taskbench:all_to_all",
+                      "taskbench:nearest", "taskbench:spread"});
+        sub.add_option("--width", f.width, "taskbench: points per timestep (default 8)")
+            ->type_name("N");
+        sub.add_option("--steps", f.steps, "taskbench: timesteps (default 8)")->type_name("N");
+        sub.add_option("--radix", f.radix,
+                       "taskbench nearest, spread: dependencies per task (default 3)")
+            ->type_name("N");
         sub.add_option("--tiles", f.tiles, "cholesky, lu: tiles per side (default 8)")
             ->type_name("N");
         sub.add_option("--tasks", f.tasks, "independent, chain, random: tasks (default 1000)")
@@ -171,12 +190,38 @@ CommandSpec sim_command() {
                           "count must be a multiple of {}",
                           o.nodes, sim::to_string(o.fabric), o.fabric.k / 2, o.fabric.k / 2));
         }
-        const auto kind = sched::parse_workload_kind(f.workload);
-        if (!kind) {
-          return bad_value("--workload", f.workload,
-                           "one of cholesky, lu, independent, chain, random");
+        if (f.workload.rfind("taskbench:", 0) == 0) {
+          auto pattern = sim::parse_pattern(f.workload.substr(10));
+          if (!pattern) {
+            return usage("--workload: " + pattern.error().message);
+          }
+          for (const auto& [flag, value] : {std::pair{"--width", f.width}, {"--steps", f.steps}}) {
+            if (value < 1 || value > 100000) {
+              return bad_value(flag, std::to_string(value), "a whole number from 1 to 100000");
+            }
+          }
+          if (static_cast<long long>(f.width) * f.steps > 10'000'000) {
+            return usage(fmt::format("--width {} x --steps {} is more than 10 million tasks",
+                                     f.width, f.steps));
+          }
+          if ((*pattern == sim::Pattern::kNearest || *pattern == sim::Pattern::kSpread) &&
+              (f.radix < 1 || f.radix > f.width)) {
+            return bad_value("--radix", std::to_string(f.radix),
+                             fmt::format("a whole number from 1 to --width ({})", f.width));
+          }
+          sim::TaskBenchSpec spec;
+          spec.pattern = *pattern;
+          spec.width = f.width;
+          spec.steps = f.steps;
+          spec.radix = f.radix;
+          o.taskbench = spec;
         }
-        o.workload.kind = *kind;
+        const auto kind = sched::parse_workload_kind(f.workload);
+        if (!kind && !o.taskbench) {
+          return bad_value("--workload", f.workload,
+                           "one of cholesky, lu, independent, chain, random, taskbench:PATTERN");
+        }
+        o.workload.kind = kind.value_or(sched::WorkloadKind::kCholesky);
         if (f.tiles < 1 || f.tiles > 200) {
           return bad_value("--tiles", std::to_string(f.tiles), "a whole number from 1 to 200");
         }

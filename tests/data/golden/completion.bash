@@ -37,8 +37,8 @@ _acco_words() {
       ;;
     'acco sim')
       _acco_commands=''
-      _acco_flags='-h --help --sysroot --from --hwloc-xml --nvml --nodes --fabric --fabric-gbps --fabric-latency-us --workload --tiles --tasks --kernels --seed --dag --policy --json --config'
-      _acco_valued='--sysroot --from --hwloc-xml --nvml --nodes --fabric --fabric-gbps --fabric-latency-us --workload --tiles --tasks --kernels --seed --dag --policy --config'
+      _acco_flags='-h --help --sysroot --from --hwloc-xml --nvml --nodes --fabric --fabric-gbps --fabric-latency-us --workload --width --steps --radix --tiles --tasks --kernels --seed --dag --policy --json --config'
+      _acco_valued='--sysroot --from --hwloc-xml --nvml --nodes --fabric --fabric-gbps --fabric-latency-us --workload --width --steps --radix --tiles --tasks --kernels --seed --dag --policy --config'
       ;;
     'acco serve')
       _acco_commands=''
@@ -243,7 +243,10 @@ _acco_value() {
     'acco sim --fabric') _acco_reply_words 'single-switch fat-tree:8' "$3" ;;
     'acco sim --fabric-gbps') COMPREPLY=() ;;
     'acco sim --fabric-latency-us') COMPREPLY=() ;;
-    'acco sim --workload') _acco_reply_words 'cholesky lu independent chain random' "$3" ;;
+    'acco sim --workload') _acco_reply_words 'cholesky lu independent chain random taskbench:stencil_1d taskbench:fft taskbench:tree taskbench:all_to_all taskbench:nearest taskbench:spread' "$3" ;;
+    'acco sim --width') COMPREPLY=() ;;
+    'acco sim --steps') COMPREPLY=() ;;
+    'acco sim --radix') COMPREPLY=() ;;
     'acco sim --tiles') COMPREPLY=() ;;
     'acco sim --tasks') COMPREPLY=() ;;
     'acco sim --kernels') COMPREPLY=() ;;

@@ -209,7 +209,10 @@ _acco_sim() {
     --fabric='[how the nodes are joined\: single-switch (default), fat-tree\:K (K/2 nodes a leaf switch)]:FABRIC:(single-switch fat-tree:8)' \
     --fabric-gbps='[each fabric link'\''s rate per direction in Gb/s (default 400)]:GBPS:' \
     --fabric-latency-us='[each fabric link'\''s latency in microseconds (default 2)]:US:' \
-    --workload='[cholesky (default), lu, independent, chain, random]:NAME:(cholesky lu independent chain random)' \
+    --workload='[cholesky (default), lu, independent, chain, random, or taskbench\:PATTERN (stencil_1d, fft, tree, all_to_all, ...)]:NAME:(cholesky lu independent chain random taskbench:stencil_1d taskbench:fft taskbench:tree taskbench:all_to_all taskbench:nearest taskbench:spread)' \
+    --width='[taskbench\: points per timestep (default 8)]:N:' \
+    --steps='[taskbench\: timesteps (default 8)]:N:' \
+    --radix='[taskbench nearest, spread\: dependencies per task (default 3)]:N:' \
     --tiles='[cholesky, lu\: tiles per side (default 8)]:N:' \
     --tasks='[independent, chain, random\: tasks (default 1000)]:N:' \
     --kernels='[cholesky, lu\: kernel times\: sirocco (default), mirage, uniform]:TABLE:' \

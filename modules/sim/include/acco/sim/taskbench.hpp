@@ -1,0 +1,46 @@
+// Task Bench's dependence patterns (Slaughter et al., SC20; StanfordLegion/task-bench core.cc):
+// a grid of `steps` timesteps by `width` points, each task (t, p) writing its own output and
+// reading the outputs of its dependencies at t - 1. The same graphs every Task Bench
+// implementation runs, so a simulated schedule compares with published runs.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+#include "acco/core/result.hpp"
+#include "acco/sched/workload.hpp"
+
+namespace acco::sim {
+
+enum class Pattern {
+  kTrivial,            // no dependencies
+  kNoComm,             // (t-1, p)
+  kStencil1d,          // (t-1, p-1..p+1) within the grid
+  kStencil1dPeriodic,  // the same, wrapping around
+  kDom,                // a diamond: (t-1, p-1..p), the width growing then shrinking
+  kTree,               // (t-1, p/2), the width doubling each step from 1
+  kFft,                // butterflies: (t-1, p - 2^s), (t-1, p), (t-1, p + 2^s), s cycling
+  kAllToAll,           // every point of t-1
+  kNearest,            // the `radix` points around p
+  kSpread,             // `radix` points spread evenly over the width
+};
+// Task Bench's names ("stencil_1d", "all_to_all", ...); kInvalidArgument listing them.
+[[nodiscard]] Result<Pattern> parse_pattern(std::string_view name);
+[[nodiscard]] std::string_view to_string(Pattern pattern);
+
+struct TaskBenchSpec {
+  Pattern pattern = Pattern::kStencil1d;
+  int width = 8;                                    // points per timestep
+  int steps = 8;                                    // timesteps
+  int radix = 3;                                    // nearest, spread
+  double seconds = 1e-3;                            // each task's run time (a compute-bound kernel)
+  std::size_t output_bytes = std::size_t{1} << 20;  // each task's output
+};
+
+// The graph as a workload (tasks in timestep order, one time for every device). kInvalidArgument
+// naming the field for a width or steps below 1 or above 100000, more than 10 million tasks, a
+// radix below 1 or above the width (nearest, spread), or a negative or non-finite time.
+[[nodiscard]] Result<sched::Workload> task_bench(const TaskBenchSpec& spec);
+
+}  // namespace acco::sim

@@ -1,0 +1,84 @@
+// Task Bench's patterns as graphs: task and edge counts worked out by hand from core.cc's rules.
+#include "acco/sim/taskbench.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "acco/sim/simulate.hpp"
+#include "acco/testing/matchers.hpp"
+
+namespace acco::sim {
+namespace {
+
+using ::acco::testing::IsOk;
+using ::testing::HasSubstr;
+
+std::pair<std::size_t, std::size_t> shape(Pattern pattern, int width, int steps, int radix = 3) {
+  TaskBenchSpec s;
+  s.pattern = pattern;
+  s.width = width;
+  s.steps = steps;
+  s.radix = radix;
+  const auto w = task_bench(s);
+  EXPECT_THAT(w, IsOk());
+  return w ? std::pair{w->tasks.size(), sched::infer_edges(*w).size()} : std::pair{0UL, 0UL};
+}
+
+TEST(TaskBenchTest, EachPatternHasTheTasksAndEdgesOfItsRule) {
+  using P = std::pair<std::size_t, std::size_t>;
+  EXPECT_EQ(shape(Pattern::kTrivial, 4, 3), P(12, 0));
+  EXPECT_EQ(shape(Pattern::kNoComm, 4, 3), P(12, 8));
+  // Inner points read three, the two edge points two: 10 a step.
+  EXPECT_EQ(shape(Pattern::kStencil1d, 4, 3), P(12, 20));
+  EXPECT_EQ(shape(Pattern::kStencil1dPeriodic, 4, 3), P(12, 24));
+  // Widths 1, 2, 3, 2, 1 (offsets 0, 0, 0, 1, 2); each point reads p-1 and p where alive at
+  // t - 1: 2, then 1 + 2 + 1, then 2 + 2, then 2 reads.
+  EXPECT_EQ(shape(Pattern::kDom, 3, 5), P(9, 12));
+  // Widths 1, 2, 4, 8: every task but the root reads its parent.
+  EXPECT_EQ(shape(Pattern::kTree, 8, 4), P(15, 14));
+  // Strides 1, 2, 4: 8 + 2 x (8 - stride) reads a step.
+  EXPECT_EQ(shape(Pattern::kFft, 8, 4), P(32, (8 + 14) + (8 + 12) + (8 + 8)));
+  EXPECT_EQ(shape(Pattern::kAllToAll, 4, 2), P(8, 16));
+  // radix 3 around p (p-1..p+1 clipped), and spread over the width (p, p+2, p+4 mod 6).
+  EXPECT_EQ(shape(Pattern::kNearest, 4, 2), P(8, 10));
+  EXPECT_EQ(shape(Pattern::kSpread, 6, 2, 3), P(12, 18));
+}
+
+TEST(TaskBenchTest, NamesAndLimitsAreChecked) {
+  EXPECT_EQ(*parse_pattern("all_to_all"), Pattern::kAllToAll);
+  EXPECT_EQ(to_string(Pattern::kStencil1dPeriodic), "stencil_1d_periodic");
+  EXPECT_THAT(parse_pattern("stencil").error().message,
+              HasSubstr("'stencil' is not a Task Bench pattern: trivial, no_comm, stencil_1d"));
+  TaskBenchSpec s;
+  s.pattern = Pattern::kNearest;
+  s.radix = 0;
+  ASSERT_FALSE(task_bench(s).has_value());
+  EXPECT_EQ(task_bench(s).error().message, "radix 0 is not 1 to the width (8)");
+  s = {};
+  s.width = 100000;
+  s.steps = 1000;
+  ASSERT_FALSE(task_bench(s).has_value());
+  EXPECT_EQ(task_bench(s).error().message, "100000 x 1000 is more than 10 million tasks");
+}
+
+TEST(TaskBenchTest, AStencilRunsOnTwoGpusAtItsCriticalPathWhenCopiesAreFree) {
+  Platform p;
+  p.node.devices = {"GPU0", "GPU1"};
+  p.node.links = {{"a", "pcie", 1e15, 0}, {"b", "pcie", 1e15, 0}};
+  p.node.to_host = {{0}, {1}};
+  p.node.peer = {{{}, {0, 1}}, {{1, 0}, {}}};
+  TaskBenchSpec s;
+  s.width = 2;
+  s.steps = 5;
+  s.seconds = 1;
+  s.output_bytes = 1;
+  const auto w = task_bench(s);
+  ASSERT_THAT(w, IsOk());
+  const auto r = simulate(p, *w, {});
+  ASSERT_THAT(r, IsOk());
+  EXPECT_DOUBLE_EQ(r->critical_path, 5);
+  EXPECT_NEAR(r->makespan, 5, 1e-6);
+}
+
+}  // namespace
+}  // namespace acco::sim
