@@ -60,6 +60,37 @@ std::string workload_text(const sched::WorkloadSpec& w) {
   }
 }
 
+// --workload taskbench:PATTERN with --width, --steps and --radix; nullopt for other workloads.
+Result<std::optional<sim::TaskBenchSpec>> taskbench_options(const SimFlags& f) {
+  if (f.workload.rfind("taskbench:", 0) != 0) {
+    return std::optional<sim::TaskBenchSpec>();
+  }
+  auto pattern = sim::parse_pattern(f.workload.substr(10));
+  if (!pattern) {
+    return usage("--workload: " + pattern.error().message);
+  }
+  for (const auto& [flag, value] : {std::pair{"--width", f.width}, {"--steps", f.steps}}) {
+    if (value < 1 || value > 100000) {
+      return bad_value(flag, std::to_string(value), "a whole number from 1 to 100000");
+    }
+  }
+  if (static_cast<long long>(f.width) * f.steps > 10'000'000) {
+    return usage(
+        fmt::format("--width {} x --steps {} is more than 10 million tasks", f.width, f.steps));
+  }
+  if ((*pattern == sim::Pattern::kNearest || *pattern == sim::Pattern::kSpread) &&
+      (f.radix < 1 || f.radix > f.width)) {
+    return bad_value("--radix", std::to_string(f.radix),
+                     fmt::format("a whole number from 1 to --width ({})", f.width));
+  }
+  sim::TaskBenchSpec spec;
+  spec.pattern = *pattern;
+  spec.width = f.width;
+  spec.steps = f.steps;
+  spec.radix = f.radix;
+  return std::optional<sim::TaskBenchSpec>(spec);
+}
+
 class SimCommand final : public Command {
  public:
   explicit SimCommand(SimOptionsAll o) : o_(std::move(o)) {}
@@ -190,32 +221,7 @@ CommandSpec sim_command() {
                           "count must be a multiple of {}",
                           o.nodes, sim::to_string(o.fabric), o.fabric.k / 2, o.fabric.k / 2));
         }
-        if (f.workload.rfind("taskbench:", 0) == 0) {
-          auto pattern = sim::parse_pattern(f.workload.substr(10));
-          if (!pattern) {
-            return usage("--workload: " + pattern.error().message);
-          }
-          for (const auto& [flag, value] : {std::pair{"--width", f.width}, {"--steps", f.steps}}) {
-            if (value < 1 || value > 100000) {
-              return bad_value(flag, std::to_string(value), "a whole number from 1 to 100000");
-            }
-          }
-          if (static_cast<long long>(f.width) * f.steps > 10'000'000) {
-            return usage(fmt::format("--width {} x --steps {} is more than 10 million tasks",
-                                     f.width, f.steps));
-          }
-          if ((*pattern == sim::Pattern::kNearest || *pattern == sim::Pattern::kSpread) &&
-              (f.radix < 1 || f.radix > f.width)) {
-            return bad_value("--radix", std::to_string(f.radix),
-                             fmt::format("a whole number from 1 to --width ({})", f.width));
-          }
-          sim::TaskBenchSpec spec;
-          spec.pattern = *pattern;
-          spec.width = f.width;
-          spec.steps = f.steps;
-          spec.radix = f.radix;
-          o.taskbench = spec;
-        }
+        ACCO_ASSIGN_OR_RETURN(o.taskbench, taskbench_options(f));
         const auto kind = sched::parse_workload_kind(f.workload);
         if (!kind && !o.taskbench) {
           return bad_value("--workload", f.workload,
