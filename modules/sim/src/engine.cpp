@@ -1,0 +1,641 @@
+#include "engine.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <deque>
+#include <limits>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+#include <simgrid/s4u.hpp>
+
+#include "acco/sched/schedule_math.hpp"
+#include "acco/sim/simulate.hpp"
+
+#include "wire.hpp"
+
+namespace acco::sim {
+namespace {
+
+namespace sg4 = simgrid::s4u;
+
+// A host computes 1e9 "flops" a second: a task of s seconds is an execution of s x 1e9.
+constexpr double kHostSpeed = 1e9;
+
+std::string device_name(const Platform& p, int d) {
+  const int n = static_cast<int>(p.node.devices.size());
+  return fmt::format("n{} GPU{}", d / n, d % n);
+}
+
+// The SimGrid platform: one zone per node (its GPUs, its host memory and, with several nodes, a
+// router towards the fabric), routes from the node model; the nodes on the fabric's zone.
+struct Built {
+  std::vector<sg4::Host*> devices;  // global device index
+  std::vector<sg4::Host*> memory;   // per node
+};
+
+sg4::NetZone* build_node(const Platform& p, int index, Built& built,
+                         simgrid::kernel::routing::NetPoint** gateway, const sg4::NetZone* parent) {
+  const auto& node = p.node;
+  auto* zone = sg4::create_full_zone(fmt::format("n{}", index));
+  if (parent != nullptr) {
+    zone->set_parent(parent);  // before its links: they take the parent's network model
+  }
+  std::vector<sg4::Link*> links;
+  for (const auto& l : node.links) {
+    const auto name = fmt::format("n{} {}", index, l.name);
+    links.push_back(l.shared ? zone->create_split_duplex_link(name, l.bytes_per_second)
+                                   ->set_latency(l.latency)
+                                   ->seal()
+                             : zone->create_link(name, l.bytes_per_second)
+                                   ->set_sharing_policy(sg4::Link::SharingPolicy::FATPIPE)
+                                   ->set_latency(l.latency)
+                                   ->seal());
+  }
+  const auto in_route = [&](int l, sg4::LinkInRoute::Direction direction) {
+    const auto i = static_cast<std::size_t>(l);
+    return node.links[i].shared ? sg4::LinkInRoute(links[i], direction)
+                                : sg4::LinkInRoute(links[i]);
+  };
+  const auto up = [&](int l) { return in_route(l, sg4::LinkInRoute::Direction::UP); };
+  const auto down = [&](int l) { return in_route(l, sg4::LinkInRoute::Direction::DOWN); };
+  std::vector<sg4::Host*> hosts;
+  for (std::size_t i = 0; i < node.devices.size(); ++i) {
+    hosts.push_back(zone->create_host(fmt::format("n{} GPU{}", index, i), kHostSpeed)->seal());
+    built.devices.push_back(hosts.back());
+  }
+  auto* memory = zone->create_host(fmt::format("n{} memory", index), kHostSpeed)->seal();
+  built.memory.push_back(memory);
+  simgrid::kernel::routing::NetPoint* gw = nullptr;
+  if (gateway != nullptr) {
+    gw = zone->create_router(fmt::format("n{} gw", index));
+    *gateway = gw;
+  }
+  for (std::size_t i = 0; i < hosts.size(); ++i) {
+    std::vector<sg4::LinkInRoute> to_memory;
+    for (const int l : node.to_host[i]) {
+      to_memory.push_back(up(l));
+    }
+    zone->add_route(hosts[i]->get_netpoint(), memory->get_netpoint(), nullptr, nullptr, to_memory,
+                    true);
+    if (gw != nullptr) {
+      auto out = to_memory;
+      if (node.nic >= 0) {
+        out.push_back(up(node.nic));
+      }
+      zone->add_route(hosts[i]->get_netpoint(), gw, nullptr, nullptr, out, true);
+    }
+    for (std::size_t j = i + 1; j < hosts.size(); ++j) {
+      // i's links up to the common switch, then j's down (the peer list holds both in order).
+      std::vector<sg4::LinkInRoute> between;
+      const auto& mine = node.to_host[i];
+      for (const int l : node.peer[i][j]) {
+        const bool ours =
+            std::find(mine.begin(), mine.end(), l) != mine.end() ||
+            node.links[static_cast<std::size_t>(l)].name == fmt::format("nvlink GPU{}", i);
+        between.push_back(ours ? up(l) : down(l));
+      }
+      zone->add_route(hosts[i]->get_netpoint(), hosts[j]->get_netpoint(), nullptr, nullptr, between,
+                      true);
+    }
+  }
+  if (gw != nullptr) {
+    std::vector<sg4::LinkInRoute> out;
+    if (node.nic >= 0) {
+      out.push_back(up(node.nic));
+    }
+    zone->add_route(memory->get_netpoint(), gw, nullptr, nullptr, out, true);
+  }
+  return zone;
+}
+
+Built build_platform(const Platform& p) {
+  Built built;
+  if (p.nodes == 1) {
+    build_node(p, 0, built, nullptr, nullptr)->seal();
+    return built;
+  }
+  if (p.fabric.kind == FabricKind::kSingleSwitch) {
+    auto* fabric = sg4::create_star_zone("fabric");
+    for (int i = 0; i < p.nodes; ++i) {
+      simgrid::kernel::routing::NetPoint* gw = nullptr;
+      auto* node = build_node(p, i, built, &gw, fabric);
+      node->seal();
+      auto* link =
+          fabric->create_split_duplex_link(fmt::format("n{} fabric", i), p.fabric.bytes_per_second)
+              ->set_latency(p.fabric.latency)
+              ->seal();
+      fabric->add_route(node->get_netpoint(), nullptr, gw, nullptr,
+                        {sg4::LinkInRoute(link, sg4::LinkInRoute::Direction::UP)}, true);
+    }
+    fabric->seal();
+    return built;
+  }
+  // Two levels: K/2 nodes under each leaf switch, K/2 spines above every leaf.
+  const unsigned half = static_cast<unsigned>(p.fabric.k / 2);
+  const unsigned leaves = static_cast<unsigned>(p.nodes) / half;
+  sg4::ClusterCallbacks callbacks(
+      [&](sg4::NetZone* zone, const std::vector<unsigned long>&, unsigned long id) {
+        simgrid::kernel::routing::NetPoint* gw = nullptr;
+        auto* node = build_node(p, static_cast<int>(id), built, &gw, zone);
+        node->seal();
+        return std::make_pair(node->get_netpoint(), gw);
+      });
+  sg4::create_fatTree_zone(
+      "fabric", nullptr, sg4::FatTreeParams(2, {half, leaves}, {1, half}, {1, 1}), callbacks,
+      p.fabric.bytes_per_second, p.fabric.latency, sg4::Link::SharingPolicy::SPLITDUPLEX)
+      ->seal();
+  return built;
+}
+
+struct Task {
+  std::size_t pending = 0;  // predecessors not yet done
+  std::vector<std::size_t> next;
+  double priority = 0;  // higher first
+  int planned = -1;     // HEFT's device
+};
+
+class Simulation {
+ public:
+  Simulation(const Platform& p, const sched::Workload& w, const SimOptions& o)
+      : p_(p), w_(w), o_(o), policy_(sched::make_policy(o.policy)) {}
+
+  Result<SimResult> run() {
+    const auto devices = static_cast<std::size_t>(p_.devices());
+    for (const auto& t : w_.tasks) {
+      if (t.seconds.size() != 1 && t.seconds.size() != devices) {
+        return fail(Errc::kInvalidArgument, fmt::format("task {} has {} times for {} devices",
+                                                        t.name, t.seconds.size(), devices));
+      }
+    }
+    result_.policy = std::string(sched::to_string(o_.policy));
+    ACCO_RETURN_IF_ERROR(prepare(), "sim");
+    built_ = build_platform(p_);
+    queues_.assign(devices, {});
+    available_.assign(devices, 0);
+    idle_.assign(devices, false);
+    result_.devices.resize(devices);
+    for (std::size_t d = 0; d < devices; ++d) {
+      result_.devices[d].name = device_name(p_, static_cast<int>(d));
+      wake_.push_back(sg4::Semaphore::create(0));
+    }
+    // Every datum starts in host memory, spread over the nodes.
+    valid_.resize(w_.data_bytes.size());
+    for (std::size_t i = 0; i < valid_.size(); ++i) {
+      valid_[i] = {-1 - static_cast<int>(i % static_cast<std::size_t>(p_.nodes))};
+    }
+    for (std::size_t d = 0; d < devices; ++d) {
+      sg4::Actor::create(result_.devices[d].name, built_.devices[d],
+                         [this, d] { worker(static_cast<int>(d)); });
+    }
+    sg4::Actor::create("release", built_.memory[0], [this] {
+      for (std::size_t t = 0; t < tasks_.size(); ++t) {
+        if (tasks_[t].pending == 0) {
+          ready(t, -1);
+        }
+      }
+    });
+    sg4::Engine::get_instance()->run();
+    if (done_ != w_.tasks.size()) {
+      return fail(Errc::kInternal, fmt::format("the simulation stopped with {} of {} tasks done",
+                                               done_, w_.tasks.size()));
+    }
+    finish();
+    return result_;
+  }
+
+ private:
+  [[nodiscard]] double seconds(std::size_t t, int d) const {
+    const auto& s = w_.tasks[t].seconds;
+    return s.size() == 1 ? s[0] : s[static_cast<std::size_t>(d)];
+  }
+
+  Status prepare() {
+    const auto edges = sched::infer_edges(w_);
+    tasks_.resize(w_.tasks.size());
+    for (const auto& e : edges) {
+      tasks_[e.from].next.push_back(e.to);
+      ++tasks_[e.to].pending;
+    }
+    // Bounds and priorities on a DAG of the distinct columns (one when every device is alike).
+    const std::size_t columns = w_.tasks.empty() ? 0 : w_.tasks[0].seconds.size();
+    sched::Dag dag;
+    for (const auto& t : w_.tasks) {
+      dag.cost.push_back(t.seconds);
+    }
+    for (const auto& e : edges) {
+      dag.edges.push_back({e.from, e.to, 0});
+    }
+    result_.tasks = w_.tasks.size();
+    if (w_.tasks.empty()) {
+      return {};
+    }
+    if (columns == 1) {
+      double work = 0;
+      for (const auto& t : w_.tasks) {
+        work += t.seconds[0];
+      }
+      // Edges are sorted by (to, from) and tasks are in submission order: predecessors first.
+      std::vector<double> finish(w_.tasks.size(), 0);
+      std::size_t e = 0;
+      for (std::size_t t = 0; t < w_.tasks.size(); ++t) {
+        double start = 0;
+        for (; e < edges.size() && edges[e].to == t; ++e) {
+          start = std::max(start, finish[edges[e].from]);
+        }
+        finish[t] = start + w_.tasks[t].seconds[0];
+        result_.critical_path = std::max(result_.critical_path, finish[t]);
+      }
+      result_.area = work / p_.devices();
+    } else {
+      ACCO_ASSIGN_OR_RETURN(const auto b, sched::bounds(dag), "bounds");
+      result_.critical_path = b.critical_path;
+      result_.area = b.area;
+    }
+    // Priorities: upward ranks at each task's fastest device, as the runtime gives a graph.
+    ACCO_ASSIGN_OR_RETURN(const auto ranks, sched::upward_ranks(dag, sched::RankCost::kBest),
+                          "ranks");
+    for (std::size_t t = 0; t < tasks_.size(); ++t) {
+      tasks_[t].priority = ranks[t];
+    }
+    if (policy_->plans_graphs()) {
+      // HEFT's plan over every device, copies costed on the route between devices 0 and 1.
+      sched::Dag plan;
+      const int n = p_.devices();
+      for (std::size_t t = 0; t < w_.tasks.size(); ++t) {
+        plan.cost.emplace_back();
+        for (int d = 0; d < n; ++d) {
+          plan.cost.back().push_back(seconds(t, d));
+        }
+      }
+      for (const auto& edge : edges) {
+        plan.edges.push_back(
+            {edge.from, edge.to,
+             n > 1 ? copy_seconds(p_, 0, 1, static_cast<double>(edge.bytes)) : 0.0});
+      }
+      ACCO_ASSIGN_OR_RETURN(const auto heft, sched::heft(plan), "heft");
+      plan_order_.assign(static_cast<std::size_t>(n), {});
+      for (const auto t : heft.order) {
+        tasks_[t].planned = static_cast<int>(heft.tasks[t].processor);
+        tasks_[t].priority = -heft.tasks[t].start;
+        plan_order_[heft.tasks[t].processor].push_back(t);
+      }
+      // Each device runs its tasks in the plan's order (insertion may put a later task first).
+      for (auto& order : plan_order_) {
+        std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+          return heft.tasks[a].start < heft.tasks[b].start;
+        });
+      }
+      next_planned_.assign(static_cast<std::size_t>(n), 0);
+    }
+    return {};
+  }
+
+  // The cheapest copy of datum `i` to device `d`: its time and source; 0 and d when valid there.
+  std::pair<double, int> fetch_cost(std::size_t i, int d) const {
+    double best = std::numeric_limits<double>::infinity();
+    int from = d;
+    for (const int at : valid_[i]) {
+      if (at == d) {
+        return {0, d};
+      }
+      const double c = copy_seconds(p_, at, d, static_cast<double>(w_.data_bytes[i]));
+      if (c < best) {
+        best = c;
+        from = at;
+      }
+    }
+    return {best, from};
+  }
+
+  void ready(std::size_t t, int released_by) {
+    const double now = sg4::Engine::get_clock();
+    int device = tasks_[t].planned;
+    double transfer = 0;
+    if (device < 0) {
+      view_.now = now;
+      view_.devices.resize(queues_.size());
+      for (std::size_t d = 0; d < queues_.size(); ++d) {
+        auto& v = view_.devices[d];
+        v.eligible = true;
+        v.queued = queues_[d].size();
+        v.available_at = std::max(now, available_[d]);
+        v.predicted = seconds(t, static_cast<int>(d));
+        v.calibrated = true;
+        v.transfer = 0;
+        for (const auto& [datum, mode] : w_.tasks[t].accesses) {
+          if (sched::reads(mode)) {
+            v.transfer += fetch_cost(datum, static_cast<int>(d)).first;
+          }
+        }
+      }
+      device = policy_->place(view_, o_.knobs, released_by, nullptr);
+      if (device >= 0) {
+        transfer = view_.devices[static_cast<std::size_t>(device)].transfer;
+      }
+    }
+    if (device < 0) {
+      shared_.push_back(t);
+      for (std::size_t d = 0; d < idle_.size(); ++d) {
+        if (idle_[d]) {
+          idle_[d] = false;
+          wake_[d]->release();
+        }
+      }
+      return;
+    }
+    const auto d = static_cast<std::size_t>(device);
+    available_[d] = std::max(now, available_[d]) + seconds(t, device) + transfer;
+    auto& q = queues_[d];
+    const auto at = std::find_if(q.begin(), q.end(), [&](std::size_t other) {
+      return tasks_[other].priority < tasks_[t].priority;
+    });
+    q.insert(at, t);
+    // Its inputs start towards it now (StarPU prefetches when a task is pushed to a worker).
+    for (const auto& [datum, mode] : w_.tasks[t].accesses) {
+      if (sched::reads(mode)) {
+        start_copy(datum, device);
+      }
+    }
+    if (idle_[d]) {
+      idle_[d] = false;
+      wake_[d]->release();
+    }
+  }
+
+  // The next task for device d: its queue, the shared queue, or (ws) one stolen where it pays.
+  long next(int d) {
+    auto& q = queues_[static_cast<std::size_t>(d)];
+    if (policy_->plans_graphs()) {  // the plan's next task on d, once it is ready
+      const auto du = static_cast<std::size_t>(d);
+      if (next_planned_[du] >= plan_order_[du].size()) {
+        return -1;
+      }
+      const auto want = plan_order_[du][next_planned_[du]];
+      const auto at = std::find(q.begin(), q.end(), want);
+      if (at == q.end()) {
+        return -1;
+      }
+      q.erase(at);
+      ++next_planned_[du];
+      return static_cast<long>(want);
+    }
+    if (!q.empty()) {
+      const auto t = q.front();
+      q.pop_front();
+      return static_cast<long>(t);
+    }
+    if (!shared_.empty()) {
+      const auto t = shared_.front();
+      shared_.pop_front();
+      return static_cast<long>(t);
+    }
+    if (policy_->steals()) {
+      std::size_t victim = queues_.size();
+      for (std::size_t v = 0; v < queues_.size(); ++v) {
+        if (queues_[v].size() >= 2 &&
+            (victim == queues_.size() || queues_[v].size() > queues_[victim].size())) {
+          victim = v;
+        }
+      }
+      if (victim < queues_.size()) {
+        const auto t = queues_[victim].back();
+        const double now = sg4::Engine::get_clock();
+        sched::DeviceView from;
+        from.available_at = std::max(now, available_[victim]);
+        from.queued = queues_[victim].size();
+        sched::DeviceView to;
+        to.predicted = seconds(t, d);
+        for (const auto& [datum, mode] : w_.tasks[t].accesses) {
+          if (sched::reads(mode)) {
+            to.transfer += fetch_cost(datum, d).first;
+          }
+        }
+        if (sched::steal_pays(from, to, now)) {
+          queues_[victim].pop_back();
+          return static_cast<long>(t);
+        }
+      }
+    }
+    return -1;
+  }
+
+  void worker(int d) {
+    const auto du = static_cast<std::size_t>(d);
+    while (done_ < w_.tasks.size()) {
+      const long got = next(d);
+      if (got < 0) {
+        idle_[du] = true;
+        wake_[du]->acquire();
+        continue;
+      }
+      const auto t = static_cast<std::size_t>(got);
+      std::vector<sg4::CommPtr> copies;
+      std::vector<std::size_t> fetched;
+      for (const auto& [datum, mode] : w_.tasks[t].accesses) {
+        if (!sched::reads(mode) ||
+            std::find(fetched.begin(), fetched.end(), datum) != fetched.end()) {
+          continue;
+        }
+        start_copy(datum, d);
+        if (const auto it = inflight_.find({datum, d}); it != inflight_.end()) {
+          copies.push_back(it->second);
+          fetched.push_back(datum);
+        }
+      }
+      sg4::Comm::wait_all(copies);
+      for (const auto datum : fetched) {
+        inflight_.erase({datum, d});
+        if (std::find(valid_[datum].begin(), valid_[datum].end(), d) == valid_[datum].end()) {
+          valid_[datum].push_back(d);
+        }
+      }
+      const double start = sg4::Engine::get_clock();
+      sg4::this_actor::execute(seconds(t, d) * kHostSpeed);
+      result_.devices[du].busy_seconds += sg4::Engine::get_clock() - start;
+      ++result_.devices[du].tasks;
+      std::vector<std::size_t> written;
+      for (const auto& [datum, mode] : w_.tasks[t].accesses) {
+        if (sched::writes(mode)) {
+          valid_[datum] = {d};
+          inflight_.erase(inflight_.lower_bound({datum, std::numeric_limits<int>::min()}),
+                          inflight_.lower_bound({datum + 1, std::numeric_limits<int>::min()}));
+          written.push_back(datum);
+        }
+      }
+      // A plan says where each consumer runs: the outputs leave for it at once, as HEFT assumes.
+      for (const auto s : tasks_[t].next) {
+        const int to = tasks_[s].planned;
+        if (to < 0 || to == d) {
+          continue;
+        }
+        for (const auto& [datum, mode] : w_.tasks[s].accesses) {
+          if (sched::reads(mode) &&
+              std::find(written.begin(), written.end(), datum) != written.end()) {
+            start_copy(datum, to);
+          }
+        }
+      }
+      ++done_;
+      result_.makespan = sg4::Engine::get_clock();
+      for (const auto s : tasks_[t].next) {
+        if (--tasks_[s].pending == 0) {
+          ready(s, d);
+        }
+      }
+      if (done_ == w_.tasks.size()) {
+        for (std::size_t o = 0; o < wake_.size(); ++o) {
+          if (idle_[o]) {
+            idle_[o] = false;
+            wake_[o]->release();
+          }
+        }
+      }
+    }
+  }
+
+  // Starts copying datum `i` to device `d` from its cheapest valid replica, unless it is there
+  // or on its way.
+  void start_copy(std::size_t i, int d) {
+    if (std::find(valid_[i].begin(), valid_[i].end(), d) != valid_[i].end() ||
+        inflight_.contains({i, d})) {
+      return;
+    }
+    const auto [cost, from] = fetch_cost(i, d);
+    if (from == d) {
+      return;
+    }
+    const auto bytes = w_.data_bytes[i];
+    sg4::Host* src = from >= 0 ? built_.devices[static_cast<std::size_t>(from)]
+                               : built_.memory[static_cast<std::size_t>(-1 - from)];
+    auto comm = sg4::Comm::sendto_async(src, built_.devices[static_cast<std::size_t>(d)], bytes);
+    started_.push_back(comm);  // held to the end: SimGrid warns of a comm freed while running
+    inflight_[{i, d}] = std::move(comm);
+    account(from, d, static_cast<double>(bytes));
+  }
+
+  void account(int from, int to, double bytes) {
+    ++result_.copies;
+    result_.bytes_moved += bytes;
+    for (const auto& hop : route(p_, from, to)) {
+      link_bytes_[{hop.node, hop.node < 0 ? (to >= 0 ? to / static_cast<int>(p_.node.devices.size())
+                                                     : -1 - to)
+                                          : hop.link}] += bytes;
+      if (hop.node < 0) {  // the sender's uplink too
+        const int n = static_cast<int>(p_.node.devices.size());
+        link_bytes_[{-2, from >= 0 ? from / n : -1 - from}] += bytes;
+      }
+    }
+  }
+
+  void finish() {
+    // Per kind: bytes, and the busiest link (bytes / bandwidth over the makespan).
+    const std::vector<std::string> kinds = {"pcie", "nvlink", "nic", "fabric"};
+    for (const auto& kind : kinds) {
+      LinkUse use;
+      use.kind = kind;
+      for (const auto& [key, bytes] : link_bytes_) {
+        const bool fabric = key.first < 0;
+        const auto& link = fabric ? Link{} : p_.node.links[static_cast<std::size_t>(key.second)];
+        if ((fabric ? std::string("fabric") : link.kind) != kind) {
+          continue;
+        }
+        use.bytes += bytes;
+        const double rate = fabric ? p_.fabric.bytes_per_second : link.bytes_per_second;
+        const double share = result_.makespan > 0 ? bytes / rate / result_.makespan : 0;
+        if (share > use.busiest_share) {
+          use.busiest_share = share;
+          use.busiest =
+              fabric ? fmt::format("n{} fabric {}", key.second, key.first == -1 ? "down" : "up")
+                     : fmt::format("n{} {}", key.first, link.name);
+        }
+      }
+      if (use.bytes > 0) {
+        result_.links.push_back(use);
+      }
+    }
+    double worst = -1;
+    for (const auto& d : result_.devices) {
+      const double share = result_.makespan > 0 ? d.busy_seconds / result_.makespan : 0;
+      if (share > worst) {
+        worst = share;
+        result_.bottleneck = fmt::format("device {} busy {:.0f} %", d.name, 100 * share);
+      }
+    }
+    for (const auto& l : result_.links) {
+      if (l.busiest_share > worst) {
+        worst = l.busiest_share;
+        result_.bottleneck = fmt::format("link {} busy {:.0f} %", l.busiest, 100 * l.busiest_share);
+      }
+    }
+  }
+
+  const Platform& p_;
+  const sched::Workload& w_;
+  SimOptions o_;
+  std::unique_ptr<sched::Policy> policy_;
+  Built built_;
+  std::vector<Task> tasks_;
+  std::vector<std::deque<std::size_t>> queues_;
+  std::deque<std::size_t> shared_;
+  std::vector<double> available_;
+  std::vector<bool> idle_;
+  std::vector<sg4::SemaphorePtr> wake_;
+  std::vector<std::vector<int>> valid_;  // per datum: devices (or -1 - node) holding it
+  std::map<std::pair<int, int>, double> link_bytes_;  // (node, link); fabric: (-1 down|-2 up, node)
+  std::size_t done_ = 0;
+  std::map<std::pair<std::size_t, int>, sg4::CommPtr> inflight_;  // (datum, device) copies
+  std::vector<std::vector<std::size_t>> plan_order_;              // HEFT: per device
+  std::vector<std::size_t> next_planned_;
+  std::vector<sg4::CommPtr> started_;
+  sched::SystemView view_;
+  SimResult result_;
+};
+
+// The child: SimGrid's engine with the CM02 flow model, quiet, then the run; the answer as JSON
+// on `fd`. Threads as contexts under AddressSanitizer (it cannot follow raw stack switches).
+}  // namespace
+
+nlohmann::json run_engine(const nlohmann::json& request) {
+  auto parsed = request_from_json(request);
+  if (!parsed) {
+    return {{"error", parsed.error().message}, {"code", static_cast<int>(parsed.error().code)}};
+  }
+  const auto& [platform, workload, options] = *parsed;
+  // SimGrid's engine: the CMM02 flow model, quiet; threads as contexts under the sanitizers (they
+  // cannot follow raw stack switches).
+  std::vector<std::string> args = {"acco-sim-engine", "--cfg=network/model:CM02",
+                                   "--cfg=network/TCP-gamma:0", "--log=root.thres:critical"};
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  args.emplace_back("--cfg=contexts/factory:thread");
+#endif
+  std::vector<char*> argv;
+  argv.reserve(args.size() + 1);
+  for (auto& a : args) {
+    argv.push_back(a.data());
+  }
+  argv.push_back(nullptr);
+  int argc = static_cast<int>(args.size());
+  try {
+    sg4::Engine engine(&argc, argv.data());
+    Simulation sim(platform, workload, options);
+    auto r = sim.run();
+    if (!r) {
+      return {{"error", r.error().message}, {"code", static_cast<int>(r.error().code)}};
+    }
+    return {{"result", to_json(*r)}};
+  } catch (const std::exception& e) {  // SimGrid's own errors: an answer, never an unwind
+    return {{"error", std::string("SimGrid: ") + e.what()},
+            {"code", static_cast<int>(Errc::kInternal)}};
+  }
+}
+
+}  // namespace acco::sim

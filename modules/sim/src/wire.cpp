@@ -1,0 +1,89 @@
+#include "wire.hpp"
+
+#include <fmt/format.h>
+
+namespace acco::sim {
+
+nlohmann::json request_json(const Platform& p, const sched::Workload& w, const SimOptions& o) {
+  nlohmann::json links = nlohmann::json::array();
+  for (const auto& l : p.node.links) {
+    links.push_back({l.name, l.kind, l.bytes_per_second, l.latency, l.shared});
+  }
+  nlohmann::json tasks = nlohmann::json::array();
+  for (const auto& t : w.tasks) {
+    nlohmann::json accesses = nlohmann::json::array();
+    for (const auto& [datum, mode] : t.accesses) {
+      accesses.push_back({datum, std::string(sched::to_string(mode))});
+    }
+    tasks.push_back({t.type, t.name, t.flops, t.seconds, accesses});
+  }
+  return {
+      {"node",
+       {{"origin", p.node.origin},
+        {"devices", p.node.devices},
+        {"links", links},
+        {"to_host", p.node.to_host},
+        {"peer", p.node.peer},
+        {"nic", p.node.nic},
+        {"notes", p.node.notes}}},
+      {"nodes", p.nodes},
+      {"fabric",
+       {static_cast<int>(p.fabric.kind), p.fabric.k, p.fabric.bytes_per_second, p.fabric.latency}},
+      {"workload", {{"name", w.name}, {"data_bytes", w.data_bytes}, {"tasks", tasks}}},
+      {"options",
+       {std::string(sched::to_string(o.policy)), o.knobs.alpha, o.knobs.beta,
+        o.knobs.sorted_decision}}};
+}
+
+Result<Request> request_from_json(const nlohmann::json& j) {
+  try {
+    Request r;
+    const auto& node = j.at("node");
+    r.platform.node.origin = node.at("origin").get<std::string>();
+    r.platform.node.devices = node.at("devices").get<std::vector<std::string>>();
+    for (const auto& l : node.at("links")) {
+      r.platform.node.links.push_back({l.at(0).get<std::string>(), l.at(1).get<std::string>(),
+                                       l.at(2).get<double>(), l.at(3).get<double>(),
+                                       l.at(4).get<bool>()});
+    }
+    r.platform.node.to_host = node.at("to_host").get<std::vector<std::vector<int>>>();
+    r.platform.node.peer = node.at("peer").get<std::vector<std::vector<std::vector<int>>>>();
+    r.platform.node.nic = node.at("nic").get<int>();
+    r.platform.node.notes = node.at("notes").get<std::vector<std::string>>();
+    r.platform.nodes = j.at("nodes").get<int>();
+    const auto& f = j.at("fabric");
+    r.platform.fabric = {static_cast<FabricKind>(f.at(0).get<int>()), f.at(1).get<int>(),
+                         f.at(2).get<double>(), f.at(3).get<double>()};
+    const auto& w = j.at("workload");
+    r.workload.name = w.at("name").get<std::string>();
+    r.workload.data_bytes = w.at("data_bytes").get<std::vector<std::size_t>>();
+    for (const auto& t : w.at("tasks")) {
+      sched::WorkTask task;
+      task.type = t.at(0).get<std::string>();
+      task.name = t.at(1).get<std::string>();
+      task.flops = t.at(2).get<double>();
+      task.seconds = t.at(3).get<std::vector<double>>();
+      for (const auto& a : t.at(4)) {
+        ACCO_ASSIGN_OR_RETURN(const auto mode,
+                              sched::access_from_string(a.at(1).get<std::string>()));
+        const auto datum = a.at(0).get<std::size_t>();
+        if (datum >= r.workload.data_bytes.size()) {
+          return fail(Errc::kInvalidArgument, fmt::format("task {} names datum {} of {}", task.name,
+                                                          datum, r.workload.data_bytes.size()));
+        }
+        task.accesses.emplace_back(datum, mode);
+      }
+      r.workload.tasks.push_back(std::move(task));
+    }
+    const auto& o = j.at("options");
+    ACCO_ASSIGN_OR_RETURN(r.options.policy, sched::policy_from_string(o.at(0).get<std::string>()));
+    r.options.knobs.alpha = o.at(1).get<double>();
+    r.options.knobs.beta = o.at(2).get<double>();
+    r.options.knobs.sorted_decision = o.at(3).get<bool>();
+    return r;
+  } catch (const nlohmann::json::exception& e) {
+    return fail(Errc::kInvalidArgument, fmt::format("a simulation request: {}", e.what()));
+  }
+}
+
+}  // namespace acco::sim
