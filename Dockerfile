@@ -33,13 +33,15 @@ FROM ${ACCO_FROM} AS acco-files
 
 FROM ${DEBIAN_IMAGE} AS runtime
 ENV DEBIAN_FRONTEND=noninteractive
-# What the acco binary links (ldd), the PCI ID database it names devices from, nothing else.
+# What the acco binary and acco-sim-engine (SimGrid) link (ldd), the PCI ID database it names
+# devices from, nothing else.
 RUN apt-get update \
  && apt-get install -y --no-install-recommends \
       libcpp-httplib0.11 libfmt9 libhwloc15 libopenmpi3 libprometheus-cpp-core1.0 \
-      libspdlog1.10 libsqlite3-0 liburing2 pci.ids \
+      libsimgrid3.32 libspdlog1.10 libsqlite3-0 liburing2 pci.ids \
  && rm -rf /var/lib/apt/lists/*
 COPY --from=acco-files /opt/acco/bin /opt/acco/bin
+COPY --from=acco-files /opt/acco/libexec /opt/acco/libexec
 COPY --from=acco-files /opt/acco/share/man /opt/acco/share/man
 COPY --from=acco-files /opt/acco/share/bash-completion /opt/acco/share/bash-completion
 ENV PATH=/opt/acco/bin:${PATH}
