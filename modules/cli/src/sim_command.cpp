@@ -117,12 +117,8 @@ class SimCommand final : public Command {
                             "sim: --workload");
       report.workload = workload_text(o_.workload);
     }
-    for (const auto kind : o_.policies) {
-      sim::SimOptions options;
-      options.policy = kind;
-      ACCO_ASSIGN_OR_RETURN(auto run, sim::simulate(report.platform, workload, options), "sim");
-      report.runs.push_back(std::move(run));
-    }
+    ACCO_ASSIGN_OR_RETURN(report.runs,
+                          sim::simulate_policies(report.platform, workload, o_.policies), "sim");
     if (inv.format == Format::kJson) {
       return Output{sim::to_json(report).dump(2) + "\n", "", kExitOk};
     }

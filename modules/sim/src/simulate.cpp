@@ -7,6 +7,8 @@
 #include <cstring>
 #include <filesystem>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -134,6 +136,22 @@ Result<SimResult> simulate(const Platform& platform, const sched::Workload& work
                 answer["error"].get<std::string>());
   }
   return result_from_json(answer["result"]);
+}
+
+Result<std::vector<SimResult>> simulate_policies(const Platform& platform,
+                                                 const sched::Workload& workload,
+                                                 const std::vector<sched::PolicyKind>& policies,
+                                                 const sched::PolicyKnobs& knobs) {
+  std::vector<SimResult> runs;
+  runs.reserve(policies.size());
+  for (const auto kind : policies) {
+    SimOptions options;
+    options.policy = kind;
+    options.knobs = knobs;
+    ACCO_ASSIGN_OR_RETURN(auto run, simulate(platform, workload, options));
+    runs.push_back(std::move(run));
+  }
+  return runs;
 }
 
 nlohmann::json to_json(const SimResult& r) {

@@ -166,6 +166,10 @@ TEST(SimulateTest, TheReportNamesTheBestPolicyAndTheJsonHoldsEveryRun) {
     ASSERT_THAT(r, IsOk());
     rep.runs.push_back(*r);
   }
+  // The comparison the CLI prints is the library's: one run per policy, in order.
+  const auto both = simulate_policies(p, w, {sched::PolicyKind::kDmda, sched::PolicyKind::kEager});
+  ASSERT_THAT(both, IsOk());
+  EXPECT_EQ(*both, rep.runs);
   const auto text = report::render_text(sim_document(rep));
   EXPECT_THAT(text, HasSubstr("acco sim: 1 node x 2 devices"));
   EXPECT_THAT(text, HasSubstr("policy"));

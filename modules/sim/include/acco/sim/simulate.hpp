@@ -67,6 +67,12 @@ struct SimResult {
 [[nodiscard]] Result<SimResult> simulate(const Platform& platform, const sched::Workload& workload,
                                          const SimOptions& options);
 
+// One run per policy, in the order given (`acco sim --policy LIST`); the first failure ends
+// the comparison, named by its policy.
+[[nodiscard]] Result<std::vector<SimResult>> simulate_policies(
+    const Platform& platform, const sched::Workload& workload,
+    const std::vector<sched::PolicyKind>& policies, const sched::PolicyKnobs& knobs = {});
+
 // {"policy", "makespan_seconds", ...} and back (the child's answer; part of acco.sim/1).
 [[nodiscard]] nlohmann::json to_json(const SimResult& result);
 [[nodiscard]] Result<SimResult> result_from_json(const nlohmann::json& json);
