@@ -63,6 +63,31 @@ TEST(SimTest, ATaskGraphFileIsSimulatedAndABadOneIsNamed) {
   EXPECT_EQ(missing.exit_code, 66);
 }
 
+TEST(SimTest, TraceWritesTheFirstPolicysRunAsAChromeTrace) {
+  TempDir root;
+  write_workstation(root.path());
+  const auto file = root.path() / "sim trace.json";
+  const std::string base =
+      "sim --sysroot " + root.path().string() + " --nvml off --tiles 4 --policy heft,dmda --trace ";
+  const auto r = acco(base + "'" + file.string() + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, "acco: trace of heft written to " + file.string() + "\n");
+  expect_conforms(slurp(file), "trace.schema.json");
+  const auto trace = nlohmann::json::parse(slurp(file));
+  EXPECT_EQ(trace["otherData"]["policy"], "heft");
+  // Every task of the 4 x 4 Cholesky (20) is one slice on a device's lane.
+  std::size_t tasks = 0;
+  for (const auto& e : trace["traceEvents"]) {
+    tasks += e["ph"] == "X" && e["pid"] == 1 ? 1 : 0;
+  }
+  EXPECT_EQ(tasks, 20U);
+  // A directory that is not there is said before the simulation, and nothing is written.
+  const auto bad = acco(base + (root.path() / "none" / "t.json").string());
+  EXPECT_EQ(bad.exit_code, 73);
+  EXPECT_THAT(bad.err, HasSubstr("acco: --trace: "));
+  EXPECT_EQ(bad.out, "");
+}
+
 TEST(SimTest, BadFlagsAreOneLineWithTheUsageExitCode) {
   for (const auto& [args, message] : std::vector<std::pair<std::string, std::string>>{
            {"--nodes 0", "--nodes: '0' is not a whole number from 1 to 100000"},

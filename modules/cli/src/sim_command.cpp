@@ -5,8 +5,12 @@
 
 #include <fmt/format.h>
 
+#include <nlohmann/json.hpp>
+
+#include "acco/core/file.hpp"
 #include "acco/report/document.hpp"
 #include "acco/sched/policy.hpp"
+#include "acco/sched/record.hpp"
 #include "acco/sched/workload.hpp"
 #include "acco/sim/dag_file.hpp"
 #include "acco/sim/report.hpp"
@@ -37,6 +41,7 @@ struct SimFlags {
   int width = 8;
   int steps = 8;
   int radix = 3;
+  std::string trace;
 };
 
 struct SimOptionsAll {
@@ -47,6 +52,7 @@ struct SimOptionsAll {
   std::vector<sched::PolicyKind> policies;
   std::string dag;  // an acco.dag/1 file instead of the generated workload
   std::optional<sim::TaskBenchSpec> taskbench;  // --workload taskbench:PATTERN
+  std::string trace;                            // the first policy's run as a Chrome trace
 };
 
 std::string workload_text(const sched::WorkloadSpec& w) {
@@ -96,6 +102,9 @@ class SimCommand final : public Command {
   explicit SimCommand(SimOptionsAll o) : o_(std::move(o)) {}
 
   Result<Output> run(const Invocation& inv) const override {
+    if (!o_.trace.empty()) {
+      ACCO_RETURN_IF_ERROR(core::check_output_directory(o_.trace), "--trace");
+    }
     ACCO_ASSIGN_OR_RETURN(const auto probed, topo::probe(probe_request(o_.machine, inv.settings)),
                           "sim");
     sim::SimReport report;
@@ -117,12 +126,22 @@ class SimCommand final : public Command {
                             "sim: --workload");
       report.workload = workload_text(o_.workload);
     }
-    ACCO_ASSIGN_OR_RETURN(report.runs,
-                          sim::simulate_policies(report.platform, workload, o_.policies), "sim");
-    if (inv.format == Format::kJson) {
-      return Output{sim::to_json(report).dump(2) + "\n", "", kExitOk};
+    ACCO_ASSIGN_OR_RETURN(
+        report.runs,
+        sim::simulate_policies(report.platform, workload, o_.policies, {}, !o_.trace.empty()),
+        "sim");
+    Output out{"", "", kExitOk};
+    if (!o_.trace.empty()) {
+      const auto& first = report.runs.front();
+      const auto trace = sched::chrome_trace(sim::run_record(first)).dump();
+      if (auto written = core::write_file_atomic(o_.trace, trace); !written) {
+        return tl::unexpected(as_cannot_write(std::move(written.error()).with_context("--trace")));
+      }
+      out.err = fmt::format("acco: trace of {} written to {}\n", first.policy, o_.trace);
     }
-    return Output{report::render_text(sim::sim_document(report)), "", kExitOk};
+    out.out = inv.format == Format::kJson ? sim::to_json(report).dump(2) + "\n"
+                                          : report::render_text(sim::sim_document(report));
+    return out;
   }
 
  private:
@@ -178,13 +197,17 @@ CommandSpec sim_command() {
             ->type_name("TABLE");
         sub.add_option("--seed", f.seed, "independent, random: the generator's seed (default 1)")
             ->type_name("N");
-        sub.add_option("--dag", f.dag,
-                       "simulate this task graph (acco.dag/1 JSON) instead of --workload")
+        sub.add_option(
+               "--dag", f.dag,
+               "simulate this task graph (acco.dag/1 JSON, or an STG file) instead of --workload")
             ->type_name("FILE");
         sub.add_option("--policy", f.policy,
                        "policies to compare: a list of eager, round-robin, least-loaded, dmda, "
                        "ws, heft, or all (default)")
             ->type_name("LIST");
+        sub.add_option("--trace", f.trace,
+                       "write the first policy's run as a Chrome trace (acco.trace/1) to FILE")
+            ->type_name("FILE");
         add_json_flag(sub, shared, "print JSON (schema acco.sim/1) instead of text");
         add_config_flag(sub, shared);
       },
@@ -243,6 +266,7 @@ CommandSpec sim_command() {
         }
         o.policies = *policies;
         o.dag = f.dag;
+        o.trace = f.trace;
         return std::make_unique<SimCommand>(std::move(o));
       });
 }

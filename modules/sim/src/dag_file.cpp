@@ -3,7 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <deque>
+#include <filesystem>
 #include <map>
+#include <sstream>
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -161,8 +165,81 @@ Result<sched::Workload> workload_from_dag(const nlohmann::json& dag) {
   return w;
 }
 
+Result<nlohmann::json> dag_from_stg(std::string_view text, const std::string& name) {
+  std::istringstream in{std::string(text)};
+  std::string line;
+  std::size_t number = 0;
+  long long n = -1;  // tasks, dummies left out
+  auto tasks = nlohmann::json::array();
+  auto edges = nlohmann::json::array();
+  const auto bad = [&](const std::string& what) {
+    return fail(Errc::kInvalidArgument, fmt::format("line {}: {}", number, what));
+  };
+  while (std::getline(in, line)) {
+    ++number;
+    const auto first = line.find_first_not_of(" \t\r");
+    if (first == std::string::npos) {
+      continue;
+    }
+    if (line[first] == '#') {  // the information part
+      break;
+    }
+    std::istringstream fields(line);
+    std::vector<long long> v;
+    long long x = 0;
+    while (fields >> x) {
+      v.push_back(x);
+    }
+    if (!fields.eof()) {
+      return bad(fmt::format("'{}' is not whole numbers", line.substr(first)));
+    }
+    if (n < 0) {
+      if (v.size() != 1 || v[0] < 0 || v[0] > 10'000'000) {
+        return bad("the first line is not the number of tasks (0 to 10 million)");
+      }
+      n = v[0];
+      continue;
+    }
+    const auto id = static_cast<long long>(tasks.size());
+    if (id > n + 1) {
+      return bad(fmt::format("a task after T{}, the exit task of {} tasks", n + 1, n));
+    }
+    if (v.size() < 3 || v[0] != id || v[1] < 0 || v[2] < 0 ||
+        v.size() != static_cast<std::size_t>(v[2]) + 3) {
+      return bad(fmt::format(
+          "'{}' is not \"{} TIME PREDECESSORS IDS...\" with as many ids as predecessors",
+          line.substr(first), id));
+    }
+    for (std::size_t i = 3; i < v.size(); ++i) {
+      if (v[i] < 0 || v[i] > n + 1 || v[i] == id) {
+        return bad(fmt::format("T{} names T{} as its predecessor", id, v[i]));
+      }
+      edges.push_back({{"from", fmt::format("T{}", v[i])}, {"to", fmt::format("T{}", id)}});
+    }
+    tasks.push_back(
+        {{"name", fmt::format("T{}", id)}, {"seconds", static_cast<double>(v[1]) * 1e-3}});
+  }
+  if (n < 0) {
+    return fail(Errc::kInvalidArgument, "no task graph: the first line is not the number of tasks");
+  }
+  if (static_cast<long long>(tasks.size()) != n + 2) {
+    return fail(Errc::kInvalidArgument,
+                fmt::format("{} task lines for {} tasks and the two dummies (T0 to T{})",
+                            tasks.size(), n, n + 1));
+  }
+  return nlohmann::json{
+      {"schema", "acco.dag/1"}, {"name", name}, {"tasks", tasks}, {"edges", edges}};
+}
+
 Result<sched::Workload> load_dag(const std::string& path) {
   ACCO_ASSIGN_OR_RETURN(const auto text, core::read_text_file(path));
+  if (const auto first = text.find_first_not_of(" \t\r\n");
+      first != std::string::npos && text[first] != '{') {
+    ACCO_ASSIGN_OR_RETURN(const auto dag,
+                          dag_from_stg(text, std::filesystem::path(path).stem().string()), path);
+    ACCO_ASSIGN_OR_RETURN(auto w, workload_from_dag(dag), path);
+    return w;
+  }
   const auto json = nlohmann::json::parse(text, nullptr, false);
   if (json.is_discarded()) {
     return fail(Errc::kInvalidArgument, fmt::format("{}: not JSON", path));

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <deque>
 #include <limits>
 #include <map>
@@ -27,6 +29,10 @@ namespace sg4 = simgrid::s4u;
 
 // A host computes 1e9 "flops" a second: a task of s seconds is an execution of s x 1e9.
 constexpr double kHostSpeed = 1e9;
+
+std::chrono::nanoseconds nanos(double seconds) {
+  return std::chrono::nanoseconds(std::llround(seconds * 1e9));
+}
 
 std::string device_name(const Platform& p, int d) {
   const int n = static_cast<int>(p.node.devices.size());
@@ -180,6 +186,7 @@ class Simulation {
     queues_.assign(devices, {});
     available_.assign(devices, 0);
     idle_.assign(devices, false);
+    ready_at_.assign(w_.tasks.size(), 0);
     result_.devices.resize(devices);
     for (std::size_t d = 0; d < devices; ++d) {
       result_.devices[d].name = device_name(p_, static_cast<int>(d));
@@ -316,6 +323,7 @@ class Simulation {
 
   void ready(std::size_t t, int released_by) {
     const double now = sg4::Engine::get_clock();
+    ready_at_[t] = now;
     int device = tasks_[t].planned;
     double transfer = 0;
     if (device < 0) {
@@ -340,12 +348,13 @@ class Simulation {
         transfer = view_.devices[static_cast<std::size_t>(device)].transfer;
       }
     }
-    if (device < 0) {
+    if (device < 0) {  // the shared queue: one idle device takes it (waking all costs O(devices))
       shared_.push_back(t);
       for (std::size_t d = 0; d < idle_.size(); ++d) {
         if (idle_[d]) {
           idle_[d] = false;
           wake_[d]->release();
+          break;
         }
       }
       return;
@@ -360,7 +369,7 @@ class Simulation {
     // Its inputs start towards it now (StarPU prefetches when a task is pushed to a worker).
     for (const auto& [datum, mode] : w_.tasks[t].accesses) {
       if (sched::reads(mode)) {
-        start_copy(datum, device);
+        start_copy(datum, device, true);
       }
     }
     if (idle_[d]) {
@@ -436,6 +445,8 @@ class Simulation {
         continue;
       }
       const auto t = static_cast<std::size_t>(got);
+      const double taken = sg4::Engine::get_clock();
+      std::uint64_t fetched_bytes = 0;
       std::vector<sg4::CommPtr> copies;
       std::vector<std::size_t> fetched;
       for (const auto& [datum, mode] : w_.tasks[t].accesses) {
@@ -443,10 +454,11 @@ class Simulation {
             std::find(fetched.begin(), fetched.end(), datum) != fetched.end()) {
           continue;
         }
-        start_copy(datum, d);
+        start_copy(datum, d, false);
         if (const auto it = inflight_.find({datum, d}); it != inflight_.end()) {
           copies.push_back(it->second);
           fetched.push_back(datum);
+          fetched_bytes += w_.data_bytes[datum];
         }
       }
       sg4::Comm::wait_all(copies);
@@ -458,8 +470,22 @@ class Simulation {
       }
       const double start = sg4::Engine::get_clock();
       sg4::this_actor::execute(seconds(t, d) * kHostSpeed);
-      result_.devices[du].busy_seconds += sg4::Engine::get_clock() - start;
+      const double end = sg4::Engine::get_clock();
+      result_.devices[du].busy_seconds += end - start;
       ++result_.devices[du].tasks;
+      if (o_.record) {
+        sched::TaskRecord r;
+        r.id = t;
+        r.device = d;
+        r.status = sched::TaskStatus::kDone;
+        r.ready = nanos(ready_at_[t]);
+        r.started = nanos(start);
+        r.finished = nanos(end);
+        r.predicted = nanos(seconds(t, d));
+        r.transfer_bytes = fetched_bytes;
+        r.transfer_time = nanos(start - taken);
+        result_.task_records.push_back(std::move(r));
+      }
       std::vector<std::size_t> written;
       for (const auto& [datum, mode] : w_.tasks[t].accesses) {
         if (sched::writes(mode)) {
@@ -478,7 +504,7 @@ class Simulation {
         for (const auto& [datum, mode] : w_.tasks[s].accesses) {
           if (sched::reads(mode) &&
               std::find(written.begin(), written.end(), datum) != written.end()) {
-            start_copy(datum, to);
+            start_copy(datum, to, true);
           }
         }
       }
@@ -501,8 +527,8 @@ class Simulation {
   }
 
   // Starts copying datum `i` to device `d` from its cheapest valid replica, unless it is there
-  // or on its way.
-  void start_copy(std::size_t i, int d) {
+  // or on its way; `prefetch` when no task waits for it yet.
+  void start_copy(std::size_t i, int d, bool prefetch) {
     if (std::find(valid_[i].begin(), valid_[i].end(), d) != valid_[i].end() ||
         inflight_.contains({i, d})) {
       return;
@@ -516,6 +542,15 @@ class Simulation {
                                : built_.memory[static_cast<std::size_t>(-1 - from)];
     auto comm = sg4::Comm::sendto_async(src, built_.devices[static_cast<std::size_t>(d)], bytes);
     started_.push_back(comm);  // held to the end: SimGrid warns of a comm freed while running
+    if (o_.record) {           // its times once the run is over (finish)
+      sched::TransferRecord r;
+      r.handle = i;
+      r.from = from >= 0 ? from + 1 : sched::kHostNode;
+      r.to = d + 1;
+      r.bytes = bytes;
+      r.prefetch = prefetch;
+      result_.transfer_records.push_back(r);
+    }
     inflight_[{i, d}] = std::move(comm);
     account(from, d, static_cast<double>(bytes));
   }
@@ -535,6 +570,10 @@ class Simulation {
   }
 
   void finish() {
+    for (std::size_t c = 0; c < result_.transfer_records.size(); ++c) {
+      result_.transfer_records[c].start = nanos(started_[c]->get_start_time());
+      result_.transfer_records[c].end = nanos(started_[c]->get_finish_time());
+    }
     // Per kind: bytes, and the busiest link (bytes / bandwidth over the makespan).
     const std::vector<std::string> kinds = {"pcie", "nvlink", "nic", "fabric"};
     for (const auto& kind : kinds) {
@@ -586,6 +625,7 @@ class Simulation {
   std::deque<std::size_t> shared_;
   std::vector<double> available_;
   std::vector<bool> idle_;
+  std::vector<double> ready_at_;  // per task: when its last dependency finished
   std::vector<sg4::SemaphorePtr> wake_;
   std::vector<std::vector<int>> valid_;  // per datum: devices (or -1 - node) holding it
   std::map<std::pair<int, int>, double> link_bytes_;  // (node, link); fabric: (-1 down|-2 up, node)
@@ -628,6 +668,9 @@ nlohmann::json run_engine(const nlohmann::json& request) {
     auto r = sim.run();
     if (!r) {
       return {{"error", r.error().message}, {"code", static_cast<int>(r.error().code)}};
+    }
+    if (options.record) {
+      return {{"result", to_json(*r)}, {"records", records_json(*r)}};
     }
     return {{"result", to_json(*r)}};
   } catch (const std::exception& e) {  // SimGrid's own errors: an answer, never an unwind

@@ -2,10 +2,13 @@
 
 #include <array>
 #include <cerrno>
+#include <chrono>
 #include <climits>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -135,23 +138,59 @@ Result<SimResult> simulate(const Platform& platform, const sched::Workload& work
     return fail(static_cast<Errc>(answer.value("code", static_cast<int>(Errc::kInternal))),
                 answer["error"].get<std::string>());
   }
-  return result_from_json(answer["result"]);
+  ACCO_ASSIGN_OR_RETURN(auto result, result_from_json(answer["result"]));
+  if (options.record && answer.contains("records")) {
+    ACCO_RETURN_IF_ERROR(read_records(answer["records"], workload, result));
+  }
+  return result;
 }
 
 Result<std::vector<SimResult>> simulate_policies(const Platform& platform,
                                                  const sched::Workload& workload,
                                                  const std::vector<sched::PolicyKind>& policies,
-                                                 const sched::PolicyKnobs& knobs) {
+                                                 const sched::PolicyKnobs& knobs,
+                                                 bool record_first) {
   std::vector<SimResult> runs;
   runs.reserve(policies.size());
   for (const auto kind : policies) {
     SimOptions options;
     options.policy = kind;
     options.knobs = knobs;
+    options.record = record_first && runs.empty();
     ACCO_ASSIGN_OR_RETURN(auto run, simulate(platform, workload, options));
     runs.push_back(std::move(run));
   }
   return runs;
+}
+
+sched::RunRecord run_record(const SimResult& r) {
+  sched::RunRecord run;
+  run.policy = r.policy;
+  run.elapsed = std::chrono::nanoseconds(std::llround(r.makespan * 1e9));
+  for (std::size_t d = 0; d < r.devices.size(); ++d) {
+    sched::DeviceRecord device;
+    device.device = static_cast<int>(d);
+    device.name = r.devices[d].name;
+    device.kind = "sim";
+    device.busy = std::chrono::nanoseconds(std::llround(r.devices[d].busy_seconds * 1e9));
+    device.tasks = r.devices[d].tasks;
+    run.devices.push_back(std::move(device));
+  }
+  run.tasks = r.task_records;
+  run.transfers = r.transfer_records;
+  run.tasks_held = run.tasks.size();
+  std::map<std::pair<int, int>, sched::LinkRecord> links;
+  for (const auto& t : r.transfer_records) {
+    auto& link = links[{t.from, t.to}];
+    link.from = t.from;
+    link.to = t.to;
+    link.bytes += t.bytes;
+    ++link.transfers;
+  }
+  for (auto& [key, link] : links) {
+    run.links.push_back(link);
+  }
+  return run;
 }
 
 nlohmann::json to_json(const SimResult& r) {

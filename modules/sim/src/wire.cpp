@@ -1,5 +1,8 @@
 #include "wire.hpp"
 
+#include <chrono>
+#include <cstdint>
+
 #include <fmt/format.h>
 
 namespace acco::sim {
@@ -32,7 +35,7 @@ nlohmann::json request_json(const Platform& p, const sched::Workload& w, const S
       {"workload", {{"name", w.name}, {"data_bytes", w.data_bytes}, {"tasks", tasks}}},
       {"options",
        {std::string(sched::to_string(o.policy)), o.knobs.alpha, o.knobs.beta,
-        o.knobs.sorted_decision}}};
+        o.knobs.sorted_decision, o.record}}};
 }
 
 Result<Request> request_from_json(const nlohmann::json& j) {
@@ -80,9 +83,63 @@ Result<Request> request_from_json(const nlohmann::json& j) {
     r.options.knobs.alpha = o.at(1).get<double>();
     r.options.knobs.beta = o.at(2).get<double>();
     r.options.knobs.sorted_decision = o.at(3).get<bool>();
+    r.options.record = o.at(4).get<bool>();
     return r;
   } catch (const nlohmann::json::exception& e) {
     return fail(Errc::kInvalidArgument, fmt::format("a simulation request: {}", e.what()));
+  }
+}
+
+nlohmann::json records_json(const SimResult& r) {
+  nlohmann::json tasks = nlohmann::json::array();
+  for (const auto& t : r.task_records) {
+    tasks.push_back({t.id, t.device, t.ready.count(), t.started.count(), t.finished.count(),
+                     t.predicted.count(), t.transfer_bytes, t.transfer_time.count()});
+  }
+  nlohmann::json copies = nlohmann::json::array();
+  for (const auto& c : r.transfer_records) {
+    copies.push_back({c.handle, c.from, c.to, c.bytes, c.start.count(), c.end.count(), c.prefetch});
+  }
+  return {{"tasks", std::move(tasks)}, {"transfers", std::move(copies)}};
+}
+
+Status read_records(const nlohmann::json& j, const sched::Workload& w, SimResult& r) {
+  using std::chrono::nanoseconds;
+  try {
+    for (const auto& t : j.at("tasks")) {
+      sched::TaskRecord task;
+      task.id = t.at(0).get<std::size_t>();
+      if (task.id >= w.tasks.size()) {
+        return fail(Errc::kInvalidArgument,
+                    fmt::format("a task record names task {} of {}", task.id, w.tasks.size()));
+      }
+      task.type = w.tasks[task.id].type;
+      task.name = w.tasks[task.id].name;
+      task.device = t.at(1).get<int>();
+      task.status = sched::TaskStatus::kDone;
+      task.ready = nanoseconds(t.at(2).get<std::int64_t>());
+      task.submitted = task.ready;
+      task.started = nanoseconds(t.at(3).get<std::int64_t>());
+      task.finished = nanoseconds(t.at(4).get<std::int64_t>());
+      task.predicted = nanoseconds(t.at(5).get<std::int64_t>());
+      task.transfer_bytes = t.at(6).get<std::uint64_t>();
+      task.transfer_time = nanoseconds(t.at(7).get<std::int64_t>());
+      r.task_records.push_back(std::move(task));
+    }
+    for (const auto& c : j.at("transfers")) {
+      sched::TransferRecord copy;
+      copy.handle = c.at(0).get<std::size_t>();
+      copy.from = c.at(1).get<int>();
+      copy.to = c.at(2).get<int>();
+      copy.bytes = c.at(3).get<std::uint64_t>();
+      copy.start = nanoseconds(c.at(4).get<std::int64_t>());
+      copy.end = nanoseconds(c.at(5).get<std::int64_t>());
+      copy.prefetch = c.at(6).get<bool>();
+      r.transfer_records.push_back(copy);
+    }
+    return {};
+  } catch (const nlohmann::json::exception& e) {
+    return fail(Errc::kInvalidArgument, fmt::format("a simulation record: {}", e.what()));
   }
 }
 

@@ -22,4 +22,12 @@ struct Request {
 // kInvalidArgument naming what is missing or of the wrong type.
 [[nodiscard]] Result<Request> request_from_json(const nlohmann::json& json);
 
+// A recorded run's task and copy records, as the engine answers them beside the result: arrays
+// of numbers, the task's type and name left to the side that holds the workload.
+[[nodiscard]] nlohmann::json records_json(const SimResult& result);
+// Fills `result`'s records from `json`, each task's type and name from `workload`;
+// kInvalidArgument when a record is malformed or names a task the workload lacks.
+[[nodiscard]] Status read_records(const nlohmann::json& json, const sched::Workload& workload,
+                                  SimResult& result);
+
 }  // namespace acco::sim

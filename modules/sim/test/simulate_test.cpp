@@ -2,6 +2,7 @@
 // forms, every policy on a generated cluster, and the same answer twice.
 #include "acco/sim/simulate.hpp"
 
+#include <chrono>
 #include <cmath>
 #include <tuple>
 
@@ -10,6 +11,7 @@
 
 #include "acco/sim/dag_file.hpp"
 #include "acco/sim/report.hpp"
+#include "acco/testing/json_schema.hpp"
 #include "acco/testing/matchers.hpp"
 
 namespace acco::sim {
@@ -94,6 +96,70 @@ TEST(SimulateTest, TwoCopiesOnOneLinkShareItsBandwidth) {
   const auto r = simulate(p, w, {});
   ASSERT_THAT(r, IsOk());
   EXPECT_DOUBLE_EQ(r->makespan, 2.5);  // 2 GB through 1 GB/s together, then 0.5 s
+}
+
+TEST(SimulateTest, ARecordedRunKeepsEachTaskAndCopyWithTheirVirtualTimes) {
+  // The same run as above, recorded: both copies start when the task is released (a prefetch)
+  // and end together at 2 s; the task waits for them from 0 to 2 s, then runs 0.5 s.
+  Platform p = small(1);
+  sched::Workload w;
+  w.data_bytes = {1'000'000'000, 1'000'000'000};
+  w.tasks.push_back(
+      {"potrf", "t", {{0, sched::Access::kRead}, {1, sched::Access::kRead}}, 0, {0.5}});
+  SimOptions o;
+  o.record = true;
+  const auto r = simulate(p, w, o);
+  ASSERT_THAT(r, IsOk());
+  using std::chrono::milliseconds;
+  ASSERT_EQ(r->task_records.size(), 1U);
+  const auto& task = r->task_records[0];
+  EXPECT_EQ(task.name, "t");
+  EXPECT_EQ(task.type, "potrf");
+  EXPECT_EQ(task.device, 0);
+  EXPECT_EQ(task.status, sched::TaskStatus::kDone);
+  EXPECT_EQ(task.ready, milliseconds(0));
+  EXPECT_EQ(task.started, milliseconds(2000));
+  EXPECT_EQ(task.finished, milliseconds(2500));
+  EXPECT_EQ(task.predicted, milliseconds(500));
+  EXPECT_EQ(task.transfer_bytes, 2'000'000'000U);
+  EXPECT_EQ(task.transfer_time, milliseconds(2000));
+  ASSERT_EQ(r->transfer_records.size(), 2U);
+  for (std::size_t i = 0; i < 2; ++i) {
+    const auto& copy = r->transfer_records[i];
+    EXPECT_EQ(copy.handle, i);
+    EXPECT_EQ(copy.from, sched::kHostNode);
+    EXPECT_EQ(copy.to, 1);  // device 0
+    EXPECT_EQ(copy.bytes, 1'000'000'000U);
+    EXPECT_EQ(copy.start, milliseconds(0));
+    EXPECT_EQ(copy.end, milliseconds(2000));
+    EXPECT_TRUE(copy.prefetch);
+  }
+  // As the runtime's record, a Chrome trace of the published schema: the task's slice and the
+  // two copies' slices on the device's lane.
+  const auto run = run_record(*r);
+  EXPECT_EQ(run.elapsed, milliseconds(2500));
+  ASSERT_EQ(run.devices.size(), 1U);
+  EXPECT_EQ(run.devices[0].name, "n0 GPU0");
+  ASSERT_EQ(run.links.size(), 1U);
+  EXPECT_EQ(run.links[0].bytes, 2'000'000'000U);
+  EXPECT_EQ(run.links[0].transfers, 2U);
+  const auto trace = sched::chrome_trace(run);
+  EXPECT_THAT(testing::validate(testing::published_schema("trace.schema.json"), trace),
+              ::testing::IsEmpty());
+  std::size_t slices = 0;
+  for (const auto& e : trace["traceEvents"]) {
+    slices += e["ph"] == "X" ? 1 : 0;
+  }
+  EXPECT_EQ(slices, 3U);
+  // Unrecorded, the result holds no records and equals the recorded one without them.
+  const auto plain = simulate(p, w, {});
+  ASSERT_THAT(plain, IsOk());
+  EXPECT_TRUE(plain->task_records.empty());
+  EXPECT_TRUE(plain->transfer_records.empty());
+  auto stripped = *r;
+  stripped.task_records.clear();
+  stripped.transfer_records.clear();
+  EXPECT_EQ(stripped, *plain);
 }
 
 TEST(SimulateTest, CholeskyWorkIsTheClosedFormAndEveryPolicyFinishesIt) {

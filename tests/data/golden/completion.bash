@@ -37,8 +37,8 @@ _acco_words() {
       ;;
     'acco sim')
       _acco_commands=''
-      _acco_flags='-h --help --sysroot --from --hwloc-xml --nvml --nodes --fabric --fabric-gbps --fabric-latency-us --workload --width --steps --radix --tiles --tasks --kernels --seed --dag --policy --json --config'
-      _acco_valued='--sysroot --from --hwloc-xml --nvml --nodes --fabric --fabric-gbps --fabric-latency-us --workload --width --steps --radix --tiles --tasks --kernels --seed --dag --policy --config'
+      _acco_flags='-h --help --sysroot --from --hwloc-xml --nvml --nodes --fabric --fabric-gbps --fabric-latency-us --workload --width --steps --radix --tiles --tasks --kernels --seed --dag --policy --trace --json --config'
+      _acco_valued='--sysroot --from --hwloc-xml --nvml --nodes --fabric --fabric-gbps --fabric-latency-us --workload --width --steps --radix --tiles --tasks --kernels --seed --dag --policy --trace --config'
       ;;
     'acco serve')
       _acco_commands=''
@@ -253,6 +253,7 @@ _acco_value() {
     'acco sim --seed') COMPREPLY=() ;;
     'acco sim --dag') _acco_reply_files "$3" ;;
     'acco sim --policy') COMPREPLY=() ;;
+    'acco sim --trace') _acco_reply_files "$3" ;;
     'acco sim --config') _acco_reply_files "$3" ;;
     'acco serve --listen') COMPREPLY=() ;;
     'acco serve --interval') COMPREPLY=() ;;

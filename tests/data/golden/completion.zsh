@@ -217,8 +217,9 @@ _acco_sim() {
     --tasks='[independent, chain, random\: tasks (default 1000)]:N:' \
     --kernels='[cholesky, lu\: kernel times\: sirocco (default), mirage, uniform]:TABLE:' \
     --seed='[independent, random\: the generator'\''s seed (default 1)]:N:' \
-    --dag='[simulate this task graph (acco.dag/1 JSON) instead of --workload]:FILE:_files' \
+    --dag='[simulate this task graph (acco.dag/1 JSON, or an STG file) instead of --workload]:FILE:_files' \
     --policy='[policies to compare\: a list of eager, round-robin, least-loaded, dmda, ws, heft, or all (default)]:LIST:' \
+    --trace='[write the first policy'\''s run as a Chrome trace (acco.trace/1) to FILE]:FILE:_files' \
     --json'[print JSON (schema acco.sim/1) instead of text]' \
     --config='[JSON file of settings (env ACCO_CONFIG)]:FILE:_files'
 }

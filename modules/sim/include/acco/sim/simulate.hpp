@@ -15,6 +15,7 @@
 
 #include "acco/core/result.hpp"
 #include "acco/sched/policy.hpp"
+#include "acco/sched/record.hpp"
 #include "acco/sched/workload.hpp"
 #include "acco/sim/platform.hpp"
 
@@ -23,6 +24,8 @@ namespace acco::sim {
 struct SimOptions {
   sched::PolicyKind policy = sched::PolicyKind::kDmda;
   sched::PolicyKnobs knobs;
+  // Keep each task's and each copy's virtual times (SimResult's records) for a trace.
+  bool record = false;
 };
 
 struct DeviceUse {
@@ -54,6 +57,11 @@ struct SimResult {
   std::vector<DeviceUse> devices;
   std::vector<LinkUse> links;  // by kind, in the order pcie, nvlink, nic, fabric (those used)
   std::string bottleneck;      // "device n0 GPU3 busy 97 %" or "link n0 nic busy 88 %"
+  // With SimOptions::record: every task (device d is the platform's device index, times in
+  // nanoseconds of virtual time) and every copy (memory node 0 is host memory, whichever node's;
+  // device d is d + 1, as in the runtime's records). Not part of acco.sim/1.
+  std::vector<sched::TaskRecord> task_records;
+  std::vector<sched::TransferRecord> transfer_records;
   [[nodiscard]] double bound() const { return critical_path > area ? critical_path : area; }
   // bound / makespan; 0 for an empty run.
   [[nodiscard]] double efficiency() const { return makespan > 0 ? bound() / makespan : 0; }
@@ -68,10 +76,17 @@ struct SimResult {
                                          const SimOptions& options);
 
 // One run per policy, in the order given (`acco sim --policy LIST`); the first failure ends
-// the comparison, named by its policy.
+// the comparison, named by its policy. With `record_first`, the first run keeps its records
+// (for `--trace`, as `acco schedule --trace` writes the first policy's run).
 [[nodiscard]] Result<std::vector<SimResult>> simulate_policies(
     const Platform& platform, const sched::Workload& workload,
-    const std::vector<sched::PolicyKind>& policies, const sched::PolicyKnobs& knobs = {});
+    const std::vector<sched::PolicyKind>& policies, const sched::PolicyKnobs& knobs = {},
+    bool record_first = false);
+
+// A recorded run as the runtime's RunRecord: one device record per simulated device (its name,
+// kind "sim", busy time and tasks), the task and copy records, the makespan as elapsed; what
+// sched::chrome_trace writes as a Chrome trace (acco.trace/1).
+[[nodiscard]] sched::RunRecord run_record(const SimResult& result);
 
 // {"policy", "makespan_seconds", ...} and back (the child's answer; part of acco.sim/1).
 [[nodiscard]] nlohmann::json to_json(const SimResult& result);
