@@ -435,6 +435,33 @@ class Simulation {
     return -1;
   }
 
+  // Brings task t's inputs to device d and waits for them; the bytes that had to come.
+  std::uint64_t fetch_inputs(std::size_t t, int d) {
+    std::uint64_t bytes = 0;
+    std::vector<sg4::CommPtr> copies;
+    std::vector<std::size_t> fetched;
+    for (const auto& [datum, mode] : w_.tasks[t].accesses) {
+      if (!sched::reads(mode) ||
+          std::find(fetched.begin(), fetched.end(), datum) != fetched.end()) {
+        continue;
+      }
+      start_copy(datum, d, false);
+      if (const auto it = inflight_.find({datum, d}); it != inflight_.end()) {
+        copies.push_back(it->second);
+        fetched.push_back(datum);
+        bytes += w_.data_bytes[datum];
+      }
+    }
+    sg4::Comm::wait_all(copies);
+    for (const auto datum : fetched) {
+      inflight_.erase({datum, d});
+      if (std::find(valid_[datum].begin(), valid_[datum].end(), d) == valid_[datum].end()) {
+        valid_[datum].push_back(d);
+      }
+    }
+    return bytes;
+  }
+
   void worker(int d) {
     const auto du = static_cast<std::size_t>(d);
     while (done_ < w_.tasks.size()) {
@@ -446,45 +473,14 @@ class Simulation {
       }
       const auto t = static_cast<std::size_t>(got);
       const double taken = sg4::Engine::get_clock();
-      std::uint64_t fetched_bytes = 0;
-      std::vector<sg4::CommPtr> copies;
-      std::vector<std::size_t> fetched;
-      for (const auto& [datum, mode] : w_.tasks[t].accesses) {
-        if (!sched::reads(mode) ||
-            std::find(fetched.begin(), fetched.end(), datum) != fetched.end()) {
-          continue;
-        }
-        start_copy(datum, d, false);
-        if (const auto it = inflight_.find({datum, d}); it != inflight_.end()) {
-          copies.push_back(it->second);
-          fetched.push_back(datum);
-          fetched_bytes += w_.data_bytes[datum];
-        }
-      }
-      sg4::Comm::wait_all(copies);
-      for (const auto datum : fetched) {
-        inflight_.erase({datum, d});
-        if (std::find(valid_[datum].begin(), valid_[datum].end(), d) == valid_[datum].end()) {
-          valid_[datum].push_back(d);
-        }
-      }
+      const std::uint64_t fetched_bytes = fetch_inputs(t, d);
       const double start = sg4::Engine::get_clock();
       sg4::this_actor::execute(seconds(t, d) * kHostSpeed);
       const double end = sg4::Engine::get_clock();
       result_.devices[du].busy_seconds += end - start;
       ++result_.devices[du].tasks;
       if (o_.record) {
-        sched::TaskRecord r;
-        r.id = t;
-        r.device = d;
-        r.status = sched::TaskStatus::kDone;
-        r.ready = nanos(ready_at_[t]);
-        r.started = nanos(start);
-        r.finished = nanos(end);
-        r.predicted = nanos(seconds(t, d));
-        r.transfer_bytes = fetched_bytes;
-        r.transfer_time = nanos(start - taken);
-        result_.task_records.push_back(std::move(r));
+        record_task(t, d, {taken, start, end}, fetched_bytes);
       }
       std::vector<std::size_t> written;
       for (const auto& [datum, mode] : w_.tasks[t].accesses) {
@@ -524,6 +520,22 @@ class Simulation {
         }
       }
     }
+  }
+
+  // Task t's record: taken from its queue, started once its inputs were in, finished.
+  void record_task(std::size_t t, int d, std::array<double, 3> times, std::uint64_t bytes) {
+    const auto [taken, start, end] = times;
+    sched::TaskRecord r;
+    r.id = t;
+    r.device = d;
+    r.status = sched::TaskStatus::kDone;
+    r.ready = nanos(ready_at_[t]);
+    r.started = nanos(start);
+    r.finished = nanos(end);
+    r.predicted = nanos(seconds(t, d));
+    r.transfer_bytes = bytes;
+    r.transfer_time = nanos(start - taken);
+    result_.task_records.push_back(std::move(r));
   }
 
   // Starts copying datum `i` to device `d` from its cheapest valid replica, unless it is there
