@@ -86,14 +86,17 @@ TEST(SimulateTest, EachTaskWaitsForItsInputOverItsLinkThenRuns) {
   EXPECT_DOUBLE_EQ(r->links[0].busiest_share, 0.5);
 }
 
-TEST(SimulateTest, TwoCopiesOnOneLinkShareItsBandwidth) {
-  // One GPU, two tasks reading the same... no: one task reading two 1 GB inputs at once.
-  Platform p = small(1);
+// One task of 0.5 s reading two 1 GB inputs at once.
+sched::Workload two_inputs() {
   sched::Workload w;
   w.data_bytes = {1'000'000'000, 1'000'000'000};
   w.tasks.push_back(
-      {"task", "t", {{0, sched::Access::kRead}, {1, sched::Access::kRead}}, 0, {0.5}});
-  const auto r = simulate(p, w, {});
+      {"potrf", "t", {{0, sched::Access::kRead}, {1, sched::Access::kRead}}, 0, {0.5}});
+  return w;
+}
+
+TEST(SimulateTest, TwoCopiesOnOneLinkShareItsBandwidth) {
+  const auto r = simulate(small(1), two_inputs(), {});
   ASSERT_THAT(r, IsOk());
   EXPECT_DOUBLE_EQ(r->makespan, 2.5);  // 2 GB through 1 GB/s together, then 0.5 s
 }
@@ -101,11 +104,8 @@ TEST(SimulateTest, TwoCopiesOnOneLinkShareItsBandwidth) {
 TEST(SimulateTest, ARecordedRunKeepsEachTaskAndCopyWithTheirVirtualTimes) {
   // The same run as above, recorded: both copies start when the task is released (a prefetch)
   // and end together at 2 s; the task waits for them from 0 to 2 s, then runs 0.5 s.
-  Platform p = small(1);
-  sched::Workload w;
-  w.data_bytes = {1'000'000'000, 1'000'000'000};
-  w.tasks.push_back(
-      {"potrf", "t", {{0, sched::Access::kRead}, {1, sched::Access::kRead}}, 0, {0.5}});
+  const Platform p = small(1);
+  const auto w = two_inputs();
   SimOptions o;
   o.record = true;
   const auto r = simulate(p, w, o);
