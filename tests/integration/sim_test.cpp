@@ -42,6 +42,20 @@ TEST(SimTest, APolicyComparisonOnDgxNodesMatchesItsGoldenAndSchema) {
   }
 }
 
+// A generated node needs no machine to read: the same report, its origin named.
+TEST(SimTest, AGeneratedNodeIsSimulatedWithItsNvlinks) {
+  const auto r = acco("sim --node dgx-h100 --nodes 2 --tiles 4 --policy heft --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  expect_conforms(r.out, "sim.schema.json");
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["platform"]["origin"], "generated dgx-h100");
+  EXPECT_EQ(j["platform"]["devices_per_node"], 8);
+  const auto text = acco("sim --node dgx-h100 --nodes 2 --tiles 4 --policy heft");
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_THAT(text.out, HasSubstr("2 nodes x 8 devices (generated dgx-h100)"));
+  EXPECT_THAT(text.out, HasSubstr("nvlink links: 8 per node, 450.0 GB/s"));
+}
+
 TEST(SimTest, ATaskGraphFileIsSimulatedAndABadOneIsNamed) {
   TempDir root;
   write_workstation(root.path());
@@ -109,6 +123,12 @@ TEST(SimTest, BadFlagsAreOneLineWithTheUsageExitCode) {
             "--radix: '9' is not a whole number from 1 to --width (8)"},
            {"--workload taskbench:fft --width 0",
             "--width: '0' is not a whole number from 1 to 100000"},
+           {"--node dgx-b200",
+            "--node: 'dgx-b200' is not a generated node: one of dgx-h100, hgx-a100, pcie-4gpu"},
+           {"--node dgx-h100 --sysroot /",
+            "--node and --sysroot cannot be combined (each names the node to simulate)"},
+           {"--node dgx-h100 --from x.json",
+            "--node and --from cannot be combined (each names the node to simulate)"},
        }) {
     SCOPED_TRACE(args);
     const auto r = acco("sim " + args);

@@ -16,6 +16,7 @@
 #include "acco/sim/report.hpp"
 #include "acco/sim/simulate.hpp"
 #include "acco/sim/taskbench.hpp"
+#include "acco/topo/generated.hpp"
 #include "acco/topo/probe.hpp"
 
 #include "command_spec.hpp"
@@ -27,6 +28,7 @@ namespace {
 
 struct SimFlags {
   MachineFlags machine;
+  std::string node;
   int nodes = 1;
   std::string fabric = "single-switch";
   double fabric_gbps = 400;
@@ -46,6 +48,7 @@ struct SimFlags {
 
 struct SimOptionsAll {
   MachineOptions machine;
+  std::string node;  // a generated node (topo::generated_machine) instead of a probed one
   sim::Fabric fabric;
   int nodes = 1;
   sched::WorkloadSpec workload;
@@ -105,10 +108,16 @@ class SimCommand final : public Command {
     if (!o_.trace.empty()) {
       ACCO_RETURN_IF_ERROR(core::check_output_directory(o_.trace), "--trace");
     }
-    ACCO_ASSIGN_OR_RETURN(const auto probed, topo::probe(probe_request(o_.machine, inv.settings)),
-                          "sim");
+    topo::Machine machine;
+    if (!o_.node.empty()) {
+      ACCO_ASSIGN_OR_RETURN(machine, topo::generated_machine(o_.node), "sim: --node");
+    } else {
+      ACCO_ASSIGN_OR_RETURN(auto probed, topo::probe(probe_request(o_.machine, inv.settings)),
+                            "sim");
+      machine = std::move(probed.machine);
+    }
     sim::SimReport report;
-    ACCO_ASSIGN_OR_RETURN(report.platform.node, sim::node_from_machine(probed.machine), "sim");
+    ACCO_ASSIGN_OR_RETURN(report.platform.node, sim::node_from_machine(machine), "sim");
     report.platform.nodes = o_.nodes;
     report.platform.fabric = o_.fabric;
     sched::Workload workload;
@@ -154,6 +163,16 @@ CommandSpec sim_command() {
   return command_with_flags<SimFlags>(
       "sim", "simulate the scheduler's policies on a cluster of this machine's nodes (SimGrid)",
       [](CLI::App& sub, SharedFlags& shared, SimFlags& f) {
+        std::vector<std::string> generated;
+        std::string names;
+        for (const auto& m : topo::generated_machines()) {
+          generated.emplace_back(m.name);
+          names += (names.empty() ? "" : ", ") + std::string(m.name);
+        }
+        offer_values(sub.add_option("--node", f.node,
+                                    "the node is a generated one instead of this machine: " + names)
+                         ->type_name("NAME"),
+                     generated);
         add_setting_flag(sub, shared, "sysroot",
                          "the node is the machine in DIR/sys and DIR/proc (env ACCO_SYSROOT)",
                          "DIR");
@@ -214,6 +233,21 @@ CommandSpec sim_command() {
       [](const SimFlags& f, const core::Settings& settings) -> Result<std::unique_ptr<Command>> {
         SimOptionsAll o;
         ACCO_ASSIGN_OR_RETURN(o.machine, machine_options(f.machine, settings));
+        if (!f.node.empty()) {
+          for (const auto& [flag, given] :
+               {std::pair{"--from", !f.machine.from.empty()},
+                {"--hwloc-xml", !f.machine.hwloc_xml.empty()},
+                {"--sysroot", settings.find("sysroot")->set_by == core::SetBy::kFlag}}) {
+            if (given) {
+              return usage(fmt::format(
+                  "--node and {} cannot be combined (each names the node to simulate)", flag));
+            }
+          }
+          if (auto known = topo::generated_machine(f.node); !known) {
+            return usage("--node: " + known.error().message);
+          }
+          o.node = f.node;
+        }
         if (f.nodes < 1 || f.nodes > 100000) {
           return bad_value("--nodes", std::to_string(f.nodes), "a whole number from 1 to 100000");
         }

@@ -6,6 +6,7 @@
 
 #include "acco/testing/files.hpp"
 #include "acco/testing/matchers.hpp"
+#include "acco/topo/generated.hpp"
 #include "acco/topo/probe.hpp"
 
 #include "machines.hpp"
@@ -63,6 +64,81 @@ TEST(PlatformTest, ADgxGpuCrossesItsSwitchUplinkAndPeersMeetAtTheirSwitch) {
   ASSERT_THAT(x8, IsOk());
   EXPECT_NEAR(x8->links[static_cast<std::size_t>(x8->to_host[0][0])].bytes_per_second, healthy / 2,
               healthy * 0.01);
+}
+
+// The generated DGX H100 is the test sysroot's DGX H100: every PCIe link a GPU's copies
+// cross, at the same rate, and the same NIC rate; it adds what only NVML would say, the 18
+// NVLink 4.0 links of each GPU (450 GB/s a direction), over which the peers meet.
+TEST(PlatformTest, TheGeneratedDgxH100IsTheTestSysrootsDgxWithItsNvlinks) {
+  acco::testing::TempDir dir;
+  acco::testing::write_dgx_h100(dir.path());
+  auto probed = node_from_machine(probe_dir(dir.path()));
+  auto machine = topo::generated_machine("dgx-h100");
+  ASSERT_THAT(machine, IsOk());
+  EXPECT_EQ(machine->origin, "generated dgx-h100");
+  auto generated = node_from_machine(*machine);
+  ASSERT_THAT(probed, IsOk());
+  ASSERT_THAT(generated, IsOk());
+  ASSERT_EQ(generated->devices.size(), probed->devices.size());
+  const auto links_of = [](const NodeModel& node, const std::vector<int>& path) {
+    std::vector<std::pair<std::string, double>> out;
+    for (const int l : path) {
+      const auto& link = node.links[static_cast<std::size_t>(l)];
+      out.emplace_back(link.name, link.bytes_per_second);
+    }
+    return out;
+  };
+  for (std::size_t i = 0; i < probed->devices.size(); ++i) {
+    EXPECT_EQ(links_of(*generated, generated->to_host[i]), links_of(*probed, probed->to_host[i]))
+        << "GPU" << i;
+    EXPECT_EQ(generated->devices[i].substr(0, 17), probed->devices[i].substr(0, 17));
+  }
+  ASSERT_GE(generated->nic, 0);
+  EXPECT_EQ(generated->links[static_cast<std::size_t>(generated->nic)].bytes_per_second,
+            probed->links[static_cast<std::size_t>(probed->nic)].bytes_per_second);
+  EXPECT_THAT(names(*generated, generated->peer[0][1]),
+              ::testing::ElementsAre("nvlink GPU0", "nvlink GPU1"));
+  EXPECT_DOUBLE_EQ(
+      generated->links[static_cast<std::size_t>(generated->peer[0][1][0])].bytes_per_second,
+      18 * 25e9);
+}
+
+// The other generated nodes: an A100 board whose peers meet over NVLink 3.0 (12 x 25 GB/s) and
+// whose GPU pairs share a Gen4 switch uplink, and a PCIe server whose peers meet in the root
+// complex; an unknown name lists the known ones.
+TEST(PlatformTest, GeneratedNodesHaveTheirVendorsLinks) {
+  auto a100 = topo::generated_machine("hgx-a100");
+  ASSERT_THAT(a100, IsOk());
+  auto node = node_from_machine(*a100);
+  ASSERT_THAT(node, IsOk());
+  ASSERT_EQ(node->devices.size(), 8U);
+  EXPECT_THAT(node->devices[0], HasSubstr("0000:07:00.0 NVIDIA A100-SXM4-80GB"));
+  EXPECT_DOUBLE_EQ(node->links[static_cast<std::size_t>(node->peer[0][5][0])].bytes_per_second,
+                   12 * 25e9);
+  // GPU0 and GPU1 share their switch's uplink (the third link up from each).
+  ASSERT_EQ(node->to_host[0].size(), 4U);
+  EXPECT_EQ(node->to_host[0][2], node->to_host[1][2]);
+  EXPECT_NE(node->to_host[0][2], node->to_host[2][2]);
+  // Eight HDR ports: 8 x 200 Gb/s.
+  EXPECT_DOUBLE_EQ(node->links[static_cast<std::size_t>(node->nic)].bytes_per_second, 200e9);
+
+  auto pcie = topo::generated_machine("pcie-4gpu");
+  ASSERT_THAT(pcie, IsOk());
+  node = node_from_machine(*pcie);
+  ASSERT_THAT(node, IsOk());
+  ASSERT_EQ(node->devices.size(), 4U);
+  // An L40S trains at Gen4 x16 in its Gen5 root port, which reports the same link.
+  ASSERT_EQ(node->to_host[0].size(), 2U);
+  EXPECT_EQ(node->links[static_cast<std::size_t>(node->to_host[0][0])].bytes_per_second,
+            node->links[static_cast<std::size_t>(node->to_host[0][1])].bytes_per_second);
+  EXPECT_EQ(names(*node, node->peer[0][1]),
+            (std::vector<std::string>{"pcie 0000:01:00.0", "pcie 0000:00:01.1",
+                                      "pcie 0000:20:01.1", "pcie 0000:21:00.0"}));
+
+  const auto unknown = topo::generated_machine("dgx-b200");
+  ASSERT_FALSE(unknown.has_value());
+  EXPECT_EQ(unknown.error().message,
+            "'dgx-b200' is not a generated node: one of dgx-h100, hgx-a100, pcie-4gpu");
 }
 
 TEST(PlatformTest, AMachineWithoutAcceleratorsHasNothingToSimulate) {

@@ -37,8 +37,8 @@ _acco_words() {
       ;;
     'acco sim')
       _acco_commands=''
-      _acco_flags='-h --help --sysroot --from --hwloc-xml --nvml --nodes --fabric --fabric-gbps --fabric-latency-us --workload --width --steps --radix --tiles --tasks --kernels --seed --dag --policy --trace --json --config'
-      _acco_valued='--sysroot --from --hwloc-xml --nvml --nodes --fabric --fabric-gbps --fabric-latency-us --workload --width --steps --radix --tiles --tasks --kernels --seed --dag --policy --trace --config'
+      _acco_flags='-h --help --node --sysroot --from --hwloc-xml --nvml --nodes --fabric --fabric-gbps --fabric-latency-us --workload --width --steps --radix --tiles --tasks --kernels --seed --dag --policy --trace --json --config'
+      _acco_valued='--node --sysroot --from --hwloc-xml --nvml --nodes --fabric --fabric-gbps --fabric-latency-us --workload --width --steps --radix --tiles --tasks --kernels --seed --dag --policy --trace --config'
       ;;
     'acco serve')
       _acco_commands=''
@@ -235,6 +235,7 @@ _acco_value() {
     'acco schedule --thermal-scale') COMPREPLY=() ;;
     'acco schedule --cooling') COMPREPLY=() ;;
     'acco schedule --governor') _acco_reply_words 'off thermal energy' "$3" ;;
+    'acco sim --node') _acco_reply_words 'dgx-h100 hgx-a100 pcie-4gpu' "$3" ;;
     'acco sim --sysroot') _acco_reply_directories "$3" ;;
     'acco sim --from') _acco_reply_files "$3" ;;
     'acco sim --hwloc-xml') _acco_reply_files "$3" ;;

@@ -201,6 +201,7 @@ _acco_schedule() {
 _acco_sim() {
   _arguments \
     '(- *)'{-h,--help}'[Print this help message and exit]' \
+    --node='[the node is a generated one instead of this machine\: dgx-h100, hgx-a100, pcie-4gpu]:NAME:(dgx-h100 hgx-a100 pcie-4gpu)' \
     --sysroot='[the node is the machine in DIR/sys and DIR/proc (env ACCO_SYSROOT)]:DIR:_files -/' \
     --from='[the node is the machine of this snapshot]:FILE:_files' \
     --hwloc-xml='[the node is the machine of this hwloc XML export]:FILE:_files' \
