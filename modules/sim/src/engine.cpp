@@ -133,10 +133,11 @@ Built build_platform(const Platform& p) {
       simgrid::kernel::routing::NetPoint* gw = nullptr;
       auto* node = build_node(p, i, built, &gw, fabric);
       node->seal();
-      auto* link =
-          fabric->create_split_duplex_link(fmt::format("n{} fabric", i), p.fabric.bytes_per_second)
-              ->set_latency(p.fabric.latency)
-              ->seal();
+      auto* link = fabric
+                       ->create_split_duplex_link(fmt::format("n{} fabric", i),
+                                                  p.fabric_link_bytes_per_second())
+                       ->set_latency(p.fabric.latency)
+                       ->seal();
       fabric->add_route(node->get_netpoint(), nullptr, gw, nullptr,
                         {sg4::LinkInRoute(link, sg4::LinkInRoute::Direction::UP)}, true);
     }
@@ -155,7 +156,7 @@ Built build_platform(const Platform& p) {
       });
   sg4::create_fatTree_zone(
       "fabric", nullptr, sg4::FatTreeParams(2, {half, leaves}, {1, half}, {1, 1}), callbacks,
-      p.fabric.bytes_per_second, p.fabric.latency, sg4::Link::SharingPolicy::SPLITDUPLEX)
+      p.fabric_link_bytes_per_second(), p.fabric.latency, sg4::Link::SharingPolicy::SPLITDUPLEX)
       ->seal();
   return built;
 }
@@ -598,7 +599,7 @@ class Simulation {
           continue;
         }
         use.bytes += bytes;
-        const double rate = fabric ? p_.fabric.bytes_per_second : link.bytes_per_second;
+        const double rate = fabric ? p_.fabric_link_bytes_per_second() : link.bytes_per_second;
         const double share = result_.makespan > 0 ? bytes / rate / result_.makespan : 0;
         if (share > use.busiest_share) {
           use.busiest_share = share;

@@ -56,24 +56,39 @@ std::vector<int> pcie_peer(const std::vector<std::string>& chain_i, const std::v
   return links;
 }
 
-// The NICs' rates together: InfiniBand ports that are up, else the Ethernet speeds of
-// interfaces on a PCI function.
-double nic_rate(const topo::Machine& machine) {
-  double nic = 0;
-  for (const auto& port : machine.ib_ports) {
-    if (port.state == 4) {
-      nic += (port.data_rate_gbps > 0 ? port.data_rate_gbps : port.rate_gbps) * 1e9 / 8;
+// The NIC ports on the fabric and their rates together: the active InfiniBand ports, else the
+// active RoCE ports, else the Ethernet interfaces on a PCI function; of those, the fastest (a
+// node's fabric NICs are its fastest, its management and storage ports slower: a DGX H100's
+// eight NDR ports, not its two 100 GbE ones).
+std::pair<double, int> fabric_nics(const topo::Machine& machine) {
+  std::vector<double> rates;
+  for (const bool infiniband : {true, false}) {
+    for (const auto& port : machine.ib_ports) {
+      if (port.state == 4 && (port.link_layer != "Ethernet") == infiniband) {
+        rates.push_back((port.data_rate_gbps > 0 ? port.data_rate_gbps : port.rate_gbps) * 1e9 / 8);
+      }
+    }
+    if (!rates.empty()) {
+      break;
     }
   }
-  if (nic > 0) {
-    return nic;
-  }
-  for (const auto& net : machine.net_interfaces) {
-    if (!net.pci.empty() && net.speed_mbps && *net.speed_mbps > 0) {
-      nic += static_cast<double>(*net.speed_mbps) * 1e6 / 8;
+  if (rates.empty()) {
+    for (const auto& net : machine.net_interfaces) {
+      if (!net.pci.empty() && net.speed_mbps && *net.speed_mbps > 0) {
+        rates.push_back(static_cast<double>(*net.speed_mbps) * 1e6 / 8);
+      }
     }
   }
-  return nic;
+  const double fastest = rates.empty() ? 0 : *std::max_element(rates.begin(), rates.end());
+  double sum = 0;
+  int ports = 0;
+  for (const double r : rates) {
+    if (r > 0 && r >= fastest) {
+      sum += r;
+      ++ports;
+    }
+  }
+  return {sum, ports};
 }
 
 // Each GPU's active NVLinks as one link of their summed rate; -1 for a GPU without any.
@@ -153,9 +168,10 @@ Result<NodeModel> node_from_machine(const topo::Machine& machine) {
       }
     }
   }
-  if (const double nic = nic_rate(machine); nic > 0) {
+  if (const auto [nic, ports] = fabric_nics(machine); nic > 0) {
     node.links.push_back(Link{"nic", "nic", nic, kNicLatency});
     node.nic = static_cast<int>(node.links.size()) - 1;
+    node.fabric_ports = ports;
   }
   return node;
 }
@@ -234,7 +250,7 @@ double copy_seconds(const Platform& platform, int from, int to, double bytes) {
       // Up and down the fabric: two links on one switch, four through a fat tree's spine.
       const int links = platform.fabric.kind == FabricKind::kFatTree ? 4 : 2;
       latency += links * platform.fabric.latency;
-      narrowest = std::min(narrowest, platform.fabric.bytes_per_second);
+      narrowest = std::min(narrowest, platform.fabric_link_bytes_per_second());
     } else {
       const auto& link = platform.node.links[static_cast<std::size_t>(hop.link)];
       latency += link.latency;

@@ -73,8 +73,10 @@ report::Document sim_document(const SimReport& rep) {
                     : fmt::format("{} per node, {:.1f}-{:.1f} GB/s", count, low / 1e9, high / 1e9));
   }
   if (p.nodes > 1) {
+    const int ports = std::max(1, p.node.fabric_ports);
     fields.emplace_back("fabric",
-                        fmt::format("{}, {:.1f} GB/s per link, {:.1f} us", to_string(p.fabric),
+                        fmt::format("{}, {} port{} a node at {:.1f} GB/s each, {:.1f} us a link",
+                                    to_string(p.fabric), ports, ports == 1 ? "" : "s",
                                     p.fabric.bytes_per_second / 1e9, p.fabric.latency * 1e6));
   }
   doc.add(report::Fields{std::move(fields)});
@@ -122,6 +124,7 @@ nlohmann::json to_json(const SimReport& rep) {
                                      {"links", links},
                                      {"fabric",
                                       {{"kind", to_string(p.fabric)},
+                                       {"ports_per_node", std::max(1, p.node.fabric_ports)},
                                        {"bytes_per_second", p.fabric.bytes_per_second},
                                        {"latency_seconds", p.fabric.latency}}},
                                      {"notes", p.node.notes}};

@@ -28,6 +28,7 @@ nlohmann::json request_json(const Platform& p, const sched::Workload& w, const S
         {"to_host", p.node.to_host},
         {"peer", p.node.peer},
         {"nic", p.node.nic},
+        {"fabric_ports", p.node.fabric_ports},
         {"notes", p.node.notes}}},
       {"nodes", p.nodes},
       {"fabric",
@@ -52,6 +53,7 @@ Result<Request> request_from_json(const nlohmann::json& j) {
     r.platform.node.to_host = node.at("to_host").get<std::vector<std::vector<int>>>();
     r.platform.node.peer = node.at("peer").get<std::vector<std::vector<std::vector<int>>>>();
     r.platform.node.nic = node.at("nic").get<int>();
+    r.platform.node.fabric_ports = node.at("fabric_ports").get<int>();
     r.platform.node.notes = node.at("notes").get<std::vector<std::string>>();
     r.platform.nodes = j.at("nodes").get<int>();
     const auto& f = j.at("fabric");

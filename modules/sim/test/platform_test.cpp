@@ -96,6 +96,11 @@ TEST(PlatformTest, TheGeneratedDgxH100IsTheTestSysrootsDgxWithItsNvlinks) {
   ASSERT_GE(generated->nic, 0);
   EXPECT_EQ(generated->links[static_cast<std::size_t>(generated->nic)].bytes_per_second,
             probed->links[static_cast<std::size_t>(probed->nic)].bytes_per_second);
+  // The fabric ports are the eight NDR ones; the two 100 GbE management ports are not.
+  EXPECT_EQ(probed->fabric_ports, 8);
+  EXPECT_EQ(generated->fabric_ports, 8);
+  EXPECT_DOUBLE_EQ(generated->links[static_cast<std::size_t>(generated->nic)].bytes_per_second,
+                   8 * 400e9 / 8);
   EXPECT_THAT(names(*generated, generated->peer[0][1]),
               ::testing::ElementsAre("nvlink GPU0", "nvlink GPU1"));
   EXPECT_DOUBLE_EQ(
@@ -121,19 +126,21 @@ TEST(PlatformTest, GeneratedNodesHaveTheirVendorsLinks) {
   EXPECT_NE(node->to_host[0][2], node->to_host[2][2]);
   // Eight HDR ports: 8 x 200 Gb/s.
   EXPECT_DOUBLE_EQ(node->links[static_cast<std::size_t>(node->nic)].bytes_per_second, 200e9);
+  EXPECT_EQ(node->fabric_ports, 8);
 
   auto pcie = topo::generated_machine("pcie-4gpu");
   ASSERT_THAT(pcie, IsOk());
   node = node_from_machine(*pcie);
   ASSERT_THAT(node, IsOk());
   ASSERT_EQ(node->devices.size(), 4U);
+  EXPECT_EQ(node->fabric_ports, 1);
   // An L40S trains at Gen4 x16 in its Gen5 root port, which reports the same link.
   ASSERT_EQ(node->to_host[0].size(), 2U);
   EXPECT_EQ(node->links[static_cast<std::size_t>(node->to_host[0][0])].bytes_per_second,
             node->links[static_cast<std::size_t>(node->to_host[0][1])].bytes_per_second);
   EXPECT_EQ(names(*node, node->peer[0][1]),
-            (std::vector<std::string>{"pcie 0000:01:00.0", "pcie 0000:00:01.1",
-                                      "pcie 0000:20:01.1", "pcie 0000:21:00.0"}));
+            (std::vector<std::string>{"pcie 0000:01:00.0", "pcie 0000:00:01.1", "pcie 0000:20:01.1",
+                                      "pcie 0000:21:00.0"}));
 
   const auto unknown = topo::generated_machine("dgx-b200");
   ASSERT_FALSE(unknown.has_value());

@@ -118,8 +118,8 @@ class Tree {
     g.name = std::move(name);
     g.memory_total_bytes = memory_gib << 30U;
     for (int l = 0; l < links; ++l) {
-      g.nvlinks.push_back(NvLink{l, true, switches[static_cast<std::size_t>(l) % switches.size()],
-                                 version});
+      g.nvlinks.push_back(
+          NvLink{l, true, switches[static_cast<std::size_t>(l) % switches.size()], version});
     }
     m_.nvml.gpus.push_back(std::move(g));
   }
@@ -165,8 +165,8 @@ Machine dgx_h100() {
   std::vector<std::string> switches;
   for (int k = 0; k < 4; ++k) {
     const auto down = t.add(fmt::format("0000:04:{:02x}.0", k), nvs_up, kPexSwitch, kGen5x4, 0);
-    switches.push_back(t.add(fmt::format("0000:{:02x}:00.0", 5 + k), down, kNvSwitch3, kGen4x4,
-                             0, "NVSwitch"));
+    switches.push_back(
+        t.add(fmt::format("0000:{:02x}:00.0", 5 + k), down, kNvSwitch3, kGen4x4, 0, "NVSwitch"));
   }
   constexpr std::array<int, 8> kGpuBus = {0x18, 0x2a, 0x3a, 0x5d, 0x9a, 0xab, 0xba, 0xdb};
   for (int i = 0; i < 8; ++i) {
@@ -176,8 +176,8 @@ Machine dgx_h100() {
     const auto up = t.add(bus(b - 2) + ":00.0", root, kPexSwitch, kGen5x16, node);
     const auto gpu_port = t.add(bus(b - 1) + ":00.0", up, kPexSwitch, kGen5x16, node);
     const auto nic_port = t.add(bus(b - 1) + ":01.0", up, kPexSwitch, kGen5x16, node);
-    const auto gpu = t.add(bus(b) + ":00.0", gpu_port, kH100Sxm, kGen5x16, node,
-                           "NVIDIA H100 80GB HBM3");
+    const auto gpu =
+        t.add(bus(b) + ":00.0", gpu_port, kH100Sxm, kGen5x16, node, "NVIDIA H100 80GB HBM3");
     const auto nic = t.add(bus(b + 1) + ":00.0", nic_port, kConnectX7, kGen5x16, node);
     t.ib_port(fmt::format("mlx5_{}", i), nic, 400, "NDR");
     // NVML's order of links over the four switches: 5, 5, 4, 4 (NVIDIA's HGX H100 layout).
@@ -201,8 +201,8 @@ Machine hgx_a100() {
   const auto nvs_up = t.add("0000:e1:00.0", nvs_root, kPexSwitch, kGen4x16, 1);
   for (int k = 0; k < 6; ++k) {
     const auto down = t.add(fmt::format("0000:e2:{:02x}.0", k), nvs_up, kPexSwitch, kGen4x4, 1);
-    switches.push_back(t.add(fmt::format("0000:{:02x}:00.0", 0xe4 + k), down, kNvSwitch2,
-                             kGen4x4, 1, "NVSwitch"));
+    switches.push_back(
+        t.add(fmt::format("0000:{:02x}:00.0", 0xe4 + k), down, kNvSwitch2, kGen4x4, 1, "NVSwitch"));
   }
   constexpr std::array<int, 4> kRootBus = {0x00, 0x40, 0x80, 0xb0};
   int nic_index = 0;
@@ -216,8 +216,8 @@ Machine hgx_a100() {
       const auto port =
           t.add(fmt::format("{}:{:02x}.0", bus(base + 2), k), up, kPexSwitch, kGen4x16, node);
       if (k < 2) {
-        const auto gpu = t.add(bus(b) + ":00.0", port, kA100Sxm80, kGen4x16, node,
-                               "NVIDIA A100-SXM4-80GB");
+        const auto gpu =
+            t.add(bus(b) + ":00.0", port, kA100Sxm80, kGen4x16, node, "NVIDIA A100-SXM4-80GB");
         t.nvml_gpu(gpu, "NVIDIA A100-SXM4-80GB", 80, 12, 4, switches);
       } else {
         const auto nic = t.add(bus(b) + ":00.0", port, kConnectX6, kGen4x16, node);

@@ -35,6 +35,9 @@ struct NodeModel {
   // the lowest common switch and down); [i][i] is empty.
   std::vector<std::vector<std::vector<int>>> peer;
   int nic = -1;  // the link from host memory to the fabric; -1 when the node has no NIC
+  // The NIC ports the node has on the fabric (the `nic` link is their sum); each is one port of
+  // the fabric's switches. 0 without a NIC: the node then takes one port.
+  int fabric_ports = 0;
   // Assumptions made where the machine did not say ("GPU0's link speed is unknown: 32 GB/s").
   std::vector<std::string> notes;
   bool operator==(const NodeModel&) const = default;
@@ -65,6 +68,12 @@ struct Platform {
   int nodes = 1;
   Fabric fabric;
   [[nodiscard]] int devices() const { return nodes * static_cast<int>(node.devices.size()); }
+  // A node's fabric link: its ports together, each at the fabric's rate (a DGX H100's eight
+  // NDR ports reach its leaf at 8 x 400 Gb/s). SimGrid's fat tree has one rate for every link,
+  // so a fat tree's every link carries a node's ports together: its leaves take K/2 nodes.
+  [[nodiscard]] double fabric_link_bytes_per_second() const {
+    return fabric.bytes_per_second * (node.fabric_ports > 0 ? node.fabric_ports : 1);
+  }
   bool operator==(const Platform&) const = default;
 };
 
