@@ -56,6 +56,25 @@ TEST(SimTest, AGeneratedNodeIsSimulatedWithItsNvlinks) {
   EXPECT_THAT(text.out, HasSubstr("nvlink links: 8 per node, 450.0 GB/s"));
 }
 
+// A training step on two generated nodes: one data-parallel run, in the report and its schema.
+TEST(SimTest, ATrainingStepIsOneDataParallelRun) {
+  const std::string base =
+      "sim --node dgx-h100 --nodes 2 --workload train --layers 4 --params 1e8 --layer-ms 1";
+  const auto r = acco(base + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  expect_conforms(r.out, "sim.schema.json");
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["runs"].size(), 1U);
+  EXPECT_EQ(j["runs"][0]["policy"], "data-parallel");
+  EXPECT_EQ(j["runs"][0]["tasks"], 16 * 8 + 16 * 4);
+  EXPECT_GE(j["runs"][0]["makespan_seconds"].get<double>(), 0.012);
+  const auto text = acco(base);
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_THAT(text.out, HasSubstr("training step (4 layers, 1e+08 parameters, 4 buckets (cap 25 "
+                                  "MiB), 8 rings over 16 devices, 64 MiB batches)"));
+  EXPECT_THAT(text.out, HasSubstr("data-parallel"));
+}
+
 TEST(SimTest, ATaskGraphFileIsSimulatedAndABadOneIsNamed) {
   TempDir root;
   write_workstation(root.path());
@@ -114,7 +133,7 @@ TEST(SimTest, BadFlagsAreOneLineWithTheUsageExitCode) {
             "--policy: 'fifo' is not one of eager, round-robin, least-loaded, dmda, ws, heft, or "
             "all"},
            {"--workload fft",
-            "--workload: 'fft' is not one of cholesky, lu, independent, chain, random, "
+            "--workload: 'fft' is not one of cholesky, lu, independent, chain, random, train, "
             "taskbench:PATTERN"},
            {"--workload taskbench:fast",
             "--workload: 'fast' is not a Task Bench pattern: trivial, no_comm, stencil_1d, "
@@ -129,6 +148,12 @@ TEST(SimTest, BadFlagsAreOneLineWithTheUsageExitCode) {
             "--node and --sysroot cannot be combined (each names the node to simulate)"},
            {"--node dgx-h100 --from x.json",
             "--node and --from cannot be combined (each names the node to simulate)"},
+           {"--workload train --policy dmda",
+            "--policy: a training step runs each replica's work on its own device; no policy "
+            "places it"},
+           {"--workload train --layers 0", "--layers: '0' is not a whole number from 1 to 10000"},
+           {"--workload train --bucket-mb -1",
+            "--bucket-mb: '-1' is not a number above 0, at most 1e+06"},
        }) {
     SCOPED_TRACE(args);
     const auto r = acco("sim " + args);

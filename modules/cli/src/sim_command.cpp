@@ -2,6 +2,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -16,6 +17,7 @@
 #include "acco/sim/report.hpp"
 #include "acco/sim/simulate.hpp"
 #include "acco/sim/taskbench.hpp"
+#include "acco/sim/training.hpp"
 #include "acco/topo/generated.hpp"
 #include "acco/topo/probe.hpp"
 
@@ -44,6 +46,11 @@ struct SimFlags {
   int steps = 8;
   int radix = 3;
   std::string trace;
+  int layers = 24;
+  double layer_ms = 5;
+  double params = 1.3e9;
+  double bucket_mb = 25;
+  double batch_mb = 64;
 };
 
 struct SimOptionsAll {
@@ -56,6 +63,7 @@ struct SimOptionsAll {
   std::string dag;  // an acco.dag/1 file instead of the generated workload
   std::optional<sim::TaskBenchSpec> taskbench;  // --workload taskbench:PATTERN
   std::string trace;                            // the first policy's run as a Chrome trace
+  std::optional<sim::TrainingSpec> training;    // --workload train
 };
 
 std::string workload_text(const sched::WorkloadSpec& w) {
@@ -100,6 +108,41 @@ Result<std::optional<sim::TaskBenchSpec>> taskbench_options(const SimFlags& f) {
   return std::optional<sim::TaskBenchSpec>(spec);
 }
 
+// --workload train with --layers, --layer-ms, --params, --bucket-mb and --batch-mb; nullopt for
+// other workloads. A training step places each replica's work on its own device: no policy is
+// asked, so --policy is refused.
+Result<std::optional<sim::TrainingSpec>> training_options(const SimFlags& f) {
+  if (f.workload != "train") {
+    return std::optional<sim::TrainingSpec>();
+  }
+  if (f.policy != "all") {
+    return usage(
+        "--policy: a training step runs each replica's work on its own device; no policy places "
+        "it");
+  }
+  if (f.layers < 1 || f.layers > 10000) {
+    return bad_value("--layers", std::to_string(f.layers), "a whole number from 1 to 10000");
+  }
+  for (const auto& [flag, value, high] : {std::tuple{"--layer-ms", f.layer_ms, 1e6},
+                                          {"--params", f.params, 1e15},
+                                          {"--bucket-mb", f.bucket_mb, 1e6}}) {
+    if (!(value > 0) || value > high) {
+      return bad_value(flag, fmt::format("{}", value),
+                       fmt::format("a number above 0, at most {:g}", high));
+    }
+  }
+  if (!(f.batch_mb >= 0) || f.batch_mb > 1e6) {
+    return bad_value("--batch-mb", fmt::format("{}", f.batch_mb), "MiB, 0 or more");
+  }
+  sim::TrainingSpec spec;
+  spec.layers = f.layers;
+  spec.layer_seconds = f.layer_ms * 1e-3;
+  spec.parameters = f.params;
+  spec.bucket_bytes = f.bucket_mb * 1024 * 1024;
+  spec.batch_bytes = f.batch_mb * 1024 * 1024;
+  return std::optional<sim::TrainingSpec>(spec);
+}
+
 class SimCommand final : public Command {
  public:
   explicit SimCommand(SimOptionsAll o) : o_(std::move(o)) {}
@@ -120,6 +163,15 @@ class SimCommand final : public Command {
     ACCO_ASSIGN_OR_RETURN(report.platform.node, sim::node_from_machine(machine), "sim");
     report.platform.nodes = o_.nodes;
     report.platform.fabric = o_.fabric;
+    if (o_.training) {
+      ACCO_ASSIGN_OR_RETURN(const auto step, sim::training_step(report.platform, *o_.training),
+                            "sim: --workload train");
+      report.workload = step.text;
+      ACCO_ASSIGN_OR_RETURN(
+          auto run, sim::simulate_training(report.platform, step, !o_.trace.empty()), "sim");
+      report.runs.push_back(std::move(run));
+      return render(report, inv);
+    }
     sched::Workload workload;
     if (o_.taskbench) {
       ACCO_ASSIGN_OR_RETURN(workload, sim::task_bench(*o_.taskbench), "sim: --workload");
@@ -139,6 +191,12 @@ class SimCommand final : public Command {
         report.runs,
         sim::simulate_policies(report.platform, workload, o_.policies, {}, !o_.trace.empty()),
         "sim");
+    return render(report, inv);
+  }
+
+ private:
+  // The report, and the first run's trace with --trace.
+  Result<Output> render(const sim::SimReport& report, const Invocation& inv) const {
     Output out{"", "", kExitOk};
     if (!o_.trace.empty()) {
       const auto& first = report.runs.front();
@@ -153,7 +211,6 @@ class SimCommand final : public Command {
     return out;
   }
 
- private:
   SimOptionsAll o_;
 };
 
@@ -195,18 +252,32 @@ CommandSpec sim_command() {
                        "each fabric link's latency in microseconds (default 2)")
             ->type_name("US");
         offer_values(sub.add_option("--workload", f.workload,
-                                    "cholesky (default), lu, independent, chain, random, or "
-                                    "taskbench:PATTERN (stencil_1d, fft, tree, all_to_all, ...)")
+                                    "cholesky (default), lu, independent, chain, random, train "
+                                    "(a data-parallel training step), or taskbench:PATTERN "
+                                    "(stencil_1d, fft, tree, all_to_all, ...)")
                          ->type_name("NAME"),
-                     {"cholesky", "lu", "independent", "chain", "random", "taskbench:stencil_1d",
-                      "taskbench:fft", "taskbench:tree", "taskbench:all_to_all",
-                      "taskbench:nearest", "taskbench:spread"});
+                     {"cholesky", "lu", "independent", "chain", "random", "train",
+                      "taskbench:stencil_1d", "taskbench:fft", "taskbench:tree",
+                      "taskbench:all_to_all", "taskbench:nearest", "taskbench:spread"});
         sub.add_option("--width", f.width, "taskbench: points per timestep (default 8)")
             ->type_name("N");
         sub.add_option("--steps", f.steps, "taskbench: timesteps (default 8)")->type_name("N");
         sub.add_option("--radix", f.radix,
                        "taskbench nearest, spread: dependencies per task (default 3)")
             ->type_name("N");
+        sub.add_option("--layers", f.layers, "train: the model's layers (default 24)")
+            ->type_name("N");
+        sub.add_option("--layer-ms", f.layer_ms,
+                       "train: one layer's forward pass in ms; backward takes twice (default 5)")
+            ->type_name("MS");
+        sub.add_option("--params", f.params, "train: the model's parameters (default 1.3e9)")
+            ->type_name("N");
+        sub.add_option("--bucket-mb", f.bucket_mb,
+                       "train: gradient bucket size in MiB, as DDP's bucket_cap_mb (default 25)")
+            ->type_name("MIB");
+        sub.add_option("--batch-mb", f.batch_mb,
+                       "train: each replica's input for the step in MiB (default 64)")
+            ->type_name("MIB");
         sub.add_option("--tiles", f.tiles, "cholesky, lu: tiles per side (default 8)")
             ->type_name("N");
         sub.add_option("--tasks", f.tasks, "independent, chain, random: tasks (default 1000)")
@@ -275,10 +346,12 @@ CommandSpec sim_command() {
                           o.nodes, sim::to_string(o.fabric), o.fabric.k / 2, o.fabric.k / 2));
         }
         ACCO_ASSIGN_OR_RETURN(o.taskbench, taskbench_options(f));
+        ACCO_ASSIGN_OR_RETURN(o.training, training_options(f));
         const auto kind = sched::parse_workload_kind(f.workload);
-        if (!kind && !o.taskbench) {
+        if (!kind && !o.taskbench && !o.training) {
           return bad_value("--workload", f.workload,
-                           "one of cholesky, lu, independent, chain, random, taskbench:PATTERN");
+                           "one of cholesky, lu, independent, chain, random, train, "
+                           "taskbench:PATTERN");
         }
         o.workload.kind = kind.value_or(sched::WorkloadKind::kCholesky);
         if (f.tiles < 1 || f.tiles > 200) {

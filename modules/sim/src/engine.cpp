@@ -181,6 +181,26 @@ class Simulation {
                                                         t.name, t.seconds.size(), devices));
       }
     }
+    if (!o_.pinned.empty() && o_.pinned.size() != w_.tasks.size()) {
+      return fail(Errc::kInvalidArgument,
+                  fmt::format("{} pins for {} tasks", o_.pinned.size(), w_.tasks.size()));
+    }
+    for (const int d : o_.pinned) {
+      if (d < -1 || d >= static_cast<int>(devices)) {
+        return fail(Errc::kInvalidArgument,
+                    fmt::format("a task pinned to device {} of {}", d, devices));
+      }
+    }
+    if (!o_.home.empty() && o_.home.size() != w_.data_bytes.size()) {
+      return fail(Errc::kInvalidArgument,
+                  fmt::format("{} homes for {} data", o_.home.size(), w_.data_bytes.size()));
+    }
+    for (const int n : o_.home) {
+      if (n < 0 || n >= p_.nodes) {
+        return fail(Errc::kInvalidArgument, fmt::format("a datum on node {} of {}", n, p_.nodes));
+      }
+    }
+    planning_ = policy_->plans_graphs() && o_.pinned.empty();
     result_.policy = std::string(sched::to_string(o_.policy));
     ACCO_RETURN_IF_ERROR(prepare(), "sim");
     built_ = build_platform(p_);
@@ -196,7 +216,8 @@ class Simulation {
     // Every datum starts in host memory, spread over the nodes.
     valid_.resize(w_.data_bytes.size());
     for (std::size_t i = 0; i < valid_.size(); ++i) {
-      valid_[i] = {-1 - static_cast<int>(i % static_cast<std::size_t>(p_.nodes))};
+      valid_[i] = {-1 - (o_.home.empty() ? static_cast<int>(i % static_cast<std::size_t>(p_.nodes))
+                                         : o_.home[i])};
     }
     for (std::size_t d = 0; d < devices; ++d) {
       sg4::Actor::create(result_.devices[d].name, built_.devices[d],
@@ -272,7 +293,10 @@ class Simulation {
     for (std::size_t t = 0; t < tasks_.size(); ++t) {
       tasks_[t].priority = ranks[t];
     }
-    if (policy_->plans_graphs()) {
+    for (std::size_t t = 0; t < o_.pinned.size(); ++t) {
+      tasks_[t].planned = o_.pinned[t];
+    }
+    if (planning_) {
       // HEFT's plan over every device, copies costed on the route between devices 0 and 1.
       sched::Dag plan;
       const int n = p_.devices();
@@ -382,7 +406,7 @@ class Simulation {
   // The next task for device d: its queue, the shared queue, or (ws) one stolen where it pays.
   long next(int d) {
     auto& q = queues_[static_cast<std::size_t>(d)];
-    if (policy_->plans_graphs()) {  // the plan's next task on d, once it is ready
+    if (planning_) {  // the plan's next task on d, once it is ready
       const auto du = static_cast<std::size_t>(d);
       if (next_planned_[du] >= plan_order_[du].size()) {
         return -1;
@@ -568,16 +592,33 @@ class Simulation {
     account(from, d, static_cast<double>(bytes));
   }
 
+  // Every hop's bytes by direction: a split-duplex link is busy up and down separately.
   void account(int from, int to, double bytes) {
     ++result_.copies;
     result_.bytes_moved += bytes;
+    const int n = static_cast<int>(p_.node.devices.size());
+    const int from_node = from >= 0 ? from / n : -1 - from;
+    const auto up = [&](const RouteHop& hop) {
+      if (hop.node != from_node) {
+        return false;
+      }
+      if (hop.link == p_.node.nic) {
+        return true;
+      }
+      if (from < 0) {
+        return false;  // from host memory down to a device of its node
+      }
+      const auto& mine = p_.node.to_host[static_cast<std::size_t>(from % n)];
+      return std::find(mine.begin(), mine.end(), hop.link) != mine.end() ||
+             p_.node.links[static_cast<std::size_t>(hop.link)].name ==
+                 fmt::format("nvlink GPU{}", from % n);
+    };
     for (const auto& hop : route(p_, from, to)) {
-      link_bytes_[{hop.node, hop.node < 0 ? (to >= 0 ? to / static_cast<int>(p_.node.devices.size())
-                                                     : -1 - to)
-                                          : hop.link}] += bytes;
-      if (hop.node < 0) {  // the sender's uplink too
-        const int n = static_cast<int>(p_.node.devices.size());
-        link_bytes_[{-2, from >= 0 ? from / n : -1 - from}] += bytes;
+      if (hop.node < 0) {  // the fabric: the receiver's downlink and the sender's uplink
+        link_bytes_[{-1, to >= 0 ? to / n : -1 - to}] += bytes;
+        link_bytes_[{-2, from_node}] += bytes;
+      } else {
+        link_bytes_[{hop.node, 2 * hop.link + (up(hop) ? 1 : 0)}] += bytes;
       }
     }
   }
@@ -594,7 +635,8 @@ class Simulation {
       use.kind = kind;
       for (const auto& [key, bytes] : link_bytes_) {
         const bool fabric = key.first < 0;
-        const auto& link = fabric ? Link{} : p_.node.links[static_cast<std::size_t>(key.second)];
+        const auto& link =
+            fabric ? Link{} : p_.node.links[static_cast<std::size_t>(key.second / 2)];
         if ((fabric ? std::string("fabric") : link.kind) != kind) {
           continue;
         }
@@ -605,7 +647,8 @@ class Simulation {
           use.busiest_share = share;
           use.busiest =
               fabric ? fmt::format("n{} fabric {}", key.second, key.first == -1 ? "down" : "up")
-                     : fmt::format("n{} {}", key.first, link.name);
+                     : fmt::format("n{} {} {}", key.first, link.name,
+                                   key.second % 2 == 1 ? "up" : "down");
         }
       }
       if (use.bytes > 0) {
@@ -632,6 +675,7 @@ class Simulation {
   const sched::Workload& w_;
   SimOptions o_;
   std::unique_ptr<sched::Policy> policy_;
+  bool planning_ = false;  // heft: each device runs its plan's tasks in order
   Built built_;
   std::vector<Task> tasks_;
   std::vector<std::deque<std::size_t>> queues_;
@@ -641,7 +685,8 @@ class Simulation {
   std::vector<double> ready_at_;  // per task: when its last dependency finished
   std::vector<sg4::SemaphorePtr> wake_;
   std::vector<std::vector<int>> valid_;  // per datum: devices (or -1 - node) holding it
-  std::map<std::pair<int, int>, double> link_bytes_;  // (node, link); fabric: (-1 down|-2 up, node)
+  // (node, 2 x link + 1 up | 0 down); the fabric: (-1 down | -2 up, node).
+  std::map<std::pair<int, int>, double> link_bytes_;
   std::size_t done_ = 0;
   std::map<std::pair<std::size_t, int>, sg4::CommPtr> inflight_;  // (datum, device) copies
   std::vector<std::vector<std::size_t>> plan_order_;              // HEFT: per device

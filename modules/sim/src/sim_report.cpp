@@ -21,6 +21,9 @@ std::string seconds_text(double s) {
 }
 
 std::string bytes_text(double b) {
+  if (b >= 1e12) {
+    return fmt::format("{:.2f} TB", b / 1e12);
+  }
   if (b >= 1e9) {
     return fmt::format("{:.2f} GB", b / 1e9);
   }

@@ -37,8 +37,8 @@ _acco_words() {
       ;;
     'acco sim')
       _acco_commands=''
-      _acco_flags='-h --help --node --sysroot --from --hwloc-xml --nvml --nodes --fabric --fabric-gbps --fabric-latency-us --workload --width --steps --radix --tiles --tasks --kernels --seed --dag --policy --trace --json --config'
-      _acco_valued='--node --sysroot --from --hwloc-xml --nvml --nodes --fabric --fabric-gbps --fabric-latency-us --workload --width --steps --radix --tiles --tasks --kernels --seed --dag --policy --trace --config'
+      _acco_flags='-h --help --node --sysroot --from --hwloc-xml --nvml --nodes --fabric --fabric-gbps --fabric-latency-us --workload --width --steps --radix --layers --layer-ms --params --bucket-mb --batch-mb --tiles --tasks --kernels --seed --dag --policy --trace --json --config'
+      _acco_valued='--node --sysroot --from --hwloc-xml --nvml --nodes --fabric --fabric-gbps --fabric-latency-us --workload --width --steps --radix --layers --layer-ms --params --bucket-mb --batch-mb --tiles --tasks --kernels --seed --dag --policy --trace --config'
       ;;
     'acco serve')
       _acco_commands=''
@@ -244,10 +244,15 @@ _acco_value() {
     'acco sim --fabric') _acco_reply_words 'single-switch fat-tree:8' "$3" ;;
     'acco sim --fabric-gbps') COMPREPLY=() ;;
     'acco sim --fabric-latency-us') COMPREPLY=() ;;
-    'acco sim --workload') _acco_reply_words 'cholesky lu independent chain random taskbench:stencil_1d taskbench:fft taskbench:tree taskbench:all_to_all taskbench:nearest taskbench:spread' "$3" ;;
+    'acco sim --workload') _acco_reply_words 'cholesky lu independent chain random train taskbench:stencil_1d taskbench:fft taskbench:tree taskbench:all_to_all taskbench:nearest taskbench:spread' "$3" ;;
     'acco sim --width') COMPREPLY=() ;;
     'acco sim --steps') COMPREPLY=() ;;
     'acco sim --radix') COMPREPLY=() ;;
+    'acco sim --layers') COMPREPLY=() ;;
+    'acco sim --layer-ms') COMPREPLY=() ;;
+    'acco sim --params') COMPREPLY=() ;;
+    'acco sim --bucket-mb') COMPREPLY=() ;;
+    'acco sim --batch-mb') COMPREPLY=() ;;
     'acco sim --tiles') COMPREPLY=() ;;
     'acco sim --tasks') COMPREPLY=() ;;
     'acco sim --kernels') COMPREPLY=() ;;

@@ -210,10 +210,15 @@ _acco_sim() {
     --fabric='[how the nodes are joined\: single-switch (default), fat-tree\:K (K/2 nodes a leaf switch)]:FABRIC:(single-switch fat-tree:8)' \
     --fabric-gbps='[each fabric link'\''s rate per direction in Gb/s (default 400)]:GBPS:' \
     --fabric-latency-us='[each fabric link'\''s latency in microseconds (default 2)]:US:' \
-    --workload='[cholesky (default), lu, independent, chain, random, or taskbench\:PATTERN (stencil_1d, fft, tree, all_to_all, ...)]:NAME:(cholesky lu independent chain random taskbench:stencil_1d taskbench:fft taskbench:tree taskbench:all_to_all taskbench:nearest taskbench:spread)' \
+    --workload='[cholesky (default), lu, independent, chain, random, train (a data-parallel training step), or taskbench\:PATTERN (stencil_1d, fft, tree, all_to_all, ...)]:NAME:(cholesky lu independent chain random train taskbench:stencil_1d taskbench:fft taskbench:tree taskbench:all_to_all taskbench:nearest taskbench:spread)' \
     --width='[taskbench\: points per timestep (default 8)]:N:' \
     --steps='[taskbench\: timesteps (default 8)]:N:' \
     --radix='[taskbench nearest, spread\: dependencies per task (default 3)]:N:' \
+    --layers='[train\: the model'\''s layers (default 24)]:N:' \
+    --layer-ms='[train\: one layer'\''s forward pass in ms; backward takes twice (default 5)]:MS:' \
+    --params='[train\: the model'\''s parameters (default 1.3e9)]:N:' \
+    --bucket-mb='[train\: gradient bucket size in MiB, as DDP'\''s bucket_cap_mb (default 25)]:MIB:' \
+    --batch-mb='[train\: each replica'\''s input for the step in MiB (default 64)]:MIB:' \
     --tiles='[cholesky, lu\: tiles per side (default 8)]:N:' \
     --tasks='[independent, chain, random\: tasks (default 1000)]:N:' \
     --kernels='[cholesky, lu\: kernel times\: sirocco (default), mirage, uniform]:TABLE:' \

@@ -26,6 +26,12 @@ struct SimOptions {
   sched::PolicyKnobs knobs;
   // Keep each task's and each copy's virtual times (SimResult's records) for a trace.
   bool record = false;
+  // Per task, the device (platform index) that runs it, as StarPU's
+  // execute_on_a_specific_worker: the policy is not asked. Empty, or -1 for a task: the policy
+  // places it. With pins, `heft` does not plan (its plan would place them elsewhere).
+  std::vector<int> pinned = {};
+  // Per datum, the node whose host memory holds it first. Empty: datum i on node i mod nodes.
+  std::vector<int> home = {};
 };
 
 struct DeviceUse {
