@@ -75,6 +75,26 @@ TEST(SimTest, ATrainingStepIsOneDataParallelRun) {
   EXPECT_THAT(text.out, HasSubstr("data-parallel"));
 }
 
+// A failed fan: the device's clock and heat, and every run's energy, in text and JSON.
+TEST(SimTest, AFailedFanIsAThermalWhatIf) {
+  const std::string base =
+      "sim --node dgx-h100 --tiles 16 --policy dmda,heft --failed-fan GPU5 --fan-factor 5";
+  const auto r = acco(base + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  expect_conforms(r.out, "sim.schema.json");
+  const auto j = nlohmann::json::parse(r.out);
+  for (const auto& run : j["runs"]) {
+    EXPECT_GT(run["energy_joules"].get<double>(), 0);
+    EXPECT_LT(run["devices"][5]["clock_share"].get<double>(), 0.9);
+    EXPECT_DOUBLE_EQ(run["devices"][4]["clock_share"].get<double>(), 1);
+  }
+  const auto text = acco(base);
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_THAT(text.out, HasSubstr("energy"));
+  EXPECT_THAT(text.out, HasSubstr("thermal: n0 GPU5 cools 5 times worse; its clock while busy: "
+                                  "dmda "));
+}
+
 TEST(SimTest, ATaskGraphFileIsSimulatedAndABadOneIsNamed) {
   TempDir root;
   write_workstation(root.path());
@@ -152,6 +172,11 @@ TEST(SimTest, BadFlagsAreOneLineWithTheUsageExitCode) {
             "--policy: a training step runs each replica's work on its own device; no policy "
             "places it"},
            {"--workload train --layers 0", "--layers: '0' is not a whole number from 1 to 10000"},
+           {"--node dgx-h100 --failed-fan n1:GPU0",
+            "--failed-fan: 'n1:GPU0' is not a device of the platform (n0:GPU0 to n0:GPU7)"},
+           {"--node dgx-h100 --failed-fan fan",
+            "--failed-fan: 'fan' is not a device of the platform (n0:GPU0 to n0:GPU7)"},
+           {"--fan-factor 0.5", "--fan-factor: '0.5' is not a factor from 1 to 100"},
            {"--workload train --bucket-mb -1",
             "--bucket-mb: '-1' is not a number above 0, at most 1e+06"},
        }) {

@@ -1,4 +1,5 @@
 // acco sim: the scheduler's policies on a simulated cluster (sim module, on SimGrid).
+#include <charconv>
 #include <memory>
 #include <optional>
 #include <string>
@@ -51,6 +52,9 @@ struct SimFlags {
   double params = 1.3e9;
   double bucket_mb = 25;
   double batch_mb = 64;
+  bool thermal = false;
+  std::vector<std::string> failed_fans;
+  double fan_factor = 4;
 };
 
 struct SimOptionsAll {
@@ -64,6 +68,9 @@ struct SimOptionsAll {
   std::optional<sim::TaskBenchSpec> taskbench;  // --workload taskbench:PATTERN
   std::string trace;                            // the first policy's run as a Chrome trace
   std::optional<sim::TrainingSpec> training;    // --workload train
+  bool thermal = false;                         // --thermal, or a --failed-fan
+  std::vector<std::string> failed_fans;         // "n0:GPU5", checked against the platform
+  double fan_factor = 4;
 };
 
 std::string workload_text(const sched::WorkloadSpec& w) {
@@ -163,12 +170,17 @@ class SimCommand final : public Command {
     ACCO_ASSIGN_OR_RETURN(report.platform.node, sim::node_from_machine(machine), "sim");
     report.platform.nodes = o_.nodes;
     report.platform.fabric = o_.fabric;
+    sim::SimOptions base;
+    if (o_.thermal) {
+      ACCO_ASSIGN_OR_RETURN(base.cooling, cooling(report.platform));
+      report.cooling = base.cooling;
+    }
     if (o_.training) {
       ACCO_ASSIGN_OR_RETURN(const auto step, sim::training_step(report.platform, *o_.training),
                             "sim: --workload train");
       report.workload = step.text;
-      ACCO_ASSIGN_OR_RETURN(
-          auto run, sim::simulate_training(report.platform, step, !o_.trace.empty()), "sim");
+      base.record = !o_.trace.empty();
+      ACCO_ASSIGN_OR_RETURN(auto run, sim::simulate_training(report.platform, step, base), "sim");
       report.runs.push_back(std::move(run));
       return render(report, inv);
     }
@@ -189,12 +201,40 @@ class SimCommand final : public Command {
     }
     ACCO_ASSIGN_OR_RETURN(
         report.runs,
-        sim::simulate_policies(report.platform, workload, o_.policies, {}, !o_.trace.empty()),
+        sim::simulate_policies(report.platform, workload, o_.policies, base, !o_.trace.empty()),
         "sim");
     return render(report, inv);
   }
 
  private:
+  // Every device's cooling factor: 1, or --fan-factor for a device named by --failed-fan
+  // ("nN:GPUi", or "GPUi" on node 0). kInvalidArgument naming one the platform does not have.
+  Result<std::vector<double>> cooling(const sim::Platform& p) const {
+    std::vector<double> factors(static_cast<std::size_t>(p.devices()), 1.0);
+    const int per_node = static_cast<int>(p.node.devices.size());
+    for (const auto& name : o_.failed_fans) {
+      int node = 0;
+      int gpu = -1;
+      const auto colon = name.find(':');
+      const std::string gpu_text = colon == std::string::npos ? name : name.substr(colon + 1);
+      const bool node_ok =
+          colon == std::string::npos ||
+          (name.size() > 1 && name[0] == 'n' &&
+           std::from_chars(name.data() + 1, name.data() + colon, node).ptr == name.data() + colon);
+      const bool gpu_ok =
+          gpu_text.rfind("GPU", 0) == 0 && gpu_text.size() > 3 &&
+          std::from_chars(gpu_text.data() + 3, gpu_text.data() + gpu_text.size(), gpu).ptr ==
+              gpu_text.data() + gpu_text.size();
+      if (!node_ok || !gpu_ok || node < 0 || node >= p.nodes || gpu < 0 || gpu >= per_node) {
+        return usage(
+            fmt::format("--failed-fan: '{}' is not a device of the platform (n0:GPU0 to n{}:GPU{})",
+                        name, p.nodes - 1, per_node - 1));
+      }
+      factors[static_cast<std::size_t>(node * per_node + gpu)] = o_.fan_factor;
+    }
+    return factors;
+  }
+
   // The report, and the first run's trace with --trace.
   Result<Output> render(const sim::SimReport& report, const Invocation& inv) const {
     Output out{"", "", kExitOk};
@@ -295,6 +335,16 @@ CommandSpec sim_command() {
                        "policies to compare: a list of eager, round-robin, least-loaded, dmda, "
                        "ws, heft, or all (default)")
             ->type_name("LIST");
+        sub.add_flag("--thermal", f.thermal,
+                     "run every device on power's thermal model: energy, temperatures, throttling");
+        sub.add_option("--failed-fan", f.failed_fans,
+                       "what if these devices lose a fan (nN:GPUi or GPUi, a list): their "
+                       "heatsink cools --fan-factor times worse; implies --thermal")
+            ->type_name("DEVICES")
+            ->delimiter(',');
+        sub.add_option("--fan-factor", f.fan_factor,
+                       "a failed fan's factor on the heatsink-to-air resistance (default 4)")
+            ->type_name("X");
         sub.add_option("--trace", f.trace,
                        "write the first policy's run as a Chrome trace (acco.trace/1) to FILE")
             ->type_name("FILE");
@@ -374,6 +424,13 @@ CommandSpec sim_command() {
         o.policies = *policies;
         o.dag = f.dag;
         o.trace = f.trace;
+        if (!(f.fan_factor >= 1) || f.fan_factor > 100) {
+          return bad_value("--fan-factor", fmt::format("{}", f.fan_factor),
+                           "a factor from 1 to 100");
+        }
+        o.thermal = f.thermal || !f.failed_fans.empty();
+        o.failed_fans = f.failed_fans;
+        o.fan_factor = f.fan_factor;
         return std::make_unique<SimCommand>(std::move(o));
       });
 }

@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 #include <simgrid/s4u.hpp>
 
+#include "acco/power/simulated_device.hpp"
 #include "acco/sched/schedule_math.hpp"
 #include "acco/sim/simulate.hpp"
 
@@ -200,6 +201,22 @@ class Simulation {
         return fail(Errc::kInvalidArgument, fmt::format("a datum on node {} of {}", n, p_.nodes));
       }
     }
+    if (!o_.cooling.empty() && o_.cooling.size() != devices) {
+      return fail(Errc::kInvalidArgument,
+                  fmt::format("{} cooling factors for {} devices", o_.cooling.size(), devices));
+    }
+    for (std::size_t d = 0; d < o_.cooling.size(); ++d) {
+      if (!(o_.cooling[d] >= 1) || o_.cooling[d] > 100) {
+        return fail(
+            Errc::kInvalidArgument,
+            fmt::format("device {}'s cooling factor {} is not from 1 to 100", d, o_.cooling[d]));
+      }
+      thermal_.emplace_back(static_cast<int>(d));
+      warm_up(thermal_.back(), o_.cooling[d]);
+    }
+    thermal_busy_.assign(thermal_.size(), 0);
+    thermal_since_.assign(thermal_.size(), 0);
+    thermal_work_.assign(thermal_.size(), 0);
     planning_ = policy_->plans_graphs() && o_.pinned.empty();
     result_.policy = std::string(sched::to_string(o_.policy));
     ACCO_RETURN_IF_ERROR(prepare(), "sim");
@@ -500,7 +517,11 @@ class Simulation {
       const double taken = sg4::Engine::get_clock();
       const std::uint64_t fetched_bytes = fetch_inputs(t, d);
       const double start = sg4::Engine::get_clock();
-      sg4::this_actor::execute(seconds(t, d) * kHostSpeed);
+      if (thermal_.empty()) {
+        sg4::this_actor::execute(seconds(t, d) * kHostSpeed);
+      } else {
+        run_throttled(du, seconds(t, d));
+      }
       const double end = sg4::Engine::get_clock();
       result_.devices[du].busy_seconds += end - start;
       ++result_.devices[du].tasks;
@@ -623,6 +644,65 @@ class Simulation {
     }
   }
 
+  // A device that has been busy a while: at its full-load heat when healthy (no throttling
+  // then, so starting there changes no time), else after ten minutes of full load.
+  static void warm_up(power::SimulatedDevice& device, double cooling) {
+    const auto& m = device.model();
+    device.set_temperatures(m.ambient_celsius + m.max_watts * (m.r_junction_sink + m.r_sink_air),
+                            m.ambient_celsius + m.max_watts * m.r_sink_air);
+    if (cooling > 1) {
+      device.set_cooling_factor(cooling);
+      device.set_load({.utilization = 1});
+      device.advance(600);
+    }
+    device.set_load({});
+  }
+
+  // Advances device d's model (idle) to now: its energy and heat between tasks.
+  void thermal_idle(std::size_t d, double now) {
+    auto& device = thermal_[d];
+    const double idle = now - thermal_since_[d];
+    if (idle > 0) {
+      device.set_load({});
+      result_.devices[d].energy_joules += advance(device, idle);
+    }
+    thermal_since_[d] = now;
+  }
+
+  // Advances `device` by `seconds` in steps of at most 0.1 s; the energy it drew.
+  double advance(power::SimulatedDevice& device, double seconds) {
+    double joules = 0;
+    while (seconds > 1e-12) {
+      const double dt = std::min(seconds, 0.1);
+      device.advance(dt);
+      joules += device.power_watts() * dt;
+      seconds -= dt;
+    }
+    return joules;
+  }
+
+  // Runs `work` seconds of full-clock work on device d at the clock its model allows, in slices
+  // of at most 0.1 s; a device lost at its shutdown temperature crawls at 1 % (the run goes on,
+  // and its peak temperature says why).
+  void run_throttled(std::size_t d, double work) {
+    auto& device = thermal_[d];
+    auto& use = result_.devices[d];
+    thermal_idle(d, sg4::Engine::get_clock());
+    device.set_load({.utilization = 1});
+    const double start = sg4::Engine::get_clock();
+    thermal_work_[d] += work;
+    while (work > 1e-12) {
+      const double ratio = std::max(device.running_speed_ratio(), 0.01);
+      const double wall = std::min(0.1, work / ratio);
+      sg4::this_actor::execute(wall * kHostSpeed);
+      use.energy_joules += advance(device, wall);
+      use.peak_celsius = std::max(use.peak_celsius, device.junction_celsius());
+      work -= wall * ratio;
+    }
+    thermal_busy_[d] += sg4::Engine::get_clock() - start;
+    thermal_since_[d] = sg4::Engine::get_clock();
+  }
+
   void finish() {
     for (std::size_t c = 0; c < result_.transfer_records.size(); ++c) {
       result_.transfer_records[c].start = nanos(started_[c]->get_start_time());
@@ -655,6 +735,15 @@ class Simulation {
         result_.links.push_back(use);
       }
     }
+    for (std::size_t d = 0; d < thermal_.size(); ++d) {
+      thermal_idle(d, result_.makespan);
+      auto& use = result_.devices[d];
+      use.peak_celsius = std::max(use.peak_celsius, thermal_[d].junction_celsius());
+      // The full-clock work it did over the time it took.
+      use.clock_share =
+          thermal_busy_[d] > 0 ? std::min(1.0, thermal_work_[d] / thermal_busy_[d]) : 1;
+      result_.energy_joules += use.energy_joules;
+    }
     double worst = -1;
     for (const auto& d : result_.devices) {
       const double share = result_.makespan > 0 ? d.busy_seconds / result_.makespan : 0;
@@ -676,6 +765,12 @@ class Simulation {
   SimOptions o_;
   std::unique_ptr<sched::Policy> policy_;
   bool planning_ = false;  // heft: each device runs its plan's tasks in order
+  // With SimOptions::cooling: each device's model, its busy time under it, the time it was
+  // last advanced to, and the full-clock work of each task it ran.
+  std::vector<power::SimulatedDevice> thermal_;
+  std::vector<double> thermal_busy_;
+  std::vector<double> thermal_since_;
+  std::vector<double> thermal_work_;
   Built built_;
   std::vector<Task> tasks_;
   std::vector<std::deque<std::size_t>> queues_;

@@ -84,19 +84,28 @@ report::Document sim_document(const SimReport& rep) {
   }
   doc.add(report::Fields{std::move(fields)});
   report::Table table;
+  const bool thermal = !rep.cooling.empty();
   table.columns = {{"policy"},
                    {"makespan", report::Align::kRight},
                    {"bound", report::Align::kRight},
                    {"efficiency", report::Align::kRight},
                    {"busy", report::Align::kRight},
-                   {"moved", report::Align::kRight},
-                   {"bottleneck"}};
+                   {"moved", report::Align::kRight}};
+  if (thermal) {
+    table.columns.push_back({"energy", report::Align::kRight});
+  }
+  table.columns.push_back({"bottleneck"});
   const SimResult* best = nullptr;
   for (const auto& r : rep.runs) {
     table.rows.push_back({r.policy, seconds_text(r.makespan), seconds_text(r.bound()),
                           fmt::format("{:.0f} %", 100 * r.efficiency()),
-                          fmt::format("{:.0f} %", 100 * mean_busy(r)), bytes_text(r.bytes_moved),
-                          r.bottleneck});
+                          fmt::format("{:.0f} %", 100 * mean_busy(r)), bytes_text(r.bytes_moved)});
+    if (thermal) {
+      table.rows.back().push_back(r.energy_joules >= 1e6
+                                      ? fmt::format("{:.2f} MJ", r.energy_joules / 1e6)
+                                      : fmt::format("{:.2f} kJ", r.energy_joules / 1e3));
+    }
+    table.rows.back().push_back(r.bottleneck);
     if (best == nullptr || r.makespan < best->makespan) {
       best = &r;
     }
@@ -104,6 +113,21 @@ report::Document sim_document(const SimReport& rep) {
   doc.add(std::move(table));
   if (rep.runs.size() > 1 && best != nullptr) {
     doc.add(report::Note{fmt::format("best: {} ({})", best->policy, seconds_text(best->makespan))});
+  }
+  // The devices that run hot, as the first run saw them: how hot, and the clock they kept.
+  for (std::size_t d = 0; thermal && !rep.runs.empty() && d < rep.cooling.size(); ++d) {
+    const auto& runs = rep.runs;
+    if (rep.cooling[d] <= 1 || d >= runs.front().devices.size()) {
+      continue;
+    }
+    std::string clocks;
+    for (const auto& r : runs) {
+      const auto& use = r.devices[d];
+      clocks += fmt::format("{}{} {:.0f} % at up to {:.0f} C", clocks.empty() ? "" : ", ", r.policy,
+                            100 * use.clock_share, use.peak_celsius);
+    }
+    doc.add(report::Note{fmt::format("thermal: {} cools {:g} times worse; its clock while busy: {}",
+                                     runs.front().devices[d].name, rep.cooling[d], clocks)});
   }
   for (const auto& note : p.node.notes) {
     doc.add(report::Note{"note: " + note});

@@ -148,14 +148,12 @@ Result<SimResult> simulate(const Platform& platform, const sched::Workload& work
 Result<std::vector<SimResult>> simulate_policies(const Platform& platform,
                                                  const sched::Workload& workload,
                                                  const std::vector<sched::PolicyKind>& policies,
-                                                 const sched::PolicyKnobs& knobs,
-                                                 bool record_first) {
+                                                 const SimOptions& base, bool record_first) {
   std::vector<SimResult> runs;
   runs.reserve(policies.size());
   for (const auto kind : policies) {
-    SimOptions options;
+    SimOptions options = base;
     options.policy = kind;
-    options.knobs = knobs;
     options.record = record_first && runs.empty();
     ACCO_ASSIGN_OR_RETURN(auto run, simulate(platform, workload, options));
     runs.push_back(std::move(run));
@@ -196,7 +194,14 @@ sched::RunRecord run_record(const SimResult& r) {
 nlohmann::json to_json(const SimResult& r) {
   nlohmann::ordered_json devices = nlohmann::ordered_json::array();
   for (const auto& d : r.devices) {
-    devices.push_back({{"name", d.name}, {"busy_seconds", d.busy_seconds}, {"tasks", d.tasks}});
+    nlohmann::ordered_json device = {
+        {"name", d.name}, {"busy_seconds", d.busy_seconds}, {"tasks", d.tasks}};
+    if (r.energy_joules > 0) {
+      device["energy_joules"] = d.energy_joules;
+      device["peak_celsius"] = d.peak_celsius;
+      device["clock_share"] = d.clock_share;
+    }
+    devices.push_back(std::move(device));
   }
   nlohmann::ordered_json links = nlohmann::ordered_json::array();
   for (const auto& l : r.links) {
@@ -217,6 +222,9 @@ nlohmann::json to_json(const SimResult& r) {
                                 {"bottleneck", r.bottleneck},
                                 {"devices", devices},
                                 {"links", links}};
+  if (r.energy_joules > 0) {
+    out["energy_joules"] = r.energy_joules;
+  }
   // Braces would make a one-element array of it.
   return nlohmann::json(out);  // NOLINT(modernize-return-braced-init-list)
 }
@@ -232,9 +240,11 @@ Result<SimResult> result_from_json(const nlohmann::json& j) {
     r.copies = j.at("copies").get<std::size_t>();
     r.bytes_moved = j.at("bytes_moved").get<double>();
     r.bottleneck = j.at("bottleneck").get<std::string>();
+    r.energy_joules = j.value("energy_joules", 0.0);
     for (const auto& d : j.at("devices")) {
       r.devices.push_back({d.at("name").get<std::string>(), d.at("busy_seconds").get<double>(),
-                           d.at("tasks").get<std::size_t>()});
+                           d.at("tasks").get<std::size_t>(), d.value("energy_joules", 0.0),
+                           d.value("peak_celsius", 0.0), d.value("clock_share", 0.0)});
     }
     for (const auto& l : j.at("links")) {
       r.links.push_back({l.at("kind").get<std::string>(), l.at("bytes").get<double>(),

@@ -141,12 +141,11 @@ Result<TrainingStep> training_step(const Platform& platform, const TrainingSpec&
 }
 
 Result<SimResult> simulate_training(const Platform& platform, const TrainingStep& step,
-                                    bool record) {
-  SimOptions options;
+                                    const SimOptions& base) {
+  SimOptions options = base;
   options.policy = sched::PolicyKind::kDmda;  // never asked: every task is pinned
   options.pinned = step.pinned;
   options.home = step.home;
-  options.record = record;
   ACCO_ASSIGN_OR_RETURN(auto result, simulate(platform, step.workload, options));
   result.policy = "data-parallel";
   return result;

@@ -36,7 +36,7 @@ nlohmann::json request_json(const Platform& p, const sched::Workload& w, const S
       {"workload", {{"name", w.name}, {"data_bytes", w.data_bytes}, {"tasks", tasks}}},
       {"options",
        {std::string(sched::to_string(o.policy)), o.knobs.alpha, o.knobs.beta,
-        o.knobs.sorted_decision, o.record, o.pinned, o.home}}};
+        o.knobs.sorted_decision, o.record, o.pinned, o.home, o.cooling}}};
 }
 
 Result<Request> request_from_json(const nlohmann::json& j) {
@@ -88,6 +88,7 @@ Result<Request> request_from_json(const nlohmann::json& j) {
     r.options.record = o.at(4).get<bool>();
     r.options.pinned = o.at(5).get<std::vector<int>>();
     r.options.home = o.at(6).get<std::vector<int>>();
+    r.options.cooling = o.at(7).get<std::vector<double>>();
     return r;
   } catch (const nlohmann::json::exception& e) {
     return fail(Errc::kInvalidArgument, fmt::format("a simulation request: {}", e.what()));

@@ -355,3 +355,58 @@ TEST(SimulateTest, ABadTaskGraphIsNamedWithWhatIsWrong) {
 
 }  // namespace
 }  // namespace acco::sim
+
+namespace acco::sim {
+namespace {
+
+// Power's thermal model on the virtual clock: healthy devices keep their full clock (the same
+// times as without the model) and draw energy; a device whose fan failed throttles at its max
+// operating temperature and takes longer; pins put each task where it was asked; bad option
+// vectors are named.
+TEST(SimulateThermalTest, AFailedFanSlowsItsDeviceAndHealthyOnesKeepTheirClock) {
+  const auto p = small(2);
+  const auto w = independent(40, 0.5, 0);
+  SimOptions plain = with(sched::PolicyKind::kRoundRobin);
+  auto base = simulate(p, w, plain);
+  ASSERT_THAT(base, IsOk());
+  SimOptions healthy = plain;
+  healthy.cooling = {1, 1};
+  auto cool = simulate(p, w, healthy);
+  ASSERT_THAT(cool, IsOk());
+  EXPECT_NEAR(cool->makespan, base->makespan, 1e-9);
+  EXPECT_EQ(base->energy_joules, 0);
+  // Two devices near 700 W for 10 s each.
+  EXPECT_GT(cool->energy_joules, 2 * 600 * base->makespan);
+  EXPECT_LT(cool->energy_joules, 2 * 701 * base->makespan);
+  EXPECT_DOUBLE_EQ(cool->devices[0].clock_share, 1);
+  SimOptions failed = plain;
+  failed.cooling = {1, 4};
+  auto hot = simulate(p, w, failed);
+  ASSERT_THAT(hot, IsOk());
+  EXPECT_LT(hot->devices[1].clock_share, 0.9);
+  EXPECT_GE(hot->devices[1].peak_celsius, 86);
+  EXPECT_DOUBLE_EQ(hot->devices[0].clock_share, 1);
+  EXPECT_GT(hot->makespan, 1.1 * base->makespan);
+  // The answer survives the trip through JSON.
+  auto back = result_from_json(to_json(*hot));
+  ASSERT_THAT(back, IsOk());
+  EXPECT_DOUBLE_EQ(back->energy_joules, hot->energy_joules);
+  EXPECT_DOUBLE_EQ(back->devices[1].clock_share, hot->devices[1].clock_share);
+
+  SimOptions pinned = plain;
+  pinned.pinned.assign(w.tasks.size(), 1);
+  auto one = simulate(p, w, pinned);
+  ASSERT_THAT(one, IsOk());
+  EXPECT_EQ(one->devices[1].tasks, w.tasks.size());
+  EXPECT_NEAR(one->makespan, 40 * 0.5, 1e-9);
+
+  SimOptions bad = plain;
+  bad.cooling = {1};
+  EXPECT_THAT(simulate(p, w, bad).error().message, HasSubstr("1 cooling factors for 2 devices"));
+  bad = plain;
+  bad.pinned.assign(w.tasks.size(), 2);
+  EXPECT_THAT(simulate(p, w, bad).error().message, HasSubstr("a task pinned to device 2 of 2"));
+}
+
+}  // namespace
+}  // namespace acco::sim

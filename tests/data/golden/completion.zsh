@@ -225,6 +225,9 @@ _acco_sim() {
     --seed='[independent, random\: the generator'\''s seed (default 1)]:N:' \
     --dag='[simulate this task graph (acco.dag/1 JSON, or an STG file) instead of --workload]:FILE:_files' \
     --policy='[policies to compare\: a list of eager, round-robin, least-loaded, dmda, ws, heft, or all (default)]:LIST:' \
+    --thermal'[run every device on power'\''s thermal model\: energy, temperatures, throttling]' \
+    --failed-fan='[what if these devices lose a fan (nN\:GPUi or GPUi, a list)\: their heatsink cools --fan-factor times worse; implies --thermal]:DEVICES:' \
+    --fan-factor='[a failed fan'\''s factor on the heatsink-to-air resistance (default 4)]:X:' \
     --trace='[write the first policy'\''s run as a Chrome trace (acco.trace/1) to FILE]:FILE:_files' \
     --json'[print JSON (schema acco.sim/1) instead of text]' \
     --config='[JSON file of settings (env ACCO_CONFIG)]:FILE:_files'

@@ -18,6 +18,7 @@ struct SimReport {
   Platform platform;
   std::string workload;  // "cholesky (tiles 8)"
   std::vector<SimResult> runs;
+  std::vector<double> cooling;  // per device, with the thermal model (SimOptions::cooling)
 };
 
 [[nodiscard]] report::Document sim_document(const SimReport& report);

@@ -32,12 +32,25 @@ struct SimOptions {
   std::vector<int> pinned = {};
   // Per datum, the node whose host memory holds it first. Empty: datum i on node i mod nodes.
   std::vector<int> home = {};
+  // Per device, its cooling: the factor on its heatsink-to-air resistance (1 healthy, 4 a
+  // failed fan). Non-empty: every device runs power's simulated H100-class device (RC thermal
+  // model, power from load and clock, NVIDIA's throttling) on the virtual clock, a task's work
+  // takes 1/clock share as long, and the run reports energy and temperatures. A cooled-down
+  // device starts at its full-load heat (healthy: no throttling); one with a factor above 1 after
+  // ten minutes of full load, as one that has been busy for a while. Empty: every device always
+  // runs at its full clock.
+  std::vector<double> cooling = {};
 };
 
 struct DeviceUse {
   std::string name;  // "n0 GPU3"
   double busy_seconds = 0;
   std::size_t tasks = 0;
+  // With SimOptions::cooling: its energy over the run, its hottest junction, and its mean clock
+  // share while busy (1: never throttled).
+  double energy_joules = 0;
+  double peak_celsius = 0;
+  double clock_share = 0;
   bool operator==(const DeviceUse&) const = default;
 };
 
@@ -63,6 +76,7 @@ struct SimResult {
   std::vector<DeviceUse> devices;
   std::vector<LinkUse> links;  // by kind, in the order pcie, nvlink, nic, fabric (those used)
   std::string bottleneck;      // "device n0 GPU3 busy 97 %" or "link n0 nic busy 88 %"
+  double energy_joules = 0;    // every device's, with SimOptions::cooling; 0 without
   // With SimOptions::record: every task (device d is the platform's device index, times in
   // nanoseconds of virtual time) and every copy (memory node 0 is host memory, whichever node's;
   // device d is d + 1, as in the runtime's records). Not part of acco.sim/1.
@@ -82,11 +96,12 @@ struct SimResult {
                                          const SimOptions& options);
 
 // One run per policy, in the order given (`acco sim --policy LIST`); the first failure ends
-// the comparison, named by its policy. With `record_first`, the first run keeps its records
+// the comparison, named by its policy. Each run takes `base`'s options but its policy (and
+// `record`). With `record_first`, the first run keeps its records
 // (for `--trace`, as `acco schedule --trace` writes the first policy's run).
 [[nodiscard]] Result<std::vector<SimResult>> simulate_policies(
     const Platform& platform, const sched::Workload& workload,
-    const std::vector<sched::PolicyKind>& policies, const sched::PolicyKnobs& knobs = {},
+    const std::vector<sched::PolicyKind>& policies, const SimOptions& base = {},
     bool record_first = false);
 
 // A recorded run as the runtime's RunRecord: one device record per simulated device (its name,

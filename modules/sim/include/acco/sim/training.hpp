@@ -46,9 +46,10 @@ struct TrainingStep {
 [[nodiscard]] Result<TrainingStep> training_step(const Platform& platform,
                                                  const TrainingSpec& spec);
 
-// The step simulated with every task on its replica's device; the run's policy is
-// "data-parallel".
+// The step simulated with every task on its replica's device (`base`'s other options: record,
+// cooling); the run's policy is "data-parallel".
 [[nodiscard]] Result<SimResult> simulate_training(const Platform& platform,
-                                                  const TrainingStep& step, bool record = false);
+                                                  const TrainingStep& step,
+                                                  const SimOptions& base = {});
 
 }  // namespace acco::sim
