@@ -115,6 +115,24 @@ Result<std::optional<sim::TaskBenchSpec>> taskbench_options(const SimFlags& f) {
   return std::optional<sim::TaskBenchSpec>(spec);
 }
 
+// --fabric with --fabric-gbps and --fabric-latency-us.
+Result<sim::Fabric> fabric_options(const SimFlags& f) {
+  auto fabric = sim::parse_fabric(f.fabric);
+  if (!fabric) {
+    return usage(fabric.error().message);
+  }
+  if (!(f.fabric_gbps > 0) || f.fabric_gbps > 1e6) {
+    return bad_value("--fabric-gbps", fmt::format("{}", f.fabric_gbps), "a rate in Gb/s above 0");
+  }
+  if (!(f.fabric_latency_us >= 0) || f.fabric_latency_us > 1e6) {
+    return bad_value("--fabric-latency-us", fmt::format("{}", f.fabric_latency_us),
+                     "microseconds, 0 or more");
+  }
+  fabric->bytes_per_second = f.fabric_gbps * 1e9 / 8;
+  fabric->latency = f.fabric_latency_us * 1e-6;
+  return *fabric;
+}
+
 // --workload train with --layers, --layer-ms, --params, --bucket-mb and --batch-mb; nullopt for
 // other workloads. A training step places each replica's work on its own device: no policy is
 // asked, so --policy is refused.
@@ -230,7 +248,8 @@ class SimCommand final : public Command {
             fmt::format("--failed-fan: '{}' is not a device of the platform (n0:GPU0 to n{}:GPU{})",
                         name, p.nodes - 1, per_node - 1));
       }
-      factors[static_cast<std::size_t>(node * per_node + gpu)] = o_.fan_factor;
+      factors[static_cast<std::size_t>(node) * static_cast<std::size_t>(per_node) +
+              static_cast<std::size_t>(gpu)] = o_.fan_factor;
     }
     return factors;
   }
@@ -373,21 +392,7 @@ CommandSpec sim_command() {
           return bad_value("--nodes", std::to_string(f.nodes), "a whole number from 1 to 100000");
         }
         o.nodes = f.nodes;
-        auto fabric = sim::parse_fabric(f.fabric);
-        if (!fabric) {
-          return usage(fabric.error().message);
-        }
-        o.fabric = *fabric;
-        if (!(f.fabric_gbps > 0) || f.fabric_gbps > 1e6) {
-          return bad_value("--fabric-gbps", fmt::format("{}", f.fabric_gbps),
-                           "a rate in Gb/s above 0");
-        }
-        if (!(f.fabric_latency_us >= 0) || f.fabric_latency_us > 1e6) {
-          return bad_value("--fabric-latency-us", fmt::format("{}", f.fabric_latency_us),
-                           "microseconds, 0 or more");
-        }
-        o.fabric.bytes_per_second = f.fabric_gbps * 1e9 / 8;
-        o.fabric.latency = f.fabric_latency_us * 1e-6;
+        ACCO_ASSIGN_OR_RETURN(o.fabric, fabric_options(f));
         if (o.nodes > 1 && o.fabric.kind == sim::FabricKind::kFatTree &&
             o.nodes % (o.fabric.k / 2) != 0) {
           return usage(

@@ -670,7 +670,7 @@ class Simulation {
   }
 
   // Advances `device` by `seconds` in steps of at most 0.1 s; the energy it drew.
-  double advance(power::SimulatedDevice& device, double seconds) {
+  static double advance(power::SimulatedDevice& device, double seconds) {
     double joules = 0;
     while (seconds > 1e-12) {
       const double dt = std::min(seconds, 0.1);
