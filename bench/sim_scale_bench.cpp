@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdio>
 #include <exception>
+#include <limits>
 #include <map>
 #include <string>
 #include <utility>
@@ -148,17 +149,27 @@ class Budget {
   std::map<std::pair<int, std::size_t>, double> measured_;  // (devices, tasks) -> median
 };
 
-Result<Row> measure(acco::sched::PolicyKind kind, int devices, const acco::sched::Workload& w,
-                    int reps) {
+// A policy of the comparison: "dmda-full" is dmda asked about every device however many there
+// are (SimOptions::full_scan_devices), the engine's decision before it narrowed large platforms.
+struct Contender {
+  std::string name;
+  acco::sched::PolicyKind kind = acco::sched::PolicyKind::kDmda;
+  bool full_scan = false;
+};
+
+Result<Row> measure(const Contender& c, int devices, const acco::sched::Workload& w, int reps) {
   Row row;
-  row.policy = std::string(acco::sched::to_string(kind));
+  row.policy = c.name;
   row.devices = devices;
   row.tasks = w.tasks.size();
   const auto p = platform(devices);
   const double cpu_before = children_cpu_seconds();
   for (int rep = 0; rep < reps; ++rep) {
     acco::sim::SimOptions options;
-    options.policy = kind;
+    options.policy = c.kind;
+    if (c.full_scan) {
+      options.full_scan_devices = std::numeric_limits<int>::max();
+    }
     const auto start = std::chrono::steady_clock::now();
     ACCO_ASSIGN_OR_RETURN(const auto r, acco::sim::simulate(p, w, options),
                           fmt::format("{} on {} devices", row.policy, devices));
@@ -177,16 +188,16 @@ Result<Row> measure(acco::sched::PolicyKind kind, int devices, const acco::sched
 
 void print(const Row& r) {
   if (!r.skipped.empty()) {
-    fmt::print("{:<6} {:>7} {:>8}  skipped: {}\n", r.policy, r.devices, r.tasks, r.skipped);
+    fmt::print("{:<9} {:>7} {:>8}  skipped: {}\n", r.policy, r.devices, r.tasks, r.skipped);
     return;
   }
   const auto tasks = static_cast<double>(r.tasks);
   fmt::print(
-      "{:<6} {:>7} {:>8} {:>9} {:>9.3f}s {:>6.0f}% {:>12.0f} {:>10.2f} {:>12.0f} {:>8.2f}s "
-      "{:>6}MiB\n",
+      "{:<9} {:>7} {:>8} {:>9} {:>9.3f}s {:>6.0f}% {:>12.0f} {:>10.2f} {:>12.0f} {:>8.2f}s "
+      "{:>6}MiB {:>11.3f}s\n",
       r.policy, r.devices, r.tasks, r.copies, r.median, 100 * r.spread, tasks / r.median,
       1e6 * r.median / tasks, (tasks + static_cast<double>(r.copies)) / r.median, r.engine_cpu,
-      r.max_rss_kib / 1024);
+      r.max_rss_kib / 1024, r.makespan);
   std::fflush(stdout);
 }
 
@@ -217,16 +228,20 @@ nlohmann::json to_json(const Options& o, const std::vector<Row>& rows) {
 }
 
 Result<std::vector<Row>> run_all(const Options& o) {
-  std::vector<acco::sched::PolicyKind> kinds;
+  std::vector<Contender> kinds;
   for (const auto& name : o.policies) {
+    if (name == "dmda-full") {
+      kinds.push_back({name, acco::sched::PolicyKind::kDmda, true});
+      continue;
+    }
     ACCO_ASSIGN_OR_RETURN(const auto kind, acco::sched::policy_from_string(name), "--policies");
-    kinds.push_back(kind);
+    kinds.push_back({name, kind, false});
   }
   fmt::print("{} workload, nodes of 8 GPUs on one switch, {} runs each, budget {:.0f} s\n\n",
              o.workload, o.reps, o.budget);
-  fmt::print("{:<6} {:>7} {:>8} {:>9} {:>10} {:>7} {:>12} {:>10} {:>12} {:>9} {:>9}\n", "policy",
-             "devices", "tasks", "copies", "wall", "spread", "tasks/s", "us/task", "events/s",
-             "cpu", "rss");
+  fmt::print("{:<9} {:>7} {:>8} {:>9} {:>10} {:>7} {:>12} {:>10} {:>12} {:>9} {:>9} {:>12}\n",
+             "policy", "devices", "tasks", "copies", "wall", "spread", "tasks/s", "us/task",
+             "events/s", "cpu", "rss", "makespan");
   std::vector<Row> rows;
   for (const auto kind : kinds) {
     Budget budget(o.budget);
@@ -240,7 +255,7 @@ Result<std::vector<Row>> run_all(const Options& o) {
           ACCO_ASSIGN_OR_RETURN(row, measure(kind, devices, w, o.reps));
           budget.took(row.tasks, row.median);
         } else {
-          row.policy = std::string(acco::sched::to_string(kind));
+          row.policy = kind.name;
           row.devices = devices;
           row.tasks = w.tasks.size();
         }
@@ -260,7 +275,9 @@ int run(int argc, char** argv) {
   app.add_option("--tasks", o.tasks, "workload sizes (default 1000,10000,100000)")->delimiter(',');
   app.add_option("--workload", o.workload, "stencil (default) or independent")
       ->check(CLI::IsMember({"stencil", "independent"}));
-  app.add_option("--policies", o.policies, "policies side by side (default eager,dmda)")
+  app.add_option("--policies", o.policies,
+                 "policies side by side (default eager,dmda); dmda-full: dmda asked about every "
+                 "device on any platform")
       ->delimiter(',');
   app.add_option("--reps", o.reps, "runs per configuration (default 3)")->check(CLI::Range(1, 50));
   app.add_option("--budget", o.budget,

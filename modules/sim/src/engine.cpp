@@ -9,6 +9,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -218,6 +219,12 @@ class Simulation {
     thermal_since_.assign(thermal_.size(), 0);
     thermal_work_.assign(thermal_.size(), 0);
     planning_ = policy_->plans_graphs() && o_.pinned.empty();
+    narrowing_ = o_.policy == sched::PolicyKind::kDmda && devices > o_.full_scan_devices &&
+                 std::all_of(w_.tasks.begin(), w_.tasks.end(),
+                             [](const sched::WorkTask& task) { return task.seconds.size() == 1; });
+    for (std::size_t d = 0; narrowing_ && d < devices; ++d) {
+      by_available_.insert({0.0, static_cast<int>(d)});
+    }
     result_.policy = std::string(sched::to_string(o_.policy));
     ACCO_RETURN_IF_ERROR(prepare(), "sim");
     built_ = build_platform(p_);
@@ -346,6 +353,40 @@ class Simulation {
     return {};
   }
 
+  // The devices task t's decision looks at: every one, or with narrowing_ (dmda on more than
+  // kFullScanDevices alike devices) the devices of the nodes that hold a replica of an input and
+  // the kShortList that free up first. dmda's choice is among them whenever the devices off the
+  // data's nodes cost the same to reach: of those, the first free wins.
+  void candidates(std::size_t t) {
+    candidates_.clear();
+    const int devices = p_.devices();
+    if (!narrowing_) {
+      for (int d = 0; d < devices; ++d) {
+        candidates_.push_back(d);
+      }
+      return;
+    }
+    const int n = static_cast<int>(p_.node.devices.size());
+    for (const auto& [datum, mode] : w_.tasks[t].accesses) {
+      if (!sched::reads(mode)) {
+        continue;
+      }
+      for (const int at : valid_[datum]) {
+        const int node = at >= 0 ? at / n : -1 - at;
+        for (int d = node * n; d < (node + 1) * n; ++d) {
+          candidates_.push_back(d);
+        }
+      }
+    }
+    std::size_t listed = 0;
+    for (auto it = by_available_.begin(); it != by_available_.end() && listed < kShortList;
+         ++it, ++listed) {
+      candidates_.push_back(it->second);
+    }
+    std::sort(candidates_.begin(), candidates_.end());
+    candidates_.erase(std::unique(candidates_.begin(), candidates_.end()), candidates_.end());
+  }
+
   // The cheapest copy of datum `i` to device `d`: its time and source; 0 and d when valid there.
   std::pair<double, int> fetch_cost(std::size_t i, int d) const {
     double best = std::numeric_limits<double>::infinity();
@@ -369,25 +410,31 @@ class Simulation {
     int device = tasks_[t].planned;
     double transfer = 0;
     if (device < 0) {
+      candidates(t);
       view_.now = now;
-      view_.devices.resize(queues_.size());
-      for (std::size_t d = 0; d < queues_.size(); ++d) {
-        auto& v = view_.devices[d];
+      view_.devices.resize(candidates_.size());
+      int released_at = -1;
+      for (std::size_t c = 0; c < candidates_.size(); ++c) {
+        const int d = candidates_[c];
+        const auto du = static_cast<std::size_t>(d);
+        released_at = d == released_by ? static_cast<int>(c) : released_at;
+        auto& v = view_.devices[c];
         v.eligible = true;
-        v.queued = queues_[d].size();
-        v.available_at = std::max(now, available_[d]);
-        v.predicted = seconds(t, static_cast<int>(d));
+        v.queued = queues_[du].size();
+        v.available_at = std::max(now, available_[du]);
+        v.predicted = seconds(t, d);
         v.calibrated = true;
         v.transfer = 0;
         for (const auto& [datum, mode] : w_.tasks[t].accesses) {
           if (sched::reads(mode)) {
-            v.transfer += fetch_cost(datum, static_cast<int>(d)).first;
+            v.transfer += fetch_cost(datum, d).first;
           }
         }
       }
-      device = policy_->place(view_, o_.knobs, released_by, nullptr);
-      if (device >= 0) {
-        transfer = view_.devices[static_cast<std::size_t>(device)].transfer;
+      const int pick = policy_->place(view_, o_.knobs, released_at, nullptr);
+      if (pick >= 0) {
+        device = candidates_[static_cast<std::size_t>(pick)];
+        transfer = view_.devices[static_cast<std::size_t>(pick)].transfer;
       }
     }
     if (device < 0) {  // the shared queue: one idle device takes it (waking all costs O(devices))
@@ -402,7 +449,13 @@ class Simulation {
       return;
     }
     const auto d = static_cast<std::size_t>(device);
+    if (narrowing_) {
+      by_available_.erase({available_[d], device});
+    }
     available_[d] = std::max(now, available_[d]) + seconds(t, device) + transfer;
+    if (narrowing_) {
+      by_available_.insert({available_[d], device});
+    }
     auto& q = queues_[d];
     const auto at = std::find_if(q.begin(), q.end(), [&](std::size_t other) {
       return tasks_[other].priority < tasks_[t].priority;
@@ -765,6 +818,11 @@ class Simulation {
   SimOptions o_;
   std::unique_ptr<sched::Policy> policy_;
   bool planning_ = false;  // heft: each device runs its plan's tasks in order
+  // dmda on many alike devices: each decision looks at the candidates() only.
+  static constexpr std::size_t kShortList = 32;
+  bool narrowing_ = false;
+  std::set<std::pair<double, int>> by_available_;  // (available_, device) with narrowing_
+  std::vector<int> candidates_;
   // With SimOptions::cooling: each device's model, its busy time under it, the time it was
   // last advanced to, and the full-clock work of each task it ran.
   std::vector<power::SimulatedDevice> thermal_;

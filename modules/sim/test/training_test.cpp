@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "acco/sim/taskbench.hpp"
 #include "acco/testing/matchers.hpp"
 #include "acco/topo/generated.hpp"
 
@@ -117,6 +118,36 @@ TEST(TrainingTest, BadSpecsAreNamed) {
   bad = training_step(dgx(1), spec);
   ASSERT_FALSE(bad.has_value());
   EXPECT_EQ(bad.error().message, "bucket size: 0 is not above 0");
+}
+
+}  // namespace
+}  // namespace acco::sim
+
+namespace acco::sim {
+namespace {
+
+// dmda on a large platform looks at the data's nodes and the devices that free up first, not
+// at every device (SimOptions::full_scan_devices): on Task Bench's stencil over 16 DGX nodes it
+// makes the choices the full scan makes.
+TEST(NarrowingTest, DmdaOnTheDatasNodesAndTheFirstFreeChoosesAsTheFullScan) {
+  const auto p = dgx(16);
+  TaskBenchSpec spec;
+  spec.pattern = Pattern::kStencil1d;
+  spec.width = 128;
+  spec.steps = 6;
+  auto w = task_bench(spec);
+  ASSERT_THAT(w, IsOk());
+  SimOptions full;
+  full.policy = sched::PolicyKind::kDmda;
+  auto all = simulate(p, *w, full);
+  ASSERT_THAT(all, IsOk());
+  SimOptions narrow = full;
+  narrow.full_scan_devices = 16;
+  auto some = simulate(p, *w, narrow);
+  ASSERT_THAT(some, IsOk());
+  EXPECT_NEAR(some->makespan, all->makespan, 1e-12);
+  EXPECT_EQ(some->copies, all->copies);
+  EXPECT_EQ(some->bytes_moved, all->bytes_moved);
 }
 
 }  // namespace

@@ -40,6 +40,11 @@ struct SimOptions {
   // ten minutes of full load, as one that has been busy for a while. Empty: every device always
   // runs at its full clock.
   std::vector<double> cooling = {};
+  // Above this many devices, all alike (one time per task), dmda is asked about the devices of
+  // the nodes holding a task's inputs and the 32 that free up first, not every device: the
+  // decision's cost stops growing with the platform (its choice is the same where the devices
+  // off the data's nodes cost the same to reach).
+  int full_scan_devices = 1024;
 };
 
 struct DeviceUse {
