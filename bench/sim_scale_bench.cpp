@@ -243,7 +243,7 @@ Result<std::vector<Row>> run_all(const Options& o) {
              "policy", "devices", "tasks", "copies", "wall", "spread", "tasks/s", "us/task",
              "events/s", "cpu", "rss", "makespan");
   std::vector<Row> rows;
-  for (const auto kind : kinds) {
+  for (const auto& kind : kinds) {
     Budget budget(o.budget);
     for (const int devices : o.devices) {
       budget.next_platform(devices);
