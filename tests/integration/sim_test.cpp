@@ -93,6 +93,18 @@ TEST(SimTest, AFailedFanIsAThermalWhatIf) {
   EXPECT_THAT(text.out, HasSubstr("energy"));
   EXPECT_THAT(text.out, HasSubstr("thermal: n0 GPU5 cools 5 times worse; its clock while busy: "
                                   "dmda "));
+  // A power cap on every device: slower, and less energy.
+  const std::string capped = "sim --node dgx-h100 --tiles 16 --policy heft --json --thermal";
+  const auto full = acco(capped);
+  const auto low = acco(capped + " --power-limit 300");
+  ASSERT_EQ(full.exit_code, 0) << full.err;
+  ASSERT_EQ(low.exit_code, 0) << low.err;
+  const auto a = nlohmann::json::parse(full.out)["runs"][0];
+  const auto b = nlohmann::json::parse(low.out)["runs"][0];
+  EXPECT_GT(b["makespan_seconds"].get<double>(), 1.2 * a["makespan_seconds"].get<double>());
+  EXPECT_LT(b["energy_joules"].get<double>(), a["energy_joules"].get<double>());
+  EXPECT_THAT(acco("sim --node dgx-h100 --tiles 4 --policy heft --power-limit 300").out,
+              HasSubstr("devices:      thermal model, capped at 300 W each"));
 }
 
 TEST(SimTest, ATaskGraphFileIsSimulatedAndABadOneIsNamed) {
@@ -177,6 +189,8 @@ TEST(SimTest, BadFlagsAreOneLineWithTheUsageExitCode) {
            {"--node dgx-h100 --failed-fan fan",
             "--failed-fan: 'fan' is not a device of the platform (n0:GPU0 to n0:GPU7)"},
            {"--fan-factor 0.5", "--fan-factor: '0.5' is not a factor from 1 to 100"},
+           {"--power-limit 100",
+            "--power-limit: '100' is not watts from 200 to 700 (the simulated device's range)"},
            {"--workload train --bucket-mb -1",
             "--bucket-mb: '-1' is not a number above 0, at most 1e+06"},
        }) {

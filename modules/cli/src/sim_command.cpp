@@ -55,6 +55,7 @@ struct SimFlags {
   bool thermal = false;
   std::vector<std::string> failed_fans;
   double fan_factor = 4;
+  double power_limit = 0;
 };
 
 struct SimOptionsAll {
@@ -68,9 +69,10 @@ struct SimOptionsAll {
   std::optional<sim::TaskBenchSpec> taskbench;  // --workload taskbench:PATTERN
   std::string trace;                            // the first policy's run as a Chrome trace
   std::optional<sim::TrainingSpec> training;    // --workload train
-  bool thermal = false;                         // --thermal, or a --failed-fan
+  bool thermal = false;                         // --thermal, a --failed-fan or --power-limit
   std::vector<std::string> failed_fans;         // "n0:GPU5", checked against the platform
   double fan_factor = 4;
+  double power_limit = 0;  // watts, every device; 0: the model's default
 };
 
 std::string workload_text(const sched::WorkloadSpec& w) {
@@ -192,6 +194,8 @@ class SimCommand final : public Command {
     if (o_.thermal) {
       ACCO_ASSIGN_OR_RETURN(base.cooling, cooling(report.platform));
       report.cooling = base.cooling;
+      base.power_limit_watts = o_.power_limit;
+      report.power_limit_watts = o_.power_limit;
     }
     if (o_.training) {
       ACCO_ASSIGN_OR_RETURN(const auto step, sim::training_step(report.platform, *o_.training),
@@ -364,6 +368,10 @@ CommandSpec sim_command() {
         sub.add_option("--fan-factor", f.fan_factor,
                        "a failed fan's factor on the heatsink-to-air resistance (default 4)")
             ->type_name("X");
+        sub.add_option("--power-limit", f.power_limit,
+                       "what if every device is capped at W watts (200-700, the simulated "
+                       "H100-class device's range); implies --thermal")
+            ->type_name("W");
         sub.add_option("--trace", f.trace,
                        "write the first policy's run as a Chrome trace (acco.trace/1) to FILE")
             ->type_name("FILE");
@@ -433,7 +441,12 @@ CommandSpec sim_command() {
           return bad_value("--fan-factor", fmt::format("{}", f.fan_factor),
                            "a factor from 1 to 100");
         }
-        o.thermal = f.thermal || !f.failed_fans.empty();
+        if (f.power_limit != 0 && !(f.power_limit >= 200 && f.power_limit <= 700)) {
+          return bad_value("--power-limit", fmt::format("{}", f.power_limit),
+                           "watts from 200 to 700 (the simulated device's range)");
+        }
+        o.power_limit = f.power_limit;
+        o.thermal = f.thermal || !f.failed_fans.empty() || f.power_limit > 0;
         o.failed_fans = f.failed_fans;
         o.fan_factor = f.fan_factor;
         return std::make_unique<SimCommand>(std::move(o));

@@ -213,6 +213,9 @@ class Simulation {
             fmt::format("device {}'s cooling factor {} is not from 1 to 100", d, o_.cooling[d]));
       }
       thermal_.emplace_back(static_cast<int>(d));
+      if (o_.power_limit_watts > 0) {
+        ACCO_RETURN_IF_ERROR(thermal_.back().set_power_limit(o_.power_limit_watts), "power limit");
+      }
       warm_up(thermal_.back(), o_.cooling[d]);
     }
     thermal_busy_.assign(thermal_.size(), 0);

@@ -53,6 +53,7 @@ report::Document sim_document(const SimReport& rep) {
                                       p.nodes == 1 ? "" : "s", p.node.devices.size(), p.node.origin,
                                       to_string(p.fabric), rep.workload)});
   std::vector<std::pair<std::string, std::string>> fields;
+  const bool thermal = !rep.cooling.empty();
   std::vector<std::string> kinds;
   for (const auto& l : p.node.links) {
     if (std::find(kinds.begin(), kinds.end(), l.kind) == kinds.end()) {
@@ -75,6 +76,12 @@ report::Document sim_document(const SimReport& rep) {
         low == high ? fmt::format("{} per node, {:.1f} GB/s", count, low / 1e9)
                     : fmt::format("{} per node, {:.1f}-{:.1f} GB/s", count, low / 1e9, high / 1e9));
   }
+  if (thermal) {
+    fields.emplace_back(
+        "devices", rep.power_limit_watts > 0
+                       ? fmt::format("thermal model, capped at {:g} W each", rep.power_limit_watts)
+                       : std::string("thermal model, at their default limit"));
+  }
   if (p.nodes > 1) {
     const int ports = std::max(1, p.node.fabric_ports);
     fields.emplace_back("fabric",
@@ -84,7 +91,6 @@ report::Document sim_document(const SimReport& rep) {
   }
   doc.add(report::Fields{std::move(fields)});
   report::Table table;
-  const bool thermal = !rep.cooling.empty();
   table.columns = {{"policy"},
                    {"makespan", report::Align::kRight},
                    {"bound", report::Align::kRight},

@@ -36,7 +36,8 @@ nlohmann::json request_json(const Platform& p, const sched::Workload& w, const S
       {"workload", {{"name", w.name}, {"data_bytes", w.data_bytes}, {"tasks", tasks}}},
       {"options",
        {std::string(sched::to_string(o.policy)), o.knobs.alpha, o.knobs.beta,
-        o.knobs.sorted_decision, o.record, o.pinned, o.home, o.cooling, o.full_scan_devices}}};
+        o.knobs.sorted_decision, o.record, o.pinned, o.home, o.cooling, o.full_scan_devices,
+        o.power_limit_watts}}};
 }
 
 Result<Request> request_from_json(const nlohmann::json& j) {
@@ -90,6 +91,7 @@ Result<Request> request_from_json(const nlohmann::json& j) {
     r.options.home = o.at(6).get<std::vector<int>>();
     r.options.cooling = o.at(7).get<std::vector<double>>();
     r.options.full_scan_devices = o.at(8).get<int>();
+    r.options.power_limit_watts = o.at(9).get<double>();
     return r;
   } catch (const nlohmann::json::exception& e) {
     return fail(Errc::kInvalidArgument, fmt::format("a simulation request: {}", e.what()));

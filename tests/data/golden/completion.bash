@@ -37,8 +37,8 @@ _acco_words() {
       ;;
     'acco sim')
       _acco_commands=''
-      _acco_flags='-h --help --node --sysroot --from --hwloc-xml --nvml --nodes --fabric --fabric-gbps --fabric-latency-us --workload --width --steps --radix --layers --layer-ms --params --bucket-mb --batch-mb --tiles --tasks --kernels --seed --dag --policy --thermal --failed-fan --fan-factor --trace --json --config'
-      _acco_valued='--node --sysroot --from --hwloc-xml --nvml --nodes --fabric --fabric-gbps --fabric-latency-us --workload --width --steps --radix --layers --layer-ms --params --bucket-mb --batch-mb --tiles --tasks --kernels --seed --dag --policy --failed-fan --fan-factor --trace --config'
+      _acco_flags='-h --help --node --sysroot --from --hwloc-xml --nvml --nodes --fabric --fabric-gbps --fabric-latency-us --workload --width --steps --radix --layers --layer-ms --params --bucket-mb --batch-mb --tiles --tasks --kernels --seed --dag --policy --thermal --failed-fan --fan-factor --power-limit --trace --json --config'
+      _acco_valued='--node --sysroot --from --hwloc-xml --nvml --nodes --fabric --fabric-gbps --fabric-latency-us --workload --width --steps --radix --layers --layer-ms --params --bucket-mb --batch-mb --tiles --tasks --kernels --seed --dag --policy --failed-fan --fan-factor --power-limit --trace --config'
       ;;
     'acco serve')
       _acco_commands=''
@@ -261,6 +261,7 @@ _acco_value() {
     'acco sim --policy') COMPREPLY=() ;;
     'acco sim --failed-fan') COMPREPLY=() ;;
     'acco sim --fan-factor') COMPREPLY=() ;;
+    'acco sim --power-limit') COMPREPLY=() ;;
     'acco sim --trace') _acco_reply_files "$3" ;;
     'acco sim --config') _acco_reply_files "$3" ;;
     'acco serve --listen') COMPREPLY=() ;;

@@ -40,6 +40,9 @@ struct SimOptions {
   // ten minutes of full load, as one that has been busy for a while. Empty: every device always
   // runs at its full clock.
   std::vector<double> cooling = {};
+  // With `cooling`: every device's enforced power limit in watts (nvidia-smi -pl), within the
+  // simulated device's range (power::SimulatedModel: 200-700 W); 0 keeps its default (700 W).
+  double power_limit_watts = 0;
   // Above this many devices, all alike (one time per task), dmda is asked about the devices of
   // the nodes holding a task's inputs and the 32 that free up first, not every device: the
   // decision's cost stops growing with the platform (its choice is the same where the devices
