@@ -135,6 +135,23 @@ Result<sim::Fabric> fabric_options(const SimFlags& f) {
   return *fabric;
 }
 
+// --thermal, --failed-fan (checked against the platform when it is known), --fan-factor and
+// --power-limit.
+Status thermal_options(const SimFlags& f, SimOptionsAll& o) {
+  if (!(f.fan_factor >= 1) || f.fan_factor > 100) {
+    return bad_value("--fan-factor", fmt::format("{}", f.fan_factor), "a factor from 1 to 100");
+  }
+  if (f.power_limit != 0 && !(f.power_limit >= 200 && f.power_limit <= 700)) {
+    return bad_value("--power-limit", fmt::format("{}", f.power_limit),
+                     "watts from 200 to 700 (the simulated device's range)");
+  }
+  o.power_limit = f.power_limit;
+  o.thermal = f.thermal || !f.failed_fans.empty() || f.power_limit > 0;
+  o.failed_fans = f.failed_fans;
+  o.fan_factor = f.fan_factor;
+  return {};
+}
+
 // --workload train with --layers, --layer-ms, --params, --bucket-mb and --batch-mb; nullopt for
 // other workloads. A training step places each replica's work on its own device: no policy is
 // asked, so --policy is refused.
@@ -437,18 +454,7 @@ CommandSpec sim_command() {
         o.policies = *policies;
         o.dag = f.dag;
         o.trace = f.trace;
-        if (!(f.fan_factor >= 1) || f.fan_factor > 100) {
-          return bad_value("--fan-factor", fmt::format("{}", f.fan_factor),
-                           "a factor from 1 to 100");
-        }
-        if (f.power_limit != 0 && !(f.power_limit >= 200 && f.power_limit <= 700)) {
-          return bad_value("--power-limit", fmt::format("{}", f.power_limit),
-                           "watts from 200 to 700 (the simulated device's range)");
-        }
-        o.power_limit = f.power_limit;
-        o.thermal = f.thermal || !f.failed_fans.empty() || f.power_limit > 0;
-        o.failed_fans = f.failed_fans;
-        o.fan_factor = f.fan_factor;
+        ACCO_RETURN_IF_ERROR(thermal_options(f, o));
         return std::make_unique<SimCommand>(std::move(o));
       });
 }
