@@ -169,7 +169,9 @@ TEST(SimTest, BadFlagsAreOneLineWithTheUsageExitCode) {
             "taskbench:PATTERN"},
            {"--workload taskbench:fast",
             "--workload: 'fast' is not a Task Bench pattern: trivial, no_comm, stencil_1d, "
-            "stencil_1d_periodic, dom, tree, fft, all_to_all, nearest, spread"},
+            "stencil_1d_periodic, dom, tree, fft, all_to_all, nearest, spread, random_nearest"},
+           {"--workload taskbench:random_nearest --fraction 2",
+            "--fraction: '2' is not a share from 0 to 1"},
            {"--workload taskbench:nearest --radix 9",
             "--radix: '9' is not a whole number from 1 to --width (8)"},
            {"--workload taskbench:fft --width 0",

@@ -46,6 +46,7 @@ struct SimFlags {
   int width = 8;
   int steps = 8;
   int radix = 3;
+  double fraction = 0.25;
   std::string trace;
   int layers = 24;
   double layer_ms = 5;
@@ -104,12 +105,17 @@ Result<std::optional<sim::TaskBenchSpec>> taskbench_options(const SimFlags& f) {
     return usage(
         fmt::format("--width {} x --steps {} is more than 10 million tasks", f.width, f.steps));
   }
-  if ((*pattern == sim::Pattern::kNearest || *pattern == sim::Pattern::kSpread) &&
+  if ((*pattern == sim::Pattern::kNearest || *pattern == sim::Pattern::kSpread ||
+       *pattern == sim::Pattern::kRandomNearest) &&
       (f.radix < 1 || f.radix > f.width)) {
     return bad_value("--radix", std::to_string(f.radix),
                      fmt::format("a whole number from 1 to --width ({})", f.width));
   }
+  if (!(f.fraction >= 0 && f.fraction <= 1)) {
+    return bad_value("--fraction", fmt::format("{}", f.fraction), "a share from 0 to 1");
+  }
   sim::TaskBenchSpec spec;
+  spec.fraction = f.fraction;
   spec.pattern = *pattern;
   spec.width = f.width;
   spec.steps = f.steps;
@@ -343,8 +349,13 @@ CommandSpec sim_command() {
             ->type_name("N");
         sub.add_option("--steps", f.steps, "taskbench: timesteps (default 8)")->type_name("N");
         sub.add_option("--radix", f.radix,
-                       "taskbench nearest, spread: dependencies per task (default 3)")
+                       "taskbench nearest, spread, random_nearest: dependencies per task "
+                       "(default 3)")
             ->type_name("N");
+        sub.add_option("--fraction", f.fraction,
+                       "taskbench random_nearest: the share of the radix's other points each "
+                       "task reads (default 0.25)")
+            ->type_name("F");
         sub.add_option("--layers", f.layers, "train: the model's layers (default 24)")
             ->type_name("N");
         sub.add_option("--layer-ms", f.layer_ms,

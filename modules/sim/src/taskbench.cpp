@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdint>
+#include <initializer_list>
 #include <utility>
 #include <vector>
 
@@ -11,7 +13,7 @@
 namespace acco::sim {
 namespace {
 
-constexpr std::array<std::pair<Pattern, std::string_view>, 10> kNames = {{
+constexpr std::array<std::pair<Pattern, std::string_view>, 11> kNames = {{
     {Pattern::kTrivial, "trivial"},
     {Pattern::kNoComm, "no_comm"},
     {Pattern::kStencil1d, "stencil_1d"},
@@ -22,7 +24,24 @@ constexpr std::array<std::pair<Pattern, std::string_view>, 10> kNames = {{
     {Pattern::kAllToAll, "all_to_all"},
     {Pattern::kNearest, "nearest"},
     {Pattern::kSpread, "spread"},
+    {Pattern::kRandomNearest, "random_nearest"},
 }};
+
+// Task Bench's period of the dependence sets of spread and the random patterns.
+constexpr long kPeriod = 3;
+
+// A number in [0, 1) from the values (splitmix64 over them): the same for the same values.
+double uniform(std::initializer_list<long> values) {
+  std::uint64_t h = 0x9e3779b97f4a7c15ULL;
+  for (const long v : values) {
+    h ^= static_cast<std::uint64_t>(v) + 0x9e3779b97f4a7c15ULL + (h << 6U) + (h >> 2U);
+    h += 0x9e3779b97f4a7c15ULL;
+    h = (h ^ (h >> 30U)) * 0xbf58476d1ce4e5b9ULL;
+    h = (h ^ (h >> 27U)) * 0x94d049bb133111ebULL;
+    h ^= h >> 31U;
+  }
+  return static_cast<double>(h >> 11U) * 0x1.0p-53;
+}
 
 // The points alive at timestep t: [offset, offset + width).
 std::pair<long, long> span_at(const TaskBenchSpec& s, long t) {
@@ -92,7 +111,15 @@ std::vector<long> dependencies(const TaskBenchSpec& s, long t, long p) {
       break;
     case Pattern::kSpread:
       for (long i = 0; i < s.radix; ++i) {
-        deps.push_back((p + i * w / s.radix) % w);
+        deps.push_back((p + i * w / s.radix + (i > 0 ? t % kPeriod : 0)) % w);
+      }
+      break;
+    case Pattern::kRandomNearest:
+      for (long d = std::max(0L, p - s.radix / 2); d <= std::min(p + (s.radix - 1) / 2, w - 1);
+           ++d) {
+        if (d == p || uniform({s.radix, t % kPeriod, d, p}) < s.fraction) {
+          deps.push_back(d);
+        }
       }
       break;
   }
@@ -137,10 +164,14 @@ Result<sched::Workload> task_bench(const TaskBenchSpec& s) {
     return fail(Errc::kInvalidArgument,
                 fmt::format("{} x {} is more than 10 million tasks", s.width, s.steps));
   }
-  if ((s.pattern == Pattern::kNearest || s.pattern == Pattern::kSpread) &&
+  if ((s.pattern == Pattern::kNearest || s.pattern == Pattern::kSpread ||
+       s.pattern == Pattern::kRandomNearest) &&
       (s.radix < 1 || s.radix > s.width)) {
     return fail(Errc::kInvalidArgument,
                 fmt::format("radix {} is not 1 to the width ({})", s.radix, s.width));
+  }
+  if (!(s.fraction >= 0 && s.fraction <= 1)) {
+    return fail(Errc::kInvalidArgument, fmt::format("fraction {} is not 0 to 1", s.fraction));
   }
   if (!std::isfinite(s.seconds) || s.seconds < 0) {
     return fail(Errc::kInvalidArgument,

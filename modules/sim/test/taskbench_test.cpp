@@ -44,6 +44,34 @@ TEST(TaskBenchTest, EachPatternHasTheTasksAndEdgesOfItsRule) {
   EXPECT_EQ(shape(Pattern::kSpread, 6, 2, 3), P(12, 18));
 }
 
+// random_nearest keeps each task's own point and each other of its radix with the fraction's
+// probability: none at 0 (no_comm's edges), all at 1 (nearest's), between in between, the same
+// graph each time.
+TEST(TaskBenchTest, RandomNearestKeepsAFractionOfNearestsEdges) {
+  const auto edges = [](double fraction) {
+    TaskBenchSpec s;
+    s.pattern = Pattern::kRandomNearest;
+    s.width = 64;
+    s.steps = 10;
+    s.radix = 5;
+    s.fraction = fraction;
+    const auto w = task_bench(s);
+    EXPECT_THAT(w, IsOk());
+    return w ? sched::infer_edges(*w).size() : 0;
+  };
+  EXPECT_EQ(edges(0), shape(Pattern::kNoComm, 64, 10).second);
+  EXPECT_EQ(edges(1), shape(Pattern::kNearest, 64, 10, 5).second);
+  const auto half = edges(0.5);
+  EXPECT_EQ(half, edges(0.5));
+  // 9 steps of 64 points: 576 own points and about half of the other 4 x 576 - 18 clipped.
+  EXPECT_GT(half, 576 + 900);
+  EXPECT_LT(half, 576 + 1400);
+  TaskBenchSpec bad;
+  bad.pattern = Pattern::kRandomNearest;
+  bad.fraction = 1.5;
+  EXPECT_EQ(task_bench(bad).error().message, "fraction 1.5 is not 0 to 1");
+}
+
 TEST(TaskBenchTest, NamesAndLimitsAreChecked) {
   EXPECT_EQ(*parse_pattern("all_to_all"), Pattern::kAllToAll);
   EXPECT_EQ(to_string(Pattern::kStencil1dPeriodic), "stencil_1d_periodic");

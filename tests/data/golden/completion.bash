@@ -37,8 +37,8 @@ _acco_words() {
       ;;
     'acco sim')
       _acco_commands=''
-      _acco_flags='-h --help --node --sysroot --from --hwloc-xml --nvml --nodes --fabric --fabric-gbps --fabric-latency-us --workload --width --steps --radix --layers --layer-ms --params --bucket-mb --batch-mb --tiles --tasks --kernels --seed --dag --policy --thermal --failed-fan --fan-factor --power-limit --trace --json --config'
-      _acco_valued='--node --sysroot --from --hwloc-xml --nvml --nodes --fabric --fabric-gbps --fabric-latency-us --workload --width --steps --radix --layers --layer-ms --params --bucket-mb --batch-mb --tiles --tasks --kernels --seed --dag --policy --failed-fan --fan-factor --power-limit --trace --config'
+      _acco_flags='-h --help --node --sysroot --from --hwloc-xml --nvml --nodes --fabric --fabric-gbps --fabric-latency-us --workload --width --steps --radix --fraction --layers --layer-ms --params --bucket-mb --batch-mb --tiles --tasks --kernels --seed --dag --policy --thermal --failed-fan --fan-factor --power-limit --trace --json --config'
+      _acco_valued='--node --sysroot --from --hwloc-xml --nvml --nodes --fabric --fabric-gbps --fabric-latency-us --workload --width --steps --radix --fraction --layers --layer-ms --params --bucket-mb --batch-mb --tiles --tasks --kernels --seed --dag --policy --failed-fan --fan-factor --power-limit --trace --config'
       ;;
     'acco serve')
       _acco_commands=''
@@ -248,6 +248,7 @@ _acco_value() {
     'acco sim --width') COMPREPLY=() ;;
     'acco sim --steps') COMPREPLY=() ;;
     'acco sim --radix') COMPREPLY=() ;;
+    'acco sim --fraction') COMPREPLY=() ;;
     'acco sim --layers') COMPREPLY=() ;;
     'acco sim --layer-ms') COMPREPLY=() ;;
     'acco sim --params') COMPREPLY=() ;;

@@ -213,7 +213,8 @@ _acco_sim() {
     --workload='[cholesky (default), lu, independent, chain, random, train (a data-parallel training step), or taskbench\:PATTERN (stencil_1d, fft, tree, all_to_all, ...)]:NAME:(cholesky lu independent chain random train taskbench:stencil_1d taskbench:fft taskbench:tree taskbench:all_to_all taskbench:nearest taskbench:spread)' \
     --width='[taskbench\: points per timestep (default 8)]:N:' \
     --steps='[taskbench\: timesteps (default 8)]:N:' \
-    --radix='[taskbench nearest, spread\: dependencies per task (default 3)]:N:' \
+    --radix='[taskbench nearest, spread, random_nearest\: dependencies per task (default 3)]:N:' \
+    --fraction='[taskbench random_nearest\: the share of the radix'\''s other points each task reads (default 0.25)]:F:' \
     --layers='[train\: the model'\''s layers (default 24)]:N:' \
     --layer-ms='[train\: one layer'\''s forward pass in ms; backward takes twice (default 5)]:MS:' \
     --params='[train\: the model'\''s parameters (default 1.3e9)]:N:' \

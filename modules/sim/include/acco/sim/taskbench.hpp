@@ -23,7 +23,13 @@ enum class Pattern {
   kFft,                // butterflies: (t-1, p - 2^s), (t-1, p), (t-1, p + 2^s), s cycling
   kAllToAll,           // every point of t-1
   kNearest,            // the `radix` points around p
-  kSpread,             // `radix` points spread evenly over the width
+  // `radix` points spread evenly over the width, all but p shifted by the dependence set
+  // (t mod 3, Task Bench's default period)
+  kSpread,
+  // of the `radix` points around p, p itself and each other with probability `fraction`
+  // (a hash of the timestep's dependence set, the point and the dependency: the same graph for
+  // the same spec; acco's hash, so not Task Bench's own draw)
+  kRandomNearest,
 };
 // Task Bench's names ("stencil_1d", "all_to_all", ...); kInvalidArgument listing them.
 [[nodiscard]] Result<Pattern> parse_pattern(std::string_view name);
@@ -33,14 +39,16 @@ struct TaskBenchSpec {
   Pattern pattern = Pattern::kStencil1d;
   int width = 8;                                    // points per timestep
   int steps = 8;                                    // timesteps
-  int radix = 3;                                    // nearest, spread
+  int radix = 3;                                    // nearest, spread, random_nearest
+  double fraction = 0.25;                           // random_nearest (Task Bench's -fraction)
   double seconds = 1e-3;                            // each task's run time (a compute-bound kernel)
   std::size_t output_bytes = std::size_t{1} << 20;  // each task's output
 };
 
 // The graph as a workload (tasks in timestep order, one time for every device). kInvalidArgument
 // naming the field for a width or steps below 1 or above 100000, more than 10 million tasks, a
-// radix below 1 or above the width (nearest, spread), or a negative or non-finite time.
+// radix below 1 or above the width (nearest, spread, random_nearest), a fraction outside 0-1, or
+// a negative or non-finite time.
 [[nodiscard]] Result<sched::Workload> task_bench(const TaskBenchSpec& spec);
 
 }  // namespace acco::sim
