@@ -1,5 +1,4 @@
 // acco sim: the scheduler's policies on a simulated cluster (sim module, on SimGrid).
-#include <charconv>
 #include <memory>
 #include <optional>
 #include <string>
@@ -215,7 +214,10 @@ class SimCommand final : public Command {
     report.platform.fabric = o_.fabric;
     sim::SimOptions base;
     if (o_.thermal) {
-      ACCO_ASSIGN_OR_RETURN(base.cooling, cooling(report.platform));
+      ACCO_ASSIGN_OR_RETURN(
+          base.cooling,
+          as_usage(sim::cooling_factors(report.platform, o_.failed_fans, o_.fan_factor)),
+          "--failed-fan");
       report.cooling = base.cooling;
       base.power_limit_watts = o_.power_limit;
       report.power_limit_watts = o_.power_limit;
@@ -252,35 +254,6 @@ class SimCommand final : public Command {
   }
 
  private:
-  // Every device's cooling factor: 1, or --fan-factor for a device named by --failed-fan
-  // ("nN:GPUi", or "GPUi" on node 0). kInvalidArgument naming one the platform does not have.
-  Result<std::vector<double>> cooling(const sim::Platform& p) const {
-    std::vector<double> factors(static_cast<std::size_t>(p.devices()), 1.0);
-    const int per_node = static_cast<int>(p.node.devices.size());
-    for (const auto& name : o_.failed_fans) {
-      int node = 0;
-      int gpu = -1;
-      const auto colon = name.find(':');
-      const std::string gpu_text = colon == std::string::npos ? name : name.substr(colon + 1);
-      const bool node_ok =
-          colon == std::string::npos ||
-          (name.size() > 1 && name[0] == 'n' &&
-           std::from_chars(name.data() + 1, name.data() + colon, node).ptr == name.data() + colon);
-      const bool gpu_ok =
-          gpu_text.rfind("GPU", 0) == 0 && gpu_text.size() > 3 &&
-          std::from_chars(gpu_text.data() + 3, gpu_text.data() + gpu_text.size(), gpu).ptr ==
-              gpu_text.data() + gpu_text.size();
-      if (!node_ok || !gpu_ok || node < 0 || node >= p.nodes || gpu < 0 || gpu >= per_node) {
-        return usage(
-            fmt::format("--failed-fan: '{}' is not a device of the platform (n0:GPU0 to n{}:GPU{})",
-                        name, p.nodes - 1, per_node - 1));
-      }
-      factors[static_cast<std::size_t>(node) * static_cast<std::size_t>(per_node) +
-              static_cast<std::size_t>(gpu)] = o_.fan_factor;
-    }
-    return factors;
-  }
-
   // The report, and the first run's trace with --trace.
   Result<Output> render(const sim::SimReport& report, const Invocation& inv) const {
     Output out{"", "", kExitOk};

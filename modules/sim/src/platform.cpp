@@ -239,6 +239,38 @@ std::vector<RouteHop> route(const Platform& platform, int from, int to) {
   return hops;
 }
 
+Result<int> device_index(const Platform& platform, std::string_view name) {
+  const int per_node = static_cast<int>(platform.node.devices.size());
+  int node = 0;
+  int gpu = -1;
+  const auto colon = name.find(':');
+  const std::string_view gpu_text = colon == std::string_view::npos ? name : name.substr(colon + 1);
+  const bool node_ok =
+      colon == std::string_view::npos ||
+      (colon > 1 && name[0] == 'n' &&
+       std::from_chars(name.data() + 1, name.data() + colon, node).ptr == name.data() + colon);
+  const bool gpu_ok =
+      gpu_text.substr(0, 3) == "GPU" && gpu_text.size() > 3 &&
+      std::from_chars(gpu_text.data() + 3, gpu_text.data() + gpu_text.size(), gpu).ptr ==
+          gpu_text.data() + gpu_text.size();
+  if (!node_ok || !gpu_ok || node < 0 || node >= platform.nodes || gpu < 0 || gpu >= per_node) {
+    return fail(Errc::kInvalidArgument,
+                fmt::format("'{}' is not a device of the platform (n0:GPU0 to n{}:GPU{})", name,
+                            platform.nodes - 1, per_node - 1));
+  }
+  return node * per_node + gpu;
+}
+
+Result<std::vector<double>> cooling_factors(const Platform& platform,
+                                            const std::vector<std::string>& names, double factor) {
+  std::vector<double> factors(static_cast<std::size_t>(platform.devices()), 1.0);
+  for (const auto& name : names) {
+    ACCO_ASSIGN_OR_RETURN(const int d, device_index(platform, name));
+    factors[static_cast<std::size_t>(d)] = factor;
+  }
+  return factors;
+}
+
 double copy_seconds(const Platform& platform, int from, int to, double bytes) {
   if (bytes <= 0 || from == to) {
     return 0;

@@ -1,6 +1,7 @@
 // The node model from the canned machines' sysfs trees: what links a GPU's copies cross.
 #include "acco/sim/platform.hpp"
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -155,6 +156,28 @@ TEST(PlatformTest, AMachineWithoutAcceleratorsHasNothingToSimulate) {
   ASSERT_FALSE(node.has_value());
   EXPECT_EQ(node.error().code, Errc::kNotFound);
   EXPECT_THAT(node.error().message, HasSubstr("no accelerator in sysroot"));
+}
+
+// Devices are named as the report names them; a name the platform lacks says its range.
+TEST(PlatformTest, DevicesAreFoundByTheirReportsNames) {
+  Platform p;
+  p.node.devices.assign(8, "GPU");
+  p.nodes = 4;
+  EXPECT_EQ(*device_index(p, "n3:GPU5"), 29);
+  EXPECT_EQ(*device_index(p, "GPU2"), 2);
+  for (const auto* bad : {"n4:GPU0", "n0:GPU8", "GPU", "n:GPU1", "gpu1", "n1:", "n-1:GPU0", ""}) {
+    const auto r = device_index(p, bad);
+    ASSERT_FALSE(r.has_value()) << bad;
+    EXPECT_EQ(r.error().message, fmt::format("'{}' is not a device of the platform (n0:GPU0 to "
+                                             "n3:GPU7)",
+                                             bad));
+  }
+  const auto factors = cooling_factors(p, {"n1:GPU0", "GPU7"}, 4);
+  ASSERT_THAT(factors, IsOk());
+  EXPECT_EQ(factors->size(), 32U);
+  EXPECT_EQ((*factors)[8], 4);
+  EXPECT_EQ((*factors)[7], 4);
+  EXPECT_EQ((*factors)[0], 1);
 }
 
 TEST(PlatformTest, FabricsParseOrSayWhatIsExpected) {

@@ -88,6 +88,16 @@ struct RouteHop {
 };
 [[nodiscard]] std::vector<RouteHop> route(const Platform& platform, int from, int to);
 
+// The platform index of the device named "nN:GPUi" (or "GPUi", node 0), as reports name it
+// ("n3 GPU5"). kInvalidArgument naming the name and the platform's range otherwise.
+[[nodiscard]] Result<int> device_index(const Platform& platform, std::string_view name);
+
+// Every device's cooling factor (SimOptions::cooling): `factor` for the devices named (as
+// device_index reads them), 1 for the others. Errors as device_index.
+[[nodiscard]] Result<std::vector<double>> cooling_factors(const Platform& platform,
+                                                          const std::vector<std::string>& names,
+                                                          double factor);
+
 // The time a copy of `bytes` takes alone on its route: the sum of latencies plus bytes over the
 // narrowest link's bandwidth (what SimGrid gives a single flow).
 [[nodiscard]] double copy_seconds(const Platform& platform, int from, int to, double bytes);
