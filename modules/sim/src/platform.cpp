@@ -56,39 +56,64 @@ std::vector<int> pcie_peer(const std::vector<std::string>& chain_i, const std::v
   return links;
 }
 
+// True when the PCI function at `address` hangs under a bridge an accelerator's path also
+// crosses: a NIC behind the same PCIe switch (or root port) as a GPU, as NCCL picks them.
+bool near_an_accelerator(const topo::Machine& machine, const std::string& address,
+                         const std::vector<std::vector<std::string>>& chains) {
+  const topo::PciDevice* d = machine.find(address);
+  for (int depth = 0; d != nullptr && !d->parent.empty() && depth < 64; ++depth) {
+    d = machine.find(d->parent);
+    for (const auto& chain : chains) {
+      if (d != nullptr && std::find(chain.begin() + 1, chain.end(), d->address) != chain.end()) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
 // The NIC ports on the fabric and their rates together: the active InfiniBand ports, else the
-// active RoCE ports, else the Ethernet interfaces on a PCI function; of those, the fastest (a
-// node's fabric NICs are its fastest, its management and storage ports slower: a DGX H100's
-// eight NDR ports, not its two 100 GbE ones).
-std::pair<double, int> fabric_nics(const topo::Machine& machine) {
-  std::vector<double> rates;
+// active RoCE ports, else the Ethernet interfaces on a PCI function; of those, the ones behind a
+// PCIe switch an accelerator shares (each GPU's own NIC, as on DGX and HGX boards, where the
+// storage and management NICs sit on root ports of their own), else the fastest (a PCIe server
+// or a VM whose NICs share no switch with a GPU).
+std::pair<double, int> fabric_nics(const topo::Machine& machine,
+                                   const std::vector<std::vector<std::string>>& chains) {
+  std::vector<std::pair<double, std::string>> ports;  // (bytes a second, PCI function)
   for (const bool infiniband : {true, false}) {
     for (const auto& port : machine.ib_ports) {
       if (port.state == 4 && (port.link_layer != "Ethernet") == infiniband) {
-        rates.push_back((port.data_rate_gbps > 0 ? port.data_rate_gbps : port.rate_gbps) * 1e9 / 8);
+        ports.emplace_back(
+            (port.data_rate_gbps > 0 ? port.data_rate_gbps : port.rate_gbps) * 1e9 / 8, port.pci);
       }
     }
-    if (!rates.empty()) {
+    if (!ports.empty()) {
       break;
     }
   }
-  if (rates.empty()) {
+  if (ports.empty()) {
     for (const auto& net : machine.net_interfaces) {
       if (!net.pci.empty() && net.speed_mbps && *net.speed_mbps > 0) {
-        rates.push_back(static_cast<double>(*net.speed_mbps) * 1e6 / 8);
+        ports.emplace_back(static_cast<double>(*net.speed_mbps) * 1e6 / 8, net.pci);
       }
     }
   }
-  const double fastest = rates.empty() ? 0 : *std::max_element(rates.begin(), rates.end());
+  const bool any_near = std::any_of(ports.begin(), ports.end(), [&](const auto& port) {
+    return near_an_accelerator(machine, port.second, chains);
+  });
+  double fastest = 0;
+  for (const auto& [rate, pci] : ports) {
+    fastest = std::max(fastest, rate);
+  }
   double sum = 0;
-  int ports = 0;
-  for (const double r : rates) {
-    if (r > 0 && r >= fastest) {
-      sum += r;
-      ++ports;
+  int count = 0;
+  for (const auto& [rate, pci] : ports) {
+    if (rate > 0 && (any_near ? near_an_accelerator(machine, pci, chains) : rate >= fastest)) {
+      sum += rate;
+      ++count;
     }
   }
-  return {sum, ports};
+  return {sum, count};
 }
 
 // Each GPU's active NVLinks as one link of their summed rate; -1 for a GPU without any.
@@ -168,7 +193,7 @@ Result<NodeModel> node_from_machine(const topo::Machine& machine) {
       }
     }
   }
-  if (const auto [nic, ports] = fabric_nics(machine); nic > 0) {
+  if (const auto [nic, ports] = fabric_nics(machine, chains); nic > 0) {
     node.links.push_back(Link{"nic", "nic", nic, kNicLatency});
     node.nic = static_cast<int>(node.links.size()) - 1;
     node.fabric_ports = ports;

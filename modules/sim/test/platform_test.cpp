@@ -109,6 +109,25 @@ TEST(PlatformTest, TheGeneratedDgxH100IsTheTestSysrootsDgxWithItsNvlinks) {
       18 * 25e9);
 }
 
+// The fabric ports are the NICs that share a PCIe switch with a GPU, whatever their speed: a
+// DGX H100 whose storage ports are 400 Gb/s InfiniBand too still has eight on the fabric.
+TEST(PlatformTest, FabricPortsAreTheNicsBesideTheGpus) {
+  auto machine = topo::generated_machine("dgx-h100");
+  ASSERT_THAT(machine, IsOk());
+  for (auto& port : machine->ib_ports) {
+    if (port.device == "mlx5_8" || port.device == "mlx5_9") {
+      port.link_layer = "InfiniBand";
+      port.rate_gbps = 400;
+      port.data_rate_gbps = 400;
+    }
+  }
+  auto node = node_from_machine(*machine);
+  ASSERT_THAT(node, IsOk());
+  EXPECT_EQ(node->fabric_ports, 8);
+  EXPECT_DOUBLE_EQ(node->links[static_cast<std::size_t>(node->nic)].bytes_per_second,
+                   8 * 400e9 / 8);
+}
+
 // The other generated nodes: an A100 board whose peers meet over NVLink 3.0 (12 x 25 GB/s) and
 // whose GPU pairs share a Gen4 switch uplink, and a PCIe server whose peers meet in the root
 // complex; an unknown name lists the known ones.
