@@ -481,6 +481,20 @@ bool complete_keep_alive(const std::string& answer) {
 // One raw exchange with the daemon: `request` as bytes, then everything it answers until it
 // closes the connection (or 20 s pass, or a keep-alive answer is complete); the seconds that
 // took in `seconds`.
+// A TCP connection to 127.0.0.1:port; -1 when it fails.
+int connect_to(int port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<std::uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
 std::string raw_exchange(int port, const std::string& request, double* seconds = nullptr) {
   const auto begin = std::chrono::steady_clock::now();
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
@@ -530,7 +544,18 @@ TEST(ServeTest, HostileRequestsGetProperStatusesAndTheDaemonKeepsServing) {
   } cases[] = {
       {"a header line past 8 KiB",
        "GET /healthz HTTP/1.1\r\nX-Big: " + std::string(20'000, 'a') + "\r\n" + close,
-       "HTTP/1.1 400 ", "request refused (400)"},
+       "HTTP/1.1 431 ", "request headers too large (a line past 8 KiB or 64 KiB in all)"},
+      {"headers past 64 KiB in all",
+       "GET /healthz HTTP/1.1\r\n" +
+           [] {
+             std::string h;
+             for (int i = 0; i < 100; ++i) {
+               h += "X-H" + std::to_string(i) + ": " + std::string(1000, 'v') + "\r\n";
+             }
+             return h;
+           }() +
+           close,
+       "HTTP/1.1 431 ", "request headers too large"},
       {"300 headers",
        "GET /healthz HTTP/1.1\r\n" +
            [] {
@@ -572,15 +597,12 @@ TEST(ServeTest, HostileRequestsGetProperStatusesAndTheDaemonKeepsServing) {
     }
   }
 
-  // 64 connections that send nothing: every thread waits on one until its 5 s read timeout.
+  // 64 connections that send nothing: half the threads wait on them (until the 5 s read
+  // timeout), the others are cut, so a scrape behind them is answered at once.
   std::vector<int> idle;
   for (int i = 0; i < 64; ++i) {
-    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(static_cast<std::uint16_t>(d.port()));
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    const int fd = connect_to(d.port());
+    ASSERT_GE(fd, 0);
     idle.push_back(fd);
   }
   httplib::Client scraper("127.0.0.1", d.port());
@@ -593,15 +615,87 @@ TEST(ServeTest, HostileRequestsGetProperStatusesAndTheDaemonKeepsServing) {
     ::close(fd);
   }
   // Over a second after the first refusals: this one is told, with those that were not.
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
   EXPECT_THAT(raw_exchange(d.port(), "GARBAGE\r\n\r\n"), ::testing::StartsWith("HTTP/1.1 400 "));
   const auto metrics = scraper.Get("/metrics");
   ASSERT_TRUE(metrics);
   EXPECT_THAT(metrics->body, HasSubstr("acco_http_requests_total{code=\"400\",path=\"other\"}"));
   EXPECT_THAT(metrics->body, HasSubstr("acco_http_requests_total{code=\"405\",path=\"/metrics\"}"));
+  EXPECT_THAT(metrics->body, HasSubstr("acco_http_requests_total{code=\"431\",path=\"/healthz\"}"));
+  EXPECT_THAT(metrics->body, HasSubstr("acco_http_cut_total{reason=\"too_many_waiting\"}"));
   EXPECT_EQ(d.stop(SIGTERM).exit_code, 0);
   const auto events = slurp(log);
   EXPECT_THAT(events, HasSubstr("\"event\":\"http_request_refused\""));
   EXPECT_THAT(events, ::testing::ContainsRegex("more refused since the last told"));
+}
+
+// Slowloris: 64 connections that send a request line, then their headers a byte at a time. Half the
+// threads wait on them, the others are cut at once, and each slow request ends 5 s after its first
+// byte (408), so a scrape in the middle of it is answered while they still send (without the guards
+// they hold every thread for as long as they keep sending: 8 s here).
+TEST(ServeTest, SlowClientsCannotHoldEveryThread) {
+  TempDir dir;
+  const auto log = dir.path() / "events.jsonl";
+  Daemon d(
+      {"--simulate", "1", "--listen", "127.0.0.1:0", "--interval", "200ms", "--log", log.string()});
+  ASSERT_GT(d.port(), 0) << d.early_stderr();
+  std::vector<int> slow;
+  const std::string request_line = "GET /metrics HTTP/1.1\r\n";
+  for (int i = 0; i < 64; ++i) {
+    const int fd = connect_to(d.port());
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(::send(fd, request_line.data(), request_line.size(), MSG_NOSIGNAL),
+              static_cast<ssize_t>(request_line.size()));
+    slow.push_back(fd);
+  }
+  const auto attack_ends = std::chrono::steady_clock::now() + std::chrono::seconds(8);
+  std::thread attacker([&] {
+    const std::string header = "X-Slow: ";
+    for (std::size_t sent = 0; std::chrono::steady_clock::now() < attack_ends; ++sent) {
+      for (const int fd : slow) {
+        const char byte = sent < header.size() ? header[sent] : 'a';
+        (void)::send(fd, &byte, 1, MSG_NOSIGNAL);  // a cut connection fails: ignored
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(250));
+    }
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  httplib::Client scraper("127.0.0.1", d.port());
+  scraper.set_read_timeout(30, 0);
+  scraper.set_connection_timeout(30, 0);
+  const auto begin = std::chrono::steady_clock::now();
+  const auto scrape = scraper.Get("/metrics");
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+  const bool attack_still_on = std::chrono::steady_clock::now() < attack_ends;
+  attacker.join();
+  ASSERT_TRUE(scrape) << "a scrape during the slow requests was never answered";
+  EXPECT_EQ(scrape->status, 200);
+  EXPECT_TRUE(attack_still_on) << "the scrape waited " << seconds
+                               << " s, until the slow "
+                                  "clients stopped sending";
+  // Each slow connection got a 408 or was cut without an answer.
+  int answered_408 = 0;
+  for (const int fd : slow) {
+    char buffer[512];
+    const auto n = ::recv(fd, buffer, sizeof buffer, MSG_DONTWAIT);
+    if (n > 0 && std::string(buffer, static_cast<std::size_t>(n)).rfind("HTTP/1.1 408 ", 0) == 0) {
+      ++answered_408;
+    }
+    ::close(fd);
+  }
+  EXPECT_GT(answered_408, 0);
+  const auto metrics = scraper.Get("/metrics");
+  ASSERT_TRUE(metrics);
+  EXPECT_THAT(metrics->body, HasSubstr("acco_http_cut_total{reason=\"too_many_waiting\"}"));
+  EXPECT_THAT(metrics->body, HasSubstr("acco_http_cut_total{reason=\"request_deadline\"}"));
+  EXPECT_THAT(metrics->body, HasSubstr("acco_http_requests_total{code=\"408\",path=\"/metrics\"}"));
+  EXPECT_EQ(d.stop(SIGTERM).exit_code, 0);
+  const auto events = slurp(log);
+  EXPECT_THAT(events,
+              HasSubstr("GET /metrics: 503 (32 connections already wait on their clients)"));
+  EXPECT_THAT(events, ::testing::ContainsRegex("GET /metrics: 408 \\(request not whole within 5 s "
+                                               "of its first byte\\); [0-9]+ more refused"));
 }
 
 TEST(ServeTest, DashboardWithoutADeviceSaysWhatItLookedForAndShowsTheHost) {

@@ -27,6 +27,7 @@
 #include "acco/monitor/summary.hpp"
 
 #include "bind_failure.hpp"
+#include "http_guard.hpp"
 
 namespace acco::monitor {
 namespace {
@@ -77,7 +78,7 @@ struct Server::Impl {
   std::mutex refused_mutex;
   std::chrono::steady_clock::time_point refused_told{};
   std::size_t refused_untold = 0;
-  httplib::Server http;
+  detail::GuardedServer http;
   std::thread thread;
   socket_t listen_socket = INVALID_SOCKET;
   prometheus::Registry registry;
@@ -86,10 +87,49 @@ struct Server::Impl {
           .Name("acco_http_requests_total")
           .Help("HTTP requests answered, by path and status code")
           .Register(registry);
-  std::mutex requests_mutex;  // Family::Add is thread-safe; this keeps label lookups cheap
+  prometheus::Family<prometheus::Counter>& cuts =
+      prometheus::BuildCounter()
+          .Name("acco_http_cut_total")
+          .Help(
+              "Requests and connections cut to keep the server's threads for other clients, "
+              "by reason: request_deadline (not whole in time), too_many_waiting (too many "
+              "connections already waiting on their clients), header_too_large (answered 431)")
+          .Register(registry);
 
   Impl(const Sampler& s, ServerOptions o, EventsFn e)
-      : sampler(s), options(std::move(o)), events(std::move(e)) {}
+      : sampler(s), options(std::move(o)), events(std::move(e)), http(guard_options()) {}
+
+  // A request must arrive whole within the I/O timeout; at most half the threads wait on
+  // clients that have not sent theirs.
+  detail::GuardOptions guard_options() {
+    detail::GuardOptions guard;
+    guard.request_deadline = options.io_timeout;
+    guard.max_waiting = static_cast<std::size_t>(std::max(1, options.threads / 2));
+    guard.on_cut = [this](detail::Cut cut, const std::string& peer, bool answered) {
+      cuts.Add({{"reason", detail::cut_label(cut)}}).Increment();
+      if (!answered) {  // an answer is told by the logger
+        tell_refused(
+            fmt::format("connection from {} cut: {}", peer.empty() ? "?" : peer, cut_reason(cut)));
+      }
+    };
+    return guard;
+  }
+
+  std::string cut_reason(detail::Cut cut) const {
+    switch (cut) {
+      case detail::Cut::kRequestDeadline:
+        return fmt::format("request not whole within {} s of its first byte",
+                           options.io_timeout.count());
+      case detail::Cut::kTooManyWaiting:
+        return fmt::format("{} connections already wait on their clients",
+                           std::max(1, options.threads / 2));
+      case detail::Cut::kHeaderTooLarge:
+        return "request headers too large (a line past 8 KiB or 64 KiB in all)";
+      case detail::Cut::kNone:
+        break;
+    }
+    return {};
+  }
 
   void count(const std::string& path, int status) {
     requests.Add({{"path", path_label(path)}, {"code", std::to_string(status)}}).Increment();
@@ -181,11 +221,19 @@ struct Server::Impl {
     http.Get("/", [](const httplib::Request&, httplib::Response& res) {
       res.set_content(std::string(dashboard_html()), "text/html; charset=utf-8");
     });
-    http.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
+    http.set_error_handler([this](const httplib::Request& req, httplib::Response& res) {
       if (!res.body.empty()) {
         return;  // a handler's own answer (the job API's 404 for an unknown job)
       }
-      if (res.status == 404 && path_label(req.path) != "other") {
+      if (const auto cut = detail::GuardedServer::current_cut(); cut != detail::Cut::kNone) {
+        // cpp-httplib says 400 when its read stops; the guard knows why.
+        res.set_header("Connection", "close");
+        json_error(res,
+                   cut == detail::Cut::kHeaderTooLarge    ? 431
+                   : cut == detail::Cut::kRequestDeadline ? 408
+                                                          : 503,
+                   cut_reason(cut));
+      } else if (res.status == 404 && path_label(req.path) != "other") {
         // A path served for GET (and HEAD) only: httplib answers other methods with 404.
         res.set_header("Allow", "GET, HEAD");
         json_error(res, 405,
@@ -211,13 +259,27 @@ struct Server::Impl {
     });
   }
 
-  // Tells on_refused of a refused request: at most once a second, with the count not told.
+  // Tells on_refused of a refused request.
   void refused(const httplib::Request& req, const httplib::Response& res) {
     if (!on_refused) {
       return;
     }
+    const auto reason = nlohmann::json::parse(res.body, nullptr, false);
+    tell_refused(fmt::format(
+        "{} {}: {}{}", req.method.empty() ? std::string("?") : req.method,
+        units::excerpt(req.path.empty() ? std::string("(unparsed)") : req.path, 120), res.status,
+        reason.is_object() && reason.contains("error") && reason["error"].is_string()
+            ? " (" + reason["error"].get<std::string>() + ")"
+            : std::string()));
+  }
+
+  // At most once a second, with the count not told since.
+  void tell_refused(const std::string& what) {
+    if (!on_refused) {
+      return;
+    }
     const auto now = std::chrono::steady_clock::now();
-    std::string what;
+    std::string told;
     {
       const std::lock_guard lock(refused_mutex);
       if (now - refused_told < std::chrono::seconds(1) &&
@@ -225,19 +287,13 @@ struct Server::Impl {
         ++refused_untold;
         return;
       }
-      const auto reason = nlohmann::json::parse(res.body, nullptr, false);
-      what = fmt::format(
-          "{} {}: {}{}{}", req.method.empty() ? std::string("?") : req.method,
-          units::excerpt(req.path.empty() ? std::string("(unparsed)") : req.path, 120), res.status,
-          reason.is_object() && reason.contains("error") && reason["error"].is_string()
-              ? " (" + reason["error"].get<std::string>() + ")"
-              : std::string(),
-          refused_untold > 0 ? fmt::format("; {} more refused since the last told", refused_untold)
-                             : std::string());
+      told = what + (refused_untold > 0
+                         ? fmt::format("; {} more refused since the last told", refused_untold)
+                         : std::string());
       refused_told = now;
       refused_untold = 0;
     }
-    on_refused(what);
+    on_refused(told);
   }
 
   // The job queue's API: every call needs "Authorization: Bearer <token>", the token the queue

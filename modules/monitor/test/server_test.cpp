@@ -4,6 +4,8 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <map>
+#include <mutex>
 #include <string>
 #include <thread>
 
@@ -183,6 +185,77 @@ TEST_F(ServerTest, BadRequestsGet4xxAndAreCounted) {
   const auto after = c.Get("/metrics");
   ASSERT_TRUE(after);
   EXPECT_EQ(after->status, 200);
+}
+
+// The guards (http_guard.hpp) on a server of 4 threads with a 1 s deadline: of 4 connections
+// that send half a request, 2 wait and 2 are answered 503 at once; a whole request is still
+// served beside them; the 2 waiting get 408 at their deadline; each cut is counted.
+TEST(ServerGuardTest, SlowRequestsHoldAtMostHalfTheThreadsAndEndAtTheirDeadline) {
+  std::vector<std::unique_ptr<power::SensorSource>> sources;
+  sources.push_back(std::make_unique<power::SimulatedSource>(1, power::SimulatedScenario::kIdle));
+  Sampler sampler(std::move(sources), nullptr, SamplerOptions{});
+  sampler.round();
+  ServerOptions options;
+  options.port = 0;
+  options.threads = 4;
+  options.io_timeout = std::chrono::seconds(1);
+  Server server(sampler, options);
+  std::vector<std::string> told;
+  std::mutex told_mutex;
+  server.set_on_refused([&](const std::string& what) {
+    const std::lock_guard lock(told_mutex);
+    told.push_back(what);
+  });
+  const auto port = server.start();
+  ASSERT_THAT(port, IsOk());
+  const auto connect = [&] {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<std::uint16_t>(*port));
+    ::inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
+    EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    const std::string half = "GET /healthz HTTP/1.1\r\nHost: x\r\n";
+    EXPECT_EQ(::send(fd, half.data(), half.size(), MSG_NOSIGNAL),
+              static_cast<ssize_t>(half.size()));
+    return fd;
+  };
+  std::vector<int> slow;
+  for (int i = 0; i < 4; ++i) {
+    slow.push_back(connect());
+  }
+  const auto status_line = [](int fd) {
+    timeval timeout{10, 0};
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+    std::string answer;
+    char buffer[512];
+    ssize_t n = 0;
+    while ((n = ::recv(fd, buffer, sizeof buffer, 0)) > 0) {
+      answer.append(buffer, static_cast<std::size_t>(n));
+    }
+    ::close(fd);
+    return answer.substr(0, answer.find("\r\n"));
+  };
+  httplib::Client c("127.0.0.1", *port);
+  c.set_read_timeout(10, 0);
+  const auto healthz = c.Get("/healthz");
+  ASSERT_TRUE(healthz);
+  EXPECT_EQ(healthz->status, 200);
+  std::map<std::string, int> statuses;
+  for (const int fd : slow) {
+    ++statuses[status_line(fd)];
+  }
+  EXPECT_EQ(statuses["HTTP/1.1 503 Service Unavailable"], 2);
+  EXPECT_EQ(statuses["HTTP/1.1 408 Request Timeout"], 2);
+  const auto metrics = c.Get("/metrics");
+  ASSERT_TRUE(metrics);
+  EXPECT_THAT(metrics->body, HasSubstr("acco_http_cut_total{reason=\"too_many_waiting\"} 2"));
+  EXPECT_THAT(metrics->body, HasSubstr("acco_http_cut_total{reason=\"request_deadline\"} 2"));
+  server.stop();
+  const std::lock_guard lock(told_mutex);
+  ASSERT_FALSE(told.empty());
+  EXPECT_THAT(told.front(),
+              HasSubstr("GET /healthz: 503 (2 connections already wait on their clients)"));
 }
 
 TEST_F(ServerTest, SecondServerOnTheSamePortIsRefusedByName) {
