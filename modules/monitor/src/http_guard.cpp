@@ -251,13 +251,18 @@ class GuardedStream final : public httplib::Stream {
 };
 
 namespace {
-thread_local const GuardedStream* t_current = nullptr;
+// The stream whose request this thread answers now.
+const GuardedStream*& current_stream() {
+  thread_local const GuardedStream* stream = nullptr;
+  return stream;
+}
 }  // namespace
 
 GuardedServer::GuardedServer(GuardOptions options) : options_(std::move(options)) {}
 
 Cut GuardedServer::current_cut() {
-  return t_current != nullptr ? t_current->cut() : Cut::kNone;
+  const GuardedStream* stream = current_stream();
+  return stream != nullptr ? stream->cut() : Cut::kNone;
 }
 
 // cpp-httplib's keep-alive loop over a GuardedStream: up to keep_alive_max_count requests, each
@@ -272,9 +277,9 @@ bool GuardedServer::process_and_close_socket(socket_t sock) {
     }
     stream.begin_request();
     bool closed = false;
-    t_current = &stream;
+    current_stream() = &stream;
     ret = process_request(stream, count == 1, closed, nullptr);
-    t_current = nullptr;
+    current_stream() = nullptr;
     if (stream.cut() != Cut::kNone || !ret || closed) {
       break;
     }

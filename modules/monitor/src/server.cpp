@@ -221,42 +221,46 @@ struct Server::Impl {
     http.Get("/", [](const httplib::Request&, httplib::Response& res) {
       res.set_content(std::string(dashboard_html()), "text/html; charset=utf-8");
     });
-    http.set_error_handler([this](const httplib::Request& req, httplib::Response& res) {
-      if (!res.body.empty()) {
-        return;  // a handler's own answer (the job API's 404 for an unknown job)
-      }
-      if (const auto cut = detail::GuardedServer::current_cut(); cut != detail::Cut::kNone) {
-        // cpp-httplib says 400 when its read stops; the guard knows why.
-        res.set_header("Connection", "close");
-        json_error(res,
-                   cut == detail::Cut::kHeaderTooLarge    ? 431
-                   : cut == detail::Cut::kRequestDeadline ? 408
-                                                          : 503,
-                   cut_reason(cut));
-      } else if (res.status == 404 && path_label(req.path) != "other") {
-        // A path served for GET (and HEAD) only: httplib answers other methods with 404.
-        res.set_header("Allow", "GET, HEAD");
-        json_error(res, 405,
-                   fmt::format("{} {}: method not allowed (GET or HEAD)", req.method, req.path));
-      } else if (res.status == 404 &&
-                 (req.path.rfind("http://", 0) == 0 || req.path.rfind("https://", 0) == 0)) {
-        // The absolute form (RFC 9112 3.2.2) is what clients send to a proxy, which this is not.
-        json_error(res, 400,
-                   fmt::format("{}: an absolute URI is for a proxy; send the path alone (GET "
-                               "/metrics)",
-                               units::excerpt(req.path, 120)));
-      } else if (res.status == 404) {
-        json_error(res, 404, fmt::format("no such path: {}", req.path));
-      } else if (res.body.empty()) {
-        json_error(res, res.status, fmt::format("request refused ({})", res.status));
-      }
-    });
+    http.set_error_handler(
+        [this](const httplib::Request& req, httplib::Response& res) { answer_error(req, res); });
     http.set_logger([this](const httplib::Request& req, const httplib::Response& res) {
       count(req.path, res.status);
       if (res.status >= 400 && res.status != 404) {
         refused(req, res);
       }
     });
+  }
+
+  // The answer to a request no route took, or that cpp-httplib refused: a JSON reason.
+  void answer_error(const httplib::Request& req, httplib::Response& res) const {
+    if (!res.body.empty()) {
+      return;  // a handler's own answer (the job API's 404 for an unknown job)
+    }
+    if (const auto cut = detail::GuardedServer::current_cut(); cut != detail::Cut::kNone) {
+      // cpp-httplib says 400 when its read stops; the guard knows why.
+      res.set_header("Connection", "close");
+      json_error(res,
+                 cut == detail::Cut::kHeaderTooLarge    ? 431
+                 : cut == detail::Cut::kRequestDeadline ? 408
+                                                        : 503,
+                 cut_reason(cut));
+    } else if (res.status == 404 && path_label(req.path) != "other") {
+      // A path served for GET (and HEAD) only: httplib answers other methods with 404.
+      res.set_header("Allow", "GET, HEAD");
+      json_error(res, 405,
+                 fmt::format("{} {}: method not allowed (GET or HEAD)", req.method, req.path));
+    } else if (res.status == 404 &&
+               (req.path.rfind("http://", 0) == 0 || req.path.rfind("https://", 0) == 0)) {
+      // The absolute form (RFC 9112 3.2.2) is what clients send to a proxy, which this is not.
+      json_error(res, 400,
+                 fmt::format("{}: an absolute URI is for a proxy; send the path alone (GET "
+                             "/metrics)",
+                             units::excerpt(req.path, 120)));
+    } else if (res.status == 404) {
+      json_error(res, 404, fmt::format("no such path: {}", req.path));
+    } else if (res.body.empty()) {
+      json_error(res, res.status, fmt::format("request refused ({})", res.status));
+    }
   }
 
   // Tells on_refused of a refused request.
