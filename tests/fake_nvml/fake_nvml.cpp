@@ -43,6 +43,9 @@
 //                                                set_power_limit and locked_clocks)
 //              "errors": {"power": 4},          (queries answering this NVML code instead;
 //                                                {"set_power_limit": 4} is a non-root caller)
+//              "flaky": {"power": 3},           (every 3rd call of the query answers
+//                                                NVML_ERROR_UNKNOWN, the others succeed: a
+//                                                sensor that fails and recovers)
 //              "lost_after_reads": 2,           (after this many answered
 //                                                nvmlDeviceGetTemperature calls, every call
 //                                                about the GPU answers GPU_IS_LOST)
@@ -116,6 +119,7 @@ struct nvmlDevice_st {
   std::map<std::string, std::pair<nvmlGpuP2PStatus_t, nvmlGpuP2PStatus_t>> p2p;
   std::set<std::string> unsupported;
   std::map<std::string, nvmlReturn_t> errors;
+  std::map<std::string, std::pair<long long, long long>> flaky;  // query -> period, calls
   bool lost = false;
   nlohmann::json telemetry;
   long long lost_after_reads = -1;  // -1: never
@@ -212,6 +216,10 @@ nvmlDevice_st parse_gpu(const json& config) {
   const json errors = config.value("errors", json::object());
   for (const auto& [query, code] : errors.items()) {
     gpu.errors[query] = static_cast<nvmlReturn_t>(code.get<int>());
+  }
+  const json flaky = config.value("flaky", json::object());
+  for (const auto& [query, period] : flaky.items()) {
+    gpu.flaky[query] = {std::max(1LL, period.get<long long>()), 0};
   }
   gpu.telemetry = config.value("telemetry", json::object());
   gpu.lost_after_reads = config.value("lost_after_reads", -1LL);
@@ -341,6 +349,12 @@ nvmlReturn_t check(nvmlDevice_t device, const char* query) {
   }
   if (const auto it = device->errors.find(query); it != device->errors.end()) {
     return it->second;
+  }
+  if (const auto it = device->flaky.find(query); it != device->flaky.end()) {
+    auto& [period, calls] = it->second;
+    if (++calls % period == 0) {
+      return NVML_ERROR_UNKNOWN;
+    }
   }
   return device->unsupported.count(query) != 0 ? NVML_ERROR_NOT_SUPPORTED : NVML_SUCCESS;
 }

@@ -75,6 +75,7 @@ struct ServeFlags {
   std::string duration;
   std::string log;
   std::string retention;
+  std::string memory_window;
   std::string probe_every;
   std::string bench_every;
   bool governor = false;
@@ -141,6 +142,14 @@ Result<ServeOptions> serve_options(const ServeFlags& flags, const core::Settings
     }
     d.store = *retention;
   }
+  if (!flags.memory_window.empty()) {
+    const auto seconds = units::parse_duration(flags.memory_window);
+    if (!seconds || *seconds < 1 || *seconds > 7 * 86400) {
+      return bad_value("--memory-window", flags.memory_window,
+                       "a duration from 1s to 7d (e.g. 15m)");
+    }
+    d.memory_window = std::chrono::milliseconds(static_cast<long long>(*seconds * 1000));
+  }
   return o;
 }
 
@@ -192,6 +201,11 @@ CommandSpec serve_command() {
                        "how long --store keeps raw points and minute averages (default "
                        "raw=1h,minute=7d)")
             ->type_name("SPEC");
+        sub.add_option("--memory-window", flags.memory_window,
+                       "how far back the rounds kept in memory reach, for the API's series and "
+                       "the dashboard (default: the last 3600 rounds; older points come from "
+                       "--store)")
+            ->type_name("DURATION");
       },
       [](const ServeFlags& flags,
          const core::Settings& settings) -> Result<std::unique_ptr<Command>> {

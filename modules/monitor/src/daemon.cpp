@@ -103,6 +103,11 @@ Result<Daemon> Daemon::create(DaemonOptions options) {
   }
   sampler_options.interval = o.interval;
   sampler_options.metrics = o.metrics;
+  if (o.memory_window) {
+    sampler_options.history_rounds = std::max<std::size_t>(
+        2, static_cast<std::size_t>(*o.memory_window /
+                                    std::max(o.interval, std::chrono::milliseconds(1))));
+  }
   impl->nvml_note = sources.nvml_note;
   impl->fs = std::move(sources.fs);
   impl->sampler = std::make_unique<Sampler>(std::move(sources.devices), std::move(sources.host),

@@ -5,6 +5,8 @@
 #include <cstring>
 
 #include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
 
@@ -268,6 +270,10 @@ Cut GuardedServer::current_cut() {
 // cpp-httplib's keep-alive loop over a GuardedStream: up to keep_alive_max_count requests, each
 // after up to keep_alive_timeout of quiet; the connection ends at a cut.
 bool GuardedServer::process_and_close_socket(socket_t sock) {
+  // cpp-httplib writes an answer's headers and its body apart: with Nagle's algorithm the body
+  // waited for the client's delayed ACK, 40 ms for each small JSON answer on a kept connection.
+  int one = 1;
+  ::setsockopt(sock, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   GuardedStream stream(*this, sock);
   bool ret = false;
   bool first = true;

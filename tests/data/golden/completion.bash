@@ -32,8 +32,8 @@ _acco_words() {
       ;;
     'acco schedule')
       _acco_commands=''
-      _acco_flags='-h --help --workload --tiles --tasks --seed --skew --ccr --alpha --out-degree --beta --kernels --time-scale --devices --kinds --speeds --link --profile --no-profile --distributed --dispatch --between-ranks --lost-after --hang-rank --hang-after --slow-rank --tile-bytes --task-bytes --memory --policy --sorted-decision --calibrate --models --trace --serve --serve-interval --simulate-thermal --thermal-scale --cooling --governor --json'
-      _acco_valued='--workload --tiles --tasks --seed --skew --ccr --alpha --out-degree --beta --kernels --time-scale --devices --kinds --speeds --link --profile --dispatch --between-ranks --lost-after --hang-rank --hang-after --slow-rank --tile-bytes --task-bytes --memory --policy --calibrate --models --trace --serve --serve-interval --thermal-scale --cooling --governor'
+      _acco_flags='-h --help --workload --tiles --tasks --seed --skew --ccr --alpha --out-degree --beta --kernels --time-scale --devices --kinds --speeds --link --profile --no-profile --distributed --dispatch --between-ranks --lost-after --hang-rank --hang-after --slow-rank --tile-bytes --task-bytes --memory --inject-fault --policy --sorted-decision --calibrate --models --trace --serve --serve-interval --simulate-thermal --thermal-scale --cooling --governor --json'
+      _acco_valued='--workload --tiles --tasks --seed --skew --ccr --alpha --out-degree --beta --kernels --time-scale --devices --kinds --speeds --link --profile --dispatch --between-ranks --lost-after --hang-rank --hang-after --slow-rank --tile-bytes --task-bytes --memory --inject-fault --policy --calibrate --models --trace --serve --serve-interval --thermal-scale --cooling --governor'
       ;;
     'acco sim')
       _acco_commands=''
@@ -42,8 +42,8 @@ _acco_words() {
       ;;
     'acco serve')
       _acco_commands=''
-      _acco_flags='-h --help --listen --interval --simulate --scenario --sysroot --nvml --nvml-library --config --compat --duration --log --probe-every --bench-every --jobs --jobs-dir --governor --mode --allow-control --state-file --history --store --retention'
-      _acco_valued='--listen --interval --simulate --scenario --sysroot --nvml --nvml-library --config --compat --duration --log --probe-every --bench-every --jobs-dir --mode --state-file --history --store --retention'
+      _acco_flags='-h --help --listen --interval --simulate --scenario --sysroot --nvml --nvml-library --config --compat --duration --log --probe-every --bench-every --jobs --jobs-dir --governor --mode --allow-control --state-file --history --store --retention --memory-window'
+      _acco_valued='--listen --interval --simulate --scenario --sysroot --nvml --nvml-library --config --compat --duration --log --probe-every --bench-every --jobs-dir --mode --state-file --history --store --retention --memory-window'
       ;;
     'acco top')
       _acco_commands=''
@@ -226,6 +226,7 @@ _acco_value() {
     'acco schedule --tile-bytes') COMPREPLY=() ;;
     'acco schedule --task-bytes') COMPREPLY=() ;;
     'acco schedule --memory') COMPREPLY=() ;;
+    'acco schedule --inject-fault') COMPREPLY=() ;;
     'acco schedule --policy') _acco_reply_words 'eager round-robin least-loaded dmda ws heft all' "$3" ;;
     'acco schedule --calibrate') COMPREPLY=() ;;
     'acco schedule --models') _acco_reply_files "$3" ;;
@@ -284,6 +285,7 @@ _acco_value() {
     'acco serve --history') _acco_reply_files "$3" ;;
     'acco serve --store') _acco_reply_files "$3" ;;
     'acco serve --retention') COMPREPLY=() ;;
+    'acco serve --memory-window') COMPREPLY=() ;;
     'acco top --from') COMPREPLY=() ;;
     'acco top --interval') COMPREPLY=() ;;
     'acco top --simulate') COMPREPLY=() ;;

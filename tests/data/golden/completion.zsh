@@ -184,6 +184,7 @@ _acco_schedule() {
     --tile-bytes='[cholesky, lu\: bytes per tile (default b x b floats of the kernel table)]:SIZE:' \
     --task-bytes='[independent, chain\: bytes of each task'\''s data (default 1MiB)]:SIZE:' \
     --memory='[per-device memory budget (default the device'\''s)]:SIZE:' \
+    --inject-fault='[make device DEV fail\: copy-fails\:N, lost-after\:N (copies), alloc-fails\:N, stall\:DURATION\[/N\], comma-joined; repeatable (e.g. 0\:copy-fails\:3)]:DEV\:FAULTS:' \
     --policy='[dmda (default), eager, round-robin, least-loaded, ws, heft; a list, or all]:NAMES:(eager round-robin least-loaded dmda ws heft all)' \
     --sorted-decision'[dmda, ws\: a device is free once its queued tasks of higher or equal priority have run (StarPU'\''s dmdasd), not its whole queue]' \
     --calibrate='[unmeasured runs before the measured one, per policy (default 1)]:N:' \
@@ -259,7 +260,8 @@ _acco_serve() {
     --state-file='[where original limits are kept while acco has changed them (default /var/lib/acco/governor-state.json; env ACCO_STATE_FILE)]:FILE:_files' \
     --history='[bench history for --bench-every (default\: the acco bench history; env ACCO_HISTORY)]:FILE:_files' \
     --store='[keep every device field and host CPU/memory in the SQLite FILE (raw points 1h, minute averages 7d; env ACCO_STORE)]:FILE:_files' \
-    --retention='[how long --store keeps raw points and minute averages (default raw=1h,minute=7d)]:SPEC:'
+    --retention='[how long --store keeps raw points and minute averages (default raw=1h,minute=7d)]:SPEC:' \
+    --memory-window='[how far back the rounds kept in memory reach, for the API'\''s series and the dashboard (default\: the last 3600 rounds; older points come from --store)]:DURATION:'
 }
 
 _acco_top() {

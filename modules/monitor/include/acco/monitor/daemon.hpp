@@ -30,13 +30,16 @@ namespace acco::monitor {
 struct DaemonOptions {
   ServerOptions server;                      // where to listen; port 0: a free one
   std::chrono::milliseconds interval{1000};  // sampling period
-  std::string sysroot = "/";                 // where the host and NVML sources read
-  SourceOptions sources;                     // NVML, simulated devices, the host
-  MetricsOptions metrics;                    // DCGM-compatible names, version and host labels
-  std::string event_log;                     // JSON Lines file (rotated); empty: in memory only
-  std::string store_path;                    // SQLite series store; empty: none
-  SeriesStoreOptions store;  // its retention and batches; write errors become events
-  ChecksOptions checks;      // the periodic probe and bench
+  // How far back the rounds kept in memory reach (/api/v1/series, the dashboard): window /
+  // interval rounds, at least 2; nullopt: 3600 rounds. Each round of 8 devices holds ~13 KB.
+  std::optional<std::chrono::milliseconds> memory_window;
+  std::string sysroot = "/";  // where the host and NVML sources read
+  SourceOptions sources;      // NVML, simulated devices, the host
+  MetricsOptions metrics;     // DCGM-compatible names, version and host labels
+  std::string event_log;      // JSON Lines file (rotated); empty: in memory only
+  std::string store_path;     // SQLite series store; empty: none
+  SeriesStoreOptions store;   // its retention and batches; write errors become events
+  ChecksOptions checks;       // the periodic probe and bench
   // The governor on every round (actions as events, acco_governor_* in /metrics), with the
   // host's RAPL packages added to the devices (sources.rapl); its nvml_library and sysroot are
   // the sources'.

@@ -1,7 +1,8 @@
 // The node daemon's clock: every interval it reads each source, builds a Snapshot, renders its
 // Prometheus text once and publishes both, so a scrape only copies a string and never calls a
 // sensor. Rounds run on the sampler's own thread; a source that fails is counted and logged,
-// and the round goes on with the others. The last rounds are kept for the JSON API's series.
+// and the round goes on with the others. The last rounds' snapshots are kept for the JSON API's
+// series.
 #pragma once
 
 #include <chrono>
@@ -64,7 +65,8 @@ class Sampler {
 
   // The latest round; null before the first.
   [[nodiscard]] std::shared_ptr<const Published> latest() const;
-  // Rounds taken at or after `since_unix_nanos`, oldest first.
+  // Rounds taken at or after `since_unix_nanos`, oldest first: their snapshots, with an empty
+  // `metrics` (the history does not keep the text; latest() has it).
   [[nodiscard]] std::vector<std::shared_ptr<const Published>> since(
       std::int64_t since_unix_nanos) const;
   [[nodiscard]] const SamplerOptions& options() const { return options_; }
