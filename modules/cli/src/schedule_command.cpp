@@ -43,6 +43,7 @@ struct ScheduleFlags {
   std::string speeds;
   std::string link = "pcie3x16";
   std::string memory;
+  std::vector<std::string> faults;
   std::string tile_bytes;
   std::string task_bytes;
   std::string policy = "dmda";
@@ -114,6 +115,10 @@ void add_schedule_flags(CLI::App& cmd, SharedFlags& shared, ScheduleFlags& f) {
       ->type_name("SIZE");
   cmd.add_option("--memory", f.memory, "per-device memory budget (default the device's)")
       ->type_name("SIZE");
+  cmd.add_option("--inject-fault", f.faults,
+                 "make device DEV fail: copy-fails:N, lost-after:N (copies), alloc-fails:N, "
+                 "stall:DURATION[/N], comma-joined; repeatable (e.g. 0:copy-fails:3)")
+      ->type_name("DEV:FAULTS");
   std::vector<std::string> policies;
   for (const sched::PolicyKind kind : sched::all_policies()) {
     policies.emplace_back(sched::to_string(kind));
@@ -265,6 +270,11 @@ Status parse_devices(const ScheduleFlags& f, sched::DeviceSetup& d) {
     return usage("--link: only for host devices (a GPU has its own link)");
   }
   ACCO_ASSIGN_OR_RETURN(d.link, for_flag("--link", device::parse_link(f.link)));
+  for (const std::string& fault : f.faults) {
+    ACCO_ASSIGN_OR_RETURN(auto parsed,
+                          for_flag("--inject-fault", sched::parse_injected_fault(fault)));
+    d.faults.push_back(std::move(parsed));
+  }
   return {};
 }
 
@@ -333,6 +343,12 @@ Result<sched::ExperimentDevices> open_devices(const sched::DeviceSetup& d) {
                                  : as_usage(std::move(backend.error())));
   }
   const std::size_t n = (*backend)->devices().size();
+  for (const auto& [index, plan] : d.faults) {
+    if (static_cast<std::size_t>(index) >= n) {
+      return usage(fmt::format("--inject-fault: there is no device {} ({} device{})", index, n,
+                               n == 1 ? "" : "s"));
+    }
+  }
   ACCO_ASSIGN_OR_RETURN(const auto speeds,
                         for_flag("--speeds", sched::expand_per_device(d.speeds, 1.0, n)));
   ACCO_ASSIGN_OR_RETURN(const auto kinds, for_flag("--kinds", sched::expand_per_device(

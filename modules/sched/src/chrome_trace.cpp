@@ -65,18 +65,20 @@ nlohmann::json task_event(const TaskRecord& task) {
 }
 
 nlohmann::json transfer_event(const TransferRecord& t) {
+  nlohmann::json args = {
+      {"bytes", t.bytes}, {"handle", t.handle}, {"prefetch", t.prefetch}, {"eviction", t.eviction}};
+  if (!t.error.empty()) {
+    args["error"] = t.error;
+  }
   return {{"ph", "X"},
           {"pid", kTransfersPid},
           {"tid", t.to},
           {"ts", us(t.start)},
           {"dur", us(t.end - t.start)},
-          {"name", fmt::format("{} -> {}", node_name(t.from), node_name(t.to))},
+          {"name", fmt::format("{} -> {}{}", node_name(t.from), node_name(t.to),
+                               t.error.empty() ? "" : " (failed)")},
           {"cat", "transfer"},
-          {"args",
-           {{"bytes", t.bytes},
-            {"handle", t.handle},
-            {"prefetch", t.prefetch},
-            {"eviction", t.eviction}}}};
+          {"args", std::move(args)}};
 }
 
 }  // namespace
@@ -118,6 +120,20 @@ nlohmann::json chrome_trace(const RunRecord& run) {
   }
   for (const auto& t : run.transfers) {
     events.push_back(transfer_event(t));
+  }
+  // A device that failed: an instant event on its lane, with why (its tasks moved elsewhere;
+  // their reasons say "re-placed").
+  for (const auto& d : run.devices) {
+    if (d.failed && d.failed_at.count() >= 0) {
+      events.push_back({{"ph", "i"},
+                        {"s", "t"},
+                        {"pid", kDevicesPid},
+                        {"tid", d.device},
+                        {"ts", us(d.failed_at)},
+                        {"name", "device failed"},
+                        {"cat", "failure"},
+                        {"args", {{"why", d.failure}}}});
+    }
   }
   // The trace format has no place for a version; viewers show otherData as metadata.
   return {{"traceEvents", std::move(events)},

@@ -84,6 +84,7 @@ bool RuntimeCore::complete(int device, TaskId id, Outcome outcome, double weight
     fail_device(device, outcome.device_error, lock);
     t.phase = TaskPhase::kQueued;
     place(id, -1);
+    note_replaced(t, device);
     return false;
   }
   d.counters.busy += outcome.finished - outcome.started;
@@ -113,13 +114,50 @@ bool RuntimeCore::complete(int device, TaskId id, Outcome outcome, double weight
   return true;
 }
 
-void RuntimeCore::fail_device(int device, const std::string& why, Lock& lock) {
+void RuntimeCore::note_replaced(TaskState& t, int failed_device) const {
+  if (options_.keep_task_records) {
+    t.reason += fmt::format("; re-placed: dev{} failed ({})", failed_device,
+                            devices_[static_cast<std::size_t>(failed_device)]->failure);
+  }
+}
+
+void RuntimeCore::salvage(int device, std::size_t handle) {
   DeviceState& d = *devices_[static_cast<std::size_t>(device)];
+  HandleState& hs = handles_[handle];
+  const Replica& r = hs.replicas[static_cast<std::size_t>(device)];
+  if (!r.valid || !hs.registered || hs.host_valid || hs.host_writing || !r.buffer ||
+      pick_source(handle, device, true) != -2) {
+    return;
+  }
+  // The only valid copy is on the failing device. A device retired because a copy or an
+  // allocation failed may still answer: one plain copy back to host memory (synchronous, under
+  // the lock: a failure path) saves the data; a lost device refuses it and the data is lost.
+  // Not after a task's own DeviceFailure (an uncorrectable ECC error, a device off the bus):
+  // its memory is not to be trusted then.
+  InflightCopy copy{handle, device, hs.host, r.buffer->data(), hs.bytes, {}, false, now()};
+  if (const Status saved = d.spec.device->copy(hs.host, r.buffer->data(), hs.bytes); saved) {
+    hs.host_valid = true;
+    note_transfer(device + 1, kHostNode, copy, false, false);
+  } else {
+    note_failed_transfer(device + 1, kHostNode, copy, false,
+                         "salvaging the only valid copy: " + saved.error().message);
+  }
+}
+
+void RuntimeCore::fail_device(int device, const std::string& why, Lock& lock, bool salvage_data) {
+  DeviceState& d = *devices_[static_cast<std::size_t>(device)];
+  if (!d.failed) {
+    d.failure = why;
+    d.failed_at = now();
+  }
   d.failed = true;
   drain_inflight(device, lock);
   for (std::size_t h = 0; h < handles_.size(); ++h) {
     HandleState& hs = handles_[h];
     Replica& r = hs.replicas[static_cast<std::size_t>(device)];
+    if (salvage_data) {
+      salvage(device, h);
+    }
     // Buffers stay allocated (other devices may be reading them); they are never valid again.
     const bool was_valid = r.valid;
     r.valid = false;

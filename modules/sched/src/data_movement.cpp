@@ -70,6 +70,8 @@ Status RuntimeCore::wait_inflight(int device, std::size_t handle, Lock& lock) {
   --r.pins;
   pins_released_.notify_all();
   if (!done) {
+    note_failed_transfer(copy.source < 0 ? kHostNode : copy.source + 1, device + 1, copy, true,
+                         done.error().message);
     return tl::unexpected(
         std::move(done.error())
             .with_context(fmt::format("prefetching data {} to dev{}", handle, device)));
@@ -148,6 +150,8 @@ Status RuntimeCore::acquire_data(int device, TaskId id, Lock& lock,
   for (InflightCopy& c : copies) {
     auto transfer = issue(d, c);
     if (!transfer) {
+      note_failed_transfer(c.source < 0 ? kHostNode : c.source + 1, device + 1, c, false,
+                           transfer.error().message);
       status = tl::unexpected(transfer.error());
       break;
     }
@@ -157,6 +161,10 @@ Status RuntimeCore::acquire_data(int device, TaskId id, Lock& lock,
   for (InflightCopy& c : copies) {
     if (c.issued) {
       auto done = c.transfer.wait();
+      if (!done) {
+        note_failed_transfer(c.source < 0 ? kHostNode : c.source + 1, device + 1, c, false,
+                             done.error().message);
+      }
       if (!done && status) {
         status = tl::unexpected(done.error());
       }
@@ -238,19 +246,26 @@ void RuntimeCore::prefetch(int device, Lock& lock) {
     return;
   }
   lock.unlock();
-  for (InflightCopy& c : copies) {
+  std::vector<std::string> errors(copies.size());
+  for (std::size_t i = 0; i < copies.size(); ++i) {
+    InflightCopy& c = copies[i];
     auto transfer = issue(d, c);
     if (transfer) {
       c.transfer = std::move(*transfer);
       c.issued = true;
+    } else {
+      errors[i] = transfer.error().message;
     }
   }
   spin_lock(lock);
-  for (InflightCopy& c : copies) {
+  for (std::size_t i = 0; i < copies.size(); ++i) {
+    InflightCopy& c = copies[i];
     if (c.issued) {
       d.transfers.inflight.push_back(std::move(c));
       continue;
     }
+    // A prefetch that could not be issued: the task fetches again when it runs.
+    note_failed_transfer(c.source < 0 ? kHostNode : c.source + 1, device + 1, c, true, errors[i]);
     HandleState& hs = handles_[c.handle];
     if (c.source >= 0) {
       --hs.replicas[static_cast<std::size_t>(c.source)].pins;

@@ -108,6 +108,8 @@ struct DeviceState {
   bool accepting = true;  // false: no new tasks, the queue stays (set_accepting)
   bool drained = false;
   bool failed = false;
+  std::string failure;                     // why it failed, the first time
+  std::chrono::nanoseconds failed_at{-1};  // when, since the runtime started
 
   DispatchCosts costs;
   WorkerThread worker;

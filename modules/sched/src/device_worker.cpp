@@ -248,9 +248,10 @@ void RuntimeCore::run_task(int device, TaskId id, Lock& lock) {
       finish(id, fetched.error().message, device);
     } else {
       // The device could not hold or receive the data: retire it, run the task elsewhere.
-      fail_device(device, fetched.error().message, lock);
+      fail_device(device, fetched.error().message, lock, true);
       t.phase = TaskPhase::kQueued;
       place(id, -1);
+      note_replaced(t, device);
     }
     return;
   }

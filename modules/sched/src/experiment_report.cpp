@@ -84,7 +84,43 @@ report::Document experiment_report(const Experiment& e) {
   doc.add(report::Preformatted{experiment_header(e)});
   doc.add(report::plain_table(rows));
   doc.add(report::Preformatted{best_line(e.runs)});
+  for (const auto& r : e.runs) {
+    for (const std::string& line : fault_lines(r)) {
+      doc.add(report::Note{line});
+    }
+  }
   return doc;
+}
+
+std::vector<std::string> fault_lines(const WorkloadOutcome& r) {
+  std::vector<std::string> lines;
+  for (const DeviceRecord& d : r.record.devices) {
+    if (!d.failed) {
+      continue;
+    }
+    const auto moved =
+        std::count_if(r.record.tasks.begin(), r.record.tasks.end(), [&](const TaskRecord& t) {
+          return t.reason.find(fmt::format("re-placed: dev{} failed", d.device)) !=
+                 std::string::npos;
+        });
+    lines.push_back(fmt::format(
+        "{}: dev{} failed{}: {}; {} task{} moved to other devices", r.policy, d.device,
+        d.failed_at.count() >= 0
+            ? fmt::format(" at +{}",
+                          units::format_seconds(std::chrono::duration<double>(d.failed_at).count()))
+            : std::string(),
+        d.failure, moved, moved == 1 ? "" : "s"));
+  }
+  const auto failed_copies =
+      std::count_if(r.record.transfers.begin(), r.record.transfers.end(),
+                    [](const TransferRecord& t) { return !t.error.empty(); });
+  if (failed_copies > 0) {
+    lines.push_back(
+        fmt::format("{}: {} cop{} failed (a prefetch is fetched again, a demand copy "
+                    "retires its device); the trace marks them",
+                    r.policy, failed_copies, failed_copies == 1 ? "y" : "ies"));
+  }
+  return lines;
 }
 
 std::string failure_summary(const WorkloadOutcome& r) {

@@ -63,6 +63,18 @@ Result<std::vector<double>> parse_speed_factors(std::string_view list) {
   return speeds;
 }
 
+Result<std::pair<int, device::FaultPlan>> parse_injected_fault(std::string_view text) {
+  const auto colon = text.find(':');
+  const auto index = units::parse_int(text.substr(0, colon));
+  if (colon == std::string_view::npos || !index || *index < 0 || *index >= kMaxHostDevices) {
+    return not_a(text, fmt::format("DEVICE:FAULTS with a device index from 0 to {} (e.g. "
+                                   "0:copy-fails:3)",
+                                   kMaxHostDevices - 1));
+  }
+  ACCO_ASSIGN_OR_RETURN(auto plan, device::parse_fault_plan(text.substr(colon + 1)));
+  return std::pair{static_cast<int>(*index), std::move(plan)};
+}
+
 Result<std::uint64_t> parse_data_bytes(std::string_view text) {
   const auto bytes = units::parse_bytes(text);
   if (!bytes || *bytes == 0 || *bytes > (std::uint64_t{1} << 40)) {
@@ -125,6 +137,13 @@ ExperimentDevices experiment_devices(std::unique_ptr<device::Backend> backend,
   }
   for (std::size_t d = 0; d < out.devices.size(); ++d) {
     out.models.push_back({kinds[d], speeds[d]});
+  }
+  for (const auto& [index, plan] : setup.faults) {
+    if (index >= 0 && static_cast<std::size_t>(index) < out.devices.size()) {
+      out.faulty.push_back(
+          device::with_faults(*out.devices[static_cast<std::size_t>(index)], plan));
+      out.devices[static_cast<std::size_t>(index)] = out.faulty.back().get();
+    }
   }
   return out;
 }

@@ -88,11 +88,11 @@ RunRecord RuntimeCore::records() const {
     const auto ns = [](double seconds) {
       return std::chrono::nanoseconds(static_cast<std::int64_t>(seconds * 1e9));
     };
-    run.devices.push_back({static_cast<int>(d), ds.name, ds.kind, ds.counters.busy,
-                           ds.counters.tasks_run, ds.counters.tasks_batched,
-                           ns(ds.costs.overhead_s), ns(ds.costs.poll_latency_s),
-                           ns(ds.costs.wake_latency_s), ds.drained, ds.failed,
-                           ds.memory.buffers_allocated, ds.memory.buffers_reused});
+    run.devices.push_back(
+        {static_cast<int>(d), ds.name, ds.kind, ds.counters.busy, ds.counters.tasks_run,
+         ds.counters.tasks_batched, ns(ds.costs.overhead_s), ns(ds.costs.poll_latency_s),
+         ns(ds.costs.wake_latency_s), ds.drained, ds.failed, ds.memory.buffers_allocated,
+         ds.memory.buffers_reused, ds.failure, ds.failed_at});
   }
   for (const auto& [key, link] : links_) {
     run.links.push_back(link);
@@ -136,6 +136,14 @@ std::string RuntimeCore::reason_of(const TaskState& t) const {
   }
   return select_device(t.placement.policy, t.placement.view, t.placement.knobs, true).reason +
          t.reason;
+}
+
+void RuntimeCore::note_failed_transfer(NodeId from, NodeId to, const InflightCopy& copy,
+                                       bool prefetch, const std::string& error) {
+  if (options_.keep_task_records) {
+    transfers_.push_back(
+        {copy.handle, from, to, copy.bytes, copy.start, now(), prefetch, false, error});
+  }
 }
 
 void RuntimeCore::note_transfer(NodeId from, NodeId to, const InflightCopy& copy, bool prefetch,

@@ -203,11 +203,21 @@ class RuntimeCore {
   // Publishes an outcome under the lock; false when the device failed (the task was re-placed).
   bool complete(int device, TaskId id, Outcome outcome, double weight, Lock& lock);
   void unpin(int device, const TaskState& t);
-  void fail_device(int device, const std::string& why, Lock& lock);
+  // Retires a device; with `salvage_data` (it failed moving data, its memory is not suspect) the
+  // data whose only valid copy it holds is copied back to the host first, where it still answers.
+  void fail_device(int device, const std::string& why, Lock& lock, bool salvage_data = false);
 
   // records.cpp: run records and reasons.
   // Its placement reason, formatted now (see TaskState::placement).
   std::string reason_of(const TaskState& t) const;
+  // Appends to a task's reason (when records are kept) that it moved off a failed device.
+  void note_replaced(TaskState& t, int failed_device) const;
+  // Copies `handle`'s replica on a failing device back to host memory when it is the only valid
+  // copy and the device still answers (fail_device, under the lock).
+  void salvage(int device, std::size_t handle);
+  // A copy that failed, in the records only (no link bytes).
+  void note_failed_transfer(NodeId from, NodeId to, const InflightCopy& copy, bool prefetch,
+                            const std::string& error);
   void note_transfer(NodeId from, NodeId to, const InflightCopy& copy, bool prefetch,
                      bool eviction);
 

@@ -222,7 +222,8 @@ class Simulation {
     thermal_since_.assign(thermal_.size(), 0);
     thermal_work_.assign(thermal_.size(), 0);
     planning_ = policy_->plans_graphs() && o_.pinned.empty();
-    narrowing_ = o_.policy == sched::PolicyKind::kDmda && devices > o_.full_scan_devices &&
+    narrowing_ = o_.policy == sched::PolicyKind::kDmda &&
+                 devices > static_cast<std::size_t>(std::max(0, o_.full_scan_devices)) &&
                  std::all_of(w_.tasks.begin(), w_.tasks.end(),
                              [](const sched::WorkTask& task) { return task.seconds.size() == 1; });
     for (std::size_t d = 0; narrowing_ && d < devices; ++d) {

@@ -29,7 +29,8 @@ inline constexpr const char* kScheduleSchema = "acco.schedule/1";
 
 // The devices an experiment runs on, with what the workload and the report need of each.
 struct ExperimentDevices {
-  std::unique_ptr<device::Backend> backend;  // owns `devices`
+  std::unique_ptr<device::Backend> backend;             // owns `devices`
+  std::vector<std::unique_ptr<device::Device>> faulty;  // the fault-injecting wrappers in `devices`
   std::vector<device::Device*> devices;
   std::vector<DeviceModel> models;        // kind and speed per device (the workload's columns)
   std::string link;                       // the emulated link of host devices; empty: each its own

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "acco/report/document.hpp"
 #include "acco/sched/experiment.hpp"
@@ -15,5 +16,8 @@ namespace acco::sched {
 
 // "dmda: 2 of 40 tasks failed; first: potrf(0): <error>": the run's first failure.
 [[nodiscard]] std::string failure_summary(const WorkloadOutcome& run);
+// What failed underneath a run without failing its tasks: each device retired ("dmda: dev0 failed
+// at +12.4 ms: why; 7 tasks moved to other devices") and the copies that failed. Empty when none.
+[[nodiscard]] std::vector<std::string> fault_lines(const WorkloadOutcome& run);
 
 }  // namespace acco::sched

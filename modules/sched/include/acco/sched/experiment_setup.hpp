@@ -11,10 +11,12 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "acco/core/result.hpp"
 #include "acco/device/device.hpp"
+#include "acco/device/fault_injection.hpp"
 #include "acco/device/host_backend.hpp"
 #include "acco/sched/experiment.hpp"
 #include "acco/sched/workload.hpp"
@@ -34,11 +36,17 @@ struct DeviceSetup {
   std::vector<double> speeds;
   device::EmulatedLink link;       // host: the emulated link of every device
   std::uint64_t memory_bytes = 0;  // per-device budget; 0: the device's memory
+  // Devices wrapped in injected faults (device::with_faults), by index; counted over every
+  // run the devices serve (all policies of one command).
+  std::vector<std::pair<int, device::FaultPlan>> faults;
 };
 
 // "host:N" (N from 1 to kMaxHostDevices), "host" (4 devices) or "cuda", into `setup`'s cuda and
 // host_devices. kInvalidArgument "'TEXT' is not host:N (N from 1 to 64) or cuda" otherwise.
 [[nodiscard]] Status parse_device_spec(std::string_view text, DeviceSetup& setup);
+// "DEVICE:PLAN" ("0:copy-fails:3", "1:lost-after:10,stall:5ms/2"): a device index and its
+// device::parse_fault_plan plan. kInvalidArgument naming the text otherwise.
+[[nodiscard]] Result<std::pair<int, device::FaultPlan>> parse_injected_fault(std::string_view text);
 // "cpu,gpu,gpu": the timing column of each device, blanks around a name ignored.
 // kInvalidArgument "'NAME' is not cpu or gpu".
 [[nodiscard]] Result<std::vector<std::string>> parse_device_kinds(std::string_view list);

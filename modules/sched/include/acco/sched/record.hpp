@@ -27,6 +27,9 @@ struct TransferRecord {
   std::chrono::nanoseconds end{0};
   bool prefetch = false;  // started before the task was next in line
   bool eviction = false;  // a write-back to host forced by the memory budget
+  // Why the copy failed (a prefetch is then retried as a demand copy; a demand copy retires its
+  // device); empty when it landed.
+  std::string error{};
   bool operator==(const TransferRecord&) const = default;
 };
 
@@ -74,6 +77,9 @@ struct DeviceRecord {
   // Replica buffers allocated on the device, and taken from its cache of dropped ones instead.
   std::size_t buffers_allocated = 0;
   std::size_t buffers_reused = 0;
+  // Why and when (since the run started) it failed; empty and -1 when it did not.
+  std::string failure{};
+  std::chrono::nanoseconds failed_at{-1};
   bool operator==(const DeviceRecord&) const = default;
 };
 

@@ -18,8 +18,8 @@ struct SimReport {
   Platform platform;
   std::string workload;  // "cholesky (tiles 8)"
   std::vector<SimResult> runs;
-  std::vector<double> cooling;   // per device, with the thermal model (SimOptions::cooling)
-  double power_limit_watts = 0;  // every device's, with the thermal model; 0: its default
+  std::vector<double> cooling{};  // per device, with the thermal model (SimOptions::cooling)
+  double power_limit_watts = 0;   // every device's, with the thermal model; 0: its default
 };
 
 [[nodiscard]] report::Document sim_document(const SimReport& report);
