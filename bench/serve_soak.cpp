@@ -16,6 +16,8 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -32,7 +34,6 @@
 
 #include <fmt/format.h>
 #include <httplib.h>
-#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -277,54 +278,33 @@ struct Verdict {
   }
 };
 
-}  // namespace
+struct Started {
+  fs::path dir;
+  fs::path store;
+  fs::path log;
+  pid_t pid = 0;
+  int port = 0;
+};
 
-int main(int argc, char** argv) {
-  Options o;
-  CLI::App app{"acco serve under 50 scrapers and dashboards for a long run"};
-  app.add_option("--seconds", o.seconds, "how long the load runs (default 600)")
-      ->check(CLI::Range(5.0, 86400.0));
-  app.add_option("--warmup", o.warmup_seconds,
-                 "seconds before RSS and descriptors should stay flat (default a quarter of the "
-                 "run, at most 60)");
-  app.add_option("--sample-every", o.sample_every, "seconds between samples (default 5)")
-      ->check(CLI::Range(1.0, 600.0));
-  app.add_option("--scrapers", o.scrapers, "keep-alive /metrics scrapers at 2 Hz (default 50)")
-      ->check(CLI::Range(1, 60));
-  app.add_option("--dashboards", o.dashboards, "dashboards polling the API at 1 Hz (default 2)")
-      ->check(CLI::Range(0, 8));
-  app.add_option("--simulate", o.simulate, "simulated accelerators beside 2 fake NVML GPUs")
-      ->check(CLI::Range(0, 64));
-  app.add_option("--interval", o.interval, "the daemon's sampling period (default 250ms)");
-  app.add_option("--retention", o.retention, "the store's retention (default raw=1m,minute=10m)");
-  app.add_option("--memory-window", o.memory_window,
-                 "the daemon's in-memory rounds (default 20s: full before the warm-up ends)");
-  app.add_option("--acco", o.acco, "the acco binary");
-  app.add_option("--fake-nvml", o.fake_nvml, "the fake libnvidia-ml.so.1 the tests build");
-  app.add_option("--json", o.json, "write the results here");
-  app.add_flag("--check", o.check,
-               "exit 1 on a failed request, a dead daemon, or descriptors or RSS growing after "
-               "warm-up");
-  app.add_option("--max-rss-growth-mib", o.max_rss_growth_mib,
-                 "RSS growth after warm-up that --check allows (default 8)");
-  CLI11_PARSE(app, argc, argv);
-  if (o.warmup_seconds < 0) {
-    o.warmup_seconds = std::min(60.0, o.seconds / 4);
-  }
-  if (!o.json.empty()) {
-    if (auto checked = acco::core::check_output_file(o.json); !checked) {
-      fmt::print(stderr, "acco_serve_soak: {}\n", checked.error().message);
-      return 73;
-    }
-  }
-  char dir_template[] = "/tmp/acco-soak-XXXXXX";
-  if (::mkdtemp(dir_template) == nullptr) {
+struct Outcome {
+  std::vector<Sample> samples;
+  bool died = false;
+  int exit_code = -1;
+};
+
+// A private directory, the fake NVML config and `acco serve` started in it; 0 or the exit code.
+int start_daemon(const Options& o, Started& d) {
+  std::string dir_template = "/tmp/acco-soak-XXXXXX";
+  if (::mkdtemp(dir_template.data()) == nullptr) {
     fmt::print(stderr, "acco_serve_soak: cannot make a directory in /tmp\n");
     return 73;
   }
-  const fs::path dir = dir_template;
-  const fs::path store = dir / "store.db";
-  const fs::path log = dir / "daemon.log";
+  d.dir = dir_template;
+  d.store = d.dir / "store.db";
+  d.log = d.dir / "daemon.log";
+  const fs::path& dir = d.dir;
+  const fs::path& store = d.store;
+  const fs::path& log = d.log;
   std::ofstream(dir / "nvml.json") << fake_nvml_config();
 
   acco::exec::SpawnRequest spawn;
@@ -362,9 +342,9 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "acco_serve_soak: {}\n", pid.error().message);
     return 69;
   }
-  Load load;
-  load.port = wait_for_port(log, *pid);
-  if (load.port <= 0) {
+  d.pid = *pid;
+  d.port = wait_for_port(log, *pid);
+  if (d.port <= 0) {
     fmt::print(stderr, "acco_serve_soak: the daemon did not start; its output ({}):\n",
                log.string());
     std::ifstream in(log);
@@ -376,44 +356,57 @@ int main(int argc, char** argv) {
   fmt::print(
       "acco serve (pid {}, port {}): {} simulated + 2 fake NVML GPUs with flaky reads, "
       "sampling every {}, store retention {}, memory window {}\n",
-      *pid, load.port, o.simulate, o.interval, o.retention, o.memory_window);
+      *pid, d.port, o.simulate, o.interval, o.retention, o.memory_window);
   fmt::print("load: {} scrapers at 2 Hz, {} dashboards at 1 Hz, {:.0f} s (warm-up {:.0f} s)\n\n",
              o.scrapers, o.dashboards, o.seconds, o.warmup_seconds);
   fmt::print("{:>7} {:>9} {:>5} {:>10} {:>9} {:>7} {:>9}\n", "t (s)", "RSS (MiB)", "fds",
              "store (KiB)", "requests", "failed", "p99 (ms)");
+  return 0;
+}
 
+// The load and a sample of the daemon every --sample-every seconds, then SIGTERM.
+Outcome soak(const Options& o, const Started& d, Load& load) {
+  Outcome r;
   const auto begin = Clock::now();
   load.start(o.scrapers, o.dashboards);
-  std::vector<Sample> samples;
-  bool died = false;
-  for (double next = o.sample_every; next <= o.seconds + 1e-9; next += o.sample_every) {
+  const auto rounds = static_cast<long>(std::floor(o.seconds / o.sample_every + 1e-9));
+  for (long round = 1; round <= rounds; ++round) {
     std::this_thread::sleep_until(
-        begin + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(next)));
+        begin + std::chrono::duration_cast<Clock::duration>(
+                    std::chrono::duration<double>(static_cast<double>(round) * o.sample_every)));
     int status = 0;
-    if (::waitpid(*pid, &status, WNOHANG) == *pid) {
-      died = true;
+    if (::waitpid(d.pid, &status, WNOHANG) == d.pid) {
+      r.died = true;
       break;
     }
     Sample s;
     s.t = std::chrono::duration<double>(Clock::now() - begin).count();
-    s.rss_kib = rss_kib(*pid);
-    s.fds = open_fds(*pid);
-    s.store_bytes = store_bytes(store);
+    s.rss_kib = rss_kib(d.pid);
+    s.fds = open_fds(d.pid);
+    s.store_bytes = store_bytes(d.store);
     std::tie(s.requests, s.failed, s.p99_ms) = load.tally.take_window();
     fmt::print("{:>7.0f} {:>9.1f} {:>5} {:>10} {:>9} {:>7} {:>9.2f}\n", s.t, mib(s.rss_kib), s.fds,
                s.store_bytes / 1024, s.requests, s.failed, s.p99_ms);
     std::fflush(stdout);
-    samples.push_back(s);
+    r.samples.push_back(s);
   }
   load.join();
-  int exit_code = -1;
-  if (!died) {
-    ::kill(*pid, SIGTERM);
+  if (!r.died) {
+    ::kill(d.pid, SIGTERM);
     int status = 0;
-    ::waitpid(*pid, &status, 0);
-    exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    ::waitpid(d.pid, &status, 0);
+    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   }
+  return r;
+}
 
+// The summary, the verdict and the JSON; the exit code.
+int summarize(const Options& o, const Started& d, const Load& load, const Outcome& r) {
+  const std::vector<Sample>& samples = r.samples;
+  const bool died = r.died;
+  const int exit_code = r.exit_code;
+  const fs::path& log = d.log;
+  const fs::path& dir = d.dir;
   // Summary and verdict.
   Verdict verdict;
   nlohmann::ordered_json endpoints = nlohmann::ordered_json::object();
@@ -531,4 +524,59 @@ int main(int argc, char** argv) {
     fmt::print("kept for a look: {}\n", dir.string());
   }
   return o.check && !verdict.ok ? 1 : 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  CLI::App app{"acco serve under 50 scrapers and dashboards for a long run"};
+  app.add_option("--seconds", o.seconds, "how long the load runs (default 600)")
+      ->check(CLI::Range(5.0, 86400.0));
+  app.add_option("--warmup", o.warmup_seconds,
+                 "seconds before RSS and descriptors should stay flat (default a quarter of the "
+                 "run, at most 60)");
+  app.add_option("--sample-every", o.sample_every, "seconds between samples (default 5)")
+      ->check(CLI::Range(1.0, 600.0));
+  app.add_option("--scrapers", o.scrapers, "keep-alive /metrics scrapers at 2 Hz (default 50)")
+      ->check(CLI::Range(1, 60));
+  app.add_option("--dashboards", o.dashboards, "dashboards polling the API at 1 Hz (default 2)")
+      ->check(CLI::Range(0, 8));
+  app.add_option("--simulate", o.simulate, "simulated accelerators beside 2 fake NVML GPUs")
+      ->check(CLI::Range(0, 64));
+  app.add_option("--interval", o.interval, "the daemon's sampling period (default 250ms)");
+  app.add_option("--retention", o.retention, "the store's retention (default raw=1m,minute=10m)");
+  app.add_option("--memory-window", o.memory_window,
+                 "the daemon's in-memory rounds (default 20s: full before the warm-up ends)");
+  app.add_option("--acco", o.acco, "the acco binary");
+  app.add_option("--fake-nvml", o.fake_nvml, "the fake libnvidia-ml.so.1 the tests build");
+  app.add_option("--json", o.json, "write the results here");
+  app.add_flag("--check", o.check,
+               "exit 1 on a failed request, a dead daemon, or descriptors or RSS growing after "
+               "warm-up");
+  app.add_option("--max-rss-growth-mib", o.max_rss_growth_mib,
+                 "RSS growth after warm-up that --check allows (default 8)");
+  CLI11_PARSE(app, argc, argv);
+  if (o.warmup_seconds < 0) {
+    o.warmup_seconds = std::min(60.0, o.seconds / 4);
+  }
+  if (!o.json.empty()) {
+    if (auto checked = acco::core::check_output_file(o.json); !checked) {
+      fmt::print(stderr, "acco_serve_soak: {}\n", checked.error().message);
+      return 73;
+    }
+  }
+  try {
+    Started daemon;
+    if (const int failed = start_daemon(o, daemon); failed != 0) {
+      return failed;
+    }
+    Load load;
+    load.port = daemon.port;
+    const Outcome outcome = soak(o, daemon, load);
+    return summarize(o, daemon, load, outcome);
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "acco_serve_soak: {}\n", e.what());
+    return 70;
+  }
 }

@@ -89,6 +89,36 @@ void RuntimeCore::drain_inflight(int device, Lock& lock) {
   }
 }
 
+Status RuntimeCore::issue_and_wait(DeviceState& d, std::vector<InflightCopy>& copies,
+                                   std::vector<std::string>& errors) {
+  Status status;
+  for (std::size_t i = 0; i < copies.size(); ++i) {
+    InflightCopy& c = copies[i];
+    auto transfer = issue(d, c);
+    if (!transfer) {
+      errors[i] = transfer.error().message;
+      status = tl::unexpected(transfer.error());
+      break;
+    }
+    c.transfer = std::move(*transfer);
+    c.issued = true;
+  }
+  for (std::size_t i = 0; i < copies.size(); ++i) {
+    InflightCopy& c = copies[i];
+    if (!c.issued) {
+      continue;
+    }
+    auto done = c.transfer.wait();
+    if (!done) {
+      errors[i] = done.error().message;
+      if (status) {
+        status = tl::unexpected(done.error());
+      }
+    }
+  }
+  return status;
+}
+
 Status RuntimeCore::acquire_data(int device, TaskId id, Lock& lock,
                                  std::chrono::nanoseconds& moved_at) {
   TaskState& t = state(id);
@@ -146,32 +176,17 @@ Status RuntimeCore::acquire_data(int device, TaskId id, Lock& lock,
   }
   mark_moved();
   lock.unlock();
-  Status status;
-  for (InflightCopy& c : copies) {
-    auto transfer = issue(d, c);
-    if (!transfer) {
-      note_failed_transfer(c.source < 0 ? kHostNode : c.source + 1, device + 1, c, false,
-                           transfer.error().message);
-      status = tl::unexpected(transfer.error());
-      break;
-    }
-    c.transfer = std::move(*transfer);
-    c.issued = true;
-  }
-  for (InflightCopy& c : copies) {
-    if (c.issued) {
-      auto done = c.transfer.wait();
-      if (!done) {
-        note_failed_transfer(c.source < 0 ? kHostNode : c.source + 1, device + 1, c, false,
-                             done.error().message);
-      }
-      if (!done && status) {
-        status = tl::unexpected(done.error());
-      }
-    }
-  }
+  std::vector<std::string> errors(copies.size());
+  Status status = issue_and_wait(d, copies, errors);
   const std::chrono::nanoseconds copied = now();
   spin_lock(lock);
+  for (std::size_t i = 0; i < copies.size(); ++i) {
+    if (!errors[i].empty()) {
+      const InflightCopy& c = copies[i];
+      note_failed_transfer(c.source < 0 ? kHostNode : c.source + 1, device + 1, c, false,
+                           errors[i]);
+    }
+  }
   if (status) {
     // Prefetches queue behind each other, so only demand copies say what a copy costs; these
     // were issued together, so they make one sample.

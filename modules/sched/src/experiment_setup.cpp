@@ -72,7 +72,7 @@ Result<std::pair<int, device::FaultPlan>> parse_injected_fault(std::string_view 
                                    kMaxHostDevices - 1));
   }
   ACCO_ASSIGN_OR_RETURN(auto plan, device::parse_fault_plan(text.substr(colon + 1)));
-  return std::pair{static_cast<int>(*index), std::move(plan)};
+  return std::pair{static_cast<int>(*index), plan};
 }
 
 Result<std::uint64_t> parse_data_bytes(std::string_view text) {

@@ -130,7 +130,7 @@ Result<std::string> RuntimeCore::explain(TaskId task) const {
   return reason_of(state(task));
 }
 
-std::string RuntimeCore::reason_of(const TaskState& t) const {
+std::string RuntimeCore::reason_of(const TaskState& t) {
   if (!t.placement.set) {
     return t.reason;
   }

@@ -209,7 +209,7 @@ class RuntimeCore {
 
   // records.cpp: run records and reasons.
   // Its placement reason, formatted now (see TaskState::placement).
-  std::string reason_of(const TaskState& t) const;
+  static std::string reason_of(const TaskState& t);
   // Appends to a task's reason (when records are kept) that it moved off a failed device.
   void note_replaced(TaskState& t, int failed_device) const;
   // Copies `handle`'s replica on a failing device back to host memory when it is the only valid
@@ -290,7 +290,11 @@ class RuntimeCore {
   // Prefetches for the devices that were pushed tasks (StarPU prefetches at push time): called
   // where the pushing thread may release the lock, after a completion and after a submit.
   void prefetch_pushed(Lock& lock);
-  Result<transfer::Transfer> issue(DeviceState& d, const InflightCopy& copy);
+  static Result<transfer::Transfer> issue(DeviceState& d, const InflightCopy& copy);
+  // Issues `copies` (the first that cannot be issued stops the rest) and waits for those issued,
+  // without the lock; each failure's message in `errors` (same index). The first failure.
+  static Status issue_and_wait(DeviceState& d, std::vector<InflightCopy>& copies,
+                               std::vector<std::string>& errors);
   Status wait_inflight(int device, std::size_t handle, Lock& lock);
   void drain_inflight(int device, Lock& lock);
 

@@ -113,9 +113,9 @@ class FaultyQueue final : public Queue {
 
 class FaultyDevice final : public Device {
  public:
-  FaultyDevice(Device& inner, FaultPlan plan)
+  FaultyDevice(Device& inner, const FaultPlan& plan)
       : inner_(inner), state_(std::make_shared<FaultState>()) {
-    state_->plan = std::move(plan);
+    state_->plan = plan;
     state_->name = inner.info().name;
   }
 
@@ -234,8 +234,8 @@ std::string to_string(const FaultPlan& plan) {
   return fmt::format("{}", fmt::join(parts, ","));
 }
 
-std::unique_ptr<Device> with_faults(Device& inner, FaultPlan plan) {
-  return std::make_unique<FaultyDevice>(inner, std::move(plan));
+std::unique_ptr<Device> with_faults(Device& inner, const FaultPlan& plan) {
+  return std::make_unique<FaultyDevice>(inner, plan);
 }
 
 }  // namespace acco::device

@@ -51,6 +51,6 @@ struct FaultPlan {
 
 // `inner` with `plan`'s faults; `inner` must outlive it. Every injected failure's message starts
 // with "injected fault: " and names the device and the operation.
-[[nodiscard]] std::unique_ptr<Device> with_faults(Device& inner, FaultPlan plan);
+[[nodiscard]] std::unique_ptr<Device> with_faults(Device& inner, const FaultPlan& plan);
 
 }  // namespace acco::device
