@@ -528,7 +528,7 @@ int summarize(const Options& o, const Started& d, const Load& load, const Outcom
 
 }  // namespace
 
-int main(int argc, char** argv) {
+static int run(int argc, char** argv) {
   Options o;
   CLI::App app{"acco serve under 50 scrapers and dashboards for a long run"};
   app.add_option("--seconds", o.seconds, "how long the load runs (default 600)")
@@ -577,6 +577,15 @@ int main(int argc, char** argv) {
     return summarize(o, daemon, load, outcome);
   } catch (const std::exception& e) {
     fmt::print(stderr, "acco_serve_soak: {}\n", e.what());
+    return 70;
+  }
+}
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (...) {
+    std::fputs("acco_serve_soak: unexpected failure\n", stderr);
     return 70;
   }
 }
