@@ -357,6 +357,13 @@ TEST(CliTest, BadHwlocXmlInputsExitWithTheirCodes) {
   const auto garbage = (dir.path() / "garbage.xml").string();
   std::ofstream(garbage) << "<topology";
   expect_one_line_error(acco({"probe", "--hwloc-xml", garbage}), 65, "garbage.xml");
+  // An export that crashes hwloc 2.9 itself (found by fuzz_hwloc_xml): loaded in a child first,
+  // so acco says so instead of dying with it.
+  const std::string crashing =
+      std::string(ACCO_SOURCE_DIR) + "/fuzz/corpus/hwloc_xml/crash-pu-without-complete-cpuset.xml";
+  const auto crashed = acco({"probe", "--hwloc-xml", crashing});
+  expect_one_line_error(crashed, 65, "crash-pu-without-complete-cpuset.xml");
+  EXPECT_THAT(crashed.err, HasSubstr("can load (it crashed on it: "));
   expect_one_line_error(acco({"probe", "--hwloc-xml", garbage, "--from", garbage}), 64,
                         "--hwloc-xml");
   expect_one_line_error(acco({"probe", "--hwloc-xml", garbage, "--sysroot", "/"}), 64,

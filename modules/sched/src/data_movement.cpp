@@ -145,7 +145,7 @@ Status RuntimeCore::acquire_data(int device, TaskId id, Lock& lock,
         (void)wait_inflight(device, h, lock);
       } else if (!r.buffer) {
         mark_moved();
-        ACCO_RETURN_IF_ERROR(allocate_replica(device, h, lock), "");
+        ACCO_RETURN_IF_ERROR(allocate_replica(device, h, lock));
       } else {
         break;
       }

@@ -83,25 +83,25 @@ class FaultyQueue final : public Queue {
       : inner_(std::move(inner)), state_(std::move(state)) {}
 
   Status copy(void* dst, const void* src, std::size_t bytes) override {
-    ACCO_RETURN_IF_ERROR(state_->before_copy(), "");
+    ACCO_RETURN_IF_ERROR(state_->before_copy());
     return inner_->copy(dst, src, bytes);
   }
   Status host_task(std::function<void()> task) override {
-    ACCO_RETURN_IF_ERROR(state_->alive("host task"), "");
+    ACCO_RETURN_IF_ERROR(state_->alive("host task"));
     return inner_->host_task(std::move(task));
   }
   Result<std::shared_ptr<Event>> record() override {
-    ACCO_RETURN_IF_ERROR(state_->alive("record"), "");
+    ACCO_RETURN_IF_ERROR(state_->alive("record"));
     return inner_->record();
   }
   Status wait(std::shared_ptr<Event> event) override {
-    ACCO_RETURN_IF_ERROR(state_->alive("wait"), "");
+    ACCO_RETURN_IF_ERROR(state_->alive("wait"));
     return inner_->wait(std::move(event));
   }
   Status synchronize() override {
     // What was queued before the loss still finishes: buffers must not be freed under it.
     Status done = inner_->synchronize();
-    ACCO_RETURN_IF_ERROR(state_->alive("synchronize"), "");
+    ACCO_RETURN_IF_ERROR(state_->alive("synchronize"));
     return done;
   }
   Result<void*> native_stream() override { return inner_->native_stream(); }
@@ -121,30 +121,30 @@ class FaultyDevice final : public Device {
 
   const DeviceInfo& info() const override { return inner_.info(); }
   Result<std::unique_ptr<Buffer>> allocate(std::size_t bytes) override {
-    ACCO_RETURN_IF_ERROR(state_->before_allocation(false), "");
+    ACCO_RETURN_IF_ERROR(state_->before_allocation(false));
     ACCO_ASSIGN_OR_RETURN(auto buffer, inner_.allocate(bytes));
     return std::unique_ptr<Buffer>(std::make_unique<OpaqueBuffer>(std::move(buffer)));
   }
   Result<std::unique_ptr<Buffer>> allocate_host(std::size_t bytes, MemoryKind kind) override {
-    ACCO_RETURN_IF_ERROR(state_->before_allocation(true), "");
+    ACCO_RETURN_IF_ERROR(state_->before_allocation(true));
     return inner_.allocate_host(bytes, kind);
   }
   Result<std::unique_ptr<Registration>> register_host(void* ptr, std::size_t bytes) override {
-    ACCO_RETURN_IF_ERROR(state_->before_allocation(true), "");
+    ACCO_RETURN_IF_ERROR(state_->before_allocation(true));
     return inner_.register_host(ptr, bytes);
   }
   Result<std::unique_ptr<Queue>> create_queue() override {
-    ACCO_RETURN_IF_ERROR(state_->alive("create queue"), "");
+    ACCO_RETURN_IF_ERROR(state_->alive("create queue"));
     ACCO_ASSIGN_OR_RETURN(auto queue, inner_.create_queue());
     return std::unique_ptr<Queue>(std::make_unique<FaultyQueue>(std::move(queue), state_));
   }
   Status copy(void* dst, const void* src, std::size_t bytes) override {
-    ACCO_RETURN_IF_ERROR(state_->before_copy(), "");
+    ACCO_RETURN_IF_ERROR(state_->before_copy());
     return inner_.copy(dst, src, bytes);
   }
   MemoryKind kind_of(const void* ptr) const override { return inner_.kind_of(ptr); }
   Status make_current() override {
-    ACCO_RETURN_IF_ERROR(state_->alive("make current"), "");
+    ACCO_RETURN_IF_ERROR(state_->alive("make current"));
     return inner_.make_current();
   }
 
@@ -199,7 +199,7 @@ Result<FaultPlan> parse_fault_plan(std::string_view text) {
     } else if (key == "host-alloc-fails") {
       ACCO_ASSIGN_OR_RETURN(plan.fail_host_allocation, count_of(part, value));
     } else if (key == "stall") {
-      ACCO_RETURN_IF_ERROR(parse_stall(part, value, plan), "");
+      ACCO_RETURN_IF_ERROR(parse_stall(part, value, plan));
     } else {
       return fail(Errc::kInvalidArgument,
                   fmt::format("'{}' is not a fault (expected copy-fails:N, lost-after:N, "
