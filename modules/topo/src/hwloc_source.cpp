@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -19,7 +20,6 @@
 #include <hwloc.h>
 #include <hwloc/distances.h>
 #include <hwloc/export.h>
-#include <signal.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -285,7 +285,9 @@ Status loads_in_a_child(hwloc_topology_t configured, const std::string& what) {
     // under ASan a SEGV ends the child with exit 1 instead of the signal).
     const rlimit no_core{0, 0};
     ::setrlimit(RLIMIT_CORE, &no_core);
-    if (const int null = ::open("/dev/null", O_WRONLY); null >= 0) {
+    if (const int null =
+            ::open("/dev/null", O_WRONLY);  // NOLINT(cppcoreguidelines-pro-type-vararg)
+        null >= 0) {
       ::dup2(null, STDERR_FILENO);
     }
     ::_exit(hwloc_topology_load(configured) == 0 ? kLoaded : kRefused);
