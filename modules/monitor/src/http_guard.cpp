@@ -93,17 +93,7 @@ class GuardedStream final : public httplib::Stream {
     if (first) {
       return wait_counted(Clock::now() + idle);
     }
-    const auto until = Clock::now() + idle;
-    while (server_.svr_sock_ != INVALID_SOCKET) {
-      const auto left = until - Clock::now();
-      if (left <= Clock::duration::zero()) {
-        return false;
-      }
-      if (wait_for(fd_, POLLIN, millis(std::min<Clock::duration>(left, kIdleSlice)))) {
-        return true;
-      }
-    }
-    return false;
+    return readable_by(Clock::now() + idle);
   }
 
   // A request starts: its deadline and the header accounting.
@@ -199,16 +189,23 @@ class GuardedStream final : public httplib::Stream {
       }
       return false;
     }
-    bool ready = false;
-    while (!ready && server_.svr_sock_ != INVALID_SOCKET) {
-      const auto left = until - Clock::now();
-      if (left <= Clock::duration::zero()) {
-        break;
-      }
-      ready = wait_for(fd_, POLLIN, millis(std::min<Clock::duration>(left, kIdleSlice)));
-    }
+    const bool ready = readable_by(until);
     waiting.fetch_sub(1);
     return ready;
+  }
+
+  // Whether bytes arrive by `until`, looking every kIdleSlice whether the server stops.
+  [[nodiscard]] bool readable_by(Clock::time_point until) const {
+    while (server_.svr_sock_ != INVALID_SOCKET) {
+      const auto left = until - Clock::now();
+      if (left <= Clock::duration::zero()) {
+        return false;
+      }
+      if (wait_for(fd_, POLLIN, millis(std::min<Clock::duration>(left, kIdleSlice)))) {
+        return true;
+      }
+    }
+    return false;
   }
 
   // Counts the request's header bytes as cpp-httplib consumes them; false past the total cap.
