@@ -343,17 +343,12 @@ Result<sched::ExperimentDevices> open_devices(const sched::DeviceSetup& d) {
                                  : as_usage(std::move(backend.error())));
   }
   const std::size_t n = (*backend)->devices().size();
-  for (const auto& [index, plan] : d.faults) {
-    if (static_cast<std::size_t>(index) >= n) {
-      return usage(fmt::format("--inject-fault: there is no device {} ({} device{})", index, n,
-                               n == 1 ? "" : "s"));
-    }
-  }
   ACCO_ASSIGN_OR_RETURN(const auto speeds,
                         for_flag("--speeds", sched::expand_per_device(d.speeds, 1.0, n)));
   ACCO_ASSIGN_OR_RETURN(const auto kinds, for_flag("--kinds", sched::expand_per_device(
                                                                   d.kinds, std::string("gpu"), n)));
-  return sched::experiment_devices(std::move(*backend), d, kinds, speeds);
+  return for_flag("--inject-fault",
+                  sched::experiment_devices(std::move(*backend), d, kinds, speeds));
 }
 
 // What the runs need, checked before minutes of them: the budget against the largest task, the

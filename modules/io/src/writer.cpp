@@ -14,6 +14,7 @@
 #include <functional>
 #include <mutex>
 #include <optional>
+#include <utility>
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -145,8 +146,11 @@ class TempFile {
     if (policy != FsyncPolicy::kNone && ::fsync(fd_) != 0) {
       return fail(Errc::kCannotWrite, fmt::format("{}: fsync: {}", target, std::strerror(errno)));
     }
-    ::close(fd_);
-    fd_ = -1;
+    // A file system that writes back late (NFS, and any without a policy's fsync) may report
+    // a lost write only here; the descriptor is gone either way.
+    if (::close(std::exchange(fd_, -1)) != 0) {
+      return fail(Errc::kCannotWrite, fmt::format("{}: close: {}", target, std::strerror(errno)));
+    }
     if (::rename(path_.c_str(), target.c_str()) != 0) {
       return fail(Errc::kCannotWrite,
                   fmt::format("{}: rename from {}: {}", target, path_, std::strerror(errno)));

@@ -21,6 +21,15 @@ inline unsigned char pattern_byte(std::uint64_t i, unsigned seed) {
   return static_cast<unsigned char>((i * 2654435761ULL >> 13) + i / 4096 + seed);
 }
 
+// `bytes` of the pattern as a string, as slurp() reads a pattern file back.
+inline std::string pattern_string(std::uint64_t bytes, unsigned seed = 0) {
+  std::string v(bytes, '\0');
+  for (std::uint64_t i = 0; i < bytes; ++i) {
+    v[i] = static_cast<char>(pattern_byte(i, seed));
+  }
+  return v;
+}
+
 inline std::string write_pattern(const std::filesystem::path& path, std::uint64_t bytes,
                                  unsigned seed = 0) {
   std::vector<char> data(bytes);

@@ -114,7 +114,8 @@ bool RuntimeCore::complete(int device, TaskId id, Outcome outcome, double weight
   return true;
 }
 
-void RuntimeCore::note_replaced(TaskState& t, int failed_device) const {
+void RuntimeCore::note_replaced(TaskState& t, int failed_device) {
+  ++devices_[static_cast<std::size_t>(failed_device)]->moved_away;
   if (options_.keep_task_records) {
     t.reason += fmt::format("; re-placed: dev{} failed ({})", failed_device,
                             devices_[static_cast<std::size_t>(failed_device)]->failure);

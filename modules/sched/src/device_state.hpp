@@ -110,6 +110,7 @@ struct DeviceState {
   bool failed = false;
   std::string failure;                     // why it failed, the first time
   std::chrono::nanoseconds failed_at{-1};  // when, since the runtime started
+  std::size_t moved_away = 0;              // tasks placed elsewhere because it failed
 
   DispatchCosts costs;
   WorkerThread worker;

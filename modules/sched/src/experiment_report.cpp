@@ -98,11 +98,7 @@ std::vector<std::string> fault_lines(const WorkloadOutcome& r) {
     if (!d.failed) {
       continue;
     }
-    const auto moved =
-        std::count_if(r.record.tasks.begin(), r.record.tasks.end(), [&](const TaskRecord& t) {
-          return t.reason.find(fmt::format("re-placed: dev{} failed", d.device)) !=
-                 std::string::npos;
-        });
+    const std::size_t moved = d.moved_away;
     lines.push_back(fmt::format(
         "{}: dev{} failed{}: {}; {} task{} moved to other devices", r.policy, d.device,
         d.failed_at.count() >= 0

@@ -123,10 +123,10 @@ Result<std::unique_ptr<device::Backend>> open_experiment_backend(const DeviceSet
   return backend;
 }
 
-ExperimentDevices experiment_devices(std::unique_ptr<device::Backend> backend,
-                                     const DeviceSetup& setup,
-                                     const std::vector<std::string>& kinds,
-                                     const std::vector<double>& speeds) {
+Result<ExperimentDevices> experiment_devices(std::unique_ptr<device::Backend> backend,
+                                             const DeviceSetup& setup,
+                                             const std::vector<std::string>& kinds,
+                                             const std::vector<double>& speeds) {
   ExperimentDevices out;
   out.backend = std::move(backend);
   out.devices = out.backend->devices();
@@ -138,12 +138,14 @@ ExperimentDevices experiment_devices(std::unique_ptr<device::Backend> backend,
   for (std::size_t d = 0; d < out.devices.size(); ++d) {
     out.models.push_back({kinds[d], speeds[d]});
   }
+  const std::size_t n = out.devices.size();
   for (const auto& [index, plan] : setup.faults) {
-    if (index >= 0 && static_cast<std::size_t>(index) < out.devices.size()) {
-      out.faulty.push_back(
-          device::with_faults(*out.devices[static_cast<std::size_t>(index)], plan));
-      out.devices[static_cast<std::size_t>(index)] = out.faulty.back().get();
+    if (index < 0 || static_cast<std::size_t>(index) >= n) {
+      return fail(Errc::kInvalidArgument,
+                  fmt::format("there is no device {} ({} device{})", index, n, n == 1 ? "" : "s"));
     }
+    out.faulty.push_back(device::with_faults(*out.devices[static_cast<std::size_t>(index)], plan));
+    out.devices[static_cast<std::size_t>(index)] = out.faulty.back().get();
   }
   return out;
 }

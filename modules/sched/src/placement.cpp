@@ -278,6 +278,9 @@ void RuntimeCore::requeue_from(int device) {
     }
   }
   d.queue = std::move(keep);
+  if (d.failed) {
+    d.moved_away += move.size();
+  }
   d.queued_s = 0;
   for (TaskId id : d.queue) {
     d.queued_s += state(id).queued_cost_s;

@@ -92,7 +92,7 @@ RunRecord RuntimeCore::records() const {
         {static_cast<int>(d), ds.name, ds.kind, ds.counters.busy, ds.counters.tasks_run,
          ds.counters.tasks_batched, ns(ds.costs.overhead_s), ns(ds.costs.poll_latency_s),
          ns(ds.costs.wake_latency_s), ds.drained, ds.failed, ds.memory.buffers_allocated,
-         ds.memory.buffers_reused, ds.failure, ds.failed_at});
+         ds.memory.buffers_reused, ds.failure, ds.failed_at, ds.moved_away});
   }
   for (const auto& [key, link] : links_) {
     run.links.push_back(link);

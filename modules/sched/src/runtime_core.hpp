@@ -211,7 +211,7 @@ class RuntimeCore {
   // Its placement reason, formatted now (see TaskState::placement).
   static std::string reason_of(const TaskState& t);
   // Appends to a task's reason (when records are kept) that it moved off a failed device.
-  void note_replaced(TaskState& t, int failed_device) const;
+  void note_replaced(TaskState& t, int failed_device);
   // Copies `handle`'s replica on a failing device back to host memory when it is the only valid
   // copy and the device still answers (fail_device, under the lock).
   void salvage(int device, std::size_t handle);

@@ -106,12 +106,28 @@ TEST(OpenExperimentDevices, HostDevicesGetTheLinkTheSpeedsAndTheBudget) {
   ASSERT_EQ((*backend)->devices().size(), 3U);
   EXPECT_EQ((*backend)->devices()[2]->info().speed_factor, 2);
   EXPECT_EQ((*backend)->devices()[0]->info().memory_bytes, 256U << 20);
-  const auto d = experiment_devices(std::move(*backend), setup, {"cpu", "gpu", "gpu"}, {2, 2, 1});
+  const auto opened =
+      experiment_devices(std::move(*backend), setup, {"cpu", "gpu", "gpu"}, {2, 2, 1});
+  ASSERT_THAT(opened, IsOk());
+  const auto& d = *opened;
   EXPECT_EQ(d.devices.size(), 3U);
   EXPECT_EQ(d.link, "pcie4x16");
   EXPECT_EQ(d.memory_budget_bytes, 256U << 20);
   EXPECT_THAT(d.models,
               ElementsAre(DeviceModel{"cpu", 2}, DeviceModel{"gpu", 2}, DeviceModel{"gpu", 1}));
+}
+
+TEST(OpenExperimentDevices, AFaultForADeviceThatIsNotThereIsRefused) {
+  DeviceSetup setup = three_host_devices();
+  setup.faults = {{3, device::FaultPlan{}}};
+  EXPECT_THAT(experiment_devices(open_experiment_backend(setup).value(), setup,
+                                 {"gpu", "gpu", "gpu"}, {1, 1, 1}),
+              StatusIs(Errc::kInvalidArgument, HasSubstr("there is no device 3 (3 devices)")));
+  setup.faults = {{2, device::FaultPlan{}}};
+  const auto d = experiment_devices(open_experiment_backend(setup).value(), setup,
+                                    {"gpu", "gpu", "gpu"}, {1, 1, 1});
+  ASSERT_THAT(d, IsOk());
+  EXPECT_EQ(d->faulty.size(), 1U);
 }
 
 TEST(OpenExperimentDevices, WhatTheHostBackendRefusesNamesTheHostDevices) {
@@ -139,7 +155,8 @@ TEST(OpenExperimentDevices, CudaWithoutAGpuIsUnavailable) {
 TEST(OpenExperimentDevices, EachDeviceGetsItsTunedPinnedUploadProfile) {
   DeviceSetup setup = three_host_devices();
   auto d = experiment_devices(open_experiment_backend(setup).value(), setup, {"gpu", "gpu", "gpu"},
-                              {1, 1, 1});
+                              {1, 1, 1})
+               .value();
   transfer::Profile tuned;
   tuned.chunk_bytes = 1 << 20;
   transfer::Profile other;

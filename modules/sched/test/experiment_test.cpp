@@ -12,6 +12,7 @@
 
 #include "acco/core/units.hpp"
 #include "acco/device/host_backend.hpp"
+#include "acco/sched/experiment_report.hpp"
 #include "acco/sched/perf_model.hpp"
 #include "acco/testing/json_schema.hpp"
 #include "acco/testing/matchers.hpp"
@@ -25,6 +26,7 @@ using ::acco::testing::StatusIs;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
+using ::testing::StrEq;
 
 // `count` emulated devices behind one emulated link, as `acco schedule --devices host:N`.
 ExperimentDevices host_devices(int count, const std::string& link = "pcie3x16") {
@@ -143,6 +145,32 @@ TEST(RunExperiment, ARunThatFailsIsAnErrorNamingThePolicy) {
   ASSERT_FALSE(e.has_value());
   EXPECT_EQ(e.error().code, Errc::kInvalidArgument);
   EXPECT_THAT(e.error().message, StartsWith("heft: "));
+}
+
+TEST(FaultLines, NameTheFailedDeviceWhenWhyAndHowManyTasksMovedAndTheFailedCopies) {
+  WorkloadOutcome run;
+  run.policy = "dmda";
+  EXPECT_TRUE(fault_lines(run).empty());
+  DeviceRecord lost;
+  lost.device = 1;
+  lost.failed = true;
+  lost.failure = "injected fault: host 1 lost";
+  lost.failed_at = std::chrono::milliseconds(12);
+  lost.moved_away = 3;
+  run.record.devices = {DeviceRecord{}, lost};
+  TransferRecord copy;
+  copy.error = "injected fault: copy 2 failed";
+  run.record.transfers = {copy, TransferRecord{}};
+  EXPECT_THAT(fault_lines(run),
+              ElementsAre("dmda: dev1 failed at +12.00 ms: injected fault: host 1 lost; 3 tasks "
+                          "moved to other devices",
+                          "dmda: 1 copy failed (a prefetch is fetched again, a demand copy retires "
+                          "its device); the trace marks them"));
+  run.record.devices[1].moved_away = 1;
+  run.record.devices[1].failed_at = std::chrono::nanoseconds(-1);
+  EXPECT_THAT(fault_lines(run).front(),
+              StrEq("dmda: dev1 failed: injected fault: host 1 lost; 1 task moved to other "
+                    "devices"));
 }
 
 TEST(DeviceSpecs, CarryTheKindTheBudgetAndTheTunedProfile) {

@@ -116,9 +116,13 @@ void expect_device0_failed_and_shown(const FaultyRun& r, const std::string& why)
   EXPECT_THAT(rec.devices[0].failure, HasSubstr(why));
   EXPECT_GE(rec.devices[0].failed_at.count(), 0);
   EXPECT_FALSE(rec.devices[1].failed);
-  EXPECT_TRUE(std::any_of(rec.tasks.begin(), rec.tasks.end(), [](const TaskRecord& t) {
+  const auto running = std::count_if(rec.tasks.begin(), rec.tasks.end(), [](const TaskRecord& t) {
     return t.reason.find("re-placed: dev0 failed (") != std::string::npos;
-  }));
+  });
+  EXPECT_GE(running, 1);
+  // The moved count also holds the tasks that only waited in its queue.
+  EXPECT_GE(rec.devices[0].moved_away, static_cast<std::size_t>(running));
+  EXPECT_EQ(rec.devices[1].moved_away, 0U);
   const auto trace = chrome_trace(rec);
   const auto& events = trace["traceEvents"];
   const auto failed = std::find_if(events.begin(), events.end(), [](const auto& e) {

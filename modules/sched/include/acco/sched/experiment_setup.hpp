@@ -83,11 +83,12 @@ template <typename T>
     const DeviceSetup& setup);
 // `backend`'s devices, each with its kind and speed (`kinds` and `speeds` hold one per device:
 // expand_per_device), `setup`'s memory budget and, for host devices, its link's name. No engine
-// profiles (apply_transfer_profiles).
-[[nodiscard]] ExperimentDevices experiment_devices(std::unique_ptr<device::Backend> backend,
-                                                   const DeviceSetup& setup,
-                                                   const std::vector<std::string>& kinds,
-                                                   const std::vector<double>& speeds);
+// profiles (apply_transfer_profiles). `setup.faults` wrap their devices (device::with_faults):
+// kInvalidArgument "there is no device 5 (4 devices)" for an index past the last.
+[[nodiscard]] Result<ExperimentDevices> experiment_devices(std::unique_ptr<device::Backend> backend,
+                                                           const DeviceSetup& setup,
+                                                           const std::vector<std::string>& kinds,
+                                                           const std::vector<double>& speeds);
 
 // For each device, the engine settings acco tune saved for its host-to-device copies from pinned
 // buffers (the "<PCI address or name>/h2d_pinned" entry of `engines`, keyed as

@@ -80,6 +80,8 @@ struct DeviceRecord {
   // Why and when (since the run started) it failed; empty and -1 when it did not.
   std::string failure{};
   std::chrono::nanoseconds failed_at{-1};
+  // Tasks running or queued on it when it failed, placed on other devices.
+  std::size_t moved_away = 0;
   bool operator==(const DeviceRecord&) const = default;
 };
 
