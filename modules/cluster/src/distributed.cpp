@@ -35,6 +35,7 @@ enum class Kind : std::uint64_t {
   kAlive = 7,
   kCancel = 8,
   kCancelled = 9,
+  kAbort = 10,  // worker -> coordinator: this rank stopped on an error (the text)
 };
 
 // Messages are 64-bit words (and text at the end, for errors).
@@ -485,6 +486,12 @@ class Control {
       return {};
     }
     changed_ = true;
+    if (static_cast<Kind>(*kind) == Kind::kAbort) {
+      if (error_.empty()) {
+        error_ = fmt::format("rank {} stopped: {}", m.source, in.rest_text());
+      }
+      return {};
+    }
     const auto task = in.word();
     if (!task) {
       return malformed(m);
@@ -611,8 +618,23 @@ class Loop {
         device_offset_(device_offset),
         hangs_(hangs) {}
 
-  // Until the coordinator says finish (or an error).
+  // Until the coordinator says finish (or an error: then the other ranks are told, so that
+  // none waits for a rank that has stopped).
   Status run() {
+    Status status = turns();
+    if (!status) {
+      tell_others(status.error().message);
+    }
+    return status;
+  }
+
+  [[nodiscard]] std::size_t reported() const { return reported_; }
+  [[nodiscard]] const std::string& finish_error() const { return finish_error_; }
+
+ private:
+  [[nodiscard]] bool hung() const { return hangs_ && reported_ >= run_.hang_after; }
+
+  Status turns() {
     while (!finish_) {
       ACCO_ASSIGN_OR_RETURN(bool busy, receive());
       ACCO_ASSIGN_OR_RETURN(const bool reported, report());
@@ -627,11 +649,26 @@ class Loop {
     return {};
   }
 
-  [[nodiscard]] std::size_t reported() const { return reported_; }
-  [[nodiscard]] const std::string& finish_error() const { return finish_error_; }
-
- private:
-  [[nodiscard]] bool hung() const { return hangs_ && reported_ >= run_.hang_after; }
+  // Best effort, the communicator may be what failed: rank 0 finishes every worker with the
+  // error, a worker tells rank 0 (which finishes the others). The sends get a second to leave.
+  void tell_others(const std::string& why) {
+    if (control_ != nullptr) {
+      for (int r = 1; r < comm_.size(); ++r) {
+        Encoder e;
+        e.word(static_cast<std::uint64_t>(Kind::kFinish))
+            .text(fmt::format("rank 0 stopped: {}", why));
+        (void)comm_.post(r, kTagControl, e.take());
+      }
+    } else {
+      Encoder e;
+      e.word(static_cast<std::uint64_t>(Kind::kAbort)).text(why);
+      (void)comm_.post(0, kTagReport, e.take());
+    }
+    const auto until = Clock::now() + std::chrono::seconds(1);
+    while (comm_.pending_sends() > 0 && Clock::now() < until) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  }
 
   // Up to 64 messages; true when there was one.
   Result<bool> receive() {

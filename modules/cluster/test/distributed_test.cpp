@@ -21,6 +21,8 @@ namespace acco::cluster {
 namespace {
 
 using acco::testing::IsOk;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
 
 // Ranks as threads of one process: the messages of post/poll through shared queues, a barrier;
 // the collectives are not used by the distributed runtime and say so. A payload is read from the
@@ -48,6 +50,12 @@ struct Group {
   std::vector<std::pair<const std::byte*, std::vector<std::byte>>> held;
   int arrived = 0;
   int generation = 0;
+  // Fault injection: the `cut_nth`th message (1 = the first) rank `cut_rank` posts with tag
+  // `cut_tag` loses its last 3 bytes, as a message cut short on the wire.
+  int cut_rank = -1;
+  int cut_tag = 0;
+  int cut_nth = 1;
+  int cut_seen = 0;
 };
 
 class ThreadRank final : public Communicator {
@@ -98,6 +106,10 @@ class ThreadRank final : public Communicator {
       return fail(Errc::kInvalidArgument, "threads: bad peer");
     }
     std::lock_guard lock(g_->mutex);
+    if (rank_ == g_->cut_rank && tag == g_->cut_tag && ++g_->cut_seen == g_->cut_nth &&
+        data.size() >= 3) {
+      data.resize(data.size() - 3);
+    }
     g_->inbox[static_cast<std::size_t>(peer)].push_back({{rank_, tag, std::move(data), 0}});
     return {};
   }
@@ -188,11 +200,20 @@ sched::Workload distributed_cholesky(int tiles, std::size_t devices) {
 
 // Runs the workload over `ranks` threads of `each` host devices; every copy that moved between
 // ranks must have carried the version its header named.
+struct Cut {
+  int rank = -1;
+  int tag = 0;
+  int nth = 1;
+};
+
 std::vector<Result<DistributedOutcome>> run(const sched::Workload& w, int ranks, std::size_t each,
                                             const DistributedOptions& options,
-                                            bool hold_payloads = false) {
+                                            bool hold_payloads = false, Cut cut = {}) {
   auto group = std::make_shared<Group>(ranks);
   group->hold_payloads = hold_payloads;
+  group->cut_rank = cut.rank;
+  group->cut_tag = cut.tag;
+  group->cut_nth = cut.nth;
   std::vector<Result<DistributedOutcome>> out(static_cast<std::size_t>(ranks),
                                               fail(Errc::kInternal, "did not run"));
   std::vector<std::thread> threads;
@@ -307,6 +328,37 @@ TEST(RunDistributed, AWorkerThatStopsAnsweringIsLostAndItsWorkRunsElsewhere) {
   EXPECT_EQ(o.workers[2].tasks, 0U);
   EXPECT_EQ(o.workers[0].tasks + o.workers[1].tasks + o.workers[2].tasks,
             w.tasks.size() + o.reruns);
+}
+
+// A message cut short is malformed where it arrives; that rank stops, and so does every other
+// rank, each with an error naming the message and its sender, instead of waiting for it.
+TEST(RunDistributed, AReportCutShortStopsEveryRankWithTheReason) {
+  const sched::Workload w = distributed_cholesky(4, 6);
+  DistributedOptions options;
+  options.calibration_runs = 0;
+  const auto out = run(w, 3, 2, options, false, Cut{.rank = 2, .tag = 2, .nth = 1});
+  ASSERT_EQ(out.size(), 3U);
+  for (std::size_t r = 0; r < out.size(); ++r) {
+    ASSERT_FALSE(out[r].has_value()) << "rank " << r << " went on";
+    EXPECT_THAT(out[r].error().message, HasSubstr("malformed message (tag 2, ")) << r;
+    EXPECT_THAT(out[r].error().message, HasSubstr("from rank 2")) << r;
+  }
+  EXPECT_THAT(out[0].error().message, StartsWith("measured run: rank 0: distributed: malformed"));
+  EXPECT_THAT(out[1].error().message, HasSubstr("distributed run: rank 0 stopped: "));
+}
+
+TEST(RunDistributed, AnAssignmentCutShortStopsEveryRankWithTheReason) {
+  const sched::Workload w = distributed_cholesky(4, 6);
+  DistributedOptions options;
+  options.calibration_runs = 0;
+  for (const int nth : {1, 2, 3}) {
+    const auto out = run(w, 3, 2, options, false, Cut{.rank = 0, .tag = 1, .nth = nth});
+    for (std::size_t r = 0; r < out.size(); ++r) {
+      ASSERT_FALSE(out[r].has_value()) << "rank " << r << " went on";
+      EXPECT_THAT(out[r].error().message, HasSubstr("malformed message (tag 1, ")) << r;
+      EXPECT_THAT(out[r].error().message, HasSubstr("from rank 0")) << r;
+    }
+  }
 }
 
 TEST(RunDistributed, RefusesDevicesThatDoNotMatchTheJob) {
