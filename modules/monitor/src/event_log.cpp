@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <spdlog/logger.h>
 #include <spdlog/sinks/rotating_file_sink.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace acco::monitor {
@@ -20,6 +21,32 @@ EventLog::EventLog(EventLogOptions options) : options_(std::move(options)) {}
 EventLog::~EventLog() {
   flush();
 }
+
+namespace {
+
+// A daemon killed (kill -9, a power cut) while writing a line leaves it without its newline; the
+// next start would glue its first event to it, losing both. The cut line is ended, so it alone
+// is unreadable. Regular files only; a failure here is the sink's to report.
+void end_the_last_line(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    return;  // new, or a pipe or a terminal: nothing to end
+  }
+  // NOLINTNEXTLINE(cppcoreguidelines-pro-type-vararg)
+  const int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+  if (fd < 0) {
+    return;
+  }
+  struct stat st {};
+  char last = '\n';
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
+      ::pread(fd, &last, 1, st.st_size - 1) == 1 && last != '\n') {
+    (void)::pwrite(fd, "\n", 1, st.st_size);
+  }
+  ::close(fd);
+}
+
+}  // namespace
 
 Result<std::unique_ptr<EventLog>> EventLog::open(const EventLogOptions& options) {
   std::unique_ptr<EventLog> log(new EventLog(options));
@@ -50,6 +77,7 @@ Result<std::unique_ptr<EventLog>> EventLog::open(const EventLogOptions& options)
       }
       (void)std::signal(SIGPIPE, SIG_IGN);
     }
+    end_the_last_line(options.path);
     try {
       auto sink = std::make_shared<spdlog::sinks::rotating_file_sink_mt>(
           options.path, std::max<std::size_t>(options.max_file_bytes, 4096),

@@ -54,6 +54,39 @@ TEST(EventLogTest, KeepsRecentEventsAndWritesJsonLines) {
   std::filesystem::remove_all(dir);
 }
 
+// A daemon killed while it wrote a line left it without its newline: the next start's first
+// event goes on a line of its own, not glued to the cut one.
+TEST(EventLogTest, ALineCutByAKillIsEndedBeforeTheNextStartWrites) {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("acco_events_cut_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const auto path = dir / "events.jsonl";
+  std::ofstream(path) << "{\"event\":\"serve_started\"}\n{\"event\":\"device_fo";
+  {
+    auto log = EventLog::open({.path = path.string()});
+    ASSERT_THAT(log, IsOk());
+    analyze::Event e;
+    e.time_unix_nanos = kLoggedAt;
+    e.level = "info";
+    e.event = "serve_started";
+    (*log)->add(e);
+  }
+  std::ifstream in(path);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) {
+    lines.push_back(line);
+  }
+  ASSERT_EQ(lines.size(), 3U);
+  EXPECT_EQ(lines[1], "{\"event\":\"device_fo");
+  EXPECT_FALSE(nlohmann::json::parse(lines[2], nullptr, false).is_discarded()) << lines[2];
+  // A whole file is left as it is.
+  { ASSERT_THAT(EventLog::open({.path = path.string()}), IsOk()); }
+  std::ifstream again(path);
+  EXPECT_EQ(
+      std::count(std::istreambuf_iterator<char>(again), std::istreambuf_iterator<char>(), '\n'), 3);
+  std::filesystem::remove_all(dir);
+}
+
 TEST(EventLogTest, UnwritablePathIsCannotWrite) {
   const auto r = EventLog::open({.path = "/proc/acco-no-such-dir/events.jsonl"});
   ASSERT_THAT(r, StatusIs(Errc::kCannotWrite));
