@@ -7,6 +7,7 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -246,6 +247,38 @@ TEST(PowerCliTest, AfterKillDashNineTheNextStartRestoresTheLimits) {
   EXPECT_EQ(gpus.gpu0_limit_mw(), 650000);
   EXPECT_EQ(gpus.limit_mw(1), 700000);
   EXPECT_FALSE(stdfs::exists(gpus.governor_state()));
+}
+
+// kill -9 at points spread over the start, the state file's writes and the first changes (a
+// fixed seed: the same points on every machine). After each, the state file is absent or whole,
+// and the next run puts back every limit the killed one changed.
+TEST(PowerCliTest, AKillDashNineAtAnyPointLeavesWhatTheNextRunRestores) {
+  const FakeGpus gpus;
+  std::mt19937 random(20261206);
+  std::uniform_int_distribution<int> delay_ms(0, 1500);
+  for (int i = 0; i < 8; ++i) {
+    TempDir io;
+    const int ms = delay_ms(random);
+    const pid_t pid =
+        start("power run " + gpus.flags() + " --mode cap:300 --allow-control --interval 100ms",
+              gpus.env(), io.path() / "log");
+    std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+    ::kill(pid, SIGKILL);
+    (void)wait_exit(pid);
+    if (stdfs::exists(gpus.governor_state())) {
+      const auto left = json::parse(slurp(gpus.governor_state()), nullptr, false);
+      ASSERT_FALSE(left.is_discarded()) << "killed after " << ms << " ms: a cut state file";
+      EXPECT_EQ(left.value("schema", ""), "acco.governor-state/1") << ms << " ms";
+    }
+    const auto next = acco(
+        "power run " + gpus.flags() + " --allow-control --duration 300ms --interval 100ms --json",
+        gpus.env());
+    ASSERT_EQ(next.exit_code, 0) << "killed after " << ms << " ms: " << next.err;
+    // 0: never set (the kill came first); else what the driver had before.
+    EXPECT_THAT(gpus.limit_mw(0), ::testing::AnyOf(0, 650000)) << "killed after " << ms << " ms";
+    EXPECT_THAT(gpus.limit_mw(1), ::testing::AnyOf(0, 700000)) << "killed after " << ms << " ms";
+    EXPECT_FALSE(stdfs::exists(gpus.governor_state())) << "killed after " << ms << " ms";
+  }
 }
 
 TEST(PowerCliTest, NoPermissionOnOneGpuIsLoggedAndTheOtherIsStillControlled) {
