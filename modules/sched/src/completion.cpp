@@ -62,9 +62,12 @@ void RuntimeCore::finish(TaskId id, std::string error, int releasing_device,
   }
 }
 
-void RuntimeCore::unpin(int device, const TaskState& t) {
+void RuntimeCore::unpin(int device, const TaskState& t, std::size_t count) {
   const auto dev_index = static_cast<std::size_t>(device);
   for (const auto& [h, mode] : t.accesses) {
+    if (count-- == 0) {
+      break;
+    }
     Replica& r = handles_[h].replicas[dev_index];
     if (r.pins > 0 && r.buffer) {
       --r.pins;

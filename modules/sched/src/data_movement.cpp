@@ -120,7 +120,7 @@ Status RuntimeCore::issue_and_wait(DeviceState& d, std::vector<InflightCopy>& co
 }
 
 Status RuntimeCore::acquire_data(int device, TaskId id, Lock& lock,
-                                 std::chrono::nanoseconds& moved_at) {
+                                 std::chrono::nanoseconds& moved_at, std::size_t& pinned) {
   TaskState& t = state(id);
   DeviceState& d = *devices_[static_cast<std::size_t>(device)];
   const auto dev_index = static_cast<std::size_t>(device);
@@ -151,6 +151,7 @@ Status RuntimeCore::acquire_data(int device, TaskId id, Lock& lock,
       }
     }
     ++handles_[h].replicas[dev_index].pins;
+    ++pinned;
   }
   std::vector<InflightCopy> copies;
   for (const auto& [h, mode] : t.accesses) {
@@ -289,6 +290,12 @@ void RuntimeCore::prefetch(int device, Lock& lock) {
     hs.replicas[dev_index].fetching = false;
   }
   pins_released_.notify_all();
+  if (d.failed) {
+    // It failed while these were issued without the lock, after its own drain: nobody waits for
+    // a failed device's copies, and their pins would hold the data's buffers for ever (a later
+    // unregister waited on them).
+    drain_inflight(device, lock);
+  }
 }
 
 }  // namespace acco::sched::detail

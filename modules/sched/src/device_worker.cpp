@@ -237,9 +237,11 @@ void RuntimeCore::run_task(int device, TaskId id, Lock& lock) {
       std::max(std::chrono::duration<double>(recent()).count(), running_end) + t.predicted_s;
 
   std::chrono::nanoseconds moved_at{-1};  // data was copied, waited for or allocated
-  Status fetched = acquire_data(device, id, lock, moved_at);
+  std::size_t pinned = 0;
+  Status fetched = acquire_data(device, id, lock, moved_at, pinned);
   if (!fetched) {
-    unpin(device, t);
+    // Only its own pins: a prefetch in flight into a replica it had not reached yet holds one.
+    unpin(device, t, pinned);
     pins_released_.notify_all();
     d.running_end_s = d.async.launched.empty() ? 0 : running_end;
     --d.totals.running;

@@ -29,6 +29,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -202,7 +203,10 @@ class RuntimeCore {
               std::chrono::nanoseconds at = std::chrono::nanoseconds(-1));
   // Publishes an outcome under the lock; false when the device failed (the task was re-placed).
   bool complete(int device, TaskId id, Outcome outcome, double weight, Lock& lock);
-  void unpin(int device, const TaskState& t);
+  // Releases the pins of the task's first `count` accesses on `device` (acquire_data pins them
+  // in order; one that failed part way says how many it pinned).
+  void unpin(int device, const TaskState& t,
+             std::size_t count = std::numeric_limits<std::size_t>::max());
   // Retires a device; with `salvage_data` (it failed moving data, its memory is not suspect) the
   // data whose only valid copy it holds is copied back to the host first, where it still answers.
   void fail_device(int device, const std::string& why, Lock& lock, bool salvage_data = false);
@@ -285,7 +289,8 @@ class RuntimeCore {
   // Pins the task's replicas on `device`, copying what is not valid there; `moved_at` is set to
   // when it first had to copy, wait for or allocate anything (the lock was released), and left
   // as it was otherwise.
-  Status acquire_data(int device, TaskId id, Lock& lock, std::chrono::nanoseconds& moved_at);
+  Status acquire_data(int device, TaskId id, Lock& lock, std::chrono::nanoseconds& moved_at,
+                      std::size_t& pinned);
   void prefetch(int device, Lock& lock);
   // Prefetches for the devices that were pushed tasks (StarPU prefetches at push time): called
   // where the pushing thread may release the lock, after a completion and after a submit.

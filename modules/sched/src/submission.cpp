@@ -83,6 +83,13 @@ Status RuntimeCore::write_back(DataHandle handle, bool forget) {
     }
   }
   if (forget) {
+    // A prefetch whose task went elsewhere (or failed) is waited for by nobody else: its pins,
+    // here and on its source, would hold this wait for ever.
+    for (std::size_t d = 0; d < h.replicas.size(); ++d) {
+      if (h.replicas[d].fetching) {
+        (void)wait_inflight(static_cast<int>(d), handle.id, lock);
+      }
+    }
     pins_released_.wait(lock, [&] {
       return std::all_of(h.replicas.begin(), h.replicas.end(),
                          [](const Replica& r) { return r.pins == 0; });

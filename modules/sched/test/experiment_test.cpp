@@ -5,6 +5,7 @@
 #include <string_view>
 #include <vector>
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -13,6 +14,7 @@
 #include "acco/core/units.hpp"
 #include "acco/device/host_backend.hpp"
 #include "acco/sched/experiment_report.hpp"
+#include "acco/sched/experiment_setup.hpp"
 #include "acco/sched/perf_model.hpp"
 #include "acco/testing/json_schema.hpp"
 #include "acco/testing/matchers.hpp"
@@ -145,6 +147,40 @@ TEST(RunExperiment, ARunThatFailsIsAnErrorNamingThePolicy) {
   ASSERT_FALSE(e.has_value());
   EXPECT_EQ(e.error().code, Errc::kInvalidArgument);
   EXPECT_THAT(e.error().message, StartsWith("heft: "));
+}
+
+// A device lost after a few copies, as `acco schedule --inject-fault 0:lost-after:N`: every run
+// ends (unregister waited for ever on the pin of a prefetch whose task had failed, and a failed
+// fetch released pins that prefetches held), and says which device failed.
+TEST(RunExperiment, ADeviceLostAfterAFewCopiesEndsEveryRun) {
+  for (const auto [policy, copies] :
+       std::vector<std::pair<PolicyKind, int>>{{PolicyKind::kDmda, 1},
+                                               {PolicyKind::kDmda, 2},
+                                               {PolicyKind::kDmda, 5},
+                                               {PolicyKind::kWorkStealing, 2},
+                                               {PolicyKind::kEager, 3}}) {
+    // Each run on fresh devices: a lost device stays lost, the next policy's runtime could not
+    // even make its queue.
+    DeviceSetup setup;
+    setup.host_devices = 2;
+    setup.link = device::parse_link("pcie3x16").value();
+    setup.faults = {{0, device::parse_fault_plan(fmt::format("lost-after:{}", copies)).value()}};
+    auto backend = open_experiment_backend(setup);
+    ASSERT_THAT(backend, IsOk());
+    auto devices = experiment_devices(std::move(*backend), setup, {"gpu", "gpu"}, {1, 1});
+    ASSERT_THAT(devices, IsOk());
+    ExperimentOptions o;
+    o.spec.tiles = 4;
+    o.spec.time_scale = 0.01;
+    o.policies = {policy};
+    o.calibration_runs = 1;
+    const Workload w = workload_for(o.spec, devices->models);
+    auto e = run_experiment(w, *devices, o, [](std::string_view) {});
+    ASSERT_THAT(e, IsOk()) << copies << " copies";
+    ASSERT_EQ(e->runs.size(), 1U);
+    EXPECT_THAT(fault_lines(e->runs.front()), ::testing::Contains(HasSubstr("dev0 failed")))
+        << "lost after " << copies << " copies";
+  }
 }
 
 TEST(FaultLines, NameTheFailedDeviceWhenWhyAndHowManyTasksMovedAndTheFailedCopies) {
