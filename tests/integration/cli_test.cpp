@@ -931,6 +931,24 @@ TEST(ScheduleTest, BadValuesExit64NamingTheFlag) {
   }
 }
 
+// A device lost mid-run (the run hung at its end before: a leaked pin) and a fault for a device
+// that is not there.
+TEST(ScheduleTest, InjectedFaultsAreNamedAndAFaultForNoDeviceIsRefused) {
+  const auto r = acco(small_schedule(
+      {"--devices", "host:2", "--policy", "dmda", "--inject-fault", "0:lost-after:2"}));
+  // Tasks whose data only the lost device held fail (exit 1, naming it); the others moved.
+  if (r.exit_code == 0) {
+    EXPECT_THAT(r.out, HasSubstr("dmda: dev0 failed at +"));
+    EXPECT_THAT(r.out, HasSubstr("the device is lost"));
+  } else {
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    EXPECT_THAT(r.err, HasSubstr("its only valid copy was on dev0, which failed"));
+  }
+  expect_one_line_error(
+      acco(small_schedule({"--devices", "host:2", "--inject-fault", "5:copy-fails:1"})), 64,
+      "--inject-fault: there is no device 5 (2 devices)");
+}
+
 TEST(ScheduleTest, CudaWithoutAGpuExits69) {
   const auto r = acco(small_schedule({"--devices", "cuda"}));
   if (r.exit_code == 0) {
