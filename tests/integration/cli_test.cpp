@@ -935,7 +935,7 @@ TEST(ScheduleTest, BadValuesExit64NamingTheFlag) {
 // that is not there.
 TEST(ScheduleTest, InjectedFaultsAreNamedAndAFaultForNoDeviceIsRefused) {
   const auto r = acco(small_schedule(
-      {"--devices", "host:2", "--policy", "dmda", "--inject-fault", "0:lost-after:2"}));
+      {"--devices", "host:2", "--policy", "dmda", "--inject-fault", "0:lost-after:1"}));
   // Tasks whose data only the lost device held fail (exit 1, naming it); the others moved.
   if (r.exit_code == 0) {
     EXPECT_THAT(r.out, HasSubstr("dmda: dev0 failed at +"));

@@ -205,8 +205,8 @@ TEST(ServeTest, AKillDashNineAtAnyPointLeavesTheStoreAndTheLogWhole) {
   std::int64_t stored = 0;
   constexpr int kStarts = 6;
   for (int i = 0; i < kStarts; ++i) {
-    // The last one after two batches at least (5 rounds of 100 ms each).
-    const int ms = delay_ms(random) + (i == kStarts - 1 ? 1000 : 0);
+    // The last one after a few batches at least (5 rounds of 100 ms each).
+    const int ms = delay_ms(random) + (i == kStarts - 1 ? 2000 : 0);
     Daemon d({"--simulate", "2", "--listen", "127.0.0.1:0", "--interval", "100ms", "--store",
               store.string(), "--log", log.string()});
     ASSERT_GT(d.port(), 0) << "start " << i << ": " << d.early_stderr();

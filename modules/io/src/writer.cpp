@@ -146,8 +146,8 @@ class TempFile {
     if (policy != FsyncPolicy::kNone && ::fsync(fd_) != 0) {
       return fail(Errc::kCannotWrite, fmt::format("{}: fsync: {}", target, std::strerror(errno)));
     }
-    // A file system that writes back late (NFS, and any without a policy's fsync) may report
-    // a lost write only here; the descriptor is gone either way.
+    // A network or FUSE file system (NFS above all) may report a lost write only here, when no
+    // fsync came first; the descriptor is gone either way.
     if (::close(std::exchange(fd_, -1)) != 0) {
       return fail(Errc::kCannotWrite, fmt::format("{}: close: {}", target, std::strerror(errno)));
     }

@@ -1,3 +1,8 @@
+// The definitions of syscall_faults.hpp, for 64-bit glibc: with _FILE_OFFSET_BITS=64 on a
+// 32-bit target, pread/pwrite/ftruncate would be the *64 symbols and these would clash.
+#if defined(_FILE_OFFSET_BITS) && _FILE_OFFSET_BITS == 64 && !defined(__LP64__)
+#error "syscall_faults.cpp assumes 64-bit off_t without _FILE_OFFSET_BITS redirection"
+#endif
 // The definitions of syscall_faults.hpp. A symbol defined in the program comes before the C
 // library's (and a sanitizer's interceptor) for every caller, the io library included; the real
 // function is the next definition, found with dlsym(RTLD_NEXT).
@@ -62,7 +67,8 @@ bool under(int fd, const std::string& dir, bool directories) {
     return false;
   }
   const std::string path(link.data(), static_cast<std::size_t>(n));
-  return path.compare(0, dir.size(), dir) == 0;
+  const std::string prefix = dir.ends_with('/') ? dir : dir + '/';
+  return path == dir || path.compare(0, prefix.size(), prefix) == 0;
 }
 
 Decision decide(Call call, int fd) {
@@ -129,7 +135,7 @@ ssize_t pwrite(int fd, const void* buf, size_t count, off_t offset) {
   }
 }
 
-ssize_t pwrite64(int fd, const void* buf, size_t count, off_t offset) {
+ssize_t pwrite64(int fd, const void* buf, size_t count, off64_t offset) {
   return pwrite(fd, buf, count, offset);
 }
 
@@ -141,7 +147,8 @@ ssize_t pread(int fd, void* buf, size_t count, off_t offset) {
       errno = d.error;
       return -1;
     case faults::Action::kTruncate: {
-      // Through another descriptor: an O_DIRECT one may refuse an unaligned size.
+      // Through another descriptor: the reader's is read-only, and ftruncate needs one open for
+      // writing.
       const std::string proc = "/proc/self/fd/" + std::to_string(fd);
       if (::truncate(proc.c_str(), d.truncate_to) != 0) {
         std::perror("syscall_faults: truncate");
@@ -153,7 +160,7 @@ ssize_t pread(int fd, void* buf, size_t count, off_t offset) {
   }
 }
 
-ssize_t pread64(int fd, void* buf, size_t count, off_t offset) {
+ssize_t pread64(int fd, void* buf, size_t count, off64_t offset) {
   return pread(fd, buf, count, offset);
 }
 

@@ -42,7 +42,8 @@ Status RuntimeCore::wait_inflight(int device, std::size_t handle, Lock& lock) {
   auto it = find();
   while (it == d.transfers.inflight.end()) {
     // Another thread marked it and is issuing it without the lock: it lists the copy (or clears
-    // `fetching` if the copy could not be issued) and then notifies.
+    // `fetching` if the copy could not be issued) and then notifies. Or another thread took the
+    // listed copy and waits for it (a worker, or an unregister): it clears `fetching` when done.
     if (!handles_[handle].replicas[static_cast<std::size_t>(device)].fetching) {
       return {};  // nothing in flight: the caller copies if the replica is not valid
     }
@@ -161,6 +162,13 @@ Status RuntimeCore::acquire_data(int device, TaskId id, Lock& lock,
     }
     const int source = pick_source(h, device, true);
     if (source == -2) {
+      // The copies listed so far are not made: their sources' pins go with them.
+      for (const InflightCopy& c : copies) {
+        if (c.source >= 0) {
+          --handles_[c.handle].replicas[static_cast<std::size_t>(c.source)].pins;
+        }
+      }
+      pins_released_.notify_all();
       return fail(Errc::kNotFound, fmt::format("data {}: no valid copy left", h));
     }
     const void* src = hs.host;

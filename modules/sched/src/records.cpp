@@ -114,6 +114,7 @@ void RuntimeCore::reset_records() {
     d->counters.tasks_batched = 0;
     d->memory.buffers_allocated = 0;
     d->memory.buffers_reused = 0;
+    d->moved_away = 0;
   }
 }
 
