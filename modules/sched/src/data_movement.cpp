@@ -120,15 +120,12 @@ Status RuntimeCore::issue_and_wait(DeviceState& d, std::vector<InflightCopy>& co
   return status;
 }
 
-Status RuntimeCore::acquire_data(int device, TaskId id, Lock& lock,
+Status RuntimeCore::pin_replicas(int device, const TaskState& t, Lock& lock,
                                  std::chrono::nanoseconds& moved_at, std::size_t& pinned) {
-  TaskState& t = state(id);
-  DeviceState& d = *devices_[static_cast<std::size_t>(device)];
   const auto dev_index = static_cast<std::size_t>(device);
-  // Pin every replica the task uses. Waiting for a prefetch and making room release the lock, and
-  // meanwhile another thread may start a prefetch into a replica not pinned yet (prefetches
-  // skip pinned ones) or allocate its buffer: so each replica is re-examined until it can be
-  // pinned as it is.
+  // Waiting for a prefetch and making room release the lock, and meanwhile another thread may
+  // start a prefetch into a replica not pinned yet (prefetches skip pinned ones) or allocate its
+  // buffer: so each replica is re-examined until it can be pinned as it is.
   const auto mark_moved = [&] {
     if (moved_at.count() < 0) {
       moved_at = now();
@@ -154,6 +151,21 @@ Status RuntimeCore::acquire_data(int device, TaskId id, Lock& lock,
     ++handles_[h].replicas[dev_index].pins;
     ++pinned;
   }
+  return {};
+}
+
+Status RuntimeCore::acquire_data(int device, TaskId id, Lock& lock,
+                                 std::chrono::nanoseconds& moved_at, std::size_t& pinned) {
+  TaskState& t = state(id);
+  DeviceState& d = *devices_[static_cast<std::size_t>(device)];
+  const auto dev_index = static_cast<std::size_t>(device);
+  // Pin every replica the task uses, then copy in what is not valid there.
+  ACCO_RETURN_IF_ERROR(pin_replicas(device, t, lock, moved_at, pinned));
+  const auto mark_moved = [&] {
+    if (moved_at.count() < 0) {
+      moved_at = now();
+    }
+  };
   std::vector<InflightCopy> copies;
   for (const auto& [h, mode] : t.accesses) {
     HandleState& hs = handles_[h];

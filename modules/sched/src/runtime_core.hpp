@@ -291,6 +291,10 @@ class RuntimeCore {
   // as it was otherwise.
   Status acquire_data(int device, TaskId id, Lock& lock, std::chrono::nanoseconds& moved_at,
                       std::size_t& pinned);
+  // acquire_data's first half: a buffer for each of the task's accesses on `device`, pinned in
+  // order (`pinned` counts them); kNotFound for data that is lost.
+  Status pin_replicas(int device, const TaskState& t, Lock& lock,
+                      std::chrono::nanoseconds& moved_at, std::size_t& pinned);
   void prefetch(int device, Lock& lock);
   // Prefetches for the devices that were pushed tasks (StarPU prefetches at push time): called
   // where the pushing thread may release the lock, after a completion and after a submit.
