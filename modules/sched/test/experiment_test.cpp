@@ -153,7 +153,7 @@ TEST(RunExperiment, ARunThatFailsIsAnErrorNamingThePolicy) {
 // ends (unregister waited for ever on the pin of a prefetch whose task had failed, and a failed
 // fetch released pins that prefetches held), and says which device failed.
 TEST(RunExperiment, ADeviceLostAfterAFewCopiesEndsEveryRun) {
-  for (const auto [policy, copies] :
+  for (const auto& [policy, copies] :
        std::vector<std::pair<PolicyKind, int>>{{PolicyKind::kDmda, 1},
                                                {PolicyKind::kDmda, 2},
                                                {PolicyKind::kWorkStealing, 1},
