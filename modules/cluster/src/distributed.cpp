@@ -91,6 +91,13 @@ Status malformed(const Message& m) {
                                            m.tag, m.data.size(), m.source));
 }
 
+// Finish, with `error` (empty: success), to `rank`.
+Status post_finish(Communicator& comm, int rank, const std::string& error) {
+  Encoder e;
+  e.word(static_cast<std::uint64_t>(Kind::kFinish)).text(error);
+  return comm.post(rank, kTagControl, e.take());
+}
+
 using Clock = std::chrono::steady_clock;
 double since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
@@ -554,9 +561,7 @@ class Control {
     }
     if (coordinator_.finished() || !error_.empty()) {
       for (int r = 0; r < comm_.size(); ++r) {
-        Encoder e;
-        e.word(static_cast<std::uint64_t>(Kind::kFinish)).text(error_);
-        ACCO_RETURN_IF_ERROR(comm_.post(r, kTagControl, e.take()));
+        ACCO_RETURN_IF_ERROR(post_finish(comm_, r, error_));
       }
       finished_ = true;
     }
@@ -654,10 +659,7 @@ class Loop {
   void tell_others(const std::string& why) {
     if (control_ != nullptr) {
       for (int r = 1; r < comm_.size(); ++r) {
-        Encoder e;
-        e.word(static_cast<std::uint64_t>(Kind::kFinish))
-            .text(fmt::format("rank 0 stopped: {}", why));
-        (void)comm_.post(r, kTagControl, e.take());
+        (void)post_finish(comm_, r, fmt::format("rank 0 stopped: {}", why));
       }
     } else {
       Encoder e;

@@ -120,17 +120,18 @@ Status RuntimeCore::issue_and_wait(DeviceState& d, std::vector<InflightCopy>& co
   return status;
 }
 
+void RuntimeCore::mark_moved(std::chrono::nanoseconds& moved_at) const {
+  if (moved_at.count() < 0) {
+    moved_at = now();
+  }
+}
+
 Status RuntimeCore::pin_replicas(int device, const TaskState& t, Lock& lock,
                                  std::chrono::nanoseconds& moved_at, std::size_t& pinned) {
   const auto dev_index = static_cast<std::size_t>(device);
   // Waiting for a prefetch and making room release the lock, and meanwhile another thread may
   // start a prefetch into a replica not pinned yet (prefetches skip pinned ones) or allocate its
   // buffer: so each replica is re-examined until it can be pinned as it is.
-  const auto mark_moved = [&] {
-    if (moved_at.count() < 0) {
-      moved_at = now();
-    }
-  };
   for (const auto& [h, mode] : t.accesses) {
     if (reads(mode) && !handles_[h].lost.empty()) {
       return fail(Errc::kNotFound, fmt::format("data {}: {}", h, handles_[h].lost));
@@ -139,10 +140,10 @@ Status RuntimeCore::pin_replicas(int device, const TaskState& t, Lock& lock,
       const Replica& r = handles_[h].replicas[dev_index];
       if (r.fetching) {
         // A failed prefetch is retried below as an ordinary copy.
-        mark_moved();
+        mark_moved(moved_at);
         (void)wait_inflight(device, h, lock);
       } else if (!r.buffer) {
-        mark_moved();
+        mark_moved(moved_at);
         ACCO_RETURN_IF_ERROR(allocate_replica(device, h, lock));
       } else {
         break;
@@ -161,11 +162,6 @@ Status RuntimeCore::acquire_data(int device, TaskId id, Lock& lock,
   const auto dev_index = static_cast<std::size_t>(device);
   // Pin every replica the task uses, then copy in what is not valid there.
   ACCO_RETURN_IF_ERROR(pin_replicas(device, t, lock, moved_at, pinned));
-  const auto mark_moved = [&] {
-    if (moved_at.count() < 0) {
-      moved_at = now();
-    }
-  };
   std::vector<InflightCopy> copies;
   for (const auto& [h, mode] : t.accesses) {
     HandleState& hs = handles_[h];
@@ -195,7 +191,7 @@ Status RuntimeCore::acquire_data(int device, TaskId id, Lock& lock,
   if (copies.empty()) {
     return {};
   }
-  mark_moved();
+  mark_moved(moved_at);
   lock.unlock();
   std::vector<std::string> errors(copies.size());
   Status status = issue_and_wait(d, copies, errors);

@@ -291,6 +291,8 @@ class RuntimeCore {
   // as it was otherwise.
   Status acquire_data(int device, TaskId id, Lock& lock, std::chrono::nanoseconds& moved_at,
                       std::size_t& pinned);
+  // The first time data moves for a task (a copy, a wait for one, an allocation): now.
+  void mark_moved(std::chrono::nanoseconds& moved_at) const;
   // acquire_data's first half: a buffer for each of the task's accesses on `device`, pinned in
   // order (`pinned` counts them); kNotFound for data that is lost.
   Status pin_replicas(int device, const TaskState& t, Lock& lock,
