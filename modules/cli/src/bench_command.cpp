@@ -23,6 +23,7 @@
 #include "acco/bench/run_setup.hpp"
 #include "acco/bench/runner.hpp"
 #include "acco/core/file.hpp"
+#include "acco/core/process.hpp"
 #include "acco/core/units.hpp"
 #include "acco/device/host_backend.hpp"
 #include "acco/io/baseline.hpp"
@@ -31,7 +32,6 @@
 #include "bench_collective.hpp"
 #include "command_spec.hpp"
 #include "commands.hpp"
-#include "interrupt_watch.hpp"
 #include "profile_flags.hpp"
 
 namespace acco::cli {
@@ -235,7 +235,7 @@ class BenchCommand final : public Command {
     // Blocked before the backend starts its threads: the first SIGINT or SIGTERM stops the run
     // between two cases with the results so far; a second one ends the process at once (a case
     // on a GPU that stopped answering may never finish).
-    const InterruptWatch interrupt([&inv](int signal) {
+    const core::InterruptWatch interrupt([&inv](int signal) {
       if (inv.progress) {
         inv.progress(fmt::format(
             "acco: {}: finishing the current case, then stopping (again to stop at once)",

@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 
+#include "acco/core/process.hpp"
 #include "acco/core/stop.hpp"
 #include "acco/monitor/power_run.hpp"
 #include "acco/power/report.hpp"
@@ -17,7 +18,6 @@
 #include "commands.hpp"
 #include "governor_flags.hpp"
 #include "monitor_flags.hpp"
-#include "process.hpp"
 
 namespace acco::cli {
 namespace {
@@ -64,7 +64,7 @@ class RunCommand final : public Command {
   explicit RunCommand(monitor::PowerRunOptions options) : options_(std::move(options)) {}
 
   Result<Output> run(const Invocation& inv) const override {
-    const SignalScope signals;
+    const core::SignalScope signals;
     const bool json = inv.format == Format::kJson;
     monitor::PowerRunLog log;
     if (inv.progress) {
@@ -74,7 +74,7 @@ class RunCommand final : public Command {
       }
     }
     core::StopFlag stop;
-    const StopOnSignal on_signal(signals, stop);
+    const core::StopOnSignal on_signal(signals, stop);
     auto report = monitor::run_power(options_, stop, log);
     if (!report) {
       return tl::unexpected(governor_error(std::move(report.error())));

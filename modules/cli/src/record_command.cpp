@@ -4,6 +4,7 @@
 #include <memory>
 #include <string>
 
+#include "acco/core/process.hpp"
 #include "acco/core/stop.hpp"
 #include "acco/monitor/recorder.hpp"
 #include "acco/report/document.hpp"
@@ -11,7 +12,6 @@
 #include "command_spec.hpp"
 #include "commands.hpp"
 #include "monitor_flags.hpp"
-#include "process.hpp"
 
 namespace acco::cli {
 namespace {
@@ -21,7 +21,7 @@ class RecordCommand final : public Command {
   explicit RecordCommand(monitor::RecordOptions options) : options_(std::move(options)) {}
 
   Result<Output> run(const Invocation& inv) const override {
-    const SignalScope signals;  // before the sampler's thread, which inherits its mask
+    const core::SignalScope signals;  // before the sampler's thread, which inherits its mask
     auto recorder = monitor::Recorder::create(options_);
     if (!recorder) {
       return tl::unexpected(recorder.error());
@@ -30,7 +30,7 @@ class RecordCommand final : public Command {
       inv.progress(monitor::started_line(options_, recorder->nvml_note()));
     }
     core::StopFlag stop;
-    const StopOnSignal on_signal(signals, stop);
+    const core::StopOnSignal on_signal(signals, stop);
     const auto summary = recorder->run(stop);
     if (!summary) {
       return tl::unexpected(summary.error());

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "acco/core/file.hpp"
+#include "acco/core/process.hpp"
 #include "acco/monitor/schedule_run.hpp"
 #include "acco/report/document.hpp"
 #include "acco/sched/experiment_report.hpp"
@@ -20,7 +21,6 @@
 #include "command_spec.hpp"
 #include "commands.hpp"
 #include "monitor_flags.hpp"
-#include "process.hpp"
 #include "profile_flags.hpp"
 #include "schedule_distributed.hpp"
 
@@ -393,7 +393,7 @@ Result<std::unique_ptr<monitor::RuntimeServer>> start_server(const ScheduleOptio
     return nullptr;
   }
   monitor::RuntimeServerOptions serve = *s.serve;
-  serve.metrics = {.version = ACCO_VERSION, .hostname = hostname()};
+  serve.metrics = {.version = ACCO_VERSION, .hostname = core::hostname()};
   ACCO_ASSIGN_OR_RETURN(auto server, monitor::RuntimeServer::start(serve), "--serve");
   if (inv.progress) {
     inv.progress(monitor::serving_line(serve, server->port(), server->nvml_note()));

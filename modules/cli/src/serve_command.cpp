@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "acco/core/process.hpp"
 #include "acco/core/stop.hpp"
 #include "acco/core/units.hpp"
 #include "acco/doctor/periodic_bench.hpp"
@@ -21,7 +22,6 @@
 #include "governor_flags.hpp"
 #include "machine_flags.hpp"
 #include "monitor_flags.hpp"
-#include "process.hpp"
 
 namespace acco::cli {
 namespace {
@@ -38,9 +38,9 @@ class ServeCommand final : public Command {
   explicit ServeCommand(ServeOptions options) : options_(std::move(options)) {}
 
   Result<Output> run(const Invocation& inv) const override {
-    const SignalScope signals;  // before the daemon's threads, which inherit its mask
+    const core::SignalScope signals;  // before the daemon's threads, which inherit its mask
     monitor::DaemonOptions options = options_.daemon;
-    options.metrics.hostname = hostname();
+    options.metrics.hostname = core::hostname();
     options.checks.probe = probe_request(MachineOptions{}, inv.settings);
     options.checks.bench = doctor::periodic_bench(options_.history_path, options_.tune_dir);
     auto daemon = monitor::Daemon::create(std::move(options));
@@ -55,7 +55,7 @@ class ServeCommand final : public Command {
       inv.progress(monitor::started_line(options_.daemon, *started));
     }
     core::StopFlag stop;
-    const StopOnSignal on_signal(signals, stop);
+    const core::StopOnSignal on_signal(signals, stop);
     const auto summary = daemon->run(stop, options_.duration);
     if (!summary) {
       return tl::unexpected(summary.error());

@@ -2,8 +2,7 @@
 // (NVML, simulated devices, the host) or reads a running `acco serve` with --from, and redraws
 // a plain-ANSI frame every interval, so it works over ssh and inside tmux without curses. A
 // stdout that is not a terminal, or --once, gets one frame without escape codes. The loop is
-// monitor::run_top; this file holds the flags and the terminal.
-#include <cctype>
+// monitor::run_top on monitor::StdioTerminal; this file holds the flags.
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -11,21 +10,18 @@
 #include <string>
 #include <string_view>
 
-#include <poll.h>
-#include <sys/ioctl.h>
-#include <termios.h>
 #include <unistd.h>
 
-#include "acco/core/clock.hpp"
+#include "acco/core/process.hpp"
 #include "acco/core/units.hpp"
 #include "acco/monitor/client.hpp"
 #include "acco/monitor/sources.hpp"
+#include "acco/monitor/stdio_terminal.hpp"
 #include "acco/monitor/top_session.hpp"
 
 #include "command_spec.hpp"
 #include "commands.hpp"
 #include "monitor_flags.hpp"
-#include "process.hpp"
 
 namespace acco::cli {
 namespace {
@@ -48,84 +44,18 @@ void write_stdout(std::string_view text) {
   std::fflush(stdout);
 }
 
-// stdin and stdout as the view's terminal: a terminal stdin goes non-canonical without echo, so a
-// 'q' arrives at once and is not printed over the frame (its settings come back at the end);
-// SIGTERM and SIGINT read as 'q'.
-class Terminal final : public monitor::TopTerminal {
- public:
-  Terminal(const SignalScope& signals, bool live) : signals_(signals), live_(live) {
-    if (live && ::isatty(STDIN_FILENO) == 1 && ::tcgetattr(STDIN_FILENO, &saved_) == 0) {
-      termios raw = saved_;
-      raw.c_lflag &= ~static_cast<tcflag_t>(ICANON | ECHO);
-      raw.c_cc[VMIN] = 0;
-      raw.c_cc[VTIME] = 0;
-      keys_ = ::tcsetattr(STDIN_FILENO, TCSANOW, &raw) == 0;
-    }
-  }
-  ~Terminal() override {
-    if (keys_) {
-      ::tcsetattr(STDIN_FILENO, TCSANOW, &saved_);
-    }
-  }
-  Terminal(const Terminal&) = delete;
-  Terminal& operator=(const Terminal&) = delete;
-
-  // The last key typed within `timeout` ('q' first when it came), or 0.
-  char wait_key(std::chrono::milliseconds timeout) override {
-    if (!keys_) {
-      return signals_.wait(timeout) == 0 ? 0 : 'q';
-    }
-    if (signals_.wait(std::chrono::milliseconds(0)) != 0) {
-      return 'q';
-    }
-    pollfd p{STDIN_FILENO, POLLIN, 0};
-    if (::poll(&p, 1, static_cast<int>(timeout.count())) <= 0) {
-      return 0;
-    }
-    char c = 0;
-    char last = 0;
-    while (::read(STDIN_FILENO, &c, 1) == 1) {
-      last = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-      if (last == 'q') {
-        break;
-      }
-    }
-    return last;
-  }
-  [[nodiscard]] bool keys() const override { return keys_; }
-  [[nodiscard]] std::size_t width() const override {
-    winsize size{};
-    // ioctl is variadic in POSIX; TIOCGWINSZ takes exactly one winsize*.
-    // NOLINTNEXTLINE(cppcoreguidelines-pro-type-vararg)
-    if (!live_ || ::ioctl(STDOUT_FILENO, TIOCGWINSZ, &size) != 0) {
-      return 0;
-    }
-    return size.ws_col;
-  }
-  [[nodiscard]] std::chrono::steady_clock::time_point now() const override {
-    return std::chrono::steady_clock::now();
-  }
-  [[nodiscard]] std::int64_t now_unix_nanos() const override { return core::now_unix_nanos(); }
-
- private:
-  const SignalScope& signals_;
-  bool live_;
-  termios saved_{};
-  bool keys_ = false;
-};
-
 class TopCommand final : public Command {
  public:
   explicit TopCommand(TopCommandOptions options) : options_(std::move(options)) {}
 
   Result<Output> run(const Invocation& /*invocation*/) const override {
-    const SignalScope signals;
+    const core::SignalScope signals;
     ACCO_ASSIGN_OR_RETURN(const monitor::TopFeed feed,
                           options_.from
                               ? Result<monitor::TopFeed>(monitor::TopFeed::from_daemon(
                                     *options_.from, options_.interval))
                               : monitor::TopFeed::sample_here(options_.sysroot, options_.sources,
-                                                              options_.interval, hostname()));
+                                                              options_.interval, core::hostname()));
     const bool live = ::isatty(STDOUT_FILENO) == 1 && !options_.once;
     monitor::TopSessionOptions session{.interval = options_.interval,
                                        .frames = options_.once             ? 1
@@ -133,7 +63,7 @@ class TopCommand final : public Command {
                                                                            : (live ? 0 : 1),
                                        .view = {}};
     session.view.colour = live;
-    Terminal terminal(signals, live);
+    monitor::StdioTerminal terminal(signals, live);
     if (live) {
       write_stdout(kHideCursor);
     }

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "acco/core/process.hpp"
 #include "acco/core/units.hpp"
 #include "acco/device/host_backend.hpp"
 #include "acco/report/document.hpp"
@@ -18,7 +19,6 @@
 #include "bench_command.hpp"
 #include "command_spec.hpp"
 #include "commands.hpp"
-#include "process.hpp"
 
 namespace acco::cli {
 namespace {
@@ -173,7 +173,7 @@ class TuneCommand final : public Command {
     }
     // Blocked before the engines start their threads, so SIGINT reaches only this one and the
     // search stops between two measurements; nothing is written until the end.
-    const SignalScope signals;
+    const core::SignalScope signals;
     bool stopped = false;
     const tune::StopRequested stop = [&] {
       stopped = stopped || signals.wait(std::chrono::milliseconds(0)) != 0;

@@ -1,9 +1,10 @@
-#include "interrupt_watch.hpp"
+#include "acco/core/process.hpp"
 
 #include <array>
 #include <cerrno>
 #include <csignal>
 #include <cstdint>
+#include <string>
 #include <utility>
 
 #include <poll.h>
@@ -12,7 +13,7 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
-namespace acco::cli {
+namespace acco::core {
 namespace {
 
 // Dies of `signal` as if it had never been blocked: its default action (terminate) on this
@@ -90,4 +91,12 @@ void InterruptWatch::watch() {
   }
 }
 
-}  // namespace acco::cli
+std::string hostname() {
+  std::array<char, 256> name{};
+  if (gethostname(name.data(), name.size() - 1) != 0) {
+    return "localhost";
+  }
+  return name.data();
+}
+
+}  // namespace acco::core

@@ -1,22 +1,22 @@
-// What the long-running commands (serve, top, record, power run) need from the process: SIGTERM
-// and SIGINT taken on the command's own threads (and turned into a stop of the flow it runs), and
-// the host's name for headers and labels.
+// What a long-running program (the daemon, the governor loop, a recording, a benchmark) needs
+// from its process: SIGTERM and SIGINT taken on its own threads and turned into a stop of the
+// flow it runs, or into a stop between two steps with a second signal ending it at once; and the
+// host's name for headers and labels.
 #pragma once
 
-#include <array>
 #include <atomic>
 #include <chrono>
 #include <csignal>
 #include <ctime>
+#include <functional>
 #include <string>
 #include <thread>
 
 #include <pthread.h>
-#include <unistd.h>
 
 #include "acco/core/stop.hpp"
 
-namespace acco::cli {
+namespace acco::core {
 
 // SIGTERM and SIGINT are blocked before any thread starts, so every thread inherits the mask
 // and the command's thread alone takes them with sigtimedwait: no handler runs in a random
@@ -73,12 +73,35 @@ class StopOnSignal {
   std::thread thread_;
 };
 
-inline std::string hostname() {
-  std::array<char, 256> name{};
-  if (gethostname(name.data(), name.size() - 1) != 0) {
-    return "localhost";
-  }
-  return name.data();
-}
+// Blocks SIGINT and SIGTERM (a SignalScope: construct it before any thread starts, so every
+// thread inherits the mask) and takes them on a thread of its own. The first signal sets
+// requested() and calls `on_first` on that thread; the command stops at its next check as
+// before. A second signal ends the process there and then, killed by that signal (a shell reports
+// 130 for SIGINT, 143 for SIGTERM), so a step that never returns (a GPU that stopped answering)
+// needs no SIGKILL (bench). Not copyable; the destructor stops the thread and restores the
+// mask.
+class InterruptWatch {
+ public:
+  explicit InterruptWatch(std::function<void(int signal)> on_first = {});
+  ~InterruptWatch();
+  InterruptWatch(const InterruptWatch&) = delete;
+  InterruptWatch& operator=(const InterruptWatch&) = delete;
 
-}  // namespace acco::cli
+  // A first signal arrived. Thread-safe.
+  [[nodiscard]] bool requested() const { return first_.load() != 0; }
+
+ private:
+  void watch();
+
+  SignalScope mask_;  // first: blocked before the thread starts
+  std::function<void(int)> on_first_;
+  std::atomic<int> first_{0};
+  int signals_ = -1;  // signalfd of SIGINT and SIGTERM
+  int wake_ = -1;     // eventfd the destructor writes to stop the thread
+  std::thread watcher_;
+};
+
+// This host's name ("localhost" when it cannot be read).
+[[nodiscard]] std::string hostname();
+
+}  // namespace acco::core
