@@ -16,7 +16,7 @@ ENV DEBIAN_FRONTEND=noninteractive
 RUN apt-get update \
  && apt-get install -y --no-install-recommends \
       build-essential cmake ninja-build pkg-config ca-certificates \
-      libexpected-dev libcli11-dev nlohmann-json3-dev libfmt-dev libspdlog-dev libhwloc-dev \
+      libexpected-dev libcli11-dev nlohmann-json3-dev libfmt-dev libspdlog-dev libhwloc-dev libxml2-dev \
       libsqlite3-dev prometheus-cpp-dev libcpp-httplib-dev liburing-dev libopenmpi-dev \
  && rm -rf /var/lib/apt/lists/*
 COPY . /src

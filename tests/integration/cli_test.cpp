@@ -350,6 +350,41 @@ TEST(CliTest, HwlocXmlExportIsAssessedAsFarAsItHoldsFacts) {
               HasSubstr("Measured paths (quick bench): skipped (not the live machine)"));
 }
 
+// An NCCL topology file (a bare-metal dump): NUMA, the PCI tree with its links, NVLinks, NICs.
+TEST(CliTest, NcclTopologyFileIsAssessedAsFarAsItHoldsFacts) {
+  const std::string xml = std::string(ACCO_SOURCE_DIR) + "/tests/data/nccl_topo/dgx_h100.xml";
+  TempDir out;
+  const auto ids = (out.path() / "pci.ids").string();
+  std::ofstream(ids) << pci_ids_fixture();
+  const auto r = acco({"probe", "--nccl-topo", xml}, {{"ACCO_PCI_IDS", ids}});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  expect_golden("dgx_h100.nccl_topo.txt", replace_all(r.out, xml, "<XML>"));
+  const auto json = acco({"probe", "--nccl-topo", xml, "--json"});
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  expect_conforms(json.out, "probe.schema.json");
+  const auto j = nlohmann::json::parse(json.out);
+  EXPECT_EQ(j["machine"]["sysfs_read"], false);
+  EXPECT_EQ(j["machine"]["numa_nodes"].size(), 2U);
+  const auto doctor = acco({"doctor", "--nccl-topo", xml});
+  ASSERT_EQ(doctor.exit_code, 0) << doctor.err;
+  EXPECT_THAT(doctor.out,
+              HasSubstr("Measured paths (quick bench): skipped (not the live machine)"));
+}
+
+TEST(CliTest, BadNcclTopologyInputsExitWithTheirCodes) {
+  TempDir dir;
+  expect_one_line_error(acco({"probe", "--nccl-topo", (dir.path() / "none.xml").string()}), 66,
+                        "none.xml");
+  const auto garbage = (dir.path() / "garbage.xml").string();
+  std::ofstream(garbage) << "<system><pci busid=\"17:00\"/></system>";
+  expect_one_line_error(acco({"probe", "--nccl-topo", garbage}), 65,
+                        "busid=\"17:00\" is not a PCI address");
+  expect_one_line_error(acco({"probe", "--nccl-topo", garbage, "--hwloc-xml", garbage}), 64,
+                        "--nccl-topo and --hwloc-xml cannot be combined");
+  expect_one_line_error(acco({"probe", "--nccl-topo", garbage, "--data-dir", "/"}), 64,
+                        "--data-dir and --nccl-topo cannot be combined");
+}
+
 TEST(CliTest, BadHwlocXmlInputsExitWithTheirCodes) {
   TempDir dir;
   expect_one_line_error(acco({"probe", "--hwloc-xml", (dir.path() / "none.xml").string()}), 66,

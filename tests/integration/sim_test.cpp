@@ -56,6 +56,24 @@ TEST(SimTest, AGeneratedNodeIsSimulatedWithItsNvlinks) {
   EXPECT_THAT(text.out, HasSubstr("nvlink links: 8 per node, 450.0 GB/s"));
 }
 
+// A node read from an NCCL topology file (a DGX H100 dump) is the generated DGX H100 node: eight
+// GPUs, each with 18 NVLinks of 25 GB/s.
+TEST(SimTest, ANodeFromAnNcclTopologyFileIsSimulated) {
+  const std::string xml = std::string(ACCO_SOURCE_DIR) + "/tests/data/nccl_topo/dgx_h100.xml";
+  const auto r = acco("sim --nccl-topo " + xml + " --nodes 2 --tiles 4 --policy heft --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  expect_conforms(r.out, "sim.schema.json");
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["platform"]["origin"], "NCCL topology " + xml);
+  EXPECT_EQ(j["platform"]["devices_per_node"], 8);
+  const auto text = acco("sim --nccl-topo " + xml + " --nodes 2 --tiles 4 --policy heft");
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_THAT(text.out, HasSubstr("nvlink links: 8 per node, 450.0 GB/s"));
+  const auto both = acco("sim --nccl-topo " + xml + " --node dgx-h100");
+  EXPECT_EQ(both.exit_code, 64);
+  EXPECT_THAT(both.err, HasSubstr("--node and --nccl-topo cannot be combined"));
+}
+
 // A training step on two generated nodes: one data-parallel run, in the report and its schema.
 TEST(SimTest, ATrainingStepIsOneDataParallelRun) {
   const std::string base =

@@ -21,6 +21,10 @@ void add_machine_flags(CLI::App& sub, SharedFlags& shared, MachineFlags& flags, 
          "assess an hwloc XML export (lstopo --of xml) instead of probing: CPU, NUMA and PCI "
          "facts as far as the export holds them")
       ->type_name("FILE");
+  sub.add_option("--nccl-topo", flags.nccl_topo,
+                 "assess an NCCL topology file (NCCL_TOPO_DUMP_FILE's dump, a cloud VM's "
+                 "NCCL_TOPO_FILE) instead of probing: NUMA, PCI tree, links, NVLinks, NICs")
+      ->type_name("FILE");
   if (snapshot) {
     sub.add_option("--snapshot", flags.snapshot,
                    "record everything read (sysfs, procfs, NVML) into FILE for --from")
@@ -55,6 +59,9 @@ Result<std::string> data_dir_path(const MachineFlags& flags, const core::Setting
   namespace stdfs = std::filesystem;
   if (!flags.hwloc_xml.empty()) {
     return usage("--data-dir and --hwloc-xml cannot be combined (an XML export holds no mounts)");
+  }
+  if (!flags.nccl_topo.empty()) {
+    return usage("--data-dir and --nccl-topo cannot be combined (a topology file holds no mounts)");
   }
   if (!flags.from.empty() || settings.get("sysroot") != "/") {
     const stdfs::path path(flags.data_dir);
@@ -106,11 +113,25 @@ Result<MachineOptions> machine_options(const MachineFlags& flags, const core::Se
           "--hwloc-xml and --sysroot cannot be combined (the export replaces the sysroot)");
     }
   }
+  if (!flags.nccl_topo.empty()) {
+    for (const auto& [flag, given] :
+         {std::pair{"--from", !flags.from.empty()},
+          {"--hwloc-xml", !flags.hwloc_xml.empty()},
+          {"--snapshot", !flags.snapshot.empty()},
+          {"--sysroot", settings.find("sysroot")->set_by == core::SetBy::kFlag}}) {
+      if (given) {
+        return usage(fmt::format(
+            "--nccl-topo and {} cannot be combined (the topology file is the machine to assess)",
+            flag));
+      }
+    }
+  }
   if (!flags.data_dir.empty()) {
     ACCO_ASSIGN_OR_RETURN(m.data_dir, data_dir_path(flags, settings));
   }
   m.from = flags.from;
   m.hwloc_xml = flags.hwloc_xml;
+  m.nccl_topo = flags.nccl_topo;
   m.snapshot = flags.snapshot;
   return m;
 }
@@ -120,6 +141,7 @@ topo::ProbeRequest probe_request(const MachineOptions& machine, const core::Sett
   r.sysroot = settings.get("sysroot");
   r.from_snapshot = machine.from;
   r.hwloc_xml = machine.hwloc_xml;
+  r.nccl_topo = machine.nccl_topo;
   r.data_dir = machine.data_dir;
   doctor::try_direct_io(r);
   // The command writes the snapshot itself, so a failed write is told apart from a failed probe.

@@ -21,6 +21,7 @@ namespace acco::cli {
 struct MachineFlags {
   std::string from;       // --from FILE
   std::string hwloc_xml;  // --hwloc-xml FILE
+  std::string nccl_topo;  // --nccl-topo FILE
   std::string snapshot;   // --snapshot FILE (probe only)
   std::string fail_on;    // --fail-on SEVERITY
   std::string data_dir;   // --data-dir PATH
@@ -30,6 +31,7 @@ struct MachineFlags {
 struct MachineOptions {
   std::string from;
   std::string hwloc_xml;
+  std::string nccl_topo;
   std::string snapshot;
   std::optional<topo::Severity> fail_on;
   // Absolute: canonical on the live machine, lexically normal inside a sysroot or snapshot.

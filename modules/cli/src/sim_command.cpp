@@ -298,6 +298,9 @@ CommandSpec sim_command() {
         sub.add_option("--hwloc-xml", f.machine.hwloc_xml,
                        "the node is the machine of this hwloc XML export")
             ->type_name("FILE");
+        sub.add_option("--nccl-topo", f.machine.nccl_topo,
+                       "the node is the machine of this NCCL topology file (NCCL_TOPO_FILE)")
+            ->type_name("FILE");
         add_setting_flag(sub, shared, "nvml", "query NVML: auto, on, off (env ACCO_NVML)", "MODE");
         sub.add_option("--nodes", f.nodes, "how many such nodes (default 1)")->type_name("N");
         offer_values(sub.add_option("--fabric", f.fabric,
@@ -387,6 +390,7 @@ CommandSpec sim_command() {
           for (const auto& [flag, given] :
                {std::pair{"--from", !f.machine.from.empty()},
                 {"--hwloc-xml", !f.machine.hwloc_xml.empty()},
+                {"--nccl-topo", !f.machine.nccl_topo.empty()},
                 {"--sysroot", settings.find("sysroot")->set_by == core::SetBy::kFlag}}) {
             if (given) {
               return usage(fmt::format(

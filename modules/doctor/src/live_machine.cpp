@@ -51,7 +51,8 @@ std::string cuda_driver_text(const CudaDriver& driver) {
 }
 
 bool is_live(const topo::ProbeRequest& request) {
-  return request.from_snapshot.empty() && request.hwloc_xml.empty() && request.sysroot == "/";
+  return request.from_snapshot.empty() && request.hwloc_xml.empty() && request.nccl_topo.empty() &&
+         request.sysroot == "/";
 }
 
 void try_direct_io(topo::ProbeRequest& request) {

@@ -16,6 +16,7 @@
 #include "acco/topo/hwloc_source.hpp"
 #include "acco/topo/link_model.hpp"
 #include "acco/topo/mounts.hpp"
+#include "acco/topo/nccl_topo_source.hpp"
 #include "acco/topo/nvml.hpp"
 #include "acco/topo/pci_ids.hpp"
 #include "acco/topo/sysfs_source.hpp"
@@ -203,6 +204,22 @@ Result<ProbeResult> probe_hwloc_xml(const ProbeRequest& request) {
                 names);
 }
 
+// `acco probe --nccl-topo FILE`: what the topology file holds; its GPUs' NVLinks stand where
+// NVML's answers would.
+Result<ProbeResult> probe_nccl_topo(const ProbeRequest& request) {
+  ACCO_ASSIGN_OR_RETURN(const std::string xml, core::read_text_file(request.nccl_topo));
+  auto machine = machine_from_nccl_topo(xml);
+  if (!machine) {
+    return tl::unexpected(std::move(machine.error()).with_context(request.nccl_topo));
+  }
+  NvmlReport nvml = std::move(machine->nvml);
+  nvml.available = false;
+  nvml.reason = "not queried; the NVLinks come from the NCCL topology file";
+  ACCO_ASSIGN_OR_RETURN(const auto host, core::make_disk_fs("/"));
+  ACCO_ASSIGN_OR_RETURN(const PciNames names, load_pci_names(*host, request.pci_ids));
+  return finish(std::move(*machine), std::move(nvml), "NCCL topology " + request.nccl_topo, names);
+}
+
 // NVML's report when the request asks for it (kUnavailable when it insists and there is none),
 // else why it was not queried.
 Result<NvmlReport> query_nvml_for(const ProbeRequest& request) {
@@ -233,6 +250,9 @@ Result<ProbeResult> probe(const ProbeRequest& request) {
   }
   if (!request.hwloc_xml.empty()) {
     return probe_hwloc_xml(request);
+  }
+  if (!request.nccl_topo.empty()) {
+    return probe_nccl_topo(request);
   }
 
   ACCO_ASSIGN_OR_RETURN(const auto disk, core::make_disk_fs(request.sysroot));

@@ -268,7 +268,14 @@ std::string header(const Machine& m) {
   for (const auto& d : m.pci_devices) {
     bridges += d.kind == DeviceKind::kBridge ? 1 : 0;
   }
-  if (!m.sysfs_read) {
+  if (!m.sysfs_read && m.origin.starts_with("NCCL topology")) {
+    out += fmt::format(
+        "PCI: {} function(s), {} bridge(s)\n"
+        "Not in an NCCL topology file, so unknown: current links (its figure is taken for both), "
+        "drivers, IOMMU groups, ACS, kernel modules (GPUDirect RDMA), InfiniBand port state; the "
+        "checks that need them are skipped\n",
+        m.pci_devices.size(), bridges);
+  } else if (!m.sysfs_read) {
     out += fmt::format(
         "PCI: {} function(s), {} bridge(s)\n"
         "Not in an hwloc XML export, so unknown: link generation and width, maximum links, "

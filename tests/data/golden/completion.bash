@@ -12,13 +12,13 @@ _acco_words() {
       ;;
     'acco probe')
       _acco_commands=''
-      _acco_flags='-h --help --sysroot --from --hwloc-xml --snapshot --data-dir --nvml --nvml-library --pci-ids --fail-on --json --config --nccl-env --nccl-topo-file --cluster --pair-bytes'
-      _acco_valued='--sysroot --from --hwloc-xml --snapshot --data-dir --nvml --nvml-library --pci-ids --fail-on --config --nccl-topo-file --pair-bytes'
+      _acco_flags='-h --help --sysroot --from --hwloc-xml --nccl-topo --snapshot --data-dir --nvml --nvml-library --pci-ids --fail-on --json --config --nccl-env --nccl-topo-file --cluster --pair-bytes'
+      _acco_valued='--sysroot --from --hwloc-xml --nccl-topo --snapshot --data-dir --nvml --nvml-library --pci-ids --fail-on --config --nccl-topo-file --pair-bytes'
       ;;
     'acco doctor')
       _acco_commands=''
-      _acco_flags='-h --help --sysroot --from --hwloc-xml --data-dir --nvml --nvml-library --pci-ids --fail-on --json --config --no-bench'
-      _acco_valued='--sysroot --from --hwloc-xml --data-dir --nvml --nvml-library --pci-ids --fail-on --config'
+      _acco_flags='-h --help --sysroot --from --hwloc-xml --nccl-topo --data-dir --nvml --nvml-library --pci-ids --fail-on --json --config --no-bench'
+      _acco_valued='--sysroot --from --hwloc-xml --nccl-topo --data-dir --nvml --nvml-library --pci-ids --fail-on --config'
       ;;
     'acco bench')
       _acco_commands=''
@@ -37,8 +37,8 @@ _acco_words() {
       ;;
     'acco sim')
       _acco_commands=''
-      _acco_flags='-h --help --node --sysroot --from --hwloc-xml --nvml --nodes --fabric --fabric-gbps --fabric-latency-us --workload --width --steps --radix --fraction --layers --layer-ms --params --bucket-mb --batch-mb --tiles --tasks --kernels --seed --dag --policy --thermal --failed-fan --fan-factor --power-limit --trace --json --config'
-      _acco_valued='--node --sysroot --from --hwloc-xml --nvml --nodes --fabric --fabric-gbps --fabric-latency-us --workload --width --steps --radix --fraction --layers --layer-ms --params --bucket-mb --batch-mb --tiles --tasks --kernels --seed --dag --policy --failed-fan --fan-factor --power-limit --trace --config'
+      _acco_flags='-h --help --node --sysroot --from --hwloc-xml --nccl-topo --nvml --nodes --fabric --fabric-gbps --fabric-latency-us --workload --width --steps --radix --fraction --layers --layer-ms --params --bucket-mb --batch-mb --tiles --tasks --kernels --seed --dag --policy --thermal --failed-fan --fan-factor --power-limit --trace --json --config'
+      _acco_valued='--node --sysroot --from --hwloc-xml --nccl-topo --nvml --nodes --fabric --fabric-gbps --fabric-latency-us --workload --width --steps --radix --fraction --layers --layer-ms --params --bucket-mb --batch-mb --tiles --tasks --kernels --seed --dag --policy --failed-fan --fan-factor --power-limit --trace --config'
       ;;
     'acco serve')
       _acco_commands=''
@@ -144,6 +144,7 @@ _acco_value() {
     'acco probe --sysroot') _acco_reply_directories "$3" ;;
     'acco probe --from') _acco_reply_files "$3" ;;
     'acco probe --hwloc-xml') _acco_reply_files "$3" ;;
+    'acco probe --nccl-topo') _acco_reply_files "$3" ;;
     'acco probe --snapshot') _acco_reply_files "$3" ;;
     'acco probe --data-dir') _acco_reply_files "$3" ;;
     'acco probe --nvml') _acco_reply_words 'auto on off' "$3" ;;
@@ -156,6 +157,7 @@ _acco_value() {
     'acco doctor --sysroot') _acco_reply_directories "$3" ;;
     'acco doctor --from') _acco_reply_files "$3" ;;
     'acco doctor --hwloc-xml') _acco_reply_files "$3" ;;
+    'acco doctor --nccl-topo') _acco_reply_files "$3" ;;
     'acco doctor --data-dir') _acco_reply_files "$3" ;;
     'acco doctor --nvml') _acco_reply_words 'auto on off' "$3" ;;
     'acco doctor --nvml-library') _acco_reply_files "$3" ;;
@@ -240,6 +242,7 @@ _acco_value() {
     'acco sim --sysroot') _acco_reply_directories "$3" ;;
     'acco sim --from') _acco_reply_files "$3" ;;
     'acco sim --hwloc-xml') _acco_reply_files "$3" ;;
+    'acco sim --nccl-topo') _acco_reply_files "$3" ;;
     'acco sim --nvml') _acco_reply_words 'auto on off' "$3" ;;
     'acco sim --nodes') COMPREPLY=() ;;
     'acco sim --fabric') _acco_reply_words 'single-switch fat-tree:8' "$3" ;;

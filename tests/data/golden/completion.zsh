@@ -70,6 +70,7 @@ _acco_probe() {
     --sysroot='[read DIR/sys and DIR/proc instead of /sys and /proc (env ACCO_SYSROOT)]:DIR:_files -/' \
     --from='[replay a snapshot written by --snapshot instead of probing]:FILE:_files' \
     --hwloc-xml='[assess an hwloc XML export (lstopo --of xml) instead of probing\: CPU, NUMA and PCI facts as far as the export holds them]:FILE:_files' \
+    --nccl-topo='[assess an NCCL topology file (NCCL_TOPO_DUMP_FILE'\''s dump, a cloud VM'\''s NCCL_TOPO_FILE) instead of probing\: NUMA, PCI tree, links, NVLinks, NICs]:FILE:_files' \
     --snapshot='[record everything read (sysfs, procfs, NVML) into FILE for --from]:FILE:_files' \
     --data-dir='[also assess the file system and drive holding PATH (inside the sysroot or snapshot when one is given)]:PATH:_files' \
     --nvml='[query NVML\: auto, on, off (env ACCO_NVML)]:MODE:(auto on off)' \
@@ -90,6 +91,7 @@ _acco_doctor() {
     --sysroot='[read DIR/sys and DIR/proc instead of /sys and /proc (env ACCO_SYSROOT)]:DIR:_files -/' \
     --from='[replay a snapshot written by --snapshot instead of probing]:FILE:_files' \
     --hwloc-xml='[assess an hwloc XML export (lstopo --of xml) instead of probing\: CPU, NUMA and PCI facts as far as the export holds them]:FILE:_files' \
+    --nccl-topo='[assess an NCCL topology file (NCCL_TOPO_DUMP_FILE'\''s dump, a cloud VM'\''s NCCL_TOPO_FILE) instead of probing\: NUMA, PCI tree, links, NVLinks, NICs]:FILE:_files' \
     --data-dir='[also assess the file system and drive holding PATH (inside the sysroot or snapshot when one is given)]:PATH:_files' \
     --nvml='[query NVML\: auto, on, off (env ACCO_NVML)]:MODE:(auto on off)' \
     --nvml-library='[NVML library to load (env ACCO_NVML_LIBRARY)]:LIB:_files' \
@@ -206,6 +208,7 @@ _acco_sim() {
     --sysroot='[the node is the machine in DIR/sys and DIR/proc (env ACCO_SYSROOT)]:DIR:_files -/' \
     --from='[the node is the machine of this snapshot]:FILE:_files' \
     --hwloc-xml='[the node is the machine of this hwloc XML export]:FILE:_files' \
+    --nccl-topo='[the node is the machine of this NCCL topology file (NCCL_TOPO_FILE)]:FILE:_files' \
     --nvml='[query NVML\: auto, on, off (env ACCO_NVML)]:MODE:(auto on off)' \
     --nodes='[how many such nodes (default 1)]:N:' \
     --fabric='[how the nodes are joined\: single-switch (default), fat-tree\:K (K/2 nodes a leaf switch)]:FABRIC:(single-switch fat-tree:8)' \

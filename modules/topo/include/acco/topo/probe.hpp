@@ -27,6 +27,7 @@ struct ProbeRequest {
   std::string sysroot = "/";
   std::string from_snapshot;      // replay this file instead of reading a sysroot
   std::string hwloc_xml;          // assess an hwloc XML export (lstopo --of xml) instead
+  std::string nccl_topo;          // assess an NCCL topology XML file (NCCL_TOPO_FILE) instead
   std::string write_snapshot;     // record everything read into this file
   bool capture_snapshot = false;  // record everything read into ProbeResult::snapshot
   std::string nvml_library = "libnvidia-ml.so.1";
