@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -112,23 +113,45 @@ int nvlink_version(long long sm) {
 
 struct Place {
   int numa = -1;
-  std::vector<int> cpus;
-  std::string pci;  // the enclosing <pci>'s address
+  std::shared_ptr<const std::vector<int>> cpus;  // shared by every element below a <cpu>
+  std::string pci;                               // the enclosing <pci>'s address
   std::string root_bus;
 };
 
+using Pending = std::vector<std::pair<const xmlNode*, Place>>;
+
+// `node`'s child elements, to be read in document order (the last pushed is read first).
+void push_children(const xmlNode* node, const Place& place, Pending& pending) {
+  std::vector<const xmlNode*> children;
+  for (const xmlNode* child = node->children; child != nullptr; child = child->next) {
+    if (child->type == XML_ELEMENT_NODE) {
+      children.push_back(child);
+    }
+  }
+  for (auto it = children.rbegin(); it != children.rend(); ++it) {
+    pending.emplace_back(*it, place);
+  }
+}
+
 class Reader {
  public:
-  Status walk(const xmlNode* first, const Place& place) {
-    for (const xmlNode* node = first; node != nullptr; node = node->next) {
+  // Every element below <system>, depth first in document order.
+  Status read(const xmlNode* system) {
+    Pending pending;
+    push_children(system, Place{}, pending);
+    while (!pending.empty()) {
+      const auto [node, place] = std::move(pending.back());
+      pending.pop_back();
       if (is(node, "cpu")) {
-        ACCO_RETURN_IF_ERROR(cpu(node, place));
+        ACCO_ASSIGN_OR_RETURN(const Place inner, cpu(node, place));
+        push_children(node, inner, pending);
       } else if (is(node, "pci")) {
-        ACCO_RETURN_IF_ERROR(pci(node, place));
+        ACCO_ASSIGN_OR_RETURN(const Place inner, pci(node, place));
+        push_children(node, inner, pending);
       } else if (is(node, "gpu")) {
         ACCO_RETURN_IF_ERROR(gpu(node, place));
       } else if (is(node, "nic")) {
-        ACCO_RETURN_IF_ERROR(walk(node->children, place));
+        push_children(node, place, pending);
       } else if (is(node, "net")) {
         ACCO_RETURN_IF_ERROR(net(node, place));
       }
@@ -154,7 +177,7 @@ class Reader {
   }
 
  private:
-  Status cpu(const xmlNode* node, const Place& outer) {
+  Result<Place> cpu(const xmlNode* node, const Place& outer) {
     Place place = outer;
     ACCO_ASSIGN_OR_RETURN(const auto numa, optional_number(node, "numaid", -1, 4095));
     place.numa = static_cast<int>(numa.value_or(-1));
@@ -166,8 +189,8 @@ class Reader {
             malformed(node, fmt::format("affinity=\"{}\" is not a CPU mask (00000000,00ffffff)",
                                         units::quote_attribute(*affinity))));
       }
-      place.cpus = std::move(*cpus);
-      m_.online_cpus.insert(m_.online_cpus.end(), place.cpus.begin(), place.cpus.end());
+      place.cpus = std::make_shared<const std::vector<int>>(std::move(*cpus));
+      m_.online_cpus.insert(m_.online_cpus.end(), place.cpus->begin(), place.cpus->end());
     }
     if (place.numa >= 0) {
       auto it = std::find_if(m_.numa_nodes.begin(), m_.numa_nodes.end(),
@@ -179,24 +202,24 @@ class Reader {
         it = std::prev(m_.numa_nodes.end());
       }
       if (affinity && !affinity->empty()) {
-        it->cpus.insert(it->cpus.end(), place.cpus.begin(), place.cpus.end());
+        it->cpus.insert(it->cpus.end(), place.cpus->begin(), place.cpus->end());
         std::sort(it->cpus.begin(), it->cpus.end());
         it->cpus_source = "NCCL topology <cpu affinity>";
         it->cpus_text = units::quote_attribute(*affinity);
       }
     }
     place.pci.clear();
-    return walk(node->children, place);
+    return place;
   }
 
-  Status pci(const xmlNode* node, const Place& outer) {
+  Result<Place> pci(const xmlNode* node, const Place& outer) {
     const auto busid = attribute(node, "busid");
     if (!busid) {
       return tl::unexpected(malformed(node, "no busid"));
     }
     PciDevice d;
     ACCO_ASSIGN_OR_RETURN(d.address, bus_id(node, "busid", *busid));
-    if (m_.find(d.address) != nullptr) {
+    if (!addresses_.insert(d.address).second) {
       return tl::unexpected(malformed(node, fmt::format("busid {} appears twice", d.address)));
     }
     d.parent = outer.pci;
@@ -223,7 +246,9 @@ class Reader {
     d.kind = d.class_code >> 8U == 0x0604U ? DeviceKind::kBridge
                                            : classify_pci(d.class_code, d.vendor_id);
     d.numa_node = outer.numa;
-    d.local_cpus = outer.cpus;
+    if (outer.cpus) {
+      d.local_cpus = *outer.cpus;
+    }
     if (d.numa_node >= 0) {
       d.numa_source = "NCCL topology <cpu numaid>";
     }
@@ -235,7 +260,7 @@ class Reader {
     place.pci = d.address;
     place.root_bus = d.root_bus;
     m_.pci_devices.push_back(std::move(d));
-    return walk(node->children, place);
+    return place;
   }
 
   Status gpu(const xmlNode* node, const Place& place) {
@@ -284,14 +309,16 @@ class Reader {
   }
 
   Machine m_;
+  std::set<std::string> addresses_;  // every <pci> read so far
 };
 
 }  // namespace
 
 Result<Machine> machine_from_nccl_topo(std::string_view xml) {
   if (xml.size() > kMaxNcclTopoBytes) {
-    return fail(Errc::kInvalidArgument, fmt::format("NCCL topology: {} bytes, more than the {} read",
-                                              xml.size(), kMaxNcclTopoBytes));
+    return fail(Errc::kInvalidArgument,
+                fmt::format("NCCL topology: {} bytes, more than the {} read", xml.size(),
+                            kMaxNcclTopoBytes));
   }
   // No network, no entities substituted, no messages on stderr: errors come back as values.
   const std::unique_ptr<xmlDoc, DocFree> doc(
@@ -304,7 +331,7 @@ Result<Machine> machine_from_nccl_topo(std::string_view xml) {
       why.pop_back();
     }
     return fail(Errc::kInvalidArgument, fmt::format("NCCL topology: not XML (line {}: {})",
-                                              e != nullptr ? e->line : 0, why));
+                                                    e != nullptr ? e->line : 0, why));
   }
   const xmlNode* root = xmlDocGetRootElement(doc.get());
   if (root == nullptr || !is(root, "system")) {
@@ -313,7 +340,7 @@ Result<Machine> machine_from_nccl_topo(std::string_view xml) {
                             root != nullptr ? reinterpret_cast<const char*>(root->name) : ""));
   }
   Reader reader;
-  ACCO_RETURN_IF_ERROR(reader.walk(root->children, Place{}));
+  ACCO_RETURN_IF_ERROR(reader.read(root));
   return std::move(reader).finish();
 }
 

@@ -222,6 +222,35 @@ std::string memory_only_node_line(const Machine& m, const NumaNode& n) {
   return fmt::format("  node {}: {}\n", n.id, fmt::join(parts, ", "));
 }
 
+// The PCI functions and bridges; what the machine's source did not hold, when it was a file.
+std::string pci_line(const Machine& m) {
+  int bridges = 0;
+  for (const auto& d : m.pci_devices) {
+    bridges += d.kind == DeviceKind::kBridge ? 1 : 0;
+  }
+  if (!m.sysfs_read && m.origin.starts_with("NCCL topology")) {
+    return fmt::format(
+        "PCI: {} function(s), {} bridge(s)\n"
+        "Not in an NCCL topology file, so unknown: current links (its figure is taken for both), "
+        "drivers, IOMMU groups, ACS, kernel modules (GPUDirect RDMA), InfiniBand port state; the "
+        "checks that need them are skipped\n",
+        m.pci_devices.size(), bridges);
+  }
+  if (!m.sysfs_read) {
+    return fmt::format(
+        "PCI: {} function(s), {} bridge(s)\n"
+        "Not in an hwloc XML export, so unknown: link generation and width, maximum links, "
+        "drivers, IOMMU groups, ACS, kernel modules (GPUDirect RDMA), InfiniBand ports; the "
+        "checks that need them are skipped\n",
+        m.pci_devices.size(), bridges);
+  }
+  return fmt::format(
+      "PCI: {} function(s), {} bridge(s); IOMMU {}; GPUDirect RDMA {}\n", m.pci_devices.size(),
+      bridges,
+      m.iommu.enabled ? fmt::format("on ({} groups)", m.iommu.groups.size()) : std::string("off"),
+      m.gpudirect.rdma_loaded ? "loaded" : "not loaded");
+}
+
 std::string header(const Machine& m) {
   std::string out = fmt::format(
       "acco probe: {} (kernel {}), read from {}{}{}\n",
@@ -264,31 +293,7 @@ std::string header(const Machine& m) {
                                                 : "memory unknown");
   }
   out += limits_line(m.limits);
-  int bridges = 0;
-  for (const auto& d : m.pci_devices) {
-    bridges += d.kind == DeviceKind::kBridge ? 1 : 0;
-  }
-  if (!m.sysfs_read && m.origin.starts_with("NCCL topology")) {
-    out += fmt::format(
-        "PCI: {} function(s), {} bridge(s)\n"
-        "Not in an NCCL topology file, so unknown: current links (its figure is taken for both), "
-        "drivers, IOMMU groups, ACS, kernel modules (GPUDirect RDMA), InfiniBand port state; the "
-        "checks that need them are skipped\n",
-        m.pci_devices.size(), bridges);
-  } else if (!m.sysfs_read) {
-    out += fmt::format(
-        "PCI: {} function(s), {} bridge(s)\n"
-        "Not in an hwloc XML export, so unknown: link generation and width, maximum links, "
-        "drivers, IOMMU groups, ACS, kernel modules (GPUDirect RDMA), InfiniBand ports; the "
-        "checks that need them are skipped\n",
-        m.pci_devices.size(), bridges);
-  } else {
-    out += fmt::format(
-        "PCI: {} function(s), {} bridge(s); IOMMU {}; GPUDirect RDMA {}\n", m.pci_devices.size(),
-        bridges,
-        m.iommu.enabled ? fmt::format("on ({} groups)", m.iommu.groups.size()) : std::string("off"),
-        m.gpudirect.rdma_loaded ? "loaded" : "not loaded");
-  }
+  out += pci_line(m);
   if (!m.pci_ids.unavailable.empty()) {
     out += fmt::format(
         "PCI names: none, devices are shown by vendor:device id ({}; install the pci.ids or "
