@@ -128,8 +128,9 @@ void push_children(const xmlNode* node, const Place& place, Pending& pending) {
       children.push_back(child);
     }
   }
-  for (auto it = children.rbegin(); it != children.rend(); ++it) {
-    pending.emplace_back(*it, place);
+  std::reverse(children.begin(), children.end());
+  for (const xmlNode* child : children) {
+    pending.emplace_back(child, place);
   }
 }
 

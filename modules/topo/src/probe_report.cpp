@@ -251,15 +251,9 @@ std::string pci_line(const Machine& m) {
       m.gpudirect.rdma_loaded ? "loaded" : "not loaded");
 }
 
-std::string header(const Machine& m) {
-  std::string out = fmt::format(
-      "acco probe: {} (kernel {}), read from {}{}{}\n",
-      m.hostname.empty() ? "unknown host" : m.hostname, m.kernel.empty() ? "unknown" : m.kernel,
-      m.origin, m.hypervisor ? ", virtual machine" : "",
-      m.container.runtime.empty()
-          ? std::string()
-          : fmt::format(", in a {} container ({})", m.container.runtime, m.container.evidence));
-  out += cpu_line(m.cpu);
+// The NUMA nodes on their sockets, a line each.
+std::string numa_lines(const Machine& m) {
+  std::string out;
   // Sockets are the packages of the online CPUs; a machine built without them (by hand, or from
   // a source that does not read CPUs) falls back to its nodes' packages. Memory-only nodes and
   // package id -1 (s390, POWER7) name no socket.
@@ -292,6 +286,19 @@ std::string header(const Machine& m) {
                              : n.memory_known   ? "no memory"
                                                 : "memory unknown");
   }
+  return out;
+}
+
+std::string header(const Machine& m) {
+  std::string out = fmt::format(
+      "acco probe: {} (kernel {}), read from {}{}{}\n",
+      m.hostname.empty() ? "unknown host" : m.hostname, m.kernel.empty() ? "unknown" : m.kernel,
+      m.origin, m.hypervisor ? ", virtual machine" : "",
+      m.container.runtime.empty()
+          ? std::string()
+          : fmt::format(", in a {} container ({})", m.container.runtime, m.container.evidence));
+  out += cpu_line(m.cpu);
+  out += numa_lines(m);
   out += limits_line(m.limits);
   out += pci_line(m);
   if (!m.pci_ids.unavailable.empty()) {
