@@ -187,7 +187,17 @@ TEST(SimTest, BadFlagsAreOneLineWithTheUsageExitCode) {
             "taskbench:PATTERN"},
            {"--workload taskbench:fast",
             "--workload: 'fast' is not a Task Bench pattern: trivial, no_comm, stencil_1d, "
-            "stencil_1d_periodic, dom, tree, fft, all_to_all, nearest, spread, random_nearest"},
+            "stencil_1d_periodic, dom, tree, fft, all_to_all, nearest, spread, random_nearest, "
+            "random_spread"},
+           {"--workload taskbench:fft --task-kernel memory_bound",
+            "--task-kernel: 'memory_bound' is not a Task Bench kernel: compute_bound, "
+            "load_imbalance, empty"},
+           {"--workload taskbench:fft --task-us -1",
+            "--task-us: '-1' is not microseconds from 0 to 1e9"},
+           {"--workload taskbench:fft --imbalance 2",
+            "--imbalance: '2' is not a share from 0 to 1"},
+           {"--workload taskbench:fft --output-bytes lots",
+            "--output-bytes: 'lots' is not a size from 0 to 1TiB (64KiB, 1MiB)"},
            {"--workload taskbench:random_nearest --fraction 2",
             "--fraction: '2' is not a share from 0 to 1"},
            {"--workload taskbench:nearest --radix 9",

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "acco/core/file.hpp"
+#include "acco/core/units.hpp"
 #include "acco/report/document.hpp"
 #include "acco/sched/policy.hpp"
 #include "acco/sched/record.hpp"
@@ -47,6 +48,10 @@ struct SimFlags {
   int steps = 8;
   int radix = 3;
   double fraction = 0.25;
+  std::string task_kernel = "compute_bound";
+  double task_us = 1000;
+  double imbalance = 0.5;
+  std::string output_bytes = "1MiB";
   std::string trace;
   int layers = 24;
   double layer_ms = 5;
@@ -106,7 +111,7 @@ Result<std::optional<sim::TaskBenchSpec>> taskbench_options(const SimFlags& f) {
         fmt::format("--width {} x --steps {} is more than 10 million tasks", f.width, f.steps));
   }
   if ((*pattern == sim::Pattern::kNearest || *pattern == sim::Pattern::kSpread ||
-       *pattern == sim::Pattern::kRandomNearest) &&
+       *pattern == sim::Pattern::kRandomNearest || *pattern == sim::Pattern::kRandomSpread) &&
       (f.radix < 1 || f.radix > f.width)) {
     return bad_value("--radix", std::to_string(f.radix),
                      fmt::format("a whole number from 1 to --width ({})", f.width));
@@ -115,6 +120,20 @@ Result<std::optional<sim::TaskBenchSpec>> taskbench_options(const SimFlags& f) {
     return bad_value("--fraction", fmt::format("{}", f.fraction), "a share from 0 to 1");
   }
   sim::TaskBenchSpec spec;
+  ACCO_ASSIGN_OR_RETURN(spec.kernel, for_flag("--task-kernel", sim::parse_kernel(f.task_kernel)));
+  if (!(f.task_us >= 0 && f.task_us <= 1e9)) {
+    return bad_value("--task-us", fmt::format("{}", f.task_us), "microseconds from 0 to 1e9");
+  }
+  if (!(f.imbalance >= 0 && f.imbalance <= 1)) {
+    return bad_value("--imbalance", fmt::format("{}", f.imbalance), "a share from 0 to 1");
+  }
+  const auto bytes = units::parse_bytes(f.output_bytes);
+  if (!bytes || *bytes > (std::uint64_t{1} << 40)) {
+    return bad_value("--output-bytes", f.output_bytes, "a size from 0 to 1TiB (64KiB, 1MiB)");
+  }
+  spec.seconds = f.task_us * 1e-6;
+  spec.imbalance = f.imbalance;
+  spec.output_bytes = static_cast<std::size_t>(*bytes);
   spec.fraction = f.fraction;
   spec.pattern = *pattern;
   spec.width = f.width;
@@ -235,8 +254,15 @@ class SimCommand final : public Command {
     sched::Workload workload;
     if (o_.taskbench) {
       ACCO_ASSIGN_OR_RETURN(workload, sim::task_bench(*o_.taskbench), "sim: --workload");
-      report.workload = fmt::format("{} ({} x {} tasks)", workload.name, o_.taskbench->width,
-                                    o_.taskbench->steps);
+      const sim::TaskBenchSpec& tb = *o_.taskbench;
+      report.workload = fmt::format("{} ({} x {} tasks", workload.name, tb.width, tb.steps);
+      if (tb.kernel != sim::Kernel::kComputeBound || tb.seconds != 1e-3 ||
+          tb.output_bytes != std::size_t{1} << 20U) {
+        report.workload +=
+            fmt::format(", {} kernel of {}, {} outputs", sim::to_string(tb.kernel),
+                        units::format_seconds(tb.seconds), units::format_bytes(tb.output_bytes));
+      }
+      report.workload += ")";
     } else if (!o_.dag.empty()) {
       ACCO_ASSIGN_OR_RETURN(workload, sim::load_dag(o_.dag), "sim: --dag");
       report.workload =
@@ -314,25 +340,41 @@ CommandSpec sim_command() {
         sub.add_option("--fabric-latency-us", f.fabric_latency_us,
                        "each fabric link's latency in microseconds (default 2)")
             ->type_name("US");
-        offer_values(sub.add_option("--workload", f.workload,
-                                    "cholesky (default), lu, independent, chain, random, train "
-                                    "(a data-parallel training step), or taskbench:PATTERN "
-                                    "(stencil_1d, fft, tree, all_to_all, ...)")
-                         ->type_name("NAME"),
-                     {"cholesky", "lu", "independent", "chain", "random", "train",
-                      "taskbench:stencil_1d", "taskbench:fft", "taskbench:tree",
-                      "taskbench:all_to_all", "taskbench:nearest", "taskbench:spread"});
+        offer_values(
+            sub.add_option("--workload", f.workload,
+                           "cholesky (default), lu, independent, chain, random, train "
+                           "(a data-parallel training step), or taskbench:PATTERN "
+                           "(stencil_1d, fft, tree, all_to_all, ...)")
+                ->type_name("NAME"),
+            {"cholesky", "lu", "independent", "chain", "random", "train", "taskbench:stencil_1d",
+             "taskbench:fft", "taskbench:tree", "taskbench:all_to_all", "taskbench:nearest",
+             "taskbench:spread", "taskbench:random_nearest", "taskbench:random_spread"});
         sub.add_option("--width", f.width, "taskbench: points per timestep (default 8)")
             ->type_name("N");
         sub.add_option("--steps", f.steps, "taskbench: timesteps (default 8)")->type_name("N");
         sub.add_option("--radix", f.radix,
-                       "taskbench nearest, spread, random_nearest: dependencies per task "
+                       "taskbench nearest, spread, random_*: dependencies per task "
                        "(default 3)")
             ->type_name("N");
         sub.add_option("--fraction", f.fraction,
-                       "taskbench random_nearest: the share of the radix's other points each "
+                       "taskbench random_*: the share of the radix's other points each "
                        "task reads (default 0.25)")
             ->type_name("F");
+        offer_values(sub.add_option("--task-kernel", f.task_kernel,
+                                    "taskbench: each task's kernel: compute_bound (default), "
+                                    "load_imbalance, empty")
+                         ->type_name("KERNEL"),
+                     {"compute_bound", "load_imbalance", "empty"});
+        sub.add_option("--task-us", f.task_us,
+                       "taskbench: each task's time in microseconds (default 1000)")
+            ->type_name("US");
+        sub.add_option("--imbalance", f.imbalance,
+                       "taskbench load_imbalance: a task takes 1 - imbalance x u of --task-us, u "
+                       "in [0, 1) (default 0.5)")
+            ->type_name("F");
+        sub.add_option("--output-bytes", f.output_bytes,
+                       "taskbench: each task's output, read by its dependents (default 1MiB)")
+            ->type_name("SIZE");
         sub.add_option("--layers", f.layers, "train: the model's layers (default 24)")
             ->type_name("N");
         sub.add_option("--layer-ms", f.layer_ms,

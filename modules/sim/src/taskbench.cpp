@@ -13,7 +13,7 @@
 namespace acco::sim {
 namespace {
 
-constexpr std::array<std::pair<Pattern, std::string_view>, 11> kNames = {{
+constexpr std::array<std::pair<Pattern, std::string_view>, 12> kNames = {{
     {Pattern::kTrivial, "trivial"},
     {Pattern::kNoComm, "no_comm"},
     {Pattern::kStencil1d, "stencil_1d"},
@@ -25,6 +25,13 @@ constexpr std::array<std::pair<Pattern, std::string_view>, 11> kNames = {{
     {Pattern::kNearest, "nearest"},
     {Pattern::kSpread, "spread"},
     {Pattern::kRandomNearest, "random_nearest"},
+    {Pattern::kRandomSpread, "random_spread"},
+}};
+
+constexpr std::array<std::pair<Kernel, std::string_view>, 3> kKernels = {{
+    {Kernel::kComputeBound, "compute_bound"},
+    {Kernel::kLoadImbalance, "load_imbalance"},
+    {Kernel::kEmpty, "empty"},
 }};
 
 // Task Bench's period of the dependence sets of spread and the random patterns.
@@ -122,13 +129,54 @@ std::vector<long> dependencies(const TaskBenchSpec& s, long t, long p) {
         }
       }
       break;
+    case Pattern::kRandomSpread:
+      for (long i = 0; i < s.radix; ++i) {
+        const long d = (p + i * w / s.radix + (i > 0 ? t % kPeriod : 0)) % w;
+        if (i == 0 || uniform({s.radix, t % kPeriod, d, p, 1}) < s.fraction) {
+          deps.push_back(d);
+        }
+      }
+      break;
   }
   std::sort(deps.begin(), deps.end());
   deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
   return deps;
 }
 
+// Task (t, p)'s run time under the spec's kernel.
+double task_seconds(const TaskBenchSpec& s, long t, long p) {
+  switch (s.kernel) {
+    case Kernel::kEmpty:
+      return 0;
+    case Kernel::kLoadImbalance:
+      return s.seconds * (1 - s.imbalance * uniform({t, p, 2}));
+    case Kernel::kComputeBound:
+      break;
+  }
+  return s.seconds;
+}
+
 }  // namespace
+
+Result<Kernel> parse_kernel(std::string_view name) {
+  for (const auto& [kernel, text] : kKernels) {
+    if (text == name) {
+      return kernel;
+    }
+  }
+  return fail(
+      Errc::kInvalidArgument,
+      fmt::format("'{}' is not a Task Bench kernel: compute_bound, load_imbalance, empty", name));
+}
+
+std::string_view to_string(Kernel kernel) {
+  for (const auto& [k, text] : kKernels) {
+    if (k == kernel) {
+      return text;
+    }
+  }
+  return "?";
+}
 
 Result<Pattern> parse_pattern(std::string_view name) {
   for (const auto& [pattern, text] : kNames) {
@@ -165,13 +213,16 @@ Result<sched::Workload> task_bench(const TaskBenchSpec& s) {
                 fmt::format("{} x {} is more than 10 million tasks", s.width, s.steps));
   }
   if ((s.pattern == Pattern::kNearest || s.pattern == Pattern::kSpread ||
-       s.pattern == Pattern::kRandomNearest) &&
+       s.pattern == Pattern::kRandomNearest || s.pattern == Pattern::kRandomSpread) &&
       (s.radix < 1 || s.radix > s.width)) {
     return fail(Errc::kInvalidArgument,
                 fmt::format("radix {} is not 1 to the width ({})", s.radix, s.width));
   }
   if (!(s.fraction >= 0 && s.fraction <= 1)) {
     return fail(Errc::kInvalidArgument, fmt::format("fraction {} is not 0 to 1", s.fraction));
+  }
+  if (!(s.imbalance >= 0 && s.imbalance <= 1)) {
+    return fail(Errc::kInvalidArgument, fmt::format("imbalance {} is not 0 to 1", s.imbalance));
   }
   if (!std::isfinite(s.seconds) || s.seconds < 0) {
     return fail(Errc::kInvalidArgument,
@@ -188,7 +239,7 @@ Result<sched::Workload> task_bench(const TaskBenchSpec& s) {
       sched::WorkTask task;
       task.type = std::string(to_string(s.pattern));
       task.name = fmt::format("({},{})", t, p);
-      task.seconds = {s.seconds};
+      task.seconds = {task_seconds(s, t, p)};
       if (t > 0) {
         for (const long d : dependencies(s, t, p)) {
           if (const long datum = previous[static_cast<std::size_t>(d)]; datum >= 0) {

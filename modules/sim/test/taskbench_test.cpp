@@ -1,6 +1,9 @@
 // Task Bench's patterns as graphs: task and edge counts worked out by hand from core.cc's rules.
 #include "acco/sim/taskbench.hpp"
 
+#include <algorithm>
+#include <vector>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -70,6 +73,67 @@ TEST(TaskBenchTest, RandomNearestKeepsAFractionOfNearestsEdges) {
   bad.pattern = Pattern::kRandomNearest;
   bad.fraction = 1.5;
   EXPECT_EQ(task_bench(bad).error().message, "fraction 1.5 is not 0 to 1");
+}
+
+TEST(TaskBenchTest, RandomSpreadKeepsAFractionOfSpreadsEdges) {
+  const auto edges = [](double fraction) {
+    TaskBenchSpec s;
+    s.pattern = Pattern::kRandomSpread;
+    s.width = 64;
+    s.steps = 10;
+    s.radix = 5;
+    s.fraction = fraction;
+    const auto w = task_bench(s);
+    EXPECT_THAT(w, IsOk());
+    return w ? sched::infer_edges(*w).size() : 0;
+  };
+  // Fraction 0: each point reads only its own (spread's first point is p itself); 1: spread.
+  EXPECT_EQ(edges(0), shape(Pattern::kNoComm, 64, 10).second);
+  EXPECT_EQ(edges(1), shape(Pattern::kSpread, 64, 10, 5).second);
+  const auto half = edges(0.5);
+  EXPECT_EQ(half, edges(0.5));  // the same graph for the same spec
+  // 9 steps of 64 points: 576 own points and about half of the other 4 x 576.
+  EXPECT_GT(half, 576 + 900);
+  EXPECT_LT(half, 576 + 1400);
+  EXPECT_EQ(*parse_pattern("random_spread"), Pattern::kRandomSpread);
+}
+
+TEST(TaskBenchTest, KernelsSetEachTasksTime) {
+  const auto times = [](Kernel kernel, double imbalance) {
+    TaskBenchSpec s;
+    s.kernel = kernel;
+    s.seconds = 2e-3;
+    s.imbalance = imbalance;
+    s.width = 16;
+    s.steps = 16;
+    std::vector<double> out;
+    const auto w = task_bench(s);
+    EXPECT_THAT(w, IsOk());
+    for (const auto& t : w ? w->tasks : std::vector<sched::WorkTask>{}) {
+      out.push_back(t.seconds.front());
+    }
+    return out;
+  };
+  for (const double t : times(Kernel::kComputeBound, 0.5)) {
+    EXPECT_EQ(t, 2e-3);
+  }
+  for (const double t : times(Kernel::kEmpty, 0.5)) {
+    EXPECT_EQ(t, 0);
+  }
+  const auto imbalanced = times(Kernel::kLoadImbalance, 0.5);
+  const auto [low, high] = std::minmax_element(imbalanced.begin(), imbalanced.end());
+  EXPECT_GE(*low, 1e-3);  // 1 - 0.5 x u, u below 1
+  EXPECT_LE(*high, 2e-3);
+  EXPECT_LT(*high - *low, 1e-3);
+  EXPECT_GT(*high - *low, 0.8e-3);  // 256 draws spread over the range
+  EXPECT_EQ(imbalanced, times(Kernel::kLoadImbalance, 0.5));
+  EXPECT_EQ(*parse_kernel("load_imbalance"), Kernel::kLoadImbalance);
+  EXPECT_EQ(to_string(Kernel::kEmpty), "empty");
+  EXPECT_EQ(parse_kernel("memory_bound").error().message,
+            "'memory_bound' is not a Task Bench kernel: compute_bound, load_imbalance, empty");
+  TaskBenchSpec bad;
+  bad.imbalance = -0.1;
+  EXPECT_EQ(task_bench(bad).error().message, "imbalance -0.1 is not 0 to 1");
 }
 
 TEST(TaskBenchTest, NamesAndLimitsAreChecked) {

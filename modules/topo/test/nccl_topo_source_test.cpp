@@ -123,7 +123,8 @@ TEST(NcclTopo, MalformedFilesAreRefusedNamingWhatIsWrong) {
       {R"(<system><nic><net speed="1"/></nic></system>)", "<net> on line 1: no name"},
   };
   for (const auto& [xml, message] : cases) {
-    EXPECT_THAT(machine_from_nccl_topo(xml), StatusIs(Errc::kInvalidArgument, HasSubstr(message))) << xml;
+    EXPECT_THAT(machine_from_nccl_topo(xml), StatusIs(Errc::kInvalidArgument, HasSubstr(message)))
+        << xml;
   }
 }
 
