@@ -74,6 +74,39 @@ TEST(SimTest, ANodeFromAnNcclTopologyFileIsSimulated) {
   EXPECT_THAT(both.err, HasSubstr("--node and --nccl-topo cannot be combined"));
 }
 
+// --seeds N: the policies on a random workload drawn N times, each policy's makespans beside the
+// first seed's runs; the same answer twice; refused for a workload that draws nothing.
+TEST(SimTest, SeveralSeedsGiveEachPolicysMakespanOverThem) {
+  const std::string base =
+      "sim --node pcie-4gpu --workload random --tasks 200 --seeds 3 "
+      "--policy dmda,eager";
+  const auto json = acco(base + " --json");
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  expect_conforms(json.out, "sim.schema.json");
+  const auto j = nlohmann::json::parse(json.out);
+  EXPECT_EQ(j["seeds"]["seeds"], nlohmann::json::array({1, 2, 3}));
+  ASSERT_EQ(j["runs"].size(), 2U);
+  const auto& dmda = j["seeds"]["makespan_seconds"]["dmda"];
+  ASSERT_EQ(dmda.size(), 3U);
+  EXPECT_EQ(dmda[0], j["runs"][0]["makespan_seconds"]);  // the first seed's run
+  EXPECT_NE(dmda[0], dmda[1]);                           // another draw, another graph
+  const auto one = acco(
+      "sim --node pcie-4gpu --workload random --tasks 200 --seed 2 "
+      "--policy dmda,eager --json");
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  EXPECT_EQ(dmda[1], nlohmann::json::parse(one.out)["runs"][0]["makespan_seconds"]);
+  const auto text = acco(base);
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_THAT(text.out, HasSubstr("random (200 tasks, seeds 1-3)"));
+  EXPECT_THAT(text.out, HasSubstr("best with seed 1: "));
+  EXPECT_THAT(text.out, HasSubstr("over 3 seeds (1-3):"));
+  EXPECT_THAT(text.out, HasSubstr("best over the seeds: "));
+  EXPECT_EQ(acco(base).out, text.out);
+  const auto fixed = acco("sim --node pcie-4gpu --tiles 4 --seeds 2");
+  EXPECT_EQ(fixed.exit_code, 64);
+  EXPECT_THAT(fixed.err, HasSubstr("--seeds: this workload draws nothing at random"));
+}
+
 // A training step on two generated nodes: one data-parallel run, in the report and its schema.
 TEST(SimTest, ATrainingStepIsOneDataParallelRun) {
   const std::string base =

@@ -42,6 +42,7 @@ struct SimFlags {
   int tasks = 1000;
   std::string kernels = "sirocco";
   std::uint64_t seed = 1;
+  int seeds = 1;
   std::string policy = "all";
   std::string dag;
   int width = 8;
@@ -79,17 +80,32 @@ struct SimOptionsAll {
   std::vector<std::string> failed_fans;         // "n0:GPU5", checked against the platform
   double fan_factor = 4;
   double power_limit = 0;  // watts, every device; 0: the model's default
+  int seeds = 1;           // --seeds: the workload drawn with seed, seed + 1, ...
 };
 
-std::string workload_text(const sched::WorkloadSpec& w) {
+std::string workload_text(const sched::WorkloadSpec& w, int seeds) {
   switch (w.kind) {
     case sched::WorkloadKind::kCholesky:
     case sched::WorkloadKind::kLu:
       return fmt::format("{} ({} x {} tiles, {} kernels)", sched::to_string(w.kind), w.tiles,
                          w.tiles, w.kernels);
     default:
-      return fmt::format("{} ({} tasks, seed {})", sched::to_string(w.kind), w.tasks, w.seed);
+      return seeds > 1
+                 ? fmt::format("{} ({} tasks, seeds {}-{})", sched::to_string(w.kind), w.tasks,
+                               w.seed, w.seed + static_cast<std::uint64_t>(seeds) - 1)
+                 : fmt::format("{} ({} tasks, seed {})", sched::to_string(w.kind), w.tasks, w.seed);
   }
+}
+
+// A Task Bench workload's line: its grid, and its kernel when it is not the default.
+std::string taskbench_text(const std::string& name, const sim::TaskBenchSpec& tb) {
+  std::string text = fmt::format("{} ({} x {} tasks", name, tb.width, tb.steps);
+  if (tb.kernel != sim::Kernel::kComputeBound || tb.seconds != 1e-3 ||
+      tb.output_bytes != std::size_t{1} << 20U) {
+    text += fmt::format(", {} kernel of {}, {} outputs", sim::to_string(tb.kernel),
+                        units::format_seconds(tb.seconds), units::format_bytes(tb.output_bytes));
+  }
+  return text + ")";
 }
 
 // --workload taskbench:PATTERN with --width, --steps and --radix; nullopt for other workloads.
@@ -131,6 +147,7 @@ Result<std::optional<sim::TaskBenchSpec>> taskbench_options(const SimFlags& f) {
   if (!bytes || *bytes > (std::uint64_t{1} << 40)) {
     return bad_value("--output-bytes", f.output_bytes, "a size from 0 to 1TiB (64KiB, 1MiB)");
   }
+  spec.seed = f.seed;
   spec.seconds = f.task_us * 1e-6;
   spec.imbalance = f.imbalance;
   spec.output_bytes = static_cast<std::size_t>(*bytes);
@@ -212,6 +229,26 @@ Result<std::optional<sim::TrainingSpec>> training_options(const SimFlags& f) {
   return std::optional<sim::TrainingSpec>(spec);
 }
 
+// --seeds, for a workload drawn at random.
+Status seeds_option(const SimFlags& f, SimOptionsAll& o) {
+  if (f.seeds < 1 || f.seeds > 1000) {
+    return bad_value("--seeds", std::to_string(f.seeds), "a whole number from 1 to 1000");
+  }
+  const bool drawn = o.taskbench ? o.taskbench->pattern == sim::Pattern::kRandomNearest ||
+                                       o.taskbench->pattern == sim::Pattern::kRandomSpread ||
+                                       o.taskbench->kernel == sim::Kernel::kLoadImbalance
+                                 : o.dag.empty() && !o.training &&
+                                       (o.workload.kind == sched::WorkloadKind::kIndependent ||
+                                        o.workload.kind == sched::WorkloadKind::kRandom);
+  if (f.seeds > 1 && !drawn) {
+    return usage(
+        "--seeds: this workload draws nothing at random (independent, random, "
+        "taskbench:random_nearest, taskbench:random_spread and --task-kernel load_imbalance do)");
+  }
+  o.seeds = f.seeds;
+  return {};
+}
+
 class SimCommand final : public Command {
  public:
   explicit SimCommand(SimOptionsAll o) : o_(std::move(o)) {}
@@ -251,36 +288,73 @@ class SimCommand final : public Command {
       report.runs.push_back(std::move(run));
       return render(report, inv);
     }
-    sched::Workload workload;
-    if (o_.taskbench) {
-      ACCO_ASSIGN_OR_RETURN(workload, sim::task_bench(*o_.taskbench), "sim: --workload");
-      const sim::TaskBenchSpec& tb = *o_.taskbench;
-      report.workload = fmt::format("{} ({} x {} tasks", workload.name, tb.width, tb.steps);
-      if (tb.kernel != sim::Kernel::kComputeBound || tb.seconds != 1e-3 ||
-          tb.output_bytes != std::size_t{1} << 20U) {
-        report.workload +=
-            fmt::format(", {} kernel of {}, {} outputs", sim::to_string(tb.kernel),
-                        units::format_seconds(tb.seconds), units::format_bytes(tb.output_bytes));
-      }
-      report.workload += ")";
-    } else if (!o_.dag.empty()) {
-      ACCO_ASSIGN_OR_RETURN(workload, sim::load_dag(o_.dag), "sim: --dag");
-      report.workload =
-          fmt::format("{} ({} tasks from {})", workload.name, workload.tasks.size(), o_.dag);
-    } else {
-      ACCO_ASSIGN_OR_RETURN(workload,
-                            sched::make_workload(o_.workload, {sched::DeviceModel{"gpu", 1}}),
-                            "sim: --workload");
-      report.workload = workload_text(o_.workload);
-    }
+    ACCO_ASSIGN_OR_RETURN(const auto workload, workload_for(0, &report.workload));
     ACCO_ASSIGN_OR_RETURN(
         report.runs,
         sim::simulate_policies(report.platform, workload, o_.policies, base, !o_.trace.empty()),
         "sim");
+    ACCO_RETURN_IF_ERROR(run_other_seeds(report, base));
     return render(report, inv);
   }
 
  private:
+  // The seed a workload that draws at random is drawn with on its `index`th run (--seeds).
+  [[nodiscard]] std::uint64_t seed(int index) const {
+    return (o_.taskbench ? o_.taskbench->seed : o_.workload.seed) +
+           static_cast<std::uint64_t>(index);
+  }
+
+  // The workload of the `index`th seed, and its line in the report when `text` is given.
+  Result<sched::Workload> workload_for(int index, std::string* text) const {
+    sched::Workload workload;
+    if (o_.taskbench) {
+      sim::TaskBenchSpec tb = *o_.taskbench;
+      tb.seed = seed(index);
+      ACCO_ASSIGN_OR_RETURN(workload, sim::task_bench(tb), "sim: --workload");
+      if (text != nullptr) {
+        *text = taskbench_text(workload.name, tb);
+      }
+    } else if (!o_.dag.empty()) {
+      ACCO_ASSIGN_OR_RETURN(workload, sim::load_dag(o_.dag), "sim: --dag");
+      if (text != nullptr) {
+        *text = fmt::format("{} ({} tasks from {})", workload.name, workload.tasks.size(), o_.dag);
+      }
+    } else {
+      sched::WorkloadSpec spec = o_.workload;
+      spec.seed = seed(index);
+      ACCO_ASSIGN_OR_RETURN(workload, sched::make_workload(spec, {sched::DeviceModel{"gpu", 1}}),
+                            "sim: --workload");
+      if (text != nullptr) {
+        *text = workload_text(spec, o_.seeds);
+      }
+    }
+    return workload;
+  }
+
+  // --seeds N: the policies on the workload drawn with each of the other seeds; their makespans
+  // beside the first seed's runs.
+  Status run_other_seeds(sim::SimReport& report, const sim::SimOptions& base) const {
+    if (o_.seeds < 2) {
+      return {};
+    }
+    for (int i = 0; i < o_.seeds; ++i) {
+      report.seeds.push_back(seed(i));
+    }
+    for (const auto& run : report.runs) {
+      report.seed_makespans.push_back({run.makespan});
+    }
+    for (int i = 1; i < o_.seeds; ++i) {
+      ACCO_ASSIGN_OR_RETURN(const auto workload, workload_for(i, nullptr));
+      ACCO_ASSIGN_OR_RETURN(
+          const auto runs,
+          sim::simulate_policies(report.platform, workload, o_.policies, base, false), "sim");
+      for (std::size_t p = 0; p < runs.size() && p < report.seed_makespans.size(); ++p) {
+        report.seed_makespans[p].push_back(runs[p].makespan);
+      }
+    }
+    return {};
+  }
+
   // The report, and the first run's trace with --trace.
   Result<Output> render(const sim::SimReport& report, const Invocation& inv) const {
     Output out{"", "", kExitOk};
@@ -395,7 +469,13 @@ CommandSpec sim_command() {
         sub.add_option("--kernels", f.kernels,
                        "cholesky, lu: kernel times: sirocco (default), mirage, uniform")
             ->type_name("TABLE");
-        sub.add_option("--seed", f.seed, "independent, random: the generator's seed (default 1)")
+        sub.add_option("--seed", f.seed,
+                       "independent, random, taskbench random_* and load_imbalance: the "
+                       "generator's seed (default 1)")
+            ->type_name("N");
+        sub.add_option("--seeds", f.seeds,
+                       "run the workload drawn with N seeds from --seed on (1-1000, default 1): "
+                       "each policy's makespan over them")
             ->type_name("N");
         sub.add_option(
                "--dag", f.dag,
@@ -488,6 +568,7 @@ CommandSpec sim_command() {
         o.policies = *policies;
         o.dag = f.dag;
         o.trace = f.trace;
+        ACCO_RETURN_IF_ERROR(seeds_option(f, o));
         ACCO_RETURN_IF_ERROR(thermal_options(f, o));
         return std::make_unique<SimCommand>(std::move(o));
       });

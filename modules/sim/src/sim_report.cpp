@@ -44,6 +44,58 @@ double mean_busy(const SimResult& r) {
   return busy / static_cast<double>(r.devices.size()) / r.makespan;
 }
 
+struct Spread {
+  double mean = 0;
+  double low = 0;
+  double high = 0;
+};
+
+Spread spread(const std::vector<double>& values) {
+  Spread s;
+  if (values.empty()) {
+    return s;
+  }
+  const auto [low, high] = std::minmax_element(values.begin(), values.end());
+  s.low = *low;
+  s.high = *high;
+  for (const double v : values) {
+    s.mean += v;
+  }
+  s.mean /= static_cast<double>(values.size());
+  return s;
+}
+
+// With several seeds: each policy's makespan over them (mean, fastest, slowest, and the range
+// against the mean), and the best by mean.
+void add_seeds(const SimReport& rep, report::Document& doc) {
+  if (rep.seeds.size() < 2 || rep.seed_makespans.size() != rep.runs.size()) {
+    return;
+  }
+  doc.add(report::Heading{fmt::format("over {} seeds ({}-{}):", rep.seeds.size(), rep.seeds.front(),
+                                      rep.seeds.back())});
+  report::Table table;
+  table.columns = {{"policy"},
+                   {"mean", report::Align::kRight},
+                   {"fastest", report::Align::kRight},
+                   {"slowest", report::Align::kRight},
+                   {"range", report::Align::kRight}};
+  std::size_t best = 0;
+  for (std::size_t i = 0; i < rep.runs.size(); ++i) {
+    const Spread s = spread(rep.seed_makespans[i]);
+    table.rows.push_back(
+        {rep.runs[i].policy, seconds_text(s.mean), seconds_text(s.low), seconds_text(s.high),
+         fmt::format("{:.1f} %", s.mean > 0 ? 100 * (s.high - s.low) / s.mean : 0)});
+    if (s.mean < spread(rep.seed_makespans[best]).mean) {
+      best = i;
+    }
+  }
+  doc.add(std::move(table));
+  if (rep.runs.size() > 1) {
+    doc.add(report::Note{fmt::format("best over the seeds: {} ({} mean)", rep.runs[best].policy,
+                                     seconds_text(spread(rep.seed_makespans[best]).mean))});
+  }
+}
+
 }  // namespace
 
 report::Document sim_document(const SimReport& rep) {
@@ -118,8 +170,12 @@ report::Document sim_document(const SimReport& rep) {
   }
   doc.add(std::move(table));
   if (rep.runs.size() > 1 && best != nullptr) {
-    doc.add(report::Note{fmt::format("best: {} ({})", best->policy, seconds_text(best->makespan))});
+    doc.add(report::Note{fmt::format(
+        "best{}: {} ({})",
+        rep.seeds.size() > 1 ? fmt::format(" with seed {}", rep.seeds.front()) : std::string(),
+        best->policy, seconds_text(best->makespan))});
   }
+  add_seeds(rep, doc);
   // The devices that run hot, as the first run saw them: how hot, and the clock they kept.
   for (std::size_t d = 0; thermal && !rep.runs.empty() && d < rep.cooling.size(); ++d) {
     const auto& runs = rep.runs;
@@ -165,9 +221,16 @@ nlohmann::json to_json(const SimReport& rep) {
   for (const auto& r : rep.runs) {
     runs.push_back(to_json(r));
   }
-  return report::document(
-      "acco.sim/1",
-      {{"platform", nlohmann::json(platform)}, {"workload", rep.workload}, {"runs", runs}});
+  nlohmann::json fields = {
+      {"platform", nlohmann::json(platform)}, {"workload", rep.workload}, {"runs", runs}};
+  if (rep.seeds.size() > 1 && rep.seed_makespans.size() == rep.runs.size()) {
+    nlohmann::json makespans = nlohmann::json::object();
+    for (std::size_t i = 0; i < rep.runs.size(); ++i) {
+      makespans[rep.runs[i].policy] = rep.seed_makespans[i];
+    }
+    fields["seeds"] = {{"seeds", rep.seeds}, {"makespan_seconds", makespans}};
+  }
+  return report::document("acco.sim/1", fields);
 }
 
 }  // namespace acco::sim

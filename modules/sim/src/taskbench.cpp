@@ -50,6 +50,11 @@ double uniform(std::initializer_list<long> values) {
   return static_cast<double>(h >> 11U) * 0x1.0p-53;
 }
 
+// The spec's seed as one of uniform()'s values.
+long seed_of(const TaskBenchSpec& s) {
+  return static_cast<long>(s.seed);
+}
+
 // The points alive at timestep t: [offset, offset + width).
 std::pair<long, long> span_at(const TaskBenchSpec& s, long t) {
   const long w = s.width;
@@ -124,7 +129,7 @@ std::vector<long> dependencies(const TaskBenchSpec& s, long t, long p) {
     case Pattern::kRandomNearest:
       for (long d = std::max(0L, p - s.radix / 2); d <= std::min(p + (s.radix - 1) / 2, w - 1);
            ++d) {
-        if (d == p || uniform({s.radix, t % kPeriod, d, p}) < s.fraction) {
+        if (d == p || uniform({s.radix, t % kPeriod, d, p, seed_of(s)}) < s.fraction) {
           deps.push_back(d);
         }
       }
@@ -132,7 +137,7 @@ std::vector<long> dependencies(const TaskBenchSpec& s, long t, long p) {
     case Pattern::kRandomSpread:
       for (long i = 0; i < s.radix; ++i) {
         const long d = (p + i * w / s.radix + (i > 0 ? t % kPeriod : 0)) % w;
-        if (i == 0 || uniform({s.radix, t % kPeriod, d, p, 1}) < s.fraction) {
+        if (i == 0 || uniform({s.radix, t % kPeriod, d, p, 1, seed_of(s)}) < s.fraction) {
           deps.push_back(d);
         }
       }
@@ -149,7 +154,7 @@ double task_seconds(const TaskBenchSpec& s, long t, long p) {
     case Kernel::kEmpty:
       return 0;
     case Kernel::kLoadImbalance:
-      return s.seconds * (1 - s.imbalance * uniform({t, p, 2}));
+      return s.seconds * (1 - s.imbalance * uniform({t, p, 2, seed_of(s)}));
     case Kernel::kComputeBound:
       break;
   }

@@ -37,8 +37,8 @@ _acco_words() {
       ;;
     'acco sim')
       _acco_commands=''
-      _acco_flags='-h --help --node --sysroot --from --hwloc-xml --nccl-topo --nvml --nodes --fabric --fabric-gbps --fabric-latency-us --workload --width --steps --radix --fraction --task-kernel --task-us --imbalance --output-bytes --layers --layer-ms --params --bucket-mb --batch-mb --tiles --tasks --kernels --seed --dag --policy --thermal --failed-fan --fan-factor --power-limit --trace --json --config'
-      _acco_valued='--node --sysroot --from --hwloc-xml --nccl-topo --nvml --nodes --fabric --fabric-gbps --fabric-latency-us --workload --width --steps --radix --fraction --task-kernel --task-us --imbalance --output-bytes --layers --layer-ms --params --bucket-mb --batch-mb --tiles --tasks --kernels --seed --dag --policy --failed-fan --fan-factor --power-limit --trace --config'
+      _acco_flags='-h --help --node --sysroot --from --hwloc-xml --nccl-topo --nvml --nodes --fabric --fabric-gbps --fabric-latency-us --workload --width --steps --radix --fraction --task-kernel --task-us --imbalance --output-bytes --layers --layer-ms --params --bucket-mb --batch-mb --tiles --tasks --kernels --seed --seeds --dag --policy --thermal --failed-fan --fan-factor --power-limit --trace --json --config'
+      _acco_valued='--node --sysroot --from --hwloc-xml --nccl-topo --nvml --nodes --fabric --fabric-gbps --fabric-latency-us --workload --width --steps --radix --fraction --task-kernel --task-us --imbalance --output-bytes --layers --layer-ms --params --bucket-mb --batch-mb --tiles --tasks --kernels --seed --seeds --dag --policy --failed-fan --fan-factor --power-limit --trace --config'
       ;;
     'acco serve')
       _acco_commands=''
@@ -266,6 +266,7 @@ _acco_value() {
     'acco sim --tasks') COMPREPLY=() ;;
     'acco sim --kernels') COMPREPLY=() ;;
     'acco sim --seed') COMPREPLY=() ;;
+    'acco sim --seeds') COMPREPLY=() ;;
     'acco sim --dag') _acco_reply_files "$3" ;;
     'acco sim --policy') COMPREPLY=() ;;
     'acco sim --failed-fan') COMPREPLY=() ;;

@@ -231,7 +231,8 @@ _acco_sim() {
     --tiles='[cholesky, lu\: tiles per side (default 8)]:N:' \
     --tasks='[independent, chain, random\: tasks (default 1000)]:N:' \
     --kernels='[cholesky, lu\: kernel times\: sirocco (default), mirage, uniform]:TABLE:' \
-    --seed='[independent, random\: the generator'\''s seed (default 1)]:N:' \
+    --seed='[independent, random, taskbench random_* and load_imbalance\: the generator'\''s seed (default 1)]:N:' \
+    --seeds='[run the workload drawn with N seeds from --seed on (1-1000, default 1)\: each policy'\''s makespan over them]:N:' \
     --dag='[simulate this task graph (acco.dag/1 JSON, or an STG file) instead of --workload]:FILE:_files' \
     --policy='[policies to compare\: a list of eager, round-robin, least-loaded, dmda, ws, heft, or all (default)]:LIST:' \
     --thermal'[run every device on power'\''s thermal model\: energy, temperatures, throttling]' \

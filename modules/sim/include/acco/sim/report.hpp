@@ -3,6 +3,7 @@
 // and the same as JSON (acco.sim/1).
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,10 @@ struct SimReport {
   std::vector<SimResult> runs;
   std::vector<double> cooling{};  // per device, with the thermal model (SimOptions::cooling)
   double power_limit_watts = 0;   // every device's, with the thermal model; 0: its default
+  // With several seeds (--seeds N): the seeds the workload was drawn with, in order, and each
+  // policy's makespan for each (in `runs`' order); `runs` holds the first seed's runs.
+  std::vector<std::uint64_t> seeds{};
+  std::vector<std::vector<double>> seed_makespans{};
 };
 
 [[nodiscard]] report::Document sim_document(const SimReport& report);

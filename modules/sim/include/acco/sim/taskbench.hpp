@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -54,6 +55,7 @@ struct TaskBenchSpec {
   int steps = 8;                                    // timesteps
   int radix = 3;                                    // nearest, spread, random_nearest
   double fraction = 0.25;                           // random_* (Task Bench's -fraction)
+  std::uint64_t seed = 1;                           // random_* and load_imbalance: the draw
   Kernel kernel = Kernel::kComputeBound;            // Task Bench's -kernel
   double seconds = 1e-3;                            // a task's run time before the kernel's factor
   double imbalance = 0.5;                           // load_imbalance (Task Bench's -imbalance)
