@@ -229,6 +229,30 @@ Result<std::optional<sim::TrainingSpec>> training_options(const SimFlags& f) {
   return std::optional<sim::TrainingSpec>(spec);
 }
 
+// --node: a generated node, which no other source of the node may join.
+Status node_option(const SimFlags& f, const core::Settings& settings, SimOptionsAll& o) {
+  if (f.node.empty()) {
+    return {};
+  }
+  for (const auto& [flag, given] :
+       {std::pair{"--from", !f.machine.from.empty()},
+        {"--hwloc-xml", !f.machine.hwloc_xml.empty()},
+        {"--nccl-topo", !f.machine.nccl_topo.empty()},
+        {"--sysroot", settings.find("sysroot")->set_by == core::SetBy::kFlag}}) {
+    if (given) {
+      return usage(
+          fmt::format("--node and {} cannot be combined (each names the node to simulate)", flag));
+    }
+  }
+  const auto& known = topo::generated_machines();
+  if (std::none_of(known.begin(), known.end(), [&](const auto& m) { return m.name == f.node; })) {
+    // Built only to name the known ones; run() builds the machine it simulates.
+    return usage("--node: " + topo::generated_machine(f.node).error().message);
+  }
+  o.node = f.node;
+  return {};
+}
+
 // --seeds, for a workload drawn at random.
 Status seeds_option(const SimFlags& f, SimOptionsAll& o) {
   if (f.seeds < 1 || f.seeds > 1000) {
@@ -508,25 +532,7 @@ CommandSpec sim_command() {
       [](const SimFlags& f, const core::Settings& settings) -> Result<std::unique_ptr<Command>> {
         SimOptionsAll o;
         ACCO_ASSIGN_OR_RETURN(o.machine, machine_options(f.machine, settings));
-        if (!f.node.empty()) {
-          for (const auto& [flag, given] :
-               {std::pair{"--from", !f.machine.from.empty()},
-                {"--hwloc-xml", !f.machine.hwloc_xml.empty()},
-                {"--nccl-topo", !f.machine.nccl_topo.empty()},
-                {"--sysroot", settings.find("sysroot")->set_by == core::SetBy::kFlag}}) {
-            if (given) {
-              return usage(fmt::format(
-                  "--node and {} cannot be combined (each names the node to simulate)", flag));
-            }
-          }
-          const auto& known = topo::generated_machines();
-          if (std::none_of(known.begin(), known.end(),
-                           [&](const auto& m) { return m.name == f.node; })) {
-            // Built only to name the known ones; run() builds the machine it simulates.
-            return usage("--node: " + topo::generated_machine(f.node).error().message);
-          }
-          o.node = f.node;
-        }
+        ACCO_RETURN_IF_ERROR(node_option(f, settings, o));
         if (f.nodes < 1 || f.nodes > 100000) {
           return bad_value("--nodes", std::to_string(f.nodes), "a whole number from 1 to 100000");
         }
