@@ -248,6 +248,13 @@ class Reader {
                                            : classify_pci(d.class_code, d.vendor_id);
     d.numa_node = outer.numa;
     if (outer.cpus) {
+      // Each device keeps its own list: a file of many devices below a huge mask would take
+      // memory out of proportion to its size (a real one: 1,000 devices x 1,000 CPUs).
+      cpu_entries_ += outer.cpus->size();
+      if (cpu_entries_ > kMaxCpuEntries) {
+        return tl::unexpected(malformed(
+            node, fmt::format("more than {} CPUs listed across the devices", kMaxCpuEntries)));
+      }
       d.local_cpus = *outer.cpus;
     }
     if (d.numa_node >= 0) {
@@ -283,6 +290,11 @@ class Reader {
       }
       ACCO_ASSIGN_OR_RETURN(const auto count, optional_number(link, "count", 1, 64));
       ACCO_ASSIGN_OR_RETURN(std::string remote, bus_id(link, "target", *target));
+      nvlinks_ += static_cast<std::size_t>(count.value_or(1));
+      if (nvlinks_ > kMaxNvlinks) {
+        return tl::unexpected(
+            malformed(link, fmt::format("more than {} NVLinks in the file", kMaxNvlinks)));
+      }
       for (long long i = 0; i < count.value_or(1); ++i) {
         g.nvlinks.push_back(
             {static_cast<int>(g.nvlinks.size()), true, remote, sm ? nvlink_version(*sm) : 0});
@@ -309,8 +321,14 @@ class Reader {
     return {};
   }
 
+  static constexpr std::size_t kMaxCpuEntries = std::size_t{1} << 24U;
+  // A node has a few hundred (a DGX H100: 8 GPUs x 18); NVLink switch systems list them per node.
+  static constexpr std::size_t kMaxNvlinks = std::size_t{1} << 16U;
+
   Machine m_;
   std::set<std::string> addresses_;  // every <pci> read so far
+  std::size_t cpu_entries_ = 0;      // local CPUs copied into the devices so far
+  std::size_t nvlinks_ = 0;          // NVLinks read so far
 };
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <string>
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -126,6 +127,31 @@ TEST(NcclTopo, MalformedFilesAreRefusedNamingWhatIsWrong) {
     EXPECT_THAT(machine_from_nccl_topo(xml), StatusIs(Errc::kInvalidArgument, HasSubstr(message)))
         << xml;
   }
+}
+
+TEST(NcclTopo, ManyDevicesBelowAHugeMaskAreRefusedBeforeTheyTakeGigabytes) {
+  // 1M CPUs (the mask's limit) copied into each of 17 devices is past 16M entries.
+  std::string mask(8, 'f');
+  for (int i = 1; i < 32768; ++i) {
+    mask += ",ffffffff";
+  }
+  std::string xml = "<system><cpu numaid=\"0\" affinity=\"" + mask + "\">";
+  for (int i = 0; i < 17; ++i) {
+    xml += fmt::format("<pci busid=\"0000:{:02x}:00.0\"/>", i);
+  }
+  xml += "</cpu></system>";
+  EXPECT_THAT(machine_from_nccl_topo(xml),
+              StatusIs(Errc::kInvalidArgument, HasSubstr("more than 16777216 CPUs listed")));
+}
+
+TEST(NcclTopo, NvlinksPastAnyMachinesAreRefused) {
+  std::string xml = R"(<system><pci busid="0000:17:00.0"><gpu dev="0" sm="90">)";
+  for (int i = 0; i < 1025; ++i) {
+    xml += R"(<nvlink target="0000:05:00.0" count="64"/>)";
+  }
+  xml += "</gpu></pci></system>";
+  EXPECT_THAT(machine_from_nccl_topo(xml),
+              StatusIs(Errc::kInvalidArgument, HasSubstr("more than 65536 NVLinks in the file")));
 }
 
 TEST(NcclTopo, AFileLargerThanAnyTopologyIsRefusedUnread) {
