@@ -97,13 +97,20 @@ std::string workload_text(const sched::WorkloadSpec& w, int seeds) {
   }
 }
 
-// A Task Bench workload's line: its grid, and its kernel when it is not the default.
-std::string taskbench_text(const std::string& name, const sim::TaskBenchSpec& tb) {
+// A Task Bench workload's line: its grid, its kernel when it is not the default, and the seed
+// of a graph or times drawn at random.
+std::string taskbench_text(const std::string& name, const sim::TaskBenchSpec& tb, int seeds) {
   std::string text = fmt::format("{} ({} x {} tasks", name, tb.width, tb.steps);
   if (tb.kernel != sim::Kernel::kComputeBound || tb.seconds != 1e-3 ||
       tb.output_bytes != std::size_t{1} << 20U) {
     text += fmt::format(", {} kernel of {}, {} outputs", sim::to_string(tb.kernel),
                         units::format_seconds(tb.seconds), units::format_bytes(tb.output_bytes));
+  }
+  if (tb.pattern == sim::Pattern::kRandomNearest || tb.pattern == sim::Pattern::kRandomSpread ||
+      tb.kernel == sim::Kernel::kLoadImbalance) {
+    text += seeds > 1 ? fmt::format(", seeds {}-{}", tb.seed,
+                                    tb.seed + static_cast<std::uint64_t>(seeds) - 1)
+                      : fmt::format(", seed {}", tb.seed);
   }
   return text + ")";
 }
@@ -336,7 +343,7 @@ class SimCommand final : public Command {
       tb.seed = seed(index);
       ACCO_ASSIGN_OR_RETURN(workload, sim::task_bench(tb), "sim: --workload");
       if (text != nullptr) {
-        *text = taskbench_text(workload.name, tb);
+        *text = taskbench_text(workload.name, tb, o_.seeds);
       }
     } else if (!o_.dag.empty()) {
       ACCO_ASSIGN_OR_RETURN(workload, sim::load_dag(o_.dag), "sim: --dag");

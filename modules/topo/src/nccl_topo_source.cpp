@@ -8,6 +8,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -76,8 +77,14 @@ Result<std::optional<long long>> optional_number(const xmlNode* node, const char
   return std::optional<long long>(value);
 }
 
-// "0000:17:00.0" (a domain of 4 to 8 hex digits, as NCCL and the kernel write it), or "17:00.0"
-// in domain 0; lower case.
+bool hex_digits(std::string_view text) {
+  return !text.empty() && std::all_of(text.begin(), text.end(), [](char c) {
+    return std::isxdigit(static_cast<unsigned char>(c)) != 0;
+  });
+}
+
+// "0000:17:00.0" (a domain of 4 to 8 hex digits, as NCCL and the kernel write it: bus, device
+// 00-1f, function 0-7), or "17:00.0" in domain 0; lower case.
 Result<std::string> bus_id(const xmlNode* node, const char* name, const std::string& text) {
   std::string id = text;
   std::transform(id.begin(), id.end(), id.begin(),
@@ -86,17 +93,21 @@ Result<std::string> bus_id(const xmlNode* node, const char* name, const std::str
     id = "0000:" + id;
   }
   const auto colon = id.find(':');
-  const bool shaped = colon >= 4 && colon <= 8 && id.size() == colon + 8 && id[colon + 3] == ':' &&
-                      id[colon + 6] == '.' && id[colon + 7] >= '0' && id[colon + 7] <= '7';
-  const bool hex = std::all_of(id.begin(), id.begin() + static_cast<std::ptrdiff_t>(colon + 6),
-                               [](char c) { return c == ':' || std::isxdigit(c) != 0; });
-  if (!shaped || !hex) {
+  const bool shaped = colon != std::string::npos && colon >= 4 && colon <= 8 &&
+                      id.size() == colon + 8 && id[colon + 3] == ':' && id[colon + 6] == '.';
+  const std::string_view v = id;
+  if (!shaped || !hex_digits(v.substr(0, colon)) || !hex_digits(v.substr(colon + 1, 2)) ||
+      !hex_digits(v.substr(colon + 4, 2)) || v.substr(colon + 4, 2) > "1f" || id[colon + 7] < '0' ||
+      id[colon + 7] > '7') {
     return tl::unexpected(
         malformed(node, fmt::format("{}=\"{}\" is not a PCI address (0000:17:00.0)", name,
                                     units::quote_attribute(text))));
   }
   return id;
 }
+
+// What NCCL writes (xml.cc) for an NVLink whose far end a VM cannot see: an NVSwitch, assumed.
+constexpr std::string_view kInvisibleNvlinkTarget = "fffffff:ffff:ff";
 
 // "32.0 GT/s PCIe", "16 GT/s", "2.5 GT/s": the transfer rate; 0 for "Unknown" or nothing.
 double link_speed(const std::string& text) {
@@ -166,6 +177,10 @@ class Reader {
               [](const PciDevice& a, const PciDevice& b) { return a.address < b.address; });
     std::sort(m_.numa_nodes.begin(), m_.numa_nodes.end(),
               [](const NumaNode& a, const NumaNode& b) { return a.id < b.id; });
+    for (NumaNode& n : m_.numa_nodes) {  // a numaid repeated in several <cpu> elements
+      std::sort(n.cpus.begin(), n.cpus.end());
+      n.cpus.erase(std::unique(n.cpus.begin(), n.cpus.end()), n.cpus.end());
+    }
     if (m_.numa_nodes.size() == 1) {
       m_.numa_nodes.front().distances = {10};  // the kernel's distance to itself
     }
@@ -178,6 +193,19 @@ class Reader {
   }
 
  private:
+  // Every CPU list entry the machine will hold (the nodes', the online list, each device's own
+  // copy) against one budget: a 16 MiB file of huge masks and many devices below them would
+  // otherwise ask for memory out of proportion to its size (a real one: 1,000 devices x 1,000
+  // CPUs).
+  Status count_cpus(const xmlNode* node, std::size_t entries) {
+    cpu_entries_ += entries;
+    if (cpu_entries_ > kMaxCpuEntries) {
+      return tl::unexpected(
+          malformed(node, fmt::format("more than {} CPUs listed across the file", kMaxCpuEntries)));
+    }
+    return {};
+  }
+
   Result<Place> cpu(const xmlNode* node, const Place& outer) {
     Place place = outer;
     ACCO_ASSIGN_OR_RETURN(const auto numa, optional_number(node, "numaid", -1, 4095));
@@ -190,6 +218,7 @@ class Reader {
             malformed(node, fmt::format("affinity=\"{}\" is not a CPU mask (00000000,00ffffff)",
                                         units::quote_attribute(*affinity))));
       }
+      ACCO_RETURN_IF_ERROR(count_cpus(node, cpus->size() * (numa.value_or(-1) >= 0 ? 2 : 1)));
       place.cpus = std::make_shared<const std::vector<int>>(std::move(*cpus));
       m_.online_cpus.insert(m_.online_cpus.end(), place.cpus->begin(), place.cpus->end());
     }
@@ -203,8 +232,8 @@ class Reader {
         it = std::prev(m_.numa_nodes.end());
       }
       if (affinity && !affinity->empty()) {
-        it->cpus.insert(it->cpus.end(), place.cpus->begin(), place.cpus->end());
-        std::sort(it->cpus.begin(), it->cpus.end());
+        it->cpus.insert(it->cpus.end(), place.cpus->begin(),
+                        place.cpus->end());  // sorted at the end
         it->cpus_source = "NCCL topology <cpu affinity>";
         it->cpus_text = units::quote_attribute(*affinity);
       }
@@ -248,13 +277,7 @@ class Reader {
                                            : classify_pci(d.class_code, d.vendor_id);
     d.numa_node = outer.numa;
     if (outer.cpus) {
-      // Each device keeps its own list: a file of many devices below a huge mask would take
-      // memory out of proportion to its size (a real one: 1,000 devices x 1,000 CPUs).
-      cpu_entries_ += outer.cpus->size();
-      if (cpu_entries_ > kMaxCpuEntries) {
-        return tl::unexpected(malformed(
-            node, fmt::format("more than {} CPUs listed across the devices", kMaxCpuEntries)));
-      }
+      ACCO_RETURN_IF_ERROR(count_cpus(node, outer.cpus->size()));
       d.local_cpus = *outer.cpus;
     }
     if (d.numa_node >= 0) {
@@ -289,7 +312,10 @@ class Reader {
         return tl::unexpected(malformed(link, "no target"));
       }
       ACCO_ASSIGN_OR_RETURN(const auto count, optional_number(link, "count", 1, 64));
-      ACCO_ASSIGN_OR_RETURN(std::string remote, bus_id(link, "target", *target));
+      std::string remote(kInvisibleNvlinkTarget);
+      if (*target != kInvisibleNvlinkTarget) {
+        ACCO_ASSIGN_OR_RETURN(remote, bus_id(link, "target", *target));
+      }
       nvlinks_ += static_cast<std::size_t>(count.value_or(1));
       if (nvlinks_ > kMaxNvlinks) {
         return tl::unexpected(
@@ -339,7 +365,9 @@ Result<Machine> machine_from_nccl_topo(std::string_view xml) {
                 fmt::format("NCCL topology: {} bytes, more than the {} read", xml.size(),
                             kMaxNcclTopoBytes));
   }
-  // No network, no entities substituted, no messages on stderr: errors come back as values.
+  // No network, no messages on stderr: errors come back as values (the last one reset first:
+  // an empty input fails without setting one).
+  xmlResetLastError();
   const std::unique_ptr<xmlDoc, DocFree> doc(
       xmlReadMemory(xml.data(), static_cast<int>(xml.size()), "nccl-topo.xml", nullptr,
                     XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING));
@@ -351,6 +379,12 @@ Result<Machine> machine_from_nccl_topo(std::string_view xml) {
     }
     return fail(Errc::kInvalidArgument, fmt::format("NCCL topology: not XML (line {}: {})",
                                                     e != nullptr ? e->line : 0, why));
+  }
+  // A DOCTYPE could declare entities, which xmlGetProp expands past every limit here; NCCL never
+  // writes one.
+  if (doc->intSubset != nullptr) {
+    return fail(Errc::kInvalidArgument,
+                "NCCL topology: a <!DOCTYPE> (entity declarations) is not read; NCCL writes none");
   }
   const xmlNode* root = xmlDocGetRootElement(doc.get());
   if (root == nullptr || !is(root, "system")) {
