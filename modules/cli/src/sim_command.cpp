@@ -117,6 +117,9 @@ std::string taskbench_text(const std::string& name, const sim::TaskBenchSpec& tb
 
 // --workload taskbench:PATTERN with --width, --steps and --radix; nullopt for other workloads.
 Result<std::optional<sim::TaskBenchSpec>> taskbench_options(const SimFlags& f) {
+  // Checked with any workload, as every flag that takes one of a set of names is.
+  ACCO_ASSIGN_OR_RETURN(const sim::Kernel kernel,
+                        for_flag("--task-kernel", sim::parse_kernel(f.task_kernel)));
   if (f.workload.rfind("taskbench:", 0) != 0) {
     return std::optional<sim::TaskBenchSpec>();
   }
@@ -143,7 +146,7 @@ Result<std::optional<sim::TaskBenchSpec>> taskbench_options(const SimFlags& f) {
     return bad_value("--fraction", fmt::format("{}", f.fraction), "a share from 0 to 1");
   }
   sim::TaskBenchSpec spec;
-  ACCO_ASSIGN_OR_RETURN(spec.kernel, for_flag("--task-kernel", sim::parse_kernel(f.task_kernel)));
+  spec.kernel = kernel;
   if (!(f.task_us >= 0 && f.task_us <= 1e9)) {
     return bad_value("--task-us", fmt::format("{}", f.task_us), "microseconds from 0 to 1e9");
   }
