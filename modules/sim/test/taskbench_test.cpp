@@ -47,20 +47,25 @@ TEST(TaskBenchTest, EachPatternHasTheTasksAndEdgesOfItsRule) {
   EXPECT_EQ(shape(Pattern::kSpread, 6, 2, 3), P(12, 18));
 }
 
+// The edges of a random pattern on 64 points, 10 steps, radix 5, at `fraction`.
+std::size_t random_edges(Pattern pattern, double fraction) {
+  TaskBenchSpec s;
+  s.pattern = pattern;
+  s.width = 64;
+  s.steps = 10;
+  s.radix = 5;
+  s.fraction = fraction;
+  const auto w = task_bench(s);
+  EXPECT_THAT(w, IsOk());
+  return w ? sched::infer_edges(*w).size() : 0;
+}
+
 // random_nearest keeps each task's own point and each other of its radix with the fraction's
 // probability: none at 0 (no_comm's edges), all at 1 (nearest's), between in between, the same
 // graph each time.
 TEST(TaskBenchTest, RandomNearestKeepsAFractionOfNearestsEdges) {
   const auto edges = [](double fraction) {
-    TaskBenchSpec s;
-    s.pattern = Pattern::kRandomNearest;
-    s.width = 64;
-    s.steps = 10;
-    s.radix = 5;
-    s.fraction = fraction;
-    const auto w = task_bench(s);
-    EXPECT_THAT(w, IsOk());
-    return w ? sched::infer_edges(*w).size() : 0;
+    return random_edges(Pattern::kRandomNearest, fraction);
   };
   EXPECT_EQ(edges(0), shape(Pattern::kNoComm, 64, 10).second);
   EXPECT_EQ(edges(1), shape(Pattern::kNearest, 64, 10, 5).second);
@@ -76,17 +81,7 @@ TEST(TaskBenchTest, RandomNearestKeepsAFractionOfNearestsEdges) {
 }
 
 TEST(TaskBenchTest, RandomSpreadKeepsAFractionOfSpreadsEdges) {
-  const auto edges = [](double fraction) {
-    TaskBenchSpec s;
-    s.pattern = Pattern::kRandomSpread;
-    s.width = 64;
-    s.steps = 10;
-    s.radix = 5;
-    s.fraction = fraction;
-    const auto w = task_bench(s);
-    EXPECT_THAT(w, IsOk());
-    return w ? sched::infer_edges(*w).size() : 0;
-  };
+  const auto edges = [](double fraction) { return random_edges(Pattern::kRandomSpread, fraction); };
   // Fraction 0: each point reads only its own (spread's first point is p itself); 1: spread.
   EXPECT_EQ(edges(0), shape(Pattern::kNoComm, 64, 10).second);
   EXPECT_EQ(edges(1), shape(Pattern::kSpread, 64, 10, 5).second);
