@@ -83,6 +83,13 @@ struct SimOptionsAll {
   int seeds = 1;           // --seeds: the workload drawn with seed, seed + 1, ...
 };
 
+// "seed 3", or "seeds 3-7" for --seeds 5.
+std::string seeds_text(std::uint64_t first, int seeds) {
+  return seeds > 1
+             ? fmt::format("seeds {}-{}", first, first + static_cast<std::uint64_t>(seeds) - 1)
+             : fmt::format("seed {}", first);
+}
+
 std::string workload_text(const sched::WorkloadSpec& w, int seeds) {
   switch (w.kind) {
     case sched::WorkloadKind::kCholesky:
@@ -90,10 +97,8 @@ std::string workload_text(const sched::WorkloadSpec& w, int seeds) {
       return fmt::format("{} ({} x {} tiles, {} kernels)", sched::to_string(w.kind), w.tiles,
                          w.tiles, w.kernels);
     default:
-      return seeds > 1
-                 ? fmt::format("{} ({} tasks, seeds {}-{})", sched::to_string(w.kind), w.tasks,
-                               w.seed, w.seed + static_cast<std::uint64_t>(seeds) - 1)
-                 : fmt::format("{} ({} tasks, seed {})", sched::to_string(w.kind), w.tasks, w.seed);
+      return fmt::format("{} ({} tasks, {})", sched::to_string(w.kind), w.tasks,
+                         seeds_text(w.seed, seeds));
   }
 }
 
@@ -106,11 +111,8 @@ std::string taskbench_text(const std::string& name, const sim::TaskBenchSpec& tb
     text += fmt::format(", {} kernel of {}, {} outputs", sim::to_string(tb.kernel),
                         units::format_seconds(tb.seconds), units::format_bytes(tb.output_bytes));
   }
-  if (tb.pattern == sim::Pattern::kRandomNearest || tb.pattern == sim::Pattern::kRandomSpread ||
-      tb.kernel == sim::Kernel::kLoadImbalance) {
-    text += seeds > 1 ? fmt::format(", seeds {}-{}", tb.seed,
-                                    tb.seed + static_cast<std::uint64_t>(seeds) - 1)
-                      : fmt::format(", seed {}", tb.seed);
+  if (sim::draws_at_random(tb)) {
+    text += ", " + seeds_text(tb.seed, seeds);
   }
   return text + ")";
 }
@@ -268,9 +270,7 @@ Status seeds_option(const SimFlags& f, SimOptionsAll& o) {
   if (f.seeds < 1 || f.seeds > 1000) {
     return bad_value("--seeds", std::to_string(f.seeds), "a whole number from 1 to 1000");
   }
-  const bool drawn = o.taskbench ? o.taskbench->pattern == sim::Pattern::kRandomNearest ||
-                                       o.taskbench->pattern == sim::Pattern::kRandomSpread ||
-                                       o.taskbench->kernel == sim::Kernel::kLoadImbalance
+  const bool drawn = o.taskbench ? sim::draws_at_random(*o.taskbench)
                                  : o.dag.empty() && !o.training &&
                                        (o.workload.kind == sched::WorkloadKind::kIndependent ||
                                         o.workload.kind == sched::WorkloadKind::kRandom);

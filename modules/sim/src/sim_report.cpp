@@ -80,19 +80,21 @@ void add_seeds(const SimReport& rep, report::Document& doc) {
                    {"slowest", report::Align::kRight},
                    {"range", report::Align::kRight}};
   std::size_t best = 0;
+  double best_mean = 0;
   for (std::size_t i = 0; i < rep.runs.size(); ++i) {
     const Spread s = spread(rep.seed_makespans[i]);
     table.rows.push_back(
         {rep.runs[i].policy, seconds_text(s.mean), seconds_text(s.low), seconds_text(s.high),
          fmt::format("{:.1f} %", s.mean > 0 ? 100 * (s.high - s.low) / s.mean : 0)});
-    if (s.mean < spread(rep.seed_makespans[best]).mean) {
+    if (i == 0 || s.mean < best_mean) {
       best = i;
+      best_mean = s.mean;
     }
   }
   doc.add(std::move(table));
   if (rep.runs.size() > 1) {
     doc.add(report::Note{fmt::format("best over the seeds: {} ({} mean)", rep.runs[best].policy,
-                                     seconds_text(spread(rep.seed_makespans[best]).mean))});
+                                     seconds_text(best_mean))});
   }
 }
 

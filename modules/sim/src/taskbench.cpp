@@ -163,6 +163,11 @@ double task_seconds(const TaskBenchSpec& s, long t, long p) {
 
 }  // namespace
 
+bool draws_at_random(const TaskBenchSpec& spec) {
+  return spec.pattern == Pattern::kRandomNearest || spec.pattern == Pattern::kRandomSpread ||
+         spec.kernel == Kernel::kLoadImbalance;
+}
+
 Result<Kernel> parse_kernel(std::string_view name) {
   for (const auto& [kernel, text] : kKernels) {
     if (text == name) {

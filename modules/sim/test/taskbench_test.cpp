@@ -91,6 +91,13 @@ TEST(TaskBenchTest, RandomSpreadKeepsAFractionOfSpreadsEdges) {
   EXPECT_GT(half, 576 + 900);
   EXPECT_LT(half, 576 + 1400);
   EXPECT_EQ(*parse_pattern("random_spread"), Pattern::kRandomSpread);
+  TaskBenchSpec spec;
+  EXPECT_FALSE(draws_at_random(spec));  // stencil_1d, compute_bound
+  spec.kernel = Kernel::kLoadImbalance;
+  EXPECT_TRUE(draws_at_random(spec));
+  spec = {};
+  spec.pattern = Pattern::kRandomSpread;
+  EXPECT_TRUE(draws_at_random(spec));
 }
 
 TEST(TaskBenchTest, KernelsSetEachTasksTime) {

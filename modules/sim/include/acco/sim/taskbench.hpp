@@ -49,6 +49,11 @@ enum class Kernel {
 [[nodiscard]] Result<Kernel> parse_kernel(std::string_view name);
 [[nodiscard]] std::string_view to_string(Kernel kernel);
 
+struct TaskBenchSpec;
+// Whether the spec's graph or times depend on its seed (random_nearest, random_spread, or the
+// load_imbalance kernel).
+[[nodiscard]] bool draws_at_random(const TaskBenchSpec& spec);
+
 struct TaskBenchSpec {
   Pattern pattern = Pattern::kStencil1d;
   int width = 8;                                    // points per timestep
