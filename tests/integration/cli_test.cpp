@@ -379,6 +379,10 @@ TEST(CliTest, BadNcclTopologyInputsExitWithTheirCodes) {
   std::ofstream(garbage) << "<system><pci busid=\"17:00\"/></system>";
   expect_one_line_error(acco({"probe", "--nccl-topo", garbage}), 65,
                         "busid=\"17:00\" is not a PCI address");
+  const auto big = (dir.path() / "big.xml").string();
+  { std::ofstream create(big); }  // a sparse file past the reader's cap
+  std::filesystem::resize_file(big, (std::uintmax_t{16} << 20) + 1);
+  expect_one_line_error(acco({"probe", "--nccl-topo", big}), 65, "more than the 16777216 bytes");
   expect_one_line_error(acco({"probe", "--nccl-topo", garbage, "--hwloc-xml", garbage}), 64,
                         "--nccl-topo and --hwloc-xml cannot be combined");
   expect_one_line_error(acco({"probe", "--nccl-topo", garbage, "--data-dir", "/"}), 64,

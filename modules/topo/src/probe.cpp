@@ -1,8 +1,10 @@
 #include "acco/topo/probe.hpp"
 
 #include <chrono>
+#include <filesystem>
 #include <optional>
 #include <string>
+#include <system_error>
 #include <utility>
 
 #include <fmt/format.h>
@@ -207,6 +209,14 @@ Result<ProbeResult> probe_hwloc_xml(const ProbeRequest& request) {
 // `acco probe --nccl-topo FILE`: what the topology file holds; its GPUs' NVLinks stand where
 // NVML's answers would.
 Result<ProbeResult> probe_nccl_topo(const ProbeRequest& request) {
+  // Refused by its size before it is read: a topology is under 100 KB, the reader's cap 16 MiB.
+  if (std::error_code ec; std::filesystem::is_regular_file(request.nccl_topo, ec) &&
+                          std::filesystem::file_size(request.nccl_topo, ec) > kMaxNcclTopoBytes &&
+                          !ec) {
+    return fail(Errc::kInvalidArgument,
+                fmt::format("{}: NCCL topology: more than the {} bytes read", request.nccl_topo,
+                            kMaxNcclTopoBytes));
+  }
   ACCO_ASSIGN_OR_RETURN(const std::string xml, core::read_text_file(request.nccl_topo));
   auto machine = machine_from_nccl_topo(xml);
   if (!machine) {
