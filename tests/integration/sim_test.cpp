@@ -204,11 +204,54 @@ TEST(SimTest, TraceWritesTheFirstPolicysRunAsAChromeTrace) {
   EXPECT_EQ(bad.out, "");
 }
 
+// Rails: each GPU's copies leave through its own port (eight NIC links a node in the report and
+// the JSON, each port's busiest direction named), and a node without NIC ports is refused.
+TEST(SimTest, RailsCarryEachGpusCopiesOnItsOwnPort) {
+  const std::string base =
+      "sim --node dgx-h100 --nodes 4 --fabric rail-optimized:2 --oversubscription 2 "
+      "--workload taskbench:all_to_all --width 16 --steps 2 --policy dmda";
+  const auto text = acco(base);
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_THAT(text.out, HasSubstr("on rail-optimized:2,"));
+  EXPECT_THAT(text.out, HasSubstr("nic links:    8 per node, 50.0 GB/s"));
+  EXPECT_THAT(text.out, HasSubstr("rail-optimized:2, 8 rails (a port each) at 50.0 GB/s, 2 nodes "
+                                  "a group, 2:1 to the spines, 2.0 us a link"));
+  const auto json = acco(base + " --json");
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  expect_conforms(json.out, "sim.schema.json");
+  const auto j = nlohmann::json::parse(json.out);
+  EXPECT_EQ(j["platform"]["fabric"]["kind"], "rail-optimized:2");
+  EXPECT_EQ(j["platform"]["fabric"]["oversubscription"], 2);
+  int ports = 0;
+  for (const auto& l : j["platform"]["links"]) {
+    ports += l["kind"] == "nic" && l["name"].get<std::string>().rfind("nic 0000:", 0) == 0;
+  }
+  EXPECT_EQ(ports, 8);
+  TempDir vm;
+  write_flattened_vm(vm.path());
+  const auto none =
+      acco("sim --sysroot " + vm.path().string() + " --nvml off --nodes 2 --fabric rail-optimized");
+  EXPECT_EQ(none.exit_code, 64);
+  EXPECT_THAT(none.err, HasSubstr("has no fabric NIC port to put on a rail\n"));
+  EXPECT_EQ(none.out, "");
+}
+
 TEST(SimTest, BadFlagsAreOneLineWithTheUsageExitCode) {
   for (const auto& [args, message] : std::vector<std::pair<std::string, std::string>>{
            {"--nodes 0", "--nodes: '0' is not a whole number from 1 to 100000"},
            {"--fabric torus",
-            "--fabric: 'torus' is not single-switch or fat-tree:K (K even, 2-256)"},
+            "--fabric: 'torus' is not single-switch, fat-tree:K (K even, 2-256) or "
+            "rail-optimized[:S] (S nodes a group, 1-4096)"},
+           {"--fabric rail-optimized:0",
+            "--fabric: 'rail-optimized:0' is not single-switch, fat-tree:K (K even, 2-256) or "
+            "rail-optimized[:S] (S nodes a group, 1-4096)"},
+           {"--nodes 4 --fabric fat-tree:4 --oversubscription 3",
+            "--oversubscription 3 on fat-tree:4: the 2 up-links of a leaf divide only by a "
+            "divisor of 2"},
+           {"--nodes 2 --oversubscription 2",
+            "--oversubscription: a single switch has no up-links to taper"},
+           {"--fabric rail-optimized --oversubscription 65",
+            "--oversubscription 65 is not from 1 to 64"},
            {"--nodes 3 --fabric fat-tree:4",
             "--nodes 3 on fat-tree:4: each leaf switch takes 2 nodes, so the count must be a "
             "multiple of 2"},

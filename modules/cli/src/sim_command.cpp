@@ -37,6 +37,7 @@ struct SimFlags {
   std::string fabric = "single-switch";
   double fabric_gbps = 400;
   double fabric_latency_us = 2;
+  int oversubscription = 1;
   std::string workload = "cholesky";
   int tiles = 8;
   int tasks = 1000;
@@ -186,6 +187,8 @@ Result<sim::Fabric> fabric_options(const SimFlags& f) {
   }
   fabric->bytes_per_second = f.fabric_gbps * 1e9 / 8;
   fabric->latency = f.fabric_latency_us * 1e-6;
+  fabric->oversubscription = f.oversubscription;
+  ACCO_RETURN_IF_ERROR(as_usage(sim::check_fabric(*fabric, f.nodes)));
   return *fabric;
 }
 
@@ -303,6 +306,7 @@ class SimCommand final : public Command {
     ACCO_ASSIGN_OR_RETURN(report.platform.node, sim::node_from_machine(machine), "sim");
     report.platform.nodes = o_.nodes;
     report.platform.fabric = o_.fabric;
+    ACCO_RETURN_IF_ERROR(as_usage(sim::check_platform(report.platform)));
     sim::SimOptions base;
     if (o_.thermal) {
       ACCO_ASSIGN_OR_RETURN(
@@ -439,9 +443,13 @@ CommandSpec sim_command() {
         sub.add_option("--nodes", f.nodes, "how many such nodes (default 1)")->type_name("N");
         offer_values(sub.add_option("--fabric", f.fabric,
                                     "how the nodes are joined: single-switch (default), "
-                                    "fat-tree:K (K/2 nodes a leaf switch)")
+                                    "fat-tree:K (K/2 nodes a leaf switch), rail-optimized[:S] "
+                                    "(port r of S nodes on leaf r; S 32)")
                          ->type_name("FABRIC"),
-                     {"single-switch", "fat-tree:8"});
+                     {"single-switch", "fat-tree:8", "rail-optimized"});
+        sub.add_option("--oversubscription", f.oversubscription,
+                       "a leaf's down-links over its up-links to the spines (default 1)")
+            ->type_name("R");
         sub.add_option("--fabric-gbps", f.fabric_gbps,
                        "each fabric link's rate per direction in Gb/s (default 400)")
             ->type_name("GBPS");
@@ -548,13 +556,6 @@ CommandSpec sim_command() {
         }
         o.nodes = f.nodes;
         ACCO_ASSIGN_OR_RETURN(o.fabric, fabric_options(f));
-        if (o.nodes > 1 && o.fabric.kind == sim::FabricKind::kFatTree &&
-            o.nodes % (o.fabric.k / 2) != 0) {
-          return usage(
-              fmt::format("--nodes {} on {}: each leaf switch takes {} nodes, so the "
-                          "count must be a multiple of {}",
-                          o.nodes, sim::to_string(o.fabric), o.fabric.k / 2, o.fabric.k / 2));
-        }
         ACCO_ASSIGN_OR_RETURN(o.taskbench, taskbench_options(f));
         ACCO_ASSIGN_OR_RETURN(o.training, training_options(f));
         const auto kind = sched::parse_workload_kind(f.workload);

@@ -123,8 +123,106 @@ sg4::NetZone* build_node(const Platform& p, int index, Built& built,
   return zone;
 }
 
+// Rail-optimized: one full zone per group of nodes (every host's route to every other host of
+// the group is route()'s, so a GPU sends through its own port, or its PXN relay's), a router
+// per group as its way to the spines, and the groups on a star whose centre is the spines.
+struct RailZone {
+  sg4::NetZone* zone = nullptr;
+  simgrid::kernel::routing::NetPoint* gateway = nullptr;
+};
+
+RailZone build_group(const Platform& p, int group, Built& built, const sg4::NetZone* parent) {
+  const int n = static_cast<int>(p.node.devices.size());
+  const int first = group * p.fabric.k;
+  const int last = std::min(p.nodes, first + p.fabric.k);
+  RailZone g;
+  g.zone = sg4::create_full_zone(fmt::format("g{}", group));
+  if (parent != nullptr) {
+    g.zone->set_parent(parent);
+  }
+  const int per_node = p.links_per_node();
+  const auto make_link = [&](const Link& l, const std::string& name) {
+    return l.shared ? g.zone->create_split_duplex_link(name, l.bytes_per_second)
+                          ->set_latency(l.latency)
+                          ->seal()
+                    : g.zone->create_link(name, l.bytes_per_second)
+                          ->set_sharing_policy(sg4::Link::SharingPolicy::FATPIPE)
+                          ->set_latency(l.latency)
+                          ->seal();
+  };
+  std::map<std::pair<int, int>, std::pair<sg4::Link*, bool>> links;  // (node, link) -> shared
+  for (int node = first; node < last; ++node) {
+    for (int i = 0; i < per_node; ++i) {
+      const Link l = p.link(i);
+      links[{node, i}] = {make_link(l, fmt::format("n{} {}", node, l.name)), l.shared};
+    }
+  }
+  const int rails = static_cast<int>(p.node.ports.size());
+  for (int r = 0; r < rails; ++r) {
+    const Link l = p.spine_link(group * rails + r);
+    links[{-1, group * rails + r}] = {make_link(l, l.name), true};
+  }
+  const auto in_route = [&](const std::vector<RouteHop>& hops) {
+    std::vector<sg4::LinkInRoute> out;
+    out.reserve(hops.size());
+    for (const auto& hop : hops) {
+      const auto& [link, shared] = links.at({hop.node, hop.link});
+      out.push_back(shared ? sg4::LinkInRoute(link, hop.up ? sg4::LinkInRoute::Direction::UP
+                                                           : sg4::LinkInRoute::Direction::DOWN)
+                           : sg4::LinkInRoute(link));
+    }
+    return out;
+  };
+  std::vector<std::pair<int, sg4::Host*>> hosts;  // (device index, or -1 - node; host)
+  for (int node = first; node < last; ++node) {
+    for (int i = 0; i < n; ++i) {
+      auto* host = g.zone->create_host(fmt::format("n{} GPU{}", node, i), kHostSpeed)->seal();
+      built.devices.push_back(host);
+      hosts.emplace_back(node * n + i, host);
+    }
+    auto* memory = g.zone->create_host(fmt::format("n{} memory", node), kHostSpeed)->seal();
+    built.memory.push_back(memory);
+    hosts.emplace_back(-1 - node, memory);
+  }
+  for (const auto& [from, src] : hosts) {
+    for (const auto& [to, dst] : hosts) {
+      if (from != to) {
+        g.zone->add_route(src->get_netpoint(), dst->get_netpoint(), nullptr, nullptr,
+                          in_route(route(p, from, to)), false);
+      }
+    }
+  }
+  if (parent != nullptr) {
+    g.gateway = g.zone->create_router(fmt::format("g{} gw", group));
+    for (const auto& [from, src] : hosts) {
+      g.zone->add_route(src->get_netpoint(), g.gateway, nullptr, nullptr,
+                        in_route(route_out(p, from)), true);
+    }
+  }
+  return g;
+}
+
+void build_rails(const Platform& p, Built& built) {
+  const int groups = p.groups();
+  if (groups == 1) {
+    build_group(p, 0, built, nullptr).zone->seal();
+    return;
+  }
+  auto* spines = sg4::create_star_zone("spines");
+  for (int g = 0; g < groups; ++g) {
+    const auto group = build_group(p, g, built, spines);
+    group.zone->seal();
+    spines->add_route(group.zone->get_netpoint(), nullptr, group.gateway, nullptr, {}, true);
+  }
+  spines->seal();
+}
+
 Built build_platform(const Platform& p) {
   Built built;
+  if (p.rails()) {
+    build_rails(p, built);
+    return built;
+  }
   if (p.nodes == 1) {
     build_node(p, 0, built, nullptr, nullptr)->seal();
     return built;
@@ -146,7 +244,8 @@ Built build_platform(const Platform& p) {
     fabric->seal();
     return built;
   }
-  // Two levels: K/2 nodes under each leaf switch, K/2 spines above every leaf.
+  // Two levels: K/2 nodes under each leaf switch, K/2 spines above every leaf (fewer with an
+  // oversubscription: each leaf's up-links are K/2 over it).
   const unsigned half = static_cast<unsigned>(p.fabric.k / 2);
   const unsigned leaves = static_cast<unsigned>(p.nodes) / half;
   sg4::ClusterCallbacks callbacks(
@@ -157,8 +256,11 @@ Built build_platform(const Platform& p) {
         return std::make_pair(node->get_netpoint(), gw);
       });
   sg4::create_fatTree_zone(
-      "fabric", nullptr, sg4::FatTreeParams(2, {half, leaves}, {1, half}, {1, 1}), callbacks,
-      p.fabric_link_bytes_per_second(), p.fabric.latency, sg4::Link::SharingPolicy::SPLITDUPLEX)
+      "fabric", nullptr,
+      sg4::FatTreeParams(2, {half, leaves},
+                         {1, half / static_cast<unsigned>(p.fabric.oversubscription)}, {1, 1}),
+      callbacks, p.fabric_link_bytes_per_second(), p.fabric.latency,
+      sg4::Link::SharingPolicy::SPLITDUPLEX)
       ->seal();
   return built;
 }
@@ -675,28 +777,12 @@ class Simulation {
     ++result_.copies;
     result_.bytes_moved += bytes;
     const int n = static_cast<int>(p_.node.devices.size());
-    const int from_node = from >= 0 ? from / n : -1 - from;
-    const auto up = [&](const RouteHop& hop) {
-      if (hop.node != from_node) {
-        return false;
-      }
-      if (hop.link == p_.node.nic) {
-        return true;
-      }
-      if (from < 0) {
-        return false;  // from host memory down to a device of its node
-      }
-      const auto& mine = p_.node.to_host[static_cast<std::size_t>(from % n)];
-      return std::find(mine.begin(), mine.end(), hop.link) != mine.end() ||
-             p_.node.links[static_cast<std::size_t>(hop.link)].name ==
-                 fmt::format("nvlink GPU{}", from % n);
-    };
     for (const auto& hop : route(p_, from, to)) {
-      if (hop.node < 0) {  // the fabric: the receiver's downlink and the sender's uplink
+      if (hop.node < 0 && !p_.rails()) {  // the fabric: the receiver's down-link, the sender's up
         link_bytes_[{-1, to >= 0 ? to / n : -1 - to}] += bytes;
-        link_bytes_[{-2, from_node}] += bytes;
+        link_bytes_[{-2, from >= 0 ? from / n : -1 - from}] += bytes;
       } else {
-        link_bytes_[{hop.node, 2 * hop.link + (up(hop) ? 1 : 0)}] += bytes;
+        link_bytes_[{hop.node < 0 ? -3 : hop.node, 2 * hop.link + (hop.up ? 1 : 0)}] += bytes;
       }
     }
   }
@@ -771,21 +857,25 @@ class Simulation {
       LinkUse use;
       use.kind = kind;
       for (const auto& [key, bytes] : link_bytes_) {
-        const bool fabric = key.first < 0;
-        const auto& link =
-            fabric ? Link{} : p_.node.links[static_cast<std::size_t>(key.second / 2)];
-        if ((fabric ? std::string("fabric") : link.kind) != kind) {
+        const bool whole_fabric = key.first == -1 || key.first == -2;
+        const Link link = whole_fabric
+                              ? Link{"fabric", "fabric", p_.fabric_link_bytes_per_second(), 0}
+                          : key.first == -3 ? p_.spine_link(key.second / 2)
+                                            : p_.link(key.second / 2);
+        if (link.kind != kind) {
           continue;
         }
         use.bytes += bytes;
-        const double rate = fabric ? p_.fabric_link_bytes_per_second() : link.bytes_per_second;
-        const double share = result_.makespan > 0 ? bytes / rate / result_.makespan : 0;
+        const double share =
+            result_.makespan > 0 ? bytes / link.bytes_per_second / result_.makespan : 0;
         if (share > use.busiest_share) {
           use.busiest_share = share;
+          const char* direction = key.second % 2 == 1 ? "up" : "down";
           use.busiest =
-              fabric ? fmt::format("n{} fabric {}", key.second, key.first == -1 ? "down" : "up")
-                     : fmt::format("n{} {} {}", key.first, link.name,
-                                   key.second % 2 == 1 ? "up" : "down");
+              whole_fabric
+                  ? fmt::format("n{} fabric {}", key.second, key.first == -1 ? "down" : "up")
+              : key.first == -3 ? fmt::format("{} {}", link.name, direction)
+                                : fmt::format("n{} {} {}", key.first, link.name, direction);
         }
       }
       if (use.bytes > 0) {
@@ -842,7 +932,8 @@ class Simulation {
   std::vector<double> ready_at_;  // per task: when its last dependency finished
   std::vector<sg4::SemaphorePtr> wake_;
   std::vector<std::vector<int>> valid_;  // per datum: devices (or -1 - node) holding it
-  // (node, 2 x link + 1 up | 0 down); the fabric: (-1 down | -2 up, node).
+  // (node, 2 x link + 1 up | 0 down); the fabric: (-1 down | -2 up, node); on rails, a leaf's
+  // spine link: (-3, 2 x link + 1 up | 0 down).
   std::map<std::pair<int, int>, double> link_bytes_;
   std::size_t done_ = 0;
   std::map<std::pair<std::size_t, int>, sg4::CommPtr> inflight_;  // (datum, device) copies

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <limits>
 #include <map>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -72,13 +73,13 @@ bool near_an_accelerator(const topo::Machine& machine, const std::string& addres
   return false;
 }
 
-// The NIC ports on the fabric and their rates together: the active InfiniBand ports, else the
-// active RoCE ports, else the Ethernet interfaces on a PCI function; of those, the ones behind a
-// PCIe switch an accelerator shares (each GPU's own NIC, as on DGX and HGX boards, where the
-// storage and management NICs sit on root ports of their own), else the fastest (a PCIe server
-// or a VM whose NICs share no switch with a GPU).
-std::pair<double, int> fabric_nics(const topo::Machine& machine,
-                                   const std::vector<std::vector<std::string>>& chains) {
+// The NIC ports on the fabric and their rates: the active InfiniBand ports, else the active
+// RoCE ports, else the Ethernet interfaces on a PCI function; of those, the ones behind a PCIe
+// switch an accelerator shares (each GPU's own NIC, as on DGX and HGX boards, where the storage
+// and management NICs sit on root ports of their own), else the fastest (a PCIe server or a VM
+// whose NICs share no switch with a GPU). In PCI order.
+std::vector<Port> fabric_nics(const topo::Machine& machine,
+                              const std::vector<std::vector<std::string>>& chains) {
   std::vector<std::pair<double, std::string>> ports;  // (bytes a second, PCI function)
   for (const bool infiniband : {true, false}) {
     for (const auto& port : machine.ib_ports) {
@@ -105,15 +106,68 @@ std::pair<double, int> fabric_nics(const topo::Machine& machine,
   for (const auto& [rate, pci] : ports) {
     fastest = std::max(fastest, rate);
   }
-  double sum = 0;
-  int count = 0;
+  std::vector<Port> chosen;
   for (const auto& [rate, pci] : ports) {
     if (rate > 0 && (any_near ? near_an_accelerator(machine, pci, chains) : rate >= fastest)) {
-      sum += rate;
-      ++count;
+      chosen.push_back(Port{pci, rate, {}});
     }
   }
-  return {sum, count};
+  std::stable_sort(chosen.begin(), chosen.end(),
+                   [](const Port& a, const Port& b) { return a.pci < b.pci; });
+  return chosen;
+}
+
+// Where device i's chain meets the port's: the index in the chain of the lowest bridge above the
+// device that the port also hangs under (the chain's length when they meet at the root complex).
+std::size_t meeting_point(const topo::Machine& machine, const std::vector<std::string>& chain,
+                          const std::string& port_pci) {
+  std::vector<std::string> above;
+  const topo::PciDevice* d = machine.find(port_pci);
+  for (int depth = 0; d != nullptr && !d->parent.empty() && depth < 64; ++depth) {
+    above.push_back(d->parent);
+    d = machine.find(d->parent);
+  }
+  for (std::size_t a = 1; a < chain.size(); ++a) {
+    if (std::find(above.begin(), above.end(), chain[a]) != above.end()) {
+      return a;
+    }
+  }
+  return chain.size();
+}
+
+// Each device's port (the nearest; among equals the one fewest devices have so far), its links
+// up to where they meet, and each port's links from the root port down to there.
+void assign_ports(const topo::Machine& machine, const std::vector<std::vector<std::string>>& chains,
+                  NodeModel& node) {
+  const std::size_t n = chains.size();
+  node.port_of.assign(n, -1);
+  node.to_port.assign(n, {});
+  if (node.ports.empty()) {
+    return;
+  }
+  std::vector<std::size_t> taken(node.ports.size(), 0);
+  std::vector<std::size_t> best_meet(node.ports.size(), std::numeric_limits<std::size_t>::max());
+  for (std::size_t i = 0; i < n; ++i) {
+    std::size_t best = 0;
+    std::size_t best_at = std::numeric_limits<std::size_t>::max();
+    for (std::size_t r = 0; r < node.ports.size(); ++r) {
+      const std::size_t at = meeting_point(machine, chains[i], node.ports[r].pci);
+      if (at < best_at || (at == best_at && taken[r] < taken[best])) {
+        best = r;
+        best_at = at;
+      }
+      if (at < best_meet[r]) {
+        best_meet[r] = at;
+        const auto& up = node.to_host[i];
+        node.ports[r].from_host.assign(up.begin() + static_cast<std::ptrdiff_t>(at), up.end());
+        std::reverse(node.ports[r].from_host.begin(), node.ports[r].from_host.end());
+      }
+    }
+    ++taken[best];
+    node.port_of[i] = static_cast<int>(best);
+    const auto& up = node.to_host[i];
+    node.to_port[i].assign(up.begin(), up.begin() + static_cast<std::ptrdiff_t>(best_at));
+  }
 }
 
 // Each GPU's active NVLinks as one link of their summed rate; -1 for a GPU without any.
@@ -193,39 +247,284 @@ Result<NodeModel> node_from_machine(const topo::Machine& machine) {
       }
     }
   }
-  if (const auto [nic, ports] = fabric_nics(machine, chains); nic > 0) {
+  node.ports = fabric_nics(machine, chains);
+  if (!node.ports.empty()) {
+    double nic = 0;
+    for (const auto& port : node.ports) {
+      nic += port.bytes_per_second;
+    }
     node.links.push_back(Link{"nic", "nic", nic, kNicLatency});
     node.nic = static_cast<int>(node.links.size()) - 1;
-    node.fabric_ports = ports;
+    node.fabric_ports = static_cast<int>(node.ports.size());
   }
+  assign_ports(machine, chains, node);
   return node;
 }
+
+namespace {
+
+// The number after `prefix` in `text`, when it is all digits and from `low` to `high`.
+std::optional<int> number_after(std::string_view text, std::string_view prefix, int low, int high) {
+  if (text.substr(0, prefix.size()) != prefix) {
+    return std::nullopt;
+  }
+  const auto digits = text.substr(prefix.size());
+  int value = 0;
+  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+  if (ec != std::errc() || end != digits.data() + digits.size() || value < low || value > high) {
+    return std::nullopt;
+  }
+  return value;
+}
+
+constexpr int kRailGroup = 32;  // a DGX H100 SuperPOD's scalable unit
+
+}  // namespace
 
 Result<Fabric> parse_fabric(std::string_view text) {
   Fabric f;
   if (text == "single-switch") {
     return f;
   }
-  constexpr std::string_view kFat = "fat-tree:";
-  if (text.substr(0, kFat.size()) == kFat) {
-    const auto digits = text.substr(kFat.size());
-    int k = 0;
-    const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), k);
-    if (ec == std::errc() && end == digits.data() + digits.size() && k >= 2 && k % 2 == 0 &&
-        k <= 256) {
-      f.kind = FabricKind::kFatTree;
-      f.k = k;
-      return f;
-    }
+  if (const auto k = number_after(text, "fat-tree:", 2, 256); k && *k % 2 == 0) {
+    f.kind = FabricKind::kFatTree;
+    f.k = *k;
+    return f;
   }
-  return fail(
-      Errc::kInvalidArgument,
-      fmt::format("--fabric: '{}' is not single-switch or fat-tree:K (K even, 2-256)", text));
+  if (text == "rail-optimized") {
+    f.kind = FabricKind::kRailOptimized;
+    f.k = kRailGroup;
+    return f;
+  }
+  if (const auto s = number_after(text, "rail-optimized:", 1, 4096)) {
+    f.kind = FabricKind::kRailOptimized;
+    f.k = *s;
+    return f;
+  }
+  return fail(Errc::kInvalidArgument,
+              fmt::format("--fabric: '{}' is not single-switch, fat-tree:K (K even, 2-256) or "
+                          "rail-optimized[:S] (S nodes a group, 1-4096)",
+                          text));
 }
 
 std::string to_string(const Fabric& fabric) {
-  return fabric.kind == FabricKind::kSingleSwitch ? std::string("single-switch")
-                                                  : fmt::format("fat-tree:{}", fabric.k);
+  switch (fabric.kind) {
+    case FabricKind::kFatTree:
+      return fmt::format("fat-tree:{}", fabric.k);
+    case FabricKind::kRailOptimized:
+      return fmt::format("rail-optimized:{}", fabric.k);
+    case FabricKind::kSingleSwitch:
+      break;
+  }
+  return "single-switch";
+}
+
+int Platform::links_per_node() const {
+  const int own = static_cast<int>(node.links.size());
+  return rails() ? own + 2 * static_cast<int>(node.ports.size()) : own;
+}
+
+Link Platform::link(int index) const {
+  const int own = static_cast<int>(node.links.size());
+  if (index < own) {
+    return node.links[static_cast<std::size_t>(index)];
+  }
+  const int ports = static_cast<int>(node.ports.size());
+  if (index < own + ports) {
+    const auto& port = node.ports[static_cast<std::size_t>(index - own)];
+    return Link{"nic " + port.pci, "nic", port.bytes_per_second, kNicLatency};
+  }
+  return Link{fmt::format("rail {}", index - own - ports), "fabric", fabric.bytes_per_second,
+              fabric.latency};
+}
+
+std::vector<Link> Platform::node_links() const {
+  std::vector<Link> out;
+  for (int i = 0; i < links_per_node(); ++i) {
+    if (!rails() || i != node.nic) {
+      out.push_back(link(i));
+    }
+  }
+  return out;
+}
+
+Link Platform::spine_link(int index) const {
+  const int rails_count = std::max(1, static_cast<int>(node.ports.size()));
+  return Link{fmt::format("group {} leaf {} spines", index / rails_count, index % rails_count),
+              "fabric", fabric.bytes_per_second * fabric.k / fabric.oversubscription,
+              fabric.latency};
+}
+
+Status check_fabric(const Fabric& f, int nodes) {
+  if (f.oversubscription < 1 || f.oversubscription > 64) {
+    return fail(Errc::kInvalidArgument,
+                fmt::format("--oversubscription {} is not from 1 to 64", f.oversubscription));
+  }
+  switch (f.kind) {
+    case FabricKind::kSingleSwitch:
+      if (f.oversubscription != 1) {
+        return fail(Errc::kInvalidArgument,
+                    "--oversubscription: a single switch has no up-links to taper");
+      }
+      break;
+    case FabricKind::kFatTree:
+      if ((f.k / 2) % f.oversubscription != 0) {
+        return fail(Errc::kInvalidArgument,
+                    fmt::format("--oversubscription {} on {}: the {} up-links of a leaf divide "
+                                "only by a divisor of {}",
+                                f.oversubscription, to_string(f), f.k / 2, f.k / 2));
+      }
+      if (nodes > 1 && nodes % (f.k / 2) != 0) {
+        return fail(Errc::kInvalidArgument,
+                    fmt::format("--nodes {} on {}: each leaf switch takes {} nodes, so the count "
+                                "must be a multiple of {}",
+                                nodes, to_string(f), f.k / 2, f.k / 2));
+      }
+      break;
+    case FabricKind::kRailOptimized:
+      break;
+  }
+  return {};
+}
+
+Status check_platform(const Platform& platform) {
+  if (platform.node.devices.empty() || platform.nodes < 1) {
+    return fail(Errc::kInvalidArgument, "the platform has no device");
+  }
+  ACCO_RETURN_IF_ERROR(check_fabric(platform.fabric, platform.nodes));
+  const auto& f = platform.fabric;
+  if (f.kind == FabricKind::kRailOptimized) {
+    if (platform.node.ports.empty() ||
+        platform.node.port_of.size() != platform.node.devices.size() ||
+        platform.node.to_port.size() != platform.node.devices.size()) {
+      return fail(Errc::kInvalidArgument,
+                  fmt::format("{}: {} has no fabric NIC port to put on a rail", to_string(f),
+                              platform.node.origin.empty() ? std::string("the node")
+                                                           : platform.node.origin));
+    }
+  }
+  return {};
+}
+
+namespace {
+
+// A device's links up to host memory, or back down when `up` is false (reversed).
+void host_path(const Platform& p, int device, int node, bool up, std::vector<RouteHop>& hops) {
+  const int n = static_cast<int>(p.node.devices.size());
+  const auto& links = p.node.to_host[static_cast<std::size_t>(device % n)];
+  if (up) {
+    for (const int l : links) {
+      hops.push_back({node, l, true});
+    }
+  } else {
+    for (auto l = links.rbegin(); l != links.rend(); ++l) {
+      hops.push_back({node, *l, false});
+    }
+  }
+}
+
+// Within a node: a peer copy's links (the sender's up, the receiver's down), or a device's path
+// to or from host memory.
+void node_route(const Platform& p, int from, int to, int node, std::vector<RouteHop>& hops) {
+  const int n = static_cast<int>(p.node.devices.size());
+  if (from == to) {
+    return;
+  }
+  if (from >= 0 && to >= 0) {
+    const auto i = static_cast<std::size_t>(from % n);
+    const auto& mine = p.node.to_host[i];
+    const std::string own_nvlink = fmt::format("nvlink GPU{}", i);
+    for (const int l : p.node.peer[i][static_cast<std::size_t>(to % n)]) {
+      const bool up = std::find(mine.begin(), mine.end(), l) != mine.end() ||
+                      p.node.links[static_cast<std::size_t>(l)].name == own_nvlink;
+      hops.push_back({node, l, up});
+    }
+  } else if (from >= 0) {
+    host_path(p, from, node, true, hops);
+  } else if (to >= 0) {
+    host_path(p, to, node, false, hops);
+  }
+}
+
+// One end of a rail route, from device (or memory) `d` of `node` out through port `rail` to its
+// cable (`out`), or the same links back in (reversed, crossed down).
+std::vector<RouteHop> rail_end(const Platform& p, int d, int node, int rail, bool out) {
+  const int n = static_cast<int>(p.node.devices.size());
+  const int own = static_cast<int>(p.node.links.size());
+  const int ports = static_cast<int>(p.node.ports.size());
+  std::vector<RouteHop> hops;
+  if (d >= 0) {
+    for (const int l : p.node.to_port[static_cast<std::size_t>(d % n)]) {
+      hops.push_back({node, l, true});
+    }
+  } else {
+    for (const int l : p.node.ports[static_cast<std::size_t>(rail)].from_host) {
+      hops.push_back({node, l, false});
+    }
+  }
+  hops.push_back({node, own + rail, true});
+  hops.push_back({node, own + ports + rail, true});
+  if (!out) {
+    std::reverse(hops.begin(), hops.end());
+    for (auto& h : hops) {
+      h.up = !h.up;
+    }
+  }
+  return hops;
+}
+
+// A device of the same node on `rail` that `d`'s NVLink reaches (NCCL's PXN relay), or -1.
+int relay_on(const Platform& p, int d, int rail) {
+  const int n = static_cast<int>(p.node.devices.size());
+  const auto i = static_cast<std::size_t>(d % n);
+  const std::string own_nvlink = fmt::format("nvlink GPU{}", i);
+  for (std::size_t j = 0; j < static_cast<std::size_t>(n); ++j) {
+    const auto& peer = p.node.peer[i][j];
+    if (j != i && p.node.port_of[j] == rail && !peer.empty() &&
+        p.node.links[static_cast<std::size_t>(peer.front())].name == own_nvlink) {
+      return d - d % n + static_cast<int>(j);
+    }
+  }
+  return -1;
+}
+
+std::vector<RouteHop> rail_route(const Platform& p, int from, int to, int a, int b) {
+  const int n = static_cast<int>(p.node.devices.size());
+  const int rails = static_cast<int>(p.node.ports.size());
+  const bool same_group = p.group_of(a) == p.group_of(b);
+  const auto rail_of = [&](int d) { return p.node.port_of[static_cast<std::size_t>(d % n)]; };
+  int out = from >= 0 ? rail_of(from) : (same_group && to >= 0 ? rail_of(to) : 0);
+  const int in = to >= 0 ? rail_of(to) : (same_group && from >= 0 ? rail_of(from) : 0);
+  std::vector<RouteHop> hops;
+  int sender = from;
+  if (same_group && out != in && from >= 0) {
+    if (const int relay = relay_on(p, from, in); relay >= 0) {
+      node_route(p, from, relay, a, hops);
+      sender = relay;
+      out = in;
+    }
+  }
+  const auto first = rail_end(p, sender, a, out, true);
+  hops.insert(hops.end(), first.begin(), first.end());
+  if (!same_group || out != in) {
+    hops.push_back({-1, p.group_of(a) * rails + out, true});
+    hops.push_back({-1, p.group_of(b) * rails + in, false});
+  }
+  const auto last = rail_end(p, to, b, in, false);
+  hops.insert(hops.end(), last.begin(), last.end());
+  return hops;
+}
+
+}  // namespace
+
+std::vector<RouteHop> route_out(const Platform& platform, int from) {
+  const int n = static_cast<int>(platform.node.devices.size());
+  const int node = from >= 0 ? from / n : -1 - from;
+  const int rail = from >= 0 ? platform.node.port_of[static_cast<std::size_t>(from % n)] : 0;
+  auto hops = rail_end(platform, from, node, rail, true);
+  hops.push_back(
+      {-1, platform.group_of(node) * static_cast<int>(platform.node.ports.size()) + rail, true});
+  return hops;
 }
 
 std::vector<RouteHop> route(const Platform& platform, int from, int to) {
@@ -234,33 +533,26 @@ std::vector<RouteHop> route(const Platform& platform, int from, int to) {
   const int a = node_of(from);
   const int b = node_of(to);
   std::vector<RouteHop> hops;
-  const auto up = [&](int d, int node) {
-    if (d >= 0) {
-      for (const int l : platform.node.to_host[static_cast<std::size_t>(d % n)]) {
-        hops.push_back({node, l});
-      }
-    }
-  };
   if (a == b) {
-    if (from >= 0 && to >= 0 && from != to) {
-      for (const int l : platform.node.peer[static_cast<std::size_t>(from % n)]
-                                           [static_cast<std::size_t>(to % n)]) {
-        hops.push_back({a, l});
-      }
-    } else if (from != to) {
-      up(from >= 0 ? from : to, a);
-    }
+    node_route(platform, from, to, a, hops);
     return hops;
   }
-  up(from, a);
-  if (platform.node.nic >= 0) {
-    hops.push_back({a, platform.node.nic});
+  if (platform.rails()) {
+    return rail_route(platform, from, to, a, b);
   }
-  hops.push_back({-1, 0});  // the fabric: up to the switch and down
-  if (platform.node.nic >= 0) {
-    hops.push_back({b, platform.node.nic});
+  if (from >= 0) {
+    host_path(platform, from, a, true, hops);
   }
-  up(to, b);
+  if (platform.node.nic >= 0) {
+    hops.push_back({a, platform.node.nic, true});
+  }
+  hops.push_back({-1, 0, true});  // the fabric: up to the switch and down
+  if (platform.node.nic >= 0) {
+    hops.push_back({b, platform.node.nic, false});
+  }
+  if (to >= 0) {
+    host_path(platform, to, b, false, hops);
+  }
   return hops;
 }
 
@@ -303,13 +595,13 @@ double copy_seconds(const Platform& platform, int from, int to, double bytes) {
   double latency = 0;
   double narrowest = std::numeric_limits<double>::infinity();
   for (const auto& hop : route(platform, from, to)) {
-    if (hop.node < 0) {
+    if (hop.node < 0 && !platform.rails()) {
       // Up and down the fabric: two links on one switch, four through a fat tree's spine.
       const int links = platform.fabric.kind == FabricKind::kFatTree ? 4 : 2;
       latency += links * platform.fabric.latency;
       narrowest = std::min(narrowest, platform.fabric_link_bytes_per_second());
     } else {
-      const auto& link = platform.node.links[static_cast<std::size_t>(hop.link)];
+      const Link link = hop.node < 0 ? platform.spine_link(hop.link) : platform.link(hop.link);
       latency += link.latency;
       narrowest = std::min(narrowest, link.bytes_per_second);
     }

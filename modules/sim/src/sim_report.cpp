@@ -98,6 +98,25 @@ void add_seeds(const SimReport& rep, report::Document& doc) {
   }
 }
 
+// "fat-tree:8, 8 ports a node at 50.0 GB/s each, 2.0 us a link" (with ", 4:1 to the spines"
+// when the leaves are oversubscribed); on rails, the rails and the groups.
+std::string fabric_text(const Platform& p) {
+  const int ports = std::max(1, p.node.fabric_ports);
+  const std::string taper = p.fabric.oversubscription > 1
+                                ? fmt::format(", {}:1 to the spines", p.fabric.oversubscription)
+                                : std::string();
+  if (p.rails()) {
+    return fmt::format(
+        "{}, {} rail{} (a port each) at {:.1f} GB/s, {} node{} a group{}, {:.1f} us "
+        "a link",
+        to_string(p.fabric), ports, ports == 1 ? "" : "s", p.fabric.bytes_per_second / 1e9,
+        p.fabric.k, p.fabric.k == 1 ? "" : "s", taper, p.fabric.latency * 1e6);
+  }
+  return fmt::format("{}, {} port{} a node at {:.1f} GB/s each{}, {:.1f} us a link",
+                     to_string(p.fabric), ports, ports == 1 ? "" : "s",
+                     p.fabric.bytes_per_second / 1e9, taper, p.fabric.latency * 1e6);
+}
+
 }  // namespace
 
 report::Document sim_document(const SimReport& rep) {
@@ -109,7 +128,8 @@ report::Document sim_document(const SimReport& rep) {
   std::vector<std::pair<std::string, std::string>> fields;
   const bool thermal = !rep.cooling.empty();
   std::vector<std::string> kinds;
-  for (const auto& l : p.node.links) {
+  const std::vector<Link> node_links = p.node_links();
+  for (const auto& l : node_links) {
     if (std::find(kinds.begin(), kinds.end(), l.kind) == kinds.end()) {
       kinds.push_back(l.kind);
     }
@@ -118,7 +138,7 @@ report::Document sim_document(const SimReport& rep) {
     std::size_t count = 0;
     double low = 0;
     double high = 0;
-    for (const auto& l : p.node.links) {
+    for (const auto& l : node_links) {
       if (l.kind == kind) {
         low = count == 0 ? l.bytes_per_second : std::min(low, l.bytes_per_second);
         high = std::max(high, l.bytes_per_second);
@@ -137,11 +157,7 @@ report::Document sim_document(const SimReport& rep) {
                        : std::string("thermal model, at their default limit"));
   }
   if (p.nodes > 1) {
-    const int ports = std::max(1, p.node.fabric_ports);
-    fields.emplace_back("fabric",
-                        fmt::format("{}, {} port{} a node at {:.1f} GB/s each, {:.1f} us a link",
-                                    to_string(p.fabric), ports, ports == 1 ? "" : "s",
-                                    p.fabric.bytes_per_second / 1e9, p.fabric.latency * 1e6));
+    fields.emplace_back("fabric", fabric_text(p));
   }
   doc.add(report::Fields{std::move(fields)});
   report::Table table;
@@ -202,7 +218,7 @@ report::Document sim_document(const SimReport& rep) {
 nlohmann::json to_json(const SimReport& rep) {
   const auto& p = rep.platform;
   nlohmann::ordered_json links = nlohmann::ordered_json::array();
-  for (const auto& l : p.node.links) {
+  for (const auto& l : p.node_links()) {
     links.push_back({{"name", l.name},
                      {"kind", l.kind},
                      {"bytes_per_second", l.bytes_per_second},
@@ -217,7 +233,8 @@ nlohmann::json to_json(const SimReport& rep) {
                                       {{"kind", to_string(p.fabric)},
                                        {"ports_per_node", std::max(1, p.node.fabric_ports)},
                                        {"bytes_per_second", p.fabric.bytes_per_second},
-                                       {"latency_seconds", p.fabric.latency}}},
+                                       {"latency_seconds", p.fabric.latency},
+                                       {"oversubscription", p.fabric.oversubscription}}},
                                      {"notes", p.node.notes}};
   nlohmann::json runs = nlohmann::json::array();
   for (const auto& r : rep.runs) {

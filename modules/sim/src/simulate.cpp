@@ -63,17 +63,7 @@ bool write_all(int fd, const std::string& text) {
 
 Result<SimResult> simulate(const Platform& platform, const sched::Workload& workload,
                            const SimOptions& options) {
-  if (platform.node.devices.empty() || platform.nodes < 1) {
-    return fail(Errc::kInvalidArgument, "the platform has no device");
-  }
-  if (platform.nodes > 1 && platform.fabric.kind == FabricKind::kFatTree &&
-      platform.nodes % (platform.fabric.k / 2) != 0) {
-    return fail(Errc::kInvalidArgument,
-                fmt::format("{} puts {} nodes under each leaf switch: --nodes {} is not a "
-                            "multiple of {}",
-                            to_string(platform.fabric), platform.fabric.k / 2, platform.nodes,
-                            platform.fabric.k / 2));
-  }
+  ACCO_RETURN_IF_ERROR(check_platform(platform));
   const std::string engine = engine_path();
   if (::access(engine.c_str(), X_OK) != 0) {
     return fail(Errc::kUnavailable,

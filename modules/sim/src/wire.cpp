@@ -12,6 +12,10 @@ nlohmann::json request_json(const Platform& p, const sched::Workload& w, const S
   for (const auto& l : p.node.links) {
     links.push_back({l.name, l.kind, l.bytes_per_second, l.latency, l.shared});
   }
+  nlohmann::json ports = nlohmann::json::array();
+  for (const auto& port : p.node.ports) {
+    ports.push_back({port.pci, port.bytes_per_second, port.from_host});
+  }
   nlohmann::json tasks = nlohmann::json::array();
   for (const auto& t : w.tasks) {
     nlohmann::json accesses = nlohmann::json::array();
@@ -20,24 +24,27 @@ nlohmann::json request_json(const Platform& p, const sched::Workload& w, const S
     }
     tasks.push_back({t.type, t.name, t.flops, t.seconds, accesses});
   }
-  return {
-      {"node",
-       {{"origin", p.node.origin},
-        {"devices", p.node.devices},
-        {"links", links},
-        {"to_host", p.node.to_host},
-        {"peer", p.node.peer},
-        {"nic", p.node.nic},
-        {"fabric_ports", p.node.fabric_ports},
-        {"notes", p.node.notes}}},
-      {"nodes", p.nodes},
-      {"fabric",
-       {static_cast<int>(p.fabric.kind), p.fabric.k, p.fabric.bytes_per_second, p.fabric.latency}},
-      {"workload", {{"name", w.name}, {"data_bytes", w.data_bytes}, {"tasks", tasks}}},
-      {"options",
-       {std::string(sched::to_string(o.policy)), o.knobs.alpha, o.knobs.beta,
-        o.knobs.sorted_decision, o.record, o.pinned, o.home, o.cooling, o.full_scan_devices,
-        o.power_limit_watts}}};
+  return {{"node",
+           {{"origin", p.node.origin},
+            {"devices", p.node.devices},
+            {"links", links},
+            {"to_host", p.node.to_host},
+            {"peer", p.node.peer},
+            {"nic", p.node.nic},
+            {"fabric_ports", p.node.fabric_ports},
+            {"ports", ports},
+            {"port_of", p.node.port_of},
+            {"to_port", p.node.to_port},
+            {"notes", p.node.notes}}},
+          {"nodes", p.nodes},
+          {"fabric",
+           {static_cast<int>(p.fabric.kind), p.fabric.k, p.fabric.bytes_per_second,
+            p.fabric.latency, p.fabric.oversubscription}},
+          {"workload", {{"name", w.name}, {"data_bytes", w.data_bytes}, {"tasks", tasks}}},
+          {"options",
+           {std::string(sched::to_string(o.policy)), o.knobs.alpha, o.knobs.beta,
+            o.knobs.sorted_decision, o.record, o.pinned, o.home, o.cooling, o.full_scan_devices,
+            o.power_limit_watts}}};
 }
 
 Result<Request> request_from_json(const nlohmann::json& j) {
@@ -55,11 +62,17 @@ Result<Request> request_from_json(const nlohmann::json& j) {
     r.platform.node.peer = node.at("peer").get<std::vector<std::vector<std::vector<int>>>>();
     r.platform.node.nic = node.at("nic").get<int>();
     r.platform.node.fabric_ports = node.at("fabric_ports").get<int>();
+    for (const auto& port : node.at("ports")) {
+      r.platform.node.ports.push_back({port.at(0).get<std::string>(), port.at(1).get<double>(),
+                                       port.at(2).get<std::vector<int>>()});
+    }
+    r.platform.node.port_of = node.at("port_of").get<std::vector<int>>();
+    r.platform.node.to_port = node.at("to_port").get<std::vector<std::vector<int>>>();
     r.platform.node.notes = node.at("notes").get<std::vector<std::string>>();
     r.platform.nodes = j.at("nodes").get<int>();
     const auto& f = j.at("fabric");
     r.platform.fabric = {static_cast<FabricKind>(f.at(0).get<int>()), f.at(1).get<int>(),
-                         f.at(2).get<double>(), f.at(3).get<double>()};
+                         f.at(2).get<double>(), f.at(3).get<double>(), f.at(4).get<int>()};
     const auto& w = j.at("workload");
     r.workload.name = w.at("name").get<std::string>();
     r.workload.data_bytes = w.at("data_bytes").get<std::vector<std::size_t>>();

@@ -1,6 +1,8 @@
 // The node model from the canned machines' sysfs trees: what links a GPU's copies cross.
 #include "acco/sim/platform.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -205,12 +207,135 @@ TEST(PlatformTest, FabricsParseOrSayWhatIsExpected) {
   ASSERT_THAT(fat, IsOk());
   EXPECT_EQ(fat->k, 8);
   EXPECT_EQ(to_string(*fat), "fat-tree:8");
-  for (const char* bad : {"fat-tree:7", "fat-tree:", "fat-tree:0", "torus", "fat-tree:8x"}) {
+  const auto rails = parse_fabric("rail-optimized");
+  ASSERT_THAT(rails, IsOk());
+  EXPECT_EQ(rails->kind, FabricKind::kRailOptimized);
+  EXPECT_EQ(to_string(*rails), "rail-optimized:32");
+  EXPECT_EQ(parse_fabric("rail-optimized:4")->k, 4);
+  for (const char* bad : {"fat-tree:7", "fat-tree:", "fat-tree:0", "torus", "fat-tree:8x",
+                          "rail-optimized:0", "rail-optimized:", "rail-optimized:4097", "rails"}) {
     const auto r = parse_fabric(bad);
     ASSERT_FALSE(r.has_value()) << bad;
-    EXPECT_EQ(r.error().message, std::string("--fabric: '") + bad +
-                                     "' is not single-switch or fat-tree:K (K even, 2-256)");
+    EXPECT_EQ(r.error().message,
+              std::string("--fabric: '") + bad +
+                  "' is not single-switch, fat-tree:K (K even, 2-256) or rail-optimized[:S] (S "
+                  "nodes a group, 1-4096)");
   }
+}
+
+TEST(PlatformTest, AnOversubscriptionIsOneAFabricCanGive) {
+  Fabric fat = *parse_fabric("fat-tree:8");
+  fat.oversubscription = 4;
+  EXPECT_THAT(check_fabric(fat, 8), IsOk());
+  fat.oversubscription = 3;
+  const auto three = check_fabric(fat, 8);
+  ASSERT_FALSE(three.has_value());
+  EXPECT_EQ(three.error().message,
+            "--oversubscription 3 on fat-tree:8: the 4 up-links of a leaf divide only by a "
+            "divisor of 4");
+  fat.oversubscription = 1;
+  EXPECT_EQ(check_fabric(fat, 6).error().message,
+            "--nodes 6 on fat-tree:8: each leaf switch takes 4 nodes, so the count must be a "
+            "multiple of 4");
+  Fabric single;
+  single.oversubscription = 2;
+  EXPECT_EQ(check_fabric(single, 4).error().message,
+            "--oversubscription: a single switch has no up-links to taper");
+  Fabric rails = *parse_fabric("rail-optimized:2");
+  rails.oversubscription = 65;
+  EXPECT_EQ(check_fabric(rails, 4).error().message, "--oversubscription 65 is not from 1 to 64");
+  rails.oversubscription = 3;
+  EXPECT_THAT(check_fabric(rails, 5), IsOk());  // a group may be partly filled
+}
+
+// Each GPU of a DGX H100 has the NIC behind its own PCIe switch; an HGX A100's switches hold
+// two GPUs and two NICs, one each; a PCIe server's one NIC on a root port of its own serves
+// every GPU through the root complex.
+TEST(PlatformTest, EachGpuHasTheNicBesideItAsItsRail) {
+  for (const char* name : {"dgx-h100", "hgx-a100"}) {
+    SCOPED_TRACE(name);
+    const auto node = node_from_machine(*topo::generated_machine(name));
+    ASSERT_THAT(node, IsOk());
+    ASSERT_EQ(node->ports.size(), 8U);
+    std::vector<int> seen;
+    for (std::size_t i = 0; i < node->devices.size(); ++i) {
+      seen.push_back(node->port_of[i]);
+      // Up to the switch it shares with its NIC, never through the root port.
+      const auto& up = node->to_host[i];
+      const auto& to_port = node->to_port[i];
+      ASSERT_FALSE(to_port.empty());
+      EXPECT_LT(to_port.size(), up.size());
+      EXPECT_TRUE(std::equal(to_port.begin(), to_port.end(), up.begin()));
+      const auto& port = node->ports[static_cast<std::size_t>(node->port_of[i])];
+      EXPECT_EQ(port.from_host.size() + to_port.size(), up.size());
+      EXPECT_EQ(port.from_host.front(), up.back());  // host memory comes down from the root
+    }
+    std::sort(seen.begin(), seen.end());
+    EXPECT_EQ(seen, (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7}));
+  }
+  const auto pcie = node_from_machine(*topo::generated_machine("pcie-4gpu"));
+  ASSERT_THAT(pcie, IsOk());
+  ASSERT_EQ(pcie->ports.size(), 1U);
+  EXPECT_TRUE(pcie->ports[0].from_host.empty());
+  for (std::size_t i = 0; i < pcie->devices.size(); ++i) {
+    EXPECT_EQ(pcie->port_of[i], 0);
+    EXPECT_EQ(pcie->to_port[i], pcie->to_host[i]);
+  }
+}
+
+// DGX H100 nodes on rails of two nodes a group: the same rail meets at its leaf; another rail
+// of the group through the NVLink peer on it (PXN); another group through the spines.
+TEST(PlatformTest, RailRoutesKeepToTheirRailOrCrossTheSpines) {
+  Platform p;
+  p.node = *node_from_machine(*topo::generated_machine("dgx-h100"));
+  p.nodes = 4;
+  p.fabric = *parse_fabric("rail-optimized:2");
+  ASSERT_THAT(check_platform(p), IsOk());
+  const auto text = [&](const std::vector<RouteHop>& hops) {
+    std::vector<std::string> out;
+    for (const auto& h : hops) {
+      const Link l = h.node < 0 ? p.spine_link(h.link) : p.link(h.link);
+      out.push_back(fmt::format("{}{} {}", h.node < 0 ? "" : fmt::format("n{} ", h.node), l.name,
+                                h.up ? "up" : "down"));
+    }
+    return out;
+  };
+  const auto rail = [&](int d) { return p.node.port_of[static_cast<std::size_t>(d % 8)]; };
+  const auto port = [&](int node, int d) {
+    return fmt::format("n{} nic {}", node, p.node.ports[static_cast<std::size_t>(rail(d))].pci);
+  };
+  // GPU3 of node 0 to GPU3 of node 1: its port and cable, the leaf, node 1's cable and port.
+  const auto same = text(route(p, 3, 8 + 3));
+  EXPECT_THAT(same, ::testing::Contains(port(0, 3) + " up"));
+  EXPECT_THAT(same, ::testing::Contains(fmt::format("n0 rail {} up", rail(3))));
+  EXPECT_THAT(same, ::testing::Contains(fmt::format("n1 rail {} down", rail(3))));
+  EXPECT_THAT(same, ::testing::Contains(port(1, 3) + " down"));
+  EXPECT_THAT(same, ::testing::Not(::testing::Contains(::testing::HasSubstr("spines"))));
+  // GPU0 of node 0 to GPU3 of node 1: over NVLink to node 0's GPU3, then GPU3's rail.
+  const auto pxn = text(route(p, 0, 8 + 3));
+  ASSERT_GE(pxn.size(), 2U);
+  EXPECT_EQ(pxn[0], "n0 nvlink GPU0 up");
+  EXPECT_EQ(pxn[1], "n0 nvlink GPU3 down");
+  EXPECT_THAT(pxn, ::testing::Contains(port(0, 3) + " up"));
+  EXPECT_THAT(pxn, ::testing::Not(::testing::Contains(::testing::HasSubstr("spines"))));
+  // To node 2 (the next group): out on GPU0's own rail, up its leaf's spine link, down the
+  // spine link of the leaf of GPU3's rail in group 1; the two halves are route_out's.
+  const auto far = route(p, 0, 16 + 3);
+  auto expected = route_out(p, 0);
+  auto back = route_out(p, 16 + 3);
+  std::reverse(back.begin(), back.end());
+  for (auto& h : back) {
+    h.up = !h.up;
+  }
+  expected.insert(expected.end(), back.begin(), back.end());
+  EXPECT_EQ(far, expected);
+  EXPECT_THAT(text(far), ::testing::Contains(fmt::format("group 0 leaf {} spines up", rail(0))));
+  EXPECT_THAT(text(far), ::testing::Contains(fmt::format("group 1 leaf {} spines down", rail(3))));
+  // Host memory of node 0 sends to node 1's GPU5 on GPU5's rail, down from its root port.
+  const auto memory = text(route(p, -1, 8 + 5));
+  EXPECT_THAT(memory, ::testing::Contains(port(0, 5) + " up"));
+  // Alone, a copy goes at a port's 50 GB/s (400 Gb/s) plus every link's latency.
+  EXPECT_NEAR(copy_seconds(p, 3, 8 + 3, 50e9), 1.0, 1e-4);
 }
 
 TEST(PlatformTest, RoutesAcrossNodesGoThroughBothNicsAndTheFabric) {
@@ -224,9 +349,12 @@ TEST(PlatformTest, RoutesAcrossNodesGoThroughBothNicsAndTheFabric) {
   p.nodes = 2;
   p.fabric.bytes_per_second = 12.5e9;
   p.fabric.latency = 2e-6;
-  EXPECT_EQ(route(p, 0, 1), (std::vector<RouteHop>{{0, 0}, {0, 1}}));
-  EXPECT_EQ(route(p, 0, -1), (std::vector<RouteHop>{{0, 0}}));
-  EXPECT_EQ(route(p, 1, 3), (std::vector<RouteHop>{{0, 1}, {0, 2}, {-1, 0}, {1, 2}, {1, 1}}));
+  EXPECT_EQ(route(p, 0, 1), (std::vector<RouteHop>{{0, 0, true}, {0, 1, false}}));
+  EXPECT_EQ(route(p, 0, -1), (std::vector<RouteHop>{{0, 0, true}}));
+  EXPECT_EQ(route(p, -1, 1), (std::vector<RouteHop>{{0, 1, false}}));
+  EXPECT_EQ(route(p, 1, 3),
+            (std::vector<RouteHop>{
+                {0, 1, true}, {0, 2, true}, {-1, 0, true}, {1, 2, false}, {1, 1, false}}));
   // Alone on the route: the latencies plus the bytes over the narrowest link (the fabric's).
   EXPECT_NEAR(copy_seconds(p, 1, 3, 12.5e9), 4e-6 + 2 * 2e-6 + 1.0, 1e-12);
   EXPECT_EQ(copy_seconds(p, 2, 2, 1e9), 0);

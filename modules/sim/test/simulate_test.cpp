@@ -6,6 +6,7 @@
 #include <cmath>
 #include <tuple>
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -220,7 +221,74 @@ TEST(SimulateTest, NodesOnAFabricExchangeTheirData) {
   odd.fabric = *parse_fabric("fat-tree:4");
   const auto r = simulate(odd, *w, {});
   ASSERT_FALSE(r.has_value());
-  EXPECT_THAT(r.error().message, HasSubstr("fat-tree:4 puts 2 nodes under each leaf switch"));
+  EXPECT_THAT(r.error().message,
+              HasSubstr("--nodes 3 on fat-tree:4: each leaf switch takes 2 nodes"));
+}
+
+// Two GPUs a node, each with a port of its own (1 GB/s, no latency) on a rail-optimized fabric
+// of `group` nodes a group.
+Platform on_rails(int nodes, int group) {
+  Platform p = small(2, nodes);
+  p.node.ports = {{"0000:01:00.0", 1e9, {}}, {"0000:02:00.0", 1e9, {}}};
+  p.node.fabric_ports = 2;
+  p.node.port_of = {0, 1};
+  p.node.to_port = {{0}, {1}};
+  p.fabric = *parse_fabric(fmt::format("rail-optimized:{}", group));
+  p.fabric.bytes_per_second = 1e9;
+  p.fabric.latency = 0;
+  return p;
+}
+
+// Two 0.5 s tasks on node 1's two GPUs, each reading 1 GB that node 0's host memory holds.
+sched::Workload two_reads(SimOptions& options) {
+  sched::Workload w = independent(2, 0.5, 1'000'000'000);
+  options.pinned = {2, 3};
+  options.home = {0, 0};
+  return w;
+}
+
+TEST(SimulateRailsTest, EachGpuReceivesOnItsOwnRailWithinAGroup) {
+  SimOptions options;
+  const auto w = two_reads(options);
+  // One group: host memory sends on each receiver's rail, so the two copies run side by side
+  // (each crossing two ports of 1 us).
+  constexpr double kPorts = 2e-6;
+  const auto same = simulate(on_rails(2, 2), w, options);
+  ASSERT_THAT(same, IsOk());
+  EXPECT_NEAR(same->makespan, 1.5 + kPorts, 1e-9);
+  // A group each: across groups host memory leaves on its first port, which both copies share.
+  const auto apart = simulate(on_rails(2, 1), w, options);
+  ASSERT_THAT(apart, IsOk());
+  EXPECT_NEAR(apart->makespan, 2.5 + kPorts, 1e-9);
+  bool port_named = false;
+  for (const auto& l : apart->links) {
+    port_named = port_named || (l.kind == "nic" && l.busiest == "n0 nic 0000:01:00.0 up");
+  }
+  EXPECT_TRUE(port_named);
+  // Both GPUs on one port: the copies share it within the group too.
+  Platform shared = on_rails(2, 2);
+  shared.node.port_of = {0, 0};
+  const auto one_port = simulate(shared, w, options);
+  ASSERT_THAT(one_port, IsOk());
+  EXPECT_NEAR(one_port->makespan, 2.5 + kPorts, 1e-9);
+}
+
+TEST(SimulateRailsTest, AnOversubscribedLeafSlowsWhatCrossesTheSpines) {
+  SimOptions options;
+  const auto w = two_reads(options);
+  // Across groups of one node, a leaf's spine link is its node's port over the
+  // oversubscription: 4:1 leaves a quarter of a port for the two copies.
+  Platform p = on_rails(2, 1);
+  p.fabric.oversubscription = 4;
+  const auto r = simulate(p, w, options);
+  ASSERT_THAT(r, IsOk());
+  EXPECT_NEAR(r->makespan, 8.5 + 2e-6, 1e-9);  // and two ports of 1 us
+  // Rails need ports: a node without one is named.
+  Platform bare = on_rails(2, 2);
+  bare.node.ports.clear();
+  const auto none = simulate(bare, w, options);
+  ASSERT_FALSE(none.has_value());
+  EXPECT_THAT(none.error().message, HasSubstr("has no fabric NIC port to put on a rail"));
 }
 
 TEST(SimulateTest, TheReportNamesTheBestPolicyAndTheJsonHoldsEveryRun) {

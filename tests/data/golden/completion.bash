@@ -37,8 +37,8 @@ _acco_words() {
       ;;
     'acco sim')
       _acco_commands=''
-      _acco_flags='-h --help --node --sysroot --from --hwloc-xml --nccl-topo --nvml --nodes --fabric --fabric-gbps --fabric-latency-us --workload --width --steps --radix --fraction --task-kernel --task-us --imbalance --output-bytes --layers --layer-ms --params --bucket-mb --batch-mb --tiles --tasks --kernels --seed --seeds --dag --policy --thermal --failed-fan --fan-factor --power-limit --trace --json --config'
-      _acco_valued='--node --sysroot --from --hwloc-xml --nccl-topo --nvml --nodes --fabric --fabric-gbps --fabric-latency-us --workload --width --steps --radix --fraction --task-kernel --task-us --imbalance --output-bytes --layers --layer-ms --params --bucket-mb --batch-mb --tiles --tasks --kernels --seed --seeds --dag --policy --failed-fan --fan-factor --power-limit --trace --config'
+      _acco_flags='-h --help --node --sysroot --from --hwloc-xml --nccl-topo --nvml --nodes --fabric --oversubscription --fabric-gbps --fabric-latency-us --workload --width --steps --radix --fraction --task-kernel --task-us --imbalance --output-bytes --layers --layer-ms --params --bucket-mb --batch-mb --tiles --tasks --kernels --seed --seeds --dag --policy --thermal --failed-fan --fan-factor --power-limit --trace --json --config'
+      _acco_valued='--node --sysroot --from --hwloc-xml --nccl-topo --nvml --nodes --fabric --oversubscription --fabric-gbps --fabric-latency-us --workload --width --steps --radix --fraction --task-kernel --task-us --imbalance --output-bytes --layers --layer-ms --params --bucket-mb --batch-mb --tiles --tasks --kernels --seed --seeds --dag --policy --failed-fan --fan-factor --power-limit --trace --config'
       ;;
     'acco serve')
       _acco_commands=''
@@ -245,7 +245,8 @@ _acco_value() {
     'acco sim --nccl-topo') _acco_reply_files "$3" ;;
     'acco sim --nvml') _acco_reply_words 'auto on off' "$3" ;;
     'acco sim --nodes') COMPREPLY=() ;;
-    'acco sim --fabric') _acco_reply_words 'single-switch fat-tree:8' "$3" ;;
+    'acco sim --fabric') _acco_reply_words 'single-switch fat-tree:8 rail-optimized' "$3" ;;
+    'acco sim --oversubscription') COMPREPLY=() ;;
     'acco sim --fabric-gbps') COMPREPLY=() ;;
     'acco sim --fabric-latency-us') COMPREPLY=() ;;
     'acco sim --workload') _acco_reply_words 'cholesky lu independent chain random train taskbench:stencil_1d taskbench:fft taskbench:tree taskbench:all_to_all taskbench:nearest taskbench:spread taskbench:random_nearest taskbench:random_spread' "$3" ;;

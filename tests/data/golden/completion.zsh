@@ -211,7 +211,8 @@ _acco_sim() {
     --nccl-topo='[the node is the machine of this NCCL topology file (NCCL_TOPO_FILE)]:FILE:_files' \
     --nvml='[query NVML\: auto, on, off (env ACCO_NVML)]:MODE:(auto on off)' \
     --nodes='[how many such nodes (default 1)]:N:' \
-    --fabric='[how the nodes are joined\: single-switch (default), fat-tree\:K (K/2 nodes a leaf switch)]:FABRIC:(single-switch fat-tree:8)' \
+    --fabric='[how the nodes are joined\: single-switch (default), fat-tree\:K (K/2 nodes a leaf switch), rail-optimized\[\:S\] (port r of S nodes on leaf r; S 32)]:FABRIC:(single-switch fat-tree:8 rail-optimized)' \
+    --oversubscription='[a leaf'\''s down-links over its up-links to the spines (default 1)]:R:' \
     --fabric-gbps='[each fabric link'\''s rate per direction in Gb/s (default 400)]:GBPS:' \
     --fabric-latency-us='[each fabric link'\''s latency in microseconds (default 2)]:US:' \
     --workload='[cholesky (default), lu, independent, chain, random, train (a data-parallel training step), or taskbench\:PATTERN (stencil_1d, fft, tree, all_to_all, ...)]:NAME:(cholesky lu independent chain random train taskbench:stencil_1d taskbench:fft taskbench:tree taskbench:all_to_all taskbench:nearest taskbench:spread taskbench:random_nearest taskbench:random_spread)' \

@@ -25,6 +25,17 @@ struct Link {
   bool operator==(const Link&) const = default;
 };
 
+// A fabric NIC port of a node: one rail of a rail-optimized fabric.
+struct Port {
+  std::string pci;  // its PCI function ("0000:19:00.0")
+  double bytes_per_second = 0;
+  // The PCIe links host memory's copies to it cross: from the root port down to the bridge it
+  // shares with its devices (empty for a NIC on a root port of its own: the NIC's own PCIe links
+  // are not modelled, only those the GPUs' paths hold).
+  std::vector<int> from_host;
+  bool operator==(const Port&) const = default;
+};
+
 struct NodeModel {
   std::string origin;                // the machine's origin ("/", "sysroot DIR", ...)
   std::vector<std::string> devices;  // "GPU0 0000:18:00.0 NVIDIA H100 80GB HBM3"
@@ -38,6 +49,12 @@ struct NodeModel {
   // The NIC ports the node has on the fabric (the `nic` link is their sum); each is one port of
   // the fabric's switches. 0 without a NIC: the node then takes one port.
   int fabric_ports = 0;
+  // The same ports one by one, in PCI order, for rail-optimized fabrics; per device the port
+  // behind the lowest PCIe bridge they share (ties spread evenly: two GPUs and two NICs on one
+  // switch get one each) and the device's links up to that bridge (its GPUDirect RDMA path).
+  std::vector<Port> ports;
+  std::vector<int> port_of;
+  std::vector<std::vector<int>> to_port;
   // Assumptions made where the machine did not say ("GPU0's link speed is unknown: 32 GB/s").
   std::vector<std::string> notes;
   bool operator==(const NodeModel&) const = default;
@@ -50,18 +67,26 @@ struct NodeModel {
 enum class FabricKind {
   kSingleSwitch,  // every node's NIC on one switch
   kFatTree,       // a two-level fat tree of K-port switches (SimGrid's FatTreeZone)
+  // NVIDIA's rail-optimized fabric (DGX SuperPOD): port r of every node of a group on the
+  // group's leaf switch r, the leaves joined by spines; each GPU sends through its own port.
+  kRailOptimized,
 };
 struct Fabric {
   FabricKind kind = FabricKind::kSingleSwitch;
-  int k = 0;                       // fat-tree: nodes under each leaf switch (K/2 up-links)
+  // fat-tree: the switches' ports (K/2 nodes under each leaf); rail-optimized: the nodes of a
+  // group (a scalable unit: 32 in a DGX H100 SuperPOD).
+  int k = 0;
   double bytes_per_second = 50e9;  // each fabric link, per direction (400 Gb/s)
   double latency = 2e-6;           // each fabric link
+  // A leaf's down-links over its up-links (1: non-blocking; 4: 4:1 tapered towards the spines).
+  int oversubscription = 1;
   bool operator==(const Fabric&) const = default;
 };
-// "single-switch", "fat-tree:K" (K an even number >= 2). kInvalidArgument naming the text and
-// the forms otherwise.
+// "single-switch", "fat-tree:K" (K an even number from 2 to 256), "rail-optimized[:S]" (S
+// nodes a group, 1-4096, default 32). kInvalidArgument naming the text and the forms otherwise.
 [[nodiscard]] Result<Fabric> parse_fabric(std::string_view text);
-[[nodiscard]] std::string to_string(const Fabric& fabric);  // "single-switch", "fat-tree:8"
+// "single-switch", "fat-tree:8", "rail-optimized:32"
+[[nodiscard]] std::string to_string(const Fabric& fabric);
 
 struct Platform {
   NodeModel node;
@@ -74,19 +99,51 @@ struct Platform {
   [[nodiscard]] double fabric_link_bytes_per_second() const {
     return fabric.bytes_per_second * (node.fabric_ports > 0 ? node.fabric_ports : 1);
   }
+  [[nodiscard]] bool rails() const { return fabric.kind == FabricKind::kRailOptimized; }
+  // Rail-optimized: a node's group, and how many groups.
+  [[nodiscard]] int group_of(int node_index) const { return rails() ? node_index / fabric.k : 0; }
+  [[nodiscard]] int groups() const { return rails() ? (nodes + fabric.k - 1) / fabric.k : 1; }
+  // The links of one node a route may name: the node model's, then (rail-optimized) its ports
+  // ("nic 0000:19:00.0", kind nic) and its cables to the rail leaves ("rail 3", kind fabric).
+  [[nodiscard]] int links_per_node() const;
+  [[nodiscard]] Link link(int index) const;
+  // Rail-optimized: the up-link of group g's leaf r towards the spines (hop {-1, g x rails + r}):
+  // the group's nodes' ports over the oversubscription.
+  [[nodiscard]] Link spine_link(int index) const;
+  // What a node's copies may cross on this fabric, for reports: the node model's links, on
+  // rails without the summed NIC and with the ports and cables instead.
+  [[nodiscard]] std::vector<Link> node_links() const;
   bool operator==(const Platform&) const = default;
 };
 
+// What a fabric of `nodes` nodes cannot be: a fat tree whose leaves the nodes do not fill, an
+// oversubscription out of 1-64, one a fat tree's spines cannot give (a divisor of K/2), or one
+// on a single switch. kInvalidArgument naming what is wrong, as `acco sim` says it.
+[[nodiscard]] Status check_fabric(const Fabric& fabric, int nodes);
+// check_fabric, and a platform with devices, whose node has NIC ports for rails.
+[[nodiscard]] Status check_platform(const Platform& platform);
+
 // The links of a copy between device `from` and device `to` (indices over the whole platform,
-// node-major), as (node, link index) pairs with node -1 for the fabric's own links (the node's
-// uplink to the first switch and back); for the cost estimates the policies are given. Host
-// memory of node n is device -1 - n.
+// node-major), as (node, link index of Platform::link) pairs and the direction each is crossed
+// in (up: towards the root port, away from the sender's device, out of its node); node -1 is
+// the fabric's own: link 0 on single-switch and fat-tree (the node's uplink to the first switch
+// and back), a leaf's spine link (Platform::spine_link) on rails. For the cost estimates the
+// policies are given, and the engine's routes. Host memory of node n is device -1 - n.
+//
+// On rails a GPU sends through its own port; to a GPU on another rail of its group, through the
+// port of the peer on that rail its NVLink reaches (NCCL's PXN), else up through the spines. Host
+// memory takes the other end's rail within a group, and its first port across groups (SimGrid
+// gives a group one way out per host).
 struct RouteHop {
   int node = 0;
   int link = 0;
+  bool up = true;
   bool operator==(const RouteHop&) const = default;
 };
 [[nodiscard]] std::vector<RouteHop> route(const Platform& platform, int from, int to);
+// Rail-optimized: the hops from device (or host memory) `from` up to its group's spines, the
+// first half of every route to another group.
+[[nodiscard]] std::vector<RouteHop> route_out(const Platform& platform, int from);
 
 // The platform index of the device named "nN:GPUi" (or "GPUi", node 0), as reports name it
 // ("n3 GPU5"). kInvalidArgument naming the name and the platform's range otherwise.
