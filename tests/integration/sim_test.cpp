@@ -204,6 +204,33 @@ TEST(SimTest, TraceWritesTheFirstPolicysRunAsAChromeTrace) {
   EXPECT_EQ(bad.out, "");
 }
 
+// --html: the text report in a page, the first run's tasks as a Gantt chart (one rectangle a
+// task) and its links' busy shares as heat maps; the page has a golden.
+TEST(SimTest, HtmlDrawsTheFirstRunsTasksAndLinks) {
+  TempDir dir;
+  const auto file = dir.path() / "sim.html";
+  const std::string base = "sim --node dgx-h100 --nodes 2 --tiles 3 --policy heft,dmda --html ";
+  const auto r = acco(base + file.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, "acco: HTML report written to " + file.string() + "\n");
+  const std::string html = slurp(file);
+  expect_golden("sim.html", html);
+  EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0U);
+  EXPECT_THAT(html, HasSubstr("heft: the tasks on each device"));
+  std::size_t rects = 0;
+  for (auto at = html.find("class=\"task\""); at != std::string::npos;
+       at = html.find("class=\"task\"", at + 1)) {
+    ++rects;
+  }
+  EXPECT_EQ(rects, 10U);  // the 3 x 3 Cholesky's tasks
+  EXPECT_THAT(html, HasSubstr("<h3>pcie links</h3>"));
+  // The output's directory is checked before the simulation; nothing is written.
+  const auto bad = acco(base + (dir.path() / "none" / "s.html").string());
+  EXPECT_EQ(bad.exit_code, 73);
+  EXPECT_THAT(bad.err, HasSubstr("acco: --html: "));
+  EXPECT_EQ(bad.out, "");
+}
+
 // Rails: each GPU's copies leave through its own port (eight NIC links a node in the report and
 // the JSON, each port's busiest direction named), and a node without NIC ports is refused.
 TEST(SimTest, RailsCarryEachGpusCopiesOnItsOwnPort) {

@@ -55,6 +55,7 @@ struct SimFlags {
   double imbalance = 0.5;
   std::string output_bytes = "1MiB";
   std::string trace;
+  std::string html;
   int layers = 24;
   double layer_ms = 5;
   double params = 1.3e9;
@@ -76,6 +77,7 @@ struct SimOptionsAll {
   std::string dag;  // an acco.dag/1 file instead of the generated workload
   std::optional<sim::TaskBenchSpec> taskbench;  // --workload taskbench:PATTERN
   std::string trace;                            // the first policy's run as a Chrome trace
+  std::string html;                             // the report with the first run's plots
   std::optional<sim::TrainingSpec> training;    // --workload train
   bool thermal = false;                         // --thermal, a --failed-fan or --power-limit
   std::vector<std::string> failed_fans;         // "n0:GPU5", checked against the platform
@@ -294,6 +296,9 @@ class SimCommand final : public Command {
     if (!o_.trace.empty()) {
       ACCO_RETURN_IF_ERROR(core::check_output_directory(o_.trace), "--trace");
     }
+    if (!o_.html.empty()) {
+      ACCO_RETURN_IF_ERROR(core::check_output_directory(o_.html), "--html");
+    }
     topo::Machine machine;
     if (!o_.node.empty()) {
       ACCO_ASSIGN_OR_RETURN(machine, topo::generated_machine(o_.node), "sim: --node");
@@ -321,7 +326,7 @@ class SimCommand final : public Command {
       ACCO_ASSIGN_OR_RETURN(const auto step, sim::training_step(report.platform, *o_.training),
                             "sim: --workload train");
       report.workload = step.text;
-      base.record = !o_.trace.empty();
+      base.record = recorded();
       ACCO_ASSIGN_OR_RETURN(auto run, sim::simulate_training(report.platform, step, base), "sim");
       report.runs.push_back(std::move(run));
       return render(report, inv);
@@ -329,13 +334,15 @@ class SimCommand final : public Command {
     ACCO_ASSIGN_OR_RETURN(const auto workload, workload_for(0, &report.workload));
     ACCO_ASSIGN_OR_RETURN(
         report.runs,
-        sim::simulate_policies(report.platform, workload, o_.policies, base, !o_.trace.empty()),
-        "sim");
+        sim::simulate_policies(report.platform, workload, o_.policies, base, recorded()), "sim");
     ACCO_RETURN_IF_ERROR(run_other_seeds(report, base));
     return render(report, inv);
   }
 
  private:
+  // The first run keeps its records for --trace and --html.
+  [[nodiscard]] bool recorded() const { return !o_.trace.empty() || !o_.html.empty(); }
+
   // The seed a workload that draws at random is drawn with on its `index`th run (--seeds).
   [[nodiscard]] std::uint64_t seed(int index) const {
     return (o_.taskbench ? o_.taskbench->seed : o_.workload.seed) +
@@ -403,6 +410,12 @@ class SimCommand final : public Command {
         return tl::unexpected(as_cannot_write(std::move(written.error()).with_context("--trace")));
       }
       out.err = fmt::format("acco: trace of {} written to {}\n", first.policy, o_.trace);
+    }
+    if (!o_.html.empty()) {
+      if (auto written = core::write_file_atomic(o_.html, sim::to_html(report)); !written) {
+        return tl::unexpected(as_cannot_write(std::move(written.error()).with_context("--html")));
+      }
+      out.err += fmt::format("acco: HTML report written to {}\n", o_.html);
     }
     out.out = inv.format == Format::kJson ? sim::to_json(report).dump(2) + "\n"
                                           : report::render_text(sim::sim_document(report));
@@ -544,6 +557,10 @@ CommandSpec sim_command() {
         sub.add_option("--trace", f.trace,
                        "write the first policy's run as a Chrome trace (acco.trace/1) to FILE")
             ->type_name("FILE");
+        sub.add_option("--html", f.html,
+                       "write the report as HTML to FILE, with the first run's Gantt chart and "
+                       "link heat maps")
+            ->type_name("FILE");
         add_json_flag(sub, shared, "print JSON (schema acco.sim/1) instead of text");
         add_config_flag(sub, shared);
       },
@@ -585,6 +602,7 @@ CommandSpec sim_command() {
         o.policies = *policies;
         o.dag = f.dag;
         o.trace = f.trace;
+        o.html = f.html;
         ACCO_RETURN_IF_ERROR(seeds_option(f, o));
         ACCO_RETURN_IF_ERROR(thermal_options(f, o));
         return std::make_unique<SimCommand>(std::move(o));

@@ -868,6 +868,14 @@ class Simulation {
         use.bytes += bytes;
         const double share =
             result_.makespan > 0 ? bytes / link.bytes_per_second / result_.makespan : 0;
+        if (o_.record) {
+          const char* way = whole_fabric ? (key.first == -1 ? "down" : "up")
+                                         : (key.second % 2 == 1 ? "up" : "down");
+          result_.link_loads.push_back({key.first >= 0 ? key.first
+                                        : whole_fabric ? key.second
+                                                       : -1,
+                                        kind, fmt::format("{} {}", link.name, way), share});
+        }
         if (share > use.busiest_share) {
           use.busiest_share = share;
           const char* direction = key.second % 2 == 1 ? "up" : "down";

@@ -121,7 +121,11 @@ nlohmann::json records_json(const SimResult& r) {
   for (const auto& c : r.transfer_records) {
     copies.push_back({c.handle, c.from, c.to, c.bytes, c.start.count(), c.end.count(), c.prefetch});
   }
-  return {{"tasks", std::move(tasks)}, {"transfers", std::move(copies)}};
+  nlohmann::json loads = nlohmann::json::array();
+  for (const auto& l : r.link_loads) {
+    loads.push_back({l.node, l.kind, l.name, l.share});
+  }
+  return {{"tasks", std::move(tasks)}, {"transfers", std::move(copies)}, {"links", loads}};
 }
 
 Status read_records(const nlohmann::json& j, const sched::Workload& w, SimResult& r) {
@@ -157,6 +161,10 @@ Status read_records(const nlohmann::json& j, const sched::Workload& w, SimResult
       copy.end = nanoseconds(c.at(5).get<std::int64_t>());
       copy.prefetch = c.at(6).get<bool>();
       r.transfer_records.push_back(copy);
+    }
+    for (const auto& l : j.at("links")) {
+      r.link_loads.push_back({l.at(0).get<int>(), l.at(1).get<std::string>(),
+                              l.at(2).get<std::string>(), l.at(3).get<double>()});
     }
     return {};
   } catch (const nlohmann::json::exception& e) {

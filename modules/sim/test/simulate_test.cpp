@@ -157,9 +157,18 @@ TEST(SimulateTest, ARecordedRunKeepsEachTaskAndCopyWithTheirVirtualTimes) {
   ASSERT_THAT(plain, IsOk());
   EXPECT_TRUE(plain->task_records.empty());
   EXPECT_TRUE(plain->transfer_records.empty());
+  EXPECT_TRUE(plain->link_loads.empty());
+  // Recorded, each direction of each link that carried bytes, with its busy share.
+  ASSERT_FALSE(r->link_loads.empty());
+  for (const auto& l : r->link_loads) {
+    EXPECT_EQ(l.node, 0);
+    EXPECT_GT(l.share, 0);
+    EXPECT_LE(l.share, 1);
+  }
   auto stripped = *r;
   stripped.task_records.clear();
   stripped.transfer_records.clear();
+  stripped.link_loads.clear();
   EXPECT_EQ(stripped, *plain);
 }
 

@@ -1,6 +1,6 @@
 // What `acco sim` prints: the platform in a few lines, then one row per policy (makespan, the
 // best lower bound, efficiency against it, mean device busy share, bytes moved, the bottleneck),
-// and the same as JSON (acco.sim/1).
+// the same as JSON (acco.sim/1), and as an HTML page with plots.
 #pragma once
 
 #include <cstdint>
@@ -30,5 +30,10 @@ struct SimReport {
 [[nodiscard]] report::Document sim_document(const SimReport& report);
 // {"schema":"acco.sim/1","platform":{...},"workload":...,"runs":[...]}
 [[nodiscard]] nlohmann::json to_json(const SimReport& report);
+// A self-contained page (`acco sim --html FILE`): the text report, then the first run drawn as
+// inline SVG: its tasks on each device over time (a Gantt chart, with its task records, up to 64
+// devices) and each link's busy share per kind of link (a heat map, with its link loads: a row
+// per node, or per band of nodes past 64 nodes, each cell the band's busiest, and the spines).
+[[nodiscard]] std::string to_html(const SimReport& report);
 
 }  // namespace acco::sim

@@ -71,6 +71,17 @@ struct LinkUse {
   bool operator==(const LinkUse&) const = default;
 };
 
+// One direction of one link that carried bytes, for a heat map: the node it belongs to (-1: the
+// fabric's spines), its name with the direction ("nic 0000:19:00.0 up", "fabric down") and its
+// busy share (its bytes over its bandwidth over the makespan).
+struct LinkLoad {
+  int node = 0;
+  std::string kind;
+  std::string name;
+  double share = 0;
+  bool operator==(const LinkLoad&) const = default;
+};
+
 struct SimResult {
   std::string policy;
   double makespan = 0;  // seconds of virtual time
@@ -90,6 +101,7 @@ struct SimResult {
   // device d is d + 1, as in the runtime's records). Not part of acco.sim/1.
   std::vector<sched::TaskRecord> task_records;
   std::vector<sched::TransferRecord> transfer_records;
+  std::vector<LinkLoad> link_loads;  // with SimOptions::record; not part of acco.sim/1
   [[nodiscard]] double bound() const { return critical_path > area ? critical_path : area; }
   // bound / makespan; 0 for an empty run.
   [[nodiscard]] double efficiency() const { return makespan > 0 ? bound() / makespan : 0; }
