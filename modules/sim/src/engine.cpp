@@ -846,59 +846,62 @@ class Simulation {
     thermal_since_[d] = sg4::Engine::get_clock();
   }
 
-  void finish() {
-    for (std::size_t c = 0; c < result_.transfer_records.size(); ++c) {
-      result_.transfer_records[c].start = nanos(started_[c]->get_start_time());
-      result_.transfer_records[c].end = nanos(started_[c]->get_finish_time());
+  // What a link_bytes_ key is: the link, the node it belongs to (-1: the spines), its name with
+  // the direction as the report says it ("n3 nic up") and as a heat map's column ("nic up").
+  struct KeyedLink {
+    Link link;
+    int node = -1;
+    std::string reported;
+    std::string column;
+  };
+  [[nodiscard]] KeyedLink keyed(std::pair<int, int> key) const {
+    KeyedLink k;
+    if (key.first == -1 || key.first == -2) {  // a node's whole fabric link: (-1 down | -2 up)
+      const char* way = key.first == -1 ? "down" : "up";
+      k.link = Link{"fabric", "fabric", p_.fabric_link_bytes_per_second(), 0};
+      k.node = key.second;
+      k.reported = fmt::format("n{} fabric {}", key.second, way);
+      k.column = fmt::format("fabric {}", way);
+      return k;
     }
-    // Per kind: bytes, and the busiest link (bytes / bandwidth over the makespan).
-    const std::vector<std::string> kinds = {"pcie", "nvlink", "nic", "fabric"};
-    for (const auto& kind : kinds) {
+    const char* way = key.second % 2 == 1 ? "up" : "down";
+    k.link = key.first == -3 ? p_.spine_link(key.second / 2) : p_.link(key.second / 2);
+    k.node = key.first >= 0 ? key.first : -1;
+    k.column = fmt::format("{} {}", k.link.name, way);
+    k.reported = k.node >= 0 ? fmt::format("n{} {}", k.node, k.column) : k.column;
+    return k;
+  }
+
+  // Per kind: bytes, and the busiest link (bytes / bandwidth over the makespan); with records,
+  // every link direction's load.
+  void link_uses() {
+    for (const char* kind : {"pcie", "nvlink", "nic", "fabric"}) {
       LinkUse use;
       use.kind = kind;
       for (const auto& [key, bytes] : link_bytes_) {
-        const bool whole_fabric = key.first == -1 || key.first == -2;
-        const Link link = whole_fabric
-                              ? Link{"fabric", "fabric", p_.fabric_link_bytes_per_second(), 0}
-                          : key.first == -3 ? p_.spine_link(key.second / 2)
-                                            : p_.link(key.second / 2);
-        if (link.kind != kind) {
+        KeyedLink k = keyed(key);
+        if (k.link.kind != kind) {
           continue;
         }
         use.bytes += bytes;
         const double share =
-            result_.makespan > 0 ? bytes / link.bytes_per_second / result_.makespan : 0;
+            result_.makespan > 0 ? bytes / k.link.bytes_per_second / result_.makespan : 0;
         if (o_.record) {
-          const char* way = whole_fabric ? (key.first == -1 ? "down" : "up")
-                                         : (key.second % 2 == 1 ? "up" : "down");
-          result_.link_loads.push_back({key.first >= 0 ? key.first
-                                        : whole_fabric ? key.second
-                                                       : -1,
-                                        kind, fmt::format("{} {}", link.name, way), share});
+          result_.link_loads.push_back({k.node, kind, k.column, share});
         }
         if (share > use.busiest_share) {
           use.busiest_share = share;
-          const char* direction = key.second % 2 == 1 ? "up" : "down";
-          use.busiest =
-              whole_fabric
-                  ? fmt::format("n{} fabric {}", key.second, key.first == -1 ? "down" : "up")
-              : key.first == -3 ? fmt::format("{} {}", link.name, direction)
-                                : fmt::format("n{} {} {}", key.first, link.name, direction);
+          use.busiest = std::move(k.reported);
         }
       }
       if (use.bytes > 0) {
         result_.links.push_back(use);
       }
     }
-    for (std::size_t d = 0; d < thermal_.size(); ++d) {
-      thermal_idle(d, result_.makespan);
-      auto& use = result_.devices[d];
-      use.peak_celsius = std::max(use.peak_celsius, thermal_[d].junction_celsius());
-      // The full-clock work it did over the time it took.
-      use.clock_share =
-          thermal_busy_[d] > 0 ? std::min(1.0, thermal_work_[d] / thermal_busy_[d]) : 1;
-      result_.energy_joules += use.energy_joules;
-    }
+  }
+
+  // The busiest device or link, by its busy share of the makespan.
+  void name_bottleneck() {
     double worst = -1;
     for (const auto& d : result_.devices) {
       const double share = result_.makespan > 0 ? d.busy_seconds / result_.makespan : 0;
@@ -913,6 +916,24 @@ class Simulation {
         result_.bottleneck = fmt::format("link {} busy {:.0f} %", l.busiest, 100 * l.busiest_share);
       }
     }
+  }
+
+  void finish() {
+    for (std::size_t c = 0; c < result_.transfer_records.size(); ++c) {
+      result_.transfer_records[c].start = nanos(started_[c]->get_start_time());
+      result_.transfer_records[c].end = nanos(started_[c]->get_finish_time());
+    }
+    link_uses();
+    for (std::size_t d = 0; d < thermal_.size(); ++d) {
+      thermal_idle(d, result_.makespan);
+      auto& use = result_.devices[d];
+      use.peak_celsius = std::max(use.peak_celsius, thermal_[d].junction_celsius());
+      // The full-clock work it did over the time it took.
+      use.clock_share =
+          thermal_busy_[d] > 0 ? std::min(1.0, thermal_work_[d] / thermal_busy_[d]) : 1;
+      result_.energy_joules += use.energy_joules;
+    }
+    name_bottleneck();
   }
 
   const Platform& p_;

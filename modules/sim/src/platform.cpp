@@ -412,14 +412,12 @@ namespace {
 void host_path(const Platform& p, int device, int node, bool up, std::vector<RouteHop>& hops) {
   const int n = static_cast<int>(p.node.devices.size());
   const auto& links = p.node.to_host[static_cast<std::size_t>(device % n)];
-  if (up) {
-    for (const int l : links) {
-      hops.push_back({node, l, true});
-    }
-  } else {
-    for (auto l = links.rbegin(); l != links.rend(); ++l) {
-      hops.push_back({node, *l, false});
-    }
+  const std::size_t first = hops.size();
+  for (const int l : links) {
+    hops.push_back({node, l, up});
+  }
+  if (!up) {
+    std::reverse(hops.begin() + static_cast<std::ptrdiff_t>(first), hops.end());
   }
 }
 
