@@ -326,6 +326,38 @@ TEST(SimulateTest, TheReportNamesTheBestPolicyAndTheJsonHoldsEveryRun) {
   EXPECT_EQ(*back, rep.runs[0]);
 }
 
+// The page's heat map past 64 nodes: 200 nodes in bands of 4 (50 rows), each cell the band's
+// busiest; the spines a row of their own; characters of a name escaped; no Gantt chart without
+// task records.
+TEST(SimulateTest, ThePagesHeatMapBandsManyNodes) {
+  SimReport rep;
+  rep.platform = small(2, 200);
+  rep.workload = "w <&>";
+  SimResult run;
+  run.policy = "dmda";
+  run.makespan = 1;
+  for (int node = 0; node < 200; ++node) {
+    run.link_loads.push_back({node, "nic", "nic up", node == 7 ? 0.9 : 0.1});
+  }
+  run.link_loads.push_back({-1, "fabric", "group 0 leaf 0 spines up", 0.5});
+  rep.runs.push_back(run);
+  const std::string html = to_html(rep);
+  const auto count = [&](const std::string& what) {
+    std::size_t n = 0;
+    for (auto at = html.find(what); at != std::string::npos; at = html.find(what, at + 1)) {
+      ++n;
+    }
+    return n;
+  };
+  EXPECT_EQ(count("class=\"cell\""), 51U);
+  EXPECT_THAT(html, HasSubstr(">n4-7 nic up: 90 % busy<"));
+  EXPECT_THAT(html, HasSubstr(">n196-199</text>"));
+  EXPECT_THAT(html, HasSubstr(">spines group 0 leaf 0 spines up: 50 % busy<"));
+  EXPECT_THAT(html, HasSubstr("w &lt;&amp;&gt;"));
+  EXPECT_EQ(count("class=\"task\""), 0U);
+  EXPECT_EQ(html.substr(html.size() - 8), "</html>\n");
+}
+
 }  // namespace
 }  // namespace acco::sim
 
