@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "acco/core/units.hpp"
+#include "acco/report/html.hpp"
 
 namespace acco::bench::detail {
 
@@ -74,30 +75,7 @@ double sweep_reference(const BenchResult& r) {
 }
 
 std::string escape(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (const char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
+  return report::html_escape(text);
 }
 
 std::vector<std::string> devices_of(const BenchRun& run) {

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "acco/report/document.hpp"
+#include "acco/report/html.hpp"
 #include "acco/sim/report.hpp"
 
 namespace acco::sim {
@@ -22,30 +23,6 @@ constexpr std::size_t kGanttDevices = 64;
 constexpr int kHeatRows = 64;
 constexpr double kWidth = 960;  // the plots' drawing width in pixels
 constexpr double kLabel = 80;   // the row labels' column
-
-std::string escaped(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (const char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
 
 // A busy share from 0 (white) to 1 and above (dark red).
 std::string heat(double share) {
@@ -71,7 +48,7 @@ std::string gantt(const SimResult& run) {
       kLabel + kWidth, height);
   for (std::size_t d = 0; d < devices; ++d) {
     svg += fmt::format("<text x=\"0\" y=\"{:.0f}\">{}</text>\n", kRow * static_cast<double>(d) + 11,
-                       escaped(run.devices[d].name));
+                       report::html_escape(run.devices[d].name));
   }
   for (const auto& t : run.task_records) {
     auto at = std::find(types.begin(), types.end(), t.type);
@@ -86,9 +63,9 @@ std::string gantt(const SimResult& run) {
     svg += fmt::format(
         "<rect class=\"task\" x=\"{:.1f}\" y=\"{:.0f}\" width=\"{:.1f}\" height=\"{:.0f}\" "
         "fill=\"{}\"><title>{} on {}: {:.3f}-{:.3f} ms</title></rect>\n",
-        x, kRow * t.device + 1, w, kRow - 2, color, escaped(t.name),
+        x, kRow * t.device + 1, w, kRow - 2, color, report::html_escape(t.name),
         t.device >= 0 && static_cast<std::size_t>(t.device) < devices
-            ? escaped(run.devices[static_cast<std::size_t>(t.device)].name)
+            ? report::html_escape(run.devices[static_cast<std::size_t>(t.device)].name)
             : std::string("?"),
         static_cast<double>(t.started.count()) / 1e6,
         static_cast<double>(t.finished.count()) / 1e6);
@@ -99,7 +76,7 @@ std::string gantt(const SimResult& run) {
   svg += "</svg>\n<p class=\"legend\">";
   for (std::size_t i = 0; i < types.size(); ++i) {
     svg += fmt::format("<span style=\"color:{}\">&#9632;</span> {} ", kPalette[i % kPalette.size()],
-                       escaped(types[i]));
+                       report::html_escape(types[i]));
   }
   return svg + "</p>\n";
 }
@@ -134,7 +111,7 @@ std::string heat_map(const SimReport& rep, const SimResult& run, const std::stri
   std::string svg = fmt::format(
       "<h3>{} links</h3>\n<svg class=\"heat\" xmlns=\"http://www.w3.org/2000/svg\" "
       "width=\"{:.0f}\" height=\"{:.0f}\">\n",
-      escaped(kind), kLabel + w * static_cast<double>(columns.size()), kRow * rows);
+      report::html_escape(kind), kLabel + w * static_cast<double>(columns.size()), kRow * rows);
   for (int r = 0; r < rows; ++r) {
     const int row = spines && r == rows - 1 ? -1 : r;
     const std::string label =
@@ -151,7 +128,7 @@ std::string heat_map(const SimReport& rep, const SimResult& run, const std::stri
           "<rect class=\"cell\" x=\"{:.1f}\" y=\"{:.0f}\" width=\"{:.1f}\" height=\"{:.0f}\" "
           "fill=\"{}\" stroke=\"#ccc\"><title>{} {}: {:.0f} % busy</title></rect>\n",
           kLabel + w * static_cast<double>(c), kRow * r, w - 1, kRow - 1, heat(at->second), label,
-          escaped(columns[c]), 100 * at->second);
+          report::html_escape(columns[c]), 100 * at->second);
     }
   }
   return svg + "</svg>\n";
@@ -167,15 +144,16 @@ std::string to_html(const SimReport& rep) {
       "<style>body{{font-family:sans-serif;margin:1.5em}}pre{{font-size:12px}}"
       "svg text{{font-size:10px;font-family:monospace}}</style>\n</head>\n<body>\n<h1>{}</h1>\n"
       "<pre>{}</pre>\n",
-      title, title, escaped(report::render_text(doc)));
+      title, title, report::html_escape(report::render_text(doc)));
   if (!rep.runs.empty()) {
     const auto& run = rep.runs.front();
     if (!run.task_records.empty() && run.devices.size() <= kGanttDevices) {
-      html += fmt::format("<h2>{}: the tasks on each device</h2>\n", escaped(run.policy));
+      html +=
+          fmt::format("<h2>{}: the tasks on each device</h2>\n", report::html_escape(run.policy));
       html += gantt(run);
     }
     if (!run.link_loads.empty()) {
-      html += fmt::format("<h2>{}: each link's busy share</h2>\n", escaped(run.policy));
+      html += fmt::format("<h2>{}: each link's busy share</h2>\n", report::html_escape(run.policy));
       html += fmt::format(
           "<p class=\"legend\">Each cell is one direction of one link: its bytes over its "
           "bandwidth over the makespan, from <span style=\"background:{}\">&nbsp;0 %&nbsp;"
