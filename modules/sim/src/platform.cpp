@@ -356,6 +356,12 @@ Link Platform::spine_link(int index) const {
 }
 
 Status check_fabric(const Fabric& f, int nodes) {
+  // What parse_fabric never gives, a hand-made value may hold: no K, or no group.
+  if ((f.kind == FabricKind::kFatTree && (f.k < 2 || f.k % 2 != 0)) ||
+      (f.kind == FabricKind::kRailOptimized && f.k < 1)) {
+    return fail(Errc::kInvalidArgument,
+                fmt::format("{}: {} is not a fabric's size", to_string(f), f.k));
+  }
   if (f.oversubscription < 1 || f.oversubscription > 64) {
     return fail(Errc::kInvalidArgument,
                 fmt::format("--oversubscription {} is not from 1 to 64", f.oversubscription));

@@ -246,6 +246,11 @@ TEST(PlatformTest, AnOversubscriptionIsOneAFabricCanGive) {
   EXPECT_EQ(check_fabric(rails, 4).error().message, "--oversubscription 65 is not from 1 to 64");
   rails.oversubscription = 3;
   EXPECT_THAT(check_fabric(rails, 5), IsOk());  // a group may be partly filled
+  // A hand-made fabric without its size is refused, not divided by.
+  rails.k = 0;
+  EXPECT_EQ(check_fabric(rails, 4).error().message, "rail-optimized:0: 0 is not a fabric's size");
+  fat.k = 0;
+  EXPECT_FALSE(check_fabric(fat, 4).has_value());
 }
 
 // Each GPU of a DGX H100 has the NIC behind its own PCIe switch; an HGX A100's switches hold
