@@ -5,8 +5,11 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <tuple>
 
 #include <fmt/format.h>
+
+#include "acco/core/units.hpp"
 
 namespace acco::sim {
 namespace {
@@ -80,12 +83,14 @@ bool near_an_accelerator(const topo::Machine& machine, const std::string& addres
 // whose NICs share no switch with a GPU). In PCI order.
 std::vector<Port> fabric_nics(const topo::Machine& machine,
                               const std::vector<std::vector<std::string>>& chains) {
-  std::vector<std::pair<double, std::string>> ports;  // (bytes a second, PCI function)
+  // (bytes a second, PCI function, what names the port: "mlx5_0/1", or its interface)
+  std::vector<std::tuple<double, std::string, std::string>> ports;
   for (const bool infiniband : {true, false}) {
     for (const auto& port : machine.ib_ports) {
       if (port.state == 4 && (port.link_layer != "Ethernet") == infiniband) {
         ports.emplace_back(
-            (port.data_rate_gbps > 0 ? port.data_rate_gbps : port.rate_gbps) * 1e9 / 8, port.pci);
+            (port.data_rate_gbps > 0 ? port.data_rate_gbps : port.rate_gbps) * 1e9 / 8, port.pci,
+            fmt::format("{}/{}", port.device, port.port));
       }
     }
     if (!ports.empty()) {
@@ -95,38 +100,55 @@ std::vector<Port> fabric_nics(const topo::Machine& machine,
   if (ports.empty()) {
     for (const auto& net : machine.net_interfaces) {
       if (!net.pci.empty() && net.speed_mbps && *net.speed_mbps > 0) {
-        ports.emplace_back(static_cast<double>(*net.speed_mbps) * 1e6 / 8, net.pci);
+        ports.emplace_back(static_cast<double>(*net.speed_mbps) * 1e6 / 8, net.pci, net.name);
       }
     }
   }
   const bool any_near = std::any_of(ports.begin(), ports.end(), [&](const auto& port) {
-    return near_an_accelerator(machine, port.second, chains);
+    return near_an_accelerator(machine, std::get<1>(port), chains);
   });
   double fastest = 0;
-  for (const auto& [rate, pci] : ports) {
+  for (const auto& [rate, pci, label] : ports) {
     fastest = std::max(fastest, rate);
   }
   std::vector<Port> chosen;
-  for (const auto& [rate, pci] : ports) {
+  std::vector<std::string> labels;
+  for (const auto& [rate, pci, label] : ports) {
     if (rate > 0 && (any_near ? near_an_accelerator(machine, pci, chains) : rate >= fastest)) {
-      chosen.push_back(Port{pci, rate, {}});
+      chosen.push_back(Port{pci, pci, rate, {}});
+      labels.push_back(label);
+    }
+  }
+  // A port is named by its PCI function, and by its device and port where one function carries
+  // several (ConnectX-3's two ports) or none (a soft RoCE device): link names must be unique.
+  for (std::size_t i = 0; i < chosen.size(); ++i) {
+    const auto same = std::count_if(chosen.begin(), chosen.end(),
+                                    [&](const Port& p) { return p.pci == chosen[i].pci; });
+    if (chosen[i].pci.empty() || same > 1) {
+      chosen[i].name = chosen[i].pci.empty() ? labels[i] : chosen[i].pci + " " + labels[i];
     }
   }
   std::stable_sort(chosen.begin(), chosen.end(),
-                   [](const Port& a, const Port& b) { return a.pci < b.pci; });
+                   [](const Port& a, const Port& b) { return a.name < b.name; });
   return chosen;
 }
 
-// Where device i's chain meets the port's: the index in the chain of the lowest bridge above the
-// device that the port also hangs under (the chain's length when they meet at the root complex).
-std::size_t meeting_point(const topo::Machine& machine, const std::vector<std::string>& chain,
-                          const std::string& port_pci) {
+// The bridges above a PCI function, nearest first.
+std::vector<std::string> bridges_above(const topo::Machine& machine, const std::string& pci) {
   std::vector<std::string> above;
-  const topo::PciDevice* d = machine.find(port_pci);
+  const topo::PciDevice* d = machine.find(pci);
   for (int depth = 0; d != nullptr && !d->parent.empty() && depth < 64; ++depth) {
     above.push_back(d->parent);
     d = machine.find(d->parent);
   }
+  return above;
+}
+
+// Where a device's chain meets a port's bridges: the index in the chain of the lowest bridge
+// above the device that the port also hangs under (the chain's length when they meet at the
+// root complex).
+std::size_t meeting_point(const std::vector<std::string>& chain,
+                          const std::vector<std::string>& above) {
   for (std::size_t a = 1; a < chain.size(); ++a) {
     if (std::find(above.begin(), above.end(), chain[a]) != above.end()) {
       return a;
@@ -145,13 +167,18 @@ void assign_ports(const topo::Machine& machine, const std::vector<std::vector<st
   if (node.ports.empty()) {
     return;
   }
+  std::vector<std::vector<std::string>> above;
+  above.reserve(node.ports.size());
+  for (const auto& port : node.ports) {
+    above.push_back(bridges_above(machine, port.pci));
+  }
   std::vector<std::size_t> taken(node.ports.size(), 0);
   std::vector<std::size_t> best_meet(node.ports.size(), std::numeric_limits<std::size_t>::max());
   for (std::size_t i = 0; i < n; ++i) {
     std::size_t best = 0;
     std::size_t best_at = std::numeric_limits<std::size_t>::max();
     for (std::size_t r = 0; r < node.ports.size(); ++r) {
-      const std::size_t at = meeting_point(machine, chains[i], node.ports[r].pci);
+      const std::size_t at = meeting_point(chains[i], above[r]);
       if (at < best_at || (at == best_at && taken[r] < taken[best])) {
         best = r;
         best_at = at;
@@ -268,13 +295,11 @@ std::optional<int> number_after(std::string_view text, std::string_view prefix, 
   if (text.substr(0, prefix.size()) != prefix) {
     return std::nullopt;
   }
-  const auto digits = text.substr(prefix.size());
-  int value = 0;
-  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
-  if (ec != std::errc() || end != digits.data() + digits.size() || value < low || value > high) {
+  const auto value = units::parse_int(text.substr(prefix.size()));
+  if (!value || *value < low || *value > high) {
     return std::nullopt;
   }
-  return value;
+  return static_cast<int>(*value);
 }
 
 constexpr int kRailGroup = 32;  // a DGX H100 SuperPOD's scalable unit
@@ -332,7 +357,7 @@ Link Platform::link(int index) const {
   const int ports = static_cast<int>(node.ports.size());
   if (index < own + ports) {
     const auto& port = node.ports[static_cast<std::size_t>(index - own)];
-    return Link{"nic " + port.pci, "nic", port.bytes_per_second, kNicLatency};
+    return Link{"nic " + port.name, "nic", port.bytes_per_second, kNicLatency};
   }
   return Link{fmt::format("rail {}", index - own - ports), "fabric", fabric.bytes_per_second,
               fabric.latency};

@@ -14,7 +14,7 @@ nlohmann::json request_json(const Platform& p, const sched::Workload& w, const S
   }
   nlohmann::json ports = nlohmann::json::array();
   for (const auto& port : p.node.ports) {
-    ports.push_back({port.pci, port.bytes_per_second, port.from_host});
+    ports.push_back({port.pci, port.name, port.bytes_per_second, port.from_host});
   }
   nlohmann::json tasks = nlohmann::json::array();
   for (const auto& t : w.tasks) {
@@ -63,8 +63,9 @@ Result<Request> request_from_json(const nlohmann::json& j) {
     r.platform.node.nic = node.at("nic").get<int>();
     r.platform.node.fabric_ports = node.at("fabric_ports").get<int>();
     for (const auto& port : node.at("ports")) {
-      r.platform.node.ports.push_back({port.at(0).get<std::string>(), port.at(1).get<double>(),
-                                       port.at(2).get<std::vector<int>>()});
+      r.platform.node.ports.push_back({port.at(0).get<std::string>(), port.at(1).get<std::string>(),
+                                       port.at(2).get<double>(),
+                                       port.at(3).get<std::vector<int>>()});
     }
     r.platform.node.port_of = node.at("port_of").get<std::vector<int>>();
     r.platform.node.to_port = node.at("to_port").get<std::vector<std::vector<int>>>();

@@ -288,6 +288,30 @@ TEST(PlatformTest, EachGpuHasTheNicBesideItAsItsRail) {
   }
 }
 
+// A function that carries two ports (ConnectX-3's dual-port HCA, mlx4) gives two rails whose
+// names still differ: the engine's link names must be unique.
+TEST(PlatformTest, TwoPortsOfOneFunctionAreTwoRailsWithTheirOwnNames) {
+  auto machine = topo::generated_machine("pcie-4gpu");
+  ASSERT_THAT(machine, IsOk());
+  ASSERT_EQ(machine->ib_ports.size(), 1U);
+  auto second = machine->ib_ports[0];
+  second.port = 2;
+  machine->ib_ports.push_back(second);
+  const auto node = node_from_machine(*machine);
+  ASSERT_THAT(node, IsOk());
+  ASSERT_EQ(node->ports.size(), 2U);
+  const std::string pci = machine->ib_ports[0].pci;
+  const std::string device = machine->ib_ports[0].device;
+  EXPECT_EQ(node->ports[0].name, pci + " " + device + "/1");
+  EXPECT_EQ(node->ports[1].name, pci + " " + device + "/2");
+  Platform p;
+  p.node = *node;
+  p.nodes = 2;
+  p.fabric = *parse_fabric("rail-optimized");
+  EXPECT_NE(p.link(static_cast<int>(p.node.links.size())).name,
+            p.link(static_cast<int>(p.node.links.size()) + 1).name);
+}
+
 // DGX H100 nodes on rails of two nodes a group: the same rail meets at its leaf; another rail
 // of the group through the NVLink peer on it (PXN); another group through the spines.
 TEST(PlatformTest, RailRoutesKeepToTheirRailOrCrossTheSpines) {

@@ -238,7 +238,8 @@ TEST(SimulateTest, NodesOnAFabricExchangeTheirData) {
 // of `group` nodes a group.
 Platform on_rails(int nodes, int group) {
   Platform p = small(2, nodes);
-  p.node.ports = {{"0000:01:00.0", 1e9, {}}, {"0000:02:00.0", 1e9, {}}};
+  p.node.ports = {{"0000:01:00.0", "0000:01:00.0", 1e9, {}},
+                  {"0000:02:00.0", "0000:02:00.0", 1e9, {}}};
   p.node.fabric_ports = 2;
   p.node.port_of = {0, 1};
   p.node.to_port = {{0}, {1}};
@@ -280,6 +281,18 @@ TEST(SimulateRailsTest, EachGpuReceivesOnItsOwnRailWithinAGroup) {
   const auto one_port = simulate(shared, w, options);
   ASSERT_THAT(one_port, IsOk());
   EXPECT_NEAR(one_port->makespan, 2.5 + kPorts, 1e-9);
+}
+
+// Two ports of one PCI function (a dual-port HCA) are two rails the engine builds and runs.
+TEST(SimulateRailsTest, TwoPortsOfOneFunctionRun) {
+  SimOptions options;
+  const auto w = two_reads(options);
+  Platform p = on_rails(2, 2);
+  p.node.ports = {{"0000:01:00.0", "0000:01:00.0 mlx4_0/1", 1e9, {}},
+                  {"0000:01:00.0", "0000:01:00.0 mlx4_0/2", 1e9, {}}};
+  const auto r = simulate(p, w, options);
+  ASSERT_THAT(r, IsOk());
+  EXPECT_NEAR(r->makespan, 1.5 + 2e-6, 1e-9);
 }
 
 TEST(SimulateRailsTest, AnOversubscribedLeafSlowsWhatCrossesTheSpines) {

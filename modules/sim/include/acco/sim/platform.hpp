@@ -27,7 +27,10 @@ struct Link {
 
 // A fabric NIC port of a node: one rail of a rail-optimized fabric.
 struct Port {
-  std::string pci;  // its PCI function ("0000:19:00.0")
+  std::string pci;  // its PCI function ("0000:19:00.0"); empty for a soft RoCE device
+  // Its name in the report: the PCI function, with the device and port ("0000:05:00.0
+  // mlx4_0/2") where one function carries several ports, or the device alone without one.
+  std::string name;
   double bytes_per_second = 0;
   // The PCIe links host memory's copies to it cross: from the root port down to the bridge it
   // shares with its devices (empty for a NIC on a root port of its own: the NIC's own PCIe links
