@@ -460,13 +460,14 @@ void node_route(const Platform& p, int from, int to, int node, std::vector<Route
     return;
   }
   if (from >= 0 && to >= 0) {
+    // A peer route starts with the sender's own link (its PCIe link, or its NVLink), then its
+    // links up to the common switch; the receiver's follow, crossed down.
     const auto i = static_cast<std::size_t>(from % n);
     const auto& mine = p.node.to_host[i];
-    const std::string own_nvlink = fmt::format("nvlink GPU{}", i);
-    for (const int l : p.node.peer[i][static_cast<std::size_t>(to % n)]) {
-      const bool up = std::find(mine.begin(), mine.end(), l) != mine.end() ||
-                      p.node.links[static_cast<std::size_t>(l)].name == own_nvlink;
-      hops.push_back({node, l, up});
+    const auto& links = p.node.peer[i][static_cast<std::size_t>(to % n)];
+    for (std::size_t k = 0; k < links.size(); ++k) {
+      const bool up = k == 0 || std::find(mine.begin(), mine.end(), links[k]) != mine.end();
+      hops.push_back({node, links[k], up});
     }
   } else if (from >= 0) {
     host_path(p, from, node, true, hops);
@@ -506,11 +507,11 @@ std::vector<RouteHop> rail_end(const Platform& p, int d, int node, int rail, boo
 int relay_on(const Platform& p, int d, int rail) {
   const int n = static_cast<int>(p.node.devices.size());
   const auto i = static_cast<std::size_t>(d % n);
-  const std::string own_nvlink = fmt::format("nvlink GPU{}", i);
   for (std::size_t j = 0; j < static_cast<std::size_t>(n); ++j) {
     const auto& peer = p.node.peer[i][j];
+    // Peers over NVLink meet through their two NVLinks (node_from_machine).
     if (j != i && p.node.port_of[j] == rail && !peer.empty() &&
-        p.node.links[static_cast<std::size_t>(peer.front())].name == own_nvlink) {
+        p.node.links[static_cast<std::size_t>(peer.front())].kind == "nvlink") {
       return d - d % n + static_cast<int>(j);
     }
   }
