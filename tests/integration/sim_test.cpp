@@ -158,6 +158,32 @@ TEST(SimTest, AFailedFanIsAThermalWhatIf) {
               HasSubstr("devices:      thermal model, capped at 300 W each"));
 }
 
+// The governor on the virtual clock: it drains the failed fan's device at its first round, so
+// that device runs nothing; its actions are in the JSON and summed up in the text.
+TEST(SimTest, TheGovernorTakesAFailedFansDeviceOutOfService) {
+  const std::string base =
+      "sim --node dgx-h100 --tiles 16 --policy dmda,heft --failed-fan GPU5 --governor thermal";
+  const auto r = acco(base + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  expect_conforms(r.out, "sim.schema.json");
+  const auto j = nlohmann::json::parse(r.out);
+  for (const auto& run : j["runs"]) {
+    EXPECT_EQ(run["governor"], "thermal");
+    EXPECT_EQ(run["devices"][5]["tasks"], 0);
+    bool drained = false;
+    for (const auto& a : run["governor_actions"]) {
+      drained = drained || (a["device"] == "n0 GPU5" && a["action"] == "drain");
+    }
+    EXPECT_TRUE(drained) << run["governor_actions"].dump();
+  }
+  const auto text = acco(base);
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_THAT(text.out, HasSubstr("governor thermal every second"));
+  EXPECT_THAT(text.out, HasSubstr("governor (thermal): heft: "));
+  EXPECT_THAT(text.out, HasSubstr("n0 GPU5 draining from the start, limit 200 W, weight 0.25, "
+                                  "drained; 7 other devices normal"));
+}
+
 TEST(SimTest, ATaskGraphFileIsSimulatedAndABadOneIsNamed) {
   TempDir root;
   write_workstation(root.path());
@@ -324,6 +350,12 @@ TEST(SimTest, BadFlagsAreOneLineWithTheUsageExitCode) {
            {"--fan-factor 0.5", "--fan-factor: '0.5' is not a factor from 1 to 100"},
            {"--power-limit 100",
             "--power-limit: '100' is not watts from 200 to 700 (the simulated device's range)"},
+           {"--governor warm",
+            "--governor: 'warm' is not a governor mode: thermal, energy or cap:W (W from 200 to "
+            "700)"},
+           {"--governor cap:100",
+            "--governor: 'cap:100' is not a governor mode: thermal, energy or cap:W (W from 200 "
+            "to 700)"},
            {"--workload train --bucket-mb -1",
             "--bucket-mb: '-1' is not a number above 0, at most 1e+06"},
        }) {

@@ -65,6 +65,7 @@ struct SimFlags {
   std::vector<std::string> failed_fans;
   double fan_factor = 4;
   double power_limit = 0;
+  std::string governor;
 };
 
 struct SimOptionsAll {
@@ -83,6 +84,7 @@ struct SimOptionsAll {
   std::vector<std::string> failed_fans;         // "n0:GPU5", checked against the platform
   double fan_factor = 4;
   double power_limit = 0;  // watts, every device; 0: the model's default
+  std::string governor;    // --governor: power's governor mode on the virtual clock
   int seeds = 1;           // --seeds: the workload drawn with seed, seed + 1, ...
 };
 
@@ -194,8 +196,8 @@ Result<sim::Fabric> fabric_options(const SimFlags& f) {
   return *fabric;
 }
 
-// --thermal, --failed-fan (checked against the platform when it is known), --fan-factor and
-// --power-limit.
+// --thermal, --failed-fan (checked against the platform when it is known), --fan-factor,
+// --power-limit and --governor.
 Status thermal_options(const SimFlags& f, SimOptionsAll& o) {
   if (!(f.fan_factor >= 1) || f.fan_factor > 100) {
     return bad_value("--fan-factor", fmt::format("{}", f.fan_factor), "a factor from 1 to 100");
@@ -204,8 +206,13 @@ Status thermal_options(const SimFlags& f, SimOptionsAll& o) {
     return bad_value("--power-limit", fmt::format("{}", f.power_limit),
                      "watts from 200 to 700 (the simulated device's range)");
   }
+  if (!f.governor.empty() && !sim::check_governor(f.governor)) {
+    return bad_value("--governor", f.governor,
+                     "a governor mode: thermal, energy or cap:W (W from 200 to 700)");
+  }
   o.power_limit = f.power_limit;
-  o.thermal = f.thermal || !f.failed_fans.empty() || f.power_limit > 0;
+  o.governor = f.governor;
+  o.thermal = f.thermal || !f.failed_fans.empty() || f.power_limit > 0 || !f.governor.empty();
   o.failed_fans = f.failed_fans;
   o.fan_factor = f.fan_factor;
   return {};
@@ -321,6 +328,8 @@ class SimCommand final : public Command {
       report.cooling = base.cooling;
       base.power_limit_watts = o_.power_limit;
       report.power_limit_watts = o_.power_limit;
+      base.governor = o_.governor;
+      report.governor = o_.governor;
     }
     if (o_.training) {
       ACCO_ASSIGN_OR_RETURN(const auto step, sim::training_step(report.platform, *o_.training),
@@ -554,6 +563,10 @@ CommandSpec sim_command() {
                        "what if every device is capped at W watts (200-700, the simulated "
                        "H100-class device's range); implies --thermal")
             ->type_name("W");
+        sub.add_option("--governor", f.governor,
+                       "run power's governor on the virtual clock, every second, in a mode of "
+                       "acco power run: thermal, energy or cap:W; implies --thermal")
+            ->type_name("MODE");
         sub.add_option("--trace", f.trace,
                        "write the first policy's run as a Chrome trace (acco.trace/1) to FILE")
             ->type_name("FILE");

@@ -22,6 +22,7 @@
 #include "acco/sched/schedule_math.hpp"
 #include "acco/sim/simulate.hpp"
 
+#include "governed.hpp"
 #include "wire.hpp"
 
 namespace acco::sim {
@@ -270,6 +271,7 @@ struct Task {
   std::vector<std::size_t> next;
   double priority = 0;  // higher first
   int planned = -1;     // HEFT's device
+  bool moved = false;   // placed off its planned device, which the governor closed
 };
 
 class Simulation {
@@ -323,6 +325,17 @@ class Simulation {
     thermal_busy_.assign(thermal_.size(), 0);
     thermal_since_.assign(thermal_.size(), 0);
     thermal_work_.assign(thermal_.size(), 0);
+    thermal_running_.assign(thermal_.size(), -1);
+    if (!o_.governor.empty()) {
+      if (thermal_.empty()) {
+        return fail(Errc::kInvalidArgument, "a governor needs the thermal model (cooling factors)");
+      }
+      std::vector<std::string> names;
+      for (std::size_t d = 0; d < devices; ++d) {
+        names.push_back(device_name(p_, static_cast<int>(d)));
+      }
+      ACCO_ASSIGN_OR_RETURN(governed_, Governed::create(o_.governor, thermal_, std::move(names)));
+    }
     planning_ = policy_->plans_graphs() && o_.pinned.empty();
     narrowing_ = o_.policy == sched::PolicyKind::kDmda &&
                  devices > static_cast<std::size_t>(std::max(0, o_.full_scan_devices)) &&
@@ -352,6 +365,9 @@ class Simulation {
     for (std::size_t d = 0; d < devices; ++d) {
       sg4::Actor::create(result_.devices[d].name, built_.devices[d],
                          [this, d] { worker(static_cast<int>(d)); });
+    }
+    if (governed_) {
+      sg4::Actor::create("governor", built_.memory[0], [this] { govern(); });
     }
     sg4::Actor::create("release", built_.memory[0], [this] {
       for (std::size_t t = 0; t < tasks_.size(); ++t) {
@@ -511,9 +527,22 @@ class Simulation {
   }
 
   void ready(std::size_t t, int released_by) {
+    ready_at_[t] = sg4::Engine::get_clock();
+    place(t, released_by);
+  }
+
+  // Whether device d takes new tasks: the governor has not closed it, or closed every device.
+  [[nodiscard]] bool open(int d) const { return !governed_ || all_closed_ || governed_->open(d); }
+
+  // Queues task t on a device: its pin or HEFT's plan, else the policy's choice; eager's goes to
+  // the shared queue. A planned task whose device the governor closed is placed by the policy.
+  void place(std::size_t t, int released_by) {
     const double now = sg4::Engine::get_clock();
-    ready_at_[t] = now;
     int device = tasks_[t].planned;
+    if (device >= 0 && planning_ && !open(device)) {
+      tasks_[t].moved = true;
+      device = -1;
+    }
     double transfer = 0;
     if (device < 0) {
       candidates(t);
@@ -525,7 +554,8 @@ class Simulation {
         const auto du = static_cast<std::size_t>(d);
         released_at = d == released_by ? static_cast<int>(c) : released_at;
         auto& v = view_.devices[c];
-        v.eligible = true;
+        v.eligible = open(d);
+        v.weight = governed_ ? governed_->weight(d) : 1.0;
         v.queued = queues_[du].size();
         v.available_at = std::max(now, available_[du]);
         v.predicted = seconds(t, d);
@@ -541,12 +571,15 @@ class Simulation {
       if (pick >= 0) {
         device = candidates_[static_cast<std::size_t>(pick)];
         transfer = view_.devices[static_cast<std::size_t>(pick)].transfer;
+        if (tasks_[t].moved) {
+          tasks_[t].planned = device;  // its inputs' producers send them there
+        }
       }
     }
     if (device < 0) {  // the shared queue: one idle device takes it (waking all costs O(devices))
       shared_.push_back(t);
       for (std::size_t d = 0; d < idle_.size(); ++d) {
-        if (idle_[d]) {
+        if (idle_[d] && open(static_cast<int>(d))) {
           idle_[d] = false;
           wake_[d]->release();
           break;
@@ -558,7 +591,8 @@ class Simulation {
     if (narrowing_) {
       by_available_.erase({available_[d], device});
     }
-    available_[d] = std::max(now, available_[d]) + seconds(t, device) + transfer;
+    const double weight = governed_ ? governed_->weight(device) : 1.0;
+    available_[d] = std::max(now, available_[d]) + seconds(t, device) / weight + transfer;
     if (narrowing_) {
       by_available_.insert({available_[d], device});
     }
@@ -584,6 +618,19 @@ class Simulation {
     auto& q = queues_[static_cast<std::size_t>(d)];
     if (planning_) {  // the plan's next task on d, once it is ready
       const auto du = static_cast<std::size_t>(d);
+      // A task the governor moved here from a closed device comes first; the plan's tasks it
+      // moved away are skipped.
+      if (const auto it =
+              std::find_if(q.begin(), q.end(), [&](std::size_t t) { return tasks_[t].moved; });
+          it != q.end()) {
+        const auto t = *it;
+        q.erase(it);
+        return static_cast<long>(t);
+      }
+      while (next_planned_[du] < plan_order_[du].size() &&
+             tasks_[plan_order_[du][next_planned_[du]]].moved) {
+        ++next_planned_[du];
+      }
       if (next_planned_[du] >= plan_order_[du].size()) {
         return -1;
       }
@@ -600,6 +647,9 @@ class Simulation {
       const auto t = q.front();
       q.pop_front();
       return static_cast<long>(t);
+    }
+    if (!open(d)) {  // closed: its own queue only (the runtime's "no new work")
+      return -1;
     }
     if (!shared_.empty()) {
       const auto t = shared_.front();
@@ -833,6 +883,7 @@ class Simulation {
     thermal_idle(d, sg4::Engine::get_clock());
     device.set_load({.utilization = 1});
     const double start = sg4::Engine::get_clock();
+    thermal_running_[d] = start;
     thermal_work_[d] += work;
     while (work > 1e-12) {
       const double ratio = std::max(device.running_speed_ratio(), 0.01);
@@ -844,6 +895,59 @@ class Simulation {
     }
     thermal_busy_[d] += sg4::Engine::get_clock() - start;
     thermal_since_[d] = sg4::Engine::get_clock();
+    thermal_running_[d] = -1;
+  }
+
+  // The governor's loop on the virtual clock, a daemon (the run ends with its last task): every
+  // period, each device's model brought to now and its busy share of the period (the first
+  // round: 1, the devices have been busy a while), the governor's round, and the queues of the
+  // devices it drained placed again.
+  void govern() {
+    sg4::Actor::self()->daemonize();
+    const std::size_t n = thermal_.size();
+    std::vector<double> utilization(n, 1.0);
+    std::vector<double> busy_before(n, 0);
+    double last = -1;
+    while (done_ < w_.tasks.size()) {
+      const double now = sg4::Engine::get_clock();
+      for (std::size_t d = 0; d < n; ++d) {
+        const bool running = thermal_running_[d] >= 0;
+        if (!running) {
+          thermal_idle(d, now);
+        }
+        const double busy = thermal_busy_[d] + (running ? now - thermal_running_[d] : 0);
+        if (last >= 0 && now > last) {
+          utilization[d] = std::clamp((busy - busy_before[d]) / (now - last), 0.0, 1.0);
+        }
+        busy_before[d] = busy;
+      }
+      last = now;
+      const auto drained = governed_->tick(utilization, now);
+      all_closed_ = true;
+      for (std::size_t d = 0; d < n && all_closed_; ++d) {
+        all_closed_ = !governed_->open(static_cast<int>(d));
+      }
+      for (const int d : drained) {
+        auto queued = std::move(queues_[static_cast<std::size_t>(d)]);
+        queues_[static_cast<std::size_t>(d)].clear();
+        for (const auto t : queued) {
+          tasks_[t].moved = true;
+          place(t, -1);
+        }
+      }
+      wake_open();
+      sg4::this_actor::sleep_for(governed_->period_seconds());
+    }
+  }
+
+  // Wakes every idle device that may take work (the shared queue, stolen work, moved tasks).
+  void wake_open() {
+    for (std::size_t d = 0; d < idle_.size(); ++d) {
+      if (idle_[d] && open(static_cast<int>(d))) {
+        idle_[d] = false;
+        wake_[d]->release();
+      }
+    }
   }
 
   // What a link_bytes_ key is: the link, the node it belongs to (-1: the spines), its name with
@@ -933,6 +1037,10 @@ class Simulation {
           thermal_busy_[d] > 0 ? std::min(1.0, thermal_work_[d] / thermal_busy_[d]) : 1;
       result_.energy_joules += use.energy_joules;
     }
+    if (governed_) {
+      result_.governor = o_.governor;
+      result_.governor_actions = governed_->actions();
+    }
     name_bottleneck();
   }
 
@@ -952,6 +1060,9 @@ class Simulation {
   std::vector<double> thermal_busy_;
   std::vector<double> thermal_since_;
   std::vector<double> thermal_work_;
+  std::vector<double> thermal_running_;  // the start of the task it runs; -1 idle
+  std::unique_ptr<Governed> governed_;   // with SimOptions::governor
+  bool all_closed_ = false;              // the governor closed every device: they all take work
   Built built_;
   std::vector<Task> tasks_;
   std::vector<std::deque<std::size_t>> queues_;

@@ -117,6 +117,75 @@ std::string fabric_text(const Platform& p) {
                      p.fabric.bytes_per_second / 1e9, taper, p.fabric.latency * 1e6);
 }
 
+// What the governor did in a run, in a line: each device it took out of normal, in the order it
+// did, with where it left the device (state, limit, weight, closed); the others in a count.
+std::string governor_text(const SimResult& r) {
+  struct Seen {
+    std::string name;
+    double left_normal = -1;  // the first action that left the device out of normal
+    std::string state = "normal";
+    double limit = 0;
+    double weight = 1;
+    bool closed = false;
+    bool drained = false;
+  };
+  std::vector<Seen> seen;
+  for (const auto& a : r.governor_actions) {
+    auto it =
+        std::find_if(seen.begin(), seen.end(), [&](const Seen& s) { return s.name == a.device; });
+    if (it == seen.end()) {
+      it = seen.insert(seen.end(), Seen{a.device});
+    }
+    it->state = a.state;
+    if (a.state != "normal" && it->left_normal < 0) {
+      it->left_normal = a.time_seconds;
+    }
+    if (a.action == "set_power_limit") {
+      it->limit = a.value;
+    } else if (a.action == "set_weight") {
+      it->weight = a.value;
+    } else if (a.action == "no_new_work") {
+      it->closed = a.value != 0;
+    } else if (a.action == "drain") {
+      it->drained = a.value != 0;
+    } else if (a.action == "restore") {
+      it->limit = 0;
+    }
+  }
+  std::string text =
+      fmt::format("governor ({}): {}: {} action{}", r.governor, r.policy, r.governor_actions.size(),
+                  r.governor_actions.size() == 1 ? "" : "s");
+  std::size_t calm = 0;
+  double low = 1;
+  double high = 0;
+  for (const auto& s : seen) {
+    if (s.left_normal < 0) {
+      ++calm;
+      low = std::min(low, s.weight);
+      high = std::max(high, s.weight);
+      continue;
+    }
+    text += fmt::format("; {} {} from {}", s.name, s.state,
+                        s.left_normal > 0 ? seconds_text(s.left_normal) : "the start");
+    if (s.limit > 0) {
+      text += fmt::format(", limit {:.0f} W", s.limit);
+    }
+    if (s.weight < 1) {
+      text += fmt::format(", weight {:g}", s.weight);
+    }
+    text += s.drained ? ", drained" : s.closed ? ", no new work" : "";
+  }
+  if (calm > 0) {
+    text += fmt::format("; {} {}device{} normal", calm, calm < seen.size() ? "other " : "",
+                        calm == 1 ? "" : "s");
+    if (low < 1) {
+      text += low == high ? fmt::format(", weight {:g}", low)
+                          : fmt::format(", weights {:g}-{:g}", low, high);
+    }
+  }
+  return text;
+}
+
 }  // namespace
 
 report::Document sim_document(const SimReport& rep) {
@@ -155,6 +224,9 @@ report::Document sim_document(const SimReport& rep) {
         "devices", rep.power_limit_watts > 0
                        ? fmt::format("thermal model, capped at {:g} W each", rep.power_limit_watts)
                        : std::string("thermal model, at their default limit"));
+    if (!rep.governor.empty()) {
+      fields.back().second += fmt::format(", governor {} every second", rep.governor);
+    }
   }
   if (p.nodes > 1) {
     fields.emplace_back("fabric", fabric_text(p));
@@ -203,11 +275,19 @@ report::Document sim_document(const SimReport& rep) {
     std::string clocks;
     for (const auto& r : runs) {
       const auto& use = r.devices[d];
-      clocks += fmt::format("{}{} {:.0f} % at up to {:.0f} C", clocks.empty() ? "" : ", ", r.policy,
-                            100 * use.clock_share, use.peak_celsius);
+      clocks += use.tasks == 0
+                    ? fmt::format("{}{} ran nothing, up to {:.0f} C", clocks.empty() ? "" : ", ",
+                                  r.policy, use.peak_celsius)
+                    : fmt::format("{}{} {:.0f} % at up to {:.0f} C", clocks.empty() ? "" : ", ",
+                                  r.policy, 100 * use.clock_share, use.peak_celsius);
     }
     doc.add(report::Note{fmt::format("thermal: {} cools {:g} times worse; its clock while busy: {}",
                                      runs.front().devices[d].name, rep.cooling[d], clocks)});
+  }
+  for (const auto& r : rep.runs) {
+    if (!r.governor.empty()) {
+      doc.add(report::Note{governor_text(r)});
+    }
   }
   for (const auto& note : p.node.notes) {
     doc.add(report::Note{"note: " + note});

@@ -20,6 +20,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "acco/power/governor.hpp"
+#include "acco/power/simulated_device.hpp"
+
 #include "wire.hpp"
 
 namespace acco::sim {
@@ -64,6 +67,13 @@ bool write_all(int fd, const std::string& text) {
 Result<SimResult> simulate(const Platform& platform, const sched::Workload& workload,
                            const SimOptions& options) {
   ACCO_RETURN_IF_ERROR(check_platform(platform));
+  if (!options.governor.empty()) {
+    ACCO_RETURN_IF_ERROR(check_governor(options.governor));
+    if (options.cooling.empty()) {
+      return fail(Errc::kInvalidArgument,
+                  "a governor needs the thermal model: give every device a cooling factor");
+    }
+  }
   const std::string engine = engine_path();
   if (::access(engine.c_str(), X_OK) != 0) {
     return fail(Errc::kUnavailable,
@@ -133,6 +143,21 @@ Result<SimResult> simulate(const Platform& platform, const sched::Workload& work
     ACCO_RETURN_IF_ERROR(read_records(answer["records"], workload, result));
   }
   return result;
+}
+
+Status check_governor(const std::string& mode) {
+  power::GovernorOptions options;
+  ACCO_RETURN_IF_ERROR(power::parse_governor_mode(mode, options));
+  const power::SimulatedModel model;
+  if (options.mode == power::GovernorMode::kCap &&
+      !(options.cap_watts >= model.power_limit_min_watts &&
+        options.cap_watts <= model.power_limit_max_watts)) {
+    return fail(Errc::kInvalidArgument,
+                fmt::format("governor mode '{}': expected a cap from {:g} to {:g} W (the "
+                            "simulated device's range)",
+                            mode, model.power_limit_min_watts, model.power_limit_max_watts));
+  }
+  return {};
 }
 
 Result<std::vector<SimResult>> simulate_policies(const Platform& platform,
@@ -215,6 +240,19 @@ nlohmann::json to_json(const SimResult& r) {
   if (r.energy_joules > 0) {
     out["energy_joules"] = r.energy_joules;
   }
+  if (!r.governor.empty()) {
+    nlohmann::ordered_json actions = nlohmann::ordered_json::array();
+    for (const auto& a : r.governor_actions) {
+      actions.push_back({{"time_seconds", a.time_seconds},
+                         {"device", a.device},
+                         {"action", a.action},
+                         {"value", a.value},
+                         {"state", a.state},
+                         {"reason", a.reason}});
+    }
+    out["governor"] = r.governor;
+    out["governor_actions"] = std::move(actions);
+  }
   // Braces would make a one-element array of it.
   return nlohmann::json(out);  // NOLINT(modernize-return-braced-init-list)
 }
@@ -239,6 +277,15 @@ Result<SimResult> result_from_json(const nlohmann::json& j) {
     for (const auto& l : j.at("links")) {
       r.links.push_back({l.at("kind").get<std::string>(), l.at("bytes").get<double>(),
                          l.at("busiest").get<std::string>(), l.at("busiest_share").get<double>()});
+    }
+    r.governor = j.value("governor", std::string());
+    if (const auto it = j.find("governor_actions"); it != j.end()) {
+      for (const auto& a : *it) {
+        r.governor_actions.push_back(
+            {a.at("time_seconds").get<double>(), a.at("device").get<std::string>(),
+             a.at("action").get<std::string>(), a.at("value").get<double>(),
+             a.at("state").get<std::string>(), a.at("reason").get<std::string>()});
+      }
     }
     return r;
   } catch (const nlohmann::json::exception& e) {

@@ -530,5 +530,88 @@ TEST(SimulateThermalTest, AFailedFanSlowsItsDeviceAndHealthyOnesKeepTheirClock) 
   EXPECT_THAT(simulate(p, w, bad).error().message, HasSubstr("a task pinned to device 2 of 2"));
 }
 
+// The governor's first round, at the start, finds the failed fan's device past its slowdown
+// threshold and drains it: every policy runs the work on the other device, at its full clock.
+TEST(SimulateGovernorTest, ADrainedDeviceTakesNoTaskAndItsPlannedOnesMove) {
+  const auto p = small(2);
+  const auto w = independent(40, 0.5, 0);
+  for (const auto kind : {sched::PolicyKind::kDmda, sched::PolicyKind::kHeft,
+                          sched::PolicyKind::kEager, sched::PolicyKind::kWorkStealing}) {
+    SCOPED_TRACE(std::string(sched::to_string(kind)));
+    SimOptions o = with(kind);
+    o.cooling = {1, 4};
+    o.governor = "thermal";
+    auto r = simulate(p, w, o);
+    ASSERT_THAT(r, IsOk());
+    EXPECT_EQ(r->devices[1].tasks, 0U);
+    EXPECT_EQ(r->devices[0].tasks, 40U);
+    EXPECT_NEAR(r->makespan, 40 * 0.5, 1e-6);
+    EXPECT_EQ(r->governor, "thermal");
+    const auto drain = std::find_if(r->governor_actions.begin(), r->governor_actions.end(),
+                                    [](const GovernorAction& a) { return a.action == "drain"; });
+    ASSERT_NE(drain, r->governor_actions.end());
+    EXPECT_EQ(drain->device, r->devices[1].name);
+    EXPECT_EQ(drain->time_seconds, 0);
+    EXPECT_EQ(drain->value, 1);
+    EXPECT_EQ(drain->state, "draining");
+    auto back = result_from_json(to_json(*r));
+    ASSERT_THAT(back, IsOk());
+    EXPECT_EQ(back->governor_actions, r->governor_actions);
+  }
+  // Without the governor the hot device keeps working, throttled.
+  SimOptions firmware = with(sched::PolicyKind::kDmda);
+  firmware.cooling = {1, 4};
+  auto r = simulate(p, w, firmware);
+  ASSERT_THAT(r, IsOk());
+  EXPECT_GT(r->devices[1].tasks, 0U);
+  EXPECT_TRUE(r->governor_actions.empty());
+}
+
+// Later rounds read each device's busy share of the last second: from the second round on, an
+// idle device's cap follows its load down towards 60 % of its default limit (the thermal mode's
+// floor), 35 W a second (the governor's slew limit); the busy one keeps its limit.
+TEST(SimulateGovernorTest, EachSecondTheGovernorReadsTheLoadOfTheLastOne) {
+  const auto p = small(2);
+  const auto w = independent(10, 1.0, 0);
+  SimOptions o = with(sched::PolicyKind::kDmda);
+  o.pinned.assign(w.tasks.size(), 0);
+  o.cooling = {1, 1};
+  o.governor = "thermal";
+  auto r = simulate(p, w, o);
+  ASSERT_THAT(r, IsOk());
+  EXPECT_NEAR(r->makespan, 10, 1e-6);
+  const auto cap =
+      std::find_if(r->governor_actions.begin(), r->governor_actions.end(),
+                   [](const GovernorAction& a) { return a.action == "set_power_limit"; });
+  ASSERT_NE(cap, r->governor_actions.end());
+  EXPECT_EQ(cap->device, r->devices[1].name);
+  EXPECT_NEAR(cap->time_seconds, 1, 1e-9);
+  EXPECT_NEAR(cap->value, 700 - 35, 1e-9);
+  double last = cap->value;
+  for (const auto& a : r->governor_actions) {
+    EXPECT_FALSE(a.action == "set_power_limit" && a.device == r->devices[0].name) << a.reason;
+    if (a.action == "set_power_limit" && a.device == r->devices[1].name) {
+      last = a.value;
+    }
+  }
+  EXPECT_LT(last, cap->value);
+  EXPECT_GE(last, 0.6 * 700);
+}
+
+TEST(SimulateGovernorTest, AModeTheDevicesCannotTakeIsRefused) {
+  const auto p = small(2);
+  const auto w = independent(2, 0.5, 0);
+  SimOptions o = with(sched::PolicyKind::kDmda);
+  o.cooling = {1, 1};
+  o.governor = "warm";
+  EXPECT_THAT(simulate(p, w, o).error().message, HasSubstr("expected thermal, energy or cap:W"));
+  o.governor = "cap:900";
+  EXPECT_THAT(simulate(p, w, o).error().message, HasSubstr("expected a cap from 200 to 700 W"));
+  EXPECT_THAT(check_governor("cap:250"), IsOk());
+  o.governor = "thermal";
+  o.cooling.clear();
+  EXPECT_THAT(simulate(p, w, o).error().message, HasSubstr("a governor needs the thermal model"));
+}
+
 }  // namespace
 }  // namespace acco::sim

@@ -37,8 +37,8 @@ _acco_words() {
       ;;
     'acco sim')
       _acco_commands=''
-      _acco_flags='-h --help --node --sysroot --from --hwloc-xml --nccl-topo --nvml --nodes --fabric --oversubscription --fabric-gbps --fabric-latency-us --workload --width --steps --radix --fraction --task-kernel --task-us --imbalance --output-bytes --layers --layer-ms --params --bucket-mb --batch-mb --tiles --tasks --kernels --seed --seeds --dag --policy --thermal --failed-fan --fan-factor --power-limit --trace --html --json --config'
-      _acco_valued='--node --sysroot --from --hwloc-xml --nccl-topo --nvml --nodes --fabric --oversubscription --fabric-gbps --fabric-latency-us --workload --width --steps --radix --fraction --task-kernel --task-us --imbalance --output-bytes --layers --layer-ms --params --bucket-mb --batch-mb --tiles --tasks --kernels --seed --seeds --dag --policy --failed-fan --fan-factor --power-limit --trace --html --config'
+      _acco_flags='-h --help --node --sysroot --from --hwloc-xml --nccl-topo --nvml --nodes --fabric --oversubscription --fabric-gbps --fabric-latency-us --workload --width --steps --radix --fraction --task-kernel --task-us --imbalance --output-bytes --layers --layer-ms --params --bucket-mb --batch-mb --tiles --tasks --kernels --seed --seeds --dag --policy --thermal --failed-fan --fan-factor --power-limit --governor --trace --html --json --config'
+      _acco_valued='--node --sysroot --from --hwloc-xml --nccl-topo --nvml --nodes --fabric --oversubscription --fabric-gbps --fabric-latency-us --workload --width --steps --radix --fraction --task-kernel --task-us --imbalance --output-bytes --layers --layer-ms --params --bucket-mb --batch-mb --tiles --tasks --kernels --seed --seeds --dag --policy --failed-fan --fan-factor --power-limit --governor --trace --html --config'
       ;;
     'acco serve')
       _acco_commands=''
@@ -273,6 +273,7 @@ _acco_value() {
     'acco sim --failed-fan') COMPREPLY=() ;;
     'acco sim --fan-factor') COMPREPLY=() ;;
     'acco sim --power-limit') COMPREPLY=() ;;
+    'acco sim --governor') COMPREPLY=() ;;
     'acco sim --trace') _acco_reply_files "$3" ;;
     'acco sim --html') _acco_reply_files "$3" ;;
     'acco sim --config') _acco_reply_files "$3" ;;

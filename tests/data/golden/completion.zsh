@@ -240,6 +240,7 @@ _acco_sim() {
     --failed-fan='[what if these devices lose a fan (nN\:GPUi or GPUi, a list)\: their heatsink cools --fan-factor times worse; implies --thermal]:DEVICES:' \
     --fan-factor='[a failed fan'\''s factor on the heatsink-to-air resistance (default 4)]:X:' \
     --power-limit='[what if every device is capped at W watts (200-700, the simulated H100-class device'\''s range); implies --thermal]:W:' \
+    --governor='[run power'\''s governor on the virtual clock, every second, in a mode of acco power run\: thermal, energy or cap\:W; implies --thermal]:MODE:' \
     --trace='[write the first policy'\''s run as a Chrome trace (acco.trace/1) to FILE]:FILE:_files' \
     --html='[write the report as HTML to FILE, with the first run'\''s Gantt chart and link heat maps]:FILE:_files' \
     --json'[print JSON (schema acco.sim/1) instead of text]' \

@@ -21,6 +21,7 @@ struct SimReport {
   std::vector<SimResult> runs;
   std::vector<double> cooling{};  // per device, with the thermal model (SimOptions::cooling)
   double power_limit_watts = 0;   // every device's, with the thermal model; 0: its default
+  std::string governor{};         // the governor's mode on the virtual clock; empty: none
   // With several seeds (--seeds N): the seeds the workload was drawn with, in order, and each
   // policy's makespan for each (in `runs`' order); `runs` holds the first seed's runs.
   std::vector<std::uint64_t> seeds{};

@@ -43,6 +43,13 @@ struct SimOptions {
   // With `cooling`: every device's enforced power limit in watts (nvidia-smi -pl), within the
   // simulated device's range (power::SimulatedModel: 200-700 W); 0 keeps its default (700 W).
   double power_limit_watts = 0;
+  // With `cooling`: power's governor on the virtual clock, in a mode of `acco power run`
+  // ("thermal", "energy", "cap:W"; empty: the firmware alone). Every second (the governor's
+  // period) it reads each device and acts as it does on a real machine: limits and clocks on the
+  // simulated devices, its weight in the policy's view, "no new work" and "drain" closing a
+  // device to new tasks (a drain moves its queued ones; a device takes new tasks anyway while
+  // every device is closed).
+  std::string governor = {};
   // Above this many devices, all alike (one time per task), dmda is asked about the devices of
   // the nodes holding a task's inputs and the 32 that free up first, not every device: the
   // decision's cost stops growing with the platform (its choice is the same where the devices
@@ -71,6 +78,17 @@ struct LinkUse {
   bool operator==(const LinkUse&) const = default;
 };
 
+// One action the governor took during a run (SimOptions::governor), as `acco power run` logs it.
+struct GovernorAction {
+  double time_seconds = 0;  // virtual time
+  std::string device;       // "n0 GPU5"
+  std::string action;       // power::to_string(ActionKind): "set_power_limit", "no_new_work"...
+  double value = 0;         // watts, hertz, the weight, 1/0
+  std::string state;        // the device's state after it: "normal", "warm", "hot", "draining"
+  std::string reason;       // "T 86 C >= 83 C (T_max 87 - 4)"
+  bool operator==(const GovernorAction&) const = default;
+};
+
 // One direction of one link that carried bytes, for a heat map: the node it belongs to (-1: the
 // fabric's spines), its name with the direction ("nic 0000:19:00.0 up", "fabric down") and its
 // busy share (its bytes over its bandwidth over the makespan).
@@ -96,6 +114,8 @@ struct SimResult {
   std::vector<LinkUse> links;  // by kind, in the order pcie, nvlink, nic, fabric (those used)
   std::string bottleneck;      // "device n0 GPU3 busy 97 %" or "link n0 nic busy 88 %"
   double energy_joules = 0;    // every device's, with SimOptions::cooling; 0 without
+  std::string governor;        // SimOptions::governor
+  std::vector<GovernorAction> governor_actions;  // with a governor, in time order
   // With SimOptions::record: every task (device d is the platform's device index, times in
   // nanoseconds of virtual time) and every copy (memory node 0 is host memory, whichever node's;
   // device d is d + 1, as in the runtime's records). Not part of acco.sim/1.
@@ -107,6 +127,11 @@ struct SimResult {
   [[nodiscard]] double efficiency() const { return makespan > 0 ? bound() / makespan : 0; }
   bool operator==(const SimResult&) const = default;
 };
+
+// A governor mode the simulated devices take (SimOptions::governor): "thermal", "energy" or
+// "cap:W" with W within the simulated device's 200-700 W. kInvalidArgument naming the forms or
+// the range otherwise.
+[[nodiscard]] Status check_governor(const std::string& mode);
 
 // Runs the simulation in a child process (SimGrid's engine lives once per process), so one
 // program may simulate many runs. `workload`'s tasks carry one time per device of the platform,
