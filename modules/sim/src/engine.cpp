@@ -281,61 +281,8 @@ class Simulation {
 
   Result<SimResult> run() {
     const auto devices = static_cast<std::size_t>(p_.devices());
-    for (const auto& t : w_.tasks) {
-      if (t.seconds.size() != 1 && t.seconds.size() != devices) {
-        return fail(Errc::kInvalidArgument, fmt::format("task {} has {} times for {} devices",
-                                                        t.name, t.seconds.size(), devices));
-      }
-    }
-    if (!o_.pinned.empty() && o_.pinned.size() != w_.tasks.size()) {
-      return fail(Errc::kInvalidArgument,
-                  fmt::format("{} pins for {} tasks", o_.pinned.size(), w_.tasks.size()));
-    }
-    for (const int d : o_.pinned) {
-      if (d < -1 || d >= static_cast<int>(devices)) {
-        return fail(Errc::kInvalidArgument,
-                    fmt::format("a task pinned to device {} of {}", d, devices));
-      }
-    }
-    if (!o_.home.empty() && o_.home.size() != w_.data_bytes.size()) {
-      return fail(Errc::kInvalidArgument,
-                  fmt::format("{} homes for {} data", o_.home.size(), w_.data_bytes.size()));
-    }
-    for (const int n : o_.home) {
-      if (n < 0 || n >= p_.nodes) {
-        return fail(Errc::kInvalidArgument, fmt::format("a datum on node {} of {}", n, p_.nodes));
-      }
-    }
-    if (!o_.cooling.empty() && o_.cooling.size() != devices) {
-      return fail(Errc::kInvalidArgument,
-                  fmt::format("{} cooling factors for {} devices", o_.cooling.size(), devices));
-    }
-    for (std::size_t d = 0; d < o_.cooling.size(); ++d) {
-      if (!(o_.cooling[d] >= 1) || o_.cooling[d] > 100) {
-        return fail(
-            Errc::kInvalidArgument,
-            fmt::format("device {}'s cooling factor {} is not from 1 to 100", d, o_.cooling[d]));
-      }
-      thermal_.emplace_back(static_cast<int>(d));
-      if (o_.power_limit_watts > 0) {
-        ACCO_RETURN_IF_ERROR(thermal_.back().set_power_limit(o_.power_limit_watts), "power limit");
-      }
-      warm_up(thermal_.back(), o_.cooling[d]);
-    }
-    thermal_busy_.assign(thermal_.size(), 0);
-    thermal_since_.assign(thermal_.size(), 0);
-    thermal_work_.assign(thermal_.size(), 0);
-    thermal_running_.assign(thermal_.size(), -1);
-    if (!o_.governor.empty()) {
-      if (thermal_.empty()) {
-        return fail(Errc::kInvalidArgument, "a governor needs the thermal model (cooling factors)");
-      }
-      std::vector<std::string> names;
-      for (std::size_t d = 0; d < devices; ++d) {
-        names.push_back(device_name(p_, static_cast<int>(d)));
-      }
-      ACCO_ASSIGN_OR_RETURN(governed_, Governed::create(o_.governor, thermal_, std::move(names)));
-    }
+    ACCO_RETURN_IF_ERROR(check_options());
+    ACCO_RETURN_IF_ERROR(make_thermal());
     planning_ = policy_->plans_graphs() && o_.pinned.empty();
     narrowing_ = o_.policy == sched::PolicyKind::kDmda &&
                  devices > static_cast<std::size_t>(std::max(0, o_.full_scan_devices)) &&
@@ -386,6 +333,75 @@ class Simulation {
   }
 
  private:
+  // The options against the workload and the platform: one time per task or per device, pins
+  // and homes within range, a cooling factor per device.
+  Status check_options() const {
+    const auto devices = static_cast<std::size_t>(p_.devices());
+    for (const auto& t : w_.tasks) {
+      if (t.seconds.size() != 1 && t.seconds.size() != devices) {
+        return fail(Errc::kInvalidArgument, fmt::format("task {} has {} times for {} devices",
+                                                        t.name, t.seconds.size(), devices));
+      }
+    }
+    if (!o_.pinned.empty() && o_.pinned.size() != w_.tasks.size()) {
+      return fail(Errc::kInvalidArgument,
+                  fmt::format("{} pins for {} tasks", o_.pinned.size(), w_.tasks.size()));
+    }
+    for (const int d : o_.pinned) {
+      if (d < -1 || d >= static_cast<int>(devices)) {
+        return fail(Errc::kInvalidArgument,
+                    fmt::format("a task pinned to device {} of {}", d, devices));
+      }
+    }
+    if (!o_.home.empty() && o_.home.size() != w_.data_bytes.size()) {
+      return fail(Errc::kInvalidArgument,
+                  fmt::format("{} homes for {} data", o_.home.size(), w_.data_bytes.size()));
+    }
+    for (const int n : o_.home) {
+      if (n < 0 || n >= p_.nodes) {
+        return fail(Errc::kInvalidArgument, fmt::format("a datum on node {} of {}", n, p_.nodes));
+      }
+    }
+    if (!o_.cooling.empty() && o_.cooling.size() != devices) {
+      return fail(Errc::kInvalidArgument,
+                  fmt::format("{} cooling factors for {} devices", o_.cooling.size(), devices));
+    }
+    return {};
+  }
+
+  // With cooling factors: every device's thermal model, warmed up, and with a governor mode its
+  // governor.
+  Status make_thermal() {
+    const auto devices = static_cast<std::size_t>(p_.devices());
+    for (std::size_t d = 0; d < o_.cooling.size(); ++d) {
+      if (!(o_.cooling[d] >= 1) || o_.cooling[d] > 100) {
+        return fail(
+            Errc::kInvalidArgument,
+            fmt::format("device {}'s cooling factor {} is not from 1 to 100", d, o_.cooling[d]));
+      }
+      thermal_.emplace_back(static_cast<int>(d));
+      if (o_.power_limit_watts > 0) {
+        ACCO_RETURN_IF_ERROR(thermal_.back().set_power_limit(o_.power_limit_watts), "power limit");
+      }
+      warm_up(thermal_.back(), o_.cooling[d]);
+    }
+    thermal_busy_.assign(thermal_.size(), 0);
+    thermal_since_.assign(thermal_.size(), 0);
+    thermal_work_.assign(thermal_.size(), 0);
+    thermal_running_.assign(thermal_.size(), -1);
+    if (!o_.governor.empty()) {
+      if (thermal_.empty()) {
+        return fail(Errc::kInvalidArgument, "a governor needs the thermal model (cooling factors)");
+      }
+      std::vector<std::string> names;
+      for (std::size_t d = 0; d < devices; ++d) {
+        names.push_back(device_name(p_, static_cast<int>(d)));
+      }
+      ACCO_ASSIGN_OR_RETURN(governed_, Governed::create(o_.governor, thermal_, std::move(names)));
+    }
+    return {};
+  }
+
   [[nodiscard]] double seconds(std::size_t t, int d) const {
     const auto& s = w_.tasks[t].seconds;
     return s.size() == 1 ? s[0] : s[static_cast<std::size_t>(d)];

@@ -186,6 +186,33 @@ std::string governor_text(const SimResult& r) {
   return text;
 }
 
+// The devices that run hot, as each run saw them: how hot, and the clock they kept; then what
+// the governor did in each run.
+void add_thermal_notes(const SimReport& rep, report::Document& doc) {
+  for (std::size_t d = 0; !rep.runs.empty() && d < rep.cooling.size(); ++d) {
+    const auto& runs = rep.runs;
+    if (rep.cooling[d] <= 1 || d >= runs.front().devices.size()) {
+      continue;
+    }
+    std::string clocks;
+    for (const auto& r : runs) {
+      const auto& use = r.devices[d];
+      clocks += use.tasks == 0
+                    ? fmt::format("{}{} ran nothing, up to {:.0f} C", clocks.empty() ? "" : ", ",
+                                  r.policy, use.peak_celsius)
+                    : fmt::format("{}{} {:.0f} % at up to {:.0f} C", clocks.empty() ? "" : ", ",
+                                  r.policy, 100 * use.clock_share, use.peak_celsius);
+    }
+    doc.add(report::Note{fmt::format("thermal: {} cools {:g} times worse; its clock while busy: {}",
+                                     runs.front().devices[d].name, rep.cooling[d], clocks)});
+  }
+  for (const auto& r : rep.runs) {
+    if (!r.governor.empty()) {
+      doc.add(report::Note{governor_text(r)});
+    }
+  }
+}
+
 }  // namespace
 
 report::Document sim_document(const SimReport& rep) {
@@ -266,29 +293,7 @@ report::Document sim_document(const SimReport& rep) {
         best->policy, seconds_text(best->makespan))});
   }
   add_seeds(rep, doc);
-  // The devices that run hot, as the first run saw them: how hot, and the clock they kept.
-  for (std::size_t d = 0; thermal && !rep.runs.empty() && d < rep.cooling.size(); ++d) {
-    const auto& runs = rep.runs;
-    if (rep.cooling[d] <= 1 || d >= runs.front().devices.size()) {
-      continue;
-    }
-    std::string clocks;
-    for (const auto& r : runs) {
-      const auto& use = r.devices[d];
-      clocks += use.tasks == 0
-                    ? fmt::format("{}{} ran nothing, up to {:.0f} C", clocks.empty() ? "" : ", ",
-                                  r.policy, use.peak_celsius)
-                    : fmt::format("{}{} {:.0f} % at up to {:.0f} C", clocks.empty() ? "" : ", ",
-                                  r.policy, 100 * use.clock_share, use.peak_celsius);
-    }
-    doc.add(report::Note{fmt::format("thermal: {} cools {:g} times worse; its clock while busy: {}",
-                                     runs.front().devices[d].name, rep.cooling[d], clocks)});
-  }
-  for (const auto& r : rep.runs) {
-    if (!r.governor.empty()) {
-      doc.add(report::Note{governor_text(r)});
-    }
-  }
+  add_thermal_notes(rep, doc);
   for (const auto& note : p.node.notes) {
     doc.add(report::Note{"note: " + note});
   }
