@@ -593,7 +593,13 @@ class Simulation {
       }
     }
     if (device < 0) {  // the shared queue: one idle device takes it (waking all costs O(devices))
-      shared_.push_back(t);
+      // By priority, after the tasks of equal priority, searched from the back as the runtime
+      // does (a new task usually ranks below the queued ones).
+      auto at = shared_.end();
+      while (at != shared_.begin() && tasks_[*std::prev(at)].priority < tasks_[t].priority) {
+        --at;
+      }
+      shared_.insert(at, t);
       for (std::size_t d = 0; d < idle_.size(); ++d) {
         if (idle_[d] && open(static_cast<int>(d))) {
           idle_[d] = false;
