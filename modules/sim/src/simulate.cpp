@@ -139,6 +139,7 @@ Result<SimResult> simulate(const Platform& platform, const sched::Workload& work
                 answer["error"].get<std::string>());
   }
   ACCO_ASSIGN_OR_RETURN(auto result, result_from_json(answer["result"]));
+  result.fabric = fabric_bound(platform, workload, options.pinned, options.home);
   if (options.record && answer.contains("records")) {
     ACCO_RETURN_IF_ERROR(read_records(answer["records"], workload, result));
   }
@@ -229,6 +230,7 @@ nlohmann::json to_json(const SimResult& r) {
                                 {"makespan_seconds", r.makespan},
                                 {"critical_path_seconds", r.critical_path},
                                 {"area_seconds", r.area},
+                                {"fabric_bound_seconds", r.fabric},
                                 {"bound_seconds", r.bound()},
                                 {"efficiency", r.efficiency()},
                                 {"tasks", r.tasks},
@@ -264,6 +266,7 @@ Result<SimResult> result_from_json(const nlohmann::json& j) {
     r.makespan = j.at("makespan_seconds").get<double>();
     r.critical_path = j.at("critical_path_seconds").get<double>();
     r.area = j.at("area_seconds").get<double>();
+    r.fabric = j.value("fabric_bound_seconds", 0.0);
     r.tasks = j.at("tasks").get<std::size_t>();
     r.copies = j.at("copies").get<std::size_t>();
     r.bytes_moved = j.at("bytes_moved").get<double>();

@@ -613,5 +613,43 @@ TEST(SimulateGovernorTest, AModeTheDevicesCannotTakeIsRefused) {
   EXPECT_THAT(simulate(p, w, o).error().message, HasSubstr("a governor needs the thermal model"));
 }
 
+// The fabric's bound for pinned work: a version crosses each node's link, and each leaf's links
+// to the spines, once however many read it there.
+TEST(FabricBoundTest, EachVersionCrossesANodeOrALeafOnce) {
+  auto p = small(1, 4);  // four nodes of one GPU, 1 GB/s links
+  sched::Workload w;
+  w.data_bytes = {1'000'000'000, 1'000'000'000};
+  const auto task = [](std::vector<std::pair<std::size_t, sched::Access>> a) {
+    return sched::WorkTask{"t", "t", std::move(a), 0, {0.001}};
+  };
+  using sched::Access;
+  // Node 0 writes datum 0 and node 2 reads it twice, node 0 once; datum 1 starts on node 1 and
+  // node 3 reads it.
+  w.tasks = {task({{0, Access::kWrite}}), task({{0, Access::kRead}}), task({{0, Access::kRead}}),
+             task({{0, Access::kRead}}), task({{1, Access::kRead}})};
+  std::vector<int> pinned = {0, 2, 2, 0, 3};
+  const std::vector<int> home = {0, 1};
+  EXPECT_DOUBLE_EQ(fabric_bound(p, w, pinned, home), 1.0);  // one GB through each link at most
+  // A fat tree of two-node leaves tapered 2:1 (one spine): leaf 0 (nodes 0 and 1) sends both
+  // to leaf 1, 2 GB over one 1 GB/s up-link; without the taper two.
+  p.fabric.kind = FabricKind::kFatTree;
+  p.fabric.k = 4;
+  p.fabric.oversubscription = 2;
+  EXPECT_DOUBLE_EQ(fabric_bound(p, w, pinned, home), 2.0);
+  p.fabric.oversubscription = 1;
+  EXPECT_DOUBLE_EQ(fabric_bound(p, w, pinned, home), 1.0);
+  // Node 3 writes datum 1 and node 2 reads the new version: node 2 now takes in 2 GB.
+  w.tasks.push_back(task({{1, Access::kReadWrite}}));
+  w.tasks.push_back(task({{1, Access::kRead}}));
+  pinned.push_back(3);
+  pinned.push_back(2);
+  EXPECT_DOUBLE_EQ(fabric_bound(p, w, pinned, home), 2.0);
+  // A task the policy places: where it runs decides what crosses, so no bound.
+  pinned.back() = -1;
+  EXPECT_EQ(fabric_bound(p, w, pinned, home), 0);
+  // One node: nothing crosses a fabric.
+  EXPECT_EQ(fabric_bound(small(4, 1), w, {0, 1, 1, 0, 2, 3, 2}, {0, 0}), 0);
+}
+
 }  // namespace
 }  // namespace acco::sim

@@ -90,6 +90,7 @@ TEST(TrainingTest, ASlowFabricShowsInTheStepAndAFastOneDoesNot) {
   ASSERT_THAT(one, IsOk());
   EXPECT_EQ(one->policy, "data-parallel");
   EXPECT_NEAR(one->critical_path, 8 * 3 * 2e-3, 1e-9);
+  EXPECT_EQ(one->fabric, 0);
   EXPECT_LT(one->makespan, 1.1 * one->critical_path);
   auto slow = dgx(2);
   slow.fabric.bytes_per_second = 1e9;
@@ -97,6 +98,12 @@ TEST(TrainingTest, ASlowFabricShowsInTheStepAndAFastOneDoesNot) {
   ASSERT_THAT(slow_run, IsOk());
   EXPECT_GT(slow_run->makespan, 2 * one->makespan);
   EXPECT_THAT(slow_run->bottleneck, HasSubstr("fabric"));
+  // The fabric's bound: each node sends and receives 2(D-1)/D of the gradients (bf16) over
+  // its eight 1 GB/s ports; the step takes at least that, and the bound is that.
+  const double ring_bytes = 2.0 * 15 / 16 * 2 * spec.parameters;
+  EXPECT_NEAR(slow_run->fabric, ring_bytes / 8e9, 1e-3 * ring_bytes / 8e9);
+  EXPECT_GE(slow_run->makespan, slow_run->fabric);
+  EXPECT_DOUBLE_EQ(slow_run->bound(), slow_run->fabric);
   // Each direction of a link is busy on its own: no share above the whole run.
   for (const auto& l : slow_run->links) {
     EXPECT_LE(l.busiest_share, 1.0 + 1e-9) << l.busiest;

@@ -107,6 +107,9 @@ struct SimResult {
   // and the work spread evenly over every device (the LP when devices differ).
   double critical_path = 0;
   double area = 0;
+  // With every task pinned (a training step): the least time the fabric needs for the bytes
+  // that must cross it (fabric_bound); 0 otherwise.
+  double fabric = 0;
   std::size_t tasks = 0;
   std::size_t copies = 0;  // inputs brought to a device
   double bytes_moved = 0;
@@ -122,7 +125,10 @@ struct SimResult {
   std::vector<sched::TaskRecord> task_records;
   std::vector<sched::TransferRecord> transfer_records;
   std::vector<LinkLoad> link_loads;  // with SimOptions::record; not part of acco.sim/1
-  [[nodiscard]] double bound() const { return critical_path > area ? critical_path : area; }
+  [[nodiscard]] double bound() const {
+    const double compute = critical_path > area ? critical_path : area;
+    return fabric > compute ? fabric : compute;
+  }
   // bound / makespan; 0 for an empty run.
   [[nodiscard]] double efficiency() const { return makespan > 0 ? bound() / makespan : 0; }
   bool operator==(const SimResult&) const = default;
@@ -132,6 +138,17 @@ struct SimResult {
 // "cap:W" with W within the simulated device's 200-700 W. kInvalidArgument naming the forms or
 // the range otherwise.
 [[nodiscard]] Status check_governor(const std::string& mode);
+
+// A lower bound on the makespan from the fabric, for a run whose every task is pinned to a device
+// (`pinned`, as SimOptions::pinned; data first on `home`'s nodes, or datum i on node i mod
+// nodes): each version of a datum that tasks on other nodes read must leave its node once and
+// enter each reader's node once, over the node's fabric link (its ports together), and leave
+// its fat-tree leaf or rail group once and enter each other one that reads it, over the leaf's
+// or group's links to the spines (the oversubscription's taper). The largest of those times,
+// bytes over bandwidth. 0 with one node, or when a task is not pinned (where it runs decides
+// what crosses).
+[[nodiscard]] double fabric_bound(const Platform& platform, const sched::Workload& workload,
+                                  const std::vector<int>& pinned, const std::vector<int>& home);
 
 // Runs the simulation in a child process (SimGrid's engine lives once per process), so one
 // program may simulate many runs. `workload`'s tasks carry one time per device of the platform,
