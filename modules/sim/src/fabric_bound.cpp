@@ -56,7 +56,8 @@ double fabric_bound(const Platform& p, const sched::Workload& w, const std::vect
   double unit_rate = 0;
   if (p.fabric.kind == FabricKind::kFatTree && p.fabric.k >= 2) {
     unit_nodes = p.fabric.k / 2;
-    unit_rate = p.fabric_link_bytes_per_second() * (unit_nodes / p.fabric.oversubscription);
+    const int spines = unit_nodes / p.fabric.oversubscription;  // check_fabric: R divides K/2
+    unit_rate = p.fabric_link_bytes_per_second() * spines;
   } else if (p.rails()) {
     unit_nodes = p.fabric.k;
     unit_rate = static_cast<double>(std::max<std::size_t>(1, p.node.ports.size())) *
