@@ -46,6 +46,7 @@ struct Options {
   std::vector<std::string> policies = {"dmda", "heft", "ws", "eager"};
   double tolerance = 0.10;
   bool check = false;
+  bool overhead = true;  // the simulator charges each task the runtime's measured overhead
   std::string json;
 };
 
@@ -56,6 +57,7 @@ struct Row {
   double fastest = 0;
   double median = 0;
   double simulated = 0;
+  double overhead = 0;  // the runtime's per-task cost it learnt, the median over its devices
   std::size_t failed = 0;
   [[nodiscard]] double ratio() const { return fastest > 0 ? simulated / fastest : 0; }
 };
@@ -141,6 +143,13 @@ Result<Row> measure(const std::string& name, acco::sched::PolicyKind policy,
                           acco::sched::run_workload(workload, std::move(specs), options, run));
     row.measured.push_back(out.makespan_seconds);
     row.failed += out.failed;
+    std::vector<double> overheads;
+    for (const auto& d : out.record.devices) {
+      overheads.push_back(std::chrono::duration<double>(d.overhead).count());
+    }
+    if (auto s = acco::core::stats::summarize(overheads)) {
+      row.overhead = s->median;
+    }
   }
   if (auto summary = acco::core::stats::summarize(row.measured)) {
     row.median = summary->median;
@@ -148,6 +157,7 @@ Result<Row> measure(const std::string& name, acco::sched::PolicyKind policy,
   }
   acco::sim::SimOptions sim;
   sim.policy = policy;
+  sim.task_overhead_seconds = o.overhead ? row.overhead : 0;
   ACCO_ASSIGN_OR_RETURN(const auto simulated,
                         acco::sim::simulate(platform(o, link), workload, sim));
   row.simulated = simulated.makespan;
@@ -196,6 +206,9 @@ int main(int argc, char** argv) {
   app.add_option("--policies", o.policies, "policies (default dmda,heft,ws,eager)")->delimiter(',');
   app.add_option("--tolerance", o.tolerance, "the target's share (default 0.10)")
       ->check(CLI::Range(0.0, 1.0));
+  app.add_flag("!--free-dispatch", o.overhead,
+               "simulate without the runtime's per-task overhead (the default charges each task "
+               "the overhead the runtime measured)");
   app.add_flag("--check", o.check, "exit 1 when a simulated makespan misses the target");
   app.add_option("--json", o.json, "write results to FILE");
   try {
@@ -244,15 +257,17 @@ int main(int argc, char** argv) {
       rows.push_back(std::move(*row));
     }
   }
-  std::printf("\n%-9s %-7s %12s %10s %13s %9s %14s %14s\n", "workload", "policy", "fastest ms",
-              "median ms", "simulated ms", "sim/real", "vs eager real", "vs eager sim");
+  std::printf("\n%-9s %-7s %12s %10s %12s %13s %9s %14s %14s\n", "workload", "policy", "fastest ms",
+              "median ms", "overhead us", "simulated ms", "sim/real", "vs eager real",
+              "vs eager sim");
   bool met = true;
   for (const Row& r : rows) {
     const bool within = r.failed == 0 && std::abs(r.ratio() - 1) <= o.tolerance;
     met = met && within;
-    std::printf("%-9s %-7s %12.1f %10.1f %13.1f %9.3f %13.2fx %13.2fx%s\n", r.workload.c_str(),
-                r.policy.c_str(), r.fastest * 1e3, r.median * 1e3, r.simulated * 1e3, r.ratio(),
-                versus_eager(rows, r, false), versus_eager(rows, r, true),
+    std::printf("%-9s %-7s %12.1f %10.1f %12.1f %13.1f %9.3f %13.2fx %13.2fx%s\n",
+                r.workload.c_str(), r.policy.c_str(), r.fastest * 1e3, r.median * 1e3,
+                r.overhead * 1e6, r.simulated * 1e3, r.ratio(), versus_eager(rows, r, false),
+                versus_eager(rows, r, true),
                 r.failed > 0 ? "  (failed tasks)"
                 : within     ? ""
                              : "  outside");
@@ -268,6 +283,7 @@ int main(int argc, char** argv) {
                          {"measured_median_seconds", r.median},
                          {"measured_runs_seconds", r.measured},
                          {"simulated_seconds", r.simulated},
+                         {"task_overhead_seconds", o.overhead ? r.overhead : 0.0},
                          {"ratio", r.ratio()},
                          {"measured_speedup_over_eager", versus_eager(rows, r, false)},
                          {"simulated_speedup_over_eager", versus_eager(rows, r, true)},

@@ -350,6 +350,7 @@ TEST(SimTest, BadFlagsAreOneLineWithTheUsageExitCode) {
            {"--fan-factor 0.5", "--fan-factor: '0.5' is not a factor from 1 to 100"},
            {"--power-limit 100",
             "--power-limit: '100' is not watts from 200 to 700 (the simulated device's range)"},
+           {"--task-overhead-us -1", "--task-overhead-us: '-1' is not microseconds from 0 to 1e6"},
            {"--governor warm",
             "--governor: 'warm' is not a governor mode: thermal, energy or cap:W (W from 200 to "
             "700)"},

@@ -37,6 +37,7 @@ struct SimFlags {
   std::string fabric = "single-switch";
   double fabric_gbps = 400;
   double fabric_latency_us = 2;
+  double task_overhead_us = 0;
   int oversubscription = 1;
   std::string workload = "cholesky";
   int tiles = 8;
@@ -83,9 +84,10 @@ struct SimOptionsAll {
   bool thermal = false;                         // --thermal, a --failed-fan or --power-limit
   std::vector<std::string> failed_fans;         // "n0:GPU5", checked against the platform
   double fan_factor = 4;
-  double power_limit = 0;  // watts, every device; 0: the model's default
-  std::string governor;    // --governor: power's governor mode on the virtual clock
-  int seeds = 1;           // --seeds: the workload drawn with seed, seed + 1, ...
+  double power_limit = 0;    // watts, every device; 0: the model's default
+  std::string governor;      // --governor: power's governor mode on the virtual clock
+  int seeds = 1;             // --seeds: the workload drawn with seed, seed + 1, ...
+  double task_overhead = 0;  // seconds each task costs its device beyond its run time
 };
 
 // "seed 3", or "seeds 3-7" for --seeds 5.
@@ -320,6 +322,7 @@ class SimCommand final : public Command {
     report.platform.fabric = o_.fabric;
     ACCO_RETURN_IF_ERROR(as_usage(sim::check_platform(report.platform)));
     sim::SimOptions base;
+    base.task_overhead_seconds = o_.task_overhead;
     if (o_.thermal) {
       ACCO_ASSIGN_OR_RETURN(
           base.cooling,
@@ -478,6 +481,10 @@ CommandSpec sim_command() {
         sub.add_option("--fabric-latency-us", f.fabric_latency_us,
                        "each fabric link's latency in microseconds (default 2)")
             ->type_name("US");
+        sub.add_option("--task-overhead-us", f.task_overhead_us,
+                       "what each task costs its device beyond its run time, in microseconds: a "
+                       "runtime's dispatch (default 0)")
+            ->type_name("US");
         offer_values(
             sub.add_option("--workload", f.workload,
                            "cholesky (default), lu, independent, chain, random, train "
@@ -585,6 +592,11 @@ CommandSpec sim_command() {
           return bad_value("--nodes", std::to_string(f.nodes), "a whole number from 1 to 100000");
         }
         o.nodes = f.nodes;
+        if (!(f.task_overhead_us >= 0) || f.task_overhead_us > 1e6) {
+          return bad_value("--task-overhead-us", fmt::format("{}", f.task_overhead_us),
+                           "microseconds from 0 to 1e6");
+        }
+        o.task_overhead = f.task_overhead_us * 1e-6;
         ACCO_ASSIGN_OR_RETURN(o.fabric, fabric_options(f));
         ACCO_ASSIGN_OR_RETURN(o.taskbench, taskbench_options(f));
         ACCO_ASSIGN_OR_RETURN(o.training, training_options(f));

@@ -337,6 +337,10 @@ class Simulation {
   // and homes within range, a cooling factor per device.
   Status check_options() const {
     const auto devices = static_cast<std::size_t>(p_.devices());
+    if (!(o_.task_overhead_seconds >= 0 && o_.task_overhead_seconds <= 1)) {
+      return fail(Errc::kInvalidArgument,
+                  fmt::format("a task overhead of {} s is not 0 to 1 s", o_.task_overhead_seconds));
+    }
     for (const auto& t : w_.tasks) {
       if (t.seconds.size() != 1 && t.seconds.size() != devices) {
         return fail(Errc::kInvalidArgument, fmt::format("task {} has {} times for {} devices",
@@ -573,7 +577,7 @@ class Simulation {
         v.eligible = open(d);
         v.weight = governed_ ? governed_->weight(d) : 1.0;
         v.queued = queues_[du].size();
-        v.available_at = std::max(now, available_[du]);
+        v.available_at = std::max(now, available_[du]) + o_.task_overhead_seconds;
         v.predicted = seconds(t, d);
         v.calibrated = true;
         v.transfer = 0;
@@ -600,13 +604,11 @@ class Simulation {
         --at;
       }
       shared_.insert(at, t);
-      for (std::size_t d = 0; d < idle_.size(); ++d) {
-        if (idle_[d] && open(static_cast<int>(d))) {
-          idle_[d] = false;
-          wake_[d]->release();
-          break;
-        }
+      if (deferring_) {  // the releasing device looks first (see worker)
+        ++owed_;
+        return;
       }
+      wake_idle(1);
       return;
     }
     const auto d = static_cast<std::size_t>(device);
@@ -614,7 +616,8 @@ class Simulation {
       by_available_.erase({available_[d], device});
     }
     const double weight = governed_ ? governed_->weight(device) : 1.0;
-    available_[d] = std::max(now, available_[d]) + seconds(t, device) / weight + transfer;
+    available_[d] = std::max(now, available_[d]) + o_.task_overhead_seconds +
+                    seconds(t, device) / weight + transfer;
     if (narrowing_) {
       by_available_.insert({available_[d], device});
     }
@@ -739,12 +742,19 @@ class Simulation {
     const auto du = static_cast<std::size_t>(d);
     while (done_ < w_.tasks.size()) {
       const long got = next(d);
+      if (owed_ > 0) {  // the tasks it released that it did not take: a device each
+        wake_idle(std::min(owed_, shared_.size()));
+        owed_ = 0;
+      }
       if (got < 0) {
         idle_[du] = true;
         wake_[du]->acquire();
         continue;
       }
       const auto t = static_cast<std::size_t>(got);
+      if (o_.task_overhead_seconds > 0) {
+        sg4::this_actor::sleep_for(o_.task_overhead_seconds);
+      }
       const double taken = sg4::Engine::get_clock();
       const std::uint64_t fetched_bytes = fetch_inputs(t, d);
       const double start = sg4::Engine::get_clock();
@@ -783,11 +793,16 @@ class Simulation {
       }
       ++done_;
       result_.makespan = sg4::Engine::get_clock();
+      // The tasks it releases into the shared queue wake other devices only once it has taken
+      // its next one: a runtime's releasing thread is running, the others take a wake-up to
+      // start (SimGrid would run the woken actors first).
+      deferring_ = true;
       for (const auto s : tasks_[t].next) {
         if (--tasks_[s].pending == 0) {
           ready(s, d);
         }
       }
+      deferring_ = false;
       if (done_ == w_.tasks.size()) {
         for (std::size_t o = 0; o < wake_.size(); ++o) {
           if (idle_[o]) {
@@ -962,6 +977,17 @@ class Simulation {
     }
   }
 
+  // Wakes up to `count` idle devices that may take work, the lowest first.
+  void wake_idle(std::size_t count) {
+    for (std::size_t d = 0; d < idle_.size() && count > 0; ++d) {
+      if (idle_[d] && open(static_cast<int>(d))) {
+        idle_[d] = false;
+        wake_[d]->release();
+        --count;
+      }
+    }
+  }
+
   // Wakes every idle device that may take work (the shared queue, stolen work, moved tasks).
   void wake_open() {
     for (std::size_t d = 0; d < idle_.size(); ++d) {
@@ -1085,6 +1111,8 @@ class Simulation {
   std::vector<double> thermal_running_;  // the start of the task it runs; -1 idle
   std::unique_ptr<Governed> governed_;   // with SimOptions::governor
   bool all_closed_ = false;              // the governor closed every device: they all take work
+  bool deferring_ = false;               // a worker is releasing tasks: wakes are owed, not done
+  std::size_t owed_ = 0;                 // wakes owed for tasks released into the shared queue
   Built built_;
   std::vector<Task> tasks_;
   std::vector<std::deque<std::size_t>> queues_;

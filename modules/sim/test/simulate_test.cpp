@@ -651,5 +651,38 @@ TEST(FabricBoundTest, EachVersionCrossesANodeOrALeafOnce) {
   EXPECT_EQ(fabric_bound(small(4, 1), w, {0, 1, 1, 0, 2, 3, 2}, {0, 0}), 0);
 }
 
+// Eager's shared queue: in priority order, and the device that released tasks takes its next
+// one before the devices it woke, as a runtime's running thread does. Task r on device 0
+// releases hi (whose successor makes it the higher priority; 1 s on device 0, 10 s on device 1)
+// and lo: device 0 takes hi, device 1 lo, and hi's successor follows on device 0.
+TEST(SimulateTest, TheReleasingDeviceTakesTheTopTaskFirst) {
+  sched::Workload w;
+  w.name = "release";
+  w.data_bytes = {0, 0, 0};
+  using sched::Access;
+  w.tasks = {{"r", "r", {{0, Access::kWrite}}, 0, {1, 1}},
+             {"hi", "hi", {{0, Access::kRead}, {1, Access::kWrite}}, 0, {1, 10}},
+             {"lo", "lo", {{0, Access::kRead}, {2, Access::kWrite}}, 0, {1, 1}},
+             {"h2", "h2", {{1, Access::kRead}}, 0, {1, 1}}};
+  auto r = simulate(small(2), w, with(sched::PolicyKind::kEager));
+  ASSERT_THAT(r, IsOk());
+  EXPECT_NEAR(r->makespan, 3, 1e-9);
+  EXPECT_EQ(r->devices[0].tasks, 3U);
+  EXPECT_EQ(r->devices[1].tasks, 1U);
+}
+
+// A runtime's cost per task: each of four 1 s tasks on two devices costs 0.5 s more.
+TEST(SimulateTest, ATaskOverheadIsSpentBeforeEachTask) {
+  SimOptions o = with(sched::PolicyKind::kDmda);
+  o.task_overhead_seconds = 0.5;
+  auto r = simulate(small(2), independent(4, 1.0, 0), o);
+  ASSERT_THAT(r, IsOk());
+  EXPECT_NEAR(r->makespan, 3, 1e-9);
+  EXPECT_NEAR(r->devices[0].busy_seconds, 2, 1e-9);  // the tasks' own time only
+  o.task_overhead_seconds = -1;
+  EXPECT_THAT(simulate(small(2), independent(4, 1.0, 0), o).error().message,
+              HasSubstr("a task overhead of -1 s is not 0 to 1 s"));
+}
+
 }  // namespace
 }  // namespace acco::sim

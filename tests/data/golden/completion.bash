@@ -37,8 +37,8 @@ _acco_words() {
       ;;
     'acco sim')
       _acco_commands=''
-      _acco_flags='-h --help --node --sysroot --from --hwloc-xml --nccl-topo --nvml --nodes --fabric --oversubscription --fabric-gbps --fabric-latency-us --workload --width --steps --radix --fraction --task-kernel --task-us --imbalance --output-bytes --layers --layer-ms --params --bucket-mb --batch-mb --tiles --tasks --kernels --seed --seeds --dag --policy --thermal --failed-fan --fan-factor --power-limit --governor --trace --html --json --config'
-      _acco_valued='--node --sysroot --from --hwloc-xml --nccl-topo --nvml --nodes --fabric --oversubscription --fabric-gbps --fabric-latency-us --workload --width --steps --radix --fraction --task-kernel --task-us --imbalance --output-bytes --layers --layer-ms --params --bucket-mb --batch-mb --tiles --tasks --kernels --seed --seeds --dag --policy --failed-fan --fan-factor --power-limit --governor --trace --html --config'
+      _acco_flags='-h --help --node --sysroot --from --hwloc-xml --nccl-topo --nvml --nodes --fabric --oversubscription --fabric-gbps --fabric-latency-us --task-overhead-us --workload --width --steps --radix --fraction --task-kernel --task-us --imbalance --output-bytes --layers --layer-ms --params --bucket-mb --batch-mb --tiles --tasks --kernels --seed --seeds --dag --policy --thermal --failed-fan --fan-factor --power-limit --governor --trace --html --json --config'
+      _acco_valued='--node --sysroot --from --hwloc-xml --nccl-topo --nvml --nodes --fabric --oversubscription --fabric-gbps --fabric-latency-us --task-overhead-us --workload --width --steps --radix --fraction --task-kernel --task-us --imbalance --output-bytes --layers --layer-ms --params --bucket-mb --batch-mb --tiles --tasks --kernels --seed --seeds --dag --policy --failed-fan --fan-factor --power-limit --governor --trace --html --config'
       ;;
     'acco serve')
       _acco_commands=''
@@ -249,6 +249,7 @@ _acco_value() {
     'acco sim --oversubscription') COMPREPLY=() ;;
     'acco sim --fabric-gbps') COMPREPLY=() ;;
     'acco sim --fabric-latency-us') COMPREPLY=() ;;
+    'acco sim --task-overhead-us') COMPREPLY=() ;;
     'acco sim --workload') _acco_reply_words 'cholesky lu independent chain random train taskbench:stencil_1d taskbench:fft taskbench:tree taskbench:all_to_all taskbench:nearest taskbench:spread taskbench:random_nearest taskbench:random_spread' "$3" ;;
     'acco sim --width') COMPREPLY=() ;;
     'acco sim --steps') COMPREPLY=() ;;

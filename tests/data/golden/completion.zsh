@@ -215,6 +215,7 @@ _acco_sim() {
     --oversubscription='[a leaf'\''s down-links over its up-links to the spines (default 1)]:R:' \
     --fabric-gbps='[each fabric link'\''s rate per direction in Gb/s (default 400)]:GBPS:' \
     --fabric-latency-us='[each fabric link'\''s latency in microseconds (default 2)]:US:' \
+    --task-overhead-us='[what each task costs its device beyond its run time, in microseconds\: a runtime'\''s dispatch (default 0)]:US:' \
     --workload='[cholesky (default), lu, independent, chain, random, train (a data-parallel training step), or taskbench\:PATTERN (stencil_1d, fft, tree, all_to_all, ...)]:NAME:(cholesky lu independent chain random train taskbench:stencil_1d taskbench:fft taskbench:tree taskbench:all_to_all taskbench:nearest taskbench:spread taskbench:random_nearest taskbench:random_spread)' \
     --width='[taskbench\: points per timestep (default 8)]:N:' \
     --steps='[taskbench\: timesteps (default 8)]:N:' \

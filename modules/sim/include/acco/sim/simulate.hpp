@@ -50,6 +50,11 @@ struct SimOptions {
   // device to new tasks (a drain moves its queued ones; a device takes new tasks anyway while
   // every device is closed).
   std::string governor = {};
+  // What each task costs its device beyond its run time: a runtime's dispatch, wake-up and
+  // completion (acco's runtime learns it per device: sched::DeviceRecord::overhead). The device
+  // spends it before the task's inputs are fetched, and the policies' view counts it in when a
+  // queue drains, as the runtime's does. 0: free dispatch.
+  double task_overhead_seconds = 0;
   // Above this many devices, all alike (one time per task), dmda is asked about the devices of
   // the nodes holding a task's inputs and the 32 that free up first, not every device: the
   // decision's cost stops growing with the platform (its choice is the same where the devices
