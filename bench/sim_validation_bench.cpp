@@ -11,7 +11,6 @@
 // verdict on a quiet machine, never a unit test.
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -165,7 +164,7 @@ Result<Row> measure(const std::string& name, acco::sched::PolicyKind policy,
 }
 
 int usage(const std::string& message) {
-  std::fprintf(stderr, "acco-sim-validation-bench: %s\n", message.c_str());
+  fmt::print(stderr, "acco-sim-validation-bench: {}\n", message);
   return 64;
 }
 
@@ -183,7 +182,7 @@ double versus_eager(const std::vector<Row>& rows, const Row& r, bool simulated) 
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
   CLI::App app{
       "acco-sim-validation-bench: simulated makespans against the real runtime's on emulated "
       "devices"};
@@ -214,7 +213,7 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
-    std::fputs(app.help().c_str(), stdout);
+    fmt::print("{}", app.help());
     return 0;
   } catch (const CLI::ParseError& e) {
     return usage(e.what());
@@ -235,9 +234,9 @@ int main(int argc, char** argv) {
     }
     policies.push_back(*kind);
   }
-  std::printf("devices %s on emulated %s links, data of %s, %d calibration and %d measured runs\n",
-              fmt::format("{}", fmt::join(o.kinds, ",")).c_str(), o.link.c_str(),
-              acco::units::format_bytes(*bytes).c_str(), o.calibrate, o.reps);
+  fmt::print("devices {} on emulated {} links, data of {}, {} calibration and {} measured runs\n",
+             fmt::join(o.kinds, ","), o.link, acco::units::format_bytes(*bytes), o.calibrate,
+             o.reps);
   std::vector<Row> rows;
   for (const std::string& name : o.workloads) {
     auto workload = make(name, o, static_cast<std::size_t>(*bytes));
@@ -245,35 +244,33 @@ int main(int argc, char** argv) {
       return usage(workload.error().message);
     }
     for (const auto policy : policies) {
-      std::fprintf(stderr, "%s, %s...\n", name.c_str(),
-                   std::string(acco::sched::to_string(policy)).c_str());
+      fmt::print(stderr, "{}, {}...\n", name, acco::sched::to_string(policy));
       auto row = measure(name, policy, *workload, o, *link);
       if (!row) {
-        std::fprintf(stderr, "acco-sim-validation-bench: %s, %s: %s\n", name.c_str(),
-                     std::string(acco::sched::to_string(policy)).c_str(),
-                     row.error().message.c_str());
+        fmt::print(stderr, "acco-sim-validation-bench: {}, {}: {}\n", name,
+                   acco::sched::to_string(policy), row.error().message);
         return 70;
       }
       rows.push_back(std::move(*row));
     }
   }
-  std::printf("\n%-9s %-7s %12s %10s %12s %13s %9s %14s %14s\n", "workload", "policy", "fastest ms",
-              "median ms", "overhead us", "simulated ms", "sim/real", "vs eager real",
-              "vs eager sim");
+  fmt::print("\n{:<9} {:<7} {:>12} {:>10} {:>12} {:>13} {:>9} {:>14} {:>14}\n", "workload",
+             "policy", "fastest ms", "median ms", "overhead us", "simulated ms", "sim/real",
+             "vs eager real", "vs eager sim");
   bool met = true;
   for (const Row& r : rows) {
     const bool within = r.failed == 0 && std::abs(r.ratio() - 1) <= o.tolerance;
     met = met && within;
-    std::printf("%-9s %-7s %12.1f %10.1f %12.1f %13.1f %9.3f %13.2fx %13.2fx%s\n",
-                r.workload.c_str(), r.policy.c_str(), r.fastest * 1e3, r.median * 1e3,
-                r.overhead * 1e6, r.simulated * 1e3, r.ratio(), versus_eager(rows, r, false),
-                versus_eager(rows, r, true),
-                r.failed > 0 ? "  (failed tasks)"
-                : within     ? ""
-                             : "  outside");
+    fmt::print(
+        "{:<9} {:<7} {:>12.1f} {:>10.1f} {:>12.1f} {:>13.1f} {:>9.3f} {:>13.2f}x {:>13.2f}x{}\n",
+        r.workload, r.policy, r.fastest * 1e3, r.median * 1e3, r.overhead * 1e6, r.simulated * 1e3,
+        r.ratio(), versus_eager(rows, r, false), versus_eager(rows, r, true),
+        r.failed > 0 ? "  (failed tasks)"
+        : within     ? ""
+                     : "  outside");
   }
-  std::printf("\ntarget: every simulated makespan within %.0f %% of the fastest measured: %s\n",
-              o.tolerance * 100, met ? "MET" : "NOT MET");
+  fmt::print("\ntarget: every simulated makespan within {:.0f} % of the fastest measured: {}\n",
+             o.tolerance * 100, met ? "MET" : "NOT MET");
   if (!o.json.empty()) {
     nlohmann::json results = nlohmann::json::array();
     for (const Row& r : rows) {
@@ -297,9 +294,18 @@ int main(int argc, char** argv) {
                                 {"results", results},
                                 {"target_met", met}};
     if (auto written = acco::core::write_file_atomic(o.json, out.dump(2) + "\n"); !written) {
-      std::fprintf(stderr, "acco-sim-validation-bench: %s\n", written.error().message.c_str());
+      fmt::print(stderr, "acco-sim-validation-bench: {}\n", written.error().message);
       return 73;
     }
   }
   return o.check && !met ? 1 : 0;
+}
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "acco-sim-validation-bench: {}\n", e.what());
+    return 70;
+  }
 }
