@@ -15,9 +15,9 @@
 #include "acco/sched/policy.hpp"
 #include "acco/sched/record.hpp"
 #include "acco/sched/workload.hpp"
-#include "acco/sim/dag_file.hpp"
 #include "acco/sim/report.hpp"
 #include "acco/sim/simulate.hpp"
+#include "acco/sim/study.hpp"
 #include "acco/sim/taskbench.hpp"
 #include "acco/sim/training.hpp"
 #include "acco/topo/generated.hpp"
@@ -89,40 +89,6 @@ struct SimOptionsAll {
   int seeds = 1;             // --seeds: the workload drawn with seed, seed + 1, ...
   double task_overhead = 0;  // seconds each task costs its device beyond its run time
 };
-
-// "seed 3", or "seeds 3-7" for --seeds 5.
-std::string seeds_text(std::uint64_t first, int seeds) {
-  return seeds > 1
-             ? fmt::format("seeds {}-{}", first, first + static_cast<std::uint64_t>(seeds) - 1)
-             : fmt::format("seed {}", first);
-}
-
-std::string workload_text(const sched::WorkloadSpec& w, int seeds) {
-  switch (w.kind) {
-    case sched::WorkloadKind::kCholesky:
-    case sched::WorkloadKind::kLu:
-      return fmt::format("{} ({} x {} tiles, {} kernels)", sched::to_string(w.kind), w.tiles,
-                         w.tiles, w.kernels);
-    default:
-      return fmt::format("{} ({} tasks, {})", sched::to_string(w.kind), w.tasks,
-                         seeds_text(w.seed, seeds));
-  }
-}
-
-// A Task Bench workload's line: its grid, its kernel when it is not the default, and the seed
-// of a graph or times drawn at random.
-std::string taskbench_text(const std::string& name, const sim::TaskBenchSpec& tb, int seeds) {
-  std::string text = fmt::format("{} ({} x {} tasks", name, tb.width, tb.steps);
-  if (tb.kernel != sim::Kernel::kComputeBound || tb.seconds != 1e-3 ||
-      tb.output_bytes != std::size_t{1} << 20U) {
-    text += fmt::format(", {} kernel of {}, {} outputs", sim::to_string(tb.kernel),
-                        units::format_seconds(tb.seconds), units::format_bytes(tb.output_bytes));
-  }
-  if (sim::draws_at_random(tb)) {
-    text += ", " + seeds_text(tb.seed, seeds);
-  }
-  return text + ")";
-}
 
 // --workload taskbench:PATTERN with --width, --steps and --radix; nullopt for other workloads.
 Result<std::optional<sim::TaskBenchSpec>> taskbench_options(const SimFlags& f) {
@@ -316,102 +282,32 @@ class SimCommand final : public Command {
                             "sim");
       machine = std::move(probed.machine);
     }
-    sim::SimReport report;
-    ACCO_ASSIGN_OR_RETURN(report.platform.node, sim::node_from_machine(machine), "sim");
-    report.platform.nodes = o_.nodes;
-    report.platform.fabric = o_.fabric;
-    ACCO_RETURN_IF_ERROR(as_usage(sim::check_platform(report.platform)));
-    sim::SimOptions base;
-    base.task_overhead_seconds = o_.task_overhead;
+    sim::Study study;
+    ACCO_ASSIGN_OR_RETURN(study.platform.node, sim::node_from_machine(machine), "sim");
+    study.platform.nodes = o_.nodes;
+    study.platform.fabric = o_.fabric;
+    ACCO_RETURN_IF_ERROR(as_usage(sim::check_platform(study.platform)));
+    study.options.task_overhead_seconds = o_.task_overhead;
     if (o_.thermal) {
       ACCO_ASSIGN_OR_RETURN(
-          base.cooling,
-          as_usage(sim::cooling_factors(report.platform, o_.failed_fans, o_.fan_factor)),
+          study.options.cooling,
+          as_usage(sim::cooling_factors(study.platform, o_.failed_fans, o_.fan_factor)),
           "--failed-fan");
-      report.cooling = base.cooling;
-      base.power_limit_watts = o_.power_limit;
-      report.power_limit_watts = o_.power_limit;
-      base.governor = o_.governor;
-      report.governor = o_.governor;
+      study.options.power_limit_watts = o_.power_limit;
+      study.options.governor = o_.governor;
     }
-    if (o_.training) {
-      ACCO_ASSIGN_OR_RETURN(const auto step, sim::training_step(report.platform, *o_.training),
-                            "sim: --workload train");
-      report.workload = step.text;
-      base.record = recorded();
-      ACCO_ASSIGN_OR_RETURN(auto run, sim::simulate_training(report.platform, step, base), "sim");
-      report.runs.push_back(std::move(run));
-      return render(report, inv);
-    }
-    ACCO_ASSIGN_OR_RETURN(const auto workload, workload_for(0, &report.workload));
-    ACCO_ASSIGN_OR_RETURN(
-        report.runs,
-        sim::simulate_policies(report.platform, workload, o_.policies, base, recorded()), "sim");
-    ACCO_RETURN_IF_ERROR(run_other_seeds(report, base));
+    study.training = o_.training;
+    study.taskbench = o_.taskbench;
+    study.dag = o_.dag;
+    study.workload = o_.workload;
+    study.policies = o_.policies;
+    study.seeds = o_.seeds;
+    study.record_first = !o_.trace.empty() || !o_.html.empty();  // for --trace and --html
+    ACCO_ASSIGN_OR_RETURN(const auto report, sim::run_study(study), "sim");
     return render(report, inv);
   }
 
  private:
-  // The first run keeps its records for --trace and --html.
-  [[nodiscard]] bool recorded() const { return !o_.trace.empty() || !o_.html.empty(); }
-
-  // The seed a workload that draws at random is drawn with on its `index`th run (--seeds).
-  [[nodiscard]] std::uint64_t seed(int index) const {
-    return (o_.taskbench ? o_.taskbench->seed : o_.workload.seed) +
-           static_cast<std::uint64_t>(index);
-  }
-
-  // The workload of the `index`th seed, and its line in the report when `text` is given.
-  Result<sched::Workload> workload_for(int index, std::string* text) const {
-    sched::Workload workload;
-    if (o_.taskbench) {
-      sim::TaskBenchSpec tb = *o_.taskbench;
-      tb.seed = seed(index);
-      ACCO_ASSIGN_OR_RETURN(workload, sim::task_bench(tb), "sim: --workload");
-      if (text != nullptr) {
-        *text = taskbench_text(workload.name, tb, o_.seeds);
-      }
-    } else if (!o_.dag.empty()) {
-      ACCO_ASSIGN_OR_RETURN(workload, sim::load_dag(o_.dag), "sim: --dag");
-      if (text != nullptr) {
-        *text = fmt::format("{} ({} tasks from {})", workload.name, workload.tasks.size(), o_.dag);
-      }
-    } else {
-      sched::WorkloadSpec spec = o_.workload;
-      spec.seed = seed(index);
-      ACCO_ASSIGN_OR_RETURN(workload, sched::make_workload(spec, {sched::DeviceModel{"gpu", 1}}),
-                            "sim: --workload");
-      if (text != nullptr) {
-        *text = workload_text(spec, o_.seeds);
-      }
-    }
-    return workload;
-  }
-
-  // --seeds N: the policies on the workload drawn with each of the other seeds; their makespans
-  // beside the first seed's runs.
-  Status run_other_seeds(sim::SimReport& report, const sim::SimOptions& base) const {
-    if (o_.seeds < 2) {
-      return {};
-    }
-    for (int i = 0; i < o_.seeds; ++i) {
-      report.seeds.push_back(seed(i));
-    }
-    for (const auto& run : report.runs) {
-      report.seed_makespans.push_back({run.makespan});
-    }
-    for (int i = 1; i < o_.seeds; ++i) {
-      ACCO_ASSIGN_OR_RETURN(const auto workload, workload_for(i, nullptr));
-      ACCO_ASSIGN_OR_RETURN(
-          const auto runs,
-          sim::simulate_policies(report.platform, workload, o_.policies, base, false), "sim");
-      for (std::size_t p = 0; p < runs.size() && p < report.seed_makespans.size(); ++p) {
-        report.seed_makespans[p].push_back(runs[p].makespan);
-      }
-    }
-    return {};
-  }
-
   // The report, and the first run's trace with --trace.
   Result<Output> render(const sim::SimReport& report, const Invocation& inv) const {
     Output out{"", "", kExitOk};
