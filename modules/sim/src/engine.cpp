@@ -561,6 +561,11 @@ class Simulation {
     int device = tasks_[t].planned;
     if (device >= 0 && planning_ && !open(device)) {
       tasks_[t].moved = true;
+      // Its planned device may sleep waiting for it: woken, it skips it in its plan.
+      if (idle_[static_cast<std::size_t>(device)]) {
+        idle_[static_cast<std::size_t>(device)] = false;
+        wake_[static_cast<std::size_t>(device)]->release();
+      }
       device = -1;
     }
     double transfer = 0;
@@ -591,7 +596,7 @@ class Simulation {
       if (pick >= 0) {
         device = candidates_[static_cast<std::size_t>(pick)];
         transfer = view_.devices[static_cast<std::size_t>(pick)].transfer;
-        if (tasks_[t].moved) {
+        if (planning_ && tasks_[t].moved) {
           tasks_[t].planned = device;  // its inputs' producers send them there
         }
       }
@@ -689,14 +694,19 @@ class Simulation {
           victim = v;
         }
       }
-      if (victim < queues_.size()) {
+      // A pinned task stays where it is pinned (StarPU's execute_on_a_specific_worker).
+      if (victim < queues_.size() && (o_.pinned.empty() || o_.pinned[queues_[victim].back()] < 0)) {
         const auto t = queues_[victim].back();
         const double now = sg4::Engine::get_clock();
         sched::DeviceView from;
+        from.eligible = true;
         from.available_at = std::max(now, available_[victim]);
         from.queued = queues_[victim].size();
+        from.predicted = seconds(t, static_cast<int>(victim));
         sched::DeviceView to;
+        to.eligible = true;  // an open device (closed ones do not steal)
         to.predicted = seconds(t, d);
+        to.weight = governed_ ? governed_->weight(d) : 1.0;
         for (const auto& [datum, mode] : w_.tasks[t].accesses) {
           if (sched::reads(mode)) {
             to.transfer += fetch_cost(datum, d).first;
@@ -704,6 +714,10 @@ class Simulation {
         }
         if (sched::steal_pays(from, to, now)) {
           queues_[victim].pop_back();
+          // Its time leaves the victim's expected drain and joins the thief's.
+          available_[victim] = std::max(now, available_[victim] - *from.predicted);
+          const auto du = static_cast<std::size_t>(d);
+          available_[du] = std::max(now, available_[du]) + *to.predicted / to.weight;
           return static_cast<long>(t);
         }
       }
@@ -945,6 +959,7 @@ class Simulation {
     std::vector<double> utilization(n, 1.0);
     std::vector<double> busy_before(n, 0);
     double last = -1;
+    bool stalled_before = false;
     while (done_ < w_.tasks.size()) {
       const double now = sg4::Engine::get_clock();
       for (std::size_t d = 0; d < n; ++d) {
@@ -965,14 +980,27 @@ class Simulation {
         all_closed_ = !governed_->open(static_cast<int>(d));
       }
       for (const int d : drained) {
-        auto queued = std::move(queues_[static_cast<std::size_t>(d)]);
-        queues_[static_cast<std::size_t>(d)].clear();
+        const auto du = static_cast<std::size_t>(d);
+        auto queued = std::move(queues_[du]);
+        queues_[du].clear();
+        if (narrowing_) {
+          by_available_.erase({available_[du], d});
+          by_available_.insert({now, d});
+        }
+        available_[du] = now;  // its queue leaves: only what it runs now is left
         for (const auto t : queued) {
-          tasks_[t].moved = true;
-          place(t, -1);
+          place(t, -1);  // a planned or pinned one: its device is closed (planned) or kept (pin)
         }
       }
       wake_open();
+      // A run that cannot go on (every device asleep, tasks left) would tick for ever: stop,
+      // and the run reports the tasks it did not finish.
+      const bool stalled = done_ < w_.tasks.size() &&
+                           std::all_of(idle_.begin(), idle_.end(), [](bool idle) { return idle; });
+      if (stalled && stalled_before) {
+        return;
+      }
+      stalled_before = stalled;
       sg4::this_actor::sleep_for(governed_->period_seconds());
     }
   }

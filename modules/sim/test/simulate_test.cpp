@@ -684,5 +684,16 @@ TEST(SimulateTest, ATaskOverheadIsSpentBeforeEachTask) {
               HasSubstr("a task overhead of -1 s is not 0 to 1 s"));
 }
 
+// A pinned task stays on its device: device 1, done with its own task, steals none of the
+// four pinned to device 0.
+TEST(SimulateTest, StealingLeavesPinnedTasksWhereTheyArePinned) {
+  SimOptions o = with(sched::PolicyKind::kWorkStealing);
+  o.pinned = {1, 0, 0, 0, 0};
+  auto r = simulate(small(2), independent(5, 1.0, 0), o);
+  ASSERT_THAT(r, IsOk());
+  EXPECT_EQ(r->devices[1].tasks, 1U);
+  EXPECT_NEAR(r->makespan, 4, 1e-9);
+}
+
 }  // namespace
 }  // namespace acco::sim
