@@ -12,6 +12,7 @@
 #include <exception>
 #include <limits>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -150,11 +151,14 @@ class Budget {
 };
 
 // A policy of the comparison: "dmda-full" is dmda asked about every device however many there
-// are (SimOptions::full_scan_devices), the engine's decision before it narrowed large platforms.
+// are (SimOptions::full_scan_devices), the engine's decision before it narrowed large platforms;
+// "dmda-comms" and "dmda-boxes" copy through SimGrid's host-to-host comms or through mailboxes
+// on any platform (SimOptions::mailbox_copies_devices).
 struct Contender {
   std::string name;
   acco::sched::PolicyKind kind = acco::sched::PolicyKind::kDmda;
   bool full_scan = false;
+  std::optional<int> mailbox_copies_devices;  // the engine's choice when unset
 };
 
 Result<Row> measure(const Contender& c, int devices, const acco::sched::Workload& w, int reps) {
@@ -170,6 +174,8 @@ Result<Row> measure(const Contender& c, int devices, const acco::sched::Workload
     if (c.full_scan) {
       options.full_scan_devices = std::numeric_limits<int>::max();
     }
+    options.mailbox_copies_devices =
+        c.mailbox_copies_devices.value_or(options.mailbox_copies_devices);
     const auto start = std::chrono::steady_clock::now();
     ACCO_ASSIGN_OR_RETURN(const auto r, acco::sim::simulate(p, w, options),
                           fmt::format("{} on {} devices", row.policy, devices));
@@ -188,12 +194,12 @@ Result<Row> measure(const Contender& c, int devices, const acco::sched::Workload
 
 void print(const Row& r) {
   if (!r.skipped.empty()) {
-    fmt::print("{:<9} {:>7} {:>8}  skipped: {}\n", r.policy, r.devices, r.tasks, r.skipped);
+    fmt::print("{:<10} {:>7} {:>8}  skipped: {}\n", r.policy, r.devices, r.tasks, r.skipped);
     return;
   }
   const auto tasks = static_cast<double>(r.tasks);
   fmt::print(
-      "{:<9} {:>7} {:>8} {:>9} {:>9.3f}s {:>6.0f}% {:>12.0f} {:>10.2f} {:>12.0f} {:>8.2f}s "
+      "{:<10} {:>7} {:>8} {:>9} {:>9.3f}s {:>6.0f}% {:>12.0f} {:>10.2f} {:>12.0f} {:>8.2f}s "
       "{:>6}MiB {:>11.3f}s\n",
       r.policy, r.devices, r.tasks, r.copies, r.median, 100 * r.spread, tasks / r.median,
       1e6 * r.median / tasks, (tasks + static_cast<double>(r.copies)) / r.median, r.engine_cpu,
@@ -231,15 +237,20 @@ Result<std::vector<Row>> run_all(const Options& o) {
   std::vector<Contender> kinds;
   for (const auto& name : o.policies) {
     if (name == "dmda-full") {
-      kinds.push_back({name, acco::sched::PolicyKind::kDmda, true});
+      kinds.push_back({name, acco::sched::PolicyKind::kDmda, true, {}});
+      continue;
+    }
+    if (name == "dmda-comms" || name == "dmda-boxes") {
+      kinds.push_back({name, acco::sched::PolicyKind::kDmda, false,
+                       name == "dmda-comms" ? std::numeric_limits<int>::max() : 0});
       continue;
     }
     ACCO_ASSIGN_OR_RETURN(const auto kind, acco::sched::policy_from_string(name), "--policies");
-    kinds.push_back({name, kind, false});
+    kinds.push_back({name, kind, false, {}});
   }
   fmt::print("{} workload, nodes of 8 GPUs on one switch, {} runs each, budget {:.0f} s\n\n",
              o.workload, o.reps, o.budget);
-  fmt::print("{:<9} {:>7} {:>8} {:>9} {:>10} {:>7} {:>12} {:>10} {:>12} {:>9} {:>9} {:>12}\n",
+  fmt::print("{:<10} {:>7} {:>8} {:>9} {:>10} {:>7} {:>12} {:>10} {:>12} {:>9} {:>9} {:>12}\n",
              "policy", "devices", "tasks", "copies", "wall", "spread", "tasks/s", "us/task",
              "events/s", "cpu", "rss", "makespan");
   std::vector<Row> rows;
@@ -277,7 +288,8 @@ int run(int argc, char** argv) {
       ->check(CLI::IsMember({"stencil", "independent"}));
   app.add_option("--policies", o.policies,
                  "policies side by side (default eager,dmda); dmda-full: dmda asked about every "
-                 "device on any platform")
+                 "device on any platform; dmda-comms, dmda-boxes: dmda copying through SimGrid's "
+                 "host-to-host comms or through mailboxes on any platform")
       ->delimiter(',');
   app.add_option("--reps", o.reps, "runs per configuration (default 3)")->check(CLI::Range(1, 50));
   app.add_option("--budget", o.budget,

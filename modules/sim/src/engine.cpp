@@ -22,6 +22,7 @@
 #include "acco/sched/schedule_math.hpp"
 #include "acco/sim/simulate.hpp"
 
+#include "copies.hpp"
 #include "governed.hpp"
 #include "wire.hpp"
 
@@ -294,6 +295,9 @@ class Simulation {
     result_.policy = std::string(sched::to_string(o_.policy));
     ACCO_RETURN_IF_ERROR(prepare(), "sim");
     built_ = build_platform(p_);
+    copies_ = std::make_unique<Copies>(
+        built_.devices,
+        devices >= static_cast<std::size_t>(std::max(0, o_.mailbox_copies_devices)));
     queues_.assign(devices, {});
     available_.assign(devices, 0);
     idle_.assign(devices, false);
@@ -562,10 +566,7 @@ class Simulation {
     if (device >= 0 && planning_ && !open(device)) {
       tasks_[t].moved = true;
       // Its planned device may sleep waiting for it: woken, it skips it in its plan.
-      if (idle_[static_cast<std::size_t>(device)]) {
-        idle_[static_cast<std::size_t>(device)] = false;
-        wake_[static_cast<std::size_t>(device)]->release();
-      }
+      wake(static_cast<std::size_t>(device));
       device = -1;
     }
     double transfer = 0;
@@ -580,7 +581,7 @@ class Simulation {
         released_at = d == released_by ? static_cast<int>(c) : released_at;
         auto& v = view_.devices[c];
         v.eligible = open(d);
-        v.weight = governed_ ? governed_->weight(d) : 1.0;
+        v.weight = weight(d);
         v.queued = queues_[du].size();
         v.available_at = std::max(now, available_[du]) + o_.task_overhead_seconds;
         v.predicted = seconds(t, d);
@@ -620,9 +621,8 @@ class Simulation {
     if (narrowing_) {
       by_available_.erase({available_[d], device});
     }
-    const double weight = governed_ ? governed_->weight(device) : 1.0;
     available_[d] = std::max(now, available_[d]) + o_.task_overhead_seconds +
-                    seconds(t, device) / weight + transfer;
+                    seconds(t, device) / weight(device) + transfer;
     if (narrowing_) {
       by_available_.insert({available_[d], device});
     }
@@ -637,10 +637,7 @@ class Simulation {
         start_copy(datum, device, true);
       }
     }
-    if (idle_[d]) {
-      idle_[d] = false;
-      wake_[d]->release();
-    }
+    wake(d);
   }
 
   // The next task for device d: its queue, the shared queue, or (ws) one stolen where it pays.
@@ -706,7 +703,7 @@ class Simulation {
         sched::DeviceView to;
         to.eligible = true;  // an open device (closed ones do not steal)
         to.predicted = seconds(t, d);
-        to.weight = governed_ ? governed_->weight(d) : 1.0;
+        to.weight = weight(d);
         for (const auto& [datum, mode] : w_.tasks[t].accesses) {
           if (sched::reads(mode)) {
             to.transfer += fetch_cost(datum, d).first;
@@ -728,7 +725,7 @@ class Simulation {
   // Brings task t's inputs to device d and waits for them; the bytes that had to come.
   std::uint64_t fetch_inputs(std::size_t t, int d) {
     std::uint64_t bytes = 0;
-    std::vector<sg4::CommPtr> copies;
+    std::vector<std::size_t> copies;
     std::vector<std::size_t> fetched;
     for (const auto& [datum, mode] : w_.tasks[t].accesses) {
       if (!sched::reads(mode) ||
@@ -742,7 +739,7 @@ class Simulation {
         bytes += w_.data_bytes[datum];
       }
     }
-    sg4::Comm::wait_all(copies);
+    copies_->wait(copies, static_cast<std::size_t>(d));
     for (const auto datum : fetched) {
       inflight_.erase({datum, d});
       if (std::find(valid_[datum].begin(), valid_[datum].end(), d) == valid_[datum].end()) {
@@ -819,10 +816,7 @@ class Simulation {
       deferring_ = false;
       if (done_ == w_.tasks.size()) {
         for (std::size_t o = 0; o < wake_.size(); ++o) {
-          if (idle_[o]) {
-            idle_[o] = false;
-            wake_[o]->release();
-          }
+          wake(o);
         }
       }
     }
@@ -858,9 +852,8 @@ class Simulation {
     const auto bytes = w_.data_bytes[i];
     sg4::Host* src = from >= 0 ? built_.devices[static_cast<std::size_t>(from)]
                                : built_.memory[static_cast<std::size_t>(-1 - from)];
-    auto comm = sg4::Comm::sendto_async(src, built_.devices[static_cast<std::size_t>(d)], bytes);
-    started_.push_back(comm);  // held to the end: SimGrid warns of a comm freed while running
-    if (o_.record) {           // its times once the run is over (finish)
+    const auto copy = copies_->start(src, static_cast<std::size_t>(d), bytes, !prefetch);
+    if (o_.record) {  // its times once the run is over (finish)
       sched::TransferRecord r;
       r.handle = i;
       r.from = from >= 0 ? from + 1 : sched::kHostNode;
@@ -869,7 +862,7 @@ class Simulation {
       r.prefetch = prefetch;
       result_.transfer_records.push_back(r);
     }
-    inflight_[{i, d}] = std::move(comm);
+    inflight_[{i, d}] = copy;
     account(from, d, static_cast<double>(bytes));
   }
 
@@ -1008,20 +1001,30 @@ class Simulation {
   // Wakes up to `count` idle devices that may take work, the lowest first.
   void wake_idle(std::size_t count) {
     for (std::size_t d = 0; d < idle_.size() && count > 0; ++d) {
-      if (idle_[d] && open(static_cast<int>(d))) {
-        idle_[d] = false;
-        wake_[d]->release();
+      if (open(static_cast<int>(d)) && wake(d)) {
         --count;
       }
     }
   }
 
+  // Wakes device d if it sleeps; whether it did.
+  bool wake(std::size_t d) {
+    if (!idle_[d]) {
+      return false;
+    }
+    idle_[d] = false;
+    wake_[d]->release();
+    return true;
+  }
+
+  // Its weight in the policies' view: the governor's headroom, else 1.
+  [[nodiscard]] double weight(int d) const { return governed_ ? governed_->weight(d) : 1.0; }
+
   // Wakes every idle device that may take work (the shared queue, stolen work, moved tasks).
   void wake_open() {
     for (std::size_t d = 0; d < idle_.size(); ++d) {
-      if (idle_[d] && open(static_cast<int>(d))) {
-        idle_[d] = false;
-        wake_[d]->release();
+      if (open(static_cast<int>(d))) {
+        wake(d);
       }
     }
   }
@@ -1099,9 +1102,10 @@ class Simulation {
   }
 
   void finish() {
+    copies_->settle();
     for (std::size_t c = 0; c < result_.transfer_records.size(); ++c) {
-      result_.transfer_records[c].start = nanos(started_[c]->get_start_time());
-      result_.transfer_records[c].end = nanos(started_[c]->get_finish_time());
+      result_.transfer_records[c].start = nanos(copies_->start_time(c));
+      result_.transfer_records[c].end = nanos(copies_->end_time(c));
     }
     link_uses();
     for (std::size_t d = 0; d < thermal_.size(); ++d) {
@@ -1154,10 +1158,10 @@ class Simulation {
   // spine link: (-3, 2 x link + 1 up | 0 down).
   std::map<std::pair<int, int>, double> link_bytes_;
   std::size_t done_ = 0;
-  std::map<std::pair<std::size_t, int>, sg4::CommPtr> inflight_;  // (datum, device) copies
-  std::vector<std::vector<std::size_t>> plan_order_;              // HEFT: per device
+  std::unique_ptr<Copies> copies_;
+  std::map<std::pair<std::size_t, int>, std::size_t> inflight_;  // (datum, device): its copy
+  std::vector<std::vector<std::size_t>> plan_order_;             // HEFT: per device
   std::vector<std::size_t> next_planned_;
-  std::vector<sg4::CommPtr> started_;
   sched::SystemView view_;
   SimResult result_;
 };
@@ -1166,16 +1170,19 @@ class Simulation {
 // on `fd`. Threads as contexts under AddressSanitizer (it cannot follow raw stack switches).
 }  // namespace
 
-nlohmann::json run_engine(const nlohmann::json& request) {
+nlohmann::json run_engine(nlohmann::json request) {
   auto parsed = request_from_json(request);
+  request = nullptr;
   if (!parsed) {
     return {{"error", parsed.error().message}, {"code", static_cast<int>(parsed.error().code)}};
   }
   const auto& [platform, workload, options] = *parsed;
-  // SimGrid's engine: the CMM02 flow model, quiet; threads as contexts under the sanitizers (they
-  // cannot follow raw stack switches).
+  // SimGrid's engine: the CMM02 flow model, quiet; no guard page under each actor's stack (each
+  // is a mapping of its own, and tens of thousands of copy actors would pass vm.max_map_count);
+  // threads as contexts under the sanitizers (they cannot follow raw stack switches).
   std::vector<std::string> args = {"acco-sim-engine", "--cfg=network/model:CM02",
-                                   "--cfg=network/TCP-gamma:0", "--log=root.thres:critical"};
+                                   "--cfg=network/TCP-gamma:0", "--cfg=contexts/guard-size:0",
+                                   "--log=root.thres:critical"};
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
   args.emplace_back("--cfg=contexts/factory:thread");
 #endif

@@ -6,7 +6,8 @@
 
 namespace acco::sim {
 
-// {"result": acco.sim/1's run} or {"error": message, "code": Errc}; never throws.
-[[nodiscard]] nlohmann::json run_engine(const nlohmann::json& request);
+// {"result": acco.sim/1's run} or {"error": message, "code": Errc}; never throws. The request is
+// freed once read, before the run.
+[[nodiscard]] nlohmann::json run_engine(nlohmann::json request);
 
 }  // namespace acco::sim

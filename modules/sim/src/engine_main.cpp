@@ -4,6 +4,7 @@
 #include <iostream>
 #include <iterator>
 #include <string>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -11,13 +12,13 @@
 
 int main() {
   try {
-    const std::string text{std::istreambuf_iterator<char>(std::cin),
-                           std::istreambuf_iterator<char>()};
-    const auto request = nlohmann::json::parse(text, nullptr, false);
+    std::string text{std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>()};
+    auto request = nlohmann::json::parse(text, nullptr, false);
+    std::string().swap(text);  // neither the text nor the tree outlives the reading
     const auto answer =
         request.is_discarded()
             ? nlohmann::json{{"error", "the simulation request is not JSON"}, {"code", 0}}
-            : acco::sim::run_engine(request);
+            : acco::sim::run_engine(std::move(request));
     std::cout << answer.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
     return std::cout.good() ? 0 : 1;
   } catch (const std::exception& e) {

@@ -80,8 +80,8 @@ Result<SimResult> simulate(const Platform& platform, const sched::Workload& work
                 fmt::format("the simulation engine {} cannot be run: {} (set ACCO_SIM_ENGINE)",
                             engine, std::strerror(errno)));
   }
-  const std::string request = request_json(platform, workload, options)
-                                  .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  std::string request = request_json(platform, workload, options)
+                            .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   std::array<int, 2> in{};
   std::array<int, 2> out{};
   if (::pipe2(in.data(), O_CLOEXEC) != 0 || ::pipe2(out.data(), O_CLOEXEC) != 0) {
@@ -108,6 +108,7 @@ Result<SimResult> simulate(const Platform& platform, const sched::Workload& work
   ::close(out[1]);
   const bool sent = write_all(in[1], request);
   ::close(in[1]);
+  std::string().swap(request);  // a million tasks' request is a few hundred MiB
   std::string text;
   std::array<char, 65536> buffer{};
   for (;;) {

@@ -44,7 +44,7 @@ nlohmann::json request_json(const Platform& p, const sched::Workload& w, const S
           {"options",
            {std::string(sched::to_string(o.policy)), o.knobs.alpha, o.knobs.beta,
             o.knobs.sorted_decision, o.record, o.pinned, o.home, o.cooling, o.full_scan_devices,
-            o.power_limit_watts, o.governor, o.task_overhead_seconds}}};
+            o.power_limit_watts, o.governor, o.task_overhead_seconds, o.mailbox_copies_devices}}};
 }
 
 Result<Request> request_from_json(const nlohmann::json& j) {
@@ -108,6 +108,7 @@ Result<Request> request_from_json(const nlohmann::json& j) {
     r.options.power_limit_watts = o.at(9).get<double>();
     r.options.governor = o.at(10).get<std::string>();
     r.options.task_overhead_seconds = o.at(11).get<double>();
+    r.options.mailbox_copies_devices = o.at(12).get<int>();
     return r;
   } catch (const nlohmann::json::exception& e) {
     return fail(Errc::kInvalidArgument, fmt::format("a simulation request: {}", e.what()));

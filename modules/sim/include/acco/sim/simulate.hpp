@@ -60,6 +60,12 @@ struct SimOptions {
   // decision's cost stops growing with the platform (its choice is the same where the devices
   // off the data's nodes cost the same to reach).
   int full_scan_devices = 1024;
+  // From this many devices, copies are puts between actors on SimGrid mailboxes rather than
+  // SimGrid's host-to-host comms, whose cost grows with the copies in flight (the engine's
+  // copies.hpp). Same flows, same model. On Task Bench's stencil with one point a device the
+  // comms are faster at 2,000 devices, the mailboxes 1.3 times as fast at 5,000 and twice as
+  // fast at 10,000 (bench/sim_scale_bench.cpp, dmda-comms and dmda-boxes).
+  int mailbox_copies_devices = 4096;
 };
 
 struct DeviceUse {
