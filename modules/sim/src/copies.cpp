@@ -19,14 +19,12 @@ constexpr unsigned kCopyStackKib = 0;
 constexpr unsigned kCopyStackKib = 16;
 #endif
 
-char payload = 0;  // a put carries a pointer; SimGrid refuses a null one
-
-sg4::ActorPtr spawn(const std::string& name, sg4::Host* host, std::function<void()> code) {
+sg4::ActorPtr spawn(const std::string& name, sg4::Host* host, const std::function<void()>& code) {
   auto actor = sg4::Actor::init(name, host);
   if (kCopyStackKib > 0) {
     actor->set_stacksize(kCopyStackKib);
   }
-  return actor->start(std::move(code));
+  return actor->start(code);
 }
 
 }  // namespace
@@ -67,7 +65,7 @@ std::size_t Copies::start(sg4::Host* from, std::size_t to, std::uint64_t bytes, 
   if (caller_waits) {
     auto* home = sg4::this_actor::get_host();
     sg4::this_actor::set_host(from);
-    copies_[id].comm = mailbox->put_async(&payload, bytes);
+    copies_[id].comm = mailbox->put_async(&payload_, bytes);
     sg4::this_actor::set_host(home);
   } else {
     copies_[id].pooled = true;
@@ -87,7 +85,7 @@ void Copies::send(sg4::Host* from, std::size_t id, sg4::Mailbox* to, std::uint64
     spawn("sender", from, [this, s = sender, from] {
       for (;;) {
         s->go->acquire();
-        auto comm = s->to->put_async(&payload, s->bytes);
+        auto comm = s->to->put_async(&payload_, s->bytes);
         copies_[s->copy].comm = comm;
         comm->wait();
         over(s->copy);

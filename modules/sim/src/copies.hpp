@@ -65,6 +65,7 @@ class Copies {
             std::uint64_t bytes);
 
   bool mailboxes_;
+  char payload_ = 0;  // what a put carries: SimGrid refuses a null pointer
   std::vector<simgrid::s4u::Host*> destinations_;
   std::vector<simgrid::s4u::Mailbox*> boxes_;  // per destination, with its anchor once used
   std::vector<Copy> copies_;
