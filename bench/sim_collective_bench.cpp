@@ -7,9 +7,14 @@
 // with the textbook ring 2(n-1) alpha + 2(n-1)/n S / beta beside them. Writes JSON
 // ("acco.sim-collective/1"). Issue 40: the collective model checked against acco bench
 // --collective on this machine. Not a test: the measurements are a machine's, with its noise.
+// MPI ranks on a CPU sum each chunk they receive: the rate at which this host sums one float
+// buffer into another (64 MiB, best of 5) is measured here and given to the model as its
+// reduction rate (--reduce-rate overrides it; 0 leaves the sums out, as for NCCL on GPUs).
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -72,6 +77,26 @@ Result<Measured> read_measured(const std::string& path) {
   return m;
 }
 
+// Bytes of a float buffer this host sums into another a second: what a rank's reduction runs at.
+double host_reduce_rate() {
+  constexpr std::size_t kFloats = 16U << 20U;  // 64 MiB a buffer, past any cache
+  std::vector<float> from(kFloats, 1.0F);
+  std::vector<float> into(kFloats, 2.0F);
+  double best = std::numeric_limits<double>::infinity();
+  for (int rep = 0; rep < 5; ++rep) {
+    const auto start = std::chrono::steady_clock::now();
+    for (std::size_t i = 0; i < kFloats; ++i) {
+      into[i] += from[i];
+    }
+    const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
+    best = std::min(best, took.count());
+  }
+  if (into[kFloats / 2] != 7.0F) {  // 2 + 5 x 1: the sums ran
+    return 0;
+  }
+  return static_cast<double>(kFloats * sizeof(float)) / best;
+}
+
 // One device per rank, each rank a node whose one port is the fitted link: a copy between
 // ranks crosses the sender's port up and the receiver's down, alpha / 2 each.
 acco::sim::Platform rank_platform(int ranks, const acco::LatencyBandwidth& link) {
@@ -90,8 +115,10 @@ acco::sim::Platform rank_platform(int ranks, const acco::LatencyBandwidth& link)
 }
 
 // The training step's ring all-reduce of `bytes` alone: one layer of no compute, one bucket.
-Result<double> simulated_allreduce(const acco::sim::Platform& p, std::uint64_t bytes) {
+Result<double> simulated_allreduce(const acco::sim::Platform& p, std::uint64_t bytes,
+                                   double reduce_rate) {
   acco::sim::TrainingSpec spec;
+  spec.reduce_bytes_per_second = reduce_rate;
   spec.layers = 1;
   spec.layer_seconds = 1e-12;
   spec.gradient_bytes_per_parameter = 1;
@@ -122,6 +149,11 @@ int run(int argc, char** argv) {
                  "sendrecv,allreduce --json`")
       ->required();
   app.add_option("--from", from, "the sizes the summary counts from (default 1MiB)");
+  double reduce_gbps = -1;
+  app.add_option("--reduce-rate", reduce_gbps,
+                 "GB/s a rank sums a received chunk into its own at (default: measured on this "
+                 "host; 0: free)")
+      ->check(CLI::NonNegativeNumber);
   app.add_option("--json", json, "write results to FILE");
   try {
     app.parse(argc, argv);
@@ -152,12 +184,15 @@ int run(int argc, char** argv) {
     return 65;
   }
   const int n = m->ranks;
-  fmt::print("{} ranks; link fitted to sendrecv: alpha {}, beta {:.2f} GB/s\n\n", n,
+  fmt::print("{} ranks; link fitted to sendrecv: alpha {}, beta {:.2f} GB/s\n", n,
              acco::units::format_seconds(link->alpha_seconds), link->beta_bytes_per_second / 1e9);
+  const double reduce_rate = reduce_gbps >= 0 ? reduce_gbps * 1e9 : host_reduce_rate();
+  fmt::print("reduction rate {:.2f} GB/s ({})\n\n", reduce_rate / 1e9,
+             reduce_gbps >= 0 ? "--reduce-rate" : "a float buffer summed into another here");
   const auto platform = rank_platform(n, *link);
   std::vector<Row> rows;
   for (const auto& p : m->allreduce) {
-    const auto simulated = simulated_allreduce(platform, p.bytes);
+    const auto simulated = simulated_allreduce(platform, p.bytes, reduce_rate);
     if (!simulated) {
       fmt::print(stderr, "acco-sim-collective-bench: {} B: {}\n", p.bytes,
                  simulated.error().message);
@@ -199,6 +234,7 @@ int run(int argc, char** argv) {
                                 {"ranks", n},
                                 {"alpha_seconds", link->alpha_seconds},
                                 {"beta_bytes_per_second", link->beta_bytes_per_second},
+                                {"reduce_bytes_per_second", reduce_rate},
                                 {"results", results}};
     if (auto written = acco::core::write_file_atomic(json, out.dump(2) + "\n"); !written) {
       fmt::print(stderr, "acco-sim-collective-bench: {}\n", written.error().message);

@@ -18,10 +18,10 @@
 
 #include "acco/bench/case.hpp"
 #include "acco/bench/compare.hpp"
-#include "acco/bench/history.hpp"
 #include "acco/bench/report.hpp"
 #include "acco/bench/run_setup.hpp"
 #include "acco/bench/runner.hpp"
+#include "acco/bench/session.hpp"
 #include "acco/core/file.hpp"
 #include "acco/core/process.hpp"
 #include "acco/core/units.hpp"
@@ -258,68 +258,42 @@ class BenchCommand final : public Command {
           profile->reader->threads);
     }
     options.stop = [&] { return interrupt.requested(); };
-    auto run = bench::run_benchmarks(options, machine ? &*machine : nullptr, inv.progress);
-    if (!run) {
-      return error_output(as_usage(std::move(run.error())), out.err);
+    auto session = bench::run_session(
+        {options, o_.no_history ? std::nullopt : std::optional(o_.history), o_.compare, o_.html},
+        machine ? &*machine : nullptr, inv.progress);
+    if (!session) {
+      return error_output(as_usage(std::move(session.error())), out.err);
     }
-    if (interrupt.requested()) {
-      // The cases that finished are shown; a partial run is neither saved nor compared (its
-      // missing cases would read as regressions), nor written as a report.
+    const auto& run = session->run;
+    if (session->interrupted) {
       out.err += fmt::format(
           "acco: bench interrupted; {} result(s) finished, shown below, not saved to the "
           "history{}\n",
-          run->results.size(), o_.html.empty() ? "" : " nor to --html");
-      out.out = inv.format == Format::kJson ? bench::to_json(*run).dump(2) + "\n"
-                                            : report::render_text(bench::run_report(*run));
+          run.results.size(), o_.html.empty() ? "" : " nor to --html");
+      out.out = inv.format == Format::kJson ? bench::to_json(run).dump(2) + "\n"
+                                            : report::render_text(bench::run_report(run));
       out.exit_code = kExitInterrupted;
       return out;
     }
-
-    std::vector<bench::Comparison> comparisons;
-    bool had_previous = true;  // a failed history still shows the (empty) comparison
-    if (!o_.no_history) {
-      auto recorded = bench::record_run(o_.history, *run, o_.compare);
-      if (!recorded) {
-        // The comparison asked for cannot be made: the measurements are still reported, and
-        // the run fails with the history's code (65 for a corrupt one).
-        out.err += fmt::format("acco: {}\n", recorded.error().message);
-        out.exit_code = exit_code_for(recorded.error());
-      } else {
-        out.err += recorded->warnings;
-        comparisons = std::move(recorded->comparisons);
-        had_previous = recorded->had_previous;
-      }
+    out.err += session->notes;
+    if (session->failure) {  // the measurements are still reported, with the failure's code
+      out.exit_code = exit_code_for(*session->failure);
     }
-
-    if (!o_.html.empty()) {
-      if (auto s = core::write_file_atomic(o_.html, bench::html_report(*run, comparisons)); !s) {
-        // Checked before the run, failed now (a full disk): the results still go to stdout.
-        const Error e = as_cannot_write(std::move(s.error()).with_context("--html"));
-        out.err += fmt::format("acco: {}\n", e.message);
-        out.exit_code = exit_code_for(e);
-      } else {
-        out.err += fmt::format("acco: HTML report written to {}\n", o_.html);
-      }
-    }
-    // A case that failed (a GPU lost mid-copy, memory the driver refused) leaves the run
-    // incomplete: the results are printed and saved as usual, and the exit code says so.
-    if (const auto failed = std::count_if(
-            run->results.begin(), run->results.end(),
-            [](const bench::BenchResult& r) { return r.status == bench::kStatusError; });
-        failed > 0 && out.exit_code == kExitOk) {
-      out.err += fmt::format("acco: {} case(s) failed; the results say why\n", failed);
+    if (session->failed_cases > 0 && out.exit_code == kExitOk) {
+      out.err +=
+          fmt::format("acco: {} case(s) failed; the results say why\n", session->failed_cases);
       out.exit_code = kExitCasesFailed;
     }
     if (inv.format == Format::kJson) {
-      auto j = bench::to_json(*run);
+      auto j = bench::to_json(run);
       if (o_.compare) {
-        j["comparisons"] = bench::to_json(comparisons);
+        j["comparisons"] = bench::to_json(session->comparisons);
       }
       out.out = j.dump(2) + "\n";
     } else {
-      auto doc = bench::bench_report(*run);
+      auto doc = bench::bench_report(run);
       if (o_.compare) {
-        bench::add_comparison(doc, comparisons, had_previous);
+        bench::add_comparison(doc, session->comparisons, session->had_previous);
       }
       out.out = report::render_text(doc);
     }

@@ -21,9 +21,11 @@ Result<TrainingStep> training_step(const Platform& platform, const TrainingSpec&
       return fail(Errc::kInvalidArgument, fmt::format("{}: {} is not above 0", name, value));
     }
   }
-  if (!(spec.batch_bytes >= 0) || !std::isfinite(spec.batch_bytes)) {
-    return fail(Errc::kInvalidArgument,
-                fmt::format("batch size: {} is not 0 or more", spec.batch_bytes));
+  for (const auto& [name, value] : {std::pair{"batch size", spec.batch_bytes},
+                                    {"reduction rate", spec.reduce_bytes_per_second}}) {
+    if (!(value >= 0) || !std::isfinite(value)) {
+      return fail(Errc::kInvalidArgument, fmt::format("{}: {} is not 0 or more", name, value));
+    }
   }
   const int devices = platform.devices();
   const int per_node = static_cast<int>(platform.node.devices.size());
@@ -127,8 +129,10 @@ Result<TrainingStep> training_step(const Platform& platform, const TrainingSpec&
         a.emplace_back(grad[from][k][static_cast<std::size_t>(r)], Access::kRead);
         a.emplace_back(grad[d][k][static_cast<std::size_t>(r)], Access::kRead);
       }
-      add_task("allreduce", fmt::format("allreduce({},{})", k, d), 0, std::move(a),
-               static_cast<int>(d));
+      const double summed = (devices - 1.0) / devices * step.bucket_bytes[k];
+      add_task("allreduce", fmt::format("allreduce({},{})", k, d),
+               spec.reduce_bytes_per_second > 0 ? summed / spec.reduce_bytes_per_second : 0,
+               std::move(a), static_cast<int>(d));
     }
   }
   const auto mib = [](double b) { return b / (1024.0 * 1024.0); };

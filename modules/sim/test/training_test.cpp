@@ -127,6 +127,30 @@ TEST(TrainingTest, BadSpecsAreNamed) {
   bad = training_step(dgx(1), spec);
   ASSERT_FALSE(bad.has_value());
   EXPECT_EQ(bad.error().message, "bucket size: 0 is not above 0");
+  spec = {};
+  spec.reduce_bytes_per_second = -1;
+  bad = training_step(dgx(1), spec);
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_EQ(bad.error().message, "reduction rate: -1 is not 0 or more");
+}
+
+// With a reduction rate each device sums (D-1)/D of the bucket after its ring's copies: one
+// bucket at the end of the step adds exactly that time.
+TEST(TrainingTest, AReductionRateAddsTheSumsAfterTheCopies) {
+  TrainingSpec spec;
+  spec.layers = 1;
+  spec.parameters = 1e8;
+  spec.bucket_bytes = 1e9;  // one bucket: 2e8 bytes of bf16 gradients
+  const auto p = dgx(2);
+  auto free_sums = simulate_training(p, *training_step(p, spec));
+  spec.reduce_bytes_per_second = 1e10;
+  auto step = training_step(p, spec);
+  ASSERT_THAT(step, IsOk());
+  ASSERT_EQ(step->bucket_bytes.size(), 1U);
+  auto summed = simulate_training(p, *step);
+  ASSERT_THAT(free_sums, IsOk());
+  ASSERT_THAT(summed, IsOk());
+  EXPECT_NEAR(summed->makespan - free_sums->makespan, 15.0 / 16 * 2e8 / 1e10, 1e-9);
 }
 
 }  // namespace

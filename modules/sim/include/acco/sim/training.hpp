@@ -9,8 +9,10 @@
 // links they cross as SimGrid shares them; each flow carries its route's latency once, and the
 // ring's further 2(D-1)-1 step latencies are not modelled (a few microseconds each: small
 // beside a 25 MiB bucket's bytes, not beside small buckets over thousands of devices). The
-// all-reduce task takes no device time (NCCL's kernels run beside the backward pass). The step
-// ends when the last bucket is reduced everywhere.
+// all-reduce task takes no device time (NCCL's kernels reduce at HBM speed, beside the backward
+// pass) unless the spec gives a reduction rate: then each device spends (D-1)/D of the bucket at
+// that rate after its ring's copies (the sums of a reduce-scatter on a CPU, as Open MPI's or
+// gloo's, not overlapped). The step ends when the last bucket is reduced everywhere.
 #pragma once
 
 #include <cstddef>
@@ -31,6 +33,8 @@ struct TrainingSpec {
   double gradient_bytes_per_parameter = 2;   // bf16 gradients
   double bucket_bytes = 25.0 * 1024 * 1024;  // DDP's bucket_cap_mb (25)
   double batch_bytes = 64.0 * 1024 * 1024;   // each replica's input for the step
+  // Bytes of a bucket one device sums into its own a second; 0: free (see above).
+  double reduce_bytes_per_second = 0;
 };
 
 struct TrainingStep {
