@@ -7,7 +7,10 @@
 
 namespace acco::sim {
 
-Result<TrainingStep> training_step(const Platform& platform, const TrainingSpec& spec) {
+namespace {
+
+// kInvalidArgument naming the first field out of range.
+Status check_spec(const TrainingSpec& spec) {
   if (spec.layers < 1 || spec.layers > 10000) {
     return fail(Errc::kInvalidArgument,
                 fmt::format("layers: {} is not from 1 to 10000", spec.layers));
@@ -27,6 +30,13 @@ Result<TrainingStep> training_step(const Platform& platform, const TrainingSpec&
       return fail(Errc::kInvalidArgument, fmt::format("{}: {} is not 0 or more", name, value));
     }
   }
+  return {};
+}
+
+}  // namespace
+
+Result<TrainingStep> training_step(const Platform& platform, const TrainingSpec& spec) {
+  ACCO_RETURN_IF_ERROR(check_spec(spec));
   const int devices = platform.devices();
   const int per_node = static_cast<int>(platform.node.devices.size());
   const auto layers = static_cast<std::size_t>(spec.layers);
