@@ -159,16 +159,21 @@ TEST(TrainingTest, AReductionRateAddsTheSumsAfterTheCopies) {
 namespace acco::sim {
 namespace {
 
+// Task Bench's stencil_1d: `width` points, `steps` steps.
+Result<sched::Workload> stencil(int width, int steps) {
+  TaskBenchSpec spec;
+  spec.pattern = Pattern::kStencil1d;
+  spec.width = width;
+  spec.steps = steps;
+  return task_bench(spec);
+}
+
 // dmda on a large platform looks at the data's nodes and the devices that free up first, not
 // at every device (SimOptions::full_scan_devices): on Task Bench's stencil over 16 DGX nodes it
 // makes the choices the full scan makes.
 TEST(NarrowingTest, DmdaOnTheDatasNodesAndTheFirstFreeChoosesAsTheFullScan) {
   const auto p = dgx(16);
-  TaskBenchSpec spec;
-  spec.pattern = Pattern::kStencil1d;
-  spec.width = 128;
-  spec.steps = 6;
-  auto w = task_bench(spec);
+  auto w = stencil(128, 6);
   ASSERT_THAT(w, IsOk());
   SimOptions full;
   full.policy = sched::PolicyKind::kDmda;
@@ -190,11 +195,7 @@ TEST(NarrowingTest, DmdaOnTheDatasNodesAndTheFirstFreeChoosesAsTheFullScan) {
 // (3 of 333 copies here).
 TEST(CopiesTest, MailboxPutsMoveWhatHostToHostCommsMove) {
   const auto p = dgx(4);
-  TaskBenchSpec spec;
-  spec.pattern = Pattern::kStencil1d;
-  spec.width = 32;
-  spec.steps = 6;
-  auto w = task_bench(spec);
+  auto w = stencil(32, 6);
   ASSERT_THAT(w, IsOk());
   for (const auto policy : {sched::PolicyKind::kDmda, sched::PolicyKind::kHeft,
                             sched::PolicyKind::kWorkStealing, sched::PolicyKind::kEager}) {
