@@ -638,6 +638,9 @@ class Simulation {
       }
     }
     wake(d);
+    if (policy_->steals()) {
+      wake_idle(1);  // it may steal: the runtime wakes the first sleeping device too
+    }
   }
 
   // The next task for device d: its queue, the shared queue, or (ws) one stolen where it pays.
