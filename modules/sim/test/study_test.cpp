@@ -72,3 +72,63 @@ TEST(StudyTest, ATrainingStepIsOneRunAndABadFileIsNamed) {
 
 }  // namespace
 }  // namespace acco::sim
+
+namespace acco::sim {
+namespace {
+
+using ::acco::testing::StatusIs;
+
+TEST(StudyOptionsTest, TheFlagsUnitsBecomeTheStudysAndTheNodeChecksTheFailedFans) {
+  StudyOptions o;
+  o.workload = "taskbench:stencil_1d";
+  o.width = 4;
+  o.steps = 3;
+  o.task_us = 250;
+  o.output_bytes = "64KiB";
+  o.fabric_gbps = 200;
+  o.task_overhead_us = 5;
+  o.policy = "dmda,heft";
+  o.failed_fans = {"GPU9"};
+  auto checked = make_study(o);  // no node yet: the fans wait for it
+  ASSERT_THAT(checked, IsOk());
+  ASSERT_TRUE(checked->taskbench.has_value());
+  EXPECT_EQ(checked->taskbench->width, 4);
+  EXPECT_DOUBLE_EQ(checked->taskbench->seconds, 250e-6);
+  EXPECT_EQ(checked->taskbench->output_bytes, 64U * 1024);
+  EXPECT_DOUBLE_EQ(checked->platform.fabric.bytes_per_second, 25e9);
+  EXPECT_DOUBLE_EQ(checked->options.task_overhead_seconds, 5e-6);
+  EXPECT_EQ(checked->policies.size(), 2U);
+  EXPECT_TRUE(checked->options.cooling.empty());
+
+  const auto node = pcie4().node;
+  EXPECT_THAT(make_study(o, &node), StatusIs(Errc::kInvalidArgument, HasSubstr("--failed-fan: ")));
+  o.failed_fans = {"GPU1"};
+  auto placed = make_study(o, &node);
+  ASSERT_THAT(placed, IsOk());
+  ASSERT_EQ(placed->options.cooling.size(), 4U);
+  EXPECT_DOUBLE_EQ(placed->options.cooling[1], 4);
+  EXPECT_DOUBLE_EQ(placed->options.cooling[0], 1);
+}
+
+TEST(StudyOptionsTest, AValueOutOfRangeIsNamedAsTheFlag) {
+  StudyOptions o;
+  o.workload = "train";
+  o.policy = "dmda";
+  EXPECT_THAT(make_study(o), StatusIs(Errc::kInvalidArgument, HasSubstr("--policy: a training")));
+  o.policy = "all";
+  o.params = 0;
+  EXPECT_THAT(make_study(o), StatusIs(Errc::kInvalidArgument,
+                                      "--params: '0' is not a number above 0, at most 1e+15"));
+  o = {};
+  o.seeds = 3;  // cholesky draws nothing at random
+  EXPECT_THAT(make_study(o), StatusIs(Errc::kInvalidArgument, HasSubstr("--seeds: this workload")));
+  o = {};
+  o.power_limit = 100;
+  EXPECT_THAT(make_study(o),
+              StatusIs(Errc::kInvalidArgument,
+                       "--power-limit: '100' is not watts from 200 to 700 (the simulated "
+                       "device's range)"));
+}
+
+}  // namespace
+}  // namespace acco::sim
