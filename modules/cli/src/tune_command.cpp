@@ -3,15 +3,12 @@
 // and save the profile for this machine, which bench and doctor then load; `--show` prints the
 // saved one beside the defaults.
 #include <chrono>
-#include <filesystem>
 #include <memory>
 #include <optional>
 
 #include <fmt/format.h>
 
 #include "acco/core/process.hpp"
-#include "acco/core/units.hpp"
-#include "acco/device/host_backend.hpp"
 #include "acco/report/document.hpp"
 #include "acco/tune/profile_report.hpp"
 #include "acco/tune/tune_run.hpp"
@@ -27,42 +24,38 @@ namespace {
 constexpr int kExitInterrupted = 130;
 
 struct TuneFlags {
-  std::string backend = "auto";
-  int devices = 1;
-  std::string link{kDefaultLink};
-  std::string budget = "60s";
-  std::string bytes = "64MiB";
-  std::string output;
-  std::string file;
+  tune::TuneRequest run;
+  std::string output;  // empty = the default path for this machine
   bool show = false;
 };
 
 struct TuneOptions {
   tune::TuneOptions run;
-  std::string output;  // empty = the default path for this machine
+  std::string output;
   bool show = false;
 };
 
 void add_tune_flags(CLI::App& sub, SharedFlags& shared, TuneFlags& f) {
-  offer_values(sub.add_option("--backend", f.backend,
+  offer_values(sub.add_option("--backend", f.run.backend,
                               "auto (CUDA when a GPU is usable, else host), host, cuda")
                    ->type_name("NAME"),
                backend_names());
-  sub.add_option("--devices", f.devices, "host backend: number of emulated devices")
+  sub.add_option("--devices", f.run.devices, "host backend: number of emulated devices")
       ->type_name("N");
-  sub.add_option("--link", f.link,
+  sub.add_option("--link", f.run.link,
                  "host backend: emulated link, e.g. pcie4x16 (default), 25GB/s,2us, unlimited")
       ->type_name("SPEC");
-  sub.add_option("--budget", f.budget, "time for the whole run, e.g. 60s (default), 5m")
+  sub.add_option("--budget", f.run.budget, "time for the whole run, e.g. 60s (default), 5m")
       ->type_name("DURATION");
-  sub.add_option("--bytes", f.bytes, "copy size of the search (default 64MiB)")->type_name("SIZE");
+  sub.add_option("--bytes", f.run.bytes, "copy size of the search (default 64MiB)")
+      ->type_name("SIZE");
   sub.add_option("--output", f.output, "profile file (default <tune-dir>/<fingerprint>.json)")
       ->type_name("FILE");
   add_setting_flag(sub, shared, "tune-dir",
                    "directory of the profiles, one per machine (default "
                    "$XDG_STATE_HOME/acco/tune; env ACCO_TUNE_DIR)",
                    "DIR");
-  sub.add_option("--file", f.file,
+  sub.add_option("--file", f.run.file,
                  "also tune the storage reader (block size, depth, threads) on this file, read "
                  "up to --bytes per measurement")
       ->type_name("PATH");
@@ -76,45 +69,9 @@ Result<TuneOptions> tune_options(const TuneFlags& f) {
   TuneOptions o;
   o.output = f.output;
   o.show = f.show;
-  if (f.show) {
-    return o;
+  if (!f.show) {  // --show needs none of the run's flags
+    ACCO_ASSIGN_OR_RETURN(o.run, as_usage(tune::tune_options(f.run)));
   }
-  if (f.devices < 1 || f.devices > 64) {
-    return usage(fmt::format("--devices: {} is not between 1 and 64", f.devices));
-  }
-  auto link = device::parse_link(f.link);
-  if (!link) {
-    return tl::unexpected(as_usage(std::move(link.error()).with_context("--link")));
-  }
-  o.run.host.devices = f.devices;
-  o.run.host.link = *link;
-  auto budget = units::parse_duration(f.budget);
-  if (!budget || *budget < 1 || *budget > 24 * 3600) {
-    return bad_value("--budget", f.budget, "a duration from 1s to 24h");
-  }
-  o.run.search.budget =
-      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(*budget));
-  auto bytes = units::parse_bytes(f.bytes);
-  if (!bytes || *bytes < (std::uint64_t{1} << 20) || *bytes > (std::uint64_t{4} << 30)) {
-    return bad_value("--bytes", f.bytes, "a size from 1MiB to 4GiB");
-  }
-  o.run.search.bytes = *bytes;
-  o.run.search.fit_bytes.clear();
-  for (std::uint64_t b = *bytes; b >= (std::uint64_t{1} << 20) && o.run.search.fit_bytes.size() < 4;
-       b /= 4) {
-    o.run.search.fit_bytes.insert(o.run.search.fit_bytes.begin(), b);
-  }
-  if (!f.file.empty()) {
-    std::error_code ec;
-    if (!std::filesystem::is_regular_file(f.file, ec)) {
-      return usage(fmt::format("--file: '{}' is not a regular file", f.file));
-    }
-    if (const auto size = std::filesystem::file_size(f.file, ec); ec || size < 4096) {
-      return usage(fmt::format("--file: '{}' is smaller than 4 KiB", f.file));
-    }
-    o.run.reader_file = f.file;
-  }
-  ACCO_ASSIGN_OR_RETURN(o.run.backend, parse_backend(f.backend));
   return o;
 }
 
@@ -179,24 +136,19 @@ class TuneCommand final : public Command {
       stopped = stopped || signals.wait(std::chrono::milliseconds(0)) != 0;
       return stopped;
     };
-    auto result = tune::run_tune(o_.run, machine, stop, inv.progress);
-    if (!result) {
-      return error_output(as_usage(std::move(result.error())), out.err);
+    auto saved = tune::tune_and_save(o_.run, *path, *previous, machine, stop, inv.progress);
+    if (!saved) {
+      return error_output(as_usage(std::move(saved.error())), out.err);
     }
+    const tune::TuneResult* result = &saved->result;
     if (result->interrupted) {
       out.err += fmt::format("acco: tune interrupted; {} left as it was\n", *path);
       out.exit_code = kExitInterrupted;
       return out;
     }
-    // What a collective bench saved there (--save-fusion) stays: acco tune does not measure it.
-    if (*previous) {
-      result->profile.fusion = (*previous)->fusion;
-    }
-    if (auto s = tune::save_tune_profile(*path, result->profile); !s) {
-      // Checked before the run, failed now (a full disk): the profile still goes to stdout.
-      const Error e = as_cannot_write(std::move(s.error()));
-      out.err += fmt::format("acco: {}\n", e.message);
-      out.exit_code = exit_code_for(e);
+    if (saved->save_failure) {  // checked before the run, failed now (a full disk)
+      out.err += fmt::format("acco: {}\n", saved->save_failure->message);
+      out.exit_code = exit_code_for(*saved->save_failure);
     } else {
       out.err += fmt::format("acco: tune profile written to {}\n", *path);
     }

@@ -4,7 +4,9 @@
 #pragma once
 
 #include <optional>
+#include <string>
 
+#include "acco/bench/run_setup.hpp"
 #include "acco/bench/runner.hpp"
 #include "acco/topo/machine.hpp"
 #include "acco/tune/search.hpp"
@@ -25,6 +27,21 @@ struct TuneOptions {
   double reader_share = 0.25;
 };
 
+// A run as `acco tune`'s flags ask for it, in their units and with their defaults.
+struct TuneRequest {
+  std::string backend = "auto";           // auto, host, cuda
+  int devices = 1;                        // host backend: emulated devices (1-64)
+  std::string link{bench::kDefaultLink};  // host backend: emulated link (device::parse_link)
+  std::string budget = "60s";             // the whole run: 1s-24h
+  std::string bytes = "64MiB";            // the search's copy size: 1MiB-4GiB
+  std::string file;  // also the storage reader on this file (regular, 4 KiB or more)
+};
+
+// The options `request` asks for, every value checked; errors name the flag ("--budget: '0s' is
+// not a duration from 1s to 24h", kInvalidArgument). The fit sizes are the copy size and up to
+// three quarters below it, down to 1 MiB.
+[[nodiscard]] Result<TuneOptions> tune_options(const TuneRequest& request);
+
 struct TuneResult {
   TuneProfile profile;
   bool interrupted = false;  // stop() said so: the profile is incomplete, do not save it
@@ -35,5 +52,20 @@ struct TuneResult {
 // readable file of at least 4 KiB.
 [[nodiscard]] Result<TuneResult> run_tune(const TuneOptions& options, const topo::Machine* machine,
                                           const StopRequested& stop, const Progress& progress);
+
+// A run saved: its result, and why the profile could not be written (kCannotWrite) when it could
+// not; the profile is still in `result`.
+struct TuneSaved {
+  TuneResult result;
+  std::optional<Error> save_failure;
+};
+
+// run_tune, then, unless interrupted, its profile saved at `path` with `previous`'s fusion
+// entries kept (what a collective bench saved there: acco tune does not measure it). Nothing is
+// written when the run is interrupted. Errors: run_tune's.
+[[nodiscard]] Result<TuneSaved> tune_and_save(const TuneOptions& options, const std::string& path,
+                                              const std::optional<TuneProfile>& previous,
+                                              const topo::Machine* machine,
+                                              const StopRequested& stop, const Progress& progress);
 
 }  // namespace acco::tune

@@ -1,0 +1,75 @@
+// tune_options: acco tune's flags checked into a run; tune_and_save: nothing written when the run
+// is interrupted.
+#include <filesystem>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "acco/testing/files.hpp"
+#include "acco/testing/matchers.hpp"
+#include "acco/tune/tune_run.hpp"
+
+namespace acco::tune {
+namespace {
+
+using ::acco::testing::IsOk;
+using ::acco::testing::StatusIs;
+using ::testing::HasSubstr;
+
+TEST(TuneOptionsTest, TheFlagsUnitsBecomeTheRunsAndTheFitSizesEndAtTheCopySize) {
+  TuneRequest r;
+  r.devices = 2;
+  r.budget = "90s";
+  r.bytes = "16MiB";
+  r.backend = "host";
+  auto o = tune_options(r);
+  ASSERT_THAT(o, IsOk());
+  EXPECT_EQ(o->host.devices, 2);
+  EXPECT_EQ(o->backend, bench::BackendChoice::kHost);
+  EXPECT_EQ(o->search.budget, std::chrono::seconds(90));
+  EXPECT_EQ(o->search.bytes, 16U << 20U);
+  EXPECT_EQ(o->search.fit_bytes, (std::vector<std::uint64_t>{1U << 20U, 4U << 20U, 16U << 20U}));
+}
+
+TEST(TuneOptionsTest, EachBadValueIsNamedAsItsFlag) {
+  TuneRequest r;
+  r.budget = "0.5s";
+  EXPECT_THAT(tune_options(r), StatusIs(Errc::kInvalidArgument,
+                                        "--budget: '0.5s' is not a duration from 1s to 24h"));
+  r = {};
+  r.bytes = "5GiB";
+  EXPECT_THAT(tune_options(r),
+              StatusIs(Errc::kInvalidArgument, "--bytes: '5GiB' is not a size from 1MiB to 4GiB"));
+  r = {};
+  r.devices = 65;
+  EXPECT_THAT(tune_options(r),
+              StatusIs(Errc::kInvalidArgument, "--devices: 65 is not between 1 and 64"));
+  r = {};
+  r.link = "pcie9x99";
+  EXPECT_THAT(tune_options(r), StatusIs(Errc::kInvalidArgument, HasSubstr("--link: ")));
+  r = {};
+  r.backend = "tpu";
+  EXPECT_THAT(tune_options(r), StatusIs(Errc::kInvalidArgument, HasSubstr("--backend: ")));
+  r = {};
+  r.file = "/nonexistent/acco-file";
+  EXPECT_THAT(tune_options(r), StatusIs(Errc::kInvalidArgument,
+                                        "--file: '/nonexistent/acco-file' is not a regular file"));
+}
+
+TEST(TuneOptionsTest, AnInterruptedRunWritesNothing) {
+  const testing::TempDir dir;
+  const std::string path = (dir.path() / "profile.json").string();
+  TuneRequest r;
+  r.backend = "host";
+  r.budget = "1s";
+  r.bytes = "1MiB";
+  auto o = tune_options(r);
+  ASSERT_THAT(o, IsOk());
+  auto saved = tune_and_save(*o, path, std::nullopt, nullptr, [] { return true; }, {});
+  ASSERT_THAT(saved, IsOk());
+  EXPECT_TRUE(saved->result.interrupted);
+  EXPECT_FALSE(std::filesystem::exists(path));
+}
+
+}  // namespace
+}  // namespace acco::tune
