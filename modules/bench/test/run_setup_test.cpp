@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <string>
 
 #include <gmock/gmock.h>
@@ -36,6 +37,53 @@ TEST(RunSetupTest, BackendsByName) {
   EXPECT_THAT(parse_backend("cuda"), HasValue(BackendChoice::kCuda));
   EXPECT_THAT(parse_backend("quantum"),
               StatusIs(Errc::kInvalidArgument, "'quantum' is not one of auto, host, cuda"));
+}
+
+TEST(RunSetupTest, ARequestBecomesTheRunItsFlagsAskFor) {
+  RunRequest r;
+  r.devices = 3;
+  r.bytes = "8MiB";
+  r.reps = 7;
+  r.backend = "host";
+  r.cases = {"h2d_*"};
+  auto plan = run_plan(r);
+  ASSERT_THAT(plan, IsOk());
+  EXPECT_EQ(plan->run.host.devices, 3);
+  EXPECT_EQ(plan->run.defaults.bytes, 8U << 20U);
+  EXPECT_EQ(plan->run.defaults.reps, 7);
+  EXPECT_EQ(plan->run.backend, BackendChoice::kHost);
+  EXPECT_EQ(plan->run.suite, "transfer");
+  EXPECT_TRUE(plan->create_file.empty());
+  r.suite = "storage";
+  r.cases.clear();
+  r.file = "/nonexistent/acco-data";
+  r.create = "1MiB";
+  plan = run_plan(r);
+  ASSERT_THAT(plan, IsOk());  // the file is written first
+  EXPECT_EQ(plan->create_file, "/nonexistent/acco-data");
+  EXPECT_EQ(plan->create_bytes, 1U << 20U);
+}
+
+TEST(RunSetupTest, EachBadValueOfARequestIsNamedAsItsFlag) {
+  const auto refused = [](const std::function<void(RunRequest&)>& change) {
+    RunRequest r;
+    change(r);
+    auto plan = run_plan(r);
+    EXPECT_THAT(plan, StatusIs(Errc::kInvalidArgument));
+    return plan ? std::string() : plan.error().message;
+  };
+  EXPECT_EQ(refused([](RunRequest& r) { r.reps = 0; }), "--reps: 0 is not between 1 and 1000");
+  EXPECT_EQ(refused([](RunRequest& r) { r.bytes = "1KiB"; }),
+            "--bytes: '1KiB' is not a size from 4KiB to 16GiB");
+  EXPECT_EQ(refused([](RunRequest& r) { r.suite = "disk"; }),
+            "--suite: 'disk' is not one of transfer, storage");
+  EXPECT_EQ(refused([](RunRequest& r) { r.file = "x"; }),
+            "--file and --create belong to --suite storage");
+  EXPECT_EQ(refused([](RunRequest& r) { r.suite = "storage"; }),
+            "--suite storage: expected --file PATH (the file to read)");
+  EXPECT_EQ(refused([](RunRequest& r) { r.cases = {"nothing_*"}; }),
+            "--cases: no case matches (see acco bench --list)");
+  EXPECT_THAT(refused([](RunRequest& r) { r.backend = "tpu"; }), HasSubstr("--backend: "));
 }
 
 TEST(RunSetupTest, AQuickLookCapsSizesAndRepetitions) {

@@ -2,17 +2,13 @@
 // peak, keep a history per machine and compare with the last run.
 #include "bench_command.hpp"
 
-#include <algorithm>
 #include <csignal>
-#include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
-#include <system_error>
 #include <vector>
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include <nlohmann/json.hpp>
 
@@ -25,7 +21,6 @@
 #include "acco/core/file.hpp"
 #include "acco/core/process.hpp"
 #include "acco/core/units.hpp"
-#include "acco/device/host_backend.hpp"
 #include "acco/io/baseline.hpp"
 #include "acco/report/document.hpp"
 
@@ -52,68 +47,53 @@ std::optional<topo::Machine> machine_or_warning(Result<topo::Machine> machine,
 constexpr int kExitInterrupted = 130;
 
 struct BenchFlags {
-  std::string backend = "auto";
-  int devices = 1;
-  std::string link{kDefaultLink};
-  std::vector<std::string> cases;
-  std::string bytes = "256MiB";
-  int reps = 5;
-  bool quick = false;
+  bench::RunRequest run;
   bool list = false;
   std::string html;
   bool compare = false;
   bool no_history = false;
-  std::string suite = "transfer";
-  std::string file;    // --suite storage: the file read
-  std::string create;  // --suite storage: write the file first when missing or smaller
   tune::ProfileChoice profile;
   CollectiveFlags collective;  // --collective: the collective benchmark instead of a suite
 };
 
-// Checked and typed.
 struct BenchOptions {
-  bench::RunOptions run;
+  bench::RunPlan plan;
   bool list = false;
   std::string html;      // write the HTML report here
   bool compare = false;  // compare with the last run on this machine
   std::string history;   // history file; empty = the default path
   bool no_history = false;
-  std::string create_file;  // write `create_bytes` of data here first when missing or smaller
-  std::uint64_t create_bytes = 0;
   tune::ProfileChoice profile;  // the engine profile from acco tune
 };
 
-const std::vector<std::string>& suite_names() {
-  static const std::vector<std::string> names = {"transfer", "storage"};
-  return names;
-}
-
 void add_bench_flags(CLI::App& sub, SharedFlags& shared, BenchFlags& f) {
-  offer_values(sub.add_option("--backend", f.backend,
+  offer_values(sub.add_option("--backend", f.run.backend,
                               "auto (CUDA when a GPU is usable, else host), host, cuda")
                    ->type_name("NAME"),
                backend_names());
-  sub.add_option("--devices", f.devices, "host backend: number of emulated devices")
+  sub.add_option("--devices", f.run.devices, "host backend: number of emulated devices")
       ->type_name("N");
-  sub.add_option("--link", f.link,
+  sub.add_option("--link", f.run.link,
                  "host backend: emulated link, e.g. pcie4x16, pcie5x16, 25GB/s,2us, unlimited")
       ->type_name("SPEC");
-  offer_values(sub.add_option("--suite", f.suite, "transfer (default) or storage (needs --file)")
-                   ->type_name("NAME"),
-               suite_names());
-  sub.add_option("--file", f.file, "--suite storage: the file to read (on the drive to measure)")
+  offer_values(
+      sub.add_option("--suite", f.run.suite, "transfer (default) or storage (needs --file)")
+          ->type_name("NAME"),
+      bench::suite_names());
+  sub.add_option("--file", f.run.file,
+                 "--suite storage: the file to read (on the drive to measure)")
       ->type_name("PATH");
-  sub.add_option("--create", f.create,
+  sub.add_option("--create", f.run.create,
                  "--suite storage: write SIZE of data to --file first when it is missing or "
                  "smaller")
       ->type_name("SIZE");
-  sub.add_option("--cases", f.cases, "only cases matching these patterns (h2d_*,sweep_*)")
+  sub.add_option("--cases", f.run.cases, "only cases matching these patterns (h2d_*,sweep_*)")
       ->delimiter(',')
       ->type_name("PATTERNS");
-  sub.add_option("--bytes", f.bytes, "buffer size of bandwidth cases (default 256MiB)")
+  sub.add_option("--bytes", f.run.bytes, "buffer size of bandwidth cases (default 256MiB)")
       ->type_name("SIZE");
-  sub.add_option("--reps", f.reps, "timed samples per case (default 5)")->type_name("N");
-  sub.add_flag("--quick", f.quick, "small buffers and few repetitions (a quick look)");
+  sub.add_option("--reps", f.run.reps, "timed samples per case (default 5)")->type_name("N");
+  sub.add_flag("--quick", f.run.quick, "small buffers and few repetitions (a quick look)");
   sub.add_flag("--list", f.list, "list the cases and exit");
   add_json_flag(sub, shared, "print JSON (schema acco.bench/1)");
   sub.add_option("--html", f.html, "write a self-contained HTML report with plots")
@@ -136,87 +116,21 @@ void add_bench_flags(CLI::App& sub, SharedFlags& shared, BenchFlags& f) {
 }
 
 // --suite, --file and --create.
-Status storage_options(const BenchFlags& f, BenchOptions& o) {
-  if (std::find(suite_names().begin(), suite_names().end(), f.suite) == suite_names().end()) {
-    return usage(
-        fmt::format("--suite: '{}' is not one of {}", f.suite, fmt::join(suite_names(), ", ")));
-  }
-  o.run.suite = f.suite;
-  if (f.suite != "storage") {
-    if (!f.file.empty() || !f.create.empty()) {
-      return usage("--file and --create belong to --suite storage");
-    }
-    return {};
-  }
-  if (f.file.empty()) {
-    return usage("--suite storage: expected --file PATH (the file to read)");
-  }
-  o.run.defaults.storage_file = f.file;
-  o.run.defaults.quick = f.quick;
-  if (!f.create.empty()) {
-    auto bytes = units::parse_bytes(f.create);
-    if (!bytes || *bytes < 4096 || *bytes > (std::uint64_t{1} << 40)) {
-      return usage(fmt::format("--create: '{}' is not a size from 4KiB to 1TiB", f.create));
-    }
-    o.create_file = f.file;
-    o.create_bytes = *bytes;
-  } else if (std::error_code ec; !std::filesystem::is_regular_file(f.file, ec)) {
-    return usage(
-        fmt::format("--file: '{}' is not a regular file (give --create SIZE to write "
-                    "one)",
-                    f.file));
-  } else if (const auto size = std::filesystem::file_size(f.file, ec); !ec && size < 4096) {
-    // Every storage case reads whole 4 KiB blocks: a smaller file would waive them all.
-    return usage(fmt::format(
-        "--file: '{}' holds {} bytes; the storage cases read at least 4 KiB (give --create SIZE "
-        "to write a larger one)",
-        f.file, size));
-  }
-  return {};
-}
-
 Result<BenchOptions> bench_options(const BenchFlags& f, const std::string& history) {
-  if (f.devices < 1 || f.devices > 64) {
-    return usage(fmt::format("--devices: {} is not between 1 and 64", f.devices));
-  }
-  if (f.reps < 1 || f.reps > 1000) {
-    return usage(fmt::format("--reps: {} is not between 1 and 1000", f.reps));
+  BenchOptions o;
+  if (!f.list) {  // the list needs none of the measurement's flags
+    ACCO_ASSIGN_OR_RETURN(o.plan, as_usage(bench::run_plan(f.run)));
   }
   if (f.compare && f.no_history) {
     return usage("--compare needs the history; drop --no-history");
   }
   ACCO_RETURN_IF_ERROR(check_profile_flags(f.profile));
-  BenchOptions o;
   o.list = f.list;
   o.html = f.html;
   o.compare = f.compare;
   o.history = history;
   o.no_history = f.no_history;
   o.profile = f.profile;
-  if (f.list) {
-    return o;  // the list needs none of the measurement's flags
-  }
-  auto& run = o.run;
-  run.host.devices = f.devices;
-  ACCO_ASSIGN_OR_RETURN(run.host.link, for_flag("--link", device::parse_link(f.link)));
-  auto bytes = units::parse_bytes(f.bytes);
-  if (!bytes || *bytes < 4096 || *bytes > (std::uint64_t{16} << 30)) {
-    return usage(fmt::format("--bytes: '{}' is not a size from 4KiB to 16GiB", f.bytes));
-  }
-  run.defaults.bytes = *bytes;
-  run.defaults.reps = f.reps;
-  if (f.quick) {
-    bench::apply_quick(run.defaults);
-  }
-  ACCO_RETURN_IF_ERROR(storage_options(f, o));
-  run.patterns = f.cases;
-  const bool any = std::any_of(bench::cases().begin(), bench::cases().end(), [&](const auto& c) {
-    return c->suite() == f.suite && bench::matches(c->key(), f.cases);
-  });
-  if (!any) {
-    return usage("--cases: no case matches (see acco bench --list)");
-  }
-  ACCO_ASSIGN_OR_RETURN(run.backend, parse_backend(f.backend));
   return o;
 }
 
@@ -243,7 +157,7 @@ class BenchCommand final : public Command {
       }
     });
     ACCO_RETURN_IF_ERROR(create_file(out.err));
-    bench::RunOptions options = o_.run;
+    bench::RunOptions options = o_.plan.run;
     const auto machine = machine_or_warning(bench::probe_for_run(inv.settings, options), out.err);
     auto profile = profile_for(o_.profile, inv.settings, machine ? &*machine : nullptr, out.err);
     if (!profile) {
@@ -303,14 +217,15 @@ class BenchCommand final : public Command {
  private:
   // --create: the storage suite's file, written when missing or smaller; a line on stderr then.
   [[nodiscard]] Status create_file(std::string& err) const {
-    if (o_.create_file.empty()) {
+    const auto& p = o_.plan;
+    if (p.create_file.empty()) {
       return {};
     }
-    ACCO_ASSIGN_OR_RETURN(const bool created, io::fill_test_file(o_.create_file, o_.create_bytes),
+    ACCO_ASSIGN_OR_RETURN(const bool created, io::fill_test_file(p.create_file, p.create_bytes),
                           "--create");
     if (created) {
-      err += fmt::format("acco: wrote {} of test data to {}\n",
-                         units::format_bytes(o_.create_bytes), o_.create_file);
+      err += fmt::format("acco: wrote {} of test data to {}\n", units::format_bytes(p.create_bytes),
+                         p.create_file);
     }
     return {};
   }
@@ -341,10 +256,10 @@ CommandSpec bench_command() {
           CollectiveFlags collective = flags.collective;
           collective.history = settings.get("history");
           collective.no_history = flags.no_history;
-          collective.backend = flags.backend;
+          collective.backend = flags.run.backend;
           collective.compare = flags.compare;
-          collective.link = flags.link;
-          collective.quick = flags.quick;  // a short sweep, as for the suites
+          collective.link = flags.run.link;
+          collective.quick = flags.run.quick;  // a short sweep, as for the suites
           return collective_command(collective);
         }
         return command_from<BenchCommand>(bench_options(flags, settings.get("history")));

@@ -27,6 +27,35 @@ inline constexpr std::string_view kDefaultLink = "pcie4x16";
 // One of backend_names(). kInvalidArgument "'NAME' is not one of auto, host, cuda".
 [[nodiscard]] Result<BackendChoice> parse_backend(std::string_view name);
 
+// The suites of cases: "transfer", "storage".
+[[nodiscard]] const std::vector<std::string>& suite_names();
+
+// A run as `acco bench`'s suite flags ask for it, in their units and with their defaults.
+struct RunRequest {
+  std::string backend = "auto";    // auto, host, cuda
+  int devices = 1;                 // host backend: emulated devices (1-64)
+  std::string link{kDefaultLink};  // host backend: emulated link (device::parse_link)
+  std::vector<std::string> cases;  // patterns (matches()); empty: every case of the suite
+  std::string bytes = "256MiB";    // bandwidth cases' buffer: 4KiB-16GiB
+  int reps = 5;                    // timed samples per case (1-1000)
+  bool quick = false;              // apply_quick
+  std::string suite = "transfer";  // transfer or storage
+  std::string file;                // storage: the file read
+  std::string create;              // storage: write this size to `file` first (4KiB-1TiB)
+};
+
+// The run `request` asks for, and the test file to write first (none when `create_bytes` is 0).
+struct RunPlan {
+  RunOptions run;
+  std::string create_file;
+  std::uint64_t create_bytes = 0;
+};
+
+// `request` checked: errors name the flag ("--bytes: '1KiB' is not a size from 4KiB to 16GiB",
+// "--cases: no case matches (see acco bench --list)"), kInvalidArgument. The storage suite needs
+// a regular file of at least 4 KiB unless `create` is given.
+[[nodiscard]] Result<RunPlan> run_plan(const RunRequest& request);
+
 // The topology a run's link peaks and fingerprint come from: `settings`' sysroot and pci-ids, no
 // NVML; with `data_path` (absolute) also the mount and NVMe namespaces holding it
 // (machine.data_dir), matched against the sysroot's mount table. topo::probe's errors.
