@@ -12,6 +12,7 @@
 #include "acco/monitor/schedule_run.hpp"
 #include "acco/report/document.hpp"
 #include "acco/sched/experiment_report.hpp"
+#include "acco/sched/experiment_request.hpp"
 #include "acco/sched/perf_model.hpp"
 #include "acco/sched/policy.hpp"
 #include "acco/sched/record.hpp"
@@ -27,25 +28,12 @@
 namespace acco::cli {
 namespace {
 
-// Command-line limits: what a run from the shell is meant for (the library's own limits, in
-// sched::make_workload, guard against overflow and are wider).
-constexpr int kMaxTiles = 100;
-constexpr int kMaxTasks = 1'000'000;
 constexpr int kMaxCalibrate = 100;
-constexpr double kMaxFactor = 1e6;  // --skew, --ccr, --alpha, --time-scale (and its inverse)
 
 // `acco schedule` flags as CLI11 reads them: numbers typed, lists, names and sizes as text.
 struct ScheduleFlags {
-  sched::WorkloadSpec workload;
-  std::string workload_name = "cholesky";
-  std::string devices = "host:4";
-  std::string kinds;
-  std::string speeds;
-  std::string link = "pcie3x16";
-  std::string memory;
-  std::vector<std::string> faults;
-  std::string tile_bytes;
-  std::string task_bytes;
+  sched::WorkloadRequest workload;
+  sched::DeviceRequest devices;
   std::string policy = "dmda";
   bool sorted_decision = false;
   int calibrate = 1;
@@ -59,18 +47,17 @@ struct ScheduleFlags {
   std::string governor = "off,thermal";
   tune::ProfileChoice profile;
   DistributedFlags distributed;
-  const CLI::Option* link_option = nullptr;  // was --link given?
 };
 
 void add_schedule_flags(CLI::App& cmd, SharedFlags& shared, ScheduleFlags& f) {
-  auto& w = f.workload;
+  auto& w = f.workload.spec;
   std::vector<std::string> workloads;
   for (const auto kind :
        {sched::WorkloadKind::kCholesky, sched::WorkloadKind::kLu, sched::WorkloadKind::kIndependent,
         sched::WorkloadKind::kChain, sched::WorkloadKind::kRandom}) {
     workloads.emplace_back(sched::to_string(kind));
   }
-  offer_values(cmd.add_option("--workload", f.workload_name,
+  offer_values(cmd.add_option("--workload", f.workload.kind,
                               "cholesky (default), lu, independent, chain, random (layered random "
                               "DAG)")
                    ->type_name("NAME"),
@@ -95,27 +82,29 @@ void add_schedule_flags(CLI::App& cmd, SharedFlags& shared, ScheduleFlags& f) {
                {"sirocco", "mirage", "uniform"});
   cmd.add_option("--time-scale", w.time_scale, "multiply every task's cost by X (default 1)")
       ->type_name("X");
-  cmd.add_option("--devices", f.devices, "host:N emulated devices (default host:4), or cuda")
+  cmd.add_option("--devices", f.devices.devices,
+                 "host:N emulated devices (default host:4), or cuda")
       ->type_name("SPEC");
-  offer_values(cmd.add_option("--kinds", f.kinds,
+  offer_values(cmd.add_option("--kinds", f.devices.kinds,
                               "per device, or one for all: cpu or gpu timing column (default gpu)")
                    ->type_name("LIST"),
                {"cpu", "gpu"});
-  cmd.add_option("--speeds", f.speeds, "per device, or one for all: speed factor (default 1)")
+  cmd.add_option("--speeds", f.devices.speeds,
+                 "per device, or one for all: speed factor (default 1)")
       ->type_name("LIST");
-  f.link_option = cmd.add_option("--link", f.link, "host devices: emulated link (default pcie3x16)")
-                      ->type_name("SPEC");
+  cmd.add_option("--link", f.devices.link, "host devices: emulated link (default pcie3x16)")
+      ->type_name("SPEC");
   add_profile_flags(cmd, f.profile);
   add_distributed_flags(cmd, f.distributed);
-  cmd.add_option("--tile-bytes", f.tile_bytes,
+  cmd.add_option("--tile-bytes", f.workload.tile_bytes,
                  "cholesky, lu: bytes per tile (default b x b floats of the kernel table)")
       ->type_name("SIZE");
-  cmd.add_option("--task-bytes", f.task_bytes,
+  cmd.add_option("--task-bytes", f.workload.task_bytes,
                  "independent, chain: bytes of each task's data (default 1MiB)")
       ->type_name("SIZE");
-  cmd.add_option("--memory", f.memory, "per-device memory budget (default the device's)")
+  cmd.add_option("--memory", f.devices.memory, "per-device memory budget (default the device's)")
       ->type_name("SIZE");
-  cmd.add_option("--inject-fault", f.faults,
+  cmd.add_option("--inject-fault", f.devices.faults,
                  "make device DEV fail: copy-fails:N, lost-after:N (copies), alloc-fails:N, "
                  "stall:DURATION[/N], comma-joined; repeatable (e.g. 0:copy-fails:3)")
       ->type_name("DEV:FAULTS");
@@ -207,102 +196,11 @@ Status parse_serve(const ScheduleFlags& f, ScheduleOptions& s) {
   return {};
 }
 
-// A per-device list has one entry, or one per device. With cuda the count is known only once the
-// GPUs are found, so the run checks it then (open_devices).
-Status check_list_length(std::string_view flag, std::size_t entries, const sched::DeviceSetup& d) {
-  if (d.cuda) {
-    return {};
-  }
-  return for_flag(flag, sched::check_per_device(entries, static_cast<std::size_t>(d.host_devices)));
-}
-
-Status check_workload(const std::string& name, sched::WorkloadSpec& w) {
-  const auto kind = sched::parse_workload_kind(name);
-  if (!kind) {
-    return bad_value("--workload", name, "one of cholesky, lu, independent, chain, random");
-  }
-  w.kind = *kind;
-  if (w.tiles < 1 || w.tiles > kMaxTiles) {
-    return bad_value("--tiles", std::to_string(w.tiles), "between 1 and 100");
-  }
-  if (w.tasks < 1 || w.tasks > kMaxTasks) {
-    return bad_value("--tasks", std::to_string(w.tasks), "between 1 and 1000000");
-  }
-  // Bounds far beyond any useful value, so the emulated times stay finite.
-  if (!(w.skew >= 1 && w.skew <= kMaxFactor)) {
-    return bad_value("--skew", fmt::format("{}", w.skew), "a number from 1 to 1e6");
-  }
-  if (!(w.ccr >= 0 && w.ccr <= kMaxFactor)) {
-    return bad_value("--ccr", fmt::format("{}", w.ccr), "a number from 0 to 1e6");
-  }
-  if (!(w.alpha > 0 && w.alpha <= kMaxFactor)) {
-    return bad_value("--alpha", fmt::format("{}", w.alpha), "a number above 0, at most 1e6");
-  }
-  if (w.out_degree < 1) {
-    return bad_value("--out-degree", std::to_string(w.out_degree), "at least 1");
-  }
-  if (!(w.beta >= 0 && w.beta < 2)) {
-    return bad_value("--beta", fmt::format("{}", w.beta), "in [0, 2)");
-  }
-  if (!(w.time_scale >= 1 / kMaxFactor && w.time_scale <= kMaxFactor)) {
-    return bad_value("--time-scale", fmt::format("{}", w.time_scale), "a number from 1e-6 to 1e6");
-  }
-  if (!sched::kernel_table(w.kernels)) {
-    return bad_value("--kernels", w.kernels, "one of sirocco, mirage, uniform");
-  }
-  return {};
-}
-
-// --devices, --kinds, --speeds, --link, --memory.
-Status parse_devices(const ScheduleFlags& f, sched::DeviceSetup& d) {
-  if (!f.kinds.empty()) {
-    if (d.cuda) {
-      return usage("--kinds: not with --devices cuda (every GPU is gpu)");
-    }
-    ACCO_ASSIGN_OR_RETURN(d.kinds, for_flag("--kinds", sched::parse_device_kinds(f.kinds)));
-    ACCO_RETURN_IF_ERROR(check_list_length("--kinds", d.kinds.size(), d));
-  }
-  if (!f.speeds.empty()) {
-    ACCO_ASSIGN_OR_RETURN(d.speeds, for_flag("--speeds", sched::parse_speed_factors(f.speeds)));
-    ACCO_RETURN_IF_ERROR(check_list_length("--speeds", d.speeds.size(), d));
-  }
-  if (d.cuda && f.link_option->count() > 0) {
-    return usage("--link: only for host devices (a GPU has its own link)");
-  }
-  ACCO_ASSIGN_OR_RETURN(d.link, for_flag("--link", device::parse_link(f.link)));
-  for (const std::string& fault : f.faults) {
-    ACCO_ASSIGN_OR_RETURN(auto parsed,
-                          for_flag("--inject-fault", sched::parse_injected_fault(fault)));
-    d.faults.push_back(std::move(parsed));
-  }
-  return {};
-}
-
-// --tile-bytes, --task-bytes and --memory.
-Status parse_sizes(const ScheduleFlags& f, ScheduleOptions& s) {
-  if (!f.tile_bytes.empty()) {
-    ACCO_ASSIGN_OR_RETURN(s.experiment.spec.tile_bytes,
-                          for_flag("--tile-bytes", sched::parse_data_bytes(f.tile_bytes)));
-  }
-  if (!f.task_bytes.empty()) {
-    ACCO_ASSIGN_OR_RETURN(s.experiment.spec.task_bytes,
-                          for_flag("--task-bytes", sched::parse_data_bytes(f.task_bytes)));
-  }
-  if (!f.memory.empty()) {
-    ACCO_ASSIGN_OR_RETURN(s.devices.memory_bytes,
-                          for_flag("--memory", sched::parse_memory_budget(f.memory)));
-  }
-  return {};
-}
-
 Result<ScheduleOptions> schedule_options(const ScheduleFlags& f) {
   ScheduleOptions s;
   sched::ExperimentOptions& e = s.experiment;
-  e.spec = f.workload;
-  ACCO_RETURN_IF_ERROR(for_flag("--devices", sched::parse_device_spec(f.devices, s.devices)));
-  ACCO_RETURN_IF_ERROR(check_workload(f.workload_name, e.spec));
-  ACCO_RETURN_IF_ERROR(parse_devices(f, s.devices));
-  ACCO_RETURN_IF_ERROR(parse_sizes(f, s));
+  ACCO_ASSIGN_OR_RETURN(s.devices, as_usage(sched::device_setup(f.devices)));
+  ACCO_ASSIGN_OR_RETURN(e.spec, as_usage(sched::workload_spec(f.workload)));
   ACCO_ASSIGN_OR_RETURN(e.policies, for_flag("--policy", sched::parse_policies(f.policy)));
   if (f.calibrate < 0 || f.calibrate > kMaxCalibrate) {
     return bad_value("--calibrate", std::to_string(f.calibrate), "between 0 and 100");

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "acco/device/cuda_backend.hpp"
+#include "acco/sched/experiment_request.hpp"
 #include "acco/sched/policy.hpp"
 #include "acco/testing/matchers.hpp"
 
@@ -65,6 +66,56 @@ TEST(DeviceListText, DataSizesAndBudgets) {
   EXPECT_THAT(parse_memory_budget("512MiB"), HasValue(512U << 20));
   EXPECT_THAT(parse_memory_budget("0"),
               StatusIs(Errc::kInvalidArgument, "'0' is not a size such as 512MiB or 2GiB"));
+}
+
+TEST(ExperimentRequest, TheFlagsTextsBecomeTheSetupAndTheSpec) {
+  DeviceRequest d;
+  d.devices = "host:2";
+  d.kinds = "cpu,gpu";
+  d.speeds = "2";
+  d.memory = "1GiB";
+  d.faults = {"1:copy-fails:2"};
+  auto setup = device_setup(d);
+  ASSERT_THAT(setup, IsOk());
+  EXPECT_EQ(setup->host_devices, 2);
+  EXPECT_THAT(setup->kinds, ElementsAre("cpu", "gpu"));
+  EXPECT_THAT(setup->speeds, ElementsAre(2.0));
+  EXPECT_EQ(setup->memory_bytes, 1ULL << 30U);
+  ASSERT_EQ(setup->faults.size(), 1U);
+  EXPECT_EQ(setup->faults[0].first, 1);
+  WorkloadRequest w;
+  w.kind = "independent";
+  w.spec.tasks = 50;
+  w.task_bytes = "64KiB";
+  auto spec = workload_spec(w);
+  ASSERT_THAT(spec, IsOk());
+  EXPECT_EQ(spec->kind, WorkloadKind::kIndependent);
+  EXPECT_EQ(spec->tasks, 50);
+  EXPECT_EQ(spec->task_bytes, 64U * 1024);
+}
+
+TEST(ExperimentRequest, EachBadValueIsNamedAsItsFlag) {
+  DeviceRequest d;
+  d.devices = "host:2";
+  d.kinds = "cpu,gpu,gpu";
+  EXPECT_THAT(device_setup(d), StatusIs(Errc::kInvalidArgument, HasSubstr("--kinds: ")));
+  d = {};
+  d.devices = "cuda";
+  d.link = "pcie4x16";
+  EXPECT_THAT(device_setup(d), StatusIs(Errc::kInvalidArgument,
+                                        "--link: only for host devices (a GPU has its own link)"));
+  WorkloadRequest w;
+  w.spec.tiles = 101;
+  EXPECT_THAT(workload_spec(w),
+              StatusIs(Errc::kInvalidArgument, "--tiles: '101' is not between 1 and 100"));
+  w = {};
+  w.spec.beta = 2;
+  EXPECT_THAT(workload_spec(w), StatusIs(Errc::kInvalidArgument, "--beta: '2' is not in [0, 2)"));
+  w = {};
+  w.kind = "fft";
+  EXPECT_THAT(workload_spec(w),
+              StatusIs(Errc::kInvalidArgument,
+                       "--workload: 'fft' is not one of cholesky, lu, independent, chain, random"));
 }
 
 TEST(PerDevice, OneValueForAllOrOnePerDevice) {
