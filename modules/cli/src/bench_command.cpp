@@ -252,14 +252,15 @@ CommandSpec bench_command() {
   return command_with_flags<BenchFlags>(
       "bench", "measure host<->device, device<->device and host bandwidth against the link peak",
       add_bench_flags, [](const BenchFlags& flags, const core::Settings& settings) {
-        if (!flags.collective.ops.empty()) {  // the suites' flags exclude it (add_bench_flags)
+        if (!flags.collective.request.ops
+                 .empty()) {  // the suites' flags exclude it (add_bench_flags)
           CollectiveFlags collective = flags.collective;
           collective.history = settings.get("history");
           collective.no_history = flags.no_history;
-          collective.backend = flags.run.backend;
+          collective.request.backend = flags.run.backend;
           collective.compare = flags.compare;
-          collective.link = flags.run.link;
-          collective.quick = flags.run.quick;  // a short sweep, as for the suites
+          collective.request.link = flags.run.link;
+          collective.request.quick = flags.run.quick;  // a short sweep, as for the suites
           return collective_command(collective);
         }
         return command_from<BenchCommand>(bench_options(flags, settings.get("history")));

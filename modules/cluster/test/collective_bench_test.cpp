@@ -1,8 +1,12 @@
 #include "acco/cluster/collective_bench.hpp"
 
+#include <optional>
+
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+
+#include "acco/cluster/collective_request.hpp"
 
 namespace acco::cluster {
 namespace {
@@ -111,6 +115,51 @@ TEST(RunCollectives, BadOptionsNameTheField) {
   o = small({Op::kAllReduce});
   o.iters = 0;
   EXPECT_FALSE(run_collectives(*comm, o, {}));
+}
+
+TEST(CollectiveRequestTest, QuickIsAShortSweepAndWhatIsGivenStays) {
+  CollectiveRequest r;
+  r.ops = "allreduce";
+  r.quick = true;
+  r.iters = 7;
+  auto o = collective_bench_options(r);
+  ASSERT_TRUE(o.has_value()) << o.error().message;
+  EXPECT_EQ(o->collectives.max_bytes, 1U << 20U);
+  EXPECT_EQ(o->collectives.iters, 7);
+  EXPECT_EQ(o->collectives.warmup, 1);
+  EXPECT_TRUE(o->collectives.check);
+  EXPECT_DOUBLE_EQ(o->nccl_timeout_seconds, 300);
+  EXPECT_TRUE(static_cast<bool>(o->open_backend));
+}
+
+TEST(CollectiveRequestTest, EachBadValueIsNamedAsItsFlag) {
+  const auto message = [](CollectiveRequest r) {
+    r.ops = r.ops.empty() ? "all" : r.ops;
+    auto o = collective_bench_options(r);
+    EXPECT_FALSE(o.has_value());
+    EXPECT_TRUE(o || o.error().code == Errc::kInvalidArgument);
+    return o ? std::string() : o.error().message;
+  };
+  CollectiveRequest r;
+  r.iters = 0;
+  EXPECT_EQ(message(r), "--iters: '0' is not a number from 1 to 100000");
+  r = {};
+  r.min_bytes = "64MiB";
+  EXPECT_EQ(message(r), "--min-bytes 64MiB is larger than --max-bytes 32MiB");
+  r = {};
+  r.nccl_timeout = "0s";
+  EXPECT_EQ(message(r), "--nccl-timeout '0s': expected a duration above 0 (300s, 5m)");
+  r = {};
+  r.ops = "gather";
+  EXPECT_EQ(message(r).rfind("--collective: ", 0), 0U);
+}
+
+TEST(CollectiveRequestTest, WithoutAMachineNothingIsRecordedAndTheNoteSaysWhy) {
+  const CollectiveRun run;
+  auto h = record_collective_run(run, std::nullopt, "/nonexistent/history.sqlite", true);
+  ASSERT_TRUE(h.has_value());
+  EXPECT_TRUE(h->comparisons.empty());
+  EXPECT_EQ(h->note, "No machine fingerprint (the probe failed): nothing to compare.\n");
 }
 
 TEST(CollectiveReport, TextHasNcclTestsColumnsAndTheSummary) {
