@@ -40,39 +40,6 @@ struct ProbeOptions {
   cluster::PairOptions pairs;
 };
 
-// A value for a POSIX shell: single-quoted, a quote inside as '\''.
-std::string shell_quote(const std::string& value) {
-  std::string out = "'";
-  for (const char c : value) {
-    out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  }
-  return out + "'";
-}
-
-std::string nccl_env_text(const topo::Machine& m, const topo::NcclEnv& env,
-                          const std::string& topo_file) {
-  std::string out =
-      fmt::format("# NCCL, UCX and Open MPI settings acco recommends for {} ({})\n",
-                  m.hostname.empty() ? std::string("this node") : m.hostname, m.origin);
-  for (const auto& s : env.settings) {
-    out += fmt::format("# {}: {}\nexport {}={}\n", s.name, s.reason, s.name, shell_quote(s.value));
-  }
-  for (const auto& note : env.notes) {
-    out += fmt::format("# {}\n", note);
-  }
-  if (!topo_file.empty()) {
-    out += fmt::format(
-        "# NCCL_TOPO_FILE: a virtual machine, whose flattened PCI tree misleads NCCL; written by "
-        "--nccl-topo-file\nexport NCCL_TOPO_FILE={}\n",
-        shell_quote(topo_file));
-  } else if (env.wants_topo_file) {
-    out +=
-        "# a virtual machine: NCCL misreads its flattened PCI tree; add --nccl-topo-file FILE to "
-        "write an NCCL_TOPO_FILE\n";
-  }
-  return out;
-}
-
 class ProbeCommand final : public Command {
  public:
   explicit ProbeCommand(ProbeOptions options) : options_(std::move(options)) {}
@@ -103,7 +70,7 @@ class ProbeCommand final : public Command {
       }
       out.out = inv.format == Format::kJson
                     ? topo::to_json(env, options_.nccl_topo_file).dump(2) + "\n"
-                    : nccl_env_text(result.machine, env, options_.nccl_topo_file);
+                    : topo::nccl_env_text(result.machine, env, options_.nccl_topo_file);
     } else {
       // The live machine's CUDA driver, which the probe does not read.
       const auto cuda =

@@ -366,4 +366,41 @@ nlohmann::ordered_json to_json(const NcclEnv& env, const std::string& topo_file)
                                           : nlohmann::ordered_json(topo_file)}};
 }
 
+// A value for a POSIX shell: single-quoted, a quote inside as '\''.
+namespace {
+
+std::string shell_quote(const std::string& value) {
+  std::string out = "'";
+  for (const char c : value) {
+    out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  }
+  return out + "'";
+}
+
+}  // namespace
+
+std::string nccl_env_text(const topo::Machine& m, const topo::NcclEnv& env,
+                          const std::string& topo_file) {
+  std::string out =
+      fmt::format("# NCCL, UCX and Open MPI settings acco recommends for {} ({})\n",
+                  m.hostname.empty() ? std::string("this node") : m.hostname, m.origin);
+  for (const auto& s : env.settings) {
+    out += fmt::format("# {}: {}\nexport {}={}\n", s.name, s.reason, s.name, shell_quote(s.value));
+  }
+  for (const auto& note : env.notes) {
+    out += fmt::format("# {}\n", note);
+  }
+  if (!topo_file.empty()) {
+    out += fmt::format(
+        "# NCCL_TOPO_FILE: a virtual machine, whose flattened PCI tree misleads NCCL; written by "
+        "--nccl-topo-file\nexport NCCL_TOPO_FILE={}\n",
+        shell_quote(topo_file));
+  } else if (env.wants_topo_file) {
+    out +=
+        "# a virtual machine: NCCL misreads its flattened PCI tree; add --nccl-topo-file FILE to "
+        "write an NCCL_TOPO_FILE\n";
+  }
+  return out;
+}
+
 }  // namespace acco::topo

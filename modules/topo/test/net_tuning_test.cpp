@@ -475,6 +475,23 @@ TEST(NcclEnvTest, KvmGuestNamesItsRailsAndWantsATopologyFile) {
   EXPECT_TRUE(env.wants_topo_file);
 }
 
+TEST(NcclEnvTest, TheTextIsAShellScriptWithEachReasonAboveItsExport) {
+  Machine m;
+  m.hostname = "node7";
+  m.origin = "sysfs";
+  NcclEnv env;
+  env.settings.push_back({.name = "NCCL_SOCKET_IFNAME", .value = "=it's", .reason = "why"});
+  env.notes.emplace_back("a note");
+  env.wants_topo_file = true;
+  EXPECT_EQ(nccl_env_text(m, env, ""),
+            "# NCCL, UCX and Open MPI settings acco recommends for node7 (sysfs)\n"
+            "# NCCL_SOCKET_IFNAME: why\nexport NCCL_SOCKET_IFNAME='=it'\\''s'\n# a note\n"
+            "# a virtual machine: NCCL misreads its flattened PCI tree; add --nccl-topo-file FILE "
+            "to write an NCCL_TOPO_FILE\n");
+  EXPECT_THAT(nccl_env_text(m, env, "/tmp/t.xml"),
+              HasSubstr("\nexport NCCL_TOPO_FILE='/tmp/t.xml'\n"));
+}
+
 TEST(NcclEnvTest, SlowerManagementPortIsLeftOutOfTheHcaList) {
   TempDir dir;
   acco::testing::write_pcie_server(dir.path(), {.mgmt_cx4_lx = true});

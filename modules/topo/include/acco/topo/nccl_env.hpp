@@ -57,5 +57,10 @@ struct NcclEnv {
 // {"schema", "settings": [{"name", "value", "reason"}], "notes", "virtual_machine",
 // "topo_file_advised", "topo_file": path or null}.
 [[nodiscard]] nlohmann::ordered_json to_json(const NcclEnv& env, const std::string& topo_file);
+// The settings as a POSIX shell sources them (`acco probe --nccl-env`): a heading naming the
+// node, each setting's reason as a comment above its export line (values single-quoted), the
+// notes, and NCCL_TOPO_FILE when `topo_file` was written (or, in a VM, how to write one).
+[[nodiscard]] std::string nccl_env_text(const Machine& machine, const NcclEnv& env,
+                                        const std::string& topo_file);
 
 }  // namespace acco::topo
