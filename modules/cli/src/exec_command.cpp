@@ -1,9 +1,7 @@
 // `acco exec`: runs a command bound to one GPU, its NUMA-local CPUs and memory and, with --nic
 // auto, its nearest NIC. The binding comes from exec::plan_binding; this file parses, prints the
 // binding on stderr (stdout stays the command's) and execs.
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
 #include <memory>
 #include <string>
 #include <tuple>
@@ -11,20 +9,17 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <unistd.h>
 
 #include "acco/core/fs.hpp"
 #include "acco/exec/binding.hpp"
 #include "acco/exec/check.hpp"
+#include "acco/exec/spawn.hpp"
 #include "acco/report/document.hpp"
 #include "acco/topo/probe.hpp"
 
 #include "command_spec.hpp"
 #include "commands.hpp"
-
-// POSIX's process environment, which <unistd.h> leaves undeclared without _GNU_SOURCE.
-// NOLINTNEXTLINE(cppcoreguidelines-avoid-non-const-global-variables,readability-redundant-declaration)
-extern char** environ;
+#include "machine_flags.hpp"
 
 namespace acco::cli {
 namespace {
@@ -40,31 +35,14 @@ struct ExecFlags {
   std::vector<std::string> command;
 };
 
-exec::Environment environment() {
-  exec::Environment env;
-  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
-    const std::string entry(*e);
-    if (const auto eq = entry.find('='); eq != std::string::npos) {
-      env.emplace(entry.substr(0, eq), entry.substr(eq + 1));
-    }
-  }
-  return env;
-}
-
 class ExecCommand final : public Command {
  public:
   explicit ExecCommand(ExecFlags flags) : flags_(std::move(flags)) {}
 
   Result<Output> run(const Invocation& inv) const override {
-    topo::ProbeRequest request;
-    request.sysroot = inv.settings.get("sysroot");
-    request.nvml_library = inv.settings.get("nvml-library");
-    const auto nvml = inv.settings.get("nvml");
-    request.nvml = nvml == "on"    ? topo::NvmlMode::kOn
-                   : nvml == "off" ? topo::NvmlMode::kOff
-                                   : topo::NvmlMode::kAuto;
-    ACCO_ASSIGN_OR_RETURN(const auto probed, topo::probe(request), "exec");
-    const exec::Environment env = environment();
+    ACCO_ASSIGN_OR_RETURN(const auto probed,
+                          topo::probe(probe_request(MachineOptions{}, inv.settings)), "exec");
+    const exec::Environment env = exec::current_environment();
     if (flags_.check) {
       return check(probed.machine, env, inv);
     }
@@ -100,21 +78,9 @@ class ExecCommand final : public Command {
     for (const std::string& note : notes) {
       std::fputs(fmt::format("acco exec: {}\n", note).c_str(), stderr);
     }
-    std::fflush(stdout);
-    std::fflush(stderr);
-    std::vector<char*> argv;
-    for (const std::string& word : flags_.command) {
-      argv.push_back(
-          const_cast<char*>(word.c_str()));  // NOLINT(cppcoreguidelines-pro-type-const-cast)
-    }
-    argv.push_back(nullptr);
-    ::execvp(argv[0], argv.data());
-    // Only on failure: the shell's codes, 127 for a command not found, 126 for one not runnable.
-    const int error = errno;
-    return Output{"",
-                  fmt::format("acco: exec: {}: {}\n", flags_.command[0],
-                              error == ENOENT ? "command not found" : std::strerror(error)),
-                  error == ENOENT ? 127 : 126};
+    const auto failed = exec::exec_in_place(flags_.command);  // returns only on failure
+    return Output{"", fmt::format("acco: exec: {}: {}\n", flags_.command[0], failed.why),
+                  failed.exit_code};
   }
 
  private:

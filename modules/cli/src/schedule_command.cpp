@@ -232,23 +232,6 @@ Result<ScheduleOptions> schedule_options(const ScheduleFlags& f) {
   return s;
 }
 
-// The devices of `d` with a kind and a speed each: with cuda, the lists' lengths are checked
-// against the GPUs found.
-Result<sched::ExperimentDevices> open_devices(const sched::DeviceSetup& d) {
-  auto backend = sched::open_experiment_backend(d);
-  if (!backend) {
-    return tl::unexpected(d.cuda ? std::move(backend.error()).with_context("--devices cuda")
-                                 : as_usage(std::move(backend.error())));
-  }
-  const std::size_t n = (*backend)->devices().size();
-  ACCO_ASSIGN_OR_RETURN(const auto speeds,
-                        for_flag("--speeds", sched::expand_per_device(d.speeds, 1.0, n)));
-  ACCO_ASSIGN_OR_RETURN(const auto kinds, for_flag("--kinds", sched::expand_per_device(
-                                                                  d.kinds, std::string("gpu"), n)));
-  return for_flag("--inject-fault",
-                  sched::experiment_devices(std::move(*backend), d, kinds, speeds));
-}
-
 // What the runs need, checked before minutes of them: the budget against the largest task, the
 // models file, the output directories (the writes themselves are atomic and may still fail).
 Status check_before_runs(const ScheduleOptions& s, const sched::Workload& workload) {
@@ -303,7 +286,7 @@ Result<std::unique_ptr<monitor::RuntimeServer>> start_server(const ScheduleOptio
 
 Result<Output> ScheduleCommand::run(const Invocation& inv) const {
   const ScheduleOptions& s = options_;
-  ACCO_ASSIGN_OR_RETURN(auto devices, open_devices(s.devices));
+  ACCO_ASSIGN_OR_RETURN(auto devices, as_usage(sched::open_devices(s.devices)));
   std::string profile_note;
   if (auto loaded = load_transfer_profiles(s.profile, inv.settings, devices, profile_note);
       !loaded) {

@@ -6,6 +6,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <stdlib.h>
 #include <sys/wait.h>
 
 #include "acco/testing/files.hpp"
@@ -71,6 +72,23 @@ TEST(SpawnTest, WhatCannotStartIsAnErrorNamingIt) {
   EXPECT_THAT(spawn(request), StatusIs(Errc::kUnavailable, HasSubstr("cannot execute")));
   request.argv.clear();
   EXPECT_THAT(spawn(request), StatusIs(Errc::kInvalidArgument));
+}
+
+}  // namespace
+}  // namespace acco::exec
+
+namespace acco::exec {
+namespace {
+
+TEST(ExecInPlaceTest, ACommandNotFoundIsTheShells127AndTheEnvironmentIsThisProcesss) {
+  const auto failed = exec_in_place({"/nonexistent/acco-no-such-command"});
+  EXPECT_EQ(failed.why, "command not found");
+  EXPECT_EQ(failed.exit_code, 127);
+  const auto dir = exec_in_place({"/"});  // a directory cannot run
+  EXPECT_EQ(dir.exit_code, 126);
+  ASSERT_EQ(::setenv("ACCO_EXEC_TEST_VALUE", "a=b", 1), 0);
+  EXPECT_EQ(current_environment().at("ACCO_EXEC_TEST_VALUE"), "a=b");
+  ASSERT_EQ(::unsetenv("ACCO_EXEC_TEST_VALUE"), 0);
 }
 
 }  // namespace

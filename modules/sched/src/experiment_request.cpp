@@ -48,6 +48,21 @@ Result<DeviceSetup> device_setup(const DeviceRequest& r) {
   return d;
 }
 
+Result<ExperimentDevices> open_devices(const DeviceSetup& d) {
+  auto backend = open_experiment_backend(d);
+  if (!backend) {
+    return tl::unexpected(d.cuda ? std::move(backend.error()).with_context("--devices cuda")
+                                 : std::move(backend.error()));
+  }
+  const std::size_t n = (*backend)->devices().size();
+  ACCO_ASSIGN_OR_RETURN(const auto speeds, expand_per_device(d.speeds, 1.0, n), "--speeds");
+  ACCO_ASSIGN_OR_RETURN(const auto kinds, expand_per_device(d.kinds, std::string("gpu"), n),
+                        "--kinds");
+  ACCO_ASSIGN_OR_RETURN(auto devices, experiment_devices(std::move(*backend), d, kinds, speeds),
+                        "--inject-fault");
+  return devices;
+}
+
 Result<WorkloadSpec> workload_spec(const WorkloadRequest& r) {
   WorkloadSpec w = r.spec;
   const auto kind = parse_workload_kind(r.kind);

@@ -118,6 +118,21 @@ TEST(ExperimentRequest, EachBadValueIsNamedAsItsFlag) {
                        "--workload: 'fft' is not one of cholesky, lu, independent, chain, random"));
 }
 
+TEST(ExperimentRequest, OpenedDevicesTakeOneKindAndSpeedForAll) {
+  DeviceRequest d;
+  d.devices = "host:2";
+  d.kinds = "cpu";
+  d.speeds = "3";
+  auto setup = device_setup(d);
+  ASSERT_THAT(setup, IsOk());
+  auto opened = open_devices(*setup);
+  ASSERT_THAT(opened, IsOk());
+  EXPECT_THAT(opened->models, ElementsAre(DeviceModel{"cpu", 3}, DeviceModel{"cpu", 3}));
+  setup->faults.emplace_back(5, device::FaultPlan{});  // no device 5
+  EXPECT_THAT(open_devices(*setup),
+              StatusIs(Errc::kInvalidArgument, HasSubstr("--inject-fault: ")));
+}
+
 TEST(PerDevice, OneValueForAllOrOnePerDevice) {
   EXPECT_THAT(expand_per_device<double>({}, 1.0, 3), HasValue(ElementsAre(1, 1, 1)));
   EXPECT_THAT(expand_per_device<double>({2}, 1.0, 3), HasValue(ElementsAre(2, 2, 2)));

@@ -31,6 +31,19 @@ struct SpawnRequest {
 // reported back through a close-on-exec pipe before this returns).
 [[nodiscard]] Result<pid_t> spawn(const SpawnRequest& request);
 
+// This process's environment (environ), as a binding reads and a child inherits it.
+[[nodiscard]] Environment current_environment();
+
+// What became of a command that could not replace this process (`acco exec`): "command not
+// found" (exit 127, as a shell's) or why it cannot run (126).
+struct ExecFailure {
+  std::string why;
+  int exit_code = 126;
+};
+// Replaces this process with `command` (execvp: argv[0] looked up on PATH), stdout and stderr
+// flushed first. Returns only when that failed.
+[[nodiscard]] ExecFailure exec_in_place(const std::vector<std::string>& command);
+
 // `binding`'s CPUs, memory node and environment on top of `request`.
 [[nodiscard]] SpawnRequest bound(SpawnRequest request, const Binding& binding);
 

@@ -31,6 +31,11 @@ struct DeviceRequest {
 // GPUs are found, so opening the devices checks it then. A link and kinds are refused with cuda.
 [[nodiscard]] Result<DeviceSetup> device_setup(const DeviceRequest& request);
 
+// The devices of `setup` opened, each with its kind and speed: with cuda the lists' lengths are
+// checked against the GPUs found. Errors: the backend's (with cuda "--devices cuda: ..."), the
+// lists' ("--speeds: ...", "--kinds: ..."), the injected faults' ("--inject-fault: ...").
+[[nodiscard]] Result<ExperimentDevices> open_devices(const DeviceSetup& setup);
+
 struct WorkloadRequest {
   std::string kind = "cholesky";  // parse_workload_kind
   WorkloadSpec spec;              // its kind is set from `kind`
