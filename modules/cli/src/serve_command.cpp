@@ -8,7 +8,6 @@
 
 #include "acco/core/process.hpp"
 #include "acco/core/stop.hpp"
-#include "acco/core/units.hpp"
 #include "acco/doctor/periodic_bench.hpp"
 #include "acco/monitor/daemon.hpp"
 #include "acco/monitor/jobs.hpp"
@@ -71,13 +70,8 @@ class ServeCommand final : public Command {
 
 struct ServeFlags {
   MonitorFlags monitor;
-  std::string compat;
+  monitor::DaemonRequest daemon;
   std::string duration;
-  std::string log;
-  std::string retention;
-  std::string memory_window;
-  std::string probe_every;
-  std::string bench_every;
   bool governor = false;
   GovernorFlags governor_flags;
   bool jobs = false;
@@ -98,29 +92,10 @@ Result<ServeOptions> serve_options(const ServeFlags& flags, const core::Settings
   d.interval = monitor.interval;
   d.sources = monitor.sources;
   d.sysroot = monitor.sysroot;
-  if (!flags.compat.empty() && flags.compat != "dcgm") {
-    return bad_value("--compat", flags.compat, "dcgm");
-  }
-  d.metrics.dcgm_compat = flags.compat == "dcgm";
   d.metrics.version = ACCO_VERSION;
   if (!flags.duration.empty()) {
     ACCO_ASSIGN_OR_RETURN(o.duration, duration_flag(flags.duration, "20s"));
   }
-  d.event_log = flags.log;
-  const auto every = [](const std::string& flag, const std::string& text,
-                        std::optional<std::chrono::seconds>& out) -> Status {
-    if (text.empty()) {
-      return {};
-    }
-    const auto seconds = units::parse_duration(text);
-    if (!seconds || *seconds < 1 || *seconds > 7 * 86400) {
-      return bad_value(flag, text, "a duration from 1s to 7d (e.g. 10m)");
-    }
-    out = std::chrono::seconds(static_cast<long long>(*seconds));
-    return {};
-  };
-  ACCO_RETURN_IF_ERROR(every("--probe-every", flags.probe_every, d.checks.probe_every));
-  ACCO_RETURN_IF_ERROR(every("--bench-every", flags.bench_every, d.checks.bench_every));
   o.history_path = settings.get("history");
   o.tune_dir = settings.get("tune-dir");
   d.store_path = settings.get("store");
@@ -131,25 +106,7 @@ Result<ServeOptions> serve_options(const ServeFlags& flags, const core::Settings
       ACCO_ASSIGN_OR_RETURN(d.jobs->dir, monitor::default_jobs_dir());
     }
   }
-  if (!flags.retention.empty() && d.store_path.empty()) {
-    return usage("--retention: applies to --store, which is not given");
-  }
-  if (!flags.retention.empty()) {
-    auto retention = monitor::parse_retention(flags.retention);
-    if (!retention) {
-      return bad_value("--retention", flags.retention,
-                       "raw=DURATION,minute=DURATION (e.g. raw=1h,minute=7d)");
-    }
-    d.store = *retention;
-  }
-  if (!flags.memory_window.empty()) {
-    const auto seconds = units::parse_duration(flags.memory_window);
-    if (!seconds || *seconds < 1 || *seconds > 7 * 86400) {
-      return bad_value("--memory-window", flags.memory_window,
-                       "a duration from 1s to 7d (e.g. 15m)");
-    }
-    d.memory_window = std::chrono::milliseconds(static_cast<long long>(*seconds * 1000));
-  }
+  ACCO_RETURN_IF_ERROR(as_usage(monitor::apply_request(flags.daemon, d)));
   return o;
 }
 
@@ -163,19 +120,20 @@ CommandSpec serve_command() {
                          "address to serve on (default 127.0.0.1:9477; env ACCO_LISTEN)",
                          "HOST:PORT");
         add_monitor_flags(sub, shared, flags.monitor, "sampling period (default 1s)");
-        offer_values(sub.add_option("--compat", flags.compat,
+        offer_values(sub.add_option("--compat", flags.daemon.compat,
                                     "also expose dcgm-exporter's series under DCGM's names: dcgm")
                          ->type_name("NAME"),
                      {"dcgm"});
         sub.add_option("--duration", flags.duration, "stop after this long (default: at SIGTERM)")
             ->type_name("DURATION");
-        sub.add_option("--log", flags.log, "write events as JSON Lines to FILE (rotated at 10 MiB)")
+        sub.add_option("--log", flags.daemon.log,
+                       "write events as JSON Lines to FILE (rotated at 10 MiB)")
             ->type_name("FILE");
-        sub.add_option("--probe-every", flags.probe_every,
+        sub.add_option("--probe-every", flags.daemon.probe_every,
                        "re-run the probe's checks this often and log findings that appear or "
                        "clear (they run once at start in any case)")
             ->type_name("DURATION");
-        sub.add_option("--bench-every", flags.bench_every,
+        sub.add_option("--bench-every", flags.daemon.bench_every,
                        "run the quick bench this often when every device is idle, store it in "
                        "the bench history and log regressions")
             ->type_name("DURATION");
@@ -197,11 +155,11 @@ CommandSpec serve_command() {
                          "keep every device field and host CPU/memory in the SQLite FILE "
                          "(raw points 1h, minute averages 7d; env ACCO_STORE)",
                          "FILE");
-        sub.add_option("--retention", flags.retention,
+        sub.add_option("--retention", flags.daemon.retention,
                        "how long --store keeps raw points and minute averages (default "
                        "raw=1h,minute=7d)")
             ->type_name("SPEC");
-        sub.add_option("--memory-window", flags.memory_window,
+        sub.add_option("--memory-window", flags.daemon.memory_window,
                        "how far back the rounds kept in memory reach, for the API's series and "
                        "the dashboard (default: the last 3600 rounds; older points come from "
                        "--store)")

@@ -7,11 +7,13 @@
 
 #include "acco/analyze/events.hpp"
 #include "acco/core/clock.hpp"
+#include "acco/core/option_check.hpp"
 #include "acco/core/units.hpp"
 #include "acco/monitor/client.hpp"
 #include "acco/monitor/event_log.hpp"
 #include "acco/monitor/jobs.hpp"
 #include "acco/monitor/sampler.hpp"
+#include "acco/monitor/series_store.hpp"
 #include "acco/power/controller.hpp"
 #include "acco/topo/probe.hpp"
 
@@ -274,6 +276,52 @@ report::Document daemon_report(const DaemonSummary& summary) {
   doc.add(report::Preformatted{fmt::format("acco serve: stopped by {} after {} round(s)",
                                            summary.stopped_by, summary.rounds)});
   return doc;
+}
+
+namespace {
+
+// A period flag from 1s to 7d, in whole seconds; empty: not given.
+Result<std::optional<std::chrono::seconds>> every(const char* flag, const std::string& text) {
+  if (text.empty()) {
+    return std::optional<std::chrono::seconds>();
+  }
+  const auto seconds = units::parse_duration(text);
+  if (!seconds || *seconds < 1 || *seconds > 7 * 86400) {
+    return core::bad_option(flag, text, "a duration from 1s to 7d (e.g. 10m)");
+  }
+  return std::optional(std::chrono::seconds(static_cast<long long>(*seconds)));
+}
+
+}  // namespace
+
+Status apply_request(const DaemonRequest& r, DaemonOptions& o) {
+  if (!r.compat.empty() && r.compat != "dcgm") {
+    return core::bad_option("--compat", r.compat, "dcgm");
+  }
+  o.metrics.dcgm_compat = r.compat == "dcgm";
+  o.event_log = r.log;
+  ACCO_ASSIGN_OR_RETURN(o.checks.probe_every, every("--probe-every", r.probe_every));
+  ACCO_ASSIGN_OR_RETURN(o.checks.bench_every, every("--bench-every", r.bench_every));
+  if (!r.retention.empty()) {
+    if (o.store_path.empty()) {
+      return fail(Errc::kInvalidArgument, "--retention: applies to --store, which is not given");
+    }
+    auto retention = parse_retention(r.retention);
+    if (!retention) {
+      return core::bad_option("--retention", r.retention,
+                              "raw=DURATION,minute=DURATION (e.g. raw=1h,minute=7d)");
+    }
+    o.store = *retention;
+  }
+  if (!r.memory_window.empty()) {
+    const auto seconds = units::parse_duration(r.memory_window);
+    if (!seconds || *seconds < 1 || *seconds > 7 * 86400) {
+      return core::bad_option("--memory-window", r.memory_window,
+                              "a duration from 1s to 7d (e.g. 15m)");
+    }
+    o.memory_window = std::chrono::milliseconds(static_cast<long long>(*seconds * 1000));
+  }
+  return {};
 }
 
 }  // namespace acco::monitor

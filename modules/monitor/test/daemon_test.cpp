@@ -220,3 +220,45 @@ TEST(RecorderTest, AFileThatCannotBeCreatedIsCannotWrite) {
 
 }  // namespace
 }  // namespace acco::monitor
+
+namespace acco::monitor {
+namespace {
+
+TEST(DaemonRequestTest, TheFlagsTextsBecomeTheOptions) {
+  DaemonOptions o;
+  o.store_path = "/tmp/store.sqlite";
+  DaemonRequest r;
+  r.compat = "dcgm";
+  r.log = "/tmp/events.jsonl";
+  r.probe_every = "10m";
+  r.retention = "raw=2h,minute=1d";
+  r.memory_window = "1.5s";
+  ASSERT_TRUE(apply_request(r, o).has_value());
+  EXPECT_TRUE(o.metrics.dcgm_compat);
+  EXPECT_EQ(o.event_log, "/tmp/events.jsonl");
+  EXPECT_EQ(o.checks.probe_every, std::chrono::seconds(600));
+  EXPECT_FALSE(o.checks.bench_every.has_value());
+  EXPECT_EQ(o.memory_window, std::chrono::milliseconds(1500));
+}
+
+TEST(DaemonRequestTest, EachBadValueIsNamedAsItsFlag) {
+  const auto message = [](const DaemonRequest& r, const std::string& store = "") {
+    DaemonOptions o;
+    o.store_path = store;
+    const auto applied = apply_request(r, o);
+    EXPECT_FALSE(applied.has_value());
+    return applied ? std::string() : applied.error().message;
+  };
+  EXPECT_EQ(message({.compat = "prometheus"}), "--compat: 'prometheus' is not dcgm");
+  EXPECT_EQ(message({.bench_every = "8d"}),
+            "--bench-every: '8d' is not a duration from 1s to 7d (e.g. 10m)");
+  EXPECT_EQ(message({.retention = "raw=1h"}),
+            "--retention: applies to --store, which is not given");
+  EXPECT_EQ(message({.retention = "forever"}, "/tmp/s.sqlite"),
+            "--retention: 'forever' is not raw=DURATION,minute=DURATION (e.g. raw=1h,minute=7d)");
+  EXPECT_EQ(message({.memory_window = "0s"}),
+            "--memory-window: '0s' is not a duration from 1s to 7d (e.g. 15m)");
+}
+
+}  // namespace
+}  // namespace acco::monitor

@@ -48,7 +48,8 @@ Result<DeviceSetup> device_setup(const DeviceRequest& r) {
   return d;
 }
 
-Result<ExperimentDevices> open_devices(const DeviceSetup& d) {
+Result<ExperimentDevices> open_devices(const DeviceSetup& setup) {
+  const DeviceSetup& d = setup;
   auto backend = open_experiment_backend(d);
   if (!backend) {
     return tl::unexpected(d.cuda ? std::move(backend.error()).with_context("--devices cuda")

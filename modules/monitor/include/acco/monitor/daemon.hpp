@@ -51,6 +51,20 @@ struct DaemonOptions {
   std::optional<JobQueueOptions> jobs;
 };
 
+// The daemon's own flags as `acco serve` takes them, in their text forms; empty: not given.
+struct DaemonRequest {
+  std::string compat;         // "dcgm": dcgm-exporter's series under DCGM's names too
+  std::string log;            // the event log (JSON Lines)
+  std::string probe_every;    // the periodic probe: 1s-7d
+  std::string bench_every;    // the periodic quick bench: 1s-7d
+  std::string retention;      // the store's: raw=DURATION,minute=DURATION (needs a store)
+  std::string memory_window;  // the rounds kept in memory: 1s-7d
+};
+
+// `request` checked into `options`, whose store_path is already set; errors name the flag
+// ("--probe-every: '0s' is not a duration from 1s to 7d (e.g. 10m)", kInvalidArgument).
+[[nodiscard]] Status apply_request(const DaemonRequest& request, DaemonOptions& options);
+
 struct DaemonStarted {
   int port = 0;             // the port it listens on
   std::size_t devices = 0;  // devices in the first round
