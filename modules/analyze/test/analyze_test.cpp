@@ -389,3 +389,37 @@ TEST(AnalyzeTest, SinceAtAFractionalUnixTimeKeepsTheSampleAtExactlyThatTime) {
 
 }  // namespace
 }  // namespace acco::analyze
+
+namespace acco::analyze {
+namespace {
+
+TEST(AnalyzeSetupTest, TheFlagsBecomeTheOptionsAndTheRecordingOnlyFlagsAreListed) {
+  auto s = analyze_setup({.since = "2026-12-01T16:25:24Z", .device = "1", .window = "1m"});
+  ASSERT_TRUE(s.has_value()) << s.error().message;
+  EXPECT_EQ(s->analyze.since_unix_nanos, std::int64_t{1796142324} * 1'000'000'000);
+  EXPECT_FALSE(s->analyze.until_unix_nanos.has_value());
+  EXPECT_DOUBLE_EQ(s->analyze.window_seconds, 60);
+  EXPECT_EQ(s->analyze.device, "1");
+  EXPECT_EQ(s->recording_flags, (std::vector<std::string>{"--since", "--device", "--window"}));
+  auto defaults = analyze_setup({});
+  ASSERT_TRUE(defaults.has_value());
+  EXPECT_DOUBLE_EQ(defaults->analyze.window_seconds, 30);
+  EXPECT_TRUE(defaults->recording_flags.empty());
+}
+
+TEST(AnalyzeSetupTest, EachBadValueIsNamedAsItsFlag) {
+  const auto message = [](const AnalyzeRequest& r) {
+    auto s = analyze_setup(r);
+    EXPECT_FALSE(s.has_value());
+    return s ? std::string() : s.error().message;
+  };
+  EXPECT_EQ(message({.since = "2000", .until = "1000"}), "--until is before --since");
+  EXPECT_EQ(message({.window = "2d"}), "--window: '2d' is not a duration from 1s to 1d (e.g. 30s)");
+  EXPECT_EQ(message({.interval = "0s"}),
+            "--interval: '0s' is not a duration up to 1d (e.g. 1s, 100ms)");
+  EXPECT_EQ(message({.until = "yesterday"}),
+            "--until: 'yesterday' is not a time (RFC 3339 such as 2026-12-01T16:25:24Z)");
+}
+
+}  // namespace
+}  // namespace acco::analyze

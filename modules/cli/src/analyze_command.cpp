@@ -13,7 +13,6 @@
 #include "acco/analyze/recording.hpp"
 #include "acco/analyze/trace_analysis.hpp"
 #include "acco/core/json.hpp"
-#include "acco/core/units.hpp"
 #include "acco/report/document.hpp"
 
 #include "command_spec.hpp"
@@ -24,9 +23,7 @@ namespace {
 
 struct AnalyzeCommandOptions {
   std::string input;
-  analyze::AnalyzeOptions analyze;
-  analyze::RecordingOptions recording;
-  std::vector<std::string> recording_flags;  // given flags that only a recording has a use for
+  analyze::AnalyzeSetup setup;
 };
 
 class AnalyzeCommand final : public Command {
@@ -35,12 +32,12 @@ class AnalyzeCommand final : public Command {
 
   Result<Output> run(const Invocation& inv) const override {
     ACCO_ASSIGN_OR_RETURN(const auto recording,
-                          analyze::read_recording(options_.input, options_.recording));
+                          analyze::read_recording(options_.input, options_.setup.recording));
     if (recording.trace) {
-      if (!options_.recording_flags.empty()) {  // a trace has no devices by index, no clock
+      if (!options_.setup.recording_flags.empty()) {  // a trace has no devices by index, no clock
         return tl::unexpected(
             usage(fmt::format("{}: {} apply to recordings; this file is a Chrome trace",
-                              options_.input, fmt::join(options_.recording_flags, ", ")))
+                              options_.input, fmt::join(options_.setup.recording_flags, ", ")))
                 .value());
       }
       ACCO_ASSIGN_OR_RETURN(const auto trace,
@@ -51,7 +48,8 @@ class AnalyzeCommand final : public Command {
                     : report::render_text(analyze::trace_report(trace));
       return out;
     }
-    const auto analysis = analyze::analyze_recording(recording, options_.analyze, options_.input);
+    const auto analysis =
+        analyze::analyze_recording(recording, options_.setup.analyze, options_.input);
     Output out;
     out.out = inv.format == Format::kJson
                   ? core::dump_replacing_invalid_utf8(analyze::to_json(analysis), 2) + "\n"
@@ -65,59 +63,8 @@ class AnalyzeCommand final : public Command {
 
 struct AnalyzeFlags {
   std::string input;
-  std::string since;
-  std::string until;
-  std::string device;
-  std::string window;    // empty: 30s
-  std::string interval;  // empty: from the file
+  analyze::AnalyzeRequest request;
 };
-
-Result<AnalyzeCommandOptions> analyze_options(const AnalyzeFlags& flags) {
-  AnalyzeCommandOptions o;
-  o.input = flags.input;
-  if (!flags.since.empty()) {
-    const auto t = analyze::parse_time(flags.since);
-    if (!t) {
-      return bad_value("--since", flags.since, "a time (RFC 3339 such as 2026-12-01T16:25:24Z)");
-    }
-    o.analyze.since_unix_nanos = *t;
-  }
-  if (!flags.until.empty()) {
-    const auto t = analyze::parse_time(flags.until);
-    if (!t) {
-      return bad_value("--until", flags.until, "a time (RFC 3339 such as 2026-12-01T16:25:24Z)");
-    }
-    o.analyze.until_unix_nanos = *t;
-  }
-  if (o.analyze.since_unix_nanos && o.analyze.until_unix_nanos &&
-      *o.analyze.until_unix_nanos < *o.analyze.since_unix_nanos) {
-    return usage("--until is before --since");
-  }
-  const std::string window_text = flags.window.empty() ? "30s" : flags.window;
-  const auto window = units::parse_duration(window_text);
-  if (!window || *window < 1 || *window > 86400) {
-    return bad_value("--window", flags.window, "a duration from 1s to 1d (e.g. 30s)");
-  }
-  o.analyze.window_seconds = *window;
-  if (!flags.interval.empty()) {
-    const auto interval = units::parse_duration(flags.interval);
-    if (!interval || *interval <= 0 || *interval > 86400) {
-      return bad_value("--interval", flags.interval, "a duration up to 1d (e.g. 1s, 100ms)");
-    }
-    o.recording.interval_seconds = *interval;
-  }
-  o.analyze.device = flags.device;
-  for (const auto& [flag, value] : {std::pair{"--since", &flags.since},
-                                    {"--until", &flags.until},
-                                    {"--device", &flags.device},
-                                    {"--window", &flags.window},
-                                    {"--interval", &flags.interval}}) {
-    if (!value->empty()) {
-      o.recording_flags.emplace_back(flag);
-    }
-  }
-  return o;
-}
 
 }  // namespace
 
@@ -132,20 +79,24 @@ CommandSpec analyze_command() {
                        "--trace) for its idle gaps")
             ->type_name("FILE")
             ->required();
-        sub.add_option("--since", flags.since, "start of the time range (RFC 3339 or Unix s)")
+        sub.add_option("--since", flags.request.since,
+                       "start of the time range (RFC 3339 or Unix s)")
             ->type_name("TIME");
-        sub.add_option("--until", flags.until, "end of the time range")->type_name("TIME");
-        sub.add_option("--device", flags.device, "only this device (its index)")->type_name("ID");
-        sub.add_option("--window", flags.window, "verdict window (default 30s)")
+        sub.add_option("--until", flags.request.until, "end of the time range")->type_name("TIME");
+        sub.add_option("--device", flags.request.device, "only this device (its index)")
+            ->type_name("ID");
+        sub.add_option("--window", flags.request.window, "verdict window (default 30s)")
             ->type_name("DURATION");
-        sub.add_option("--interval", flags.interval,
+        sub.add_option("--interval", flags.request.interval,
                        "sampling interval of an nvidia-smi dmon log that does not show its "
                        "command line (-d)")
             ->type_name("DURATION");
         add_json_flag(sub, shared, "print JSON (schema acco.analyze/1) instead of text");
       },
       [](const AnalyzeFlags& flags, const core::Settings&) -> Result<std::unique_ptr<Command>> {
-        return command_from<AnalyzeCommand>(analyze_options(flags));
+        ACCO_ASSIGN_OR_RETURN(auto setup, as_usage(analyze::analyze_setup(flags.request)));
+        return std::make_unique<AnalyzeCommand>(
+            AnalyzeCommandOptions{flags.input, std::move(setup)});
       });
 }
 

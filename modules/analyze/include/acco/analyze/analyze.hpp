@@ -45,6 +45,27 @@ struct AnalyzeOptions {
   std::size_t max_events = 10;
 };
 
+// `acco analyze`'s flags in their text forms; empty: not given.
+struct AnalyzeRequest {
+  std::string since;  // RFC 3339 or Unix seconds
+  std::string until;
+  std::string device;    // its index
+  std::string window;    // 1s-1d; empty: 30s
+  std::string interval;  // a dmon log's sampling interval, up to 1d
+};
+
+// What a request asks: the analysis's and the reader's options, and the flags given that only a
+// recording has a use for (a Chrome trace refuses them).
+struct AnalyzeSetup {
+  AnalyzeOptions analyze;
+  RecordingOptions recording;
+  std::vector<std::string> recording_flags;  // "--since", "--device", ...
+};
+
+// `request` checked; errors name the flag ("--window: '0s' is not a duration from 1s to 1d (e.g.
+// 30s)", "--until is before --since"), kInvalidArgument.
+[[nodiscard]] Result<AnalyzeSetup> analyze_setup(const AnalyzeRequest& request);
+
 // The numbers behind a verdict, in base units (ratios 0-1, watts, hertz). nullopt: the
 // recording holds no such reading in the window, which is unknown, never zero.
 struct WindowNumbers {
