@@ -4,20 +4,15 @@
 // stdout that is not a terminal, or --once, gets one frame without escape codes. The loop is
 // monitor::run_top on monitor::StdioTerminal; this file holds the flags.
 #include <chrono>
-#include <cstdio>
 #include <memory>
 #include <optional>
 #include <string>
-#include <string_view>
-
-#include <unistd.h>
 
 #include "acco/core/process.hpp"
 #include "acco/core/units.hpp"
 #include "acco/monitor/client.hpp"
 #include "acco/monitor/sources.hpp"
 #include "acco/monitor/stdio_terminal.hpp"
-#include "acco/monitor/top_session.hpp"
 
 #include "command_spec.hpp"
 #include "commands.hpp"
@@ -25,10 +20,6 @@
 
 namespace acco::cli {
 namespace {
-
-constexpr const char* kClear = "\x1b[H\x1b[2J";
-constexpr const char* kHideCursor = "\x1b[?25l";
-constexpr const char* kShowCursor = "\x1b[?25h";
 
 struct TopCommandOptions {
   std::optional<monitor::ServerUrl> from;
@@ -38,11 +29,6 @@ struct TopCommandOptions {
   monitor::SourceOptions sources;
   std::string sysroot = "/";
 };
-
-void write_stdout(std::string_view text) {
-  std::fwrite(text.data(), 1, text.size(), stdout);
-  std::fflush(stdout);
-}
 
 class TopCommand final : public Command {
  public:
@@ -56,32 +42,9 @@ class TopCommand final : public Command {
                                     *options_.from, options_.interval))
                               : monitor::TopFeed::sample_here(options_.sysroot, options_.sources,
                                                               options_.interval, core::hostname()));
-    const bool live = ::isatty(STDOUT_FILENO) == 1 && !options_.once;
-    monitor::TopSessionOptions session{.interval = options_.interval,
-                                       .frames = options_.once             ? 1
-                                                 : options_.iterations > 0 ? options_.iterations
-                                                                           : (live ? 0 : 1),
-                                       .view = {}};
-    session.view.colour = live;
-    monitor::StdioTerminal terminal(signals, live);
-    if (live) {
-      write_stdout(kHideCursor);
-    }
     Output out;
-    int drawn = 0;
-    const Status ran = monitor::run_top(feed, terminal, session, [&](const std::string& text) {
-      if (live) {
-        write_stdout(kClear + text);
-      } else if (session.frames == 1) {
-        out.out = text;
-      } else {
-        write_stdout((drawn++ == 0 ? "" : "\n") + text);
-      }
-    });
-    if (live) {
-      write_stdout(kShowCursor);
-    }
-    ACCO_RETURN_IF_ERROR(ran);
+    ACCO_ASSIGN_OR_RETURN(out.out, monitor::top_on_stdio(signals, feed, options_.interval,
+                                                         options_.iterations, options_.once));
     return out;
   }
 

@@ -1,6 +1,8 @@
 #include "acco/monitor/stdio_terminal.hpp"
 
 #include <cctype>
+#include <cstdio>
+#include <string_view>
 
 #include <poll.h>
 #include <sys/ioctl.h>
@@ -65,6 +67,50 @@ std::chrono::steady_clock::time_point StdioTerminal::now() const {
 
 std::int64_t StdioTerminal::now_unix_nanos() const {
   return core::now_unix_nanos();
+}
+
+namespace {
+
+constexpr const char* kClear = "\x1b[H\x1b[2J";
+constexpr const char* kHideCursor = "\x1b[?25l";
+constexpr const char* kShowCursor = "\x1b[?25h";
+
+void write_stdout(std::string_view text) {
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+Result<std::string> top_on_stdio(const core::SignalScope& signals, const TopFeed& feed,
+                                 std::chrono::milliseconds interval, int iterations, bool once) {
+  const bool live = ::isatty(STDOUT_FILENO) == 1 && !once;
+  TopSessionOptions session{.interval = interval,
+                            .frames = once             ? 1
+                                      : iterations > 0 ? iterations
+                                                       : (live ? 0 : 1),
+                            .view = {}};
+  session.view.colour = live;
+  StdioTerminal terminal(signals, live);
+  if (live) {
+    write_stdout(kHideCursor);
+  }
+  std::string single;
+  int drawn = 0;
+  const Status ran = run_top(feed, terminal, session, [&](const std::string& text) {
+    if (live) {
+      write_stdout(kClear + text);
+    } else if (session.frames == 1) {
+      single = text;
+    } else {
+      write_stdout((drawn++ == 0 ? "" : "\n") + text);
+    }
+  });
+  if (live) {
+    write_stdout(kShowCursor);
+  }
+  ACCO_RETURN_IF_ERROR(ran);
+  return single;
 }
 
 }  // namespace acco::monitor

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 #include <termios.h>
 
@@ -37,5 +38,16 @@ class StdioTerminal final : public TopTerminal {
   termios saved_{};
   bool keys_ = false;
 };
+
+// `acco top` on this process's stdin and stdout (`signals`, blocked before `feed` started its
+// threads, must outlive it): a terminal stdout is redrawn in place, in colour with the cursor
+// hidden, until 'q' or `iterations` frames (0: until 'q'). Otherwise, or with `once`, frames
+// follow one another, a blank line between them: `iterations` of them, one by default. A single
+// frame is returned, unwritten, for the caller to print; several are written as they come and
+// nothing is returned. Errors: run_top's.
+[[nodiscard]] Result<std::string> top_on_stdio(const core::SignalScope& signals,
+                                               const TopFeed& feed,
+                                               std::chrono::milliseconds interval, int iterations,
+                                               bool once);
 
 }  // namespace acco::monitor
