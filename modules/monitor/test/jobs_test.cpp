@@ -11,6 +11,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
+#include <stdlib.h>
 
 #include "acco/core/stop.hpp"
 #include "acco/monitor/daemon.hpp"
@@ -502,6 +503,50 @@ TEST(JobQueueTest, TheDaemonServesTheQueueToItsTokenOnly) {
   EXPECT_THAT(client.cancel(sleeper->id), IsOk());
   (void)daemon->stop("the test");
   EXPECT_FALSE(std::filesystem::exists(dir.path() / "jobs" / "daemon.json"));
+}
+
+}  // namespace
+}  // namespace acco::monitor
+
+namespace acco::monitor {
+namespace {
+
+TEST(SubmitRequestTest, TheFlagsBecomeTheJobWithThisProcesssDirectoryAndEnvironment) {
+  ASSERT_EQ(::setenv("ACCO_SUBMIT_TEST", "1", 1), 0);
+  auto job = job_request({.command = {"python3", "train.py"},
+                          .gpus = 2,
+                          .memory = "20GiB",
+                          .mig = "1g.10gb",
+                          .memory_max = "16GiB",
+                          .io_weight = 200});
+  ASSERT_TRUE(job.has_value()) << job.error().message;
+  EXPECT_EQ(job->argv, (std::vector<std::string>{"python3", "train.py"}));
+  EXPECT_EQ(job->gpus, 2);
+  EXPECT_EQ(job->memory_bytes, 20ULL << 30U);
+  EXPECT_EQ(job->mig, "1g.10gb");
+  EXPECT_EQ(job->memory_max_bytes, 16ULL << 30U);
+  EXPECT_EQ(job->io_weight, 200);
+  EXPECT_EQ(job->cwd, std::filesystem::current_path().string());
+  EXPECT_EQ(job->env.at("ACCO_SUBMIT_TEST"), "1");
+  ASSERT_EQ(::unsetenv("ACCO_SUBMIT_TEST"), 0);
+}
+
+TEST(SubmitRequestTest, EachBadValueIsNamedAsItsFlag) {
+  const auto message = [](SubmitRequest r) {
+    if (r.command.empty()) {
+      r.command = {"true"};
+    }
+    auto job = job_request(r);
+    EXPECT_FALSE(job.has_value());
+    return job ? std::string() : job.error().message;
+  };
+  EXPECT_EQ(message({.gpus = 0}), "--gpus: '0' is not a whole number from 1 to 1024");
+  EXPECT_EQ(message({.mig = "7g"}), "--mig: '7g' is not a MIG profile such as 1g.10gb or 3g.40gb");
+  EXPECT_EQ(message({.memory_max = "0"}), "--memory-max: '0' is not a size such as 16GiB");
+  EXPECT_EQ(message({.io_weight = 20000}),
+            "--io-weight: '20000' is not a whole number from 1 to 10000");
+  EXPECT_THAT(job_request({}),
+              StatusIs(Errc::kInvalidArgument, "submit: the command to run is required after --"));
 }
 
 }  // namespace

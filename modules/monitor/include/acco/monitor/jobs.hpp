@@ -43,6 +43,22 @@ struct JobRequest {
   bool operator==(const JobRequest&) const = default;
 };
 
+// A job as `acco submit`'s flags ask for it; empty or 0: not given.
+struct SubmitRequest {
+  std::vector<std::string> command;  // required
+  std::string name;
+  int gpus = 1;            // 1-1024
+  std::string memory;      // free device memory: a size
+  std::string mig;         // a MIG profile such as 1g.10gb
+  std::string memory_max;  // host memory limit: a size above 0
+  int io_weight = 0;       // 1-10000
+};
+
+// `request` checked into the job to queue, started where this process is (its working directory)
+// with its environment; errors name the flag ("--gpus: '0' is not a whole number from 1 to
+// 1024", kInvalidArgument).
+[[nodiscard]] Result<JobRequest> job_request(const SubmitRequest& request);
+
 // queued -> running -> exited (status 0) | failed (non-zero, a signal, or could not start) |
 // cancelled | lost (the daemon restarted and the process was gone: its status is unknown).
 struct Job {
