@@ -19,12 +19,7 @@ struct ScheduleOptions;
 
 struct DistributedFlags {
   bool on = false;
-  std::string dispatch = "locality";
-  std::string between_ranks = "10GB/s";
-  std::string lost_after = "5s";
-  int hang_rank = -1;
-  int hang_after = 0;
-  std::string slow_rank;
+  cluster::DistributedRequest request;
 };
 
 void add_distributed_flags(CLI::App& cmd, DistributedFlags& f);

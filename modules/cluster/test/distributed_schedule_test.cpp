@@ -186,3 +186,34 @@ TEST(RunDistributedJob, AWorkloadThatCannotBeMadeIsAnErrorAboutTheSpec) {
 
 }  // namespace
 }  // namespace acco::cluster
+
+namespace acco::cluster {
+namespace {
+
+TEST(DistributedRequestTest, TheFlagsBecomeTheOptionsAndBadOnesAreNamed) {
+  auto d = distributed_options({.dispatch = "locality,round-robin",
+                                .lost_after = "250ms",
+                                .hang_rank = 2,
+                                .slow_rank = "1:3"});
+  ASSERT_TRUE(d.has_value()) << d.error().message;
+  EXPECT_EQ(d->dispatch.size(), 2U);
+  EXPECT_DOUBLE_EQ(d->lost_after_seconds, 0.25);
+  EXPECT_DOUBLE_EQ(d->between_ranks_bytes_per_second, 10e9);
+  EXPECT_EQ(d->hang_rank, 2);
+  EXPECT_EQ(d->slow_rank, 1);
+  EXPECT_DOUBLE_EQ(d->slow_factor, 3);
+  const auto message = [](const DistributedRequest& r) {
+    auto o = distributed_options(r);
+    EXPECT_FALSE(o.has_value());
+    return o ? std::string() : o.error().message;
+  };
+  EXPECT_EQ(message({.hang_rank = 0}),
+            "--hang-rank: '0' is not a worker's rank, 1 or more (rank 0 coordinates)");
+  EXPECT_EQ(message({.lost_after = "1ms"}),
+            "--lost-after: '1ms' is not a duration from 10ms to 1h");
+  EXPECT_EQ(message({.hang_after = -1}), "--hang-after: '-1' is not between 0 and 1000000");
+  EXPECT_EQ(message({.slow_rank = "x"}).rfind("--slow-rank: ", 0), 0U);
+}
+
+}  // namespace
+}  // namespace acco::cluster

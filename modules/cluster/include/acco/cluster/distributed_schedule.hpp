@@ -49,6 +49,22 @@ inline constexpr int kMaxFaultRank = 1 << 20;
 // job has N rank(s)" otherwise.
 [[nodiscard]] Status check_fault_ranks(const DistributedScheduleOptions& options, int ranks);
 
+// `acco schedule --distributed`'s own flags in their text forms, with their defaults.
+struct DistributedRequest {
+  std::string dispatch = "locality";     // parse_dispatch_policies
+  std::string between_ranks = "10GB/s";  // a rate (device::parse_link)
+  std::string lost_after = "5s";         // 10ms-1h
+  int hang_rank = -1;                    // -1: none; else 1 to kMaxFaultRank
+  int hang_after = 0;                    // 0-1000000
+  std::string slow_rank;                 // parse_slow_rank; empty: none
+};
+
+// `request` checked into the options (the workload, policy and calibration are the caller's to
+// fill in); errors name the flag ("--lost-after: '0s' is not a duration from 10ms to 1h",
+// kInvalidArgument).
+[[nodiscard]] Result<DistributedScheduleOptions> distributed_options(
+    const DistributedRequest& request);
+
 struct DistributedSchedule {
   sched::WorkloadSpec spec;
   std::string workload;  // Workload::name
