@@ -1,13 +1,12 @@
 #include "machine_flags.hpp"
 
 #include <algorithm>
-#include <filesystem>
-#include <system_error>
 #include <utility>
 
 #include <fmt/format.h>
 
 #include "acco/doctor/live_machine.hpp"
+#include "acco/topo/machine_source.hpp"
 
 namespace acco::cli {
 
@@ -50,42 +49,6 @@ void add_machine_flags(CLI::App& sub, SharedFlags& shared, MachineFlags& flags, 
   add_config_flag(sub, shared);
 }
 
-namespace {
-
-// On the live machine PATH must exist and is resolved through its links, so /data -> /mnt/nvme
-// finds the mount that really holds it. Inside a sysroot or snapshot it names a directory of that
-// machine, which is not on this host: it must be absolute, and is only normalised.
-Result<std::string> data_dir_path(const MachineFlags& flags, const core::Settings& settings) {
-  namespace stdfs = std::filesystem;
-  if (!flags.hwloc_xml.empty()) {
-    return usage("--data-dir and --hwloc-xml cannot be combined (an XML export holds no mounts)");
-  }
-  if (!flags.nccl_topo.empty()) {
-    return usage("--data-dir and --nccl-topo cannot be combined (a topology file holds no mounts)");
-  }
-  if (!flags.from.empty() || settings.get("sysroot") != "/") {
-    const stdfs::path path(flags.data_dir);
-    if (!path.is_absolute()) {
-      return bad_value("--data-dir", flags.data_dir,
-                       "an absolute path (with --sysroot or --from it names a directory of that "
-                       "machine)");
-    }
-    auto normal = path.lexically_normal().string();
-    while (normal.size() > 1 && normal.back() == '/') {
-      normal.pop_back();
-    }
-    return normal;
-  }
-  std::error_code ec;
-  auto canonical = stdfs::canonical(flags.data_dir, ec);
-  if (ec) {
-    return usage(fmt::format("--data-dir: '{}': {}", flags.data_dir, ec.message()));
-  }
-  return canonical.string();
-}
-
-}  // namespace
-
 Result<MachineOptions> machine_options(const MachineFlags& flags, const core::Settings& settings) {
   MachineOptions m;
   if (!flags.fail_on.empty()) {
@@ -95,40 +58,15 @@ Result<MachineOptions> machine_options(const MachineFlags& flags, const core::Se
     }
     m.fail_on = s;
   }
-  if (!flags.from.empty() && !flags.snapshot.empty()) {
-    return usage("--from and --snapshot cannot be combined (a replay reads no live files)");
-  }
-  if (!flags.from.empty() && settings.find("sysroot")->set_by == core::SetBy::kFlag) {
-    return usage("--from and --sysroot cannot be combined (the snapshot replaces the sysroot)");
-  }
-  if (!flags.hwloc_xml.empty()) {
-    if (!flags.from.empty()) {
-      return usage("--hwloc-xml and --from cannot be combined (each is the machine to assess)");
-    }
-    if (!flags.snapshot.empty()) {
-      return usage("--hwloc-xml and --snapshot cannot be combined (an XML export reads no files)");
-    }
-    if (settings.find("sysroot")->set_by == core::SetBy::kFlag) {
-      return usage(
-          "--hwloc-xml and --sysroot cannot be combined (the export replaces the sysroot)");
-    }
-  }
-  if (!flags.nccl_topo.empty()) {
-    for (const auto& [flag, given] :
-         {std::pair{"--from", !flags.from.empty()},
-          {"--hwloc-xml", !flags.hwloc_xml.empty()},
-          {"--snapshot", !flags.snapshot.empty()},
-          {"--sysroot", settings.find("sysroot")->set_by == core::SetBy::kFlag}}) {
-      if (given) {
-        return usage(fmt::format(
-            "--nccl-topo and {} cannot be combined (the topology file is the machine to assess)",
-            flag));
-      }
-    }
-  }
-  if (!flags.data_dir.empty()) {
-    ACCO_ASSIGN_OR_RETURN(m.data_dir, data_dir_path(flags, settings));
-  }
+  ACCO_ASSIGN_OR_RETURN(
+      m.data_dir, as_usage(topo::check_machine_source(
+                      {.from = flags.from,
+                       .hwloc_xml = flags.hwloc_xml,
+                       .nccl_topo = flags.nccl_topo,
+                       .snapshot = flags.snapshot,
+                       .data_dir = flags.data_dir,
+                       .sysroot = settings.get("sysroot"),
+                       .sysroot_given = settings.find("sysroot")->set_by == core::SetBy::kFlag})));
   m.from = flags.from;
   m.hwloc_xml = flags.hwloc_xml;
   m.nccl_topo = flags.nccl_topo;
