@@ -3,9 +3,6 @@
 #include <string>
 #include <vector>
 
-#include <fmt/format.h>
-
-#include "acco/core/units.hpp"
 #include "acco/power/simulated_device.hpp"
 
 namespace acco::cli {
@@ -36,16 +33,6 @@ void add_monitor_flags(CLI::App& sub, SharedFlags& shared, MonitorFlags& flags,
   add_config_flag(sub, shared);
 }
 
-Result<std::chrono::milliseconds> sampling_interval(std::string_view flag, const std::string& text,
-                                                    int min_milliseconds) {
-  const auto interval = units::parse_duration(text);
-  if (!interval || *interval * 1000 < min_milliseconds || *interval > 3600) {
-    return bad_value(std::string(flag), text,
-                     fmt::format("a duration from {}ms to 1h (e.g. 1s)", min_milliseconds));
-  }
-  return std::chrono::milliseconds(static_cast<long long>(*interval * 1000));
-}
-
 Result<monitor::ServerOptions> listen_address(std::string_view flag, const std::string& text) {
   auto listen = monitor::parse_listen(text);
   if (!listen) {
@@ -56,18 +43,10 @@ Result<monitor::ServerOptions> listen_address(std::string_view flag, const std::
 
 Result<MonitorOptions> monitor_options(const MonitorFlags& flags, const core::Settings& settings) {
   MonitorOptions o;
-  ACCO_ASSIGN_OR_RETURN(o.interval, sampling_interval("--interval", flags.interval, 100));
-  if (flags.simulate < 0 || flags.simulate > kMaxSimulated) {
-    return bad_value("--simulate", std::to_string(flags.simulate),
-                     fmt::format("a device count from 0 to {}", kMaxSimulated));
-  }
-  o.sources.simulate = flags.simulate;
-  const auto scenario = power::parse_simulated_scenario(flags.scenario);
-  if (!scenario) {
-    return bad_value("--scenario", flags.scenario,
-                     "one of cycle, idle, compute, transfer-bound, thermal-throttle, power-capped");
-  }
-  o.sources.scenario = *scenario;
+  ACCO_ASSIGN_OR_RETURN(const auto sampling, as_usage(monitor::sampling(flags)));
+  o.interval = sampling.interval;
+  o.sources.simulate = sampling.simulate;
+  o.sources.scenario = sampling.scenario;
   o.sources.nvml_mode = settings.get("nvml");
   o.sources.nvml_library = settings.get("nvml-library");
   o.sysroot = settings.get("sysroot");

@@ -18,13 +18,7 @@
 
 namespace acco::cli {
 
-inline constexpr int kMaxSimulated = 64;
-
-struct MonitorFlags {
-  std::string interval = "1s";
-  int simulate = 0;
-  std::string scenario = "cycle";
-};
+using MonitorFlags = monitor::SamplingRequest;
 
 struct MonitorOptions {
   std::chrono::milliseconds interval{1000};
@@ -36,16 +30,11 @@ struct MonitorOptions {
 // --nvml-library and --config.
 void add_monitor_flags(CLI::App& sub, SharedFlags& shared, MonitorFlags& flags,
                        std::string_view interval_help);
-// A sampling period from `min_milliseconds` to 1 h ("200ms", "1s"); kUsage naming `flag`
-// otherwise.
-[[nodiscard]] Result<std::chrono::milliseconds> sampling_interval(std::string_view flag,
-                                                                  const std::string& text,
-                                                                  int min_milliseconds);
 // HOST:PORT to listen on; kUsage naming `flag` otherwise.
 [[nodiscard]] Result<monitor::ServerOptions> listen_address(std::string_view flag,
                                                             const std::string& text);
-// kUsage naming the flag: an interval outside 100 ms..1 h, a device count outside 0..64, an
-// unknown scenario.
+// kUsage naming the flag (monitor::sampling): an interval outside 100 ms..1 h, a device count
+// outside 0..64, an unknown scenario.
 [[nodiscard]] Result<MonitorOptions> monitor_options(const MonitorFlags& flags,
                                                      const core::Settings& settings);
 

@@ -42,9 +42,7 @@ struct ScheduleFlags {
   std::string serve;
   std::string serve_interval = "200ms";
   bool simulate_thermal = false;
-  double thermal_scale = 60;
-  std::string cooling = "1";
-  std::string governor = "off,thermal";
+  monitor::ThermalRequest thermal;
   tune::ProfileChoice profile;
   DistributedFlags distributed;
 };
@@ -140,16 +138,16 @@ void add_schedule_flags(CLI::App& cmd, SharedFlags& shared, ScheduleFlags& f) {
       cmd.add_flag("--simulate-thermal", f.simulate_thermal,
                    "run every kernel on simulated accelerators whose clocks follow a thermal and "
                    "power model (firmware throttling included), once per --governor setting");
-  cmd.add_option("--thermal-scale", f.thermal_scale,
+  cmd.add_option("--thermal-scale", f.thermal.scale,
                  "--simulate-thermal: simulated seconds per wall second (default 60)")
       ->type_name("X")
       ->needs(thermal);
-  cmd.add_option("--cooling", f.cooling,
+  cmd.add_option("--cooling", f.thermal.cooling,
                  "--simulate-thermal: heatsink-to-air resistance factor per device, or one for "
                  "all (default 1; 2 is a device with poor cooling)")
       ->type_name("LIST")
       ->needs(thermal);
-  offer_values(cmd.add_option("--governor", f.governor,
+  offer_values(cmd.add_option("--governor", f.thermal.governor,
                               "--simulate-thermal: governor settings to compare: off (firmware "
                               "only), thermal, energy, cap:W (default off,thermal)")
                    ->type_name("LIST")
@@ -163,29 +161,15 @@ Status parse_thermal(const ScheduleFlags& f, ScheduleOptions& s) {
   if (!f.simulate_thermal) {
     return {};
   }
-  if (s.devices.cuda) {
-    return usage("--simulate-thermal runs simulated devices: it cannot go with --devices cuda");
-  }
-  if (!(f.thermal_scale >= 1 && f.thermal_scale <= 10000)) {
-    return bad_value("--thermal-scale", fmt::format("{}", f.thermal_scale),
-                     "a factor from 1 to 10000");
-  }
-  monitor::ThermalExperimentOptions t;
-  t.time_scale = f.thermal_scale;
-  ACCO_ASSIGN_OR_RETURN(t.cooling, for_flag("--cooling", monitor::parse_cooling(f.cooling)));
-  ACCO_RETURN_IF_ERROR(for_flag(
-      "--cooling",
-      sched::check_per_device(t.cooling.size(), static_cast<std::size_t>(s.devices.host_devices))));
-  ACCO_ASSIGN_OR_RETURN(t.governors,
-                        for_flag("--governor", monitor::parse_governor_settings(f.governor)));
+  ACCO_ASSIGN_OR_RETURN(auto t, as_usage(monitor::thermal_options(f.thermal, s.devices)));
   s.thermal = std::move(t);
   return {};
 }
 
 // --serve and --serve-interval.
 Status parse_serve(const ScheduleFlags& f, ScheduleOptions& s) {
-  ACCO_ASSIGN_OR_RETURN(const auto interval,
-                        sampling_interval("--serve-interval", f.serve_interval, 10));
+  ACCO_ASSIGN_OR_RETURN(const auto interval, as_usage(monitor::sampling_interval(
+                                                 "--serve-interval", f.serve_interval, 10)));
   if (f.serve.empty()) {
     return {};
   }

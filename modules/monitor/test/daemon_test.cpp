@@ -262,3 +262,29 @@ TEST(DaemonRequestTest, EachBadValueIsNamedAsItsFlag) {
 
 }  // namespace
 }  // namespace acco::monitor
+
+namespace acco::monitor {
+namespace {
+
+TEST(SamplingRequestTest, TheSamplingFlagsAreCheckedAndNamed) {
+  auto s = sampling({.interval = "250ms", .simulate = 3, .scenario = "compute"});
+  ASSERT_TRUE(s.has_value()) << s.error().message;
+  EXPECT_EQ(s->interval, std::chrono::milliseconds(250));
+  EXPECT_EQ(s->simulate, 3);
+  EXPECT_EQ(s->scenario, power::SimulatedScenario::kCompute);
+  const auto message = [](const SamplingRequest& r) {
+    auto o = sampling(r);
+    EXPECT_FALSE(o.has_value());
+    return o ? std::string() : o.error().message;
+  };
+  EXPECT_EQ(message({.interval = "50ms"}),
+            "--interval: '50ms' is not a duration from 100ms to 1h (e.g. 1s)");
+  EXPECT_EQ(message({.simulate = 65}), "--simulate: '65' is not a device count from 0 to 64");
+  EXPECT_EQ(message({.scenario = "hot"}).rfind("--scenario: 'hot' is not one of cycle", 0), 0U);
+  EXPECT_EQ(
+      sampling_interval("--serve-interval", "10ms", 10).value_or(std::chrono::milliseconds(0)),
+      std::chrono::milliseconds(10));
+}
+
+}  // namespace
+}  // namespace acco::monitor

@@ -210,3 +210,30 @@ TEST(RunSchedule, AFailedRunIsTheError) {
 
 }  // namespace
 }  // namespace acco::monitor
+
+namespace acco::monitor {
+namespace {
+
+TEST(ThermalRequestTest, TheFlagsBecomeTheOptionsForTheDevicesGiven) {
+  sched::DeviceSetup host;
+  host.host_devices = 2;
+  auto t = thermal_options({.scale = 120, .cooling = "1,2", .governor = "off,cap:300"}, host);
+  ASSERT_TRUE(t.has_value()) << t.error().message;
+  EXPECT_DOUBLE_EQ(t->time_scale, 120);
+  EXPECT_EQ(t->cooling, (std::vector<double>{1, 2}));
+  EXPECT_EQ(t->governors.size(), 2U);
+  const auto message = [&host](const ThermalRequest& r) {
+    auto o = thermal_options(r, host);
+    EXPECT_FALSE(o.has_value());
+    return o ? std::string() : o.error().message;
+  };
+  EXPECT_EQ(message({.scale = 0.5}), "--thermal-scale: '0.5' is not a factor from 1 to 10000");
+  EXPECT_EQ(message({.cooling = "1,2,3"}).rfind("--cooling: ", 0), 0U);
+  EXPECT_EQ(message({.governor = "off,off"}).rfind("--governor: ", 0), 0U);
+  sched::DeviceSetup cuda;
+  cuda.cuda = true;
+  EXPECT_FALSE(thermal_options({}, cuda).has_value());
+}
+
+}  // namespace
+}  // namespace acco::monitor

@@ -3,8 +3,10 @@
 // serve, top, record and power.
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "acco/core/fs.hpp"
@@ -24,6 +26,30 @@ struct SourceOptions {
   // others: what the governor controls besides GPUs.
   bool rapl = false;
 };
+
+// The most simulated devices a command line adds.
+inline constexpr int kMaxSimulated = 64;
+
+// The sampling flags of `acco serve`, `top`, `record` and `power`, in their text forms.
+struct SamplingRequest {
+  std::string interval = "1s";     // 100ms-1h
+  int simulate = 0;                // simulated devices: 0-kMaxSimulated
+  std::string scenario = "cycle";  // power::parse_simulated_scenario
+};
+
+struct Sampling {
+  std::chrono::milliseconds interval{1000};
+  int simulate = 0;
+  power::SimulatedScenario scenario = power::SimulatedScenario::kCycle;
+};
+
+// `request` checked; errors name the flag ("--simulate: '65' is not a device count from 0 to
+// 64", kInvalidArgument).
+[[nodiscard]] Result<Sampling> sampling(const SamplingRequest& request);
+// A sampling period from `min_milliseconds` to 1 h ("200ms", "1s"); errors name `flag`.
+[[nodiscard]] Result<std::chrono::milliseconds> sampling_interval(std::string_view flag,
+                                                                  const std::string& text,
+                                                                  int min_milliseconds);
 
 struct Sources {
   std::unique_ptr<core::Fs> fs;  // what the host and NVML sources read; outlives them

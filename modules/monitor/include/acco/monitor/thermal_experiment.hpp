@@ -17,6 +17,7 @@
 #include "acco/power/governor.hpp"
 #include "acco/report/document.hpp"
 #include "acco/sched/experiment.hpp"
+#include "acco/sched/experiment_setup.hpp"
 #include "acco/sched/workload.hpp"
 
 namespace acco::monitor {
@@ -43,6 +44,19 @@ struct ThermalExperimentOptions {
 // runs once)"), each off or what power::parse_governor_mode takes (its message then, with " or
 // off" after it).
 [[nodiscard]] Result<GovernorSettings> parse_governor_settings(std::string_view list);
+
+// `acco schedule --simulate-thermal`'s flags in their text forms, with their defaults.
+struct ThermalRequest {
+  double scale = 60;                     // --thermal-scale: 1-10000
+  std::string cooling = "1";             // --cooling: parse_cooling
+  std::string governor = "off,thermal";  // --governor: parse_governor_settings
+};
+
+// `request` checked for the devices of `devices` (simulated: host devices only; one cooling
+// factor, or one per device); the experiment is the caller's to fill in. Errors name the flag
+// ("--cooling: ...", kInvalidArgument).
+[[nodiscard]] Result<ThermalExperimentOptions> thermal_options(const ThermalRequest& request,
+                                                               const sched::DeviceSetup& devices);
 
 struct ThermalExperiment {
   sched::Experiment experiment;  // its runs named "<policy>/<setting>", policy by policy
