@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "acco/core/file.hpp"
 #include "acco/core/units.hpp"
 
 namespace acco::cli {
@@ -114,6 +115,13 @@ Error as_usage(Error error) {
 Error as_cannot_write(Error error) {
   error.code = Errc::kCannotWrite;
   return error;
+}
+
+Status write_output(std::string_view flag, const std::string& path, const std::string& text) {
+  if (auto written = core::write_file_atomic(path, text); !written) {
+    return tl::unexpected(as_cannot_write(std::move(written.error()).with_context(flag)));
+  }
+  return {};
 }
 
 }  // namespace acco::cli

@@ -113,6 +113,10 @@ CLI::Option* add_setting_flag(CLI::App& sub, SharedFlags& shared, const std::str
 [[nodiscard]] Error as_usage(Error error);
 // An output (report, trace, models, snapshot) could not be written.
 [[nodiscard]] Error as_cannot_write(Error error);
+// `text` written atomically to `path`, an output `flag` names; kCannotWrite with the flag in
+// front when it cannot be.
+[[nodiscard]] Status write_output(std::string_view flag, const std::string& path,
+                                  const std::string& text);
 // `result`, its error through as_usage.
 template <typename T>
 [[nodiscard]] Result<T> as_usage(Result<T> result) {

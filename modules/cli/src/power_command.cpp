@@ -124,15 +124,7 @@ Result<std::unique_ptr<Command>> build(const PowerFlags& flags, const core::Sett
     ACCO_ASSIGN_OR_RETURN(o.duration, duration_flag(flags.duration, "10m"));
   }
   o.fast = flags.fast;
-  if (o.fast && (o.sources.simulate == 0 || o.duration.count() == 0)) {
-    return usage(
-        "--fast runs simulated devices on simulated time: give --simulate N and "
-        "--duration D");
-  }
-  constexpr double kMaxFastRounds = 1e6;
-  if (o.fast && o.duration / o.interval > kMaxFastRounds) {
-    return usage("--fast: --duration / --interval is more than a million rounds");
-  }
+  ACCO_RETURN_IF_ERROR(as_usage(monitor::check_power_run(o)));
   return std::make_unique<RunCommand>(std::move(o));
 }
 

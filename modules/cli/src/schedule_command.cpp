@@ -298,9 +298,7 @@ Result<Output> ScheduleCommand::run(const Invocation& inv) const {
   out.err = profile_note;
   if (!s.trace.empty()) {
     const auto trace = sched::chrome_trace(experiment.runs.front().record).dump();
-    if (auto written = core::write_file_atomic(s.trace, trace); !written) {
-      return tl::unexpected(as_cannot_write(std::move(written.error()).with_context("--trace")));
-    }
+    ACCO_RETURN_IF_ERROR(write_output("--trace", s.trace, trace));
     out.err +=
         fmt::format("acco: trace of {} written to {}\n", experiment.runs.front().policy, s.trace);
   }

@@ -84,15 +84,11 @@ class SimCommand final : public Command {
     if (!o_.trace.empty()) {
       const auto& first = report.runs.front();
       const auto trace = sched::chrome_trace(sim::run_record(first)).dump();
-      if (auto written = core::write_file_atomic(o_.trace, trace); !written) {
-        return tl::unexpected(as_cannot_write(std::move(written.error()).with_context("--trace")));
-      }
+      ACCO_RETURN_IF_ERROR(write_output("--trace", o_.trace, trace));
       out.err = fmt::format("acco: trace of {} written to {}\n", first.policy, o_.trace);
     }
     if (!o_.html.empty()) {
-      if (auto written = core::write_file_atomic(o_.html, sim::to_html(report)); !written) {
-        return tl::unexpected(as_cannot_write(std::move(written.error()).with_context("--html")));
-      }
+      ACCO_RETURN_IF_ERROR(write_output("--html", o_.html, sim::to_html(report)));
       out.err += fmt::format("acco: HTML report written to {}\n", o_.html);
     }
     out.out = inv.format == Format::kJson ? sim::to_json(report).dump(2) + "\n"

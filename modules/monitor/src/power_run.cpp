@@ -35,8 +35,26 @@ Result<power::PowerStatus> read_power_status(const std::string& sysroot,
   return power::read_power_status(built.devices, state_file, built.nvml_note);
 }
 
+Status check_power_run(const PowerRunOptions& options) {
+  if (!options.fast) {
+    return {};
+  }
+  if (options.sources.simulate == 0 || options.duration.count() == 0) {
+    return fail(Errc::kInvalidArgument,
+                "--fast runs simulated devices on simulated time: give --simulate N and "
+                "--duration D");
+  }
+  constexpr double kMaxFastRounds = 1e6;
+  if (options.duration / options.interval > kMaxFastRounds) {
+    return fail(Errc::kInvalidArgument,
+                "--fast: --duration / --interval is more than a million rounds");
+  }
+  return {};
+}
+
 Result<power::GovernorReport> run_power(const PowerRunOptions& options, const core::StopFlag& stop,
                                         const PowerRunLog& log) {
+  ACCO_RETURN_IF_ERROR(check_power_run(options));
   std::optional<power::SimulatedClock> clock;
   if (options.fast) {
     clock.emplace(core::now_unix_nanos());

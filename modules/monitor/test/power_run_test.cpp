@@ -73,3 +73,26 @@ TEST(PowerRunTest, StatusReadsTheGovernedDevicesAndAMissingStateFileAsNothingLef
 
 }  // namespace
 }  // namespace acco::monitor
+
+namespace acco::monitor {
+namespace {
+
+TEST(PowerRunCheckTest, FastNeedsSimulatedDevicesAndAShortEnoughDuration) {
+  PowerRunOptions o;
+  EXPECT_TRUE(check_power_run(o).has_value());  // not fast: nothing to check
+  o.fast = true;
+  const auto none = check_power_run(o);
+  ASSERT_FALSE(none.has_value());
+  EXPECT_EQ(none.error().code, Errc::kInvalidArgument);
+  EXPECT_EQ(none.error().message,
+            "--fast runs simulated devices on simulated time: give --simulate N and --duration D");
+  o.sources.simulate = 2;
+  o.duration = std::chrono::hours(24 * 365);
+  o.interval = std::chrono::milliseconds(100);
+  EXPECT_FALSE(check_power_run(o).has_value());
+  o.duration = std::chrono::minutes(10);
+  EXPECT_TRUE(check_power_run(o).has_value());
+}
+
+}  // namespace
+}  // namespace acco::monitor

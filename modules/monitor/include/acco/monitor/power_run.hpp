@@ -41,6 +41,10 @@ struct PowerRunOptions {
   bool fast = false;
 };
 
+// `fast` needs simulated devices and a duration, of at most a million rounds: kInvalidArgument
+// naming the flags ("--fast runs simulated devices on simulated time: ...") otherwise.
+[[nodiscard]] Status check_power_run(const PowerRunOptions& options);
+
 // Lines for a person while the run goes on; either may be empty.
 struct PowerRunLog {
   // The run's first line once the devices were read: mode, control, period, NVML.
@@ -51,8 +55,8 @@ struct PowerRunLog {
 };
 
 // Governs the devices until `stop` or the duration, and restores the limits it changed. Errors:
-// governed_sources', GovernorLoop::create's and run's; "no device to govern" says what NVML was
-// and how to govern simulated devices. Runs on the caller's thread.
+// check_power_run's, governed_sources', GovernorLoop::create's and run's; "no device to govern"
+// says what NVML was and how to govern simulated devices. Runs on the caller's thread.
 [[nodiscard]] Result<power::GovernorReport> run_power(const PowerRunOptions& options,
                                                       const core::StopFlag& stop,
                                                       const PowerRunLog& log = {});
