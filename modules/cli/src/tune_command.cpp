@@ -93,20 +93,12 @@ class TuneCommand final : public Command {
 
  private:
   Result<Output> show(const Invocation& inv, const topo::Machine* machine, Output out) const {
-    auto path = o_.output.empty()
-                    ? tune::machine_profile_path(machine, inv.settings.get("tune-dir"))
-                    : Result<std::string>(o_.output);
+    auto path = tune::chosen_profile_path(o_.output, machine, inv.settings.get("tune-dir"));
     if (!path) {
       return error_output(path.error(), out.err);
     }
-    auto p = tune::load_tune_profile(*path);
+    auto p = tune::load_saved_tune_profile(*path, !o_.output.empty());
     if (!p) {
-      if (p.error().code == Errc::kNotFound && o_.output.empty()) {
-        return error_output(
-            Error{Errc::kNotFound,
-                  fmt::format("no tune profile for this machine ({}); run acco tune", *path)},
-            out.err);
-      }
       return error_output(p.error(), out.err);
     }
     out.out = inv.format == Format::kJson
@@ -116,9 +108,7 @@ class TuneCommand final : public Command {
   }
 
   Result<Output> tune(const Invocation& inv, const topo::Machine* machine, Output out) const {
-    auto path = o_.output.empty()
-                    ? tune::machine_profile_path(machine, inv.settings.get("tune-dir"))
-                    : Result<std::string>(o_.output);
+    auto path = tune::chosen_profile_path(o_.output, machine, inv.settings.get("tune-dir"));
     if (!path) {
       return error_output(path.error(), out.err);
     }

@@ -157,4 +157,21 @@ Result<std::optional<TuneProfile>> profile_to_replace(const std::string& path) {
   return std::optional<TuneProfile>(std::move(*loaded));
 }
 
+Result<std::string> chosen_profile_path(const std::string& output, const topo::Machine* machine,
+                                        std::string_view directory) {
+  if (!output.empty()) {
+    return output;
+  }
+  return machine_profile_path(machine, directory);
+}
+
+Result<TuneProfile> load_saved_tune_profile(const std::string& path, bool named) {
+  auto profile = load_tune_profile(path);
+  if (!profile && profile.error().code == Errc::kNotFound && !named) {
+    return fail(Errc::kNotFound,
+                fmt::format("no tune profile for this machine ({}); run acco tune", path));
+  }
+  return profile;
+}
+
 }  // namespace acco::tune

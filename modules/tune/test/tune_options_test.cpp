@@ -7,6 +7,7 @@
 
 #include "acco/testing/files.hpp"
 #include "acco/testing/matchers.hpp"
+#include "acco/tune/profile_report.hpp"
 #include "acco/tune/tune_run.hpp"
 
 namespace acco::tune {
@@ -15,6 +16,7 @@ namespace {
 using ::acco::testing::IsOk;
 using ::acco::testing::StatusIs;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 TEST(TuneOptionsTest, TheFlagsUnitsBecomeTheRunsAndTheFitSizesEndAtTheCopySize) {
   TuneRequest r;
@@ -69,6 +71,28 @@ TEST(TuneOptionsTest, AnInterruptedRunWritesNothing) {
   ASSERT_THAT(saved, IsOk());
   EXPECT_TRUE(saved->result.interrupted);
   EXPECT_FALSE(std::filesystem::exists(path));
+}
+
+}  // namespace
+}  // namespace acco::tune
+
+namespace acco::tune {
+namespace {
+
+using ::acco::testing::StatusIs;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+TEST(TuneOptionsTest, ANamedFileIsThePathAndAMissingMachineProfileSaysRunAccoTune) {
+  EXPECT_EQ(chosen_profile_path("/tmp/p.json", nullptr).value_or(""), "/tmp/p.json");
+  EXPECT_THAT(chosen_profile_path("", nullptr), StatusIs(Errc::kUnavailable));
+  EXPECT_THAT(load_saved_tune_profile("/nonexistent/acco.json", false),
+              StatusIs(Errc::kNotFound,
+                       "no tune profile for this machine (/nonexistent/acco.json); run acco tune"));
+  const auto named = load_saved_tune_profile("/nonexistent/acco.json", true);
+  ASSERT_FALSE(named.has_value());
+  EXPECT_EQ(named.error().code, Errc::kNotFound);
+  EXPECT_THAT(named.error().message, Not(HasSubstr("run acco tune")));
 }
 
 }  // namespace

@@ -31,6 +31,16 @@ namespace acco::tune {
 [[nodiscard]] Result<std::string> machine_profile_path(const topo::Machine* machine,
                                                        std::string_view directory = {});
 
+// The profile file `acco tune` writes and `--show` reads: `output` when it names one, else
+// machine_profile_path's (with its errors).
+[[nodiscard]] Result<std::string> chosen_profile_path(const std::string& output,
+                                                      const topo::Machine* machine,
+                                                      std::string_view directory = {});
+// The saved profile at `path` (load_tune_profile); when `path` is the machine's own (`named`
+// false) and there is none yet, kNotFound "no tune profile for this machine (PATH); run acco
+// tune".
+[[nodiscard]] Result<TuneProfile> load_saved_tune_profile(const std::string& path, bool named);
+
 // The profile at `path` that a new run replaces, to keep what acco tune does not measure (the
 // collective bench's fusion entries): nullopt when there is no file. kCannotWrite when something
 // other than a file is there (a directory, a pipe); a file that is not a profile keeps
