@@ -311,6 +311,8 @@ TEST(SimTest, BadFlagsAreOneLineWithTheUsageExitCode) {
            {"--policy fifo",
             "--policy: 'fifo' is not one of eager, round-robin, least-loaded, dmda, ws, heft, or "
             "all"},
+           {"--kernels fastest",
+            "--kernels: unknown kernel table 'fastest' (known: sirocco, mirage, uniform)"},
            {"--workload fft",
             "--workload: 'fft' is not one of cholesky, lu, independent, chain, random, train, "
             "taskbench:PATTERN"},

@@ -235,10 +235,6 @@ class BenchCommand final : public Command {
 
 }  // namespace
 
-Result<bench::BackendChoice> parse_backend(const std::string& name) {
-  return for_flag("--backend", bench::parse_backend(name));
-}
-
 std::optional<topo::Machine> probe_machine(const core::Settings& settings, std::string& warning) {
   return machine_or_warning(bench::probe_machine(settings), warning);
 }

@@ -15,13 +15,8 @@
 
 namespace acco::cli {
 
-// The emulated link of the host backend when --link is not given (bench and tune), and what
-// --backend takes.
+// What --backend takes (bench and tune).
 using bench::backend_names;
-using bench::kDefaultLink;
-
-// --backend auto|host|cuda (bench::parse_backend); kUsage naming the flag otherwise.
-[[nodiscard]] Result<bench::BackendChoice> parse_backend(const std::string& name);
 
 // bench::probe_machine's machine, or none with a line appended to `warning`: a failed probe
 // leaves link peaks unknown, it does not stop the command.

@@ -118,7 +118,9 @@ Status generated_of(const StudyOptions& o, Study& study) {
   study.workload.tasks = o.tasks;
   study.workload.kernels = o.kernels;
   study.workload.seed = o.seed;
-  ACCO_RETURN_IF_ERROR(sched::kernel_table(o.kernels), "--kernels");
+  if (auto table = sched::kernel_table(o.kernels); !table) {  // its kNotFound is a bad value here
+    return fail(Errc::kInvalidArgument, "--kernels: " + table.error().message);
+  }
   return {};
 }
 

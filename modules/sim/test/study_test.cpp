@@ -123,6 +123,9 @@ TEST(StudyOptionsTest, AValueOutOfRangeIsNamedAsTheFlag) {
   o.seeds = 3;  // cholesky draws nothing at random
   EXPECT_THAT(make_study(o), StatusIs(Errc::kInvalidArgument, HasSubstr("--seeds: this workload")));
   o = {};
+  o.kernels = "fastest";  // kernel_table's kNotFound is a bad value here
+  EXPECT_THAT(make_study(o), StatusIs(Errc::kInvalidArgument, HasSubstr("--kernels: ")));
+  o = {};
   o.power_limit = 100;
   EXPECT_THAT(make_study(o),
               StatusIs(Errc::kInvalidArgument,
