@@ -280,14 +280,24 @@ report::Document daemon_report(const DaemonSummary& summary) {
 
 namespace {
 
-// A period flag from 1s to 7d, in whole seconds; empty: not given.
-Result<std::optional<std::chrono::seconds>> every(const char* flag, const std::string& text) {
+// A period flag from 1s to 7d, in seconds (fractions kept); empty: not given.
+Result<std::optional<double>> period(const char* flag, const std::string& text,
+                                     const char* example) {
   if (text.empty()) {
-    return std::optional<std::chrono::seconds>();
+    return std::optional<double>();
   }
   const auto seconds = units::parse_duration(text);
   if (!seconds || *seconds < 1 || *seconds > 7 * 86400) {
-    return core::bad_option(flag, text, "a duration from 1s to 7d (e.g. 10m)");
+    return core::bad_option(flag, text, fmt::format("a duration from 1s to 7d (e.g. {})", example));
+  }
+  return std::optional<double>(*seconds);
+}
+
+// A check's period, in whole seconds.
+Result<std::optional<std::chrono::seconds>> every(const char* flag, const std::string& text) {
+  ACCO_ASSIGN_OR_RETURN(const auto seconds, period(flag, text, "10m"));
+  if (!seconds) {
+    return std::optional<std::chrono::seconds>();
   }
   return std::optional(std::chrono::seconds(static_cast<long long>(*seconds)));
 }
@@ -313,13 +323,9 @@ Status apply_request(const DaemonRequest& r, DaemonOptions& o) {
     }
     o.store = *retention;
   }
-  if (!r.memory_window.empty()) {
-    const auto seconds = units::parse_duration(r.memory_window);
-    if (!seconds || *seconds < 1 || *seconds > 7 * 86400) {
-      return core::bad_option("--memory-window", r.memory_window,
-                              "a duration from 1s to 7d (e.g. 15m)");
-    }
-    o.memory_window = std::chrono::milliseconds(static_cast<long long>(*seconds * 1000));
+  ACCO_ASSIGN_OR_RETURN(const auto window, period("--memory-window", r.memory_window, "15m"));
+  if (window) {
+    o.memory_window = std::chrono::milliseconds(static_cast<long long>(*window * 1000));
   }
   return {};
 }
