@@ -10,6 +10,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
+#include "acco/bench/report.hpp"
+#include "acco/testing/files.hpp"
 #include "acco/testing/matchers.hpp"
 
 namespace acco::bench {
@@ -17,6 +21,7 @@ namespace {
 
 using ::acco::testing::IsOk;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 SessionOptions one_case(const std::filesystem::path& dir) {
   SessionOptions o;
@@ -77,9 +82,35 @@ TEST_F(SessionTest, AStoppedSessionSavesNothing) {
   auto s = run_session(o, nullptr, {});
   ASSERT_THAT(s, IsOk());
   EXPECT_TRUE(s->interrupted);
-  EXPECT_TRUE(s->notes.empty());
+  EXPECT_FALSE(s->compared);
+  EXPECT_EQ(s->notes,
+            "acco: bench interrupted; 0 result(s) finished, shown below, not saved to the history "
+            "nor to --html\n");
   EXPECT_FALSE(std::filesystem::exists(dir_ / "history.sqlite"));
   EXPECT_FALSE(std::filesystem::exists(dir_ / "report.html"));
+  EXPECT_FALSE(to_json(*s).contains("comparisons"));
+  EXPECT_EQ(report::render_text(session_report(*s)), report::render_text(run_report(s->run)));
+}
+
+TEST_F(SessionTest, AComparedSessionCarriesItsComparisonAndTheReaderItUsed) {
+  auto o = one_case(dir_);
+  o.compare = true;
+  o.run.defaults.reader_options = io::ReaderOptions{};
+  o.run.suite = "transfer";  // the reader's line is for the storage suite only
+  auto s = run_session(o, nullptr, {});
+  ASSERT_THAT(s, IsOk());
+  EXPECT_TRUE(s->compared);
+  EXPECT_THAT(s->notes, Not(HasSubstr("storage reader")));
+  EXPECT_TRUE(to_json(*s)["comparisons"].is_array());
+}
+
+TEST(CreateTestFileTest, WritesOnceAndSaysSo) {
+  const acco::testing::TempDir dir;
+  const auto path = (dir.path() / "data.bin").string();
+  EXPECT_EQ(create_test_file("", 4096).value(), "");
+  EXPECT_EQ(create_test_file(path, 4096).value(),
+            "acco: wrote 4.00 KiB of test data to " + path + "\n");
+  EXPECT_EQ(create_test_file(path, 4096).value(), "");  // already there, large enough
 }
 
 }  // namespace

@@ -10,14 +10,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "acco/bench/compare.hpp"
-#include "acco/bench/report.hpp"
 #include "acco/cluster/collective.hpp"
 #include "acco/cluster/collective_bench.hpp"
-#include "acco/cluster/collective_history.hpp"
+#include "acco/cluster/collective_job.hpp"
 #include "acco/cluster/communicator.hpp"
-#include "acco/core/units.hpp"
-#include "acco/report/document.hpp"
 
 #include "bench_command.hpp"
 #include "command_spec.hpp"
@@ -27,82 +23,34 @@ namespace {
 
 class CollectiveCommand final : public Command {
  public:
-  CollectiveCommand(cluster::CollectiveBenchOptions options, const CollectiveFlags& flags)
-      : o_(std::move(options)),
-        save_fusion_(flags.save_fusion),
-        history_(flags.history),
-        no_history_(flags.no_history),
-        compare_(flags.compare) {}
+  explicit CollectiveCommand(cluster::CollectiveJobOptions options) : o_(std::move(options)) {}
 
   Result<Output> run(const Invocation& inv) const override {
     ACCO_ASSIGN_OR_RETURN(const auto comm, cluster::open_job_communicator());
-    Output out;
     std::string warning;
-    cluster::CollectiveBenchOptions options = o_;
-    options.machine = probe_machine(inv.settings, warning);
-    const std::optional<topo::Machine>& machine = options.machine;
-    if (comm->rank() == 0) {
-      out.err += warning;
+    cluster::CollectiveJobOptions options = o_;
+    options.bench.machine = probe_machine(inv.settings, warning);
+    options.tune_dir = inv.settings.get("tune-dir");
+    const std::string err = comm->rank() == 0 ? warning : "";
+    auto job = cluster::run_collective_job(*comm, options, inv.progress);
+    if (!job) {
+      return error_output(job.error(), err);
     }
-    auto result = cluster::run_collective_bench(*comm, options, inv.progress);
-    if (!result) {
-      return error_output(result.error(), out.err);
+    if (!*job) {
+      return Output{};  // rank 0 reports for the job
     }
-    if (comm->rank() != 0) {
-      return out;  // rank 0 reports for the job
-    }
-    cluster::CollectiveHistory history;  // --compare reads it
-    if (!no_history_) {
-      auto recorded = cluster::record_collective_run(*result, machine, history_, compare_);
-      if (!recorded) {
-        return error_output(recorded.error(), out.err);
-      }
-      history = std::move(*recorded);
-      out.err += history.warnings;
-    }
-    if (inv.format == Format::kJson) {
-      auto j = to_json(*result);
-      if (compare_) {
-        j["comparisons"] = bench::to_json(history.comparisons);
-      }
-      out.out = j.dump(2) + "\n";
-    } else {
-      out.out = to_text(*result);
-      if (compare_ && history.note.empty()) {
-        report::Document doc;
-        bench::add_comparison(doc, history.comparisons);
-        out.out += report::render_text(doc);
-      } else if (compare_) {
-        out.out += "\n" + history.note;
-      }
-    }
-    if (save_fusion_) {
-      auto saved = cluster::save_fusion_threshold(*result, machine ? &*machine : nullptr,
-                                                  inv.settings.get("tune-dir"));
-      if (!saved) {
-        Output failed =
-            error_output(std::move(saved.error()).with_context("--save-fusion"), out.err);
-        failed.out = std::move(out.out);
-        return failed;
-      }
-      out.err += fmt::format("acco: fusion threshold {} for {} links saved to {}\n",
-                             units::format_bytes(saved->fusion.threshold_bytes),
-                             saved->fusion.link_class, saved->path);
-    }
-    if (result->wrong > 0) {
-      out.err += fmt::format("acco: {} element(s) held a wrong value after the collectives\n",
-                             result->wrong);
-      out.exit_code = kExitWrongResults;
+    Output out{render(inv, **job, [](const auto& j) { return to_text(j); }), err + (*job)->notes,
+               (*job)->run.wrong > 0 ? kExitWrongResults : kExitOk};
+    if (const auto& failure = (*job)->fusion_failure) {
+      Output failed = error_output(Error(*failure).with_context("--save-fusion"), out.err);
+      failed.out = std::move(out.out);
+      return failed;
     }
     return out;
   }
 
  private:
-  cluster::CollectiveBenchOptions o_;
-  bool save_fusion_ = false;
-  std::string history_;
-  bool no_history_ = false;
-  bool compare_ = false;
+  cluster::CollectiveJobOptions o_;
 };
 
 }  // namespace
@@ -177,7 +125,12 @@ Result<std::unique_ptr<Command>> collective_command(const CollectiveFlags& f) {
   if (f.compare && f.no_history) {
     return usage("--compare needs the history; drop --no-history");
   }
-  return std::unique_ptr<Command>(std::make_unique<CollectiveCommand>(std::move(options), f));
+  cluster::CollectiveJobOptions job{
+      .bench = std::move(options),
+      .history = f.no_history ? std::nullopt : std::optional(f.history),
+      .compare = f.compare,
+      .save_fusion = f.save_fusion};
+  return std::unique_ptr<Command>(std::make_unique<CollectiveCommand>(std::move(job)));
 }
 
 }  // namespace acco::cli

@@ -10,8 +10,6 @@
 
 #include <fmt/format.h>
 
-#include <nlohmann/json.hpp>
-
 #include "acco/bench/case.hpp"
 #include "acco/bench/compare.hpp"
 #include "acco/bench/report.hpp"
@@ -20,8 +18,6 @@
 #include "acco/bench/session.hpp"
 #include "acco/core/file.hpp"
 #include "acco/core/process.hpp"
-#include "acco/core/units.hpp"
-#include "acco/io/baseline.hpp"
 #include "acco/report/document.hpp"
 
 #include "bench_collective.hpp"
@@ -156,8 +152,10 @@ class BenchCommand final : public Command {
             signal == SIGTERM ? "SIGTERM" : "SIGINT"));
       }
     });
-    ACCO_RETURN_IF_ERROR(create_file(out.err));
-    bench::RunOptions options = o_.plan.run;
+    const auto& plan = o_.plan;
+    ACCO_ASSIGN_OR_RETURN(out.err, bench::create_test_file(plan.create_file, plan.create_bytes),
+                          "--create");
+    bench::RunOptions options = plan.run;
     const auto machine = machine_or_warning(bench::probe_for_run(inv.settings, options), out.err);
     auto profile = profile_for(o_.profile, inv.settings, machine ? &*machine : nullptr, out.err);
     if (!profile) {
@@ -165,12 +163,6 @@ class BenchCommand final : public Command {
     }
     options.defaults.path_profiles = std::move(profile->engines);
     options.defaults.reader_options = profile->reader;
-    if (profile->reader && options.suite == "storage") {
-      out.err += fmt::format(
-          "acco: storage reader from the tune profile: block {}, depth {}, {} thread(s)\n",
-          units::format_bytes(profile->reader->block_bytes), profile->reader->depth,
-          profile->reader->threads);
-    }
     options.stop = [&] { return interrupt.requested(); };
     auto session = bench::run_session(
         {options, o_.no_history ? std::nullopt : std::optional(o_.history), o_.compare, o_.html},
@@ -178,58 +170,16 @@ class BenchCommand final : public Command {
     if (!session) {
       return error_output(as_usage(std::move(session.error())), out.err);
     }
-    const auto& run = session->run;
-    if (session->interrupted) {
-      out.err += fmt::format(
-          "acco: bench interrupted; {} result(s) finished, shown below, not saved to the "
-          "history{}\n",
-          run.results.size(), o_.html.empty() ? "" : " nor to --html");
-      out.out = inv.format == Format::kJson ? bench::to_json(run).dump(2) + "\n"
-                                            : report::render_text(bench::run_report(run));
-      out.exit_code = kExitInterrupted;
-      return out;
-    }
     out.err += session->notes;
-    if (session->failure) {  // the measurements are still reported, with the failure's code
-      out.exit_code = exit_code_for(*session->failure);
-    }
-    if (session->failed_cases > 0 && out.exit_code == kExitOk) {
-      out.err +=
-          fmt::format("acco: {} case(s) failed; the results say why\n", session->failed_cases);
-      out.exit_code = kExitCasesFailed;
-    }
-    if (inv.format == Format::kJson) {
-      auto j = bench::to_json(run);
-      if (o_.compare) {
-        j["comparisons"] = bench::to_json(session->comparisons);
-      }
-      out.out = j.dump(2) + "\n";
-    } else {
-      auto doc = bench::bench_report(run);
-      if (o_.compare) {
-        bench::add_comparison(doc, session->comparisons, session->had_previous);
-      }
-      out.out = report::render_text(doc);
-    }
+    out.exit_code = session->interrupted        ? kExitInterrupted
+                    : session->failure          ? exit_code_for(*session->failure)
+                    : session->failed_cases > 0 ? kExitCasesFailed
+                                                : kExitOk;
+    out.out = render(inv, *session, bench::session_report);
     return out;
   }
 
  private:
-  // --create: the storage suite's file, written when missing or smaller; a line on stderr then.
-  [[nodiscard]] Status create_file(std::string& err) const {
-    const auto& p = o_.plan;
-    if (p.create_file.empty()) {
-      return {};
-    }
-    ACCO_ASSIGN_OR_RETURN(const bool created, io::fill_test_file(p.create_file, p.create_bytes),
-                          "--create");
-    if (created) {
-      err += fmt::format("acco: wrote {} of test data to {}\n", units::format_bytes(p.create_bytes),
-                         p.create_file);
-    }
-    return {};
-  }
-
   BenchOptions o_;
 };
 
@@ -248,8 +198,8 @@ CommandSpec bench_command() {
   return command_with_flags<BenchFlags>(
       "bench", "measure host<->device, device<->device and host bandwidth against the link peak",
       add_bench_flags, [](const BenchFlags& flags, const core::Settings& settings) {
-        if (!flags.collective.request.ops
-                 .empty()) {  // the suites' flags exclude it (add_bench_flags)
+        const bool collective_given = !flags.collective.request.ops.empty();
+        if (collective_given) {  // the suites' flags exclude it (add_bench_flags)
           CollectiveFlags collective = flags.collective;
           collective.history = settings.get("history");
           collective.no_history = flags.no_history;

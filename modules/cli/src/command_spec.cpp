@@ -7,6 +7,7 @@
 #include <fmt/ranges.h>
 
 #include "acco/core/file.hpp"
+#include "acco/core/option_check.hpp"
 #include "acco/core/units.hpp"
 
 namespace acco::cli {
@@ -83,13 +84,13 @@ tl::unexpected<Error> bad_setting(const core::Settings& settings, std::string_vi
                                 ? fmt::format("--config {}: {}", settings.file(), key)
                             : by == core::SetBy::kEnv ? core::env_name(key)
                                                       : "--" + std::string(key);
-  const std::string why = fmt::format("{}: '{}' is not {}", where, value, expected);
-  return by == core::SetBy::kFile ? fail(Errc::kInvalidArgument, why) : usage(why);
+  auto error = core::bad_option(where, value, expected);  // kInvalidArgument: a malformed file
+  return by == core::SetBy::kFile ? error : tl::unexpected(as_usage(std::move(error).value()));
 }
 
 tl::unexpected<Error> bad_value(std::string_view flag, std::string_view value,
                                 std::string_view expected) {
-  return usage(fmt::format("{}: '{}' is not {}", flag, value, expected));
+  return tl::unexpected(as_usage(core::bad_option(flag, value, expected).value()));
 }
 
 Result<std::chrono::duration<double>> duration_flag(std::string_view text,
@@ -112,15 +113,8 @@ Error as_usage(Error error) {
   return error;
 }
 
-Error as_cannot_write(Error error) {
-  error.code = Errc::kCannotWrite;
-  return error;
-}
-
 Status write_output(std::string_view flag, const std::string& path, const std::string& text) {
-  if (auto written = core::write_file_atomic(path, text); !written) {
-    return tl::unexpected(as_cannot_write(std::move(written.error()).with_context(flag)));
-  }
+  ACCO_RETURN_IF_ERROR(core::write_output_file(path, text), flag);
   return {};
 }
 

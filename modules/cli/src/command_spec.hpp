@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -18,6 +19,7 @@
 #include "acco/cli/app.hpp"
 #include "acco/core/result.hpp"
 #include "acco/core/settings.hpp"
+#include "acco/report/document.hpp"
 
 namespace acco::cli {
 
@@ -111,8 +113,6 @@ CLI::Option* add_setting_flag(CLI::App& sub, SharedFlags& shared, const std::str
 // A library called with values from the command line found one invalid (kInvalidArgument): the
 // user fixes the flag, so it is a usage error. Other codes stay as they are.
 [[nodiscard]] Error as_usage(Error error);
-// An output (report, trace, models, snapshot) could not be written.
-[[nodiscard]] Error as_cannot_write(Error error);
 // `text` written atomically to `path`, an output `flag` names; kCannotWrite with the flag in
 // front when it cannot be.
 [[nodiscard]] Status write_output(std::string_view flag, const std::string& path,
@@ -133,6 +133,21 @@ template <typename T>
     return tl::unexpected(as_usage(std::move(result).error().with_context(flag)));
   }
   return result;
+}
+
+// The one choice of reporter: with --json, `value`'s JSON document (its module's to_json, found
+// by argument-dependent lookup) indented by two; otherwise `text(value)`, report blocks rendered
+// by the text reporter, or a module's own text.
+template <typename T, typename Text>
+[[nodiscard]] std::string render(const Invocation& inv, const T& value, Text text) {
+  if (inv.format == Format::kJson) {
+    return to_json(value).dump(2) + "\n";
+  }
+  if constexpr (std::is_same_v<std::invoke_result_t<Text, const T&>, std::string>) {
+    return text(value);
+  } else {
+    return report::render_text(text(value));
+  }
 }
 
 }  // namespace acco::cli

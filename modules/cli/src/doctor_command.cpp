@@ -28,8 +28,7 @@ class DoctorCommand final : public Command {
     options.tune_dir = inv.settings.get("tune-dir");
     ACCO_ASSIGN_OR_RETURN(const auto report, doctor::run(std::move(options)));
     Output out;
-    out.out = inv.format == Format::kJson ? doctor::to_json(report).dump(2) + "\n"
-                                          : report::render_text(doctor::doctor_report(report));
+    out.out = render(inv, report, doctor::doctor_report);
     out.exit_code = findings_exit(machine_, report.findings);
     return out;
   }

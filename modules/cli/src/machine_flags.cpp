@@ -82,8 +82,7 @@ topo::ProbeRequest probe_request(const MachineOptions& machine, const core::Sett
   r.nccl_topo = machine.nccl_topo;
   r.data_dir = machine.data_dir;
   doctor::try_direct_io(r);
-  // The command writes the snapshot itself, so a failed write is told apart from a failed probe.
-  r.capture_snapshot = !machine.snapshot.empty();
+  r.write_snapshot = machine.snapshot;  // a failed write is kCannotWrite, not a failed probe
   r.pci_ids = settings.get("pci-ids");
   r.nvml_library = settings.get("nvml-library");
   r.nvml_library_explicit = settings.find("nvml-library")->set_by != core::SetBy::kDefault;

@@ -33,14 +33,6 @@ void add_monitor_flags(CLI::App& sub, SharedFlags& shared, MonitorFlags& flags,
   add_config_flag(sub, shared);
 }
 
-Result<monitor::ServerOptions> listen_address(std::string_view flag, const std::string& text) {
-  auto listen = monitor::parse_listen(text);
-  if (!listen) {
-    return bad_value(std::string(flag), text, "HOST:PORT (e.g. 127.0.0.1:9477 or 0.0.0.0:9477)");
-  }
-  return *listen;
-}
-
 Result<MonitorOptions> monitor_options(const MonitorFlags& flags, const core::Settings& settings) {
   MonitorOptions o;
   ACCO_ASSIGN_OR_RETURN(const auto sampling, as_usage(monitor::sampling(flags)));

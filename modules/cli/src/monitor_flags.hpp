@@ -30,9 +30,6 @@ struct MonitorOptions {
 // --nvml-library and --config.
 void add_monitor_flags(CLI::App& sub, SharedFlags& shared, MonitorFlags& flags,
                        std::string_view interval_help);
-// HOST:PORT to listen on; kUsage naming `flag` otherwise.
-[[nodiscard]] Result<monitor::ServerOptions> listen_address(std::string_view flag,
-                                                            const std::string& text);
 // kUsage naming the flag (monitor::sampling): an interval outside 100 ms..1 h, a device count
 // outside 0..64, an unknown scenario.
 [[nodiscard]] Result<MonitorOptions> monitor_options(const MonitorFlags& flags,

@@ -48,8 +48,7 @@ class StatusCommand final : public Command {
       out.err += "acco power status: " + status.unrestored.error().message + "\n";
       out.exit_code = exit_code_for(status.unrestored.error());
     }
-    out.out = inv.format == Format::kJson ? power::to_json(status).dump(2) + "\n"
-                                          : report::render_text(power::status_report(status));
+    out.out = render(inv, status, power::status_report);
     return out;
   }
 
@@ -83,8 +82,7 @@ class RunCommand final : public Command {
     for (const std::string& e : report->read_errors) {
       out.err += "acco power run: " + e + "\n";
     }
-    out.out = json ? power::to_json(*report).dump(2) + "\n"
-                   : report::render_text(power::governor_report(*report));
+    out.out = render(inv, *report, power::governor_report);
     return out;
   }
 

@@ -3,6 +3,7 @@
 // the NCCL, UCX and Open MPI environment acco recommends for the node.
 #include <memory>
 #include <optional>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -12,10 +13,8 @@
 #include "acco/core/units.hpp"
 #include "acco/doctor/live_machine.hpp"
 #include "acco/report/document.hpp"
-#include "acco/topo/json.hpp"
 #include "acco/topo/nccl_env.hpp"
 #include "acco/topo/probe.hpp"
-#include "acco/topo/probe_report.hpp"
 
 #include "command_spec.hpp"
 #include "commands.hpp"
@@ -49,18 +48,11 @@ class ProbeCommand final : public Command {
       return run_cluster(inv);
     }
     const MachineOptions& machine = options_.machine;
-    const auto request = probe_request(machine, inv.settings);
-    ACCO_ASSIGN_OR_RETURN(auto result, topo::probe(request));
-    if (!machine.snapshot.empty()) {
-      if (!result.snapshot) {  // capture_snapshot was asked for: a bug if nothing came back
-        return tl::unexpected(Error{Errc::kInternal, "snapshot: the probe recorded nothing"});
-      }
-      if (auto written = topo::write_snapshot(machine.snapshot, *result.snapshot); !written) {
-        return tl::unexpected(as_cannot_write(std::move(written.error())));
-      }
-    }
+    const auto request = probe_request(machine, inv.settings);  // it writes --snapshot
     Output out;
+    std::vector<topo::Finding> findings;
     if (options_.nccl_env) {
+      ACCO_ASSIGN_OR_RETURN(const auto result, topo::probe(request));
       const auto env = topo::nccl_env(result.machine);
       if (!options_.nccl_topo_file.empty()) {
         ACCO_RETURN_IF_ERROR(
@@ -71,25 +63,16 @@ class ProbeCommand final : public Command {
       out.out = inv.format == Format::kJson
                     ? topo::to_json(env, options_.nccl_topo_file).dump(2) + "\n"
                     : topo::nccl_env_text(result.machine, env, options_.nccl_topo_file);
+      findings = result.findings;
     } else {
-      // The live machine's CUDA driver, which the probe does not read.
-      const auto cuda =
-          doctor::is_live(request) ? std::optional(doctor::read_cuda_driver()) : std::nullopt;
-      if (inv.format == Format::kJson) {
-        auto j = topo::probe_json(result.machine, result.findings);
-        if (cuda) {
-          j["cuda_driver"] = doctor::to_json(*cuda);
-        }
-        out.out = j.dump(2) + "\n";
-      } else {
-        out.out = report::render_text(topo::probe_report(
-            result.machine, result.findings, cuda ? doctor::cuda_driver_text(*cuda) : ""));
-      }
+      ACCO_ASSIGN_OR_RETURN(const auto report, doctor::probe_with_driver(request));
+      out.out = render(inv, report, doctor::probe_report);
+      findings = report.probe.findings;
     }
     if (!machine.snapshot.empty()) {
       out.err += fmt::format("acco: snapshot written to {}\n", machine.snapshot);
     }
-    out.exit_code = findings_exit(machine, result.findings);
+    out.exit_code = findings_exit(machine, findings);
     return out;
   }
 
@@ -104,8 +87,7 @@ class ProbeCommand final : public Command {
     if (!report) {
       return out;  // not rank 0
     }
-    out.out = inv.format == Format::kJson ? cluster::to_json(*report).dump(2) + "\n"
-                                          : cluster::to_text(*report);
+    out.out = render(inv, *report, [](const auto& r) { return cluster::to_text(r); });
     if (options_.machine.fail_on) {
       out.exit_code =
           cluster::has_problems_at(*report, *options_.machine.fail_on) ? kExitFindings : kExitOk;

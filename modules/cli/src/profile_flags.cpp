@@ -1,7 +1,5 @@
 #include "profile_flags.hpp"
 
-#include <fmt/format.h>
-
 #include "command_spec.hpp"
 
 namespace acco::cli {
@@ -16,9 +14,7 @@ void add_profile_flags(CLI::App& sub, tune::ProfileChoice& flags) {
 }
 
 Status check_profile_flags(const tune::ProfileChoice& flags) {
-  if (flags.none && !flags.file.empty()) {
-    return usage("--profile and --no-profile exclude each other");
-  }
+  ACCO_RETURN_IF_ERROR(as_usage(tune::check_profile_choice(flags)));
   return {};
 }
 
@@ -28,11 +24,7 @@ Result<tune::LoadedProfile> profile_for(const tune::ProfileChoice& flags,
   tune::ProfileChoice choice = flags;
   choice.directory = settings.get("tune-dir");
   ACCO_ASSIGN_OR_RETURN(auto loaded, tune::load_profile(choice, machine), "--profile");
-  if (!loaded.path.empty()) {
-    note += fmt::format("acco: engine profile from {}\n", loaded.path);
-  } else if (loaded.skipped) {
-    note += fmt::format("acco: tune profile not used: {}\n", loaded.skipped->message);
-  }
+  note += tune::profile_note(loaded);
   return loaded;
 }
 

@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 
 #include "acco/core/result.hpp"
+#include "acco/core/settings.hpp"
 #include "acco/topo/machine.hpp"
 #include "acco/tune/saved_profile.hpp"
 

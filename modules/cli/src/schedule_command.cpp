@@ -28,26 +28,15 @@
 namespace acco::cli {
 namespace {
 
-constexpr int kMaxCalibrate = 100;
-
 // `acco schedule` flags as CLI11 reads them: numbers typed, lists, names and sizes as text.
 struct ScheduleFlags {
-  sched::WorkloadRequest workload;
-  sched::DeviceRequest devices;
-  std::string policy = "dmda";
-  bool sorted_decision = false;
-  int calibrate = 1;
-  std::string models;
-  std::string trace;
-  std::string serve;
-  std::string serve_interval = "200ms";
-  bool simulate_thermal = false;
-  monitor::ThermalRequest thermal;
+  monitor::ScheduleRequest request;
   tune::ProfileChoice profile;
   DistributedFlags distributed;
 };
 
-void add_schedule_flags(CLI::App& cmd, SharedFlags& shared, ScheduleFlags& f) {
+void add_schedule_flags(CLI::App& cmd, SharedFlags& shared, ScheduleFlags& flags) {
+  monitor::ScheduleRequest& f = flags.request;
   auto& w = f.workload.spec;
   std::vector<std::string> workloads;
   for (const auto kind :
@@ -92,8 +81,8 @@ void add_schedule_flags(CLI::App& cmd, SharedFlags& shared, ScheduleFlags& f) {
       ->type_name("LIST");
   cmd.add_option("--link", f.devices.link, "host devices: emulated link (default pcie3x16)")
       ->type_name("SPEC");
-  add_profile_flags(cmd, f.profile);
-  add_distributed_flags(cmd, f.distributed);
+  add_profile_flags(cmd, flags.profile);
+  add_distributed_flags(cmd, flags.distributed);
   cmd.add_option("--tile-bytes", f.workload.tile_bytes,
                  "cholesky, lu: bytes per tile (default b x b floats of the kernel table)")
       ->type_name("SIZE");
@@ -156,45 +145,10 @@ void add_schedule_flags(CLI::App& cmd, SharedFlags& shared, ScheduleFlags& f) {
   add_json_flag(cmd, shared, "print JSON (schema acco.schedule/1)");
 }
 
-// --simulate-thermal and its options.
-Status parse_thermal(const ScheduleFlags& f, ScheduleOptions& s) {
-  if (!f.simulate_thermal) {
-    return {};
-  }
-  ACCO_ASSIGN_OR_RETURN(auto t, as_usage(monitor::thermal_options(f.thermal, s.devices)));
-  s.thermal = std::move(t);
-  return {};
-}
-
-// --serve and --serve-interval.
-Status parse_serve(const ScheduleFlags& f, ScheduleOptions& s) {
-  ACCO_ASSIGN_OR_RETURN(const auto interval, as_usage(monitor::sampling_interval(
-                                                 "--serve-interval", f.serve_interval, 10)));
-  if (f.serve.empty()) {
-    return {};
-  }
-  monitor::RuntimeServerOptions serve;
-  ACCO_ASSIGN_OR_RETURN(serve.server, listen_address("--serve", f.serve));
-  serve.interval = interval;
-  s.serve = serve;
-  return {};
-}
-
 Result<ScheduleOptions> schedule_options(const ScheduleFlags& f) {
-  ScheduleOptions s;
-  sched::ExperimentOptions& e = s.experiment;
-  ACCO_ASSIGN_OR_RETURN(s.devices, as_usage(sched::device_setup(f.devices)));
-  ACCO_ASSIGN_OR_RETURN(e.spec, as_usage(sched::workload_spec(f.workload)));
-  ACCO_ASSIGN_OR_RETURN(e.policies, for_flag("--policy", sched::parse_policies(f.policy)));
-  if (f.calibrate < 0 || f.calibrate > kMaxCalibrate) {
-    return bad_value("--calibrate", std::to_string(f.calibrate), "between 0 and 100");
-  }
-  e.calibration_runs = f.calibrate;
-  e.sorted_decision = f.sorted_decision;
-  e.models = f.models;
-  s.trace = f.trace;
-  ACCO_RETURN_IF_ERROR(parse_serve(f, s));
-  ACCO_RETURN_IF_ERROR(parse_thermal(f, s));
+  ACCO_ASSIGN_OR_RETURN(auto setup, as_usage(monitor::schedule_setup(f.request)));
+  ScheduleOptions s{std::move(setup)};
+  const sched::ExperimentOptions& e = s.experiment;
   ACCO_RETURN_IF_ERROR(check_profile_flags(f.profile));
   s.profile = f.profile;
   ACCO_ASSIGN_OR_RETURN(s.distributed, parse_distributed(f.distributed));
@@ -231,22 +185,15 @@ Status check_before_runs(const ScheduleOptions& s, const sched::Workload& worklo
   return {};
 }
 
-// acco tune's engine settings for each device. Without --profile, the machine is probed for its
-// fingerprint only when some profile is saved: the probe costs more than a small workload's run.
-Status load_transfer_profiles(const tune::ProfileChoice& choice, const core::Settings& settings,
+// acco tune's engine settings for each device; the machine probed only when a profile is saved.
+Status load_transfer_profiles(tune::ProfileChoice choice, const core::Settings& settings,
                               sched::ExperimentDevices& d, std::string& note) {
-  if (choice.none) {
-    return {};
-  }
-  std::optional<topo::Machine> machine;
-  if (choice.file.empty()) {
-    if (!tune::any_saved_profile(settings.get("tune-dir"))) {
-      return {};
-    }
-    machine = probe_machine(settings, note);
-  }
-  ACCO_ASSIGN_OR_RETURN(const auto loaded,
-                        profile_for(choice, settings, machine ? &*machine : nullptr, note));
+  choice.directory = settings.get("tune-dir");
+  ACCO_ASSIGN_OR_RETURN(
+      const auto loaded,
+      tune::load_profile_probing(choice, [&] { return probe_machine(settings, note); }),
+      "--profile");
+  note += tune::profile_note(loaded);
   sched::apply_transfer_profiles(loaded.engines, d);
   return {};
 }
@@ -302,8 +249,7 @@ Result<Output> ScheduleCommand::run(const Invocation& inv) const {
     out.err +=
         fmt::format("acco: trace of {} written to {}\n", experiment.runs.front().policy, s.trace);
   }
-  out.out = inv.format == Format::kJson ? monitor::to_json(*ran).dump(2) + "\n"
-                                        : report::render_text(monitor::schedule_report(*ran));
+  out.out = render(inv, *ran, monitor::schedule_report);
   for (const auto& r : experiment.runs) {
     if (r.failed > 0) {
       out.err += fmt::format("acco: {}\n", sched::failure_summary(r));

@@ -8,29 +8,16 @@
 
 #include "acco/cli/app.hpp"
 #include "acco/cluster/distributed_schedule.hpp"
-#include "acco/monitor/runtime_server.hpp"
-#include "acco/monitor/thermal_experiment.hpp"
-#include "acco/sched/experiment.hpp"
-#include "acco/sched/experiment_setup.hpp"
+#include "acco/monitor/schedule_run.hpp"
 #include "acco/tune/saved_profile.hpp"
 
 namespace acco::cli {
 
 // Every flag checked and typed at parse time; what depends on the devices found (the GPU count)
-// is checked at run.
-struct ScheduleOptions {
-  // The workload (cholesky unless --workload says otherwise), --policy, --calibrate,
-  // --sorted-decision, --models.
-  sched::ExperimentOptions experiment;
-  // --devices (cuda: every GPU; otherwise emulated host devices), --kinds, --speeds, --link,
-  // --memory.
-  sched::DeviceSetup devices;
-  std::string trace;  // Chrome trace of the first policy's measured run
-  // --serve: /metrics and the API with the runtime's counters while the runs last.
-  std::optional<monitor::RuntimeServerOptions> serve;
-  // --simulate-thermal: every kernel on simulated devices whose speed follows their clocks,
-  // each policy run once per governor setting; its `experiment` is the one above.
-  std::optional<monitor::ThermalExperimentOptions> thermal;
+// is checked at run. The one-node run (monitor::ScheduleSetup): the workload, --policy,
+// --calibrate, --sorted-decision, --models; --devices, --kinds, --speeds, --link, --memory;
+// --trace; --serve; --simulate-thermal.
+struct ScheduleOptions : monitor::ScheduleSetup {
   // The engine profile acco tune saved (loaded by default, --profile FILE, --no-profile).
   tune::ProfileChoice profile;
   // --distributed: over every rank of the MPI job (schedule_distributed.hpp); its workload,

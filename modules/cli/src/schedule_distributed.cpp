@@ -88,8 +88,7 @@ Result<Output> run_distributed_schedule(const ScheduleOptions& s, const Invocati
     return out;  // rank 0 reports for the job
   }
   out.err = std::move(err);
-  out.out = inv.format == Format::kJson ? cluster::to_json(**run).dump(2) + "\n"
-                                        : report::render_text(cluster::distributed_report(**run));
+  out.out = render(inv, **run, cluster::distributed_report);
   return out;
 }
 

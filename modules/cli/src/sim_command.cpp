@@ -91,8 +91,7 @@ class SimCommand final : public Command {
       ACCO_RETURN_IF_ERROR(write_output("--html", o_.html, sim::to_html(report)));
       out.err += fmt::format("acco: HTML report written to {}\n", o_.html);
     }
-    out.out = inv.format == Format::kJson ? sim::to_json(report).dump(2) + "\n"
-                                          : report::render_text(sim::sim_document(report));
+    out.out = cli::render(inv, report, sim::sim_document);
     return out;
   }
 

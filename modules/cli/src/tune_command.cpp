@@ -6,8 +6,6 @@
 #include <memory>
 #include <optional>
 
-#include <fmt/format.h>
-
 #include "acco/core/process.hpp"
 #include "acco/report/document.hpp"
 #include "acco/tune/profile_report.hpp"
@@ -130,24 +128,18 @@ class TuneCommand final : public Command {
     if (!saved) {
       return error_output(as_usage(std::move(saved.error())), out.err);
     }
-    const tune::TuneResult* result = &saved->result;
-    if (result->interrupted) {
-      out.err += fmt::format("acco: tune interrupted; {} left as it was\n", *path);
+    const tune::TuneResult& result = saved->result;
+    out.err += saved->notes;
+    if (result.interrupted) {
       out.exit_code = kExitInterrupted;
       return out;
     }
     if (saved->save_failure) {  // checked before the run, failed now (a full disk)
-      out.err += fmt::format("acco: {}\n", saved->save_failure->message);
       out.exit_code = exit_code_for(*saved->save_failure);
-    } else {
-      out.err += fmt::format("acco: tune profile written to {}\n", *path);
-    }
-    if (result->profile.budget_exhausted) {
-      out.err += "acco: the budget ran out before the search finished; the best so far was kept\n";
     }
     out.out = inv.format == Format::kJson
-                  ? tune::to_json(result->profile).dump(2) + "\n"
-                  : report::render_text(tune::profile_report(result->profile, *path));
+                  ? tune::to_json(result.profile).dump(2) + "\n"
+                  : report::render_text(tune::profile_report(result.profile, *path));
     return out;
   }
 

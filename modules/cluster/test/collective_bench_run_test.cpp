@@ -1,13 +1,17 @@
 // The collective benchmark end to end on one rank (self_communicator): NCCL absent or the fake
 // libnccl.so.2 (tests/fake_nccl) without a GPU, host buffers and emulated device buffers. Jobs of
 // several ranks under mpirun are in tests/integration/collective_test.cpp.
+#include <filesystem>
 #include <memory>
 #include <string>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "acco/cluster/collective_bench.hpp"
+#include "acco/cluster/collective_job.hpp"
 #include "acco/device/host_backend.hpp"
 #include "acco/testing/matchers.hpp"
 
@@ -138,6 +142,51 @@ TEST(RunCollectiveBench, BadOptionsAreInvalidArguments) {
   auto run = run_collective_bench(*comm, o);
   ASSERT_FALSE(run.has_value());
   EXPECT_EQ(run.error().code, Errc::kInvalidArgument);
+}
+
+// The job as `acco bench --collective` runs it: rank 0 records the run in the history, compares
+// it with the last one like it, and cannot save a fusion threshold without a machine.
+TEST(RunCollectiveJob, RecordsComparesAndReportsWhyNoThresholdWasSaved) {
+  const auto dir = std::filesystem::path(::testing::TempDir()) / "collective_job";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  topo::Machine machine;
+  machine.hostname = "node1";
+  CollectiveJobOptions options{.bench = quick_bench(Buffers::kHost, "libnccl-absent.so.2"),
+                               .history = (dir / "history.sqlite").string(),
+                               .compare = true};
+  options.bench.machine = machine;
+  auto comm = self_communicator();
+  auto first = run_collective_job(*comm, options);
+  ASSERT_THAT(first, IsOk());
+  ASSERT_TRUE(first->has_value());
+  EXPECT_EQ((*first)->history.note,
+            "No previous run of these collectives on this machine to compare with.\n");
+  EXPECT_THAT(to_text(**first),
+              HasSubstr("\nNo previous run of these collectives on this machine to compare with."));
+  EXPECT_EQ((*first)->notes, "");
+
+  options.save_fusion = true;
+  options.bench.machine.reset();  // no fingerprint: nothing recorded, no profile to name
+  auto second = run_collective_job(*comm, options);
+  ASSERT_THAT(second, IsOk());
+  ASSERT_TRUE(second->has_value());
+  EXPECT_EQ((*second)->history.note,
+            "No machine fingerprint (the probe failed): nothing to compare.\n");
+  ASSERT_TRUE((*second)->fusion_failure.has_value());
+  EXPECT_EQ((*second)->fusion_failure->code, Errc::kUnavailable);
+  EXPECT_FALSE((*second)->fusion.has_value());
+  const auto j = to_json(**second);
+  EXPECT_EQ(j["schema"], "acco.collective/1");
+  EXPECT_TRUE(j["comparisons"].is_array());
+
+  options.compare = false;
+  options.history.reset();
+  options.save_fusion = false;
+  auto plain = run_collective_job(*comm, options);
+  ASSERT_THAT(plain, IsOk());
+  EXPECT_EQ(to_text(**plain), to_text((*plain)->run));
+  EXPECT_FALSE(to_json(**plain).contains("comparisons"));
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <filesystem>
 #include <system_error>
+#include <utility>
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -161,6 +162,15 @@ Status check_output_directory(const std::string& path) {
   if (!std::filesystem::is_directory(dir, ec)) {
     return fail(Errc::kCannotWrite,
                 fmt::format("cannot write {}: directory {} does not exist", path, dir.string()));
+  }
+  return {};
+}
+
+Status write_output_file(const std::string& path, std::string_view content) {
+  if (auto written = write_file_atomic(path, content); !written) {
+    Error error = std::move(written.error());
+    error.code = Errc::kCannotWrite;
+    return tl::unexpected(std::move(error));
   }
   return {};
 }

@@ -34,6 +34,10 @@ TEST(FileTest, AtomicWriteReplacesContentAndLeavesNoTemporary) {
 TEST(FileTest, AtomicWriteIntoMissingDirectoryFailsCleanly) {
   auto r = write_file_atomic("/nonexistent-acco-dir/out.json", "x");
   EXPECT_THAT(r, StatusIs(Errc::kNotFound));
+  // As an output a caller asked for: the same message, every failure kCannotWrite.
+  auto output = write_output_file("/nonexistent-acco-dir/out.json", "x");
+  ASSERT_THAT(output, StatusIs(Errc::kCannotWrite));
+  EXPECT_EQ(output.error().message, r.error().message);
 }
 
 // A symbolic link is written through; a pipe (as a device node) is refused and left as it was

@@ -6,8 +6,32 @@
 
 #include "acco/device/cuda_backend.hpp"
 #include "acco/io/reader.hpp"
+#include "acco/topo/json.hpp"
+#include "acco/topo/probe_report.hpp"
 
 namespace acco::doctor {
+
+Result<ProbeReport> probe_with_driver(const topo::ProbeRequest& request) {
+  ProbeReport report;
+  ACCO_ASSIGN_OR_RETURN(report.probe, topo::probe(request));
+  if (is_live(request)) {
+    report.cuda = read_cuda_driver();
+  }
+  return report;
+}
+
+nlohmann::ordered_json to_json(const ProbeReport& report) {
+  auto j = topo::probe_json(report.probe.machine, report.probe.findings);
+  if (report.cuda) {
+    j["cuda_driver"] = to_json(*report.cuda);
+  }
+  return j;
+}
+
+report::Document probe_report(const ProbeReport& report) {
+  return topo::probe_report(report.probe.machine, report.probe.findings,
+                            report.cuda ? cuda_driver_text(*report.cuda) : "");
+}
 
 CudaDriver read_cuda_driver() {
   CudaDriver d;

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "acco/core/units.hpp"
+#include "acco/exec/request.hpp"
 #include "acco/report/document.hpp"
 #include "acco/testing/files.hpp"
 #include "acco/testing/matchers.hpp"
@@ -18,6 +19,7 @@ namespace acco::exec {
 namespace {
 
 using ::acco::testing::HasValue;
+using ::acco::testing::IsOk;
 using ::acco::testing::StatusIs;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
@@ -153,6 +155,45 @@ TEST_F(DgxTest, RanksTakeDevicesInTurnAndSharingIsSaid) {
             "16 ranks on this node share 8 GPU(s): rank 9 takes GPU1 (local rank mod 8), which "
             "runs ranks 1, 9");
   EXPECT_THAT(device_for_rank({}, {0, 1, "LOCAL_RANK"}, note), StatusIs(Errc::kNotFound));
+}
+
+// acco exec's flags as a request: each bad value or combination named, then the device chosen
+// by --device or by the launcher's local rank.
+TEST(ExecRequestTest, BadValuesAndCombinationsAreNamed) {
+  const auto message = [](const ExecRequest& r) {
+    auto s = check_request(r);
+    EXPECT_THAT(s, StatusIs(Errc::kInvalidArgument));
+    return s ? std::string() : s.error().message;
+  };
+  EXPECT_EQ(message({.device = "0", .bind = "near"}), "--bind: 'near' is not one of auto, none");
+  EXPECT_EQ(message({.local_rank = "3"}), "--local-rank: '3' is not auto");
+  EXPECT_EQ(message({.device = "0", .report = "yaml"}),
+            "--report: 'yaml' is not one of text, json, none");
+  EXPECT_EQ(message({.dry_run = true}), "exec: give --device or --local-rank auto (one of them)");
+  EXPECT_EQ(message({.device = "0"}),
+            "exec: the command to run is required after -- (or give --dry-run)");
+  EXPECT_EQ(message({.device = "0", .check = true}),
+            "exec: --check looks at this process as it is; it takes no --device, --local-rank or "
+            "command");
+  EXPECT_THAT(check_request({.check = true}), IsOk());
+  EXPECT_THAT(check_request({.device = "0", .dry_run = true}), IsOk());
+}
+
+TEST_F(DgxTest, ARequestTakesItsDeviceByNameOrByTheLaunchersLocalRank) {
+  const auto by_name = plan_request(machine_, {}, cpus("0-223"), {.device = "5", .dry_run = true});
+  ASSERT_THAT(by_name, IsOk());
+  EXPECT_EQ(to_json(*by_name)["device"]["pci"], "0000:ab:00.0");
+  const Environment launched = {{"LOCAL_RANK", "9"}, {"LOCAL_WORLD_SIZE", "16"}};
+  const auto by_rank =
+      plan_request(machine_, launched, cpus("0-223"), {.local_rank = "auto", .dry_run = true});
+  ASSERT_THAT(by_rank, IsOk());
+  EXPECT_EQ(to_json(*by_rank)["device"]["pci"], std::string(acco::testing::kDgxH100Gpus[1]));
+  ASSERT_FALSE(by_rank->notes.empty());
+  EXPECT_THAT(by_rank->notes.front(), HasSubstr("16 ranks on this node share 8 GPU(s)"));
+  EXPECT_THAT(plan_request(machine_, {}, cpus("0-223"), {.local_rank = "auto", .dry_run = true}),
+              StatusIs(Errc::kInvalidArgument, HasSubstr("exec: ")));
+  EXPECT_THAT(plan_request(machine_, {}, cpus("0-223"), {.device = "8", .dry_run = true}),
+              StatusIs(Errc::kNotFound, HasSubstr("exec: --device 8: no such GPU")));
 }
 
 TEST_F(DgxTest, JsonAndTextSayTheSameBinding) {

@@ -4,9 +4,42 @@
 
 #include <nlohmann/json.hpp>
 
+#include "acco/core/option_check.hpp"
+#include "acco/monitor/server.hpp"
+#include "acco/monitor/sources.hpp"
 #include "acco/sched/experiment_report.hpp"
+#include "acco/sched/policy.hpp"
 
 namespace acco::monitor {
+
+Result<ScheduleSetup> schedule_setup(const ScheduleRequest& request) {
+  constexpr int kMaxCalibrate = 100;
+  ScheduleSetup s;
+  sched::ExperimentOptions& e = s.experiment;
+  ACCO_ASSIGN_OR_RETURN(s.devices, sched::device_setup(request.devices));
+  ACCO_ASSIGN_OR_RETURN(e.spec, sched::workload_spec(request.workload));
+  ACCO_ASSIGN_OR_RETURN(e.policies, sched::parse_policies(request.policy), "--policy");
+  ACCO_RETURN_IF_ERROR(
+      core::check_range("--calibrate", request.calibrate, 0, kMaxCalibrate, "between 0 and 100"));
+  e.calibration_runs = request.calibrate;
+  e.sorted_decision = request.sorted_decision;
+  e.models = request.models;
+  s.trace = request.trace;
+  ACCO_ASSIGN_OR_RETURN(const auto interval,
+                        sampling_interval("--serve-interval", request.serve_interval, 10));
+  if (!request.serve.empty()) {
+    auto listen = parse_listen(request.serve);
+    if (!listen) {
+      return core::bad_option("--serve", request.serve,
+                              "HOST:PORT (e.g. 127.0.0.1:9477 or 0.0.0.0:9477)");
+    }
+    s.serve = RuntimeServerOptions{.server = *listen, .interval = interval};
+  }
+  if (request.simulate_thermal) {
+    ACCO_ASSIGN_OR_RETURN(s.thermal, thermal_options(request.thermal, s.devices));
+  }
+  return s;
+}
 
 Result<ScheduleRun> run_schedule(const sched::Workload& workload,
                                  const sched::ExperimentDevices& devices,

@@ -1,5 +1,6 @@
 #include "acco/monitor/thermal_experiment.hpp"
 
+#include <chrono>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -233,6 +234,35 @@ TEST(ThermalRequestTest, TheFlagsBecomeTheOptionsForTheDevicesGiven) {
   sched::DeviceSetup cuda;
   cuda.cuda = true;
   EXPECT_FALSE(thermal_options({}, cuda).has_value());
+}
+
+TEST(ScheduleRequestTest, TheOneNodeFlagsBecomeTheSetupAndABadOneIsNamed) {
+  ScheduleRequest r;
+  r.policy = "eager,heft";
+  r.calibrate = 0;
+  r.serve = "127.0.0.1:0";
+  r.serve_interval = "50ms";
+  r.simulate_thermal = true;
+  auto s = schedule_setup(r);
+  ASSERT_TRUE(s.has_value()) << s.error().message;
+  EXPECT_EQ(s->experiment.policies,
+            (std::vector<sched::PolicyKind>{sched::PolicyKind::kEager, sched::PolicyKind::kHeft}));
+  EXPECT_EQ(s->experiment.calibration_runs, 0);
+  ASSERT_TRUE(s->serve.has_value());
+  EXPECT_EQ(s->serve->server.host, "127.0.0.1");
+  EXPECT_EQ(s->serve->interval, std::chrono::milliseconds(50));
+  ASSERT_TRUE(s->thermal.has_value());
+  EXPECT_FALSE(schedule_setup({}).value().serve.has_value());
+  const auto message = [](const ScheduleRequest& bad) {
+    auto o = schedule_setup(bad);
+    EXPECT_THAT(o, StatusIs(Errc::kInvalidArgument));
+    return o ? std::string() : o.error().message;
+  };
+  EXPECT_EQ(message({.calibrate = 101}), "--calibrate: '101' is not between 0 and 100");
+  EXPECT_EQ(message({.serve = "nowhere:port"}),
+            "--serve: 'nowhere:port' is not HOST:PORT (e.g. 127.0.0.1:9477 or 0.0.0.0:9477)");
+  EXPECT_EQ(message({.policy = "fifo"}).rfind("--policy: ", 0), 0U);
+  EXPECT_EQ(message({.serve_interval = "1ms"}).rfind("--serve-interval: ", 0), 0U);
 }
 
 }  // namespace

@@ -154,7 +154,7 @@ Result<Snapshot> snapshot_from_json(const nlohmann::json& j) {
 }
 
 Status write_snapshot(const std::string& path, const Snapshot& snapshot) {
-  ACCO_RETURN_IF_ERROR(core::write_file_atomic(path, to_json(snapshot).dump(1)), "snapshot");
+  ACCO_RETURN_IF_ERROR(core::write_output_file(path, to_json(snapshot).dump(1)), "snapshot");
   return {};
 }
 

@@ -815,7 +815,7 @@ TEST(SysfsSourceTest, SnapshotIntoMissingDirectoryFailsAndLeavesNoFile) {
   acco::testing::write_dgx_h100(dir.path() / "root");
   const auto target = dir.path() / "no-such-dir" / "dgx.json";
   const auto r = probe_at(dir.path() / "root", target);
-  ASSERT_THAT(r, StatusIs(Errc::kNotFound));
+  ASSERT_THAT(r, StatusIs(Errc::kCannotWrite));  // an output, not a missing input
   EXPECT_THAT(r.error().message, HasSubstr(target.string()));
   EXPECT_THAT(r.error().message, Not(HasSubstr("\n")));
   EXPECT_FALSE(stdfs::exists(target));

@@ -4,6 +4,8 @@
 #include <system_error>
 #include <utility>
 
+#include <fmt/format.h>
+
 #include "acco/bench/machine_summary.hpp"
 #include "acco/tune/tune_profile.hpp"
 
@@ -46,6 +48,35 @@ Result<LoadedProfile> load_profile(const ProfileChoice& choice, const topo::Mach
     return none;
   }
   return loaded_from(*p, std::move(path));
+}
+
+Result<LoadedProfile> load_profile_probing(
+    const ProfileChoice& choice, const std::function<std::optional<topo::Machine>()>& probe) {
+  if (choice.none || (choice.file.empty() && !any_saved_profile(choice.directory))) {
+    return LoadedProfile{};
+  }
+  std::optional<topo::Machine> machine;
+  if (choice.file.empty()) {
+    machine = probe();
+  }
+  return load_profile(choice, machine ? &*machine : nullptr);
+}
+
+Status check_profile_choice(const ProfileChoice& choice) {
+  if (choice.none && !choice.file.empty()) {
+    return fail(Errc::kInvalidArgument, "--profile and --no-profile exclude each other");
+  }
+  return {};
+}
+
+std::string profile_note(const LoadedProfile& loaded) {
+  if (!loaded.path.empty()) {
+    return fmt::format("acco: engine profile from {}\n", loaded.path);
+  }
+  if (loaded.skipped) {
+    return fmt::format("acco: tune profile not used: {}\n", loaded.skipped->message);
+  }
+  return {};
 }
 
 std::map<std::string, transfer::Profile> saved_engine_profiles(const topo::Machine& machine,

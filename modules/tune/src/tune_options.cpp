@@ -59,6 +59,7 @@ Result<TuneSaved> tune_and_save(const TuneOptions& options, const std::string& p
   TuneSaved saved;
   ACCO_ASSIGN_OR_RETURN(saved.result, run_tune(options, machine, stop, progress));
   if (saved.result.interrupted) {
+    saved.notes = fmt::format("acco: tune interrupted; {} left as it was\n", path);
     return saved;
   }
   if (previous) {
@@ -67,6 +68,13 @@ Result<TuneSaved> tune_and_save(const TuneOptions& options, const std::string& p
   if (auto s = save_tune_profile(path, saved.result.profile); !s) {
     saved.save_failure = std::move(s.error());
     saved.save_failure->code = Errc::kCannotWrite;
+    saved.notes = fmt::format("acco: {}\n", saved.save_failure->message);
+  } else {
+    saved.notes = fmt::format("acco: tune profile written to {}\n", path);
+  }
+  if (saved.result.profile.budget_exhausted) {
+    saved.notes +=
+        "acco: the budget ran out before the search finished; the best so far was kept\n";
   }
   return saved;
 }

@@ -104,6 +104,34 @@ TEST_F(SavedProfileTest, ANamedFileMustLoadAndASavedOneThatCannotIsSkippedWithWh
   EXPECT_TRUE(saved_engine_profiles(machine_).empty());
 }
 
+// A run that needs the machine only for its saved profile probes it only when one is saved, and
+// tells a person which profile it used.
+TEST_F(SavedProfileTest, TheMachineIsProbedOnlyWhenAProfileIsSavedAndTheNoteSaysWhich) {
+  int probes = 0;
+  const auto probe = [&]() -> std::optional<topo::Machine> {
+    ++probes;
+    return machine_;
+  };
+  auto none = load_profile_probing({}, probe);
+  ASSERT_THAT(none, IsOk());
+  EXPECT_EQ(probes, 0);
+  EXPECT_EQ(profile_note(*none), "");
+  const std::string path = save_for(bench::machine_fingerprint(machine_));
+  auto loaded = load_profile_probing({}, probe);
+  ASSERT_THAT(loaded, IsOk());
+  EXPECT_EQ(probes, 1);
+  EXPECT_EQ(profile_note(*loaded), "acco: engine profile from " + path + "\n");
+  EXPECT_THAT(load_profile_probing({.file = path, .none = false, .directory = ""}, probe), IsOk());
+  EXPECT_THAT(load_profile_probing({.file = "", .none = true, .directory = ""}, probe), IsOk());
+  EXPECT_EQ(probes, 1);  // a named file or no profile: no fingerprint needed
+  std::ofstream(path) << "{";
+  EXPECT_THAT(profile_note(load_profile({}, &machine_).value()),
+              HasSubstr("acco: tune profile not used: "));
+  EXPECT_THAT(check_profile_choice({.file = path, .none = true, .directory = ""}),
+              StatusIs(Errc::kInvalidArgument, "--profile and --no-profile exclude each other"));
+  EXPECT_THAT(check_profile_choice({.file = path, .none = false, .directory = ""}), IsOk());
+}
+
 TEST_F(SavedProfileTest, AProfileOfAnotherFingerprintSaysTheMachineChanged) {
   auto state = saved_profile_state(machine_);
   ASSERT_THAT(state, IsOk());

@@ -71,6 +71,7 @@ TEST(TuneOptionsTest, AnInterruptedRunWritesNothing) {
   ASSERT_THAT(saved, IsOk());
   EXPECT_TRUE(saved->result.interrupted);
   EXPECT_FALSE(std::filesystem::exists(path));
+  EXPECT_EQ(saved->notes, "acco: tune interrupted; " + path + " left as it was\n");
 }
 
 }  // namespace

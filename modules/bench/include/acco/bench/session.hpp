@@ -3,14 +3,18 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json_fwd.hpp>
 
 #include "acco/bench/compare.hpp"
 #include "acco/bench/result.hpp"
 #include "acco/bench/runner.hpp"
 #include "acco/core/result.hpp"
+#include "acco/report/document.hpp"
 #include "acco/topo/machine.hpp"
 
 namespace acco::bench {
@@ -27,9 +31,13 @@ struct Session {
   // Stopped: `run` holds the cases that finished, and nothing was saved, compared or written
   // (the missing cases would read as regressions).
   bool interrupted = false;
+  bool compared = false;  // asked to compare, and not interrupted
   std::vector<Comparison> comparisons;
-  bool had_previous = true;      // a failed history still shows the (empty) comparison
-  std::string notes;             // lines for stderr, in order: the history's, the report's
+  bool had_previous = true;  // a failed history still shows the (empty) comparison
+  // Lines for stderr, in order: the tune profile's storage reader, then that the run was
+  // interrupted, or the history's, the report's, and how many cases failed (when nothing else
+  // did).
+  std::string notes;
   std::optional<Error> failure;  // the history or the report failed (the last one); the
                                  // measurements stand. kCannotWrite for the report.
   std::size_t failed_cases = 0;  // results with status error (a GPU lost mid-copy...)
@@ -38,5 +46,14 @@ struct Session {
 // Errors: run_benchmarks'. The history's and the report's failures are in Session::failure.
 [[nodiscard]] Result<Session> run_session(const SessionOptions& options,
                                           const topo::Machine* machine, const Progress& progress);
+
+// acco.bench/1, with "comparisons" when compared.
+[[nodiscard]] nlohmann::ordered_json to_json(const Session& session);
+// bench_report with the comparison when compared; run_report alone when interrupted.
+[[nodiscard]] report::Document session_report(const Session& session);
+
+// The storage suite's test file (RunPlan::create_file), written when missing or smaller than
+// RunPlan::create_bytes: the line for stderr that says so, else empty. fill_test_file's errors.
+[[nodiscard]] Result<std::string> create_test_file(const std::string& path, std::uint64_t bytes);
 
 }  // namespace acco::bench

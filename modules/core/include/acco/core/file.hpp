@@ -39,5 +39,8 @@ inline constexpr std::size_t kMaxInputFileBytes = std::size_t{2} << 30;
 // Nothing is left behind on failure. A symbolic link is written through (the file it names is
 // replaced); a path that exists and is not a regular file is refused (kUnavailable).
 [[nodiscard]] Status write_file_atomic(const std::string& path, std::string_view content);
+// write_file_atomic for an output a caller asked for (a report, a trace, a snapshot): every
+// failure is kCannotWrite (exit 73), with write_file_atomic's message.
+[[nodiscard]] Status write_output_file(const std::string& path, std::string_view content);
 
 }  // namespace acco::core

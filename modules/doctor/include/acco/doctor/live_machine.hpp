@@ -7,6 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "acco/core/result.hpp"
+#include "acco/report/document.hpp"
 #include "acco/topo/probe.hpp"
 
 namespace acco::doctor {
@@ -29,6 +31,18 @@ struct CudaDriver {
 // One line: "CUDA driver: 12080 (supports CUDA 12.8), 2 devices, libcuda.so.1\n", or
 // "CUDA driver: none usable (why)\n".
 [[nodiscard]] std::string cuda_driver_text(const CudaDriver& driver);
+
+// `acco probe`'s answer: the probe, and on the live machine the CUDA driver it does not read.
+struct ProbeReport {
+  topo::ProbeResult probe;
+  std::optional<CudaDriver> cuda;  // is_live(request) only
+};
+// topo::probe(request), then read_cuda_driver on the live machine. topo::probe's errors.
+[[nodiscard]] Result<ProbeReport> probe_with_driver(const topo::ProbeRequest& request);
+// acco.probe/1 (topo::probe_json), with "cuda_driver" on the live machine.
+[[nodiscard]] nlohmann::ordered_json to_json(const ProbeReport& report);
+// topo::probe_report, the driver's line after the header's NVML line.
+[[nodiscard]] report::Document probe_report(const ProbeReport& report);
 
 // True when `request` reads this machine live (sysroot "/", no snapshot, no hwloc XML).
 [[nodiscard]] bool is_live(const topo::ProbeRequest& request);

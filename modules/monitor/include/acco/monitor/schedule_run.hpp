@@ -5,6 +5,7 @@
 #pragma once
 
 #include <optional>
+#include <string>
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -13,6 +14,8 @@
 #include "acco/monitor/thermal_experiment.hpp"
 #include "acco/report/document.hpp"
 #include "acco/sched/experiment.hpp"
+#include "acco/sched/experiment_request.hpp"
+#include "acco/sched/experiment_setup.hpp"
 #include "acco/sched/workload.hpp"
 
 namespace acco::monitor {
@@ -23,6 +26,34 @@ struct ScheduleRunOptions {
   // are.
   std::optional<ThermalExperimentOptions> thermal;
 };
+
+// `acco schedule`'s one-node flags, in their text forms and with their defaults.
+struct ScheduleRequest {
+  sched::WorkloadRequest workload;
+  sched::DeviceRequest devices;
+  std::string policy = "dmda";  // sched::parse_policies: a list, or all
+  bool sorted_decision = false;
+  int calibrate = 1;                     // unmeasured runs per policy: 0-100
+  std::string models;                    // performance models loaded, and saved after
+  std::string trace;                     // the first policy's run as a Chrome trace
+  std::string serve;                     // HOST:PORT (parse_listen); empty: not served
+  std::string serve_interval = "200ms";  // 10ms or more
+  bool simulate_thermal = false;         // on the thermal rig, as `thermal` says
+  ThermalRequest thermal;
+};
+
+// The request checked.
+struct ScheduleSetup {
+  sched::ExperimentOptions experiment;  // the workload, policies, calibration, models
+  sched::DeviceSetup devices;
+  std::string trace;
+  std::optional<RuntimeServerOptions> serve;        // its metrics' version and host unset
+  std::optional<ThermalExperimentOptions> thermal;  // simulate_thermal
+};
+
+// `request` checked; errors name the flag ("--calibrate: '101' is not between 0 and 100",
+// kInvalidArgument).
+[[nodiscard]] Result<ScheduleSetup> schedule_setup(const ScheduleRequest& request);
 
 // One of the two is set: `thermal` for a run on the rig.
 struct ScheduleRun {

@@ -28,7 +28,7 @@ struct ProbeRequest {
   std::string from_snapshot;      // replay this file instead of reading a sysroot
   std::string hwloc_xml;          // assess an hwloc XML export (lstopo --of xml) instead
   std::string nccl_topo;          // assess an NCCL topology XML file (NCCL_TOPO_FILE) instead
-  std::string write_snapshot;     // record everything read into this file
+  std::string write_snapshot;     // record everything read into this file (write_snapshot)
   bool capture_snapshot = false;  // record everything read into ProbeResult::snapshot
   std::string nvml_library = "libnvidia-ml.so.1";
   bool nvml_library_explicit = false;
@@ -77,7 +77,8 @@ struct ProbeResult {
 // kInvalidArgument naming the field when the file is not an acco snapshot.
 [[nodiscard]] Result<Snapshot> snapshot_from_json(const nlohmann::json& j);
 
-// Writes `snapshot` to `path` atomically. Errors as core::write_file_atomic, prefixed "snapshot".
+// Writes `snapshot` to `path` atomically. Errors as core::write_output_file (kCannotWrite),
+// prefixed "snapshot".
 [[nodiscard]] Status write_snapshot(const std::string& path, const Snapshot& snapshot);
 
 // Errors: kNotFound (no sysroot, no snapshot or XML file, no file at `pci_ids`), kInvalidArgument

@@ -3,6 +3,7 @@
 // under tune_directory()), or a named file, or none (the defaults).
 #pragma once
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -40,6 +41,16 @@ struct LoadedProfile {
 // environment (tune_directory()).
 [[nodiscard]] Result<LoadedProfile> load_profile(const ProfileChoice& choice,
                                                  const topo::Machine* machine);
+// load_profile for a run that needs the machine only to find its saved profile: `probe` (the
+// machine, or nullopt when it cannot be probed) is called only when choice names no file and
+// choice.directory holds some profile; a probe costs more than a small workload's run.
+[[nodiscard]] Result<LoadedProfile> load_profile_probing(
+    const ProfileChoice& choice, const std::function<std::optional<topo::Machine>()>& probe);
+// kInvalidArgument "--profile and --no-profile exclude each other" when `choice` asks for both.
+[[nodiscard]] Status check_profile_choice(const ProfileChoice& choice);
+// The line a person is told: "acco: engine profile from PATH", "acco: tune profile not used:
+// <why>", or nothing when the defaults were asked for or no profile was saved.
+[[nodiscard]] std::string profile_note(const LoadedProfile& loaded);
 // The engine settings of the profile saved for `machine` in `directory` (empty:
 // tune_directory()); empty when there is none or it cannot be read.
 [[nodiscard]] std::map<std::string, transfer::Profile> saved_engine_profiles(

@@ -58,6 +58,9 @@ struct TuneResult {
 struct TuneSaved {
   TuneResult result;
   std::optional<Error> save_failure;
+  // Lines for stderr: the run interrupted and the file left as it was; or the file written (or
+  // why not), and the budget spent before the search finished.
+  std::string notes;
 };
 
 // run_tune, then, unless interrupted, its profile saved at `path` with `previous`'s fusion
