@@ -7,15 +7,11 @@
 
 #include <fmt/format.h>
 
-#include "acco/core/file.hpp"
 #include "acco/core/process.hpp"
 #include "acco/monitor/schedule_run.hpp"
 #include "acco/report/document.hpp"
-#include "acco/sched/experiment_report.hpp"
 #include "acco/sched/experiment_request.hpp"
-#include "acco/sched/perf_model.hpp"
 #include "acco/sched/policy.hpp"
-#include "acco/sched/record.hpp"
 #include "acco/sched/workload.hpp"
 
 #include "bench_command.hpp"
@@ -175,14 +171,7 @@ Result<ScheduleOptions> schedule_options(const ScheduleFlags& f) {
 Status check_before_runs(const ScheduleOptions& s, const sched::Workload& workload) {
   ACCO_RETURN_IF_ERROR(
       for_flag("--memory", sched::check_memory_budget(s.devices.memory_bytes, workload)));
-  if (!s.experiment.models.empty()) {
-    ACCO_RETURN_IF_ERROR(sched::PerfModels::load(s.experiment.models), "--models");
-    ACCO_RETURN_IF_ERROR(core::check_output_directory(s.experiment.models), "--models");
-  }
-  if (!s.trace.empty()) {
-    ACCO_RETURN_IF_ERROR(core::check_output_directory(s.trace), "--trace");
-  }
-  return {};
+  return monitor::check_schedule_files(s);
 }
 
 // acco tune's engine settings for each device; the machine probed only when a profile is saved.
@@ -239,22 +228,15 @@ Result<Output> ScheduleCommand::run(const Invocation& inv) const {
                               ? std::move(ran.error()).with_context("--models")
                               : as_usage(std::move(ran.error())));
   }
-  const sched::Experiment& experiment = ran->experiment();
-
-  Output out;
-  out.err = profile_note;
+  Output out{render(inv, *ran, monitor::schedule_report), profile_note, kExitOk};
   if (!s.trace.empty()) {
-    const auto trace = sched::chrome_trace(experiment.runs.front().record).dump();
-    ACCO_RETURN_IF_ERROR(write_output("--trace", s.trace, trace));
-    out.err +=
-        fmt::format("acco: trace of {} written to {}\n", experiment.runs.front().policy, s.trace);
+    ACCO_ASSIGN_OR_RETURN(const auto written, monitor::write_schedule_trace(*ran, s.trace));
+    out.err += written;
   }
-  out.out = render(inv, *ran, monitor::schedule_report);
-  for (const auto& r : experiment.runs) {
-    if (r.failed > 0) {
-      out.err += fmt::format("acco: {}\n", sched::failure_summary(r));
-      out.exit_code = kExitTasksFailed;
-    }
+  const std::string failed = monitor::failure_lines(*ran);
+  if (!failed.empty()) {
+    out.err += failed;
+    out.exit_code = kExitTasksFailed;
   }
   return out;
 }

@@ -5,9 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "acco/core/file.hpp"
 #include "acco/report/document.hpp"
-#include "acco/sched/record.hpp"
 #include "acco/sim/report.hpp"
 #include "acco/sim/study.hpp"
 #include "acco/topo/generated.hpp"
@@ -24,8 +22,7 @@ struct SimFlags {
   MachineFlags machine;
   std::string node;  // a generated node (topo::generated_machine) instead of a probed one
   sim::StudyOptions study;
-  std::string trace;  // the first policy's run as a Chrome trace
-  std::string html;   // the report with the first run's plots
+  sim::StudyFiles files;  // --trace, --html
 };
 
 // --node: a generated node, which no other source of the node may join.
@@ -57,12 +54,7 @@ class SimCommand final : public Command {
       : machine_(std::move(machine)), o_(std::move(flags)) {}
 
   Result<Output> run(const Invocation& inv) const override {
-    if (!o_.trace.empty()) {
-      ACCO_RETURN_IF_ERROR(core::check_output_directory(o_.trace), "--trace");
-    }
-    if (!o_.html.empty()) {
-      ACCO_RETURN_IF_ERROR(core::check_output_directory(o_.html), "--html");
-    }
+    ACCO_RETURN_IF_ERROR(sim::check_study_files(o_.files));
     topo::Machine machine;
     if (!o_.node.empty()) {
       ACCO_ASSIGN_OR_RETURN(machine, topo::generated_machine(o_.node), "sim: --node");
@@ -72,29 +64,13 @@ class SimCommand final : public Command {
     }
     ACCO_ASSIGN_OR_RETURN(const auto node, sim::node_from_machine(machine), "sim");
     ACCO_ASSIGN_OR_RETURN(auto study, as_usage(sim::make_study(o_.study, &node)));
-    study.record_first = !o_.trace.empty() || !o_.html.empty();  // for --trace and --html
+    study.record_first = !o_.files.trace.empty() || !o_.files.html.empty();
     ACCO_ASSIGN_OR_RETURN(const auto report, sim::run_study(study), "sim");
-    return render(report, inv);
+    ACCO_ASSIGN_OR_RETURN(auto notes, sim::write_study_files(report, o_.files));
+    return Output{render(inv, report, sim::sim_document), std::move(notes), kExitOk};
   }
 
  private:
-  // The report, and the first run's trace with --trace.
-  Result<Output> render(const sim::SimReport& report, const Invocation& inv) const {
-    Output out{"", "", kExitOk};
-    if (!o_.trace.empty()) {
-      const auto& first = report.runs.front();
-      const auto trace = sched::chrome_trace(sim::run_record(first)).dump();
-      ACCO_RETURN_IF_ERROR(write_output("--trace", o_.trace, trace));
-      out.err = fmt::format("acco: trace of {} written to {}\n", first.policy, o_.trace);
-    }
-    if (!o_.html.empty()) {
-      ACCO_RETURN_IF_ERROR(write_output("--html", o_.html, sim::to_html(report)));
-      out.err += fmt::format("acco: HTML report written to {}\n", o_.html);
-    }
-    out.out = cli::render(inv, report, sim::sim_document);
-    return out;
-  }
-
   MachineOptions machine_;
   SimFlags o_;
 };
@@ -237,10 +213,10 @@ CommandSpec sim_command() {
                        "run power's governor on the virtual clock, every second, in a mode of "
                        "acco power run: thermal, energy or cap:W; implies --thermal")
             ->type_name("MODE");
-        sub.add_option("--trace", f.trace,
+        sub.add_option("--trace", f.files.trace,
                        "write the first policy's run as a Chrome trace (acco.trace/1) to FILE")
             ->type_name("FILE");
-        sub.add_option("--html", f.html,
+        sub.add_option("--html", f.files.html,
                        "write the report as HTML to FILE, with the first run's Gantt chart and "
                        "link heat maps")
             ->type_name("FILE");

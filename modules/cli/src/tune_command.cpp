@@ -91,31 +91,22 @@ class TuneCommand final : public Command {
 
  private:
   Result<Output> show(const Invocation& inv, const topo::Machine* machine, Output out) const {
-    auto path = tune::chosen_profile_path(o_.output, machine, inv.settings.get("tune-dir"));
-    if (!path) {
-      return error_output(path.error(), out.err);
+    auto saved = tune::saved_profile_to_show(o_.output, machine, inv.settings.get("tune-dir"));
+    if (!saved) {
+      return error_output(saved.error(), out.err);
     }
-    auto p = tune::load_saved_tune_profile(*path, !o_.output.empty());
-    if (!p) {
-      return error_output(p.error(), out.err);
-    }
-    out.out = inv.format == Format::kJson
-                  ? tune::profile_with_defaults_json(*p, *path).dump(2) + "\n"
-                  : report::render_text(tune::profile_report(*p, *path));
+    out.out = render(inv, *saved, tune::saved_profile_report);
     return out;
   }
 
   Result<Output> tune(const Invocation& inv, const topo::Machine* machine, Output out) const {
-    auto path = tune::chosen_profile_path(o_.output, machine, inv.settings.get("tune-dir"));
-    if (!path) {
-      return error_output(path.error(), out.err);
-    }
     // A file there that is not a profile (another program's, a corrupt one) is refused before
     // the run rather than replaced after it. A profile's fusion entries are kept.
-    auto previous = tune::profile_to_replace(*path);
-    if (!previous) {
-      return error_output(previous.error(), out.err);
+    auto target = tune::profile_target(o_.output, machine, inv.settings.get("tune-dir"));
+    if (!target) {
+      return error_output(target.error(), out.err);
     }
+    const std::string& path = target->path;
     // Blocked before the engines start their threads, so SIGINT reaches only this one and the
     // search stops between two measurements; nothing is written until the end.
     const core::SignalScope signals;
@@ -124,7 +115,7 @@ class TuneCommand final : public Command {
       stopped = stopped || signals.wait(std::chrono::milliseconds(0)) != 0;
       return stopped;
     };
-    auto saved = tune::tune_and_save(o_.run, *path, *previous, machine, stop, inv.progress);
+    auto saved = tune::tune_and_save(o_.run, path, target->previous, machine, stop, inv.progress);
     if (!saved) {
       return error_output(as_usage(std::move(saved.error())), out.err);
     }
@@ -137,9 +128,8 @@ class TuneCommand final : public Command {
     if (saved->save_failure) {  // checked before the run, failed now (a full disk)
       out.exit_code = exit_code_for(*saved->save_failure);
     }
-    out.out = inv.format == Format::kJson
-                  ? tune::to_json(result.profile).dump(2) + "\n"
-                  : report::render_text(tune::profile_report(result.profile, *path));
+    out.out = render(inv, result.profile,
+                     [&path](const auto& profile) { return tune::profile_report(profile, path); });
     return out;
   }
 

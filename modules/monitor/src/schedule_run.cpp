@@ -2,13 +2,18 @@
 
 #include <utility>
 
+#include <fmt/format.h>
+
 #include <nlohmann/json.hpp>
 
+#include "acco/core/file.hpp"
 #include "acco/core/option_check.hpp"
 #include "acco/monitor/server.hpp"
 #include "acco/monitor/sources.hpp"
 #include "acco/sched/experiment_report.hpp"
+#include "acco/sched/perf_model.hpp"
 #include "acco/sched/policy.hpp"
+#include "acco/sched/record.hpp"
 
 namespace acco::monitor {
 
@@ -60,6 +65,34 @@ Result<ScheduleRun> run_schedule(const sched::Workload& workload,
                           sched::run_experiment(workload, devices, experiment, progress));
   }
   return run;
+}
+
+Status check_schedule_files(const ScheduleSetup& setup) {
+  if (!setup.experiment.models.empty()) {
+    ACCO_RETURN_IF_ERROR(sched::PerfModels::load(setup.experiment.models), "--models");
+    ACCO_RETURN_IF_ERROR(core::check_output_directory(setup.experiment.models), "--models");
+  }
+  if (!setup.trace.empty()) {
+    ACCO_RETURN_IF_ERROR(core::check_output_directory(setup.trace), "--trace");
+  }
+  return {};
+}
+
+Result<std::string> write_schedule_trace(const ScheduleRun& run, const std::string& path) {
+  const auto& first = run.experiment().runs.front();
+  ACCO_RETURN_IF_ERROR(core::write_output_file(path, sched::chrome_trace(first.record).dump()),
+                       "--trace");
+  return fmt::format("acco: trace of {} written to {}\n", first.policy, path);
+}
+
+std::string failure_lines(const ScheduleRun& run) {
+  std::string lines;
+  for (const auto& r : run.experiment().runs) {
+    if (r.failed > 0) {
+      lines += fmt::format("acco: {}\n", sched::failure_summary(r));
+    }
+  }
+  return lines;
 }
 
 nlohmann::ordered_json to_json(const ScheduleRun& run) {

@@ -1,6 +1,7 @@
 #include "acco/monitor/thermal_experiment.hpp"
 
 #include <chrono>
+#include <fstream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "acco/device/host_backend.hpp"
 #include "acco/monitor/schedule_run.hpp"
 #include "acco/sched/experiment_report.hpp"
+#include "acco/testing/files.hpp"
 #include "acco/testing/matchers.hpp"
 
 namespace acco::monitor {
@@ -176,6 +178,22 @@ TEST(RunSchedule, OnTheDevicesAsTheyAreItIsThePlainExperiment) {
   EXPECT_FALSE(to_json(*run).contains("thermal"));
   EXPECT_EQ(report::render_text(schedule_report(*run)),
             report::render_text(sched::experiment_report(*run->plain)));
+  EXPECT_EQ(failure_lines(*run), "");  // every task ran
+  // --trace: the first policy's run, and the line that says so.
+  const acco::testing::TempDir dir;
+  const std::string trace = (dir.path() / "trace.json").string();
+  EXPECT_EQ(write_schedule_trace(*run, trace).value_or(""),
+            "acco: trace of eager written to " + trace + "\n");
+  EXPECT_THAT(acco::testing::slurp(trace), ::testing::HasSubstr("traceEvents"));
+  EXPECT_THAT(write_schedule_trace(*run, (dir.path() / "no" / "t.json").string()),
+              StatusIs(Errc::kCannotWrite));
+  ScheduleSetup files;
+  files.trace = (dir.path() / "no" / "t.json").string();
+  EXPECT_THAT(check_schedule_files(files), StatusIs(Errc::kCannotWrite));
+  files.trace = trace;
+  files.experiment.models = (dir.path() / "models.json").string();
+  std::ofstream(files.experiment.models) << "{";
+  EXPECT_THAT(check_schedule_files(files), StatusIs(Errc::kInvalidArgument));
 }
 
 TEST(RunSchedule, OnTheRigEveryPolicyRunsPerGovernorSettingWithTheGivenExperiment) {

@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "acco/testing/files.hpp"
 #include "acco/testing/matchers.hpp"
 #include "acco/topo/generated.hpp"
 
@@ -12,6 +13,7 @@ namespace acco::sim {
 namespace {
 
 using ::acco::testing::IsOk;
+using ::acco::testing::StatusIs;
 using ::testing::HasSubstr;
 
 Platform pcie4() {
@@ -131,6 +133,32 @@ TEST(StudyOptionsTest, AValueOutOfRangeIsNamedAsTheFlag) {
               StatusIs(Errc::kInvalidArgument,
                        "--power-limit: '100' is not watts from 200 to 700 (the simulated "
                        "device's range)"));
+}
+
+// --trace and --html: their directories checked before the study, the files written after it,
+// each line naming what was written.
+TEST(StudyTest, ItsFilesAreCheckedBeforeAndWrittenAfter) {
+  const acco::testing::TempDir dir;
+  const StudyFiles missing{.trace = (dir.path() / "no" / "t.json").string(), .html = ""};
+  EXPECT_THAT(check_study_files(missing), StatusIs(Errc::kCannotWrite, HasSubstr("--trace: ")));
+  const StudyFiles files{.trace = (dir.path() / "t.json").string(),
+                         .html = (dir.path() / "r.html").string()};
+  ASSERT_THAT(check_study_files(files), IsOk());
+  Study study;
+  study.platform = pcie4();
+  study.workload.kind = sched::WorkloadKind::kChain;
+  study.workload.tasks = 8;
+  study.policies = {sched::PolicyKind::kEager};
+  study.record_first = true;
+  auto report = run_study(study);
+  ASSERT_THAT(report, IsOk());
+  auto notes = write_study_files(*report, files);
+  ASSERT_THAT(notes, IsOk());
+  EXPECT_EQ(*notes, "acco: trace of eager written to " + files.trace +
+                        "\nacco: HTML report written to " + files.html + "\n");
+  EXPECT_THAT(acco::testing::slurp(files.trace), HasSubstr("traceEvents"));
+  EXPECT_THAT(acco::testing::slurp(files.html), HasSubstr("<svg"));
+  EXPECT_EQ(write_study_files(*report, {}).value(), "");
 }
 
 }  // namespace

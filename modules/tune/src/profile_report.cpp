@@ -174,4 +174,29 @@ Result<TuneProfile> load_saved_tune_profile(const std::string& path, bool named)
   return profile;
 }
 
+Result<SavedTuneProfile> saved_profile_to_show(const std::string& output,
+                                               const topo::Machine* machine,
+                                               std::string_view directory) {
+  SavedTuneProfile saved;
+  ACCO_ASSIGN_OR_RETURN(saved.path, chosen_profile_path(output, machine, directory));
+  ACCO_ASSIGN_OR_RETURN(saved.profile, load_saved_tune_profile(saved.path, !output.empty()));
+  return saved;
+}
+
+nlohmann::json to_json(const SavedTuneProfile& saved) {
+  return profile_with_defaults_json(saved.profile, saved.path);
+}
+
+report::Document saved_profile_report(const SavedTuneProfile& saved) {
+  return profile_report(saved.profile, saved.path);
+}
+
+Result<ProfileTarget> profile_target(const std::string& output, const topo::Machine* machine,
+                                     std::string_view directory) {
+  ProfileTarget target;
+  ACCO_ASSIGN_OR_RETURN(target.path, chosen_profile_path(output, machine, directory));
+  ACCO_ASSIGN_OR_RETURN(target.previous, profile_to_replace(target.path));
+  return target;
+}
+
 }  // namespace acco::tune

@@ -94,6 +94,30 @@ TEST(TuneOptionsTest, ANamedFileIsThePathAndAMissingMachineProfileSaysRunAccoTun
   ASSERT_FALSE(named.has_value());
   EXPECT_EQ(named.error().code, Errc::kNotFound);
   EXPECT_THAT(named.error().message, Not(HasSubstr("run acco tune")));
+  EXPECT_THAT(saved_profile_to_show("/nonexistent/acco.json", nullptr), StatusIs(Errc::kNotFound));
+  EXPECT_THAT(saved_profile_to_show("", nullptr), StatusIs(Errc::kUnavailable));
+}
+
+TEST(TuneOptionsTest, ARunsTargetIsItsPathAndTheProfileItReplaces) {
+  const testing::TempDir dir;
+  const std::string path = (dir.path() / "profile.json").string();
+  auto fresh = profile_target(path, nullptr);
+  ASSERT_THAT(fresh, IsOk());
+  EXPECT_EQ(fresh->path, path);
+  EXPECT_FALSE(fresh->previous.has_value());
+  TuneProfile p;
+  p.fingerprint = "box";
+  p.created = "2026-12-07T00:00:00Z";
+  p.backend = "host";
+  ASSERT_THAT(save_tune_profile(path, p), IsOk());
+  auto replacing = profile_target(path, nullptr);
+  ASSERT_THAT(replacing, IsOk());
+  ASSERT_TRUE(replacing->previous.has_value());
+  EXPECT_EQ(replacing->previous->fingerprint, "box");
+  auto shown = saved_profile_to_show(path, nullptr);
+  ASSERT_THAT(shown, IsOk());
+  EXPECT_EQ(to_json(*shown)["path"], path);
+  EXPECT_THAT(profile_target(dir.path().string(), nullptr), StatusIs(Errc::kCannotWrite));
 }
 
 }  // namespace

@@ -74,6 +74,17 @@ struct ScheduleRun {
                                                RuntimeServer* server = nullptr,
                                                const sched::ProgressLine& progress = {});
 
+// Before the runs: the models file loads (its error with "--models" in front: kInvalidArgument
+// for a malformed file) and the directories of --models and --trace exist (kCannotWrite).
+[[nodiscard]] Status check_schedule_files(const ScheduleSetup& setup);
+// --trace: the first policy's measured run as a Chrome trace at `path`, and the line a person is
+// told. kCannotWrite with "--trace" in front.
+[[nodiscard]] Result<std::string> write_schedule_trace(const ScheduleRun& run,
+                                                       const std::string& path);
+// A line ("acco: <sched::failure_summary>") for each measured run whose tasks failed; empty when
+// none did.
+[[nodiscard]] std::string failure_lines(const ScheduleRun& run);
+
 // The acco.schedule/1 document (sched::to_json, with the thermal section on the rig).
 [[nodiscard]] nlohmann::ordered_json to_json(const ScheduleRun& run);
 // The text: sched::experiment_report, or thermal_experiment_report on the rig.

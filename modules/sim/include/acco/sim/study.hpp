@@ -94,4 +94,18 @@ struct StudyOptions {
 // as simulate()'s and study_workload()'s.
 [[nodiscard]] Result<SimReport> run_study(const Study& study);
 
+// The files `acco sim` writes beside its report; an empty path: none.
+struct StudyFiles {
+  std::string trace;  // --trace: the first run as a Chrome trace (acco.trace/1)
+  std::string html;   // --html: the report with the first run's plots (to_html)
+};
+// Before the study runs: each file's directory exists; kCannotWrite naming the flag ("--trace:
+// cannot write PATH: directory D does not exist") otherwise. A study that writes files must keep
+// its first run's records (Study::record_first).
+[[nodiscard]] Status check_study_files(const StudyFiles& files);
+// Writes them from `report`; the lines a person is told ("acco: trace of dmda written to PATH").
+// kCannotWrite naming the flag.
+[[nodiscard]] Result<std::string> write_study_files(const SimReport& report,
+                                                    const StudyFiles& files);
+
 }  // namespace acco::sim

@@ -48,4 +48,28 @@ namespace acco::tune {
 // than replaced after it.
 [[nodiscard]] Result<std::optional<TuneProfile>> profile_to_replace(const std::string& path);
 
+// A saved profile with the file it came from.
+struct SavedTuneProfile {
+  std::string path;
+  TuneProfile profile;
+};
+// `acco tune --show`: the profile `output` names, else the machine's (chosen_profile_path, then
+// load_saved_tune_profile, with their errors).
+[[nodiscard]] Result<SavedTuneProfile> saved_profile_to_show(const std::string& output,
+                                                             const topo::Machine* machine,
+                                                             std::string_view directory = {});
+// profile_with_defaults_json and profile_report of it.
+[[nodiscard]] nlohmann::json to_json(const SavedTuneProfile& saved);
+[[nodiscard]] report::Document saved_profile_report(const SavedTuneProfile& saved);
+
+// Where a run saves its profile (chosen_profile_path) and what is there before it
+// (profile_to_replace), with their errors: checked before the run, not after it.
+struct ProfileTarget {
+  std::string path;
+  std::optional<TuneProfile> previous;
+};
+[[nodiscard]] Result<ProfileTarget> profile_target(const std::string& output,
+                                                   const topo::Machine* machine,
+                                                   std::string_view directory = {});
+
 }  // namespace acco::tune
