@@ -18,12 +18,6 @@ namespace acco::bench {
 Result<Session> run_session(const SessionOptions& options, const topo::Machine* machine,
                             const Progress& progress) {
   Session s;
-  const auto& reader = options.run.defaults.reader_options;
-  if (reader && options.run.suite == "storage") {
-    s.notes += fmt::format(
-        "acco: storage reader from the tune profile: block {}, depth {}, {} thread(s)\n",
-        units::format_bytes(reader->block_bytes), reader->depth, reader->threads);
-  }
   ACCO_ASSIGN_OR_RETURN(s.run, run_benchmarks(options.run, machine, progress));
   if (options.run.stop && options.run.stop()) {
     s.interrupted = true;
@@ -81,6 +75,16 @@ report::Document session_report(const Session& session) {
     add_comparison(doc, session.comparisons, session.had_previous);
   }
   return doc;
+}
+
+std::string reader_note(const RunOptions& options) {
+  const auto& reader = options.defaults.reader_options;
+  if (!reader || options.suite != "storage") {
+    return {};
+  }
+  return fmt::format(
+      "acco: storage reader from the tune profile: block {}, depth {}, {} thread(s)\n",
+      units::format_bytes(reader->block_bytes), reader->depth, reader->threads);
 }
 
 Result<std::string> create_test_file(const std::string& path, std::uint64_t bytes) {

@@ -21,7 +21,6 @@ namespace {
 
 using ::acco::testing::IsOk;
 using ::testing::HasSubstr;
-using ::testing::Not;
 
 SessionOptions one_case(const std::filesystem::path& dir) {
   SessionOptions o;
@@ -92,15 +91,16 @@ TEST_F(SessionTest, AStoppedSessionSavesNothing) {
   EXPECT_EQ(report::render_text(session_report(*s)), report::render_text(run_report(s->run)));
 }
 
-TEST_F(SessionTest, AComparedSessionCarriesItsComparisonAndTheReaderItUsed) {
+TEST_F(SessionTest, AComparedSessionCarriesItsComparisonAndAStorageRunNamesItsReader) {
   auto o = one_case(dir_);
   o.compare = true;
   o.run.defaults.reader_options = io::ReaderOptions{};
-  o.run.suite = "transfer";  // the reader's line is for the storage suite only
   auto s = run_session(o, nullptr, {});
   ASSERT_THAT(s, IsOk());
   EXPECT_TRUE(s->compared);
-  EXPECT_THAT(s->notes, Not(HasSubstr("storage reader")));
+  EXPECT_EQ(reader_note(o.run), "");  // the reader's line is for the storage suite only
+  o.run.suite = "storage";
+  EXPECT_THAT(reader_note(o.run), HasSubstr("acco: storage reader from the tune profile: block "));
   EXPECT_TRUE(to_json(*s)["comparisons"].is_array());
 }
 

@@ -164,6 +164,7 @@ class BenchCommand final : public Command {
     options.defaults.path_profiles = std::move(profile->engines);
     options.defaults.reader_options = profile->reader;
     options.stop = [&] { return interrupt.requested(); };
+    out.err += bench::reader_note(options);
     auto session = bench::run_session(
         {options, o_.no_history ? std::nullopt : std::optional(o_.history), o_.compare, o_.html},
         machine ? &*machine : nullptr, inv.progress);

@@ -34,9 +34,8 @@ struct Session {
   bool compared = false;  // asked to compare, and not interrupted
   std::vector<Comparison> comparisons;
   bool had_previous = true;  // a failed history still shows the (empty) comparison
-  // Lines for stderr, in order: the tune profile's storage reader, then that the run was
-  // interrupted, or the history's, the report's, and how many cases failed (when nothing else
-  // did).
+  // Lines for stderr, in order: that the run was interrupted, or the history's, the report's,
+  // and how many cases failed (when nothing else did).
   std::string notes;
   std::optional<Error> failure;  // the history or the report failed (the last one); the
                                  // measurements stand. kCannotWrite for the report.
@@ -51,6 +50,11 @@ struct Session {
 [[nodiscard]] nlohmann::ordered_json to_json(const Session& session);
 // bench_report with the comparison when compared; run_report alone when interrupted.
 [[nodiscard]] report::Document session_report(const Session& session);
+
+// The line a person is told before a storage run whose reader settings come from the tune
+// profile ("acco: storage reader from the tune profile: block 1.00 MiB, depth 32, 2 thread(s)");
+// empty otherwise.
+[[nodiscard]] std::string reader_note(const RunOptions& options);
 
 // The storage suite's test file (RunPlan::create_file), written when missing or smaller than
 // RunPlan::create_bytes: the line for stderr that says so, else empty. fill_test_file's errors.
