@@ -52,14 +52,11 @@ struct BenchFlags {
   CollectiveFlags collective;  // --collective: the collective benchmark instead of a suite
 };
 
+// The flags checked: the run they plan (none for --list) and the history setting.
 struct BenchOptions {
+  BenchFlags flags;
   bench::RunPlan plan;
-  bool list = false;
-  std::string html;      // write the HTML report here
-  bool compare = false;  // compare with the last run on this machine
-  std::string history;   // history file; empty = the default path
-  bool no_history = false;
-  tune::ProfileChoice profile;  // the engine profile from acco tune
+  std::string history;  // history file; empty = the default path
 };
 
 void add_bench_flags(CLI::App& sub, SharedFlags& shared, BenchFlags& f) {
@@ -113,7 +110,7 @@ void add_bench_flags(CLI::App& sub, SharedFlags& shared, BenchFlags& f) {
 
 // --suite, --file and --create.
 Result<BenchOptions> bench_options(const BenchFlags& f, const std::string& history) {
-  BenchOptions o;
+  BenchOptions o{f, {}, history};
   if (!f.list) {  // the list needs none of the measurement's flags
     ACCO_ASSIGN_OR_RETURN(o.plan, as_usage(bench::run_plan(f.run)));
   }
@@ -121,12 +118,6 @@ Result<BenchOptions> bench_options(const BenchFlags& f, const std::string& histo
     return usage("--compare needs the history; drop --no-history");
   }
   ACCO_RETURN_IF_ERROR(check_profile_flags(f.profile));
-  o.list = f.list;
-  o.html = f.html;
-  o.compare = f.compare;
-  o.history = history;
-  o.no_history = f.no_history;
-  o.profile = f.profile;
   return o;
 }
 
@@ -135,12 +126,13 @@ class BenchCommand final : public Command {
   explicit BenchCommand(BenchOptions options) : o_(std::move(options)) {}
 
   Result<Output> run(const Invocation& inv) const override {
-    if (o_.list) {
+    const BenchFlags& f = o_.flags;
+    if (f.list) {
       return Output{report::render_text(bench::case_list_report()), "", kExitOk};
     }
     Output out;
-    if (!o_.html.empty()) {  // before minutes of cases, not after them
-      ACCO_RETURN_IF_ERROR(check_output_path("--html", o_.html));
+    if (!f.html.empty()) {  // before minutes of cases, not after them
+      ACCO_RETURN_IF_ERROR(check_output_path("--html", f.html));
     }
     // Blocked before the backend starts its threads: the first SIGINT or SIGTERM stops the run
     // between two cases with the results so far; a second one ends the process at once (a case
@@ -157,7 +149,7 @@ class BenchCommand final : public Command {
                           "--create");
     bench::RunOptions options = plan.run;
     const auto machine = machine_or_warning(bench::probe_for_run(inv.settings, options), out.err);
-    auto profile = profile_for(o_.profile, inv.settings, machine ? &*machine : nullptr, out.err);
+    auto profile = profile_for(f.profile, inv.settings, machine ? &*machine : nullptr, out.err);
     if (!profile) {
       return error_output(profile.error(), out.err);
     }
@@ -166,7 +158,7 @@ class BenchCommand final : public Command {
     options.stop = [&] { return interrupt.requested(); };
     out.err += bench::reader_note(options);
     auto session = bench::run_session(
-        {options, o_.no_history ? std::nullopt : std::optional(o_.history), o_.compare, o_.html},
+        {options, f.no_history ? std::nullopt : std::optional(o_.history), f.compare, f.html},
         machine ? &*machine : nullptr, inv.progress);
     if (!session) {
       return error_output(as_usage(std::move(session.error())), out.err);

@@ -22,22 +22,14 @@ class RecordCommand final : public Command {
 
   Result<Output> run(const Invocation& inv) const override {
     const core::SignalScope signals;  // before the sampler's thread, which inherits its mask
-    auto recorder = monitor::Recorder::create(options_);
-    if (!recorder) {
-      return tl::unexpected(recorder.error());
-    }
+    ACCO_ASSIGN_OR_RETURN(auto recorder, monitor::Recorder::create(options_));
     if (inv.progress) {
-      inv.progress(monitor::started_line(options_, recorder->nvml_note()));
+      inv.progress(monitor::started_line(options_, recorder.nvml_note()));
     }
     core::StopFlag stop;
     const core::StopOnSignal on_signal(signals, stop);
-    const auto summary = recorder->run(stop);
-    if (!summary) {
-      return tl::unexpected(summary.error());
-    }
-    Output out;
-    out.out = report::render_text(monitor::record_report(options_, *summary));
-    return out;
+    ACCO_ASSIGN_OR_RETURN(const auto summary, recorder.run(stop));
+    return Output{report::render_text(monitor::record_report(options_, summary)), "", kExitOk};
   }
 
  private:

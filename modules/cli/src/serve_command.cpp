@@ -46,22 +46,14 @@ class ServeCommand final : public Command {
     if (!daemon) {
       return tl::unexpected(governor_error(daemon.error()));
     }
-    const auto started = daemon->start();
-    if (!started) {
-      return tl::unexpected(started.error());
-    }
+    ACCO_ASSIGN_OR_RETURN(const auto started, daemon->start());
     if (inv.progress) {
-      inv.progress(monitor::started_line(options_.daemon, *started));
+      inv.progress(monitor::started_line(options_.daemon, started));
     }
     core::StopFlag stop;
     const core::StopOnSignal on_signal(signals, stop);
-    const auto summary = daemon->run(stop, options_.duration);
-    if (!summary) {
-      return tl::unexpected(summary.error());
-    }
-    Output out;
-    out.out = report::render_text(monitor::daemon_report(*summary));
-    return out;
+    ACCO_ASSIGN_OR_RETURN(const auto summary, daemon->run(stop, options_.duration));
+    return Output{report::render_text(monitor::daemon_report(summary)), "", kExitOk};
   }
 
  private:

@@ -80,9 +80,7 @@ class TuneCommand final : public Command {
   Result<Output> run(const Invocation& inv) const override {
     Output out;
     if (!o_.show && !o_.output.empty()) {  // before the search, not after it
-      if (auto s = check_output_path("--output", o_.output); !s) {
-        return tl::unexpected(s.error());
-      }
+      ACCO_RETURN_IF_ERROR(check_output_path("--output", o_.output));
     }
     auto machine = probe_machine(inv.settings, out.err);
     const topo::Machine* m = machine ? &*machine : nullptr;
