@@ -1,7 +1,6 @@
 #include "acco/exec/request.hpp"
 
 #include <algorithm>
-#include <array>
 #include <tuple>
 
 #include <fmt/format.h>

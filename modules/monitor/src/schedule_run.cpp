@@ -79,10 +79,10 @@ Status check_schedule_files(const ScheduleSetup& setup) {
 }
 
 Result<std::string> write_schedule_trace(const ScheduleRun& run, const std::string& path) {
-  const auto& first = run.experiment().runs.front();
-  ACCO_RETURN_IF_ERROR(core::write_output_file(path, sched::chrome_trace(first.record).dump()),
-                       "--trace");
-  return fmt::format("acco: trace of {} written to {}\n", first.policy, path);
+  const auto& first = run.experiment().runs.front();  // an experiment runs one policy or more
+  ACCO_ASSIGN_OR_RETURN(auto line, sched::write_chrome_trace(first.record, first.policy, path),
+                        "--trace");
+  return line;
 }
 
 std::string failure_lines(const ScheduleRun& run) {

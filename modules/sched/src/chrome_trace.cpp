@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "acco/core/file.hpp"
 #include "acco/core/result.hpp"
 #include "acco/sched/record.hpp"
 
@@ -140,6 +141,12 @@ nlohmann::json chrome_trace(const RunRecord& run) {
           {"displayTimeUnit", "ms"},
           {"otherData",
            {{"schema", "acco.trace/1"}, {"policy", run.policy}, {"elapsed_us", us(run.elapsed)}}}};
+}
+
+Result<std::string> write_chrome_trace(const RunRecord& run, std::string_view name,
+                                       const std::string& path) {
+  ACCO_RETURN_IF_ERROR(core::write_output_file(path, chrome_trace(run).dump()));
+  return fmt::format("acco: trace of {} written to {}\n", name, path);
 }
 
 }  // namespace acco::sched

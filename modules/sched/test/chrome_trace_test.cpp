@@ -113,6 +113,19 @@ TEST(ChromeTraceTest, MatchesTheGoldenFile) {
                                chrome_trace(two_device_run()).dump(2) + "\n");
 }
 
+TEST(ChromeTraceTest, WrittenToAFileItIsTheSameTraceAndALineSaysSo) {
+  const acco::testing::TempDir dir;
+  const std::string path = (dir.path() / "trace.json").string();
+  const auto line = write_chrome_trace(two_device_run(), "dmda/off", path);
+  ASSERT_TRUE(line.has_value()) << line.error().message;
+  EXPECT_EQ(*line, "acco: trace of dmda/off written to " + path + "\n");
+  EXPECT_EQ(nlohmann::json::parse(acco::testing::slurp(path)), chrome_trace(two_device_run()));
+  const auto missing =
+      write_chrome_trace(two_device_run(), "dmda", (dir.path() / "no" / "t").string());
+  ASSERT_FALSE(missing.has_value());
+  EXPECT_EQ(missing.error().code, Errc::kCannotWrite);
+}
+
 TEST(ChromeTraceTest, ConformsToThePublishedSchema) {
   const auto trace = nlohmann::json::parse(chrome_trace(two_device_run()).dump());
   EXPECT_EQ(acco::testing::validate(schema(), trace), std::vector<std::string>{});

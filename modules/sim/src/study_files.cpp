@@ -22,10 +22,8 @@ Result<std::string> write_study_files(const SimReport& report, const StudyFiles&
   std::string notes;
   if (!files.trace.empty() && !report.runs.empty()) {
     const auto& first = report.runs.front();
-    ACCO_RETURN_IF_ERROR(
-        core::write_output_file(files.trace, sched::chrome_trace(run_record(first)).dump()),
-        "--trace");
-    notes += fmt::format("acco: trace of {} written to {}\n", first.policy, files.trace);
+    ACCO_ASSIGN_OR_RETURN(
+        notes, sched::write_chrome_trace(run_record(first), first.policy, files.trace), "--trace");
   }
   if (!files.html.empty()) {
     ACCO_RETURN_IF_ERROR(core::write_output_file(files.html, to_html(report)), "--html");

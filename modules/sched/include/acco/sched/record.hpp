@@ -7,9 +7,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
+
+#include "acco/core/result.hpp"
 
 namespace acco::sched {
 
@@ -115,5 +118,9 @@ struct RunRecord {
 // microseconds; otherData holds "schema": "acco.trace/1", the policy and elapsed_us. Tasks that
 // never started are left out.
 [[nodiscard]] nlohmann::json chrome_trace(const RunRecord& run);
+// `run`'s chrome_trace written to `path` (core::write_output_file: kCannotWrite), and the line a
+// person is told: "acco: trace of <name> written to <path>".
+[[nodiscard]] Result<std::string> write_chrome_trace(const RunRecord& run, std::string_view name,
+                                                     const std::string& path);
 
 }  // namespace acco::sched
